@@ -1,0 +1,179 @@
+#include "common/config.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "common/strings.hpp"
+
+namespace gpusc::config {
+
+std::optional<std::string> check(const std::string& v, const OneOf& o) {
+  for (const auto& n : o.names)
+    if (n == v) return std::nullopt;
+  return fmt::format("'{}' is not one of: {}{}", v, gpusc::join(o.names, ", "), didYouMean(v, o.names));
+}
+
+std::optional<std::string> check(const std::vector<std::string>& v, const OneOf& o) {
+  for (const auto& e : v)
+    if (auto err = check(e, o)) return err;
+  return std::nullopt;
+}
+
+std::string KeyLister::describe(const OneOf& o) { return "one of " + gpusc::join(o.names, ", "); }
+
+std::string Source::where(const std::string& path, const YAML::Mark& mark) const {
+  // A value set on the command line is reported as such; its YAML mark would be meaningless.
+  for (const auto& [p, text] : overrides) {
+    if (path == p || startsWith(path, p + ".") || startsWith(path, p + "["))
+      return fmt::format("--set {}", text);
+  }
+  if (mark.is_null() || mark.line < 0) return file;
+  return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
+}
+
+void applyOverride(YAML::Node& root, Source& src, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
+  std::string path(trim(std::string_view(assignment).substr(0, eq)));
+  std::string text(trim(std::string_view(assignment).substr(eq + 1)));
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("--set {}: invalid value: {}", assignment, e.msg));
+  }
+  if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
+  auto parts = split(path, '.');
+  YAML::Node cur;
+  cur.reset(root);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& key = parts[i];
+    if (key.empty()) throw InputError(fmt::format("--set {}: empty key in '{}'", assignment, path));
+    if (i + 1 == parts.size()) {
+      cur[key] = value;
+    } else {
+      YAML::Node next = cur[key];
+      if (!next.IsDefined() || next.IsNull()) {
+        cur[key] = YAML::Node(YAML::NodeType::Map);
+        next.reset(cur[key]);
+      } else if (!next.IsMap()) {
+        throw InputError(fmt::format("--set {}: '{}' is not a section", assignment,
+                                     gpusc::join(std::vector<std::string>(parts.begin(), parts.begin() + i + 1), ".")));
+      }
+      cur.reset(next);
+    }
+  }
+  src.overrides[path] = assignment;
+}
+
+// ---- scalars ---------------------------------------------------------------------------------------
+
+std::optional<std::string> convertScalar(const YAML::Node& n, bool& out) {
+  std::string s = n.Scalar();
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "true" || s == "yes" || s == "on") {
+    out = true;
+  } else if (s == "false" || s == "no" || s == "off") {
+    out = false;
+  } else {
+    return fmt::format("expected true or false, got '{}'", n.Scalar());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> convertScalar(const YAML::Node& n, std::string& out) {
+  out = n.Scalar();
+  return std::nullopt;
+}
+
+std::optional<std::string> convertScalar(const YAML::Node& n, double& out) {
+  const std::string& s = n.Scalar();
+  const char* b = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(b, &end);
+  if (s.empty() || end != b + s.size() || errno == ERANGE || !std::isfinite(v))
+    return fmt::format("expected a number, got '{}'", s);
+  out = v;
+  return std::nullopt;
+}
+
+namespace {
+template <class I>
+bool parseInteger(const std::string& s, I& out) {
+  std::string_view t = s;
+  int base = 10;
+  bool neg = false;
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) {
+    neg = t[0] == '-';
+    t.remove_prefix(1);
+  }
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    base = 16;
+    t.remove_prefix(2);
+  }
+  uint64_t mag = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), mag, base);
+  if (t.empty() || ec != std::errc() || p != t.data() + t.size()) return false;
+  if constexpr (std::is_signed_v<I>) {
+    if (mag > uint64_t(INT64_MAX) + (neg ? 1 : 0)) return false;
+    out = neg ? static_cast<I>(0 - mag) : static_cast<I>(mag);
+  } else {
+    if (neg && mag != 0) return false;
+    out = mag;
+  }
+  return true;
+}
+}  // namespace
+
+std::optional<std::string> convertScalar(const YAML::Node& n, int64_t& out) {
+  if (!parseInteger(n.Scalar(), out)) return fmt::format("expected an integer, got '{}'", n.Scalar());
+  return std::nullopt;
+}
+
+std::optional<std::string> convertScalar(const YAML::Node& n, uint64_t& out) {
+  if (!parseInteger(n.Scalar(), out))
+    return fmt::format("expected a non-negative integer, got '{}'", n.Scalar());
+  return std::nullopt;
+}
+
+// ---- reader ----------------------------------------------------------------------------------------
+
+Reader::Reader(const YAML::Node& node, const Source& src, std::string path)
+    : src_(src), path_(std::move(path)) {
+  if (!node || node.IsNull()) return;
+  mark_ = node.Mark();
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar())
+      throw InputError(fmt::format("{}: expected a key name", src_.where(path_, it->first.Mark())));
+    std::string key = it->first.Scalar();
+    if (entries_.count(key))
+      throw InputError(fmt::format("{}: duplicate key '{}'", src_.where(join(key.c_str()), it->first.Mark()),
+                                   join(key.c_str())));
+    entries_[key] = Entry{it->first, it->second, false};
+  }
+}
+
+void Reader::require(bool ok, const char* key, const std::string& message) {
+  if (ok) return;
+  auto it = entries_.find(key);
+  fail(join(key), it != entries_.end() ? it->second.value.Mark() : mark_, message);
+}
+
+void Reader::finish() {
+  for (const auto& [key, e] : entries_) {
+    if (e.used) continue;
+    std::string path = join(key.c_str());
+    throw InputError(fmt::format("{}: unknown key '{}'{}", src_.where(path, e.key.Mark()), path,
+                                 didYouMean(key, keys_)));
+  }
+}
+
+void Reader::fail(const std::string& path, const YAML::Mark& mark, const std::string& msg) const {
+  throw InputError(fmt::format("{}: {}: {}", src_.where(path, mark), path, msg));
+}
+
+}  // namespace gpusc::config

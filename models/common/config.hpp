@@ -1,0 +1,384 @@
+// Typed, validated configuration.
+//
+// A configuration section is a struct deriving from config::Section with a member template
+//
+//   template <class V> void visit(V& v) {
+//     v.field("num_sms", num_sms, "Number of streaming multiprocessors", config::Range<uint32_t>{1, 1024});
+//     v.field("l1d", l1d, "Per-SM L1 data cache");            // nested section
+//     v.require(max_warps * 32 >= max_threads, "max_warps", "too few warps for max_threads");
+//   }
+//
+// The same visit() drives every visitor: the YAML reader (types, ranges, unknown keys, all with
+// file:line), the YAML and JSON writers of the resolved configuration, and the key reference
+// printed by `gpusc list keys`. Defaults are the member initialisers; there are no others.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::config {
+
+struct Section {};
+
+template <class T>
+inline constexpr bool kIsSection = std::is_base_of_v<Section, T>;
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+// ---- constraints -------------------------------------------------------------------------------
+
+template <class T>
+struct Range {
+  T lo, hi;
+};
+template <class T>
+Range(T, T) -> Range<T>;
+
+struct OneOf {
+  std::vector<std::string> names;
+};
+
+struct PowerOfTwo {};
+
+// Each check returns an error message, or nothing when the value is fine.
+template <class T, class U>
+std::optional<std::string> check(const T& v, const Range<U>& r) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (v < static_cast<T>(r.lo) || v > static_cast<T>(r.hi))
+      return fmt::format("{} is out of range [{}, {}]", v, r.lo, r.hi);
+  } else if constexpr (IsVector<T>::value) {
+    for (const auto& e : v)
+      if (auto err = check(e, r)) return err;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check(const std::string& v, const OneOf& o);
+std::optional<std::string> check(const std::vector<std::string>& v, const OneOf& o);
+
+template <class T>
+std::optional<std::string> check(const T& v, const PowerOfTwo&) {
+  if constexpr (std::is_integral_v<T>) {
+    if (v == 0 || (v & (v - 1)) != 0) return fmt::format("{} is not a power of two", v);
+  }
+  return std::nullopt;
+}
+
+// ---- where values come from ---------------------------------------------------------------------
+
+// Overrides from the command line (--set a.b=c): path -> the text the user typed.
+using Overrides = std::map<std::string, std::string>;
+
+struct Source {
+  std::string file;      // file name used in messages
+  Overrides overrides;   // applied --set options, for messages
+  std::string where(const std::string& path, const YAML::Mark& mark) const;
+};
+
+// Applies `path=value` to a YAML tree (creating maps on the way) and records it in `src`.
+void applyOverride(YAML::Node& root, Source& src, const std::string& assignment);
+
+// ---- scalar conversion ---------------------------------------------------------------------------
+
+// Converts a YAML scalar to T or returns an error message ("expected an integer, got 'x'").
+std::optional<std::string> convertScalar(const YAML::Node& n, bool& out);
+std::optional<std::string> convertScalar(const YAML::Node& n, std::string& out);
+std::optional<std::string> convertScalar(const YAML::Node& n, double& out);
+std::optional<std::string> convertScalar(const YAML::Node& n, int64_t& out);
+std::optional<std::string> convertScalar(const YAML::Node& n, uint64_t& out);
+
+template <class T>
+std::optional<std::string> convertScalar(const YAML::Node& n, T& out) {
+  static_assert(std::is_integral_v<T>, "unsupported configuration type");
+  if constexpr (std::is_signed_v<T>) {
+    int64_t v = 0;
+    if (auto e = convertScalar(n, v)) return e;
+    if (v < int64_t(std::numeric_limits<T>::min()) || v > int64_t(std::numeric_limits<T>::max()))
+      return fmt::format("{} does not fit the field's type", v);
+    out = static_cast<T>(v);
+  } else {
+    uint64_t v = 0;
+    if (auto e = convertScalar(n, v)) return e;
+    if (v > uint64_t(std::numeric_limits<T>::max()))
+      return fmt::format("{} does not fit the field's type", v);
+    out = static_cast<T>(v);
+  }
+  return std::nullopt;
+}
+
+template <class T>
+const char* typeName() {
+  if constexpr (std::is_same_v<T, bool>) return "bool";
+  else if constexpr (std::is_same_v<T, std::string>) return "string";
+  else if constexpr (std::is_floating_point_v<T>) return "number";
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return "integer";
+  else if constexpr (std::is_integral_v<T>) return "unsigned integer";
+  else if constexpr (kIsSection<T>) return "section";
+  else if constexpr (IsVector<T>::value) return "list";
+  else return "value";
+}
+
+// ---- the reader --------------------------------------------------------------------------------
+
+class Reader {
+ public:
+  // `node` is the section's map (may be null: all defaults). `path` is the dotted prefix.
+  Reader(const YAML::Node& node, const Source& src, std::string path);
+
+  template <class T, class... C>
+  void field(const char* key, T& value, const char* doc, const C&... checks) {
+    (void)doc;
+    keys_.emplace_back(key);
+    const std::string path = join(key);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      it->second.used = true;
+      read(path, it->second.value, value);
+    }
+    std::optional<std::string> err;
+    ((err = err ? err : check(value, checks)), ...);
+    if (err) fail(path, it != entries_.end() ? it->second.value.Mark() : YAML::Mark::null_mark(), *err);
+  }
+
+  // A rule that involves several fields; reported at `key`.
+  void require(bool ok, const char* key, const std::string& message);
+
+  // Errors for keys that no field consumed, with the closest valid key.
+  void finish();
+
+ private:
+  struct Entry {
+    YAML::Node key;
+    YAML::Node value;
+    bool used = false;
+  };
+
+  std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  [[noreturn]] void fail(const std::string& path, const YAML::Mark& mark, const std::string& msg) const;
+
+  template <class T>
+  void read(const std::string& path, const YAML::Node& n, T& value) {
+    if constexpr (kIsSection<T>) {
+      if (!n.IsMap() && !n.IsNull())
+        fail(path, n.Mark(), "expected a map of keys (a section)");
+      Reader sub(n, src_, path);
+      value.visit(sub);
+      sub.finish();
+    } else if constexpr (IsVector<T>::value) {
+      using E = typename T::value_type;
+      if (!n.IsSequence()) fail(path, n.Mark(), "expected a list");
+      T out;
+      for (size_t i = 0; i < n.size(); ++i) {
+        E e{};
+        read(fmt::format("{}[{}]", path, i), n[i], e);
+        out.push_back(std::move(e));
+      }
+      value = std::move(out);
+    } else {
+      if (!n.IsScalar()) fail(path, n.Mark(), fmt::format("expected a {}", typeName<T>()));
+      if (auto err = convertScalar(n, value)) fail(path, n.Mark(), *err);
+    }
+  }
+
+  const Source& src_;
+  std::string path_;
+  YAML::Mark mark_;
+  std::map<std::string, Entry> entries_;
+  std::vector<std::string> keys_;
+};
+
+// ---- writers -----------------------------------------------------------------------------------
+
+// Emits the resolved configuration as commented YAML (loadable again as a platform file).
+class YamlWriter {
+ public:
+  explicit YamlWriter(YAML::Emitter& out) : out_(out) {}
+
+  template <class T, class... C>
+  void field(const char* key, const T& value, const char* doc, const C&...) {
+    out_ << YAML::Key << key;
+    if constexpr (kIsSection<T>) {
+      out_ << YAML::Comment(doc) << YAML::Value << YAML::BeginMap;
+      const_cast<T&>(value).visit(*this);
+      out_ << YAML::EndMap;
+    } else {
+      out_ << YAML::Value;
+      emit(value);
+      out_ << YAML::Comment(doc);
+    }
+  }
+  void require(bool, const char*, const std::string&) {}
+
+ private:
+  template <class T>
+  void emit(const T& v) {
+    if constexpr (kIsSection<T>) {
+      out_ << YAML::BeginMap;
+      const_cast<T&>(v).visit(*this);
+      out_ << YAML::EndMap;
+    } else if constexpr (IsVector<T>::value) {
+      if constexpr (kIsSection<typename T::value_type>) {
+        out_ << YAML::BeginSeq;
+      } else {
+        out_ << YAML::Flow << YAML::BeginSeq;
+      }
+      for (const auto& e : v) emit(e);
+      out_ << YAML::EndSeq;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out_ << (v ? "true" : "false");
+    } else if constexpr (std::is_floating_point_v<T>) {
+      out_ << fmt::format("{}", v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out_ << v;
+    } else {
+      out_ << v;
+    }
+  }
+  YAML::Emitter& out_;
+};
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(nlohmann::json& out) : out_(out) {}
+
+  template <class T, class... C>
+  void field(const char* key, const T& value, const char*, const C&...) {
+    out_[key] = toJson(value);
+  }
+  void require(bool, const char*, const std::string&) {}
+
+ private:
+  template <class T>
+  static nlohmann::json toJson(const T& v) {
+    if constexpr (kIsSection<T>) {
+      nlohmann::json j = nlohmann::json::object();
+      JsonWriter w(j);
+      const_cast<T&>(v).visit(w);
+      return j;
+    } else if constexpr (IsVector<T>::value) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& e : v) j.push_back(toJson(e));
+      return j;
+    } else {
+      return nlohmann::json(v);
+    }
+  }
+  nlohmann::json& out_;
+};
+
+// One row per key for the configuration reference (`gpusc list keys`, docs/configuration.md).
+struct KeyInfo {
+  std::string path, type, defaultValue, constraint, doc;
+};
+
+class KeyLister {
+ public:
+  KeyLister(std::vector<KeyInfo>& out, std::string path) : out_(out), path_(std::move(path)) {}
+
+  template <class T, class... C>
+  void field(const char* key, const T& value, const char* doc, const C&... checks) {
+    std::string path = path_.empty() ? key : path_ + "." + key;
+    if constexpr (kIsSection<T>) {
+      KeyLister sub(out_, path);
+      const_cast<T&>(value).visit(sub);
+    } else {
+      KeyInfo k{path, typeName<T>(), render(value), "", doc};
+      ((k.constraint += (k.constraint.empty() ? "" : "; ") + describe(checks)), ...);
+      out_.push_back(std::move(k));
+    }
+  }
+  void require(bool, const char*, const std::string&) {}
+
+ private:
+  template <class T>
+  static std::string render(const T& v) {
+    if constexpr (IsVector<T>::value) {
+      if constexpr (kIsSection<typename T::value_type>) {
+        return fmt::format("{} entries", v.size());
+      } else {
+        std::string s = "[";
+        for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + render(v[i]);
+        return s + "]";
+      }
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return v ? "true" : "false";
+    } else {
+      return fmt::format("{}", v);
+    }
+  }
+  template <class U>
+  static std::string describe(const Range<U>& r) {
+    return fmt::format("{} .. {}", r.lo, r.hi);
+  }
+  static std::string describe(const OneOf& o);
+  static std::string describe(const PowerOfTwo&) { return "power of two"; }
+
+  std::vector<KeyInfo>& out_;
+  std::string path_;
+};
+
+// ---- entry points --------------------------------------------------------------------------------
+
+// Loads a whole configuration of type T from YAML text. Throws InputError with file:line.
+template <class T>
+T load(const std::string& text, const std::string& fileName, const std::vector<std::string>& sets) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap() && !root.IsNull())
+    throw InputError(fmt::format("{}:1:1: expected a map of keys at the top level", fileName));
+  Source src;
+  src.file = fileName;
+  for (const auto& s : sets) applyOverride(root, src, s);
+  T cfg;
+  Reader r(root, src, "");
+  cfg.visit(r);
+  r.finish();
+  return cfg;
+}
+
+template <class T>
+std::string toYaml(const T& cfg) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  YamlWriter w(out);
+  const_cast<T&>(cfg).visit(w);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+template <class T>
+nlohmann::json toJson(const T& cfg) {
+  nlohmann::json j = nlohmann::json::object();
+  JsonWriter w(j);
+  const_cast<T&>(cfg).visit(w);
+  return j;
+}
+
+template <class T>
+std::vector<KeyInfo> listKeys() {
+  std::vector<KeyInfo> out;
+  T cfg;
+  KeyLister l(out, "");
+  cfg.visit(l);
+  return out;
+}
+
+}  // namespace gpusc::config

@@ -1,0 +1,1383 @@
+#include "func/decoder.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/strings.hpp"
+#include "func/cfg.hpp"
+#include "func/handlers.hpp"
+#include "ptx/parser.hpp"
+
+namespace gpusc::func {
+
+using namespace handlers;
+using ptx::Function;
+using ptx::Instruction;
+using ptx::Operand;
+using ptx::SReg;
+using ptx::StateSpace;
+using ptx::Type;
+using ptx::Variable;
+
+namespace {
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
+
+// The modifiers of one instruction; each decoder takes the ones it understands and anything
+// left over makes the instruction unsupported.
+class ModList {
+ public:
+  explicit ModList(const std::vector<std::string>& mods) {
+    for (const auto& m : mods) mods_.push_back({m, false});
+  }
+  bool take(std::string_view m) {
+    for (auto& e : mods_)
+      if (!e.used && e.text == m) {
+        e.used = true;
+        return true;
+      }
+    return false;
+  }
+  // Takes the first unused modifier among `options`; returns its index or -1.
+  int takeOne(std::initializer_list<std::string_view> options) {
+    for (auto& e : mods_) {
+      if (e.used) continue;
+      int i = 0;
+      for (auto o : options) {
+        if (e.text == o) {
+          e.used = true;
+          return i;
+        }
+        ++i;
+      }
+    }
+    return -1;
+  }
+  // Takes every type modifier, in order.
+  std::vector<Type> takeTypes() {
+    std::vector<Type> out;
+    for (auto& e : mods_) {
+      if (e.used) continue;
+      if (auto t = ptx::typeFromName(e.text)) {
+        e.used = true;
+        out.push_back(*t);
+      }
+    }
+    return out;
+  }
+  // Cache, scope, ordering and eviction-hint modifiers: no functional effect.
+  void takeMemoryHints() {
+    static const std::unordered_set<std::string_view> hints = {
+        ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".weak", ".volatile", ".relaxed",
+        ".acquire", ".release", ".acq_rel", ".sc", ".mmio", ".cta", ".cluster", ".gpu", ".sys"};
+    for (auto& e : mods_) {
+      if (e.used) continue;
+      if (hints.count(e.text) || startsWith(e.text, ".L1::") || startsWith(e.text, ".L2::") ||
+          startsWith(e.text, ".level::"))
+        e.used = true;
+    }
+  }
+  bool allUsed() const {
+    for (const auto& e : mods_)
+      if (!e.used) return false;
+    return true;
+  }
+
+ private:
+  struct Entry {
+    std::string text;
+    bool used;
+  };
+  std::vector<Entry> mods_;
+};
+
+Round roundFrom(int idx) {
+  static const Round table[] = {Round::Rn, Round::Rz, Round::Rm, Round::Rp,
+                                Round::Rni, Round::Rzi, Round::Rmi, Round::Rpi};
+  return idx < 0 ? Round::Default : table[idx];
+}
+
+bool isIntType(Type t) {
+  switch (t) {
+    case Type::B16: case Type::B32: case Type::B64: case Type::U16: case Type::U32: case Type::U64:
+    case Type::S16: case Type::S32: case Type::S64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The unsigned type of the same width (for plain copies).
+Type bitsType(Type t) {
+  switch (ptx::typeBytes(t)) {
+    case 1: return Type::U8;
+    case 2: return Type::U16;
+    case 4: return Type::U32;
+    default: return Type::U64;
+  }
+}
+
+class Decoder {
+ public:
+  Decoder(const ptx::Module& m, const Function& entry, const ModuleSymbols& syms)
+      : m_(m), entry_(entry), syms_(syms), p_(std::make_unique<Program>()) {}
+
+  std::unique_ptr<Program> run() {
+    p_->name = entry_.name;
+    p_->fileName = m_.fileName;
+    std::copy(std::begin(entry_.reqntid), std::end(entry_.reqntid), p_->reqntid);
+    std::copy(std::begin(entry_.maxntid), std::end(entry_.maxntid), p_->maxntid);
+    collectFunctions(&entry_, {});
+    assignRegisters();
+    layoutShared();
+    layoutLocal();
+    layoutParams();
+    labels_.resize(funcs_.size());
+    for (size_t i = 0; i < funcs_.size(); ++i) decodeFunction(i);
+    fixup();
+    p_->scratchSlot = newSlot();
+    p_->numSlots = nextSlot_;
+    for (auto& [bits, slot] : constSlots_) p_->constSlots.push_back({slot, bits});
+    for (auto& [sreg, slot] : sregSlots_) p_->sregSlots.push_back({slot, sreg});
+    for (size_t i = 0; i < funcs_.size(); ++i) computeReconvergence(*p_, p_->functions[i]);
+    p_->regsPerThread = estimateRegisters(*p_, regWidth_);
+    return std::move(p_);
+  }
+
+ private:
+  // ---- errors ----
+  [[noreturn]] void unsupported(const Instruction& in) const {
+    throw InputError(ptx::unsupportedMessage(in.loc, in.text));
+  }
+  [[noreturn]] void unsupported(const Instruction& in, const std::string& why) const {
+    throw InputError(ptx::unsupportedMessage(in.loc, in.text) + " (" + why + ")");
+  }
+  [[noreturn]] void invalid(const ptx::SourceLoc& loc, const std::string& msg) const {
+    throw InputError(fmt::format("{}: error: {}", loc.str(), msg));
+  }
+
+  // ---- functions reachable from the entry ----
+  void collectFunctions(const Function* f, std::vector<const Function*> stack) {
+    if (std::find(funcs_.begin(), funcs_.end(), f) != funcs_.end()) return;
+    stack.push_back(f);
+    funcs_.push_back(f);
+    for (const auto& s : f->body) {
+      if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
+      const Function* callee = m_.findFunction(s.instr.callee);
+      if (callee == nullptr) invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
+      if (callee->isExtern)
+        unsupported(s.instr, "'" + callee->name + "' has no body in this module");
+      if (callee->isEntry) invalid(s.instr.loc, "call to kernel entry '" + callee->name + "'");
+      if (std::find(stack.begin(), stack.end(), callee) != stack.end())
+        unsupported(s.instr, "recursive call to '" + callee->name + "'");
+      collectFunctions(callee, stack);
+    }
+  }
+
+  uint32_t newSlot() { return nextSlot_++; }
+
+  void assignRegisters() {
+    for (const Function* f : funcs_) {
+      for (const auto& v : f->locals) {
+        if (v->space != StateSpace::Reg) continue;
+        if (v->vecWidth != 1 || v->type == Type::B128)
+          invalid(v->loc, "vector and 128-bit registers are not supported");
+        if (v->type == Type::Pred) {
+          predOf_[v.get()] = p_->numPreds++;
+        } else {
+          uint32_t s = newSlot();
+          slotOf_[v.get()] = s;
+          regWidth_.push_back(ptx::typeBytes(v->type) > 4 ? 2 : 1);
+        }
+      }
+      for (const auto& v : f->params) {
+        if (v->space == StateSpace::Reg) invalid(v->loc, ".reg parameters are not supported");
+      }
+    }
+    p_->numRegSlots = nextSlot_;
+  }
+
+  void layoutShared() {
+    uint64_t off = 0;
+    uint64_t dynAlign = 16;
+    bool hasExtern = false;
+    auto place = [&](const Variable* v) {
+      if (v->isExtern || (!v->dims.empty() && v->dims.back() == 0)) {
+        hasExtern = true;
+        dynAlign = std::max<uint64_t>(dynAlign, v->alignment());
+        externShared_.push_back(v);
+        return;
+      }
+      off = alignUp(off, v->alignment());
+      addrOf_[v] = off;
+      off += v->sizeBytes();
+    };
+    for (const auto& g : m_.globals)
+      if (g->space == StateSpace::Shared) place(g.get());
+    for (const Function* f : funcs_)
+      for (const auto& v : f->locals)
+        if (v->space == StateSpace::Shared) place(v.get());
+    p_->sharedStaticBytes = static_cast<uint32_t>(off);
+    p_->dynamicSharedOffset = static_cast<uint32_t>(hasExtern ? alignUp(off, dynAlign) : off);
+    for (const Variable* v : externShared_) addrOf_[v] = p_->dynamicSharedOffset;
+  }
+
+  void layoutLocal() {
+    uint64_t off = 0;
+    for (const Function* f : funcs_)
+      for (const auto& v : f->locals)
+        if (v->space == StateSpace::Local) {
+          off = alignUp(off, v->alignment());
+          addrOf_[v.get()] = off;
+          off += v->sizeBytes();
+        }
+    p_->localBytesPerThread = static_cast<uint32_t>(alignUp(off, 8));
+  }
+
+  void layoutParams() {
+    uint64_t off = 0;
+    for (const auto& v : entry_.params) {
+      off = alignUp(off, v->alignment());
+      addrOf_[v.get()] = off;
+      spaceOf_[v.get()] = MemSpace::KernelParam;
+      p_->params.push_back({v->name, static_cast<uint32_t>(off), static_cast<uint32_t>(v->sizeBytes()),
+                            v->alignment(), v->type});
+      off += v->sizeBytes();
+    }
+    p_->paramBytes = static_cast<uint32_t>(off);
+    // Per-thread call parameter area: formal parameters and return values of every callee,
+    // and the call-site .param variables, which share their callee's storage.
+    uint64_t cp = 0;
+    auto placeCall = [&](const Variable* v) {
+      cp = alignUp(cp, std::max<uint64_t>(4, v->alignment()));
+      addrOf_[v] = cp;
+      spaceOf_[v] = MemSpace::CallParam;
+      cp += v->sizeBytes();
+    };
+    for (size_t i = 1; i < funcs_.size(); ++i) {
+      for (const auto& v : funcs_[i]->params) placeCall(v.get());
+      for (const auto& v : funcs_[i]->returns) placeCall(v.get());
+    }
+    for (const Function* f : funcs_) {
+      for (const auto& s : f->body) {
+        if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
+        const Instruction& in = s.instr;
+        const Function* callee = m_.findFunction(in.callee);
+        if (in.callArgs.size() != callee->params.size() || in.callRets.size() != callee->returns.size())
+          invalid(in.loc, fmt::format("call to '{}' passes {} arguments and {} results; it takes {} and {}",
+                                      callee->name, in.callArgs.size(), in.callRets.size(),
+                                      callee->params.size(), callee->returns.size()));
+        auto alias = [&](const Operand& o, const Variable* formal) {
+          if (o.kind != Operand::Kind::Symbol || o.var == nullptr || o.var->space != StateSpace::Param)
+            unsupported(in, "call arguments must be .param variables");
+          if (o.var->sizeBytes() != formal->sizeBytes())
+            invalid(o.loc, fmt::format("argument '{}' has {} bytes; '{}' expects {}", o.var->name,
+                                       o.var->sizeBytes(), formal->name, formal->sizeBytes()));
+          auto it = addrOf_.find(o.var);
+          if (it != addrOf_.end() && it->second != addrOf_[formal])
+            unsupported(in, "a .param variable passed to two different functions");
+          addrOf_[o.var] = addrOf_[formal];
+          spaceOf_[o.var] = MemSpace::CallParam;
+        };
+        for (size_t i = 0; i < in.callArgs.size(); ++i) alias(in.callArgs[i], callee->params[i].get());
+        for (size_t i = 0; i < in.callRets.size(); ++i) alias(in.callRets[i], callee->returns[i].get());
+      }
+    }
+    // .param variables declared in a body and never passed to a call still need storage.
+    for (const Function* f : funcs_)
+      for (const auto& v : f->locals)
+        if (v->space == StateSpace::Param && !addrOf_.count(v.get())) placeCall(v.get());
+    p_->callParamBytesPerThread = static_cast<uint32_t>(alignUp(cp, 8));
+  }
+
+  // ---- operands ----
+  uint32_t constSlot(uint64_t bits) {
+    auto it = constSlots_.find(bits);
+    if (it != constSlots_.end()) return it->second;
+    uint32_t s = newSlot();
+    constSlots_[bits] = s;
+    return s;
+  }
+
+  static uint64_t truncate(uint64_t v, Type t) {
+    unsigned b = ptx::typeBytes(t);
+    return b >= 8 ? v : (v & ((1ull << (8 * b)) - 1));
+  }
+
+  uint64_t immBits(const Operand& o, Type t) {
+    if (o.kind == Operand::Kind::Imm) {
+      if (t == Type::F32) {
+        float f = static_cast<float>(o.imm);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        return b;
+      }
+      if (t == Type::F64) {
+        double f = static_cast<double>(o.imm);
+        uint64_t b;
+        std::memcpy(&b, &f, 8);
+        return b;
+      }
+      return truncate(static_cast<uint64_t>(o.imm), t);
+    }
+    // FImm
+    if (t == Type::F32) {
+      if (o.fbits == 32) return o.fraw & 0xffffffffu;
+      float f = static_cast<float>(o.fval);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    if (t == Type::F64) {
+      if (o.fbits == 64) return o.fraw;
+      double d = o.fval;
+      uint64_t b;
+      std::memcpy(&b, &d, 8);
+      return b;
+    }
+    // A float literal used as raw bits of an integer-typed operand (mov.b32 %r, 0f3F800000).
+    return truncate(o.fraw, t);
+  }
+
+  // The address a symbol stands for, and the space it lives in.
+  std::pair<uint64_t, MemSpace> symbolAddress(const Operand& o, const Instruction& in) {
+    const Variable* v = o.var;
+    if (v == nullptr) {
+      if (m_.findFunction(o.name)) unsupported(in, "function addresses");
+      invalid(o.loc, "'" + o.name + "' is not a declared variable");
+    }
+    switch (v->space) {
+      case StateSpace::Global: {
+        auto it = syms_.globalAddress.find(v->name);
+        if (it == syms_.globalAddress.end()) invalid(o.loc, "global '" + v->name + "' has no address");
+        return {it->second, MemSpace::Global};
+      }
+      case StateSpace::Const: {
+        auto it = syms_.constOffset.find(v->name);
+        if (it == syms_.constOffset.end()) invalid(o.loc, "constant '" + v->name + "' has no address");
+        return {it->second, MemSpace::Const};
+      }
+      case StateSpace::Shared:
+        return {addrOf_.at(v), MemSpace::Shared};
+      case StateSpace::Local:
+        return {addrOf_.at(v), MemSpace::Local};
+      case StateSpace::Param: {
+        auto it = addrOf_.find(v);
+        if (it == addrOf_.end()) invalid(o.loc, "parameter '" + v->name + "' is not in scope");
+        return {it->second, spaceOf_.at(v)};
+      }
+      default:
+        invalid(o.loc, "'" + v->name + "' is a register, not an address");
+    }
+  }
+
+  uint32_t dataSlot(const Operand& o, const Instruction& in) {
+    if (o.kind != Operand::Kind::Reg) invalid(o.loc, "expected a register");
+    auto it = slotOf_.find(o.var);
+    if (it == slotOf_.end()) {
+      if (o.var->type == Type::Pred) invalid(o.loc, "'" + o.var->name + "' is a predicate; expected a data register");
+      unsupported(in);
+    }
+    return it->second;
+  }
+
+  uint32_t src(const Operand& o, Type t, const Instruction& in, InstInfo& info) {
+    switch (o.kind) {
+      case Operand::Kind::Reg: {
+        uint32_t s = dataSlot(o, in);
+        info.regReads.push_back(s);
+        return s;
+      }
+      case Operand::Kind::Imm:
+      case Operand::Kind::FImm:
+        return constSlot(immBits(o, t));
+      case Operand::Kind::SReg: {
+        if (ptx::sregIsDynamic(o.sreg)) unsupported(in, o.name + " may only be read with mov");
+        auto it = sregSlots_.find(o.sreg);
+        if (it != sregSlots_.end()) return it->second;
+        uint32_t s = newSlot();
+        sregSlots_[o.sreg] = s;
+        return s;
+      }
+      case Operand::Kind::Symbol:
+        return constSlot(symbolAddress(o, in).first);
+      default:
+        invalid(o.loc, "expected a value operand");
+    }
+  }
+
+  uint32_t dst(const Operand& o, const Instruction& in, InstInfo& info) {
+    if (o.kind == Operand::Kind::Sink) return sinkSlot();
+    uint32_t s = dataSlot(o, in);
+    info.regWrites.push_back(s);
+    return s;
+  }
+
+  uint32_t sinkSlot() {
+    if (sink_ == kNoPc) sink_ = newSlot();
+    return sink_;
+  }
+
+  uint32_t predIndex(const Operand& o) {
+    if (o.kind != Operand::Kind::Reg || o.var->type != Type::Pred)
+      invalid(o.loc, "expected a predicate register");
+    return predOf_.at(o.var);
+  }
+
+  uint32_t predSrc(const Operand& o, Inst& x, unsigned srcIndex, InstInfo& info) {
+    uint32_t p = predIndex(o);
+    if (o.negate) x.predSrcNeg |= uint8_t(1u << srcIndex);
+    info.predReads.push_back(p);
+    return p;
+  }
+
+  uint32_t predDst(const Operand& o, InstInfo& info) {
+    if (o.kind == Operand::Kind::Sink) {
+      if (sinkPred_ == kNoPc) sinkPred_ = p_->numPreds++;
+      return sinkPred_;
+    }
+    uint32_t p = predIndex(o);
+    info.predWrites.push_back(p);
+    return p;
+  }
+
+  // [reg + off] / [sym + off] / [imm]: base slot, offset, and the symbol's space if any.
+  struct Address {
+    uint32_t base;
+    int64_t offset;
+    MemSpace symbolSpace = MemSpace::None;
+  };
+
+  Address address(const Operand& o, const Instruction& in, InstInfo& info) {
+    if (o.kind != Operand::Kind::Address) invalid(o.loc, "expected an address [..]");
+    if (!o.hasBase) return {constSlot(0), o.imm};
+    if (o.var && o.var->space == StateSpace::Reg) {
+      if (o.var->type == Type::Pred) invalid(o.loc, "a predicate cannot be an address");
+      Operand reg = o;
+      reg.kind = Operand::Kind::Reg;
+      uint32_t s = dataSlot(reg, in);
+      info.regReads.push_back(s);
+      return {s, o.imm};
+    }
+    Operand sym = o;
+    sym.kind = Operand::Kind::Symbol;
+    auto [addr, space] = symbolAddress(sym, in);
+    return {constSlot(0), static_cast<int64_t>(addr) + o.imm, space};
+  }
+
+  // ---- instruction decoding ----
+  void decodeFunction(size_t fi) {
+    const Function& f = *funcs_[fi];
+    FunctionInfo info;
+    info.name = f.name;
+    info.isEntry = f.isEntry;
+    info.begin = static_cast<uint32_t>(p_->code.size());
+    for (const auto& s : f.body) {
+      if (s.kind == ptx::Statement::Kind::Label) {
+        labels_[fi][s.label] = static_cast<uint32_t>(p_->code.size());
+        continue;
+      }
+      Inst x;
+      InstInfo ii;
+      ii.loc = s.instr.loc;
+      ii.text = s.instr.text;
+      ii.opcode = s.instr.opcode;
+      for (const auto& m : s.instr.mods) ii.opcode += m;
+      x.func = static_cast<uint32_t>(fi);
+      if (s.instr.guard) {
+        x.guard = static_cast<int32_t>(predOf_.at(s.instr.guard));
+        x.guardNeg = s.instr.guardNegated;
+        ii.predReads.push_back(static_cast<uint32_t>(x.guard));
+      }
+      decode(s.instr, x, ii, fi);
+      p_->code.push_back(x);
+      p_->info.push_back(std::move(ii));
+    }
+    // Every function ends in an implicit return (labels may point just past the last instruction).
+    Inst r;
+    r.flow = f.isEntry ? Flow::Exit : Flow::Ret;
+    r.cls = f.isEntry ? InstClass::Exit : InstClass::Ret;
+    r.func = static_cast<uint32_t>(fi);
+    InstInfo ri;
+    ri.loc = f.loc;
+    ri.text = "(implicit return at end of " + f.name + ")";
+    ri.opcode = f.isEntry ? "exit" : "ret";
+    p_->code.push_back(r);
+    p_->info.push_back(std::move(ri));
+    info.end = static_cast<uint32_t>(p_->code.size());
+    p_->functions.push_back(info);
+  }
+
+  void decode(const Instruction& in, Inst& x, InstInfo& info, size_t fi) {
+    ModList mods(in.mods);
+    const std::string& op = in.opcode;
+    auto nops = [&](size_t n) {
+      if (in.ops.size() != n)
+        invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", op, n, in.ops.size()));
+    };
+    auto oneType = [&]() {
+      auto ts = mods.takeTypes();
+      if (ts.size() != 1) invalid(in.loc, fmt::format("'{}' needs exactly one type", op));
+      return ts[0];
+    };
+    auto finish = [&]() {
+      if (!mods.allUsed()) unsupported(in);
+      if (x.flow == Flow::Normal && x.fn == nullptr) unsupported(in);
+    };
+    auto set3 = [&](Type t) {  // d, a, b
+      nops(3);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], t, in, info);
+      x.ndst = 1;
+      x.nsrc = 2;
+    };
+    auto set2 = [&](Type t) {  // d, a
+      nops(2);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.ndst = 1;
+      x.nsrc = 1;
+    };
+    auto set4 = [&](Type t, Type tc) {  // d, a, b, c
+      nops(4);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], t, in, info);
+      x.src[2] = src(in.ops[3], tc, in, info);
+      x.ndst = 1;
+      x.nsrc = 3;
+    };
+    auto floatFlags = [&]() {
+      uint8_t f = 0;
+      if (mods.take(".ftz")) f |= kFtz;
+      if (mods.take(".sat")) f |= kSat;
+      return f;
+    };
+    auto takeRound = [&]() { return roundFrom(mods.takeOne({".rn", ".rz", ".rm", ".rp"})); };
+    auto fpClass = [&](Type t, InstClass sp, InstClass dp) { return t == Type::F64 ? dp : sp; };
+
+    // ---- arithmetic ----
+    if (op == "add" || op == "sub") {
+      bool isAdd = op == "add";
+      bool cc = mods.take(".cc");
+      Round r = takeRound();
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      set3(t);
+      if (ptx::isFloat(t)) {
+        x.fn = floatBinary(isAdd ? FBin::Add : FBin::Sub, t, r, ff);
+        x.mode2 = static_cast<uint8_t>(r);
+        x.cls = fpClass(t, InstClass::FpAdd, InstClass::DpAdd);
+      } else {
+        if (r != Round::Default || (ff & kFtz)) unsupported(in);
+        if (ff & kSat) {
+          if (t != Type::S32) unsupported(in);
+          x.fn = saturatingAddSub(isAdd);
+        } else {
+          x.fn = intBinary(cc ? (isAdd ? IntBin::AddCC : IntBin::SubCC) : (isAdd ? IntBin::Add : IntBin::Sub), t);
+        }
+        x.cls = InstClass::IntAdd;
+      }
+    } else if (op == "addc" || op == "subc") {
+      bool cc = mods.take(".cc");
+      Type t = oneType();
+      set3(t);
+      bool isAdd = op == "addc";
+      x.fn = intBinary(isAdd ? (cc ? IntBin::AddCCC : IntBin::AddC) : (cc ? IntBin::SubCCC : IntBin::SubC), t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "mul" || op == "mul24") {
+      int hl = mods.takeOne({".lo", ".hi", ".wide"});
+      Round r = takeRound();
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      set3(t);
+      if (ptx::isFloat(t)) {
+        if (hl >= 0) unsupported(in);
+        x.fn = floatBinary(FBin::Mul, t, r, ff);
+        x.mode2 = static_cast<uint8_t>(r);
+        x.cls = fpClass(t, InstClass::FpMul, InstClass::DpMul);
+      } else {
+        if (r != Round::Default || ff) unsupported(in);
+        if (op == "mul24") {
+          if (hl == 2) unsupported(in);
+          x.fn = intBinary(hl == 1 ? IntBin::Mul24Hi : IntBin::Mul24Lo, t);
+        } else {
+          if (hl < 0 && t != Type::U16 && t != Type::S16 && !isIntType(t)) unsupported(in);
+          x.fn = intBinary(hl == 1 ? IntBin::MulHi : hl == 2 ? IntBin::MulWide : IntBin::MulLo, t);
+        }
+        x.cls = InstClass::IntMul;
+      }
+    } else if (op == "mad" || op == "mad24" || op == "madc") {
+      bool madc = op == "madc";
+      int hl = mods.takeOne({".lo", ".hi", ".wide"});
+      bool cc = mods.take(".cc");
+      Round r = takeRound();
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      if (ptx::isFloat(t)) {
+        if (hl >= 0 || cc || madc) unsupported(in);
+        set4(t, t);
+        x.fn = floatFma(t, r, ff);
+        x.mode2 = static_cast<uint8_t>(r);
+        x.cls = fpClass(t, InstClass::FpMad, InstClass::DpMad);
+      } else {
+        if (r != Round::Default || (ff & kFtz)) unsupported(in);
+        Type tc = t;
+        if (hl == 2) {
+          tc = ptx::isSigned(t) ? (t == Type::S16 ? Type::S32 : Type::S64) : (ptx::typeBytes(t) == 2 ? Type::U32 : Type::U64);
+        }
+        set4(t, tc);
+        if (ff & kSat) unsupported(in);
+        if (op == "mad24") {
+          x.fn = intTernary(hl == 1 ? IntTer::Mad24Hi : IntTer::Mad24Lo, t);
+        } else if (madc) {
+          x.fn = intTernary(hl == 1 ? (cc ? IntTer::MadcHiCC : IntTer::MadcHi) : (cc ? IntTer::MadcLoCC : IntTer::MadcLo), t);
+        } else if (cc) {
+          x.fn = intTernary(hl == 1 ? IntTer::MadHiCC : IntTer::MadLoCC, t);
+        } else {
+          x.fn = intTernary(hl == 1 ? IntTer::MadHi : hl == 2 ? IntTer::MadWide : IntTer::MadLo, t);
+        }
+        x.cls = InstClass::IntMad;
+      }
+    } else if (op == "sad") {
+      Type t = oneType();
+      set4(t, t);
+      x.fn = intTernary(IntTer::Sad, t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "fma") {
+      Round r = takeRound();
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      if (r == Round::Default) invalid(in.loc, "fma requires a rounding modifier");
+      set4(t, t);
+      x.fn = floatFma(t, r, ff);
+      x.mode2 = static_cast<uint8_t>(r);
+      x.cls = fpClass(t, InstClass::FpMad, InstClass::DpMad);
+    } else if (op == "div") {
+      bool approx = mods.take(".approx");
+      bool full = mods.take(".full");
+      Round r = takeRound();
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      set3(t);
+      if (ptx::isFloat(t)) {
+        x.fn = floatBinary(approx || full ? FBin::DivApprox : FBin::Div, t, r, ff);
+        x.mode2 = static_cast<uint8_t>(r);
+        x.cls = fpClass(t, InstClass::FpDiv, InstClass::DpDiv);
+      } else {
+        if (approx || full || r != Round::Default || ff) unsupported(in);
+        x.fn = intBinary(IntBin::Div, t);
+        x.cls = InstClass::IntDiv;
+      }
+    } else if (op == "rem") {
+      Type t = oneType();
+      set3(t);
+      x.fn = intBinary(IntBin::Rem, t);
+      x.cls = InstClass::IntDiv;
+    } else if (op == "abs" || op == "neg") {
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      set2(t);
+      if (ptx::isFloat(t)) {
+        x.fn = floatUnary(op == "abs" ? FUn::Abs : FUn::Neg, t, Round::Default, ff);
+        x.cls = fpClass(t, InstClass::FpAdd, InstClass::DpAdd);
+      } else {
+        if (ff) unsupported(in);
+        x.fn = intUnary(op == "abs" ? IntUn::Abs : IntUn::Neg, t);
+        x.cls = InstClass::IntAdd;
+      }
+    } else if (op == "min" || op == "max") {
+      bool nan = mods.take(".NaN");
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      set3(t);
+      bool isMin = op == "min";
+      if (ptx::isFloat(t)) {
+        x.fn = floatBinary(nan ? (isMin ? FBin::MinNaN : FBin::MaxNaN) : (isMin ? FBin::Min : FBin::Max), t,
+                           Round::Default, ff);
+        x.cls = fpClass(t, InstClass::FpMax, InstClass::DpMax);
+      } else {
+        if (nan || ff) unsupported(in);
+        x.fn = intBinary(isMin ? IntBin::Min : IntBin::Max, t);
+        x.cls = InstClass::IntMax;
+      }
+    } else if (op == "copysign") {
+      Type t = oneType();
+      set3(t);
+      x.fn = floatBinary(FBin::Copysign, t, Round::Default, 0);
+      x.cls = fpClass(t, InstClass::FpAdd, InstClass::DpAdd);
+    } else if (op == "sqrt" || op == "rcp" || op == "rsqrt" || op == "ex2" || op == "lg2" ||
+               op == "sin" || op == "cos" || op == "tanh") {
+      bool approx = mods.take(".approx");
+      Round r = takeRound();
+      uint8_t ff = floatFlags();
+      Type t = oneType();
+      set2(t);
+      FUn f;
+      if (op == "sqrt") f = approx ? FUn::SqrtApprox : FUn::Sqrt;
+      else if (op == "rcp") f = approx ? FUn::RcpApprox : FUn::Rcp;
+      else if (op == "rsqrt") f = FUn::Rsqrt;
+      else if (op == "ex2") f = FUn::Ex2;
+      else if (op == "lg2") f = FUn::Lg2;
+      else if (op == "sin") f = FUn::Sin;
+      else if (op == "cos") f = FUn::Cos;
+      else f = FUn::Tanh;
+      bool needsApprox = op != "sqrt" && op != "rcp";
+      if (needsApprox && !approx) invalid(in.loc, op + " requires .approx");
+      if (!needsApprox && !approx && r == Round::Default) invalid(in.loc, op + " requires .approx or a rounding modifier");
+      if (t == Type::F64 && needsApprox && op != "rsqrt") unsupported(in);
+      x.fn = floatUnary(f, t, r, ff);
+      x.mode2 = static_cast<uint8_t>(r);
+      x.cls = t == Type::F64 ? InstClass::DpDiv : InstClass::Sfu;
+    } else if (op == "testp") {
+      int what = mods.takeOne({".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"});
+      Type t = oneType();
+      nops(2);
+      if (what < 0) invalid(in.loc, "testp needs an operation");
+      x.dst[0] = predDst(in.ops[0], info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.mode = static_cast<uint8_t>(what);
+      x.fn = testp(x.mode, t);
+      x.cls = fpClass(t, InstClass::FpAdd, InstClass::DpAdd);
+    }
+    // ---- logic and bit manipulation ----
+    else if (op == "and" || op == "or" || op == "xor" || op == "not" || op == "cnot") {
+      Type t = oneType();
+      x.cls = InstClass::IntAdd;
+      if (t == Type::Pred) {
+        if (op == "cnot") unsupported(in);
+        bool unaryOp = op == "not";
+        nops(unaryOp ? 2 : 3);
+        x.dst[0] = predDst(in.ops[0], info);
+        x.src[0] = predSrc(in.ops[1], x, 0, info);
+        if (!unaryOp) x.src[1] = predSrc(in.ops[2], x, 1, info);
+        x.mode = op == "and" ? 0 : op == "or" ? 1 : op == "xor" ? 2 : 3;
+        x.fn = predLogic();
+      } else if (op == "not" || op == "cnot") {
+        set2(t);
+        x.fn = intUnary(op == "not" ? IntUn::Not : IntUn::CNot, t);
+      } else {
+        set3(t);
+        x.fn = intBinary(op == "and" ? IntBin::And : op == "or" ? IntBin::Or : IntBin::Xor, t);
+      }
+    } else if (op == "shl" || op == "shr") {
+      Type t = oneType();
+      nops(3);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], Type::U32, in, info);
+      x.ndst = 1;
+      x.nsrc = 2;
+      x.fn = intBinary(op == "shl" ? IntBin::Shl : IntBin::Shr, t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "popc" || op == "clz" || op == "brev") {
+      Type t = oneType();
+      set2(t);
+      x.fn = intUnary(op == "popc" ? IntUn::Popc : op == "clz" ? IntUn::Clz : IntUn::Brev, t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "bfe") {
+      Type t = oneType();
+      nops(4);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], Type::U32, in, info);
+      x.src[2] = src(in.ops[3], Type::U32, in, info);
+      x.ndst = 1;
+      x.nsrc = 3;
+      x.fn = intTernary(IntTer::Bfe, t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "bfi") {
+      Type t = oneType();
+      nops(5);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], t, in, info);
+      x.src[2] = src(in.ops[3], Type::U32, in, info);
+      x.src[3] = src(in.ops[4], Type::U32, in, info);
+      x.ndst = 1;
+      x.nsrc = 4;
+      x.fn = bfi(t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "prmt") {
+      Type t = oneType();
+      if (!mods.allUsed()) unsupported(in, "prmt modes other than the default");
+      set4(t, Type::U32);
+      x.fn = intTernary(IntTer::Prmt, t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "lop3") {
+      Type t = oneType();
+      nops(5);
+      if (t != Type::B32) unsupported(in);
+      x.dst[0] = dst(in.ops[0], in, info);
+      for (int i = 0; i < 3; ++i) x.src[i] = src(in.ops[1 + i], t, in, info);
+      if (in.ops[4].kind != Operand::Kind::Imm) invalid(in.ops[4].loc, "lop3 needs an immediate LUT");
+      x.imm = in.ops[4].imm;
+      x.ndst = 1;
+      x.nsrc = 3;
+      x.fn = lop3();
+      x.cls = InstClass::IntAdd;
+    } else if (op == "shf") {
+      int dir = mods.takeOne({".l", ".r"});
+      int mode = mods.takeOne({".wrap", ".clamp"});
+      Type t = oneType();
+      if (dir < 0 || mode < 0 || t != Type::B32) unsupported(in);
+      set4(t, Type::U32);
+      x.fn = shf(dir == 0, mode == 0);
+      x.cls = InstClass::IntAdd;
+    }
+    // ---- comparison and selection ----
+    else if (op == "setp" || op == "set") {
+      int cmp = mods.takeOne({".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs",
+                              ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"});
+      int bop = mods.takeOne({".and", ".or", ".xor"});
+      uint8_t ff = floatFlags();
+      auto ts = mods.takeTypes();
+      if (cmp < 0) invalid(in.loc, op + " needs a comparison operator");
+      Type st = ts.empty() ? Type::None : ts.back();
+      if ((op == "setp" && ts.size() != 1) || (op == "set" && ts.size() != 2))
+        invalid(in.loc, op + " has the wrong number of types");
+      x.mode = static_cast<uint8_t>(cmp);
+      x.mode2 = static_cast<uint8_t>(bop < 0 ? BoolOp::None : static_cast<BoolOp>(bop + 1));
+      if (ff & kSat) unsupported(in);
+      if ((ff & kFtz) && st != Type::F32) unsupported(in);
+      const bool withC = bop >= 0;
+      nops(withC ? 4 : 3);
+      if (op == "setp") {
+        const Operand& d = in.ops[0];
+        if (d.kind == Operand::Kind::Vector && d.pipePair) {
+          x.dst[0] = predDst(d.elems[0], info);
+          x.dst[1] = predDst(d.elems[1], info);
+          x.ndst = 2;
+        } else {
+          x.dst[0] = predDst(d, info);
+          x.ndst = 1;
+        }
+        x.fn = setp(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), st);
+      } else {
+        Type dt = ts[0];
+        x.dst[0] = dst(in.ops[0], in, info);
+        x.ndst = 1;
+        x.flags = dt == Type::F32 ? 1 : 0;
+        if (dt != Type::U32 && dt != Type::S32 && dt != Type::F32) unsupported(in);
+        x.fn = set(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), dt, st);
+      }
+      x.src[0] = src(in.ops[1], st, in, info);
+      x.src[1] = src(in.ops[2], st, in, info);
+      x.nsrc = 2;
+      if (withC) {
+        x.src[2] = predSrc(in.ops[3], x, 2, info);
+        x.nsrc = 3;
+      }
+      if (ptx::isFloat(st) && (cmp >= 6 && cmp <= 9)) invalid(in.loc, "unsigned comparisons need integer types");
+      x.cls = ptx::isFloat(st) ? fpClass(st, InstClass::FpAdd, InstClass::DpAdd) : InstClass::IntAdd;
+    } else if (op == "selp") {
+      Type t = oneType();
+      nops(4);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], t, in, info);
+      x.src[2] = predSrc(in.ops[3], x, 2, info);
+      x.ndst = 1;
+      x.nsrc = 3;
+      x.fn = selp(t);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "slct") {
+      uint8_t ff = floatFlags();
+      auto ts = mods.takeTypes();
+      if (ts.size() != 2) invalid(in.loc, "slct needs two types");
+      set4(ts[0], ts[1]);
+      x.fn = slct(ts[0], ts[1], ff);
+      x.cls = InstClass::IntAdd;
+    }
+    // ---- data movement and conversion ----
+    else if (op == "mov") {
+      decodeMov(in, mods, x, info);
+    } else if (op == "cvt") {
+      int r = mods.takeOne({".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"});
+      uint8_t ff = floatFlags();
+      auto ts = mods.takeTypes();
+      if (ts.size() != 2) invalid(in.loc, "cvt needs a destination and a source type");
+      Type dt = ts[0], st = ts[1];
+      Round rr = roundFrom(r);
+      bool fromF = ptx::isFloat(st), toF = ptx::isFloat(dt);
+      if (fromF && !toF && rr != Round::Rni && rr != Round::Rzi && rr != Round::Rmi && rr != Round::Rpi)
+        invalid(in.loc, "float-to-integer cvt needs .rni, .rzi, .rmi or .rpi");
+      if (!fromF && toF && (rr == Round::Default || rr >= Round::Rni))
+        invalid(in.loc, "integer-to-float cvt needs .rn, .rz, .rm or .rp");
+      if (fromF && toF && ptx::typeBytes(dt) < ptx::typeBytes(st) && rr == Round::Default)
+        invalid(in.loc, "narrowing float cvt needs a rounding modifier");
+      if ((dt == Type::F16 || dt == Type::BF16) && rr != Round::Rn && !(fromF && rr >= Round::Rni))
+        unsupported(in, "f16/bf16 results support only .rn");
+      set2(st);
+      x.mode2 = static_cast<uint8_t>(rr);
+      x.flags = ff;
+      x.fn = cvt(dt, st, rr, ff);
+      x.cls = (dt == Type::F64 || st == Type::F64) ? InstClass::DpAdd
+              : (fromF || toF)                     ? InstClass::FpAdd
+                                                   : InstClass::IntAdd;
+    } else if (op == "cvta") {
+      bool to = mods.take(".to");
+      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      Type t = oneType();
+      if (sp < 0) invalid(in.loc, "cvta needs a state space");
+      set2(t);
+      static const uint64_t base[] = {0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
+      if (sp == 0) {
+        x.fn = intUnary(IntUn::Mov, Type::U64);  // global addresses are generic addresses
+      } else {
+        x.fn = cvta(!to, MemSpace::Generic);
+        x.imm = static_cast<int64_t>(base[sp]);
+      }
+      x.cls = InstClass::IntAdd;
+    }
+    // ---- memory ----
+    else if (op == "ld" || op == "ldu" || op == "st") {
+      decodeLoadStore(in, mods, x, info, fi);
+    } else if (op == "atom" || op == "red") {
+      decodeAtomic(in, mods, x, info);
+    } else if (op == "prefetch" || op == "prefetchu") {
+      mods.takeOne({".global", ".local"});
+      mods.takeOne({".L1", ".L2"});
+      mods.takeMemoryHints();
+      x.cls = InstClass::Nop;
+      x.fn = nop();
+    } else if (op == "membar" || op == "fence") {
+      mods.takeMemoryHints();
+      mods.take(".gl");
+      mods.take(".proxy");
+      mods.take(".alias");
+      x.cls = InstClass::Nop;
+      x.fn = nop();
+    } else if (op == "nanosleep" || op == "pmevent") {
+      mods.takeTypes();
+      x.cls = InstClass::Nop;
+      x.fn = nop();
+    }
+    // ---- warp-level ----
+    else if (op == "shfl") {
+      mods.take(".sync");
+      int mode = mods.takeOne({".up", ".down", ".bfly", ".idx"});
+      Type t = oneType();
+      if (mode < 0 || t != Type::B32) unsupported(in);
+      if (in.ops.size() != 4 && in.ops.size() != 5) invalid(in.loc, "shfl takes 4 or 5 operands");
+      const Operand& d = in.ops[0];
+      if (d.kind == Operand::Kind::Vector && d.pipePair) {
+        x.dst[0] = dst(d.elems[0], in, info);
+        x.dst[1] = predDst(d.elems[1], info);
+        x.ndst = 2;
+      } else {
+        x.dst[0] = dst(d, in, info);
+        x.ndst = 1;
+      }
+      for (int i = 0; i < 3; ++i) x.src[i] = src(in.ops[1 + i], Type::B32, in, info);
+      x.nsrc = 3;
+      if (in.ops.size() == 5) x.src[x.nsrc++] = src(in.ops[4], Type::B32, in, info);
+      x.fn = shfl(static_cast<ShflMode>(mode));
+      x.cls = InstClass::Shfl;
+    } else if (op == "vote") {
+      mods.take(".sync");
+      int mode = mods.takeOne({".all", ".any", ".uni", ".ballot"});
+      Type t = oneType();
+      if (mode < 0) invalid(in.loc, "vote needs a mode");
+      if (in.ops.size() != 2 && in.ops.size() != 3) invalid(in.loc, "vote takes 2 or 3 operands");
+      if (mode == 3) {
+        if (t != Type::B32) unsupported(in);
+        x.dst[0] = dst(in.ops[0], in, info);
+      } else {
+        if (t != Type::Pred) unsupported(in);
+        x.dst[0] = predDst(in.ops[0], info);
+      }
+      x.ndst = 1;
+      x.src[0] = predSrc(in.ops[1], x, 0, info);
+      x.nsrc = 1;
+      if (in.ops.size() == 3) x.src[x.nsrc++] = src(in.ops[2], Type::B32, in, info);
+      x.fn = vote(static_cast<VoteMode>(mode));
+      x.cls = InstClass::Shfl;
+    } else if (op == "activemask") {
+      Type t = oneType();
+      if (t != Type::B32) unsupported(in);
+      nops(1);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.ndst = 1;
+      x.fn = activemask();
+      x.cls = InstClass::Shfl;
+    } else if (op == "match") {
+      mods.take(".sync");
+      int mode = mods.takeOne({".any", ".all"});
+      Type t = oneType();
+      if (mode < 0) invalid(in.loc, "match needs .any or .all");
+      nops(3);
+      const Operand& d = in.ops[0];
+      if (d.kind == Operand::Kind::Vector && d.pipePair) {
+        if (mode != 1) invalid(in.loc, "only match.all has a predicate result");
+        x.dst[0] = dst(d.elems[0], in, info);
+        x.dst[1] = predDst(d.elems[1], info);
+        x.ndst = 2;
+      } else {
+        x.dst[0] = dst(d, in, info);
+        x.ndst = 1;
+      }
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], Type::B32, in, info);
+      x.nsrc = 2;
+      x.fn = mode == 0 ? matchAny(t) : matchAll(t);
+      x.cls = InstClass::Shfl;
+    }
+    // ---- control flow ----
+    else if (op == "bra") {
+      mods.take(".uni");
+      nops(1);
+      if (in.ops[0].kind != Operand::Kind::Symbol) invalid(in.loc, "bra needs a label");
+      x.flow = Flow::Branch;
+      x.cls = InstClass::Branch;
+      fixups_.push_back({static_cast<uint32_t>(p_->code.size()), in.ops[0].name, fi, false, in.loc});
+    } else if (op == "brx") {
+      if (!mods.take(".idx")) unsupported(in);
+      mods.take(".uni");
+      nops(2);
+      x.src[0] = src(in.ops[0], Type::U32, in, info);
+      x.nsrc = 1;
+      if (in.ops[1].kind != Operand::Kind::Symbol) invalid(in.loc, "brx.idx needs a .branchtargets label");
+      auto it = funcs_[fi]->branchTargets.find(in.ops[1].name);
+      if (it == funcs_[fi]->branchTargets.end())
+        invalid(in.ops[1].loc, "'" + in.ops[1].name + "' is not a .branchtargets list");
+      x.flow = Flow::BranchIndexed;
+      x.cls = InstClass::Branch;
+      x.aux = static_cast<uint32_t>(p_->branchTables.size());
+      p_->branchTables.emplace_back();
+      tableFixups_.push_back({x.aux, it->second, fi, in.loc});
+    } else if (op == "call") {
+      mods.take(".uni");
+      const Function* callee = m_.findFunction(in.callee);
+      x.flow = Flow::Call;
+      x.cls = InstClass::Call;
+      x.aux = static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
+    } else if (op == "ret") {
+      mods.take(".uni");
+      nops(0);
+      x.flow = funcs_[fi]->isEntry ? Flow::Exit : Flow::Ret;
+      x.cls = funcs_[fi]->isEntry ? InstClass::Exit : InstClass::Ret;
+    } else if (op == "exit") {
+      nops(0);
+      x.flow = Flow::Exit;
+      x.cls = InstClass::Exit;
+    } else if (op == "trap" || op == "brkpt") {
+      x.flow = Flow::Trap;
+      x.cls = InstClass::Exit;
+    } else if (op == "bar" || op == "barrier") {
+      decodeBarrier(in, mods, x, info);
+    } else {
+      unsupported(in);
+    }
+    finish();
+  }
+
+  Handler saturatingAddSub(bool isAdd) { return isAdd ? satAddS32() : satSubS32(); }
+
+  void decodeMov(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    Type t = [&] {
+      auto ts = mods.takeTypes();
+      if (ts.size() != 1) invalid(in.loc, "mov needs exactly one type");
+      return ts[0];
+    }();
+    if (in.ops.size() != 2) invalid(in.loc, "mov takes 2 operands");
+    const Operand& d = in.ops[0];
+    const Operand& a = in.ops[1];
+    x.cls = ptx::isFloat(t) ? (t == Type::F64 ? InstClass::DpAdd : InstClass::FpAdd) : InstClass::IntAdd;
+    if (t == Type::Pred) {
+      x.dst[0] = predDst(d, info);
+      x.ndst = 1;
+      if (a.kind == Operand::Kind::Imm) {
+        x.mode = a.imm ? 4 : 5;  // set / clear
+        x.fn = predConst();
+      } else {
+        x.src[0] = predSrc(a, x, 0, info);
+        x.nsrc = 1;
+        x.mode = 4;
+        x.fn = predLogic();
+      }
+      return;
+    }
+    if (a.kind == Operand::Kind::Vector) {  // pack
+      if (d.kind != Operand::Kind::Reg) invalid(in.loc, "mov pack needs a register destination");
+      unsigned n = static_cast<unsigned>(a.elems.size());
+      unsigned part = ptx::typeBytes(t) / std::max(1u, n);
+      if (n < 2 || n > 4 || part == 0) invalid(in.loc, "bad vector size for mov");
+      x.dst[0] = dst(d, in, info);
+      x.ndst = 1;
+      Type pt = part == 1 ? Type::U8 : part == 2 ? Type::U16 : part == 4 ? Type::U32 : Type::U64;
+      for (unsigned i = 0; i < n; ++i) x.src[i] = src(a.elems[i], pt, in, info);
+      x.nsrc = static_cast<uint8_t>(n);
+      x.mode = static_cast<uint8_t>(part);
+      x.fn = movPack(n, part);
+      return;
+    }
+    if (d.kind == Operand::Kind::Vector) {  // unpack
+      unsigned n = static_cast<unsigned>(d.elems.size());
+      unsigned part = ptx::typeBytes(t) / std::max(1u, n);
+      if (n < 2 || n > 4 || part == 0) invalid(in.loc, "bad vector size for mov");
+      for (unsigned i = 0; i < n; ++i) x.dst[i] = dst(d.elems[i], in, info);
+      x.ndst = static_cast<uint8_t>(n);
+      x.src[0] = src(a, t, in, info);
+      x.nsrc = 1;
+      x.mode = static_cast<uint8_t>(part);
+      x.fn = movUnpack(n, part);
+      return;
+    }
+    x.dst[0] = dst(d, in, info);
+    x.ndst = 1;
+    if (a.kind == Operand::Kind::SReg && ptx::sregIsDynamic(a.sreg)) {
+      x.mode = static_cast<uint8_t>(a.sreg);
+      x.fn = movSReg(a.sreg);
+      return;
+    }
+    x.src[0] = src(a, t, in, info);
+    x.nsrc = 1;
+    x.fn = intUnary(IntUn::Mov, bitsType(t) == Type::U8 ? Type::U16 : bitsType(t));
+  }
+
+  void decodeLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, size_t fi) {
+    const bool isStore = in.opcode == "st";
+    int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta", ".param::func",
+                           ".param::entry"});
+    mods.take(".nc");
+    mods.takeMemoryHints();
+    int v = mods.takeOne({".v2", ".v4"});
+    auto ts = mods.takeTypes();
+    if (ts.size() != 1) invalid(in.loc, in.opcode + " needs exactly one type");
+    Type t = ts[0];
+    unsigned bytes = ptx::typeBytes(t);
+    if (bytes == 0 || bytes > 8 || t == Type::Pred) unsupported(in);
+    x.vec = static_cast<uint8_t>(v == 0 ? 2 : v == 1 ? 4 : 1);
+    x.bytes = static_cast<uint8_t>(bytes);
+    if (in.ops.size() != 2) invalid(in.loc, in.opcode + " takes 2 operands");
+    const Operand& addrOp = isStore ? in.ops[0] : in.ops[1];
+    const Operand& valOp = isStore ? in.ops[1] : in.ops[0];
+    Address ad = address(addrOp, in, info);
+    MemSpace space;
+    switch (sp) {
+      case 0: space = MemSpace::Global; break;
+      case 1: case 5: space = MemSpace::Shared; break;
+      case 2: space = MemSpace::Local; break;
+      case 3: space = MemSpace::Const; break;
+      case 4: case 6: case 7:
+        space = ad.symbolSpace != MemSpace::None ? ad.symbolSpace
+                : funcs_[fi]->isEntry            ? MemSpace::KernelParam
+                                                 : MemSpace::CallParam;
+        break;
+      default: space = MemSpace::Generic; break;
+    }
+    if (ad.symbolSpace != MemSpace::None && space != MemSpace::Generic && ad.symbolSpace != space)
+      invalid(addrOp.loc, fmt::format("'{}' is in {} space, not {}", addrOp.name, memSpaceName(ad.symbolSpace),
+                                      memSpaceName(space)));
+    if (space == MemSpace::Generic && ad.symbolSpace != MemSpace::None && ad.symbolSpace != MemSpace::Global)
+      unsupported(in, "generic access through a non-global symbol");
+    x.space = space;
+    x.src[0] = ad.base;
+    x.imm = ad.offset;
+    std::vector<const Operand*> vals;
+    if (valOp.kind == Operand::Kind::Vector) {
+      for (const auto& e : valOp.elems) vals.push_back(&e);
+    } else {
+      vals.push_back(&valOp);
+    }
+    if (vals.size() != x.vec)
+      invalid(valOp.loc, fmt::format("{} values for a .v{} access", vals.size(), unsigned(x.vec)));
+    if (isStore) {
+      for (size_t i = 0; i < vals.size(); ++i) x.src[1 + i] = src(*vals[i], t, in, info);
+      x.nsrc = static_cast<uint8_t>(1 + vals.size());
+      x.fn = store(space, bytes);
+      x.cls = InstClass::Store;
+      if (space == MemSpace::Const || space == MemSpace::KernelParam)
+        invalid(in.loc, fmt::format("cannot store to {} space", memSpaceName(space)));
+    } else {
+      for (size_t i = 0; i < vals.size(); ++i) x.dst[i] = dst(*vals[i], in, info);
+      x.ndst = static_cast<uint8_t>(vals.size());
+      x.nsrc = 1;
+      x.fn = load(space, bytes, ptx::isSigned(t));
+      x.cls = InstClass::Load;
+    }
+  }
+
+  void decodeAtomic(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const bool isRed = in.opcode == "red";
+    int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+    mods.takeMemoryHints();
+    int aop = mods.takeOne({".add", ".min", ".max", ".inc", ".dec", ".exch", ".cas", ".and", ".or", ".xor"});
+    mods.take(".noftz");
+    auto ts = mods.takeTypes();
+    if (aop < 0) invalid(in.loc, in.opcode + " needs an operation");
+    if (ts.size() != 1) invalid(in.loc, in.opcode + " needs exactly one type");
+    Type t = ts[0];
+    AtomOp op = static_cast<AtomOp>(aop);
+    size_t want = (isRed ? 2 : 3) + (op == AtomOp::Cas ? 1 : 0);
+    if (in.ops.size() != want) invalid(in.loc, fmt::format("{} takes {} operands", in.opcode, want));
+    size_t i = 0;
+    if (!isRed) {
+      x.dst[0] = dst(in.ops[i++], in, info);
+      x.ndst = 1;
+    }
+    Address ad = address(in.ops[i++], in, info);
+    x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
+    if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic && ad.symbolSpace != x.space)
+      invalid(in.loc, "atomic address is in a different state space");
+    x.src[0] = ad.base;
+    x.imm = ad.offset;
+    x.src[1] = src(in.ops[i++], t, in, info);
+    x.src[2] = op == AtomOp::Cas ? src(in.ops[i++], t, in, info) : x.src[1];
+    x.nsrc = 3;
+    x.bytes = static_cast<uint8_t>(ptx::typeBytes(t));
+    x.mode = static_cast<uint8_t>(op);
+    x.fn = atomic(op, t, !isRed);
+    x.cls = InstClass::Atomic;
+  }
+
+  void decodeBarrier(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    mods.take(".cta");
+    mods.take(".aligned");
+    if (mods.take(".warp")) {  // bar.warp.sync membermask: warps execute in lock step here
+      mods.take(".sync");
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    int kind = mods.takeOne({".sync", ".arrive", ".red"});
+    if (kind < 0 && in.opcode == "bar") kind = 0;  // "bar 0" is bar.sync 0
+    if (kind < 0) unsupported(in);
+    x.flow = Flow::Barrier;
+    x.cls = InstClass::Barrier;
+    x.mode = static_cast<uint8_t>(kind);  // 0 sync, 1 arrive, 2 red
+    size_t i = 0;
+    if (kind == 2) {
+      int rop = mods.takeOne({".popc", ".and", ".or"});
+      auto ts = mods.takeTypes();
+      if (rop < 0 || ts.size() != 1) invalid(in.loc, "bar.red needs .popc.u32, .and.pred or .or.pred");
+      x.mode2 = static_cast<uint8_t>(rop);
+      if (rop == 0) x.dst[0] = dst(in.ops[i++], in, info);
+      else x.dst[0] = predDst(in.ops[i++], info);
+      x.ndst = 1;
+    }
+    if (in.ops.size() < i + 1) invalid(in.loc, "barrier needs a barrier number");
+    const Operand& id = in.ops[i++];
+    if (id.kind != Operand::Kind::Imm) unsupported(in, "barrier number in a register");
+    if (id.imm < 0 || id.imm > 15) invalid(id.loc, "barrier number must be 0..15");
+    x.aux = static_cast<uint32_t>(id.imm);
+    x.imm = 0;  // expected thread count (0: all threads of the CTA)
+    if (kind == 2 ? in.ops.size() == i + 2 : in.ops.size() == i + 1) {
+      const Operand& cnt = in.ops[i++];
+      if (cnt.kind != Operand::Kind::Imm) unsupported(in, "barrier thread count in a register");
+      if (cnt.imm <= 0 || cnt.imm % 32 != 0) invalid(cnt.loc, "barrier thread count must be a positive multiple of 32");
+      x.imm = cnt.imm;
+    }
+    if (kind == 2) {
+      x.src[2] = predSrc(in.ops[i++], x, 2, info);
+    }
+    if (in.ops.size() != i) invalid(in.loc, "too many operands for the barrier");
+    if (kind == 1 && x.imm == 0) invalid(in.loc, "bar.arrive needs a thread count");
+  }
+
+  void fixup() {
+    for (const auto& f : fixups_) {
+      auto it = labels_[f.func].find(f.label);
+      if (it == labels_[f.func].end())
+        invalid(f.loc, "branch to undefined label '" + f.label + "'");
+      p_->code[f.pc].target = it->second;
+    }
+    for (const auto& t : tableFixups_) {
+      for (const auto& l : t.labels) {
+        auto it = labels_[t.func].find(l);
+        if (it == labels_[t.func].end()) invalid(t.loc, "branch table names undefined label '" + l + "'");
+        p_->branchTables[t.table].push_back(it->second);
+      }
+    }
+    for (auto& x : p_->code)
+      if (x.flow == Flow::Call) x.target = p_->functions[x.aux].begin;
+  }
+
+  struct Fixup {
+    uint32_t pc;
+    std::string label;
+    size_t func;
+    bool isCall;
+    ptx::SourceLoc loc;
+  };
+  struct TableFixup {
+    uint32_t table;
+    std::vector<std::string> labels;
+    size_t func;
+    ptx::SourceLoc loc;
+  };
+
+  const ptx::Module& m_;
+  const Function& entry_;
+  const ModuleSymbols& syms_;
+  std::unique_ptr<Program> p_;
+  std::vector<const Function*> funcs_;
+  std::unordered_map<const Variable*, uint32_t> slotOf_, predOf_;
+  std::unordered_map<const Variable*, uint64_t> addrOf_;
+  std::unordered_map<const Variable*, MemSpace> spaceOf_;
+  std::vector<const Variable*> externShared_;
+  std::map<uint64_t, uint32_t> constSlots_;
+  std::map<SReg, uint32_t> sregSlots_;
+  std::vector<std::unordered_map<std::string, uint32_t>> labels_;
+  std::vector<Fixup> fixups_;
+  std::vector<TableFixup> tableFixups_;
+  std::vector<uint8_t> regWidth_;  // 32-bit units per register slot
+  uint32_t nextSlot_ = 0;
+  uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
+};
+
+}  // namespace
+
+void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms) {
+  uint64_t off = 0;
+  for (const auto& g : m.globals) {
+    if (g->space != StateSpace::Const) continue;
+    off = alignUp(off, g->alignment());
+    syms.constOffset[g->name] = off;
+    if (syms.constBank.size() < off + g->sizeBytes()) syms.constBank.resize(off + g->sizeBytes(), 0);
+    if (!g->init.empty()) std::memcpy(syms.constBank.data() + off, g->init.data(), g->init.size());
+    off += g->sizeBytes();
+  }
+  if (syms.constBank.size() > 65536)
+    throw InputError(fmt::format("{}: .const variables need {} bytes; the constant bank holds 65536",
+                                 m.fileName, syms.constBank.size()));
+}
+
+std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,
+                                      const ModuleSymbols& syms) {
+  return Decoder(m, entry, syms).run();
+}
+
+const char* instClassName(InstClass c) {
+  static const char* names[] = {"int_add", "int_max", "int_mul", "int_mad", "int_div", "fp_add",
+                                "fp_max",  "fp_mul",  "fp_mad",  "fp_div",  "dp_add",  "dp_max",
+                                "dp_mul",  "dp_mad",  "dp_div",  "sfu",     "shfl",    "load",
+                                "store",   "atomic",  "branch",  "call",    "ret",     "exit",
+                                "barrier", "nop"};
+  static_assert(sizeof(names) / sizeof(names[0]) == kNumInstClasses);
+  return names[static_cast<int>(c)];
+}
+
+const char* memSpaceName(MemSpace s) {
+  switch (s) {
+    case MemSpace::None: return "none";
+    case MemSpace::Global: return "global";
+    case MemSpace::Shared: return "shared";
+    case MemSpace::Local: return "local";
+    case MemSpace::Const: return "const";
+    case MemSpace::KernelParam: return "kernel-param";
+    case MemSpace::CallParam: return "param";
+    case MemSpace::Generic: return "generic";
+  }
+  return "?";
+}
+
+}  // namespace gpusc::func

@@ -1,0 +1,355 @@
+#include "func/executor.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::func {
+
+void ExecStats::add(const ExecStats& o) {
+  warpInsts += o.warpInsts;
+  threadInsts += o.threadInsts;
+  for (int i = 0; i < kNumInstClasses; ++i) byClass[i] += o.byClass[i];
+  for (int i = 0; i <= kWarpSize; ++i) activeLanes[i] += o.activeLanes[i];
+  branches += o.branches;
+  divergentBranches += o.divergentBranches;
+  barrierWaits += o.barrierWaits;
+  ctas += o.ctas;
+}
+
+void ExecCtx::fault(int lane, const std::string& what) const {
+  const Program& p = *L->prog;
+  uint32_t t = w->idInCta * kWarpSize + static_cast<uint32_t>(lane);
+  uint32_t bx = L->block.x, by = L->block.y;
+  const InstInfo& ii = p.info[pc];
+  throw KernelFault(fmt::format("{} in kernel {} by thread ({},{},{}) of block ({},{},{}) at {}: {}", what,
+                                p.name, t % bx, (t / bx) % by, t / (bx * by), cta->ctaid.x,
+                                cta->ctaid.y, cta->ctaid.z, ii.loc.str(), ii.text));
+}
+
+namespace {
+
+// Pops finished entries: empty ones, and ones that reached their reconvergence point.
+inline void reconverge(Warp& w) {
+  while (!w.stack.empty()) {
+    const SimtEntry& t = w.stack.back();
+    if (t.mask != 0 && t.pc != t.rpc) break;
+    w.stack.pop_back();
+  }
+}
+
+inline void gotoPc(Warp& w, uint32_t pc) {
+  w.stack.back().pc = pc;
+  reconverge(w);
+}
+
+uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t warp, int lane) {
+  const uint32_t t = warp * kWarpSize + static_cast<uint32_t>(lane);
+  const uint32_t bx = L.block.x, by = L.block.y;
+  using ptx::SReg;
+  switch (s) {
+    case SReg::TidX: return t % bx;
+    case SReg::TidY: return (t / bx) % by;
+    case SReg::TidZ: return t / (bx * by);
+    case SReg::NtidX: return L.block.x;
+    case SReg::NtidY: return L.block.y;
+    case SReg::NtidZ: return L.block.z;
+    case SReg::CtaidX: return cta.ctaid.x;
+    case SReg::CtaidY: return cta.ctaid.y;
+    case SReg::CtaidZ: return cta.ctaid.z;
+    case SReg::NctaidX: return L.grid.x;
+    case SReg::NctaidY: return L.grid.y;
+    case SReg::NctaidZ: return L.grid.z;
+    case SReg::LaneId: return static_cast<uint32_t>(lane);
+    case SReg::WarpId: return warp;
+    case SReg::NWarpId: return L.warpsPerCta;
+    case SReg::SmId: return L.smId;
+    case SReg::NSmId: return L.numSms;
+    case SReg::GridId: return 0;
+    case SReg::LaneMaskEq: return 1u << lane;
+    case SReg::LaneMaskLe: return lane == 31 ? kFullMask : (2u << lane) - 1;
+    case SReg::LaneMaskLt: return (1u << lane) - 1;
+    case SReg::LaneMaskGe: return ~((1u << lane) - 1);
+    case SReg::LaneMaskGt: return lane == 31 ? 0u : ~((2u << lane) - 1);
+    case SReg::DynamicSmemSize: return L.dynamicShared;
+    case SReg::TotalSmemSize: return L.sharedBytes;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId) const {
+  const Program& p = *L_.prog;
+  cta.ctaid = ctaid;
+  cta.linearId = linearId;
+  cta.shared.assign(L_.sharedBytes, 0);
+  const uint64_t threads = L_.block.count();
+  const uint32_t nw = L_.warpsPerCta;
+  cta.warps.resize(nw);
+  cta.liveWarps = nw;
+  for (auto& b : cta.barriers) b = Barrier{};
+  for (uint32_t wi = 0; wi < nw; ++wi) {
+    Warp& w = cta.warps[wi];
+    w.regs.assign(size_t(p.numSlots) * kWarpSize, 0);
+    w.preds.assign(p.numPreds, 0);
+    for (const auto& [slot, value] : p.constSlots)
+      std::fill_n(w.regs.begin() + size_t(slot) * kWarpSize, kWarpSize, value);
+    for (const auto& s : p.sregSlots)
+      for (int l = 0; l < kWarpSize; ++l)
+        w.regs[size_t(s.slot) * kWarpSize + l] = sregValue(s.sreg, L_, cta, wi, l);
+    w.local.assign(size_t(p.localBytesPerThread) * kWarpSize, 0);
+    w.callParams.assign(size_t(p.callParamBytesPerThread) * kWarpSize, 0);
+    uint64_t first = uint64_t(wi) * kWarpSize;
+    uint64_t n = std::min<uint64_t>(kWarpSize, threads - first);
+    w.live = n >= 32 ? kFullMask : ((1u << n) - 1);
+    w.carry = 0;
+    w.idInCta = wi;
+    w.state = WarpState::Ready;
+    w.barrierId = 0;
+    w.instructions = 0;
+    w.stack.clear();
+    w.stack.push_back({p.functions[0].begin, kNoPc, w.live, false});
+  }
+}
+
+bool Executor::tryRelease(Cta& cta, uint32_t id) {
+  Barrier& b = cta.barriers[id];
+  if (b.arrivedWarps == 0) return false;
+  uint32_t expected = b.expectedThreads ? b.expectedThreads : cta.liveWarps * kWarpSize;
+  if (b.arrivedWarps * kWarpSize < expected) return false;
+  for (uint32_t wi = 0; wi < cta.warps.size(); ++wi) {
+    if (!((b.waiting >> wi) & 1u)) continue;
+    Warp& w = cta.warps[wi];
+    w.state = WarpState::Ready;
+  }
+  b = Barrier{};
+  return true;
+}
+
+void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
+  Barrier& b = cta.barriers[in.aux];
+  if (in.imm) {
+    if (b.expectedThreads && b.expectedThreads != uint32_t(in.imm)) {
+      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), mask, r.pc, nullptr};
+      c.fault(__builtin_ctz(mask), fmt::format("barrier {} used with thread counts {} and {}", in.aux,
+                                                b.expectedThreads, in.imm));
+    }
+    b.expectedThreads = static_cast<uint32_t>(in.imm);
+  }
+  const bool waits = in.mode != 1;  // bar.arrive does not wait
+  b.arrivedWarps += 1;
+  if (in.mode == 2) {
+    uint32_t p = (in.predSrcNeg & 4 ? ~w.preds[in.src[2]] : w.preds[in.src[2]]) & mask;
+    b.redPopc += static_cast<uint32_t>(__builtin_popcount(p));
+    b.redAnd = b.redAnd && p == mask;
+    b.redOr = b.redOr || p != 0;
+  }
+  if (waits) {
+    b.waiting |= 1ull << w.idInCta;
+    w.state = WarpState::AtBarrier;
+    w.barrierId = in.aux;
+    r.kind = StepKind::AtBarrier;
+  }
+  // A reduction's result is known only when the barrier completes; deliver it then.
+  const bool isRed = in.mode == 2;
+  const uint32_t popc = b.redPopc;
+  const bool andR = b.redAnd, orR = b.redOr;
+  uint64_t waiting = b.waiting;
+  if (tryRelease(cta, in.aux)) {
+    r.released = true;
+    if (isRed) {
+      for (uint32_t wi = 0; wi < cta.warps.size(); ++wi) {
+        if (!((waiting >> wi) & 1u)) continue;
+        Warp& o = cta.warps[wi];
+        // Every waiting warp is at this same bar.red instruction; write its result.
+        const uint32_t lanes = o.activeMask();
+        if (in.mode2 == 0) {
+          for (int l = 0; l < kWarpSize; ++l)
+            if ((lanes >> l) & 1u) o.regs[size_t(in.dst[0]) * kWarpSize + l] = popc;
+        } else {
+          bool v = in.mode2 == 1 ? andR : orR;
+          o.preds[in.dst[0]] = (o.preds[in.dst[0]] & ~lanes) | (v ? lanes : 0u);
+        }
+      }
+    }
+  }
+}
+
+void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
+  w.state = WarpState::Done;
+  r.kind = StepKind::Exited;
+  cta.liveWarps -= 1;
+  // Barriers that count all live threads may now be complete.
+  for (uint32_t id = 0; id < 16; ++id)
+    if (cta.barriers[id].expectedThreads == 0 && tryRelease(cta, id)) r.released = true;
+}
+
+StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
+  const Program& p = *L_.prog;
+  StepResult r;
+  SimtEntry& top = w.stack.back();
+  const uint32_t pc = top.pc;
+  if (pc >= p.code.size())
+    throw InternalError(fmt::format("warp {} of kernel {} has no valid pc", w.idInCta, p.name));
+  const Inst& in = p.code[pc];
+  const uint32_t active = top.mask;
+  uint32_t mask = active;
+  if (in.guard >= 0) mask &= in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard];
+  r.pc = pc;
+  r.active = active;
+  r.executed = mask;
+  const int n = __builtin_popcount(active);
+  st.warpInsts += 1;
+  st.threadInsts += static_cast<uint64_t>(n);
+  st.byClass[static_cast<int>(in.cls)] += 1;
+  st.activeLanes[n] += 1;
+  w.instructions += 1;
+  L_.clock += 1;
+
+  switch (in.flow) {
+    case Flow::Normal: {
+      if (mask) {
+        ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
+        in.fn(c, in, mask);
+      } else if (rec) {
+        rec->mask = 0;
+      }
+      top.pc = pc + 1;
+      if (top.pc == top.rpc) reconverge(w);
+      return r;
+    }
+    case Flow::Branch: {
+      st.branches += 1;
+      const uint32_t taken = mask, notTaken = active & ~mask;
+      if (notTaken == 0 || in.target == pc + 1) {
+        gotoPc(w, in.target);
+      } else if (taken == 0) {
+        gotoPc(w, pc + 1);
+      } else {
+        st.divergentBranches += 1;
+        r.diverged = true;
+        const uint32_t rpc = in.reconv;
+        top.pc = rpc;
+        if (pc + 1 != rpc) w.stack.push_back({pc + 1, rpc, notTaken, false});
+        if (in.target != rpc) w.stack.push_back({in.target, rpc, taken, false});
+        reconverge(w);
+      }
+      return r;
+    }
+    case Flow::BranchIndexed: {
+      st.branches += 1;
+      if (mask == 0) {
+        gotoPc(w, pc + 1);
+        return r;
+      }
+      const auto& table = p.branchTables[in.aux];
+      uint32_t targets[kWarpSize];
+      for (int l = 0; l < kWarpSize; ++l) {
+        if (!((mask >> l) & 1u)) continue;
+        uint32_t idx = static_cast<uint32_t>(w.regs[size_t(in.src[0]) * kWarpSize + l]);
+        if (idx >= table.size()) {
+          ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
+          c.fault(l, fmt::format("brx.idx index {} is outside its {}-entry table", idx, table.size()));
+        }
+        targets[l] = table[idx];
+      }
+      // Group lanes by target; lanes whose guard was false fall through.
+      std::vector<std::pair<uint32_t, uint32_t>> groups;  // target, lanes
+      if (active & ~mask) groups.push_back({pc + 1, active & ~mask});
+      for (int l = 0; l < kWarpSize; ++l) {
+        if (!((mask >> l) & 1u)) continue;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == targets[l]; });
+        if (it == groups.end()) groups.push_back({targets[l], 1u << l});
+        else it->second |= 1u << l;
+      }
+      if (groups.size() == 1) {
+        gotoPc(w, groups[0].first);
+      } else {
+        st.divergentBranches += 1;
+        r.diverged = true;
+        const uint32_t rpc = in.reconv;
+        top.pc = rpc;
+        for (auto it = groups.rbegin(); it != groups.rend(); ++it)
+          if (it->first != rpc) w.stack.push_back({it->first, rpc, it->second, false});
+        reconverge(w);
+      }
+      return r;
+    }
+    case Flow::Call: {
+      top.pc = pc + 1;
+      if (mask) {
+        w.stack.push_back({in.target, kNoPc, mask, true});
+      } else {
+        reconverge(w);
+      }
+      return r;
+    }
+    case Flow::Ret: {
+      top.pc = pc + 1;
+      if (mask) {
+        for (size_t i = w.stack.size(); i-- > 0;) {
+          w.stack[i].mask &= ~mask;
+          if (w.stack[i].frame) break;
+        }
+      }
+      reconverge(w);
+      return r;
+    }
+    case Flow::Exit: {
+      top.pc = pc + 1;
+      if (mask) {
+        for (auto& e : w.stack) e.mask &= ~mask;
+        w.live &= ~mask;
+      }
+      reconverge(w);
+      if (w.stack.empty()) warpFinished(cta, w, r);
+      return r;
+    }
+    case Flow::Trap: {
+      if (mask) {
+        ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
+        c.fault(__builtin_ctz(mask), "trap instruction executed");
+      }
+      gotoPc(w, pc + 1);
+      return r;
+    }
+    case Flow::Barrier: {
+      top.pc = pc + 1;
+      if (mask) {
+        st.barrierWaits += 1;
+        arriveAtBarrier(cta, w, in, mask, r);
+      }
+      if (!w.stack.empty() && w.stack.back().pc == w.stack.back().rpc) reconverge(w);
+      return r;
+    }
+  }
+  return r;
+}
+
+void Executor::runCta(Cta& cta, ExecStats& st) {
+  st.ctas += 1;
+  while (cta.liveWarps > 0) {
+    bool progress = false;
+    for (Warp& w : cta.warps) {
+      while (w.state == WarpState::Ready) {
+        step(cta, w, st);
+        progress = true;
+      }
+    }
+    if (!progress) {
+      std::string where;
+      for (const Warp& w : cta.warps)
+        if (w.state == WarpState::AtBarrier)
+          where += fmt::format(" warp {} at barrier {} ({});", w.idInCta, w.barrierId,
+                               L_.prog->info[w.pc() - 1].loc.str());
+      throw KernelFault(fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
+                                    "that cannot complete:{}",
+                                    L_.prog->name, cta.ctaid.x, cta.ctaid.y, cta.ctaid.z, where));
+    }
+  }
+}
+
+}  // namespace gpusc::func

@@ -1,0 +1,66 @@
+// The functional SIMT engine: executes decoded instructions for a warp, maintains its
+// reconvergence stack (immediate post-dominator based), calls, exits and CTA barriers.
+//
+// The same step() serves the functional mode (which runs each warp until it blocks) and the
+// timing model (which decides when each warp issues and calls step() at issue).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "func/state.hpp"
+
+namespace gpusc::func {
+
+// Counts of what the engine executed; the functional mode's statistics.
+struct ExecStats {
+  uint64_t warpInsts = 0;
+  uint64_t threadInsts = 0;                 // active lanes summed over warp instructions
+  uint64_t byClass[kNumInstClasses] = {};   // warp instructions per class
+  uint64_t activeLanes[kWarpSize + 1] = {};  // histogram: active threads per warp instruction
+  uint64_t branches = 0, divergentBranches = 0;
+  uint64_t barrierWaits = 0;
+  uint64_t ctas = 0;
+
+  void add(const ExecStats& o);
+};
+
+enum class StepKind : uint8_t {
+  Executed,   // an ordinary instruction (or a branch/call/return) ran
+  AtBarrier,  // the warp arrived at a barrier and now waits (barrier may have released at once)
+  Exited,     // the warp finished (all its threads exited)
+};
+
+struct StepResult {
+  StepKind kind = StepKind::Executed;
+  uint32_t pc = 0;
+  uint32_t active = 0;    // SIMT active mask
+  uint32_t executed = 0;  // lanes that executed (active & guard)
+  bool released = false;  // a barrier released (warps of the CTA became ready)
+  bool diverged = false;
+};
+
+class Executor {
+ public:
+  explicit Executor(LaunchState& launch) : L_(launch) {}
+
+  // Prepares `cta` (block index `ctaid`) for execution: shared memory, warps, registers.
+  void initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId) const;
+
+  // Executes one instruction of warp `w` of `cta`.
+  StepResult step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec = nullptr);
+
+  // Runs every warp of `cta` to completion (functional mode). Throws KernelFault on deadlock.
+  void runCta(Cta& cta, ExecStats& st);
+
+  LaunchState& launch() { return L_; }
+
+ private:
+  void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
+  bool tryRelease(Cta& cta, uint32_t id);
+  void warpFinished(Cta& cta, Warp& w, StepResult& r);
+
+  LaunchState& L_;
+};
+
+}  // namespace gpusc::func

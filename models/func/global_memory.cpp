@@ -1,0 +1,120 @@
+#include "func/global_memory.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "func/program.hpp"
+
+namespace gpusc::func {
+
+GlobalMemory::GlobalMemory(uint64_t capacityBytes) : capacity_(capacityBytes) {}
+
+uint64_t GlobalMemory::allocate(uint64_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (allocated_ + bytes > capacity_)
+    throw InputError(fmt::format("out of device memory: {} bytes requested, {} of {} in use", bytes,
+                                 allocated_, capacity_));
+  uint64_t base = next_;
+  // Allocations start on a fresh page with one unmapped page between them, so running off the
+  // end of a buffer faults instead of silently reading its neighbour.
+  uint64_t span = (bytes + kPageSize - 1) & ~(kPageSize - 1);
+  next_ += span + kPageSize;
+  if (next_ >= kWindowBase) throw InputError("device address space exhausted");
+  allocs_[base] = bytes;
+  allocated_ += bytes;
+  return base;
+}
+
+void GlobalMemory::release(uint64_t addr) {
+  auto it = allocs_.find(addr);
+  if (it == allocs_.end())
+    throw InputError(fmt::format("free of 0x{:x}, which is not an allocated device pointer", addr));
+  uint64_t first = addr >> kPageBits;
+  uint64_t last = (addr + it->second - 1) >> kPageBits;
+  for (uint64_t p = first; p <= last; ++p) {
+    pages_.erase(p);
+    TlbEntry& e = tlb_[p & (kTlbSize - 1)];
+    if (e.page == p) e = TlbEntry{};
+  }
+  allocated_ -= it->second;
+  allocs_.erase(it);
+}
+
+bool GlobalMemory::isAllocated(uint64_t addr, uint64_t bytes) const {
+  auto it = allocs_.upper_bound(addr);
+  if (it == allocs_.begin()) return false;
+  --it;
+  return addr >= it->first && addr + bytes <= it->first + it->second;
+}
+
+void GlobalMemory::checkRange(uint64_t addr, uint64_t bytes, const char* what) const {
+  if (bytes == 0) return;
+  if (!isAllocated(addr, bytes))
+    throw InputError(fmt::format("{} of {} bytes at 0x{:x} is outside every device allocation", what,
+                                 bytes, addr));
+}
+
+uint8_t* GlobalMemory::pageData(uint64_t page) {
+  auto& slot = pages_[page];
+  if (!slot) {
+    slot.reset(new uint8_t[kPageSize]);
+    std::memset(slot.get(), 0, kPageSize);
+  }
+  return slot.get();
+}
+
+uint8_t* GlobalMemory::translateSlow(uint64_t addr) {
+  uint64_t page = addr >> kPageBits;
+  // Valid when some allocation overlaps the page (page-granular, like a GPU's MMU).
+  uint64_t pageBase = page << kPageBits;
+  auto it = allocs_.upper_bound(pageBase + kPageSize - 1);
+  if (it == allocs_.begin()) return nullptr;
+  --it;
+  if (it->first + it->second <= pageBase) return nullptr;
+  uint8_t* data = pageData(page);
+  tlb_[page & (kTlbSize - 1)] = TlbEntry{page, data};
+  return data + (addr & (kPageSize - 1));
+}
+
+void GlobalMemory::write(uint64_t addr, const void* src, uint64_t bytes) {
+  checkRange(addr, bytes, "copy to device");
+  const uint8_t* s = static_cast<const uint8_t*>(src);
+  while (bytes) {
+    uint64_t n = std::min(bytes, kPageSize - (addr & (kPageSize - 1)));
+    std::memcpy(pageData(addr >> kPageBits) + (addr & (kPageSize - 1)), s, n);
+    addr += n;
+    s += n;
+    bytes -= n;
+  }
+}
+
+void GlobalMemory::read(uint64_t addr, void* dst, uint64_t bytes) {
+  checkRange(addr, bytes, "copy from device");
+  uint8_t* d = static_cast<uint8_t*>(dst);
+  while (bytes) {
+    uint64_t n = std::min(bytes, kPageSize - (addr & (kPageSize - 1)));
+    auto it = pages_.find(addr >> kPageBits);
+    if (it == pages_.end()) {
+      std::memset(d, 0, n);
+    } else {
+      std::memcpy(d, it->second.get() + (addr & (kPageSize - 1)), n);
+    }
+    addr += n;
+    d += n;
+    bytes -= n;
+  }
+}
+
+void GlobalMemory::fill(uint64_t addr, uint8_t value, uint64_t bytes) {
+  checkRange(addr, bytes, "memset");
+  while (bytes) {
+    uint64_t n = std::min(bytes, kPageSize - (addr & (kPageSize - 1)));
+    std::memset(pageData(addr >> kPageBits) + (addr & (kPageSize - 1)), value, n);
+    addr += n;
+    bytes -= n;
+  }
+}
+
+}  // namespace gpusc::func

@@ -1,0 +1,327 @@
+// Floating-point instructions (f32, f64): arithmetic, fma, min/max, special functions, testp.
+//
+// IEEE operations (.rn and the directed roundings .rz/.rm/.rp) are exact: the host FPU computes
+// them, switching its rounding mode for the directed ones (this file is compiled with
+// -frounding-math). NaN results are canonical (0x7fffffff / 0x7fffffffffffffff) as on NVIDIA
+// GPUs. The .approx special functions use the host's correctly rounded functions, which are at
+// least as accurate as the hardware's; docs/ptx-support.md lists the differences.
+#include <cfenv>
+#include <cmath>
+#include <cstring>
+
+#include "func/handlers.hpp"
+#include "func/lanes.hpp"
+
+namespace gpusc::func::handlers {
+
+namespace {
+
+template <class T>
+inline T flushDenormal(T x) {
+  if constexpr (sizeof(T) == 4) {
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    if ((b & 0x7f800000u) == 0) b &= 0x80000000u;
+    std::memcpy(&x, &b, 4);
+    return x;
+  } else {
+    uint64_t b;
+    std::memcpy(&b, &x, 8);
+    if ((b & 0x7ff0000000000000ull) == 0) b &= 0x8000000000000000ull;
+    std::memcpy(&x, &b, 8);
+    return x;
+  }
+}
+
+template <class T>
+inline T canonical(T x) {
+  if (x != x) {
+    if constexpr (sizeof(T) == 4) {
+      uint32_t b = 0x7fffffffu;
+      std::memcpy(&x, &b, 4);
+    } else {
+      uint64_t b = 0x7fffffffffffffffull;
+      std::memcpy(&x, &b, 8);
+    }
+  }
+  return x;
+}
+
+template <class T>
+inline T saturate(T x) {
+  if (!(x > T(0))) return T(0);  // also NaN -> +0
+  return x > T(1) ? T(1) : x;
+}
+
+// Switches the host rounding mode for directed-rounding instructions.
+class RoundScope {
+ public:
+  explicit RoundScope(uint8_t r) {
+    int mode = -1;
+    switch (static_cast<Round>(r)) {
+      case Round::Rz: mode = FE_TOWARDZERO; break;
+      case Round::Rm: mode = FE_DOWNWARD; break;
+      case Round::Rp: mode = FE_UPWARD; break;
+      default: break;
+    }
+    if (mode >= 0) {
+      std::fesetround(mode);
+      active_ = true;
+    }
+  }
+  ~RoundScope() {
+    if (active_) std::fesetround(FE_TONEAREST);
+  }
+  RoundScope(const RoundScope&) = delete;
+  RoundScope& operator=(const RoundScope&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+template <class T>
+inline T fmin(T a, T b) {
+  if (a != a) return b != b ? canonical(a) : b;
+  if (b != b) return a;
+  if (a == b) return std::signbit(a) ? a : b;  // min(-0, +0) = -0
+  return a < b ? a : b;
+}
+
+template <class T>
+inline T fmax(T a, T b) {
+  if (a != a) return b != b ? canonical(a) : b;
+  if (b != b) return a;
+  if (a == b) return std::signbit(a) ? b : a;  // max(-0, +0) = +0
+  return a > b ? a : b;
+}
+
+template <class T, FBin Op>
+inline T binaryOp(T x, T y) {
+  if constexpr (Op == FBin::Add) return x + y;
+  else if constexpr (Op == FBin::Sub) return x - y;
+  else if constexpr (Op == FBin::Mul) return x * y;
+  else if constexpr (Op == FBin::Div || Op == FBin::DivApprox) return x / y;
+  else if constexpr (Op == FBin::Min) return fmin(x, y);
+  else if constexpr (Op == FBin::Max) return fmax(x, y);
+  else if constexpr (Op == FBin::MinNaN) return (x != x || y != y) ? canonical(x + y) : fmin(x, y);
+  else if constexpr (Op == FBin::MaxNaN) return (x != x || y != y) ? canonical(x + y) : fmax(x, y);
+  else return std::copysign(y, x);  // copysign d, a, b: b with the sign of a
+}
+
+template <class T, FBin Op, bool Ftz, bool Sat>
+void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
+  RoundScope rs(in.mode2);
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  forEachLane(mask, [&](int l) {
+    T x = get<T>(a, l), y = get<T>(b, l);
+    if constexpr (Ftz) {
+      x = flushDenormal(x);
+      y = flushDenormal(y);
+    }
+    T r = binaryOp<T, Op>(x, y);
+    if constexpr (Ftz) r = flushDenormal(r);
+    if constexpr (Sat) r = saturate(r);
+    if constexpr (Op != FBin::Copysign) r = canonical(r);
+    put<T>(d, l, r);
+  });
+}
+
+template <class T, FUn Op>
+inline T unaryOp(T x) {
+  if constexpr (Op == FUn::Abs) return std::fabs(x);
+  else if constexpr (Op == FUn::Neg) return -x;
+  else if constexpr (Op == FUn::Mov) return x;
+  else if constexpr (Op == FUn::Sqrt || Op == FUn::SqrtApprox) return std::sqrt(x);
+  else if constexpr (Op == FUn::Rsqrt) return T(1) / std::sqrt(x);
+  else if constexpr (Op == FUn::Rcp || Op == FUn::RcpApprox) return T(1) / x;
+  else if constexpr (Op == FUn::Ex2) return std::exp2(x);
+  else if constexpr (Op == FUn::Lg2) return std::log2(x);
+  else if constexpr (Op == FUn::Sin) return std::sin(x);
+  else if constexpr (Op == FUn::Cos) return std::cos(x);
+  else return std::tanh(x);
+}
+
+template <class T, FUn Op, bool Ftz, bool Sat>
+void unary(ExecCtx& c, const Inst& in, uint32_t mask) {
+  RoundScope rs(in.mode2);
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  constexpr bool kBitOp = Op == FUn::Abs || Op == FUn::Neg || Op == FUn::Mov;
+  forEachLane(mask, [&](int l) {
+    T x = get<T>(a, l);
+    if constexpr (Ftz) x = flushDenormal(x);
+    T r = unaryOp<T, Op>(x);
+    if constexpr (Ftz) r = flushDenormal(r);
+    if constexpr (Sat) r = saturate(r);
+    if constexpr (!kBitOp) r = canonical(r);
+    put<T>(d, l, r);
+  });
+}
+
+// fma: one rounding. The host's fma instruction is used where the CPU has one (chosen once at
+// start-up); otherwise libm's exact software fma.
+template <class T, bool Ftz, bool Sat>
+inline void fmaLoop(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* e = slot(c, in.src[2]);
+  auto lane = [&](int l) {
+    T x = get<T>(a, l), y = get<T>(b, l), z = get<T>(e, l);
+    if constexpr (Ftz) {
+      x = flushDenormal(x);
+      y = flushDenormal(y);
+      z = flushDenormal(z);
+    }
+    T r = std::fma(x, y, z);
+    if constexpr (Ftz) r = flushDenormal(r);
+    if constexpr (Sat) r = saturate(r);
+    put<T>(d, l, canonical(r));
+  };
+  if (mask == kFullMask) {
+    for (int l = 0; l < kWarpSize; ++l) lane(l);
+  } else {
+    while (mask) {
+      int l = __builtin_ctz(mask);
+      mask &= mask - 1;
+      lane(l);
+    }
+  }
+}
+
+template <class T, bool Ftz, bool Sat>
+void fmaPortable(ExecCtx& c, const Inst& in, uint32_t mask) {
+  RoundScope rs(in.mode2);
+  fmaLoop<T, Ftz, Sat>(c, in, mask);
+}
+
+#if defined(__x86_64__)
+template <class T, bool Ftz, bool Sat>
+__attribute__((target("fma"), flatten)) void fmaHardware(ExecCtx& c, const Inst& in, uint32_t mask) {
+  RoundScope rs(in.mode2);
+  fmaLoop<T, Ftz, Sat>(c, in, mask);
+}
+#endif
+
+template <class T, bool Ftz, bool Sat>
+Handler pickFma() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("fma")) return &fmaHardware<T, Ftz, Sat>;
+#endif
+  return &fmaPortable<T, Ftz, Sat>;
+}
+
+template <class T>
+void testpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* a = slot(c, in.src[0]);
+  uint32_t result = 0;
+  forEachLane(mask, [&](int l) {
+    T x = get<T>(a, l);
+    int cls = std::fpclassify(x);
+    bool r = false;
+    switch (in.mode) {
+      case 0: r = std::isfinite(x); break;
+      case 1: r = std::isinf(x); break;
+      case 2: r = !std::isnan(x); break;
+      case 3: r = std::isnan(x); break;
+      case 4: r = cls == FP_NORMAL; break;
+      case 5: r = cls == FP_SUBNORMAL; break;
+    }
+    result |= uint32_t(r) << l;
+  });
+  writePred(c, in.dst[0], mask, result);
+}
+
+template <class T, FBin Op>
+Handler pickBinary(uint8_t flags) {
+  switch (flags & (kFtz | kSat)) {
+    case 0: return &binary<T, Op, false, false>;
+    case kFtz: return &binary<T, Op, true, false>;
+    case kSat: return &binary<T, Op, false, true>;
+    default: return &binary<T, Op, true, true>;
+  }
+}
+
+template <class T, FUn Op>
+Handler pickUnary(uint8_t flags) {
+  switch (flags & (kFtz | kSat)) {
+    case 0: return &unary<T, Op, false, false>;
+    case kFtz: return &unary<T, Op, true, false>;
+    case kSat: return &unary<T, Op, false, true>;
+    default: return &unary<T, Op, true, true>;
+  }
+}
+
+template <class T>
+Handler binaryFor(FBin op, uint8_t flags) {
+  switch (op) {
+    case FBin::Add: return pickBinary<T, FBin::Add>(flags);
+    case FBin::Sub: return pickBinary<T, FBin::Sub>(flags);
+    case FBin::Mul: return pickBinary<T, FBin::Mul>(flags);
+    case FBin::Div: return pickBinary<T, FBin::Div>(flags);
+    case FBin::DivApprox: return pickBinary<T, FBin::DivApprox>(flags);
+    case FBin::Min: return pickBinary<T, FBin::Min>(flags);
+    case FBin::Max: return pickBinary<T, FBin::Max>(flags);
+    case FBin::MinNaN: return pickBinary<T, FBin::MinNaN>(flags);
+    case FBin::MaxNaN: return pickBinary<T, FBin::MaxNaN>(flags);
+    case FBin::Copysign: return pickBinary<T, FBin::Copysign>(flags);
+  }
+  return nullptr;
+}
+
+template <class T>
+Handler unaryFor(FUn op, uint8_t flags) {
+  switch (op) {
+    case FUn::Abs: return pickUnary<T, FUn::Abs>(flags);
+    case FUn::Neg: return pickUnary<T, FUn::Neg>(flags);
+    case FUn::Mov: return pickUnary<T, FUn::Mov>(flags);
+    case FUn::Sqrt: return pickUnary<T, FUn::Sqrt>(flags);
+    case FUn::SqrtApprox: return pickUnary<T, FUn::SqrtApprox>(flags);
+    case FUn::Rsqrt: return pickUnary<T, FUn::Rsqrt>(flags);
+    case FUn::Rcp: return pickUnary<T, FUn::Rcp>(flags);
+    case FUn::RcpApprox: return pickUnary<T, FUn::RcpApprox>(flags);
+    case FUn::Ex2: return pickUnary<T, FUn::Ex2>(flags);
+    case FUn::Lg2: return pickUnary<T, FUn::Lg2>(flags);
+    case FUn::Sin: return pickUnary<T, FUn::Sin>(flags);
+    case FUn::Cos: return pickUnary<T, FUn::Cos>(flags);
+    case FUn::Tanh: return pickUnary<T, FUn::Tanh>(flags);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Handler floatBinary(FBin op, Type t, Round, uint8_t flags) {
+  if (t == Type::F32) return binaryFor<float>(op, flags);
+  if (t == Type::F64) return binaryFor<double>(op, flags);
+  return nullptr;
+}
+
+Handler floatUnary(FUn op, Type t, Round, uint8_t flags) {
+  if (t == Type::F32) return unaryFor<float>(op, flags);
+  if (t == Type::F64) return unaryFor<double>(op, flags);
+  return nullptr;
+}
+
+Handler floatFma(Type t, Round, uint8_t flags) {
+  bool ftz = flags & kFtz, sat = flags & kSat;
+  if (t == Type::F32) {
+    if (ftz) return sat ? pickFma<float, true, true>() : pickFma<float, true, false>();
+    return sat ? pickFma<float, false, true>() : pickFma<float, false, false>();
+  }
+  if (t == Type::F64) {
+    if (ftz) return sat ? pickFma<double, true, true>() : pickFma<double, true, false>();
+    return sat ? pickFma<double, false, true>() : pickFma<double, false, false>();
+  }
+  return nullptr;
+}
+
+Handler testp(uint8_t, Type t) {
+  if (t == Type::F32) return &testpHandler<float>;
+  if (t == Type::F64) return &testpHandler<double>;
+  return nullptr;
+}
+
+}  // namespace gpusc::func::handlers

@@ -1,0 +1,441 @@
+// Integer, bit-manipulation and carry-chain instructions.
+//
+// Semantics follow the PTX ISA. Where it leaves a result unspecified we choose, and document in
+// docs/ptx-support.md: x / 0 gives all ones for unsigned types and -1 (x >= 0) or 1 (x < 0) for
+// signed types, as NVIDIA's division sequence does; x % 0 gives x; MIN / -1 gives MIN.
+#include <limits>
+
+#include "func/handlers.hpp"
+#include "func/lanes.hpp"
+
+namespace gpusc::func::handlers {
+
+namespace {
+
+template <class T>
+using Wide = std::conditional_t<
+    sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
+    std::conditional_t<sizeof(T) == 4, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
+                       std::conditional_t<std::is_signed_v<T>, Int128, UInt128>>>;
+
+template <class T>
+using U = std::make_unsigned_t<T>;
+
+template <class T>
+constexpr unsigned kBits = sizeof(T) * 8;
+
+// ---- binary operations ----
+
+template <class T>
+T divide(T a, T b) {
+  if (b == 0) {
+    if constexpr (std::is_signed_v<T>) return a < 0 ? T(1) : T(-1);
+    return static_cast<T>(~U<T>(0));
+  }
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
+  }
+  return static_cast<T>(a / b);
+}
+
+template <class T>
+T remainder(T a, T b) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return 0;
+  }
+  return static_cast<T>(a % b);
+}
+
+template <class T>
+T mulHi(T a, T b) {
+  using W = Wide<T>;
+  return static_cast<T>((W(a) * W(b)) >> kBits<T>);
+}
+
+template <class T>
+T shiftLeft(T a, uint32_t n) {
+  return n >= kBits<T> ? T(0) : static_cast<T>(U<T>(a) << n);
+}
+
+template <class T>
+T shiftRight(T a, uint32_t n) {
+  if constexpr (std::is_signed_v<T>) {
+    return n >= kBits<T> ? (a < 0 ? T(-1) : T(0)) : static_cast<T>(a >> n);
+  } else {
+    return n >= kBits<T> ? T(0) : static_cast<T>(a >> n);
+  }
+}
+
+template <class T>
+int64_t sext24(T a) {
+  if constexpr (std::is_signed_v<T>) {
+    int32_t v = static_cast<int32_t>(static_cast<uint32_t>(a) << 8) >> 8;
+    return v;
+  } else {
+    return static_cast<int64_t>(static_cast<uint32_t>(a) & 0xffffffu);
+  }
+}
+
+template <class T, IntBin Op>
+void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  if constexpr (Op == IntBin::MulWide) {
+    if constexpr (sizeof(T) < 8) {
+      forEachLane(mask, [&](int l) { put<Wide<T>>(d, l, Wide<T>(get<T>(a, l)) * Wide<T>(get<T>(b, l))); });
+    }
+  } else if constexpr (Op == IntBin::Shl || Op == IntBin::Shr) {
+    forEachLane(mask, [&](int l) {
+      uint32_t n = get<uint32_t>(b, l);
+      put<T>(d, l, Op == IntBin::Shl ? shiftLeft(get<T>(a, l), n) : shiftRight(get<T>(a, l), n));
+    });
+  } else if constexpr (Op == IntBin::AddCC || Op == IntBin::AddC || Op == IntBin::AddCCC ||
+                       Op == IntBin::SubCC || Op == IntBin::SubC || Op == IntBin::SubCCC) {
+    using UT = U<T>;
+    constexpr bool kSub = Op == IntBin::SubCC || Op == IntBin::SubC || Op == IntBin::SubCCC;
+    constexpr bool kIn = Op == IntBin::AddC || Op == IntBin::AddCCC || Op == IntBin::SubC ||
+                         Op == IntBin::SubCCC;
+    constexpr bool kOut = Op == IntBin::AddCC || Op == IntBin::AddCCC || Op == IntBin::SubCC ||
+                          Op == IntBin::SubCCC;
+    uint32_t carry = c.w->carry, newCarry = 0;
+    forEachLane(mask, [&](int l) {
+      UT x = get<UT>(a, l), y = get<UT>(b, l);
+      UT cin = kIn ? UT((carry >> l) & 1u) : UT(0);
+      UT r;
+      bool cout;
+      if constexpr (kSub) {
+        r = static_cast<UT>(x - y - cin);
+        cout = Wide<UT>(x) < Wide<UT>(y) + Wide<UT>(cin);  // borrow
+      } else {
+        Wide<UT> s = Wide<UT>(x) + Wide<UT>(y) + Wide<UT>(cin);
+        r = static_cast<UT>(s);
+        cout = (s >> kBits<UT>) != 0;
+      }
+      put<UT>(d, l, r);
+      newCarry |= uint32_t(cout) << l;
+    });
+    if constexpr (kOut) c.w->carry = (carry & ~mask) | (newCarry & mask);
+  } else {
+    forEachLane(mask, [&](int l) {
+      T x = get<T>(a, l), y = get<T>(b, l);
+      T r;
+      if constexpr (Op == IntBin::Add) r = static_cast<T>(U<T>(x) + U<T>(y));
+      else if constexpr (Op == IntBin::Sub) r = static_cast<T>(U<T>(x) - U<T>(y));
+      else if constexpr (Op == IntBin::MulLo) r = static_cast<T>(U<T>(x) * U<T>(y));
+      else if constexpr (Op == IntBin::MulHi) r = mulHi(x, y);
+      else if constexpr (Op == IntBin::Mul24Lo) r = static_cast<T>(sext24(x) * sext24(y));
+      else if constexpr (Op == IntBin::Mul24Hi) r = static_cast<T>((sext24(x) * sext24(y)) >> 16);
+      else if constexpr (Op == IntBin::Div) r = divide(x, y);
+      else if constexpr (Op == IntBin::Rem) r = remainder(x, y);
+      else if constexpr (Op == IntBin::Min) r = x < y ? x : y;
+      else if constexpr (Op == IntBin::Max) r = x > y ? x : y;
+      else if constexpr (Op == IntBin::And) r = x & y;
+      else if constexpr (Op == IntBin::Or) r = x | y;
+      else if constexpr (Op == IntBin::Xor) r = x ^ y;
+      put<T>(d, l, r);
+    });
+  }
+}
+
+// ---- unary operations ----
+
+template <class T, IntUn Op>
+void unary(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  forEachLane(mask, [&](int l) {
+    T x = get<T>(a, l);
+    if constexpr (Op == IntUn::Popc) {
+      put<uint32_t>(d, l, static_cast<uint32_t>(__builtin_popcountll(U<T>(x))));
+    } else if constexpr (Op == IntUn::Clz) {
+      U<T> u = U<T>(x);
+      uint32_t n = u == 0 ? kBits<T> : static_cast<uint32_t>(__builtin_clzll(u) - (64 - kBits<T>));
+      put<uint32_t>(d, l, n);
+    } else if constexpr (Op == IntUn::Brev) {
+      U<T> u = U<T>(x), r = 0;
+      for (unsigned i = 0; i < kBits<T>; ++i) r |= U<T>((u >> i) & 1u) << (kBits<T> - 1 - i);
+      put<T>(d, l, static_cast<T>(r));
+    } else {
+      T r;
+      if constexpr (Op == IntUn::Abs) r = x < 0 ? static_cast<T>(U<T>(0) - U<T>(x)) : x;
+      else if constexpr (Op == IntUn::Neg) r = static_cast<T>(U<T>(0) - U<T>(x));
+      else if constexpr (Op == IntUn::Not) r = static_cast<T>(~x);
+      else if constexpr (Op == IntUn::CNot) r = x == 0 ? T(1) : T(0);
+      else r = x;  // Mov
+      put<T>(d, l, r);
+    }
+  });
+}
+
+// ---- ternary operations ----
+
+template <class T>
+T bitfieldExtract(T a, uint32_t pos, uint32_t len) {
+  constexpr unsigned msb = kBits<T> - 1;
+  pos &= 0xff;
+  len &= 0xff;
+  using UT = U<T>;
+  UT ua = UT(a);
+  UT sbit = 0;
+  if constexpr (std::is_signed_v<T>) {
+    if (len != 0) sbit = (ua >> std::min<uint32_t>(pos + len - 1, msb)) & 1u;
+  }
+  UT r = 0;
+  for (unsigned i = 0; i <= msb; ++i) {
+    UT bit = (i < len && pos + i <= msb) ? ((ua >> (pos + i)) & 1u) : sbit;
+    r |= bit << i;
+  }
+  return static_cast<T>(r);
+}
+
+uint32_t permute(uint32_t a, uint32_t b, uint32_t sel) {
+  uint64_t bytes = (uint64_t(b) << 32) | a;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t s = (sel >> (4 * i)) & 0xf;
+    uint32_t byte = static_cast<uint32_t>((bytes >> (8 * (s & 7))) & 0xff);
+    if (s & 8) byte = (byte & 0x80) ? 0xff : 0x00;
+    r |= byte << (8 * i);
+  }
+  return r;
+}
+
+template <class T, IntTer Op>
+void ternary(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* cc = slot(c, in.src[2]);
+  using UT = U<T>;
+  if constexpr (Op == IntTer::MadWide) {
+    if constexpr (sizeof(T) < 8) {
+      forEachLane(mask, [&](int l) {
+        using W = Wide<T>;
+        put<W>(d, l, static_cast<W>(std::make_unsigned_t<W>(W(get<T>(a, l)) * W(get<T>(b, l))) +
+                                    std::make_unsigned_t<W>(get<W>(cc, l))));
+      });
+    }
+  } else if constexpr (Op == IntTer::MadLoCC || Op == IntTer::MadHiCC || Op == IntTer::MadcLo ||
+                       Op == IntTer::MadcHi || Op == IntTer::MadcLoCC || Op == IntTer::MadcHiCC) {
+    constexpr bool kHi = Op == IntTer::MadHiCC || Op == IntTer::MadcHi || Op == IntTer::MadcHiCC;
+    constexpr bool kIn = Op == IntTer::MadcLo || Op == IntTer::MadcHi || Op == IntTer::MadcLoCC ||
+                         Op == IntTer::MadcHiCC;
+    constexpr bool kOut = Op == IntTer::MadLoCC || Op == IntTer::MadHiCC || Op == IntTer::MadcLoCC ||
+                          Op == IntTer::MadcHiCC;
+    uint32_t carry = c.w->carry, newCarry = 0;
+    forEachLane(mask, [&](int l) {
+      T x = get<T>(a, l), y = get<T>(b, l);
+      UT p = kHi ? UT(mulHi(x, y)) : UT(UT(x) * UT(y));
+      Wide<UT> s = Wide<UT>(p) + Wide<UT>(get<UT>(cc, l)) + Wide<UT>(kIn ? ((carry >> l) & 1u) : 0u);
+      put<UT>(d, l, static_cast<UT>(s));
+      newCarry |= uint32_t((s >> kBits<UT>) != 0) << l;
+    });
+    if constexpr (kOut) c.w->carry = (carry & ~mask) | (newCarry & mask);
+  } else {
+    forEachLane(mask, [&](int l) {
+      T x = get<T>(a, l), y = get<T>(b, l);
+      T r;
+      if constexpr (Op == IntTer::MadLo) {
+        r = static_cast<T>(UT(UT(x) * UT(y)) + UT(get<T>(cc, l)));
+      } else if constexpr (Op == IntTer::MadHi) {
+        r = static_cast<T>(UT(mulHi(x, y)) + UT(get<T>(cc, l)));
+      } else if constexpr (Op == IntTer::Mad24Lo) {
+        r = static_cast<T>(UT(sext24(x) * sext24(y)) + UT(get<T>(cc, l)));
+      } else if constexpr (Op == IntTer::Mad24Hi) {
+        r = static_cast<T>(UT((sext24(x) * sext24(y)) >> 16) + UT(get<T>(cc, l)));
+      } else if constexpr (Op == IntTer::Sad) {
+        UT diff = x > y ? UT(UT(x) - UT(y)) : UT(UT(y) - UT(x));
+        r = static_cast<T>(diff + UT(get<T>(cc, l)));
+      } else if constexpr (Op == IntTer::Bfe) {
+        r = bitfieldExtract(x, get<uint32_t>(b, l), get<uint32_t>(cc, l));
+      } else if constexpr (Op == IntTer::Prmt) {
+        r = static_cast<T>(permute(get<uint32_t>(a, l), get<uint32_t>(b, l), get<uint32_t>(cc, l)));
+      }
+      put<T>(d, l, r);
+    });
+  }
+}
+
+template <class T>
+void bfiHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* p = slot(c, in.src[2]);
+  const uint64_t* n = slot(c, in.src[3]);
+  forEachLane(mask, [&](int l) {
+    T f = get<T>(b, l), x = get<T>(a, l);
+    uint32_t pos = get<uint32_t>(p, l) & 0xff, len = get<uint32_t>(n, l) & 0xff;
+    for (uint32_t i = 0; i < len && pos + i < kBits<T>; ++i) {
+      T bit = T(1) << (pos + i);
+      f = ((x >> i) & 1u) ? (f | bit) : (f & ~bit);
+    }
+    put<T>(d, l, f);
+  });
+}
+
+void lop3Handler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* cc = slot(c, in.src[2]);
+  const uint32_t lut = static_cast<uint32_t>(in.imm) & 0xff;
+  forEachLane(mask, [&](int l) {
+    uint32_t x = get<uint32_t>(a, l), y = get<uint32_t>(b, l), z = get<uint32_t>(cc, l), r = 0;
+    // The LUT is indexed with a as bit 2 (0xF0), b as bit 1 (0xCC), c as bit 0 (0xAA).
+    if (lut & 0x01) r |= ~x & ~y & ~z;
+    if (lut & 0x02) r |= ~x & ~y & z;
+    if (lut & 0x04) r |= ~x & y & ~z;
+    if (lut & 0x08) r |= ~x & y & z;
+    if (lut & 0x10) r |= x & ~y & ~z;
+    if (lut & 0x20) r |= x & ~y & z;
+    if (lut & 0x40) r |= x & y & ~z;
+    if (lut & 0x80) r |= x & y & z;
+    put<uint32_t>(d, l, r);
+  });
+}
+
+template <bool Left, bool Wrap>
+void shfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* cc = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) {
+    uint64_t v = (uint64_t(get<uint32_t>(b, l)) << 32) | get<uint32_t>(a, l);
+    uint32_t n = get<uint32_t>(cc, l);
+    n = Wrap ? (n & 31) : std::min<uint32_t>(n, 32);
+    uint32_t r = Left ? static_cast<uint32_t>((v << n) >> 32) : static_cast<uint32_t>(v >> n);
+    put<uint32_t>(d, l, r);
+  });
+}
+
+// ---- type dispatch ----
+
+template <template <class> class H>
+Handler byIntType(Type t) {
+  switch (t) {
+    case Type::U16: case Type::B16: return H<uint16_t>::fn;
+    case Type::S16: return H<int16_t>::fn;
+    case Type::U32: case Type::B32: return H<uint32_t>::fn;
+    case Type::S32: return H<int32_t>::fn;
+    case Type::U64: case Type::B64: return H<uint64_t>::fn;
+    case Type::S64: return H<int64_t>::fn;
+    default: return nullptr;
+  }
+}
+
+template <IntBin Op>
+struct Bin {
+  template <class T>
+  struct H {
+    static constexpr Handler fn = &binary<T, Op>;
+  };
+};
+template <IntUn Op>
+struct Un {
+  template <class T>
+  struct H {
+    static constexpr Handler fn = &unary<T, Op>;
+  };
+};
+template <IntTer Op>
+struct Ter {
+  template <class T>
+  struct H {
+    static constexpr Handler fn = &ternary<T, Op>;
+  };
+};
+template <class T>
+struct BfiH {
+  static constexpr Handler fn = &bfiHandler<T>;
+};
+
+bool is64(Type t) { return t == Type::U64 || t == Type::S64 || t == Type::B64; }
+bool is16(Type t) { return t == Type::U16 || t == Type::S16 || t == Type::B16; }
+
+}  // namespace
+
+Handler intBinary(IntBin op, Type t) {
+  switch (op) {
+    case IntBin::Add: return byIntType<Bin<IntBin::Add>::H>(t);
+    case IntBin::Sub: return byIntType<Bin<IntBin::Sub>::H>(t);
+    case IntBin::MulLo: return byIntType<Bin<IntBin::MulLo>::H>(t);
+    case IntBin::MulHi: return byIntType<Bin<IntBin::MulHi>::H>(t);
+    case IntBin::MulWide: return is64(t) ? nullptr : byIntType<Bin<IntBin::MulWide>::H>(t);
+    case IntBin::Mul24Lo:
+      return t == Type::U32 || t == Type::S32 ? byIntType<Bin<IntBin::Mul24Lo>::H>(t) : nullptr;
+    case IntBin::Mul24Hi:
+      return t == Type::U32 || t == Type::S32 ? byIntType<Bin<IntBin::Mul24Hi>::H>(t) : nullptr;
+    case IntBin::Div: return byIntType<Bin<IntBin::Div>::H>(t);
+    case IntBin::Rem: return byIntType<Bin<IntBin::Rem>::H>(t);
+    case IntBin::Min: return byIntType<Bin<IntBin::Min>::H>(t);
+    case IntBin::Max: return byIntType<Bin<IntBin::Max>::H>(t);
+    case IntBin::And: return byIntType<Bin<IntBin::And>::H>(t);
+    case IntBin::Or: return byIntType<Bin<IntBin::Or>::H>(t);
+    case IntBin::Xor: return byIntType<Bin<IntBin::Xor>::H>(t);
+    case IntBin::Shl: return byIntType<Bin<IntBin::Shl>::H>(t);
+    case IntBin::Shr: return byIntType<Bin<IntBin::Shr>::H>(t);
+    case IntBin::AddCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::AddCC>::H>(t);
+    case IntBin::AddC: return is16(t) ? nullptr : byIntType<Bin<IntBin::AddC>::H>(t);
+    case IntBin::AddCCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::AddCCC>::H>(t);
+    case IntBin::SubCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::SubCC>::H>(t);
+    case IntBin::SubC: return is16(t) ? nullptr : byIntType<Bin<IntBin::SubC>::H>(t);
+    case IntBin::SubCCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::SubCCC>::H>(t);
+  }
+  return nullptr;
+}
+
+Handler intUnary(IntUn op, Type t) {
+  switch (op) {
+    case IntUn::Abs: return byIntType<Un<IntUn::Abs>::H>(t);
+    case IntUn::Neg: return byIntType<Un<IntUn::Neg>::H>(t);
+    case IntUn::Not: return byIntType<Un<IntUn::Not>::H>(t);
+    case IntUn::CNot: return byIntType<Un<IntUn::CNot>::H>(t);
+    case IntUn::Popc: return is16(t) ? nullptr : byIntType<Un<IntUn::Popc>::H>(t);
+    case IntUn::Clz: return is16(t) ? nullptr : byIntType<Un<IntUn::Clz>::H>(t);
+    case IntUn::Brev: return is16(t) ? nullptr : byIntType<Un<IntUn::Brev>::H>(t);
+    case IntUn::Mov: return byIntType<Un<IntUn::Mov>::H>(t);
+  }
+  return nullptr;
+}
+
+Handler intTernary(IntTer op, Type t) {
+  switch (op) {
+    case IntTer::MadLo: return byIntType<Ter<IntTer::MadLo>::H>(t);
+    case IntTer::MadHi: return byIntType<Ter<IntTer::MadHi>::H>(t);
+    case IntTer::MadWide: return is64(t) ? nullptr : byIntType<Ter<IntTer::MadWide>::H>(t);
+    case IntTer::Mad24Lo:
+      return t == Type::U32 || t == Type::S32 ? byIntType<Ter<IntTer::Mad24Lo>::H>(t) : nullptr;
+    case IntTer::Mad24Hi:
+      return t == Type::U32 || t == Type::S32 ? byIntType<Ter<IntTer::Mad24Hi>::H>(t) : nullptr;
+    case IntTer::Sad: return byIntType<Ter<IntTer::Sad>::H>(t);
+    case IntTer::MadLoCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadLoCC>::H>(t);
+    case IntTer::MadHiCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadHiCC>::H>(t);
+    case IntTer::MadcLo: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcLo>::H>(t);
+    case IntTer::MadcHi: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcHi>::H>(t);
+    case IntTer::MadcLoCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcLoCC>::H>(t);
+    case IntTer::MadcHiCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcHiCC>::H>(t);
+    case IntTer::Bfe:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::Bfe>::H>(t);
+    case IntTer::Prmt: return t == Type::B32 ? &ternary<uint32_t, IntTer::Prmt> : nullptr;
+  }
+  return nullptr;
+}
+
+Handler bfi(Type t) {
+  if (t == Type::B32) return BfiH<uint32_t>::fn;
+  if (t == Type::B64) return BfiH<uint64_t>::fn;
+  return nullptr;
+}
+
+Handler lop3() { return &lop3Handler; }
+
+Handler shf(bool left, bool wrap) {
+  if (left) return wrap ? &shfHandler<true, true> : &shfHandler<true, false>;
+  return wrap ? &shfHandler<false, true> : &shfHandler<false, false>;
+}
+
+}  // namespace gpusc::func::handlers

@@ -1,0 +1,617 @@
+// Comparison, selection, conversion, data movement and warp-level instructions.
+#include <cfenv>
+#include <cmath>
+#include <limits>
+
+#include "func/handlers.hpp"
+#include "func/lanes.hpp"
+
+namespace gpusc::func {
+
+// ---- half precision ---------------------------------------------------------------------------------
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t man = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        man <<= 1;
+      } while ((man & 0x400u) == 0);
+      bits = sign | uint32_t(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | man << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | man << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return 0x7fff;                   // NaN (canonical)
+  if (absx >= 0x477ff000u) return sign | 0x7c00u;           // rounds to infinity
+  if (absx < 0x33000001u) return sign;                      // rounds to zero
+  int exp = int(absx >> 23) - 127 + 15;
+  uint32_t man = (absx & 0x7fffffu) | 0x800000u;
+  int shift = exp > 0 ? 13 : 14 - exp;                      // subnormal results shift further
+  uint32_t half = man >> shift;
+  uint32_t rem = man & ((1u << shift) - 1);
+  uint32_t mid = 1u << (shift - 1);
+  if (rem > mid || (rem == mid && (half & 1u))) ++half;     // round to nearest even
+  uint32_t bits = exp > 0 ? ((uint32_t(exp) << 10) + (half - 0x400u)) : half;
+  return static_cast<uint16_t>(sign | bits);
+}
+
+float bhalfToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBhalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fff;
+  uint32_t lsb = (x >> 16) & 1u;
+  return static_cast<uint16_t>((x + 0x7fffu + lsb) >> 16);
+}
+
+namespace handlers {
+
+namespace {
+
+// ---- comparisons ----
+
+template <class T>
+inline bool compare(Cmp op, T a, T b) {
+  using UT = std::conditional_t<std::is_integral_v<T>, std::make_unsigned_t<std::conditional_t<std::is_integral_v<T>, T, int>>, T>;
+  if constexpr (std::is_floating_point_v<T>) {
+    bool unord = a != a || b != b;
+    switch (op) {
+      case Cmp::Eq: return !unord && a == b;
+      case Cmp::Ne: return !unord && a != b;
+      case Cmp::Lt: return !unord && a < b;
+      case Cmp::Le: return !unord && a <= b;
+      case Cmp::Gt: return !unord && a > b;
+      case Cmp::Ge: return !unord && a >= b;
+      case Cmp::Equ: return unord || a == b;
+      case Cmp::Neu: return unord || a != b;
+      case Cmp::Ltu: return unord || a < b;
+      case Cmp::Leu: return unord || a <= b;
+      case Cmp::Gtu: return unord || a > b;
+      case Cmp::Geu: return unord || a >= b;
+      case Cmp::Num: return !unord;
+      case Cmp::Nan: return unord;
+      default: return false;
+    }
+  } else {
+    switch (op) {
+      case Cmp::Eq: return a == b;
+      case Cmp::Ne: return a != b;
+      case Cmp::Lt: return a < b;
+      case Cmp::Le: return a <= b;
+      case Cmp::Gt: return a > b;
+      case Cmp::Ge: return a >= b;
+      case Cmp::Lo: return UT(a) < UT(b);
+      case Cmp::Ls: return UT(a) <= UT(b);
+      case Cmp::Hi: return UT(a) > UT(b);
+      case Cmp::Hs: return UT(a) >= UT(b);
+      default: return false;
+    }
+  }
+}
+
+template <class T>
+uint32_t compareMask(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const Cmp op = static_cast<Cmp>(in.mode);
+  uint32_t r = 0;
+  // Hoist the operator out of the lane loop for the common cases.
+  switch (op) {
+#define GPUSC_CMP_CASE(OP)                                                                        \
+  case Cmp::OP:                                                                                   \
+    forEachLane(mask, [&](int l) { r |= uint32_t(compare(Cmp::OP, get<T>(a, l), get<T>(b, l))) << l; }); \
+    break;
+    GPUSC_CMP_CASE(Eq)
+    GPUSC_CMP_CASE(Ne)
+    GPUSC_CMP_CASE(Lt)
+    GPUSC_CMP_CASE(Le)
+    GPUSC_CMP_CASE(Gt)
+    GPUSC_CMP_CASE(Ge)
+#undef GPUSC_CMP_CASE
+    default:
+      forEachLane(mask, [&](int l) { r |= uint32_t(compare(op, get<T>(a, l), get<T>(b, l))) << l; });
+  }
+  return r;
+}
+
+inline uint32_t combine(BoolOp op, uint32_t x, uint32_t y) {
+  switch (op) {
+    case BoolOp::And: return x & y;
+    case BoolOp::Or: return x | y;
+    case BoolOp::Xor: return x ^ y;
+    default: return x;
+  }
+}
+
+template <class T>
+void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t r = compareMask<T>(c, in, mask);
+  uint32_t p = r, q = ~r;
+  BoolOp op = static_cast<BoolOp>(in.mode2);
+  if (op != BoolOp::None) {
+    uint32_t cp = readPred(c, in.src[2], in.predSrcNeg & 4);
+    p = combine(op, p, cp);
+    q = combine(op, q, cp);
+  }
+  writePred(c, in.dst[0], mask, p);
+  if (in.ndst == 2) writePred(c, in.dst[1], mask, q);
+}
+
+template <class T>
+void setHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t r = compareMask<T>(c, in, mask);
+  BoolOp op = static_cast<BoolOp>(in.mode2);
+  if (op != BoolOp::None) r = combine(op, r, readPred(c, in.src[2], in.predSrcNeg & 4));
+  uint64_t* d = slot(c, in.dst[0]);
+  const bool asFloat = in.flags & 1;
+  forEachLane(mask, [&](int l) {
+    bool t = (r >> l) & 1u;
+    d[l] = asFloat ? (t ? 0x3f800000u : 0u) : (t ? 0xffffffffu : 0u);
+  });
+}
+
+void selpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  uint32_t p = readPred(c, in.src[2], in.predSrcNeg & 4);
+  forEachLane(mask, [&](int l) { d[l] = ((p >> l) & 1u) ? a[l] : b[l]; });
+}
+
+template <class C>
+void slctHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* s = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) { d[l] = get<C>(s, l) >= C(0) ? a[l] : b[l]; });
+}
+
+// ---- conversions ----
+
+template <class T>
+struct Kind {
+  static constexpr bool isHalf = std::is_same_v<T, Half> || std::is_same_v<T, BHalf>;
+  static constexpr bool isFloat = std::is_floating_point_v<T> || isHalf;
+};
+
+template <class T>
+inline float halfValue(T h) {
+  if constexpr (std::is_same_v<T, Half>) return halfToFloat(h.bits);
+  else return bhalfToFloat(h.bits);
+}
+
+template <class D>
+inline D fromFloat(float f) {
+  if constexpr (std::is_same_v<D, Half>) return Half{floatToHalf(f)};
+  else return BHalf{floatToBhalf(f)};
+}
+
+template <class F>
+inline F roundIntegral(F x, Round r) {
+  switch (r) {
+    case Round::Rni: return std::nearbyint(x);  // host mode is round-to-nearest-even
+    case Round::Rzi: return std::trunc(x);
+    case Round::Rmi: return std::floor(x);
+    case Round::Rpi: return std::ceil(x);
+    default: return x;
+  }
+}
+
+template <class D, class F>
+inline D floatToInt(F x, Round r) {
+  if (x != x) return D(0);
+  F v = roundIntegral(x, r);
+  // Saturate to D's range (float-to-integer conversions always saturate in PTX).
+  if (v <= F(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+  if (v >= F(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+  return static_cast<D>(v);
+}
+
+template <class D, class S>
+inline D intToInt(S x, bool sat) {
+  if (!sat) return static_cast<D>(static_cast<std::make_unsigned_t<D>>(x));
+  if constexpr (std::is_signed_v<S>) {
+    if (std::is_unsigned_v<D> && x < 0) return D(0);
+    if (std::is_signed_v<D> && int64_t(x) < int64_t(std::numeric_limits<D>::min()))
+      return std::numeric_limits<D>::min();
+    if (x > 0 && uint64_t(x) > uint64_t(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+  } else {
+    if (uint64_t(x) > uint64_t(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+  }
+  return static_cast<D>(x);
+}
+
+template <class F>
+inline F satFloat(F x) {
+  if (!(x > F(0))) return F(0);
+  return x > F(1) ? F(1) : x;
+}
+
+template <class F>
+inline F ftzFloat(F x) {
+  if constexpr (std::is_same_v<F, float>) {
+    if (std::fpclassify(x) == FP_SUBNORMAL) return std::copysign(0.0f, x);
+  }
+  return x;
+}
+
+template <class D, class S>
+inline D convert(S x, Round r, uint8_t flags) {
+  const bool sat = flags & kSat, ftz = flags & kFtz;
+  if constexpr (!Kind<S>::isFloat && !Kind<D>::isFloat) {
+    return intToInt<D>(x, sat);
+  } else if constexpr (Kind<S>::isFloat && !Kind<D>::isFloat) {
+    if constexpr (Kind<S>::isHalf) {
+      return floatToInt<D>(halfValue(x), r);
+    } else {
+      return floatToInt<D>(ftz ? ftzFloat(x) : x, r);
+    }
+  } else if constexpr (!Kind<S>::isFloat && Kind<D>::isFloat) {
+    if constexpr (Kind<D>::isHalf) {
+      float f = static_cast<float>(x);
+      return fromFloat<D>(sat ? satFloat(f) : f);
+    } else {
+      D v = static_cast<D>(x);
+      return sat ? satFloat(v) : v;
+    }
+  } else {
+    // float -> float
+    if constexpr (Kind<S>::isHalf || Kind<D>::isHalf) {
+      float f;
+      if constexpr (Kind<S>::isHalf) f = halfValue(x);
+      else f = static_cast<float>(x);
+      f = roundIntegral(f, r);
+      if (sat) f = satFloat(f);
+      if constexpr (Kind<D>::isHalf) return fromFloat<D>(f);
+      else return static_cast<D>(f);
+    } else {
+      S in = ftz ? ftzFloat(x) : x;
+      D v = static_cast<D>(roundIntegral(in, r));
+      if (ftz) v = ftzFloat(v);
+      if (sat) v = satFloat(v);
+      if (v != v) {  // canonical NaN
+        if constexpr (sizeof(D) == 4) {
+          uint32_t b = 0x7fffffffu;
+          std::memcpy(&v, &b, 4);
+        } else {
+          uint64_t b = 0x7fffffffffffffffull;
+          std::memcpy(&v, &b, 8);
+        }
+      }
+      return v;
+    }
+  }
+}
+
+template <class D, class S>
+void cvtHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const Round r = static_cast<Round>(in.mode2);
+  int mode = -1;
+  if (r == Round::Rz) mode = FE_TOWARDZERO;
+  else if (r == Round::Rm) mode = FE_DOWNWARD;
+  else if (r == Round::Rp) mode = FE_UPWARD;
+  if (mode >= 0) std::fesetround(mode);
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint8_t flags = in.flags;
+  forEachLane(mask, [&](int l) { put<D>(d, l, convert<D>(get<S>(a, l), r, flags)); });
+  if (mode >= 0) std::fesetround(FE_TONEAREST);
+}
+
+template <class S>
+Handler cvtFrom(Type dt) {
+  switch (dt) {
+    case Type::U8: return &cvtHandler<uint8_t, S>;
+    case Type::U16: return &cvtHandler<uint16_t, S>;
+    case Type::U32: return &cvtHandler<uint32_t, S>;
+    case Type::U64: return &cvtHandler<uint64_t, S>;
+    case Type::S8: return &cvtHandler<int8_t, S>;
+    case Type::S16: return &cvtHandler<int16_t, S>;
+    case Type::S32: return &cvtHandler<int32_t, S>;
+    case Type::S64: return &cvtHandler<int64_t, S>;
+    case Type::F16: return &cvtHandler<Half, S>;
+    case Type::BF16: return &cvtHandler<BHalf, S>;
+    case Type::F32: return &cvtHandler<float, S>;
+    case Type::F64: return &cvtHandler<double, S>;
+    default: return nullptr;
+  }
+}
+
+// ---- data movement ----
+
+void movPackHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const unsigned bits = in.mode * 8u;
+  const uint64_t partMask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+  forEachLane(mask, [&](int l) {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < in.nsrc; ++i) v |= (slot(c, in.src[i])[l] & partMask) << (i * bits);
+    d[l] = v;
+  });
+}
+
+void movUnpackHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* s = slot(c, in.src[0]);
+  const unsigned bits = in.mode * 8u;
+  const uint64_t partMask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+  uint64_t tmp[kWarpSize];
+  forEachLane(mask, [&](int l) { tmp[l] = s[l]; });
+  for (unsigned i = 0; i < in.ndst; ++i) {
+    uint64_t* d = slot(c, in.dst[i]);
+    forEachLane(mask, [&](int l) { d[l] = (tmp[l] >> (i * bits)) & partMask; });
+  }
+}
+
+void movSRegHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  uint64_t v = 0;
+  switch (static_cast<ptx::SReg>(in.mode)) {
+    case ptx::SReg::Clock: v = static_cast<uint32_t>(c.L->clock); break;
+    case ptx::SReg::Clock64: v = c.L->clock; break;
+    case ptx::SReg::GlobalTimer: v = c.L->clock; break;
+    case ptx::SReg::GlobalTimerLo: v = static_cast<uint32_t>(c.L->clock); break;
+    case ptx::SReg::GlobalTimerHi: v = static_cast<uint32_t>(c.L->clock >> 32); break;
+    default: v = 0; break;
+  }
+  forEachLane(mask, [&](int l) { d[l] = v; });
+}
+
+template <bool ToGeneric>
+void cvtaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t base = static_cast<uint64_t>(in.imm);
+  forEachLane(mask, [&](int l) { d[l] = ToGeneric ? a[l] + base : a[l] - base; });
+}
+
+void predLogicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t a = readPred(c, in.src[0], in.predSrcNeg & 1);
+  uint32_t r = 0;
+  switch (in.mode) {
+    case 0: r = a & readPred(c, in.src[1], in.predSrcNeg & 2); break;
+    case 1: r = a | readPred(c, in.src[1], in.predSrcNeg & 2); break;
+    case 2: r = a ^ readPred(c, in.src[1], in.predSrcNeg & 2); break;
+    case 3: r = ~a; break;
+    default: r = a; break;
+  }
+  writePred(c, in.dst[0], mask, r);
+}
+
+void predConstHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  writePred(c, in.dst[0], mask, in.mode == 4 ? kFullMask : 0u);
+}
+
+void nopHandler(ExecCtx&, const Inst&, uint32_t) {}
+
+template <bool Add>
+void satAddSubHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  forEachLane(mask, [&](int l) {
+    int64_t r = Add ? int64_t(get<int32_t>(a, l)) + get<int32_t>(b, l)
+                    : int64_t(get<int32_t>(a, l)) - get<int32_t>(b, l);
+    r = std::min<int64_t>(std::max<int64_t>(r, INT32_MIN), INT32_MAX);
+    put<int32_t>(d, l, static_cast<int32_t>(r));
+  });
+}
+
+// ---- warp-level ----
+
+template <ShflMode Mode>
+void shflHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* cc = slot(c, in.src[2]);
+  uint32_t src[kWarpSize];
+  for (int l = 0; l < kWarpSize; ++l) src[l] = static_cast<uint32_t>(a[l]);
+  uint32_t pmask = 0;
+  forEachLane(mask, [&](int l) {
+    uint32_t bval = get<uint32_t>(b, l) & 31u;
+    uint32_t cv = get<uint32_t>(cc, l);
+    int cval = static_cast<int>(cv & 31u);
+    int segmask = static_cast<int>((cv >> 8) & 31u);
+    int maxLane = (l & segmask) | (cval & ~segmask);
+    int minLane = l & segmask;
+    int j;
+    bool pval;
+    if constexpr (Mode == ShflMode::Up) {
+      j = l - static_cast<int>(bval);
+      pval = j >= maxLane;
+    } else if constexpr (Mode == ShflMode::Down) {
+      j = l + static_cast<int>(bval);
+      pval = j <= maxLane;
+    } else if constexpr (Mode == ShflMode::Bfly) {
+      j = l ^ static_cast<int>(bval);
+      pval = j <= maxLane;
+    } else {
+      j = minLane | (static_cast<int>(bval) & ~segmask);
+      pval = j <= maxLane;
+    }
+    if (!pval) j = l;
+    d[l] = src[j];
+    pmask |= uint32_t(pval) << l;
+  });
+  if (in.ndst == 2) writePred(c, in.dst[1], mask, pmask);
+}
+
+template <VoteMode Mode>
+void voteHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t p = readPred(c, in.src[0], in.predSrcNeg & 1) & mask;
+  if constexpr (Mode == VoteMode::Ballot) {
+    uint64_t* d = slot(c, in.dst[0]);
+    forEachLane(mask, [&](int l) { d[l] = p; });
+  } else {
+    bool r;
+    if constexpr (Mode == VoteMode::All) r = p == mask;
+    else if constexpr (Mode == VoteMode::Any) r = p != 0;
+    else r = p == mask || p == 0;
+    writePred(c, in.dst[0], mask, r ? kFullMask : 0u);
+  }
+}
+
+void activemaskHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint32_t active = c.active;
+  forEachLane(mask, [&](int l) { d[l] = active; });
+}
+
+template <class T>
+void matchAnyHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  T vals[kWarpSize];
+  forEachLane(mask, [&](int l) { vals[l] = get<T>(a, l); });
+  uint32_t res[kWarpSize] = {};
+  forEachLane(mask, [&](int l) {
+    uint32_t m = 0;
+    forEachLane(mask, [&](int k) { m |= uint32_t(vals[k] == vals[l]) << k; });
+    res[l] = m;
+  });
+  forEachLane(mask, [&](int l) { d[l] = res[l]; });
+}
+
+template <class T>
+void matchAllHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  bool all = true;
+  int first = mask ? __builtin_ctz(mask) : 0;
+  T v0 = get<T>(a, first);
+  forEachLane(mask, [&](int l) { all &= get<T>(a, l) == v0; });
+  forEachLane(mask, [&](int l) { d[l] = all ? mask : 0u; });
+  if (in.ndst == 2) writePred(c, in.dst[1], mask, all ? kFullMask : 0u);
+}
+
+}  // namespace
+
+Handler setp(Cmp, BoolOp, Type t) {
+  switch (t) {
+    case Type::B16: case Type::U16: return &setpHandler<uint16_t>;
+    case Type::S16: return &setpHandler<int16_t>;
+    case Type::B32: case Type::U32: return &setpHandler<uint32_t>;
+    case Type::S32: return &setpHandler<int32_t>;
+    case Type::B64: case Type::U64: return &setpHandler<uint64_t>;
+    case Type::S64: return &setpHandler<int64_t>;
+    case Type::F32: return &setpHandler<float>;
+    case Type::F64: return &setpHandler<double>;
+    default: return nullptr;
+  }
+}
+
+Handler set(Cmp, BoolOp, Type, Type st) {
+  switch (st) {
+    case Type::B16: case Type::U16: return &setHandler<uint16_t>;
+    case Type::S16: return &setHandler<int16_t>;
+    case Type::B32: case Type::U32: return &setHandler<uint32_t>;
+    case Type::S32: return &setHandler<int32_t>;
+    case Type::B64: case Type::U64: return &setHandler<uint64_t>;
+    case Type::S64: return &setHandler<int64_t>;
+    case Type::F32: return &setHandler<float>;
+    case Type::F64: return &setHandler<double>;
+    default: return nullptr;
+  }
+}
+
+Handler selp(Type) { return &selpHandler; }
+
+Handler slct(Type, Type ct, uint8_t) {
+  if (ct == Type::S32) return &slctHandler<int32_t>;
+  if (ct == Type::F32) return &slctHandler<float>;
+  return nullptr;
+}
+
+Handler cvt(Type dt, Type st, Round, uint8_t) {
+  switch (st) {
+    case Type::U8: return cvtFrom<uint8_t>(dt);
+    case Type::U16: return cvtFrom<uint16_t>(dt);
+    case Type::U32: return cvtFrom<uint32_t>(dt);
+    case Type::U64: return cvtFrom<uint64_t>(dt);
+    case Type::S8: return cvtFrom<int8_t>(dt);
+    case Type::S16: return cvtFrom<int16_t>(dt);
+    case Type::S32: return cvtFrom<int32_t>(dt);
+    case Type::S64: return cvtFrom<int64_t>(dt);
+    case Type::F16: return cvtFrom<Half>(dt);
+    case Type::BF16: return cvtFrom<BHalf>(dt);
+    case Type::F32: return cvtFrom<float>(dt);
+    case Type::F64: return cvtFrom<double>(dt);
+    default: return nullptr;
+  }
+}
+
+Handler movPack(unsigned, unsigned) { return &movPackHandler; }
+Handler movUnpack(unsigned, unsigned) { return &movUnpackHandler; }
+Handler movSReg(ptx::SReg) { return &movSRegHandler; }
+Handler cvta(bool toGeneric, MemSpace) {
+  return toGeneric ? &cvtaHandler<true> : &cvtaHandler<false>;
+}
+Handler predLogic() { return &predLogicHandler; }
+Handler predConst() { return &predConstHandler; }
+Handler nop() { return &nopHandler; }
+Handler satAddS32() { return &satAddSubHandler<true>; }
+Handler satSubS32() { return &satAddSubHandler<false>; }
+
+Handler shfl(ShflMode mode) {
+  switch (mode) {
+    case ShflMode::Up: return &shflHandler<ShflMode::Up>;
+    case ShflMode::Down: return &shflHandler<ShflMode::Down>;
+    case ShflMode::Bfly: return &shflHandler<ShflMode::Bfly>;
+    case ShflMode::Idx: return &shflHandler<ShflMode::Idx>;
+  }
+  return nullptr;
+}
+
+Handler vote(VoteMode mode) {
+  switch (mode) {
+    case VoteMode::All: return &voteHandler<VoteMode::All>;
+    case VoteMode::Any: return &voteHandler<VoteMode::Any>;
+    case VoteMode::Uni: return &voteHandler<VoteMode::Uni>;
+    case VoteMode::Ballot: return &voteHandler<VoteMode::Ballot>;
+  }
+  return nullptr;
+}
+
+Handler activemask() { return &activemaskHandler; }
+
+Handler matchAny(Type t) {
+  if (t == Type::B32) return &matchAnyHandler<uint32_t>;
+  if (t == Type::B64) return &matchAnyHandler<uint64_t>;
+  return nullptr;
+}
+
+Handler matchAll(Type t) {
+  if (t == Type::B32) return &matchAllHandler<uint32_t>;
+  if (t == Type::B64) return &matchAllHandler<uint64_t>;
+  return nullptr;
+}
+
+}  // namespace handlers
+}  // namespace gpusc::func

@@ -1,0 +1,73 @@
+// Lane-level helpers shared by the instruction handlers (internal to models/func).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "func/state.hpp"
+
+namespace gpusc::func {
+
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
+
+// IEEE half precision as a storage type (bits only; arithmetic converts to float).
+struct Half {
+  uint16_t bits;
+};
+struct BHalf {
+  uint16_t bits;
+};
+
+template <class T>
+struct Raw {  // the unsigned integer with T's bits
+  using type = std::conditional_t<sizeof(T) == 1, uint8_t,
+               std::conditional_t<sizeof(T) == 2, uint16_t,
+               std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+};
+
+// Reads lane `l` of slot array `s` as T (the low sizeof(T) bytes).
+template <class T>
+inline T get(const uint64_t* s, int l) {
+  typename Raw<T>::type r = static_cast<typename Raw<T>::type>(s[l]);
+  T v;
+  std::memcpy(&v, &r, sizeof(T));
+  return v;
+}
+
+// Writes T to lane `l`; the cell is zero-extended from T's bits.
+template <class T>
+inline void put(uint64_t* s, int l, T v) {
+  typename Raw<T>::type r;
+  std::memcpy(&r, &v, sizeof(T));
+  s[l] = r;
+}
+
+template <class F>
+inline void forEachLane(uint32_t mask, F&& f) {
+  if (mask == kFullMask) {
+    for (int l = 0; l < kWarpSize; ++l) f(l);
+  } else {
+    while (mask) {
+      int l = __builtin_ctz(mask);
+      mask &= mask - 1;
+      f(l);
+    }
+  }
+}
+
+inline uint64_t* slot(ExecCtx& c, uint32_t s) { return c.R + size_t(s) * kWarpSize; }
+
+inline void writePred(ExecCtx& c, uint32_t p, uint32_t mask, uint32_t value) {
+  c.P[p] = (c.P[p] & ~mask) | (value & mask);
+}
+
+inline uint32_t readPred(const ExecCtx& c, uint32_t p, bool neg) { return neg ? ~c.P[p] : c.P[p]; }
+
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);  // round to nearest even
+float bhalfToFloat(uint16_t h);
+uint16_t floatToBhalf(float f);  // round to nearest even
+
+}  // namespace gpusc::func

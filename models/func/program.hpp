@@ -1,0 +1,135 @@
+// The executable form of a PTX kernel: a flat array of decoded instructions for the entry and
+// every function it calls, with operands resolved to register-file slots.
+//
+// Register file of a warp: `uint64_t R[numSlots][32]` (slot-major, one 64-bit cell per lane)
+// and `uint32_t P[numPreds]` (one lane mask per predicate register). Slots
+// [0, numRegSlots) are the PTX registers; the slots after them hold immediates and special
+// registers that do not change while a warp runs (filled when the warp starts), so every
+// operand is read the same way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ptx/ast.hpp"
+
+namespace gpusc::func {
+
+constexpr int kWarpSize = 32;
+constexpr uint32_t kFullMask = 0xffffffffu;
+constexpr uint32_t kNoPc = 0xffffffffu;
+
+// What kind of work an instruction is, at the grain the timing and power models need.
+// Latency classes follow GPGPU-Sim's ADD/MAX/MUL/MAD/DIV split per int/fp/dp.
+enum class InstClass : uint8_t {
+  IntAdd, IntMax, IntMul, IntMad, IntDiv,
+  FpAdd, FpMax, FpMul, FpMad, FpDiv,
+  DpAdd, DpMax, DpMul, DpMad, DpDiv,
+  Sfu,        // transcendental / sqrt / rcp approximations (fp32)
+  Shfl,       // shfl, vote, match, activemask
+  Load, Store, Atomic,
+  Branch, Call, Ret, Exit, Barrier,
+  Nop,        // membar, fence, prefetch, nanosleep: no result
+  Count_
+};
+const char* instClassName(InstClass c);
+inline constexpr int kNumInstClasses = static_cast<int>(InstClass::Count_);
+
+// Where a memory instruction goes. Generic addresses are resolved per lane.
+enum class MemSpace : uint8_t { None, Global, Shared, Local, Const, KernelParam, CallParam, Generic };
+const char* memSpaceName(MemSpace s);
+
+// How an instruction affects control flow; Normal instructions run their handler and fall through.
+enum class Flow : uint8_t { Normal, Branch, BranchIndexed, Call, Ret, Exit, Barrier, Trap };
+
+// Generic address windows. Device allocations live below kWindowBase.
+constexpr uint64_t kWindowBase = 0x7000'0000'0000ull;
+constexpr uint64_t kSharedWindow = 0x7000'0000'0000ull;
+constexpr uint64_t kLocalWindow = 0x7100'0000'0000ull;
+constexpr uint64_t kConstWindow = 0x7200'0000'0000ull;
+constexpr uint64_t kParamWindow = 0x7300'0000'0000ull;
+constexpr uint64_t kWindowSize = 0x0100'0000'0000ull;
+
+struct ExecCtx;
+struct Inst;
+using Handler = void (*)(ExecCtx& c, const Inst& in, uint32_t mask);
+
+struct Inst {
+  Handler fn = nullptr;
+  Flow flow = Flow::Normal;
+  InstClass cls = InstClass::Nop;
+  MemSpace space = MemSpace::None;
+  uint8_t bytes = 0;     // memory: bytes per element
+  uint8_t vec = 1;       // memory: elements per lane (v2/v4)
+  uint8_t ndst = 0, nsrc = 0;
+  uint8_t mode = 0;      // op-specific sub-operation (compare op, shuffle mode, atomic op, ...)
+  uint8_t mode2 = 0;     // op-specific second mode (boolean combine op, rounding, ...)
+  uint8_t flags = 0;     // op-specific flags
+  uint8_t predSrcNeg = 0;  // bit i: predicate source i is negated
+  int32_t guard = -1;      // predicate index guarding the instruction, -1 if none
+  bool guardNeg = false;
+  uint32_t dst[4] = {0, 0, 0, 0};  // data slots, or predicate indices where the op says so
+  uint32_t src[6] = {0, 0, 0, 0, 0, 0};
+  int64_t imm = 0;        // address offset or op-specific immediate
+  uint32_t target = kNoPc;  // branch target / callee entry
+  uint32_t reconv = kNoPc;  // immediate post-dominator of a branch (reconvergence point)
+  uint32_t aux = 0;         // branch-table index (brx.idx), barrier id, ...
+  uint32_t func = 0;        // index of the function this instruction belongs to
+};
+
+// Per-instruction information kept out of the hot array.
+struct InstInfo {
+  ptx::SourceLoc loc;
+  std::string text;      // source text, for messages and traces
+  std::string opcode;    // full opcode with modifiers, e.g. "ld.global.nc.u32"
+  std::vector<uint32_t> regReads, regWrites;  // PTX register slots (for the scoreboard)
+  std::vector<uint32_t> predReads, predWrites;
+};
+
+struct FunctionInfo {
+  std::string name;
+  uint32_t begin = 0, end = 0;  // pc range [begin, end)
+  bool isEntry = false;
+};
+
+struct KernelParamInfo {
+  std::string name;
+  uint32_t offset = 0, size = 0, align = 0;
+  ptx::Type type = ptx::Type::None;
+};
+
+// A special register whose value is fixed for the life of a warp.
+struct SRegSlot {
+  uint32_t slot;
+  ptx::SReg sreg;
+};
+
+struct Program {
+  std::string name;              // entry name
+  std::string fileName;
+  std::vector<Inst> code;
+  std::vector<InstInfo> info;    // parallel to code
+  std::vector<FunctionInfo> functions;  // functions[0] is the entry
+  std::vector<std::vector<uint32_t>> branchTables;  // brx.idx targets (pcs)
+
+  uint32_t numSlots = 0;         // all data slots
+  uint32_t numRegSlots = 0;      // PTX registers: slots [0, numRegSlots)
+  uint32_t numPreds = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> constSlots;  // slot -> value (same in every lane)
+  std::vector<SRegSlot> sregSlots;
+  uint32_t scratchSlot = 0;      // target of sink operands "_"
+
+  uint32_t sharedStaticBytes = 0;  // static .shared variables of the kernel and its callees
+  uint32_t dynamicSharedOffset = 0;  // where the extern .shared array starts
+  uint32_t localBytesPerThread = 0;
+  uint32_t callParamBytesPerThread = 0;
+  std::vector<KernelParamInfo> params;
+  uint32_t paramBytes = 0;
+
+  // Estimated 32-bit registers per thread (max live 32-bit values, from liveness analysis).
+  uint32_t regsPerThread = 0;
+  uint32_t reqntid[3] = {0, 0, 0}, maxntid[3] = {0, 0, 0};
+};
+
+}  // namespace gpusc::func

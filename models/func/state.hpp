@@ -1,0 +1,104 @@
+// Run-time state of the functional engine: warps with their SIMT reconvergence stacks,
+// thread blocks (CTAs) with shared memory and barriers, and the context handlers run in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "func/global_memory.hpp"
+#include "func/program.hpp"
+
+namespace gpusc::func {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t(x) * y * z; }
+  bool operator==(const Dim3& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+
+// One entry of the SIMT stack: lanes in `mask` execute from `pc` until they reach `rpc`.
+// A `frame` entry marks a function call: lanes leave it by `ret`.
+struct SimtEntry {
+  uint32_t pc;
+  uint32_t rpc;
+  uint32_t mask;
+  bool frame;
+};
+
+enum class WarpState : uint8_t { Ready, AtBarrier, Done };
+
+struct Warp {
+  std::vector<uint64_t> regs;   // numSlots x 32
+  std::vector<uint32_t> preds;  // numPreds
+  std::vector<SimtEntry> stack;
+  std::vector<uint8_t> local;       // 32 x localBytesPerThread
+  std::vector<uint8_t> callParams;  // 32 x callParamBytesPerThread
+  uint32_t live = 0;       // lanes that exist and have not exited
+  uint32_t carry = 0;      // CC.CF condition code, one bit per lane
+  uint32_t idInCta = 0;
+  WarpState state = WarpState::Ready;
+  uint32_t barrierId = 0;
+  uint64_t instructions = 0;  // warp instructions executed
+
+  bool done() const { return state == WarpState::Done; }
+  uint32_t pc() const { return stack.empty() ? kNoPc : stack.back().pc; }
+  uint32_t activeMask() const { return stack.empty() ? 0 : stack.back().mask; }
+};
+
+struct Barrier {
+  uint32_t arrivedWarps = 0;   // count of warps waiting
+  uint32_t expectedThreads = 0;  // 0: all live threads of the CTA
+  uint64_t waiting = 0;        // bit per warp
+  uint32_t redPopc = 0;        // bar.red accumulators
+  bool redAnd = true, redOr = false;
+};
+
+struct Cta {
+  Dim3 ctaid;
+  uint64_t linearId = 0;
+  std::vector<uint8_t> shared;
+  std::vector<Warp> warps;
+  uint32_t liveWarps = 0;
+  Barrier barriers[16];
+};
+
+// Per-lane memory addresses of the last memory instruction, for the timing model.
+struct MemRecord {
+  uint32_t mask = 0;           // lanes that accessed memory
+  MemSpace space = MemSpace::None;  // resolved space (generic resolved; mixed -> Generic)
+  uint8_t bytes = 0;           // bytes per lane (element size x vector length)
+  bool write = false, atomic = false;
+  uint64_t addr[kWarpSize];    // global: device address; shared/local/...: space offset
+};
+
+// Everything a launch shares across its CTAs.
+struct LaunchState {
+  const Program* prog = nullptr;
+  GlobalMemory* gmem = nullptr;
+  std::vector<uint8_t> params;   // kernel parameter buffer
+  const std::vector<uint8_t>* constBank = nullptr;
+  Dim3 grid, block;
+  uint32_t dynamicShared = 0;
+  uint32_t sharedBytes = 0;      // static + dynamic per CTA
+  uint32_t warpsPerCta = 0;
+  uint32_t smId = 0, numSms = 1;
+  uint64_t clock = 0;            // value read by %clock (functional mode: instructions so far)
+};
+
+// The context a handler runs in.
+struct ExecCtx {
+  LaunchState* L = nullptr;
+  Cta* cta = nullptr;
+  Warp* w = nullptr;
+  uint64_t* R = nullptr;
+  uint32_t* P = nullptr;
+  uint32_t active = 0;     // SIMT active mask before the guard predicate
+  uint32_t pc = 0;
+  MemRecord* rec = nullptr;  // set when the timing model wants addresses
+
+  // Throws KernelFault naming the thread, block and instruction.
+  [[noreturn]] void fault(int lane, const std::string& what) const;
+};
+
+}  // namespace gpusc::func

@@ -1,0 +1,203 @@
+#include "gpu/device.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/strings.hpp"
+#include "ptx/parser.hpp"
+
+namespace gpusc {
+
+// ---- Module ---------------------------------------------------------------------------------------
+
+const Kernel& Module::kernel(const std::string& entry) {
+  auto it = kernels_.find(entry);
+  if (it != kernels_.end()) return *it->second;
+  const ptx::Function* f = ast_->findFunction(entry);
+  if (f == nullptr || !f->isEntry) {
+    auto names = entryNames();
+    throw InputError(fmt::format("{}: no kernel entry '{}'{} (entries: {})", ast_->fileName, entry,
+                                 didYouMean(entry, names), names.empty() ? "none" : join(names, ", ")));
+  }
+  if (f->isExtern) throw InputError(fmt::format("{}: kernel '{}' is only declared", ast_->fileName, entry));
+  auto k = std::make_unique<Kernel>();
+  k->name = entry;
+  k->program = func::decodeKernel(*ast_, *f, syms_);
+  k->module = this;
+  return *(kernels_[entry] = std::move(k));
+}
+
+std::vector<std::string> Module::entryNames() const {
+  std::vector<std::string> out;
+  for (const auto& f : ast_->functions)
+    if (f->isEntry && !f->isExtern) out.push_back(f->name);
+  return out;
+}
+
+DevPtr Module::symbolAddress(const std::string& name) const {
+  auto it = syms_.globalAddress.find(name);
+  if (it == syms_.globalAddress.end())
+    throw InputError(fmt::format("{}: no .global variable '{}'", ast_->fileName, name));
+  return it->second;
+}
+
+// ---- Device ---------------------------------------------------------------------------------------
+
+Device::Device(PlatformConfig cfg, ExecMode mode)
+    : cfg_(std::move(cfg)), mode_(mode), gmem_(cfg_.memory.device_memory_bytes) {
+  if (mode_ == ExecMode::Timing)
+    throw InputError("--mode timing: the cycle-level timing model is not available yet (issue #3); "
+                     "use --mode functional");
+}
+
+Device::~Device() = default;
+
+DevPtr Device::malloc(uint64_t bytes) { return gmem_.allocate(bytes); }
+void Device::free(DevPtr p) { gmem_.release(p); }
+void Device::copyToDevice(DevPtr dst, const void* src, uint64_t bytes) { gmem_.write(dst, src, bytes); }
+void Device::copyToHost(void* dst, DevPtr src, uint64_t bytes) { gmem_.read(src, dst, bytes); }
+void Device::memset(DevPtr dst, uint8_t value, uint64_t bytes) { gmem_.fill(dst, value, bytes); }
+
+Module& Device::loadModule(std::string_view ptxText, const std::string& fileName) {
+  auto m = std::make_unique<Module>();
+  m->ast_ = ptx::parseModule(ptxText, fileName);
+  func::layoutConstBank(*m->ast_, m->syms_);
+  // Module-scope .global variables live in device memory.
+  for (const auto& g : m->ast_->globals) {
+    if (g->space != ptx::StateSpace::Global) continue;
+    if (g->isExtern) throw InputError(fmt::format("{}: external .global '{}' is not supported", fileName, g->name));
+    DevPtr p = gmem_.allocate(std::max<uint64_t>(1, g->sizeBytes()));
+    m->syms_.globalAddress[g->name] = p;
+    if (!g->init.empty()) gmem_.write(p, g->init.data(), g->init.size());
+  }
+  // Initialisers holding the address of another variable.
+  auto patch = [&](const ptx::Variable& v, auto write) {
+    for (const auto& [off, sym] : v.initSymbols) {
+      auto it = m->syms_.globalAddress.find(sym.first);
+      uint64_t addr;
+      if (it != m->syms_.globalAddress.end()) {
+        addr = it->second;
+      } else if (m->syms_.constOffset.count(sym.first)) {
+        addr = func::kConstWindow + m->syms_.constOffset.at(sym.first);
+      } else {
+        throw InputError(fmt::format("{}: initialiser of '{}' names unknown symbol '{}'", v.loc.str(), v.name,
+                                     sym.first));
+      }
+      addr += static_cast<uint64_t>(sym.second);
+      write(off, addr);
+    }
+  };
+  for (const auto& g : m->ast_->globals) {
+    if (g->space == ptx::StateSpace::Global) {
+      DevPtr base = m->syms_.globalAddress[g->name];
+      patch(*g, [&](uint64_t off, uint64_t addr) {
+        gmem_.write(base + off, &addr, std::min<uint64_t>(8, ptx::typeBytes(g->type)));
+      });
+    } else if (g->space == ptx::StateSpace::Const) {
+      uint64_t base = m->syms_.constOffset[g->name];
+      patch(*g, [&](uint64_t off, uint64_t addr) {
+        std::memcpy(m->syms_.constBank.data() + base + off, &addr, std::min<uint64_t>(8, ptx::typeBytes(g->type)));
+      });
+    }
+  }
+  modules_.push_back(std::move(m));
+  return *modules_.back();
+}
+
+Module& Device::loadModuleFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read PTX file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return loadModule(ss.str(), path);
+}
+
+void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block, uint32_t dyn) const {
+  const func::Program& p = *k.program;
+  auto bad = [&](const std::string& msg) {
+    throw InputError(fmt::format("launch of {}: {}", k.name, msg));
+  };
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) bad("grid dimensions must be at least 1");
+  if (block.x == 0 || block.y == 0 || block.z == 0) bad("block dimensions must be at least 1");
+  if (grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
+    bad(fmt::format("grid ({},{},{}) exceeds the limits (2147483647, 65535, 65535)", grid.x, grid.y, grid.z));
+  if (block.x > 1024 || block.y > 1024 || block.z > 64)
+    bad(fmt::format("block ({},{},{}) exceeds the limits (1024, 1024, 64)", block.x, block.y, block.z));
+  const uint64_t threads = block.count();
+  const uint64_t maxThreads = std::min<uint64_t>(1024, cfg_.sm.max_threads);
+  if (threads > maxThreads) bad(fmt::format("{} threads per block; the platform allows {}", threads, maxThreads));
+  if (p.reqntid[0] && (block.x != p.reqntid[0] || (p.reqntid[1] && block.y != p.reqntid[1]) ||
+                       (p.reqntid[2] && block.z != p.reqntid[2])))
+    bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
+                    std::max(1u, p.reqntid[1]), std::max(1u, p.reqntid[2])));
+  const uint64_t shared = uint64_t(p.dynamicSharedOffset) + dyn;
+  if (shared > cfg_.sm.shared_memory_bytes)
+    bad(fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {}", shared,
+                    p.dynamicSharedOffset, dyn, cfg_.sm.shared_memory_bytes));
+}
+
+std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) const {
+  const func::Program& p = *k.program;
+  const auto& a = args.args();
+  if (a.size() != p.params.size())
+    throw InputError(fmt::format("launch of {}: {} arguments given; the kernel takes {}", k.name, a.size(),
+                                 p.params.size()));
+  std::vector<uint8_t> buf(p.paramBytes, 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto& prm = p.params[i];
+    if (a[i].bytes.size() != prm.size)
+      throw InputError(fmt::format("launch of {}: argument {} ({}) is a {} of {} bytes; parameter '{}' has {} bytes",
+                                   k.name, i, prm.name, a[i].what, a[i].bytes.size(), prm.name, prm.size));
+    std::memcpy(buf.data() + prm.offset, a[i].bytes.data(), prm.size);
+  }
+  return buf;
+}
+
+void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args) {
+  validateLaunch(k, grid, block, dyn);
+  func::LaunchState L;
+  L.prog = k.program.get();
+  L.gmem = &gmem_;
+  L.params = packArgs(k, args);
+  L.constBank = &k.module->constBank();
+  L.grid = grid;
+  L.block = block;
+  L.dynamicShared = dyn;
+  L.sharedBytes = k.program->dynamicSharedOffset + dyn;
+  L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
+  L.numSms = cfg_.gpu.num_sms;
+
+  LaunchRecord rec;
+  rec.kernel = k.name;
+  rec.grid = grid;
+  rec.block = block;
+  rec.dynamicShared = dyn;
+  rec.regsPerThread = k.program->regsPerThread;
+  rec.sharedPerCta = L.sharedBytes;
+
+  auto t0 = std::chrono::steady_clock::now();
+  func::Executor ex(L);
+  func::Cta cta;
+  uint64_t id = 0;
+  for (uint32_t z = 0; z < grid.z; ++z)
+    for (uint32_t y = 0; y < grid.y; ++y)
+      for (uint32_t x = 0; x < grid.x; ++x) {
+        L.smId = static_cast<uint32_t>(id % cfg_.gpu.num_sms);
+        ex.initCta(cta, Dim3{x, y, z}, id++);
+        ex.runCta(cta, rec.stats);
+      }
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  launches_.push_back(std::move(rec));
+}
+
+func::ExecStats Device::totalStats() const {
+  func::ExecStats t;
+  for (const auto& l : launches_) t.add(l.stats);
+  return t;
+}
+
+}  // namespace gpusc

@@ -1,0 +1,159 @@
+// The host runtime API: what a CUDA program does with cudaMalloc, cudaMemcpy and <<<>>>,
+// testbenches do with a Device. The command-line tool and launch specs are built on it.
+//
+//   gpusc::Device dev(gpusc::loadPlatform("gtx480"));
+//   auto& mod = dev.loadModule(ptxText, "vecadd.ptx");
+//   DevPtr a = dev.upload(hostA);
+//   dev.launch(mod.kernel("vecadd"), {grid}, {block}, 0, KernelArgs().ptr(a).ptr(b).ptr(c).u32(n));
+//   auto c = dev.download<float>(cPtr, n);
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/platform_config.hpp"
+#include "func/decoder.hpp"
+#include "func/executor.hpp"
+#include "func/global_memory.hpp"
+#include "func/state.hpp"
+
+namespace gpusc {
+
+using DevPtr = uint64_t;
+using func::Dim3;
+
+// Kernel arguments in order, as raw bytes; checked against the kernel's parameters at launch.
+class KernelArgs {
+ public:
+  KernelArgs& ptr(DevPtr p) { return raw(&p, 8, "pointer"); }
+  KernelArgs& u32(uint32_t v) { return raw(&v, 4, "u32"); }
+  KernelArgs& i32(int32_t v) { return raw(&v, 4, "s32"); }
+  KernelArgs& u64(uint64_t v) { return raw(&v, 8, "u64"); }
+  KernelArgs& i64(int64_t v) { return raw(&v, 8, "s64"); }
+  KernelArgs& f32(float v) { return raw(&v, 4, "f32"); }
+  KernelArgs& f64(double v) { return raw(&v, 8, "f64"); }
+  template <class T>
+  KernelArgs& value(const T& v) {  // a struct passed by value
+    return raw(&v, sizeof(T), "struct");
+  }
+  KernelArgs& raw(const void* p, size_t n, const char* what) {
+    Arg a;
+    a.bytes.resize(n);
+    std::memcpy(a.bytes.data(), p, n);
+    a.what = what;
+    args_.push_back(std::move(a));
+    return *this;
+  }
+
+  struct Arg {
+    std::vector<uint8_t> bytes;
+    std::string what;
+  };
+  const std::vector<Arg>& args() const { return args_; }
+
+ private:
+  std::vector<Arg> args_;
+};
+
+class Module;
+
+struct Kernel {
+  std::string name;
+  std::unique_ptr<func::Program> program;
+  const Module* module = nullptr;
+};
+
+// A loaded PTX module: its parsed form, module-scope variables, and decoded kernels.
+class Module {
+ public:
+  // The entry named `entry`, decoded on first use. Throws InputError naming the entries
+  // that exist when there is no such entry.
+  const Kernel& kernel(const std::string& entry);
+  std::vector<std::string> entryNames() const;
+  const std::string& fileName() const { return ast_->fileName; }
+  const ptx::Module& ast() const { return *ast_; }
+  const std::vector<uint8_t>& constBank() const { return syms_.constBank; }
+  // Device address of a module-scope .global variable (cudaGetSymbolAddress).
+  DevPtr symbolAddress(const std::string& name) const;
+
+ private:
+  friend class Device;
+  std::unique_ptr<ptx::Module> ast_;
+  func::ModuleSymbols syms_;
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+};
+
+// What one launch did (functional counts; the timing model adds cycles in its own stats).
+struct LaunchRecord {
+  std::string kernel;
+  Dim3 grid, block;
+  uint32_t dynamicShared = 0;
+  uint32_t regsPerThread = 0;
+  uint32_t sharedPerCta = 0;
+  func::ExecStats stats;
+  double seconds = 0;  // host wall-clock time of the simulation
+};
+
+enum class ExecMode { Functional, Timing };
+
+class Device {
+ public:
+  explicit Device(PlatformConfig cfg, ExecMode mode = ExecMode::Functional);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const PlatformConfig& config() const { return cfg_; }
+  ExecMode mode() const { return mode_; }
+
+  // ---- memory ----
+  DevPtr malloc(uint64_t bytes);
+  void free(DevPtr p);
+  void copyToDevice(DevPtr dst, const void* src, uint64_t bytes);
+  void copyToHost(void* dst, DevPtr src, uint64_t bytes);
+  void memset(DevPtr dst, uint8_t value, uint64_t bytes);
+
+  template <class T>
+  DevPtr upload(const std::vector<T>& host) {
+    DevPtr p = malloc(host.size() * sizeof(T));
+    copyToDevice(p, host.data(), host.size() * sizeof(T));
+    return p;
+  }
+  template <class T>
+  std::vector<T> download(DevPtr src, size_t count) {
+    std::vector<T> out(count);
+    copyToHost(out.data(), src, count * sizeof(T));
+    return out;
+  }
+
+  // ---- modules and launches ----
+  // Parses and loads PTX text. `fileName` names it in messages. Throws InputError.
+  Module& loadModule(std::string_view ptxText, const std::string& fileName);
+  Module& loadModuleFile(const std::string& path);
+
+  // Runs a kernel to completion (launches are synchronous). Throws InputError for a bad
+  // launch configuration or arguments, KernelFault when the kernel faults.
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared, const KernelArgs& args);
+  void synchronize() {}
+
+  const std::vector<LaunchRecord>& launches() const { return launches_; }
+  func::ExecStats totalStats() const;
+  func::GlobalMemory& memory() { return gmem_; }
+
+ private:
+  void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block, uint32_t dynamicShared) const;
+  std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
+
+  PlatformConfig cfg_;
+  ExecMode mode_;
+  func::GlobalMemory gmem_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  std::vector<LaunchRecord> launches_;
+};
+
+}  // namespace gpusc

@@ -1,0 +1,432 @@
+#include "gpu/launch_spec.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/config.hpp"
+#include "common/error.hpp"
+#include "common/rng.hpp"
+#include "common/strings.hpp"
+
+namespace gpusc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class SpecReader {
+ public:
+  explicit SpecReader(std::string file) : file_(std::move(file)) {}
+
+  std::string where(const YAML::Node& n) const {
+    YAML::Mark m = n.Mark();
+    if (m.is_null() || m.line < 0) return file_;
+    return fmt::format("{}:{}:{}", file_, m.line + 1, m.column + 1);
+  }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& msg) const {
+    throw InputError(fmt::format("{}: {}: {}", where(n), key, msg));
+  }
+
+  // Checks that `n` is a map whose keys are all in `allowed`.
+  void keys(const YAML::Node& n, const std::string& path, const std::vector<std::string>& allowed) const {
+    if (!n.IsMap()) fail(n, path, "expected a map");
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      std::string k = it->first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+        throw InputError(fmt::format("{}: unknown key '{}{}'{}", where(it->first), path.empty() ? "" : path + ".", k,
+                                     didYouMean(k, allowed)));
+    }
+  }
+
+  template <class T>
+  T scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n, key, "expected a single value");
+    T v{};
+    if (auto err = config::convertScalar(n, v)) fail(n, key, *err);
+    return v;
+  }
+
+  Dim3 dims(const YAML::Node& n, const std::string& key) const {
+    std::vector<uint32_t> d;
+    if (n.IsScalar()) {
+      d.push_back(scalar<uint32_t>(n, key));
+    } else if (n.IsSequence() && n.size() >= 1 && n.size() <= 3) {
+      for (size_t i = 0; i < n.size(); ++i) d.push_back(scalar<uint32_t>(n[i], key));
+    } else {
+      fail(n, key, "expected 1 to 3 dimensions, e.g. [64, 16]");
+    }
+    for (uint32_t v : d)
+      if (v == 0) fail(n, key, "dimensions must be at least 1");
+    Dim3 r;
+    r.x = d[0];
+    if (d.size() > 1) r.y = d[1];
+    if (d.size() > 2) r.z = d[2];
+    return r;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+ptx::Type parseType(const SpecReader& r, const YAML::Node& n, const std::string& key) {
+  std::string s = r.scalar<std::string>(n, key);
+  static const std::vector<std::string> names = {"u8", "u16", "u32", "u64", "s8",  "s16",
+                                                 "s32", "s64", "f32", "f64", "b8", "b16", "b32", "b64"};
+  auto t = ptx::typeFromName("." + s);
+  if (!t || std::find(names.begin(), names.end(), s) == names.end())
+    r.fail(n, key, fmt::format("'{}' is not a type: {}{}", s, join(names, ", "), didYouMean(s, names)));
+  return *t;
+}
+
+// The bytes of `v` as type t (integers truncated, floats converted).
+uint64_t scalarBits(ptx::Type t, double v, int64_t iv, bool isInt) {
+  if (t == ptx::Type::F32) {
+    float f = isInt ? static_cast<float>(iv) : static_cast<float>(v);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  }
+  if (t == ptx::Type::F64) {
+    double d = isInt ? static_cast<double>(iv) : v;
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return b;
+  }
+  uint64_t x = static_cast<uint64_t>(isInt ? iv : static_cast<int64_t>(std::llround(v)));
+  unsigned bytes = ptx::typeBytes(t);
+  return bytes >= 8 ? x : (x & ((1ull << (8 * bytes)) - 1));
+}
+
+}  // namespace
+
+LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName, const std::string& baseDir) {
+  SpecReader r(fileName);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap()) throw InputError(fmt::format("{}:1:1: a launch spec is a map with ptx, buffers and launches", fileName));
+  r.keys(root, "", {"ptx", "buffers", "launches", "dump"});
+  LaunchSpec spec;
+  spec.file = fileName;
+  auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (fs::path(baseDir) / p).string(); };
+
+  if (!root["ptx"]) throw InputError(fmt::format("{}:1:1: missing key 'ptx' (the PTX file to run)", fileName));
+  spec.ptxPath = resolve(r.scalar<std::string>(root["ptx"], "ptx"));
+
+  std::map<std::string, size_t> bufferIndex;
+  if (root["buffers"]) {
+    const YAML::Node bufs = root["buffers"];
+    if (!bufs.IsMap()) r.fail(bufs, "buffers", "expected a map of buffer names");
+    for (auto it = bufs.begin(); it != bufs.end(); ++it) {
+      BufferSpec b;
+      b.name = it->first.Scalar();
+      const std::string key = "buffers." + b.name;
+      const YAML::Node n = it->second;
+      b.where = r.where(it->first);
+      r.keys(n, key, {"type", "count", "init", "file"});
+      if (!n["type"]) r.fail(n, key, "missing key 'type'");
+      b.type = parseType(r, n["type"], key + ".type");
+      if (n["file"]) {
+        if (n["init"] || n["count"]) r.fail(n, key, "a buffer read from a file takes neither count nor init");
+        b.init = BufferSpec::Init::File;
+        b.file = resolve(r.scalar<std::string>(n["file"], key + ".file"));
+        std::error_code ec;
+        auto size = fs::file_size(b.file, ec);
+        if (ec) r.fail(n["file"], key + ".file", fmt::format("cannot read '{}'", b.file));
+        if (size % ptx::typeBytes(b.type) != 0)
+          r.fail(n["file"], key + ".file", fmt::format("{} bytes is not a whole number of {}-byte elements", size,
+                                                        ptx::typeBytes(b.type)));
+        b.count = size / ptx::typeBytes(b.type);
+      } else {
+        if (!n["count"]) r.fail(n, key, "missing key 'count'");
+        b.count = r.scalar<uint64_t>(n["count"], key + ".count");
+        if (b.count == 0) r.fail(n["count"], key + ".count", "must be at least 1");
+        if (n["init"]) {
+          const YAML::Node in = n["init"];
+          const std::string ik = key + ".init";
+          if (in.IsScalar()) {
+            std::string s = in.Scalar();
+            if (s == "zeros") b.init = BufferSpec::Init::Zeros;
+            else if (s == "iota") b.init = BufferSpec::Init::Iota;
+            else r.fail(in, ik, fmt::format("'{}' is not a generator: zeros, iota, {{iota: [start, step]}}, "
+                                            "{{uniform: [min, max], seed: N}}, {{constant: V}}{}",
+                                            s, didYouMean(s, {"zeros", "iota"})));
+          } else {
+            r.keys(in, ik, {"iota", "uniform", "constant", "seed"});
+            if (in["iota"]) {
+              b.init = BufferSpec::Init::Iota;
+              const YAML::Node v = in["iota"];
+              if (!v.IsSequence() || v.size() != 2) r.fail(v, ik + ".iota", "expected [start, step]");
+              b.a = r.scalar<double>(v[0], ik + ".iota");
+              b.b = r.scalar<double>(v[1], ik + ".iota");
+            } else if (in["uniform"]) {
+              b.init = BufferSpec::Init::Uniform;
+              const YAML::Node v = in["uniform"];
+              if (!v.IsSequence() || v.size() != 2) r.fail(v, ik + ".uniform", "expected [min, max]");
+              b.a = r.scalar<double>(v[0], ik + ".uniform");
+              b.b = r.scalar<double>(v[1], ik + ".uniform");
+              if (!(b.a < b.b)) r.fail(v, ik + ".uniform", "min must be below max");
+              if (in["seed"]) b.seed = r.scalar<uint64_t>(in["seed"], ik + ".seed");
+            } else if (in["constant"]) {
+              b.init = BufferSpec::Init::Constant;
+              b.a = r.scalar<double>(in["constant"], ik + ".constant");
+            } else {
+              r.fail(in, ik, "expected one of iota, uniform, constant");
+            }
+            if (in["seed"] && b.init != BufferSpec::Init::Uniform) r.fail(in["seed"], ik + ".seed", "only uniform takes a seed");
+          }
+        }
+      }
+      bufferIndex[b.name] = spec.buffers.size();
+      spec.buffers.push_back(std::move(b));
+    }
+  }
+
+  auto bufferNames = [&] {
+    std::vector<std::string> names;
+    for (const auto& b : spec.buffers) names.push_back(b.name);
+    return names;
+  };
+  auto needBuffer = [&](const YAML::Node& n, const std::string& key, const std::string& name) {
+    if (!bufferIndex.count(name))
+      r.fail(n, key, fmt::format("no buffer named '{}'{}", name, didYouMean(name, bufferNames())));
+  };
+
+  auto parseRepetition = [&](const YAML::Node& n, const std::string& key, LaunchEntry& e) {
+    if (n["repeat"]) {
+      e.repeat = r.scalar<uint32_t>(n["repeat"], key + ".repeat");
+      if (e.repeat == 0) r.fail(n["repeat"], key + ".repeat", "must be at least 1");
+    }
+    if (n["until_zero"]) {
+      if (n["repeat"]) r.fail(n["until_zero"], key + ".until_zero", "use either repeat or until_zero");
+      e.untilZero = r.scalar<std::string>(n["until_zero"], key + ".until_zero");
+      needBuffer(n["until_zero"], key + ".until_zero", e.untilZero);
+    }
+    if (n["max_iterations"]) {
+      if (!n["until_zero"]) r.fail(n["max_iterations"], key + ".max_iterations", "only with until_zero");
+      e.maxIterations = r.scalar<uint32_t>(n["max_iterations"], key + ".max_iterations");
+      if (e.maxIterations == 0) r.fail(n["max_iterations"], key + ".max_iterations", "must be at least 1");
+    }
+  };
+
+  const YAML::Node launches = root["launches"];
+  if (!launches || !launches.IsSequence() || launches.size() == 0)
+    throw InputError(fmt::format("{}: launches: expected a list of at least one launch",
+                                 launches ? r.where(launches) : fileName + ":1:1"));
+  std::function<LaunchEntry(const YAML::Node&, const std::string&, bool)> parseEntry =
+      [&](const YAML::Node& n, const std::string& key, bool inLoop) {
+    LaunchEntry e;
+    e.where = r.where(n);
+    if (n.IsMap() && n["loop"]) {
+      if (inLoop) r.fail(n, key, "loops do not nest");
+      r.keys(n, key, {"loop"});
+      const YAML::Node l = n["loop"];
+      const std::string lk = key + ".loop";
+      r.keys(l, lk, {"launches", "repeat", "until_zero", "max_iterations"});
+      const YAML::Node body = l["launches"];
+      if (!body || !body.IsSequence() || body.size() == 0) r.fail(l, lk, "expected launches: a list of launches");
+      for (size_t j = 0; j < body.size(); ++j)
+        e.body.push_back(parseEntry(body[j], fmt::format("{}.launches[{}]", lk, j), true));
+      parseRepetition(l, lk, e);
+      return e;
+    }
+    r.keys(n, key, {"kernel", "grid", "block", "shared", "args", "repeat", "until_zero", "max_iterations"});
+    if (!n["kernel"]) r.fail(n, key, "missing key 'kernel'");
+    e.kernel = r.scalar<std::string>(n["kernel"], key + ".kernel");
+    if (!n["grid"]) r.fail(n, key, "missing key 'grid'");
+    if (!n["block"]) r.fail(n, key, "missing key 'block'");
+    e.grid = r.dims(n["grid"], key + ".grid");
+    e.block = r.dims(n["block"], key + ".block");
+    if (n["shared"]) e.sharedBytes = r.scalar<uint32_t>(n["shared"], key + ".shared");
+    if (inLoop && (n["repeat"] || n["until_zero"] || n["max_iterations"]))
+      r.fail(n, key, "launches inside a loop repeat with the loop");
+    parseRepetition(n, key, e);
+    if (n["args"]) {
+      const YAML::Node args = n["args"];
+      if (!args.IsSequence()) r.fail(args, key + ".args", "expected a list");
+      for (size_t j = 0; j < args.size(); ++j) {
+        const YAML::Node a = args[j];
+        const std::string ak = fmt::format("{}.args[{}]", key, j);
+        ArgSpec arg;
+        arg.where = r.where(a);
+        if (a.IsScalar()) {
+          arg.isBuffer = true;
+          arg.buffer = a.Scalar();
+          needBuffer(a, ak, arg.buffer);
+        } else if (a.IsMap() && a.size() >= 1) {
+          if (a["buffer"]) {
+            r.keys(a, ak, {"buffer", "offset"});
+            arg.isBuffer = true;
+            arg.buffer = r.scalar<std::string>(a["buffer"], ak + ".buffer");
+            needBuffer(a["buffer"], ak + ".buffer", arg.buffer);
+            if (a["offset"]) arg.offset = r.scalar<uint64_t>(a["offset"], ak + ".offset");
+          } else {
+            if (a.size() != 1) r.fail(a, ak, "a scalar argument is {type: value}, e.g. {u32: 1024}");
+            auto it = a.begin();
+            YAML::Node tn = it->first;
+            arg.type = parseType(r, tn, ak);
+            const YAML::Node v = it->second;
+            if (ptx::isFloat(arg.type)) {
+              arg.bits = scalarBits(arg.type, r.scalar<double>(v, ak), 0, false);
+            } else {
+              int64_t iv = 0;
+              uint64_t uv = 0;
+              if (!config::convertScalar(v, iv)) arg.bits = scalarBits(arg.type, 0, iv, true);
+              else if (!config::convertScalar(v, uv)) arg.bits = scalarBits(arg.type, 0, static_cast<int64_t>(uv), true);
+              else r.fail(v, ak, fmt::format("expected an integer, got '{}'", v.IsScalar() ? v.Scalar() : "?"));
+            }
+          }
+        } else {
+          r.fail(a, ak, "expected a buffer name, {buffer: name, offset: N} or {type: value}");
+        }
+        e.args.push_back(std::move(arg));
+      }
+    }
+    return e;
+  };
+  for (size_t i = 0; i < launches.size(); ++i)
+    spec.launches.push_back(parseEntry(launches[i], fmt::format("launches[{}]", i), false));
+
+  if (root["dump"]) {
+    const YAML::Node d = root["dump"];
+    if (!d.IsMap()) r.fail(d, "dump", "expected a map of buffer: file");
+    for (auto it = d.begin(); it != d.end(); ++it) {
+      std::string name = it->first.Scalar();
+      needBuffer(it->first, "dump", name);
+      spec.dumps.push_back({name, r.scalar<std::string>(it->second, "dump." + name)});
+    }
+  }
+  return spec;
+}
+
+LaunchSpec loadLaunchSpec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("--launch {}: cannot read the launch spec", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseLaunchSpec(ss.str(), path, fs::path(path).parent_path().string());
+}
+
+LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::string& outDir) {
+  Module& mod = dev.loadModuleFile(spec.ptxPath);
+  std::map<std::string, std::pair<DevPtr, uint64_t>> bufs;  // name -> (address, bytes)
+  for (const auto& b : spec.buffers) {
+    const unsigned eb = ptx::typeBytes(b.type);
+    const uint64_t bytes = b.count * eb;
+    std::vector<uint8_t> host(bytes, 0);
+    Rng rng(b.seed);
+    auto put = [&](uint64_t i, double v, int64_t iv, bool isInt) {
+      uint64_t bits = scalarBits(b.type, v, iv, isInt);
+      std::memcpy(host.data() + i * eb, &bits, eb);
+    };
+    switch (b.init) {
+      case BufferSpec::Init::Zeros:
+        break;
+      case BufferSpec::Init::Iota:
+        for (uint64_t i = 0; i < b.count; ++i) put(i, b.a + b.b * double(i), 0, false);
+        break;
+      case BufferSpec::Init::Constant:
+        for (uint64_t i = 0; i < b.count; ++i) put(i, b.a, 0, false);
+        break;
+      case BufferSpec::Init::Uniform:
+        for (uint64_t i = 0; i < b.count; ++i) {
+          if (ptx::isFloat(b.type)) {
+            put(i, rng.uniform(b.a, b.b), 0, false);
+          } else {
+            auto lo = static_cast<int64_t>(std::ceil(b.a)), hi = static_cast<int64_t>(std::floor(b.b));
+            put(i, 0, lo + static_cast<int64_t>(rng.next() % uint64_t(std::max<int64_t>(1, hi - lo + 1))), true);
+          }
+        }
+        break;
+      case BufferSpec::Init::File: {
+        std::ifstream f(b.file, std::ios::binary);
+        if (!f || !f.read(reinterpret_cast<char*>(host.data()), static_cast<std::streamsize>(bytes)))
+          throw InputError(fmt::format("{}: buffers.{}: cannot read '{}'", b.where, b.name, b.file));
+        break;
+      }
+    }
+    DevPtr p = dev.malloc(bytes);
+    dev.copyToDevice(p, host.data(), bytes);
+    bufs[b.name] = {p, bytes};
+  }
+
+  LaunchSpecResult res;
+  auto launchOnce = [&](const LaunchEntry& e) {
+    const Kernel* k;
+    try {
+      k = &mod.kernel(e.kernel);
+    } catch (const InputError& err) {
+      throw InputError(fmt::format("{}: kernel: {}", e.where, err.what()));
+    }
+    KernelArgs args;
+    for (const auto& a : e.args) {
+      if (a.isBuffer) {
+        auto [p, bytes] = bufs.at(a.buffer);
+        if (a.offset >= bytes)
+          throw InputError(fmt::format("{}: offset {} is past the end of buffer '{}' ({} bytes)", a.where, a.offset,
+                                       a.buffer, bytes));
+        args.ptr(p + a.offset);
+      } else {
+        args.raw(&a.bits, ptx::typeBytes(a.type), ptx::typeName(a.type) + 1);
+      }
+    }
+    try {
+      dev.launch(*k, e.grid, e.block, e.sharedBytes, args);
+    } catch (const InputError& err) {
+      throw InputError(fmt::format("{}: {}", e.where, err.what()));
+    }
+    ++res.launches;
+  };
+  // One repetition of an entry: its launch, or every launch of its loop body.
+  auto once = [&](const LaunchEntry& e) {
+    if (e.body.empty()) {
+      launchOnce(e);
+    } else {
+      for (const auto& b : e.body) launchOnce(b);
+    }
+  };
+  for (const auto& e : spec.launches) {
+    if (e.untilZero.empty()) {
+      for (uint32_t i = 0; i < e.repeat; ++i) once(e);
+    } else {
+      auto [p, bytes] = bufs.at(e.untilZero);
+      std::vector<uint8_t> host(bytes);
+      uint32_t it = 0;
+      while (true) {
+        if (it++ == e.maxIterations)
+          throw InputError(fmt::format("{}: buffer '{}' still not zero after max_iterations = {} iterations", e.where,
+                                       e.untilZero, e.maxIterations));
+        once(e);
+        dev.copyToHost(host.data(), p, bytes);
+        if (std::all_of(host.begin(), host.end(), [](uint8_t v) { return v == 0; })) break;
+      }
+    }
+  }
+
+  if (!spec.dumps.empty()) fs::create_directories(outDir);
+  for (const auto& [name, file] : spec.dumps) {
+    auto [p, bytes] = bufs.at(name);
+    std::vector<uint8_t> host(bytes);
+    dev.copyToHost(host.data(), p, bytes);
+    std::string path = (fs::path(outDir) / file).string();
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !out.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(bytes)))
+      throw InputError(fmt::format("dump.{}: cannot write '{}'", name, path));
+    res.dumped.push_back(path);
+  }
+  return res;
+}
+
+}  // namespace gpusc

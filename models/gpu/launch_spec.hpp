@@ -1,0 +1,89 @@
+// Launch specs: run any PTX file from a YAML description of its buffers and launches.
+//
+//   ptx: kernels/bfs.ptx              # relative to the spec file
+//   buffers:
+//     nodes:   {type: u32, file: graph_nodes.bin}        # count from the file size
+//     mask:    {type: u32, count: 4096, init: zeros}
+//     cost:    {type: s32, count: 4096, init: {constant: -1}}
+//     x:       {type: f32, count: 1024, init: {uniform: [0, 1], seed: 7}}
+//     idx:     {type: u32, count: 1024, init: {iota: [0, 1]}}          # start, step
+//   launches:
+//     - kernel: bfs_step
+//       grid: [16]                     # 1 to 3 dimensions
+//       block: [256]
+//       shared: 0                      # dynamic shared memory in bytes
+//       args: [nodes, mask, cost, {u32: 4096}, {buffer: x, offset: 64}]
+//       repeat: 1                      # a fixed count, or:
+//       until_zero: changed            # repeat until buffer `changed` is all zero
+//       max_iterations: 1000           # bound for until_zero (exceeding it is an error)
+//     - loop:                          # several launches repeated together
+//         until_zero: frontier         # (or repeat: N), max_iterations as above
+//         launches: [{kernel: expand, ...}, {kernel: advance, ...}]
+//   dump:
+//     cost: cost.bin                   # written to the output folder after the run
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/device.hpp"
+
+namespace gpusc {
+
+struct BufferSpec {
+  std::string name;
+  ptx::Type type = ptx::Type::U32;
+  uint64_t count = 0;
+  enum class Init { Zeros, Iota, Uniform, Constant, File } init = Init::Zeros;
+  double a = 0, b = 1;     // iota: start, step; uniform: min, max; constant: value
+  uint64_t seed = 1;
+  std::string file;        // resolved path
+  std::string where;       // "spec.yaml:12:5", for messages
+};
+
+struct ArgSpec {
+  bool isBuffer = false;
+  std::string buffer;
+  uint64_t offset = 0;
+  ptx::Type type = ptx::Type::U32;
+  uint64_t bits = 0;       // scalar value, as the type's bytes
+  std::string where;
+};
+
+// One launch, or (when `body` is not empty) a loop over several launches.
+struct LaunchEntry {
+  std::string kernel;
+  std::vector<LaunchEntry> body;
+  Dim3 grid, block;
+  uint32_t sharedBytes = 0;
+  std::vector<ArgSpec> args;
+  uint32_t repeat = 1;
+  std::string untilZero;   // buffer name, or empty
+  uint32_t maxIterations = 1000;
+  std::string where;
+};
+
+struct LaunchSpec {
+  std::string file;
+  std::string ptxPath;
+  std::vector<BufferSpec> buffers;
+  std::vector<LaunchEntry> launches;
+  std::vector<std::pair<std::string, std::string>> dumps;  // buffer -> file (relative to out dir)
+};
+
+// Reads and validates a spec. Throws InputError "FILE:LINE:COL: KEY: message".
+LaunchSpec loadLaunchSpec(const std::string& path);
+LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName, const std::string& baseDir);
+
+struct LaunchSpecResult {
+  uint64_t launches = 0;
+  std::vector<std::string> dumped;  // files written
+};
+
+// Allocates the buffers, runs the launches in order and dumps buffers into `outDir`.
+LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::string& outDir);
+
+}  // namespace gpusc

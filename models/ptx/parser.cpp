@@ -1,0 +1,786 @@
+#include "ptx/parser.hpp"
+
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "common/strings.hpp"
+#include "ptx/lexer.hpp"
+
+namespace gpusc::ptx {
+
+// ---- small tables ---------------------------------------------------------------------------------
+
+const char* spaceName(StateSpace s) {
+  switch (s) {
+    case StateSpace::Reg: return ".reg";
+    case StateSpace::SReg: return ".sreg";
+    case StateSpace::Global: return ".global";
+    case StateSpace::Shared: return ".shared";
+    case StateSpace::Local: return ".local";
+    case StateSpace::Param: return ".param";
+    case StateSpace::Const: return ".const";
+    case StateSpace::Generic: return "generic";
+  }
+  return "?";
+}
+
+namespace {
+struct TypeEntry {
+  const char* name;
+  Type type;
+  unsigned bytes;
+};
+constexpr TypeEntry kTypes[] = {
+    {".b8", Type::B8, 1},      {".b16", Type::B16, 2},     {".b32", Type::B32, 4},
+    {".b64", Type::B64, 8},    {".b128", Type::B128, 16},  {".u8", Type::U8, 1},
+    {".u16", Type::U16, 2},    {".u32", Type::U32, 4},     {".u64", Type::U64, 8},
+    {".s8", Type::S8, 1},      {".s16", Type::S16, 2},     {".s32", Type::S32, 4},
+    {".s64", Type::S64, 8},    {".f16", Type::F16, 2},     {".f16x2", Type::F16x2, 4},
+    {".bf16", Type::BF16, 2},  {".bf16x2", Type::BF16x2, 4}, {".f32", Type::F32, 4},
+    {".f64", Type::F64, 8},    {".pred", Type::Pred, 1},
+};
+}  // namespace
+
+unsigned typeBytes(Type t) {
+  for (const auto& e : kTypes)
+    if (e.type == t) return e.bytes;
+  return 0;
+}
+
+const char* typeName(Type t) {
+  for (const auto& e : kTypes)
+    if (e.type == t) return e.name;
+  return "";
+}
+
+std::optional<Type> typeFromName(std::string_view n) {
+  for (const auto& e : kTypes)
+    if (n == e.name) return e.type;
+  return std::nullopt;
+}
+
+bool isFloat(Type t) {
+  return t == Type::F16 || t == Type::F16x2 || t == Type::BF16 || t == Type::BF16x2 ||
+         t == Type::F32 || t == Type::F64;
+}
+
+bool isSigned(Type t) { return t == Type::S8 || t == Type::S16 || t == Type::S32 || t == Type::S64; }
+
+std::optional<SReg> sregFromName(std::string_view n) {
+  static const std::unordered_map<std::string_view, SReg> table = {
+      {"%tid.x", SReg::TidX},         {"%tid.y", SReg::TidY},
+      {"%tid.z", SReg::TidZ},         {"%ntid.x", SReg::NtidX},
+      {"%ntid.y", SReg::NtidY},       {"%ntid.z", SReg::NtidZ},
+      {"%ctaid.x", SReg::CtaidX},     {"%ctaid.y", SReg::CtaidY},
+      {"%ctaid.z", SReg::CtaidZ},     {"%nctaid.x", SReg::NctaidX},
+      {"%nctaid.y", SReg::NctaidY},   {"%nctaid.z", SReg::NctaidZ},
+      {"%laneid", SReg::LaneId},      {"%warpid", SReg::WarpId},
+      {"%nwarpid", SReg::NWarpId},    {"%smid", SReg::SmId},
+      {"%nsmid", SReg::NSmId},        {"%gridid", SReg::GridId},
+      {"%lanemask_eq", SReg::LaneMaskEq}, {"%lanemask_le", SReg::LaneMaskLe},
+      {"%lanemask_lt", SReg::LaneMaskLt}, {"%lanemask_ge", SReg::LaneMaskGe},
+      {"%lanemask_gt", SReg::LaneMaskGt}, {"%clock", SReg::Clock},
+      {"%clock64", SReg::Clock64},    {"%globaltimer", SReg::GlobalTimer},
+      {"%globaltimer_lo", SReg::GlobalTimerLo}, {"%globaltimer_hi", SReg::GlobalTimerHi},
+      {"%dynamic_smem_size", SReg::DynamicSmemSize}, {"%total_smem_size", SReg::TotalSmemSize},
+      {"%pm0", SReg::Pm0},
+  };
+  auto it = table.find(n);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
+bool sregIsDynamic(SReg s) {
+  return s == SReg::Clock || s == SReg::Clock64 || s == SReg::GlobalTimer ||
+         s == SReg::GlobalTimerLo || s == SReg::GlobalTimerHi || s == SReg::Pm0;
+}
+
+const Function* Module::findFunction(std::string_view name) const {
+  for (const auto& f : functions)
+    if (f->name == name && !f->isExtern) return f.get();
+  for (const auto& f : functions)
+    if (f->name == name) return f.get();
+  return nullptr;
+}
+
+const Variable* Module::findGlobal(std::string_view name) const {
+  for (const auto& g : globals)
+    if (g->name == name) return g.get();
+  return nullptr;
+}
+
+std::string unsupportedMessage(const SourceLoc& loc, std::string_view text) {
+  return fmt::format("unsupported PTX at {}: {}", loc.str(), trim(text));
+}
+
+// ---- parser ----------------------------------------------------------------------------------------
+
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& fileName)
+      : text_(text), file_(std::make_shared<const std::string>(fileName)) {
+    toks_ = tokenize(text, file_);
+    // Line starts, to quote the source line of an instruction in messages.
+    lineStart_.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') lineStart_.push_back(i + 1);
+  }
+
+  std::unique_ptr<Module> run() {
+    mod_ = std::make_unique<Module>();
+    mod_->fileName = *file_;
+    while (peek().kind != Tok::End) topLevel();
+    return std::move(mod_);
+  }
+
+ private:
+  // ---- token helpers ----
+  const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
+  const Token& next() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    return t;
+  }
+  SourceLoc locOf(const Token& t) const { return SourceLoc{file_, t.line, t.col}; }
+  std::string lineText(uint32_t line) const {
+    if (line == 0 || line > lineStart_.size()) return "";
+    size_t b = lineStart_[line - 1];
+    size_t e = line < lineStart_.size() ? lineStart_[line] : text_.size();
+    return std::string(trim(text_.substr(b, e - b)));
+  }
+
+  [[noreturn]] void fail(const Token& t, const std::string& msg) const {
+    throw InputError(fmt::format("{}: error: {}", locOf(t).str(), msg));
+  }
+  [[noreturn]] void unsupported(const Token& t) const {
+    throw InputError(unsupportedMessage(locOf(t), lineText(t.line)));
+  }
+  static std::string describe(const Token& t) {
+    return t.kind == Tok::End ? std::string("end of file") : "'" + t.text + "'";
+  }
+  void expectPunct(char c) {
+    const Token& t = peek();
+    if (!t.punct(c)) fail(t, fmt::format("expected '{}' but found {}", c, describe(t)));
+    next();
+  }
+  bool acceptPunct(char c) {
+    if (peek().punct(c)) {
+      next();
+      return true;
+    }
+    return false;
+  }
+  bool acceptDirective(std::string_view d) {
+    if (peek().is(Tok::Directive, d)) {
+      next();
+      return true;
+    }
+    return false;
+  }
+  uint64_t expectInt() {
+    bool neg = acceptPunct('-');
+    const Token& t = peek();
+    if (t.kind != Tok::Int) fail(t, "expected an integer but found " + describe(t));
+    next();
+    return neg ? uint64_t(0) - t.ival : t.ival;
+  }
+  std::string expectIdent(const char* what) {
+    const Token& t = peek();
+    if (t.kind != Tok::Ident) fail(t, fmt::format("expected {} but found {}", what, describe(t)));
+    next();
+    return t.text;
+  }
+  // Skips the rest of the current source line (for .loc / .file which have no ';').
+  void skipLine(uint32_t line) {
+    while (peek().kind != Tok::End && peek().line == line) next();
+  }
+  void skipToSemicolon() {
+    while (peek().kind != Tok::End && !peek().punct(';')) next();
+    acceptPunct(';');
+  }
+  void skipBraces() {
+    expectPunct('{');
+    int depth = 1;
+    while (depth > 0) {
+      const Token& t = next();
+      if (t.kind == Tok::End) fail(t, "unterminated '{'");
+      if (t.punct('{')) ++depth;
+      if (t.punct('}')) --depth;
+    }
+  }
+
+  // ---- module level ----
+  void topLevel() {
+    const Token& t = peek();
+    if (t.kind != Tok::Directive) fail(t, "expected a directive at module scope but found " + describe(t));
+    const std::string d = t.text;
+    if (d == ".version") {
+      next();
+      const Token& v = next();
+      mod_->version = v.text;
+      return;
+    }
+    if (d == ".target") {
+      next();
+      std::vector<std::string> targets;
+      targets.push_back(expectIdent("a target name"));
+      while (acceptPunct(',')) targets.push_back(expectIdent("a target name"));
+      mod_->target = join(targets, ",");
+      return;
+    }
+    if (d == ".address_size") {
+      next();
+      mod_->addressSize = static_cast<unsigned>(expectInt());
+      if (mod_->addressSize != 64) unsupported(t);
+      return;
+    }
+    if (d == ".file" || d == ".loc") {
+      next();
+      skipLine(t.line);
+      return;
+    }
+    if (d == ".section") {
+      next();
+      next();  // section name
+      skipBraces();
+      return;
+    }
+    if (d == ".pragma") {
+      next();
+      skipToSemicolon();
+      return;
+    }
+    bool isExtern = false, isVisible = false;
+    while (peek().kind == Tok::Directive) {
+      const std::string& l = peek().text;
+      if (l == ".visible") {
+        isVisible = true;
+      } else if (l == ".extern") {
+        isExtern = true;
+      } else if (l == ".weak" || l == ".common") {
+      } else {
+        break;
+      }
+      next();
+    }
+    const Token& k = peek();
+    if (k.is(Tok::Directive, ".entry") || k.is(Tok::Directive, ".func")) {
+      function(isExtern, isVisible);
+    } else if (k.is(Tok::Directive, ".global") || k.is(Tok::Directive, ".const") ||
+               k.is(Tok::Directive, ".shared")) {
+      auto vars = declaration(isExtern, 0);
+      for (auto& v : vars) {
+        globalsByName_[v->name] = v.get();
+        mod_->globals.push_back(std::move(v));
+      }
+    } else {
+      unsupported(k);
+    }
+  }
+
+  // A declaration after its linkage words: space [.align N] [.vN] .type [.ptr...] names [= init];
+  std::vector<std::unique_ptr<Variable>> declaration(bool isExtern, int scope) {
+    const Token& first = next();
+    StateSpace space;
+    if (first.text == ".reg") space = StateSpace::Reg;
+    else if (first.text == ".global") space = StateSpace::Global;
+    else if (first.text == ".const") space = StateSpace::Const;
+    else if (first.text == ".shared") space = StateSpace::Shared;
+    else if (first.text == ".local") space = StateSpace::Local;
+    else if (first.text == ".param") space = StateSpace::Param;
+    else unsupported(first);
+    Variable proto;
+    proto.space = space;
+    proto.isExtern = isExtern;
+    proto.scope = scope;
+    declAttributes(proto, first);
+    std::vector<std::unique_ptr<Variable>> out;
+    while (true) {
+      const Token& nameTok = peek();
+      std::string name = expectIdent("a variable name");
+      auto v = std::make_unique<Variable>(proto);
+      v->name = name;
+      v->loc = locOf(nameTok);
+      if (acceptPunct('<')) {
+        // %r<60>: registers %r0 .. %r59
+        uint64_t n = expectInt();
+        expectPunct('>');
+        for (uint64_t i = 0; i < n; ++i) {
+          auto r = std::make_unique<Variable>(*v);
+          r->name = name + std::to_string(i);
+          out.push_back(std::move(r));
+        }
+      } else {
+        while (acceptPunct('[')) {
+          if (peek().punct(']')) {
+            v->dims.push_back(0);
+          } else {
+            v->dims.push_back(expectInt());
+          }
+          expectPunct(']');
+        }
+        if (acceptPunct('=')) initializer(*v);
+        out.push_back(std::move(v));
+      }
+      if (!acceptPunct(',')) break;
+    }
+    expectPunct(';');
+    return out;
+  }
+
+  void declAttributes(Variable& v, const Token& at) {
+    while (peek().kind == Tok::Directive) {
+      const Token& t = peek();
+      if (t.text == ".align") {
+        next();
+        v.align = static_cast<unsigned>(expectInt());
+      } else if (t.text == ".v2" || t.text == ".v4" || t.text == ".v8") {
+        next();
+        v.vecWidth = static_cast<unsigned>(t.text[2] - '0');
+      } else if (t.text == ".ptr") {
+        next();
+        v.isPtrParam = true;
+      } else if (v.isPtrParam && (t.text == ".global" || t.text == ".shared" ||
+                                  t.text == ".const" || t.text == ".local")) {
+        next();  // .ptr .global: pointee space, informative only
+      } else if (auto ty = typeFromName(t.text)) {
+        next();
+        v.type = *ty;
+      } else {
+        break;
+      }
+    }
+    if (v.type == Type::None) fail(peek(), "expected a type in the declaration started at " + locOf(at).str());
+  }
+
+  // = 5 | = {1, 2, {3}} | = 0f3F800000 | = sym | = generic(sym) | = sym+8
+  void initializer(Variable& v) {
+    const uint64_t elem = typeBytes(v.type);
+    std::vector<uint8_t> bytes;
+    auto scalar = [&]() {
+      const Token& t = peek();
+      bool neg = acceptPunct('-');
+      const Token& n = peek();
+      uint64_t raw = 0;
+      if (n.kind == Tok::Int) {
+        next();
+        uint64_t x = neg ? uint64_t(0) - n.ival : n.ival;
+        if (v.type == Type::F32) {
+          float f = static_cast<float>(neg ? -double(n.ival) : double(n.ival));
+          uint32_t b;
+          std::memcpy(&b, &f, 4);
+          raw = b;
+        } else if (v.type == Type::F64) {
+          double f = neg ? -double(n.ival) : double(n.ival);
+          std::memcpy(&raw, &f, 8);
+        } else {
+          raw = x;
+        }
+      } else if (n.kind == Tok::Float) {
+        next();
+        double f = neg ? -n.fval : n.fval;
+        if (v.type == Type::F32) {
+          float ff = static_cast<float>(f);
+          uint32_t b;
+          std::memcpy(&b, &ff, 4);
+          raw = (n.fbits == 32 && !neg) ? n.ival : b;
+        } else if (v.type == Type::F64) {
+          std::memcpy(&raw, &f, 8);
+        } else {
+          fail(n, "floating-point initialiser for an integer variable");
+        }
+      } else if (n.kind == Tok::Ident) {
+        // address of a symbol, possibly generic(sym) and + offset
+        std::string sym = next().text;
+        if (sym == "generic") {
+          expectPunct('(');
+          sym = expectIdent("a symbol");
+          expectPunct(')');
+        }
+        int64_t add = 0;
+        if (acceptPunct('+')) add = static_cast<int64_t>(expectInt());
+        v.initSymbols.push_back({bytes.size(), {sym, add}});
+      } else {
+        fail(t, "expected an initial value but found " + describe(t));
+      }
+      for (uint64_t i = 0; i < elem; ++i) bytes.push_back(static_cast<uint8_t>(raw >> (8 * i)));
+    };
+    std::function<void()> list = [&]() {
+      if (acceptPunct('{')) {
+        if (!peek().punct('}')) {
+          list();
+          while (acceptPunct(',')) list();
+        }
+        expectPunct('}');
+      } else {
+        scalar();
+      }
+    };
+    list();
+    uint64_t size = v.sizeBytes();
+    if (!v.dims.empty() && v.dims.back() == 0 && v.dims.size() == 1) {
+      v.dims[0] = bytes.size() / std::max<uint64_t>(1, v.elementBytes());
+      size = v.sizeBytes();
+    }
+    if (bytes.size() > size) fail(peek(), "too many initial values for '" + v.name + "'");
+    bytes.resize(size, 0);
+    v.init = std::move(bytes);
+  }
+
+  void function(bool isExtern, bool isVisible) {
+    const Token& kind = next();
+    auto fn = std::make_unique<Function>();
+    fn->isEntry = kind.text == ".entry";
+    fn->isExtern = isExtern;
+    fn->isVisible = isVisible;
+    fn->loc = locOf(kind);
+    if (!fn->isEntry && peek().punct('(')) {
+      next();
+      paramList(fn->returns, ')');
+    }
+    fn->name = expectIdent("a function name");
+    if (acceptPunct('(')) paramList(fn->params, ')');
+    // performance directives
+    while (peek().kind == Tok::Directive) {
+      const Token& d = next();
+      if (d.text == ".maxntid" || d.text == ".reqntid") {
+        uint32_t* dst = d.text == ".maxntid" ? fn->maxntid : fn->reqntid;
+        dst[0] = static_cast<uint32_t>(expectInt());
+        for (int i = 1; i < 3 && acceptPunct(','); ++i) dst[i] = static_cast<uint32_t>(expectInt());
+      } else if (d.text == ".minnctapersm") {
+        fn->minnctapersm = static_cast<uint32_t>(expectInt());
+      } else if (d.text == ".maxnreg") {
+        fn->maxnreg = static_cast<uint32_t>(expectInt());
+      } else if (d.text == ".maxnctapersm" || d.text == ".maxclusterrank") {
+        expectInt();
+      } else if (d.text == ".noreturn") {
+      } else if (d.text == ".pragma") {
+        skipToSemicolon();
+      } else {
+        unsupported(d);
+      }
+    }
+    if (acceptPunct(';')) {
+      fn->isExtern = true;  // prototype
+    } else {
+      body(*fn);
+    }
+    functionsByName_[fn->name] = fn.get();
+    mod_->functions.push_back(std::move(fn));
+  }
+
+  void paramList(std::vector<std::unique_ptr<Variable>>& out, char close) {
+    if (acceptPunct(close)) return;
+    while (true) {
+      const Token& t = peek();
+      if (!t.is(Tok::Directive, ".param") && !t.is(Tok::Directive, ".reg"))
+        fail(t, "expected a .param declaration but found " + describe(t));
+      next();
+      Variable v;
+      v.space = t.text == ".reg" ? StateSpace::Reg : StateSpace::Param;
+      declAttributes(v, t);
+      const Token& nameTok = peek();
+      v.name = expectIdent("a parameter name");
+      v.loc = locOf(nameTok);
+      while (acceptPunct('[')) {
+        v.dims.push_back(peek().punct(']') ? 0 : expectInt());
+        expectPunct(']');
+      }
+      out.push_back(std::make_unique<Variable>(std::move(v)));
+      if (acceptPunct(close)) return;
+      expectPunct(',');
+    }
+  }
+
+  // ---- function bodies ----
+  struct Scope {
+    std::unordered_map<std::string, const Variable*> names;
+  };
+
+  const Variable* lookup(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->names.find(name);
+      if (f != it->names.end()) return f->second;
+    }
+    auto g = globalsByName_.find(name);
+    return g == globalsByName_.end() ? nullptr : g->second;
+  }
+
+  void body(Function& fn) {
+    fn_ = &fn;
+    scopes_.clear();
+    scopes_.emplace_back();
+    for (auto& p : fn.params) scopes_.back().names[p->name] = p.get();
+    for (auto& r : fn.returns) scopes_.back().names[r->name] = r.get();
+    expectPunct('{');
+    int depth = 1;
+    int scopeCounter = 0;
+    while (depth > 0) {
+      const Token& t = peek();
+      if (t.kind == Tok::End) fail(t, "unterminated function body of '" + fn.name + "'");
+      if (t.punct('{')) {
+        next();
+        ++depth;
+        scopes_.emplace_back();
+        ++scopeCounter;
+        continue;
+      }
+      if (t.punct('}')) {
+        next();
+        --depth;
+        scopes_.pop_back();
+        continue;
+      }
+      if (t.kind == Tok::Directive) {
+        if (t.text == ".reg" || t.text == ".local" || t.text == ".shared" || t.text == ".param" ||
+            t.text == ".const" || t.text == ".global") {
+          auto vars = declaration(false, scopeCounter);
+          for (auto& v : vars) {
+            scopes_.back().names[v->name] = v.get();
+            fn.locals.push_back(std::move(v));
+          }
+        } else if (t.text == ".loc" || t.text == ".file") {
+          next();
+          skipLine(t.line);
+        } else if (t.text == ".pragma") {
+          next();
+          skipToSemicolon();
+        } else {
+          unsupported(t);
+        }
+        continue;
+      }
+      if (t.kind == Tok::Ident && peek(1).punct(':')) {
+        std::string label = next().text;
+        next();
+        if (peek().is(Tok::Directive, ".branchtargets")) {
+          next();
+          std::vector<std::string> targets;
+          targets.push_back(expectIdent("a label"));
+          while (acceptPunct(',')) targets.push_back(expectIdent("a label"));
+          expectPunct(';');
+          fn.branchTargets[label] = std::move(targets);
+          continue;
+        }
+        if (peek().is(Tok::Directive, ".calltargets") || peek().is(Tok::Directive, ".callprototype"))
+          unsupported(peek());
+        Statement s;
+        s.kind = Statement::Kind::Label;
+        s.label = label;
+        s.loc = locOf(t);
+        fn.body.push_back(std::move(s));
+        continue;
+      }
+      Statement s;
+      s.kind = Statement::Kind::Instr;
+      s.instr = instruction();
+      s.loc = s.instr.loc;
+      fn.body.push_back(std::move(s));
+    }
+    fn_ = nullptr;
+  }
+
+  Instruction instruction() {
+    Instruction in;
+    const Token& start = peek();
+    in.loc = locOf(start);
+    in.text = lineText(start.line);
+    if (acceptPunct('@')) {
+      bool neg = acceptPunct('!');
+      const Token& p = peek();
+      std::string name = expectIdent("a predicate register");
+      const Variable* v = lookup(name);
+      if (!v || v->type != Type::Pred) fail(p, "'" + name + "' is not a declared predicate register");
+      in.guard = v;
+      in.guardNegated = neg;
+    }
+    const Token& op = peek();
+    if (op.kind != Tok::Ident) fail(op, "expected an instruction but found " + describe(op));
+    next();
+    in.opcode = op.text;
+    in.loc = locOf(op);
+    while (peek().kind == Tok::Directive && peek().adjacent) in.mods.push_back(next().text);
+    if (in.opcode == "call") {
+      callOperands(in);
+      return in;
+    }
+    if (!peek().punct(';')) {
+      in.ops.push_back(operand());
+      while (acceptPunct(',')) in.ops.push_back(operand());
+    }
+    if (!peek().punct(';')) fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
+    next();
+    return in;
+  }
+
+  // call[.uni] [(ret, ...),] callee [, (arg, ...)] [, proto];
+  void callOperands(Instruction& in) {
+    if (acceptPunct('(')) {
+      if (!acceptPunct(')')) {
+        in.callRets.push_back(operand());
+        while (acceptPunct(',')) in.callRets.push_back(operand());
+        expectPunct(')');
+      }
+      expectPunct(',');
+    }
+    const Token& callee = peek();
+    if (callee.kind != Tok::Ident) fail(callee, "expected a function name but found " + describe(callee));
+    if (lookup(callee.text) != nullptr) unsupported(callee);  // indirect call through a register
+    in.callee = next().text;
+    if (acceptPunct(',')) {
+      if (acceptPunct('(')) {
+        if (!acceptPunct(')')) {
+          in.callArgs.push_back(operand());
+          while (acceptPunct(',')) in.callArgs.push_back(operand());
+          expectPunct(')');
+        }
+      } else {
+        unsupported(peek());  // call prototype / targets list
+      }
+      if (acceptPunct(',')) unsupported(peek());
+    }
+    expectPunct(';');
+  }
+
+  Operand operand() {
+    Operand o = simpleOperand();
+    if (peek().punct('|')) {
+      next();
+      Operand pair;
+      pair.kind = Operand::Kind::Vector;
+      pair.pipePair = true;
+      pair.loc = o.loc;
+      pair.elems.push_back(std::move(o));
+      pair.elems.push_back(simpleOperand());
+      return pair;
+    }
+    return o;
+  }
+
+  Operand simpleOperand() {
+    const Token& t = peek();
+    Operand o;
+    o.loc = locOf(t);
+    if (t.punct('[')) {
+      next();
+      o.kind = Operand::Kind::Address;
+      if (peek().kind == Tok::Ident) {
+        const Token& b = next();
+        o.hasBase = true;
+        o.name = b.text;
+        o.var = lookup(b.text);
+        if (o.var == nullptr && !functionsByName_.count(b.text))
+          fail(b, "'" + b.text + "' is not declared");
+        if (peek().punct('+') || peek().punct('-')) {
+          bool neg = next().text == "-";
+          bool neg2 = acceptPunct('-');
+          uint64_t off = expectInt();
+          o.imm = (neg != neg2) ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
+        }
+      } else if (peek().kind == Tok::Int || peek().punct('-')) {
+        o.imm = static_cast<int64_t>(expectInt());
+      } else {
+        fail(peek(), "expected an address but found " + describe(peek()));
+      }
+      expectPunct(']');
+      return o;
+    }
+    if (t.punct('{')) {
+      next();
+      o.kind = Operand::Kind::Vector;
+      if (!peek().punct('}')) {
+        o.elems.push_back(simpleOperand());
+        while (acceptPunct(',')) o.elems.push_back(simpleOperand());
+      }
+      expectPunct('}');
+      return o;
+    }
+    if (t.punct('_')) {
+      next();
+      o.kind = Operand::Kind::Sink;
+      return o;
+    }
+    if (t.punct('!')) {
+      next();
+      o = simpleOperand();
+      if (o.kind != Operand::Kind::Reg || o.var->type != Type::Pred)
+        fail(t, "'!' applies only to predicate registers");
+      o.negate = true;
+      return o;
+    }
+    if (t.punct('-') || t.kind == Tok::Int || t.kind == Tok::Float) {
+      bool neg = acceptPunct('-');
+      const Token& n = next();
+      if (n.kind == Tok::Int) {
+        o.kind = Operand::Kind::Imm;
+        o.imm = neg ? -static_cast<int64_t>(n.ival) : static_cast<int64_t>(n.ival);
+      } else if (n.kind == Tok::Float) {
+        o.kind = Operand::Kind::FImm;
+        o.fval = neg ? -n.fval : n.fval;
+        o.fbits = n.fbits;
+        o.fraw = n.ival;
+        if (neg) o.fraw ^= (n.fbits == 32 ? 0x80000000ull : 0x8000000000000000ull);
+      } else {
+        fail(n, "expected a number after '-' but found " + describe(n));
+      }
+      return o;
+    }
+    if (t.kind == Tok::Ident) {
+      next();
+      std::string name = t.text;
+      if (name[0] == '%') {
+        // special registers with a component: %tid.x
+        if (peek().kind == Tok::Directive && peek().adjacent) {
+          std::string withComp = name + peek().text;
+          if (sregFromName(withComp)) {
+            next();
+            name = withComp;
+          }
+        }
+        if (const Variable* v = lookup(name)) {
+          o.kind = Operand::Kind::Reg;
+          o.var = v;
+          o.name = name;
+          return o;
+        }
+        if (auto s = sregFromName(name)) {
+          o.kind = Operand::Kind::SReg;
+          o.sreg = *s;
+          o.name = name;
+          return o;
+        }
+        if (startsWith(name, "%envreg") || startsWith(name, "%pm") || startsWith(name, "%reserved"))
+          unsupported(t);
+        fail(t, "'" + name + "' is not a declared register");
+      }
+      o.kind = Operand::Kind::Symbol;
+      o.name = name;
+      o.var = lookup(name);
+      return o;  // labels and functions are resolved by the decoder
+    }
+    fail(t, "expected an operand but found " + describe(t));
+  }
+
+  std::string_view text_;
+  std::shared_ptr<const std::string> file_;
+  std::vector<Token> toks_;
+  std::vector<size_t> lineStart_;
+  size_t pos_ = 0;
+  std::unique_ptr<Module> mod_;
+  Function* fn_ = nullptr;
+  std::vector<Scope> scopes_;
+  std::unordered_map<std::string, const Variable*> globalsByName_;
+  std::unordered_map<std::string, const Function*> functionsByName_;
+};
+
+}  // namespace
+
+std::unique_ptr<Module> parseModule(std::string_view text, const std::string& fileName) {
+  return Parser(text, fileName).run();
+}
+
+}  // namespace gpusc::ptx

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpusc needs to build and test. Idempotent: packages already
+# present are skipped, so this is cheap to run before every build.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libsystemc-dev            # SystemC 2.3.4 + TLM-2.0 (built for C++17)
+  libboost-dev libboost-graph-dev
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev libeigen3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup.sh: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,65 @@
+#include "catalog.hpp"
+
+#include "common/embedded.hpp"
+#include "common/error.hpp"
+#include "common/strings.hpp"
+
+namespace gpusc {
+extern const EmbeddedFile kEmbeddedPtx[];
+}
+
+namespace gpusc::catalog {
+
+Size parseSize(const std::string& s) {
+  if (s == "tiny") return Size::Tiny;
+  if (s == "small") return Size::Small;
+  if (s == "default") return Size::Default;
+  throw InputError(fmt::format("--size {}: expected tiny, small or default{}", s,
+                               didYouMean(s, {"tiny", "small", "default"})));
+}
+
+const char* sizeName(Size s) {
+  switch (s) {
+    case Size::Tiny: return "tiny";
+    case Size::Small: return "small";
+    case Size::Default: return "default";
+  }
+  return "?";
+}
+
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const auto& e : all()) out.push_back(e.name);
+  return out;
+}
+
+const CatalogEntry& find(const std::string& name) {
+  static const std::vector<CatalogEntry> entries = all();
+  for (const auto& e : entries)
+    if (e.name == name) return e;
+  throw InputError(fmt::format("--kernel {}: no such catalog kernel{} (see `gpusc list kernels`)", name,
+                               didYouMean(name, names())));
+}
+
+std::string_view ptx(const std::string& name, const std::string& file) {
+  std::string path = fmt::format("stimuli/catalog/{}/{}.ptx", name, file.empty() ? name : file);
+  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPtx))
+    if (path == f->path) return f->text;
+  throw InputError(fmt::format("no embedded PTX {}", path));
+}
+
+Module& loadPtx(Device& dev, const std::string& name, const std::string& file) {
+  std::string path = fmt::format("stimuli/catalog/{}/{}.ptx", name, file.empty() ? name : file);
+  return dev.loadModule(ptx(name, file), path);
+}
+
+CheckResult allOf(std::initializer_list<CheckResult> results) {
+  std::string summary;
+  for (const auto& r : results) {
+    if (!r.pass) return r;
+    summary += (summary.empty() ? "" : "; ") + r.message;
+  }
+  return {true, summary};
+}
+
+}  // namespace gpusc::catalog

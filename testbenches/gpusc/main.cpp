@@ -1,0 +1,306 @@
+// gpusc: the command-line tool.
+//
+//   gpusc run [--platform P] [--kernel K | --launch SPEC] [--size S] [--set key=value]...
+//   gpusc list platforms | kernels | keys [--markdown]
+//   gpusc bench [--kernel K]... [--size S] [--repeat N] [--json FILE]
+//
+// Exit codes: 0 success; 1 a catalog kernel's result check failed; 2 bad input (platform,
+// launch spec, PTX, command line); 3 the kernel faulted; 4 internal error.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "catalog.hpp"
+#include "common/error.hpp"
+#include "common/platform_config.hpp"
+#include "common/strings.hpp"
+#include "gpu/device.hpp"
+#include "gpu/launch_spec.hpp"
+#include "gpu/report.hpp"
+
+#ifndef GPUSC_VERSION
+#define GPUSC_VERSION "0.0.0"
+#endif
+
+namespace fs = std::filesystem;
+using namespace gpusc;
+
+namespace {
+
+constexpr int kExitCheckFailed = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitKernelFault = 3;
+constexpr int kExitInternal = 4;
+
+constexpr const char* kDefaultKernel = "sgemm";
+
+struct RunOptions {
+  std::string platform = kDefaultPlatform;
+  std::string kernel;
+  std::string launch;
+  std::string size = "default";
+  std::string mode = "functional";
+  std::string out;
+  std::vector<std::string> sets;
+  bool quiet = false;
+};
+
+ExecMode parseMode(const std::string& m) {
+  if (m == "functional") return ExecMode::Functional;
+  if (m == "timing") return ExecMode::Timing;
+  throw InputError(fmt::format("--mode {}: expected functional or timing{}", m,
+                               didYouMean(m, {"functional", "timing"})));
+}
+
+std::string humanCount(double v) {
+  if (v >= 1e9) return fmt::format("{:.2f} G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.2f} k", v / 1e3);
+  return fmt::format("{:.0f} ", v);
+}
+
+void writeFile(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
+}
+
+int cmdRun(const RunOptions& o) {
+  if (!o.kernel.empty() && !o.launch.empty()) throw InputError("--kernel and --launch: give one, not both");
+  const ExecMode mode = parseMode(o.mode);
+  PlatformConfig cfg = loadPlatform(o.platform, o.sets);
+  const std::string kernel = o.launch.empty() ? (o.kernel.empty() ? kDefaultKernel : o.kernel) : "";
+  const catalog::Size size = catalog::parseSize(o.size);
+  const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
+  const std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
+  const fs::path outDir = o.out.empty() ? fs::path("gpusc-results") / fmt::format("{}-{}", workName, cfg.name)
+                                        : fs::path(o.out);
+
+  Device dev(cfg, mode);
+  nlohmann::json work;
+  catalog::CheckResult check;
+  auto t0 = std::chrono::steady_clock::now();
+  std::error_code ec;
+  fs::create_directories(outDir, ec);
+  if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
+  if (entry) {
+    auto wl = entry->make(size);
+    work["kernel"] = entry->name;
+    work["size"] = catalog::sizeName(size);
+    work["problem"] = wl->describe();
+    wl->setup(dev);
+    wl->run(dev);
+    check = wl->check(dev);
+    work["check"] = {{"pass", check.pass}, {"message", check.message}};
+  } else {
+    LaunchSpec spec = loadLaunchSpec(o.launch);
+    auto res = runLaunchSpec(dev, spec, outDir.string());
+    work["launch_spec"] = o.launch;
+    work["ptx"] = spec.ptxPath;
+    work["dumped"] = res.dumped;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const func::ExecStats total = dev.totalStats();
+  double simSeconds = 0;
+  for (const auto& l : dev.launches()) simSeconds += l.seconds;
+
+  nlohmann::json j;
+  j["gpusc_version"] = GPUSC_VERSION;
+  j["platform"] = cfg.name;
+  j["mode"] = o.mode;
+  j["workload"] = work;
+  j["totals"] = toJson(total);
+  j["launches"] = nlohmann::json::array();
+  for (const auto& l : dev.launches()) j["launches"].push_back(toJson(l));
+  j["simulation"] = {{"host_seconds", simSeconds},
+                     {"wall_seconds", wall},
+                     {"warp_instructions_per_second", simSeconds > 0 ? total.warpInsts / simSeconds : 0.0},
+                     {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
+  j["config"] = config::toJson(cfg);
+  writeFile(outDir / "stats.json", j.dump(2) + "\n");
+  writeFile(outDir / "config.yaml", "# Resolved configuration of this run (loadable with --platform)\n" +
+                                        config::toYaml(cfg));
+
+  if (!o.quiet) {
+    fmt::print("gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);
+    if (entry) {
+      fmt::print("kernel {} ({}, {})\n", entry->name, work["problem"].get<std::string>(), catalog::sizeName(size));
+    } else {
+      fmt::print("launch spec {} ({})\n", o.launch, work["ptx"].get<std::string>());
+    }
+    fmt::print("  launches           {}\n", dev.launches().size());
+    fmt::print("  warp instructions  {}\n", humanCount(double(total.warpInsts)));
+    fmt::print("  thread instructions {}\n", humanCount(double(total.threadInsts)));
+    fmt::print("  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n", averageActiveLanes(total));
+    fmt::print("  divergent branches {} of {}\n", total.divergentBranches, total.branches);
+    std::vector<std::pair<uint64_t, int>> mix;
+    for (int i = 0; i < func::kNumInstClasses; ++i)
+      if (total.byClass[i]) mix.push_back({total.byClass[i], i});
+    std::sort(mix.rbegin(), mix.rend());
+    std::string mixText;
+    for (size_t i = 0; i < std::min<size_t>(6, mix.size()); ++i)
+      mixText += fmt::format("{}{} {:.1f}%", i ? ", " : "", func::instClassName(static_cast<func::InstClass>(mix[i].second)),
+                             100.0 * mix[i].first / std::max<uint64_t>(1, total.warpInsts));
+    fmt::print("  instruction mix    {}\n", mixText);
+    fmt::print("  simulation         {:.3f} s, {}thread-inst/s, {}warp-inst/s\n", simSeconds,
+               humanCount(simSeconds > 0 ? total.threadInsts / simSeconds : 0),
+               humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
+    if (entry) fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
+    fmt::print("results: {}/ (stats.json, config.yaml)\n", outDir.string());
+  }
+  return entry && !check.pass ? kExitCheckFailed : 0;
+}
+
+int cmdList(const std::string& what, bool markdown) {
+  if (what == "platforms") {
+    for (const auto& n : builtinPlatformNames()) {
+      PlatformConfig c = loadPlatform(n);
+      fmt::print("{:<16} {}\n", n, c.description);
+    }
+  } else if (what == "kernels") {
+    for (const auto& e : catalog::all()) fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
+  } else if (what == "keys") {
+    auto keys = config::listKeys<PlatformConfig>();
+    if (markdown) {
+      fmt::print("| key | type | default | allowed | description |\n|---|---|---|---|---|\n");
+      for (const auto& k : keys)
+        fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint, k.doc);
+    } else {
+      for (const auto& k : keys)
+        fmt::print("{:<44} {:<17} {:<14} {}{}\n", k.path, k.type, k.defaultValue, k.doc,
+                   k.constraint.empty() ? "" : " [" + k.constraint + "]");
+    }
+  } else {
+    throw InputError(fmt::format("list {}: expected platforms, kernels or keys{}", what,
+                                 didYouMean(what, {"platforms", "kernels", "keys"})));
+  }
+  return 0;
+}
+
+struct BenchOptions {
+  std::vector<std::string> kernels;
+  std::string size = "default";
+  std::string platform = kDefaultPlatform;
+  unsigned repeat = 3;
+  std::string json = "gpusc-bench-functional.json";
+};
+
+// Functional-mode speed of each catalog kernel: the best of `repeat` runs of the simulated
+// launches (host set-up and reference checks are not timed).
+int cmdBench(const BenchOptions& o) {
+  PlatformConfig cfg = loadPlatform(o.platform);
+  const catalog::Size size = catalog::parseSize(o.size);
+  std::vector<std::string> names = o.kernels.empty() ? catalog::names() : o.kernels;
+  nlohmann::json results = nlohmann::json::array();
+  fmt::print("{:<20} {:>12} {:>14} {:>10} {:>16} {:>16}\n", "kernel", "warp-insts", "thread-insts", "seconds",
+             "warp-inst/s", "thread-inst/s");
+  bool allPass = true;
+  for (const auto& name : names) {
+    const auto& entry = catalog::find(name);
+    double best = 0;
+    func::ExecStats stats;
+    bool pass = true;
+    for (unsigned r = 0; r < std::max(1u, o.repeat); ++r) {
+      Device dev(cfg, ExecMode::Functional);
+      auto wl = entry.make(size);
+      wl->setup(dev);
+      wl->run(dev);
+      pass = pass && wl->check(dev).pass;
+      double secs = 0;
+      for (const auto& l : dev.launches()) secs += l.seconds;
+      if (r == 0 || secs < best) best = secs;
+      stats = dev.totalStats();
+    }
+    allPass = allPass && pass;
+    double wps = best > 0 ? stats.warpInsts / best : 0, tps = best > 0 ? stats.threadInsts / best : 0;
+    fmt::print("{:<20} {:>12} {:>14} {:>10.4f} {:>16.0f} {:>16.0f}{}\n", name, stats.warpInsts, stats.threadInsts,
+               best, wps, tps, pass ? "" : "  (CHECK FAILED)");
+    results.push_back({{"kernel", name},
+                       {"size", catalog::sizeName(size)},
+                       {"warp_instructions", stats.warpInsts},
+                       {"thread_instructions", stats.threadInsts},
+                       {"seconds", best},
+                       {"warp_instructions_per_second", wps},
+                       {"thread_instructions_per_second", tps},
+                       {"check_passed", pass}});
+  }
+  nlohmann::json j;
+  j["benchmark"] = "functional";
+  j["gpusc_version"] = GPUSC_VERSION;
+  j["platform"] = cfg.name;
+  j["repeat"] = o.repeat;
+  j["command"] = "gpusc bench";
+  j["kernels"] = results;
+  writeFile(o.json, j.dump(2) + "\n");
+  fmt::print("wrote {}\n", o.json);
+  return allPass ? 0 : kExitCheckFailed;
+}
+
+}  // namespace
+
+// libsystemc defines main() and calls sc_main(); gpusc has its own main() (it parses its own
+// command line and only elaborates SystemC modules in timing mode), but the library still
+// needs the symbol.
+int sc_main(int, char*[]) { return 0; }
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpusc: a SystemC/TLM-2.0 model of a GPGPU for power, performance and voltage-noise studies"};
+  app.set_version_flag("--version", std::string("gpusc ") + GPUSC_VERSION);
+  app.require_subcommand(1);
+
+  RunOptions run;
+  auto* runCmd = app.add_subcommand("run", "Run a catalog kernel or a launch spec and write results");
+  runCmd->add_option("--platform,-p", run.platform, "Built-in platform name or platform YAML file")
+      ->capture_default_str();
+  runCmd->add_option("--kernel,-k", run.kernel, std::string("Catalog kernel (default ") + kDefaultKernel + ")");
+  runCmd->add_option("--launch,-l", run.launch, "Launch spec (YAML) naming a PTX file and its launches");
+  runCmd->add_option("--size", run.size, "Catalog problem size: tiny, small or default")->capture_default_str();
+  runCmd->add_option("--mode", run.mode, "functional or timing")->capture_default_str();
+  runCmd->add_option("--set", run.sets, "Override a platform key: --set sm.l1d.sets=64 (repeatable)");
+  runCmd->add_option("--out,-o", run.out, "Results folder (default gpusc-results/<kernel>-<platform>)");
+  runCmd->add_flag("--quiet,-q", run.quiet, "Print nothing on success");
+
+  std::string listWhat;
+  bool markdown = false;
+  auto* listCmd = app.add_subcommand("list", "List built-in platforms, catalog kernels or platform keys");
+  listCmd->add_option("what", listWhat, "platforms | kernels | keys")->required();
+  listCmd->add_flag("--markdown", markdown, "Keys as a markdown table (docs/configuration.md)");
+
+  BenchOptions bench;
+  auto* benchCmd = app.add_subcommand("bench", "Measure functional-mode simulation speed per catalog kernel");
+  benchCmd->add_option("--kernel,-k", bench.kernels, "Kernels to measure (default: all; repeatable)");
+  benchCmd->add_option("--size", bench.size, "Problem size")->capture_default_str();
+  benchCmd->add_option("--platform,-p", bench.platform, "Platform")->capture_default_str();
+  benchCmd->add_option("--repeat", bench.repeat, "Runs per kernel; the fastest counts")->capture_default_str();
+  benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitBadInput;
+  }
+
+  try {
+    if (runCmd->parsed()) return cmdRun(run);
+    if (listCmd->parsed()) return cmdList(listWhat, markdown);
+    if (benchCmd->parsed()) return cmdBench(bench);
+  } catch (const InputError& e) {
+    std::cerr << "gpusc: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const KernelFault& e) {
+    std::cerr << "gpusc: kernel fault: " << e.what() << "\n";
+    return kExitKernelFault;
+  } catch (const std::exception& e) {
+    std::cerr << "gpusc: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return 0;
+}
