@@ -25,8 +25,9 @@ std::string KeyLister::describe(const OneOf& o) { return "one of " + gpusc::join
 
 std::string Source::where(const std::string& path, const YAML::Mark& mark) const {
   // A value set on the command line is reported as such; its YAML mark would be meaningless.
+  // An error at or below a --set key, or at a key a --set created a section under.
   for (const auto& [p, text] : overrides) {
-    if (path == p || startsWith(path, p + ".") || startsWith(path, p + "["))
+    if (path == p || startsWith(path, p + ".") || startsWith(path, p + "[") || startsWith(p, path + "."))
       return fmt::format("--set {}", text);
   }
   if (mark.is_null() || mark.line < 0) return file;

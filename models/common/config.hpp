@@ -188,7 +188,7 @@ class Reader {
       }
       value = std::move(out);
     } else {
-      if (!n.IsScalar()) fail(path, n.Mark(), fmt::format("expected a {}", typeName<T>()));
+      if (!n.IsScalar()) fail(path, n.Mark(), fmt::format("expected a single value ({})", typeName<T>()));
       if (auto err = convertScalar(n, value)) fail(path, n.Mark(), *err);
     }
   }

@@ -608,7 +608,7 @@ class Parser {
       callOperands(in);
       return in;
     }
-    if (!peek().punct(';')) {
+    if (!peek().punct(';') && !peek().punct('}')) {
       in.ops.push_back(operand());
       while (acceptPunct(',')) in.ops.push_back(operand());
     }

@@ -1,0 +1,102 @@
+#include "support/ptx_harness.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace gpusc::test {
+
+PlatformConfig platform() { return loadPlatform("gtx480"); }
+
+std::string module(const std::string& body) {
+  return ".version 9.0\n.target sm_75\n.address_size 64\n\n" + body;
+}
+
+std::vector<Lane> eval(const std::string& body, const std::vector<std::array<uint64_t, 3>>& rows) {
+  const std::string text = module(R"(
+.visible .entry eval(.param .u64 pin, .param .u64 pout, .param .u32 n)
+{
+  .reg .b32 %a32, %b32, %c32, %o32, %r<15>, %t, %n;
+  .reg .b64 %a64, %b64, %c64, %o, %rd<15>, %base, %addr;
+  .reg .f32 %fa, %fb, %fc, %fo, %f<16>;
+  .reg .f64 %da, %db, %dc, %do, %fd<16>;
+  .reg .pred %p<8>, %inrange;
+  .reg .b16 %h<8>;
+  mov.u32 %t, %tid.x;
+  ld.param.u32 %n, [n];
+  setp.lt.u32 %inrange, %t, %n;
+  @!%inrange bra DONE;
+  ld.param.u64 %base, [pin];
+  mul.wide.u32 %rd14, %t, 24;
+  add.s64 %addr, %base, %rd14;
+  ld.global.u64 %a64, [%addr];
+  ld.global.u64 %b64, [%addr+8];
+  ld.global.u64 %c64, [%addr+16];
+  cvt.u32.u64 %a32, %a64;
+  cvt.u32.u64 %b32, %b64;
+  cvt.u32.u64 %c32, %c64;
+  mov.b32 %fa, %a32;
+  mov.b32 %fb, %b32;
+  mov.b32 %fc, %c32;
+  mov.b64 %da, %a64;
+  mov.b64 %db, %b64;
+  mov.b64 %dc, %c64;
+  mov.u64 %o, 0;
+  mov.u32 %o32, 0;
+  mov.f32 %fo, 0f00000000;
+  mov.f64 %do, 0d0000000000000000;
+)" + body + R"(
+  ld.param.u64 %base, [pout];
+  mul.wide.u32 %rd14, %t, 24;
+  add.s64 %addr, %base, %rd14;
+  st.global.u64 [%addr], %o;
+  st.global.u32 [%addr+8], %o32;
+  st.global.f32 [%addr+12], %fo;
+  st.global.f64 [%addr+16], %do;
+DONE:
+  ret;
+}
+)");
+  Device dev(platform());
+  Module& m = dev.loadModule(text, "eval.ptx");
+  std::vector<uint64_t> in;
+  for (const auto& r : rows) in.insert(in.end(), r.begin(), r.end());
+  DevPtr din = dev.upload(in);
+  DevPtr dout = dev.malloc(rows.size() * 24);
+  const uint32_t n = static_cast<uint32_t>(rows.size());
+  dev.launch(m.kernel("eval"), {1}, {n}, 0, KernelArgs().ptr(din).ptr(dout).u32(n));
+  std::vector<uint8_t> raw = dev.download<uint8_t>(dout, rows.size() * 24);
+  std::vector<Lane> out(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::memcpy(&out[i].o, &raw[i * 24], 8);
+    std::memcpy(&out[i].o32, &raw[i * 24 + 8], 4);
+    std::memcpy(&out[i].fo, &raw[i * 24 + 12], 4);
+    std::memcpy(&out[i].dfo, &raw[i * 24 + 16], 8);
+  }
+  return out;
+}
+
+Lane eval1(const std::string& body, uint64_t a, uint64_t b, uint64_t c) { return eval(body, {{a, b, c}})[0]; }
+
+uint64_t bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+}
+uint32_t bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+float asFloat(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+double asDouble(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+}
+
+}  // namespace gpusc::test

@@ -1,0 +1,118 @@
+// Platform configuration: typed loading, every kind of bad input reported with file:line and
+// the key, --set overrides, and the resolved configuration round-tripping.
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "common/platform_config.hpp"
+
+using namespace gpusc;
+
+namespace {
+
+std::string errorOf(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  try {
+    config::load<PlatformConfig>(yaml, "p.yaml", sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Config, Gtx480MatchesTheIssueAndGpgpuSim) {
+  PlatformConfig c = loadPlatform("gtx480");
+  EXPECT_EQ(c.gpu.num_sms, 15u);
+  EXPECT_EQ(c.gpu.clocks.core_mhz, 700.0);
+  EXPECT_EQ(c.sm.max_threads, 1536u);
+  EXPECT_EQ(c.sm.max_warps, 48u);
+  EXPECT_EQ(c.sm.max_ctas, 8u);
+  EXPECT_EQ(c.sm.registers, 32768u);
+  EXPECT_EQ(c.sm.shared_memory_bytes, 49152u);
+  EXPECT_EQ(c.sm.l1d.sizeBytes(), 16u * 1024);
+  EXPECT_EQ(c.sm.l1d.ways, 4u);
+  EXPECT_EQ(c.sm.l1d.line_bytes, 128u);
+  EXPECT_EQ(c.sm.icache.sizeBytes(), 2u * 1024);
+  EXPECT_EQ(c.l2.slice.sizeBytes() * c.memory.partitions, 768u * 1024);
+  EXPECT_EQ(c.l2.slice.ways, 16u);
+  EXPECT_EQ(c.memory.partitions, 6u);
+  EXPECT_EQ(c.sm.simd_units * c.sm.simd_lanes, 32u);
+}
+
+TEST(Config, EmptyFileGivesTheDefaults) {
+  PlatformConfig c = config::load<PlatformConfig>("# nothing\n", "p.yaml", {});
+  EXPECT_EQ(c.gpu.num_sms, PlatformConfig().gpu.num_sms);
+}
+
+TEST(Config, UnknownKeyNamesLineAndSuggests) {
+  EXPECT_EQ(errorOf("gpu:\n  num_smss: 4\n"), "p.yaml:2:3: unknown key 'gpu.num_smss' (did you mean 'num_sms'?)");
+  EXPECT_EQ(errorOf("sm:\n  l1d:\n    sets: 64\n    wayz: 8\n"),
+            "p.yaml:4:5: unknown key 'sm.l1d.wayz' (did you mean 'ways'?)");
+  EXPECT_EQ(errorOf("frobnicate: 1\n"), "p.yaml:1:1: unknown key 'frobnicate'");
+}
+
+TEST(Config, WrongTypeAndRange) {
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: many\n"),
+            "p.yaml:2:12: gpu.num_sms: expected a non-negative integer, got 'many'");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: -3\n"), "p.yaml:2:12: gpu.num_sms: expected a non-negative integer, got '-3'");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: 0\n"), "p.yaml:2:12: gpu.num_sms: 0 is out of range [1, 1024]");
+  EXPECT_EQ(errorOf("gpu:\n  clocks:\n    core_mhz: fast\n"),
+            "p.yaml:3:15: gpu.clocks.core_mhz: expected a number, got 'fast'");
+  EXPECT_EQ(errorOf("sm:\n  l1d:\n    sets: 48\n"), "p.yaml:3:11: sm.l1d.sets: 48 is not a power of two");
+  EXPECT_EQ(errorOf("sm:\n  scheduler: gtoo\n"),
+            "p.yaml:2:14: sm.scheduler: 'gtoo' is not one of: lrr, gto, two-level, dfifo (did you mean 'gto'?)");
+  EXPECT_EQ(errorOf("gpu: 3\n"), "p.yaml:1:6: gpu: expected a map of keys (a section)");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: [1, 2]\n"), "p.yaml:2:12: gpu.num_sms: expected a single value (unsigned integer)");
+}
+
+TEST(Config, CrossFieldRules) {
+  EXPECT_EQ(errorOf("sm:\n  max_warps: 8\n"),
+            "p.yaml:2:14: sm.max_warps: max_warps (8) x warp_size (32) is smaller than max_threads (1536)");
+}
+
+TEST(Config, InvalidYaml) {
+  std::string e = errorOf("gpu:\n  num_sms: [1, 2\n");
+  EXPECT_EQ(e.rfind("p.yaml:", 0), 0u) << e;
+  EXPECT_NE(e.find("invalid YAML"), std::string::npos) << e;
+}
+
+TEST(Config, DuplicateKey) {
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: 4\n  num_sms: 5\n"), "p.yaml:3:3: duplicate key 'gpu.num_sms'");
+}
+
+TEST(Config, SetOverridesAndItsErrors) {
+  PlatformConfig c = loadPlatform("gtx480", {"gpu.num_sms=4", "sm.l1d.sets = 64", "sm.scheduler=lrr"});
+  EXPECT_EQ(c.gpu.num_sms, 4u);
+  EXPECT_EQ(c.sm.l1d.sets, 64u);
+  EXPECT_EQ(c.sm.scheduler, "lrr");
+  EXPECT_EQ(errorOf("", {"gpu.num_smz=4"}), "--set gpu.num_smz=4: unknown key 'gpu.num_smz' (did you mean 'num_sms'?)");
+  EXPECT_EQ(errorOf("", {"gpu.num_sms=0"}), "--set gpu.num_sms=0: gpu.num_sms: 0 is out of range [1, 1024]");
+  EXPECT_EQ(errorOf("", {"gpu.num_sms"}), "--set gpu.num_sms: expected key.path=value");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: 4\n", {"gpu.num_sms.x=1"}),
+            "--set gpu.num_sms.x=1: 'gpu.num_sms' is not a section");
+  EXPECT_EQ(errorOf("", {"gpu.num_sms.x=1"}),
+            "--set gpu.num_sms.x=1: gpu.num_sms: expected a single value (unsigned integer)");
+}
+
+TEST(Config, UnknownPlatformSuggestsABuiltIn) {
+  try {
+    loadPlatform("gtx48");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'gtx480'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, ResolvedYamlLoadsBackToTheSameConfiguration) {
+  PlatformConfig c = loadPlatform("gtx480", {"gpu.num_sms=7", "sm.l1d.replacement=fifo"});
+  std::string yaml = config::toYaml(c);
+  PlatformConfig d = config::load<PlatformConfig>(yaml, "resolved.yaml", {});
+  EXPECT_EQ(config::toJson(c), config::toJson(d));
+  EXPECT_EQ(d.gpu.num_sms, 7u);
+}
+
+TEST(Config, EveryKeyIsDocumented) {
+  auto keys = config::listKeys<PlatformConfig>();
+  EXPECT_GT(keys.size(), 100u);
+  for (const auto& k : keys) EXPECT_FALSE(k.doc.empty()) << k.path;
+}
+
+}  // namespace

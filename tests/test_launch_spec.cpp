@@ -1,0 +1,218 @@
+// Launch specs: generators, files, several launches sharing buffers, loops until a buffer is
+// zero, dumps, and errors that name the file, line and key.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "gpu/launch_spec.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch folder with a PTX file: `scale` multiplies a buffer by k; `countdown` decrements
+// every non-zero element of a buffer (so a loop until it is zero runs max(element) times).
+class LaunchSpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gpusc-spec-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    write("k.ptx", test::module(R"(
+.visible .entry scale(.param .u64 buf, .param .u32 k, .param .u32 n)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p1;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  ld.param.u32 %r4, [n];
+  setp.ge.u32 %p1, %r1, %r4;
+  @%p1 bra DONE;
+  ld.param.u64 %rd1, [buf];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  ld.global.u32 %r5, [%rd1];
+  ld.param.u32 %r6, [k];
+  mul.lo.u32 %r5, %r5, %r6;
+  st.global.u32 [%rd1], %r5;
+DONE:
+  ret;
+}
+.visible .entry countdown(.param .u64 buf, .param .u64 launches)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p1;
+  mov.u32 %r1, %tid.x;
+  ld.param.u64 %rd1, [buf];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  ld.global.u32 %r2, [%rd1];
+  setp.eq.u32 %p1, %r2, 0;
+  @%p1 bra SKIP;
+  sub.u32 %r2, %r2, 1;
+  st.global.u32 [%rd1], %r2;
+SKIP:
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  ld.param.u64 %rd3, [launches];
+  atom.global.add.u32 %r3, [%rd3], 1;
+DONE:
+  ret;
+}
+)"));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::vector<uint32_t> readU32(const std::string& name) {
+    std::ifstream in(dir_ / "out" / name, std::ios::binary);
+    std::vector<uint32_t> v;
+    uint32_t x;
+    while (in.read(reinterpret_cast<char*>(&x), 4)) v.push_back(x);
+    return v;
+  }
+
+  std::string errorOf(const std::string& spec) {
+    write("spec.yaml", spec);
+    try {
+      Device dev(test::platform());
+      runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(LaunchSpecTest, GeneratorsLaunchesAndDumps) {
+  write("spec.yaml", R"(
+ptx: k.ptx
+buffers:
+  a: {type: u32, count: 300, init: {iota: [5, 2]}}
+  c: {type: u32, count: 4, init: {constant: 9}}
+  z: {type: f32, count: 8, init: zeros}
+  r: {type: f32, count: 1000, init: {uniform: [2, 3], seed: 11}}
+launches:
+  - kernel: scale
+    grid: [3]
+    block: 128
+    args: [a, {u32: 3}, {u32: 300}]
+  - kernel: scale
+    grid: 1
+    block: [4]
+    args: [{buffer: a, offset: 4}, {u32: 10}, {u32: 2}]
+    repeat: 2
+dump:
+  a: a.bin
+  c: c.bin
+  r: r.bin
+)");
+  Device dev(test::platform());
+  auto res = runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+  EXPECT_EQ(res.launches, 3u);
+  auto a = readU32("a.bin");
+  ASSERT_EQ(a.size(), 300u);
+  for (uint32_t i = 0; i < 300; ++i) {
+    uint32_t want = (5 + 2 * i) * 3;
+    if (i == 1 || i == 2) want *= 100;  // the offset launch ran twice on elements 1 and 2
+    EXPECT_EQ(a[i], want) << i;
+  }
+  EXPECT_EQ(readU32("c.bin"), (std::vector<uint32_t>{9, 9, 9, 9}));
+  auto r = readU32("r.bin");
+  for (uint32_t bitsv : r) {
+    float f = test::asFloat(bitsv);
+    EXPECT_GE(f, 2.0f);
+    EXPECT_LT(f, 3.0f);
+  }
+}
+
+TEST_F(LaunchSpecTest, LoopUntilZeroWithAFileInput) {
+  std::vector<uint32_t> init = {3, 0, 7, 1};
+  std::ofstream(dir_ / "init.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(init.data()), init.size() * 4);
+  write("spec.yaml", R"(
+ptx: k.ptx
+buffers:
+  b: {type: u32, file: init.bin}
+  n: {type: u32, count: 1}
+launches:
+  - loop:
+      until_zero: b
+      launches:
+        - {kernel: countdown, grid: [1], block: [4], args: [b, n]}
+dump:
+  n: n.bin
+)");
+  Device dev(test::platform());
+  auto res = runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+  EXPECT_EQ(res.launches, 7u);  // the largest element
+  EXPECT_EQ(readU32("n.bin"), (std::vector<uint32_t>{7}));
+}
+
+TEST_F(LaunchSpecTest, LoopBoundIsAnError) {
+  std::string e = errorOf(R"(ptx: k.ptx
+buffers:
+  b: {type: u32, count: 4, init: {constant: 50}}
+  n: {type: u32, count: 1}
+launches:
+  - kernel: countdown
+    grid: 1
+    block: 4
+    args: [b, n]
+    until_zero: b
+    max_iterations: 10
+)");
+  EXPECT_EQ(e, path("spec.yaml") + ":6:5: buffer 'b' still not zero after max_iterations = 10 iterations");
+}
+
+TEST_F(LaunchSpecTest, ErrorsNameFileLineAndKey) {
+  const std::string f = path("spec.yaml");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbufers: {}\nlaunches: []\n"),
+            f + ":2:1: unknown key 'bufers' (did you mean 'buffers'?)");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u33, count: 4}\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
+            f + ":3:13: buffers.a.type: 'u33' is not a type: u8, u16, u32, u64, s8, s16, s32, s64, f32, f64, b8, "
+                "b16, b32, b64 (did you mean 'u32'?)");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: -4}\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
+            f + ":3:25: buffers.a.count: expected a non-negative integer, got '-4'");
+  const std::string init =
+      errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4, init: randm}\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n");
+  EXPECT_EQ(init.rfind(f + ":3:34: buffers.a.init: 'randm' is not a generator: zeros, iota", 0), 0u) << init;
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: [0]\n    block: 1\n"),
+            f + ":4:11: launches[0].grid: dimensions must be at least 1");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: [1, 2, 3, 4]\n    block: 1\n"),
+            f + ":4:11: launches[0].grid: expected 1 to 3 dimensions, e.g. [64, 16]");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: 1\n    block: 1\n    args: [nope]\n"),
+            f + ":6:12: launches[0].args[0]: no buffer named 'nope'");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: 1\n    blok: 1\n"),
+            f + ":5:5: unknown key 'launches[0].blok' (did you mean 'block'?)");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scael\n    grid: 1\n    block: 1\n"),
+            f + ":3:5: kernel: " + path("k.ptx") + ": no kernel entry 'scael' (did you mean 'scale'?) "
+                "(entries: scale, countdown)");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches:\n  - kernel: scale\n    grid: 1\n"
+                    "    block: 1\n    args: [a, {u32: 1}]\n"),
+            f + ":5:5: launch of scale: 2 arguments given; the kernel takes 3");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches:\n  - kernel: scale\n    grid: 1\n"
+                    "    block: 1\n    args: [a, {u64: 1}, {u32: 4}]\n"),
+            f + ":5:5: launch of scale: argument 1 (k) is a u64 of 8 bytes; parameter 'k' has 4 bytes");
+  EXPECT_EQ(errorOf("ptx: nothere.ptx\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
+            path("nothere.ptx") + ": cannot read PTX file");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: []\n"), f + ":2:11: launches: expected a list of at least one launch");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: [{kernel: scale, grid: 1, block: [2048]}]\n"),
+            f + ":2:12: launch of scale: block (2048,1,1) exceeds the limits (1024, 1024, 64)");
+}
+
+}  // namespace

@@ -1,0 +1,246 @@
+// The PTX front end: each construct nvcc 13 emits, and error messages that name the position.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "ptx/parser.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+using namespace gpusc::ptx;
+
+namespace {
+
+std::unique_ptr<ptx::Module> parse(const std::string& body) { return parseModule(test::module(body), "t.ptx"); }
+
+// The message of the InputError `f` throws.
+template <class F>
+std::string errorOf(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Decoding happens when a kernel is first requested.
+std::string decodeError(const std::string& body, const std::string& entry = "k") {
+  return errorOf([&] {
+    Device dev(test::platform());
+    dev.loadModule(test::module(body), "t.ptx").kernel(entry);
+  });
+}
+
+TEST(Parser, ModuleDirectives) {
+  auto m = parse("");
+  EXPECT_EQ(m->version, "9.0");
+  EXPECT_EQ(m->target, "sm_75");
+  EXPECT_EQ(m->addressSize, 64u);
+}
+
+TEST(Parser, GlobalAndConstVariablesWithInitialisers) {
+  auto m = parse(R"(
+.global .align 4 .b8 table[6] = {1, 2, 3};
+.const .align 8 .f64 coeffs[2] = {0d3FF0000000000000, 2.5};
+.global .u32 scalar = 7;
+.global .align 4 .f32 arr[] = {0f3F800000, 1.5};
+.extern .shared .align 16 .b8 dyn[];
+)");
+  const Variable* t = m->findGlobal("table");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->space, StateSpace::Global);
+  EXPECT_EQ(t->align, 4u);
+  EXPECT_EQ(t->init, (std::vector<uint8_t>{1, 2, 3, 0, 0, 0}));
+  const Variable* c = m->findGlobal("coeffs");
+  double d[2];
+  std::memcpy(d, c->init.data(), 16);
+  EXPECT_EQ(d[0], 1.0);
+  EXPECT_EQ(d[1], 2.5);
+  EXPECT_EQ(m->findGlobal("scalar")->init, (std::vector<uint8_t>{7, 0, 0, 0}));
+  const Variable* a = m->findGlobal("arr");
+  EXPECT_EQ(a->dims, (std::vector<uint64_t>{2}));  // unsized array takes its initialiser's size
+  float f[2];
+  std::memcpy(f, a->init.data(), 8);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[1], 1.5f);
+  EXPECT_TRUE(m->findGlobal("dyn")->isExtern);
+}
+
+TEST(Parser, EntryAndFunctionSignatures) {
+  auto m = parse(R"(
+.func (.param .b32 rv) helper(.param .b32 x, .param .align 8 .b8 s[16]) { ret; }
+.visible .entry k(.param .u64 .ptr .global .align 4 out, .param .u32 n) .maxntid 256, 1, 1 .minnctapersm 2
+{
+  ret;
+}
+)");
+  const Function* h = m->findFunction("helper");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->isEntry);
+  ASSERT_EQ(h->returns.size(), 1u);
+  ASSERT_EQ(h->params.size(), 2u);
+  EXPECT_EQ(h->params[1]->sizeBytes(), 16u);
+  EXPECT_EQ(h->params[1]->align, 8u);
+  const Function* k = m->findFunction("k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->isEntry);
+  EXPECT_TRUE(k->params[0]->isPtrParam);
+  EXPECT_EQ(k->params[0]->type, Type::U64);
+  EXPECT_EQ(k->maxntid[0], 256u);
+  EXPECT_EQ(k->minnctapersm, 2u);
+}
+
+TEST(Parser, BodyConstructs) {
+  auto m = parse(R"(
+.visible .entry k(.param .u64 p)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<60>;
+  .reg .b64 %rd<4>;
+  .local .align 8 .b8 __local_depot0[32];
+  .shared .align 4 .b8 tile[1024];
+  .loc 1 12 5
+  .pragma "nounroll";
+  ld.param.u64 %rd1, [p];
+  @!%p1 bra $L__BB0_2;
+  ld.global.v4.u32 {%r1, %r2, _, %r3}, [%rd1+-16];
+  shfl.sync.down.b32 %r4|%p2, %r1, 1, 31, -1;
+  setp.ne.and.s32 %p1, %r59, 0, !%p2;
+$L__BB0_2:
+  {
+  .reg .b32 temp;
+  mov.u32 temp, %tid.x;
+  }
+  ret;
+}
+)");
+  const Function* k = m->findFunction("k");
+  ASSERT_NE(k, nullptr);
+  // %r<60> declares %r0 .. %r59
+  int regs = 0;
+  for (const auto& v : k->locals) regs += v->name.rfind("%r", 0) == 0 && v->name.size() > 2 && std::isdigit(v->name[2]);
+  EXPECT_EQ(regs, 60);
+  std::vector<const Instruction*> ins;
+  std::vector<std::string> labels;
+  for (const auto& s : k->body) {
+    if (s.kind == Statement::Kind::Instr) ins.push_back(&s.instr);
+    else labels.push_back(s.label);
+  }
+  ASSERT_EQ(ins.size(), 7u);
+  EXPECT_EQ(labels, (std::vector<std::string>{"$L__BB0_2"}));
+  EXPECT_TRUE(ins[1]->guardNegated);
+  EXPECT_EQ(ins[2]->mods, (std::vector<std::string>{".global", ".v4", ".u32"}));
+  EXPECT_EQ(ins[2]->ops[0].kind, Operand::Kind::Vector);
+  EXPECT_EQ(ins[2]->ops[0].elems[2].kind, Operand::Kind::Sink);
+  EXPECT_EQ(ins[2]->ops[1].imm, -16);
+  EXPECT_TRUE(ins[3]->ops[0].pipePair);
+  EXPECT_TRUE(ins[4]->ops[3].negate);
+  EXPECT_EQ(ins[5]->ops[1].kind, Operand::Kind::SReg);
+  EXPECT_EQ(ins[5]->ops[1].sreg, SReg::TidX);
+  EXPECT_EQ(ins[2]->loc.line, 17u);
+  EXPECT_EQ(ins[2]->loc.col, 3u);
+}
+
+TEST(Parser, CallSequence) {
+  auto m = parse(R"(
+.func (.param .b32 rv) f(.param .b32 x) { ret; }
+.visible .entry k()
+{
+  .reg .b32 %r<2>;
+  {
+  .param .b32 param0;
+  st.param.b32 [param0+0], %r1;
+  .param .b32 retval0;
+  call.uni (retval0), f, (param0);
+  ld.param.b32 %r0, [retval0+0];
+  }
+  ret;
+}
+)");
+  const Function* k = m->findFunction("k");
+  const Instruction* call = nullptr;
+  for (const auto& s : k->body)
+    if (s.kind == Statement::Kind::Instr && s.instr.opcode == "call") call = &s.instr;
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->callee, "f");
+  ASSERT_EQ(call->callRets.size(), 1u);
+  ASSERT_EQ(call->callArgs.size(), 1u);
+  EXPECT_EQ(call->callArgs[0].name, "param0");
+}
+
+TEST(ParserErrors, UndeclaredRegisterNamesThePosition) {
+  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, %r7;\n}\n"); });
+  EXPECT_EQ(e, "t.ptx:8:16: error: '%r7' is not a declared register");
+}
+
+TEST(ParserErrors, MissingSemicolon) {
+  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  ret\n}\n"); });
+  EXPECT_EQ(e, "t.ptx:8:1: error: expected ';' after the instruction but found '}'");
+}
+
+TEST(ParserErrors, MalformedFloatLiteral) {
+  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  .reg .f32 %f1;\n  mov.f32 %f1, 0f3F80;\n}\n"); });
+  EXPECT_EQ(e, "t.ptx:8:16: error: single-precision floating-point literal needs 8 hex digits");
+}
+
+TEST(ParserErrors, UnterminatedFunction) {
+  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  ret;\n"); });
+  EXPECT_NE(e.find("unterminated function body of 'k'"), std::string::npos) << e;
+}
+
+TEST(ParserErrors, UnknownDirective) {
+  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  .frobnicate 3;\n}\n"); });
+  EXPECT_EQ(e, "unsupported PTX at t.ptx:7:3: .frobnicate 3;");
+}
+
+TEST(DecodeErrors, UnsupportedInstructionNamesFileLineAndText) {
+  std::string e = decodeError(".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  frob.u32 %r1, %r2;\n  ret;\n}\n");
+  EXPECT_EQ(e, "unsupported PTX at t.ptx:8:3: frob.u32 %r1, %r2;");
+}
+
+TEST(DecodeErrors, UnsupportedModifier) {
+  std::string e = decodeError(".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  add.rn.s32 %r1, %r1, %r2;\n  ret;\n}\n");
+  EXPECT_EQ(e, "unsupported PTX at t.ptx:8:3: add.rn.s32 %r1, %r1, %r2;");
+}
+
+TEST(DecodeErrors, ExternalFunctionCall) {
+  std::string e = decodeError(R"(
+.extern .func (.param .b32 rv) vprintf(.param .b64 fmt, .param .b64 args);
+.visible .entry k()
+{
+  .reg .b32 %r<2>;
+  {
+  .param .b64 p0;
+  .param .b64 p1;
+  .param .b32 r0;
+  call.uni (r0), vprintf, (p0, p1);
+  }
+  ret;
+}
+)");
+  EXPECT_NE(e.find("unsupported PTX at t.ptx:14:3: call.uni (r0), vprintf, (p0, p1); ('vprintf' has no body"),
+            std::string::npos)
+      << e;
+}
+
+TEST(DecodeErrors, RecursionIsReported) {
+  std::string e = decodeError(R"(
+.func f() { call.uni f, (); ret; }
+.visible .entry k() { call.uni f, (); ret; }
+)");
+  EXPECT_NE(e.find("recursive call to 'f'"), std::string::npos) << e;
+}
+
+TEST(DecodeErrors, UndefinedLabel) {
+  std::string e = decodeError(".visible .entry k()\n{\n  bra.uni NOWHERE;\n}\n");
+  EXPECT_EQ(e, "t.ptx:7:3: error: branch to undefined label 'NOWHERE'");
+}
+
+TEST(DecodeErrors, MissingEntryListsTheEntries) {
+  std::string e = decodeError(".visible .entry kernel_a() { ret; }\n", "kernel_b");
+  EXPECT_EQ(e, "t.ptx: no kernel entry 'kernel_b' (did you mean 'kernel_a'?) (entries: kernel_a)");
+}
+
+}  // namespace

@@ -1,0 +1,407 @@
+// The SIMT engine on whole kernels: divergence and reconvergence, loops, calls with divergent
+// returns, partial exits, barriers (including bar.red), atomics under contention, shuffles,
+// votes, local/shared/generic memory, faults and deadlock detection.
+#include <algorithm>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+using namespace gpusc::test;
+
+namespace {
+
+// Runs `entry` of `ptx` with (out, in, n) arguments; in[i] = i unless given.
+struct KernelRun {
+  Device dev{platform()};
+  std::vector<uint32_t> out;
+
+  KernelRun(const std::string& ptx, Dim3 grid, Dim3 block, uint32_t outCount, std::vector<uint32_t> in = {},
+      uint32_t dynShared = 0) {
+    Module& m = dev.loadModule(module(ptx), "test.ptx");
+    if (in.empty()) {
+      in.resize(outCount);
+      std::iota(in.begin(), in.end(), 0u);
+    }
+    DevPtr din = dev.upload(in);
+    DevPtr dout = dev.malloc(outCount * 4);
+    dev.memset(dout, 0, outCount * 4);
+    dev.launch(m.kernel("k"), grid, block, dynShared,
+               KernelArgs().ptr(dout).ptr(din).u32(static_cast<uint32_t>(in.size())));
+    out = dev.download<uint32_t>(dout, outCount);
+  }
+  const func::ExecStats& stats() const { return dev.launches().back().stats; }
+};
+
+// Common prologue: %rd1 = &out[tid], %rd2 = &in[tid], %r1 = tid (global), %r2 = in[tid].
+const char* kPrologue = R"(
+  .reg .b32 %r<32>;
+  .reg .b64 %rd<16>;
+  .reg .pred %p<8>;
+  ld.param.u64 %rd10, [out];
+  ld.param.u64 %rd11, [in];
+  mov.u32 %r10, %ctaid.x;
+  mov.u32 %r11, %ntid.x;
+  mov.u32 %r12, %tid.x;
+  mad.lo.s32 %r1, %r10, %r11, %r12;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd1, %rd10, %rd3;
+  add.s64 %rd2, %rd11, %rd3;
+  ld.global.u32 %r2, [%rd2];
+)";
+
+std::string kernel(const std::string& body, const std::string& extra = "") {
+  return extra + ".visible .entry k(.param .u64 out, .param .u64 in, .param .u32 n)\n{\n" + kPrologue + body +
+         "\n  ret;\n}\n";
+}
+
+TEST(Simt, IfElseDivergenceReconverges) {
+  KernelRun r(kernel(R"(
+  and.b32 %r3, %r1, 1;
+  setp.eq.u32 %p1, %r3, 0;
+  @%p1 bra EVEN;
+  mul.lo.u32 %r4, %r1, 3;
+  bra.uni JOIN;
+EVEN:
+  shl.b32 %r4, %r1, 1;
+JOIN:
+  add.u32 %r4, %r4, 1000;
+  st.global.u32 [%rd1], %r4;)"),
+        {2}, {64}, 128);
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], (i % 2 ? i * 3 : i * 2) + 1000) << i;
+  EXPECT_EQ(r.stats().divergentBranches, 4u);  // one per warp
+  // The two sides ran with 16 lanes; everything else with 32.
+  EXPECT_EQ(r.stats().activeLanes[16], 4u * 3u);
+  EXPECT_EQ(r.stats().activeLanes[32] + r.stats().activeLanes[16], r.stats().warpInsts);
+}
+
+TEST(Simt, DataDependentLoopTripCounts) {
+  // out[i] = sum of 0..(i%37)-1, each lane leaving the loop at its own iteration.
+  KernelRun r(kernel(R"(
+  rem.u32 %r3, %r1, 37;
+  mov.u32 %r4, 0;
+  mov.u32 %r5, 0;
+LOOP:
+  setp.ge.u32 %p1, %r5, %r3;
+  @%p1 bra DONE;
+  add.u32 %r4, %r4, %r5;
+  add.u32 %r5, %r5, 1;
+  bra.uni LOOP;
+DONE:
+  st.global.u32 [%rd1], %r4;)"),
+        {1}, {96}, 96);
+  for (uint32_t i = 0; i < 96; ++i) {
+    uint32_t k = i % 37;
+    EXPECT_EQ(r.out[i], k * (k - 1) / 2) << i;  // k = 0 gives 0 * (2^32 - 1) = 0
+  }
+}
+
+TEST(Simt, NestedDivergenceAndBreak) {
+  // for (j = 0; j < 8; ++j) { if (j == lane % 5) break; if (j & 1) acc += j; else acc += 10; }
+  KernelRun r(kernel(R"(
+  and.b32 %r3, %r1, 31;
+  rem.u32 %r3, %r3, 5;
+  mov.u32 %r4, 0;
+  mov.u32 %r5, 0;
+LOOP:
+  setp.eq.u32 %p1, %r5, %r3;
+  @%p1 bra OUT;
+  and.b32 %r6, %r5, 1;
+  setp.ne.u32 %p2, %r6, 0;
+  @%p2 bra ODD;
+  add.u32 %r4, %r4, 10;
+  bra.uni NEXT;
+ODD:
+  add.u32 %r4, %r4, %r5;
+NEXT:
+  add.u32 %r5, %r5, 1;
+  setp.lt.u32 %p3, %r5, 8;
+  @%p3 bra LOOP;
+OUT:
+  st.global.u32 [%rd1], %r4;)"),
+        {1}, {32}, 32);
+  for (uint32_t i = 0; i < 32; ++i) {
+    uint32_t acc = 0;
+    for (uint32_t j = 0; j < 8; ++j) {
+      if (j == i % 5) break;
+      acc += (j & 1) ? j : 10;
+    }
+    EXPECT_EQ(r.out[i], acc) << i;
+  }
+}
+
+TEST(Simt, CallWithDivergentReturn) {
+  const std::string func = R"(
+.func (.param .b32 rv) f(.param .b32 x)
+{
+  .reg .b32 %q<4>;
+  .reg .pred %pp;
+  ld.param.b32 %q1, [x];
+  setp.lt.u32 %pp, %q1, 10;
+  @%pp bra SMALL;
+  mul.lo.u32 %q2, %q1, 2;
+  st.param.b32 [rv], %q2;
+  ret;
+SMALL:
+  add.u32 %q2, %q1, 100;
+  st.param.b32 [rv], %q2;
+  ret;
+}
+)";
+  KernelRun r(kernel(R"(
+  {
+  .param .b32 a0;
+  .param .b32 r0;
+  st.param.b32 [a0], %r1;
+  call.uni (r0), f, (a0);
+  ld.param.b32 %r3, [r0];
+  }
+  add.u32 %r3, %r3, 1;
+  st.global.u32 [%rd1], %r3;)",
+               func),
+        {1}, {32}, 32);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], (i < 10 ? i + 100 : i * 2) + 1) << i;
+}
+
+TEST(Simt, PartialExitThenBarrierAmongRemainingWarps) {
+  // Threads of odd warps exit at once; even warps exchange data through shared memory.
+  KernelRun r(kernel(R"(
+  .shared .align 4 .b32 s[128];
+  shr.u32 %r3, %r12, 5;
+  and.b32 %r3, %r3, 1;
+  setp.ne.u32 %p1, %r3, 0;
+  @%p1 exit;
+  shl.b32 %r4, %r12, 2;
+  mov.u32 %r5, s;
+  add.u32 %r6, %r5, %r4;
+  st.shared.u32 [%r6], %r1;
+  bar.sync 0;
+  xor.b32 %r7, %r12, 64;
+  shl.b32 %r7, %r7, 2;
+  add.u32 %r7, %r5, %r7;
+  ld.shared.u32 %r8, [%r7];
+  st.global.u32 [%rd1], %r8;)"),
+        {1}, {128}, 128);
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], ((i / 32) % 2) ? 0u : (i ^ 64)) << i;
+}
+
+TEST(Simt, BarrierReduction) {
+  // bar.red.popc counts threads with an even input across the whole CTA (4 warps).
+  std::vector<uint32_t> in(128);
+  for (uint32_t i = 0; i < 128; ++i) in[i] = i % 3;  // even for i%3 in {0, 2}
+  KernelRun r2(kernel(R"(
+  and.b32 %r3, %r2, 1;
+  setp.eq.u32 %p1, %r3, 0;
+  bar.red.popc.u32 %r4, 0, %p1;
+  bar.red.or.pred %p2, 1, %p1;
+  selp.u32 %r5, 1000, 0, %p2;
+  add.u32 %r4, %r4, %r5;
+  st.global.u32 [%rd1], %r4;)"),
+         {1}, {128}, 128, in);
+  uint32_t even = 0;
+  for (uint32_t v : in) even += (v % 2 == 0);
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r2.out[i], even + 1000) << i;
+}
+
+TEST(Simt, AtomicsUnderContention) {
+  // Every thread adds to one global counter, increments a wrapping counter, and takes the max.
+  KernelRun r(kernel(R"(
+  ld.param.u64 %rd5, [out];
+  atom.global.add.u32 %r3, [%rd5+4], 1;
+  atom.global.inc.u32 %r4, [%rd5+8], 9;
+  atom.global.max.s32 %r5, [%rd5+12], %r1;
+  red.global.add.u32 [%rd5+16], %r1;
+  atom.global.cas.b32 %r6, [%rd5+20], 0, 77;
+  atom.global.exch.b32 %r7, [%rd5+24], %r1;)"),
+        {4}, {256}, 8);
+  const uint32_t n = 1024;
+  EXPECT_EQ(r.out[1], n);
+  EXPECT_EQ(r.out[2], n % 10);  // inc wraps to 0 after 9
+  EXPECT_EQ(r.out[3], n - 1);
+  EXPECT_EQ(r.out[4], n * (n - 1) / 2);
+  EXPECT_EQ(r.out[5], 77u);
+  EXPECT_EQ(r.out[6], n - 1);  // the last thread in execution order
+}
+
+TEST(Simt, SharedAtomicsAndReturnValuesAreUnique) {
+  // Each thread takes a ticket from a shared counter; tickets 0..255 each appear once.
+  KernelRun r(kernel(R"(
+  .shared .align 4 .b32 counter;
+  setp.ne.u32 %p1, %r12, 0;
+  @%p1 bra WAIT;
+  st.shared.u32 [counter], 0;
+WAIT:
+  bar.sync 0;
+  atom.shared.add.u32 %r3, [counter], 1;
+  st.global.u32 [%rd1], %r3;)"),
+        {1}, {256}, 256);
+  std::vector<uint32_t> t = r.out;
+  std::sort(t.begin(), t.end());
+  for (uint32_t i = 0; i < 256; ++i) EXPECT_EQ(t[i], i);
+}
+
+TEST(Simt, Shuffles) {
+  auto shfl = [](const std::string& insn) {
+    return KernelRun(kernel("  " + insn + R"(
+  selp.u32 %r5, 0x10000, 0, %p1;
+  add.u32 %r4, %r4, %r5;
+  st.global.u32 [%rd1], %r4;)"),
+               {1}, {32}, 32)
+        .out;
+  };
+  auto down = shfl("shfl.sync.down.b32 %r4|%p1, %r1, 3, 31, -1;");
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(down[i], i + 3 <= 31 ? (i + 3) | 0x10000 : i) << i;
+  auto up = shfl("shfl.sync.up.b32 %r4|%p1, %r1, 2, 0, -1;");
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(up[i], i >= 2 ? (i - 2) | 0x10000 : i) << i;
+  auto bfly = shfl("shfl.sync.bfly.b32 %r4|%p1, %r1, 5, 31, -1;");
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(bfly[i], (i ^ 5) | 0x10000) << i;
+  auto idx = shfl("shfl.sync.idx.b32 %r4|%p1, %r1, 7, 31, -1;");
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(idx[i], 7u | 0x10000) << i;
+  // Width 8 segments (c = ((32 - 8) << 8) | 31): idx 2 reads lane 2 of each 8-lane segment.
+  auto seg = shfl("shfl.sync.idx.b32 %r4|%p1, %r1, 2, 6175, -1;");
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(seg[i], ((i & ~7u) + 2) | 0x10000) << i;
+  auto segDown = shfl("shfl.sync.down.b32 %r4|%p1, %r1, 4, 6175, -1;");
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(segDown[i], (i % 8) + 4 < 8 ? (i + 4) | 0x10000 : i) << i;
+}
+
+TEST(Simt, VotesAndActiveMaskUnderDivergence) {
+  KernelRun r(kernel(R"(
+  and.b32 %r3, %r12, 3;
+  setp.eq.u32 %p1, %r3, 0;
+  @!%p1 bra SKIP;
+  activemask.b32 %r4;
+  setp.lt.u32 %p2, %r12, 16;
+  vote.sync.ballot.b32 %r5, %p2, %r4;
+  vote.sync.all.pred %p3, %p2, %r4;
+  vote.sync.any.pred %p4, %p2, %r4;
+  selp.u32 %r6, 1, 0, %p3;
+  selp.u32 %r7, 2, 0, %p4;
+  or.b32 %r6, %r6, %r7;
+  xor.b32 %r4, %r4, %r5;
+  st.global.u32 [%rd1], %r4;
+  st.global.u32 [%rd1+128], %r6;
+SKIP:)"),
+        {1}, {32}, 64);
+  const uint32_t active = 0x11111111u, ballot = 0x00001111u;
+  for (uint32_t i = 0; i < 32; i += 4) {
+    EXPECT_EQ(r.out[i], active ^ ballot) << i;
+    EXPECT_EQ(r.out[32 + i], 2u) << i;  // not all, but any
+  }
+}
+
+TEST(Simt, LocalMemoryDynamicIndexing) {
+  KernelRun r(kernel(R"(
+  .local .align 4 .b8 buf[64];
+  mov.u64 %rd5, buf;
+  mov.u32 %r3, 0;
+FILL:
+  mul.wide.u32 %rd6, %r3, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  mad.lo.u32 %r4, %r3, %r1, 1;
+  st.local.u32 [%rd7], %r4;
+  add.u32 %r3, %r3, 1;
+  setp.lt.u32 %p1, %r3, 16;
+  @%p1 bra FILL;
+  and.b32 %r5, %r1, 15;
+  mul.wide.u32 %rd6, %r5, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  ld.local.u32 %r6, [%rd7];
+  st.global.u32 [%rd1], %r6;)"),
+        {2}, {32}, 64);
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], (i % 16) * i + 1) << i;
+}
+
+TEST(Simt, DynamicSharedAndGenericAddressing) {
+  // Reverse through extern shared memory, writing with a generic pointer from cvta.shared.
+  KernelRun r(kernel(R"(
+  mov.u64 %rd5, dyn;
+  cvta.shared.u64 %rd6, %rd5;
+  mul.wide.u32 %rd7, %r12, 4;
+  add.s64 %rd8, %rd6, %rd7;
+  st.u32 [%rd8], %r2;
+  bar.sync 0;
+  sub.u32 %r3, 63, %r12;
+  shl.b32 %r3, %r3, 2;
+  cvt.u32.u64 %r4, %rd5;
+  add.u32 %r4, %r4, %r3;
+  ld.shared.u32 %r5, [%r4];
+  st.global.u32 [%rd1], %r5;)",
+               ".extern .shared .align 16 .b8 dyn[];\n"),
+        {1}, {64}, 64, {}, 256);
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], 63 - i) << i;
+}
+
+TEST(Simt, IndexedBranch) {
+  KernelRun r(kernel(R"(
+  rem.u32 %r3, %r1, 3;
+  ts: .branchtargets A, B, C;
+  brx.idx %r3, ts;
+A:
+  mov.u32 %r4, 100;
+  bra.uni J;
+B:
+  mov.u32 %r4, 200;
+  bra.uni J;
+C:
+  mov.u32 %r4, 300;
+J:
+  add.u32 %r4, %r4, %r1;
+  st.global.u32 [%rd1], %r4;)"),
+        {1}, {32}, 32);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], 100 * (i % 3 + 1) + i) << i;
+}
+
+TEST(Simt, IllegalAddressFaultsWithThreadAndLine) {
+  try {
+    KernelRun r(kernel(R"(
+  setp.eq.u32 %p1, %r1, 37;
+  @!%p1 bra OK;
+  mov.u64 %rd1, 16;
+OK:
+  st.global.u32 [%rd1], %r1;)"),
+          {2}, {32}, 64);
+    FAIL() << "no fault";
+  } catch (const KernelFault& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("illegal 4-byte write at global address 0x10"), std::string::npos) << m;
+    EXPECT_NE(m.find("thread (5,0,0) of block (1,0,0)"), std::string::npos) << m;
+    EXPECT_NE(m.find("test.ptx:"), std::string::npos) << m;
+  }
+}
+
+TEST(Simt, MisalignedAccessFaults) {
+  EXPECT_THROW(KernelRun(kernel("  st.global.u32 [%rd1+2], %r1;"), {1}, {32}, 64), KernelFault);
+}
+
+TEST(Simt, OutOfBoundsSharedAccessFaults) {
+  EXPECT_THROW(KernelRun(kernel(R"(
+  .shared .align 4 .b32 s[4];
+  mov.u32 %r3, s;
+  shl.b32 %r4, %r12, 2;
+  add.u32 %r3, %r3, %r4;
+  st.shared.u32 [%r3], %r1;)"),
+                   {1}, {32}, 32),
+               KernelFault);
+}
+
+TEST(Simt, DeadlockIsReported) {
+  // Only warp 1 arrives at a barrier expecting 64 threads.
+  try {
+    KernelRun r(kernel(R"(
+  setp.lt.u32 %p1, %r12, 32;
+  @%p1 bra DONE;
+  bar.sync 1, 64;
+DONE:)"),
+          {1}, {64}, 64);
+    FAIL() << "no deadlock reported";
+  } catch (const KernelFault& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Simt, TrapFaults) { EXPECT_THROW(KernelRun(kernel("  trap;"), {1}, {32}, 32), KernelFault); }
+
+}  // namespace
