@@ -354,6 +354,62 @@ J:
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], 100 * (i % 3 + 1) + i) << i;
 }
 
+TEST(Simt, ModuleVariablesConstantBankAndAddressInitialisers) {
+  // out[i] = coef[i % 4] (constant bank) + table[i % 3] (module .global, read through a pointer
+  // stored in another .global's initialiser).
+  KernelRun r(kernel(R"(
+  rem.u32 %r3, %r1, 4;
+  mul.wide.u32 %rd5, %r3, 4;
+  mov.u64 %rd6, coef;
+  add.s64 %rd6, %rd6, %rd5;
+  ld.const.u32 %r4, [%rd6];
+  ld.global.u64 %rd7, [ptr];
+  rem.u32 %r5, %r1, 3;
+  mul.wide.u32 %rd8, %r5, 4;
+  add.s64 %rd7, %rd7, %rd8;
+  ld.global.u32 %r6, [%rd7];
+  add.u32 %r4, %r4, %r6;
+  ld.const.u32 %r7, [coef+12];
+  add.u32 %r4, %r4, %r7;
+  st.global.u32 [%rd1], %r4;)",
+                     ".const .align 4 .u32 coef[4] = {10, 20, 30, 40};\n"
+                     ".global .align 4 .u32 table[3] = {1000, 2000, 3000};\n"
+                     ".global .align 8 .u64 ptr = generic(table);\n"),
+              {1}, {32}, 32);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], 10 * (i % 4 + 1) + 1000 * (i % 3 + 1) + 40) << i;
+}
+
+TEST(Simt, CopyToAndFromSymbols) {
+  Device dev(platform());
+  Module& m = dev.loadModule(module(R"(
+.const .align 4 .u32 scale[2];
+.global .align 4 .u32 result[32];
+.visible .entry k()
+{
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  ld.const.u32 %r2, [scale];
+  ld.const.u32 %r3, [scale+4];
+  mad.lo.u32 %r4, %r1, %r2, %r3;
+  mul.wide.u32 %rd1, %r1, 4;
+  mov.u64 %rd2, result;
+  add.s64 %rd2, %rd2, %rd1;
+  st.global.u32 [%rd2], %r4;
+  ret;
+}
+)"),
+                             "sym.ptx");
+  const uint32_t scale[2] = {3, 7};
+  dev.copyToSymbol(m, "scale", scale, sizeof scale);
+  dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs());
+  uint32_t out[32];
+  dev.copyFromSymbol(m, "result", out, sizeof out);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(out[i], 3 * i + 7) << i;
+  EXPECT_THROW(dev.copyToSymbol(m, "scale", scale, sizeof scale, 4), InputError);  // runs off the end
+  EXPECT_THROW(dev.copyToSymbol(m, "scal", scale, 4), InputError);
+}
+
 TEST(Simt, IllegalAddressFaultsWithThreadAndLine) {
   try {
     KernelRun r(kernel(R"(

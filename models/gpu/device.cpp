@@ -45,6 +45,12 @@ DevPtr Module::symbolAddress(const std::string& name) const {
   return it->second;
 }
 
+uint64_t Module::symbolSize(const std::string& name) const {
+  const ptx::Variable* v = ast_->findGlobal(name);
+  if (v == nullptr) throw InputError(fmt::format("{}: no module-scope variable '{}'", ast_->fileName, name));
+  return v->sizeBytes();
+}
+
 // ---- Device ---------------------------------------------------------------------------------------
 
 Device::Device(PlatformConfig cfg, ExecMode mode)
@@ -61,6 +67,39 @@ void Device::free(DevPtr p) { gmem_.release(p); }
 void Device::copyToDevice(DevPtr dst, const void* src, uint64_t bytes) { gmem_.write(dst, src, bytes); }
 void Device::copyToHost(void* dst, DevPtr src, uint64_t bytes) { gmem_.read(src, dst, bytes); }
 void Device::memset(DevPtr dst, uint8_t value, uint64_t bytes) { gmem_.fill(dst, value, bytes); }
+
+const ptx::Variable& Device::symbol(const Module& m, const std::string& name, uint64_t offset,
+                                   uint64_t bytes) const {
+  const ptx::Variable* v = m.ast().findGlobal(name);
+  if (v == nullptr || (v->space != ptx::StateSpace::Global && v->space != ptx::StateSpace::Const)) {
+    std::vector<std::string> names;
+    for (const auto& g : m.ast().globals)
+      if (g->space == ptx::StateSpace::Global || g->space == ptx::StateSpace::Const) names.push_back(g->name);
+    throw InputError(fmt::format("{}: no .global or .const variable '{}'{}", m.fileName(), name, didYouMean(name, names)));
+  }
+  if (offset + bytes > v->sizeBytes())
+    throw InputError(fmt::format("{}: {} bytes at offset {} do not fit '{}' ({} bytes)", m.fileName(), bytes, offset,
+                                 name, v->sizeBytes()));
+  return *v;
+}
+
+void Device::copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes, uint64_t offset) {
+  const ptx::Variable& v = symbol(m, name, offset, bytes);
+  if (v.space == ptx::StateSpace::Global) {
+    gmem_.write(m.syms_.globalAddress.at(name) + offset, src, bytes);
+  } else {
+    std::memcpy(m.syms_.constBank.data() + m.syms_.constOffset.at(name) + offset, src, bytes);
+  }
+}
+
+void Device::copyFromSymbol(const Module& m, const std::string& name, void* dst, uint64_t bytes, uint64_t offset) {
+  const ptx::Variable& v = symbol(m, name, offset, bytes);
+  if (v.space == ptx::StateSpace::Global) {
+    gmem_.read(m.syms_.globalAddress.at(name) + offset, dst, bytes);
+  } else {
+    std::memcpy(dst, m.syms_.constBank.data() + m.syms_.constOffset.at(name) + offset, bytes);
+  }
+}
 
 Module& Device::loadModule(std::string_view ptxText, const std::string& fileName) {
   auto m = std::make_unique<Module>();

@@ -80,6 +80,8 @@ class Module {
   const std::vector<uint8_t>& constBank() const { return syms_.constBank; }
   // Device address of a module-scope .global variable (cudaGetSymbolAddress).
   DevPtr symbolAddress(const std::string& name) const;
+  // Size in bytes of a module-scope .global or .const variable.
+  uint64_t symbolSize(const std::string& name) const;
 
  private:
   friend class Device;
@@ -118,6 +120,10 @@ class Device {
   void copyToHost(void* dst, DevPtr src, uint64_t bytes);
   void memset(DevPtr dst, uint8_t value, uint64_t bytes);
 
+  // cudaMemcpyToSymbol / cudaMemcpyFromSymbol: a module-scope .global or .const variable.
+  void copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes, uint64_t offset = 0);
+  void copyFromSymbol(const Module& m, const std::string& name, void* dst, uint64_t bytes, uint64_t offset = 0);
+
   template <class T>
   DevPtr upload(const std::vector<T>& host) {
     DevPtr p = malloc(host.size() * sizeof(T));
@@ -148,6 +154,7 @@ class Device {
  private:
   void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block, uint32_t dynamicShared) const;
   std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
+  const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset, uint64_t bytes) const;
 
   PlatformConfig cfg_;
   ExecMode mode_;
