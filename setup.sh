@@ -3,7 +3,7 @@
 # present are skipped, so this is cheap to run before every build.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang-format
   libsystemc-dev            # SystemC 2.3.4 + TLM-2.0 (built for C++17)
   libboost-dev libboost-graph-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev libeigen3-dev

@@ -20,9 +20,12 @@ Size parseSize(const std::string& s) {
 
 const char* sizeName(Size s) {
   switch (s) {
-    case Size::Tiny: return "tiny";
-    case Size::Small: return "small";
-    case Size::Default: return "default";
+    case Size::Tiny:
+      return "tiny";
+    case Size::Small:
+      return "small";
+    case Size::Default:
+      return "default";
   }
   return "?";
 }
@@ -37,8 +40,8 @@ const CatalogEntry& find(const std::string& name) {
   static const std::vector<CatalogEntry> entries = all();
   for (const auto& e : entries)
     if (e.name == name) return e;
-  throw InputError(fmt::format("--kernel {}: no such catalog kernel{} (see `gpusc list kernels`)", name,
-                               didYouMean(name, names())));
+  throw InputError(fmt::format("--kernel {}: no such catalog kernel{} (see `gpusc list kernels`)",
+                               name, didYouMean(name, names())));
 }
 
 std::string_view ptx(const std::string& name, const std::string& file) {

@@ -34,10 +34,10 @@ struct CheckResult {
 class Workload {
  public:
   virtual ~Workload() = default;
-  virtual std::string describe() const = 0;         // problem size, e.g. "n=1048576"
-  virtual void setup(Device& dev) = 0;              // allocate and initialise device inputs
-  virtual void run(Device& dev) = 0;                // all the launches
-  virtual CheckResult check(Device& dev) = 0;       // compare with the host reference
+  virtual std::string describe() const = 0;    // problem size, e.g. "n=1048576"
+  virtual void setup(Device& dev) = 0;         // allocate and initialise device inputs
+  virtual void run(Device& dev) = 0;           // all the launches
+  virtual CheckResult check(Device& dev) = 0;  // compare with the host reference
 };
 
 struct CatalogEntry {
@@ -47,7 +47,7 @@ struct CatalogEntry {
   std::function<std::unique_ptr<Workload>(Size)> make;
 };
 
-std::vector<CatalogEntry> all();  // generated from the folders
+std::vector<CatalogEntry> all();                    // generated from the folders
 const CatalogEntry& find(const std::string& name);  // InputError with the closest name
 std::vector<std::string> names();
 
@@ -58,18 +58,20 @@ Module& loadPtx(Device& dev, const std::string& name, const std::string& file = 
 // ---- checks: the first mismatch, with its index and both values ----
 
 template <class T>
-CheckResult compareExact(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+CheckResult compareExact(const std::vector<T>& got, const std::vector<T>& want,
+                         const std::string& what) {
   if (got.size() != want.size())
     return {false, fmt::format("{}: {} elements, expected {}", what, got.size(), want.size())};
   for (size_t i = 0; i < got.size(); ++i)
-    if (!(got[i] == want[i])) return {false, fmt::format("{}[{}] = {}, expected {}", what, i, got[i], want[i])};
+    if (!(got[i] == want[i]))
+      return {false, fmt::format("{}[{}] = {}, expected {}", what, i, got[i], want[i])};
   return {true, fmt::format("{}: {} elements exact", what, got.size())};
 }
 
 // |got - want| <= atol + rtol * |want| for every element (NaN matches NaN).
 template <class T>
-CheckResult compareClose(const std::vector<T>& got, const std::vector<T>& want, double rtol, double atol,
-                         const std::string& what) {
+CheckResult compareClose(const std::vector<T>& got, const std::vector<T>& want, double rtol,
+                         double atol, const std::string& what) {
   if (got.size() != want.size())
     return {false, fmt::format("{}: {} elements, expected {}", what, got.size(), want.size())};
   double worst = 0;
@@ -78,11 +80,13 @@ CheckResult compareClose(const std::vector<T>& got, const std::vector<T>& want, 
     if (std::isnan(g) && std::isnan(w)) continue;
     double err = std::fabs(g - w);
     if (!(err <= atol + rtol * std::fabs(w)))
-      return {false, fmt::format("{}[{}] = {:.9g}, expected {:.9g} (tolerance {} + {} x |expected|)", what, i, g, w,
-                                 atol, rtol)};
+      return {false,
+              fmt::format("{}[{}] = {:.9g}, expected {:.9g} (tolerance {} + {} x |expected|)", what,
+                          i, g, w, atol, rtol)};
     if (w != 0) worst = std::max(worst, err / std::fabs(w));
   }
-  return {true, fmt::format("{}: {} elements within tolerance (worst relative error {:.3g})", what, got.size(), worst)};
+  return {true, fmt::format("{}: {} elements within tolerance (worst relative error {:.3g})", what,
+                            got.size(), worst)};
 }
 
 // Combines several checks: fails with the first failure.

@@ -24,9 +24,11 @@ TEST_P(CatalogKernel, MatchesHostReference) {
 
 INSTANTIATE_TEST_SUITE_P(Functional, CatalogKernel,
                          ::testing::Combine(::testing::ValuesIn(catalog::names()),
-                                            ::testing::Values(catalog::Size::Tiny, catalog::Size::Small)),
+                                            ::testing::Values(catalog::Size::Tiny,
+                                                              catalog::Size::Small)),
                          [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + catalog::sizeName(std::get<1>(info.param));
+                           return std::get<0>(info.param) + "_" +
+                                  catalog::sizeName(std::get<1>(info.param));
                          });
 
 TEST(Catalog, HasAtLeastTwentyKernels) { EXPECT_GE(catalog::names().size(), 20u); }

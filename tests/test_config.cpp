@@ -43,7 +43,8 @@ TEST(Config, EmptyFileGivesTheDefaults) {
 }
 
 TEST(Config, UnknownKeyNamesLineAndSuggests) {
-  EXPECT_EQ(errorOf("gpu:\n  num_smss: 4\n"), "p.yaml:2:3: unknown key 'gpu.num_smss' (did you mean 'num_sms'?)");
+  EXPECT_EQ(errorOf("gpu:\n  num_smss: 4\n"),
+            "p.yaml:2:3: unknown key 'gpu.num_smss' (did you mean 'num_sms'?)");
   EXPECT_EQ(errorOf("sm:\n  l1d:\n    sets: 64\n    wayz: 8\n"),
             "p.yaml:4:5: unknown key 'sm.l1d.wayz' (did you mean 'ways'?)");
   EXPECT_EQ(errorOf("frobnicate: 1\n"), "p.yaml:1:1: unknown key 'frobnicate'");
@@ -52,20 +53,26 @@ TEST(Config, UnknownKeyNamesLineAndSuggests) {
 TEST(Config, WrongTypeAndRange) {
   EXPECT_EQ(errorOf("gpu:\n  num_sms: many\n"),
             "p.yaml:2:12: gpu.num_sms: expected a non-negative integer, got 'many'");
-  EXPECT_EQ(errorOf("gpu:\n  num_sms: -3\n"), "p.yaml:2:12: gpu.num_sms: expected a non-negative integer, got '-3'");
-  EXPECT_EQ(errorOf("gpu:\n  num_sms: 0\n"), "p.yaml:2:12: gpu.num_sms: 0 is out of range [1, 1024]");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: -3\n"),
+            "p.yaml:2:12: gpu.num_sms: expected a non-negative integer, got '-3'");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: 0\n"),
+            "p.yaml:2:12: gpu.num_sms: 0 is out of range [1, 1024]");
   EXPECT_EQ(errorOf("gpu:\n  clocks:\n    core_mhz: fast\n"),
             "p.yaml:3:15: gpu.clocks.core_mhz: expected a number, got 'fast'");
-  EXPECT_EQ(errorOf("sm:\n  l1d:\n    sets: 48\n"), "p.yaml:3:11: sm.l1d.sets: 48 is not a power of two");
+  EXPECT_EQ(errorOf("sm:\n  l1d:\n    sets: 48\n"),
+            "p.yaml:3:11: sm.l1d.sets: 48 is not a power of two");
   EXPECT_EQ(errorOf("sm:\n  scheduler: gtoo\n"),
-            "p.yaml:2:14: sm.scheduler: 'gtoo' is not one of: lrr, gto, two-level, dfifo (did you mean 'gto'?)");
+            "p.yaml:2:14: sm.scheduler: 'gtoo' is not one of: lrr, gto, two-level, dfifo (did you "
+            "mean 'gto'?)");
   EXPECT_EQ(errorOf("gpu: 3\n"), "p.yaml:1:6: gpu: expected a map of keys (a section)");
-  EXPECT_EQ(errorOf("gpu:\n  num_sms: [1, 2]\n"), "p.yaml:2:12: gpu.num_sms: expected a single value (unsigned integer)");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: [1, 2]\n"),
+            "p.yaml:2:12: gpu.num_sms: expected a single value (unsigned integer)");
 }
 
 TEST(Config, CrossFieldRules) {
   EXPECT_EQ(errorOf("sm:\n  max_warps: 8\n"),
-            "p.yaml:2:14: sm.max_warps: max_warps (8) x warp_size (32) is smaller than max_threads (1536)");
+            "p.yaml:2:14: sm.max_warps: max_warps (8) x warp_size (32) is smaller than max_threads "
+            "(1536)");
 }
 
 TEST(Config, InvalidYaml) {
@@ -75,16 +82,20 @@ TEST(Config, InvalidYaml) {
 }
 
 TEST(Config, DuplicateKey) {
-  EXPECT_EQ(errorOf("gpu:\n  num_sms: 4\n  num_sms: 5\n"), "p.yaml:3:3: duplicate key 'gpu.num_sms'");
+  EXPECT_EQ(errorOf("gpu:\n  num_sms: 4\n  num_sms: 5\n"),
+            "p.yaml:3:3: duplicate key 'gpu.num_sms'");
 }
 
 TEST(Config, SetOverridesAndItsErrors) {
-  PlatformConfig c = loadPlatform("gtx480", {"gpu.num_sms=4", "sm.l1d.sets = 64", "sm.scheduler=lrr"});
+  PlatformConfig c =
+      loadPlatform("gtx480", {"gpu.num_sms=4", "sm.l1d.sets = 64", "sm.scheduler=lrr"});
   EXPECT_EQ(c.gpu.num_sms, 4u);
   EXPECT_EQ(c.sm.l1d.sets, 64u);
   EXPECT_EQ(c.sm.scheduler, "lrr");
-  EXPECT_EQ(errorOf("", {"gpu.num_smz=4"}), "--set gpu.num_smz=4: unknown key 'gpu.num_smz' (did you mean 'num_sms'?)");
-  EXPECT_EQ(errorOf("", {"gpu.num_sms=0"}), "--set gpu.num_sms=0: gpu.num_sms: 0 is out of range [1, 1024]");
+  EXPECT_EQ(errorOf("", {"gpu.num_smz=4"}),
+            "--set gpu.num_smz=4: unknown key 'gpu.num_smz' (did you mean 'num_sms'?)");
+  EXPECT_EQ(errorOf("", {"gpu.num_sms=0"}),
+            "--set gpu.num_sms=0: gpu.num_sms: 0 is out of range [1, 1024]");
   EXPECT_EQ(errorOf("", {"gpu.num_sms"}), "--set gpu.num_sms: expected key.path=value");
   EXPECT_EQ(errorOf("gpu:\n  num_sms: 4\n", {"gpu.num_sms.x=1"}),
             "--set gpu.num_sms.x=1: 'gpu.num_sms' is not a section");

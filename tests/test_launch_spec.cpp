@@ -19,8 +19,9 @@ namespace {
 class LaunchSpecTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpusc-spec-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("gpusc-spec-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     write("k.ptx", test::module(R"(
 .visible .entry scale(.param .u64 buf, .param .u32 k, .param .u32 n)
@@ -176,41 +177,54 @@ launches:
     until_zero: b
     max_iterations: 10
 )");
-  EXPECT_EQ(e, path("spec.yaml") + ":6:5: buffer 'b' still not zero after max_iterations = 10 iterations");
+  EXPECT_EQ(e, path("spec.yaml") +
+                   ":6:5: buffer 'b' still not zero after max_iterations = 10 iterations");
 }
 
 TEST_F(LaunchSpecTest, ErrorsNameFileLineAndKey) {
   const std::string f = path("spec.yaml");
   EXPECT_EQ(errorOf("ptx: k.ptx\nbufers: {}\nlaunches: []\n"),
             f + ":2:1: unknown key 'bufers' (did you mean 'buffers'?)");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u33, count: 4}\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
-            f + ":3:13: buffers.a.type: 'u33' is not a type: u8, u16, u32, u64, s8, s16, s32, s64, f32, f64, b8, "
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u33, count: 4}\nlaunches: [{kernel: scale, "
+                    "grid: 1, block: 1}]\n"),
+            f + ":3:13: buffers.a.type: 'u33' is not a type: u8, u16, u32, u64, s8, s16, s32, s64, "
+                "f32, f64, b8, "
                 "b16, b32, b64 (did you mean 'u32'?)");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: -4}\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: -4}\nlaunches: [{kernel: scale, "
+                    "grid: 1, block: 1}]\n"),
             f + ":3:25: buffers.a.count: expected a non-negative integer, got '-4'");
-  const std::string init =
-      errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4, init: randm}\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n");
-  EXPECT_EQ(init.rfind(f + ":3:34: buffers.a.init: 'randm' is not a generator: zeros, iota", 0), 0u) << init;
+  const std::string init = errorOf(
+      "ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4, init: randm}\nlaunches: [{kernel: scale, "
+      "grid: 1, block: 1}]\n");
+  EXPECT_EQ(init.rfind(f + ":3:34: buffers.a.init: 'randm' is not a generator: zeros, iota", 0), 0u)
+      << init;
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: [0]\n    block: 1\n"),
             f + ":4:11: launches[0].grid: dimensions must be at least 1");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: [1, 2, 3, 4]\n    block: 1\n"),
-            f + ":4:11: launches[0].grid: expected 1 to 3 dimensions, e.g. [64, 16]");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: 1\n    block: 1\n    args: [nope]\n"),
+  EXPECT_EQ(
+      errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: [1, 2, 3, 4]\n    block: 1\n"),
+      f + ":4:11: launches[0].grid: expected 1 to 3 dimensions, e.g. [64, 16]");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: 1\n    block: 1\n    "
+                    "args: [nope]\n"),
             f + ":6:12: launches[0].args[0]: no buffer named 'nope'");
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scale\n    grid: 1\n    blok: 1\n"),
             f + ":5:5: unknown key 'launches[0].blok' (did you mean 'block'?)");
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches:\n  - kernel: scael\n    grid: 1\n    block: 1\n"),
-            f + ":3:5: kernel: " + path("k.ptx") + ": no kernel entry 'scael' (did you mean 'scale'?) "
+            f + ":3:5: kernel: " + path("k.ptx") +
+                ": no kernel entry 'scael' (did you mean 'scale'?) "
                 "(entries: scale, countdown)");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches:\n  - kernel: scale\n    grid: 1\n"
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches:\n  - kernel: "
+                    "scale\n    grid: 1\n"
                     "    block: 1\n    args: [a, {u32: 1}]\n"),
             f + ":5:5: launch of scale: 2 arguments given; the kernel takes 3");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches:\n  - kernel: scale\n    grid: 1\n"
-                    "    block: 1\n    args: [a, {u64: 1}, {u32: 4}]\n"),
-            f + ":5:5: launch of scale: argument 1 (k) is a u64 of 8 bytes; parameter 'k' has 4 bytes");
+  EXPECT_EQ(
+      errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches:\n  - kernel: scale\n    "
+              "grid: 1\n"
+              "    block: 1\n    args: [a, {u64: 1}, {u32: 4}]\n"),
+      f + ":5:5: launch of scale: argument 1 (k) is a u64 of 8 bytes; parameter 'k' has 4 bytes");
   EXPECT_EQ(errorOf("ptx: nothere.ptx\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
             path("nothere.ptx") + ": cannot read PTX file");
-  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: []\n"), f + ":2:11: launches: expected a list of at least one launch");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: []\n"),
+            f + ":2:11: launches: expected a list of at least one launch");
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: [{kernel: scale, grid: 1, block: [2048]}]\n"),
             f + ":2:12: launch of scale: block (2048,1,1) exceeds the limits (1024, 1024, 64)");
 }

@@ -12,7 +12,9 @@ using namespace gpusc::ptx;
 
 namespace {
 
-std::unique_ptr<ptx::Module> parse(const std::string& body) { return parseModule(test::module(body), "t.ptx"); }
+std::unique_ptr<ptx::Module> parse(const std::string& body) {
+  return parseModule(test::module(body), "t.ptx");
+}
 
 // The message of the InputError `f` throws.
 template <class F>
@@ -120,13 +122,16 @@ $L__BB0_2:
   ASSERT_NE(k, nullptr);
   // %r<60> declares %r0 .. %r59
   int regs = 0;
-  for (const auto& v : k->locals) regs += v->name.rfind("%r", 0) == 0 && v->name.size() > 2 && std::isdigit(v->name[2]);
+  for (const auto& v : k->locals)
+    regs += v->name.rfind("%r", 0) == 0 && v->name.size() > 2 && std::isdigit(v->name[2]);
   EXPECT_EQ(regs, 60);
   std::vector<const Instruction*> ins;
   std::vector<std::string> labels;
   for (const auto& s : k->body) {
-    if (s.kind == Statement::Kind::Instr) ins.push_back(&s.instr);
-    else labels.push_back(s.label);
+    if (s.kind == Statement::Kind::Instr)
+      ins.push_back(&s.instr);
+    else
+      labels.push_back(s.label);
   }
   ASSERT_EQ(ins.size(), 7u);
   EXPECT_EQ(labels, (std::vector<std::string>{"$L__BB0_2"}));
@@ -171,7 +176,8 @@ TEST(Parser, CallSequence) {
 }
 
 TEST(ParserErrors, UndeclaredRegisterNamesThePosition) {
-  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, %r7;\n}\n"); });
+  std::string e = errorOf(
+      [] { parse(".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, %r7;\n}\n"); });
   EXPECT_EQ(e, "t.ptx:8:16: error: '%r7' is not a declared register");
 }
 
@@ -181,7 +187,8 @@ TEST(ParserErrors, MissingSemicolon) {
 }
 
 TEST(ParserErrors, MalformedFloatLiteral) {
-  std::string e = errorOf([] { parse(".visible .entry k()\n{\n  .reg .f32 %f1;\n  mov.f32 %f1, 0f3F80;\n}\n"); });
+  std::string e = errorOf(
+      [] { parse(".visible .entry k()\n{\n  .reg .f32 %f1;\n  mov.f32 %f1, 0f3F80;\n}\n"); });
   EXPECT_EQ(e, "t.ptx:8:16: error: single-precision floating-point literal needs 8 hex digits");
 }
 
@@ -196,12 +203,14 @@ TEST(ParserErrors, UnknownDirective) {
 }
 
 TEST(DecodeErrors, UnsupportedInstructionNamesFileLineAndText) {
-  std::string e = decodeError(".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  frob.u32 %r1, %r2;\n  ret;\n}\n");
+  std::string e =
+      decodeError(".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  frob.u32 %r1, %r2;\n  ret;\n}\n");
   EXPECT_EQ(e, "unsupported PTX at t.ptx:8:3: frob.u32 %r1, %r2;");
 }
 
 TEST(DecodeErrors, UnsupportedModifier) {
-  std::string e = decodeError(".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  add.rn.s32 %r1, %r1, %r2;\n  ret;\n}\n");
+  std::string e = decodeError(
+      ".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  add.rn.s32 %r1, %r1, %r2;\n  ret;\n}\n");
   EXPECT_EQ(e, "unsupported PTX at t.ptx:8:3: add.rn.s32 %r1, %r1, %r2;");
 }
 
@@ -220,7 +229,8 @@ TEST(DecodeErrors, ExternalFunctionCall) {
   ret;
 }
 )");
-  EXPECT_NE(e.find("unsupported PTX at t.ptx:14:3: call.uni (r0), vprintf, (p0, p1); ('vprintf' has no body"),
+  EXPECT_NE(e.find("unsupported PTX at t.ptx:14:3: call.uni (r0), vprintf, (p0, p1); ('vprintf' "
+                   "has no body"),
             std::string::npos)
       << e;
 }

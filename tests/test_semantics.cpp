@@ -133,7 +133,8 @@ TEST(Bits, PermuteLop3Funnel) {
   EXPECT_EQ(eval1("prmt.b32 %o32, %a32, %b32, 0x3210;", 0x44332211, 0x88776655).o32, 0x44332211u);
   EXPECT_EQ(eval1("prmt.b32 %o32, %a32, %b32, 0x7654;", 0x44332211, 0x88776655).o32, 0x88776655u);
   EXPECT_EQ(eval1("prmt.b32 %o32, %a32, %b32, 0x0123;", 0x44332211, 0).o32, 0x11223344u);
-  EXPECT_EQ(eval1("prmt.b32 %o32, %a32, %b32, 0x8880;", 0x00000080, 0).o32, 0xffffff80u);  // sign replicate
+  EXPECT_EQ(eval1("prmt.b32 %o32, %a32, %b32, 0x8880;", 0x00000080, 0).o32,
+            0xffffff80u);  // sign replicate
   EXPECT_EQ(eval1("prmt.b32 %o32, %a32, %b32, 0x0008;", 0x00000080, 0).o32, 0x808080ffu);
   // lop3 0x96 is a ^ b ^ c; 0xe8 is the majority function.
   EXPECT_EQ(eval1("lop3.b32 %o32, %a32, %b32, %c32, 0x96;", 0xff00ff00, 0x0ff00ff0, 0x00ff00ff).o32,
@@ -234,10 +235,15 @@ TEST(Float, InfinitiesAndCanonicalNaN) {
 TEST(Float, FmaRoundsOnce) {
   // (1 + 2^-23)(1 - 2^-23) - 1 = -2^-46 exactly; a separate multiply would round it to 0.
   const float a = 1.0f + std::ldexp(1.0f, -23), b = 1.0f - std::ldexp(1.0f, -23);
-  EXPECT_EQ(eval1("fma.rn.f32 %fo, %fa, %fb, %fc;", bits(a), bits(b), bits(-1.0f)).fo, -std::ldexp(1.0f, -46));
-  EXPECT_EQ(eval1("mul.rn.f32 %f0, %fa, %fb; add.rn.f32 %fo, %f0, %fc;", bits(a), bits(b), bits(-1.0f)).fo, 0.0f);
+  EXPECT_EQ(eval1("fma.rn.f32 %fo, %fa, %fb, %fc;", bits(a), bits(b), bits(-1.0f)).fo,
+            -std::ldexp(1.0f, -46));
+  EXPECT_EQ(
+      eval1("mul.rn.f32 %f0, %fa, %fb; add.rn.f32 %fo, %f0, %fc;", bits(a), bits(b), bits(-1.0f))
+          .fo,
+      0.0f);
   const double da = 1.0 + std::ldexp(1.0, -52), db = 1.0 - std::ldexp(1.0, -52);
-  EXPECT_EQ(eval1("fma.rn.f64 %do, %da, %db, %dc;", bits(da), bits(db), bits(-1.0)).dfo, -std::ldexp(1.0, -104));
+  EXPECT_EQ(eval1("fma.rn.f64 %do, %da, %db, %dc;", bits(da), bits(db), bits(-1.0)).dfo,
+            -std::ldexp(1.0, -104));
 }
 
 TEST(Float, DirectedRounding) {
@@ -245,7 +251,8 @@ TEST(Float, DirectedRounding) {
   EXPECT_EQ(eval1("add.rn.f32 %fo, %fa, %fb;", bits(x), bits(y)).fo, 1.0f);
   EXPECT_EQ(eval1("add.rz.f32 %fo, %fa, %fb;", bits(x), bits(y)).fo, 1.0f);
   EXPECT_EQ(eval1("add.rp.f32 %fo, %fa, %fb;", bits(x), bits(y)).fo, 1.0f + std::ldexp(1.0f, -23));
-  EXPECT_EQ(eval1("add.rm.f32 %fo, %fa, %fb;", bits(-x), bits(-y)).fo, -1.0f - std::ldexp(1.0f, -23));
+  EXPECT_EQ(eval1("add.rm.f32 %fo, %fa, %fb;", bits(-x), bits(-y)).fo,
+            -1.0f - std::ldexp(1.0f, -23));
   // The directed rounding does not leak into later instructions.
   EXPECT_EQ(eval1("add.rp.f32 %f0, %fa, %fb; add.f32 %fo, %fa, %fb;", bits(x), bits(y)).fo, 1.0f);
 }
@@ -254,7 +261,10 @@ TEST(Float, FlushToZeroAndSaturate) {
   const float denorm = std::ldexp(1.0f, -140);
   EXPECT_EQ(eval1("add.f32 %fo, %fa, %fb;", bits(denorm), bits(0.0f)).fo, denorm);
   EXPECT_EQ(eval1("add.ftz.f32 %fo, %fa, %fb;", bits(denorm), bits(0.0f)).fo, 0.0f);
-  EXPECT_EQ(eval1("mul.ftz.f32 %fo, %fa, %fb;", bits(std::ldexp(1.0f, -100)), bits(std::ldexp(1.0f, -30))).fo, 0.0f);
+  EXPECT_EQ(
+      eval1("mul.ftz.f32 %fo, %fa, %fb;", bits(std::ldexp(1.0f, -100)), bits(std::ldexp(1.0f, -30)))
+          .fo,
+      0.0f);
   EXPECT_EQ(eval1("add.sat.f32 %fo, %fa, %fb;", bits(0.75f), bits(0.5f)).fo, 1.0f);
   EXPECT_EQ(eval1("add.sat.f32 %fo, %fa, %fb;", bits(-0.75f), bits(0.5f)).fo, 0.0f);
   EXPECT_EQ(eval1("add.sat.f32 %fo, %fa, %fb;", bits(NAN), bits(0.5f)).fo, 0.0f);
@@ -292,7 +302,8 @@ TEST(Float, Testp) {
 
 TEST(Convert, FloatToIntegerRoundingModes) {
   auto cvt = [](const char* mode, float v) {
-    return static_cast<int32_t>(eval1(std::string("cvt.") + mode + ".s32.f32 %o32, %fa;", bits(v)).o32);
+    return static_cast<int32_t>(
+        eval1(std::string("cvt.") + mode + ".s32.f32 %o32, %fa;", bits(v)).o32);
   };
   EXPECT_EQ(cvt("rzi", 3.7f), 3);
   EXPECT_EQ(cvt("rzi", -3.7f), -3);
@@ -323,7 +334,8 @@ TEST(Convert, FloatToFloat) {
   EXPECT_EQ(eval1("cvt.f64.f32 %do, %fa;", bits(0.1f)).dfo, static_cast<double>(0.1f));
   EXPECT_EQ(eval1("cvt.rn.f32.f64 %fo, %da;", bits(0.1)).fo, 0.1f);
   EXPECT_EQ(eval1("cvt.rz.f32.f64 %fo, %da;", bits(1.0 + std::ldexp(1.0, -30))).fo, 1.0f);
-  EXPECT_EQ(eval1("cvt.rp.f32.f64 %fo, %da;", bits(1.0 + std::ldexp(1.0, -30))).fo, 1.0f + std::ldexp(1.0f, -23));
+  EXPECT_EQ(eval1("cvt.rp.f32.f64 %fo, %da;", bits(1.0 + std::ldexp(1.0, -30))).fo,
+            1.0f + std::ldexp(1.0f, -23));
   EXPECT_EQ(eval1("cvt.rni.f32.f32 %fo, %fa;", bits(2.5f)).fo, 2.0f);
   EXPECT_EQ(eval1("cvt.rmi.f32.f32 %fo, %fa;", bits(-2.5f)).fo, -3.0f);
   EXPECT_EQ(eval1("cvt.sat.f32.f32 %fo, %fa;", bits(7.0f)).fo, 1.0f);
@@ -345,16 +357,18 @@ TEST(Convert, HalfPrecision) {
   const char* toHalf = "cvt.rn.f16.f32 %h0, %fa; cvt.u32.u16 %o32, %h0;";
   EXPECT_EQ(eval1(toHalf, bits(1.0f)).o32, 0x3c00u);
   EXPECT_EQ(eval1(toHalf, bits(-2.0f)).o32, 0xc000u);
-  EXPECT_EQ(eval1(toHalf, bits(65520.0f)).o32, 0x7c00u);            // rounds to infinity
-  EXPECT_EQ(eval1(toHalf, bits(std::ldexp(1.0f, -24))).o32, 0x0001u);  // smallest subnormal
+  EXPECT_EQ(eval1(toHalf, bits(65520.0f)).o32, 0x7c00u);                      // rounds to infinity
+  EXPECT_EQ(eval1(toHalf, bits(std::ldexp(1.0f, -24))).o32, 0x0001u);         // smallest subnormal
   EXPECT_EQ(eval1(toHalf, bits(1.0f + std::ldexp(1.0f, -11))).o32, 0x3c00u);  // tie to even
   EXPECT_EQ(eval1("cvt.u16.u32 %h0, %a32; cvt.f32.f16 %fo, %h0;", 0x3555).fo, 0.333251953125f);
-  EXPECT_EQ(eval1("cvt.u16.u32 %h0, %a32; cvt.f32.f16 %fo, %h0;", 0x0001).fo, std::ldexp(1.0f, -24));
+  EXPECT_EQ(eval1("cvt.u16.u32 %h0, %a32; cvt.f32.f16 %fo, %h0;", 0x0001).fo,
+            std::ldexp(1.0f, -24));
 }
 
 TEST(Move, PackUnpackAndImmediates) {
   EXPECT_EQ(eval1("mov.b64 %o, {%a32, %b32};", 0x11111111, 0x22222222).o, 0x2222222211111111ull);
-  EXPECT_EQ(eval1("mov.b64 {%r0, %r1}, %a64; add.u32 %o32, %r0, %r1;", 0x0000000500000007ull).o32, 12u);
+  EXPECT_EQ(eval1("mov.b64 {%r0, %r1}, %a64; add.u32 %o32, %r0, %r1;", 0x0000000500000007ull).o32,
+            12u);
   EXPECT_EQ(eval1("mov.b64 {_, %o32}, %a64;", 0xabcdef0012345678ull).o32, 0xabcdef00u);
   EXPECT_EQ(eval1("mov.b32 %o32, {%h0, %h1};", 0).o32, 0u);
   EXPECT_EQ(eval1("mov.f32 %fo, 0f3FC00000;", 0).fo, 1.5f);

@@ -19,8 +19,8 @@ struct KernelRun {
   Device dev{platform()};
   std::vector<uint32_t> out;
 
-  KernelRun(const std::string& ptx, Dim3 grid, Dim3 block, uint32_t outCount, std::vector<uint32_t> in = {},
-      uint32_t dynShared = 0) {
+  KernelRun(const std::string& ptx, Dim3 grid, Dim3 block, uint32_t outCount,
+            std::vector<uint32_t> in = {}, uint32_t dynShared = 0) {
     Module& m = dev.loadModule(module(ptx), "test.ptx");
     if (in.empty()) {
       in.resize(outCount);
@@ -54,8 +54,8 @@ const char* kPrologue = R"(
 )";
 
 std::string kernel(const std::string& body, const std::string& extra = "") {
-  return extra + ".visible .entry k(.param .u64 out, .param .u64 in, .param .u32 n)\n{\n" + kPrologue + body +
-         "\n  ret;\n}\n";
+  return extra + ".visible .entry k(.param .u64 out, .param .u64 in, .param .u32 n)\n{\n" +
+         kPrologue + body + "\n  ret;\n}\n";
 }
 
 TEST(Simt, IfElseDivergenceReconverges) {
@@ -70,7 +70,7 @@ EVEN:
 JOIN:
   add.u32 %r4, %r4, 1000;
   st.global.u32 [%rd1], %r4;)"),
-        {2}, {64}, 128);
+              {2}, {64}, 128);
   for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], (i % 2 ? i * 3 : i * 2) + 1000) << i;
   EXPECT_EQ(r.stats().divergentBranches, 4u);  // one per warp
   // The two sides ran with 16 lanes; everything else with 32.
@@ -92,7 +92,7 @@ LOOP:
   bra.uni LOOP;
 DONE:
   st.global.u32 [%rd1], %r4;)"),
-        {1}, {96}, 96);
+              {1}, {96}, 96);
   for (uint32_t i = 0; i < 96; ++i) {
     uint32_t k = i % 37;
     EXPECT_EQ(r.out[i], k * (k - 1) / 2) << i;  // k = 0 gives 0 * (2^32 - 1) = 0
@@ -122,7 +122,7 @@ NEXT:
   @%p3 bra LOOP;
 OUT:
   st.global.u32 [%rd1], %r4;)"),
-        {1}, {32}, 32);
+              {1}, {32}, 32);
   for (uint32_t i = 0; i < 32; ++i) {
     uint32_t acc = 0;
     for (uint32_t j = 0; j < 8; ++j) {
@@ -161,8 +161,8 @@ SMALL:
   }
   add.u32 %r3, %r3, 1;
   st.global.u32 [%rd1], %r3;)",
-               func),
-        {1}, {32}, 32);
+                     func),
+              {1}, {32}, 32);
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], (i < 10 ? i + 100 : i * 2) + 1) << i;
 }
 
@@ -184,7 +184,7 @@ TEST(Simt, PartialExitThenBarrierAmongRemainingWarps) {
   add.u32 %r7, %r5, %r7;
   ld.shared.u32 %r8, [%r7];
   st.global.u32 [%rd1], %r8;)"),
-        {1}, {128}, 128);
+              {1}, {128}, 128);
   for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], ((i / 32) % 2) ? 0u : (i ^ 64)) << i;
 }
 
@@ -200,7 +200,7 @@ TEST(Simt, BarrierReduction) {
   selp.u32 %r5, 1000, 0, %p2;
   add.u32 %r4, %r4, %r5;
   st.global.u32 [%rd1], %r4;)"),
-         {1}, {128}, 128, in);
+               {1}, {128}, 128, in);
   uint32_t even = 0;
   for (uint32_t v : in) even += (v % 2 == 0);
   for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r2.out[i], even + 1000) << i;
@@ -216,7 +216,7 @@ TEST(Simt, AtomicsUnderContention) {
   red.global.add.u32 [%rd5+16], %r1;
   atom.global.cas.b32 %r6, [%rd5+20], 0, 77;
   atom.global.exch.b32 %r7, [%rd5+24], %r1;)"),
-        {4}, {256}, 8);
+              {4}, {256}, 8);
   const uint32_t n = 1024;
   EXPECT_EQ(r.out[1], n);
   EXPECT_EQ(r.out[2], n % 10);  // inc wraps to 0 after 9
@@ -237,7 +237,7 @@ WAIT:
   bar.sync 0;
   atom.shared.add.u32 %r3, [counter], 1;
   st.global.u32 [%rd1], %r3;)"),
-        {1}, {256}, 256);
+              {1}, {256}, 256);
   std::vector<uint32_t> t = r.out;
   std::sort(t.begin(), t.end());
   for (uint32_t i = 0; i < 256; ++i) EXPECT_EQ(t[i], i);
@@ -249,7 +249,7 @@ TEST(Simt, Shuffles) {
   selp.u32 %r5, 0x10000, 0, %p1;
   add.u32 %r4, %r4, %r5;
   st.global.u32 [%rd1], %r4;)"),
-               {1}, {32}, 32)
+                     {1}, {32}, 32)
         .out;
   };
   auto down = shfl("shfl.sync.down.b32 %r4|%p1, %r1, 3, 31, -1;");
@@ -264,7 +264,8 @@ TEST(Simt, Shuffles) {
   auto seg = shfl("shfl.sync.idx.b32 %r4|%p1, %r1, 2, 6175, -1;");
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(seg[i], ((i & ~7u) + 2) | 0x10000) << i;
   auto segDown = shfl("shfl.sync.down.b32 %r4|%p1, %r1, 4, 6175, -1;");
-  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(segDown[i], (i % 8) + 4 < 8 ? (i + 4) | 0x10000 : i) << i;
+  for (uint32_t i = 0; i < 32; ++i)
+    EXPECT_EQ(segDown[i], (i % 8) + 4 < 8 ? (i + 4) | 0x10000 : i) << i;
 }
 
 TEST(Simt, VotesAndActiveMaskUnderDivergence) {
@@ -284,7 +285,7 @@ TEST(Simt, VotesAndActiveMaskUnderDivergence) {
   st.global.u32 [%rd1], %r4;
   st.global.u32 [%rd1+128], %r6;
 SKIP:)"),
-        {1}, {32}, 64);
+              {1}, {32}, 64);
   const uint32_t active = 0x11111111u, ballot = 0x00001111u;
   for (uint32_t i = 0; i < 32; i += 4) {
     EXPECT_EQ(r.out[i], active ^ ballot) << i;
@@ -310,7 +311,7 @@ FILL:
   add.s64 %rd7, %rd5, %rd6;
   ld.local.u32 %r6, [%rd7];
   st.global.u32 [%rd1], %r6;)"),
-        {2}, {32}, 64);
+              {2}, {32}, 64);
   for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], (i % 16) * i + 1) << i;
 }
 
@@ -329,8 +330,8 @@ TEST(Simt, DynamicSharedAndGenericAddressing) {
   add.u32 %r4, %r4, %r3;
   ld.shared.u32 %r5, [%r4];
   st.global.u32 [%rd1], %r5;)",
-               ".extern .shared .align 16 .b8 dyn[];\n"),
-        {1}, {64}, 64, {}, 256);
+                     ".extern .shared .align 16 .b8 dyn[];\n"),
+              {1}, {64}, 64, {}, 256);
   for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], 63 - i) << i;
 }
 
@@ -350,7 +351,7 @@ C:
 J:
   add.u32 %r4, %r4, %r1;
   st.global.u32 [%rd1], %r4;)"),
-        {1}, {32}, 32);
+              {1}, {32}, 32);
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], 100 * (i % 3 + 1) + i) << i;
 }
 
@@ -376,7 +377,8 @@ TEST(Simt, ModuleVariablesConstantBankAndAddressInitialisers) {
                      ".global .align 4 .u32 table[3] = {1000, 2000, 3000};\n"
                      ".global .align 8 .u64 ptr = generic(table);\n"),
               {1}, {32}, 32);
-  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], 10 * (i % 4 + 1) + 1000 * (i % 3 + 1) + 40) << i;
+  for (uint32_t i = 0; i < 32; ++i)
+    EXPECT_EQ(r.out[i], 10 * (i % 4 + 1) + 1000 * (i % 3 + 1) + 40) << i;
 }
 
 TEST(Simt, CopyToAndFromSymbols) {
@@ -406,7 +408,8 @@ TEST(Simt, CopyToAndFromSymbols) {
   uint32_t out[32];
   dev.copyFromSymbol(m, "result", out, sizeof out);
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(out[i], 3 * i + 7) << i;
-  EXPECT_THROW(dev.copyToSymbol(m, "scale", scale, sizeof scale, 4), InputError);  // runs off the end
+  EXPECT_THROW(dev.copyToSymbol(m, "scale", scale, sizeof scale, 4),
+               InputError);  // runs off the end
   EXPECT_THROW(dev.copyToSymbol(m, "scal", scale, 4), InputError);
 }
 
@@ -418,7 +421,7 @@ TEST(Simt, IllegalAddressFaultsWithThreadAndLine) {
   mov.u64 %rd1, 16;
 OK:
   st.global.u32 [%rd1], %r1;)"),
-          {2}, {32}, 64);
+                {2}, {32}, 64);
     FAIL() << "no fault";
   } catch (const KernelFault& e) {
     std::string m = e.what();
@@ -439,7 +442,7 @@ TEST(Simt, OutOfBoundsSharedAccessFaults) {
   shl.b32 %r4, %r12, 2;
   add.u32 %r3, %r3, %r4;
   st.shared.u32 [%r3], %r1;)"),
-                   {1}, {32}, 32),
+                         {1}, {32}, 32),
                KernelFault);
 }
 
@@ -451,7 +454,7 @@ TEST(Simt, DeadlockIsReported) {
   @%p1 bra DONE;
   bar.sync 1, 64;
 DONE:)"),
-          {1}, {64}, 64);
+                {1}, {64}, 64);
     FAIL() << "no deadlock reported";
   } catch (const KernelFault& e) {
     EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();

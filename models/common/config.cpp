@@ -12,7 +12,8 @@ namespace gpusc::config {
 std::optional<std::string> check(const std::string& v, const OneOf& o) {
   for (const auto& n : o.names)
     if (n == v) return std::nullopt;
-  return fmt::format("'{}' is not one of: {}{}", v, gpusc::join(o.names, ", "), didYouMean(v, o.names));
+  return fmt::format("'{}' is not one of: {}{}", v, gpusc::join(o.names, ", "),
+                     didYouMean(v, o.names));
 }
 
 std::optional<std::string> check(const std::vector<std::string>& v, const OneOf& o) {
@@ -27,7 +28,8 @@ std::string Source::where(const std::string& path, const YAML::Mark& mark) const
   // A value set on the command line is reported as such; its YAML mark would be meaningless.
   // An error at or below a --set key, or at a key a --set created a section under.
   for (const auto& [p, text] : overrides) {
-    if (path == p || startsWith(path, p + ".") || startsWith(path, p + "[") || startsWith(p, path + "."))
+    if (path == p || startsWith(path, p + ".") || startsWith(path, p + "[") ||
+        startsWith(p, path + "."))
       return fmt::format("--set {}", text);
   }
   if (mark.is_null() || mark.line < 0) return file;
@@ -61,8 +63,9 @@ void applyOverride(YAML::Node& root, Source& src, const std::string& assignment)
         cur[key] = YAML::Node(YAML::NodeType::Map);
         next.reset(cur[key]);
       } else if (!next.IsMap()) {
-        throw InputError(fmt::format("--set {}: '{}' is not a section", assignment,
-                                     gpusc::join(std::vector<std::string>(parts.begin(), parts.begin() + i + 1), ".")));
+        throw InputError(fmt::format(
+            "--set {}: '{}' is not a section", assignment,
+            gpusc::join(std::vector<std::string>(parts.begin(), parts.begin() + i + 1), ".")));
       }
       cur.reset(next);
     }
@@ -70,7 +73,8 @@ void applyOverride(YAML::Node& root, Source& src, const std::string& assignment)
   src.overrides[path] = assignment;
 }
 
-// ---- scalars ---------------------------------------------------------------------------------------
+// ---- scalars
+// ---------------------------------------------------------------------------------------
 
 std::optional<std::string> convertScalar(const YAML::Node& n, bool& out) {
   std::string s = n.Scalar();
@@ -131,7 +135,8 @@ bool parseInteger(const std::string& s, I& out) {
 }  // namespace
 
 std::optional<std::string> convertScalar(const YAML::Node& n, int64_t& out) {
-  if (!parseInteger(n.Scalar(), out)) return fmt::format("expected an integer, got '{}'", n.Scalar());
+  if (!parseInteger(n.Scalar(), out))
+    return fmt::format("expected an integer, got '{}'", n.Scalar());
   return std::nullopt;
 }
 
@@ -141,7 +146,8 @@ std::optional<std::string> convertScalar(const YAML::Node& n, uint64_t& out) {
   return std::nullopt;
 }
 
-// ---- reader ----------------------------------------------------------------------------------------
+// ---- reader
+// ----------------------------------------------------------------------------------------
 
 Reader::Reader(const YAML::Node& node, const Source& src, std::string path)
     : src_(src), path_(std::move(path)) {
@@ -152,7 +158,8 @@ Reader::Reader(const YAML::Node& node, const Source& src, std::string path)
       throw InputError(fmt::format("{}: expected a key name", src_.where(path_, it->first.Mark())));
     std::string key = it->first.Scalar();
     if (entries_.count(key))
-      throw InputError(fmt::format("{}: duplicate key '{}'", src_.where(join(key.c_str()), it->first.Mark()),
+      throw InputError(fmt::format("{}: duplicate key '{}'",
+                                   src_.where(join(key.c_str()), it->first.Mark()),
                                    join(key.c_str())));
     entries_[key] = Entry{it->first, it->second, false};
   }

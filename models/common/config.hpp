@@ -3,8 +3,8 @@
 // A configuration section is a struct deriving from config::Section with a member template
 //
 //   template <class V> void visit(V& v) {
-//     v.field("num_sms", num_sms, "Number of streaming multiprocessors", config::Range<uint32_t>{1, 1024});
-//     v.field("l1d", l1d, "Per-SM L1 data cache");            // nested section
+//     v.field("num_sms", num_sms, "Number of streaming multiprocessors", config::Range<uint32_t>{1,
+//     1024}); v.field("l1d", l1d, "Per-SM L1 data cache");            // nested section
 //     v.require(max_warps * 32 >= max_threads, "max_warps", "too few warps for max_threads");
 //   }
 //
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 
@@ -83,15 +83,16 @@ std::optional<std::string> check(const T& v, const PowerOfTwo&) {
 using Overrides = std::map<std::string, std::string>;
 
 struct Source {
-  std::string file;      // file name used in messages
-  Overrides overrides;   // applied --set options, for messages
+  std::string file;     // file name used in messages
+  Overrides overrides;  // applied --set options, for messages
   std::string where(const std::string& path, const YAML::Mark& mark) const;
 };
 
 // Applies `path=value` to a YAML tree (creating maps on the way) and records it in `src`.
 void applyOverride(YAML::Node& root, Source& src, const std::string& assignment);
 
-// ---- scalar conversion ---------------------------------------------------------------------------
+// ---- scalar conversion
+// ---------------------------------------------------------------------------
 
 // Converts a YAML scalar to T or returns an error message ("expected an integer, got 'x'").
 std::optional<std::string> convertScalar(const YAML::Node& n, bool& out);
@@ -121,14 +122,22 @@ std::optional<std::string> convertScalar(const YAML::Node& n, T& out) {
 
 template <class T>
 const char* typeName() {
-  if constexpr (std::is_same_v<T, bool>) return "bool";
-  else if constexpr (std::is_same_v<T, std::string>) return "string";
-  else if constexpr (std::is_floating_point_v<T>) return "number";
-  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return "integer";
-  else if constexpr (std::is_integral_v<T>) return "unsigned integer";
-  else if constexpr (kIsSection<T>) return "section";
-  else if constexpr (IsVector<T>::value) return "list";
-  else return "value";
+  if constexpr (std::is_same_v<T, bool>)
+    return "bool";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "string";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "number";
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    return "integer";
+  else if constexpr (std::is_integral_v<T>)
+    return "unsigned integer";
+  else if constexpr (kIsSection<T>)
+    return "section";
+  else if constexpr (IsVector<T>::value)
+    return "list";
+  else
+    return "value";
 }
 
 // ---- the reader --------------------------------------------------------------------------------
@@ -150,7 +159,8 @@ class Reader {
     }
     std::optional<std::string> err;
     ((err = err ? err : check(value, checks)), ...);
-    if (err) fail(path, it != entries_.end() ? it->second.value.Mark() : YAML::Mark::null_mark(), *err);
+    if (err)
+      fail(path, it != entries_.end() ? it->second.value.Mark() : YAML::Mark::null_mark(), *err);
   }
 
   // A rule that involves several fields; reported at `key`.
@@ -167,13 +177,13 @@ class Reader {
   };
 
   std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
-  [[noreturn]] void fail(const std::string& path, const YAML::Mark& mark, const std::string& msg) const;
+  [[noreturn]] void fail(const std::string& path, const YAML::Mark& mark,
+                         const std::string& msg) const;
 
   template <class T>
   void read(const std::string& path, const YAML::Node& n, T& value) {
     if constexpr (kIsSection<T>) {
-      if (!n.IsMap() && !n.IsNull())
-        fail(path, n.Mark(), "expected a map of keys (a section)");
+      if (!n.IsMap() && !n.IsNull()) fail(path, n.Mark(), "expected a map of keys (a section)");
       Reader sub(n, src_, path);
       value.visit(sub);
       sub.finish();
@@ -188,7 +198,8 @@ class Reader {
       }
       value = std::move(out);
     } else {
-      if (!n.IsScalar()) fail(path, n.Mark(), fmt::format("expected a single value ({})", typeName<T>()));
+      if (!n.IsScalar())
+        fail(path, n.Mark(), fmt::format("expected a single value ({})", typeName<T>()));
       if (auto err = convertScalar(n, value)) fail(path, n.Mark(), *err);
     }
   }
@@ -330,7 +341,8 @@ class KeyLister {
   std::string path_;
 };
 
-// ---- entry points --------------------------------------------------------------------------------
+// ---- entry points
+// --------------------------------------------------------------------------------
 
 // Loads a whole configuration of type T from YAML text. Throws InputError with file:line.
 template <class T>

@@ -55,7 +55,8 @@ struct LatencyConfig : config::Section {
       int_shfl{32, 4};
   OpTiming fp_add{4, 1}, fp_max{13, 2}, fp_mul{4, 1}, fp_mad{5, 1}, fp_div{39, 4};
   OpTiming dp_add{8, 8}, dp_max{19, 16}, dp_mul{8, 8}, dp_mad{8, 8}, dp_div{330, 130};
-  OpTiming sfu{20, 4};  // transcendental approximations (gpgpu-sim uses the fp_div pair; ours is separate)
+  OpTiming sfu{
+      20, 4};  // transcendental approximations (gpgpu-sim uses the fp_div pair; ours is separate)
 
   template <class V>
   void visit(V& v) {
@@ -87,7 +88,7 @@ struct CacheConfig : config::Section {
   uint32_t line_bytes = 128;
   uint32_t banks = 1;
   std::string replacement = "lru";
-  std::string write_policy = "write-evict";   // write-evict | write-back | write-through
+  std::string write_policy = "write-evict";    // write-evict | write-back | write-through
   std::string write_allocate = "no-allocate";  // no-allocate | allocate
   uint32_t hit_latency = 1;
   uint32_t mshr_entries = 32;
@@ -97,9 +98,15 @@ struct CacheConfig : config::Section {
   CacheConfig() = default;
   CacheConfig(uint32_t s, uint32_t w, uint32_t line, std::string wp, std::string wa, uint32_t lat,
               uint32_t mshr, uint32_t merge, uint32_t mq)
-      : sets(s), ways(w), line_bytes(line), write_policy(std::move(wp)),
-        write_allocate(std::move(wa)), hit_latency(lat), mshr_entries(mshr),
-        mshr_max_merge(merge), miss_queue(mq) {}
+      : sets(s),
+        ways(w),
+        line_bytes(line),
+        write_policy(std::move(wp)),
+        write_allocate(std::move(wa)),
+        hit_latency(lat),
+        mshr_entries(mshr),
+        mshr_max_merge(merge),
+        miss_queue(mq) {}
 
   uint64_t sizeBytes() const { return uint64_t(sets) * ways * line_bytes; }
 
@@ -108,7 +115,8 @@ struct CacheConfig : config::Section {
     v.field("enabled", enabled, "false removes this cache (accesses go to the next level)");
     v.field("sets", sets, "Number of sets", Range<uint32_t>{1, 1u << 20}, PowerOfTwo{});
     v.field("ways", ways, "Associativity", Range<uint32_t>{1, 256});
-    v.field("line_bytes", line_bytes, "Line size in bytes", Range<uint32_t>{16, 4096}, PowerOfTwo{});
+    v.field("line_bytes", line_bytes, "Line size in bytes", Range<uint32_t>{16, 4096},
+            PowerOfTwo{});
     v.field("banks", banks, "Independently accessible banks", Range<uint32_t>{1, 64}, PowerOfTwo{});
     v.field("replacement", replacement, "Replacement policy", OneOf{{"lru", "fifo", "random"}});
     v.field("write_policy", write_policy, "Write hit policy",
@@ -117,7 +125,8 @@ struct CacheConfig : config::Section {
             OneOf{{"no-allocate", "allocate"}});
     v.field("hit_latency", hit_latency, "Hit latency in the cache's clock cycles",
             Range<uint32_t>{0, 10000});
-    v.field("mshr_entries", mshr_entries, "Miss status holding registers", Range<uint32_t>{1, 4096});
+    v.field("mshr_entries", mshr_entries, "Miss status holding registers",
+            Range<uint32_t>{1, 4096});
     v.field("mshr_max_merge", mshr_max_merge, "Requests merged into one MSHR",
             Range<uint32_t>{1, 1024});
     v.field("miss_queue", miss_queue, "Miss queue entries toward the next level",
@@ -147,7 +156,8 @@ struct SmConfig : config::Section {
   uint32_t collectors_mem = 2;
   uint32_t shared_memory_banks = 32;
   uint32_t shared_memory_latency = 26;
-  uint32_t register_allocation_granularity = 64;  // registers per warp are allocated in units of this
+  uint32_t register_allocation_granularity =
+      64;  // registers per warp are allocated in units of this
   LatencyConfig latency;
   CacheConfig icache{4, 4, 128, "read-only", "no-allocate", 1, 2, 32, 4};
   CacheConfig const_cache{64, 2, 64, "read-only", "no-allocate", 1, 2, 32, 4};
@@ -208,9 +218,11 @@ struct DramTimingConfig : config::Section {
   template <class V>
   void visit(V& v) {
     v.field("banks", banks, "Banks per chip", Range<uint32_t>{1, 256}, PowerOfTwo{});
-    v.field("bank_groups", bank_groups, "Bank groups (1: none)", Range<uint32_t>{1, 64}, PowerOfTwo{});
+    v.field("bank_groups", bank_groups, "Bank groups (1: none)", Range<uint32_t>{1, 64},
+            PowerOfTwo{});
     v.field("tCCD", tCCD, "Column to column, different bank group", Range<uint32_t>{1, 1000});
-    v.field("tCCDL", tCCDL, "Column to column, same bank group (0: no bank groups)", Range<uint32_t>{0, 1000});
+    v.field("tCCDL", tCCDL, "Column to column, same bank group (0: no bank groups)",
+            Range<uint32_t>{0, 1000});
     v.field("tRRD", tRRD, "Activate to activate, different banks", Range<uint32_t>{1, 1000});
     v.field("tRCD", tRCD, "Activate to column command", Range<uint32_t>{1, 1000});
     v.field("tRAS", tRAS, "Activate to precharge", Range<uint32_t>{1, 1000});
@@ -237,9 +249,9 @@ struct MemoryConfig : config::Section {
   std::string scheduler = "fr-fcfs";
   uint32_t queue_entries = 64;
   uint32_t return_queue_entries = 116;
-  uint32_t partition_interleave_bytes = 256;  // gpgpu-sim: dramid@8
-  uint32_t l2_rop_latency = 120;              // core cycles through the L2 pipeline
-  uint32_t dram_latency = 100;                // fixed latency added to DRAM accesses
+  uint32_t partition_interleave_bytes = 256;     // gpgpu-sim: dramid@8
+  uint32_t l2_rop_latency = 120;                 // core cycles through the L2 pipeline
+  uint32_t dram_latency = 100;                   // fixed latency added to DRAM accesses
   uint64_t device_memory_bytes = 1536ull << 20;  // GTX480: 1.5 GB
   DramTimingConfig timing;
 
@@ -247,9 +259,12 @@ struct MemoryConfig : config::Section {
   void visit(V& v) {
     v.field("partitions", partitions, "Memory partitions (channels), each with an L2 slice",
             Range<uint32_t>{1, 256});
-    v.field("chips_per_partition", chips_per_partition, "DRAM chips per channel", Range<uint32_t>{1, 16});
-    v.field("bus_width_bytes", bus_width_bytes, "Data bus width per chip in bytes", Range<uint32_t>{1, 64});
-    v.field("burst_length", burst_length, "DRAM burst length", Range<uint32_t>{1, 64}, PowerOfTwo{});
+    v.field("chips_per_partition", chips_per_partition, "DRAM chips per channel",
+            Range<uint32_t>{1, 16});
+    v.field("bus_width_bytes", bus_width_bytes, "Data bus width per chip in bytes",
+            Range<uint32_t>{1, 64});
+    v.field("burst_length", burst_length, "DRAM burst length", Range<uint32_t>{1, 64},
+            PowerOfTwo{});
     v.field("data_command_ratio", data_command_ratio, "Data transfers per command-clock cycle",
             Range<uint32_t>{1, 16});
     v.field("scheduler", scheduler, "DRAM scheduling policy", OneOf{{"fr-fcfs", "fcfs"}});
@@ -304,7 +319,8 @@ struct NocConfig : config::Section {
     v.field("input_speedup", input_speedup, "Router input speedup", Range<uint32_t>{1, 8});
     v.field("allocator", allocator, "Switch/VC allocator", OneOf{{"islip", "round-robin"}});
     v.field("routing_delay", routing_delay, "Router routing stage cycles", Range<uint32_t>{0, 100});
-    v.field("vc_alloc_delay", vc_alloc_delay, "VC allocation stage cycles", Range<uint32_t>{0, 100});
+    v.field("vc_alloc_delay", vc_alloc_delay, "VC allocation stage cycles",
+            Range<uint32_t>{0, 100});
     v.field("switch_alloc_delay", switch_alloc_delay, "Switch allocation stage cycles",
             Range<uint32_t>{0, 100});
     v.field("credit_delay", credit_delay, "Credit return cycles", Range<uint32_t>{0, 100});
@@ -345,7 +361,8 @@ struct PlatformConfig : config::Section {
 
 // Platform lookup: `nameOrFile` is a built-in platform name ("gtx480") or a YAML file path.
 // `sets` are --set key.path=value overrides. Throws InputError on any problem.
-PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets = {});
+PlatformConfig loadPlatform(const std::string& nameOrFile,
+                            const std::vector<std::string>& sets = {});
 std::vector<std::string> builtinPlatformNames();
 // The built-in platform used when none is given.
 inline constexpr const char* kDefaultPlatform = "gtx480";

@@ -20,9 +20,13 @@ class Rng {
   }
   uint32_t next32() { return static_cast<uint32_t>(next() >> 32); }
   // Uniform in [0, n).
-  uint32_t below(uint32_t n) { return n == 0 ? 0 : static_cast<uint32_t>((uint64_t(next32()) * n) >> 32); }
+  uint32_t below(uint32_t n) {
+    return n == 0 ? 0 : static_cast<uint32_t>((uint64_t(next32()) * n) >> 32);
+  }
   // Uniform in [lo, hi).
-  double uniform(double lo, double hi) { return lo + (hi - lo) * (double(next() >> 11) * 0x1.0p-53); }
+  double uniform(double lo, double hi) {
+    return lo + (hi - lo) * (double(next() >> 11) * 0x1.0p-53);
+  }
   float uniformf(float lo, float hi) { return static_cast<float>(uniform(lo, hi)); }
 
  private:

@@ -38,7 +38,8 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 }
 
 bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 size_t editDistance(std::string_view a, std::string_view b) {

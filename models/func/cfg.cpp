@@ -49,7 +49,8 @@ std::vector<BasicBlock> buildBlocks(const Program& p, const FunctionInfo& f) {
     const Inst& x = p.code[blk.end - 1];
     const bool guarded = x.guard >= 0;
     auto add = [&](uint32_t s) {
-      if (std::find(blk.succs.begin(), blk.succs.end(), s) == blk.succs.end()) blk.succs.push_back(s);
+      if (std::find(blk.succs.begin(), blk.succs.end(), s) == blk.succs.end())
+        blk.succs.push_back(s);
     };
     switch (x.flow) {
       case Flow::Branch:
@@ -125,8 +126,9 @@ std::vector<uint32_t> immediatePostDominators(const std::vector<BasicBlock>& blo
   std::vector<uint32_t> out(n, kExitBlock);
   for (size_t i = 0; i < n; ++i) {
     Vertex d = idom[i];
-    out[i] = (d == boost::graph_traits<Graph>::null_vertex() || d == exitV) ? kExitBlock
-                                                                             : static_cast<uint32_t>(d);
+    out[i] = (d == boost::graph_traits<Graph>::null_vertex() || d == exitV)
+                 ? kExitBlock
+                 : static_cast<uint32_t>(d);
   }
   return out;
 }
@@ -196,7 +198,8 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
     return best;
   };
   uint32_t entry = 0, callee = 0;
-  for (const auto& f : p.functions) (f.isEntry ? entry : callee) = std::max(f.isEntry ? entry : callee, liveMax(f));
+  for (const auto& f : p.functions)
+    (f.isEntry ? entry : callee) = std::max(f.isEntry ? entry : callee, liveMax(f));
   return entry + callee;
 }
 

@@ -10,8 +10,8 @@
 namespace gpusc::func {
 
 struct BasicBlock {
-  uint32_t begin = 0, end = 0;     // pc range [begin, end)
-  std::vector<uint32_t> succs;     // block indices; kExitBlock for the virtual exit
+  uint32_t begin = 0, end = 0;  // pc range [begin, end)
+  std::vector<uint32_t> succs;  // block indices; kExitBlock for the virtual exit
 };
 
 inline constexpr uint32_t kExitBlock = 0xffffffffu;

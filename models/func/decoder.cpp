@@ -74,8 +74,9 @@ class ModList {
   // Cache, scope, ordering and eviction-hint modifiers: no functional effect.
   void takeMemoryHints() {
     static const std::unordered_set<std::string_view> hints = {
-        ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".weak", ".volatile", ".relaxed",
-        ".acquire", ".release", ".acq_rel", ".sc", ".mmio", ".cta", ".cluster", ".gpu", ".sys"};
+        ".ca",   ".cg",       ".cs",      ".lu",      ".cv",      ".wb",      ".wt",
+        ".weak", ".volatile", ".relaxed", ".acquire", ".release", ".acq_rel", ".sc",
+        ".mmio", ".cta",      ".cluster", ".gpu",     ".sys"};
     for (auto& e : mods_) {
       if (e.used) continue;
       if (hints.count(e.text) || startsWith(e.text, ".L1::") || startsWith(e.text, ".L2::") ||
@@ -98,15 +99,22 @@ class ModList {
 };
 
 Round roundFrom(int idx) {
-  static const Round table[] = {Round::Rn, Round::Rz, Round::Rm, Round::Rp,
+  static const Round table[] = {Round::Rn,  Round::Rz,  Round::Rm,  Round::Rp,
                                 Round::Rni, Round::Rzi, Round::Rmi, Round::Rpi};
   return idx < 0 ? Round::Default : table[idx];
 }
 
 bool isIntType(Type t) {
   switch (t) {
-    case Type::B16: case Type::B32: case Type::B64: case Type::U16: case Type::U32: case Type::U64:
-    case Type::S16: case Type::S32: case Type::S64:
+    case Type::B16:
+    case Type::B32:
+    case Type::B64:
+    case Type::U16:
+    case Type::U32:
+    case Type::U64:
+    case Type::S16:
+    case Type::S32:
+    case Type::S64:
       return true;
     default:
       return false;
@@ -116,10 +124,14 @@ bool isIntType(Type t) {
 // The unsigned type of the same width (for plain copies).
 Type bitsType(Type t) {
   switch (ptx::typeBytes(t)) {
-    case 1: return Type::U8;
-    case 2: return Type::U16;
-    case 4: return Type::U32;
-    default: return Type::U64;
+    case 1:
+      return Type::U8;
+    case 2:
+      return Type::U16;
+    case 4:
+      return Type::U32;
+    default:
+      return Type::U64;
   }
 }
 
@@ -170,7 +182,8 @@ class Decoder {
     for (const auto& s : f->body) {
       if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
       const Function* callee = m_.findFunction(s.instr.callee);
-      if (callee == nullptr) invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
+      if (callee == nullptr)
+        invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
       if (callee->isExtern)
         unsupported(s.instr, "'" + callee->name + "' has no body in this module");
       if (callee->isEntry) invalid(s.instr.loc, "call to kernel entry '" + callee->name + "'");
@@ -246,8 +259,8 @@ class Decoder {
       off = alignUp(off, v->alignment());
       addrOf_[v.get()] = off;
       spaceOf_[v.get()] = MemSpace::KernelParam;
-      p_->params.push_back({v->name, static_cast<uint32_t>(off), static_cast<uint32_t>(v->sizeBytes()),
-                            v->alignment(), v->type});
+      p_->params.push_back({v->name, static_cast<uint32_t>(off),
+                            static_cast<uint32_t>(v->sizeBytes()), v->alignment(), v->type});
       off += v->sizeBytes();
     }
     p_->paramBytes = static_cast<uint32_t>(off);
@@ -269,12 +282,15 @@ class Decoder {
         if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
         const Instruction& in = s.instr;
         const Function* callee = m_.findFunction(in.callee);
-        if (in.callArgs.size() != callee->params.size() || in.callRets.size() != callee->returns.size())
-          invalid(in.loc, fmt::format("call to '{}' passes {} arguments and {} results; it takes {} and {}",
-                                      callee->name, in.callArgs.size(), in.callRets.size(),
-                                      callee->params.size(), callee->returns.size()));
+        if (in.callArgs.size() != callee->params.size() ||
+            in.callRets.size() != callee->returns.size())
+          invalid(in.loc,
+                  fmt::format("call to '{}' passes {} arguments and {} results; it takes {} and {}",
+                              callee->name, in.callArgs.size(), in.callRets.size(),
+                              callee->params.size(), callee->returns.size()));
         auto alias = [&](const Operand& o, const Variable* formal) {
-          if (o.kind != Operand::Kind::Symbol || o.var == nullptr || o.var->space != StateSpace::Param)
+          if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
+              o.var->space != StateSpace::Param)
             unsupported(in, "call arguments must be .param variables");
           if (o.var->sizeBytes() != formal->sizeBytes())
             invalid(o.loc, fmt::format("argument '{}' has {} bytes; '{}' expects {}", o.var->name,
@@ -285,8 +301,10 @@ class Decoder {
           addrOf_[o.var] = addrOf_[formal];
           spaceOf_[o.var] = MemSpace::CallParam;
         };
-        for (size_t i = 0; i < in.callArgs.size(); ++i) alias(in.callArgs[i], callee->params[i].get());
-        for (size_t i = 0; i < in.callRets.size(); ++i) alias(in.callRets[i], callee->returns[i].get());
+        for (size_t i = 0; i < in.callArgs.size(); ++i)
+          alias(in.callArgs[i], callee->params[i].get());
+        for (size_t i = 0; i < in.callRets.size(); ++i)
+          alias(in.callRets[i], callee->returns[i].get());
       }
     }
     // .param variables declared in a body and never passed to a call still need storage.
@@ -355,12 +373,14 @@ class Decoder {
     switch (v->space) {
       case StateSpace::Global: {
         auto it = syms_.globalAddress.find(v->name);
-        if (it == syms_.globalAddress.end()) invalid(o.loc, "global '" + v->name + "' has no address");
+        if (it == syms_.globalAddress.end())
+          invalid(o.loc, "global '" + v->name + "' has no address");
         return {it->second, MemSpace::Global};
       }
       case StateSpace::Const: {
         auto it = syms_.constOffset.find(v->name);
-        if (it == syms_.constOffset.end()) invalid(o.loc, "constant '" + v->name + "' has no address");
+        if (it == syms_.constOffset.end())
+          invalid(o.loc, "constant '" + v->name + "' has no address");
         return {it->second, MemSpace::Const};
       }
       case StateSpace::Shared:
@@ -381,7 +401,8 @@ class Decoder {
     if (o.kind != Operand::Kind::Reg) invalid(o.loc, "expected a register");
     auto it = slotOf_.find(o.var);
     if (it == slotOf_.end()) {
-      if (o.var->type == Type::Pred) invalid(o.loc, "'" + o.var->name + "' is a predicate; expected a data register");
+      if (o.var->type == Type::Pred)
+        invalid(o.loc, "'" + o.var->name + "' is a predicate; expected a data register");
       unsupported(in);
     }
     return it->second;
@@ -581,7 +602,9 @@ class Decoder {
           if (t != Type::S32) unsupported(in);
           x.fn = saturatingAddSub(isAdd);
         } else {
-          x.fn = intBinary(cc ? (isAdd ? IntBin::AddCC : IntBin::SubCC) : (isAdd ? IntBin::Add : IntBin::Sub), t);
+          x.fn = intBinary(
+              cc ? (isAdd ? IntBin::AddCC : IntBin::SubCC) : (isAdd ? IntBin::Add : IntBin::Sub),
+              t);
         }
         x.cls = InstClass::IntAdd;
       }
@@ -590,7 +613,8 @@ class Decoder {
       Type t = oneType();
       set3(t);
       bool isAdd = op == "addc";
-      x.fn = intBinary(isAdd ? (cc ? IntBin::AddCCC : IntBin::AddC) : (cc ? IntBin::SubCCC : IntBin::SubC), t);
+      x.fn = intBinary(
+          isAdd ? (cc ? IntBin::AddCCC : IntBin::AddC) : (cc ? IntBin::SubCCC : IntBin::SubC), t);
       x.cls = InstClass::IntAdd;
     } else if (op == "mul" || op == "mul24") {
       int hl = mods.takeOne({".lo", ".hi", ".wide"});
@@ -631,14 +655,17 @@ class Decoder {
         if (r != Round::Default || (ff & kFtz)) unsupported(in);
         Type tc = t;
         if (hl == 2) {
-          tc = ptx::isSigned(t) ? (t == Type::S16 ? Type::S32 : Type::S64) : (ptx::typeBytes(t) == 2 ? Type::U32 : Type::U64);
+          tc = ptx::isSigned(t) ? (t == Type::S16 ? Type::S32 : Type::S64)
+                                : (ptx::typeBytes(t) == 2 ? Type::U32 : Type::U64);
         }
         set4(t, tc);
         if (ff & kSat) unsupported(in);
         if (op == "mad24") {
           x.fn = intTernary(hl == 1 ? IntTer::Mad24Hi : IntTer::Mad24Lo, t);
         } else if (madc) {
-          x.fn = intTernary(hl == 1 ? (cc ? IntTer::MadcHiCC : IntTer::MadcHi) : (cc ? IntTer::MadcLoCC : IntTer::MadcLo), t);
+          x.fn = intTernary(hl == 1 ? (cc ? IntTer::MadcHiCC : IntTer::MadcHi)
+                                    : (cc ? IntTer::MadcLoCC : IntTer::MadcLo),
+                            t);
         } else if (cc) {
           x.fn = intTernary(hl == 1 ? IntTer::MadHiCC : IntTer::MadLoCC, t);
         } else {
@@ -700,8 +727,9 @@ class Decoder {
       set3(t);
       bool isMin = op == "min";
       if (ptx::isFloat(t)) {
-        x.fn = floatBinary(nan ? (isMin ? FBin::MinNaN : FBin::MaxNaN) : (isMin ? FBin::Min : FBin::Max), t,
-                           Round::Default, ff);
+        x.fn = floatBinary(
+            nan ? (isMin ? FBin::MinNaN : FBin::MaxNaN) : (isMin ? FBin::Min : FBin::Max), t,
+            Round::Default, ff);
         x.cls = fpClass(t, InstClass::FpMax, InstClass::DpMax);
       } else {
         if (nan || ff) unsupported(in);
@@ -721,23 +749,33 @@ class Decoder {
       Type t = oneType();
       set2(t);
       FUn f;
-      if (op == "sqrt") f = approx ? FUn::SqrtApprox : FUn::Sqrt;
-      else if (op == "rcp") f = approx ? FUn::RcpApprox : FUn::Rcp;
-      else if (op == "rsqrt") f = FUn::Rsqrt;
-      else if (op == "ex2") f = FUn::Ex2;
-      else if (op == "lg2") f = FUn::Lg2;
-      else if (op == "sin") f = FUn::Sin;
-      else if (op == "cos") f = FUn::Cos;
-      else f = FUn::Tanh;
+      if (op == "sqrt")
+        f = approx ? FUn::SqrtApprox : FUn::Sqrt;
+      else if (op == "rcp")
+        f = approx ? FUn::RcpApprox : FUn::Rcp;
+      else if (op == "rsqrt")
+        f = FUn::Rsqrt;
+      else if (op == "ex2")
+        f = FUn::Ex2;
+      else if (op == "lg2")
+        f = FUn::Lg2;
+      else if (op == "sin")
+        f = FUn::Sin;
+      else if (op == "cos")
+        f = FUn::Cos;
+      else
+        f = FUn::Tanh;
       bool needsApprox = op != "sqrt" && op != "rcp";
       if (needsApprox && !approx) invalid(in.loc, op + " requires .approx");
-      if (!needsApprox && !approx && r == Round::Default) invalid(in.loc, op + " requires .approx or a rounding modifier");
+      if (!needsApprox && !approx && r == Round::Default)
+        invalid(in.loc, op + " requires .approx or a rounding modifier");
       if (t == Type::F64 && needsApprox && op != "rsqrt") unsupported(in);
       x.fn = floatUnary(f, t, r, ff);
       x.mode2 = static_cast<uint8_t>(r);
       x.cls = t == Type::F64 ? InstClass::DpDiv : InstClass::Sfu;
     } else if (op == "testp") {
-      int what = mods.takeOne({".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"});
+      int what =
+          mods.takeOne({".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"});
       Type t = oneType();
       nops(2);
       if (what < 0) invalid(in.loc, "testp needs an operation");
@@ -817,7 +855,8 @@ class Decoder {
       if (t != Type::B32) unsupported(in);
       x.dst[0] = dst(in.ops[0], in, info);
       for (int i = 0; i < 3; ++i) x.src[i] = src(in.ops[1 + i], t, in, info);
-      if (in.ops[4].kind != Operand::Kind::Imm) invalid(in.ops[4].loc, "lop3 needs an immediate LUT");
+      if (in.ops[4].kind != Operand::Kind::Imm)
+        invalid(in.ops[4].loc, "lop3 needs an immediate LUT");
       x.imm = in.ops[4].imm;
       x.ndst = 1;
       x.nsrc = 3;
@@ -875,8 +914,10 @@ class Decoder {
         x.src[2] = predSrc(in.ops[3], x, 2, info);
         x.nsrc = 3;
       }
-      if (ptx::isFloat(st) && (cmp >= 6 && cmp <= 9)) invalid(in.loc, "unsigned comparisons need integer types");
-      x.cls = ptx::isFloat(st) ? fpClass(st, InstClass::FpAdd, InstClass::DpAdd) : InstClass::IntAdd;
+      if (ptx::isFloat(st) && (cmp >= 6 && cmp <= 9))
+        invalid(in.loc, "unsigned comparisons need integer types");
+      x.cls =
+          ptx::isFloat(st) ? fpClass(st, InstClass::FpAdd, InstClass::DpAdd) : InstClass::IntAdd;
     } else if (op == "selp") {
       Type t = oneType();
       nops(4);
@@ -907,7 +948,8 @@ class Decoder {
       Type dt = ts[0], st = ts[1];
       Round rr = roundFrom(r);
       bool fromF = ptx::isFloat(st), toF = ptx::isFloat(dt);
-      if (fromF && !toF && rr != Round::Rni && rr != Round::Rzi && rr != Round::Rmi && rr != Round::Rpi)
+      if (fromF && !toF && rr != Round::Rni && rr != Round::Rzi && rr != Round::Rmi &&
+          rr != Round::Rpi)
         invalid(in.loc, "float-to-integer cvt needs .rni, .rzi, .rmi or .rpi");
       if (!fromF && toF && (rr == Round::Default || rr >= Round::Rni))
         invalid(in.loc, "integer-to-float cvt needs .rn, .rz, .rm or .rp");
@@ -928,7 +970,8 @@ class Decoder {
       Type t = oneType();
       if (sp < 0) invalid(in.loc, "cvta needs a state space");
       set2(t);
-      static const uint64_t base[] = {0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
+      static const uint64_t base[] = {
+          0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
       if (sp == 0) {
         x.fn = intUnary(IntUn::Mov, Type::U64);  // global addresses are generic addresses
       } else {
@@ -1037,14 +1080,16 @@ class Decoder {
       if (in.ops[0].kind != Operand::Kind::Symbol) invalid(in.loc, "bra needs a label");
       x.flow = Flow::Branch;
       x.cls = InstClass::Branch;
-      fixups_.push_back({static_cast<uint32_t>(p_->code.size()), in.ops[0].name, fi, false, in.loc});
+      fixups_.push_back(
+          {static_cast<uint32_t>(p_->code.size()), in.ops[0].name, fi, false, in.loc});
     } else if (op == "brx") {
       if (!mods.take(".idx")) unsupported(in);
       mods.take(".uni");
       nops(2);
       x.src[0] = src(in.ops[0], Type::U32, in, info);
       x.nsrc = 1;
-      if (in.ops[1].kind != Operand::Kind::Symbol) invalid(in.loc, "brx.idx needs a .branchtargets label");
+      if (in.ops[1].kind != Operand::Kind::Symbol)
+        invalid(in.loc, "brx.idx needs a .branchtargets label");
       auto it = funcs_[fi]->branchTargets.find(in.ops[1].name);
       if (it == funcs_[fi]->branchTargets.end())
         invalid(in.ops[1].loc, "'" + in.ops[1].name + "' is not a .branchtargets list");
@@ -1058,7 +1103,8 @@ class Decoder {
       const Function* callee = m_.findFunction(in.callee);
       x.flow = Flow::Call;
       x.cls = InstClass::Call;
-      x.aux = static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
+      x.aux =
+          static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
     } else if (op == "ret") {
       mods.take(".uni");
       nops(0);
@@ -1090,7 +1136,8 @@ class Decoder {
     if (in.ops.size() != 2) invalid(in.loc, "mov takes 2 operands");
     const Operand& d = in.ops[0];
     const Operand& a = in.ops[1];
-    x.cls = ptx::isFloat(t) ? (t == Type::F64 ? InstClass::DpAdd : InstClass::FpAdd) : InstClass::IntAdd;
+    x.cls = ptx::isFloat(t) ? (t == Type::F64 ? InstClass::DpAdd : InstClass::FpAdd)
+                            : InstClass::IntAdd;
     if (t == Type::Pred) {
       x.dst[0] = predDst(d, info);
       x.ndst = 1;
@@ -1145,8 +1192,8 @@ class Decoder {
 
   void decodeLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, size_t fi) {
     const bool isStore = in.opcode == "st";
-    int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta", ".param::func",
-                           ".param::entry"});
+    int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta",
+                           ".param::func", ".param::entry"});
     mods.take(".nc");
     mods.takeMemoryHints();
     int v = mods.takeOne({".v2", ".v4"});
@@ -1163,21 +1210,35 @@ class Decoder {
     Address ad = address(addrOp, in, info);
     MemSpace space;
     switch (sp) {
-      case 0: space = MemSpace::Global; break;
-      case 1: case 5: space = MemSpace::Shared; break;
-      case 2: space = MemSpace::Local; break;
-      case 3: space = MemSpace::Const; break;
-      case 4: case 6: case 7:
+      case 0:
+        space = MemSpace::Global;
+        break;
+      case 1:
+      case 5:
+        space = MemSpace::Shared;
+        break;
+      case 2:
+        space = MemSpace::Local;
+        break;
+      case 3:
+        space = MemSpace::Const;
+        break;
+      case 4:
+      case 6:
+      case 7:
         space = ad.symbolSpace != MemSpace::None ? ad.symbolSpace
                 : funcs_[fi]->isEntry            ? MemSpace::KernelParam
                                                  : MemSpace::CallParam;
         break;
-      default: space = MemSpace::Generic; break;
+      default:
+        space = MemSpace::Generic;
+        break;
     }
     if (ad.symbolSpace != MemSpace::None && space != MemSpace::Generic && ad.symbolSpace != space)
-      invalid(addrOp.loc, fmt::format("'{}' is in {} space, not {}", addrOp.name, memSpaceName(ad.symbolSpace),
-                                      memSpaceName(space)));
-    if (space == MemSpace::Generic && ad.symbolSpace != MemSpace::None && ad.symbolSpace != MemSpace::Global)
+      invalid(addrOp.loc, fmt::format("'{}' is in {} space, not {}", addrOp.name,
+                                      memSpaceName(ad.symbolSpace), memSpaceName(space)));
+    if (space == MemSpace::Generic && ad.symbolSpace != MemSpace::None &&
+        ad.symbolSpace != MemSpace::Global)
       unsupported(in, "generic access through a non-global symbol");
     x.space = space;
     x.src[0] = ad.base;
@@ -1210,7 +1271,8 @@ class Decoder {
     const bool isRed = in.opcode == "red";
     int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
     mods.takeMemoryHints();
-    int aop = mods.takeOne({".add", ".min", ".max", ".inc", ".dec", ".exch", ".cas", ".and", ".or", ".xor"});
+    int aop = mods.takeOne(
+        {".add", ".min", ".max", ".inc", ".dec", ".exch", ".cas", ".and", ".or", ".xor"});
     mods.take(".noftz");
     auto ts = mods.takeTypes();
     if (aop < 0) invalid(in.loc, in.opcode + " needs an operation");
@@ -1218,7 +1280,8 @@ class Decoder {
     Type t = ts[0];
     AtomOp op = static_cast<AtomOp>(aop);
     size_t want = (isRed ? 2 : 3) + (op == AtomOp::Cas ? 1 : 0);
-    if (in.ops.size() != want) invalid(in.loc, fmt::format("{} takes {} operands", in.opcode, want));
+    if (in.ops.size() != want)
+      invalid(in.loc, fmt::format("{} takes {} operands", in.opcode, want));
     size_t i = 0;
     if (!isRed) {
       x.dst[0] = dst(in.ops[i++], in, info);
@@ -1226,7 +1289,8 @@ class Decoder {
     }
     Address ad = address(in.ops[i++], in, info);
     x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
-    if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic && ad.symbolSpace != x.space)
+    if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
+        ad.symbolSpace != x.space)
       invalid(in.loc, "atomic address is in a different state space");
     x.src[0] = ad.base;
     x.imm = ad.offset;
@@ -1258,10 +1322,13 @@ class Decoder {
     if (kind == 2) {
       int rop = mods.takeOne({".popc", ".and", ".or"});
       auto ts = mods.takeTypes();
-      if (rop < 0 || ts.size() != 1) invalid(in.loc, "bar.red needs .popc.u32, .and.pred or .or.pred");
+      if (rop < 0 || ts.size() != 1)
+        invalid(in.loc, "bar.red needs .popc.u32, .and.pred or .or.pred");
       x.mode2 = static_cast<uint8_t>(rop);
-      if (rop == 0) x.dst[0] = dst(in.ops[i++], in, info);
-      else x.dst[0] = predDst(in.ops[i++], info);
+      if (rop == 0)
+        x.dst[0] = dst(in.ops[i++], in, info);
+      else
+        x.dst[0] = predDst(in.ops[i++], info);
       x.ndst = 1;
     }
     if (in.ops.size() < i + 1) invalid(in.loc, "barrier needs a barrier number");
@@ -1273,7 +1340,8 @@ class Decoder {
     if (kind == 2 ? in.ops.size() == i + 2 : in.ops.size() == i + 1) {
       const Operand& cnt = in.ops[i++];
       if (cnt.kind != Operand::Kind::Imm) unsupported(in, "barrier thread count in a register");
-      if (cnt.imm <= 0 || cnt.imm % 32 != 0) invalid(cnt.loc, "barrier thread count must be a positive multiple of 32");
+      if (cnt.imm <= 0 || cnt.imm % 32 != 0)
+        invalid(cnt.loc, "barrier thread count must be a positive multiple of 32");
       x.imm = cnt.imm;
     }
     if (kind == 2) {
@@ -1293,7 +1361,8 @@ class Decoder {
     for (const auto& t : tableFixups_) {
       for (const auto& l : t.labels) {
         auto it = labels_[t.func].find(l);
-        if (it == labels_[t.func].end()) invalid(t.loc, "branch table names undefined label '" + l + "'");
+        if (it == labels_[t.func].end())
+          invalid(t.loc, "branch table names undefined label '" + l + "'");
         p_->branchTables[t.table].push_back(it->second);
       }
     }
@@ -1342,13 +1411,15 @@ void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms) {
     if (g->space != StateSpace::Const) continue;
     off = alignUp(off, g->alignment());
     syms.constOffset[g->name] = off;
-    if (syms.constBank.size() < off + g->sizeBytes()) syms.constBank.resize(off + g->sizeBytes(), 0);
+    if (syms.constBank.size() < off + g->sizeBytes())
+      syms.constBank.resize(off + g->sizeBytes(), 0);
     if (!g->init.empty()) std::memcpy(syms.constBank.data() + off, g->init.data(), g->init.size());
     off += g->sizeBytes();
   }
   if (syms.constBank.size() > 65536)
-    throw InputError(fmt::format("{}: .const variables need {} bytes; the constant bank holds 65536",
-                                 m.fileName, syms.constBank.size()));
+    throw InputError(
+        fmt::format("{}: .const variables need {} bytes; the constant bank holds 65536", m.fileName,
+                    syms.constBank.size()));
 }
 
 std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,
@@ -1368,14 +1439,22 @@ const char* instClassName(InstClass c) {
 
 const char* memSpaceName(MemSpace s) {
   switch (s) {
-    case MemSpace::None: return "none";
-    case MemSpace::Global: return "global";
-    case MemSpace::Shared: return "shared";
-    case MemSpace::Local: return "local";
-    case MemSpace::Const: return "const";
-    case MemSpace::KernelParam: return "kernel-param";
-    case MemSpace::CallParam: return "param";
-    case MemSpace::Generic: return "generic";
+    case MemSpace::None:
+      return "none";
+    case MemSpace::Global:
+      return "global";
+    case MemSpace::Shared:
+      return "shared";
+    case MemSpace::Local:
+      return "local";
+    case MemSpace::Const:
+      return "const";
+    case MemSpace::KernelParam:
+      return "kernel-param";
+    case MemSpace::CallParam:
+      return "param";
+    case MemSpace::Generic:
+      return "generic";
   }
   return "?";
 }

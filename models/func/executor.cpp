@@ -24,9 +24,10 @@ void ExecCtx::fault(int lane, const std::string& what) const {
   uint32_t t = w->idInCta * kWarpSize + static_cast<uint32_t>(lane);
   uint32_t bx = L->block.x, by = L->block.y;
   const InstInfo& ii = p.info[pc];
-  throw KernelFault(fmt::format("{} in kernel {} by thread ({},{},{}) of block ({},{},{}) at {}: {}", what,
-                                p.name, t % bx, (t / bx) % by, t / (bx * by), cta->ctaid.x,
-                                cta->ctaid.y, cta->ctaid.z, ii.loc.str(), ii.text));
+  throw KernelFault(
+      fmt::format("{} in kernel {} by thread ({},{},{}) of block ({},{},{}) at {}: {}", what,
+                  p.name, t % bx, (t / bx) % by, t / (bx * by), cta->ctaid.x, cta->ctaid.y,
+                  cta->ctaid.z, ii.loc.str(), ii.text));
 }
 
 namespace {
@@ -50,32 +51,58 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
   const uint32_t bx = L.block.x, by = L.block.y;
   using ptx::SReg;
   switch (s) {
-    case SReg::TidX: return t % bx;
-    case SReg::TidY: return (t / bx) % by;
-    case SReg::TidZ: return t / (bx * by);
-    case SReg::NtidX: return L.block.x;
-    case SReg::NtidY: return L.block.y;
-    case SReg::NtidZ: return L.block.z;
-    case SReg::CtaidX: return cta.ctaid.x;
-    case SReg::CtaidY: return cta.ctaid.y;
-    case SReg::CtaidZ: return cta.ctaid.z;
-    case SReg::NctaidX: return L.grid.x;
-    case SReg::NctaidY: return L.grid.y;
-    case SReg::NctaidZ: return L.grid.z;
-    case SReg::LaneId: return static_cast<uint32_t>(lane);
-    case SReg::WarpId: return warp;
-    case SReg::NWarpId: return L.warpsPerCta;
-    case SReg::SmId: return L.smId;
-    case SReg::NSmId: return L.numSms;
-    case SReg::GridId: return 0;
-    case SReg::LaneMaskEq: return 1u << lane;
-    case SReg::LaneMaskLe: return lane == 31 ? kFullMask : (2u << lane) - 1;
-    case SReg::LaneMaskLt: return (1u << lane) - 1;
-    case SReg::LaneMaskGe: return ~((1u << lane) - 1);
-    case SReg::LaneMaskGt: return lane == 31 ? 0u : ~((2u << lane) - 1);
-    case SReg::DynamicSmemSize: return L.dynamicShared;
-    case SReg::TotalSmemSize: return L.sharedBytes;
-    default: return 0;
+    case SReg::TidX:
+      return t % bx;
+    case SReg::TidY:
+      return (t / bx) % by;
+    case SReg::TidZ:
+      return t / (bx * by);
+    case SReg::NtidX:
+      return L.block.x;
+    case SReg::NtidY:
+      return L.block.y;
+    case SReg::NtidZ:
+      return L.block.z;
+    case SReg::CtaidX:
+      return cta.ctaid.x;
+    case SReg::CtaidY:
+      return cta.ctaid.y;
+    case SReg::CtaidZ:
+      return cta.ctaid.z;
+    case SReg::NctaidX:
+      return L.grid.x;
+    case SReg::NctaidY:
+      return L.grid.y;
+    case SReg::NctaidZ:
+      return L.grid.z;
+    case SReg::LaneId:
+      return static_cast<uint32_t>(lane);
+    case SReg::WarpId:
+      return warp;
+    case SReg::NWarpId:
+      return L.warpsPerCta;
+    case SReg::SmId:
+      return L.smId;
+    case SReg::NSmId:
+      return L.numSms;
+    case SReg::GridId:
+      return 0;
+    case SReg::LaneMaskEq:
+      return 1u << lane;
+    case SReg::LaneMaskLe:
+      return lane == 31 ? kFullMask : (2u << lane) - 1;
+    case SReg::LaneMaskLt:
+      return (1u << lane) - 1;
+    case SReg::LaneMaskGe:
+      return ~((1u << lane) - 1);
+    case SReg::LaneMaskGt:
+      return lane == 31 ? 0u : ~((2u << lane) - 1);
+    case SReg::DynamicSmemSize:
+      return L.dynamicShared;
+    case SReg::TotalSmemSize:
+      return L.sharedBytes;
+    default:
+      return 0;
   }
 }
 
@@ -134,8 +161,8 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
   if (in.imm) {
     if (b.expectedThreads && b.expectedThreads != uint32_t(in.imm)) {
       ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), mask, r.pc, nullptr};
-      c.fault(__builtin_ctz(mask), fmt::format("barrier {} used with thread counts {} and {}", in.aux,
-                                                b.expectedThreads, in.imm));
+      c.fault(__builtin_ctz(mask), fmt::format("barrier {} used with thread counts {} and {}",
+                                               in.aux, b.expectedThreads, in.imm));
     }
     b.expectedThreads = static_cast<uint32_t>(in.imm);
   }
@@ -252,7 +279,8 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
         uint32_t idx = static_cast<uint32_t>(w.regs[size_t(in.src[0]) * kWarpSize + l]);
         if (idx >= table.size()) {
           ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
-          c.fault(l, fmt::format("brx.idx index {} is outside its {}-entry table", idx, table.size()));
+          c.fault(l,
+                  fmt::format("brx.idx index {} is outside its {}-entry table", idx, table.size()));
         }
         targets[l] = table[idx];
       }
@@ -261,9 +289,12 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
       if (active & ~mask) groups.push_back({pc + 1, active & ~mask});
       for (int l = 0; l < kWarpSize; ++l) {
         if (!((mask >> l) & 1u)) continue;
-        auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == targets[l]; });
-        if (it == groups.end()) groups.push_back({targets[l], 1u << l});
-        else it->second |= 1u << l;
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](auto& g) { return g.first == targets[l]; });
+        if (it == groups.end())
+          groups.push_back({targets[l], 1u << l});
+        else
+          it->second |= 1u << l;
       }
       if (groups.size() == 1) {
         gotoPc(w, groups[0].first);
@@ -345,9 +376,10 @@ void Executor::runCta(Cta& cta, ExecStats& st) {
         if (w.state == WarpState::AtBarrier)
           where += fmt::format(" warp {} at barrier {} ({});", w.idInCta, w.barrierId,
                                L_.prog->info[w.pc() - 1].loc.str());
-      throw KernelFault(fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
-                                    "that cannot complete:{}",
-                                    L_.prog->name, cta.ctaid.x, cta.ctaid.y, cta.ctaid.z, where));
+      throw KernelFault(
+          fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
+                      "that cannot complete:{}",
+                      L_.prog->name, cta.ctaid.x, cta.ctaid.y, cta.ctaid.z, where));
     }
   }
 }

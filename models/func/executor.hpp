@@ -15,8 +15,8 @@ namespace gpusc::func {
 // Counts of what the engine executed; the functional mode's statistics.
 struct ExecStats {
   uint64_t warpInsts = 0;
-  uint64_t threadInsts = 0;                 // active lanes summed over warp instructions
-  uint64_t byClass[kNumInstClasses] = {};   // warp instructions per class
+  uint64_t threadInsts = 0;                  // active lanes summed over warp instructions
+  uint64_t byClass[kNumInstClasses] = {};    // warp instructions per class
   uint64_t activeLanes[kWarpSize + 1] = {};  // histogram: active threads per warp instruction
   uint64_t branches = 0, divergentBranches = 0;
   uint64_t barrierWaits = 0;

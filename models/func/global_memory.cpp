@@ -52,8 +52,8 @@ bool GlobalMemory::isAllocated(uint64_t addr, uint64_t bytes) const {
 void GlobalMemory::checkRange(uint64_t addr, uint64_t bytes, const char* what) const {
   if (bytes == 0) return;
   if (!isAllocated(addr, bytes))
-    throw InputError(fmt::format("{} of {} bytes at 0x{:x} is outside every device allocation", what,
-                                 bytes, addr));
+    throw InputError(fmt::format("{} of {} bytes at 0x{:x} is outside every device allocation",
+                                 what, bytes, addr));
 }
 
 uint8_t* GlobalMemory::pageData(uint64_t page) {

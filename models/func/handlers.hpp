@@ -11,18 +11,62 @@ namespace gpusc::func::handlers {
 using ptx::Type;
 
 enum class IntBin : uint8_t {
-  Add, Sub, MulLo, MulHi, MulWide, Mul24Lo, Mul24Hi, Div, Rem, Min, Max, And, Or, Xor, Shl, Shr,
-  AddCC, AddC, AddCCC, SubCC, SubC, SubCCC  // carry chains: .cc writes CC.CF, c reads it
+  Add,
+  Sub,
+  MulLo,
+  MulHi,
+  MulWide,
+  Mul24Lo,
+  Mul24Hi,
+  Div,
+  Rem,
+  Min,
+  Max,
+  And,
+  Or,
+  Xor,
+  Shl,
+  Shr,
+  AddCC,
+  AddC,
+  AddCCC,
+  SubCC,
+  SubC,
+  SubCCC  // carry chains: .cc writes CC.CF, c reads it
 };
 enum class IntUn : uint8_t { Abs, Neg, Not, CNot, Popc, Clz, Brev, Mov };
 enum class IntTer : uint8_t {
-  MadLo, MadHi, MadWide, Mad24Lo, Mad24Hi, Sad, MadLoCC, MadHiCC, MadcLo, MadcHi, MadcLoCC,
-  MadcHiCC, Bfe, Prmt
+  MadLo,
+  MadHi,
+  MadWide,
+  Mad24Lo,
+  Mad24Hi,
+  Sad,
+  MadLoCC,
+  MadHiCC,
+  MadcLo,
+  MadcHi,
+  MadcLoCC,
+  MadcHiCC,
+  Bfe,
+  Prmt
 };
 
 enum class FBin : uint8_t { Add, Sub, Mul, Div, DivApprox, Min, Max, MinNaN, MaxNaN, Copysign };
 enum class FUn : uint8_t {
-  Abs, Neg, Sqrt, SqrtApprox, Rsqrt, Rcp, RcpApprox, Ex2, Lg2, Sin, Cos, Tanh, Mov
+  Abs,
+  Neg,
+  Sqrt,
+  SqrtApprox,
+  Rsqrt,
+  Rcp,
+  RcpApprox,
+  Ex2,
+  Lg2,
+  Sin,
+  Cos,
+  Tanh,
+  Mov
 };
 
 // Rounding modes (mode2 of floating-point instructions).
@@ -32,7 +76,24 @@ enum FloatFlags : uint8_t { kFtz = 1, kSat = 2 };
 
 // Comparison operators (setp/set).
 enum class Cmp : uint8_t {
-  Eq, Ne, Lt, Le, Gt, Ge, Lo, Ls, Hi, Hs, Equ, Neu, Ltu, Leu, Gtu, Geu, Num, Nan
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Lo,
+  Ls,
+  Hi,
+  Hs,
+  Equ,
+  Neu,
+  Ltu,
+  Leu,
+  Gtu,
+  Geu,
+  Num,
+  Nan
 };
 enum class BoolOp : uint8_t { None, And, Or, Xor };
 
@@ -51,7 +112,8 @@ Handler shf(bool left, bool wrap);
 Handler floatBinary(FBin op, Type t, Round r, uint8_t flags);
 Handler floatUnary(FUn op, Type t, Round r, uint8_t flags);
 Handler floatFma(Type t, Round r, uint8_t flags);
-Handler testp(uint8_t what, Type t);  // 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal
+Handler testp(uint8_t what,
+              Type t);  // 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal
 
 Handler setp(Cmp cmp, BoolOp op, Type t);  // dst[0] p, dst[1] q (or ~0u), src[2] c predicate
 Handler set(Cmp cmp, BoolOp op, Type dt, Type st);
@@ -62,9 +124,9 @@ Handler cvt(Type dt, Type st, Round r, uint8_t flags);
 Handler movPack(unsigned parts, unsigned partBytes);    // mov.b64 d, {a,b}
 Handler movUnpack(unsigned parts, unsigned partBytes);  // mov.b64 {a,b}, s
 Handler movSReg(ptx::SReg s);                           // dynamic special registers
-Handler cvta(bool toGeneric, MemSpace space);  // imm holds the window base
-Handler predLogic();  // mode: 0 and, 1 or, 2 xor, 3 not, 4 mov
-Handler predConst();  // mode 4: set, 5: clear
+Handler cvta(bool toGeneric, MemSpace space);           // imm holds the window base
+Handler predLogic();                                    // mode: 0 and, 1 or, 2 xor, 3 not, 4 mov
+Handler predConst();                                    // mode 4: set, 5: clear
 Handler nop();
 Handler satAddS32();  // add.sat.s32 / sub.sat.s32: clamp to the int32 range
 Handler satSubS32();
@@ -74,7 +136,7 @@ Handler store(MemSpace space, unsigned bytes);
 Handler atomic(AtomOp op, Type t, bool returnsValue);
 
 Handler shfl(ShflMode mode);
-Handler vote(VoteMode mode);   // ballot writes a data slot; the others a predicate
+Handler vote(VoteMode mode);  // ballot writes a data slot; the others a predicate
 Handler activemask();
 Handler matchAny(Type t);
 Handler matchAll(Type t);

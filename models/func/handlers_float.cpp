@@ -59,10 +59,17 @@ class RoundScope {
   explicit RoundScope(uint8_t r) {
     int mode = -1;
     switch (static_cast<Round>(r)) {
-      case Round::Rz: mode = FE_TOWARDZERO; break;
-      case Round::Rm: mode = FE_DOWNWARD; break;
-      case Round::Rp: mode = FE_UPWARD; break;
-      default: break;
+      case Round::Rz:
+        mode = FE_TOWARDZERO;
+        break;
+      case Round::Rm:
+        mode = FE_DOWNWARD;
+        break;
+      case Round::Rp:
+        mode = FE_UPWARD;
+        break;
+      default:
+        break;
     }
     if (mode >= 0) {
       std::fesetround(mode);
@@ -97,15 +104,24 @@ inline T fmax(T a, T b) {
 
 template <class T, FBin Op>
 inline T binaryOp(T x, T y) {
-  if constexpr (Op == FBin::Add) return x + y;
-  else if constexpr (Op == FBin::Sub) return x - y;
-  else if constexpr (Op == FBin::Mul) return x * y;
-  else if constexpr (Op == FBin::Div || Op == FBin::DivApprox) return x / y;
-  else if constexpr (Op == FBin::Min) return fmin(x, y);
-  else if constexpr (Op == FBin::Max) return fmax(x, y);
-  else if constexpr (Op == FBin::MinNaN) return (x != x || y != y) ? canonical(x + y) : fmin(x, y);
-  else if constexpr (Op == FBin::MaxNaN) return (x != x || y != y) ? canonical(x + y) : fmax(x, y);
-  else return std::copysign(y, x);  // copysign d, a, b: b with the sign of a
+  if constexpr (Op == FBin::Add)
+    return x + y;
+  else if constexpr (Op == FBin::Sub)
+    return x - y;
+  else if constexpr (Op == FBin::Mul)
+    return x * y;
+  else if constexpr (Op == FBin::Div || Op == FBin::DivApprox)
+    return x / y;
+  else if constexpr (Op == FBin::Min)
+    return fmin(x, y);
+  else if constexpr (Op == FBin::Max)
+    return fmax(x, y);
+  else if constexpr (Op == FBin::MinNaN)
+    return (x != x || y != y) ? canonical(x + y) : fmin(x, y);
+  else if constexpr (Op == FBin::MaxNaN)
+    return (x != x || y != y) ? canonical(x + y) : fmax(x, y);
+  else
+    return std::copysign(y, x);  // copysign d, a, b: b with the sign of a
 }
 
 template <class T, FBin Op, bool Ftz, bool Sat>
@@ -130,17 +146,28 @@ void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 template <class T, FUn Op>
 inline T unaryOp(T x) {
-  if constexpr (Op == FUn::Abs) return std::fabs(x);
-  else if constexpr (Op == FUn::Neg) return -x;
-  else if constexpr (Op == FUn::Mov) return x;
-  else if constexpr (Op == FUn::Sqrt || Op == FUn::SqrtApprox) return std::sqrt(x);
-  else if constexpr (Op == FUn::Rsqrt) return T(1) / std::sqrt(x);
-  else if constexpr (Op == FUn::Rcp || Op == FUn::RcpApprox) return T(1) / x;
-  else if constexpr (Op == FUn::Ex2) return std::exp2(x);
-  else if constexpr (Op == FUn::Lg2) return std::log2(x);
-  else if constexpr (Op == FUn::Sin) return std::sin(x);
-  else if constexpr (Op == FUn::Cos) return std::cos(x);
-  else return std::tanh(x);
+  if constexpr (Op == FUn::Abs)
+    return std::fabs(x);
+  else if constexpr (Op == FUn::Neg)
+    return -x;
+  else if constexpr (Op == FUn::Mov)
+    return x;
+  else if constexpr (Op == FUn::Sqrt || Op == FUn::SqrtApprox)
+    return std::sqrt(x);
+  else if constexpr (Op == FUn::Rsqrt)
+    return T(1) / std::sqrt(x);
+  else if constexpr (Op == FUn::Rcp || Op == FUn::RcpApprox)
+    return T(1) / x;
+  else if constexpr (Op == FUn::Ex2)
+    return std::exp2(x);
+  else if constexpr (Op == FUn::Lg2)
+    return std::log2(x);
+  else if constexpr (Op == FUn::Sin)
+    return std::sin(x);
+  else if constexpr (Op == FUn::Cos)
+    return std::cos(x);
+  else
+    return std::tanh(x);
 }
 
 template <class T, FUn Op, bool Ftz, bool Sat>
@@ -199,7 +226,8 @@ void fmaPortable(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 #if defined(__x86_64__)
 template <class T, bool Ftz, bool Sat>
-__attribute__((target("fma"), flatten)) void fmaHardware(ExecCtx& c, const Inst& in, uint32_t mask) {
+__attribute__((target("fma"), flatten)) void fmaHardware(ExecCtx& c, const Inst& in,
+                                                         uint32_t mask) {
   RoundScope rs(in.mode2);
   fmaLoop<T, Ftz, Sat>(c, in, mask);
 }
@@ -222,12 +250,24 @@ void testpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     int cls = std::fpclassify(x);
     bool r = false;
     switch (in.mode) {
-      case 0: r = std::isfinite(x); break;
-      case 1: r = std::isinf(x); break;
-      case 2: r = !std::isnan(x); break;
-      case 3: r = std::isnan(x); break;
-      case 4: r = cls == FP_NORMAL; break;
-      case 5: r = cls == FP_SUBNORMAL; break;
+      case 0:
+        r = std::isfinite(x);
+        break;
+      case 1:
+        r = std::isinf(x);
+        break;
+      case 2:
+        r = !std::isnan(x);
+        break;
+      case 3:
+        r = std::isnan(x);
+        break;
+      case 4:
+        r = cls == FP_NORMAL;
+        break;
+      case 5:
+        r = cls == FP_SUBNORMAL;
+        break;
     }
     result |= uint32_t(r) << l;
   });
@@ -237,36 +277,54 @@ void testpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 template <class T, FBin Op>
 Handler pickBinary(uint8_t flags) {
   switch (flags & (kFtz | kSat)) {
-    case 0: return &binary<T, Op, false, false>;
-    case kFtz: return &binary<T, Op, true, false>;
-    case kSat: return &binary<T, Op, false, true>;
-    default: return &binary<T, Op, true, true>;
+    case 0:
+      return &binary<T, Op, false, false>;
+    case kFtz:
+      return &binary<T, Op, true, false>;
+    case kSat:
+      return &binary<T, Op, false, true>;
+    default:
+      return &binary<T, Op, true, true>;
   }
 }
 
 template <class T, FUn Op>
 Handler pickUnary(uint8_t flags) {
   switch (flags & (kFtz | kSat)) {
-    case 0: return &unary<T, Op, false, false>;
-    case kFtz: return &unary<T, Op, true, false>;
-    case kSat: return &unary<T, Op, false, true>;
-    default: return &unary<T, Op, true, true>;
+    case 0:
+      return &unary<T, Op, false, false>;
+    case kFtz:
+      return &unary<T, Op, true, false>;
+    case kSat:
+      return &unary<T, Op, false, true>;
+    default:
+      return &unary<T, Op, true, true>;
   }
 }
 
 template <class T>
 Handler binaryFor(FBin op, uint8_t flags) {
   switch (op) {
-    case FBin::Add: return pickBinary<T, FBin::Add>(flags);
-    case FBin::Sub: return pickBinary<T, FBin::Sub>(flags);
-    case FBin::Mul: return pickBinary<T, FBin::Mul>(flags);
-    case FBin::Div: return pickBinary<T, FBin::Div>(flags);
-    case FBin::DivApprox: return pickBinary<T, FBin::DivApprox>(flags);
-    case FBin::Min: return pickBinary<T, FBin::Min>(flags);
-    case FBin::Max: return pickBinary<T, FBin::Max>(flags);
-    case FBin::MinNaN: return pickBinary<T, FBin::MinNaN>(flags);
-    case FBin::MaxNaN: return pickBinary<T, FBin::MaxNaN>(flags);
-    case FBin::Copysign: return pickBinary<T, FBin::Copysign>(flags);
+    case FBin::Add:
+      return pickBinary<T, FBin::Add>(flags);
+    case FBin::Sub:
+      return pickBinary<T, FBin::Sub>(flags);
+    case FBin::Mul:
+      return pickBinary<T, FBin::Mul>(flags);
+    case FBin::Div:
+      return pickBinary<T, FBin::Div>(flags);
+    case FBin::DivApprox:
+      return pickBinary<T, FBin::DivApprox>(flags);
+    case FBin::Min:
+      return pickBinary<T, FBin::Min>(flags);
+    case FBin::Max:
+      return pickBinary<T, FBin::Max>(flags);
+    case FBin::MinNaN:
+      return pickBinary<T, FBin::MinNaN>(flags);
+    case FBin::MaxNaN:
+      return pickBinary<T, FBin::MaxNaN>(flags);
+    case FBin::Copysign:
+      return pickBinary<T, FBin::Copysign>(flags);
   }
   return nullptr;
 }
@@ -274,19 +332,32 @@ Handler binaryFor(FBin op, uint8_t flags) {
 template <class T>
 Handler unaryFor(FUn op, uint8_t flags) {
   switch (op) {
-    case FUn::Abs: return pickUnary<T, FUn::Abs>(flags);
-    case FUn::Neg: return pickUnary<T, FUn::Neg>(flags);
-    case FUn::Mov: return pickUnary<T, FUn::Mov>(flags);
-    case FUn::Sqrt: return pickUnary<T, FUn::Sqrt>(flags);
-    case FUn::SqrtApprox: return pickUnary<T, FUn::SqrtApprox>(flags);
-    case FUn::Rsqrt: return pickUnary<T, FUn::Rsqrt>(flags);
-    case FUn::Rcp: return pickUnary<T, FUn::Rcp>(flags);
-    case FUn::RcpApprox: return pickUnary<T, FUn::RcpApprox>(flags);
-    case FUn::Ex2: return pickUnary<T, FUn::Ex2>(flags);
-    case FUn::Lg2: return pickUnary<T, FUn::Lg2>(flags);
-    case FUn::Sin: return pickUnary<T, FUn::Sin>(flags);
-    case FUn::Cos: return pickUnary<T, FUn::Cos>(flags);
-    case FUn::Tanh: return pickUnary<T, FUn::Tanh>(flags);
+    case FUn::Abs:
+      return pickUnary<T, FUn::Abs>(flags);
+    case FUn::Neg:
+      return pickUnary<T, FUn::Neg>(flags);
+    case FUn::Mov:
+      return pickUnary<T, FUn::Mov>(flags);
+    case FUn::Sqrt:
+      return pickUnary<T, FUn::Sqrt>(flags);
+    case FUn::SqrtApprox:
+      return pickUnary<T, FUn::SqrtApprox>(flags);
+    case FUn::Rsqrt:
+      return pickUnary<T, FUn::Rsqrt>(flags);
+    case FUn::Rcp:
+      return pickUnary<T, FUn::Rcp>(flags);
+    case FUn::RcpApprox:
+      return pickUnary<T, FUn::RcpApprox>(flags);
+    case FUn::Ex2:
+      return pickUnary<T, FUn::Ex2>(flags);
+    case FUn::Lg2:
+      return pickUnary<T, FUn::Lg2>(flags);
+    case FUn::Sin:
+      return pickUnary<T, FUn::Sin>(flags);
+    case FUn::Cos:
+      return pickUnary<T, FUn::Cos>(flags);
+    case FUn::Tanh:
+      return pickUnary<T, FUn::Tanh>(flags);
   }
   return nullptr;
 }

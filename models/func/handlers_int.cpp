@@ -84,7 +84,8 @@ void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* b = slot(c, in.src[1]);
   if constexpr (Op == IntBin::MulWide) {
     if constexpr (sizeof(T) < 8) {
-      forEachLane(mask, [&](int l) { put<Wide<T>>(d, l, Wide<T>(get<T>(a, l)) * Wide<T>(get<T>(b, l))); });
+      forEachLane(
+          mask, [&](int l) { put<Wide<T>>(d, l, Wide<T>(get<T>(a, l)) * Wide<T>(get<T>(b, l))); });
     }
   } else if constexpr (Op == IntBin::Shl || Op == IntBin::Shr) {
     forEachLane(mask, [&](int l) {
@@ -95,10 +96,10 @@ void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
                        Op == IntBin::SubCC || Op == IntBin::SubC || Op == IntBin::SubCCC) {
     using UT = U<T>;
     constexpr bool kSub = Op == IntBin::SubCC || Op == IntBin::SubC || Op == IntBin::SubCCC;
-    constexpr bool kIn = Op == IntBin::AddC || Op == IntBin::AddCCC || Op == IntBin::SubC ||
-                         Op == IntBin::SubCCC;
-    constexpr bool kOut = Op == IntBin::AddCC || Op == IntBin::AddCCC || Op == IntBin::SubCC ||
-                          Op == IntBin::SubCCC;
+    constexpr bool kIn =
+        Op == IntBin::AddC || Op == IntBin::AddCCC || Op == IntBin::SubC || Op == IntBin::SubCCC;
+    constexpr bool kOut =
+        Op == IntBin::AddCC || Op == IntBin::AddCCC || Op == IntBin::SubCC || Op == IntBin::SubCCC;
     uint32_t carry = c.w->carry, newCarry = 0;
     forEachLane(mask, [&](int l) {
       UT x = get<UT>(a, l), y = get<UT>(b, l);
@@ -121,19 +122,32 @@ void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
     forEachLane(mask, [&](int l) {
       T x = get<T>(a, l), y = get<T>(b, l);
       T r;
-      if constexpr (Op == IntBin::Add) r = static_cast<T>(U<T>(x) + U<T>(y));
-      else if constexpr (Op == IntBin::Sub) r = static_cast<T>(U<T>(x) - U<T>(y));
-      else if constexpr (Op == IntBin::MulLo) r = static_cast<T>(U<T>(x) * U<T>(y));
-      else if constexpr (Op == IntBin::MulHi) r = mulHi(x, y);
-      else if constexpr (Op == IntBin::Mul24Lo) r = static_cast<T>(sext24(x) * sext24(y));
-      else if constexpr (Op == IntBin::Mul24Hi) r = static_cast<T>((sext24(x) * sext24(y)) >> 16);
-      else if constexpr (Op == IntBin::Div) r = divide(x, y);
-      else if constexpr (Op == IntBin::Rem) r = remainder(x, y);
-      else if constexpr (Op == IntBin::Min) r = x < y ? x : y;
-      else if constexpr (Op == IntBin::Max) r = x > y ? x : y;
-      else if constexpr (Op == IntBin::And) r = x & y;
-      else if constexpr (Op == IntBin::Or) r = x | y;
-      else if constexpr (Op == IntBin::Xor) r = x ^ y;
+      if constexpr (Op == IntBin::Add)
+        r = static_cast<T>(U<T>(x) + U<T>(y));
+      else if constexpr (Op == IntBin::Sub)
+        r = static_cast<T>(U<T>(x) - U<T>(y));
+      else if constexpr (Op == IntBin::MulLo)
+        r = static_cast<T>(U<T>(x) * U<T>(y));
+      else if constexpr (Op == IntBin::MulHi)
+        r = mulHi(x, y);
+      else if constexpr (Op == IntBin::Mul24Lo)
+        r = static_cast<T>(sext24(x) * sext24(y));
+      else if constexpr (Op == IntBin::Mul24Hi)
+        r = static_cast<T>((sext24(x) * sext24(y)) >> 16);
+      else if constexpr (Op == IntBin::Div)
+        r = divide(x, y);
+      else if constexpr (Op == IntBin::Rem)
+        r = remainder(x, y);
+      else if constexpr (Op == IntBin::Min)
+        r = x < y ? x : y;
+      else if constexpr (Op == IntBin::Max)
+        r = x > y ? x : y;
+      else if constexpr (Op == IntBin::And)
+        r = x & y;
+      else if constexpr (Op == IntBin::Or)
+        r = x | y;
+      else if constexpr (Op == IntBin::Xor)
+        r = x ^ y;
       put<T>(d, l, r);
     });
   }
@@ -159,11 +173,16 @@ void unary(ExecCtx& c, const Inst& in, uint32_t mask) {
       put<T>(d, l, static_cast<T>(r));
     } else {
       T r;
-      if constexpr (Op == IntUn::Abs) r = x < 0 ? static_cast<T>(U<T>(0) - U<T>(x)) : x;
-      else if constexpr (Op == IntUn::Neg) r = static_cast<T>(U<T>(0) - U<T>(x));
-      else if constexpr (Op == IntUn::Not) r = static_cast<T>(~x);
-      else if constexpr (Op == IntUn::CNot) r = x == 0 ? T(1) : T(0);
-      else r = x;  // Mov
+      if constexpr (Op == IntUn::Abs)
+        r = x < 0 ? static_cast<T>(U<T>(0) - U<T>(x)) : x;
+      else if constexpr (Op == IntUn::Neg)
+        r = static_cast<T>(U<T>(0) - U<T>(x));
+      else if constexpr (Op == IntUn::Not)
+        r = static_cast<T>(~x);
+      else if constexpr (Op == IntUn::CNot)
+        r = x == 0 ? T(1) : T(0);
+      else
+        r = x;  // Mov
       put<T>(d, l, r);
     }
   });
@@ -213,8 +232,9 @@ void ternary(ExecCtx& c, const Inst& in, uint32_t mask) {
     if constexpr (sizeof(T) < 8) {
       forEachLane(mask, [&](int l) {
         using W = Wide<T>;
-        put<W>(d, l, static_cast<W>(std::make_unsigned_t<W>(W(get<T>(a, l)) * W(get<T>(b, l))) +
-                                    std::make_unsigned_t<W>(get<W>(cc, l))));
+        put<W>(d, l,
+               static_cast<W>(std::make_unsigned_t<W>(W(get<T>(a, l)) * W(get<T>(b, l))) +
+                              std::make_unsigned_t<W>(get<W>(cc, l))));
       });
     }
   } else if constexpr (Op == IntTer::MadLoCC || Op == IntTer::MadHiCC || Op == IntTer::MadcLo ||
@@ -222,13 +242,14 @@ void ternary(ExecCtx& c, const Inst& in, uint32_t mask) {
     constexpr bool kHi = Op == IntTer::MadHiCC || Op == IntTer::MadcHi || Op == IntTer::MadcHiCC;
     constexpr bool kIn = Op == IntTer::MadcLo || Op == IntTer::MadcHi || Op == IntTer::MadcLoCC ||
                          Op == IntTer::MadcHiCC;
-    constexpr bool kOut = Op == IntTer::MadLoCC || Op == IntTer::MadHiCC || Op == IntTer::MadcLoCC ||
-                          Op == IntTer::MadcHiCC;
+    constexpr bool kOut = Op == IntTer::MadLoCC || Op == IntTer::MadHiCC ||
+                          Op == IntTer::MadcLoCC || Op == IntTer::MadcHiCC;
     uint32_t carry = c.w->carry, newCarry = 0;
     forEachLane(mask, [&](int l) {
       T x = get<T>(a, l), y = get<T>(b, l);
       UT p = kHi ? UT(mulHi(x, y)) : UT(UT(x) * UT(y));
-      Wide<UT> s = Wide<UT>(p) + Wide<UT>(get<UT>(cc, l)) + Wide<UT>(kIn ? ((carry >> l) & 1u) : 0u);
+      Wide<UT> s =
+          Wide<UT>(p) + Wide<UT>(get<UT>(cc, l)) + Wide<UT>(kIn ? ((carry >> l) & 1u) : 0u);
       put<UT>(d, l, static_cast<UT>(s));
       newCarry |= uint32_t((s >> kBits<UT>) != 0) << l;
     });
@@ -317,13 +338,23 @@ void shfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 template <template <class> class H>
 Handler byIntType(Type t) {
   switch (t) {
-    case Type::U16: case Type::B16: return H<uint16_t>::fn;
-    case Type::S16: return H<int16_t>::fn;
-    case Type::U32: case Type::B32: return H<uint32_t>::fn;
-    case Type::S32: return H<int32_t>::fn;
-    case Type::U64: case Type::B64: return H<uint64_t>::fn;
-    case Type::S64: return H<int64_t>::fn;
-    default: return nullptr;
+    case Type::U16:
+    case Type::B16:
+      return H<uint16_t>::fn;
+    case Type::S16:
+      return H<int16_t>::fn;
+    case Type::U32:
+    case Type::B32:
+      return H<uint32_t>::fn;
+    case Type::S32:
+      return H<int32_t>::fn;
+    case Type::U64:
+    case Type::B64:
+      return H<uint64_t>::fn;
+    case Type::S64:
+      return H<int64_t>::fn;
+    default:
+      return nullptr;
   }
 }
 
@@ -360,67 +391,106 @@ bool is16(Type t) { return t == Type::U16 || t == Type::S16 || t == Type::B16; }
 
 Handler intBinary(IntBin op, Type t) {
   switch (op) {
-    case IntBin::Add: return byIntType<Bin<IntBin::Add>::H>(t);
-    case IntBin::Sub: return byIntType<Bin<IntBin::Sub>::H>(t);
-    case IntBin::MulLo: return byIntType<Bin<IntBin::MulLo>::H>(t);
-    case IntBin::MulHi: return byIntType<Bin<IntBin::MulHi>::H>(t);
-    case IntBin::MulWide: return is64(t) ? nullptr : byIntType<Bin<IntBin::MulWide>::H>(t);
+    case IntBin::Add:
+      return byIntType<Bin<IntBin::Add>::H>(t);
+    case IntBin::Sub:
+      return byIntType<Bin<IntBin::Sub>::H>(t);
+    case IntBin::MulLo:
+      return byIntType<Bin<IntBin::MulLo>::H>(t);
+    case IntBin::MulHi:
+      return byIntType<Bin<IntBin::MulHi>::H>(t);
+    case IntBin::MulWide:
+      return is64(t) ? nullptr : byIntType<Bin<IntBin::MulWide>::H>(t);
     case IntBin::Mul24Lo:
       return t == Type::U32 || t == Type::S32 ? byIntType<Bin<IntBin::Mul24Lo>::H>(t) : nullptr;
     case IntBin::Mul24Hi:
       return t == Type::U32 || t == Type::S32 ? byIntType<Bin<IntBin::Mul24Hi>::H>(t) : nullptr;
-    case IntBin::Div: return byIntType<Bin<IntBin::Div>::H>(t);
-    case IntBin::Rem: return byIntType<Bin<IntBin::Rem>::H>(t);
-    case IntBin::Min: return byIntType<Bin<IntBin::Min>::H>(t);
-    case IntBin::Max: return byIntType<Bin<IntBin::Max>::H>(t);
-    case IntBin::And: return byIntType<Bin<IntBin::And>::H>(t);
-    case IntBin::Or: return byIntType<Bin<IntBin::Or>::H>(t);
-    case IntBin::Xor: return byIntType<Bin<IntBin::Xor>::H>(t);
-    case IntBin::Shl: return byIntType<Bin<IntBin::Shl>::H>(t);
-    case IntBin::Shr: return byIntType<Bin<IntBin::Shr>::H>(t);
-    case IntBin::AddCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::AddCC>::H>(t);
-    case IntBin::AddC: return is16(t) ? nullptr : byIntType<Bin<IntBin::AddC>::H>(t);
-    case IntBin::AddCCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::AddCCC>::H>(t);
-    case IntBin::SubCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::SubCC>::H>(t);
-    case IntBin::SubC: return is16(t) ? nullptr : byIntType<Bin<IntBin::SubC>::H>(t);
-    case IntBin::SubCCC: return is16(t) ? nullptr : byIntType<Bin<IntBin::SubCCC>::H>(t);
+    case IntBin::Div:
+      return byIntType<Bin<IntBin::Div>::H>(t);
+    case IntBin::Rem:
+      return byIntType<Bin<IntBin::Rem>::H>(t);
+    case IntBin::Min:
+      return byIntType<Bin<IntBin::Min>::H>(t);
+    case IntBin::Max:
+      return byIntType<Bin<IntBin::Max>::H>(t);
+    case IntBin::And:
+      return byIntType<Bin<IntBin::And>::H>(t);
+    case IntBin::Or:
+      return byIntType<Bin<IntBin::Or>::H>(t);
+    case IntBin::Xor:
+      return byIntType<Bin<IntBin::Xor>::H>(t);
+    case IntBin::Shl:
+      return byIntType<Bin<IntBin::Shl>::H>(t);
+    case IntBin::Shr:
+      return byIntType<Bin<IntBin::Shr>::H>(t);
+    case IntBin::AddCC:
+      return is16(t) ? nullptr : byIntType<Bin<IntBin::AddCC>::H>(t);
+    case IntBin::AddC:
+      return is16(t) ? nullptr : byIntType<Bin<IntBin::AddC>::H>(t);
+    case IntBin::AddCCC:
+      return is16(t) ? nullptr : byIntType<Bin<IntBin::AddCCC>::H>(t);
+    case IntBin::SubCC:
+      return is16(t) ? nullptr : byIntType<Bin<IntBin::SubCC>::H>(t);
+    case IntBin::SubC:
+      return is16(t) ? nullptr : byIntType<Bin<IntBin::SubC>::H>(t);
+    case IntBin::SubCCC:
+      return is16(t) ? nullptr : byIntType<Bin<IntBin::SubCCC>::H>(t);
   }
   return nullptr;
 }
 
 Handler intUnary(IntUn op, Type t) {
   switch (op) {
-    case IntUn::Abs: return byIntType<Un<IntUn::Abs>::H>(t);
-    case IntUn::Neg: return byIntType<Un<IntUn::Neg>::H>(t);
-    case IntUn::Not: return byIntType<Un<IntUn::Not>::H>(t);
-    case IntUn::CNot: return byIntType<Un<IntUn::CNot>::H>(t);
-    case IntUn::Popc: return is16(t) ? nullptr : byIntType<Un<IntUn::Popc>::H>(t);
-    case IntUn::Clz: return is16(t) ? nullptr : byIntType<Un<IntUn::Clz>::H>(t);
-    case IntUn::Brev: return is16(t) ? nullptr : byIntType<Un<IntUn::Brev>::H>(t);
-    case IntUn::Mov: return byIntType<Un<IntUn::Mov>::H>(t);
+    case IntUn::Abs:
+      return byIntType<Un<IntUn::Abs>::H>(t);
+    case IntUn::Neg:
+      return byIntType<Un<IntUn::Neg>::H>(t);
+    case IntUn::Not:
+      return byIntType<Un<IntUn::Not>::H>(t);
+    case IntUn::CNot:
+      return byIntType<Un<IntUn::CNot>::H>(t);
+    case IntUn::Popc:
+      return is16(t) ? nullptr : byIntType<Un<IntUn::Popc>::H>(t);
+    case IntUn::Clz:
+      return is16(t) ? nullptr : byIntType<Un<IntUn::Clz>::H>(t);
+    case IntUn::Brev:
+      return is16(t) ? nullptr : byIntType<Un<IntUn::Brev>::H>(t);
+    case IntUn::Mov:
+      return byIntType<Un<IntUn::Mov>::H>(t);
   }
   return nullptr;
 }
 
 Handler intTernary(IntTer op, Type t) {
   switch (op) {
-    case IntTer::MadLo: return byIntType<Ter<IntTer::MadLo>::H>(t);
-    case IntTer::MadHi: return byIntType<Ter<IntTer::MadHi>::H>(t);
-    case IntTer::MadWide: return is64(t) ? nullptr : byIntType<Ter<IntTer::MadWide>::H>(t);
+    case IntTer::MadLo:
+      return byIntType<Ter<IntTer::MadLo>::H>(t);
+    case IntTer::MadHi:
+      return byIntType<Ter<IntTer::MadHi>::H>(t);
+    case IntTer::MadWide:
+      return is64(t) ? nullptr : byIntType<Ter<IntTer::MadWide>::H>(t);
     case IntTer::Mad24Lo:
       return t == Type::U32 || t == Type::S32 ? byIntType<Ter<IntTer::Mad24Lo>::H>(t) : nullptr;
     case IntTer::Mad24Hi:
       return t == Type::U32 || t == Type::S32 ? byIntType<Ter<IntTer::Mad24Hi>::H>(t) : nullptr;
-    case IntTer::Sad: return byIntType<Ter<IntTer::Sad>::H>(t);
-    case IntTer::MadLoCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadLoCC>::H>(t);
-    case IntTer::MadHiCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadHiCC>::H>(t);
-    case IntTer::MadcLo: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcLo>::H>(t);
-    case IntTer::MadcHi: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcHi>::H>(t);
-    case IntTer::MadcLoCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcLoCC>::H>(t);
-    case IntTer::MadcHiCC: return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcHiCC>::H>(t);
+    case IntTer::Sad:
+      return byIntType<Ter<IntTer::Sad>::H>(t);
+    case IntTer::MadLoCC:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::MadLoCC>::H>(t);
+    case IntTer::MadHiCC:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::MadHiCC>::H>(t);
+    case IntTer::MadcLo:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcLo>::H>(t);
+    case IntTer::MadcHi:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcHi>::H>(t);
+    case IntTer::MadcLoCC:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcLoCC>::H>(t);
+    case IntTer::MadcHiCC:
+      return is16(t) ? nullptr : byIntType<Ter<IntTer::MadcHiCC>::H>(t);
     case IntTer::Bfe:
       return is16(t) ? nullptr : byIntType<Ter<IntTer::Bfe>::H>(t);
-    case IntTer::Prmt: return t == Type::B32 ? &ternary<uint32_t, IntTer::Prmt> : nullptr;
+    case IntTer::Prmt:
+      return t == Type::B32 ? &ternary<uint32_t, IntTer::Prmt> : nullptr;
   }
   return nullptr;
 }

@@ -16,7 +16,8 @@ struct Resolved {
 };
 
 // Resolves `addr` in `space` for lane `l`; faults on an invalid access.
-inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l, bool write) {
+inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
+                        bool write) {
   if (addr & (bytes - 1))
     c.fault(l, fmt::format("misaligned {}-byte {} access at {} address 0x{:x}", bytes,
                            write ? "write" : "read", memSpaceName(space), addr));
@@ -24,7 +25,7 @@ inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned byte
     if (addr >= kWindowBase && addr < kParamWindow + kWindowSize) {
       uint64_t window = (addr - kWindowBase) / kWindowSize;
       addr -= kWindowBase + window * kWindowSize;
-      space = window == 0 ? MemSpace::Shared
+      space = window == 0   ? MemSpace::Shared
               : window == 1 ? MemSpace::Local
               : window == 2 ? MemSpace::Const
                             : MemSpace::KernelParam;
@@ -61,8 +62,8 @@ inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned byte
       break;
   }
   if (p == nullptr)
-    c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes, write ? "write" : "read",
-                           memSpaceName(space), addr));
+    c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes,
+                           write ? "write" : "read", memSpaceName(space), addr));
   return {p, space, addr};
 }
 
@@ -141,21 +142,33 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 template <class T>
 inline T atomicApply(AtomOp op, T old, T b, T cnew) {
   switch (op) {
-    case AtomOp::Add: return static_cast<T>(old + b);
-    case AtomOp::Min: return old < b ? old : b;
-    case AtomOp::Max: return old > b ? old : b;
-    case AtomOp::Exch: return b;
-    case AtomOp::Cas: return old == b ? cnew : old;
-    default: break;
+    case AtomOp::Add:
+      return static_cast<T>(old + b);
+    case AtomOp::Min:
+      return old < b ? old : b;
+    case AtomOp::Max:
+      return old > b ? old : b;
+    case AtomOp::Exch:
+      return b;
+    case AtomOp::Cas:
+      return old == b ? cnew : old;
+    default:
+      break;
   }
   if constexpr (std::is_integral_v<T>) {
     switch (op) {
-      case AtomOp::Inc: return old >= b ? T(0) : T(old + 1);
-      case AtomOp::Dec: return (old == 0 || old > b) ? b : T(old - 1);
-      case AtomOp::And: return old & b;
-      case AtomOp::Or: return old | b;
-      case AtomOp::Xor: return old ^ b;
-      default: break;
+      case AtomOp::Inc:
+        return old >= b ? T(0) : T(old + 1);
+      case AtomOp::Dec:
+        return (old == 0 || old > b) ? b : T(old - 1);
+      case AtomOp::And:
+        return old & b;
+      case AtomOp::Or:
+        return old | b;
+      case AtomOp::Xor:
+        return old ^ b;
+      default:
+        break;
     }
   }
   return old;
@@ -191,43 +204,65 @@ void atomicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 template <MemSpace S>
 Handler loadFor(unsigned bytes, bool isSigned) {
   switch (bytes) {
-    case 1: return isSigned ? &loadHandler<S, 1, true> : &loadHandler<S, 1, false>;
-    case 2: return isSigned ? &loadHandler<S, 2, true> : &loadHandler<S, 2, false>;
-    case 4: return isSigned ? &loadHandler<S, 4, true> : &loadHandler<S, 4, false>;
-    case 8: return &loadHandler<S, 8, false>;
-    default: return nullptr;
+    case 1:
+      return isSigned ? &loadHandler<S, 1, true> : &loadHandler<S, 1, false>;
+    case 2:
+      return isSigned ? &loadHandler<S, 2, true> : &loadHandler<S, 2, false>;
+    case 4:
+      return isSigned ? &loadHandler<S, 4, true> : &loadHandler<S, 4, false>;
+    case 8:
+      return &loadHandler<S, 8, false>;
+    default:
+      return nullptr;
   }
 }
 
 template <MemSpace S>
 Handler storeFor(unsigned bytes) {
   switch (bytes) {
-    case 1: return &storeHandler<S, 1>;
-    case 2: return &storeHandler<S, 2>;
-    case 4: return &storeHandler<S, 4>;
-    case 8: return &storeHandler<S, 8>;
-    default: return nullptr;
+    case 1:
+      return &storeHandler<S, 1>;
+    case 2:
+      return &storeHandler<S, 2>;
+    case 4:
+      return &storeHandler<S, 4>;
+    case 8:
+      return &storeHandler<S, 8>;
+    default:
+      return nullptr;
   }
 }
 
 template <class T, bool Ret>
 Handler atomicFor(AtomOp op) {
   switch (op) {
-    case AtomOp::Add: return &atomicHandler<T, AtomOp::Add, Ret>;
-    case AtomOp::Min: return &atomicHandler<T, AtomOp::Min, Ret>;
-    case AtomOp::Max: return &atomicHandler<T, AtomOp::Max, Ret>;
-    case AtomOp::Exch: return &atomicHandler<T, AtomOp::Exch, Ret>;
-    case AtomOp::Cas: return &atomicHandler<T, AtomOp::Cas, Ret>;
-    default: break;
+    case AtomOp::Add:
+      return &atomicHandler<T, AtomOp::Add, Ret>;
+    case AtomOp::Min:
+      return &atomicHandler<T, AtomOp::Min, Ret>;
+    case AtomOp::Max:
+      return &atomicHandler<T, AtomOp::Max, Ret>;
+    case AtomOp::Exch:
+      return &atomicHandler<T, AtomOp::Exch, Ret>;
+    case AtomOp::Cas:
+      return &atomicHandler<T, AtomOp::Cas, Ret>;
+    default:
+      break;
   }
   if constexpr (std::is_integral_v<T>) {
     switch (op) {
-      case AtomOp::Inc: return &atomicHandler<T, AtomOp::Inc, Ret>;
-      case AtomOp::Dec: return &atomicHandler<T, AtomOp::Dec, Ret>;
-      case AtomOp::And: return &atomicHandler<T, AtomOp::And, Ret>;
-      case AtomOp::Or: return &atomicHandler<T, AtomOp::Or, Ret>;
-      case AtomOp::Xor: return &atomicHandler<T, AtomOp::Xor, Ret>;
-      default: break;
+      case AtomOp::Inc:
+        return &atomicHandler<T, AtomOp::Inc, Ret>;
+      case AtomOp::Dec:
+        return &atomicHandler<T, AtomOp::Dec, Ret>;
+      case AtomOp::And:
+        return &atomicHandler<T, AtomOp::And, Ret>;
+      case AtomOp::Or:
+        return &atomicHandler<T, AtomOp::Or, Ret>;
+      case AtomOp::Xor:
+        return &atomicHandler<T, AtomOp::Xor, Ret>;
+      default:
+        break;
     }
   }
   return nullptr;
@@ -237,37 +272,60 @@ Handler atomicFor(AtomOp op) {
 
 Handler load(MemSpace space, unsigned bytes, bool isSigned) {
   switch (space) {
-    case MemSpace::Global: return loadFor<MemSpace::Global>(bytes, isSigned);
-    case MemSpace::Shared: return loadFor<MemSpace::Shared>(bytes, isSigned);
-    case MemSpace::Local: return loadFor<MemSpace::Local>(bytes, isSigned);
-    case MemSpace::Const: return loadFor<MemSpace::Const>(bytes, isSigned);
-    case MemSpace::KernelParam: return loadFor<MemSpace::KernelParam>(bytes, isSigned);
-    case MemSpace::CallParam: return loadFor<MemSpace::CallParam>(bytes, isSigned);
-    case MemSpace::Generic: return loadFor<MemSpace::Generic>(bytes, isSigned);
-    default: return nullptr;
+    case MemSpace::Global:
+      return loadFor<MemSpace::Global>(bytes, isSigned);
+    case MemSpace::Shared:
+      return loadFor<MemSpace::Shared>(bytes, isSigned);
+    case MemSpace::Local:
+      return loadFor<MemSpace::Local>(bytes, isSigned);
+    case MemSpace::Const:
+      return loadFor<MemSpace::Const>(bytes, isSigned);
+    case MemSpace::KernelParam:
+      return loadFor<MemSpace::KernelParam>(bytes, isSigned);
+    case MemSpace::CallParam:
+      return loadFor<MemSpace::CallParam>(bytes, isSigned);
+    case MemSpace::Generic:
+      return loadFor<MemSpace::Generic>(bytes, isSigned);
+    default:
+      return nullptr;
   }
 }
 
 Handler store(MemSpace space, unsigned bytes) {
   switch (space) {
-    case MemSpace::Global: return storeFor<MemSpace::Global>(bytes);
-    case MemSpace::Shared: return storeFor<MemSpace::Shared>(bytes);
-    case MemSpace::Local: return storeFor<MemSpace::Local>(bytes);
-    case MemSpace::CallParam: return storeFor<MemSpace::CallParam>(bytes);
-    case MemSpace::Generic: return storeFor<MemSpace::Generic>(bytes);
-    default: return nullptr;
+    case MemSpace::Global:
+      return storeFor<MemSpace::Global>(bytes);
+    case MemSpace::Shared:
+      return storeFor<MemSpace::Shared>(bytes);
+    case MemSpace::Local:
+      return storeFor<MemSpace::Local>(bytes);
+    case MemSpace::CallParam:
+      return storeFor<MemSpace::CallParam>(bytes);
+    case MemSpace::Generic:
+      return storeFor<MemSpace::Generic>(bytes);
+    default:
+      return nullptr;
   }
 }
 
 Handler atomic(AtomOp op, Type t, bool ret) {
   switch (t) {
-    case Type::U32: case Type::B32: return ret ? atomicFor<uint32_t, true>(op) : atomicFor<uint32_t, false>(op);
-    case Type::S32: return ret ? atomicFor<int32_t, true>(op) : atomicFor<int32_t, false>(op);
-    case Type::U64: case Type::B64: return ret ? atomicFor<uint64_t, true>(op) : atomicFor<uint64_t, false>(op);
-    case Type::S64: return ret ? atomicFor<int64_t, true>(op) : atomicFor<int64_t, false>(op);
-    case Type::F32: return ret ? atomicFor<float, true>(op) : atomicFor<float, false>(op);
-    case Type::F64: return ret ? atomicFor<double, true>(op) : atomicFor<double, false>(op);
-    default: return nullptr;
+    case Type::U32:
+    case Type::B32:
+      return ret ? atomicFor<uint32_t, true>(op) : atomicFor<uint32_t, false>(op);
+    case Type::S32:
+      return ret ? atomicFor<int32_t, true>(op) : atomicFor<int32_t, false>(op);
+    case Type::U64:
+    case Type::B64:
+      return ret ? atomicFor<uint64_t, true>(op) : atomicFor<uint64_t, false>(op);
+    case Type::S64:
+      return ret ? atomicFor<int64_t, true>(op) : atomicFor<int64_t, false>(op);
+    case Type::F32:
+      return ret ? atomicFor<float, true>(op) : atomicFor<float, false>(op);
+    case Type::F64:
+      return ret ? atomicFor<double, true>(op) : atomicFor<double, false>(op);
+    default:
+      return nullptr;
   }
 }
 

@@ -8,7 +8,8 @@
 
 namespace gpusc::func {
 
-// ---- half precision ---------------------------------------------------------------------------------
+// ---- half precision
+// ---------------------------------------------------------------------------------
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;
@@ -41,16 +42,16 @@ uint16_t floatToHalf(float f) {
   std::memcpy(&x, &f, 4);
   uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   uint32_t absx = x & 0x7fffffffu;
-  if (absx > 0x7f800000u) return 0x7fff;                   // NaN (canonical)
-  if (absx >= 0x477ff000u) return sign | 0x7c00u;           // rounds to infinity
-  if (absx < 0x33000001u) return sign;                      // rounds to zero
+  if (absx > 0x7f800000u) return 0x7fff;           // NaN (canonical)
+  if (absx >= 0x477ff000u) return sign | 0x7c00u;  // rounds to infinity
+  if (absx < 0x33000001u) return sign;             // rounds to zero
   int exp = int(absx >> 23) - 127 + 15;
   uint32_t man = (absx & 0x7fffffu) | 0x800000u;
-  int shift = exp > 0 ? 13 : 14 - exp;                      // subnormal results shift further
+  int shift = exp > 0 ? 13 : 14 - exp;  // subnormal results shift further
   uint32_t half = man >> shift;
   uint32_t rem = man & ((1u << shift) - 1);
   uint32_t mid = 1u << (shift - 1);
-  if (rem > mid || (rem == mid && (half & 1u))) ++half;     // round to nearest even
+  if (rem > mid || (rem == mid && (half & 1u))) ++half;  // round to nearest even
   uint32_t bits = exp > 0 ? ((uint32_t(exp) << 10) + (half - 0x400u)) : half;
   return static_cast<uint16_t>(sign | bits);
 }
@@ -78,39 +79,68 @@ namespace {
 
 template <class T>
 inline bool compare(Cmp op, T a, T b) {
-  using UT = std::conditional_t<std::is_integral_v<T>, std::make_unsigned_t<std::conditional_t<std::is_integral_v<T>, T, int>>, T>;
+  using UT =
+      std::conditional_t<std::is_integral_v<T>,
+                         std::make_unsigned_t<std::conditional_t<std::is_integral_v<T>, T, int>>,
+                         T>;
   if constexpr (std::is_floating_point_v<T>) {
     bool unord = a != a || b != b;
     switch (op) {
-      case Cmp::Eq: return !unord && a == b;
-      case Cmp::Ne: return !unord && a != b;
-      case Cmp::Lt: return !unord && a < b;
-      case Cmp::Le: return !unord && a <= b;
-      case Cmp::Gt: return !unord && a > b;
-      case Cmp::Ge: return !unord && a >= b;
-      case Cmp::Equ: return unord || a == b;
-      case Cmp::Neu: return unord || a != b;
-      case Cmp::Ltu: return unord || a < b;
-      case Cmp::Leu: return unord || a <= b;
-      case Cmp::Gtu: return unord || a > b;
-      case Cmp::Geu: return unord || a >= b;
-      case Cmp::Num: return !unord;
-      case Cmp::Nan: return unord;
-      default: return false;
+      case Cmp::Eq:
+        return !unord && a == b;
+      case Cmp::Ne:
+        return !unord && a != b;
+      case Cmp::Lt:
+        return !unord && a < b;
+      case Cmp::Le:
+        return !unord && a <= b;
+      case Cmp::Gt:
+        return !unord && a > b;
+      case Cmp::Ge:
+        return !unord && a >= b;
+      case Cmp::Equ:
+        return unord || a == b;
+      case Cmp::Neu:
+        return unord || a != b;
+      case Cmp::Ltu:
+        return unord || a < b;
+      case Cmp::Leu:
+        return unord || a <= b;
+      case Cmp::Gtu:
+        return unord || a > b;
+      case Cmp::Geu:
+        return unord || a >= b;
+      case Cmp::Num:
+        return !unord;
+      case Cmp::Nan:
+        return unord;
+      default:
+        return false;
     }
   } else {
     switch (op) {
-      case Cmp::Eq: return a == b;
-      case Cmp::Ne: return a != b;
-      case Cmp::Lt: return a < b;
-      case Cmp::Le: return a <= b;
-      case Cmp::Gt: return a > b;
-      case Cmp::Ge: return a >= b;
-      case Cmp::Lo: return UT(a) < UT(b);
-      case Cmp::Ls: return UT(a) <= UT(b);
-      case Cmp::Hi: return UT(a) > UT(b);
-      case Cmp::Hs: return UT(a) >= UT(b);
-      default: return false;
+      case Cmp::Eq:
+        return a == b;
+      case Cmp::Ne:
+        return a != b;
+      case Cmp::Lt:
+        return a < b;
+      case Cmp::Le:
+        return a <= b;
+      case Cmp::Gt:
+        return a > b;
+      case Cmp::Ge:
+        return a >= b;
+      case Cmp::Lo:
+        return UT(a) < UT(b);
+      case Cmp::Ls:
+        return UT(a) <= UT(b);
+      case Cmp::Hi:
+        return UT(a) > UT(b);
+      case Cmp::Hs:
+        return UT(a) >= UT(b);
+      default:
+        return false;
     }
   }
 }
@@ -123,9 +153,10 @@ uint32_t compareMask(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint32_t r = 0;
   // Hoist the operator out of the lane loop for the common cases.
   switch (op) {
-#define GPUSC_CMP_CASE(OP)                                                                        \
-  case Cmp::OP:                                                                                   \
-    forEachLane(mask, [&](int l) { r |= uint32_t(compare(Cmp::OP, get<T>(a, l), get<T>(b, l))) << l; }); \
+#define GPUSC_CMP_CASE(OP)                                                                         \
+  case Cmp::OP:                                                                                    \
+    forEachLane(mask,                                                                              \
+                [&](int l) { r |= uint32_t(compare(Cmp::OP, get<T>(a, l), get<T>(b, l))) << l; }); \
     break;
     GPUSC_CMP_CASE(Eq)
     GPUSC_CMP_CASE(Ne)
@@ -135,17 +166,22 @@ uint32_t compareMask(ExecCtx& c, const Inst& in, uint32_t mask) {
     GPUSC_CMP_CASE(Ge)
 #undef GPUSC_CMP_CASE
     default:
-      forEachLane(mask, [&](int l) { r |= uint32_t(compare(op, get<T>(a, l), get<T>(b, l))) << l; });
+      forEachLane(mask,
+                  [&](int l) { r |= uint32_t(compare(op, get<T>(a, l), get<T>(b, l))) << l; });
   }
   return r;
 }
 
 inline uint32_t combine(BoolOp op, uint32_t x, uint32_t y) {
   switch (op) {
-    case BoolOp::And: return x & y;
-    case BoolOp::Or: return x | y;
-    case BoolOp::Xor: return x ^ y;
-    default: return x;
+    case BoolOp::And:
+      return x & y;
+    case BoolOp::Or:
+      return x | y;
+    case BoolOp::Xor:
+      return x ^ y;
+    default:
+      return x;
   }
 }
 
@@ -203,24 +239,33 @@ struct Kind {
 
 template <class T>
 inline float halfValue(T h) {
-  if constexpr (std::is_same_v<T, Half>) return halfToFloat(h.bits);
-  else return bhalfToFloat(h.bits);
+  if constexpr (std::is_same_v<T, Half>)
+    return halfToFloat(h.bits);
+  else
+    return bhalfToFloat(h.bits);
 }
 
 template <class D>
 inline D fromFloat(float f) {
-  if constexpr (std::is_same_v<D, Half>) return Half{floatToHalf(f)};
-  else return BHalf{floatToBhalf(f)};
+  if constexpr (std::is_same_v<D, Half>)
+    return Half{floatToHalf(f)};
+  else
+    return BHalf{floatToBhalf(f)};
 }
 
 template <class F>
 inline F roundIntegral(F x, Round r) {
   switch (r) {
-    case Round::Rni: return std::nearbyint(x);  // host mode is round-to-nearest-even
-    case Round::Rzi: return std::trunc(x);
-    case Round::Rmi: return std::floor(x);
-    case Round::Rpi: return std::ceil(x);
-    default: return x;
+    case Round::Rni:
+      return std::nearbyint(x);  // host mode is round-to-nearest-even
+    case Round::Rzi:
+      return std::trunc(x);
+    case Round::Rmi:
+      return std::floor(x);
+    case Round::Rpi:
+      return std::ceil(x);
+    default:
+      return x;
   }
 }
 
@@ -241,7 +286,8 @@ inline D intToInt(S x, bool sat) {
     if (std::is_unsigned_v<D> && x < 0) return D(0);
     if (std::is_signed_v<D> && int64_t(x) < int64_t(std::numeric_limits<D>::min()))
       return std::numeric_limits<D>::min();
-    if (x > 0 && uint64_t(x) > uint64_t(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    if (x > 0 && uint64_t(x) > uint64_t(std::numeric_limits<D>::max()))
+      return std::numeric_limits<D>::max();
   } else {
     if (uint64_t(x) > uint64_t(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
   }
@@ -285,12 +331,16 @@ inline D convert(S x, Round r, uint8_t flags) {
     // float -> float
     if constexpr (Kind<S>::isHalf || Kind<D>::isHalf) {
       float f;
-      if constexpr (Kind<S>::isHalf) f = halfValue(x);
-      else f = static_cast<float>(x);
+      if constexpr (Kind<S>::isHalf)
+        f = halfValue(x);
+      else
+        f = static_cast<float>(x);
       f = roundIntegral(f, r);
       if (sat) f = satFloat(f);
-      if constexpr (Kind<D>::isHalf) return fromFloat<D>(f);
-      else return static_cast<D>(f);
+      if constexpr (Kind<D>::isHalf)
+        return fromFloat<D>(f);
+      else
+        return static_cast<D>(f);
     } else {
       S in = ftz ? ftzFloat(x) : x;
       D v = static_cast<D>(roundIntegral(in, r));
@@ -314,9 +364,12 @@ template <class D, class S>
 void cvtHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const Round r = static_cast<Round>(in.mode2);
   int mode = -1;
-  if (r == Round::Rz) mode = FE_TOWARDZERO;
-  else if (r == Round::Rm) mode = FE_DOWNWARD;
-  else if (r == Round::Rp) mode = FE_UPWARD;
+  if (r == Round::Rz)
+    mode = FE_TOWARDZERO;
+  else if (r == Round::Rm)
+    mode = FE_DOWNWARD;
+  else if (r == Round::Rp)
+    mode = FE_UPWARD;
   if (mode >= 0) std::fesetround(mode);
   uint64_t* d = slot(c, in.dst[0]);
   const uint64_t* a = slot(c, in.src[0]);
@@ -328,19 +381,32 @@ void cvtHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 template <class S>
 Handler cvtFrom(Type dt) {
   switch (dt) {
-    case Type::U8: return &cvtHandler<uint8_t, S>;
-    case Type::U16: return &cvtHandler<uint16_t, S>;
-    case Type::U32: return &cvtHandler<uint32_t, S>;
-    case Type::U64: return &cvtHandler<uint64_t, S>;
-    case Type::S8: return &cvtHandler<int8_t, S>;
-    case Type::S16: return &cvtHandler<int16_t, S>;
-    case Type::S32: return &cvtHandler<int32_t, S>;
-    case Type::S64: return &cvtHandler<int64_t, S>;
-    case Type::F16: return &cvtHandler<Half, S>;
-    case Type::BF16: return &cvtHandler<BHalf, S>;
-    case Type::F32: return &cvtHandler<float, S>;
-    case Type::F64: return &cvtHandler<double, S>;
-    default: return nullptr;
+    case Type::U8:
+      return &cvtHandler<uint8_t, S>;
+    case Type::U16:
+      return &cvtHandler<uint16_t, S>;
+    case Type::U32:
+      return &cvtHandler<uint32_t, S>;
+    case Type::U64:
+      return &cvtHandler<uint64_t, S>;
+    case Type::S8:
+      return &cvtHandler<int8_t, S>;
+    case Type::S16:
+      return &cvtHandler<int16_t, S>;
+    case Type::S32:
+      return &cvtHandler<int32_t, S>;
+    case Type::S64:
+      return &cvtHandler<int64_t, S>;
+    case Type::F16:
+      return &cvtHandler<Half, S>;
+    case Type::BF16:
+      return &cvtHandler<BHalf, S>;
+    case Type::F32:
+      return &cvtHandler<float, S>;
+    case Type::F64:
+      return &cvtHandler<double, S>;
+    default:
+      return nullptr;
   }
 }
 
@@ -373,12 +439,24 @@ void movSRegHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
   uint64_t v = 0;
   switch (static_cast<ptx::SReg>(in.mode)) {
-    case ptx::SReg::Clock: v = static_cast<uint32_t>(c.L->clock); break;
-    case ptx::SReg::Clock64: v = c.L->clock; break;
-    case ptx::SReg::GlobalTimer: v = c.L->clock; break;
-    case ptx::SReg::GlobalTimerLo: v = static_cast<uint32_t>(c.L->clock); break;
-    case ptx::SReg::GlobalTimerHi: v = static_cast<uint32_t>(c.L->clock >> 32); break;
-    default: v = 0; break;
+    case ptx::SReg::Clock:
+      v = static_cast<uint32_t>(c.L->clock);
+      break;
+    case ptx::SReg::Clock64:
+      v = c.L->clock;
+      break;
+    case ptx::SReg::GlobalTimer:
+      v = c.L->clock;
+      break;
+    case ptx::SReg::GlobalTimerLo:
+      v = static_cast<uint32_t>(c.L->clock);
+      break;
+    case ptx::SReg::GlobalTimerHi:
+      v = static_cast<uint32_t>(c.L->clock >> 32);
+      break;
+    default:
+      v = 0;
+      break;
   }
   forEachLane(mask, [&](int l) { d[l] = v; });
 }
@@ -395,11 +473,21 @@ void predLogicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint32_t a = readPred(c, in.src[0], in.predSrcNeg & 1);
   uint32_t r = 0;
   switch (in.mode) {
-    case 0: r = a & readPred(c, in.src[1], in.predSrcNeg & 2); break;
-    case 1: r = a | readPred(c, in.src[1], in.predSrcNeg & 2); break;
-    case 2: r = a ^ readPred(c, in.src[1], in.predSrcNeg & 2); break;
-    case 3: r = ~a; break;
-    default: r = a; break;
+    case 0:
+      r = a & readPred(c, in.src[1], in.predSrcNeg & 2);
+      break;
+    case 1:
+      r = a | readPred(c, in.src[1], in.predSrcNeg & 2);
+      break;
+    case 2:
+      r = a ^ readPred(c, in.src[1], in.predSrcNeg & 2);
+      break;
+    case 3:
+      r = ~a;
+      break;
+    default:
+      r = a;
+      break;
   }
   writePred(c, in.dst[0], mask, r);
 }
@@ -471,9 +559,12 @@ void voteHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     forEachLane(mask, [&](int l) { d[l] = p; });
   } else {
     bool r;
-    if constexpr (Mode == VoteMode::All) r = p == mask;
-    else if constexpr (Mode == VoteMode::Any) r = p != 0;
-    else r = p == mask || p == 0;
+    if constexpr (Mode == VoteMode::All)
+      r = p == mask;
+    else if constexpr (Mode == VoteMode::Any)
+      r = p != 0;
+    else
+      r = p == mask || p == 0;
     writePred(c, in.dst[0], mask, r ? kFullMask : 0u);
   }
 }
@@ -515,29 +606,53 @@ void matchAllHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 Handler setp(Cmp, BoolOp, Type t) {
   switch (t) {
-    case Type::B16: case Type::U16: return &setpHandler<uint16_t>;
-    case Type::S16: return &setpHandler<int16_t>;
-    case Type::B32: case Type::U32: return &setpHandler<uint32_t>;
-    case Type::S32: return &setpHandler<int32_t>;
-    case Type::B64: case Type::U64: return &setpHandler<uint64_t>;
-    case Type::S64: return &setpHandler<int64_t>;
-    case Type::F32: return &setpHandler<float>;
-    case Type::F64: return &setpHandler<double>;
-    default: return nullptr;
+    case Type::B16:
+    case Type::U16:
+      return &setpHandler<uint16_t>;
+    case Type::S16:
+      return &setpHandler<int16_t>;
+    case Type::B32:
+    case Type::U32:
+      return &setpHandler<uint32_t>;
+    case Type::S32:
+      return &setpHandler<int32_t>;
+    case Type::B64:
+    case Type::U64:
+      return &setpHandler<uint64_t>;
+    case Type::S64:
+      return &setpHandler<int64_t>;
+    case Type::F32:
+      return &setpHandler<float>;
+    case Type::F64:
+      return &setpHandler<double>;
+    default:
+      return nullptr;
   }
 }
 
 Handler set(Cmp, BoolOp, Type, Type st) {
   switch (st) {
-    case Type::B16: case Type::U16: return &setHandler<uint16_t>;
-    case Type::S16: return &setHandler<int16_t>;
-    case Type::B32: case Type::U32: return &setHandler<uint32_t>;
-    case Type::S32: return &setHandler<int32_t>;
-    case Type::B64: case Type::U64: return &setHandler<uint64_t>;
-    case Type::S64: return &setHandler<int64_t>;
-    case Type::F32: return &setHandler<float>;
-    case Type::F64: return &setHandler<double>;
-    default: return nullptr;
+    case Type::B16:
+    case Type::U16:
+      return &setHandler<uint16_t>;
+    case Type::S16:
+      return &setHandler<int16_t>;
+    case Type::B32:
+    case Type::U32:
+      return &setHandler<uint32_t>;
+    case Type::S32:
+      return &setHandler<int32_t>;
+    case Type::B64:
+    case Type::U64:
+      return &setHandler<uint64_t>;
+    case Type::S64:
+      return &setHandler<int64_t>;
+    case Type::F32:
+      return &setHandler<float>;
+    case Type::F64:
+      return &setHandler<double>;
+    default:
+      return nullptr;
   }
 }
 
@@ -551,19 +666,32 @@ Handler slct(Type, Type ct, uint8_t) {
 
 Handler cvt(Type dt, Type st, Round, uint8_t) {
   switch (st) {
-    case Type::U8: return cvtFrom<uint8_t>(dt);
-    case Type::U16: return cvtFrom<uint16_t>(dt);
-    case Type::U32: return cvtFrom<uint32_t>(dt);
-    case Type::U64: return cvtFrom<uint64_t>(dt);
-    case Type::S8: return cvtFrom<int8_t>(dt);
-    case Type::S16: return cvtFrom<int16_t>(dt);
-    case Type::S32: return cvtFrom<int32_t>(dt);
-    case Type::S64: return cvtFrom<int64_t>(dt);
-    case Type::F16: return cvtFrom<Half>(dt);
-    case Type::BF16: return cvtFrom<BHalf>(dt);
-    case Type::F32: return cvtFrom<float>(dt);
-    case Type::F64: return cvtFrom<double>(dt);
-    default: return nullptr;
+    case Type::U8:
+      return cvtFrom<uint8_t>(dt);
+    case Type::U16:
+      return cvtFrom<uint16_t>(dt);
+    case Type::U32:
+      return cvtFrom<uint32_t>(dt);
+    case Type::U64:
+      return cvtFrom<uint64_t>(dt);
+    case Type::S8:
+      return cvtFrom<int8_t>(dt);
+    case Type::S16:
+      return cvtFrom<int16_t>(dt);
+    case Type::S32:
+      return cvtFrom<int32_t>(dt);
+    case Type::S64:
+      return cvtFrom<int64_t>(dt);
+    case Type::F16:
+      return cvtFrom<Half>(dt);
+    case Type::BF16:
+      return cvtFrom<BHalf>(dt);
+    case Type::F32:
+      return cvtFrom<float>(dt);
+    case Type::F64:
+      return cvtFrom<double>(dt);
+    default:
+      return nullptr;
   }
 }
 
@@ -581,20 +709,28 @@ Handler satSubS32() { return &satAddSubHandler<false>; }
 
 Handler shfl(ShflMode mode) {
   switch (mode) {
-    case ShflMode::Up: return &shflHandler<ShflMode::Up>;
-    case ShflMode::Down: return &shflHandler<ShflMode::Down>;
-    case ShflMode::Bfly: return &shflHandler<ShflMode::Bfly>;
-    case ShflMode::Idx: return &shflHandler<ShflMode::Idx>;
+    case ShflMode::Up:
+      return &shflHandler<ShflMode::Up>;
+    case ShflMode::Down:
+      return &shflHandler<ShflMode::Down>;
+    case ShflMode::Bfly:
+      return &shflHandler<ShflMode::Bfly>;
+    case ShflMode::Idx:
+      return &shflHandler<ShflMode::Idx>;
   }
   return nullptr;
 }
 
 Handler vote(VoteMode mode) {
   switch (mode) {
-    case VoteMode::All: return &voteHandler<VoteMode::All>;
-    case VoteMode::Any: return &voteHandler<VoteMode::Any>;
-    case VoteMode::Uni: return &voteHandler<VoteMode::Uni>;
-    case VoteMode::Ballot: return &voteHandler<VoteMode::Ballot>;
+    case VoteMode::All:
+      return &voteHandler<VoteMode::All>;
+    case VoteMode::Any:
+      return &voteHandler<VoteMode::Any>;
+    case VoteMode::Uni:
+      return &voteHandler<VoteMode::Uni>;
+    case VoteMode::Ballot:
+      return &voteHandler<VoteMode::Ballot>;
   }
   return nullptr;
 }

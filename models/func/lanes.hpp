@@ -22,9 +22,10 @@ struct BHalf {
 
 template <class T>
 struct Raw {  // the unsigned integer with T's bits
-  using type = std::conditional_t<sizeof(T) == 1, uint8_t,
-               std::conditional_t<sizeof(T) == 2, uint16_t,
-               std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  using type = std::conditional_t<
+      sizeof(T) == 1, uint8_t,
+      std::conditional_t<sizeof(T) == 2, uint16_t,
+                         std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 };
 
 // Reads lane `l` of slot array `s` as T (the low sizeof(T) bytes).

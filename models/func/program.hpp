@@ -23,21 +23,48 @@ constexpr uint32_t kNoPc = 0xffffffffu;
 // What kind of work an instruction is, at the grain the timing and power models need.
 // Latency classes follow GPGPU-Sim's ADD/MAX/MUL/MAD/DIV split per int/fp/dp.
 enum class InstClass : uint8_t {
-  IntAdd, IntMax, IntMul, IntMad, IntDiv,
-  FpAdd, FpMax, FpMul, FpMad, FpDiv,
-  DpAdd, DpMax, DpMul, DpMad, DpDiv,
-  Sfu,        // transcendental / sqrt / rcp approximations (fp32)
-  Shfl,       // shfl, vote, match, activemask
-  Load, Store, Atomic,
-  Branch, Call, Ret, Exit, Barrier,
-  Nop,        // membar, fence, prefetch, nanosleep: no result
+  IntAdd,
+  IntMax,
+  IntMul,
+  IntMad,
+  IntDiv,
+  FpAdd,
+  FpMax,
+  FpMul,
+  FpMad,
+  FpDiv,
+  DpAdd,
+  DpMax,
+  DpMul,
+  DpMad,
+  DpDiv,
+  Sfu,   // transcendental / sqrt / rcp approximations (fp32)
+  Shfl,  // shfl, vote, match, activemask
+  Load,
+  Store,
+  Atomic,
+  Branch,
+  Call,
+  Ret,
+  Exit,
+  Barrier,
+  Nop,  // membar, fence, prefetch, nanosleep: no result
   Count_
 };
 const char* instClassName(InstClass c);
 inline constexpr int kNumInstClasses = static_cast<int>(InstClass::Count_);
 
 // Where a memory instruction goes. Generic addresses are resolved per lane.
-enum class MemSpace : uint8_t { None, Global, Shared, Local, Const, KernelParam, CallParam, Generic };
+enum class MemSpace : uint8_t {
+  None,
+  Global,
+  Shared,
+  Local,
+  Const,
+  KernelParam,
+  CallParam,
+  Generic
+};
 const char* memSpaceName(MemSpace s);
 
 // How an instruction affects control flow; Normal instructions run their handler and fall through.
@@ -60,18 +87,18 @@ struct Inst {
   Flow flow = Flow::Normal;
   InstClass cls = InstClass::Nop;
   MemSpace space = MemSpace::None;
-  uint8_t bytes = 0;     // memory: bytes per element
-  uint8_t vec = 1;       // memory: elements per lane (v2/v4)
+  uint8_t bytes = 0;  // memory: bytes per element
+  uint8_t vec = 1;    // memory: elements per lane (v2/v4)
   uint8_t ndst = 0, nsrc = 0;
-  uint8_t mode = 0;      // op-specific sub-operation (compare op, shuffle mode, atomic op, ...)
-  uint8_t mode2 = 0;     // op-specific second mode (boolean combine op, rounding, ...)
-  uint8_t flags = 0;     // op-specific flags
+  uint8_t mode = 0;        // op-specific sub-operation (compare op, shuffle mode, atomic op, ...)
+  uint8_t mode2 = 0;       // op-specific second mode (boolean combine op, rounding, ...)
+  uint8_t flags = 0;       // op-specific flags
   uint8_t predSrcNeg = 0;  // bit i: predicate source i is negated
   int32_t guard = -1;      // predicate index guarding the instruction, -1 if none
   bool guardNeg = false;
   uint32_t dst[4] = {0, 0, 0, 0};  // data slots, or predicate indices where the op says so
   uint32_t src[6] = {0, 0, 0, 0, 0, 0};
-  int64_t imm = 0;        // address offset or op-specific immediate
+  int64_t imm = 0;          // address offset or op-specific immediate
   uint32_t target = kNoPc;  // branch target / callee entry
   uint32_t reconv = kNoPc;  // immediate post-dominator of a branch (reconvergence point)
   uint32_t aux = 0;         // branch-table index (brx.idx), barrier id, ...
@@ -81,8 +108,8 @@ struct Inst {
 // Per-instruction information kept out of the hot array.
 struct InstInfo {
   ptx::SourceLoc loc;
-  std::string text;      // source text, for messages and traces
-  std::string opcode;    // full opcode with modifiers, e.g. "ld.global.nc.u32"
+  std::string text;                           // source text, for messages and traces
+  std::string opcode;                         // full opcode with modifiers, e.g. "ld.global.nc.u32"
   std::vector<uint32_t> regReads, regWrites;  // PTX register slots (for the scoreboard)
   std::vector<uint32_t> predReads, predWrites;
 };
@@ -106,21 +133,21 @@ struct SRegSlot {
 };
 
 struct Program {
-  std::string name;              // entry name
+  std::string name;  // entry name
   std::string fileName;
   std::vector<Inst> code;
-  std::vector<InstInfo> info;    // parallel to code
-  std::vector<FunctionInfo> functions;  // functions[0] is the entry
+  std::vector<InstInfo> info;                       // parallel to code
+  std::vector<FunctionInfo> functions;              // functions[0] is the entry
   std::vector<std::vector<uint32_t>> branchTables;  // brx.idx targets (pcs)
 
-  uint32_t numSlots = 0;         // all data slots
-  uint32_t numRegSlots = 0;      // PTX registers: slots [0, numRegSlots)
+  uint32_t numSlots = 0;     // all data slots
+  uint32_t numRegSlots = 0;  // PTX registers: slots [0, numRegSlots)
   uint32_t numPreds = 0;
   std::vector<std::pair<uint32_t, uint64_t>> constSlots;  // slot -> value (same in every lane)
   std::vector<SRegSlot> sregSlots;
-  uint32_t scratchSlot = 0;      // target of sink operands "_"
+  uint32_t scratchSlot = 0;  // target of sink operands "_"
 
-  uint32_t sharedStaticBytes = 0;  // static .shared variables of the kernel and its callees
+  uint32_t sharedStaticBytes = 0;    // static .shared variables of the kernel and its callees
   uint32_t dynamicSharedOffset = 0;  // where the extern .shared array starts
   uint32_t localBytesPerThread = 0;
   uint32_t callParamBytesPerThread = 0;

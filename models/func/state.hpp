@@ -34,8 +34,8 @@ struct Warp {
   std::vector<SimtEntry> stack;
   std::vector<uint8_t> local;       // 32 x localBytesPerThread
   std::vector<uint8_t> callParams;  // 32 x callParamBytesPerThread
-  uint32_t live = 0;       // lanes that exist and have not exited
-  uint32_t carry = 0;      // CC.CF condition code, one bit per lane
+  uint32_t live = 0;                // lanes that exist and have not exited
+  uint32_t carry = 0;               // CC.CF condition code, one bit per lane
   uint32_t idInCta = 0;
   WarpState state = WarpState::Ready;
   uint32_t barrierId = 0;
@@ -47,10 +47,10 @@ struct Warp {
 };
 
 struct Barrier {
-  uint32_t arrivedWarps = 0;   // count of warps waiting
+  uint32_t arrivedWarps = 0;     // count of warps waiting
   uint32_t expectedThreads = 0;  // 0: all live threads of the CTA
-  uint64_t waiting = 0;        // bit per warp
-  uint32_t redPopc = 0;        // bar.red accumulators
+  uint64_t waiting = 0;          // bit per warp
+  uint32_t redPopc = 0;          // bar.red accumulators
   bool redAnd = true, redOr = false;
 };
 
@@ -65,25 +65,25 @@ struct Cta {
 
 // Per-lane memory addresses of the last memory instruction, for the timing model.
 struct MemRecord {
-  uint32_t mask = 0;           // lanes that accessed memory
+  uint32_t mask = 0;                // lanes that accessed memory
   MemSpace space = MemSpace::None;  // resolved space (generic resolved; mixed -> Generic)
-  uint8_t bytes = 0;           // bytes per lane (element size x vector length)
+  uint8_t bytes = 0;                // bytes per lane (element size x vector length)
   bool write = false, atomic = false;
-  uint64_t addr[kWarpSize];    // global: device address; shared/local/...: space offset
+  uint64_t addr[kWarpSize];  // global: device address; shared/local/...: space offset
 };
 
 // Everything a launch shares across its CTAs.
 struct LaunchState {
   const Program* prog = nullptr;
   GlobalMemory* gmem = nullptr;
-  std::vector<uint8_t> params;   // kernel parameter buffer
+  std::vector<uint8_t> params;  // kernel parameter buffer
   const std::vector<uint8_t>* constBank = nullptr;
   Dim3 grid, block;
   uint32_t dynamicShared = 0;
-  uint32_t sharedBytes = 0;      // static + dynamic per CTA
+  uint32_t sharedBytes = 0;  // static + dynamic per CTA
   uint32_t warpsPerCta = 0;
   uint32_t smId = 0, numSms = 1;
-  uint64_t clock = 0;            // value read by %clock (functional mode: instructions so far)
+  uint64_t clock = 0;  // value read by %clock (functional mode: instructions so far)
 };
 
 // The context a handler runs in.
@@ -93,7 +93,7 @@ struct ExecCtx {
   Warp* w = nullptr;
   uint64_t* R = nullptr;
   uint32_t* P = nullptr;
-  uint32_t active = 0;     // SIMT active mask before the guard predicate
+  uint32_t active = 0;  // SIMT active mask before the guard predicate
   uint32_t pc = 0;
   MemRecord* rec = nullptr;  // set when the timing model wants addresses
 

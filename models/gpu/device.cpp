@@ -12,7 +12,8 @@
 
 namespace gpusc {
 
-// ---- Module ---------------------------------------------------------------------------------------
+// ---- Module
+// ---------------------------------------------------------------------------------------
 
 const Kernel& Module::kernel(const std::string& entry) {
   auto it = kernels_.find(entry);
@@ -21,9 +22,11 @@ const Kernel& Module::kernel(const std::string& entry) {
   if (f == nullptr || !f->isEntry) {
     auto names = entryNames();
     throw InputError(fmt::format("{}: no kernel entry '{}'{} (entries: {})", ast_->fileName, entry,
-                                 didYouMean(entry, names), names.empty() ? "none" : join(names, ", ")));
+                                 didYouMean(entry, names),
+                                 names.empty() ? "none" : join(names, ", ")));
   }
-  if (f->isExtern) throw InputError(fmt::format("{}: kernel '{}' is only declared", ast_->fileName, entry));
+  if (f->isExtern)
+    throw InputError(fmt::format("{}: kernel '{}' is only declared", ast_->fileName, entry));
   auto k = std::make_unique<Kernel>();
   k->name = entry;
   k->program = func::decodeKernel(*ast_, *f, syms_);
@@ -47,43 +50,51 @@ DevPtr Module::symbolAddress(const std::string& name) const {
 
 uint64_t Module::symbolSize(const std::string& name) const {
   const ptx::Variable* v = ast_->findGlobal(name);
-  if (v == nullptr) throw InputError(fmt::format("{}: no module-scope variable '{}'", ast_->fileName, name));
+  if (v == nullptr)
+    throw InputError(fmt::format("{}: no module-scope variable '{}'", ast_->fileName, name));
   return v->sizeBytes();
 }
 
-// ---- Device ---------------------------------------------------------------------------------------
+// ---- Device
+// ---------------------------------------------------------------------------------------
 
 Device::Device(PlatformConfig cfg, ExecMode mode)
     : cfg_(std::move(cfg)), mode_(mode), gmem_(cfg_.memory.device_memory_bytes) {
   if (mode_ == ExecMode::Timing)
-    throw InputError("--mode timing: the cycle-level timing model is not available yet (issue #3); "
-                     "use --mode functional");
+    throw InputError(
+        "--mode timing: the cycle-level timing model is not available yet (issue #3); "
+        "use --mode functional");
 }
 
 Device::~Device() = default;
 
 DevPtr Device::malloc(uint64_t bytes) { return gmem_.allocate(bytes); }
 void Device::free(DevPtr p) { gmem_.release(p); }
-void Device::copyToDevice(DevPtr dst, const void* src, uint64_t bytes) { gmem_.write(dst, src, bytes); }
+void Device::copyToDevice(DevPtr dst, const void* src, uint64_t bytes) {
+  gmem_.write(dst, src, bytes);
+}
 void Device::copyToHost(void* dst, DevPtr src, uint64_t bytes) { gmem_.read(src, dst, bytes); }
 void Device::memset(DevPtr dst, uint8_t value, uint64_t bytes) { gmem_.fill(dst, value, bytes); }
 
 const ptx::Variable& Device::symbol(const Module& m, const std::string& name, uint64_t offset,
-                                   uint64_t bytes) const {
+                                    uint64_t bytes) const {
   const ptx::Variable* v = m.ast().findGlobal(name);
   if (v == nullptr || (v->space != ptx::StateSpace::Global && v->space != ptx::StateSpace::Const)) {
     std::vector<std::string> names;
     for (const auto& g : m.ast().globals)
-      if (g->space == ptx::StateSpace::Global || g->space == ptx::StateSpace::Const) names.push_back(g->name);
-    throw InputError(fmt::format("{}: no .global or .const variable '{}'{}", m.fileName(), name, didYouMean(name, names)));
+      if (g->space == ptx::StateSpace::Global || g->space == ptx::StateSpace::Const)
+        names.push_back(g->name);
+    throw InputError(fmt::format("{}: no .global or .const variable '{}'{}", m.fileName(), name,
+                                 didYouMean(name, names)));
   }
   if (offset + bytes > v->sizeBytes())
-    throw InputError(fmt::format("{}: {} bytes at offset {} do not fit '{}' ({} bytes)", m.fileName(), bytes, offset,
-                                 name, v->sizeBytes()));
+    throw InputError(fmt::format("{}: {} bytes at offset {} do not fit '{}' ({} bytes)",
+                                 m.fileName(), bytes, offset, name, v->sizeBytes()));
   return *v;
 }
 
-void Device::copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes, uint64_t offset) {
+void Device::copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes,
+                          uint64_t offset) {
   const ptx::Variable& v = symbol(m, name, offset, bytes);
   if (v.space == ptx::StateSpace::Global) {
     gmem_.write(m.syms_.globalAddress.at(name) + offset, src, bytes);
@@ -92,7 +103,8 @@ void Device::copyToSymbol(Module& m, const std::string& name, const void* src, u
   }
 }
 
-void Device::copyFromSymbol(const Module& m, const std::string& name, void* dst, uint64_t bytes, uint64_t offset) {
+void Device::copyFromSymbol(const Module& m, const std::string& name, void* dst, uint64_t bytes,
+                            uint64_t offset) {
   const ptx::Variable& v = symbol(m, name, offset, bytes);
   if (v.space == ptx::StateSpace::Global) {
     gmem_.read(m.syms_.globalAddress.at(name) + offset, dst, bytes);
@@ -108,7 +120,9 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
   // Module-scope .global variables live in device memory.
   for (const auto& g : m->ast_->globals) {
     if (g->space != ptx::StateSpace::Global) continue;
-    if (g->isExtern) throw InputError(fmt::format("{}: external .global '{}' is not supported", fileName, g->name));
+    if (g->isExtern)
+      throw InputError(
+          fmt::format("{}: external .global '{}' is not supported", fileName, g->name));
     DevPtr p = gmem_.allocate(std::max<uint64_t>(1, g->sizeBytes()));
     m->syms_.globalAddress[g->name] = p;
     if (!g->init.empty()) gmem_.write(p, g->init.data(), g->init.size());
@@ -123,8 +137,8 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
       } else if (m->syms_.constOffset.count(sym.first)) {
         addr = func::kConstWindow + m->syms_.constOffset.at(sym.first);
       } else {
-        throw InputError(fmt::format("{}: initialiser of '{}' names unknown symbol '{}'", v.loc.str(), v.name,
-                                     sym.first));
+        throw InputError(fmt::format("{}: initialiser of '{}' names unknown symbol '{}'",
+                                     v.loc.str(), v.name, sym.first));
       }
       addr += static_cast<uint64_t>(sym.second);
       write(off, addr);
@@ -139,7 +153,8 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
     } else if (g->space == ptx::StateSpace::Const) {
       uint64_t base = m->syms_.constOffset[g->name];
       patch(*g, [&](uint64_t off, uint64_t addr) {
-        std::memcpy(m->syms_.constBank.data() + base + off, &addr, std::min<uint64_t>(8, ptx::typeBytes(g->type)));
+        std::memcpy(m->syms_.constBank.data() + base + off, &addr,
+                    std::min<uint64_t>(8, ptx::typeBytes(g->type)));
       });
     }
   }
@@ -155,7 +170,8 @@ Module& Device::loadModuleFile(const std::string& path) {
   return loadModule(ss.str(), path);
 }
 
-void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block, uint32_t dyn) const {
+void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
+                            uint32_t dyn) const {
   const func::Program& p = *k.program;
   auto bad = [&](const std::string& msg) {
     throw InputError(fmt::format("launch of {}: {}", k.name, msg));
@@ -163,34 +179,38 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) bad("grid dimensions must be at least 1");
   if (block.x == 0 || block.y == 0 || block.z == 0) bad("block dimensions must be at least 1");
   if (grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
-    bad(fmt::format("grid ({},{},{}) exceeds the limits (2147483647, 65535, 65535)", grid.x, grid.y, grid.z));
+    bad(fmt::format("grid ({},{},{}) exceeds the limits (2147483647, 65535, 65535)", grid.x, grid.y,
+                    grid.z));
   if (block.x > 1024 || block.y > 1024 || block.z > 64)
-    bad(fmt::format("block ({},{},{}) exceeds the limits (1024, 1024, 64)", block.x, block.y, block.z));
+    bad(fmt::format("block ({},{},{}) exceeds the limits (1024, 1024, 64)", block.x, block.y,
+                    block.z));
   const uint64_t threads = block.count();
   const uint64_t maxThreads = std::min<uint64_t>(1024, cfg_.sm.max_threads);
-  if (threads > maxThreads) bad(fmt::format("{} threads per block; the platform allows {}", threads, maxThreads));
+  if (threads > maxThreads)
+    bad(fmt::format("{} threads per block; the platform allows {}", threads, maxThreads));
   if (p.reqntid[0] && (block.x != p.reqntid[0] || (p.reqntid[1] && block.y != p.reqntid[1]) ||
                        (p.reqntid[2] && block.z != p.reqntid[2])))
     bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
                     std::max(1u, p.reqntid[1]), std::max(1u, p.reqntid[2])));
   const uint64_t shared = uint64_t(p.dynamicSharedOffset) + dyn;
   if (shared > cfg_.sm.shared_memory_bytes)
-    bad(fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {}", shared,
-                    p.dynamicSharedOffset, dyn, cfg_.sm.shared_memory_bytes));
+    bad(fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {}",
+                    shared, p.dynamicSharedOffset, dyn, cfg_.sm.shared_memory_bytes));
 }
 
 std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) const {
   const func::Program& p = *k.program;
   const auto& a = args.args();
   if (a.size() != p.params.size())
-    throw InputError(fmt::format("launch of {}: {} arguments given; the kernel takes {}", k.name, a.size(),
-                                 p.params.size()));
+    throw InputError(fmt::format("launch of {}: {} arguments given; the kernel takes {}", k.name,
+                                 a.size(), p.params.size()));
   std::vector<uint8_t> buf(p.paramBytes, 0);
   for (size_t i = 0; i < a.size(); ++i) {
     const auto& prm = p.params[i];
     if (a[i].bytes.size() != prm.size)
-      throw InputError(fmt::format("launch of {}: argument {} ({}) is a {} of {} bytes; parameter '{}' has {} bytes",
-                                   k.name, i, prm.name, a[i].what, a[i].bytes.size(), prm.name, prm.size));
+      throw InputError(fmt::format(
+          "launch of {}: argument {} ({}) is a {} of {} bytes; parameter '{}' has {} bytes", k.name,
+          i, prm.name, a[i].what, a[i].bytes.size(), prm.name, prm.size));
     std::memcpy(buf.data() + prm.offset, a[i].bytes.data(), prm.size);
   }
   return buf;

@@ -121,8 +121,10 @@ class Device {
   void memset(DevPtr dst, uint8_t value, uint64_t bytes);
 
   // cudaMemcpyToSymbol / cudaMemcpyFromSymbol: a module-scope .global or .const variable.
-  void copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes, uint64_t offset = 0);
-  void copyFromSymbol(const Module& m, const std::string& name, void* dst, uint64_t bytes, uint64_t offset = 0);
+  void copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes,
+                    uint64_t offset = 0);
+  void copyFromSymbol(const Module& m, const std::string& name, void* dst, uint64_t bytes,
+                      uint64_t offset = 0);
 
   template <class T>
   DevPtr upload(const std::vector<T>& host) {
@@ -144,7 +146,8 @@ class Device {
 
   // Runs a kernel to completion (launches are synchronous). Throws InputError for a bad
   // launch configuration or arguments, KernelFault when the kernel faults.
-  void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared, const KernelArgs& args);
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
+              const KernelArgs& args);
   void synchronize() {}
 
   const std::vector<LaunchRecord>& launches() const { return launches_; }
@@ -152,9 +155,11 @@ class Device {
   func::GlobalMemory& memory() { return gmem_; }
 
  private:
-  void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block, uint32_t dynamicShared) const;
+  void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
+                      uint32_t dynamicShared) const;
   std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
-  const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset, uint64_t bytes) const;
+  const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset,
+                              uint64_t bytes) const;
 
   PlatformConfig cfg_;
   ExecMode mode_;

@@ -30,18 +30,20 @@ class SpecReader {
     if (m.is_null() || m.line < 0) return file_;
     return fmt::format("{}:{}:{}", file_, m.line + 1, m.column + 1);
   }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& msg) const {
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& key,
+                         const std::string& msg) const {
     throw InputError(fmt::format("{}: {}: {}", where(n), key, msg));
   }
 
   // Checks that `n` is a map whose keys are all in `allowed`.
-  void keys(const YAML::Node& n, const std::string& path, const std::vector<std::string>& allowed) const {
+  void keys(const YAML::Node& n, const std::string& path,
+            const std::vector<std::string>& allowed) const {
     if (!n.IsMap()) fail(n, path, "expected a map");
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string k = it->first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-        throw InputError(fmt::format("{}: unknown key '{}{}'{}", where(it->first), path.empty() ? "" : path + ".", k,
-                                     didYouMean(k, allowed)));
+        throw InputError(fmt::format("{}: unknown key '{}{}'{}", where(it->first),
+                                     path.empty() ? "" : path + ".", k, didYouMean(k, allowed)));
     }
   }
 
@@ -79,11 +81,12 @@ class SpecReader {
 
 ptx::Type parseType(const SpecReader& r, const YAML::Node& n, const std::string& key) {
   std::string s = r.scalar<std::string>(n, key);
-  static const std::vector<std::string> names = {"u8", "u16", "u32", "u64", "s8",  "s16",
-                                                 "s32", "s64", "f32", "f64", "b8", "b16", "b32", "b64"};
+  static const std::vector<std::string> names = {"u8",  "u16", "u32", "u64", "s8",  "s16", "s32",
+                                                 "s64", "f32", "f64", "b8",  "b16", "b32", "b64"};
   auto t = ptx::typeFromName("." + s);
   if (!t || std::find(names.begin(), names.end(), s) == names.end())
-    r.fail(n, key, fmt::format("'{}' is not a type: {}{}", s, join(names, ", "), didYouMean(s, names)));
+    r.fail(n, key,
+           fmt::format("'{}' is not a type: {}{}", s, join(names, ", "), didYouMean(s, names)));
   return *t;
 }
 
@@ -108,21 +111,28 @@ uint64_t scalarBits(ptx::Type t, double v, int64_t iv, bool isInt) {
 
 }  // namespace
 
-LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName, const std::string& baseDir) {
+LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
+                           const std::string& baseDir) {
   SpecReader r(fileName);
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1, e.mark.column + 1, e.msg));
+    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
   }
-  if (!root.IsMap()) throw InputError(fmt::format("{}:1:1: a launch spec is a map with ptx, buffers and launches", fileName));
+  if (!root.IsMap())
+    throw InputError(
+        fmt::format("{}:1:1: a launch spec is a map with ptx, buffers and launches", fileName));
   r.keys(root, "", {"ptx", "buffers", "launches", "dump"});
   LaunchSpec spec;
   spec.file = fileName;
-  auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (fs::path(baseDir) / p).string(); };
+  auto resolve = [&](const std::string& p) {
+    return fs::path(p).is_absolute() ? p : (fs::path(baseDir) / p).string();
+  };
 
-  if (!root["ptx"]) throw InputError(fmt::format("{}:1:1: missing key 'ptx' (the PTX file to run)", fileName));
+  if (!root["ptx"])
+    throw InputError(fmt::format("{}:1:1: missing key 'ptx' (the PTX file to run)", fileName));
   spec.ptxPath = resolve(r.scalar<std::string>(root["ptx"], "ptx"));
 
   std::map<std::string, size_t> bufferIndex;
@@ -139,15 +149,17 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
       if (!n["type"]) r.fail(n, key, "missing key 'type'");
       b.type = parseType(r, n["type"], key + ".type");
       if (n["file"]) {
-        if (n["init"] || n["count"]) r.fail(n, key, "a buffer read from a file takes neither count nor init");
+        if (n["init"] || n["count"])
+          r.fail(n, key, "a buffer read from a file takes neither count nor init");
         b.init = BufferSpec::Init::File;
         b.file = resolve(r.scalar<std::string>(n["file"], key + ".file"));
         std::error_code ec;
         auto size = fs::file_size(b.file, ec);
         if (ec) r.fail(n["file"], key + ".file", fmt::format("cannot read '{}'", b.file));
         if (size % ptx::typeBytes(b.type) != 0)
-          r.fail(n["file"], key + ".file", fmt::format("{} bytes is not a whole number of {}-byte elements", size,
-                                                        ptx::typeBytes(b.type)));
+          r.fail(n["file"], key + ".file",
+                 fmt::format("{} bytes is not a whole number of {}-byte elements", size,
+                             ptx::typeBytes(b.type)));
         b.count = size / ptx::typeBytes(b.type);
       } else {
         if (!n["count"]) r.fail(n, key, "missing key 'count'");
@@ -158,23 +170,29 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
           const std::string ik = key + ".init";
           if (in.IsScalar()) {
             std::string s = in.Scalar();
-            if (s == "zeros") b.init = BufferSpec::Init::Zeros;
-            else if (s == "iota") b.init = BufferSpec::Init::Iota;
-            else r.fail(in, ik, fmt::format("'{}' is not a generator: zeros, iota, {{iota: [start, step]}}, "
-                                            "{{uniform: [min, max], seed: N}}, {{constant: V}}{}",
-                                            s, didYouMean(s, {"zeros", "iota"})));
+            if (s == "zeros")
+              b.init = BufferSpec::Init::Zeros;
+            else if (s == "iota")
+              b.init = BufferSpec::Init::Iota;
+            else
+              r.fail(in, ik,
+                     fmt::format("'{}' is not a generator: zeros, iota, {{iota: [start, step]}}, "
+                                 "{{uniform: [min, max], seed: N}}, {{constant: V}}{}",
+                                 s, didYouMean(s, {"zeros", "iota"})));
           } else {
             r.keys(in, ik, {"iota", "uniform", "constant", "seed"});
             if (in["iota"]) {
               b.init = BufferSpec::Init::Iota;
               const YAML::Node v = in["iota"];
-              if (!v.IsSequence() || v.size() != 2) r.fail(v, ik + ".iota", "expected [start, step]");
+              if (!v.IsSequence() || v.size() != 2)
+                r.fail(v, ik + ".iota", "expected [start, step]");
               b.a = r.scalar<double>(v[0], ik + ".iota");
               b.b = r.scalar<double>(v[1], ik + ".iota");
             } else if (in["uniform"]) {
               b.init = BufferSpec::Init::Uniform;
               const YAML::Node v = in["uniform"];
-              if (!v.IsSequence() || v.size() != 2) r.fail(v, ik + ".uniform", "expected [min, max]");
+              if (!v.IsSequence() || v.size() != 2)
+                r.fail(v, ik + ".uniform", "expected [min, max]");
               b.a = r.scalar<double>(v[0], ik + ".uniform");
               b.b = r.scalar<double>(v[1], ik + ".uniform");
               if (!(b.a < b.b)) r.fail(v, ik + ".uniform", "min must be below max");
@@ -185,7 +203,8 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
             } else {
               r.fail(in, ik, "expected one of iota, uniform, constant");
             }
-            if (in["seed"] && b.init != BufferSpec::Init::Uniform) r.fail(in["seed"], ik + ".seed", "only uniform takes a seed");
+            if (in["seed"] && b.init != BufferSpec::Init::Uniform)
+              r.fail(in["seed"], ik + ".seed", "only uniform takes a seed");
           }
         }
       }
@@ -210,14 +229,17 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
       if (e.repeat == 0) r.fail(n["repeat"], key + ".repeat", "must be at least 1");
     }
     if (n["until_zero"]) {
-      if (n["repeat"]) r.fail(n["until_zero"], key + ".until_zero", "use either repeat or until_zero");
+      if (n["repeat"])
+        r.fail(n["until_zero"], key + ".until_zero", "use either repeat or until_zero");
       e.untilZero = r.scalar<std::string>(n["until_zero"], key + ".until_zero");
       needBuffer(n["until_zero"], key + ".until_zero", e.untilZero);
     }
     if (n["max_iterations"]) {
-      if (!n["until_zero"]) r.fail(n["max_iterations"], key + ".max_iterations", "only with until_zero");
+      if (!n["until_zero"])
+        r.fail(n["max_iterations"], key + ".max_iterations", "only with until_zero");
       e.maxIterations = r.scalar<uint32_t>(n["max_iterations"], key + ".max_iterations");
-      if (e.maxIterations == 0) r.fail(n["max_iterations"], key + ".max_iterations", "must be at least 1");
+      if (e.maxIterations == 0)
+        r.fail(n["max_iterations"], key + ".max_iterations", "must be at least 1");
     }
   };
 
@@ -227,75 +249,84 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
                                  launches ? r.where(launches) : fileName + ":1:1"));
   std::function<LaunchEntry(const YAML::Node&, const std::string&, bool)> parseEntry =
       [&](const YAML::Node& n, const std::string& key, bool inLoop) {
-    LaunchEntry e;
-    e.where = r.where(n);
-    if (n.IsMap() && n["loop"]) {
-      if (inLoop) r.fail(n, key, "loops do not nest");
-      r.keys(n, key, {"loop"});
-      const YAML::Node l = n["loop"];
-      const std::string lk = key + ".loop";
-      r.keys(l, lk, {"launches", "repeat", "until_zero", "max_iterations"});
-      const YAML::Node body = l["launches"];
-      if (!body || !body.IsSequence() || body.size() == 0) r.fail(l, lk, "expected launches: a list of launches");
-      for (size_t j = 0; j < body.size(); ++j)
-        e.body.push_back(parseEntry(body[j], fmt::format("{}.launches[{}]", lk, j), true));
-      parseRepetition(l, lk, e);
-      return e;
-    }
-    r.keys(n, key, {"kernel", "grid", "block", "shared", "args", "repeat", "until_zero", "max_iterations"});
-    if (!n["kernel"]) r.fail(n, key, "missing key 'kernel'");
-    e.kernel = r.scalar<std::string>(n["kernel"], key + ".kernel");
-    if (!n["grid"]) r.fail(n, key, "missing key 'grid'");
-    if (!n["block"]) r.fail(n, key, "missing key 'block'");
-    e.grid = r.dims(n["grid"], key + ".grid");
-    e.block = r.dims(n["block"], key + ".block");
-    if (n["shared"]) e.sharedBytes = r.scalar<uint32_t>(n["shared"], key + ".shared");
-    if (inLoop && (n["repeat"] || n["until_zero"] || n["max_iterations"]))
-      r.fail(n, key, "launches inside a loop repeat with the loop");
-    parseRepetition(n, key, e);
-    if (n["args"]) {
-      const YAML::Node args = n["args"];
-      if (!args.IsSequence()) r.fail(args, key + ".args", "expected a list");
-      for (size_t j = 0; j < args.size(); ++j) {
-        const YAML::Node a = args[j];
-        const std::string ak = fmt::format("{}.args[{}]", key, j);
-        ArgSpec arg;
-        arg.where = r.where(a);
-        if (a.IsScalar()) {
-          arg.isBuffer = true;
-          arg.buffer = a.Scalar();
-          needBuffer(a, ak, arg.buffer);
-        } else if (a.IsMap() && a.size() >= 1) {
-          if (a["buffer"]) {
-            r.keys(a, ak, {"buffer", "offset"});
-            arg.isBuffer = true;
-            arg.buffer = r.scalar<std::string>(a["buffer"], ak + ".buffer");
-            needBuffer(a["buffer"], ak + ".buffer", arg.buffer);
-            if (a["offset"]) arg.offset = r.scalar<uint64_t>(a["offset"], ak + ".offset");
-          } else {
-            if (a.size() != 1) r.fail(a, ak, "a scalar argument is {type: value}, e.g. {u32: 1024}");
-            auto it = a.begin();
-            YAML::Node tn = it->first;
-            arg.type = parseType(r, tn, ak);
-            const YAML::Node v = it->second;
-            if (ptx::isFloat(arg.type)) {
-              arg.bits = scalarBits(arg.type, r.scalar<double>(v, ak), 0, false);
-            } else {
-              int64_t iv = 0;
-              uint64_t uv = 0;
-              if (!config::convertScalar(v, iv)) arg.bits = scalarBits(arg.type, 0, iv, true);
-              else if (!config::convertScalar(v, uv)) arg.bits = scalarBits(arg.type, 0, static_cast<int64_t>(uv), true);
-              else r.fail(v, ak, fmt::format("expected an integer, got '{}'", v.IsScalar() ? v.Scalar() : "?"));
-            }
-          }
-        } else {
-          r.fail(a, ak, "expected a buffer name, {buffer: name, offset: N} or {type: value}");
+        LaunchEntry e;
+        e.where = r.where(n);
+        if (n.IsMap() && n["loop"]) {
+          if (inLoop) r.fail(n, key, "loops do not nest");
+          r.keys(n, key, {"loop"});
+          const YAML::Node l = n["loop"];
+          const std::string lk = key + ".loop";
+          r.keys(l, lk, {"launches", "repeat", "until_zero", "max_iterations"});
+          const YAML::Node body = l["launches"];
+          if (!body || !body.IsSequence() || body.size() == 0)
+            r.fail(l, lk, "expected launches: a list of launches");
+          for (size_t j = 0; j < body.size(); ++j)
+            e.body.push_back(parseEntry(body[j], fmt::format("{}.launches[{}]", lk, j), true));
+          parseRepetition(l, lk, e);
+          return e;
         }
-        e.args.push_back(std::move(arg));
-      }
-    }
-    return e;
-  };
+        r.keys(n, key,
+               {"kernel", "grid", "block", "shared", "args", "repeat", "until_zero",
+                "max_iterations"});
+        if (!n["kernel"]) r.fail(n, key, "missing key 'kernel'");
+        e.kernel = r.scalar<std::string>(n["kernel"], key + ".kernel");
+        if (!n["grid"]) r.fail(n, key, "missing key 'grid'");
+        if (!n["block"]) r.fail(n, key, "missing key 'block'");
+        e.grid = r.dims(n["grid"], key + ".grid");
+        e.block = r.dims(n["block"], key + ".block");
+        if (n["shared"]) e.sharedBytes = r.scalar<uint32_t>(n["shared"], key + ".shared");
+        if (inLoop && (n["repeat"] || n["until_zero"] || n["max_iterations"]))
+          r.fail(n, key, "launches inside a loop repeat with the loop");
+        parseRepetition(n, key, e);
+        if (n["args"]) {
+          const YAML::Node args = n["args"];
+          if (!args.IsSequence()) r.fail(args, key + ".args", "expected a list");
+          for (size_t j = 0; j < args.size(); ++j) {
+            const YAML::Node a = args[j];
+            const std::string ak = fmt::format("{}.args[{}]", key, j);
+            ArgSpec arg;
+            arg.where = r.where(a);
+            if (a.IsScalar()) {
+              arg.isBuffer = true;
+              arg.buffer = a.Scalar();
+              needBuffer(a, ak, arg.buffer);
+            } else if (a.IsMap() && a.size() >= 1) {
+              if (a["buffer"]) {
+                r.keys(a, ak, {"buffer", "offset"});
+                arg.isBuffer = true;
+                arg.buffer = r.scalar<std::string>(a["buffer"], ak + ".buffer");
+                needBuffer(a["buffer"], ak + ".buffer", arg.buffer);
+                if (a["offset"]) arg.offset = r.scalar<uint64_t>(a["offset"], ak + ".offset");
+              } else {
+                if (a.size() != 1)
+                  r.fail(a, ak, "a scalar argument is {type: value}, e.g. {u32: 1024}");
+                auto it = a.begin();
+                YAML::Node tn = it->first;
+                arg.type = parseType(r, tn, ak);
+                const YAML::Node v = it->second;
+                if (ptx::isFloat(arg.type)) {
+                  arg.bits = scalarBits(arg.type, r.scalar<double>(v, ak), 0, false);
+                } else {
+                  int64_t iv = 0;
+                  uint64_t uv = 0;
+                  if (!config::convertScalar(v, iv))
+                    arg.bits = scalarBits(arg.type, 0, iv, true);
+                  else if (!config::convertScalar(v, uv))
+                    arg.bits = scalarBits(arg.type, 0, static_cast<int64_t>(uv), true);
+                  else
+                    r.fail(v, ak,
+                           fmt::format("expected an integer, got '{}'",
+                                       v.IsScalar() ? v.Scalar() : "?"));
+                }
+              }
+            } else {
+              r.fail(a, ak, "expected a buffer name, {buffer: name, offset: N} or {type: value}");
+            }
+            e.args.push_back(std::move(arg));
+          }
+        }
+        return e;
+      };
   for (size_t i = 0; i < launches.size(); ++i)
     spec.launches.push_back(parseEntry(launches[i], fmt::format("launches[{}]", i), false));
 
@@ -345,15 +376,20 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
           if (ptx::isFloat(b.type)) {
             put(i, rng.uniform(b.a, b.b), 0, false);
           } else {
-            auto lo = static_cast<int64_t>(std::ceil(b.a)), hi = static_cast<int64_t>(std::floor(b.b));
-            put(i, 0, lo + static_cast<int64_t>(rng.next() % uint64_t(std::max<int64_t>(1, hi - lo + 1))), true);
+            auto lo = static_cast<int64_t>(std::ceil(b.a)),
+                 hi = static_cast<int64_t>(std::floor(b.b));
+            put(i, 0,
+                lo + static_cast<int64_t>(rng.next() % uint64_t(std::max<int64_t>(1, hi - lo + 1))),
+                true);
           }
         }
         break;
       case BufferSpec::Init::File: {
         std::ifstream f(b.file, std::ios::binary);
-        if (!f || !f.read(reinterpret_cast<char*>(host.data()), static_cast<std::streamsize>(bytes)))
-          throw InputError(fmt::format("{}: buffers.{}: cannot read '{}'", b.where, b.name, b.file));
+        if (!f ||
+            !f.read(reinterpret_cast<char*>(host.data()), static_cast<std::streamsize>(bytes)))
+          throw InputError(
+              fmt::format("{}: buffers.{}: cannot read '{}'", b.where, b.name, b.file));
         break;
       }
     }
@@ -375,8 +411,8 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
       if (a.isBuffer) {
         auto [p, bytes] = bufs.at(a.buffer);
         if (a.offset >= bytes)
-          throw InputError(fmt::format("{}: offset {} is past the end of buffer '{}' ({} bytes)", a.where, a.offset,
-                                       a.buffer, bytes));
+          throw InputError(fmt::format("{}: offset {} is past the end of buffer '{}' ({} bytes)",
+                                       a.where, a.offset, a.buffer, bytes));
         args.ptr(p + a.offset);
       } else {
         args.raw(&a.bits, ptx::typeBytes(a.type), ptx::typeName(a.type) + 1);
@@ -406,8 +442,9 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
       uint32_t it = 0;
       while (true) {
         if (it++ == e.maxIterations)
-          throw InputError(fmt::format("{}: buffer '{}' still not zero after max_iterations = {} iterations", e.where,
-                                       e.untilZero, e.maxIterations));
+          throw InputError(
+              fmt::format("{}: buffer '{}' still not zero after max_iterations = {} iterations",
+                          e.where, e.untilZero, e.maxIterations));
         once(e);
         dev.copyToHost(host.data(), p, bytes);
         if (std::all_of(host.begin(), host.end(), [](uint8_t v) { return v == 0; })) break;
@@ -422,7 +459,8 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
     dev.copyToHost(host.data(), p, bytes);
     std::string path = (fs::path(outDir) / file).string();
     std::ofstream out(path, std::ios::binary);
-    if (!out || !out.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(bytes)))
+    if (!out ||
+        !out.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(bytes)))
       throw InputError(fmt::format("dump.{}: cannot write '{}'", name, path));
     res.dumped.push_back(path);
   }

@@ -38,10 +38,10 @@ struct BufferSpec {
   ptx::Type type = ptx::Type::U32;
   uint64_t count = 0;
   enum class Init { Zeros, Iota, Uniform, Constant, File } init = Init::Zeros;
-  double a = 0, b = 1;     // iota: start, step; uniform: min, max; constant: value
+  double a = 0, b = 1;  // iota: start, step; uniform: min, max; constant: value
   uint64_t seed = 1;
-  std::string file;        // resolved path
-  std::string where;       // "spec.yaml:12:5", for messages
+  std::string file;   // resolved path
+  std::string where;  // "spec.yaml:12:5", for messages
 };
 
 struct ArgSpec {
@@ -49,7 +49,7 @@ struct ArgSpec {
   std::string buffer;
   uint64_t offset = 0;
   ptx::Type type = ptx::Type::U32;
-  uint64_t bits = 0;       // scalar value, as the type's bytes
+  uint64_t bits = 0;  // scalar value, as the type's bytes
   std::string where;
 };
 
@@ -61,7 +61,7 @@ struct LaunchEntry {
   uint32_t sharedBytes = 0;
   std::vector<ArgSpec> args;
   uint32_t repeat = 1;
-  std::string untilZero;   // buffer name, or empty
+  std::string untilZero;  // buffer name, or empty
   uint32_t maxIterations = 1000;
   std::string where;
 };
@@ -76,7 +76,8 @@ struct LaunchSpec {
 
 // Reads and validates a spec. Throws InputError "FILE:LINE:COL: KEY: message".
 LaunchSpec loadLaunchSpec(const std::string& path);
-LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName, const std::string& baseDir);
+LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
+                           const std::string& baseDir);
 
 struct LaunchSpecResult {
   uint64_t launches = 0;

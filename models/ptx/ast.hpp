@@ -21,10 +21,25 @@ const char* spaceName(StateSpace s);
 // Scalar PTX types. Widths in bytes via typeBytes().
 enum class Type : uint8_t {
   None,
-  B8, B16, B32, B64, B128,
-  U8, U16, U32, U64,
-  S8, S16, S32, S64,
-  F16, F16x2, BF16, BF16x2, F32, F64,
+  B8,
+  B16,
+  B32,
+  B64,
+  B128,
+  U8,
+  U16,
+  U32,
+  U64,
+  S8,
+  S16,
+  S32,
+  S64,
+  F16,
+  F16x2,
+  BF16,
+  BF16x2,
+  F32,
+  F64,
   Pred,
 };
 
@@ -39,16 +54,16 @@ struct Variable {
   std::string name;
   StateSpace space = StateSpace::Reg;
   Type type = Type::None;
-  unsigned vecWidth = 1;         // .v2/.v4 variables
-  unsigned align = 0;            // .align N (0: natural)
-  std::vector<uint64_t> dims;    // array dimensions; 0 for an unsized [] (extern shared)
+  unsigned vecWidth = 1;       // .v2/.v4 variables
+  unsigned align = 0;          // .align N (0: natural)
+  std::vector<uint64_t> dims;  // array dimensions; 0 for an unsized [] (extern shared)
   bool isExtern = false;
-  bool isPtrParam = false;       // .param .u64 .ptr ...
-  std::vector<uint8_t> init;     // initial bytes (global/const)
+  bool isPtrParam = false;    // .param .u64 .ptr ...
+  std::vector<uint8_t> init;  // initial bytes (global/const)
   // Symbol-address initialisers: byte offset in `init` -> (symbol, addend).
   std::vector<std::pair<uint64_t, std::pair<std::string, int64_t>>> initSymbols;
   SourceLoc loc;
-  int scope = 0;                 // block nesting id inside a function
+  int scope = 0;  // block nesting id inside a function
 
   uint64_t elementBytes() const { return uint64_t(typeBytes(type)) * vecWidth; }
   uint64_t sizeBytes() const {
@@ -60,11 +75,37 @@ struct Variable {
 };
 
 enum class SReg : uint8_t {
-  TidX, TidY, TidZ, NtidX, NtidY, NtidZ, CtaidX, CtaidY, CtaidZ, NctaidX, NctaidY, NctaidZ,
-  LaneId, WarpId, NWarpId, SmId, NSmId, GridId,
-  LaneMaskEq, LaneMaskLe, LaneMaskLt, LaneMaskGe, LaneMaskGt,
-  Clock, Clock64, GlobalTimer, GlobalTimerLo, GlobalTimerHi,
-  DynamicSmemSize, TotalSmemSize, Pm0,
+  TidX,
+  TidY,
+  TidZ,
+  NtidX,
+  NtidY,
+  NtidZ,
+  CtaidX,
+  CtaidY,
+  CtaidZ,
+  NctaidX,
+  NctaidY,
+  NctaidZ,
+  LaneId,
+  WarpId,
+  NWarpId,
+  SmId,
+  NSmId,
+  GridId,
+  LaneMaskEq,
+  LaneMaskLe,
+  LaneMaskLt,
+  LaneMaskGe,
+  LaneMaskGt,
+  Clock,
+  Clock64,
+  GlobalTimer,
+  GlobalTimerLo,
+  GlobalTimerHi,
+  DynamicSmemSize,
+  TotalSmemSize,
+  Pm0,
 };
 
 std::optional<SReg> sregFromName(std::string_view name);  // "%tid.x"
@@ -85,28 +126,28 @@ struct Operand {
   const Variable* var = nullptr;  // Reg, or Address/Symbol naming a variable
   std::string name;               // Symbol / Address symbol name (functions, labels too)
   SReg sreg{};
-  int64_t imm = 0;                // Imm value, or Address offset
+  int64_t imm = 0;  // Imm value, or Address offset
   double fval = 0;
   uint8_t fbits = 0;
-  uint64_t fraw = 0;              // FImm exact bits
-  bool negate = false;            // !%p
-  bool hasBase = false;           // Address: base register or symbol present
-  std::vector<Operand> elems;     // Vector elements; setp/shfl "a|b" pairs also use this
-  bool pipePair = false;          // operand was written "a|b"
+  uint64_t fraw = 0;           // FImm exact bits
+  bool negate = false;         // !%p
+  bool hasBase = false;        // Address: base register or symbol present
+  std::vector<Operand> elems;  // Vector elements; setp/shfl "a|b" pairs also use this
+  bool pipePair = false;       // operand was written "a|b"
   SourceLoc loc;
 };
 
 struct Instruction {
   const Variable* guard = nullptr;
   bool guardNegated = false;
-  std::string opcode;               // "ld"
-  std::vector<std::string> mods;    // {".global", ".nc", ".u32"}
+  std::string opcode;             // "ld"
+  std::vector<std::string> mods;  // {".global", ".nc", ".u32"}
   std::vector<Operand> ops;
   // call only: return and argument lists, and the callee name
   std::vector<Operand> callRets, callArgs;
   std::string callee;
   SourceLoc loc;
-  std::string text;                 // the source line, for error messages
+  std::string text;  // the source line, for error messages
 
   bool hasMod(std::string_view m) const {
     for (const auto& x : mods)
@@ -125,11 +166,11 @@ struct Statement {
 struct Function {
   std::string name;
   bool isEntry = false;
-  bool isExtern = false;   // declaration only
+  bool isExtern = false;  // declaration only
   bool isVisible = false;
-  std::vector<std::unique_ptr<Variable>> params;    // in order
-  std::vector<std::unique_ptr<Variable>> returns;   // .func return parameters
-  std::vector<std::unique_ptr<Variable>> locals;    // every body declaration (reg/local/shared/param)
+  std::vector<std::unique_ptr<Variable>> params;   // in order
+  std::vector<std::unique_ptr<Variable>> returns;  // .func return parameters
+  std::vector<std::unique_ptr<Variable>> locals;  // every body declaration (reg/local/shared/param)
   std::vector<Statement> body;
   // .branchtargets lists by label name
   std::map<std::string, std::vector<std::string>> branchTargets;
@@ -140,8 +181,8 @@ struct Function {
 
 struct Module {
   std::string fileName;
-  std::string version;       // "9.0"
-  std::string target;        // "sm_75"
+  std::string version;  // "9.0"
+  std::string target;   // "sm_75"
   unsigned addressSize = 64;
   std::vector<std::unique_ptr<Variable>> globals;  // .global/.const/.shared at module scope
   std::vector<std::unique_ptr<Function>> functions;

@@ -12,11 +12,14 @@ namespace {
 bool identStart(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
 }
-bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool identChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
 
 class Lexer {
  public:
-  Lexer(std::string_view s, std::shared_ptr<const std::string> file) : s_(s), file_(std::move(file)) {}
+  Lexer(std::string_view s, std::shared_ptr<const std::string> file)
+      : s_(s), file_(std::move(file)) {}
 
   std::vector<Token> run() {
     std::vector<Token> out;
@@ -120,8 +123,8 @@ class Lexer {
       while (j < s_.size() && std::isxdigit(static_cast<unsigned char>(s_[j]))) ++j;
       return j;
     };
-    if (s_[i_] == '0' && i_ + 1 < s_.size() && (s_[i_ + 1] == 'f' || s_[i_ + 1] == 'F' ||
-                                                 s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D')) {
+    if (s_[i_] == '0' && i_ + 1 < s_.size() &&
+        (s_[i_ + 1] == 'f' || s_[i_ + 1] == 'F' || s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D')) {
       bool single = s_[i_ + 1] == 'f' || s_[i_ + 1] == 'F';
       size_t e = hexDigits(i_ + 2);
       size_t want = single ? 8 : 16;

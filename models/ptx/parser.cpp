@@ -10,18 +10,27 @@
 
 namespace gpusc::ptx {
 
-// ---- small tables ---------------------------------------------------------------------------------
+// ---- small tables
+// ---------------------------------------------------------------------------------
 
 const char* spaceName(StateSpace s) {
   switch (s) {
-    case StateSpace::Reg: return ".reg";
-    case StateSpace::SReg: return ".sreg";
-    case StateSpace::Global: return ".global";
-    case StateSpace::Shared: return ".shared";
-    case StateSpace::Local: return ".local";
-    case StateSpace::Param: return ".param";
-    case StateSpace::Const: return ".const";
-    case StateSpace::Generic: return "generic";
+    case StateSpace::Reg:
+      return ".reg";
+    case StateSpace::SReg:
+      return ".sreg";
+    case StateSpace::Global:
+      return ".global";
+    case StateSpace::Shared:
+      return ".shared";
+    case StateSpace::Local:
+      return ".local";
+    case StateSpace::Param:
+      return ".param";
+    case StateSpace::Const:
+      return ".const";
+    case StateSpace::Generic:
+      return "generic";
   }
   return "?";
 }
@@ -33,13 +42,13 @@ struct TypeEntry {
   unsigned bytes;
 };
 constexpr TypeEntry kTypes[] = {
-    {".b8", Type::B8, 1},      {".b16", Type::B16, 2},     {".b32", Type::B32, 4},
-    {".b64", Type::B64, 8},    {".b128", Type::B128, 16},  {".u8", Type::U8, 1},
-    {".u16", Type::U16, 2},    {".u32", Type::U32, 4},     {".u64", Type::U64, 8},
-    {".s8", Type::S8, 1},      {".s16", Type::S16, 2},     {".s32", Type::S32, 4},
-    {".s64", Type::S64, 8},    {".f16", Type::F16, 2},     {".f16x2", Type::F16x2, 4},
-    {".bf16", Type::BF16, 2},  {".bf16x2", Type::BF16x2, 4}, {".f32", Type::F32, 4},
-    {".f64", Type::F64, 8},    {".pred", Type::Pred, 1},
+    {".b8", Type::B8, 1},     {".b16", Type::B16, 2},       {".b32", Type::B32, 4},
+    {".b64", Type::B64, 8},   {".b128", Type::B128, 16},    {".u8", Type::U8, 1},
+    {".u16", Type::U16, 2},   {".u32", Type::U32, 4},       {".u64", Type::U64, 8},
+    {".s8", Type::S8, 1},     {".s16", Type::S16, 2},       {".s32", Type::S32, 4},
+    {".s64", Type::S64, 8},   {".f16", Type::F16, 2},       {".f16x2", Type::F16x2, 4},
+    {".bf16", Type::BF16, 2}, {".bf16x2", Type::BF16x2, 4}, {".f32", Type::F32, 4},
+    {".f64", Type::F64, 8},   {".pred", Type::Pred, 1},
 };
 }  // namespace
 
@@ -66,25 +75,42 @@ bool isFloat(Type t) {
          t == Type::F32 || t == Type::F64;
 }
 
-bool isSigned(Type t) { return t == Type::S8 || t == Type::S16 || t == Type::S32 || t == Type::S64; }
+bool isSigned(Type t) {
+  return t == Type::S8 || t == Type::S16 || t == Type::S32 || t == Type::S64;
+}
 
 std::optional<SReg> sregFromName(std::string_view n) {
   static const std::unordered_map<std::string_view, SReg> table = {
-      {"%tid.x", SReg::TidX},         {"%tid.y", SReg::TidY},
-      {"%tid.z", SReg::TidZ},         {"%ntid.x", SReg::NtidX},
-      {"%ntid.y", SReg::NtidY},       {"%ntid.z", SReg::NtidZ},
-      {"%ctaid.x", SReg::CtaidX},     {"%ctaid.y", SReg::CtaidY},
-      {"%ctaid.z", SReg::CtaidZ},     {"%nctaid.x", SReg::NctaidX},
-      {"%nctaid.y", SReg::NctaidY},   {"%nctaid.z", SReg::NctaidZ},
-      {"%laneid", SReg::LaneId},      {"%warpid", SReg::WarpId},
-      {"%nwarpid", SReg::NWarpId},    {"%smid", SReg::SmId},
-      {"%nsmid", SReg::NSmId},        {"%gridid", SReg::GridId},
-      {"%lanemask_eq", SReg::LaneMaskEq}, {"%lanemask_le", SReg::LaneMaskLe},
-      {"%lanemask_lt", SReg::LaneMaskLt}, {"%lanemask_ge", SReg::LaneMaskGe},
-      {"%lanemask_gt", SReg::LaneMaskGt}, {"%clock", SReg::Clock},
-      {"%clock64", SReg::Clock64},    {"%globaltimer", SReg::GlobalTimer},
-      {"%globaltimer_lo", SReg::GlobalTimerLo}, {"%globaltimer_hi", SReg::GlobalTimerHi},
-      {"%dynamic_smem_size", SReg::DynamicSmemSize}, {"%total_smem_size", SReg::TotalSmemSize},
+      {"%tid.x", SReg::TidX},
+      {"%tid.y", SReg::TidY},
+      {"%tid.z", SReg::TidZ},
+      {"%ntid.x", SReg::NtidX},
+      {"%ntid.y", SReg::NtidY},
+      {"%ntid.z", SReg::NtidZ},
+      {"%ctaid.x", SReg::CtaidX},
+      {"%ctaid.y", SReg::CtaidY},
+      {"%ctaid.z", SReg::CtaidZ},
+      {"%nctaid.x", SReg::NctaidX},
+      {"%nctaid.y", SReg::NctaidY},
+      {"%nctaid.z", SReg::NctaidZ},
+      {"%laneid", SReg::LaneId},
+      {"%warpid", SReg::WarpId},
+      {"%nwarpid", SReg::NWarpId},
+      {"%smid", SReg::SmId},
+      {"%nsmid", SReg::NSmId},
+      {"%gridid", SReg::GridId},
+      {"%lanemask_eq", SReg::LaneMaskEq},
+      {"%lanemask_le", SReg::LaneMaskLe},
+      {"%lanemask_lt", SReg::LaneMaskLt},
+      {"%lanemask_ge", SReg::LaneMaskGe},
+      {"%lanemask_gt", SReg::LaneMaskGt},
+      {"%clock", SReg::Clock},
+      {"%clock64", SReg::Clock64},
+      {"%globaltimer", SReg::GlobalTimer},
+      {"%globaltimer_lo", SReg::GlobalTimerLo},
+      {"%globaltimer_hi", SReg::GlobalTimerHi},
+      {"%dynamic_smem_size", SReg::DynamicSmemSize},
+      {"%total_smem_size", SReg::TotalSmemSize},
       {"%pm0", SReg::Pm0},
   };
   auto it = table.find(n);
@@ -115,7 +141,8 @@ std::string unsupportedMessage(const SourceLoc& loc, std::string_view text) {
   return fmt::format("unsupported PTX at {}: {}", loc.str(), trim(text));
 }
 
-// ---- parser ----------------------------------------------------------------------------------------
+// ---- parser
+// ----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -216,7 +243,8 @@ class Parser {
   // ---- module level ----
   void topLevel() {
     const Token& t = peek();
-    if (t.kind != Tok::Directive) fail(t, "expected a directive at module scope but found " + describe(t));
+    if (t.kind != Tok::Directive)
+      fail(t, "expected a directive at module scope but found " + describe(t));
     const std::string d = t.text;
     if (d == ".version") {
       next();
@@ -286,13 +314,20 @@ class Parser {
   std::vector<std::unique_ptr<Variable>> declaration(bool isExtern, int scope) {
     const Token& first = next();
     StateSpace space;
-    if (first.text == ".reg") space = StateSpace::Reg;
-    else if (first.text == ".global") space = StateSpace::Global;
-    else if (first.text == ".const") space = StateSpace::Const;
-    else if (first.text == ".shared") space = StateSpace::Shared;
-    else if (first.text == ".local") space = StateSpace::Local;
-    else if (first.text == ".param") space = StateSpace::Param;
-    else unsupported(first);
+    if (first.text == ".reg")
+      space = StateSpace::Reg;
+    else if (first.text == ".global")
+      space = StateSpace::Global;
+    else if (first.text == ".const")
+      space = StateSpace::Const;
+    else if (first.text == ".shared")
+      space = StateSpace::Shared;
+    else if (first.text == ".local")
+      space = StateSpace::Local;
+    else if (first.text == ".param")
+      space = StateSpace::Param;
+    else
+      unsupported(first);
     Variable proto;
     proto.space = space;
     proto.isExtern = isExtern;
@@ -354,7 +389,8 @@ class Parser {
         break;
       }
     }
-    if (v.type == Type::None) fail(peek(), "expected a type in the declaration started at " + locOf(at).str());
+    if (v.type == Type::None)
+      fail(peek(), "expected a type in the declaration started at " + locOf(at).str());
   }
 
   // = 5 | = {1, 2, {3}} | = 0f3F800000 | = sym | = generic(sym) | = sym+8
@@ -566,7 +602,8 @@ class Parser {
           fn.branchTargets[label] = std::move(targets);
           continue;
         }
-        if (peek().is(Tok::Directive, ".calltargets") || peek().is(Tok::Directive, ".callprototype"))
+        if (peek().is(Tok::Directive, ".calltargets") ||
+            peek().is(Tok::Directive, ".callprototype"))
           unsupported(peek());
         Statement s;
         s.kind = Statement::Kind::Label;
@@ -594,7 +631,8 @@ class Parser {
       const Token& p = peek();
       std::string name = expectIdent("a predicate register");
       const Variable* v = lookup(name);
-      if (!v || v->type != Type::Pred) fail(p, "'" + name + "' is not a declared predicate register");
+      if (!v || v->type != Type::Pred)
+        fail(p, "'" + name + "' is not a declared predicate register");
       in.guard = v;
       in.guardNegated = neg;
     }
@@ -612,7 +650,8 @@ class Parser {
       in.ops.push_back(operand());
       while (acceptPunct(',')) in.ops.push_back(operand());
     }
-    if (!peek().punct(';')) fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
+    if (!peek().punct(';'))
+      fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
     next();
     return in;
   }
@@ -628,7 +667,8 @@ class Parser {
       expectPunct(',');
     }
     const Token& callee = peek();
-    if (callee.kind != Tok::Ident) fail(callee, "expected a function name but found " + describe(callee));
+    if (callee.kind != Tok::Ident)
+      fail(callee, "expected a function name but found " + describe(callee));
     if (lookup(callee.text) != nullptr) unsupported(callee);  // indirect call through a register
     in.callee = next().text;
     if (acceptPunct(',')) {

@@ -12,8 +12,8 @@
 #include <fstream>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <systemc>
 
@@ -72,15 +72,17 @@ void writeFile(const fs::path& p, const std::string& text) {
 }
 
 int cmdRun(const RunOptions& o) {
-  if (!o.kernel.empty() && !o.launch.empty()) throw InputError("--kernel and --launch: give one, not both");
+  if (!o.kernel.empty() && !o.launch.empty())
+    throw InputError("--kernel and --launch: give one, not both");
   const ExecMode mode = parseMode(o.mode);
   PlatformConfig cfg = loadPlatform(o.platform, o.sets);
   const std::string kernel = o.launch.empty() ? (o.kernel.empty() ? kDefaultKernel : o.kernel) : "";
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
   const std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
-  const fs::path outDir = o.out.empty() ? fs::path("gpusc-results") / fmt::format("{}-{}", workName, cfg.name)
-                                        : fs::path(o.out);
+  const fs::path outDir = o.out.empty()
+                              ? fs::path("gpusc-results") / fmt::format("{}-{}", workName, cfg.name)
+                              : fs::path(o.out);
 
   Device dev(cfg, mode);
   nlohmann::json work;
@@ -88,7 +90,9 @@ int cmdRun(const RunOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::create_directories(outDir, ec);
-  if (ec) throw InputError(fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
+  if (ec)
+    throw InputError(
+        fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
   if (entry) {
     auto wl = entry->make(size);
     work["kernel"] = entry->name;
@@ -119,26 +123,30 @@ int cmdRun(const RunOptions& o) {
   j["totals"] = toJson(total);
   j["launches"] = nlohmann::json::array();
   for (const auto& l : dev.launches()) j["launches"].push_back(toJson(l));
-  j["simulation"] = {{"host_seconds", simSeconds},
-                     {"wall_seconds", wall},
-                     {"warp_instructions_per_second", simSeconds > 0 ? total.warpInsts / simSeconds : 0.0},
-                     {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
+  j["simulation"] = {
+      {"host_seconds", simSeconds},
+      {"wall_seconds", wall},
+      {"warp_instructions_per_second", simSeconds > 0 ? total.warpInsts / simSeconds : 0.0},
+      {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
   j["config"] = config::toJson(cfg);
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
-  writeFile(outDir / "config.yaml", "# Resolved configuration of this run (loadable with --platform)\n" +
-                                        config::toYaml(cfg));
+  writeFile(
+      outDir / "config.yaml",
+      "# Resolved configuration of this run (loadable with --platform)\n" + config::toYaml(cfg));
 
   if (!o.quiet) {
     fmt::print("gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);
     if (entry) {
-      fmt::print("kernel {} ({}, {})\n", entry->name, work["problem"].get<std::string>(), catalog::sizeName(size));
+      fmt::print("kernel {} ({}, {})\n", entry->name, work["problem"].get<std::string>(),
+                 catalog::sizeName(size));
     } else {
       fmt::print("launch spec {} ({})\n", o.launch, work["ptx"].get<std::string>());
     }
     fmt::print("  launches           {}\n", dev.launches().size());
     fmt::print("  warp instructions  {}\n", humanCount(double(total.warpInsts)));
     fmt::print("  thread instructions {}\n", humanCount(double(total.threadInsts)));
-    fmt::print("  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n", averageActiveLanes(total));
+    fmt::print("  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n",
+               averageActiveLanes(total));
     fmt::print("  divergent branches {} of {}\n", total.divergentBranches, total.branches);
     std::vector<std::pair<uint64_t, int>> mix;
     for (int i = 0; i < func::kNumInstClasses; ++i)
@@ -146,7 +154,8 @@ int cmdRun(const RunOptions& o) {
     std::sort(mix.rbegin(), mix.rend());
     std::string mixText;
     for (size_t i = 0; i < std::min<size_t>(6, mix.size()); ++i)
-      mixText += fmt::format("{}{} {:.1f}%", i ? ", " : "", func::instClassName(static_cast<func::InstClass>(mix[i].second)),
+      mixText += fmt::format("{}{} {:.1f}%", i ? ", " : "",
+                             func::instClassName(static_cast<func::InstClass>(mix[i].second)),
                              100.0 * mix[i].first / std::max<uint64_t>(1, total.warpInsts));
     fmt::print("  instruction mix    {}\n", mixText);
     fmt::print("  simulation         {:.3f} s, {}thread-inst/s, {}warp-inst/s\n", simSeconds,
@@ -165,13 +174,15 @@ int cmdList(const std::string& what, bool markdown) {
       fmt::print("{:<16} {}\n", n, c.description);
     }
   } else if (what == "kernels") {
-    for (const auto& e : catalog::all()) fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
+    for (const auto& e : catalog::all())
+      fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
   } else if (what == "keys") {
     auto keys = config::listKeys<PlatformConfig>();
     if (markdown) {
       fmt::print("| key | type | default | allowed | description |\n|---|---|---|---|---|\n");
       for (const auto& k : keys)
-        fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint, k.doc);
+        fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint,
+                   k.doc);
     } else {
       for (const auto& k : keys)
         fmt::print("{:<44} {:<17} {:<14} {}{}\n", k.path, k.type, k.defaultValue, k.doc,
@@ -199,8 +210,8 @@ int cmdBench(const BenchOptions& o) {
   const catalog::Size size = catalog::parseSize(o.size);
   std::vector<std::string> names = o.kernels.empty() ? catalog::names() : o.kernels;
   nlohmann::json results = nlohmann::json::array();
-  fmt::print("{:<20} {:>12} {:>14} {:>10} {:>16} {:>16}\n", "kernel", "warp-insts", "thread-insts", "seconds",
-             "warp-inst/s", "thread-inst/s");
+  fmt::print("{:<20} {:>12} {:>14} {:>10} {:>16} {:>16}\n", "kernel", "warp-insts", "thread-insts",
+             "seconds", "warp-inst/s", "thread-inst/s");
   bool allPass = true;
   for (const auto& name : names) {
     const auto& entry = catalog::find(name);
@@ -219,9 +230,10 @@ int cmdBench(const BenchOptions& o) {
       stats = dev.totalStats();
     }
     allPass = allPass && pass;
-    double wps = best > 0 ? stats.warpInsts / best : 0, tps = best > 0 ? stats.threadInsts / best : 0;
-    fmt::print("{:<20} {:>12} {:>14} {:>10.4f} {:>16.0f} {:>16.0f}{}\n", name, stats.warpInsts, stats.threadInsts,
-               best, wps, tps, pass ? "" : "  (CHECK FAILED)");
+    double wps = best > 0 ? stats.warpInsts / best : 0,
+           tps = best > 0 ? stats.threadInsts / best : 0;
+    fmt::print("{:<20} {:>12} {:>14} {:>10.4f} {:>16.0f} {:>16.0f}{}\n", name, stats.warpInsts,
+               stats.threadInsts, best, wps, tps, pass ? "" : "  (CHECK FAILED)");
     results.push_back({{"kernel", name},
                        {"size", catalog::sizeName(size)},
                        {"warp_instructions", stats.warpInsts},
@@ -251,34 +263,45 @@ int cmdBench(const BenchOptions& o) {
 int sc_main(int, char*[]) { return 0; }
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpusc: a SystemC/TLM-2.0 model of a GPGPU for power, performance and voltage-noise studies"};
+  CLI::App app{
+      "gpusc: a SystemC/TLM-2.0 model of a GPGPU for power, performance and voltage-noise studies"};
   app.set_version_flag("--version", std::string("gpusc ") + GPUSC_VERSION);
   app.require_subcommand(1);
 
   RunOptions run;
-  auto* runCmd = app.add_subcommand("run", "Run a catalog kernel or a launch spec and write results");
+  auto* runCmd =
+      app.add_subcommand("run", "Run a catalog kernel or a launch spec and write results");
   runCmd->add_option("--platform,-p", run.platform, "Built-in platform name or platform YAML file")
       ->capture_default_str();
-  runCmd->add_option("--kernel,-k", run.kernel, std::string("Catalog kernel (default ") + kDefaultKernel + ")");
-  runCmd->add_option("--launch,-l", run.launch, "Launch spec (YAML) naming a PTX file and its launches");
-  runCmd->add_option("--size", run.size, "Catalog problem size: tiny, small or default")->capture_default_str();
+  runCmd->add_option("--kernel,-k", run.kernel,
+                     std::string("Catalog kernel (default ") + kDefaultKernel + ")");
+  runCmd->add_option("--launch,-l", run.launch,
+                     "Launch spec (YAML) naming a PTX file and its launches");
+  runCmd->add_option("--size", run.size, "Catalog problem size: tiny, small or default")
+      ->capture_default_str();
   runCmd->add_option("--mode", run.mode, "functional or timing")->capture_default_str();
-  runCmd->add_option("--set", run.sets, "Override a platform key: --set sm.l1d.sets=64 (repeatable)");
-  runCmd->add_option("--out,-o", run.out, "Results folder (default gpusc-results/<kernel>-<platform>)");
+  runCmd->add_option("--set", run.sets,
+                     "Override a platform key: --set sm.l1d.sets=64 (repeatable)");
+  runCmd->add_option("--out,-o", run.out,
+                     "Results folder (default gpusc-results/<kernel>-<platform>)");
   runCmd->add_flag("--quiet,-q", run.quiet, "Print nothing on success");
 
   std::string listWhat;
   bool markdown = false;
-  auto* listCmd = app.add_subcommand("list", "List built-in platforms, catalog kernels or platform keys");
+  auto* listCmd =
+      app.add_subcommand("list", "List built-in platforms, catalog kernels or platform keys");
   listCmd->add_option("what", listWhat, "platforms | kernels | keys")->required();
   listCmd->add_flag("--markdown", markdown, "Keys as a markdown table (docs/configuration.md)");
 
   BenchOptions bench;
-  auto* benchCmd = app.add_subcommand("bench", "Measure functional-mode simulation speed per catalog kernel");
-  benchCmd->add_option("--kernel,-k", bench.kernels, "Kernels to measure (default: all; repeatable)");
+  auto* benchCmd =
+      app.add_subcommand("bench", "Measure functional-mode simulation speed per catalog kernel");
+  benchCmd->add_option("--kernel,-k", bench.kernels,
+                       "Kernels to measure (default: all; repeatable)");
   benchCmd->add_option("--size", bench.size, "Problem size")->capture_default_str();
   benchCmd->add_option("--platform,-p", bench.platform, "Platform")->capture_default_str();
-  benchCmd->add_option("--repeat", bench.repeat, "Runs per kernel; the fastest counts")->capture_default_str();
+  benchCmd->add_option("--repeat", bench.repeat, "Runs per kernel; the fastest counts")
+      ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
 
   try {

@@ -76,7 +76,9 @@ DONE:
   return out;
 }
 
-Lane eval1(const std::string& body, uint64_t a, uint64_t b, uint64_t c) { return eval(body, {{a, b, c}})[0]; }
+Lane eval1(const std::string& body, uint64_t a, uint64_t b, uint64_t c) {
+  return eval(body, {{a, b, c}})[0];
+}
 
 uint64_t bits(double d) {
   uint64_t b;

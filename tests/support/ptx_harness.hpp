@@ -18,10 +18,10 @@ std::string module(const std::string& body);
 
 // Results of one thread of an `eval` kernel.
 struct Lane {
-  uint64_t o = 0;      // %o   (.b64)
-  uint32_t o32 = 0;    // %o32 (.b32)
-  float fo = 0;        // %fo  (.f32)
-  double dfo = 0;      // %do  (.f64)
+  uint64_t o = 0;    // %o   (.b64)
+  uint32_t o32 = 0;  // %o32 (.b32)
+  float fo = 0;      // %fo  (.f32)
+  double dfo = 0;    // %do  (.f64)
 };
 
 // Runs `body` in a kernel with one thread per input row (up to 1024). Before the body, each
