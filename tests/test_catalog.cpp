@@ -1,5 +1,7 @@
 // Every catalog kernel produces the result its host reference computes, in functional mode,
 // at the tiny and small problem sizes.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
@@ -29,6 +31,37 @@ INSTANTIATE_TEST_SUITE_P(Functional, CatalogKernel,
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" +
                                   catalog::sizeName(std::get<1>(info.param));
+                         });
+
+// The same kernels in timing mode, on every warp-scheduling policy.
+class CatalogKernelTiming : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+};
+
+TEST_P(CatalogKernelTiming, MatchesHostReference) {
+  const auto& [name, scheduler] = GetParam();
+  Device dev(loadPlatform("gtx480", {"sm.scheduler=" + scheduler}), ExecMode::Timing);
+  auto wl = catalog::find(name).make(catalog::Size::Tiny);
+  wl->setup(dev);
+  wl->run(dev);
+  catalog::CheckResult r = wl->check(dev);
+  EXPECT_TRUE(r.pass) << name << " on " << scheduler << ": " << r.message;
+  uint64_t cycles = 0, issued = 0;
+  for (const auto& l : dev.launches()) {
+    ASSERT_TRUE(l.timing.has_value());
+    cycles += l.timing->cycles;
+    for (const auto& s : l.timing->sms) issued += s.counters.issued;
+  }
+  EXPECT_GT(cycles, 0u);
+  EXPECT_EQ(issued, dev.totalStats().warpInsts);  // every executed instruction was issued once
+}
+
+INSTANTIATE_TEST_SUITE_P(Timing, CatalogKernelTiming,
+                         ::testing::Combine(::testing::ValuesIn(catalog::names()),
+                                            ::testing::Values("lrr", "gto", "two-level", "dfifo")),
+                         [](const auto& info) {
+                           std::string s = std::get<1>(info.param);
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return std::get<0>(info.param) + "_" + s;
                          });
 
 TEST(Catalog, HasAtLeastTwentyKernels) { EXPECT_GE(catalog::names().size(), 20u); }

@@ -18,7 +18,7 @@ constexpr uint64_t kNaN64 = 0x7fffffffffffffffull;
 uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
 uint32_t u32(int32_t v) { return static_cast<uint32_t>(v); }
 
-// ---- integer arithmetic ----
+// ---- integer arithmetic ------------------------------------------------------------------------
 
 TEST(IntegerArithmetic, AddSubWrapAround) {
   EXPECT_EQ(eval1("add.s32 %o32, %a32, %b32;", 0x7fffffff, 1).o32, 0x80000000u);
@@ -93,7 +93,7 @@ TEST(IntegerArithmetic, CarryChains) {
   EXPECT_EQ(eval1(sub, 0, 1, 5).o, 0x4ffffffffull);  // borrow propagates
 }
 
-// ---- shifts and bit manipulation ----
+// ---- shifts and bit manipulation ---------------------------------------------------------------
 
 TEST(Bits, ShiftCountsAtAndBeyondTheWidth) {
   EXPECT_EQ(eval1("shl.b32 %o32, %a32, %b32;", 1, 31).o32, 0x80000000u);
@@ -167,7 +167,7 @@ TEST(Bits, LogicOnPredicates) {
   EXPECT_EQ(r[3].o32, 1u | 2u);
 }
 
-// ---- comparison and selection ----
+// ---- comparison and selection ------------------------------------------------------------------
 
 TEST(Compare, SignedUnsignedAndFloatOrdering) {
   const char* body = R"(
@@ -210,7 +210,7 @@ TEST(Compare, SetAndSlct) {
   EXPECT_EQ(eval1("slct.u32.s32 %o32, 10, 20, %a32;", u32(-1)).o32, 20u);
 }
 
-// ---- floating point ----
+// ---- floating point ----------------------------------------------------------------------------
 
 TEST(Float, MinMaxWithNaNAndSignedZeros) {
   EXPECT_EQ(eval1("min.f32 %fo, %fa, %fb;", bits(NAN), bits(1.0f)).fo, 1.0f);
@@ -298,7 +298,7 @@ TEST(Float, Testp) {
   EXPECT_EQ(eval1(body, bits(std::ldexp(1.0f, -140))).o32, 5u);
 }
 
-// ---- conversions ----
+// ---- conversions -------------------------------------------------------------------------------
 
 TEST(Convert, FloatToIntegerRoundingModes) {
   auto cvt = [](const char* mode, float v) {

@@ -73,8 +73,7 @@ void applyOverride(YAML::Node& root, Source& src, const std::string& assignment)
   src.overrides[path] = assignment;
 }
 
-// ---- scalars
-// ---------------------------------------------------------------------------------------
+// ---- scalars -----------------------------------------------------------------------------------
 
 std::optional<std::string> convertScalar(const YAML::Node& n, bool& out) {
   std::string s = n.Scalar();
@@ -146,8 +145,7 @@ std::optional<std::string> convertScalar(const YAML::Node& n, uint64_t& out) {
   return std::nullopt;
 }
 
-// ---- reader
-// ----------------------------------------------------------------------------------------
+// ---- reader ------------------------------------------------------------------------------------
 
 Reader::Reader(const YAML::Node& node, const Source& src, std::string path)
     : src_(src), path_(std::move(path)) {

@@ -77,7 +77,7 @@ std::optional<std::string> check(const T& v, const PowerOfTwo&) {
   return std::nullopt;
 }
 
-// ---- where values come from ---------------------------------------------------------------------
+// ---- where values come from --------------------------------------------------------------------
 
 // Overrides from the command line (--set a.b=c): path -> the text the user typed.
 using Overrides = std::map<std::string, std::string>;
@@ -91,8 +91,7 @@ struct Source {
 // Applies `path=value` to a YAML tree (creating maps on the way) and records it in `src`.
 void applyOverride(YAML::Node& root, Source& src, const std::string& assignment);
 
-// ---- scalar conversion
-// ---------------------------------------------------------------------------
+// ---- scalar conversion -------------------------------------------------------------------------
 
 // Converts a YAML scalar to T or returns an error message ("expected an integer, got 'x'").
 std::optional<std::string> convertScalar(const YAML::Node& n, bool& out);
@@ -341,8 +340,7 @@ class KeyLister {
   std::string path_;
 };
 
-// ---- entry points
-// --------------------------------------------------------------------------------
+// ---- entry points ------------------------------------------------------------------------------
 
 // Loads a whole configuration of type T from YAML text. Throws InputError with file:line.
 template <class T>

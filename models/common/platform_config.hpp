@@ -156,8 +156,13 @@ struct SmConfig : config::Section {
   uint32_t collectors_mem = 2;
   uint32_t shared_memory_banks = 32;
   uint32_t shared_memory_latency = 26;
-  uint32_t register_allocation_granularity =
-      64;  // registers per warp are allocated in units of this
+  // Registers per warp are allocated in units of this.
+  uint32_t register_allocation_granularity = 64;
+  uint32_t ibuffer_entries = 2;  // gpgpu-sim: two instructions per warp instruction buffer
+  uint32_t decode_latency = 1;
+  uint32_t barrier_latency = 2;    // assumed: cycles from the last arrival to the first issue
+  uint32_t two_level_active = 6;   // gpgpu-sim two_level_active:6
+  uint32_t instruction_bytes = 8;  // size of one instruction in the instruction cache (Fermi SASS)
   LatencyConfig latency;
   CacheConfig icache{4, 4, 128, "read-only", "no-allocate", 1, 2, 32, 4};
   CacheConfig const_cache{64, 2, 64, "read-only", "no-allocate", 1, 2, 32, 4};
@@ -198,6 +203,18 @@ struct SmConfig : config::Section {
             Range<uint32_t>{1, 10000});
     v.field("register_allocation_granularity", register_allocation_granularity,
             "Registers per warp are allocated in multiples of this", Range<uint32_t>{1, 4096});
+    v.field("ibuffer_entries", ibuffer_entries, "Decoded instructions buffered per warp",
+            Range<uint32_t>{1, 16});
+    v.field("decode_latency", decode_latency, "Cycles from fetch to the instruction buffer",
+            Range<uint32_t>{0, 100});
+    v.field("barrier_latency", barrier_latency,
+            "Cycles from the last warp's arrival at a barrier until waiting warps may issue",
+            Range<uint32_t>{0, 1000});
+    v.field("two_level_active", two_level_active,
+            "Warps in the active group of the two-level scheduler (per scheduler)",
+            Range<uint32_t>{1, 2048});
+    v.field("instruction_bytes", instruction_bytes,
+            "Bytes per instruction in the instruction cache", Range<uint32_t>{1, 64}, PowerOfTwo{});
     v.field("latency", latency, "Instruction latencies and initiation intervals");
     v.field("icache", icache, "Per-SM instruction cache (2 KB on GTX480)");
     v.field("const_cache", const_cache, "Per-SM constant cache");
@@ -253,6 +270,8 @@ struct MemoryConfig : config::Section {
   uint32_t l2_rop_latency = 120;                 // core cycles through the L2 pipeline
   uint32_t dram_latency = 100;                   // fixed latency added to DRAM accesses
   uint64_t device_memory_bytes = 1536ull << 20;  // GTX480: 1.5 GB
+  std::string model = "fixed-latency";
+  uint32_t fixed_latency = 400;  // assumed stand-in: core cycles for every memory access
   DramTimingConfig timing;
 
   template <class V>
@@ -281,6 +300,12 @@ struct MemoryConfig : config::Section {
             Range<uint32_t>{0, 10000});
     v.field("device_memory_bytes", device_memory_bytes, "Device memory capacity in bytes",
             Range<uint64_t>{1ull << 20, 1ull << 40});
+    v.field("model", model,
+            "Memory behind the SMs: fixed-latency (every access takes fixed_latency cycles)",
+            OneOf{{"fixed-latency"}});
+    v.field("fixed_latency", fixed_latency,
+            "Core cycles of every access in the fixed-latency memory model",
+            Range<uint32_t>{1, 100000});
     v.field("timing", timing, "DRAM timing parameters (DRAM command clock cycles)");
   }
 };
@@ -330,11 +355,17 @@ struct NocConfig : config::Section {
 struct GpuConfig : config::Section {
   uint32_t num_sms = 15;
   ClockConfig clocks;
+  std::string cta_placement = "round-robin";
+  uint32_t ctas_per_sm_per_cycle = 1;  // gpgpu-sim issues at most one CTA to an SM per cycle
 
   template <class V>
   void visit(V& v) {
     v.field("num_sms", num_sms, "Streaming multiprocessors", Range<uint32_t>{1, 1024});
     v.field("clocks", clocks, "Clock domains");
+    v.field("cta_placement", cta_placement, "How the CTA scheduler picks an SM for each CTA",
+            OneOf{{"round-robin"}});
+    v.field("ctas_per_sm_per_cycle", ctas_per_sm_per_cycle,
+            "CTAs the CTA scheduler may start on one SM per cycle", Range<uint32_t>{1, 64});
   }
 };
 

@@ -108,10 +108,11 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
 
 }  // namespace
 
-void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId) const {
+void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t smId) const {
   const Program& p = *L_.prog;
   cta.ctaid = ctaid;
   cta.linearId = linearId;
+  cta.smId = smId;
   cta.shared.assign(L_.sharedBytes, 0);
   const uint64_t threads = L_.block.count();
   const uint32_t nw = L_.warpsPerCta;

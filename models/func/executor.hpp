@@ -44,8 +44,9 @@ class Executor {
  public:
   explicit Executor(LaunchState& launch) : L_(launch) {}
 
-  // Prepares `cta` (block index `ctaid`) for execution: shared memory, warps, registers.
-  void initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId) const;
+  // Prepares `cta` (block index `ctaid`, running on SM `smId`) for execution: shared memory,
+  // warps, registers.
+  void initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t smId) const;
 
   // Executes one instruction of warp `w` of `cta`.
   StepResult step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec = nullptr);

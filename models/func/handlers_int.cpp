@@ -24,7 +24,7 @@ using U = std::make_unsigned_t<T>;
 template <class T>
 constexpr unsigned kBits = sizeof(T) * 8;
 
-// ---- binary operations ----
+// ---- binary operations -------------------------------------------------------------------------
 
 template <class T>
 T divide(T a, T b) {
@@ -153,7 +153,7 @@ void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
 }
 
-// ---- unary operations ----
+// ---- unary operations --------------------------------------------------------------------------
 
 template <class T, IntUn Op>
 void unary(ExecCtx& c, const Inst& in, uint32_t mask) {
@@ -188,7 +188,7 @@ void unary(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
-// ---- ternary operations ----
+// ---- ternary operations ------------------------------------------------------------------------
 
 template <class T>
 T bitfieldExtract(T a, uint32_t pos, uint32_t len) {
@@ -333,7 +333,7 @@ void shfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
-// ---- type dispatch ----
+// ---- type dispatch -----------------------------------------------------------------------------
 
 template <template <class> class H>
 Handler byIntType(Type t) {

@@ -8,8 +8,7 @@
 
 namespace gpusc::func {
 
-// ---- half precision
-// ---------------------------------------------------------------------------------
+// ---- half precision ----------------------------------------------------------------------------
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;
@@ -75,7 +74,7 @@ namespace handlers {
 
 namespace {
 
-// ---- comparisons ----
+// ---- comparisons -------------------------------------------------------------------------------
 
 template <class T>
 inline bool compare(Cmp op, T a, T b) {
@@ -229,7 +228,7 @@ void slctHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) { d[l] = get<C>(s, l) >= C(0) ? a[l] : b[l]; });
 }
 
-// ---- conversions ----
+// ---- conversions -------------------------------------------------------------------------------
 
 template <class T>
 struct Kind {
@@ -410,7 +409,7 @@ Handler cvtFrom(Type dt) {
   }
 }
 
-// ---- data movement ----
+// ---- data movement -----------------------------------------------------------------------------
 
 void movPackHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
@@ -511,7 +510,7 @@ void satAddSubHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
-// ---- warp-level ----
+// ---- warp-level --------------------------------------------------------------------------------
 
 template <ShflMode Mode>
 void shflHandler(ExecCtx& c, const Inst& in, uint32_t mask) {

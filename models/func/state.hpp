@@ -57,6 +57,7 @@ struct Barrier {
 struct Cta {
   Dim3 ctaid;
   uint64_t linearId = 0;
+  uint32_t smId = 0;
   std::vector<uint8_t> shared;
   std::vector<Warp> warps;
   uint32_t liveWarps = 0;

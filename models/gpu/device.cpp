@@ -12,8 +12,7 @@
 
 namespace gpusc {
 
-// ---- Module
-// ---------------------------------------------------------------------------------------
+// ---- Module ------------------------------------------------------------------------------------
 
 const Kernel& Module::kernel(const std::string& entry) {
   auto it = kernels_.find(entry);
@@ -55,15 +54,14 @@ uint64_t Module::symbolSize(const std::string& name) const {
   return v->sizeBytes();
 }
 
-// ---- Device
-// ---------------------------------------------------------------------------------------
+// ---- Device ------------------------------------------------------------------------------------
 
 Device::Device(PlatformConfig cfg, ExecMode mode)
     : cfg_(std::move(cfg)), mode_(mode), gmem_(cfg_.memory.device_memory_bytes) {
-  if (mode_ == ExecMode::Timing)
-    throw InputError(
-        "--mode timing: the cycle-level timing model is not available yet (issue #3); "
-        "use --mode functional");
+  if (mode_ == ExecMode::Timing) {
+    timing_ = &gpu::TimingEngine::get(cfg_);
+    timing_->reset();
+  }
 }
 
 Device::~Device() = default;
@@ -216,6 +214,19 @@ std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) c
   return buf;
 }
 
+sm::CtaFootprint Device::footprint(const Kernel& k, const Dim3& block, uint32_t sharedBytes) const {
+  const SmConfig& s = cfg_.sm;
+  sm::CtaFootprint f;
+  f.threads = static_cast<uint32_t>(block.count());
+  f.warps = (f.threads + s.warp_size - 1) / s.warp_size;
+  // Registers are allocated per warp, in units of the allocation granularity.
+  const uint32_t perThread = std::max(1u, k.program->regsPerThread);
+  const uint32_t g = s.register_allocation_granularity;
+  f.registers = (perThread * s.warp_size + g - 1) / g * g * f.warps;
+  f.sharedBytes = sharedBytes;
+  return f;
+}
+
 void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args) {
   validateLaunch(k, grid, block, dyn);
   func::LaunchState L;
@@ -239,16 +250,37 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   rec.sharedPerCta = L.sharedBytes;
 
   auto t0 = std::chrono::steady_clock::now();
-  func::Executor ex(L);
-  func::Cta cta;
-  uint64_t id = 0;
-  for (uint32_t z = 0; z < grid.z; ++z)
-    for (uint32_t y = 0; y < grid.y; ++y)
-      for (uint32_t x = 0; x < grid.x; ++x) {
-        L.smId = static_cast<uint32_t>(id % cfg_.gpu.num_sms);
-        ex.initCta(cta, Dim3{x, y, z}, id++);
-        ex.runCta(cta, rec.stats);
-      }
+  if (mode_ == ExecMode::Functional) {
+    func::Executor ex(L);
+    func::Cta cta;
+    uint64_t id = 0;
+    for (uint32_t z = 0; z < grid.z; ++z)
+      for (uint32_t y = 0; y < grid.y; ++y)
+        for (uint32_t x = 0; x < grid.x; ++x) {
+          ex.initCta(cta, Dim3{x, y, z}, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
+          ++id;
+          ex.runCta(cta, rec.stats);
+        }
+  } else {
+    const sm::CtaFootprint f = footprint(k, block, L.sharedBytes);
+    const SmConfig& s = cfg_.sm;
+    if (f.registers > s.registers)
+      throw InputError(fmt::format(
+          "launch of {}: a block of {} threads needs {} registers ({} per thread); an SM "
+          "has {}",
+          k.name, f.threads, f.registers, k.program->regsPerThread, s.registers));
+    if (f.warps > s.max_warps)
+      throw InputError(fmt::format("launch of {}: a block of {} warps exceeds the SM's {}", k.name,
+                                   f.warps, s.max_warps));
+    auto it = codeBase_.find(k.program.get());
+    if (it == codeBase_.end())
+      it = codeBase_
+               .emplace(k.program.get(),
+                        sm::FetchUnit::kCodeBase + (uint64_t(codeBase_.size()) << 24))
+               .first;
+    rec.timing = timing_->run(L, rec.stats, f, it->second,
+                              fmt::format("kernel {} ({})", launches_.size() + 1, k.name));
+  }
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   launches_.push_back(std::move(rec));
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "func/executor.hpp"
 #include "func/global_memory.hpp"
 #include "func/state.hpp"
+#include "gpu/timing_engine.hpp"
 
 namespace gpusc {
 
@@ -98,7 +100,8 @@ struct LaunchRecord {
   uint32_t regsPerThread = 0;
   uint32_t sharedPerCta = 0;
   func::ExecStats stats;
-  double seconds = 0;  // host wall-clock time of the simulation
+  double seconds = 0;                       // host wall-clock time of the simulation
+  std::optional<gpu::TimingResult> timing;  // timing mode only
 };
 
 enum class ExecMode { Functional, Timing };
@@ -151,6 +154,8 @@ class Device {
   void synchronize() {}
 
   const std::vector<LaunchRecord>& launches() const { return launches_; }
+  // The cycle-level model (timing mode only), e.g. to attach observers.
+  gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;
   func::GlobalMemory& memory() { return gmem_; }
 
@@ -158,6 +163,7 @@ class Device {
   void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
                       uint32_t dynamicShared) const;
   std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
+  sm::CtaFootprint footprint(const Kernel& k, const Dim3& block, uint32_t sharedBytes) const;
   const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset,
                               uint64_t bytes) const;
 
@@ -166,6 +172,8 @@ class Device {
   func::GlobalMemory gmem_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<LaunchRecord> launches_;
+  gpu::TimingEngine* timing_ = nullptr;
+  std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel
 };
 
 }  // namespace gpusc

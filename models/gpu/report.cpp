@@ -1,5 +1,9 @@
 #include "gpu/report.hpp"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 namespace gpusc {
 
 nlohmann::json toJson(const Dim3& d) { return nlohmann::json::array({d.x, d.y, d.z}); }
@@ -27,6 +31,125 @@ nlohmann::json toJson(const func::ExecStats& s) {
   return j;
 }
 
+std::array<uint64_t, sm::kNumStalls> stallTotals(const gpu::TimingResult& t) {
+  std::array<uint64_t, sm::kNumStalls> out{};
+  for (const auto& s : t.sms)
+    for (const auto& sch : s.schedulers)
+      for (int i = 0; i < sm::kNumStalls; ++i) out[i] += sch[i];
+  return out;
+}
+
+namespace {
+
+void addCounters(sm::SmCounters& a, const sm::SmCounters& b) {
+  a.issued += b.issued;
+  for (int i = 0; i < func::kNumInstClasses; ++i) a.issuedByClass[i] += b.issuedByClass[i];
+  a.activeLanes += b.activeLanes;
+  for (int i = 0; i < sm::kNumUnits; ++i) {
+    a.dispatched[i] += b.dispatched[i];
+    a.unitBusy[i] += b.unitBusy[i];
+  }
+  a.laneOps += b.laneOps;
+  a.rfReads += b.rfReads;
+  a.rfWrites += b.rfWrites;
+  a.rfBankConflicts += b.rfBankConflicts;
+  a.collectorsBusy += b.collectorsBusy;
+  a.sharedAccesses += b.sharedAccesses;
+  a.sharedBankConflicts += b.sharedBankConflicts;
+  a.icacheAccesses += b.icacheAccesses;
+  a.icacheMisses += b.icacheMisses;
+  a.constAccesses += b.constAccesses;
+  a.constMisses += b.constMisses;
+  a.memRequests += b.memRequests;
+  a.warpCycles += b.warpCycles;
+  a.evaluatedCycles += b.evaluatedCycles;
+  for (int i = 0; i < sm::kNumStalls; ++i) a.stalls[i] += b.stalls[i];
+}
+
+nlohmann::json countersJson(const sm::SmCounters& c, uint64_t cycles) {
+  nlohmann::json j;
+  j["warp_instructions_issued"] = c.issued;
+  nlohmann::json cls = nlohmann::json::object();
+  for (int i = 0; i < func::kNumInstClasses; ++i)
+    if (c.issuedByClass[i])
+      cls[func::instClassName(static_cast<func::InstClass>(i))] = c.issuedByClass[i];
+  j["issued_by_class"] = cls;
+  nlohmann::json units = nlohmann::json::object();
+  for (int i = 0; i < sm::kNumUnits; ++i) {
+    if (static_cast<sm::Unit>(i) == sm::Unit::None) continue;
+    units[sm::unitName(static_cast<sm::Unit>(i))] = {{"dispatched", c.dispatched[i]},
+                                                     {"busy_cycles", c.unitBusy[i]}};
+  }
+  j["units"] = units;
+  j["lane_operations"] = c.laneOps;
+  j["register_file"] = {
+      {"reads", c.rfReads}, {"writes", c.rfWrites}, {"bank_conflicts", c.rfBankConflicts}};
+  j["operand_collector_busy_cycles"] = c.collectorsBusy;
+  j["shared_memory"] = {{"accesses", c.sharedAccesses},
+                        {"bank_conflict_cycles", c.sharedBankConflicts}};
+  j["icache"] = {{"accesses", c.icacheAccesses}, {"misses", c.icacheMisses}};
+  j["const_cache"] = {{"accesses", c.constAccesses}, {"misses", c.constMisses}};
+  j["memory_requests"] = c.memRequests;
+  j["average_resident_warps"] = cycles ? double(c.warpCycles) / double(cycles) : 0.0;
+  j["evaluated_cycles"] = c.evaluatedCycles;  // the rest were skipped as idle
+  return j;
+}
+
+nlohmann::json stallsJson(const std::array<uint64_t, sm::kNumStalls>& o) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < sm::kNumStalls; ++i) j[sm::stallName(static_cast<sm::Stall>(i))] = o[i];
+  return j;
+}
+
+}  // namespace
+
+sm::SmCounters counterTotals(const gpu::TimingResult& t) {
+  sm::SmCounters total;
+  for (const auto& s : t.sms) addCounters(total, s.counters);
+  return total;
+}
+
+nlohmann::json toJson(const gpu::TimingResult& t) {
+  nlohmann::json j;
+  const sm::SmCounters total = counterTotals(t);
+  j["cycles"] = t.cycles;
+  j["start_cycle"] = t.startCycle;
+  j["end_cycle"] = t.endCycle;
+  j["core_mhz"] = t.coreMhz;
+  j["simulated_seconds"] = t.coreMhz > 0 ? double(t.cycles) / (t.coreMhz * 1e6) : 0.0;
+  j["ipc"] = t.cycles ? double(total.issued) / double(t.cycles) : 0.0;
+  j["memory_requests"] = t.memoryRequests;
+  j["scheduler_outcomes"] = stallsJson(stallTotals(t));  // summed over every scheduler of every SM
+  j["totals"] = countersJson(total, t.cycles);
+  nlohmann::json sms = nlohmann::json::array();
+  for (const auto& s : t.sms) {
+    nlohmann::json js = countersJson(s.counters, t.cycles);
+    js["sm"] = s.id;
+    js["peak_resident_ctas"] = s.peakCtas;
+    js["ipc"] = t.cycles ? double(s.counters.issued) / double(t.cycles) : 0.0;
+    nlohmann::json sch = nlohmann::json::array();
+    for (const auto& o : s.schedulers) sch.push_back(stallsJson(o));
+    js["schedulers"] = sch;
+    sms.push_back(js);
+  }
+  j["sms"] = sms;
+  return j;
+}
+
+std::string ctaTimelineCsv(const std::vector<LaunchRecord>& launches) {
+  std::string out = "launch,kernel,sm,cta,x,y,z,start_cycle,end_cycle\n";
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!launches[i].timing) continue;
+    auto rows = launches[i].timing->timeline;
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.linearId < b.linearId; });
+    for (const auto& r : rows)
+      out += fmt::format("{},{},{},{},{},{},{},{},{}\n", i, launches[i].kernel, r.sm, r.linearId,
+                         r.ctaid.x, r.ctaid.y, r.ctaid.z, r.start, r.end);
+  }
+  return out;
+}
+
 nlohmann::json toJson(const LaunchRecord& l) {
   nlohmann::json j;
   j["kernel"] = l.kernel;
@@ -37,6 +160,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["estimated_registers_per_thread"] = l.regsPerThread;
   j["host_seconds"] = l.seconds;
   j["stats"] = toJson(l.stats);
+  if (l.timing) j["timing"] = toJson(*l.timing);
   return j;
 }
 

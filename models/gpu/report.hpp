@@ -11,7 +11,16 @@ nlohmann::json toJson(const func::ExecStats& s);
 nlohmann::json toJson(const LaunchRecord& l);
 nlohmann::json toJson(const Dim3& d);
 
+nlohmann::json toJson(const gpu::TimingResult& t);
+
 // Average active threads per warp instruction (SIMD utilisation), from the lane histogram.
 double averageActiveLanes(const func::ExecStats& s);
+
+// Scheduler outcomes (issued and each stall reason) summed over the SMs' schedulers.
+std::array<uint64_t, sm::kNumStalls> stallTotals(const gpu::TimingResult& t);
+sm::SmCounters counterTotals(const gpu::TimingResult& t);
+
+// The CTA timeline of every timing-mode launch as CSV: launch, sm, cta, x, y, z, start, end.
+std::string ctaTimelineCsv(const std::vector<LaunchRecord>& launches);
 
 }  // namespace gpusc

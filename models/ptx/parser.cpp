@@ -10,8 +10,7 @@
 
 namespace gpusc::ptx {
 
-// ---- small tables
-// ---------------------------------------------------------------------------------
+// ---- small tables ------------------------------------------------------------------------------
 
 const char* spaceName(StateSpace s) {
   switch (s) {
@@ -141,8 +140,7 @@ std::string unsupportedMessage(const SourceLoc& loc, std::string_view text) {
   return fmt::format("unsupported PTX at {}: {}", loc.str(), trim(text));
 }
 
-// ---- parser
-// ----------------------------------------------------------------------------------------
+// ---- parser ------------------------------------------------------------------------------------
 
 namespace {
 

@@ -24,6 +24,7 @@
 #include "gpu/device.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
+#include "sm/activity.hpp"
 
 #ifndef GPUSC_VERSION
 #define GPUSC_VERSION "0.0.0"
@@ -46,7 +47,7 @@ struct RunOptions {
   std::string kernel;
   std::string launch;
   std::string size = "default";
-  std::string mode = "functional";
+  std::string mode = "timing";
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
@@ -69,6 +70,45 @@ std::string humanCount(double v) {
 void writeFile(const fs::path& p, const std::string& text) {
   std::ofstream out(p);
   if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
+}
+
+// Cycles, IPC, occupancy and the warp schedulers' stall breakdown over all launches.
+void printTimingSummary(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
+  uint64_t cycles = 0, issued = 0, warpCycles = 0, rfConflicts = 0, smemConflicts = 0, icMiss = 0,
+           icAcc = 0;
+  std::array<uint64_t, sm::kNumStalls> outcomes{};
+  for (const auto& l : launches) {
+    if (!l.timing) continue;
+    cycles += l.timing->cycles;
+    const sm::SmCounters c = counterTotals(*l.timing);
+    issued += c.issued;
+    warpCycles += c.warpCycles;
+    rfConflicts += c.rfBankConflicts;
+    smemConflicts += c.sharedBankConflicts;
+    icMiss += c.icacheMisses;
+    icAcc += c.icacheAccesses;
+    auto o = stallTotals(*l.timing);
+    for (int i = 0; i < sm::kNumStalls; ++i) outcomes[i] += o[i];
+  }
+  const double mhz = cfg.gpu.clocks.core_mhz;
+  fmt::print("  cycles             {} ({:.1f} us at {:g} MHz)\n", cycles, cycles / mhz, mhz);
+  fmt::print("  IPC                {:.2f} warp instructions per cycle ({} SMs)\n",
+             cycles ? double(issued) / cycles : 0.0, cfg.gpu.num_sms);
+  fmt::print("  occupancy          {:.1f} of {} warps per SM on average\n",
+             cycles ? double(warpCycles) / cycles / cfg.gpu.num_sms : 0.0, cfg.sm.max_warps);
+  uint64_t all = 0;
+  for (uint64_t v : outcomes) all += v;
+  std::string text;
+  for (int i = 0; i < sm::kNumStalls; ++i) {
+    if (!outcomes[i]) continue;
+    text += fmt::format("{}{} {:.1f}%", text.empty() ? "" : ", ",
+                        sm::stallName(static_cast<sm::Stall>(i)),
+                        100.0 * outcomes[i] / std::max<uint64_t>(1, all));
+  }
+  fmt::print("  scheduler cycles   {}\n", text);
+  fmt::print(
+      "  conflicts          {} register-bank, {} shared-memory cycles; I-cache {} misses of {}\n",
+      rfConflicts, smemConflicts, icMiss, icAcc);
 }
 
 int cmdRun(const RunOptions& o) {
@@ -161,8 +201,10 @@ int cmdRun(const RunOptions& o) {
     fmt::print("  simulation         {:.3f} s, {}thread-inst/s, {}warp-inst/s\n", simSeconds,
                humanCount(simSeconds > 0 ? total.threadInsts / simSeconds : 0),
                humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
+    if (mode == ExecMode::Timing) printTimingSummary(dev.launches(), cfg);
     if (entry) fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
-    fmt::print("results: {}/ (stats.json, config.yaml)\n", outDir.string());
+    fmt::print("results: {}/ (stats.json, config.yaml{})\n", outDir.string(),
+               mode == ExecMode::Timing ? ", cta_timeline.csv" : "");
   }
   return entry && !check.pass ? kExitCheckFailed : 0;
 }
@@ -196,59 +238,93 @@ int cmdList(const std::string& what, bool markdown) {
 }
 
 struct BenchOptions {
+  std::string mode = "functional";
   std::vector<std::string> kernels;
   std::string size = "default";
   std::string platform = kDefaultPlatform;
   unsigned repeat = 3;
-  std::string json = "gpusc-bench-functional.json";
+  std::string json = "gpusc-bench.json";
 };
 
-// Functional-mode speed of each catalog kernel: the best of `repeat` runs of the simulated
-// launches (host set-up and reference checks are not timed).
+struct BenchRun {
+  double seconds = 0;  // simulated launches only, the fastest of the repeats
+  func::ExecStats stats;
+  uint64_t cycles = 0;
+  bool pass = true;
+};
+
+BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg,
+                   catalog::Size size, ExecMode mode, unsigned repeat) {
+  BenchRun best;
+  for (unsigned r = 0; r < std::max(1u, repeat); ++r) {
+    Device dev(cfg, mode);
+    auto wl = entry.make(size);
+    wl->setup(dev);
+    wl->run(dev);
+    best.pass = best.pass && wl->check(dev).pass;
+    double secs = 0;
+    uint64_t cycles = 0;
+    for (const auto& l : dev.launches()) {
+      secs += l.seconds;
+      if (l.timing) cycles += l.timing->cycles;
+    }
+    if (r == 0 || secs < best.seconds) best.seconds = secs;
+    best.stats = dev.totalStats();
+    best.cycles = cycles;
+  }
+  return best;
+}
+
+// Simulation speed of each catalog kernel: the simulated launches' host time (set-up and
+// reference checks excluded), the best of `repeat` runs. Timing mode also measures the
+// functional mode, for the ratio.
 int cmdBench(const BenchOptions& o) {
+  const ExecMode mode = parseMode(o.mode);
   PlatformConfig cfg = loadPlatform(o.platform);
   const catalog::Size size = catalog::parseSize(o.size);
   std::vector<std::string> names = o.kernels.empty() ? catalog::names() : o.kernels;
   nlohmann::json results = nlohmann::json::array();
-  fmt::print("{:<20} {:>12} {:>14} {:>10} {:>16} {:>16}\n", "kernel", "warp-insts", "thread-insts",
-             "seconds", "warp-inst/s", "thread-inst/s");
+  const bool timing = mode == ExecMode::Timing;
+  fmt::print("{:<20} {:>11} {:>13} {:>9} {:>13} {:>14}{}\n", "kernel", "warp-insts", "thread-insts",
+             "seconds", "warp-inst/s", "thread-inst/s", timing ? "      cycles  func/timing" : "");
   bool allPass = true;
   for (const auto& name : names) {
     const auto& entry = catalog::find(name);
-    double best = 0;
-    func::ExecStats stats;
-    bool pass = true;
-    for (unsigned r = 0; r < std::max(1u, o.repeat); ++r) {
-      Device dev(cfg, ExecMode::Functional);
-      auto wl = entry.make(size);
-      wl->setup(dev);
-      wl->run(dev);
-      pass = pass && wl->check(dev).pass;
-      double secs = 0;
-      for (const auto& l : dev.launches()) secs += l.seconds;
-      if (r == 0 || secs < best) best = secs;
-      stats = dev.totalStats();
+    BenchRun run = benchOnce(entry, cfg, size, mode, o.repeat);
+    const double wps = run.seconds > 0 ? run.stats.warpInsts / run.seconds : 0;
+    const double tps = run.seconds > 0 ? run.stats.threadInsts / run.seconds : 0;
+    nlohmann::json j = {{"kernel", name},
+                        {"size", catalog::sizeName(size)},
+                        {"warp_instructions", run.stats.warpInsts},
+                        {"thread_instructions", run.stats.threadInsts},
+                        {"seconds", run.seconds},
+                        {"warp_instructions_per_second", wps},
+                        {"thread_instructions_per_second", tps},
+                        {"check_passed", run.pass}};
+    std::string extra;
+    if (timing) {
+      BenchRun f = benchOnce(entry, cfg, size, ExecMode::Functional, o.repeat);
+      const double ratio = run.seconds > 0 ? f.seconds / run.seconds : 0;
+      j["cycles"] = run.cycles;
+      j["functional_seconds"] = f.seconds;
+      j["functional_to_timing_speed_ratio"] = run.seconds > 0 ? run.seconds / f.seconds : 0;
+      j["simulated_cycles_per_second"] = run.seconds > 0 ? run.cycles / run.seconds : 0;
+      extra = fmt::format(" {:>11} {:>12.3f}", run.cycles, ratio);
+      run.pass = run.pass && f.pass;
     }
-    allPass = allPass && pass;
-    double wps = best > 0 ? stats.warpInsts / best : 0,
-           tps = best > 0 ? stats.threadInsts / best : 0;
-    fmt::print("{:<20} {:>12} {:>14} {:>10.4f} {:>16.0f} {:>16.0f}{}\n", name, stats.warpInsts,
-               stats.threadInsts, best, wps, tps, pass ? "" : "  (CHECK FAILED)");
-    results.push_back({{"kernel", name},
-                       {"size", catalog::sizeName(size)},
-                       {"warp_instructions", stats.warpInsts},
-                       {"thread_instructions", stats.threadInsts},
-                       {"seconds", best},
-                       {"warp_instructions_per_second", wps},
-                       {"thread_instructions_per_second", tps},
-                       {"check_passed", pass}});
+    allPass = allPass && run.pass;
+    fmt::print("{:<20} {:>11} {:>13} {:>9.4f} {:>13.0f} {:>14.0f}{}{}\n", name, run.stats.warpInsts,
+               run.stats.threadInsts, run.seconds, wps, tps, extra,
+               run.pass ? "" : "  (CHECK FAILED)");
+    results.push_back(j);
   }
   nlohmann::json j;
-  j["benchmark"] = "functional";
+  j["benchmark"] = o.mode;
   j["gpusc_version"] = GPUSC_VERSION;
   j["platform"] = cfg.name;
   j["repeat"] = o.repeat;
-  j["command"] = "gpusc bench";
+  j["command"] =
+      fmt::format("gpusc bench --mode {} --size {} --repeat {}", o.mode, o.size, o.repeat);
   j["kernels"] = results;
   writeFile(o.json, j.dump(2) + "\n");
   fmt::print("wrote {}\n", o.json);

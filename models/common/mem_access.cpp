@@ -1,0 +1,52 @@
+#include "common/mem_access.hpp"
+
+namespace gpusc {
+
+const char* accessKindName(AccessKind k) {
+  switch (k) {
+    case AccessKind::Load:
+      return "load";
+    case AccessKind::Store:
+      return "store";
+    case AccessKind::Atomic:
+      return "atomic";
+    case AccessKind::InstructionFetch:
+      return "ifetch";
+    case AccessKind::ConstLoad:
+      return "const";
+  }
+  return "?";
+}
+
+PayloadPool::~PayloadPool() {
+  for (Slot* s : all_) {
+    s->clear_extension(&s->ext);  // the extension is part of the slot, not heap-owned
+    delete s;
+  }
+}
+
+tlm::tlm_generic_payload* PayloadPool::acquire() {
+  Slot* s;
+  if (free_.empty()) {
+    s = new Slot;
+    s->set_mm(this);
+    s->set_extension(&s->ext);
+    all_.push_back(s);
+  } else {
+    s = free_.back();
+    free_.pop_back();
+  }
+  s->ext = MemAccessExtension{};
+  s->set_data_ptr(s->data);
+  s->set_byte_enable_ptr(nullptr);
+  s->set_byte_enable_length(0);
+  s->set_streaming_width(0);
+  s->set_dmi_allowed(false);
+  s->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  s->acquire();
+  return s;
+}
+
+void PayloadPool::free(tlm::tlm_generic_payload* gp) { free_.push_back(static_cast<Slot*>(gp)); }
+
+}  // namespace gpusc

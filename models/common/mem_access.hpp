@@ -1,0 +1,72 @@
+// What travels on gpusc's TLM-2.0 memory sockets: the generic payload (address, command,
+// length; its data buffer is not used, values are exchanged functionally) plus a
+// MemAccessExtension naming who asked for what. Payloads come from a PayloadPool, never
+// new/delete per access.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <tlm>
+
+namespace gpusc {
+
+enum class AccessKind : uint8_t { Load, Store, Atomic, InstructionFetch, ConstLoad };
+const char* accessKindName(AccessKind k);
+
+struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
+  uint32_t sm = 0;
+  uint32_t warp = 0;  // hardware warp slot in the SM
+  uint32_t pc = 0;    // instruction index in the kernel's program
+  AccessKind kind = AccessKind::Load;
+  uint32_t activeMask = 0;             // lanes of the warp taking part in this transaction
+  std::array<uint64_t, 4> byteMask{};  // bytes of the transaction the lanes touch (up to 256)
+  uint64_t tag = 0;                    // initiator's own reference (its request record)
+
+  void setByte(unsigned i) { byteMask[i / 64] |= 1ull << (i % 64); }
+  unsigned bytesTouched() const {
+    unsigned n = 0;
+    for (uint64_t w : byteMask) n += static_cast<unsigned>(__builtin_popcountll(w));
+    return n;
+  }
+
+  tlm::tlm_extension_base* clone() const override { return new MemAccessExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const MemAccessExtension&>(other);
+  }
+};
+
+// A pool of generic payloads, each with a MemAccessExtension and a data buffer attached.
+// acquire() returns a payload with reference count 1; release() (or the last release() by a
+// target) returns it to the pool.
+class PayloadPool : public tlm::tlm_mm_interface {
+ public:
+  static constexpr unsigned kDataBytes = 256;
+
+  PayloadPool() = default;
+  ~PayloadPool() override;
+  PayloadPool(const PayloadPool&) = delete;
+  PayloadPool& operator=(const PayloadPool&) = delete;
+
+  tlm::tlm_generic_payload* acquire();
+  void free(tlm::tlm_generic_payload* gp) override;
+
+  size_t created() const { return all_.size(); }
+  size_t available() const { return free_.size(); }
+
+ private:
+  struct Slot : tlm::tlm_generic_payload {
+    MemAccessExtension ext;
+    unsigned char data[kDataBytes];
+  };
+  std::vector<Slot*> all_, free_;
+};
+
+inline MemAccessExtension& accessOf(tlm::tlm_generic_payload& gp) {
+  MemAccessExtension* e = nullptr;
+  gp.get_extension(e);
+  return *e;
+}
+
+}  // namespace gpusc

@@ -1,0 +1,120 @@
+#include "gpu/timing_engine.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::gpu {
+
+TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
+  // One engine at a time. SystemC elaborates a design once per simulation context, so a
+  // different configuration gets a new context; the old engine and context are left alive
+  // (SystemC objects cannot be destroyed once their context is no longer current, nor during
+  // static destruction), which costs the memory of one finished platform per switch.
+  static TimingEngine* engine = nullptr;
+  const std::string key = config::toJson(cfg).dump();
+  if (engine != nullptr && engine->configKey_ == key) return *engine;
+  if (engine != nullptr) {
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  }
+  engine = new TimingEngine(cfg);
+  return *engine;
+}
+
+TimingEngine::TimingEngine(const PlatformConfig& cfg) : configKey_(config::toJson(cfg).dump()) {
+  // No SystemC banner on stdout: gpusc prints its own report.
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  gpu_ = std::make_unique<Gpu>("gpu", cfg);
+}
+
+void TimingEngine::reset() {
+  for (sm::Sm* s : gpu_->sms()) {
+    s->resetState();
+    s->resetStats();
+  }
+  gpu_->memory().resetStats();
+}
+
+void TimingEngine::setActivityObserver(sm::ActivityObserver* o) {
+  for (sm::Sm* s : gpu_->sms()) s->setActivityObserver(o);
+}
+
+void TimingEngine::setIssueObserver(sm::IssueObserver* o) {
+  for (sm::Sm* s : gpu_->sms()) s->setIssueObserver(o);
+}
+
+TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
+                               const sm::CtaFootprint& footprint, uint64_t codeBase,
+                               const std::string& label) {
+  Gpu& g = *gpu_;
+  std::vector<sm::Sm*> sms = g.sms();
+  for (sm::Sm* s : sms) s->resetStats();
+  g.memory().resetStats();
+
+  func::Executor ex(L);
+  CtaScheduler& cs = g.ctaScheduler();
+  sm::KernelContext k{&ex, codeBase, &cs};
+  for (sm::Sm* s : sms) s->beginKernel(k);
+  cs.startKernel(KernelGrid{L.grid, footprint});
+
+  // Run in slices so a long run can report progress.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto lastReport = t0;
+  const sc_core::sc_time slice = g.corePeriod() * 20000.0;
+  while (!cs.kernelDone()) {
+    if (!sc_core::sc_pending_activity()) {
+      // Nothing can happen any more, yet CTAs are unfinished: warps wait at barriers that
+      // cannot complete.
+      for (sm::Sm* s : sms) s->endKernel();
+      throw KernelFault(
+          fmt::format("deadlock in kernel {}: {} of {} CTAs never finish (warps wait at barriers "
+                      "that cannot complete)",
+                      L.prog->name, cs.ctasTotal() - cs.ctasFinished(), cs.ctasTotal()));
+    }
+    // Runs up to one slice; the CTA scheduler pauses the simulation when the kernel ends.
+    sc_core::sc_start(slice);
+    const auto now = std::chrono::steady_clock::now();
+    if (!cs.kernelDone() && std::chrono::duration<double>(now - t0).count() > 3.0 &&
+        std::chrono::duration<double>(now - lastReport).count() > 2.0) {
+      const double secs = std::chrono::duration<double>(now - t0).count();
+      const uint64_t cycles =
+          sc_core::sc_time_stamp().value() / g.corePeriod().value() - cs.startCycle();
+      std::cerr << fmt::format("gpusc: {}: {} cycles, {:.0f} cycles/s, CTAs {}/{} done\n", label,
+                               cycles, cycles / secs, cs.ctasFinished(), cs.ctasTotal());
+      lastReport = now;
+    }
+  }
+
+  TimingResult r;
+  r.startCycle = cs.startCycle();
+  r.endCycle = cs.endCycle();
+  r.cycles = r.endCycle - r.startCycle;
+  r.coreMhz = g.config().gpu.clocks.core_mhz;
+  r.memoryRequests = g.memory().requests();
+  for (sm::Sm* s : sms) {
+    s->flushAccounting(r.endCycle + 1);
+    s->endKernel();
+    SmTiming t;
+    t.id = s->id();
+    t.counters = s->counters();
+    t.peakCtas = s->peakResidentCtas();
+    for (uint32_t i = 0; i < s->numSchedulers(); ++i) {
+      std::array<uint64_t, sm::kNumStalls> o{};
+      for (int k2 = 0; k2 < sm::kNumStalls; ++k2)
+        o[k2] = s->schedulerOutcomes(i, static_cast<sm::Stall>(k2));
+      t.schedulers.push_back(o);
+    }
+    r.sms.push_back(std::move(t));
+    r.timeline.insert(r.timeline.end(), s->ctaTimeline().begin(), s->ctaTimeline().end());
+    stats.add(s->execStats());
+  }
+  return r;
+}
+
+}  // namespace gpusc::gpu

@@ -1,0 +1,56 @@
+// Runs launches on the cycle-level model. SystemC elaborates a design once per simulation
+// context, so the engine builds the Gpu top for a configuration and keeps it while Devices with
+// that configuration come and go (each gets fresh caches and statistics); a Device with another
+// configuration gets a new engine in a new SystemC context.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/platform_config.hpp"
+#include "func/executor.hpp"
+#include "gpu/gpu.hpp"
+#include "sm/activity.hpp"
+
+namespace gpusc::gpu {
+
+struct SmTiming {
+  uint32_t id = 0;
+  sm::SmCounters counters;
+  std::vector<std::array<uint64_t, sm::kNumStalls>> schedulers;  // outcomes per scheduler
+  uint32_t peakCtas = 0;
+};
+
+struct TimingResult {
+  uint64_t cycles = 0;
+  uint64_t startCycle = 0, endCycle = 0;
+  std::vector<SmTiming> sms;
+  std::vector<sm::CtaRecord> timeline;
+  uint64_t memoryRequests = 0;
+  double coreMhz = 0;
+};
+
+class TimingEngine {
+ public:
+  static TimingEngine& get(const PlatformConfig& cfg);
+
+  // Runs one launch to completion; `label` names it in progress lines.
+  TimingResult run(func::LaunchState& L, func::ExecStats& stats, const sm::CtaFootprint& footprint,
+                   uint64_t codeBase, const std::string& label);
+  // Fresh caches, units and statistics: what a new Device sees.
+  void reset();
+
+  Gpu& gpu() { return *gpu_; }
+  void setActivityObserver(sm::ActivityObserver* o);
+  void setIssueObserver(sm::IssueObserver* o);
+
+ private:
+  explicit TimingEngine(const PlatformConfig& cfg);
+  std::string configKey_;
+  std::unique_ptr<Gpu> gpu_;
+};
+
+}  // namespace gpusc::gpu

@@ -1,0 +1,70 @@
+#include "sm/activity.hpp"
+
+namespace gpusc::sm {
+
+const char* stallName(Stall s) {
+  switch (s) {
+    case Stall::Issued:
+      return "issued";
+    case Stall::NoWarp:
+      return "no_warp";
+    case Stall::Fetch:
+      return "fetch";
+    case Stall::Barrier:
+      return "barrier";
+    case Stall::DataAlu:
+      return "data_alu";
+    case Stall::DataMemory:
+      return "data_memory";
+    case Stall::Structural:
+      return "structural";
+    case Stall::Count_:
+      break;
+  }
+  return "?";
+}
+
+const char* unitName(Unit u) {
+  switch (u) {
+    case Unit::Sp:
+      return "simd";
+    case Unit::Sfu:
+      return "sfu";
+    case Unit::Dp:
+      return "dp";
+    case Unit::Ldst:
+      return "ldst";
+    case Unit::None:
+      return "none";
+    case Unit::Count_:
+      break;
+  }
+  return "?";
+}
+
+void SmCounters::add(const SmActivity& a, uint64_t cycles) {
+  issued += uint64_t(a.issued) * cycles;
+  for (int i = 0; i < func::kNumInstClasses; ++i)
+    issuedByClass[i] += uint64_t(a.issuedByClass[i]) * cycles;
+  activeLanes += uint64_t(a.activeLanes) * cycles;
+  for (int i = 0; i < kNumUnits; ++i) {
+    dispatched[i] += uint64_t(a.dispatched[i]) * cycles;
+    unitBusy[i] += uint64_t(a.unitBusy[i]) * cycles;
+  }
+  laneOps += uint64_t(a.laneOps) * cycles;
+  rfReads += uint64_t(a.rfReads) * cycles;
+  rfWrites += uint64_t(a.rfWrites) * cycles;
+  rfBankConflicts += uint64_t(a.rfBankConflicts) * cycles;
+  collectorsBusy += uint64_t(a.collectorsBusy) * cycles;
+  sharedAccesses += uint64_t(a.sharedAccesses) * cycles;
+  sharedBankConflicts += uint64_t(a.sharedBankConflicts) * cycles;
+  icacheAccesses += uint64_t(a.icacheAccesses) * cycles;
+  icacheMisses += uint64_t(a.icacheMisses) * cycles;
+  constAccesses += uint64_t(a.constAccesses) * cycles;
+  constMisses += uint64_t(a.constMisses) * cycles;
+  memRequests += uint64_t(a.memRequests) * cycles;
+  warpCycles += uint64_t(a.activeWarps) * cycles;
+  for (int i = 0; i < kNumStalls; ++i) stalls[i] += uint64_t(a.stalls[i]) * cycles;
+}
+
+}  // namespace gpusc::sm

@@ -1,0 +1,83 @@
+// What an SM does each cycle: the activity the energy model turns into power, and the
+// statistics of the timing model. The Sm fills one SmActivity per evaluated cycle and hands it
+// to an ActivityObserver if one is attached; stretches of cycles in which nothing changes are
+// reported once, with their length, instead of cycle by cycle.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "func/program.hpp"
+
+namespace gpusc::sm {
+
+// Why a warp scheduler did not issue in a cycle.
+enum class Stall : uint8_t {
+  Issued,      // it did issue
+  NoWarp,      // no warp assigned to this scheduler
+  Fetch,       // the next instruction is not in the instruction buffer (fetch, I-cache miss)
+  Barrier,     // every warp waits at a barrier or has finished
+  DataAlu,     // operands wait for an ALU/SFU result (scoreboard)
+  DataMemory,  // operands wait for a memory load (scoreboard)
+  Structural,  // no free operand collector for the instruction's unit
+  Count_
+};
+inline constexpr int kNumStalls = static_cast<int>(Stall::Count_);
+const char* stallName(Stall s);
+
+// Execution resources of an SM.
+enum class Unit : uint8_t { Sp, Sfu, Dp, Ldst, None, Count_ };
+inline constexpr int kNumUnits = static_cast<int>(Unit::Count_);
+const char* unitName(Unit u);
+
+struct SmActivity {
+  uint32_t issued = 0;                                 // warp instructions issued
+  uint32_t issuedByClass[func::kNumInstClasses] = {};  // ... by instruction class
+  uint32_t activeLanes = 0;             // sum of active threads of the issued instructions
+  uint32_t dispatched[kNumUnits] = {};  // instructions that entered each unit
+  uint32_t unitBusy[kNumUnits] = {};    // units occupied this cycle
+  uint32_t laneOps = 0;                 // lanes doing work in SIMD/SFU/DP operations that started
+  uint32_t rfReads = 0, rfWrites = 0, rfBankConflicts = 0;
+  uint32_t collectorsBusy = 0;
+  uint32_t sharedAccesses = 0, sharedBankConflicts = 0;  // conflicts: extra serialised cycles
+  uint32_t icacheAccesses = 0, icacheMisses = 0;
+  uint32_t constAccesses = 0, constMisses = 0;
+  uint32_t memRequests = 0;          // transactions sent to the memory system
+  uint32_t activeWarps = 0;          // resident warps
+  uint32_t stalls[kNumStalls] = {};  // schedulers by outcome (sums to the scheduler count)
+
+  void clear() { *this = SmActivity{}; }
+};
+
+// Totals over a run.
+struct SmCounters {
+  uint64_t issued = 0;
+  uint64_t issuedByClass[func::kNumInstClasses] = {};
+  uint64_t activeLanes = 0;
+  uint64_t dispatched[kNumUnits] = {};
+  uint64_t unitBusy[kNumUnits] = {};
+  uint64_t laneOps = 0;
+  uint64_t rfReads = 0, rfWrites = 0, rfBankConflicts = 0;
+  uint64_t collectorsBusy = 0;
+  uint64_t sharedAccesses = 0, sharedBankConflicts = 0;
+  uint64_t icacheAccesses = 0, icacheMisses = 0;
+  uint64_t constAccesses = 0, constMisses = 0;
+  uint64_t memRequests = 0;
+  uint64_t warpCycles = 0;  // sum over cycles of resident warps (occupancy = warpCycles / cycles)
+  uint64_t evaluatedCycles = 0;  // cycles the SM's process actually ran (the rest were skipped)
+  uint64_t stalls[kNumStalls] = {};
+
+  // Adds `cycles` cycles of activity `a`.
+  void add(const SmActivity& a, uint64_t cycles);
+};
+
+class ActivityObserver {
+ public:
+  virtual ~ActivityObserver() = default;
+  // `cycles` consecutive cycles of SM `sm`, starting at `firstCycle`, each with activity `a`.
+  virtual void onActivity(uint32_t sm, uint64_t firstCycle, uint64_t cycles,
+                          const SmActivity& a) = 0;
+};
+
+}  // namespace gpusc::sm

@@ -1,0 +1,85 @@
+#include "sm/dispatch_unit.hpp"
+
+#include <algorithm>
+
+namespace gpusc::sm {
+
+DispatchUnit::DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg,
+                           RegisterFile& rf)
+    : sc_core::sc_module(name), rf_(rf), bankTaken_(rf.banks(), 0) {
+  groups_[0].resize(cfg.collectors_sp);
+  groups_[1].resize(cfg.collectors_sfu);
+  groups_[2].resize(cfg.collectors_mem);
+}
+
+void DispatchUnit::reset() {
+  for (auto& g : groups_)
+    for (auto& c : g) c = Collector{};
+  occupied_ = 0;
+}
+
+bool DispatchUnit::hasFreeCollector(Unit u) const {
+  for (const auto& c : groups_[group(u)])
+    if (!c.busy) return true;
+  return false;
+}
+
+void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
+                           uint32_t numRegSlots, Cycle now) {
+  for (auto& c : groups_[group(u)]) {
+    if (c.busy) continue;
+    c = Collector{};
+    c.busy = true;
+    c.inst = inst;
+    c.unit = u;
+    c.order = issueOrder_++;
+    c.from = now + 1;
+    // Each distinct PTX register is read once; immediates and special registers are not in the
+    // register file.
+    uint32_t seen[8];
+    for (uint32_t r : regs) {
+      if (r >= numRegSlots || c.left == 8) continue;
+      if (std::find(seen, seen + c.left, r) != seen + c.left) continue;
+      seen[c.left] = r;
+      c.banks[c.left++] = static_cast<uint8_t>(rf_.bank(r, warp));
+    }
+    ++occupied_;
+    return;
+  }
+}
+
+void DispatchUnit::cycle(Cycle now, SmActivity& act,
+                         const std::function<bool(uint32_t, Unit)>& dispatch) {
+  if (occupied_ == 0) return;
+  byAge_.clear();
+  for (auto& g : groups_)
+    for (auto& c : g)
+      if (c.busy && c.from <= now) byAge_.push_back(&c);
+  act.collectorsBusy += occupied_;
+  std::sort(byAge_.begin(), byAge_.end(),
+            [](const Collector* a, const Collector* b) { return a->order < b->order; });
+  std::fill(bankTaken_.begin(), bankTaken_.end(), 0);
+  for (Collector* c : byAge_) {
+    uint8_t kept = 0;
+    for (uint8_t i = 0; i < c->left; ++i) {
+      uint8_t b = c->banks[i];
+      if (!bankTaken_[b]) {
+        bankTaken_[b] = 1;
+        act.rfReads += 1;
+      } else {
+        act.rfBankConflicts += 1;
+        c->banks[kept++] = b;
+      }
+    }
+    c->left = kept;
+  }
+  for (Collector* c : byAge_) {
+    if (c->left != 0) continue;
+    if (dispatch(c->inst, c->unit)) {
+      c->busy = false;
+      --occupied_;
+    }
+  }
+}
+
+}  // namespace gpusc::sm

@@ -1,0 +1,57 @@
+// The DispatchUnit: operand collectors between issue and the execution units.
+// An issued instruction takes a free collector of its unit's group (SIMD, SFU/DP, memory;
+// sm.collectors_* of each); from the next cycle the collector requests the instruction's
+// source registers from the RegisterFile, whose banks deliver one operand per cycle each, so
+// two sources in one bank cost an extra cycle (a bank conflict). Once every operand is read
+// the instruction is dispatched to a free unit, oldest collector first.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <systemc>
+
+#include "common/platform_config.hpp"
+#include "sm/pipeline.hpp"
+#include "sm/register_file.hpp"
+
+namespace gpusc::sm {
+
+class DispatchUnit : public sc_core::sc_module {
+ public:
+  DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg, RegisterFile& rf);
+
+  bool hasFreeCollector(Unit u) const;
+  // Instruction `inst` of warp slot `warp` enters a collector; it reads the registers `regs`.
+  void collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
+               uint32_t numRegSlots, Cycle now);
+  // One cycle: bank arbitration, then `dispatch(inst, unit)` for each collector whose operands
+  // are all read, oldest first; it returns false when no unit can take the instruction.
+  void cycle(Cycle now, SmActivity& act, const std::function<bool(uint32_t, Unit)>& dispatch);
+  bool busy() const { return occupied_ > 0; }
+  void reset();
+
+ private:
+  struct Collector {
+    bool busy = false;
+    uint32_t inst = 0;
+    Unit unit = Unit::Sp;
+    uint64_t order = 0;  // issue order
+    Cycle from = 0;      // first cycle it may read
+    uint8_t banks[8] = {};
+    uint8_t left = 0;  // operands still to read
+  };
+  static int group(Unit u) {
+    return u == Unit::Ldst ? 2 : (u == Unit::Sfu || u == Unit::Dp) ? 1 : 0;
+  }
+
+  RegisterFile& rf_;
+  std::vector<Collector> groups_[3];
+  std::vector<Collector*> byAge_;
+  std::vector<uint8_t> bankTaken_;
+  uint32_t occupied_ = 0;
+  uint64_t issueOrder_ = 0;
+};
+
+}  // namespace gpusc::sm

@@ -1,0 +1,141 @@
+#include "sm/ldst_unit.hpp"
+
+#include <algorithm>
+
+namespace gpusc::sm {
+
+using func::MemSpace;
+
+LdstUnit::LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      smId_(smId),
+      shared_("shared_memory", cfg.sm.shared_memory_banks),
+      constCache_(cfg.sm.const_cache) {}
+
+void LdstUnit::reset() {
+  current_ = false;
+  toSend_.clear();
+  next_ = 0;
+  busyUntil_ = 0;
+  constCache_.invalidateAll();
+}
+
+Cycle LdstUnit::nextEvent(Cycle now) const {
+  if (current_ && next_ < toSend_.size()) return now + 1;
+  return busyUntil_ > now ? busyUntil_ : kNever;
+}
+
+uint64_t LdstUnit::localAddress(uint32_t warp, int lane, uint64_t offset) const {
+  const uint64_t threads = uint64_t(cfg_.gpu.num_sms) * cfg_.sm.max_threads;
+  const uint64_t thread =
+      uint64_t(smId_) * cfg_.sm.max_threads + uint64_t(warp) * func::kWarpSize + lane;
+  return kLocalBase + ((offset / 4) * threads + thread) * 4 + offset % 4;
+}
+
+void LdstUnit::coalesce(const InFlight& in, AccessKind kind) {
+  toSend_.clear();
+  next_ = 0;
+  const func::MemRecord& r = in.mem;
+  const uint64_t line = cfg_.sm.l1d.line_bytes;
+  for (int l = 0; l < func::kWarpSize; ++l) {
+    if (!((r.mask >> l) & 1u)) continue;
+    uint64_t a = r.space == MemSpace::Local ? localAddress(in.warp, l, r.addr[l]) : r.addr[l];
+    // An access never crosses a line when it is naturally aligned and at most a line long;
+    // a wider vector access still fits one line of a GPU's 128-byte lines.
+    uint64_t base = a & ~(line - 1);
+    auto it = std::find_if(toSend_.begin(), toSend_.end(),
+                           [&](const MemTransaction& t) { return t.addr == base; });
+    if (it == toSend_.end()) {
+      toSend_.push_back(MemTransaction{base, static_cast<uint32_t>(line), 0, {}, kind});
+      it = toSend_.end() - 1;
+    }
+    it->lanes |= 1u << l;
+    for (unsigned b = 0; b < r.bytes && (a - base) + b < line && (a - base) + b < 256; ++b) {
+      unsigned i = static_cast<unsigned>(a - base + b);
+      it->byteMask[i / 64] |= 1ull << (i % 64);
+    }
+  }
+}
+
+void LdstUnit::accept(uint32_t inst, Cycle now, LdstHost& host, SmActivity& act) {
+  InFlight& in = host.record(inst);
+  const func::MemRecord& r = in.mem;
+  const bool atomic = r.atomic;
+  MemSpace space = r.space;
+  if (r.mask == 0) {  // every lane's guard was false: nothing to access
+    busyUntil_ = now + 1;
+    host.complete(inst, now + 1);
+    return;
+  }
+  switch (space) {
+    case MemSpace::Shared: {
+      uint32_t degree = shared_.conflictDegree(r, atomic);
+      act.sharedAccesses += 1;
+      act.sharedBankConflicts += degree - 1;
+      busyUntil_ = now + degree;
+      host.complete(inst,
+                    now + degree - 1 + (r.write && !atomic ? 1 : cfg_.sm.shared_memory_latency));
+      return;
+    }
+    case MemSpace::CallParam:
+      busyUntil_ = now + 1;
+      host.complete(inst, now + cfg_.sm.latency.int_add.latency);
+      return;
+    case MemSpace::Const:
+    case MemSpace::KernelParam: {
+      const uint64_t base = space == MemSpace::Const ? kConstBase : kParamBase;
+      std::vector<uint64_t> lines;
+      for (int l = 0; l < func::kWarpSize; ++l) {
+        if (!((r.mask >> l) & 1u)) continue;
+        uint64_t la = constCache_.lineAddress(base + r.addr[l]);
+        if (std::find(lines.begin(), lines.end(), la) == lines.end()) lines.push_back(la);
+      }
+      toSend_.clear();
+      next_ = 0;
+      for (uint64_t la : lines) {
+        act.constAccesses += 1;
+        if (!constCache_.access(la)) {
+          act.constMisses += 1;
+          toSend_.push_back(
+              MemTransaction{la, constCache_.lineBytes(), r.mask, {}, AccessKind::ConstLoad});
+        }
+      }
+      // One distinct line per cycle, as a constant cache serves one address per cycle.
+      busyUntil_ = now + lines.size();
+      if (toSend_.empty()) {
+        host.complete(inst, now + lines.size() - 1 + cfg_.sm.const_cache.hit_latency);
+      } else {
+        in.outstanding = static_cast<uint32_t>(toSend_.size());
+        current_ = true;
+        inst_ = inst;
+      }
+      return;
+    }
+    default: {
+      coalesce(in, atomic ? AccessKind::Atomic : r.write ? AccessKind::Store : AccessKind::Load);
+      in.outstanding = static_cast<uint32_t>(toSend_.size());
+      current_ = true;
+      inst_ = inst;
+      cycle(now, host, act);  // the first transaction leaves in the cycle the unit accepts it
+      return;
+    }
+  }
+}
+
+void LdstUnit::cycle(Cycle now, LdstHost& host, SmActivity& act) {
+  if (!current_) return;
+  if (next_ < toSend_.size()) {
+    if (host.send(inst_, toSend_[next_])) {
+      ++next_;
+      act.memRequests += 1;
+    }
+  }
+  if (next_ >= toSend_.size()) {
+    // Every transaction is on its way; the instruction completes when the answers arrive.
+    current_ = false;
+    busyUntil_ = std::max(busyUntil_, now + 1);
+  }
+}
+
+}  // namespace gpusc::sm

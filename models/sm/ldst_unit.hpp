@@ -1,0 +1,81 @@
+// The load/store unit. It takes one memory instruction at a time (after its operands are
+// collected) and times the access the functional engine already performed at issue:
+//   shared     one pass per conflict degree (SharedMemory), result after the shared latency
+//   const and kernel parameters   through the constant cache; misses go to the memory system
+//   global and local   the coalescer groups the lanes' addresses into line-sized
+//              transactions, sent one per cycle through the SM's memory socket; the instruction
+//              completes when every transaction is answered
+//   call parameters    a register-like per-thread area: one cycle
+// Local memory is interleaved across threads (word i of every thread of a warp is contiguous),
+// so lanes reading the same local offset coalesce as on the GPU.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "cache/tag_array.hpp"
+#include "common/mem_access.hpp"
+#include "common/platform_config.hpp"
+#include "sm/pipeline.hpp"
+#include "sm/shared_memory.hpp"
+
+namespace gpusc::sm {
+
+struct MemTransaction {
+  uint64_t addr = 0;  // line-aligned
+  uint32_t bytes = 0;
+  uint32_t lanes = 0;
+  std::array<uint64_t, 4> byteMask{};
+  AccessKind kind = AccessKind::Load;
+};
+
+// What the LdstUnit needs from its SM.
+class LdstHost {
+ public:
+  virtual ~LdstHost() = default;
+  virtual InFlight& record(uint32_t inst) = 0;
+  // Sends one transaction for instruction `inst`; false if the memory system cannot take it now.
+  virtual bool send(uint32_t inst, const MemTransaction& t) = 0;
+  // The instruction's results are available at cycle `at` (or, for stores, it is done).
+  virtual void complete(uint32_t inst, Cycle at) = 0;
+};
+
+class LdstUnit : public sc_core::sc_module {
+ public:
+  LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId);
+
+  bool free(Cycle now) const { return !current_ && busyUntil_ <= now; }
+  bool busy(Cycle now) const { return current_ || busyUntil_ > now; }
+  // Earliest cycle at which the unit has something to do on its own, or kNever.
+  Cycle nextEvent(Cycle now) const;
+  void accept(uint32_t inst, Cycle now, LdstHost& host, SmActivity& act);
+  void cycle(Cycle now, LdstHost& host, SmActivity& act);
+  // A constant-cache line arrived from memory.
+  void constFill(uint64_t lineAddr) { constCache_.fill(lineAddr); }
+  void reset();
+
+  // Address in the memory system of local byte `offset` of thread `lane` of warp slot `warp`.
+  uint64_t localAddress(uint32_t warp, int lane, uint64_t offset) const;
+
+  static constexpr uint64_t kLocalBase = 0x6000'0000'0000ull;
+  static constexpr uint64_t kConstBase = 0x6100'0000'0000ull;  // constant bank
+  static constexpr uint64_t kParamBase = 0x6200'0000'0000ull;  // kernel parameters
+
+ private:
+  void coalesce(const InFlight& in, AccessKind kind);
+
+  const PlatformConfig& cfg_;
+  uint32_t smId_;
+  SharedMemory shared_;
+  cache::TagArray constCache_;
+  bool current_ = false;
+  uint32_t inst_ = 0;
+  std::vector<MemTransaction> toSend_;
+  size_t next_ = 0;
+  Cycle busyUntil_ = 0;
+};
+
+}  // namespace gpusc::sm

@@ -1,0 +1,57 @@
+// State shared by the stages of one SM's pipeline: warp slots with their instruction buffers
+// and scoreboards, and the records of instructions between issue and writeback.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "func/state.hpp"
+#include "sm/activity.hpp"
+
+namespace gpusc::sm {
+
+using Cycle = uint64_t;
+inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max();
+
+// Scoreboard states of a register.
+enum : uint8_t { kReady = 0, kPendingAlu = 1, kPendingMemory = 2 };
+
+struct WarpSlot {
+  bool active = false;
+  func::Warp* warp = nullptr;
+  uint32_t cta = 0;  // CTA slot of the SM
+  uint32_t scheduler = 0;
+  uint64_t age = 0;  // start order, for greedy-then-oldest
+  // Instruction buffer: decoded instructions for pcs [ibBegin, ibEnd), usable from ibReady.
+  uint32_t ibBegin = 0, ibEnd = 0;
+  Cycle ibReady = 0;
+  bool fetching = false;     // waits for an instruction-cache miss
+  Cycle eligibleAt = 0;      // may not issue before (CTA start, barrier release)
+  uint32_t inFlight = 0;     // issued instructions not complete, including unacknowledged stores
+  bool waitingLong = false;  // its scheduler was told it waits on a load or a barrier
+  std::vector<uint8_t> regPending, predPending;
+  uint32_t memoryPending = 0;  // registers and predicates waiting for a load
+
+  bool hasInstruction(uint32_t pc, Cycle now) const {
+    return pc >= ibBegin && pc < ibEnd && ibReady <= now;
+  }
+};
+
+// One instruction between issue and writeback.
+struct InFlight {
+  bool used = false;
+  uint32_t warp = 0;
+  uint32_t pc = 0;
+  const func::Inst* inst = nullptr;
+  const func::InstInfo* info = nullptr;
+  Unit unit = Unit::Sp;
+  uint32_t latency = 0;          // cycles from dispatch to result
+  uint32_t occupancy = 0;        // cycles the unit is busy
+  uint32_t lanes = 0;            // threads that executed it
+  bool loadsFromMemory = false;  // its results arrive from the memory system
+  uint32_t outstanding = 0;      // memory transactions not yet answered
+  func::MemRecord mem;           // addresses, for memory instructions
+};
+
+}  // namespace gpusc::sm

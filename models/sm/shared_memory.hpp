@@ -1,0 +1,29 @@
+// Shared-memory bank conflicts. Shared memory has sm.shared_memory_banks banks of 4-byte
+// words; the lanes of a warp access it in one pass unless several of them need different
+// words of the same bank, in which case the access is serialised: it takes as many passes as
+// the largest number of distinct words any one bank must deliver (the conflict degree). Lanes
+// reading the same word are served by one broadcast; atomics to the same word are serialised.
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+
+#include "func/state.hpp"
+
+namespace gpusc::sm {
+
+class SharedMemory : public sc_core::sc_module {
+ public:
+  SharedMemory(const sc_core::sc_module_name& name, uint32_t banks)
+      : sc_core::sc_module(name), banks_(banks) {}
+
+  // Passes needed for the lanes in `mask` accessing `bytes` each at rec.addr[lane].
+  uint32_t conflictDegree(const func::MemRecord& rec, bool atomic) const;
+  uint32_t banks() const { return banks_; }
+
+ private:
+  uint32_t banks_;
+};
+
+}  // namespace gpusc::sm

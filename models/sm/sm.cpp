@@ -1,0 +1,584 @@
+#include "sm/sm.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::sm {
+
+using func::InstClass;
+
+Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& cfg,
+       PayloadPool& pool, sc_core::sc_time period)
+    : sc_core::sc_module(name),
+      memory_socket("memory_socket"),
+      id_(id),
+      cfg_(cfg),
+      pool_(pool),
+      period_(period),
+      periodValue_(period.value()),
+      rf_("register_file", cfg.sm.register_banks),
+      dispatch_("dispatch_unit", cfg.sm, rf_),
+      ldst_("ldst_unit", cfg, id),
+      fetch_("fetch_unit", cfg.sm) {
+  const SmConfig& s = cfg.sm;
+  for (uint32_t i = 0; i < s.simd_units; ++i)
+    simd_.push_back(std::make_unique<ExecutionUnit>(fmt::format("simd{}", i).c_str(), Unit::Sp,
+                                                    s.simd_lanes, s.warp_size));
+  for (uint32_t i = 0; i < s.sfu_units; ++i)
+    sfu_.push_back(std::make_unique<ExecutionUnit>(fmt::format("sfu{}", i).c_str(), Unit::Sfu,
+                                                   s.sfu_lanes, s.warp_size));
+  for (uint32_t i = 0; i < s.dp_units; ++i)
+    dp_.push_back(std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp,
+                                                  s.simd_lanes, s.warp_size));
+  for (uint32_t i = 0; i < s.schedulers; ++i)
+    schedulers_.push_back(
+        std::make_unique<WarpScheduler>(fmt::format("warp_scheduler{}", i).c_str(), s));
+  warps_.resize(s.max_warps);
+  ctas_.resize(s.max_ctas);
+  memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
+  SC_METHOD(tick);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+// ---- CTAs --------------------------------------------------------------------------------------
+
+bool Sm::fits(const CtaFootprint& f) const {
+  const SmConfig& s = cfg_.sm;
+  return usedCtas_ < s.max_ctas && usedThreads_ + f.threads <= s.max_threads &&
+         usedWarps_ + f.warps <= s.max_warps && usedRegisters_ + f.registers <= s.registers &&
+         usedShared_ + f.sharedBytes <= s.shared_memory_bytes;
+}
+
+void Sm::beginKernel(const KernelContext& k) {
+  kernel_ = k;
+  prog_ = k.executor->launch().prog;
+  fetch_.setCodeBase(k.codeBase);
+  // Cycles are accounted from the kernel's start; until a CTA arrives the SM has no warps.
+  lastCycle_ = cycleNow();
+  evaluated_ = true;
+  idle_.clear();
+  for (auto& s : schedulers_) s->lastOutcome = Stall::NoWarp;
+  idle_.stalls[int(Stall::NoWarp)] = static_cast<uint32_t>(schedulers_.size());
+}
+
+void Sm::endKernel() {
+  kernel_ = KernelContext{};
+  prog_ = nullptr;
+}
+
+void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linearId) {
+  const Cycle now = cycleNow();
+  uint32_t slot = 0;
+  while (ctas_[slot].used) ++slot;
+  CtaSlot& c = ctas_[slot];
+  c.used = true;
+  c.footprint = f;
+  kernel_.executor->initCta(c.cta, ctaid, linearId, id_);
+  c.liveWarps = static_cast<uint32_t>(c.cta.warps.size());
+  c.record = CtaRecord{id_, linearId, ctaid, now, 0};
+  usedCtas_ += 1;
+  usedThreads_ += f.threads;
+  usedWarps_ += f.warps;
+  usedRegisters_ += f.registers;
+  usedShared_ += f.sharedBytes;
+  peakCtas_ = std::max(peakCtas_, usedCtas_);
+  uint32_t ws = 0;
+  for (auto& w : c.cta.warps) {
+    while (warps_[ws].active) ++ws;
+    WarpSlot& s = warps_[ws];
+    s = WarpSlot{};
+    s.active = true;
+    s.warp = &w;
+    s.cta = slot;
+    s.scheduler = ws % static_cast<uint32_t>(schedulers_.size());
+    s.age = warpAge_++;
+    s.eligibleAt = now + 1;
+    s.regPending.assign(prog_->numRegSlots, kReady);
+    s.predPending.assign(prog_->numPreds, kReady);
+    schedulers_[s.scheduler]->policy().add(ws, s.age);
+  }
+  wakeAt(now + 1);
+}
+
+// ---- the cycle ---------------------------------------------------------------------------------
+
+void Sm::account(Cycle now) {
+  // Cycles skipped since the last evaluated one looked exactly like its idle part.
+  if (evaluated_ && now > lastCycle_ + 1) {
+    const uint64_t skipped = now - lastCycle_ - 1;
+    counters_.add(idle_, skipped);
+    for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += skipped;
+    if (activityObserver_) activityObserver_->onActivity(id_, lastCycle_ + 1, skipped, idle_);
+  }
+}
+
+void Sm::tick() {
+  const Cycle now = cycleNow();
+  if (evaluated_ && now <= lastCycle_) {  // woken again within a cycle already evaluated
+    wakeAt(lastCycle_ + 1);
+    return;
+  }
+  account(now);
+  act_.clear();
+  writeback(now);
+  retire(now);
+  ldst_.cycle(now, *this, act_);
+  dispatch_.cycle(now, act_, [&](uint32_t inst, Unit u) { return dispatchTo(inst, u, now); });
+  issue(now);
+  fetch(now);
+  act_.activeWarps = usedWarps_;
+
+  counters_.add(act_, 1);
+  counters_.evaluatedCycles += 1;
+  if (activityObserver_) activityObserver_->onActivity(id_, now, 1, act_);
+  idle_.clear();
+  idle_.activeWarps = act_.activeWarps;
+  for (auto& s : schedulers_) {
+    s->outcomes[int(s->lastOutcome)] += 1;
+    idle_.stalls[int(s->lastOutcome)] += 1;
+  }
+  lastCycle_ = now;
+  evaluated_ = true;
+
+  const Cycle next = nextEvent(now);
+  if (next == kNever) {
+    next_trigger(wake_);
+  } else {
+    next_trigger(
+        sc_core::sc_time::from_value(next * periodValue_ - sc_core::sc_time_stamp().value()),
+        wake_);
+  }
+}
+
+void Sm::flushAccounting(Cycle cycle) {
+  if (evaluated_ && cycle > lastCycle_ + 1) {
+    account(cycle);
+    lastCycle_ = cycle - 1;
+  }
+}
+
+Cycle Sm::nextEvent(Cycle now) const {
+  if (act_.issued || dispatch_.busy()) return now + 1;
+  Cycle next = kNever;
+  next = std::min(next, ldst_.nextEvent(now));
+  if (!wbq_.empty()) next = std::min(next, std::max(wbq_.top().at, now + 1));
+  for (const WarpSlot& w : warps_) {
+    if (!w.active || w.warp->done()) continue;
+    if (w.eligibleAt > now) next = std::min(next, w.eligibleAt);
+    if (w.fetching) continue;
+    const uint32_t pc = w.warp->pc();
+    if (pc >= w.ibBegin && pc < w.ibEnd) {
+      if (w.ibReady > now) next = std::min(next, w.ibReady);
+    } else {
+      next = std::min(next, now + 1);  // needs a fetch
+    }
+  }
+  return next;
+}
+
+void Sm::wakeAt(Cycle c) {
+  const uint64_t at = c * periodValue_, t = sc_core::sc_time_stamp().value();
+  wake_.notify(sc_core::sc_time::from_value(at > t ? at - t : 0));
+}
+
+// ---- writeback and retirement ------------------------------------------------------------------
+
+void Sm::writeback(Cycle now) {
+  while (!wbq_.empty() && wbq_.top().at <= now) {
+    const uint32_t i = wbq_.top().inst;
+    wbq_.pop();
+    InFlight& in = inflight_[i];
+    WarpSlot& w = warps_[in.warp];
+    for (uint32_t r : in.info->regWrites) {
+      if (w.regPending[r] == kPendingMemory) --w.memoryPending;
+      w.regPending[r] = kReady;
+      act_.rfWrites += 1;
+    }
+    for (uint32_t p : in.info->predWrites) {
+      if (w.predPending[p] == kPendingMemory) --w.memoryPending;
+      w.predPending[p] = kReady;
+    }
+    if (in.loadsFromMemory && w.waitingLong && w.warp->state != func::WarpState::AtBarrier) {
+      w.waitingLong = false;
+      schedulers_[w.scheduler]->policy().longWaitOver(in.warp);
+    }
+    w.inFlight -= 1;
+    if (w.inFlight == 0 && w.warp->done()) finishing_.push_back(in.warp);
+    freeInFlight(i);
+  }
+}
+
+void Sm::retire(Cycle now) {
+  for (size_t k = 0; k < finishing_.size();) {
+    const uint32_t ws = finishing_[k];
+    WarpSlot& w = warps_[ws];
+    if (!w.active || w.inFlight != 0) {
+      ++k;
+      continue;
+    }
+    finishing_[k] = finishing_.back();
+    finishing_.pop_back();
+    schedulers_[w.scheduler]->policy().remove(ws);
+    CtaSlot& c = ctas_[w.cta];
+    w.active = false;
+    if (--c.liveWarps == 0) {
+      c.used = false;
+      c.record.end = now;
+      timeline_.push_back(c.record);
+      usedCtas_ -= 1;
+      usedThreads_ -= c.footprint.threads;
+      usedWarps_ -= c.footprint.warps;
+      usedRegisters_ -= c.footprint.registers;
+      usedShared_ -= c.footprint.sharedBytes;
+      if (kernel_.listener) kernel_.listener->ctaFinished(id_);
+    }
+  }
+}
+
+// ---- issue -------------------------------------------------------------------------------------
+
+Unit Sm::unitOf(InstClass c) const {
+  switch (c) {
+    case InstClass::Sfu:
+      return Unit::Sfu;
+    case InstClass::DpAdd:
+    case InstClass::DpMax:
+    case InstClass::DpMul:
+    case InstClass::DpMad:
+    case InstClass::DpDiv:
+      return dp_.empty() ? Unit::Sfu : Unit::Dp;
+    case InstClass::Load:
+    case InstClass::Store:
+    case InstClass::Atomic:
+      return Unit::Ldst;
+    case InstClass::Barrier:
+      return Unit::None;
+    default:
+      return Unit::Sp;
+  }
+}
+
+const OpTiming& Sm::timingOf(InstClass c) const {
+  const LatencyConfig& l = cfg_.sm.latency;
+  switch (c) {
+    case InstClass::IntMax:
+      return l.int_max;
+    case InstClass::IntMul:
+      return l.int_mul;
+    case InstClass::IntMad:
+      return l.int_mad;
+    case InstClass::IntDiv:
+      return l.int_div;
+    case InstClass::FpAdd:
+      return l.fp_add;
+    case InstClass::FpMax:
+      return l.fp_max;
+    case InstClass::FpMul:
+      return l.fp_mul;
+    case InstClass::FpMad:
+      return l.fp_mad;
+    case InstClass::FpDiv:
+      return l.fp_div;
+    case InstClass::DpAdd:
+      return l.dp_add;
+    case InstClass::DpMax:
+      return l.dp_max;
+    case InstClass::DpMul:
+      return l.dp_mul;
+    case InstClass::DpMad:
+      return l.dp_mad;
+    case InstClass::DpDiv:
+      return l.dp_div;
+    case InstClass::Sfu:
+      return l.sfu;
+    case InstClass::Shfl:
+      return l.int_shfl;
+    default:
+      return l.int_add;
+  }
+}
+
+uint32_t Sm::allocInFlight() {
+  if (freeInFlight_.empty()) {
+    inflight_.emplace_back();
+    freeInFlight_.push_back(static_cast<uint32_t>(inflight_.size() - 1));
+  }
+  uint32_t i = freeInFlight_.back();
+  freeInFlight_.pop_back();
+  inflight_[i].used = true;
+  return i;
+}
+
+void Sm::freeInFlight(uint32_t i) {
+  inflight_[i].used = false;
+  freeInFlight_.push_back(i);
+}
+
+void Sm::issue(Cycle now) {
+  for (auto& sp : schedulers_) {
+    WarpScheduler& s = *sp;
+    const std::vector<uint32_t>& order = s.policy().order();
+    if (order.empty()) {
+      s.lastOutcome = Stall::NoWarp;
+      continue;
+    }
+    Stall first = Stall::Count_;
+    bool issued = false;
+    candidates_.assign(order.begin(), order.end());  // issuing changes the policy's order
+    for (uint32_t slot : candidates_) {
+      Stall why = Stall::Issued;
+      if (tryIssue(slot, now, why)) {
+        issued = true;
+        break;
+      }
+      if (first == Stall::Count_) first = why;
+    }
+    s.lastOutcome = issued ? Stall::Issued : (first == Stall::Count_ ? Stall::NoWarp : first);
+  }
+}
+
+bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
+  WarpSlot& w = warps_[slot];
+  func::Warp& fw = *w.warp;
+  if (fw.state != func::WarpState::Ready || w.eligibleAt > now) {
+    reason = Stall::Barrier;
+    if (fw.state == func::WarpState::AtBarrier && !w.waitingLong) {
+      w.waitingLong = true;
+      schedulers_[w.scheduler]->policy().waitsLong(slot);
+    }
+    return false;
+  }
+  const uint32_t pc = fw.pc();
+  if (!w.hasInstruction(pc, now)) {
+    reason = Stall::Fetch;
+    return false;
+  }
+  const func::Inst& inst = prog_->code[pc];
+  const func::InstInfo& info = prog_->info[pc];
+  uint8_t pending = kReady;
+  for (uint32_t r : info.regReads) pending = std::max(pending, w.regPending[r]);
+  for (uint32_t r : info.regWrites) pending = std::max(pending, w.regPending[r]);
+  for (uint32_t p : info.predReads) pending = std::max(pending, w.predPending[p]);
+  for (uint32_t p : info.predWrites) pending = std::max(pending, w.predPending[p]);
+  if (pending != kReady) {
+    reason = pending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;
+    if (reason == Stall::DataMemory && !w.waitingLong) {
+      w.waitingLong = true;
+      schedulers_[w.scheduler]->policy().waitsLong(slot);
+    }
+    return false;
+  }
+  const Unit unit = unitOf(inst.cls);
+  if (unit != Unit::None && !dispatch_.hasFreeCollector(unit)) {
+    reason = Stall::Structural;
+    return false;
+  }
+
+  // Issue: the functional engine executes the instruction now.
+  CtaSlot& c = ctas_[w.cta];
+  uint64_t waitingBefore = 0;
+  for (size_t k = 0; k < c.cta.warps.size(); ++k)
+    if (c.cta.warps[k].state == func::WarpState::AtBarrier) waitingBefore |= 1ull << k;
+  const bool isMemory = unit == Unit::Ldst;
+  uint32_t idx = 0;
+  InFlight* in = nullptr;
+  if (unit != Unit::None) {
+    idx = allocInFlight();
+    in = &inflight_[idx];
+  }
+  kernel_.executor->launch().clock = now;
+  const func::StepResult r =
+      kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr);
+  if (r.released) releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
+
+  act_.issued += 1;
+  act_.issuedByClass[int(inst.cls)] += 1;
+  act_.activeLanes += static_cast<uint32_t>(__builtin_popcount(r.active));
+  schedulers_[w.scheduler]->policy().issued(slot);
+  if (issueObserver_) issueObserver_->onIssue(id_, now, slot, pc);
+
+  // The instruction buffer keeps the following instruction only if execution falls through.
+  const uint32_t next = fw.done() ? 0 : fw.pc();
+  if (next < w.ibBegin || next >= w.ibEnd) w.ibBegin = w.ibEnd = 0;
+
+  if (in) {
+    in->warp = slot;
+    in->pc = pc;
+    in->inst = &inst;
+    in->info = &info;
+    in->unit = unit;
+    in->lanes = static_cast<uint32_t>(__builtin_popcount(r.executed));
+    in->outstanding = 0;
+    const OpTiming& t = timingOf(inst.cls);
+    in->latency = t.latency;
+    in->occupancy = t.initiation;
+    in->loadsFromMemory = isMemory && !info.regWrites.empty() &&
+                          in->mem.space != func::MemSpace::Shared &&
+                          in->mem.space != func::MemSpace::CallParam && in->mem.mask != 0;
+    const uint8_t mark = in->loadsFromMemory ? kPendingMemory : kPendingAlu;
+    for (uint32_t rr : info.regWrites) {
+      if (mark == kPendingMemory) ++w.memoryPending;
+      w.regPending[rr] = mark;
+    }
+    for (uint32_t p : info.predWrites) {
+      if (mark == kPendingMemory) ++w.memoryPending;
+      w.predPending[p] = mark;
+    }
+    w.inFlight += 1;
+    dispatch_.collect(idx, unit, slot, info.regReads, prog_->numRegSlots, now);
+  }
+  if (fw.done() && w.inFlight == 0) finishing_.push_back(slot);
+  return true;
+}
+
+void Sm::releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, Cycle now) {
+  // Warps that waited at the barrier may issue again after the barrier latency.
+  for (WarpSlot& w : warps_) {
+    if (!w.active || w.cta != ctaSlot) continue;
+    const uint32_t k = w.warp->idInCta;
+    if (((waitingBefore >> k) & 1u) && cta.warps[k].state == func::WarpState::Ready) {
+      w.eligibleAt = std::max(w.eligibleAt, now + 1 + cfg_.sm.barrier_latency);
+      if (w.waitingLong) {
+        w.waitingLong = false;
+        schedulers_[w.scheduler]->policy().longWaitOver(&w - warps_.data());
+      }
+    }
+  }
+}
+
+// ---- dispatch to units -------------------------------------------------------------------------
+
+bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
+  InFlight& in = inflight_[inst];
+  if (u == Unit::Ldst) {
+    if (!ldst_.free(now)) return false;
+    act_.dispatched[int(Unit::Ldst)] += 1;
+    ldst_.accept(inst, now, *this, act_);
+    return true;
+  }
+  auto& units = u == Unit::Sp ? simd_ : u == Unit::Sfu ? sfu_ : dp_;
+  for (auto& e : units) {
+    if (!e->free(now)) continue;
+    const uint32_t occ = std::max(in.occupancy, (cfg_.sm.warp_size + e->lanes() - 1) / e->lanes());
+    e->start(now, occ);
+    act_.dispatched[int(u)] += 1;
+    act_.unitBusy[int(u)] += occ;
+    act_.laneOps += in.lanes;
+    wbq_.push({now + in.latency, inst});
+    return true;
+  }
+  return false;
+}
+
+// ---- fetch -------------------------------------------------------------------------------------
+
+void Sm::fetch(Cycle now) {
+  const uint32_t n = static_cast<uint32_t>(warps_.size());
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t ws = (fetch_.nextWarp + k) % n;
+    WarpSlot& w = warps_[ws];
+    if (!w.active || w.fetching || w.warp->done()) continue;
+    const uint32_t pc = w.warp->pc();
+    if (pc >= w.ibBegin && pc < w.ibEnd) continue;
+    fetch_.nextWarp = (ws + 1) % n;
+    if (fetch_.fetch(ws, w, pc, now, act_) == FetchUnit::Result::Miss) {
+      MemTransaction t;
+      t.addr = fetch_.lineOf(pc);
+      t.bytes = cfg_.sm.icache.line_bytes;
+      t.lanes = 0;
+      t.kind = AccessKind::InstructionFetch;
+      if (!send(ws, t))
+        fetch_.cancel(t.addr, warps_);  // the memory system is busy: ask again later
+    }
+    return;  // one warp per cycle
+  }
+}
+
+// ---- memory ------------------------------------------------------------------------------------
+
+bool Sm::send(uint32_t inst, const MemTransaction& t) {
+  if (requestBlocked_) return false;
+  tlm::tlm_generic_payload* gp = pool_.acquire();
+  MemAccessExtension& ext = accessOf(*gp);
+  ext.sm = id_;
+  ext.kind = t.kind;
+  ext.activeMask = t.lanes;
+  ext.byteMask = t.byteMask;
+  ext.tag = inst;
+  if (t.kind == AccessKind::InstructionFetch) {
+    ext.warp = inst;
+    ext.pc = warps_[inst].warp->pc();
+  } else {
+    ext.warp = inflight_[inst].warp;
+    ext.pc = inflight_[inst].pc;
+  }
+  gp->set_command(t.kind == AccessKind::Store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  gp->set_address(t.addr);
+  gp->set_data_length(std::min<uint32_t>(t.bytes, PayloadPool::kDataBytes));
+  gp->set_streaming_width(gp->get_data_length());
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  tlm::tlm_sync_enum s = memory_socket->nb_transport_fw(*gp, phase, delay);
+  if (s == tlm::TLM_ACCEPTED || (s == tlm::TLM_UPDATED && phase == tlm::BEGIN_REQ))
+    requestBlocked_ = true;
+  if (s == tlm::TLM_COMPLETED) response(*gp);
+  gp->release();
+  return true;
+}
+
+tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                       sc_core::sc_time&) {
+  if (phase == tlm::END_REQ) {
+    requestBlocked_ = false;
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::BEGIN_RESP) {
+    requestBlocked_ = false;  // a response also ends the request phase
+    response(gp);
+    return tlm::TLM_COMPLETED;
+  }
+  throw InternalError(fmt::format("{}: unexpected phase on the memory socket", name()));
+}
+
+void Sm::response(tlm::tlm_generic_payload& gp) {
+  const MemAccessExtension& ext = accessOf(gp);
+  // A response is visible from the cycle after it arrives.
+  const Cycle at = cycleNow() + 1;
+  if (ext.kind == AccessKind::InstructionFetch) {
+    fetch_.fill(gp.get_address(), at, warps_);
+  } else {
+    const uint32_t inst = static_cast<uint32_t>(ext.tag);
+    InFlight& in = inflight_[inst];
+    if (ext.kind == AccessKind::ConstLoad) ldst_.constFill(gp.get_address());
+    if (--in.outstanding == 0)
+      complete(inst, ext.kind == AccessKind::ConstLoad ? at + cfg_.sm.const_cache.hit_latency : at);
+  }
+  wakeAt(at);
+}
+
+void Sm::complete(uint32_t inst, Cycle at) { wbq_.push({at, inst}); }
+
+// ---- statistics --------------------------------------------------------------------------------
+
+void Sm::resetStats() {
+  counters_ = SmCounters{};
+  execStats_ = func::ExecStats{};
+  for (auto& s : schedulers_)
+    for (auto& o : s->outcomes) o = 0;
+  timeline_.clear();
+  peakCtas_ = usedCtas_;
+}
+
+void Sm::resetState() {
+  fetch_.reset();
+  ldst_.reset();
+  dispatch_.reset();
+  for (auto* units : {&simd_, &sfu_, &dp_})
+    for (auto& e : *units) e->reset();
+}
+
+}  // namespace gpusc::sm

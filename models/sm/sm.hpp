@@ -1,0 +1,184 @@
+// A streaming multiprocessor: the cycle-level timing model of one SM.
+//
+//   FetchUnit (I-cache) -> instruction buffers -> WarpScheduler x N (scoreboard check)
+//     -> issue (the functional engine executes the instruction here: execute at issue)
+//     -> DispatchUnit (operand collectors, RegisterFile banks) -> ExecutionUnit (SIMD, SFU, DP)
+//        or LdstUnit (coalescer, SharedMemory, constant cache, memory socket) -> writeback
+//
+// One SC_METHOD evaluates a cycle of the whole pipeline, stage by stage in reverse order.
+// When nothing can change in the next cycle it sleeps until the next known event (a result
+// being written back, a buffer filling, a barrier releasing) or until woken (a memory
+// response, a new CTA); cycles it skips are accounted in bulk, so idle time costs nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "common/mem_access.hpp"
+#include "common/platform_config.hpp"
+#include "func/executor.hpp"
+#include "sm/activity.hpp"
+#include "sm/dispatch_unit.hpp"
+#include "sm/execution_unit.hpp"
+#include "sm/fetch_unit.hpp"
+#include "sm/ldst_unit.hpp"
+#include "sm/pipeline.hpp"
+#include "sm/register_file.hpp"
+#include "sm/warp_scheduler.hpp"
+
+namespace gpusc::sm {
+
+// Resources one CTA of a kernel takes on an SM.
+struct CtaFootprint {
+  uint32_t threads = 0, warps = 0, registers = 0, sharedBytes = 0;
+};
+
+struct CtaRecord {
+  uint32_t sm = 0;
+  uint64_t linearId = 0;
+  func::Dim3 ctaid;
+  Cycle start = 0, end = 0;
+};
+
+class CtaListener {
+ public:
+  virtual ~CtaListener() = default;
+  virtual void ctaFinished(uint32_t sm) = 0;
+};
+
+class IssueObserver {
+ public:
+  virtual ~IssueObserver() = default;
+  virtual void onIssue(uint32_t sm, Cycle cycle, uint32_t warpSlot, uint32_t pc) = 0;
+};
+
+// What the SMs share during one kernel.
+struct KernelContext {
+  func::Executor* executor = nullptr;
+  uint64_t codeBase = 0;
+  CtaListener* listener = nullptr;
+};
+
+class Sm : public sc_core::sc_module, private LdstHost {
+ public:
+  tlm_utils::simple_initiator_socket<Sm> memory_socket;
+
+  Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& cfg, PayloadPool& pool,
+     sc_core::sc_time period);
+
+  uint32_t id() const { return id_; }
+
+  // ---- CTAs (the CtaScheduler) ----
+  bool fits(const CtaFootprint& f) const;
+  // Starts a CTA now; its warps may issue from the next cycle.
+  void startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linearId);
+  void beginKernel(const KernelContext& k);
+  void endKernel();
+  uint32_t residentCtas() const { return usedCtas_; }
+
+  // ---- observation ----
+  void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
+  void setIssueObserver(IssueObserver* o) { issueObserver_ = o; }
+  const SmCounters& counters() const { return counters_; }
+  const func::ExecStats& execStats() const { return execStats_; }
+  uint64_t schedulerOutcomes(uint32_t s, Stall st) const {
+    return schedulers_[s]->outcomes[int(st)];
+  }
+  uint32_t numSchedulers() const { return static_cast<uint32_t>(schedulers_.size()); }
+  const std::vector<CtaRecord>& ctaTimeline() const { return timeline_; }
+  uint32_t peakResidentCtas() const { return peakCtas_; }
+  // Clears statistics (counters, outcomes, timeline); caches and units keep their state.
+  void resetStats();
+  // Returns caches and units to their power-on state (a new run).
+  void resetState();
+  // Accounts cycles up to `cycle` (end of a kernel) as idle.
+  void flushAccounting(Cycle cycle);
+
+ private:
+  SC_HAS_PROCESS(Sm);
+
+  struct CtaSlot {
+    bool used = false;
+    func::Cta cta;
+    CtaFootprint footprint;
+    uint32_t liveWarps = 0;
+    CtaRecord record;
+  };
+  struct Writeback {
+    Cycle at;
+    uint32_t inst;
+    bool operator>(const Writeback& o) const { return at != o.at ? at > o.at : inst > o.inst; }
+  };
+
+  Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / periodValue_; }
+  void tick();
+  void account(Cycle now);
+  void writeback(Cycle now);
+  void retire(Cycle now);
+  void issue(Cycle now);
+  bool tryIssue(uint32_t slot, Cycle now, Stall& reason);
+  void fetch(Cycle now);
+  bool dispatchTo(uint32_t inst, Unit u, Cycle now);
+  void releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, Cycle now);
+  Cycle nextEvent(Cycle now) const;
+  void wakeAt(Cycle c);
+  uint32_t allocInFlight();
+  void freeInFlight(uint32_t i);
+  Unit unitOf(func::InstClass c) const;
+  const OpTiming& timingOf(func::InstClass c) const;
+
+  // LdstHost
+  InFlight& record(uint32_t inst) override { return inflight_[inst]; }
+  bool send(uint32_t inst, const MemTransaction& t) override;
+  void complete(uint32_t inst, Cycle at) override;
+
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void response(tlm::tlm_generic_payload& gp);
+
+  const uint32_t id_;
+  const PlatformConfig& cfg_;
+  PayloadPool& pool_;
+  const sc_core::sc_time period_;
+  const uint64_t periodValue_;
+  sc_core::sc_event wake_;
+
+  RegisterFile rf_;
+  DispatchUnit dispatch_;
+  std::vector<std::unique_ptr<ExecutionUnit>> simd_, sfu_, dp_;
+  LdstUnit ldst_;
+  FetchUnit fetch_;
+  std::vector<std::unique_ptr<WarpScheduler>> schedulers_;
+
+  KernelContext kernel_;
+  const func::Program* prog_ = nullptr;
+  std::vector<WarpSlot> warps_;
+  std::vector<CtaSlot> ctas_;
+  std::vector<InFlight> inflight_;
+  std::vector<uint32_t> freeInFlight_;
+  std::priority_queue<Writeback, std::vector<Writeback>, std::greater<Writeback>> wbq_;
+  std::vector<uint32_t> finishing_;  // warps whose threads exited, waiting for in-flight work
+  std::vector<uint32_t> candidates_;
+  uint32_t usedThreads_ = 0, usedWarps_ = 0, usedRegisters_ = 0, usedShared_ = 0, usedCtas_ = 0;
+  uint32_t peakCtas_ = 0;
+  uint64_t warpAge_ = 0;
+  bool requestBlocked_ = false;  // waiting for END_REQ of the last request
+
+  func::ExecStats execStats_;
+  SmCounters counters_;
+  SmActivity act_;
+  Cycle lastCycle_ = 0;     // last evaluated cycle
+  bool evaluated_ = false;  // lastCycle_ is valid
+  SmActivity idle_;         // activity of a cycle in which nothing changes (for skipped cycles)
+  std::vector<CtaRecord> timeline_;
+  ActivityObserver* activityObserver_ = nullptr;
+  IssueObserver* issueObserver_ = nullptr;
+};
+
+}  // namespace gpusc::sm

@@ -1,0 +1,185 @@
+#include "sm/warp_scheduler.hpp"
+
+#include <algorithm>
+
+namespace gpusc::sm {
+
+namespace {
+
+void eraseValue(std::vector<uint32_t>& v, uint32_t x) {
+  v.erase(std::remove(v.begin(), v.end(), x), v.end());
+}
+
+bool contains(const std::vector<uint32_t>& v, uint32_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Round-robin over `ring`, starting after `last`.
+void rotateAfter(const std::vector<uint32_t>& ring, uint32_t last, bool haveLast,
+                 std::vector<uint32_t>& out) {
+  out.clear();
+  size_t start = 0;
+  if (haveLast) {
+    auto it = std::upper_bound(ring.begin(), ring.end(), last);
+    start = static_cast<size_t>(it - ring.begin());
+  }
+  for (size_t i = 0; i < ring.size(); ++i) out.push_back(ring[(start + i) % ring.size()]);
+}
+
+class LooseRoundRobin : public WarpSchedulingPolicy {
+ public:
+  void add(uint32_t w, uint64_t) override {
+    ring_.insert(std::upper_bound(ring_.begin(), ring_.end(), w), w);
+  }
+  void remove(uint32_t w) override { eraseValue(ring_, w); }
+  const std::vector<uint32_t>& order() override {
+    rotateAfter(ring_, last_, haveLast_, out_);
+    return out_;
+  }
+  void issued(uint32_t w) override {
+    last_ = w;
+    haveLast_ = true;
+  }
+
+ private:
+  std::vector<uint32_t> ring_, out_;  // ring_: warp slots in increasing order
+  uint32_t last_ = 0;
+  bool haveLast_ = false;
+};
+
+class GreedyThenOldest : public WarpSchedulingPolicy {
+ public:
+  void add(uint32_t w, uint64_t age) override {
+    auto it = std::upper_bound(
+        byAge_.begin(), byAge_.end(), age,
+        [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
+    byAge_.insert(it, {age, w});
+  }
+  void remove(uint32_t w) override {
+    byAge_.erase(
+        std::remove_if(byAge_.begin(), byAge_.end(), [&](auto& e) { return e.second == w; }),
+        byAge_.end());
+    if (haveGreedy_ && greedy_ == w) haveGreedy_ = false;
+  }
+  const std::vector<uint32_t>& order() override {
+    out_.clear();
+    if (haveGreedy_) out_.push_back(greedy_);
+    for (const auto& e : byAge_)
+      if (!haveGreedy_ || e.second != greedy_) out_.push_back(e.second);
+    return out_;
+  }
+  void issued(uint32_t w) override {
+    greedy_ = w;
+    haveGreedy_ = true;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, uint32_t>> byAge_;  // (start order, warp), oldest first
+  std::vector<uint32_t> out_;
+  uint32_t greedy_ = 0;
+  bool haveGreedy_ = false;
+};
+
+class TwoLevel : public WarpSchedulingPolicy {
+ public:
+  explicit TwoLevel(uint32_t activeSize) : size_(activeSize) {}
+  void add(uint32_t w, uint64_t) override {
+    if (active_.size() < size_) {
+      active_.insert(std::upper_bound(active_.begin(), active_.end(), w), w);
+    } else {
+      pending_.push_back(w);
+    }
+  }
+  void remove(uint32_t w) override {
+    eraseValue(active_, w);
+    eraseValue(pending_, w);
+    eraseValue(waiting_, w);
+    refill();
+  }
+  const std::vector<uint32_t>& order() override {
+    rotateAfter(active_, last_, haveLast_, out_);
+    return out_;
+  }
+  void issued(uint32_t w) override {
+    last_ = w;
+    haveLast_ = true;
+  }
+  void waitsLong(uint32_t w) override {
+    if (!contains(waiting_, w)) waiting_.push_back(w);
+    if (contains(active_, w)) {
+      eraseValue(active_, w);
+      pending_.push_back(w);
+      refill();
+    }
+  }
+  void longWaitOver(uint32_t w) override {
+    eraseValue(waiting_, w);
+    refill();
+  }
+
+ private:
+  // Moves ready pending warps, oldest first, into free places of the active group.
+  void refill() {
+    for (auto it = pending_.begin(); it != pending_.end() && active_.size() < size_;) {
+      if (contains(waiting_, *it)) {
+        ++it;
+        continue;
+      }
+      active_.insert(std::upper_bound(active_.begin(), active_.end(), *it), *it);
+      it = pending_.erase(it);
+    }
+  }
+
+  uint32_t size_;
+  std::vector<uint32_t> active_, pending_, waiting_, out_;
+  uint32_t last_ = 0;
+  bool haveLast_ = false;
+};
+
+class DynamicFifo : public WarpSchedulingPolicy {
+ public:
+  void add(uint32_t w, uint64_t) override { queue_.push_back(w); }
+  void remove(uint32_t w) override {
+    eraseValue(queue_, w);
+    eraseValue(waiting_, w);
+  }
+  const std::vector<uint32_t>& order() override { return queue_; }
+  void issued(uint32_t w) override {  // to the back of the queue
+    eraseValue(queue_, w);
+    queue_.push_back(w);
+  }
+  void waitsLong(uint32_t w) override {
+    if (contains(waiting_, w)) return;
+    waiting_.push_back(w);
+    eraseValue(queue_, w);
+  }
+  void longWaitOver(uint32_t w) override {
+    if (!contains(waiting_, w)) return;
+    eraseValue(waiting_, w);
+    queue_.push_back(w);
+  }
+
+ private:
+  std::vector<uint32_t> queue_, waiting_;
+};
+
+}  // namespace
+
+const Registry<WarpSchedulingPolicy, const SmConfig&>& warpSchedulingPolicies() {
+  static const Registry<WarpSchedulingPolicy, const SmConfig&> registry(
+      "warp scheduler",
+      {{"lrr", "loose round-robin",
+        [](const SmConfig&) { return std::make_unique<LooseRoundRobin>(); }},
+       {"gto", "greedy then oldest",
+        [](const SmConfig&) { return std::make_unique<GreedyThenOldest>(); }},
+       {"two-level", "active and pending groups (seed 000)",
+        [](const SmConfig& c) { return std::make_unique<TwoLevel>(c.two_level_active); }},
+       {"dfifo", "round-robin; warps waiting on memory rejoin at the back (seed 003)",
+        [](const SmConfig&) { return std::make_unique<DynamicFifo>(); }}});
+  return registry;
+}
+
+WarpScheduler::WarpScheduler(const sc_core::sc_module_name& name, const SmConfig& cfg)
+    : sc_core::sc_module(name), policy_(warpSchedulingPolicies().create(cfg.scheduler, cfg)) {}
+
+}  // namespace gpusc::sm

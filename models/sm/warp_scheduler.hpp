@@ -1,0 +1,54 @@
+// Warp schedulers: each SM has sm.schedulers of them, each owning the warps whose slot number
+// modulo the scheduler count is its index. Every cycle a scheduler tries its warps in the order
+// its policy gives and issues the first one that can go.
+//
+// Policies (sm.scheduler):
+//   lrr        loose round-robin: start after the warp that issued last
+//   gto        greedy-then-oldest: keep issuing the same warp until it stalls, then the oldest
+//   two-level  an active group of sm.two_level_active warps scheduled round-robin; a warp that
+//              stalls on a memory load (or waits at a barrier) moves to the pending group, and a
+//              ready pending warp takes its place (seed 000)
+//   dfifo      round-robin, but a warp waiting for a memory load (or at a barrier) leaves the
+//              order until the wait ends, then rejoins at the back (seed 003)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "common/platform_config.hpp"
+#include "common/registry.hpp"
+#include "sm/activity.hpp"
+
+namespace gpusc::sm {
+
+class WarpSchedulingPolicy {
+ public:
+  virtual ~WarpSchedulingPolicy() = default;
+  virtual void add(uint32_t warp, uint64_t age) = 0;  // a warp starts (age: start order)
+  virtual void remove(uint32_t warp) = 0;             // a warp finished
+  // The warps to try this cycle, best first.
+  virtual const std::vector<uint32_t>& order() = 0;
+  virtual void issued(uint32_t warp) = 0;
+  // The warp waits for a long-latency event (a memory load, a barrier) / the wait is over.
+  virtual void waitsLong(uint32_t) {}
+  virtual void longWaitOver(uint32_t) {}
+};
+
+const Registry<WarpSchedulingPolicy, const SmConfig&>& warpSchedulingPolicies();
+
+class WarpScheduler : public sc_core::sc_module {
+ public:
+  WarpScheduler(const sc_core::sc_module_name& name, const SmConfig& cfg);
+  WarpSchedulingPolicy& policy() { return *policy_; }
+
+  Stall lastOutcome = Stall::NoWarp;  // this cycle's outcome, also for skipped cycles
+  uint64_t outcomes[kNumStalls] = {};
+
+ private:
+  std::unique_ptr<WarpSchedulingPolicy> policy_;
+};
+
+}  // namespace gpusc::sm

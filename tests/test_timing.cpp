@@ -1,0 +1,449 @@
+// Microbenchmarks of the cycle-level SM model whose cycle counts follow from the platform
+// configuration. Each measures how the cycles of a loop grow with the work in its body, so the
+// constant costs of start-up, instruction fetch and the loop itself cancel out:
+//
+//   slope = [T(K2, I2) - T(K2, I1) - T(K1, I2) + T(K1, I1)] / ((I2 - I1)(K2 - K1))
+//
+// where T(K, I) is the kernel's cycle count with K copies of the measured instruction in a
+// loop that runs I times, measured after a warm-up launch (so the constant cache holds the
+// kernel parameters). K1 and K2 are 24 and 40: both bodies cross an instruction-cache line, so
+// the loop's own instructions fall the same way in the two-entry instruction buffers and cost
+// the same. The model's pipeline (docs/timing-model.md): an instruction issues,
+// reads its operands the next cycle (one per register bank per cycle), enters its unit, and its
+// result is ready `latency` cycles later; a unit takes a new warp every
+// max(initiation interval, warp size / lanes) cycles.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "gpu/device.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+
+namespace {
+
+PlatformConfig platformWith(const std::vector<std::string>& sets) {
+  return loadPlatform("gtx480", sets);
+}
+
+// A kernel `k(.param .u32 iters, .param .u64 out)` running `body` `iters` times. Registers:
+// %r0-%r59 (.b32, declared first: register slot = number), %f0-%f63 (.f32), %fd0-%fd63 (.f64),
+// %rd0-%rd7 (.b64), %p2-%p3 (.pred). %r60-%r63, %p1 and the label L belong to the loop.
+std::string loopKernel(const std::string& setup, const std::string& body,
+                       const std::string& decls = "") {
+  return test::module(decls + R"(
+.visible .entry k(.param .u32 iters, .param .u64 out)
+{
+  .reg .b32 %r<64>;
+  .reg .f32 %f<64>;
+  .reg .f64 %fd<64>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<4>;
+  mov.u32 %r0, %tid.x;
+)" + setup + R"(
+  ld.param.u32 %r60, [iters];
+  mov.u32 %r61, 0;
+L:
+)" + body + R"(
+  add.u32 %r61, %r61, 1;
+  setp.lt.u32 %p1, %r61, %r60;
+  @%p1 bra L;
+  ld.param.u64 %rd7, [out];
+  mul.wide.u32 %rd6, %r0, 4;
+  add.s64 %rd7, %rd7, %rd6;
+  st.global.u32 [%rd7], %r1;
+  ret;
+}
+)");
+}
+
+std::string repeat(const std::string& line, int k) {
+  std::string s;
+  for (int i = 0; i < k; ++i) s += "  " + line + "\n";
+  return s;
+}
+
+struct Launch {
+  uint64_t cycles = 0;
+  sm::SmCounters counters;
+  const gpu::TimingResult* timing = nullptr;
+};
+
+// Runs kernel `k` of `ptx` with `iters` and a buffer for `out`, in timing mode.
+Launch run(Device& dev, const std::string& ptx, Dim3 grid, Dim3 block, uint32_t iters,
+           uint32_t dynShared = 0) {
+  Module& m = dev.loadModule(ptx, "bench.ptx");
+  DevPtr out = dev.malloc(grid.count() * block.count() * 4);
+  dev.launch(m.kernel("k"), grid, block, dynShared, KernelArgs().u32(iters).ptr(out));
+  Launch l;
+  l.timing = &*dev.launches().back().timing;
+  l.cycles = l.timing->cycles;
+  for (const auto& s : l.timing->sms) {
+    l.counters.rfBankConflicts += s.counters.rfBankConflicts;
+    l.counters.sharedBankConflicts += s.counters.sharedBankConflicts;
+    l.counters.icacheMisses += s.counters.icacheMisses;
+    l.counters.icacheAccesses += s.counters.icacheAccesses;
+    l.counters.evaluatedCycles += s.counters.evaluatedCycles;
+    l.counters.issued += s.counters.issued;
+  }
+  return l;
+}
+
+constexpr int kK1 = 24, kK2 = 40;
+
+// Cycles per extra body instance per loop iteration (see the top of the file); `body(k)` is
+// the loop body with k instances.
+double slopeOf(Device& dev, const std::string& setup, const std::function<std::string(int)>& body,
+               Dim3 block, uint32_t i1 = 10, uint32_t i2 = 30, uint32_t dynShared = 0) {
+  auto T = [&](int k, uint32_t i) {
+    return static_cast<double>(
+        run(dev, loopKernel(setup, body(k)), {1}, block, i, dynShared).cycles);
+  };
+  T(kK1, 1);  // warm-up
+  return (T(kK2, i2) - T(kK2, i1) - T(kK1, i2) + T(kK1, i1)) /
+         (double(i2 - i1) * double(kK2 - kK1));
+}
+
+// The same for `line` repeated.
+double slope(Device& dev, const std::string& setup, const std::string& line, Dim3 block,
+             uint32_t i1 = 10, uint32_t i2 = 30, uint32_t dynShared = 0) {
+  return slopeOf(
+      dev, setup, [&](int k) { return repeat(line, k); }, block, i1, i2, dynShared);
+}
+
+// ---- latency ----------------------------------------------------------------------------------
+
+TEST(TimingLatency, DependentIntegerChain) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  // Each add waits for the previous one: operand collection (1 cycle) + latency.
+  EXPECT_EQ(slope(dev, "", "add.u32 %r1, %r1, 1;", {32}), 1 + cfg.sm.latency.int_add.latency);
+}
+
+TEST(TimingLatency, DependentChainFollowsTheConfiguredLatency) {
+  const PlatformConfig cfg =
+      platformWith({"sm.latency.int_add.latency=9", "sm.latency.fp_mad.latency=13"});
+  Device dev(cfg, ExecMode::Timing);
+  EXPECT_EQ(slope(dev, "", "add.u32 %r1, %r1, 1;", {32}), 1 + 9);
+  EXPECT_EQ(slope(dev, "mov.f32 %f1, 0f3F800000;", "fma.rn.f32 %f1, %f1, %f1, %f1;", {32}), 1 + 13);
+}
+
+TEST(TimingLatency, DependentSfuAndDoubleChains) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  EXPECT_EQ(slope(dev, "mov.f32 %f1, 0f3F000000;", "sin.approx.f32 %f1, %f1;", {32}),
+            1 + cfg.sm.latency.sfu.latency);
+  EXPECT_EQ(slope(dev, "mov.f64 %fd1, 0d3FF0000000000000;", "add.f64 %fd1, %fd1, %fd1;", {32}),
+            1 + cfg.sm.latency.dp_add.latency);
+}
+
+// ---- throughput
+// -----------------------------------------------------------------------------------
+
+// `k` independent instructions per body: copy i writes its own register, so no copy waits for
+// another in the same iteration.
+std::string independent(const std::string& op, int k, int firstReg, const char* prefix = "%r") {
+  std::string s;
+  for (int i = 0; i < k; ++i) {
+    std::string r = prefix + std::to_string(firstReg + i);
+    std::string line = op;
+    for (size_t p; (p = line.find("$")) != std::string::npos;) line.replace(p, 1, r);
+    s += "  " + line + "\n";
+  }
+  return s;
+}
+
+double throughputSlope(Device& dev, const std::string& setup, const std::string& op,
+                       const char* prefix, Dim3 block) {
+  return slopeOf(
+      dev, setup, [&](int k) { return independent(op, k, 1, prefix); }, block);
+}
+
+// Unit throughput is measured with one warp whose instruction buffer holds a whole I-cache
+// line, so neither fetch nor the warps' relative phases enter the count: the warp issues one
+// independent instruction per cycle unless its unit is still busy.
+PlatformConfig throughputPlatform(const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = {"sm.ibuffer_entries=16"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return platformWith(sets);
+}
+
+// A warp that issues every cycle still waits for its buffer to refill at each I-cache line:
+// the next line arrives hit_latency + decode_latency cycles after the last instruction of the
+// previous one issued, a bubble of that minus one cycle per line of instructions.
+double issueBound(const PlatformConfig& cfg) {
+  const double perLine = double(cfg.sm.icache.line_bytes) / cfg.sm.instruction_bytes;
+  return 1.0 + double(cfg.sm.icache.hit_latency + cfg.sm.decode_latency - 1) / perLine;
+}
+
+TEST(TimingThroughput, AWarpOccupiesASimdUnitForWarpSizeOverLanesCycles) {
+  // One SIMD unit: each warp instruction holds it for max(ii, 32 / simd_lanes) cycles.
+  const PlatformConfig cfg = throughputPlatform({"sm.simd_units=1"});
+  Device dev(cfg, ExecMode::Timing);
+  const double occupancy = std::max(cfg.sm.latency.int_add.initiation, 32 / cfg.sm.simd_lanes);
+  EXPECT_EQ(throughputSlope(dev, "", "mov.u32 $, 7;", "%r", {32}), occupancy);
+}
+
+TEST(TimingThroughput, TwoSimdUnitsTakeOneWarpInstructionPerCycle) {
+  const PlatformConfig cfg = throughputPlatform();
+  Device dev(cfg, ExecMode::Timing);
+  const double perInst =
+      double(std::max(cfg.sm.latency.int_add.initiation, 32 / cfg.sm.simd_lanes)) /
+      cfg.sm.simd_units;
+  EXPECT_EQ(throughputSlope(dev, "", "mov.u32 $, 7;", "%r", {32}),
+            std::max(issueBound(cfg), perInst));
+  // Eight warps share the units: within 2% of the same rate per warp instruction (warps drift in
+  // phase, so the start and the tail of the loop do not cancel exactly).
+  const uint32_t warps = 8;
+  EXPECT_NEAR(throughputSlope(dev, "", "mov.u32 $, 7;", "%r", {warps * 32}), warps * perInst,
+              0.02 * warps * perInst);
+}
+
+TEST(TimingThroughput, SpecialFunctionUnit) {
+  const PlatformConfig cfg = throughputPlatform();
+  Device dev(cfg, ExecMode::Timing);
+  const double perInst =
+      double(std::max(cfg.sm.latency.sfu.initiation, 32 / cfg.sm.sfu_lanes)) / cfg.sm.sfu_units;
+  EXPECT_EQ(throughputSlope(dev, "", "sin.approx.f32 $, $;", "%f", {32}), perInst);
+  EXPECT_NEAR(throughputSlope(dev, "", "sin.approx.f32 $, $;", "%f", {4 * 32}), 4 * perInst,
+              0.02 * 4 * perInst);
+}
+
+TEST(TimingThroughput, DoublePrecisionOnTheSfuPath) {
+  const PlatformConfig cfg = throughputPlatform();
+  ASSERT_EQ(cfg.sm.dp_units, 0u);  // GTX480: double precision runs on the SFU
+  Device dev(cfg, ExecMode::Timing);
+  const double perInst =
+      double(std::max(cfg.sm.latency.dp_add.initiation, 32 / cfg.sm.sfu_lanes)) / cfg.sm.sfu_units;
+  EXPECT_EQ(throughputSlope(dev, "", "add.f64 $, $, $;", "%fd", {32}), perInst);
+}
+
+// ---- register banks
+// ---------------------------------------------------------------------------------
+
+TEST(TimingRegisterFile, TwoOperandsInOneBankCostACycle) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  const uint32_t banks = cfg.sm.register_banks;
+  const std::string same =
+      "add.u32 %r1, %r1, %r" + std::to_string(1 + banks) + ";";  // slots 1 and 1 + banks
+  const double conflicting = slope(dev, "", same, {32});
+  const double distinct = slope(dev, "", "add.u32 %r1, %r1, %r2;", {32});
+  EXPECT_EQ(distinct, 1 + cfg.sm.latency.int_add.latency);
+  EXPECT_EQ(conflicting, distinct + 1);
+  // One conflicting read per instruction.
+  Launch a = run(dev, loopKernel("", repeat(same, 16)), {1}, {32}, 10);
+  Launch b = run(dev, loopKernel("", repeat(same, 16)), {1}, {32}, 20);
+  EXPECT_EQ(b.counters.rfBankConflicts - a.counters.rfBankConflicts, 10u * 16u);
+}
+
+// ---- shared memory
+// ------------------------------------------------------------------------------------
+
+TEST(TimingSharedMemory, ConflictDegreesOneToThirtyTwo) {
+  const PlatformConfig cfg = throughputPlatform();
+  Device dev(cfg, ExecMode::Timing);
+  const uint32_t warps = 1;
+  for (uint32_t d = 1; d <= 32; ++d) {
+    // Lane l reads word (l / d) + (l % d) * 32: groups of d lanes share a bank, with d distinct
+    // words, so the access needs d passes.
+    const std::string setup = "  and.b32 %r2, %r0, 31;\n  div.u32 %r3, %r2, " + std::to_string(d) +
+                              ";\n  rem.u32 %r4, %r2, " + std::to_string(d) +
+                              ";\n  mad.lo.u32 %r5, %r4, 32, %r3;\n  shl.b32 %r5, %r5, 2;\n";
+    // Each load writes its own register, so no load waits for another.
+    const double s = slopeOf(
+        dev, setup, [](int k) { return independent("ld.shared.u32 $, [%r5];", k, 6); },
+        {warps * 32}, 2, 6, 4096);
+    // The load/store unit serves one access every `d` cycles (a conflict-free stream is limited
+    // by issue instead).
+    EXPECT_EQ(s, std::max(issueBound(cfg), double(warps * d))) << "conflict degree " << d;
+    Launch l = run(dev, loopKernel(setup, repeat("ld.shared.u32 %r6, [%r5];", 4)), {1},
+                   {warps * 32}, 5, 4096);
+    EXPECT_EQ(l.counters.sharedBankConflicts, uint64_t(warps) * 5 * 4 * (d - 1))
+        << "conflict degree " << d;
+  }
+}
+
+TEST(TimingSharedMemory, BroadcastIsNotAConflict) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  Launch l = run(dev, loopKernel("  mov.u32 %r5, 64;\n", repeat("ld.shared.u32 %r6, [%r5];", 4)),
+                 {1}, {128}, 5, 4096);
+  EXPECT_EQ(l.counters.sharedBankConflicts, 0u);
+}
+
+// ---- barriers
+// --------------------------------------------------------------------------------------
+
+TEST(TimingBarrier, CostFollowsTheBarrierLatency) {
+  for (uint32_t bl : {2u, 7u}) {
+    const PlatformConfig cfg = platformWith({"sm.barrier_latency=" + std::to_string(bl)});
+    Device dev(cfg, ExecMode::Timing);
+    // One warp: it releases the barrier itself and may issue again 1 + latency cycles later.
+    EXPECT_EQ(slope(dev, "", "bar.sync 0;", {32}), 1 + bl) << "latency " << bl;
+    // Four warps on two schedulers: the last arrives one cycle after the first two.
+    const uint32_t warps = 4;
+    EXPECT_EQ(slope(dev, "", "bar.sync 0;", {warps * 32}), 1 + bl + (warps / cfg.sm.schedulers - 1))
+        << "latency " << bl;
+  }
+}
+
+// ---- occupancy
+// ---------------------------------------------------------------------------------------
+
+uint32_t expectedCtasPerSm(const PlatformConfig& cfg, uint32_t threads, uint32_t regsPerThread,
+                           uint32_t shared) {
+  const SmConfig& s = cfg.sm;
+  const uint32_t warps = (threads + 31) / 32;
+  const uint32_t g = s.register_allocation_granularity;
+  const uint32_t regs = (regsPerThread * 32 + g - 1) / g * g * warps;
+  uint32_t n = s.max_ctas;
+  n = std::min(n, s.max_threads / threads);
+  n = std::min(n, s.max_warps / warps);
+  n = std::min(n, s.registers / regs);
+  if (shared) n = std::min(n, s.shared_memory_bytes / shared);
+  return n;
+}
+
+// A kernel with `live` 32-bit values live at once and `shared` bytes of static shared memory.
+std::string occupancyKernel(uint32_t live, uint32_t shared) {
+  std::string setup, use;
+  for (uint32_t i = 1; i <= live; ++i)
+    setup += "  add.u32 %r" + std::to_string(i) + ", %r0, " + std::to_string(i) + ";\n";
+  for (uint32_t i = 2; i <= live; ++i) use += "  add.u32 %r1, %r1, %r" + std::to_string(i) + ";\n";
+  const std::string decl =
+      shared ? ".shared .align 4 .b8 tile[" + std::to_string(shared) + "];\n" : "";
+  return loopKernel(
+      setup + use + (shared ? "  mov.u32 %r2, tile;\n  st.shared.u32 [%r2], %r1;\n" : ""),
+      "  add.u32 %r1, %r1, 1;\n", decl);
+}
+
+TEST(TimingOccupancy, LimitsFromThreadsRegistersAndSharedMemory) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  struct Case {
+    uint32_t threads, live, shared;
+  };
+  for (const Case& c : {Case{256, 4, 0}, Case{256, 4, 20000}, Case{256, 50, 0}, Case{128, 4, 0},
+                        Case{64, 4, 9000}}) {
+    const std::string ptx = occupancyKernel(c.live, c.shared);
+    Module& m = dev.loadModule(ptx, "occ.ptx");
+    const uint32_t regs = m.kernel("k").program->regsPerThread;
+    const uint32_t want = expectedCtasPerSm(cfg, c.threads, regs, c.shared);
+    Launch l = run(dev, ptx, {cfg.gpu.num_sms * 12}, {c.threads}, 50);
+    for (const auto& s : l.timing->sms)
+      EXPECT_EQ(s.peakCtas, want) << c.threads << " threads, " << regs << " registers/thread, "
+                                  << c.shared << " B shared, SM " << s.id;
+  }
+}
+
+TEST(TimingOccupancy, ABlockThatCannotFitIsRejected) {
+  const PlatformConfig cfg = platformWith({"sm.registers=4096"});
+  Device dev(cfg, ExecMode::Timing);
+  const std::string ptx = occupancyKernel(40, 0);
+  EXPECT_THROW(run(dev, ptx, {1}, {256}, 1), InputError);
+}
+
+// ---- scheduling policies
+// -------------------------------------------------------------------------
+
+struct IssueLog : sm::IssueObserver {
+  std::vector<uint32_t> warps;
+  void onIssue(uint32_t, sm::Cycle, uint32_t warp, uint32_t) override { warps.push_back(warp); }
+};
+
+std::vector<uint32_t> issueOrder(const std::string& policy) {
+  // One scheduler, two warps of independent instructions, a buffer holding a whole I-cache line.
+  const PlatformConfig cfg =
+      platformWith({"sm.scheduler=" + policy, "sm.schedulers=1", "sm.ibuffer_entries=16"});
+  Device dev(cfg, ExecMode::Timing);
+  IssueLog log;
+  dev.timingEngine()->setIssueObserver(&log);
+  run(dev, loopKernel("", independent("add.u32 $, $, 1;", 12, 1)), {1}, {64}, 4);
+  dev.timingEngine()->setIssueObserver(nullptr);
+  return log.warps;
+}
+
+TEST(TimingScheduler, LooseRoundRobinAlternatesGreedyThenOldestStays) {
+  auto lrr = issueOrder("lrr");
+  auto gto = issueOrder("gto");
+  ASSERT_GT(lrr.size(), 40u);
+  ASSERT_EQ(lrr.size(), gto.size());
+  // After the first few instructions both warps are ready every cycle: LRR alternates.
+  uint32_t lrrRepeats = 0, gtoRepeats = 0;
+  for (size_t i = 20; i < 40; ++i) {
+    lrrRepeats += lrr[i] == lrr[i - 1];
+    gtoRepeats += gto[i] == gto[i - 1];
+  }
+  EXPECT_EQ(lrrRepeats, 0u);
+  EXPECT_GE(gtoRepeats, 15u);
+  // GTO keeps the oldest warp (slot 0) until it stalls.
+  EXPECT_EQ(gto[0], 0u);
+  EXPECT_EQ(std::count(gto.begin(), gto.begin() + 10, 0u), 10);
+}
+
+// ---- instruction cache
+// -------------------------------------------------------------------------------
+
+TEST(TimingICache, MissesOfAKernelLargerThanTheCache) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  const uint32_t perLine = cfg.sm.icache.line_bytes / cfg.sm.instruction_bytes;
+  const uint32_t lines = cfg.sm.icache.sets * cfg.sm.icache.ways;  // capacity in lines
+  auto misses = [&](uint32_t bodyLines, uint32_t iters) {
+    // The loop body fills whole lines; everything else of the kernel fits in a few lines.
+    Launch l = run(dev, loopKernel("", repeat("add.u32 %r2, %r2, 1;", bodyLines * perLine)), {1},
+                   {32}, iters);
+    return l.counters.icacheMisses;
+  };
+  // A body of twice the cache's capacity: LRU evicts every line before it is used again, so
+  // each further iteration misses on every body line (plus the loop's last, partial line).
+  const uint32_t big = 2 * lines;
+  EXPECT_EQ(misses(big, 3) - misses(big, 2), uint64_t(big + 1));
+  // A body of a quarter of the capacity stays cached: later iterations do not miss.
+  EXPECT_EQ(misses(lines / 4, 3) - misses(lines / 4, 2), 0u);
+}
+
+// ---- idle time
+// ----------------------------------------------------------------------------------------
+
+TEST(TimingIdle, AnSmWaitingOnMemorySleeps) {
+  const PlatformConfig cfg = platformWith({"memory.fixed_latency=100000"});
+  Device dev(cfg, ExecMode::Timing);
+  // One load whose result is needed at once: 100000 cycles of waiting.
+  const std::string ptx = loopKernel(
+      "  ld.param.u64 %rd1, [out];\n  ld.global.u32 %r1, [%rd1];\n  add.u32 %r1, %r1, 1;\n",
+      "  add.u32 %r2, %r2, 1;\n");
+  Launch l = run(dev, ptx, {1}, {32}, 1);
+  EXPECT_GT(l.cycles, 100000u);
+  EXPECT_LT(l.counters.evaluatedCycles, 200u);  // the SM ran only when something could happen
+}
+
+// ---- determinism
+// ---------------------------------------------------------------------------------------
+
+TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
+  const PlatformConfig cfg = test::platform();
+  auto once = [&] {
+    Device dev(cfg, ExecMode::Timing);
+    const std::string ptx = loopKernel("", independent("mad.lo.u32 $, $, $, 7;", 6, 1));
+    run(dev, ptx, {30}, {96}, 7);
+    return dev.launches().back();
+  };
+  LaunchRecord a = once(), b = once();
+  ASSERT_TRUE(a.timing && b.timing);
+  EXPECT_EQ(a.timing->cycles, b.timing->cycles);
+  for (size_t i = 0; i < a.timing->sms.size(); ++i) {
+    EXPECT_EQ(a.timing->sms[i].counters.issued, b.timing->sms[i].counters.issued);
+    EXPECT_EQ(a.timing->sms[i].counters.rfBankConflicts, b.timing->sms[i].counters.rfBankConflicts);
+    EXPECT_EQ(a.timing->sms[i].schedulers, b.timing->sms[i].schedulers);
+  }
+  EXPECT_EQ(a.timing->timeline.size(), b.timing->timeline.size());
+}
+
+}  // namespace
