@@ -83,14 +83,7 @@ Launch run(Device& dev, const std::string& ptx, Dim3 grid, Dim3 block, uint32_t 
   Launch l;
   l.timing = &*dev.launches().back().timing;
   l.cycles = l.timing->cycles;
-  for (const auto& s : l.timing->sms) {
-    l.counters.rfBankConflicts += s.counters.rfBankConflicts;
-    l.counters.sharedBankConflicts += s.counters.sharedBankConflicts;
-    l.counters.icacheMisses += s.counters.icacheMisses;
-    l.counters.icacheAccesses += s.counters.icacheAccesses;
-    l.counters.evaluatedCycles += s.counters.evaluatedCycles;
-    l.counters.issued += s.counters.issued;
-  }
+  for (const auto& s : l.timing->sms) l.counters += s.counters;
   return l;
 }
 
@@ -422,6 +415,49 @@ TEST(TimingIdle, AnSmWaitingOnMemorySleeps) {
   Launch l = run(dev, ptx, {1}, {32}, 1);
   EXPECT_GT(l.cycles, 100000u);
   EXPECT_LT(l.counters.evaluatedCycles, 200u);  // the SM ran only when something could happen
+}
+
+// ---- activity for the power model
+// ----------------------------------------------------------------
+
+// Collects what the SMs report, cycle by cycle.
+struct ActivityLog : sm::ActivityObserver {
+  std::map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>>
+      spans;  // sm -> (first cycle, cycles)
+  std::map<uint32_t, sm::SmCounters> sums;
+  void onActivity(uint32_t s, uint64_t first, uint64_t cycles, const sm::SmActivity& a) override {
+    spans[s].push_back({first, cycles});
+    sums[s].add(a, cycles);
+  }
+};
+
+TEST(TimingActivity, EveryCycleIsReportedOnceAndSumsToTheTotals) {
+  const PlatformConfig cfg = test::platform();
+  Device dev(cfg, ExecMode::Timing);
+  ActivityLog log;
+  dev.timingEngine()->setActivityObserver(&log);
+  const std::string ptx =
+      loopKernel("  ld.param.u64 %rd1, [out];\n  ld.global.u32 %r2, [%rd1];\n",
+                 independent("mad.lo.u32 $, $, %r2, 3;", 8, 3) + "  bar.sync 0;\n");
+  Launch l = run(dev, ptx, {40}, {256}, 6);
+  dev.timingEngine()->setActivityObserver(nullptr);
+  ASSERT_EQ(log.spans.size(), cfg.gpu.num_sms);
+  for (const auto& s : l.timing->sms) {
+    // Contiguous spans covering exactly the kernel's cycles.
+    uint64_t next = l.timing->startCycle + 1, covered = 0;
+    for (const auto& [first, n] : log.spans[s.id]) {
+      EXPECT_EQ(first, next) << "SM " << s.id;
+      next = first + n;
+      covered += n;
+    }
+    EXPECT_EQ(covered, l.cycles) << "SM " << s.id;
+    const sm::SmCounters& sum = log.sums[s.id];
+    EXPECT_EQ(sum.issued, s.counters.issued);
+    EXPECT_EQ(sum.rfReads, s.counters.rfReads);
+    EXPECT_EQ(sum.laneOps, s.counters.laneOps);
+    EXPECT_EQ(sum.warpCycles, s.counters.warpCycles);
+    for (int i = 0; i < sm::kNumStalls; ++i) EXPECT_EQ(sum.stalls[i], s.counters.stalls[i]);
+  }
 }
 
 // ---- determinism

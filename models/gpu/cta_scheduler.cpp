@@ -58,6 +58,7 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
   startCycle_ = cycleNow();
   endCycle_ = startCycle_;
   wake_.notify(sc_core::SC_ZERO_TIME);
+  kernel_started.notify(sc_core::SC_ZERO_TIME);
 }
 
 void CtaScheduler::assign() {
@@ -85,6 +86,7 @@ void CtaScheduler::ctaFinished(uint32_t) {
     active_ = false;
     done_ = true;
     endCycle_ = cycleNow();
+    kernel_finished.notify(sc_core::SC_ZERO_TIME);
     sc_core::sc_pause();  // the launch is over: return control to the host
   } else if (next_ < total_) {
     wake_.notify(sc_core::SC_ZERO_TIME);

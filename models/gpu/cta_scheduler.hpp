@@ -50,6 +50,9 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
 
   void ctaFinished(uint32_t sm) override;
 
+  // Notified when a kernel's first CTAs may start and when its last CTA has finished.
+  sc_core::sc_event kernel_started, kernel_finished;
+
  private:
   SC_HAS_PROCESS(CtaScheduler);
   void assign();

@@ -8,11 +8,11 @@ namespace gpusc::gpu {
 
 FixedLatencyMemory::FixedLatencyMemory(const sc_core::sc_module_name& name,
                                        sc_core::sc_time latency)
-    : sc_core::sc_module(name),
-      sm_sockets("sm_sockets"),
-      latency_(latency),
-      peq_(this, &FixedLatencyMemory::respond) {
+    : sc_core::sc_module(name), sm_sockets("sm_sockets"), latency_(latency) {
   sm_sockets.register_nb_transport_fw(this, &FixedLatencyMemory::nb_transport_fw);
+  SC_METHOD(respond);
+  sensitive << due_;
+  dont_initialize();
 }
 
 tlm::tlm_sync_enum FixedLatencyMemory::nb_transport_fw(int id, tlm::tlm_generic_payload& gp,
@@ -22,21 +22,26 @@ tlm::tlm_sync_enum FixedLatencyMemory::nb_transport_fw(int id, tlm::tlm_generic_
   if (phase != tlm::BEGIN_REQ) throw InternalError(fmt::format("{}: unexpected phase", name()));
   ++requests_;
   gp.acquire();
-  route_[&gp] = id;
-  peq_.notify(gp, tlm::BEGIN_RESP, delay + latency_);
+  const sc_core::sc_time wait = delay + latency_;
+  const uint64_t due = (sc_core::sc_time_stamp() + wait).value();
+  if (pending_.empty() || due < pending_.top().due) due_.notify(wait);
+  pending_.push(Pending{due, seq_++, &gp, id});
   phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
 }
 
-void FixedLatencyMemory::respond(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
-  auto it = route_.find(&gp);
-  const int id = it->second;
-  route_.erase(it);
-  gp.set_response_status(tlm::TLM_OK_RESPONSE);
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-  sm_sockets[id]->nb_transport_bw(gp, phase, t);  // the initiator completes the transaction
-  gp.release();
+void FixedLatencyMemory::respond() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  while (!pending_.empty() && pending_.top().due <= now) {
+    Pending p = pending_.top();
+    pending_.pop();
+    p.gp->set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    sm_sockets[p.socket]->nb_transport_bw(*p.gp, phase, t);  // the initiator completes it
+    p.gp->release();
+  }
+  if (!pending_.empty()) due_.notify(sc_core::sc_time::from_value(pending_.top().due - now));
 }
 
 }  // namespace gpusc::gpu

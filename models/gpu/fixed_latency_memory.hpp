@@ -4,10 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <queue>
+#include <vector>
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <systemc>
 #include <tlm>
 
@@ -23,13 +23,26 @@ class FixedLatencyMemory : public sc_core::sc_module {
   void resetStats() { requests_ = 0; }
 
  private:
+  SC_HAS_PROCESS(FixedLatencyMemory);
+
+  struct Pending {
+    uint64_t due;  // simulation time value of the response
+    uint64_t seq;  // arrival order, for equal times
+    tlm::tlm_generic_payload* gp;
+    int socket;
+    bool operator>(const Pending& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+  };
+
   tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
-  void respond(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
+  void respond();  // SC_METHOD: answers every request that is due
 
   sc_core::sc_time latency_;
-  tlm_utils::peq_with_cb_and_phase<FixedLatencyMemory> peq_;
-  std::unordered_map<tlm::tlm_generic_payload*, int> route_;
+  // A heap rather than TLM's payload event queue, whose insertion is linear in the number of
+  // outstanding requests (thousands here).
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
+  sc_core::sc_event due_;
+  uint64_t seq_ = 0;
   uint64_t requests_ = 0;
 };
 

@@ -41,31 +41,6 @@ std::array<uint64_t, sm::kNumStalls> stallTotals(const gpu::TimingResult& t) {
 
 namespace {
 
-void addCounters(sm::SmCounters& a, const sm::SmCounters& b) {
-  a.issued += b.issued;
-  for (int i = 0; i < func::kNumInstClasses; ++i) a.issuedByClass[i] += b.issuedByClass[i];
-  a.activeLanes += b.activeLanes;
-  for (int i = 0; i < sm::kNumUnits; ++i) {
-    a.dispatched[i] += b.dispatched[i];
-    a.unitBusy[i] += b.unitBusy[i];
-  }
-  a.laneOps += b.laneOps;
-  a.rfReads += b.rfReads;
-  a.rfWrites += b.rfWrites;
-  a.rfBankConflicts += b.rfBankConflicts;
-  a.collectorsBusy += b.collectorsBusy;
-  a.sharedAccesses += b.sharedAccesses;
-  a.sharedBankConflicts += b.sharedBankConflicts;
-  a.icacheAccesses += b.icacheAccesses;
-  a.icacheMisses += b.icacheMisses;
-  a.constAccesses += b.constAccesses;
-  a.constMisses += b.constMisses;
-  a.memRequests += b.memRequests;
-  a.warpCycles += b.warpCycles;
-  a.evaluatedCycles += b.evaluatedCycles;
-  for (int i = 0; i < sm::kNumStalls; ++i) a.stalls[i] += b.stalls[i];
-}
-
 nlohmann::json countersJson(const sm::SmCounters& c, uint64_t cycles) {
   nlohmann::json j;
   j["warp_instructions_issued"] = c.issued;
@@ -105,7 +80,7 @@ nlohmann::json stallsJson(const std::array<uint64_t, sm::kNumStalls>& o) {
 
 sm::SmCounters counterTotals(const gpu::TimingResult& t) {
   sm::SmCounters total;
-  for (const auto& s : t.sms) addCounters(total, s.counters);
+  for (const auto& s : t.sms) total += s.counters;
   return total;
 }
 

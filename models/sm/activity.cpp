@@ -67,4 +67,31 @@ void SmCounters::add(const SmActivity& a, uint64_t cycles) {
   for (int i = 0; i < kNumStalls; ++i) stalls[i] += uint64_t(a.stalls[i]) * cycles;
 }
 
+SmCounters& SmCounters::operator+=(const SmCounters& b) {
+  SmCounters& a = *this;
+  a.issued += b.issued;
+  for (int i = 0; i < func::kNumInstClasses; ++i) a.issuedByClass[i] += b.issuedByClass[i];
+  a.activeLanes += b.activeLanes;
+  for (int i = 0; i < kNumUnits; ++i) {
+    a.dispatched[i] += b.dispatched[i];
+    a.unitBusy[i] += b.unitBusy[i];
+  }
+  a.laneOps += b.laneOps;
+  a.rfReads += b.rfReads;
+  a.rfWrites += b.rfWrites;
+  a.rfBankConflicts += b.rfBankConflicts;
+  a.collectorsBusy += b.collectorsBusy;
+  a.sharedAccesses += b.sharedAccesses;
+  a.sharedBankConflicts += b.sharedBankConflicts;
+  a.icacheAccesses += b.icacheAccesses;
+  a.icacheMisses += b.icacheMisses;
+  a.constAccesses += b.constAccesses;
+  a.constMisses += b.constMisses;
+  a.memRequests += b.memRequests;
+  a.warpCycles += b.warpCycles;
+  a.evaluatedCycles += b.evaluatedCycles;
+  for (int i = 0; i < kNumStalls; ++i) a.stalls[i] += b.stalls[i];
+  return *this;
+}
+
 }  // namespace gpusc::sm

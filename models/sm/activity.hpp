@@ -70,6 +70,7 @@ struct SmCounters {
 
   // Adds `cycles` cycles of activity `a`.
   void add(const SmActivity& a, uint64_t cycles);
+  SmCounters& operator+=(const SmCounters& o);
 };
 
 class ActivityObserver {

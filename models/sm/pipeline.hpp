@@ -32,6 +32,11 @@ struct WarpSlot {
   bool waitingLong = false;  // its scheduler was told it waits on a load or a barrier
   std::vector<uint8_t> regPending, predPending;
   uint32_t memoryPending = 0;  // registers and predicates waiting for a load
+  // The scoreboard's answer for the instruction at checkedPc, valid while scoreboardVersion
+  // (bumped whenever one of the warp's registers is written back) equals checkedVersion.
+  uint64_t scoreboardVersion = 0, checkedVersion = ~0ull;
+  uint32_t checkedPc = ~0u;
+  uint8_t checkedPending = kReady;
 
   bool hasInstruction(uint32_t pc, Cycle now) const {
     return pc >= ibBegin && pc < ibEnd && ibReady <= now;

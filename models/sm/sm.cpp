@@ -206,6 +206,7 @@ void Sm::writeback(Cycle now) {
       w.waitingLong = false;
       schedulers_[w.scheduler]->policy().longWaitOver(in.warp);
     }
+    w.scoreboardVersion += 1;
     w.inFlight -= 1;
     if (w.inFlight == 0 && w.warp->done()) finishing_.push_back(in.warp);
     freeInFlight(i);
@@ -359,11 +360,19 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   }
   const func::Inst& inst = prog_->code[pc];
   const func::InstInfo& info = prog_->info[pc];
-  uint8_t pending = kReady;
-  for (uint32_t r : info.regReads) pending = std::max(pending, w.regPending[r]);
-  for (uint32_t r : info.regWrites) pending = std::max(pending, w.regPending[r]);
-  for (uint32_t p : info.predReads) pending = std::max(pending, w.predPending[p]);
-  for (uint32_t p : info.predWrites) pending = std::max(pending, w.predPending[p]);
+  uint8_t pending;
+  if (w.checkedPc == pc && w.checkedVersion == w.scoreboardVersion) {
+    pending = w.checkedPending;  // nothing of this warp was written back since the last check
+  } else {
+    pending = kReady;
+    for (uint32_t r : info.regReads) pending = std::max(pending, w.regPending[r]);
+    for (uint32_t r : info.regWrites) pending = std::max(pending, w.regPending[r]);
+    for (uint32_t p : info.predReads) pending = std::max(pending, w.predPending[p]);
+    for (uint32_t p : info.predWrites) pending = std::max(pending, w.predPending[p]);
+    w.checkedPc = pc;
+    w.checkedVersion = w.scoreboardVersion;
+    w.checkedPending = pending;
+  }
   if (pending != kReady) {
     reason = pending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;
     if (reason == Stall::DataMemory && !w.waitingLong) {
@@ -380,9 +389,11 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
 
   // Issue: the functional engine executes the instruction now.
   CtaSlot& c = ctas_[w.cta];
+  // Only a barrier or an exit can release a barrier: note which warps wait before it.
   uint64_t waitingBefore = 0;
-  for (size_t k = 0; k < c.cta.warps.size(); ++k)
-    if (c.cta.warps[k].state == func::WarpState::AtBarrier) waitingBefore |= 1ull << k;
+  if (inst.flow == func::Flow::Barrier || inst.flow == func::Flow::Exit)
+    for (size_t k = 0; k < c.cta.warps.size(); ++k)
+      if (c.cta.warps[k].state == func::WarpState::AtBarrier) waitingBefore |= 1ull << k;
   const bool isMemory = unit == Unit::Ldst;
   uint32_t idx = 0;
   InFlight* in = nullptr;
@@ -428,6 +439,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
       if (mark == kPendingMemory) ++w.memoryPending;
       w.predPending[p] = mark;
     }
+    w.scoreboardVersion += 1;  // the cached scoreboard answer no longer holds
     w.inFlight += 1;
     dispatch_.collect(idx, unit, slot, info.regReads, prog_->numRegSlots, now);
   }
