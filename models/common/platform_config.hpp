@@ -225,16 +225,36 @@ struct SmConfig : config::Section {
   }
 };
 
-struct DramTimingConfig : config::Section {
-  // GDDR5 timing from Hynix H5GQ1H24AFR, in DRAM command-clock cycles (gpgpu-sim GTX480).
+// One DRAM channel: the chips of a memory partition working in lock step. Timing parameters are
+// in DRAM command-clock cycles (gpu.clocks.dram_mhz). Defaults: GDDR5 from Hynix H5GQ1H24AFR as
+// configured for GTX480 in GPGPU-Sim (gpgpu_dram_timing_opt).
+struct DramConfig : config::Section {
+  uint32_t chips = 2;            // gpgpu_n_mem_per_ctrlr
+  uint32_t bus_width_bytes = 4;  // per chip (gpgpu_dram_buswidth)
+  uint32_t burst_length = 8;     // gpgpu_dram_burst_length
+  uint32_t data_rate = 4;        // data transfers per command-clock cycle (GDDR5: 4)
+  uint32_t row_bytes = 2048;     // bytes of one row across the channel's chips (assumed)
   uint32_t banks = 16, bank_groups = 4;
   uint32_t tCCD = 2, tCCDL = 3, tRRD = 6, tRCD = 12, tRAS = 28, tRP = 12, tRC = 40, tCL = 12,
-           tWL = 4, tCDLR = 5, tWR = 12, tRTPL = 2, tWTR = 5;
+           tWL = 4, tCDLR = 5, tWR = 12, tRTPL = 2;
   uint32_t tREFI = 0, tRFC = 0;  // refresh interval and duration; 0 disables refresh
+
+  // Bytes one burst moves, and the command cycles it occupies the data bus.
+  uint32_t burstBytes() const { return chips * bus_width_bytes * burst_length; }
+  uint32_t burstCycles() const { return (burst_length + data_rate - 1) / data_rate; }
 
   template <class V>
   void visit(V& v) {
-    v.field("banks", banks, "Banks per chip", Range<uint32_t>{1, 256}, PowerOfTwo{});
+    v.field("chips", chips, "Chips per channel, accessed together", Range<uint32_t>{1, 16});
+    v.field("bus_width_bytes", bus_width_bytes, "Data bus width of one chip in bytes",
+            Range<uint32_t>{1, 64});
+    v.field("burst_length", burst_length, "Data transfers per column command",
+            Range<uint32_t>{1, 64}, PowerOfTwo{});
+    v.field("data_rate", data_rate, "Data transfers per command-clock cycle (GDDR5: 4, GDDR3: 2)",
+            Range<uint32_t>{1, 16});
+    v.field("row_bytes", row_bytes, "Bytes of one row (page) across the channel",
+            Range<uint32_t>{64, 1u << 20}, PowerOfTwo{});
+    v.field("banks", banks, "Banks per channel", Range<uint32_t>{1, 256}, PowerOfTwo{});
     v.field("bank_groups", bank_groups, "Bank groups (1: none)", Range<uint32_t>{1, 64},
             PowerOfTwo{});
     v.field("tCCD", tCCD, "Column to column, different bank group", Range<uint32_t>{1, 1000});
@@ -245,68 +265,64 @@ struct DramTimingConfig : config::Section {
     v.field("tRAS", tRAS, "Activate to precharge", Range<uint32_t>{1, 1000});
     v.field("tRP", tRP, "Precharge to activate", Range<uint32_t>{1, 1000});
     v.field("tRC", tRC, "Activate to activate, same bank", Range<uint32_t>{1, 1000});
-    v.field("tCL", tCL, "Read column command to data (CAS latency)", Range<uint32_t>{1, 1000});
-    v.field("tWL", tWL, "Write column command to data", Range<uint32_t>{0, 1000});
+    v.field("tCL", tCL, "Read command to data (CAS latency)", Range<uint32_t>{1, 1000});
+    v.field("tWL", tWL, "Write command to data", Range<uint32_t>{0, 1000});
     v.field("tCDLR", tCDLR, "Last write data to read command", Range<uint32_t>{0, 1000});
-    v.field("tWR", tWR, "Write recovery before precharge", Range<uint32_t>{0, 1000});
+    v.field("tWR", tWR, "Write recovery: last write data to precharge", Range<uint32_t>{0, 1000});
     v.field("tRTPL", tRTPL, "Read to precharge", Range<uint32_t>{0, 1000});
-    v.field("tWTR", tWTR, "Write to read turnaround", Range<uint32_t>{0, 1000});
     v.field("tREFI", tREFI, "Refresh interval (0: no refresh)", Range<uint32_t>{0, 1000000});
     v.field("tRFC", tRFC, "Refresh cycle time", Range<uint32_t>{0, 100000});
     v.require(tRC >= tRAS, "tRC", fmt::format("tRC ({}) must be at least tRAS ({})", tRC, tRAS));
+    v.require(bank_groups <= banks, "bank_groups",
+              fmt::format("bank_groups ({}) exceeds banks ({})", bank_groups, banks));
+    v.require(tREFI == 0 || tRFC < tREFI, "tRFC",
+              fmt::format("tRFC ({}) must be shorter than tREFI ({})", tRFC, tREFI));
+  }
+};
+
+struct MemoryControllerConfig : config::Section {
+  std::string scheduler = "fr-fcfs";  // gpgpu_dram_scheduler 1
+  uint32_t queue_entries = 64;        // gpgpu_frfcfs_dram_sched_queue_size
+  uint32_t latency = 100;             // gpgpu-sim dram_latency: core cycles through the controller
+
+  template <class V>
+  void visit(V& v) {
+    v.field("scheduler", scheduler, "DRAM request scheduling policy", OneOf{{"fr-fcfs", "fcfs"}});
+    v.field("queue_entries", queue_entries,
+            "Request queue entries (the controller stops "
+            "accepting requests when it is full)",
+            Range<uint32_t>{1, 4096});
+    v.field("latency", latency, "Core cycles added to every request by the controller pipeline",
+            Range<uint32_t>{0, 10000});
   }
 };
 
 struct MemoryConfig : config::Section {
-  uint32_t partitions = 6;
-  uint32_t chips_per_partition = 2;
-  uint32_t bus_width_bytes = 4;  // per chip
-  uint32_t burst_length = 8;
-  uint32_t data_command_ratio = 4;  // GDDR5 is quad data rate
-  std::string scheduler = "fr-fcfs";
-  uint32_t queue_entries = 64;
-  uint32_t return_queue_entries = 116;
-  uint32_t partition_interleave_bytes = 256;     // gpgpu-sim: dramid@8
-  uint32_t l2_rop_latency = 120;                 // core cycles through the L2 pipeline
-  uint32_t dram_latency = 100;                   // fixed latency added to DRAM accesses
+  std::string model = "fixed-latency";           // until the hierarchy is wired into the Gpu
+  uint32_t fixed_latency = 400;                  // core cycles, for model: fixed-latency
+  uint32_t partitions = 6;                       // gpgpu_n_mem
+  uint32_t partition_interleave_bytes = 256;     // gpgpu_mem_addr_mapping dramid@8
   uint64_t device_memory_bytes = 1536ull << 20;  // GTX480: 1.5 GB
-  std::string model = "fixed-latency";
-  uint32_t fixed_latency = 400;  // assumed stand-in: core cycles for every memory access
-  DramTimingConfig timing;
+  MemoryControllerConfig controller;
+  DramConfig dram;
 
   template <class V>
   void visit(V& v) {
-    v.field("partitions", partitions, "Memory partitions (channels), each with an L2 slice",
+    v.field("model", model,
+            "Memory behind the SMs: hierarchy (L1D, interconnect, L2 slices, memory controllers, "
+            "DRAM) or fixed-latency (every access takes fixed_latency cycles)",
+            OneOf{{"hierarchy", "fixed-latency"}});
+    v.field("fixed_latency", fixed_latency, "Core cycles of every access with model: fixed-latency",
+            Range<uint32_t>{1, 100000});
+    v.field("partitions", partitions, "Memory partitions: a channel, its controller and L2 slice",
             Range<uint32_t>{1, 256});
-    v.field("chips_per_partition", chips_per_partition, "DRAM chips per channel",
-            Range<uint32_t>{1, 16});
-    v.field("bus_width_bytes", bus_width_bytes, "Data bus width per chip in bytes",
-            Range<uint32_t>{1, 64});
-    v.field("burst_length", burst_length, "DRAM burst length", Range<uint32_t>{1, 64},
-            PowerOfTwo{});
-    v.field("data_command_ratio", data_command_ratio, "Data transfers per command-clock cycle",
-            Range<uint32_t>{1, 16});
-    v.field("scheduler", scheduler, "DRAM scheduling policy", OneOf{{"fr-fcfs", "fcfs"}});
-    v.field("queue_entries", queue_entries, "Memory controller request queue",
-            Range<uint32_t>{1, 4096});
-    v.field("return_queue_entries", return_queue_entries, "DRAM return queue",
-            Range<uint32_t>{1, 4096});
     v.field("partition_interleave_bytes", partition_interleave_bytes,
-            "Address interleaving granularity across partitions", Range<uint32_t>{32, 1u << 20},
-            PowerOfTwo{});
-    v.field("l2_rop_latency", l2_rop_latency, "Core cycles through the L2 / ROP pipeline",
-            Range<uint32_t>{0, 10000});
-    v.field("dram_latency", dram_latency, "Fixed latency added to every DRAM access (core cycles)",
-            Range<uint32_t>{0, 10000});
+            "Consecutive bytes mapped to one partition before the next",
+            Range<uint32_t>{32, 1u << 20}, PowerOfTwo{});
     v.field("device_memory_bytes", device_memory_bytes, "Device memory capacity in bytes",
             Range<uint64_t>{1ull << 20, 1ull << 40});
-    v.field("model", model,
-            "Memory behind the SMs: fixed-latency (every access takes fixed_latency cycles)",
-            OneOf{{"fixed-latency"}});
-    v.field("fixed_latency", fixed_latency,
-            "Core cycles of every access in the fixed-latency memory model",
-            Range<uint32_t>{1, 100000});
-    v.field("timing", timing, "DRAM timing parameters (DRAM command clock cycles)");
+    v.field("controller", controller, "Memory controller of each partition");
+    v.field("dram", dram, "DRAM channel of each partition");
   }
 };
 
@@ -319,36 +335,66 @@ struct L2Config : config::Section {
   }
 };
 
-struct NocConfig : config::Section {
-  std::string topology = "crossbar";  // gpgpu-sim GTX480: config_fermi_islip.icnt
-  uint32_t flit_bytes = 40;           // icnt_flit_size
-  uint32_t mesh_columns = 0;          // 0: derived from node count
-  uint32_t mesh_rows = 0;
-  uint32_t virtual_channels = 1;
-  uint32_t vc_buffer_flits = 8;
-  uint32_t input_speedup = 2;
-  std::string allocator = "islip";
-  uint32_t routing_delay = 1, vc_alloc_delay = 1, switch_alloc_delay = 1, credit_delay = 1;
+struct MeshPosition : config::Section {
+  uint32_t x = 0, y = 0;
+
+  MeshPosition() = default;
+  MeshPosition(uint32_t x_, uint32_t y_) : x(x_), y(y_) {}
 
   template <class V>
   void visit(V& v) {
-    v.field("topology", topology, "Interconnect between SMs and memory partitions",
+    v.field("x", x, "Column", Range<uint32_t>{0, 255});
+    v.field("y", y, "Row", Range<uint32_t>{0, 255});
+  }
+};
+
+struct NocConfig : config::Section {
+  std::string topology = "crossbar";  // gpgpu-sim GTX480: config_fermi_islip.icnt
+  uint32_t flit_bytes = 40;           // icnt_flit_size
+  uint32_t header_bytes = 8;          // a packet's header (address, command, identifiers)
+  uint32_t virtual_channels = 1;      // per port and virtual network (requests, replies)
+  uint32_t vc_buffer_flits = 8;
+  uint32_t input_speedup = 2;
+  std::string allocator = "islip";
+  uint32_t allocator_iterations = 1;
+  uint32_t routing_delay = 1, vc_alloc_delay = 1, switch_alloc_delay = 1, credit_delay = 1;
+  uint32_t link_latency = 1;
+  uint32_t mesh_columns = 0, mesh_rows = 0;  // 0: the smallest square holding every node
+  std::vector<MeshPosition> sm_positions, mc_positions;  // empty: the default layout
+
+  template <class V>
+  void visit(V& v) {
+    v.field("topology", topology, "Interconnect between the SMs and the memory partitions",
             OneOf{{"crossbar", "mesh"}});
     v.field("flit_bytes", flit_bytes, "Flit size in bytes", Range<uint32_t>{4, 1024});
+    v.field("header_bytes", header_bytes, "Header bytes of every packet", Range<uint32_t>{0, 1024});
+    v.field("virtual_channels", virtual_channels,
+            "Virtual channels per port for each virtual network (requests and replies)",
+            Range<uint32_t>{1, 64});
+    v.field("vc_buffer_flits", vc_buffer_flits, "Buffer depth of a virtual channel in flits",
+            Range<uint32_t>{1, 1024});
+    v.field("input_speedup", input_speedup, "Flits an input port may send per cycle",
+            Range<uint32_t>{1, 8});
+    v.field("allocator", allocator, "Virtual-channel and switch allocator",
+            OneOf{{"islip", "round-robin"}});
+    v.field("allocator_iterations", allocator_iterations, "iSLIP iterations per cycle",
+            Range<uint32_t>{1, 8});
+    v.field("routing_delay", routing_delay, "Router cycles for route computation",
+            Range<uint32_t>{0, 100});
+    v.field("vc_alloc_delay", vc_alloc_delay, "Router cycles for virtual-channel allocation",
+            Range<uint32_t>{0, 100});
+    v.field("switch_alloc_delay", switch_alloc_delay, "Router cycles for switch allocation",
+            Range<uint32_t>{0, 100});
+    v.field("credit_delay", credit_delay, "Cycles for a credit to return upstream",
+            Range<uint32_t>{0, 100});
+    v.field("link_latency", link_latency, "Cycles a flit spends on a link",
+            Range<uint32_t>{1, 100});
     v.field("mesh_columns", mesh_columns, "Mesh width (0: derived)", Range<uint32_t>{0, 64});
     v.field("mesh_rows", mesh_rows, "Mesh height (0: derived)", Range<uint32_t>{0, 64});
-    v.field("virtual_channels", virtual_channels, "Virtual channels per port per virtual network",
-            Range<uint32_t>{1, 64});
-    v.field("vc_buffer_flits", vc_buffer_flits, "Buffer depth per virtual channel in flits",
-            Range<uint32_t>{1, 1024});
-    v.field("input_speedup", input_speedup, "Router input speedup", Range<uint32_t>{1, 8});
-    v.field("allocator", allocator, "Switch/VC allocator", OneOf{{"islip", "round-robin"}});
-    v.field("routing_delay", routing_delay, "Router routing stage cycles", Range<uint32_t>{0, 100});
-    v.field("vc_alloc_delay", vc_alloc_delay, "VC allocation stage cycles",
-            Range<uint32_t>{0, 100});
-    v.field("switch_alloc_delay", switch_alloc_delay, "Switch allocation stage cycles",
-            Range<uint32_t>{0, 100});
-    v.field("credit_delay", credit_delay, "Credit return cycles", Range<uint32_t>{0, 100});
+    v.field("sm_positions", sm_positions,
+            "Mesh position of each SM, in SM order (empty: default layout)");
+    v.field("mc_positions", mc_positions,
+            "Mesh position of each memory partition, in partition order (empty: default layout)");
   }
 };
 
