@@ -94,6 +94,8 @@ struct CacheConfig : config::Section {
   uint32_t mshr_entries = 32;
   uint32_t mshr_max_merge = 8;
   uint32_t miss_queue = 8;
+  uint32_t sends_per_cycle = 1;  // gpgpu-sim: the miss queue issues one request per cycle
+  uint64_t replacement_seed = 1;
 
   CacheConfig() = default;
   CacheConfig(uint32_t s, uint32_t w, uint32_t line, std::string wp, std::string wa, uint32_t lat,
@@ -131,6 +133,11 @@ struct CacheConfig : config::Section {
             Range<uint32_t>{1, 1024});
     v.field("miss_queue", miss_queue, "Miss queue entries toward the next level",
             Range<uint32_t>{1, 4096});
+    v.field("sends_per_cycle", sends_per_cycle,
+            "Requests the miss queue sends to the next level per cycle (L1D and L2)",
+            Range<uint32_t>{1, 64});
+    v.field("replacement_seed", replacement_seed,
+            "Seed of the random replacement policy; unit n (SM or partition) uses seed + n");
   }
 };
 
@@ -238,6 +245,9 @@ struct DramConfig : config::Section {
   uint32_t tCCD = 2, tCCDL = 3, tRRD = 6, tRCD = 12, tRAS = 28, tRP = 12, tRC = 40, tCL = 12,
            tWL = 4, tCDLR = 5, tWR = 12, tRTPL = 2;
   uint32_t tREFI = 0, tRFC = 0;  // refresh interval and duration; 0 disables refresh
+  // Idle data-bus cycles when the bus turns from read data to write data. GPGPU-Sim derives its
+  // tRTW = tCL + BL/data_rate + 2 - tWL from the same two cycles.
+  uint32_t read_write_turnaround = 2;
 
   // Bytes one burst moves, and the command cycles it occupies the data bus.
   uint32_t burstBytes() const { return chips * bus_width_bytes * burst_length; }
@@ -272,6 +282,9 @@ struct DramConfig : config::Section {
     v.field("tRTPL", tRTPL, "Read to precharge", Range<uint32_t>{0, 1000});
     v.field("tREFI", tREFI, "Refresh interval (0: no refresh)", Range<uint32_t>{0, 1000000});
     v.field("tRFC", tRFC, "Refresh cycle time", Range<uint32_t>{0, 100000});
+    v.field("read_write_turnaround", read_write_turnaround,
+            "Idle data-bus cycles between read data and following write data",
+            Range<uint32_t>{0, 1000});
     v.require(tRC >= tRAS, "tRC", fmt::format("tRC ({}) must be at least tRAS ({})", tRC, tRAS));
     v.require(bank_groups <= banks, "bank_groups",
               fmt::format("bank_groups ({}) exceeds banks ({})", bank_groups, banks));
@@ -359,6 +372,9 @@ struct NocConfig : config::Section {
   uint32_t allocator_iterations = 1;
   uint32_t routing_delay = 1, vc_alloc_delay = 1, switch_alloc_delay = 1, credit_delay = 1;
   uint32_t link_latency = 1;
+  // Assumed: a few packets of buffering between the L1's miss queue and the network (like
+  // gpgpu-sim's icnt input buffer), and complete requests an NI holds for its L2 slice.
+  uint32_t injection_queue_packets = 4, ejection_queue_packets = 4;
   uint32_t mesh_columns = 0, mesh_rows = 0;  // 0: the smallest square holding every node
   std::vector<MeshPosition> sm_positions, mc_positions;  // empty: the default layout
 
@@ -389,6 +405,13 @@ struct NocConfig : config::Section {
             Range<uint32_t>{0, 100});
     v.field("link_latency", link_latency, "Cycles a flit spends on a link",
             Range<uint32_t>{1, 100});
+    v.field("injection_queue_packets", injection_queue_packets,
+            "Packets an SM's network interface queues before it holds back the L1's requests",
+            Range<uint32_t>{1, 1024});
+    v.field("ejection_queue_packets", ejection_queue_packets,
+            "Requests a partition's network interface holds for its L2 slice before it stops "
+            "ejecting request flits",
+            Range<uint32_t>{1, 1024});
     v.field("mesh_columns", mesh_columns, "Mesh width (0: derived)", Range<uint32_t>{0, 64});
     v.field("mesh_rows", mesh_rows, "Mesh height (0: derived)", Range<uint32_t>{0, 64});
     v.field("sm_positions", sm_positions,
@@ -403,6 +426,7 @@ struct GpuConfig : config::Section {
   ClockConfig clocks;
   std::string cta_placement = "round-robin";
   uint32_t ctas_per_sm_per_cycle = 1;  // gpgpu-sim issues at most one CTA to an SM per cycle
+  bool check_protocol = false;
 
   template <class V>
   void visit(V& v) {
@@ -412,6 +436,9 @@ struct GpuConfig : config::Section {
             OneOf{{"round-robin"}});
     v.field("ctas_per_sm_per_cycle", ctas_per_sm_per_cycle,
             "CTAs the CTA scheduler may start on one SM per cycle", Range<uint32_t>{1, 64});
+    v.field(
+        "check_protocol", check_protocol,
+        "Check every memory socket against the TLM conventions (slower; for tests and debugging)");
   }
 };
 

@@ -1,0 +1,279 @@
+#include "dram/memory_controller.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/mem_access.hpp"
+
+namespace gpusc::dram {
+
+MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t partition,
+                                   const PlatformConfig& cfg)
+    : sc_core::sc_module(name),
+      l2_socket("l2_socket"),
+      partition_(partition),
+      memCfg_(cfg.memory),
+      core_(cfg.gpu.clocks.core_mhz),
+      dram_(cfg.gpu.clocks.dram_mhz),
+      map_(cfg.memory),
+      burstBytes_(cfg.memory.dram.burstBytes()),
+      channel_(cfg.memory.dram),
+      policy_(dramSchedulingPolicies().create(cfg.memory.controller.scheduler, cfg.memory.dram)),
+      queue_(cfg.memory.controller.queue_entries) {
+  if (partition >= cfg.memory.partitions)
+    throw InternalError(
+        fmt::format("{}: partition {} of {}", this->name(), partition, cfg.memory.partitions));
+  // Answers wait at most the controller latency after leaving the queue; a few queues' worth
+  // covers every realistic case, and the heap only grows (once) beyond that.
+  answers_.reserve(4 * size_t(queue_.capacity()));
+  if (memCfg_.dram.tREFI > 0) refreshDue_ = memCfg_.dram.tREFI;
+  l2_socket.register_nb_transport_fw(this, &MemoryController::nb_transport_fw);
+  SC_METHOD(schedule);
+  sensitive << work_;
+  dont_initialize();
+  SC_METHOD(respond);
+  sensitive << answerDue_;
+  dont_initialize();
+}
+
+// ---- requests ----------------------------------------------------------------------------------
+
+tlm::tlm_sync_enum MemoryController::nb_transport_fw(tlm::tlm_generic_payload& gp,
+                                                     tlm::tlm_phase& phase, sc_core::sc_time&) {
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;  // not used by the conventions
+  if (phase != tlm::BEGIN_REQ)
+    throw InternalError(fmt::format("{}: unexpected phase on the forward path", name()));
+  if (held_)
+    throw InternalError(
+        fmt::format("{}: BEGIN_REQ while the previous request waits for END_REQ", name()));
+  if (map_.partition(gp.get_address()) != partition_)
+    throw InternalError(fmt::format("{}: address {:#x} belongs to partition {}, not {}", name(),
+                                    gp.get_address(), map_.partition(gp.get_address()),
+                                    partition_));
+  if (gp.get_command() == tlm::TLM_WRITE_COMMAND)
+    ++stats_.writes;
+  else
+    ++stats_.reads;
+  stats_.bytes += gp.get_data_length();
+  gp.acquire();
+  const uint64_t arrival = core_.now();
+  if (queue_.full()) {  // back-pressure: END_REQ when an entry frees
+    held_ = &gp;
+    heldArrival_ = arrival;
+    ++stats_.heldRequests;
+    return tlm::TLM_ACCEPTED;
+  }
+  enqueue(gp, arrival);
+  work_.notify(sc_core::SC_ZERO_TIME);
+  phase = tlm::END_REQ;
+  return tlm::TLM_UPDATED;
+}
+
+void MemoryController::enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCoreCycle) {
+  const DramLocation loc = map_.dram(map_.local(gp.get_address()));
+  DramRequest r;
+  r.gp = &gp;
+  r.seq = seq_++;
+  r.row = loc.row;
+  r.bank = loc.bank;
+  r.arrivalCoreCycle = arrivalCoreCycle;
+  r.write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
+  // Bursts to consecutive columns of the row (a request moves at least one burst).
+  r.burstsLeft = std::max<uint32_t>(1, (gp.get_data_length() + burstBytes_ - 1) / burstBytes_);
+  queueSizeChanging();
+  queue_.push(r);
+  stats_.queueMax = std::max(stats_.queueMax, queue_.size());
+}
+
+// ---- the DRAM command cycle --------------------------------------------------------------------
+
+void MemoryController::schedule() {
+  const uint64_t now = dram_.nextEdge();
+  if (now * dram_.periodValue() != sc_core::sc_time_stamp().value()) {  // between two edges
+    next_trigger(dram_.until(now), work_);
+    return;
+  }
+  if (queue_.empty()) {  // idle: sleep until a request arrives (refresh is caught up then)
+    next_trigger();
+    return;
+  }
+  if (refreshDue_ <= now) refreshDue_ = channel_.refreshUntil(refreshDue_, now);
+
+  const DramDecision d = policy_->decide(queue_, channel_, now);
+  uint64_t next = d.retry;
+  if (d.kind == DramDecision::Kind::Column) {
+    issueColumn(d.request, now);
+    next = now + 1;
+  } else if (d.kind == DramDecision::Kind::Row) {
+    issueRow(d.request, now);
+    next = now + 1;
+  }
+
+  next = std::min(next, refreshDue_);
+  if (queue_.empty()) {
+    next_trigger();
+  } else {
+    if (next == kNever)  // every queued request must have a command that may issue some time
+      throw InternalError(fmt::format("{}: queued requests can never be served", name()));
+    next_trigger(dram_.until(next), work_);
+  }
+
+  if (toAccept_) {  // an entry freed: accept the held request (last: the initiator may send)
+    tlm::tlm_generic_payload* gp = toAccept_;
+    toAccept_ = nullptr;
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    l2_socket->nb_transport_bw(*gp, phase, t);
+  }
+}
+
+void MemoryController::issueRow(uint32_t slot, uint64_t now) {
+  DramRequest& r = queue_[slot];
+  if (channel_.isOpen(r.bank)) {
+    channel_.precharge(r.bank, now);
+    r.neededPrecharge = true;
+  } else {
+    channel_.activate(r.bank, r.row, now);
+    r.neededActivate = true;
+  }
+}
+
+void MemoryController::issueColumn(uint32_t slot, uint64_t now) {
+  DramRequest& r = queue_[slot];
+  if (!r.started) {  // the request's row outcome: what it took to open its row
+    r.started = true;
+    if (r.neededPrecharge)
+      ++stats_.rowConflicts;
+    else if (r.neededActivate)
+      ++stats_.rowMisses;
+    else
+      ++stats_.rowHits;
+  }
+  const uint64_t dataEnd = r.write ? channel_.write(r.bank, now) : channel_.read(r.bank, now);
+  if (--r.burstsLeft > 0) return;
+
+  // The last burst: answer on the first core edge after its data, plus the controller latency.
+  const uint64_t end = dataEnd * dram_.periodValue();
+  const uint64_t corePeriod = core_.periodValue();
+  const Answer a{(end + corePeriod - 1) / corePeriod + memCfg_.controller.latency, r.seq, r.gp,
+                 r.arrivalCoreCycle, r.write};
+  const bool earliest = answers_.empty() || a.coreCycle < answers_.top().coreCycle;
+  answers_.push(a);
+  if (earliest) answerDue_.notify(core_.until(a.coreCycle));
+
+  queueSizeChanging();
+  queue_.remove(slot);
+  if (held_) {
+    toAccept_ = held_;
+    held_ = nullptr;
+    enqueue(*toAccept_, heldArrival_);
+  }
+}
+
+// ---- answers -----------------------------------------------------------------------------------
+
+void MemoryController::respond() {
+  const uint64_t now = core_.now();
+  while (!answers_.empty() && answers_.top().coreCycle <= now) {
+    const Answer a = answers_.top();
+    answers_.pop();
+    if (!a.write) {
+      const uint64_t latency = a.coreCycle - a.arrivalCoreCycle;
+      stats_.readLatencySum += latency;
+      stats_.readLatencyMax = std::max(stats_.readLatencyMax, latency);
+      ++stats_.readsAnswered;
+      const unsigned bucket =
+          latency < 2 ? 0 : 63 - static_cast<unsigned>(__builtin_clzll(latency));
+      ++stats_.readLatencyHistogram[bucket];
+    }
+    a.gp->set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    if (l2_socket->nb_transport_bw(*a.gp, phase, t) != tlm::TLM_COMPLETED)
+      throw InternalError(fmt::format("{}: the initiator must complete BEGIN_RESP", name()));
+    a.gp->release();
+  }
+  if (!answers_.empty()) answerDue_.notify(core_.until(answers_.top().coreCycle));
+}
+
+// ---- statistics --------------------------------------------------------------------------------
+
+void MemoryController::queueSizeChanging() {
+  const uint64_t t = sc_core::sc_time_stamp().value();
+  stats_.queueArea += double(queue_.size()) * double(t - lastQueueChange_);
+  lastQueueChange_ = t;
+}
+
+uint64_t MemoryController::refreshesPending(uint64_t dramCycle) const {
+  if (refreshDue_ > dramCycle) return 0;
+  return (dramCycle - refreshDue_) / memCfg_.dram.tREFI + 1;
+}
+
+void MemoryController::resetStats() {
+  stats_ = Stats{};
+  stats_.queueMax = queue_.size();
+  statsStart_ = lastQueueChange_ = sc_core::sc_time_stamp().value();
+  channel_.resetCounters();
+}
+
+void MemoryController::resetState() {
+  if (!queue_.empty() || held_ || !answers_.empty())
+    throw InternalError(fmt::format("{}: resetState() with requests in flight", name()));
+  channel_.reset();
+  queue_.clear();
+  refreshDue_ = memCfg_.dram.tREFI > 0 ? dram_.now() + memCfg_.dram.tREFI : kNever;
+  resetStats();
+}
+
+nlohmann::json MemoryController::statsJson() const {
+  const uint64_t t = sc_core::sc_time_stamp().value();
+  const double elapsedTime = double(t - statsStart_);
+  const double elapsedCycles = elapsedTime / double(dram_.periodValue());
+  const DramCounters& c = channel_.counters();
+  // Refreshes that fell due while the channel idled are applied when work arrives; count them.
+  const uint64_t pendingRefreshes = refreshesPending(dram_.now());
+  const uint64_t rowAccesses = stats_.rowHits + stats_.rowMisses + stats_.rowConflicts;
+
+  nlohmann::json histogram = nlohmann::json::array();
+  unsigned top = kLatencyBuckets;
+  while (top > 0 && stats_.readLatencyHistogram[top - 1] == 0) --top;
+  for (unsigned i = 0; i < top; ++i) {
+    const uint64_t from = i == 0 ? 0 : 1ull << i;
+    const uint64_t to = (i == 63 ? ~0ull : (2ull << i) - 1);
+    histogram.push_back({{"from", from}, {"to", to}, {"count", stats_.readLatencyHistogram[i]}});
+  }
+
+  nlohmann::json j;
+  j["reads"] = stats_.reads;
+  j["writes"] = stats_.writes;
+  j["bytes"] = stats_.bytes;
+  j["row_hits"] = stats_.rowHits;
+  j["row_misses"] = stats_.rowMisses;
+  j["row_conflicts"] = stats_.rowConflicts;
+  j["row_hit_rate"] = rowAccesses ? double(stats_.rowHits) / double(rowAccesses) : 0.0;
+  j["activates"] = c.activates;
+  j["precharges"] = c.precharges + (pendingRefreshes ? channel_.openBanks() : 0);
+  j["refreshes"] = c.refreshes + pendingRefreshes;
+  j["read_bursts"] = c.reads;
+  j["write_bursts"] = c.writes;
+  j["data_bus_busy_cycles"] = c.busBusyCycles;
+  j["elapsed_dram_cycles"] = elapsedCycles;
+  j["bus_utilisation"] = elapsedCycles > 0 ? double(c.busBusyCycles) / elapsedCycles : 0.0;
+  j["average_queue_occupancy"] =
+      elapsedTime > 0
+          ? (stats_.queueArea + double(queue_.size()) * double(t - lastQueueChange_)) / elapsedTime
+          : 0.0;
+  j["max_queue_occupancy"] = stats_.queueMax;
+  j["held_requests"] = stats_.heldRequests;
+  j["read_latency_core_cycles"] = {
+      {"count", stats_.readsAnswered},
+      {"average",
+       stats_.readsAnswered ? double(stats_.readLatencySum) / stats_.readsAnswered : 0.0},
+      {"max", stats_.readLatencyMax},
+      {"histogram", histogram}};
+  return j;
+}
+
+}  // namespace gpusc::dram

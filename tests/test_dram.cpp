@@ -1,0 +1,652 @@
+// The memory controller and DRAM channel (models/dram), driven through their l2_socket by the
+// scripted TLM initiator. Every expected cycle is derived from the platform configuration: DRAM
+// timing in command cycles, converted to the core cycles the initiator records through the two
+// clocks (gpu.clocks.core_mhz, dram_mhz) the way docs/memory-system.md defines the answer time:
+//
+//   a request sent at core cycle c may issue its first command at DRAM cycle ceil(c Tcore/Tdram)
+//   and is answered at core cycle ceil(end Tdram / Tcore) + memory.controller.latency, where
+//   `end` is the DRAM cycle at which its last burst has left the data bus.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/address_map.hpp"
+#include "common/error.hpp"
+#include "common/protocol_checker.hpp"
+#include "common/rng.hpp"
+#include "dram/dram_channel.hpp"
+#include "dram/dram_scheduler.hpp"
+#include "dram/memory_controller.hpp"
+#include "support/tlm_harness.hpp"
+
+using namespace gpusc;
+using namespace gpusc::test;
+using gpusc::dram::MemoryController;
+
+namespace {
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+PlatformConfig platformWith(const std::vector<std::string>& sets = {}) {
+  return loadPlatform("gtx480", sets);
+}
+
+// The configuration's timing, in the terms the tests need.
+struct Timing {
+  explicit Timing(const PlatformConfig& cfg)
+      : core(cfg.gpu.clocks.core_mhz),
+        dram(cfg.gpu.clocks.dram_mhz),
+        d(cfg.memory.dram),
+        latency(cfg.memory.controller.latency) {}
+
+  // The first DRAM cycle at which a request sent at core cycle `c` may issue a command.
+  uint64_t dramCycleAt(uint64_t c) const {
+    return ceilDiv(c * core.periodValue(), dram.periodValue());
+  }
+  // The core cycle at which a request whose last burst ends at DRAM cycle `end` is answered.
+  uint64_t answerAt(uint64_t end) const {
+    return ceilDiv(end * dram.periodValue(), core.periodValue()) + latency;
+  }
+  // The core cycle the initiator records for something happening at DRAM cycle `c`.
+  uint64_t coreCycleOf(uint64_t c) const { return c * dram.periodValue() / core.periodValue(); }
+  // The controller latency in DRAM cycles (rounded up).
+  uint64_t latencyInDramCycles() const {
+    return ceilDiv(latency * core.periodValue(), dram.periodValue());
+  }
+
+  uint64_t bc() const { return d.burstCycles(); }
+  // Column-to-column spacing in one bank group / across groups, including the data bus.
+  uint64_t sameGroup() const {
+    const uint64_t ccd = d.tCCDL == 0 ? d.tCCD : std::max(d.tCCD, d.tCCDL);
+    return std::max(ccd, bc());
+  }
+  uint64_t otherGroup() const { return std::max<uint64_t>(d.tCCD, bc()); }
+  uint32_t bursts(uint32_t bytes) const {
+    return std::max(1u, static_cast<uint32_t>(ceilDiv(bytes, d.burstBytes())));
+  }
+
+  Clock core, dram;
+  DramConfig d;
+  uint64_t latency;
+};
+
+// The device address of (bank, row, column) in partition `p`: the inverse of AddressMap.
+uint64_t deviceAddress(const MemoryConfig& m, uint32_t p, uint32_t bank, uint64_t row,
+                       uint32_t column) {
+  const uint64_t local = (row * m.dram.banks + bank) * m.dram.row_bytes + column;
+  const uint64_t il = m.partition_interleave_bytes;
+  return ((local / il) * m.partitions + p) * il + local % il;
+}
+
+// A controller of partition `partition` behind a scripted initiator on the core clock, with a
+// protocol checker on the connection.
+struct Bench {
+  struct Fresh {
+    Fresh() { newSimulation(); }
+  };
+
+  explicit Bench(const PlatformConfig& c, uint32_t partition = 0)
+      : cfg(c),
+        t(c),
+        part(partition),
+        ini("initiator", t.core),
+        checker("checker"),
+        mc("mc", partition, cfg) {
+    bindThrough(checker, ini.socket, mc.l2_socket);
+  }
+
+  void add(uint64_t cycle, uint32_t bank, uint64_t row, uint32_t column, uint32_t bytes,
+           AccessKind kind = AccessKind::Load) {
+    Request r;
+    r.cycle = cycle;
+    r.addr = deviceAddress(cfg.memory, part, bank, row, column);
+    r.kind = kind;
+    r.bytes = bytes;
+    ini.add(r);
+  }
+  // Runs until nothing is left to do; every request must have been answered, by the rules.
+  void run() {
+    sc_core::sc_start();
+    ASSERT_TRUE(ini.allAnswered());
+    checker.finish();
+    for (const std::string& v : checker.violations()) ADD_FAILURE() << v;
+  }
+  const Outcome& o(size_t i) const { return ini.outcomes().at(i); }
+  uint32_t burst() const { return cfg.memory.dram.burstBytes(); }
+
+  Fresh fresh;  // first: every bench is a new simulation
+  PlatformConfig cfg;
+  Timing t;
+  uint32_t part;
+  ScriptedInitiator ini;
+  ProtocolChecker checker;  // between the initiator and the controller
+  MemoryController mc;
+};
+
+// A platform whose core and DRAM clocks tick together, so a request can be sent at any DRAM
+// cycle.
+PlatformConfig sameClocks(std::vector<std::string> sets = {}) {
+  sets.push_back("gpu.clocks.core_mhz=1000");
+  sets.push_back("gpu.clocks.dram_mhz=1000");
+  return platformWith(sets);
+}
+
+TEST(Dram, TestAddressesMapWhereIntended) {
+  const PlatformConfig cfg = platformWith();
+  const AddressMap map(cfg.memory);
+  for (uint32_t p : {0u, 3u}) {
+    const uint64_t addr = deviceAddress(cfg.memory, p, 5, 77, 384);
+    EXPECT_EQ(map.partition(addr), p);
+    const DramLocation loc = map.dram(map.local(addr));
+    EXPECT_EQ(loc.bank, 5u);
+    EXPECT_EQ(loc.row, 77u);
+    EXPECT_EQ(loc.column, 384u);
+  }
+}
+
+// ACT, tRCD, RD, tCL, the burst: plus the controller latency.
+TEST(Dram, ReadToIdleBankTakesRcdClAndBurst) {
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {}, {"memory.dram.tRCD=7", "memory.dram.tCL=20", "memory.controller.latency=30"}}) {
+    Bench b(platformWith(sets));
+    const uint64_t sent = 5;
+    b.add(sent, 3, 9, 0, b.burst());
+    b.run();
+    const uint64_t e0 = b.t.dramCycleAt(sent);
+    const DramConfig& d = b.cfg.memory.dram;
+    EXPECT_EQ(b.o(0).accepted, sent);
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(e0 + d.tRCD + d.tCL + b.t.bc()));
+    // The request waited in the queue from its arrival until its RD.
+    const nlohmann::json s = b.mc.statsJson();
+    const double queued =
+        double((e0 + d.tRCD) * b.t.dram.periodValue()) - double(sent * b.t.core.periodValue());
+    const double elapsed = double(b.o(0).answered * b.t.core.periodValue());
+    EXPECT_NEAR(s["average_queue_occupancy"].get<double>(), queued / elapsed, 1e-9);
+    EXPECT_EQ(s["read_latency_core_cycles"]["max"], b.o(0).answered - sent);
+  }
+}
+
+// A request of several bursts: consecutive column commands of one bank, spaced by tCCDL.
+TEST(Dram, MultiBurstReadSpacesItsColumnCommands) {
+  Bench b(platformWith());
+  const uint32_t bytes = 4 * b.burst();
+  b.add(0, 0, 0, 0, bytes);
+  b.run();
+  const DramConfig& d = b.cfg.memory.dram;
+  const uint64_t lastRd = d.tRCD + (b.t.bursts(bytes) - 1) * b.t.sameGroup();
+  EXPECT_EQ(b.o(0).answered, b.t.answerAt(lastRd + d.tCL + b.t.bc()));
+  EXPECT_EQ(b.mc.statsJson()["read_bursts"], b.t.bursts(bytes));
+}
+
+// A row hit needs no ACT: only tCL and the burst (or the column spacing behind another RD).
+TEST(Dram, RowHitPaysOnlyColumnTiming) {
+  for (const auto& sets :
+       std::vector<std::vector<std::string>>{{}, {"memory.dram.tCCDL=0", "memory.dram.tCCD=5"}}) {
+    Bench b(platformWith(sets));
+    const DramConfig& d = b.cfg.memory.dram;
+    b.add(0, 2, 4, 0, b.burst());
+    b.add(0, 2, 4, 512, b.burst());  // right behind: the next column slot of the bank group
+    const uint64_t firstAnswer = b.t.answerAt(d.tRCD + d.tCL + b.t.bc());
+    const uint64_t later = firstAnswer + 10;  // the row is open and every constraint has passed
+    b.add(later, 2, 4, 1024, b.burst());
+    b.run();
+    EXPECT_EQ(b.o(0).answered, firstAnswer);
+    EXPECT_EQ(b.o(1).answered, b.t.answerAt(d.tRCD + b.t.sameGroup() + d.tCL + b.t.bc()));
+    EXPECT_EQ(b.o(2).answered, b.t.answerAt(b.t.dramCycleAt(later) + d.tCL + b.t.bc()));
+    const nlohmann::json s = b.mc.statsJson();
+    EXPECT_EQ(s["row_hits"], 2u);
+    EXPECT_EQ(s["row_misses"], 1u);
+    EXPECT_EQ(s["activates"], 1u);
+  }
+}
+
+// Two open banks of different groups take column commands tCCD apart; of one group, tCCDL.
+TEST(Dram, ColumnSpacingFollowsBankGroups) {
+  const PlatformConfig cfg = platformWith({"memory.dram.tCCD=4", "memory.dram.tCCDL=7"});
+  ASSERT_NE(cfg.memory.dram.bank_groups, 1u);
+  const uint32_t groups = cfg.memory.dram.bank_groups;
+  for (uint32_t second : {1u, groups}) {  // bank 1: another group; bank `groups`: the same group
+    Bench b(cfg);
+    const DramConfig& d = b.cfg.memory.dram;
+    b.add(0, 0, 0, 0, b.burst());  // open both rows
+    b.add(0, second, 0, 0, b.burst());
+    const uint64_t warm = 1000;  // every constraint of the warm-up has passed
+    b.add(warm, 0, 0, 128, b.burst());
+    b.add(warm, second, 0, 128, b.burst());
+    b.run();
+    const uint64_t e = b.t.dramCycleAt(warm);
+    const uint64_t spacing = second == 1 ? b.t.otherGroup() : b.t.sameGroup();
+    EXPECT_EQ(b.o(2).answered, b.t.answerAt(e + d.tCL + b.t.bc()));
+    EXPECT_EQ(b.o(3).answered, b.t.answerAt(e + spacing + d.tCL + b.t.bc()));
+  }
+}
+
+// Another row of an open bank: PRE (not before tRAS after the ACT, tRTPL after the RD), tRP,
+// ACT (not before tRC after the previous ACT), tRCD.
+TEST(Dram, RowConflictPaysPrechargeAndActivate) {
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {},  // tRAS + tRP = tRC
+           {"memory.dram.tRAS=20", "memory.dram.tRP=5", "memory.dram.tRC=45"}}) {  // tRC rules
+    Bench b(platformWith(sets));
+    const DramConfig& d = b.cfg.memory.dram;
+    b.add(0, 6, 1, 0, b.burst());
+    b.add(0, 6, 2, 0, b.burst());
+    b.run();
+    const uint64_t rd = d.tRCD;
+    const uint64_t pre = std::max<uint64_t>(d.tRAS, rd + d.tRTPL);
+    const uint64_t act = std::max<uint64_t>(pre + d.tRP, d.tRC);
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(rd + d.tCL + b.t.bc()));
+    EXPECT_EQ(b.o(1).answered, b.t.answerAt(act + d.tRCD + d.tCL + b.t.bc()));
+    const nlohmann::json s = b.mc.statsJson();
+    EXPECT_EQ(s["row_misses"], 1u);
+    EXPECT_EQ(s["row_conflicts"], 1u);
+    EXPECT_EQ(s["activates"], 2u);
+    EXPECT_EQ(s["precharges"], 1u);
+  }
+}
+
+// ACTs to different banks are tRRD apart.
+TEST(Dram, ActivatesToDifferentBanksAreSpacedByRrd) {
+  for (const char* rrd : {"memory.dram.tRRD=6", "memory.dram.tRRD=10"}) {
+    Bench b(platformWith({rrd}));
+    const DramConfig& d = b.cfg.memory.dram;
+    ASSERT_GE(d.tRRD, b.t.otherGroup());  // so the second RD waits for its ACT, not the first RD
+    b.add(0, 0, 3, 0, b.burst());
+    b.add(0, 1, 3, 0, b.burst());
+    b.run();
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(d.tRCD + d.tCL + b.t.bc()));
+    EXPECT_EQ(b.o(1).answered, b.t.answerAt(d.tRRD + d.tRCD + d.tCL + b.t.bc()));
+  }
+}
+
+// A write is answered once its data are in; a read after it waits tCDLR after the write data.
+TEST(Dram, WriteThenReadRespectsCdlr) {
+  for (const char* cdlr : {"memory.dram.tCDLR=5", "memory.dram.tCDLR=12"}) {
+    Bench b(platformWith({cdlr}));
+    const DramConfig& d = b.cfg.memory.dram;
+    b.add(0, 1, 0, 0, b.burst(), AccessKind::Store);
+    b.add(0, 1, 0, 256, b.burst());
+    b.run();
+    const uint64_t wr = d.tRCD, writeEnd = wr + d.tWL + b.t.bc();
+    const uint64_t rd = std::max(writeEnd + d.tCDLR, wr + b.t.sameGroup());
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(writeEnd));
+    EXPECT_EQ(b.o(1).answered, b.t.answerAt(rd + d.tCL + b.t.bc()));
+    EXPECT_EQ(b.mc.statsJson()["writes"], 1u);
+  }
+}
+
+// A write after a read: its data follow the read data after the bus turnaround.
+TEST(Dram, ReadThenWriteTurnsTheBusAround) {
+  Bench b(platformWith());
+  const DramConfig& d = b.cfg.memory.dram;
+  b.add(0, 1, 0, 0, b.burst());
+  b.add(0, 1, 0, 256, b.burst(), AccessKind::Store);
+  b.run();
+  const uint64_t rd = d.tRCD, readEnd = rd + d.tCL + b.t.bc();
+  const uint64_t turnaround = d.read_write_turnaround;
+  const uint64_t wr = std::max(rd + b.t.sameGroup(), readEnd + turnaround - d.tWL);
+  EXPECT_EQ(b.o(0).answered, b.t.answerAt(readEnd));
+  EXPECT_EQ(b.o(1).answered, b.t.answerAt(wr + d.tWL + b.t.bc()));
+}
+
+// Requests A (row 0), B (row 1), C (row 0) of one bank, in this order: FR-FCFS serves C from the
+// open row before B; FCFS serves B first and opens row 0 again for C.
+TEST(Dram, FrFcfsServesYoungerRowHitFirstFcfsDoesNot) {
+  for (const char* policy : {"fr-fcfs", "fcfs"}) {
+    Bench b(platformWith({std::string("memory.controller.scheduler=") + policy}));
+    const DramConfig& d = b.cfg.memory.dram;
+    b.add(0, 0, 0, 0, b.burst());
+    b.add(0, 0, 1, 0, b.burst());
+    b.add(0, 0, 0, 128, b.burst());
+    b.run();
+    const uint64_t rdA = d.tRCD;
+    const nlohmann::json s = b.mc.statsJson();
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(rdA + d.tCL + b.t.bc()));
+    if (std::string(policy) == "fr-fcfs") {
+      const uint64_t rdC = rdA + b.t.sameGroup();
+      const uint64_t preB = std::max<uint64_t>(d.tRAS, rdC + d.tRTPL);
+      const uint64_t actB = std::max<uint64_t>(preB + d.tRP, d.tRC);
+      EXPECT_EQ(b.o(2).answered, b.t.answerAt(rdC + d.tCL + b.t.bc()));
+      EXPECT_EQ(b.o(1).answered, b.t.answerAt(actB + d.tRCD + d.tCL + b.t.bc()));
+      EXPECT_LT(b.o(2).answered, b.o(1).answered);
+      EXPECT_EQ(s["row_hits"], 1u);
+      EXPECT_EQ(s["row_conflicts"], 1u);
+    } else {
+      const uint64_t preB = std::max<uint64_t>(d.tRAS, rdA + d.tRTPL);
+      const uint64_t actB = std::max<uint64_t>(preB + d.tRP, d.tRC);
+      const uint64_t rdB = actB + d.tRCD;
+      const uint64_t preC = std::max<uint64_t>(actB + d.tRAS, rdB + d.tRTPL);
+      const uint64_t actC = std::max<uint64_t>(preC + d.tRP, actB + d.tRC);
+      EXPECT_EQ(b.o(1).answered, b.t.answerAt(rdB + d.tCL + b.t.bc()));
+      EXPECT_EQ(b.o(2).answered, b.t.answerAt(actC + d.tRCD + d.tCL + b.t.bc()));
+      EXPECT_LT(b.o(1).answered, b.o(2).answered);
+      EXPECT_EQ(s["row_hits"], 0u);
+      EXPECT_EQ(s["row_conflicts"], 2u);
+    }
+    EXPECT_EQ(s["row_misses"], 1u);
+  }
+}
+
+// FCFS still overlaps the row commands of different banks.
+TEST(Dram, FcfsOpensRowsOfOtherBanksAhead) {
+  Bench b(platformWith({"memory.controller.scheduler=fcfs"}));
+  const DramConfig& d = b.cfg.memory.dram;
+  b.add(0, 0, 0, 0, b.burst());
+  b.add(0, 1, 0, 0, b.burst());
+  b.run();
+  const uint64_t rd1 = std::max<uint64_t>(d.tRRD + d.tRCD, d.tRCD + b.t.otherGroup());
+  EXPECT_EQ(b.o(1).answered, b.t.answerAt(rd1 + d.tCL + b.t.bc()));
+}
+
+// A full queue holds END_REQ and accepts the held request when its oldest entry leaves (at its
+// last column command); every request is answered once.
+TEST(Dram, FullQueueHoldsEndReqAndLosesNothing) {
+  Bench b(platformWith({"memory.controller.queue_entries=2"}));
+  const DramConfig& d = b.cfg.memory.dram;
+  const uint32_t entries = b.cfg.memory.controller.queue_entries, n = 6;
+  for (uint32_t i = 0; i < n; ++i) b.add(0, 0, 0, 64 * i, b.burst());
+  b.run();
+  auto rdOf = [&](uint64_t i) { return d.tRCD + i * b.t.sameGroup(); };
+  for (uint32_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(b.o(i).answered, b.t.answerAt(rdOf(i) + d.tCL + b.t.bc()));
+    // Request i enters when request i - entries leaves the queue.
+    EXPECT_EQ(b.o(i).accepted, i < entries ? 0 : b.t.coreCycleOf(rdOf(i - entries)));
+    if (i > 0) {
+      EXPECT_GE(b.o(i).sent, b.o(i - 1).accepted);  // one request at a time
+    }
+  }
+  const nlohmann::json s = b.mc.statsJson();
+  EXPECT_EQ(s["reads"], n);
+  EXPECT_EQ(s["read_latency_core_cycles"]["count"], n);
+  // Latency counts from BEGIN_REQ, including the time a request waited for END_REQ.
+  uint64_t sum = 0, max = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    sum += b.o(i).answered - b.o(i).sent;
+    max = std::max(max, b.o(i).answered - b.o(i).sent);
+  }
+  EXPECT_DOUBLE_EQ(s["read_latency_core_cycles"]["average"].get<double>(), double(sum) / n);
+  EXPECT_EQ(s["read_latency_core_cycles"]["max"], max);
+  EXPECT_EQ(s["held_requests"], n - entries);
+  EXPECT_EQ(s["max_queue_occupancy"], entries);
+}
+
+// Refresh every tREFI: a request arriving during tRFC waits for its end.
+TEST(Dram, RefreshDelaysRequestsArrivingDuringRfc) {
+  const std::vector<std::string> sets{"memory.dram.tREFI=1000", "memory.dram.tRFC=100"};
+  const DramConfig d = sameClocks(sets).memory.dram;
+  const uint64_t due = d.tREFI, access = d.tRCD + d.tCL + d.burstCycles();
+  {  // An idle channel: the refresh is accounted when the request arrives.
+    Bench b(sameClocks(sets));
+    b.add(due + 10, 0, 0, 0, b.burst());
+    b.run();
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(due + d.tRFC + access));
+    EXPECT_EQ(b.mc.statsJson()["refreshes"], 1u);
+  }
+  {  // After tRFC: no delay.
+    Bench b(sameClocks(sets));
+    const uint64_t sent = due + d.tRFC + 10;
+    b.add(sent, 0, 0, 0, b.burst());
+    b.run();
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(sent + access));
+  }
+  {  // An open bank is precharged first.
+    Bench b(sameClocks(sets));
+    b.add(0, 4, 0, 0, b.burst());
+    b.add(due + 10, 5, 0, 0, b.burst());
+    b.run();
+    EXPECT_EQ(b.o(1).answered, b.t.answerAt(due + d.tRP + d.tRFC + access));
+    const nlohmann::json s = b.mc.statsJson();
+    EXPECT_EQ(s["refreshes"], 1u);
+    EXPECT_EQ(s["precharges"], 1u);
+    EXPECT_EQ(s["activates"], 2u);
+  }
+  {  // A queued request whose row was just opened: the refresh falls due before its RD.
+    Bench b(sameClocks(sets));
+    const uint64_t sent = due - 5;
+    ASSERT_GT(sent + d.tRCD, due);
+    b.add(sent, 0, 0, 0, b.burst());
+    b.run();
+    const uint64_t pre = std::max<uint64_t>(due, sent + d.tRAS);
+    const uint64_t ref = std::max<uint64_t>(pre + d.tRP, sent + d.tRC);
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(ref + d.tRFC + access));
+    const nlohmann::json s = b.mc.statsJson();
+    EXPECT_EQ(s["activates"], 2u);
+    EXPECT_EQ(s["row_misses"], 1u);
+  }
+  {  // A long idle period: every refresh is counted, the last one delays the request.
+    Bench b(sameClocks(sets));
+    const uint64_t k = 10;
+    b.add(k * due + 10, 0, 0, 0, b.burst());
+    b.run();
+    EXPECT_EQ(b.o(0).answered, b.t.answerAt(k * due + d.tRFC + access));
+    EXPECT_EQ(b.mc.statsJson()["refreshes"], k);
+  }
+}
+
+// Without tREFI there is no refresh however long the run.
+TEST(Dram, RefreshDisabledByDefault) {
+  Bench b(platformWith());
+  ASSERT_EQ(b.cfg.memory.dram.tREFI, 0u);
+  const uint64_t sent = 1000000;
+  b.add(sent, 0, 0, 0, b.burst());
+  b.run();
+  const DramConfig& d = b.cfg.memory.dram;
+  EXPECT_EQ(b.o(0).answered, b.t.answerAt(b.t.dramCycleAt(sent) + d.tRCD + d.tCL + b.t.bc()));
+  EXPECT_EQ(b.mc.statsJson()["refreshes"], 0u);
+}
+
+// Idle costs nothing: once the last answer is out the controller schedules no further event,
+// not even for refresh (it is accounted when work arrives), so the simulation ends there.
+TEST(Dram, IdleControllerSchedulesNothing) {
+  Bench b(sameClocks({"memory.dram.tREFI=1000", "memory.dram.tRFC=100"}));
+  b.add(0, 0, 0, 0, b.burst());
+  b.run();
+  EXPECT_FALSE(sc_core::sc_pending_activity());
+  EXPECT_EQ(sc_core::sc_time_stamp().value(), b.o(0).answered * b.t.core.periodValue());
+}
+
+// The DRAM part of the latency is counted in DRAM cycles: half the clock, twice the core cycles.
+TEST(Dram, HalvingDramClockDoublesDramLatency) {
+  uint64_t dramPart[2] = {};
+  const char* clocks[2] = {"gpu.clocks.dram_mhz=1000", "gpu.clocks.dram_mhz=500"};
+  for (int i = 0; i < 2; ++i) {
+    Bench b(platformWith({"gpu.clocks.core_mhz=1000", clocks[i]}));
+    b.add(0, 0, 0, 0, b.burst());
+    b.run();
+    dramPart[i] = b.o(0).answered - b.cfg.memory.controller.latency;
+    const DramConfig& d = b.cfg.memory.dram;
+    if (i == 0) {
+      EXPECT_EQ(dramPart[i], d.tRCD + d.tCL + b.t.bc());  // 1:1 clocks
+    }
+  }
+  EXPECT_EQ(dramPart[1], 2 * dramPart[0]);
+}
+
+// A long stream of row hits. Alternating between two banks of different groups, a column command
+// issues every burstCycles (tCCD <= burstCycles < tCCDL), so after the start-up (an ACT per
+// bank: at most tRRD + tRCD + tCL) the data bus never idles: utilisation is at least
+// busy / (busy + tRRD + tRCD + tCL + the controller latency + 2 cycles of clock rounding).
+// In one bank every column command waits tCCDL, so utilisation is at most burstCycles / tCCDL.
+TEST(Dram, RowHitStreamReachesTheBusBandwidth) {
+  for (bool twoGroups : {true, false}) {
+    SCOPED_TRACE(twoGroups);
+    Bench b(platformWith());
+    const DramConfig& d = b.cfg.memory.dram;
+    ASSERT_LE(d.tCCD, b.t.bc());
+    const uint32_t n = 2000, bytes = 2 * b.burst(), perRow = d.row_bytes / bytes;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t bank = twoGroups ? i % 2 : 0, index = twoGroups ? i / 2 : i;
+      b.add(0, bank, 0, (index % perRow) * bytes, bytes);
+    }
+    b.mc.resetStats();
+    b.run();
+    const nlohmann::json s = b.mc.statsJson();
+    const uint64_t bursts = uint64_t(n) * b.t.bursts(bytes), busy = bursts * b.t.bc();
+    EXPECT_EQ(s["data_bus_busy_cycles"], busy);
+    EXPECT_EQ(s["row_hits"], n - (twoGroups ? 2 : 1));
+    const double utilisation = s["bus_utilisation"].get<double>();
+    const double spacing = double(twoGroups ? b.t.otherGroup() : b.t.sameGroup());
+    const double overhead = double(d.tRRD + d.tRCD + d.tCL + b.t.latencyInDramCycles() + 2);
+    const double lower = double(busy) / (double(bursts) * spacing + overhead);
+    EXPECT_GE(utilisation, lower);
+    EXPECT_LE(utilisation, double(b.t.bc()) / spacing);
+    // The bandwidth: burstBytes per burstCycles, times the utilisation.
+    const double bytesPerCycle = double(n) * bytes / s["elapsed_dram_cycles"].get<double>();
+    EXPECT_GE(bytesPerCycle, lower * d.burstBytes() / double(b.t.bc()));
+    if (twoGroups) {
+      EXPECT_GT(lower, 0.95);  // the bound is meaningful: close to 1
+    }
+  }
+}
+
+// Random traffic (banks, rows, sizes, reads and writes, bursts and idle gaps, refresh on and off)
+// through a small queue: every request is answered once, by the rules, and the counts add up.
+// FCFS moves data in arrival order, so its answers come in arrival order.
+TEST(Dram, RandomTrafficIsAnsweredOnceAndCountsAddUp) {
+  for (const char* policy : {"fr-fcfs", "fcfs"}) {
+    for (const char* refresh : {"memory.dram.tREFI=0", "memory.dram.tREFI=700"}) {
+      SCOPED_TRACE(std::string(policy) + " " + refresh);
+      Bench b(platformWith({std::string("memory.controller.scheduler=") + policy, refresh,
+                            "memory.dram.tRFC=60", "memory.controller.queue_entries=8"}));
+      Rng rng(42);
+      const uint32_t n = 3000, sizes[] = {32, 64, 128, 256};
+      uint64_t cycle = 0, readBursts = 0, writeBursts = 0, reads = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (rng.below(8) == 0) cycle += rng.below(2000);  // now and then an idle gap
+        cycle += rng.below(3);
+        const uint32_t bytes = sizes[rng.below(4)];
+        const AccessKind kind = rng.below(10) < 3 ? AccessKind::Store : AccessKind::Load;
+        b.add(cycle, rng.below(b.cfg.memory.dram.banks), rng.below(8),
+              rng.below(b.cfg.memory.dram.row_bytes / 256) * 256, bytes, kind);
+        (kind == AccessKind::Store ? writeBursts : readBursts) += b.t.bursts(bytes);
+        reads += kind == AccessKind::Load;
+      }
+      b.run();
+      const nlohmann::json s = b.mc.statsJson();
+      EXPECT_EQ(s["reads"], reads);
+      EXPECT_EQ(s["writes"], n - reads);
+      EXPECT_EQ(s["read_latency_core_cycles"]["count"], reads);
+      EXPECT_EQ(s["row_hits"].get<uint64_t>() + s["row_misses"].get<uint64_t>() +
+                    s["row_conflicts"].get<uint64_t>(),
+                n);
+      EXPECT_EQ(s["read_bursts"], readBursts);
+      EXPECT_EQ(s["write_bursts"], writeBursts);
+      EXPECT_GE(s["activates"].get<uint64_t>(),
+                s["row_misses"].get<uint64_t>() + s["row_conflicts"].get<uint64_t>());
+      EXPECT_LE(s["precharges"].get<uint64_t>(), s["activates"].get<uint64_t>());
+      EXPECT_GT(s["held_requests"].get<uint64_t>(), 0u);  // the queue did fill up
+      if (std::string(refresh) != "memory.dram.tREFI=0") {
+        EXPECT_EQ(s["refreshes"], b.t.dram.now() / b.cfg.memory.dram.tREFI);
+      }
+      if (std::string(policy) == "fcfs") {
+        for (uint32_t i = 1; i < n; ++i) ASSERT_LE(b.o(i - 1).answered, b.o(i).answered) << i;
+      }
+    }
+  }
+}
+
+// Every statistic agrees with the traffic sent (partition 2: addresses are mapped).
+TEST(Dram, StatisticsAgreeWithTraffic) {
+  Bench b(platformWith(), 2);
+  const uint32_t burst = b.burst();
+  struct Access {
+    uint32_t bank;
+    uint64_t row;
+    uint32_t column, bytes;
+    AccessKind kind;
+  };
+  const std::vector<Access> script{
+      {2, 5, 0, 2 * burst, AccessKind::Load},        // miss
+      {2, 5, 256, burst, AccessKind::Load},          // hit
+      {2, 6, 0, 2 * burst, AccessKind::Store},       // conflict
+      {4, 1, 0, burst / 2, AccessKind::Load},        // miss
+      {4, 1, 512, 3 * burst + 8, AccessKind::Store}  // hit
+  };
+  uint64_t bytes = 0, readBursts = 0, writeBursts = 0;
+  for (const Access& a : script) {
+    b.add(0, a.bank, a.row, a.column, a.bytes, a.kind);
+    bytes += a.bytes;
+    (a.kind == AccessKind::Store ? writeBursts : readBursts) += b.t.bursts(a.bytes);
+  }
+  b.run();
+  nlohmann::json s = b.mc.statsJson();
+  EXPECT_EQ(s["reads"], 3u);
+  EXPECT_EQ(s["writes"], 2u);
+  EXPECT_EQ(s["bytes"], bytes);
+  EXPECT_EQ(s["row_hits"], 2u);
+  EXPECT_EQ(s["row_misses"], 2u);
+  EXPECT_EQ(s["row_conflicts"], 1u);
+  EXPECT_DOUBLE_EQ(s["row_hit_rate"].get<double>(), 2.0 / 5.0);
+  EXPECT_EQ(s["activates"], 3u);
+  EXPECT_EQ(s["precharges"], 1u);
+  EXPECT_EQ(s["refreshes"], 0u);
+  EXPECT_EQ(s["read_bursts"], readBursts);
+  EXPECT_EQ(s["write_bursts"], writeBursts);
+  EXPECT_EQ(s["data_bus_busy_cycles"], (readBursts + writeBursts) * b.t.bc());
+  EXPECT_EQ(s["max_queue_occupancy"], script.size());
+  // Read latency: what the initiator saw, per read.
+  uint64_t sum = 0, max = 0, count = 0;
+  std::vector<uint64_t> buckets;
+  for (size_t i = 0; i < script.size(); ++i) {
+    if (script[i].kind != AccessKind::Load) continue;
+    const uint64_t lat = b.o(i).answered - b.o(i).sent;
+    sum += lat;
+    max = std::max(max, lat);
+    ++count;
+    uint32_t bucket = 0;
+    while ((2ull << bucket) <= lat) ++bucket;
+    if (buckets.size() <= bucket) buckets.resize(bucket + 1);
+    ++buckets[bucket];
+  }
+  const nlohmann::json& lat = s["read_latency_core_cycles"];
+  EXPECT_EQ(lat["count"], count);
+  EXPECT_DOUBLE_EQ(lat["average"].get<double>(), double(sum) / double(count));
+  EXPECT_EQ(lat["max"], max);
+  ASSERT_EQ(lat["histogram"].size(), buckets.size());
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    EXPECT_EQ(lat["histogram"][i]["count"], buckets[i]);
+    EXPECT_EQ(lat["histogram"][i]["from"].get<uint64_t>(), i == 0 ? 0 : 1ull << i);
+  }
+
+  // resetStats: counting starts again; the rows stay open (a hit now).
+  b.mc.resetStats();
+  s = b.mc.statsJson();
+  EXPECT_EQ(s["reads"], 0u);
+  EXPECT_EQ(s["activates"], 0u);
+  EXPECT_EQ(s["data_bus_busy_cycles"], 0u);
+  const uint64_t later = b.o(4).answered + 100;
+  b.add(later, 4, 1, 128, burst);
+  b.run();
+  s = b.mc.statsJson();
+  EXPECT_EQ(s["reads"], 1u);
+  EXPECT_EQ(s["row_hits"], 1u);
+  EXPECT_EQ(s["activates"], 0u);
+  EXPECT_EQ(s["read_latency_core_cycles"]["count"], 1u);
+}
+
+// resetState: power-on, every row closed.
+TEST(Dram, ResetStateClosesEveryRow) {
+  Bench b(platformWith());
+  const DramConfig& d = b.cfg.memory.dram;
+  b.add(0, 3, 2, 0, b.burst());
+  b.run();
+  b.mc.resetState();
+  const uint64_t later = b.o(0).answered + 100;
+  b.add(later, 3, 2, 128, b.burst());  // the same row: a miss again
+  b.run();
+  EXPECT_EQ(b.o(1).answered, b.t.answerAt(b.t.dramCycleAt(later) + d.tRCD + d.tCL + b.t.bc()));
+  EXPECT_EQ(b.mc.statsJson()["row_misses"], 1u);
+}
+
+TEST(Dram, SchedulingPoliciesByName) {
+  const auto& reg = dram::dramSchedulingPolicies();
+  EXPECT_EQ(reg.names(), (std::vector<std::string>{"fr-fcfs", "fcfs"}));
+  const PlatformConfig cfg = platformWith();
+  EXPECT_THROW(reg.create("frfcfs", cfg.memory.dram), InputError);
+}
+
+}  // namespace
