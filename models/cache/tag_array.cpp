@@ -2,67 +2,51 @@
 
 namespace gpusc::cache {
 
-TagArray::TagArray(const CacheConfig& cfg, uint64_t seed)
+TagArray::TagArray(const CacheConfig& cfg, uint64_t unit)
     : sets_(cfg.sets),
       ways_(cfg.ways),
       lineBytes_(cfg.line_bytes),
       ways_v_(size_t(cfg.sets) * cfg.ways),
-      rng_(seed) {
-  policy_ = cfg.replacement == "fifo"     ? Policy::Fifo
-            : cfg.replacement == "random" ? Policy::Random
-                                          : Policy::Lru;
+      policy_(replacementPolicies().create(cfg.replacement, cfg.sets, cfg.ways,
+                                           cfg.replacement_seed + unit)) {}
+
+uint32_t TagArray::find(uint32_t set, uint64_t tag) const {
+  const Way* s = &ways_v_[size_t(set) * ways_];
+  for (uint32_t w = 0; w < ways_; ++w)
+    if (s[w].valid && s[w].tag == tag) return w;
+  return ways_;
 }
 
 bool TagArray::access(uint64_t addr) {
-  const uint64_t tag = tagOf(addr);
-  Way* set = &ways_v_[size_t(setOf(addr)) * ways_];
-  ++clock_;
-  for (uint32_t w = 0; w < ways_; ++w) {
-    if (set[w].valid && set[w].tag == tag) {
-      if (policy_ == Policy::Lru) set[w].stamp = clock_;
-      return true;
-    }
-  }
-  return false;
+  const uint32_t set = setOf(addr);
+  const uint32_t way = find(set, tagOf(addr));
+  if (way == ways_) return false;
+  policy_->touched(set, way);
+  return true;
 }
 
-bool TagArray::probe(uint64_t addr) const {
-  const uint64_t tag = tagOf(addr);
-  const Way* set = &ways_v_[size_t(setOf(addr)) * ways_];
-  for (uint32_t w = 0; w < ways_; ++w)
-    if (set[w].valid && set[w].tag == tag) return true;
-  return false;
-}
+bool TagArray::probe(uint64_t addr) const { return find(setOf(addr), tagOf(addr)) != ways_; }
 
 bool TagArray::fill(uint64_t addr, uint64_t* evicted) {
   const uint64_t tag = tagOf(addr);
-  const uint32_t s = setOf(addr);
-  Way* set = &ways_v_[size_t(s) * ways_];
-  ++clock_;
-  uint32_t victim = ways_;
-  for (uint32_t w = 0; w < ways_; ++w) {
-    if (set[w].valid && set[w].tag == tag) return false;  // already present
-    if (!set[w].valid && victim == ways_) victim = w;
+  const uint32_t set = setOf(addr);
+  if (find(set, tag) != ways_) return false;  // already present
+  Way* s = &ways_v_[size_t(set) * ways_];
+  uint32_t victim = 0;
+  while (victim < ways_ && s[victim].valid) ++victim;  // invalid ways first, lowest first
+  const bool replaced = victim == ways_;
+  if (replaced) {
+    victim = policy_->victim(set);
+    if (evicted) *evicted = (s[victim].tag * sets_ + set) * lineBytes_;
   }
-  bool replaced = false;
-  if (victim == ways_) {
-    replaced = true;
-    if (policy_ == Policy::Random) {
-      rng_ = rng_ * 6364136223846793005ull + 1442695040888963407ull;
-      victim = static_cast<uint32_t>((rng_ >> 33) % ways_);
-    } else {  // LRU and FIFO both evict the smallest stamp (last use / fill time)
-      victim = 0;
-      for (uint32_t w = 1; w < ways_; ++w)
-        if (set[w].stamp < set[victim].stamp) victim = w;
-    }
-    if (evicted) *evicted = (set[victim].tag * sets_ + s) * lineBytes_;
-  }
-  set[victim] = Way{tag, clock_, true};
+  s[victim] = Way{tag, true};
+  policy_->filled(set, victim);
   return replaced;
 }
 
 void TagArray::invalidateAll() {
   for (auto& w : ways_v_) w = Way{};
+  policy_->reset();
 }
 
 }  // namespace gpusc::cache

@@ -1,0 +1,210 @@
+#include "cache/cache_core.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::cache {
+
+ByteMask firstBytes(uint32_t n) {
+  ByteMask m{};
+  for (uint32_t w = 0; w < m.size() && n > 0; ++w) {
+    const uint32_t bits = std::min<uint32_t>(n, 64);
+    m[w] = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    n -= bits;
+  }
+  return m;
+}
+
+ByteMask rebase(const ByteMask& mask, uint64_t from, uint64_t to) {
+  ByteMask out{};
+  const int64_t d = static_cast<int64_t>(to - from);  // bit i of out = bit i + d of mask
+  constexpr int64_t kBits = 64 * 4;
+  if (d >= kBits || d <= -kBits) return out;
+  const int n = static_cast<int>(mask.size());
+  if (d >= 0) {
+    const int ws = static_cast<int>(d / 64), bs = static_cast<int>(d % 64);
+    for (int k = 0; k + ws < n; ++k) {
+      out[k] = mask[k + ws] >> bs;
+      if (bs && k + ws + 1 < n) out[k] |= mask[k + ws + 1] << (64 - bs);
+    }
+  } else {
+    const int ws = static_cast<int>(-d / 64), bs = static_cast<int>(-d % 64);
+    for (int k = ws; k < n; ++k) {
+      out[k] = mask[k - ws] << bs;
+      if (bs && k - ws - 1 >= 0) out[k] |= mask[k - ws - 1] >> (64 - bs);
+    }
+  }
+  return out;
+}
+
+ByteMask lineMask(const ByteMask& mask, uint64_t addr, uint32_t len, uint64_t line,
+                  uint32_t lineBytes) {
+  ByteMask m = mask;
+  const ByteMask inTransaction = firstBytes(std::min(len, kMaxLineBytes));
+  for (size_t i = 0; i < m.size(); ++i) m[i] &= inTransaction[i];
+  m = rebase(m, addr, line);
+  const ByteMask inLine = firstBytes(lineBytes);
+  for (size_t i = 0; i < m.size(); ++i) m[i] &= inLine[i];
+  return m;
+}
+
+CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t seed)
+    : cfg_(cfg),
+      sets_(cfg.sets),
+      ways_(cfg.ways),
+      lineBytes_(cfg.line_bytes),
+      banks_(cfg.banks),
+      lines_(size_t(cfg.sets) * cfg.ways),
+      replacement_(replacementPolicies().create(cfg.replacement, cfg.sets, cfg.ways, seed)),
+      mshrs_(cfg.mshr_entries, cfg.mshr_max_merge),
+      bankFree_(cfg.banks, 0) {
+  if (cfg.line_bytes > kMaxLineBytes)
+    throw InputError(fmt::format(
+        "{}.line_bytes = {}: data caches support lines of at most {} bytes (the byte mask of an "
+        "access)",
+        key, cfg.line_bytes, kMaxLineBytes));
+  // The configuration checks these too; the index arithmetic relies on them.
+  const auto pow2 = [](uint32_t v) { return v != 0 && (v & (v - 1)) == 0; };
+  if (!pow2(sets_) || !pow2(lineBytes_) || !pow2(banks_) || ways_ == 0)
+    throw InputError(fmt::format("{}: sets, line_bytes and banks must be powers of two", key));
+}
+
+uint32_t CacheCore::find(uint64_t addr) const {
+  const uint64_t tag = tagOf(addr);
+  const LineState* set = &lines_[index(setOf(addr), 0)];
+  for (uint32_t w = 0; w < ways_; ++w)
+    if (set[w].valid && set[w].tag == tag) return w;
+  return kNoWay;
+}
+
+uint32_t CacheCore::access(uint64_t addr, uint64_t cycle, const ByteMask& lineMask, bool isWrite) {
+  const uint32_t set = setOf(addr);
+  const uint32_t way = find(addr);
+  if (way != kNoWay) {
+    lines_[index(set, way)].lastAccess = cycle;
+    replacement_->touched(set, way);
+  }
+  if (observer_) observer_->onAccess(set, way, cycle, lineMask, isWrite, way != kNoWay);
+  return way;
+}
+
+FillResult CacheCore::fill(uint64_t addr, uint64_t cycle, bool dirty) {
+  FillResult r;
+  r.set = setOf(addr);
+  if (find(addr) != kNoWay)
+    throw InternalError(fmt::format("CacheCore: fill of line {:#x}, which is present", addr));
+  LineState* set = &lines_[index(r.set, 0)];
+  uint32_t way = kNoWay;
+  for (uint32_t w = 0; w < ways_ && way == kNoWay; ++w)
+    if (!set[w].valid) way = w;
+  if (way == kNoWay) {
+    way = replacement_->victim(r.set);
+    r.evicted = true;
+    r.evictedDirty = set[way].dirty;
+    r.evictedLine = lineAddressOf(r.set, way);
+    if (observer_) observer_->onEvict(r.set, way, cycle, set[way].dirty);
+  }
+  r.way = way;
+  set[way] = LineState{tagOf(addr), cycle, true, dirty};
+  replacement_->filled(r.set, way);
+  if (observer_) observer_->onFill(r.set, way, cycle);
+  return r;
+}
+
+bool CacheCore::invalidate(uint64_t addr, uint64_t cycle) {
+  const uint32_t way = find(addr);
+  if (way == kNoWay) return false;
+  const uint32_t set = setOf(addr);
+  LineState& l = lines_[index(set, way)];
+  if (observer_) observer_->onEvict(set, way, cycle, l.dirty);
+  l.valid = false;
+  l.dirty = false;
+  return true;
+}
+
+uint32_t CacheCore::validLines() const {
+  uint32_t n = 0;
+  for (const auto& l : lines_) n += l.valid ? 1 : 0;
+  return n;
+}
+
+uint64_t CacheCore::claimBank(uint32_t bank, uint64_t cycle) {
+  const uint64_t slot = std::max(cycle, bankFree_[bank]);
+  bankFree_[bank] = slot + 1;
+  return slot;
+}
+
+void CacheCore::reset() {
+  std::fill(lines_.begin(), lines_.end(), LineState{});
+  replacement_->reset();
+  mshrs_.clear();
+  std::fill(bankFree_.begin(), bankFree_.end(), 0);
+}
+
+// ---- shared plumbing ---------------------------------------------------------------------------
+
+void SendQueue::push(tlm::tlm_generic_payload* gp, uint64_t notBefore) {
+  if (size_ == items_.size()) throw InternalError("SendQueue: push on a full queue");
+  items_[(head_ + size_) % items_.size()] = Item{gp, notBefore};
+  ++size_;
+}
+
+uint32_t PendingRequests::open(tlm::tlm_generic_payload* gp) {
+  uint32_t id;
+  if (free_.empty()) {
+    id = static_cast<uint32_t>(records_.size());
+    records_.emplace_back();
+  } else {
+    id = free_.back();
+    free_.pop_back();
+  }
+  records_[id] = Record{gp, 0, 0};
+  return id;
+}
+
+nlohmann::json DataCacheStats::json(bool enabled) const {
+  using nlohmann::json;
+  json byKind = json::object();
+  uint64_t accesses = 0, hits = 0, misses = 0;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    const Kind& c = kinds[k];
+    byKind[accessKindName(static_cast<AccessKind>(k))] = {
+        {"requests", c.requests},
+        {"accesses", c.accesses},
+        {"hits", c.hits},
+        {"misses", c.misses},
+        {"hit_rate", c.accesses ? double(c.hits) / double(c.accesses) : 0.0}};
+    accesses += c.accesses;
+    hits += c.hits;
+    misses += c.misses;
+  }
+  const auto stall = [&](Stall s) { return stallCycles[static_cast<size_t>(s)]; };
+  return json{
+      {"enabled", enabled},
+      {"accesses", accesses},
+      {"hits", hits},
+      {"misses", misses},
+      {"hit_rate", accesses ? double(hits) / double(accesses) : 0.0},
+      {"by_kind", byKind},
+      {"mshr_merges", mshrMerges},
+      {"fills", fills},
+      {"evictions", evictions},
+      {"invalidations", invalidations},
+      {"dirty_writebacks", dirtyWritebacks},
+      {"bypassed", bypassed},
+      {"sent_down",
+       {{"reads", sentReads}, {"writes", sentWrites}, {"total", sentReads + sentWrites}}},
+      {"stall_cycles",
+       {{"mshr_full", stall(Stall::MshrFull)},
+        {"merge_limit", stall(Stall::MergeLimit)},
+        {"miss_queue_full", stall(Stall::MissQueueFull)},
+        {"bank_conflict", stall(Stall::BankConflict)}}},
+      // Back-pressure for want of an MSHR (none free, or the line's at its merge limit).
+      {"mshr_full_stall_cycles", stall(Stall::MshrFull) + stall(Stall::MergeLimit)},
+  };
+}
+
+}  // namespace gpusc::cache

@@ -1,0 +1,266 @@
+// The storage and bookkeeping of one set-associative data cache (CacheCore knows nothing of
+// TLM or timing of its own): the tag array with valid and dirty bits, a replacement policy chosen
+// by name (replacement.hpp), the MSHR table (mshr_table.hpp) and the banks. The L1 data cache and
+// the L2 slices build their request handling around it.
+//
+//   line  = addr - addr mod line_bytes
+//   set   = (addr / line_bytes) mod sets,   tag = addr / (line_bytes x sets)
+//   bank  = (addr / line_bytes) mod banks
+//
+// Banks: each bank serves one access (a lookup or a fill) per cycle; claimBank() hands out the
+// first free cycle of a bank, so a second access to a busy bank waits a cycle.
+//
+// Observation (for the power model): a LineObserver, when set, sees every lookup with the
+// byte mask of the access, every fill and every line that leaves (replaced or invalidated);
+// it may read the per-line state (valid, dirty, tag, last access cycle) through line().
+// Observing changes nothing in the cache's behaviour.
+//
+// The end of this file holds the plumbing the two data-cache modules (L1DataCache, L2Slice)
+// share: their statistics, the queue of requests waiting for the next level, the queue of
+// answers due to the requester and the records of requests waiting for lines. All of it is
+// preallocated or grows only to a high-water mark, so steady-state accesses allocate nothing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <tlm>
+
+#include "cache/mshr_table.hpp"
+#include "cache/replacement.hpp"
+#include "common/mem_access.hpp"
+#include "common/platform_config.hpp"
+
+namespace gpusc::cache {
+
+// Bit i: byte i of a line (or of a transaction) is touched. 256 bits: the widest line the data
+// caches support (the width of MemAccessExtension::byteMask).
+using ByteMask = std::array<uint64_t, 4>;
+inline constexpr uint32_t kMaxLineBytes = 256;
+
+// Bytes [0, n) set.
+ByteMask firstBytes(uint32_t n);
+// The mask of a transaction starting at `from`, seen from a line starting at `to`: bit i of the
+// result is bit (to - from + i) of `mask`; bits outside `mask`'s 256 bytes are zero.
+ByteMask rebase(const ByteMask& mask, uint64_t from, uint64_t to);
+// The bytes of the line at `line` (lineBytes long) that a transaction of `len` bytes at `addr`
+// touches, given the transaction's mask.
+ByteMask lineMask(const ByteMask& mask, uint64_t addr, uint32_t len, uint64_t line,
+                  uint32_t lineBytes);
+inline bool coversAll(const ByteMask& mask, uint32_t n) {
+  const ByteMask all = firstBytes(n);
+  for (size_t i = 0; i < all.size(); ++i)
+    if ((mask[i] & all[i]) != all[i]) return false;
+  return true;
+}
+
+struct LineState {
+  uint64_t tag = 0;
+  uint64_t lastAccess = 0;  // cycle of the last access or fill
+  bool valid = false;
+  bool dirty = false;
+};
+
+class LineObserver {
+ public:
+  virtual ~LineObserver() = default;
+  // A lookup of `set` at `cycle`: `way` is the line that hit, or CacheCore::kNoWay on a miss;
+  // byteMask: the bytes of the line the access touches (bit i = byte i of the line).
+  virtual void onAccess(uint32_t set, uint32_t way, uint64_t cycle, const ByteMask& byteMask,
+                        bool isWrite, bool hit) = 0;
+  // A line was placed in (set, way) (after a miss, or a write allocating a whole line).
+  virtual void onFill(uint32_t set, uint32_t way, uint64_t cycle) = 0;
+  // A valid line leaves (set, way): replaced by a fill, or invalidated (write-evict, a reset
+  // does not report). dirty: its data had to be written back.
+  virtual void onEvict(uint32_t set, uint32_t way, uint64_t cycle, bool dirty) = 0;
+};
+
+struct FillResult {
+  uint32_t set = 0, way = 0;
+  bool evicted = false;  // a valid line was replaced
+  bool evictedDirty = false;
+  uint64_t evictedLine = 0;  // its line address
+};
+
+class CacheCore {
+ public:
+  static constexpr uint32_t kNoWay = ~0u;
+
+  // `key` names the configuration section in error messages ("sm.l1d"); `seed` seeds the
+  // random replacement policy.
+  CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t seed);
+
+  const CacheConfig& config() const { return cfg_; }
+  uint32_t sets() const { return sets_; }
+  uint32_t ways() const { return ways_; }
+  uint32_t lineBytes() const { return lineBytes_; }
+  uint32_t banks() const { return banks_; }
+
+  uint64_t lineOf(uint64_t addr) const { return addr & ~uint64_t(lineBytes_ - 1); }
+  uint32_t setOf(uint64_t addr) const {
+    return static_cast<uint32_t>((addr / lineBytes_) & (sets_ - 1));
+  }
+  uint64_t tagOf(uint64_t addr) const { return addr / lineBytes_ / sets_; }
+  uint32_t bankOf(uint64_t addr) const {
+    return static_cast<uint32_t>((addr / lineBytes_) & (banks_ - 1));
+  }
+  uint64_t lineAddressOf(uint32_t set, uint32_t way) const {
+    return (line(set, way).tag * sets_ + set) * lineBytes_;
+  }
+
+  // ---- tags ----
+  // The way holding addr's line, or kNoWay; changes nothing.
+  uint32_t find(uint64_t addr) const;
+  // A lookup at `cycle`: on a hit updates the replacement state and the line's last access.
+  // Reports to the observer. Returns the way hit, or kNoWay.
+  uint32_t access(uint64_t addr, uint64_t cycle, const ByteMask& lineMask, bool isWrite);
+  // Places addr's line (not present) in an invalid way, or evicts the replacement victim.
+  FillResult fill(uint64_t addr, uint64_t cycle, bool dirty);
+  // Removes addr's line if present; true if it was.
+  bool invalidate(uint64_t addr, uint64_t cycle);
+  void setDirty(uint32_t set, uint32_t way) { lines_[index(set, way)].dirty = true; }
+  const LineState& line(uint32_t set, uint32_t way) const { return lines_[index(set, way)]; }
+  uint32_t validLines() const;
+
+  // ---- banks ----
+  bool bankFree(uint32_t bank, uint64_t cycle) const { return bankFree_[bank] <= cycle; }
+  uint64_t bankFreeAt(uint32_t bank) const { return bankFree_[bank]; }
+  // The first cycle at or after `cycle` in which `bank` is free; the bank is busy in it.
+  uint64_t claimBank(uint32_t bank, uint64_t cycle);
+
+  // ---- MSHRs ----
+  MshrTable& mshrs() { return mshrs_; }
+  const MshrTable& mshrs() const { return mshrs_; }
+
+  void setObserver(LineObserver* o) { observer_ = o; }
+  LineObserver* observer() const { return observer_; }
+
+  // Power-on state: every line invalid, MSHRs free, banks idle, replacement history cleared.
+  void reset();
+
+ private:
+  size_t index(uint32_t set, uint32_t way) const { return size_t(set) * ways_ + way; }
+
+  CacheConfig cfg_;
+  uint32_t sets_, ways_, lineBytes_, banks_;
+  std::vector<LineState> lines_;
+  std::unique_ptr<ReplacementPolicy> replacement_;
+  MshrTable mshrs_;
+  std::vector<uint64_t> bankFree_;  // first cycle each bank is free
+  LineObserver* observer_ = nullptr;
+};
+
+// ---- shared by the data-cache modules ------------------------------------------------------
+
+// Why a request could not be accepted (its END_REQ is held back).
+enum class Stall : uint8_t { None, BankConflict, MshrFull, MergeLimit, MissQueueFull };
+inline constexpr size_t kStallReasons = 5;
+inline constexpr size_t kAccessKinds = 5;  // AccessKind values
+
+struct DataCacheStats {
+  struct Kind {
+    uint64_t requests = 0;          // received from the requester
+    uint64_t accesses = 0;          // line lookups (a request covering n lines makes n)
+    uint64_t hits = 0, misses = 0;  // a miss merged into an outstanding one counts as a miss
+  };
+  std::array<Kind, kAccessKinds> kinds{};
+  uint64_t mshrMerges = 0;                 // misses that joined an outstanding fetch of their line
+  uint64_t fills = 0;                      // lines placed in the cache
+  uint64_t evictions = 0;                  // valid lines replaced by a fill
+  uint64_t invalidations = 0;              // lines removed by a store (write-evict)
+  uint64_t dirtyWritebacks = 0;            // evicted dirty lines written to the next level
+  uint64_t bypassed = 0;                   // requests passed through without a lookup
+  uint64_t sentReads = 0, sentWrites = 0;  // requests sent to the next level (reads: line
+                                           // fetches and forwarded reads)
+  std::array<uint64_t, kStallReasons> stallCycles{};  // cycles END_REQ was held, by Stall
+
+  Kind& of(AccessKind k) { return kinds[static_cast<size_t>(k)]; }
+  nlohmann::json json(bool enabled) const;
+};
+
+// Requests waiting to leave through the initiator socket, in order; each may leave from its
+// `notBefore` cycle on. A ring of fixed capacity.
+class SendQueue {
+ public:
+  struct Item {
+    tlm::tlm_generic_payload* gp = nullptr;
+    uint64_t notBefore = 0;
+  };
+  explicit SendQueue(size_t capacity) : items_(capacity) {}
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void push(tlm::tlm_generic_payload* gp, uint64_t notBefore);
+  const Item& front() const { return items_[head_]; }
+  void pop() {
+    head_ = (head_ + 1) % items_.size();
+    --size_;
+  }
+  void clear() { head_ = size_ = 0; }
+
+ private:
+  std::vector<Item> items_;
+  size_t head_ = 0, size_ = 0;
+};
+
+// Answers due to the requester, earliest cycle first (arrival order among equal cycles).
+class AnswerQueue {
+ public:
+  AnswerQueue() {
+    std::vector<Item> v;
+    v.reserve(256);
+    heap_ = Heap(std::greater<Item>(), std::move(v));
+  }
+  void push(uint64_t cycle, tlm::tlm_generic_payload* gp) { heap_.push(Item{cycle, seq_++, gp}); }
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
+  uint64_t nextCycle() const { return heap_.top().cycle; }
+  tlm::tlm_generic_payload* pop() {
+    tlm::tlm_generic_payload* gp = heap_.top().gp;
+    heap_.pop();
+    return gp;
+  }
+
+ private:
+  struct Item {
+    uint64_t cycle, seq;
+    tlm::tlm_generic_payload* gp;
+    bool operator>(const Item& o) const { return cycle != o.cycle ? cycle > o.cycle : seq > o.seq; }
+  };
+  using Heap = std::priority_queue<Item, std::vector<Item>, std::greater<Item>>;
+  Heap heap_;
+  uint64_t seq_ = 0;
+};
+
+// Requests waiting for lines being fetched: how many lines are still missing and the cycle
+// from which the lines already there could be answered. The MSHR waiter ids are record ids.
+class PendingRequests {
+ public:
+  struct Record {
+    tlm::tlm_generic_payload* gp = nullptr;
+    uint32_t linesLeft = 0;
+    uint64_t ready = 0;
+  };
+  explicit PendingRequests(size_t reserve) {
+    records_.reserve(reserve);
+    free_.reserve(reserve);
+  }
+  uint32_t open(tlm::tlm_generic_payload* gp);
+  Record& at(uint32_t id) { return records_[id]; }
+  void close(uint32_t id) {
+    records_[id] = Record{};
+    free_.push_back(id);
+  }
+  size_t openCount() const { return records_.size() - free_.size(); }
+
+ private:
+  std::vector<Record> records_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace gpusc::cache

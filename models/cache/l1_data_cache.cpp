@@ -1,0 +1,356 @@
+#include "cache/l1_data_cache.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::cache {
+
+namespace {
+
+bool checkWritePolicy(const CacheConfig& c) {
+  if (c.write_allocate != "no-allocate" ||
+      (c.write_policy != "write-evict" && c.write_policy != "write-through"))
+    throw InputError(fmt::format(
+        "sm.l1d: write_policy '{}' with write_allocate '{}' is not supported by the L1 data "
+        "cache (it supports write-evict or write-through, with no-allocate)",
+        c.write_policy, c.write_allocate));
+  return c.write_policy == "write-through";
+}
+
+}  // namespace
+
+L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
+                         const PlatformConfig& cfg, PayloadPool& pool)
+    : sc_core::sc_module(name),
+      sm_socket("sm_socket"),
+      memory_socket("memory_socket"),
+      smId_(smId),
+      pool_(pool),
+      clock_(cfg.gpu.clocks.core_mhz),
+      enabled_(cfg.sm.l1d.enabled),
+      writeThrough_(enabled_ && checkWritePolicy(cfg.sm.l1d)),
+      hitLatency_(cfg.sm.l1d.hit_latency),
+      missQueue_(cfg.sm.l1d.miss_queue),
+      sendsPerCycle_(cfg.sm.l1d.sends_per_cycle),
+      core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId),
+      down_(cfg.sm.l1d.miss_queue),
+      pending_(size_t(cfg.sm.l1d.mshr_entries) * cfg.sm.l1d.mshr_max_merge) {
+  sm_socket.register_nb_transport_fw(this, &L1DataCache::nb_transport_fw);
+  memory_socket.register_nb_transport_bw(this, &L1DataCache::nb_transport_bw);
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+// ---- requests from the SM -----------------------------------------------------------------------
+
+tlm::tlm_sync_enum L1DataCache::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                sc_core::sc_time&) {
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+  if (phase != tlm::BEGIN_REQ)
+    throw InternalError(fmt::format("{}: unexpected phase on sm_socket", name()));
+  if (held_)
+    throw InternalError(fmt::format("{}: BEGIN_REQ before the previous request's END_REQ", name()));
+  const uint64_t cycle = clock_.nextEdge();
+  const Stall s = tryAccept(gp, cycle);
+  if (s == Stall::None) {
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+  gp.acquire();
+  held_ = &gp;
+  heldFor_ = s;
+  heldSince_ = cycle;
+  if (s == Stall::BankConflict) wakeAt(retryAt_);
+  return tlm::TLM_ACCEPTED;
+}
+
+Stall L1DataCache::tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  const AccessKind kind = accessOf(gp).kind;
+  if (!enabled_ || (kind != AccessKind::Load && kind != AccessKind::Store))
+    return forward(gp, cycle);
+  // A lookup needs every bank its lines live in.
+  const uint64_t first = core_.lineOf(gp.get_address());
+  const uint64_t last = core_.lineOf(gp.get_address() + std::max(1u, gp.get_data_length()) - 1);
+  for (uint64_t line = first; line <= last; line += core_.lineBytes()) {
+    const uint32_t bank = core_.bankOf(line);
+    if (!core_.bankFree(bank, cycle)) {
+      retryAt_ = core_.bankFreeAt(bank);
+      return Stall::BankConflict;
+    }
+  }
+  return kind == AccessKind::Load ? load(gp, cycle) : store(gp, cycle);
+}
+
+// Atomics, instruction fetches, constant loads, and everything when the cache is disabled.
+Stall L1DataCache::forward(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  if (down_.size() >= missQueue_) return Stall::MissQueueFull;
+  gp.acquire();  // ours until the answer has gone back up
+  down_.push(&gp, cycle);
+  ++forwarded_;
+  ++stats_.of(accessOf(gp).kind).requests;
+  ++stats_.bypassed;
+  wakeAt(cycle);
+  return Stall::None;
+}
+
+Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  const uint64_t addr = gp.get_address();
+  const uint64_t first = core_.lineOf(addr);
+  const uint64_t last = core_.lineOf(addr + std::max(1u, gp.get_data_length()) - 1);
+  const uint32_t lineBytes = core_.lineBytes();
+  MshrTable& mshrs = core_.mshrs();
+
+  // Resources first, so a request is taken whole or not at all.
+  uint32_t fetches = 0;
+  for (uint64_t line = first; line <= last; line += lineBytes) {
+    if (core_.find(line) != CacheCore::kNoWay) continue;
+    const uint32_t e = mshrs.find(line);
+    if (e == MshrTable::kNone)
+      ++fetches;
+    else if (!mshrs.canMerge(e))
+      return Stall::MergeLimit;
+  }
+  if (fetches > mshrs.available()) return Stall::MshrFull;
+  if (down_.size() + fetches > missQueue_) return Stall::MissQueueFull;
+
+  MemAccessExtension& ext = accessOf(gp);
+  DataCacheStats::Kind& st = stats_.of(AccessKind::Load);
+  ++st.requests;
+  const ByteMask inLine = firstBytes(lineBytes);
+  const uint32_t len = gp.get_data_length();
+  uint64_t ready = cycle;
+  uint32_t record = MshrTable::kNone;
+  for (uint64_t line = first; line <= last; line += lineBytes) {
+    const uint64_t slot = core_.claimBank(core_.bankOf(line), cycle);
+    ++st.accesses;
+    if (core_.access(line, slot, lineMask(ext.byteMask, addr, len, line, lineBytes), false) !=
+        CacheCore::kNoWay) {
+      ++st.hits;
+      ready = std::max(ready, slot + hitLatency_);
+      continue;
+    }
+    ++st.misses;
+    if (record == MshrTable::kNone) {
+      gp.acquire();  // ours until answered
+      record = pending_.open(&gp);
+    }
+    ++pending_.at(record).linesLeft;
+    uint32_t e = mshrs.find(line);
+    if (e != MshrTable::kNone) {
+      ++stats_.mshrMerges;
+    } else {
+      e = mshrs.allocate(line);
+      tlm::tlm_generic_payload* f = pool_.acquire();  // our reference until the fill
+      MemAccessExtension& fx = accessOf(*f);
+      fx.sm = smId_;
+      fx.warp = ext.warp;
+      fx.pc = ext.pc;
+      fx.kind = AccessKind::Load;
+      fx.activeMask = ext.activeMask;
+      fx.byteMask = inLine;  // the whole line is fetched
+      fx.tag = e;
+      f->set_command(tlm::TLM_READ_COMMAND);
+      f->set_address(line);
+      f->set_data_length(lineBytes);
+      f->set_streaming_width(lineBytes);
+      mshrs.entry(e).fetch = f;
+      down_.push(f, slot);
+      wakeAt(slot);
+    }
+    mshrs.addWaiter(e, record);
+  }
+  if (record == MshrTable::kNone) {
+    gp.acquire();
+    answerAt(ready, &gp);
+  } else {
+    pending_.at(record).ready = ready;
+  }
+  return Stall::None;
+}
+
+Stall L1DataCache::store(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  if (down_.size() >= missQueue_) return Stall::MissQueueFull;
+  const uint64_t addr = gp.get_address();
+  const uint64_t first = core_.lineOf(addr);
+  const uint64_t last = core_.lineOf(addr + std::max(1u, gp.get_data_length()) - 1);
+  const uint32_t lineBytes = core_.lineBytes();
+  DataCacheStats::Kind& st = stats_.of(AccessKind::Store);
+  ++st.requests;
+  uint64_t leave = cycle;
+  for (uint64_t line = first; line <= last; line += lineBytes) {
+    const uint64_t slot = core_.claimBank(core_.bankOf(line), cycle);
+    const ByteMask mask =
+        lineMask(accessOf(gp).byteMask, addr, gp.get_data_length(), line, lineBytes);
+    ++st.accesses;
+    leave = std::max(leave, slot);
+    if (core_.access(line, slot, mask, true) == CacheCore::kNoWay) {
+      ++st.misses;  // write-no-allocate: nothing placed
+      continue;
+    }
+    ++st.hits;
+    if (!writeThrough_) {  // write-evict
+      core_.invalidate(line, slot);
+      ++stats_.invalidations;
+    }
+  }
+  gp.acquire();  // ours until the acknowledgement has gone back up
+  down_.push(&gp, leave);
+  ++forwarded_;
+  wakeAt(leave);
+  return Stall::None;
+}
+
+void L1DataCache::noteStall(Stall reason, uint64_t cycle) {
+  if (cycle > heldSince_) stats_.stallCycles[static_cast<size_t>(heldFor_)] += cycle - heldSince_;
+  heldSince_ = std::max(heldSince_, cycle);
+  heldFor_ = reason;
+}
+
+void L1DataCache::retryHeld(uint64_t cycle) {
+  if (!held_) return;
+  const Stall s = tryAccept(*held_, cycle);
+  noteStall(s, cycle);
+  if (s != Stall::None) return;
+  tlm::tlm_generic_payload* gp = held_;
+  held_ = nullptr;
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+  sm_socket->nb_transport_bw(*gp, phase, t);
+  gp->release();
+}
+
+void L1DataCache::answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp) {
+  answers_.push(cycle, gp);
+  wakeAt(cycle);
+}
+
+void L1DataCache::deliverAnswers(uint64_t cycle) {
+  while (!answers_.empty() && answers_.nextCycle() <= cycle) {
+    tlm::tlm_generic_payload* gp = answers_.pop();
+    gp->set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    sm_socket->nb_transport_bw(*gp, phase, t);  // the SM takes it at once (TLM_COMPLETED)
+    gp->release();
+  }
+}
+
+// ---- the next level
+// -------------------------------------------------------------------------------
+
+void L1DataCache::sendDown(uint64_t cycle) {
+  if (sendCycle_ != cycle) {
+    sendCycle_ = cycle;
+    sentInCycle_ = 0;
+  }
+  while (!sending_ && !down_.empty() && sentInCycle_ < sendsPerCycle_ &&
+         down_.front().notBefore <= cycle) {
+    tlm::tlm_generic_payload* gp = down_.front().gp;
+    down_.pop();
+    ++sentInCycle_;
+    if (gp->get_command() == tlm::TLM_WRITE_COMMAND)
+      ++stats_.sentWrites;
+    else
+      ++stats_.sentReads;
+    sending_ = gp;  // before the call: the target may end the request from inside it
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    const tlm::tlm_sync_enum s = memory_socket->nb_transport_fw(*gp, phase, t);
+    if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+      if (sending_ == gp) sending_ = nullptr;
+    } else if (s != tlm::TLM_ACCEPTED) {
+      throw InternalError(fmt::format(
+          "{}: the next level must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED", name()));
+    }
+  }
+}
+
+tlm::tlm_sync_enum L1DataCache::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                sc_core::sc_time&) {
+  const uint64_t cycle = clock_.nextEdge();
+  if (phase == tlm::END_REQ) {
+    if (sending_ == &gp) sending_ = nullptr;
+    wakeAt(cycle);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase != tlm::BEGIN_RESP)
+    throw InternalError(fmt::format("{}: unexpected phase on memory_socket", name()));
+  if (sending_ == &gp) sending_ = nullptr;  // BEGIN_RESP also ends the request
+  MshrTable& mshrs = core_.mshrs();
+  const uint64_t tag = accessOf(gp).tag;
+  if (tag < mshrs.capacity() && mshrs.entry(uint32_t(tag)).used &&
+      mshrs.entry(uint32_t(tag)).fetch == &gp) {
+    fill(uint32_t(tag), cycle);
+  } else {  // a forwarded request: its answer goes up as it is
+    if (forwarded_ == 0)
+      throw InternalError(fmt::format("{}: an answer nobody is waiting for", name()));
+    --forwarded_;
+    answerAt(cycle, &gp);  // the reference taken when it was accepted goes with it
+  }
+  wakeAt(cycle);
+  return tlm::TLM_COMPLETED;
+}
+
+void L1DataCache::fill(uint32_t e, uint64_t cycle) {
+  MshrTable& mshrs = core_.mshrs();
+  MshrTable::Entry& en = mshrs.entry(e);
+  const uint64_t slot = core_.claimBank(core_.bankOf(en.line), cycle);
+  if (core_.find(en.line) == CacheCore::kNoWay) {
+    const FillResult r = core_.fill(en.line, slot, false);
+    ++stats_.fills;
+    if (r.evicted) ++stats_.evictions;
+  }
+  const uint32_t* w = mshrs.waiters(e);
+  for (uint32_t i = 0; i < en.waiters; ++i) {
+    PendingRequests::Record& rec = pending_.at(w[i]);
+    rec.ready = std::max(rec.ready, slot + hitLatency_);
+    if (--rec.linesLeft == 0) {
+      answerAt(rec.ready, rec.gp);
+      pending_.close(w[i]);
+    }
+  }
+  en.fetch->release();
+  mshrs.release(e);
+}
+
+// ---- the process
+// ----------------------------------------------------------------------------------
+
+void L1DataCache::run() {
+  const uint64_t cycle = clock_.now();
+  retryHeld(cycle);
+  sendDown(cycle);
+  retryHeld(cycle);  // the send may have made room in the miss queue
+  deliverAnswers(cycle);
+  // Sleep until the next thing due; fills, END_REQs and new requests wake us as they come.
+  if (!answers_.empty()) wakeAt(answers_.nextCycle());
+  if (!down_.empty() && !sending_) wakeAt(std::max(down_.front().notBefore, nextSendCycle(cycle)));
+  if (held_ && heldFor_ == Stall::BankConflict) wakeAt(retryAt_);
+}
+
+// ---- statistics and state
+// ------------------------------------------------------------------------
+
+bool L1DataCache::idle() const {
+  return !held_ && !sending_ && down_.empty() && answers_.empty() && forwarded_ == 0 &&
+         core_.mshrs().used() == 0 && pending_.openCount() == 0;
+}
+
+void L1DataCache::resetStats() {
+  stats_ = DataCacheStats{};
+  heldSince_ = std::max(heldSince_, clock_.now());
+}
+
+void L1DataCache::resetState() {
+  if (!idle())
+    throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
+  core_.reset();
+  sendCycle_ = kNever;
+  sentInCycle_ = 0;
+}
+
+}  // namespace gpusc::cache

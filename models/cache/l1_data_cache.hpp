@@ -1,0 +1,114 @@
+// The L1 data cache of one SM (Fermi policies, cfg.sm.l1d), between the SM's memory socket and
+// the interconnect, on the core clock.
+//
+//   loads    look up their line(s) in the cycle they are accepted. A hit is answered hit_latency
+//            cycles later. A miss takes an MSHR (or merges into the one already fetching the
+//            line, up to mshr_max_merge requests) and one line-sized read, a payload of our own,
+//            goes down; the fill places the line (replacement policy by name) and answers every
+//            merged request hit_latency cycles after it, when the data have passed the data array.
+//            Miss latency = hit_latency + the time the next level takes.
+//   stores   write-evict (a store hit invalidates the line; write_policy write-through keeps it)
+//            and write-no-allocate (a store miss places nothing). Every store is forwarded down
+//            (the same payload) in the cycle of its lookup and answered when its
+//            acknowledgement returns.
+//   atomics, instruction fetches, constant loads: bypass the cache (forwarded, answered when
+//            the answer returns). With l1d.enabled = false every request bypasses.
+//
+// Back-pressure (END_REQ held): a bank busy this cycle (banks serve one lookup or fill per
+// cycle), no free MSHR, the line's MSHR at its merge limit, or the miss queue (miss_queue
+// requests waiting for the memory socket) full. At most one request leaves per cycle.
+//
+// The module runs only in cycles where something is due (an answer, a request to send, a
+// held request to retry); it sleeps on an event otherwise.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+
+#include "cache/cache_core.hpp"
+#include "common/clock.hpp"
+#include "common/mem_access.hpp"
+#include "common/platform_config.hpp"
+
+namespace gpusc::cache {
+
+class L1DataCache : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<L1DataCache> sm_socket;
+  tlm_utils::simple_initiator_socket<L1DataCache> memory_socket;
+
+  L1DataCache(const sc_core::sc_module_name& name, uint32_t smId, const PlatformConfig& cfg,
+              PayloadPool& pool);
+
+  // The tag array, MSHRs and banks; the power model attaches its LineObserver here.
+  CacheCore& core() { return core_; }
+  const CacheCore& core() const { return core_; }
+  const Clock& clock() const { return clock_; }
+  bool enabled() const { return enabled_; }
+  // Nothing held, queued, outstanding or due.
+  bool idle() const;
+
+  nlohmann::json statsJson() const { return stats_.json(enabled_); }
+  void resetStats();
+  // Power-on state: every line invalid. Only while idle().
+  void resetState();
+
+ private:
+  SC_HAS_PROCESS(L1DataCache);
+  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void run();  // SC_METHOD: everything due at the current cycle
+
+  // Accepts `gp` at `cycle` (and does its lookup), or says why not.
+  Stall tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  Stall forward(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  Stall load(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  Stall store(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  void retryHeld(uint64_t cycle);
+  void sendDown(uint64_t cycle);
+  // The first cycle from `cycle` on in which another request may leave.
+  uint64_t nextSendCycle(uint64_t cycle) const {
+    return sendCycle_ == cycle && sentInCycle_ >= sendsPerCycle_ ? cycle + 1 : cycle;
+  }
+  void deliverAnswers(uint64_t cycle);
+  void fill(uint32_t mshr, uint64_t cycle);
+  void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
+  void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
+  void noteStall(Stall reason, uint64_t cycle);
+
+  const uint32_t smId_;
+  PayloadPool& pool_;
+  const Clock clock_;
+  const bool enabled_;
+  const bool writeThrough_;  // a store hit keeps the line (else write-evict invalidates it)
+  const uint32_t hitLatency_, missQueue_;
+  const uint32_t sendsPerCycle_;  // requests that may leave through the initiator socket per cycle
+  CacheCore core_;
+  SendQueue down_;
+  AnswerQueue answers_;
+  PendingRequests pending_;
+  sc_core::sc_event wake_;
+
+  tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
+  Stall heldFor_ = Stall::None;
+  uint64_t heldSince_ = 0;                       // cycle from which heldFor_ is accounted
+  uint64_t retryAt_ = 0;                         // bank conflicts: when the bank is free
+  tlm::tlm_generic_payload* sending_ = nullptr;  // sent down, END_REQ not yet received
+  uint64_t sendCycle_ = kNever;                  // the cycle sentInCycle_ counts
+  uint32_t sentInCycle_ = 0;
+  uint32_t forwarded_ = 0;  // forwarded requests not yet answered by the next level
+
+  DataCacheStats stats_;
+};
+
+}  // namespace gpusc::cache

@@ -1,0 +1,374 @@
+#include "cache/l2_slice.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::cache {
+
+namespace {
+
+bool validated(const PlatformConfig& cfg, uint32_t partition) {
+  const CacheConfig& c = cfg.l2.slice;
+  if (partition >= cfg.memory.partitions)
+    throw InternalError(
+        fmt::format("L2Slice: partition {} of {}", partition, cfg.memory.partitions));
+  if (!c.enabled) return false;
+  if (c.write_policy != "write-back" || c.write_allocate != "allocate")
+    throw InputError(fmt::format(
+        "l2.slice: write_policy '{}' with write_allocate '{}' is not supported by the L2 slice "
+        "(it is write-back with allocate)",
+        c.write_policy, c.write_allocate));
+  if (c.line_bytes > cfg.memory.partition_interleave_bytes)
+    throw InputError(fmt::format(
+        "l2.slice.line_bytes ({}) exceeds memory.partition_interleave_bytes ({}): an L2 line "
+        "must lie within one partition",
+        c.line_bytes, cfg.memory.partition_interleave_bytes));
+  return true;
+}
+
+}  // namespace
+
+L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t partition, const PlatformConfig& cfg,
+                 PayloadPool& pool)
+    : sc_core::sc_module(name),
+      noc_socket("noc_socket"),
+      dram_socket("dram_socket"),
+      partition_(partition),
+      pool_(pool),
+      clock_(cfg.gpu.clocks.l2_mhz),
+      enabled_(validated(cfg, partition)),
+      map_(cfg.memory),
+      interleave_(cfg.memory.partition_interleave_bytes),
+      partitions_(cfg.memory.partitions),
+      hitLatency_(cfg.l2.slice.hit_latency),
+      missQueue_(cfg.l2.slice.miss_queue),
+      sendsPerCycle_(cfg.l2.slice.sends_per_cycle),
+      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + partition),
+      // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.
+      down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries),
+      pending_(size_t(cfg.l2.slice.mshr_entries) * cfg.l2.slice.mshr_max_merge) {
+  noc_socket.register_nb_transport_fw(this, &L2Slice::nb_transport_fw);
+  dram_socket.register_nb_transport_bw(this, &L2Slice::nb_transport_bw);
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+// ---- requests from the interconnect
+// --------------------------------------------------------------
+
+tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                            sc_core::sc_time&) {
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+  if (phase != tlm::BEGIN_REQ)
+    throw InternalError(fmt::format("{}: unexpected phase on noc_socket", name()));
+  if (held_)
+    throw InternalError(fmt::format("{}: BEGIN_REQ before the previous request's END_REQ", name()));
+  const uint64_t cycle = clock_.nextEdge();
+  const Stall s = tryAccept(gp, cycle);
+  if (s == Stall::None) {
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+  gp.acquire();
+  held_ = &gp;
+  heldFor_ = s;
+  heldSince_ = cycle;
+  if (s == Stall::BankConflict) wakeAt(retryAt_);
+  return tlm::TLM_ACCEPTED;
+}
+
+Stall L2Slice::tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  return enabled_ ? lookup(gp, cycle) : passThrough(gp, cycle);
+}
+
+Stall L2Slice::passThrough(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  if (down_.size() >= missQueue_) return Stall::MissQueueFull;
+  gp.acquire();  // ours until the answer has gone back up
+  down_.push(&gp, cycle);
+  ++forwarded_;
+  ++stats_.of(accessOf(gp).kind).requests;
+  ++stats_.bypassed;
+  wakeAt(cycle);
+  return Stall::None;
+}
+
+Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  MemAccessExtension& ext = accessOf(gp);
+  const AccessKind kind = ext.kind;
+  const bool write = kind == AccessKind::Store || kind == AccessKind::Atomic;
+  const uint64_t addr = gp.get_address();
+  const uint32_t len = std::max(1u, gp.get_data_length());
+  const uint32_t lineBytes = core_.lineBytes();
+  // Lines are walked in device addresses (what requests carry) and looked up by their
+  // partition-local address.
+  const uint64_t first = core_.lineOf(addr), last = core_.lineOf(addr + len - 1);
+  MshrTable& mshrs = core_.mshrs();
+  // A write that covers the whole line needs no fetch (nothing of the old line survives).
+  const auto wholeLineWrite = [&](uint64_t line) {
+    return kind == AccessKind::Store &&
+           coversAll(lineMask(ext.byteMask, addr, len, line, lineBytes), lineBytes);
+  };
+
+  // Resources first, so a request is taken whole or not at all.
+  uint32_t fetches = 0, queued = 0;
+  for (uint64_t line = first; line <= last; line += lineBytes) {
+    const uint64_t local = localOf(line);
+    const uint32_t bank = core_.bankOf(local);
+    if (!core_.bankFree(bank, cycle)) {
+      retryAt_ = core_.bankFreeAt(bank);
+      return Stall::BankConflict;
+    }
+    if (core_.find(local) != CacheCore::kNoWay) continue;
+    const uint32_t e = mshrs.find(local);
+    if (e != MshrTable::kNone) {
+      if (!mshrs.canMerge(e)) return Stall::MergeLimit;
+    } else if (wholeLineWrite(line)) {
+      ++queued;  // the line it replaces may need a write-back
+    } else {
+      ++fetches;
+      ++queued;
+    }
+  }
+  if (fetches > mshrs.available()) return Stall::MshrFull;
+  if (down_.size() + queued > missQueue_) return Stall::MissQueueFull;
+
+  DataCacheStats::Kind& st = stats_.of(kind);
+  ++st.requests;
+  uint64_t ready = cycle;
+  uint32_t record = MshrTable::kNone;
+  for (uint64_t line = first; line <= last; line += lineBytes) {
+    const uint64_t local = localOf(line);
+    const uint64_t slot = core_.claimBank(core_.bankOf(local), cycle);
+    const ByteMask mask = lineMask(ext.byteMask, addr, len, line, lineBytes);
+    ++st.accesses;
+    const uint32_t way = core_.access(local, slot, mask, write);
+    if (way != CacheCore::kNoWay) {
+      ++st.hits;
+      if (write) core_.setDirty(core_.setOf(local), way);
+      ready = std::max(ready, slot + hitLatency_);
+      continue;
+    }
+    ++st.misses;
+    uint32_t e = mshrs.find(local);
+    if (e == MshrTable::kNone && wholeLineWrite(line)) {  // allocate without a fetch
+      const FillResult r = core_.fill(local, slot, true);
+      ++stats_.fills;
+      evicted(r, ext.sm, slot);
+      ready = std::max(ready, slot + hitLatency_);
+      continue;
+    }
+    if (record == MshrTable::kNone) {
+      gp.acquire();  // ours until answered
+      record = pending_.open(&gp);
+    }
+    ++pending_.at(record).linesLeft;
+    if (e != MshrTable::kNone) {
+      ++stats_.mshrMerges;
+    } else {
+      e = mshrs.allocate(local);
+      tlm::tlm_generic_payload* f = newRequest(tlm::TLM_READ_COMMAND, line, ext.sm, e);
+      mshrs.entry(e).fetch = f;
+      down_.push(f, slot);
+      wakeAt(slot);
+    }
+    if (write) mshrs.entry(e).dirtyOnFill = true;
+    mshrs.addWaiter(e, record);
+  }
+  if (record == MshrTable::kNone) {
+    gp.acquire();
+    answerAt(ready, &gp);
+  } else {
+    pending_.at(record).ready = ready;
+  }
+  return Stall::None;
+}
+
+tlm::tlm_generic_payload* L2Slice::newRequest(tlm::tlm_command cmd, uint64_t deviceAddr,
+                                              uint32_t sm, uint64_t tag) {
+  const uint32_t lineBytes = core_.lineBytes();
+  tlm::tlm_generic_payload* p = pool_.acquire();  // our reference until the answer
+  MemAccessExtension& x = accessOf(*p);
+  x.sm = sm;
+  x.kind = cmd == tlm::TLM_WRITE_COMMAND ? AccessKind::Store : AccessKind::Load;
+  x.byteMask = firstBytes(lineBytes);  // whole lines
+  x.tag = tag;
+  p->set_command(cmd);
+  p->set_address(deviceAddr);
+  p->set_data_length(lineBytes);
+  p->set_streaming_width(lineBytes);
+  return p;
+}
+
+void L2Slice::evicted(const FillResult& r, uint32_t sm, uint64_t cycle) {
+  if (!r.evicted) return;
+  ++stats_.evictions;
+  if (!r.evictedDirty) return;
+  ++stats_.dirtyWritebacks;
+  ++writeBacks_;
+  down_.push(newRequest(tlm::TLM_WRITE_COMMAND, deviceOf(r.evictedLine), sm, kWriteBackTag), cycle);
+  wakeAt(cycle);
+}
+
+void L2Slice::noteStall(Stall reason, uint64_t cycle) {
+  if (cycle > heldSince_) stats_.stallCycles[static_cast<size_t>(heldFor_)] += cycle - heldSince_;
+  heldSince_ = std::max(heldSince_, cycle);
+  heldFor_ = reason;
+}
+
+void L2Slice::retryHeld(uint64_t cycle) {
+  if (!held_) return;
+  const Stall s = tryAccept(*held_, cycle);
+  noteStall(s, cycle);
+  if (s != Stall::None) return;
+  tlm::tlm_generic_payload* gp = held_;
+  held_ = nullptr;
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+  noc_socket->nb_transport_bw(*gp, phase, t);
+  gp->release();
+}
+
+void L2Slice::answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp) {
+  answers_.push(cycle, gp);
+  wakeAt(cycle);
+}
+
+void L2Slice::deliverAnswers(uint64_t cycle) {
+  while (!answers_.empty() && answers_.nextCycle() <= cycle) {
+    tlm::tlm_generic_payload* gp = answers_.pop();
+    gp->set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    noc_socket->nb_transport_bw(*gp, phase, t);  // taken at once (TLM_COMPLETED)
+    gp->release();
+  }
+}
+
+// ---- the memory controller
+// ------------------------------------------------------------------------
+
+void L2Slice::sendDown(uint64_t cycle) {
+  if (sendCycle_ != cycle) {
+    sendCycle_ = cycle;
+    sentInCycle_ = 0;
+  }
+  while (!sending_ && !down_.empty() && sentInCycle_ < sendsPerCycle_ &&
+         down_.front().notBefore <= cycle) {
+    tlm::tlm_generic_payload* gp = down_.front().gp;
+    down_.pop();
+    ++sentInCycle_;
+    if (gp->get_command() == tlm::TLM_WRITE_COMMAND)
+      ++stats_.sentWrites;
+    else
+      ++stats_.sentReads;
+    sending_ = gp;  // before the call: the target may end the request from inside it
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    const tlm::tlm_sync_enum s = dram_socket->nb_transport_fw(*gp, phase, t);
+    if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+      if (sending_ == gp) sending_ = nullptr;
+    } else if (s != tlm::TLM_ACCEPTED) {
+      throw InternalError(fmt::format(
+          "{}: the memory controller must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED", name()));
+    }
+  }
+}
+
+tlm::tlm_sync_enum L2Slice::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                            sc_core::sc_time&) {
+  const uint64_t cycle = clock_.nextEdge();
+  if (phase == tlm::END_REQ) {
+    if (sending_ == &gp) sending_ = nullptr;
+    wakeAt(cycle);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase != tlm::BEGIN_RESP)
+    throw InternalError(fmt::format("{}: unexpected phase on dram_socket", name()));
+  if (sending_ == &gp) sending_ = nullptr;  // BEGIN_RESP also ends the request
+  MshrTable& mshrs = core_.mshrs();
+  const uint64_t tag = accessOf(gp).tag;
+  if (!enabled_) {  // no L2: the answer goes up as it is
+    if (forwarded_ == 0)
+      throw InternalError(fmt::format("{}: an answer nobody is waiting for", name()));
+    --forwarded_;
+    answerAt(cycle, &gp);  // with the reference taken when it was accepted
+  } else if (tag == kWriteBackTag) {
+    if (writeBacks_ == 0)
+      throw InternalError(fmt::format("{}: an unexpected write-back acknowledgement", name()));
+    --writeBacks_;
+    gp.release();  // nothing waits for it
+  } else if (tag < mshrs.capacity() && mshrs.entry(uint32_t(tag)).used &&
+             mshrs.entry(uint32_t(tag)).fetch == &gp) {
+    fill(uint32_t(tag), cycle);
+  } else {
+    throw InternalError(fmt::format("{}: an answer nobody is waiting for", name()));
+  }
+  wakeAt(cycle);
+  return tlm::TLM_COMPLETED;
+}
+
+void L2Slice::fill(uint32_t e, uint64_t cycle) {
+  MshrTable& mshrs = core_.mshrs();
+  MshrTable::Entry& en = mshrs.entry(e);
+  const uint64_t slot = core_.claimBank(core_.bankOf(en.line), cycle);
+  const uint32_t way = core_.find(en.line);
+  if (way == CacheCore::kNoWay) {
+    const FillResult r = core_.fill(en.line, slot, en.dirtyOnFill);
+    ++stats_.fills;
+    evicted(r, accessOf(*en.fetch).sm, slot);
+  } else if (en.dirtyOnFill) {
+    core_.setDirty(core_.setOf(en.line), way);
+  }
+  const uint32_t* w = mshrs.waiters(e);
+  for (uint32_t i = 0; i < en.waiters; ++i) {
+    PendingRequests::Record& rec = pending_.at(w[i]);
+    rec.ready = std::max(rec.ready, slot + hitLatency_);
+    if (--rec.linesLeft == 0) {
+      answerAt(rec.ready, rec.gp);
+      pending_.close(w[i]);
+    }
+  }
+  en.fetch->release();
+  mshrs.release(e);
+}
+
+// ---- the process
+// ----------------------------------------------------------------------------------
+
+void L2Slice::run() {
+  const uint64_t cycle = clock_.now();
+  retryHeld(cycle);
+  sendDown(cycle);
+  retryHeld(cycle);  // the send may have made room in the miss queue
+  deliverAnswers(cycle);
+  if (!answers_.empty()) wakeAt(answers_.nextCycle());
+  if (!down_.empty() && !sending_) wakeAt(std::max(down_.front().notBefore, nextSendCycle(cycle)));
+  if (held_ && heldFor_ == Stall::BankConflict) wakeAt(retryAt_);
+}
+
+// ---- statistics and state
+// ------------------------------------------------------------------------
+
+bool L2Slice::idle() const {
+  return !held_ && !sending_ && down_.empty() && answers_.empty() && forwarded_ == 0 &&
+         writeBacks_ == 0 && core_.mshrs().used() == 0 && pending_.openCount() == 0;
+}
+
+void L2Slice::resetStats() {
+  stats_ = DataCacheStats{};
+  heldSince_ = std::max(heldSince_, clock_.now());
+}
+
+void L2Slice::resetState() {
+  if (!idle())
+    throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
+  core_.reset();
+  sendCycle_ = kNever;
+  sentInCycle_ = 0;
+}
+
+}  // namespace gpusc::cache

@@ -1,0 +1,134 @@
+// The L2 slice of one memory partition (cfg.l2.slice), between the interconnect and the
+// partition's memory controller, on the L2 clock. It caches only its partition's addresses and
+// indexes them by their address within the partition's channel (AddressMap::local), so every
+// set is used; requests to the memory controller carry device addresses.
+//
+// Write-back, write-allocate:
+//   reads (loads, instruction fetches, constant loads): a hit is answered hit_latency cycles
+//     after its lookup; a miss takes an MSHR (or merges into the one fetching the line, up to
+//     mshr_max_merge requests), the line is read from DRAM, placed, and every merged request is
+//     answered hit_latency cycles after the fill.
+//   writes: a hit marks the line dirty and is acknowledged after hit_latency. A miss allocates:
+//     a write covering the whole line (by its byte mask) places the line at once, dirty, with
+//     no DRAM read; a partial write fetches the line first (as a read miss) and the fill is
+//     dirty. Acknowledged hit_latency cycles after the line is there.
+//   atomics: performed here, as a read-modify-write: a write that returns data, always
+//     fetching the line on a miss.
+//   evicting a dirty line writes it back (a line-sized write to DRAM, a payload of our own that
+//     no requester waits for).
+// A request covering several L2 lines (64-byte L2 lines under 128-byte L1 lines) is answered
+// when all of its lines have been served.
+//
+// l2.slice.enabled = false: no L2; requests pass straight through to dram_socket and answers
+// straight back (in the cycle they arrive).
+//
+// Back-pressure (END_REQ held): a bank busy this cycle, no free MSHR, a line's MSHR at its
+// merge limit, or the miss queue (miss_queue requests waiting for dram_socket) full. At most
+// one request leaves per cycle. Write-backs caused by fills join the queue even when it is
+// full (a fill cannot be refused); they are bounded by the MSHRs.
+//
+// The module runs only in cycles where something is due and sleeps on an event otherwise.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+
+#include "cache/cache_core.hpp"
+#include "common/address_map.hpp"
+#include "common/clock.hpp"
+#include "common/mem_access.hpp"
+#include "common/platform_config.hpp"
+
+namespace gpusc::cache {
+
+class L2Slice : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<L2Slice> noc_socket;
+  tlm_utils::simple_initiator_socket<L2Slice> dram_socket;
+
+  L2Slice(const sc_core::sc_module_name& name, uint32_t partition, const PlatformConfig& cfg,
+          PayloadPool& pool);
+
+  // The tag array (indexed by partition-local addresses), MSHRs and banks; the power model
+  // attaches its LineObserver here.
+  CacheCore& core() { return core_; }
+  const CacheCore& core() const { return core_; }
+  const Clock& clock() const { return clock_; }
+  bool enabled() const { return enabled_; }
+  uint32_t partition() const { return partition_; }
+  // The partition-local address of a device address of this partition, and back.
+  uint64_t localOf(uint64_t addr) const { return map_.local(addr); }
+  uint64_t deviceOf(uint64_t local) const {
+    return (local / interleave_ * partitions_ + partition_) * interleave_ + local % interleave_;
+  }
+  // Nothing held, queued, outstanding or due.
+  bool idle() const;
+
+  nlohmann::json statsJson() const { return stats_.json(enabled_); }
+  void resetStats();
+  // Power-on state: every line invalid (dirty data dropped). Only while idle().
+  void resetState();
+
+ private:
+  SC_HAS_PROCESS(L2Slice);
+  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  static constexpr uint64_t kWriteBackTag = std::numeric_limits<uint64_t>::max();
+
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void run();  // SC_METHOD: everything due at the current cycle
+
+  Stall tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  Stall passThrough(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  Stall lookup(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  tlm::tlm_generic_payload* newRequest(tlm::tlm_command cmd, uint64_t deviceAddr, uint32_t sm,
+                                       uint64_t tag);
+  void evicted(const FillResult& r, uint32_t sm, uint64_t cycle);
+  void retryHeld(uint64_t cycle);
+  void sendDown(uint64_t cycle);
+  // The first cycle from `cycle` on in which another request may leave.
+  uint64_t nextSendCycle(uint64_t cycle) const {
+    return sendCycle_ == cycle && sentInCycle_ >= sendsPerCycle_ ? cycle + 1 : cycle;
+  }
+  void deliverAnswers(uint64_t cycle);
+  void fill(uint32_t mshr, uint64_t cycle);
+  void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
+  void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
+  void noteStall(Stall reason, uint64_t cycle);
+
+  const uint32_t partition_;
+  PayloadPool& pool_;
+  const Clock clock_;
+  const bool enabled_;
+  const AddressMap map_;
+  const uint64_t interleave_, partitions_;
+  const uint32_t hitLatency_, missQueue_;
+  const uint32_t sendsPerCycle_;  // requests that may leave through the initiator socket per cycle
+  CacheCore core_;
+  SendQueue down_;
+  AnswerQueue answers_;
+  PendingRequests pending_;
+  sc_core::sc_event wake_;
+
+  tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
+  Stall heldFor_ = Stall::None;
+  uint64_t heldSince_ = 0;
+  uint64_t retryAt_ = 0;                         // bank conflicts: when the bank is free
+  tlm::tlm_generic_payload* sending_ = nullptr;  // sent down, END_REQ not yet received
+  uint64_t sendCycle_ = kNever;                  // the cycle sentInCycle_ counts
+  uint32_t sentInCycle_ = 0;
+  uint32_t forwarded_ = 0;   // passed-through requests not yet answered (no L2)
+  uint32_t writeBacks_ = 0;  // write-backs not yet acknowledged
+
+  DataCacheStats stats_;
+};
+
+}  // namespace gpusc::cache
