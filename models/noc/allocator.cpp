@@ -1,0 +1,169 @@
+#include "noc/allocator.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::noc {
+
+namespace {
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+}  // namespace
+
+Allocator::Allocator(const AllocatorShape& shape) : shape_(shape) {
+  if (shape.inputs == 0 || shape.outputs == 0 || shape.ids == 0 || shape.inputCapacity == 0 ||
+      shape.iterations == 0)
+    throw InternalError("Allocator: every dimension of the shape must be at least 1");
+  grantPointer_.assign(shape.outputs, 0);
+  acceptPointer_.assign(shape.inputs, 0);
+  idPointer_.assign(shape.inputs, 0);
+  inputGrants_.assign(shape.inputs, 0);
+  outputMatched_.assign(shape.outputs, 0);
+  best_.assign(shape.outputs, kNone);
+}
+
+void Allocator::reset() {
+  std::fill(grantPointer_.begin(), grantPointer_.end(), 0);
+  std::fill(acceptPointer_.begin(), acceptPointer_.end(), 0);
+  std::fill(idPointer_.begin(), idPointer_.end(), 0);
+}
+
+void Allocator::advance(const AllocRequest& r) {
+  grantPointer_[r.output] = (r.input + 1) % shape_.inputs;
+  acceptPointer_[r.input] = (r.output + 1) % shape_.outputs;
+  idPointer_[r.input] = (r.id + 1) % shape_.ids;
+}
+
+// ---- iSLIP -------------------------------------------------------------------------------------
+
+void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
+                              std::vector<uint32_t>& grants) {
+  grants.clear();
+  if (requests.empty()) return;
+  if (requests.size() == 1) {  // the common case of a lightly loaded router
+    grants.push_back(0);
+    advance(requests[0]);
+    return;
+  }
+  for (const AllocRequest& r : requests) {
+    inputGrants_[r.input] = 0;
+    outputMatched_[r.output] = 0;
+  }
+  const uint32_t n = static_cast<uint32_t>(requests.size());
+  for (uint32_t iter = 0; iter < shape_.iterations; ++iter) {
+    // Grant: every unmatched output picks the input nearest its pointer (and that input's id
+    // nearest the input's id pointer).
+    touched_.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      const AllocRequest& r = requests[i];
+      if (outputMatched_[r.output] || inputGrants_[r.input] >= shape_.inputCapacity) continue;
+      uint32_t& b = best_[r.output];
+      if (b == kNone) {
+        b = i;
+        touched_.push_back(r.output);
+        continue;
+      }
+      const AllocRequest& cur = requests[b];
+      const uint32_t gp = grantPointer_[r.output];
+      const uint32_t dNew = distance(gp, r.input, shape_.inputs);
+      const uint32_t dCur = distance(gp, cur.input, shape_.inputs);
+      if (dNew < dCur || (dNew == dCur && distance(idPointer_[r.input], r.id, shape_.ids) <
+                                              distance(idPointer_[r.input], cur.id, shape_.ids)))
+        b = i;
+    }
+    if (touched_.empty()) break;
+    // Accept: each input takes the granting outputs nearest its accept pointer, up to capacity.
+    order_.clear();
+    for (uint32_t o : touched_) {
+      order_.push_back(best_[o]);
+      best_[o] = kNone;
+    }
+    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+      const AllocRequest& ra = requests[a];
+      const AllocRequest& rb = requests[b];
+      if (ra.input != rb.input) return ra.input < rb.input;
+      return distance(acceptPointer_[ra.input], ra.output, shape_.outputs) <
+             distance(acceptPointer_[rb.input], rb.output, shape_.outputs);
+    });
+    for (uint32_t idx : order_) {
+      const AllocRequest& r = requests[idx];
+      if (inputGrants_[r.input] >= shape_.inputCapacity) continue;
+      ++inputGrants_[r.input];
+      outputMatched_[r.output] = 1;
+      grants.push_back(idx);
+      if (iter == 0) advance(r);
+    }
+  }
+}
+
+// ---- round-robin (separable, input first) ------------------------------------------------------
+
+void RoundRobinAllocator::allocate(const std::vector<AllocRequest>& requests,
+                                   std::vector<uint32_t>& grants) {
+  grants.clear();
+  if (requests.empty()) return;
+  if (requests.size() == 1) {
+    grants.push_back(0);
+    advance(requests[0]);
+    return;
+  }
+  const uint32_t n = static_cast<uint32_t>(requests.size());
+  order_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) order_[i] = i;
+  std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    const AllocRequest& ra = requests[a];
+    const AllocRequest& rb = requests[b];
+    if (ra.input != rb.input) return ra.input < rb.input;
+    const uint32_t ida = distance(idPointer_[ra.input], ra.id, shape_.ids);
+    const uint32_t idb = distance(idPointer_[rb.input], rb.id, shape_.ids);
+    if (ida != idb) return ida < idb;
+    return distance(acceptPointer_[ra.input], ra.output, shape_.outputs) <
+           distance(acceptPointer_[rb.input], rb.output, shape_.outputs);
+  });
+  // Input stage: nominations (distinct outputs per input); output stage: one winner per output.
+  touched_.clear();
+  uint32_t i = 0;
+  while (i < n) {
+    const uint32_t input = requests[order_[i]].input;
+    const uint32_t first = i;
+    uint32_t nominated = 0;
+    for (; i < n && requests[order_[i]].input == input; ++i) {
+      if (nominated >= shape_.inputCapacity) continue;
+      const AllocRequest& r = requests[order_[i]];
+      bool duplicate = false;
+      for (uint32_t j = first; j < i && !duplicate; ++j)
+        duplicate = requests[order_[j]].output == r.output;
+      if (duplicate) continue;
+      ++nominated;
+      uint32_t& b = best_[r.output];
+      if (b == kNone) {
+        b = order_[i];
+        touched_.push_back(r.output);
+      } else {
+        const uint32_t gp = grantPointer_[r.output];
+        if (distance(gp, r.input, shape_.inputs) < distance(gp, requests[b].input, shape_.inputs))
+          b = order_[i];
+      }
+    }
+  }
+  for (uint32_t o : touched_) {
+    grants.push_back(best_[o]);
+    advance(requests[best_[o]]);
+    best_[o] = kNone;
+  }
+}
+
+const Registry<Allocator, const AllocatorShape&>& allocatorPolicies() {
+  static const Registry<Allocator, const AllocatorShape&> registry(
+      "allocator",
+      {{"islip", "iSLIP: request, grant, accept with rotating pointers, noc.allocator_iterations",
+        [](const AllocatorShape& s) { return std::make_unique<IslipAllocator>(s); }},
+       {"round-robin", "separable input-first allocation with round-robin arbiters, one pass",
+        [](const AllocatorShape& s) { return std::make_unique<RoundRobinAllocator>(s); }}});
+  return registry;
+}
+
+}  // namespace gpusc::noc

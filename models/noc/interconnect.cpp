@@ -1,0 +1,300 @@
+#include "noc/interconnect.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/mem_access.hpp"
+#include "noc/crossbar.hpp"
+#include "noc/mesh.hpp"
+
+namespace gpusc::noc {
+
+Interconnect::Interconnect(const sc_core::sc_module_name& name, const PlatformConfig& cfg,
+                           std::string topology)
+    : sc_core::sc_module(name),
+      sm_sockets("sm_sockets"),
+      partition_sockets("partition_sockets"),
+      topology_(std::move(topology)),
+      noc_(cfg.noc),
+      numSms_(cfg.gpu.num_sms),
+      numPartitions_(cfg.memory.partitions),
+      addressMap_(cfg.memory),
+      clock_(cfg.gpu.clocks.interconnect_mhz),
+      fabric_(cfg.noc) {
+  if (nodeCount() > 0xffff)
+    throw InputError(fmt::format("gpu.num_sms: {} SMs and {} partitions are too many nodes",
+                                 numSms_, numPartitions_));
+  sm_sockets.register_nb_transport_fw(this, &Interconnect::fromSm);
+  partition_sockets.register_nb_transport_bw(this, &Interconnect::fromPartition);
+  for (uint32_t n = 0; n < nodeCount(); ++n) {
+    const bool sm = n < numSms_;
+    nis_.push_back(std::make_unique<NetworkInterface>(
+        fmt::format("ni_{}", nodeName(n)).c_str(), fabric_, packets_, traffic_, outbox_, n,
+        sm ? NetworkInterface::Side::kSm : NetworkInterface::Side::kPartition, sm ? n : n - numSms_,
+        noc_, sm ? noc_.injection_queue_packets : 0, noc_.ejection_queue_packets));
+  }
+  SC_METHOD(step);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+Interconnect::~Interconnect() = default;
+
+std::string Interconnect::nodeName(uint32_t node) const {
+  return node < numSms_ ? fmt::format("sm{}", node) : fmt::format("partition{}", node - numSms_);
+}
+
+void Interconnect::end_of_elaboration() {
+  if (sm_sockets.size() != numSms_ || partition_sockets.size() != numPartitions_)
+    throw InternalError(
+        fmt::format("{}: {} SM sockets and {} partition sockets bound, expected {} and {}", name(),
+                    sm_sockets.size(), partition_sockets.size(), numSms_, numPartitions_));
+}
+
+// ---- sockets -----------------------------------------------------------------------------------
+
+tlm::tlm_sync_enum Interconnect::fromSm(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                        sc_core::sc_time&) {
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+  if (phase != tlm::BEGIN_REQ)
+    throw InternalError(fmt::format("{}: unexpected phase {} from SM {}", name(), phase, id));
+  MemAccessExtension* ext = nullptr;
+  gp.get_extension(ext);
+  if (!ext) throw InternalError(fmt::format("{}: a request without MemAccessExtension", name()));
+  const uint64_t cycle = clock_.now();
+  gp.acquire();
+  const uint32_t dst = partitionNode(addressMap_.partition(gp.get_address()));
+  if (!nis_[smNode(static_cast<uint32_t>(id))]->acceptRequest(gp, dst, cycle))
+    return tlm::TLM_ACCEPTED;  // END_REQ once the NI has room
+  scheduleAt(cycle + 1);
+  phase = tlm::END_REQ;
+  return tlm::TLM_UPDATED;
+}
+
+tlm::tlm_sync_enum Interconnect::fromPartition(int id, tlm::tlm_generic_payload& gp,
+                                               tlm::tlm_phase& phase, sc_core::sc_time&) {
+  const uint64_t cycle = clock_.now();
+  NetworkInterface& ni = *nis_[partitionNode(static_cast<uint32_t>(id))];
+  if (phase == tlm::END_REQ) {
+    ni.requestAccepted(gp);
+    scheduleAt(cycle + 1);  // the next request may go, ejection may resume
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase != tlm::BEGIN_RESP)
+    throw InternalError(
+        fmt::format("{}: unexpected phase {} from partition {}", name(), phase, id));
+  MemAccessExtension* ext = nullptr;
+  gp.get_extension(ext);
+  if (!ext || ext->sm >= numSms_)
+    throw InternalError(fmt::format("{}: a reply from partition {} for no SM", name(), id));
+  gp.acquire();
+  ni.acceptReply(gp, smNode(ext->sm), cycle);
+  scheduleAt(cycle + 1);
+  return tlm::TLM_COMPLETED;
+}
+
+// ---- evaluation --------------------------------------------------------------------------------
+
+void Interconnect::scheduleAt(uint64_t cycle) {
+  if (cycle >= scheduled_) return;
+  scheduled_ = cycle;
+  wake_.notify(clock_.until(cycle));  // replaces a later pending notification
+}
+
+void Interconnect::step() {
+  scheduled_ = kNever;
+  const uint64_t now = clock_.now();
+  if (evaluated_ && now <= lastCycle_) {  // this cycle is done already
+    scheduleAt(lastCycle_ + 1);
+    return;
+  }
+  if (evaluated_ && now > lastCycle_ + 1)
+    for (auto& ni : nis_) ni->accountSkipped(now - lastCycle_ - 1);
+  ++evaluatedCycles_;
+  fabric_.now = now;
+  fabric_.progress = false;
+  fabric_.deliverCredits();
+  for (auto& ni : nis_) ni->step();
+  for (Router* r : routers_) r->step();
+  lastCycle_ = now;
+  evaluated_ = true;
+  dispatch();
+  const uint64_t next = fabric_.progress ? now + 1 : fabric_.nextMarked();
+  if (next != kNever) scheduleAt(next);
+}
+
+void Interconnect::dispatch() {
+  // By index: a callee may call back into the interconnect (which never adds deliveries).
+  for (size_t i = 0; i < outbox_.size(); ++i) {
+    const Delivery d = outbox_[i];
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    switch (d.kind) {
+      case Delivery::kRequest: {
+        tlm::tlm_phase phase = tlm::BEGIN_REQ;
+        const tlm::tlm_sync_enum s = partition_sockets[d.index]->nb_transport_fw(*d.gp, phase, t);
+        NetworkInterface& ni = *nis_[partitionNode(d.index)];
+        if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+          if (ni.awaitingEndRequest(*d.gp)) ni.requestAccepted(*d.gp);
+        } else if (s != tlm::TLM_ACCEPTED) {
+          throw InternalError(
+              fmt::format("{}: partition {} must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED",
+                          name(), d.index));
+        }
+        break;
+      }
+      case Delivery::kReply: {
+        d.gp->set_response_status(tlm::TLM_OK_RESPONSE);
+        tlm::tlm_phase phase = tlm::BEGIN_RESP;
+        sm_sockets[d.index]->nb_transport_bw(*d.gp, phase, t);
+        d.gp->release();
+        break;
+      }
+      case Delivery::kEndRequest: {
+        tlm::tlm_phase phase = tlm::END_REQ;
+        sm_sockets[d.index]->nb_transport_bw(*d.gp, phase, t);
+        break;
+      }
+    }
+    fabric_.progress = true;
+  }
+  outbox_.clear();
+}
+
+// ---- state and statistics ----------------------------------------------------------------------
+
+void Interconnect::resetState() {
+  for (auto& ni : nis_) ni->reset();
+  packets_.clear();
+  for (Router* r : routers_) r->reset();
+  fabric_.reset();
+  outbox_.clear();
+  wake_.cancel();
+  scheduled_ = kNever;
+  evaluated_ = false;
+  lastCycle_ = 0;
+}
+
+void Interconnect::resetStats() {
+  traffic_.reset();
+  for (auto& ni : nis_) ni->resetStats();
+  for (auto& ni : nis_) ni->injection().flits = 0;
+  for (Router* r : routers_)
+    for (uint32_t p = 0; p < r->ports(); ++p) r->output(p).flits = 0;
+  statsStart_ = clock_.now();
+}
+
+std::vector<const OutputChannel*> Interconnect::links() const {
+  std::vector<const OutputChannel*> out;
+  for (const auto& ni : nis_) out.push_back(&ni->injection());
+  for (const Router* r : routers_)
+    for (uint32_t p = 0; p < r->ports(); ++p)
+      if (r->output(p).connected()) out.push_back(&r->output(p));
+  return out;
+}
+
+std::vector<uint32_t> Interconnect::creditCounters() const {
+  std::vector<uint32_t> out;
+  for (const OutputChannel* l : links())
+    out.insert(out.end(), l->allCredits().begin(), l->allCredits().end());
+  return out;
+}
+
+bool Interconnect::drained() const {
+  if (packets_.live() != 0 || fabric_.creditsInFlight() || !outbox_.empty()) return false;
+  for (const auto& ni : nis_)
+    if (!ni->empty()) return false;
+  for (const Router* r : routers_)
+    for (uint32_t p = 0; p < r->ports(); ++p)
+      if (r->input(p).occupancy() != 0) return false;
+  return true;
+}
+
+namespace {
+
+nlohmann::json networkJson(const NetworkStats& s) {
+  nlohmann::json j;
+  j["injected_packets"] = s.injectedPackets;
+  j["packets"] = s.packets;
+  j["flits"] = s.flits;
+  const double n = s.packets ? double(s.packets) : 1.0;
+  j["average_hops"] = double(s.hopsSum) / n;
+  nlohmann::json lat;
+  lat["average"] = double(s.latencySum) / n;
+  lat["max"] = s.latencyMax;
+  nlohmann::json hist = nlohmann::json::array();
+  size_t last = 0;
+  for (size_t b = 0; b < NetworkStats::kBuckets; ++b)
+    if (s.histogram[b]) last = b + 1;
+  for (size_t b = 0; b < last; ++b) {
+    const uint64_t lo = b == 0 ? 0 : 1ull << b, hi = (2ull << b) - 1;
+    hist.push_back({{"from", lo}, {"to", hi}, {"packets", s.histogram[b]}});
+  }
+  lat["histogram"] = hist;
+  j["latency"] = lat;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json Interconnect::statsJson() const {
+  const uint64_t now = clock_.now();
+  const uint64_t cycles = now > statsStart_ ? now - statsStart_ : 0;
+  nlohmann::json j;
+  j["topology"] = topology_;
+  j["cycles"] = cycles;
+  uint64_t packets = 0, flits = 0, latency = 0, hops = 0, maxLatency = 0;
+  nlohmann::json nets;
+  const char* names[kVirtualNetworks] = {"request", "reply"};
+  for (uint32_t v = 0; v < kVirtualNetworks; ++v) {
+    const NetworkStats& s = traffic_.network[v];
+    nets[names[v]] = networkJson(s);
+    packets += s.packets;
+    flits += s.flits;
+    latency += s.latencySum;
+    hops += s.hopsSum;
+    maxLatency = std::max(maxLatency, s.latencyMax);
+  }
+  j["packets"] = packets;
+  j["flits"] = flits;
+  j["average_latency"] = packets ? double(latency) / double(packets) : 0.0;
+  j["max_latency"] = maxLatency;
+  j["average_hops"] = packets ? double(hops) / double(packets) : 0.0;
+  j["networks"] = nets;
+  nlohmann::json stalls = nlohmann::json::object(), holds = nlohmann::json::object();
+  uint64_t totalStalls = 0;
+  for (const auto& ni : nis_) {
+    // Cycles after the last evaluated one look like it.
+    const uint64_t pending =
+        evaluated_ && ni->stalled() && now > lastCycle_ + 1 ? now - lastCycle_ - 1 : 0;
+    stalls[nodeName(ni->node())] = ni->injectionStallCycles() + pending;
+    totalStalls += ni->injectionStallCycles() + pending;
+    if (ni->node() < numSms_) holds[nodeName(ni->node())] = ni->holdCycles();
+  }
+  j["injection_stall_cycles"] = stalls;
+  j["injection_stall_cycles_total"] = totalStalls;
+  j["request_hold_cycles"] = holds;
+  nlohmann::json linkList = nlohmann::json::array();
+  for (const OutputChannel* l : links()) {
+    linkList.push_back({{"from", l->from},
+                        {"to", l->to},
+                        {"flits", l->flits},
+                        {"utilization", cycles ? double(l->flits) / double(cycles) : 0.0}});
+  }
+  j["links"] = linkList;
+  return j;
+}
+
+// ---- factory -----------------------------------------------------------------------------------
+
+std::unique_ptr<Interconnect> makeInterconnect(const sc_core::sc_module_name& name,
+                                               const PlatformConfig& cfg) {
+  if (cfg.noc.topology == "mesh") {
+    meshLayout(cfg);  // validates the layout before any module exists
+    return std::make_unique<Mesh>(name, cfg);
+  }
+  if (cfg.noc.topology == "crossbar") return std::make_unique<Crossbar>(name, cfg);
+  throw InputError(
+      fmt::format("noc.topology: unknown topology '{}' (known: crossbar, mesh)", cfg.noc.topology));
+}
+
+}  // namespace gpusc::noc

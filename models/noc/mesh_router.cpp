@@ -1,0 +1,286 @@
+#include "noc/mesh_router.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::noc {
+
+// ---- links -------------------------------------------------------------------------------------
+
+void InputChannel::init(uint32_t vcs, uint32_t depth) {
+  depth_ = depth;
+  slots_.assign(size_t(vcs) * depth, Flit{});
+  head_.assign(vcs, 0);
+  count_.assign(vcs, 0);
+  frontArrival_.assign(vcs, kNever);
+  occupancy_ = 0;
+}
+
+void InputChannel::reset() {
+  std::fill(head_.begin(), head_.end(), 0);
+  std::fill(count_.begin(), count_.end(), 0);
+  std::fill(frontArrival_.begin(), frontArrival_.end(), kNever);
+  occupancy_ = 0;
+}
+
+Flit InputChannel::pop(uint32_t vc) {
+  const Flit f = slots_[vc * depth_ + head_[vc]];
+  head_[vc] = (head_[vc] + 1) % depth_;
+  --occupancy_;
+  frontArrival_[vc] = --count_[vc] ? slots_[vc * depth_ + head_[vc]].arrival : kNever;
+  return f;
+}
+
+void InputChannel::push(uint32_t vc, const Flit& f) {
+  if (count_[vc] == depth_)
+    throw InternalError(fmt::format("noc: a flit arrived at a full VC {} (credit accounting)", vc));
+  slots_[vc * depth_ + (head_[vc] + count_[vc]) % depth_] = f;
+  if (count_[vc]++ == 0) frontArrival_[vc] = f.arrival;
+  if (wake && f.arrival < *wake) *wake = f.arrival;
+  ++occupancy_;
+}
+
+void OutputChannel::init(uint32_t vcs, uint32_t depth) {
+  depth_ = depth;
+  credits_.assign(vcs, depth);
+  busy_.assign(vcs, 0);
+}
+
+void OutputChannel::reset() {
+  std::fill(credits_.begin(), credits_.end(), depth_);
+  std::fill(busy_.begin(), busy_.end(), 0);
+}
+
+void connect(OutputChannel& from, InputChannel& to, uint32_t delay) {
+  from.downstream = &to;
+  from.delay = delay;
+  to.upstream = &from;
+}
+
+// ---- fabric ------------------------------------------------------------------------------------
+
+Fabric::Fabric(const NocConfig& noc)
+    : vcsPerNetwork_(noc.virtual_channels), depth_(noc.vc_buffer_flits) {
+  // Everything is scheduled at most this far ahead: a flit's arrival (switch allocation delay,
+  // traversal and link), a head's route computation and VC allocation, a credit's return.
+  const uint64_t horizon = uint64_t(noc.switch_alloc_delay) + 1 + noc.link_latency +
+                           noc.routing_delay + noc.vc_alloc_delay + noc.credit_delay + 2;
+  uint64_t size = 1;
+  while (size <= horizon) size <<= 1;
+  mask_ = size - 1;
+  calendar_.assign(size, kNever);
+  creditWheel_.resize(size);
+}
+
+uint64_t Fabric::nextMarked() const {
+  for (uint64_t c = now + 1; c <= now + mask_; ++c)
+    if (calendar_[c & mask_] == c) return c;
+  return kNever;
+}
+
+void Fabric::send(OutputChannel& oc, uint32_t vc, Flit f) {
+  if (oc.credits_[vc] == 0)
+    throw InternalError(fmt::format("noc: {} -> {} sent a flit without a credit", oc.from, oc.to));
+  --oc.credits_[vc];
+  f.arrival = now + oc.delay;
+  if (f.tail) oc.busy_[vc] = 0;
+  oc.downstream->push(vc, f);
+  ++oc.flits;
+  markAt(f.arrival);
+  progress = true;
+}
+
+void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay) {
+  const uint64_t due = now + std::max<uint32_t>(delay, 1);
+  creditWheel_[due & mask_].push_back(Credit{&to, vc});
+  ++creditsInFlight_;
+  markAt(due);
+}
+
+void Fabric::deliverCredits() {
+  std::vector<Credit>& due = creditWheel_[now & mask_];
+  if (due.empty()) return;
+  for (const Credit& c : due) {
+    ++c.to->credits_[c.vc];
+    if (c.to->wake && now < *c.to->wake) *c.to->wake = now;
+  }
+  creditsInFlight_ -= due.size();
+  due.clear();
+  progress = true;
+}
+
+void Fabric::reset() {
+  now = 0;
+  progress = false;
+  std::fill(calendar_.begin(), calendar_.end(), kNever);
+  for (auto& w : creditWheel_) w.clear();
+  creditsInFlight_ = 0;
+}
+
+// ---- router ------------------------------------------------------------------------------------
+
+Router::Router(const sc_core::sc_module_name& name, Fabric& fabric, uint32_t ports,
+               std::vector<uint16_t> route, const NocConfig& noc)
+    : sc_core::sc_module(name),
+      fabric_(fabric),
+      route_(std::move(route)),
+      vcs_(fabric.vcs()),
+      routingDelay_(noc.routing_delay),
+      vcAllocDelay_(noc.vc_alloc_delay),
+      switchAllocDelay_(noc.switch_alloc_delay),
+      creditDelay_(noc.credit_delay),
+      inputs_(ports),
+      outputs_(ports),
+      state_(size_t(ports) * fabric.vcs()) {
+  for (auto& in : inputs_) {
+    in.init(vcs_, fabric.depth());
+    in.wake = &wakeAt_;
+  }
+  for (auto& out : outputs_) {
+    out.init(vcs_, fabric.depth());
+    out.wake = &wakeAt_;
+  }
+  AllocatorShape va;
+  va.inputs = va.outputs = ports * vcs_;
+  va.iterations = noc.allocator_iterations;
+  vcAllocator_ = allocatorPolicies().create(noc.allocator, va);
+  AllocatorShape sa;
+  sa.inputs = sa.outputs = ports;
+  sa.ids = vcs_;
+  sa.inputCapacity = noc.input_speedup;
+  sa.iterations = noc.allocator_iterations;
+  switchAllocator_ = allocatorPolicies().create(noc.allocator, sa);
+  for (uint16_t port : route_)
+    if (port >= ports) throw InternalError(fmt::format("{}: route to port {}", name, port));
+}
+
+void Router::step() {
+  const uint64_t now = fabric_.now;
+  if (wakeAt_ > now) return;
+  const uint32_t ports = this->ports();
+  uint64_t wake = kNever;  // the next cycle something here completes, if nothing moves now
+  bool moved = false;
+
+  // One pass over the input VCs whose front flit is here: route computation for new heads,
+  // VC allocation requests from heads that are ready for it, switch allocation candidates.
+  const uint32_t perNetwork = fabric_.vcsPerNetwork();
+  requests_.clear();
+  candidates_.clear();
+  for (uint32_t p = 0; p < ports; ++p) {
+    const InputChannel& in = inputs_[p];
+    if (in.occupancy() == 0) continue;
+    for (uint32_t k = 0; k < vcs_; ++k) {
+      const uint64_t arrival = in.frontArrival(k);
+      if (arrival > now) {  // empty (kNever), or its front is still on the link
+        wake = std::min(wake, arrival);
+        continue;
+      }
+      const uint32_t ivc = p * vcs_ + k;
+      VcState& s = state_[ivc];
+      if (s.stage == Stage::Active) {
+        if (s.readyAt > now)
+          wake = std::min(wake, s.readyAt);
+        else if (outputs_[s.outPort].credits(s.outVc) != 0)
+          candidates_.push_back(ivc);  // (without a credit, the credit's return wakes us)
+        continue;
+      }
+      if (s.stage == Stage::Idle) {
+        const Flit& f = in.front(k);
+        if (!f.head) throw InternalError(fmt::format("{}: a body flit without its head", name()));
+        s.outPort = route_[f.dst];
+        if (!outputs_[s.outPort].connected())
+          throw InternalError(fmt::format("{}: no link on port {}", name(), s.outPort));
+        s.stage = Stage::VcAlloc;
+        s.readyAt = f.arrival + routingDelay_;
+        fabric_.markAt(s.readyAt);
+      }
+      if (s.readyAt > now) {
+        wake = std::min(wake, s.readyAt);
+        continue;
+      }
+      // (If every VC is busy, a tail leaving this router frees one: that is a move here.)
+      const OutputChannel& oc = outputs_[s.outPort];
+      const uint32_t first = fabric_.networkOf(k) * perNetwork;
+      for (uint32_t j = first; j < first + perNetwork; ++j)
+        if (!oc.busy(j)) requests_.push_back(AllocRequest{ivc, s.outPort * vcs_ + j, 0});
+    }
+  }
+  if (!requests_.empty()) {
+    vcAllocator_->allocate(requests_, grants_);
+    for (uint32_t g : grants_) {
+      const AllocRequest& r = requests_[g];
+      VcState& s = state_[r.input];
+      s.stage = Stage::Active;
+      s.outVc = static_cast<uint16_t>(r.output % vcs_);
+      OutputChannel& oc = outputs_[s.outPort];
+      oc.claim(s.outVc);
+      s.readyAt = now + vcAllocDelay_;
+      fabric_.markAt(s.readyAt);
+      moved = true;
+      if (s.readyAt <= now && oc.credits(s.outVc) != 0) candidates_.push_back(r.input);
+    }
+  }
+
+  // Switch allocation among the VCs with a flit ready and a credit downstream.
+  if (!candidates_.empty()) {
+    requests_.clear();
+    for (uint32_t ivc : candidates_)
+      requests_.push_back(AllocRequest{ivc / vcs_, state_[ivc].outPort, ivc % vcs_});
+    switchAllocator_->allocate(requests_, grants_);
+    for (uint32_t g : grants_) traverse(requests_[g].input, requests_[g].id);
+    moved |= !grants_.empty();
+  }
+  if (moved) fabric_.progress = true;
+  wakeAt_ = moved ? now + 1 : wake;
+}
+
+void Router::traverse(uint32_t port, uint32_t vc) {
+  VcState& s = state_[port * vcs_ + vc];
+  InputChannel& in = inputs_[port];
+  Flit f = in.pop(vc);
+  // The buffer slot frees when the flit crosses the switch; the credit follows credit_delay later.
+  if (in.upstream) fabric_.returnCredit(*in.upstream, vc, switchAllocDelay_ + creditDelay_);
+  if (f.head) ++f.hops;
+  const bool tail = f.tail;
+  fabric_.send(outputs_[s.outPort], s.outVc, f);
+  s.readyAt = 0;  // body flits go as soon as they are here
+  if (tail) s.stage = Stage::Idle;
+}
+
+void Router::reset() {
+  wakeAt_ = kNever;
+  for (auto& in : inputs_) in.reset();
+  for (auto& out : outputs_) out.reset();
+  std::fill(state_.begin(), state_.end(), VcState{});
+  vcAllocator_->reset();
+  switchAllocator_->reset();
+}
+
+// ---- mesh router -------------------------------------------------------------------------------
+
+MeshRouter::MeshRouter(const sc_core::sc_module_name& name, Fabric& fabric, uint32_t x, uint32_t y,
+                       const std::vector<uint32_t>& nodeX, const std::vector<uint32_t>& nodeY,
+                       const NocConfig& noc)
+    : Router(name, fabric, kPorts, xyTable(x, y, nodeX, nodeY), noc), x_(x), y_(y) {}
+
+uint32_t MeshRouter::xyPort(uint32_t x, uint32_t y, uint32_t dx, uint32_t dy) {
+  if (dx > x) return kEast;
+  if (dx < x) return kWest;
+  if (dy > y) return kSouth;
+  if (dy < y) return kNorth;
+  return kLocal;
+}
+
+std::vector<uint16_t> MeshRouter::xyTable(uint32_t x, uint32_t y,
+                                          const std::vector<uint32_t>& nodeX,
+                                          const std::vector<uint32_t>& nodeY) {
+  std::vector<uint16_t> table(nodeX.size());
+  for (size_t n = 0; n < nodeX.size(); ++n)
+    table[n] = static_cast<uint16_t>(xyPort(x, y, nodeX[n], nodeY[n]));
+  return table;
+}
+
+}  // namespace gpusc::noc
