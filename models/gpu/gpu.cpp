@@ -1,32 +1,168 @@
 #include "gpu/gpu.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include "common/clock.hpp"
 
 namespace gpusc::gpu {
 
-namespace {
-sc_core::sc_time periodOf(double mhz) {
-  // Femtoseconds, so 700 MHz (1428571.4 fs) is off by a fraction of a femtosecond per cycle.
-  return sc_core::sc_time::from_value(static_cast<uint64_t>(std::llround(1e9 / mhz)));
-}
-}  // namespace
-
 Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
-    : sc_core::sc_module(name), cfg_(cfg), period_(periodOf(cfg.gpu.clocks.core_mhz)) {
+    : sc_core::sc_module(name), cfg_(cfg), period_(Clock(cfg.gpu.clocks.core_mhz).period()) {
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
     sms_.push_back(
         std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_, pool_, period_));
   ctaScheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", cfg_, sms(), period_);
-  memory_ =
-      std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));
-  for (auto& s : sms_) s->memory_socket.bind(memory_->sm_sockets);
+  if (cfg_.memory.model == "fixed-latency") {
+    fixed_ =
+        std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));
+    for (auto& s : sms_)
+      connect(s->memory_socket, fixed_->sm_sockets, fmt::format("check_{}", s->name()));
+    return;
+  }
+  for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
+    l1_.push_back(
+        std::make_unique<cache::L1DataCache>(fmt::format("l1d{}", i).c_str(), i, cfg_, pool_));
+  noc_ = noc::makeInterconnect("interconnect", cfg_);
+  for (uint32_t p = 0; p < cfg_.memory.partitions; ++p) {
+    l2_.push_back(
+        std::make_unique<cache::L2Slice>(fmt::format("l2_{}", p).c_str(), p, cfg_, pool_));
+    mc_.push_back(
+        std::make_unique<dram::MemoryController>(fmt::format("mc{}", p).c_str(), p, cfg_));
+  }
+  for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
+    connect(sms_[i]->memory_socket, l1_[i]->sm_socket, fmt::format("check_sm{}_l1", i));
+    connect(l1_[i]->memory_socket, noc_->sm_sockets, fmt::format("check_l1_{}_noc", i));
+  }
+  for (uint32_t p = 0; p < cfg_.memory.partitions; ++p) {
+    connect(noc_->partition_sockets, l2_[p]->noc_socket, fmt::format("check_noc_l2_{}", p));
+    connect(l2_[p]->dram_socket, mc_[p]->l2_socket, fmt::format("check_l2_{}_mc", p));
+  }
+}
+
+Gpu::~Gpu() = default;
+
+template <class From, class To>
+void Gpu::connect(From& from, To& to, const std::string& name) {
+  if (!cfg_.gpu.check_protocol) {
+    from.bind(to);
+    return;
+  }
+  checkers_.push_back(std::make_unique<ProtocolChecker>(name.c_str()));
+  from.bind(checkers_.back()->upstream);
+  checkers_.back()->downstream.bind(to);
 }
 
 std::vector<sm::Sm*> Gpu::sms() const {
   std::vector<sm::Sm*> out;
   for (const auto& s : sms_) out.push_back(s.get());
+  return out;
+}
+
+namespace {
+
+// Sums the numeric fields that `units` share, recursively (nested objects are summed too);
+// ratios and averages are recomputed by the caller.
+// Aggregates per-unit statistics: counters are summed, "max..." counters take the maximum, and
+// real-valued fields (rates, averages, elapsed time) are averaged over the units, so a total
+// utilisation reads as the mean utilisation of the channels.
+nlohmann::json sumFields(const std::vector<nlohmann::json>& units) {
+  nlohmann::json total = nlohmann::json::object();
+  if (units.empty()) return total;
+  for (auto it = units[0].begin(); it != units[0].end(); ++it) {
+    if (it.value().is_number_integer() || it.value().is_number_unsigned()) {
+      const bool isMax = it.key().rfind("max", 0) == 0;
+      uint64_t s = 0;
+      for (const auto& u : units)
+        if (u.contains(it.key()) && u[it.key()].is_number()) {
+          const auto v = u[it.key()].get<uint64_t>();
+          s = isMax ? std::max(s, v) : s + v;
+        }
+      total[it.key()] = s;
+    } else if (it.value().is_number_float()) {
+      double s = 0;
+      for (const auto& u : units)
+        if (u.contains(it.key()) && u[it.key()].is_number()) s += u[it.key()].get<double>();
+      total[it.key()] = s / double(units.size());
+    } else if (it.value().is_object()) {
+      std::vector<nlohmann::json> sub;
+      for (const auto& u : units)
+        if (u.contains(it.key())) sub.push_back(u[it.key()]);
+      total[it.key()] = sumFields(sub);
+    }
+  }
+  return total;
+}
+
+double ratio(const nlohmann::json& j, const char* num, const char* den) {
+  const uint64_t d = j.value(den, uint64_t(0));
+  return d ? double(j.value(num, uint64_t(0))) / double(d) : 0.0;
+}
+
+}  // namespace
+
+nlohmann::json Gpu::memoryStatsJson() const {
+  nlohmann::json j;
+  j["model"] = cfg_.memory.model;
+  if (fixed_) {
+    j["requests"] = fixed_->requests();
+    return j;
+  }
+  std::vector<nlohmann::json> l1, l2, mc;
+  for (const auto& c : l1_) l1.push_back(c->statsJson());
+  for (const auto& c : l2_) l2.push_back(c->statsJson());
+  for (const auto& c : mc_) mc.push_back(c->statsJson());
+  nlohmann::json l1t = sumFields(l1), l2t = sumFields(l2), mct = sumFields(mc);
+  l1t["hit_rate"] = ratio(l1t, "hits", "accesses");
+  l2t["hit_rate"] = ratio(l2t, "hits", "accesses");
+  const uint64_t rowAccesses = mct.value("row_hits", uint64_t(0)) +
+                               mct.value("row_misses", uint64_t(0)) +
+                               mct.value("row_conflicts", uint64_t(0));
+  mct["row_hit_rate"] =
+      rowAccesses ? double(mct.value("row_hits", uint64_t(0))) / double(rowAccesses) : 0.0;
+  if (mct.contains("read_latency_core_cycles")) {
+    auto& lat = mct["read_latency_core_cycles"];
+    uint64_t count = 0;
+    double weighted = 0;
+    for (const auto& u : mc) {
+      const auto& ul = u["read_latency_core_cycles"];
+      const uint64_t n = ul.value("count", uint64_t(0));
+      count += n;
+      weighted += double(n) * ul.value("average", 0.0);
+    }
+    lat["average"] = count ? weighted / double(count) : 0.0;
+    uint64_t mx = 0;
+    for (const auto& u : mc)
+      mx = std::max<uint64_t>(mx, u["read_latency_core_cycles"].value("max", uint64_t(0)));
+    lat["max"] = mx;
+  }
+  j["l1d"] = {{"totals", l1t}, {"per_sm", l1}};
+  j["interconnect"] = noc_->statsJson();
+  j["l2"] = {{"totals", l2t}, {"per_partition", l2}};
+  j["dram"] = {{"totals", mct}, {"per_partition", mc}};
+  return j;
+}
+
+void Gpu::resetMemoryStats() {
+  if (fixed_) fixed_->resetStats();
+  for (auto& c : l1_) c->resetStats();
+  if (noc_) noc_->resetStats();
+  for (auto& c : l2_) c->resetStats();
+  for (auto& c : mc_) c->resetStats();
+}
+
+void Gpu::resetMemoryState() {
+  for (auto& c : l1_) c->resetState();
+  if (noc_) noc_->resetState();
+  for (auto& c : l2_) c->resetState();
+  for (auto& c : mc_) c->resetState();
+}
+
+std::vector<std::string> Gpu::protocolViolations() {
+  std::vector<std::string> out;
+  for (auto& c : checkers_) {
+    c->finish();
+    out.insert(out.end(), c->violations().begin(), c->violations().end());
+  }
   return out;
 }
 

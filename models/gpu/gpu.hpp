@@ -1,16 +1,26 @@
-// The GPU top: SMs, the CTA scheduler and the memory behind the SMs' sockets, built from a
-// platform configuration.
+// The GPU top, built from a platform configuration: SMs, the CTA scheduler, and the memory
+// system behind the SMs' sockets, which is either the hierarchy of docs/memory-system.md
+// (per-SM L1 data caches, the interconnect, per-partition L2 slices and memory controllers)
+// or, with memory.model: fixed-latency, a target answering after a fixed number of cycles.
+// With gpu.check_protocol, a ProtocolChecker sits on every memory connection.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "cache/l1_data_cache.hpp"
+#include "cache/l2_slice.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
+#include "common/protocol_checker.hpp"
+#include "dram/memory_controller.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/fixed_latency_memory.hpp"
+#include "noc/interconnect.hpp"
 #include "sm/sm.hpp"
 
 namespace gpusc::gpu {
@@ -18,20 +28,44 @@ namespace gpusc::gpu {
 class Gpu : public sc_core::sc_module {
  public:
   Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg);
+  ~Gpu() override;
 
   const PlatformConfig& config() const { return cfg_; }
   sc_core::sc_time corePeriod() const { return period_; }
   std::vector<sm::Sm*> sms() const;
   CtaScheduler& ctaScheduler() { return *ctaScheduler_; }
-  FixedLatencyMemory& memory() { return *memory_; }
+  bool hierarchy() const { return fixed_ == nullptr; }
+
+  // The memory system's statistics: totals and per unit (L1 per SM, interconnect, L2 and DRAM
+  // per partition), or the fixed-latency target's request count.
+  nlohmann::json memoryStatsJson() const;
+  void resetMemoryStats();
+  // Empties caches and queues (a new run); the memory system must be idle.
+  void resetMemoryState();
+  // Violations the protocol checkers recorded (gpu.check_protocol), after finishing them.
+  std::vector<std::string> protocolViolations();
+
+  cache::L1DataCache& l1(uint32_t sm) { return *l1_[sm]; }
+  cache::L2Slice& l2(uint32_t partition) { return *l2_[partition]; }
+  dram::MemoryController& memoryController(uint32_t partition) { return *mc_[partition]; }
+  noc::Interconnect& interconnect() { return *noc_; }
 
  private:
+  // Binds `from` to `to`, through a new checker when gpu.check_protocol is set.
+  template <class From, class To>
+  void connect(From& from, To& to, const std::string& name);
+
   PlatformConfig cfg_;
   sc_core::sc_time period_;
   PayloadPool pool_;
   std::vector<std::unique_ptr<sm::Sm>> sms_;
   std::unique_ptr<CtaScheduler> ctaScheduler_;
-  std::unique_ptr<FixedLatencyMemory> memory_;
+  std::unique_ptr<FixedLatencyMemory> fixed_;
+  std::vector<std::unique_ptr<cache::L1DataCache>> l1_;
+  std::unique_ptr<noc::Interconnect> noc_;
+  std::vector<std::unique_ptr<cache::L2Slice>> l2_;
+  std::vector<std::unique_ptr<dram::MemoryController>> mc_;
+  std::vector<std::unique_ptr<ProtocolChecker>> checkers_;
 };
 
 }  // namespace gpusc::gpu

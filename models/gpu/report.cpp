@@ -93,7 +93,7 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
   j["core_mhz"] = t.coreMhz;
   j["simulated_seconds"] = t.coreMhz > 0 ? double(t.cycles) / (t.coreMhz * 1e6) : 0.0;
   j["ipc"] = t.cycles ? double(total.issued) / double(t.cycles) : 0.0;
-  j["memory_requests"] = t.memoryRequests;
+  j["memory"] = t.memory;
   j["scheduler_outcomes"] = stallsJson(stallTotals(t));  // summed over every scheduler of every SM
   j["totals"] = countersJson(total, t.cycles);
   nlohmann::json sms = nlohmann::json::array();

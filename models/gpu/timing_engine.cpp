@@ -34,11 +34,14 @@ TimingEngine::TimingEngine(const PlatformConfig& cfg) : configKey_(config::toJso
 }
 
 void TimingEngine::reset() {
+  // Let write-backs of an earlier run drain, so the memory system is idle.
+  while (sc_core::sc_pending_activity()) sc_core::sc_start(gpu_->corePeriod() * 100000.0);
   for (sm::Sm* s : gpu_->sms()) {
     s->resetState();
     s->resetStats();
   }
-  gpu_->memory().resetStats();
+  gpu_->resetMemoryState();
+  gpu_->resetMemoryStats();
 }
 
 void TimingEngine::setActivityObserver(sm::ActivityObserver* o) {
@@ -55,7 +58,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   Gpu& g = *gpu_;
   std::vector<sm::Sm*> sms = g.sms();
   for (sm::Sm* s : sms) s->resetStats();
-  g.memory().resetStats();
+  g.resetMemoryStats();
 
   func::Executor ex(L);
   CtaScheduler& cs = g.ctaScheduler();
@@ -96,7 +99,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   r.endCycle = cs.endCycle();
   r.cycles = r.endCycle - r.startCycle;
   r.coreMhz = g.config().gpu.clocks.core_mhz;
-  r.memoryRequests = g.memory().requests();
+  r.memory = g.memoryStatsJson();
   for (sm::Sm* s : sms) {
     s->flushAccounting(r.endCycle + 1);
     s->endKernel();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/platform_config.hpp"
 #include "func/executor.hpp"
 #include "gpu/gpu.hpp"
@@ -29,8 +31,8 @@ struct TimingResult {
   uint64_t startCycle = 0, endCycle = 0;
   std::vector<SmTiming> sms;
   std::vector<sm::CtaRecord> timeline;
-  uint64_t memoryRequests = 0;
   double coreMhz = 0;
+  nlohmann::json memory;  // the memory system's statistics (Gpu::memoryStatsJson)
 };
 
 class TimingEngine {

@@ -164,7 +164,9 @@ void Sm::flushAccounting(Cycle cycle) {
 Cycle Sm::nextEvent(Cycle now) const {
   if (act_.issued || dispatch_.busy()) return now + 1;
   Cycle next = kNever;
-  next = std::min(next, ldst_.nextEvent(now));
+  // While the memory system holds back our last request (no END_REQ yet) neither the LD/ST unit
+  // nor a fetch can send: END_REQ wakes the SM.
+  if (!requestBlocked_) next = std::min(next, ldst_.nextEvent(now));
   if (!wbq_.empty()) next = std::min(next, std::max(wbq_.top().at, now + 1));
   for (const WarpSlot& w : warps_) {
     if (!w.active || w.warp->done()) continue;
@@ -173,7 +175,7 @@ Cycle Sm::nextEvent(Cycle now) const {
     const uint32_t pc = w.warp->pc();
     if (pc >= w.ibBegin && pc < w.ibEnd) {
       if (w.ibReady > now) next = std::min(next, w.ibReady);
-    } else {
+    } else if (!requestBlocked_) {
       next = std::min(next, now + 1);  // needs a fetch
     }
   }
@@ -535,8 +537,10 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   tlm::tlm_sync_enum s = memory_socket->nb_transport_fw(*gp, phase, delay);
-  if (s == tlm::TLM_ACCEPTED || (s == tlm::TLM_UPDATED && phase == tlm::BEGIN_REQ))
+  if (s == tlm::TLM_ACCEPTED || (s == tlm::TLM_UPDATED && phase == tlm::BEGIN_REQ)) {
     requestBlocked_ = true;
+    blockedRequest_ = gp;
+  }
   if (s == tlm::TLM_COMPLETED) response(*gp);
   gp->release();
   return true;
@@ -545,11 +549,18 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
 tlm::tlm_sync_enum Sm::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                        sc_core::sc_time&) {
   if (phase == tlm::END_REQ) {
-    requestBlocked_ = false;
+    if (&gp == blockedRequest_) {
+      requestBlocked_ = false;
+      blockedRequest_ = nullptr;
+    }
+    wakeAt(cycleNow() + 1);
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::BEGIN_RESP) {
-    requestBlocked_ = false;  // a response also ends the request phase
+    if (&gp == blockedRequest_) {  // the answer to the held request also ends its request phase
+      requestBlocked_ = false;
+      blockedRequest_ = nullptr;
+    }
     response(gp);
     return tlm::TLM_COMPLETED;
   }

@@ -21,6 +21,7 @@
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
+#include "experiment.hpp"
 #include "gpu/device.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
@@ -72,6 +73,50 @@ void writeFile(const fs::path& p, const std::string& text) {
   if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
 }
 
+// The memory system over all launches: cache hit rates, DRAM traffic and the interconnect.
+void printMemorySummary(const std::vector<LaunchRecord>& launches) {
+  uint64_t l1a = 0, l1h = 0, l2a = 0, l2h = 0, reads = 0, writes = 0, rowHits = 0, rowAll = 0,
+           packets = 0, stalls = 0;
+  double latencySum = 0, busy = 0, elapsed = 0;
+  bool hierarchy = false;
+  for (const auto& l : launches) {
+    if (!l.timing || !l.timing->memory.contains("l1d")) continue;
+    hierarchy = true;
+    const auto& m = l.timing->memory;
+    const auto& l1 = m["l1d"]["totals"];
+    const auto& l2 = m["l2"]["totals"];
+    const auto& d = m["dram"]["totals"];
+    l1a += l1.value("accesses", uint64_t(0));
+    l1h += l1.value("hits", uint64_t(0));
+    l2a += l2.value("accesses", uint64_t(0));
+    l2h += l2.value("hits", uint64_t(0));
+    reads += d.value("reads", uint64_t(0));
+    writes += d.value("writes", uint64_t(0));
+    rowHits += d.value("row_hits", uint64_t(0));
+    rowAll += d.value("row_hits", uint64_t(0)) + d.value("row_misses", uint64_t(0)) +
+              d.value("row_conflicts", uint64_t(0));
+    // Mean utilisation of the channels, weighted by each launch's length.
+    const double e = d.value("elapsed_dram_cycles", 0.0);
+    busy += e * d.value("bus_utilisation", 0.0);
+    elapsed += e;
+    const auto& n = m["interconnect"];
+    const uint64_t p = n.value("packets", uint64_t(0));
+    packets += p;
+    latencySum += double(p) * n.value("average_latency", 0.0);
+    stalls += n.value("injection_stall_cycles_total", uint64_t(0));
+  }
+  if (!hierarchy) return;
+  auto rate = [](uint64_t a, uint64_t b) { return b ? 100.0 * double(a) / double(b) : 0.0; };
+  fmt::print("  L1D / L2 hits      {:.1f}% of {} / {:.1f}% of {}\n", rate(l1h, l1a), l1a,
+             rate(l2h, l2a), l2a);
+  fmt::print(
+      "  DRAM               {} reads, {} writes, row-buffer hits {:.1f}%, data bus busy {:.1f}%\n",
+      reads, writes, rate(rowHits, rowAll), elapsed > 0 ? 100.0 * busy / elapsed : 0.0);
+  fmt::print(
+      "  interconnect       {} packets, {:.1f} cycles average latency, {} injection stall cycles\n",
+      packets, packets ? latencySum / double(packets) : 0.0, stalls);
+}
+
 // Cycles, IPC, occupancy and the warp schedulers' stall breakdown over all launches.
 void printTimingSummary(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
   uint64_t cycles = 0, issued = 0, warpCycles = 0, rfConflicts = 0, smemConflicts = 0, icMiss = 0,
@@ -109,6 +154,7 @@ void printTimingSummary(const std::vector<LaunchRecord>& launches, const Platfor
   fmt::print(
       "  conflicts          {} register-bank, {} shared-memory cycles; I-cache {} misses of {}\n",
       rfConflicts, smemConflicts, icMiss, icAcc);
+  printMemorySummary(launches);
 }
 
 int cmdRun(const RunOptions& o) {
@@ -386,6 +432,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
 
+  cli::ExperimentOptions experiment;
+  auto* expCmd =
+      app.add_subcommand("experiment", "Reproduce a seed paper's study on the kernel catalog");
+  expCmd->add_option("name", experiment.name, "seed003")->required();
+  expCmd->add_option("--size", experiment.size, "Catalog problem size")->capture_default_str();
+  expCmd->add_option("--kernel,-k", experiment.kernels,
+                     "Kernels (default: the experiment's set; 'all': every kernel; repeatable)");
+  expCmd->add_option("--jobs,-j", experiment.jobs, "Simulations run in parallel")
+      ->capture_default_str();
+  expCmd->add_option("--out,-o", experiment.out, "Folder for the CSV and markdown results")
+      ->capture_default_str();
+  expCmd->add_option("--work", experiment.work, "Folder for each run's results")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -397,6 +457,7 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) return cmdRun(run);
     if (listCmd->parsed()) return cmdList(listWhat, markdown);
     if (benchCmd->parsed()) return cmdBench(bench);
+    if (expCmd->parsed()) return cli::runExperiment(experiment);
   } catch (const InputError& e) {
     std::cerr << "gpusc: error: " << e.what() << "\n";
     return kExitBadInput;
