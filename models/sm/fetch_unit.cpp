@@ -31,7 +31,6 @@ FetchUnit::Result FetchUnit::fetch(uint32_t warpSlot, WarpSlot& w, uint32_t pc, 
     fillBuffer(w, pc, now + cfg_.icache.hit_latency + cfg_.decode_latency);
     return Result::Hit;
   }
-  act.icacheMisses += 1;
   w.fetching = true;
   for (auto& p : pending_) {
     if (p.first == line) {

@@ -124,6 +124,7 @@ void Sm::tick() {
   }
   account(now);
   act_.clear();
+  regrouped_ = false;
   writeback(now);
   retire(now);
   ldst_.cycle(now, *this, act_);
@@ -162,7 +163,9 @@ void Sm::flushAccounting(Cycle cycle) {
 }
 
 Cycle Sm::nextEvent(Cycle now) const {
-  if (act_.issued || dispatch_.busy()) return now + 1;
+  // A scheduler that regrouped its warps (two-level: a warp left the active group and another
+  // took its place) has warps it has not tried yet.
+  if (act_.issued || dispatch_.busy() || regrouped_) return now + 1;
   Cycle next = kNever;
   // While the memory system holds back our last request (no END_REQ yet) neither the LD/ST unit
   // nor a fetch can send: END_REQ wakes the SM.
@@ -352,6 +355,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     if (fw.state == func::WarpState::AtBarrier && !w.waitingLong) {
       w.waitingLong = true;
       schedulers_[w.scheduler]->policy().waitsLong(slot);
+      regrouped_ = true;
     }
     return false;
   }
@@ -380,6 +384,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     if (reason == Stall::DataMemory && !w.waitingLong) {
       w.waitingLong = true;
       schedulers_[w.scheduler]->policy().waitsLong(slot);
+      regrouped_ = true;
     }
     return false;
   }
@@ -505,7 +510,9 @@ void Sm::fetch(Cycle now) {
       t.bytes = cfg_.sm.icache.line_bytes;
       t.lanes = 0;
       t.kind = AccessKind::InstructionFetch;
-      if (!send(ws, t))
+      if (send(ws, t))
+        act_.icacheMisses += 1;  // a miss is a line requested (not a warp joining a request)
+      else
         fetch_.cancel(t.addr, warps_);  // the memory system is busy: ask again later
     }
     return;  // one warp per cycle

@@ -169,6 +169,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   uint32_t peakCtas_ = 0;
   uint64_t warpAge_ = 0;
   bool requestBlocked_ = false;  // waiting for END_REQ of the last request
+  bool regrouped_ = false;       // a scheduler changed its order during issue this cycle
   const tlm::tlm_generic_payload* blockedRequest_ = nullptr;  // that request
 
   func::ExecStats execStats_;
