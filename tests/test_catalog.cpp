@@ -64,6 +64,37 @@ INSTANTIATE_TEST_SUITE_P(Timing, CatalogKernelTiming,
                            return std::get<0>(info.param) + "_" + s;
                          });
 
+// Every kernel on every platform, through the memory hierarchy, with a TLM-2.0 protocol checker
+// on every memory connection (a violation fails the launch).
+class CatalogOnPlatform : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(CatalogOnPlatform, MatchesHostReferenceWithoutProtocolViolations) {
+  const auto& [name, platform] = GetParam();
+  Device dev(loadPlatform(platform, {"gpu.check_protocol=true"}), ExecMode::Timing);
+  ASSERT_EQ(dev.config().memory.model, "hierarchy");
+  auto wl = catalog::find(name).make(catalog::Size::Tiny);
+  wl->setup(dev);
+  wl->run(dev);
+  catalog::CheckResult r = wl->check(dev);
+  EXPECT_TRUE(r.pass) << name << " on " << platform << ": " << r.message;
+  EXPECT_TRUE(dev.timingEngine()->gpu().protocolViolations().empty());
+  uint64_t memoryRequests = 0;
+  for (const auto& l : dev.launches())
+    memoryRequests += l.timing->memory["l1d"]["totals"]["sent_down"]["total"].get<uint64_t>();
+  EXPECT_GT(memoryRequests, 0u);  // the kernel's traffic went through the hierarchy
+}
+
+INSTANTIATE_TEST_SUITE_P(Platforms, CatalogOnPlatform,
+                         ::testing::Combine(::testing::ValuesIn(catalog::names()),
+                                            ::testing::Values("gtx480", "fermi16-mesh",
+                                                              "stream-4x4", "stream-8x8",
+                                                              "stream-11x11")),
+                         [](const auto& info) {
+                           std::string s = std::get<1>(info.param);
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return std::get<0>(info.param) + "_" + s;
+                         });
+
 TEST(Catalog, HasAtLeastTwentyKernels) { EXPECT_GE(catalog::names().size(), 20u); }
 
 TEST(Catalog, UnknownKernelSuggestsTheClosest) {

@@ -28,7 +28,11 @@ using namespace gpusc;
 namespace {
 
 PlatformConfig platformWith(const std::vector<std::string>& sets) {
-  return loadPlatform("gtx480", sets);
+  // The microbenchmarks derive cycle counts from memory.fixed_latency; the hierarchy has its
+  // own tests (test_memory_system.cpp).
+  std::vector<std::string> all{"memory.model=fixed-latency"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return loadPlatform("gtx480", all);
 }
 
 // A kernel `k(.param .u32 iters, .param .u64 out)` running `body` `iters` times. Registers:
@@ -112,7 +116,7 @@ double slope(Device& dev, const std::string& setup, const std::string& line, Dim
 // ---- latency ----------------------------------------------------------------------------------
 
 TEST(TimingLatency, DependentIntegerChain) {
-  const PlatformConfig cfg = test::platform();
+  const PlatformConfig cfg = platformWith({});
   Device dev(cfg, ExecMode::Timing);
   // Each add waits for the previous one: operand collection (1 cycle) + latency.
   EXPECT_EQ(slope(dev, "", "add.u32 %r1, %r1, 1;", {32}), 1 + cfg.sm.latency.int_add.latency);
@@ -127,7 +131,7 @@ TEST(TimingLatency, DependentChainFollowsTheConfiguredLatency) {
 }
 
 TEST(TimingLatency, DependentSfuAndDoubleChains) {
-  const PlatformConfig cfg = test::platform();
+  const PlatformConfig cfg = platformWith({});
   Device dev(cfg, ExecMode::Timing);
   EXPECT_EQ(slope(dev, "mov.f32 %f1, 0f3F000000;", "sin.approx.f32 %f1, %f1;", {32}),
             1 + cfg.sm.latency.sfu.latency);
@@ -220,7 +224,7 @@ TEST(TimingThroughput, DoublePrecisionOnTheSfuPath) {
 // ---------------------------------------------------------------------------------
 
 TEST(TimingRegisterFile, TwoOperandsInOneBankCostACycle) {
-  const PlatformConfig cfg = test::platform();
+  const PlatformConfig cfg = platformWith({});
   Device dev(cfg, ExecMode::Timing);
   const uint32_t banks = cfg.sm.register_banks;
   const std::string same =
@@ -263,7 +267,7 @@ TEST(TimingSharedMemory, ConflictDegreesOneToThirtyTwo) {
 }
 
 TEST(TimingSharedMemory, BroadcastIsNotAConflict) {
-  const PlatformConfig cfg = test::platform();
+  const PlatformConfig cfg = platformWith({});
   Device dev(cfg, ExecMode::Timing);
   Launch l = run(dev, loopKernel("  mov.u32 %r5, 64;\n", repeat("ld.shared.u32 %r6, [%r5];", 4)),
                  {1}, {128}, 5, 4096);
@@ -317,7 +321,7 @@ std::string occupancyKernel(uint32_t live, uint32_t shared) {
 }
 
 TEST(TimingOccupancy, LimitsFromThreadsRegistersAndSharedMemory) {
-  const PlatformConfig cfg = test::platform();
+  const PlatformConfig cfg = platformWith({});
   Device dev(cfg, ExecMode::Timing);
   struct Case {
     uint32_t threads, live, shared;

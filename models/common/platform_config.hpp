@@ -311,7 +311,7 @@ struct MemoryControllerConfig : config::Section {
 };
 
 struct MemoryConfig : config::Section {
-  std::string model = "fixed-latency";           // until the hierarchy is wired into the Gpu
+  std::string model = "hierarchy";
   uint32_t fixed_latency = 400;                  // core cycles, for model: fixed-latency
   uint32_t partitions = 6;                       // gpgpu_n_mem
   uint32_t partition_interleave_bytes = 256;     // gpgpu_mem_addr_mapping dramid@8

@@ -62,6 +62,7 @@ class MemoryController : public sc_core::sc_module {
   // Power-on state (a new Device): rows closed, refresh schedule restarted, statistics reset.
   // The controller must be idle (nothing queued or unanswered).
   void resetState();
+  bool idle() const { return queue_.empty() && !held_ && answers_.empty(); }
 
  private:
   SC_HAS_PROCESS(MemoryController);

@@ -1,6 +1,7 @@
 #include "gpu/gpu.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/clock.hpp"
 
@@ -65,6 +66,13 @@ namespace {
 // Aggregates per-unit statistics: counters are summed, "max..." counters take the maximum, and
 // real-valued fields (rates, averages, elapsed time) are averaged over the units, so a total
 // utilisation reads as the mean utilisation of the channels.
+double ratio(const nlohmann::json& j, const char* num, const char* den) {
+  const uint64_t d = j.value(den, uint64_t(0));
+  return d ? double(j.value(num, uint64_t(0))) / double(d) : 0.0;
+}
+
+// Totals over units: counts summed, "max..." the maximum, other numbers averaged, hit rates
+// recomputed from the summed hits and accesses.
 nlohmann::json sumFields(const std::vector<nlohmann::json>& units) {
   nlohmann::json total = nlohmann::json::object();
   if (units.empty()) return total;
@@ -90,12 +98,9 @@ nlohmann::json sumFields(const std::vector<nlohmann::json>& units) {
       total[it.key()] = sumFields(sub);
     }
   }
+  if (total.contains("hit_rate") && total.contains("hits") && total.contains("accesses"))
+    total["hit_rate"] = ratio(total, "hits", "accesses");
   return total;
-}
-
-double ratio(const nlohmann::json& j, const char* num, const char* den) {
-  const uint64_t d = j.value(den, uint64_t(0));
-  return d ? double(j.value(num, uint64_t(0))) / double(d) : 0.0;
 }
 
 }  // namespace
@@ -112,8 +117,6 @@ nlohmann::json Gpu::memoryStatsJson() const {
   for (const auto& c : l2_) l2.push_back(c->statsJson());
   for (const auto& c : mc_) mc.push_back(c->statsJson());
   nlohmann::json l1t = sumFields(l1), l2t = sumFields(l2), mct = sumFields(mc);
-  l1t["hit_rate"] = ratio(l1t, "hits", "accesses");
-  l2t["hit_rate"] = ratio(l2t, "hits", "accesses");
   const uint64_t rowAccesses = mct.value("row_hits", uint64_t(0)) +
                                mct.value("row_misses", uint64_t(0)) +
                                mct.value("row_conflicts", uint64_t(0));
@@ -155,6 +158,19 @@ void Gpu::resetMemoryState() {
   if (noc_) noc_->resetState();
   for (auto& c : l2_) c->resetState();
   for (auto& c : mc_) c->resetState();
+}
+
+std::string Gpu::memoryUnitsInFlight() const {
+  std::vector<std::string> busy;
+  for (const auto& c : l1_)
+    if (!c->idle()) busy.push_back(c->name());
+  if (noc_ && noc_->packetsInFlight() > 0)
+    busy.push_back(fmt::format("{} ({} packets)", noc_->name(), noc_->packetsInFlight()));
+  for (const auto& c : l2_)
+    if (!c->idle()) busy.push_back(c->name());
+  for (const auto& c : mc_)
+    if (!c->idle()) busy.push_back(c->name());
+  return fmt::format("{}", fmt::join(busy, ", "));
 }
 
 std::vector<std::string> Gpu::protocolViolations() {

@@ -44,6 +44,9 @@ class Gpu : public sc_core::sc_module {
   void resetMemoryState();
   // Violations the protocol checkers recorded (gpu.check_protocol), after finishing them.
   std::vector<std::string> protocolViolations();
+  // The memory units holding requests, e.g. "sm3.l1d, interconnect (5 packets)"; empty when
+  // the memory system is idle. For diagnostics.
+  std::string memoryUnitsInFlight() const;
 
   cache::L1DataCache& l1(uint32_t sm) { return *l1_[sm]; }
   cache::L2Slice& l2(uint32_t partition) { return *l2_[partition]; }

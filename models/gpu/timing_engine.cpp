@@ -10,6 +10,10 @@
 
 namespace gpusc::gpu {
 
+namespace {
+constexpr int kDrainSlices = 100;  // of 20000 core cycles: the most a drain may take
+}  // namespace
+
 TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   // One engine at a time. SystemC elaborates a design once per simulation context, so a
   // different configuration gets a new context; the old engine and context are left alive
@@ -75,6 +79,11 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       // Nothing can happen any more, yet CTAs are unfinished: warps wait at barriers that
       // cannot complete.
       for (sm::Sm* s : sms) s->endKernel();
+      const std::string busy = g.memoryUnitsInFlight();
+      if (!busy.empty())  // requests wait for something that will never happen: our bug
+        throw InternalError(
+            fmt::format("kernel {} stalled with {} of {} CTAs unfinished and requests held in {}",
+                        L.prog->name, cs.ctasTotal() - cs.ctasFinished(), cs.ctasTotal(), busy));
       throw KernelFault(
           fmt::format("deadlock in kernel {}: {} of {} CTAs never finish (warps wait at barriers "
                       "that cannot complete)",
@@ -92,6 +101,23 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                cycles, cycles / secs, cs.ctasFinished(), cs.ctasTotal());
       lastReport = now;
     }
+  }
+
+  // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
+  // from a quiet memory system, and the protocol checkers can tell unanswered requests.
+  for (int i = 0; sc_core::sc_pending_activity(); ++i) {
+    if (i == kDrainSlices)
+      throw InternalError(
+          fmt::format("{}: the memory system still has work {} cycles after the "
+                      "kernel ended",
+                      label, uint64_t(kDrainSlices) * 20000));
+    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);  // stops when all is quiet
+  }
+  if (g.config().gpu.check_protocol) {
+    const std::vector<std::string> v = g.protocolViolations();
+    if (!v.empty())
+      throw InternalError(fmt::format("{}: {} TLM protocol violation(s); the first: {}", label,
+                                      v.size(), v.front()));
   }
 
   TimingResult r;

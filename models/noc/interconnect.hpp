@@ -83,6 +83,8 @@ class Interconnect : public sc_core::sc_module {
   nlohmann::json statsJson() const;
   void resetStats();
   void resetState();
+  // Packets inside the network (taken in, not yet delivered).
+  size_t packetsInFlight() const { return packets_.live(); }
 
   // ---- for tests and debugging ----
   // Every sender-side credit counter (router outputs and NI injection links): each equals

@@ -1,0 +1,327 @@
+// End-to-end tests of the memory hierarchy behind the SMs (docs/memory-system.md): a pointer
+// chase whose per-load latency is the sum of the configured latencies of the levels it crosses,
+// a streaming kernel against the configured DRAM peak bandwidth, and the catalog on every
+// platform with a TLM-2.0 protocol checker on every memory connection.
+//
+// Latency measurement. One thread runs a loop of K dependent loads (`ld.global.u64 %rd1,
+// [%rd1]`) I times; with T(K, I) the kernel's cycles,
+//
+//   per-load cycles = [T(K2, I2) - T(K2, I1) - T(K1, I2) + T(K1, I1)] / ((I2 - I1)(K2 - K1))
+//
+// cancels start-up, instruction fetch and the loop's own instructions. The SM's share of a load
+// (issue, operand read, address generation, writeback) is measured the same way against the
+// fixed-latency memory, whose share is memory.fixed_latency exactly; what remains with the
+// hierarchy is the memory system's latency. All clocks run at the core clock, so every level's
+// cycles add up in one unit.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "catalog.hpp"
+#include "common/address_map.hpp"
+#include "gpu/device.hpp"
+#include "gpu/timing_engine.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+
+namespace {
+
+constexpr uint32_t kFixedLatency = 400;
+
+// The GTX480 platform with every clock at the core clock and the given overrides.
+PlatformConfig sameClocks(std::vector<std::string> sets) {
+  std::string platform = "gtx480";
+  if (!sets.empty() && sets.front().rfind("platform=", 0) == 0) {
+    platform = sets.front().substr(9);
+    sets.erase(sets.begin());
+  }
+  std::vector<std::string> all{"gpu.clocks.interconnect_mhz=700", "gpu.clocks.l2_mhz=700",
+                               "gpu.clocks.dram_mhz=700"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return loadPlatform(platform, all);
+}
+
+std::string chaseKernel(int k) {
+  std::string body;
+  for (int i = 0; i < k; ++i) body += "  ld.global.u64 %rd1, [%rd1];\n";
+  return test::module(R"(
+.visible .entry chase(.param .u64 start, .param .u32 iters, .param .u64 out)
+{
+  .reg .b64 %rd<4>;
+  .reg .b32 %r<4>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [start];
+  ld.param.u32 %r1, [iters];
+  mov.u32 %r2, 0;
+L:
+)" + body + R"(
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra L;
+  ld.param.u64 %rd2, [out];
+  st.global.u64 [%rd2], %rd1;
+  ret;
+}
+)");
+}
+
+// Offsets of a cyclic chain's nodes from a base that maps like address 0 (same partition, bank
+// and row): node i holds the address of node i + 1. Every launch makes a multiple of eight
+// loads and starts at node 0, so with eight nodes (or one) it ends where the next one expects
+// the caches to be.
+using Chain = std::vector<uint64_t>;
+
+// Cycles of one dependent load with `cfg`, the chain's nodes placed at `chain` offsets.
+double perLoadCycles(const PlatformConfig& cfg, const Chain& chain) {
+  Device dev(cfg, ExecMode::Timing);
+  const MemoryConfig& m = cfg.memory;
+  const uint64_t period =
+      uint64_t(m.partition_interleave_bytes) * m.partitions *
+      (m.dram.row_bytes / std::min(m.dram.row_bytes, m.partition_interleave_bytes)) * m.dram.banks;
+  const uint64_t span = *std::max_element(chain.begin(), chain.end()) + 8;
+  const DevPtr region = dev.malloc(span + period);
+  const DevPtr base = (region + period - 1) / period * period;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const uint64_t next = base + chain[(i + 1) % chain.size()];
+    dev.copyToDevice(base + chain[i], &next, sizeof next);
+  }
+  const DevPtr out = dev.malloc(8);
+  constexpr int kK1 = 4, kK2 = 8;
+  constexpr uint32_t kI1 = 2, kI2 = 6;
+  const Kernel* kernels[2] = {&dev.loadModule(chaseKernel(kK1), "chase4.ptx").kernel("chase"),
+                              &dev.loadModule(chaseKernel(kK2), "chase8.ptx").kernel("chase")};
+  auto T = [&](int k, uint32_t iters) {
+    dev.launch(*kernels[k == kK2], {1}, {1}, 0,
+               KernelArgs().ptr(base + chain.front()).u32(iters).ptr(out));
+    return double(dev.launches().back().timing->cycles);
+  };
+  // Warm-up: the instruction and constant caches hold both kernels and their parameters (so
+  // the measured launches fetch nothing else from memory), and the chain's lines are where the
+  // test wants them; the last warm-up's fetches left no other row open in the chain's bank.
+  T(kK1, 2);
+  T(kK2, 1);
+  T(kK1, 2);
+  const double t22 = T(kK2, kI2), t21 = T(kK2, kI1), t12 = T(kK1, kI2), t11 = T(kK1, kI1);
+  return (t22 - t21 - t12 + t11) / (double(kI2 - kI1) * double(kK2 - kK1));
+}
+
+// The SM's own cycles of a dependent load: the per-load cycles against the fixed-latency memory,
+// less its latency.
+double smShare() {
+  static const double share =
+      perLoadCycles(sameClocks({"memory.model=fixed-latency",
+                                "memory.fixed_latency=" + std::to_string(kFixedLatency)}),
+                    {0}) -
+      kFixedLatency;
+  return share;
+}
+
+double memoryLatency(const std::vector<std::string>& sets, const Chain& chain) {
+  return perLoadCycles(sameClocks(sets), chain) - smShare();
+}
+
+// Eight nodes `stride` bytes apart.
+Chain eightNodes(uint64_t stride) {
+  Chain c;
+  for (uint64_t i = 0; i < 8; ++i) c.push_back(i * stride);
+  return c;
+}
+
+// Interconnect cycles of a packet through `routers` routers on an idle network
+// (models/noc/interconnect.hpp): packetisation, each router's pipeline and output link, and a
+// flit a cycle behind the head.
+uint64_t packetCycles(const NocConfig& n, uint32_t routers, uint32_t dataBytes) {
+  const uint32_t flits = (n.header_bytes + dataBytes + n.flit_bytes - 1) / n.flit_bytes;
+  return 1 +
+         uint64_t(routers) *
+             (n.routing_delay + n.vc_alloc_delay + n.switch_alloc_delay + 1 + n.link_latency) +
+         (flits - 1);
+}
+
+// A line read request and its reply through `routers` routers.
+uint64_t roundTrip(const PlatformConfig& c, uint32_t routers) {
+  return packetCycles(c.noc, routers, 0) + packetCycles(c.noc, routers, c.sm.l1d.line_bytes);
+}
+
+// DRAM cycles from a line read's arrival at the controller, with its row open (row hit) or
+// another row open in its bank (conflict), to its data's end: the line's bursts go to one bank,
+// a column command every max(tCCDL, burst) cycles.
+uint64_t dramRead(const DramConfig& d, uint32_t lineBytes, bool conflict) {
+  const uint32_t bursts = lineBytes / d.burstBytes();
+  const uint32_t burstCycles = d.burst_length / d.data_rate;
+  const uint32_t spacing = std::max(d.bank_groups > 1 ? d.tCCDL : d.tCCD, burstCycles);
+  return (conflict ? d.tRP + d.tRCD : 0) + (bursts - 1) * spacing + d.tCL + burstCycles;
+}
+
+TEST(MemoryLatency, TheSmShareIsSmallAndWhole) {
+  EXPECT_GE(smShare(), 1.0);
+  EXPECT_LE(smShare(), 10.0);
+  EXPECT_EQ(smShare(), std::round(smShare()));
+}
+
+TEST(MemoryLatency, AnL1HitTakesTheHitLatency) {
+  const PlatformConfig c = sameClocks({});
+  EXPECT_EQ(memoryLatency({}, {0}), c.sm.l1d.hit_latency);
+  EXPECT_EQ(memoryLatency({"sm.l1d.hit_latency=7"}, {0}), 7);
+}
+
+TEST(MemoryLatency, AnL2HitAddsTheCrossbarBothWays) {
+  const PlatformConfig c = sameClocks({});
+  ASSERT_EQ(c.noc.topology, "crossbar");
+  const double want = roundTrip(c, 1) + c.l2.slice.hit_latency;
+  EXPECT_EQ(memoryLatency({"sm.l1d.enabled=false"}, {0}), want);
+  // Eight lines in one L1 set of four ways miss the L1 every time and hit the L2; the L1 adds
+  // its latency after the fill.
+  const uint64_t l1SetStride = uint64_t(c.sm.l1d.sets) * c.sm.l1d.line_bytes;
+  EXPECT_EQ(memoryLatency({}, eightNodes(l1SetStride)), c.sm.l1d.hit_latency + want);
+}
+
+TEST(MemoryLatency, DramRowHitsAndConflicts) {
+  const PlatformConfig c = sameClocks({});
+  const MemoryConfig& m = c.memory;
+  const std::vector<std::string> noCaches{"sm.l1d.enabled=false", "l2.slice.enabled=false"};
+  const double noc = roundTrip(c, 1);
+  // One line, again and again: its row stays open.
+  EXPECT_EQ(memoryLatency(noCaches, {0}),
+            noc + m.controller.latency + dramRead(m.dram, c.sm.l1d.line_bytes, false));
+  // Two rows of one bank, alternately: every read closes the other's row.
+  AddressMap map(m);
+  const uint64_t nextRow = uint64_t(m.partition_interleave_bytes) * m.partitions *
+                           (m.dram.row_bytes / m.partition_interleave_bytes) * m.dram.banks;
+  ASSERT_EQ(map.partition(nextRow), 0u);
+  ASSERT_EQ(map.dram(map.local(nextRow)).bank, 0u);
+  ASSERT_EQ(map.dram(map.local(nextRow)).row, 1u);
+  EXPECT_EQ(memoryLatency(noCaches, {0, nextRow}),
+            noc + m.controller.latency + dramRead(m.dram, c.sm.l1d.line_bytes, true));
+  // The controller's latency adds one for one.
+  EXPECT_EQ(
+      memoryLatency(
+          {"sm.l1d.enabled=false", "l2.slice.enabled=false", "memory.controller.latency=10"}, {0}),
+      noc + 10 + dramRead(m.dram, c.sm.l1d.line_bytes, false));
+}
+
+TEST(MemoryLatency, AMissInBothCachesAddsEveryLevel) {
+  // Eight lines in one L1 set and one L2 set of four ways, in one partition; each DRAM read
+  // finds another row open in its bank.
+  const PlatformConfig c = sameClocks({"l2.slice.ways=4"});
+  const MemoryConfig& m = c.memory;
+  AddressMap map(m);
+  const uint64_t stride =
+      uint64_t(m.partition_interleave_bytes) * m.partitions *
+      (uint64_t(c.l2.slice.sets) * c.l2.slice.line_bytes / m.partition_interleave_bytes) *
+      m.dram.banks;
+  const Chain chain = eightNodes(stride);
+  for (uint64_t a : chain) {
+    ASSERT_EQ(map.partition(a), 0u);
+    ASSERT_EQ(a / c.sm.l1d.line_bytes % c.sm.l1d.sets, 0u);
+    ASSERT_EQ(map.local(a) / c.l2.slice.line_bytes % c.l2.slice.sets, 0u);
+  }
+  const double want = c.sm.l1d.hit_latency + roundTrip(c, 1) + c.l2.slice.hit_latency +
+                      m.controller.latency + dramRead(m.dram, c.sm.l1d.line_bytes, true);
+  EXPECT_EQ(memoryLatency({"l2.slice.ways=4"}, chain), want);
+}
+
+TEST(MemoryLatency, EachMeshHopCostsTheRouterPipeline) {
+  // fermi16-mesh: SM 0 at (0,0); partition 0 at (1,0) (two routers), partition 3 at (4,2)
+  // (seven routers). The CTA runs on SM 0.
+  const std::vector<std::string> sets{"platform=fermi16-mesh", "sm.l1d.enabled=false"};
+  const PlatformConfig c = sameClocks(sets);
+  ASSERT_EQ(c.noc.topology, "mesh");
+  ASSERT_EQ(c.noc.sm_positions.at(0).x, 0u);
+  ASSERT_EQ(c.noc.mc_positions.at(3).x, 4u);
+  const uint64_t p3 = 3 * c.memory.partition_interleave_bytes;
+  EXPECT_EQ(memoryLatency(sets, {0}), roundTrip(c, 2) + c.l2.slice.hit_latency);
+  EXPECT_EQ(memoryLatency(sets, {p3}), roundTrip(c, 7) + c.l2.slice.hit_latency);
+}
+
+// ---- bandwidth --------------------------------------------------------------------------------
+
+// Every thread reads `iters` 16-byte vectors, a grid's width apart, and writes their sum.
+const char* const kStreamKernel = R"(
+.visible .entry stream(.param .u64 in, .param .u32 iters, .param .u64 out)
+{
+  .reg .b64 %rd<8>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u32 %r1, [iters];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.u32 %r5, %r2, %r3, %r4;
+  mov.u32 %r6, %nctaid.x;
+  mul.lo.u32 %r6, %r6, %r3;
+  mul.wide.u32 %rd2, %r5, 16;
+  add.s64 %rd1, %rd1, %rd2;
+  mul.wide.u32 %rd3, %r6, 16;
+  mov.f32 %f0, 0f00000000;
+  mov.u32 %r7, 0;
+L:
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];
+  add.f32 %f0, %f0, %f1;
+  add.f32 %f0, %f0, %f2;
+  add.f32 %f0, %f0, %f3;
+  add.f32 %f0, %f0, %f4;
+  add.s64 %rd1, %rd1, %rd3;
+  add.u32 %r7, %r7, 1;
+  setp.lt.u32 %p1, %r7, %r1;
+  @%p1 bra L;
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r5, 4;
+  add.s64 %rd4, %rd4, %rd5;
+  st.global.f32 [%rd4], %f0;
+  ret;
+}
+)";
+
+// The DRAM's peak bandwidth in bytes per core cycle: every channel's data bus busy.
+double peakBytesPerCoreCycle(const PlatformConfig& c) {
+  const MemoryConfig& m = c.memory;
+  return double(m.partitions) * m.dram.chips * m.dram.bus_width_bytes * m.dram.data_rate *
+         c.gpu.clocks.dram_mhz / c.gpu.clocks.core_mhz;
+}
+
+// Streams `iters` x 16 bytes per thread through six 256-thread CTAs per SM; returns the DRAM
+// bytes moved and the kernel's cycles.
+std::pair<double, uint64_t> stream(const PlatformConfig& c, uint32_t iters, uint64_t* bytesRead) {
+  Device dev(c, ExecMode::Timing);
+  const uint32_t ctas = c.gpu.num_sms * 6, threads = 256;
+  *bytesRead = uint64_t(ctas) * threads * iters * 16;
+  const DevPtr in = dev.malloc(*bytesRead), out = dev.malloc(uint64_t(ctas) * threads * 4);
+  Module& m = dev.loadModule(test::module(kStreamKernel), "stream.ptx");
+  dev.launch(m.kernel("stream"), {ctas}, {threads}, 0, KernelArgs().ptr(in).u32(iters).ptr(out));
+  const gpu::TimingResult& t = *dev.launches().back().timing;
+  return {t.memory["dram"]["totals"]["bytes"].get<double>(), t.cycles};
+}
+
+// Seed 003's 4x4 mesh (8 SMs, 8 channels, GPU:DRAM 1:1) has more SMs' worth of requests in
+// flight than its channels need: a read stream keeps the DRAM data buses at least 90 % busy
+// over the whole kernel (ramp-up and drain included). docs/memory-system.md explains why
+// gtx480's single-VC crossbar stays further from its peak.
+TEST(MemoryBandwidth, AStreamReachesTheDramPeakOnTheMesh) {
+  const PlatformConfig c = loadPlatform("stream-4x4");
+  uint64_t read = 0;
+  const auto [bytes, cycles] = stream(c, 16, &read);
+  EXPECT_GE(bytes, double(read));         // every byte read came from DRAM (no reuse)
+  EXPECT_LE(bytes, double(read) * 1.01);  // and little else did (code, parameters, results)
+  const double fraction = bytes / double(cycles) / peakBytesPerCoreCycle(c);
+  EXPECT_GE(fraction, 0.90);
+  EXPECT_LE(fraction, 1.0);
+}
+
+// Halving the DRAM clock halves the peak: the same stream takes about twice the cycles.
+TEST(MemoryBandwidth, TheStreamFollowsTheDramClock) {
+  const PlatformConfig full = loadPlatform("stream-4x4");
+  const PlatformConfig half = loadPlatform(
+      "stream-4x4", {"gpu.clocks.dram_mhz=" + std::to_string(full.gpu.clocks.dram_mhz / 2)});
+  uint64_t read = 0;
+  const uint64_t fast = stream(full, 8, &read).second, slow = stream(half, 8, &read).second;
+  EXPECT_NEAR(double(slow) / double(fast), 2.0, 0.15);
+}
+
+}  // namespace
