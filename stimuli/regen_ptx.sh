@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Regenerates the committed PTX of every catalog kernel from its CUDA source. Needs nvcc (the
-# CUDA toolkit); users of gpusc do not, because the generated PTX is committed.
-#   stimuli/regen_ptx.sh            all kernels
+# Regenerates the committed PTX of every catalog kernel and launch-spec kernel from its CUDA
+# source. Needs nvcc (the CUDA toolkit); users of gpusc do not, because the generated PTX is
+# committed.
+#   stimuli/regen_ptx.sh            all kernels (catalog/*/ and launch/*/)
 #   stimuli/regen_ptx.sh sgemm bfs  the named ones
 set -euo pipefail
-cd "$(dirname "$0")/catalog"
+cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null || { echo "regen_ptx.sh: nvcc not found (set NVCC=...)" >&2; exit 1; }
 ARCH=sm_75   # the oldest target nvcc 13 accepts
-dirs=("$@")
-((${#dirs[@]})) || dirs=(*/)
+dirs=()
+for n in "$@"; do
+  if [[ -d catalog/$n ]]; then dirs+=("catalog/$n"); elif [[ -d launch/$n ]]; then dirs+=("launch/$n"); else
+    echo "regen_ptx.sh: no kernel folder catalog/$n or launch/$n" >&2; exit 1; fi
+done
+((${#dirs[@]})) || dirs=(catalog/*/ launch/*/)
 for d in "${dirs[@]}"; do
   d=${d%/}
   for cu in "$d"/*.cu; do
