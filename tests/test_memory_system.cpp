@@ -325,3 +325,27 @@ TEST(MemoryBandwidth, TheStreamFollowsTheDramClock) {
 }
 
 }  // namespace
+
+namespace {
+
+// A launch on a new Device takes the same cycles whatever ran before it in the process: the
+// memory system starts empty and every clock domain starts at the same phase.
+uint64_t vecaddCycles(const PlatformConfig& c) {
+  Device dev(c, ExecMode::Timing);
+  auto wl = catalog::find("vecadd").make(catalog::Size::Tiny);
+  wl->setup(dev);
+  wl->run(dev);
+  EXPECT_TRUE(wl->check(dev).pass);
+  return dev.launches().back().timing->cycles;
+}
+
+TEST(MemoryDeterminism, AFreshDeviceRepeatsTheCyclesOfTheFirst) {
+  for (const char* dram : {"700", "924"}) {
+    const PlatformConfig c = loadPlatform("gtx480", {std::string("gpu.clocks.dram_mhz=") + dram});
+    const uint64_t first = vecaddCycles(c);
+    EXPECT_EQ(vecaddCycles(c), first) << "DRAM at " << dram << " MHz";
+    EXPECT_EQ(vecaddCycles(c), first) << "DRAM at " << dram << " MHz";
+  }
+}
+
+}  // namespace

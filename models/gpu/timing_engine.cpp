@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,23 @@ namespace gpusc::gpu {
 
 namespace {
 constexpr int kDrainSlices = 100;  // of 20000 core cycles: the most a drain may take
+// Common edges are used while they come at most every 0.1 s of simulated time and stay below
+// 10^19 fs (sc_time's limit is 1.8 x 10^19): room for 10^5 Devices in one process.
+constexpr uint64_t kCommonEdgeLimit = 100000000000000ull;
+constexpr uint64_t kLatestCommonEdge = 10000000000000000000ull;
+
+// The least common multiple of the clock periods (femtoseconds), or 0 when it exceeds
+// `limit`: every clock has an edge at each multiple of it.
+uint64_t commonEdgePeriod(const ClockConfig& c, uint64_t limit) {
+  uint64_t l = 1;
+  for (double mhz : {c.core_mhz, c.interconnect_mhz, c.l2_mhz, c.dram_mhz}) {
+    const uint64_t p = Clock(mhz).periodValue();
+    const uint64_t q = l / std::gcd(l, p);
+    if (q > limit / p) return 0;
+    l = q * p;
+  }
+  return l;
+}
 }  // namespace
 
 TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
@@ -30,7 +48,9 @@ TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   return *engine;
 }
 
-TimingEngine::TimingEngine(const PlatformConfig& cfg) : configKey_(config::toJson(cfg).dump()) {
+TimingEngine::TimingEngine(const PlatformConfig& cfg)
+    : configKey_(config::toJson(cfg).dump()),
+      commonEdgePeriod_(commonEdgePeriod(cfg.gpu.clocks, kCommonEdgeLimit)) {
   // No SystemC banner on stdout: gpusc prints its own report.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
@@ -39,7 +59,16 @@ TimingEngine::TimingEngine(const PlatformConfig& cfg) : configKey_(config::toJso
 
 void TimingEngine::reset() {
   // Let write-backs of an earlier run drain, so the memory system is idle.
-  while (sc_core::sc_pending_activity()) sc_core::sc_start(gpu_->corePeriod() * 100000.0);
+  while (sc_core::sc_pending_activity())
+    sc_core::sc_start(gpu_->corePeriod() * 100000.0, sc_core::SC_EXIT_ON_STARVATION);
+  // Start where every clock domain has an edge, as at time zero: a launch's cycles then do not
+  // depend on what ran before it in this process. Nothing is scheduled, so the jump is free.
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  if (commonEdgePeriod_ > 0 && now % commonEdgePeriod_ != 0) {
+    const uint64_t next = (now / commonEdgePeriod_ + 1) * commonEdgePeriod_;
+    if (next > now && next < kLatestCommonEdge)
+      sc_core::sc_start(sc_core::sc_time::from_value(next - now));
+  }
   for (sm::Sm* s : gpu_->sms()) {
     s->resetState();
     s->resetStats();

@@ -52,6 +52,7 @@ class TimingEngine {
  private:
   explicit TimingEngine(const PlatformConfig& cfg);
   std::string configKey_;
+  uint64_t commonEdgePeriod_;  // femtoseconds between instants where every clock has an edge
   std::unique_ptr<Gpu> gpu_;
 };
 
