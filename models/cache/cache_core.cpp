@@ -152,6 +152,53 @@ void SendQueue::push(tlm::tlm_generic_payload* gp, uint64_t notBefore) {
   ++size_;
 }
 
+void SendQueue::send(uint64_t cycle, tlm::tlm_fw_transport_if<>& next, DataCacheStats& stats,
+                     const char* owner) {
+  if (sendCycle_ != cycle) {
+    sendCycle_ = cycle;
+    sentInCycle_ = 0;
+  }
+  while (!sending_ && size_ > 0 && sentInCycle_ < sendsPerCycle_ &&
+         items_[head_].notBefore <= cycle) {
+    tlm::tlm_generic_payload* gp = items_[head_].gp;
+    head_ = (head_ + 1) % items_.size();
+    --size_;
+    ++sentInCycle_;
+    if (gp->get_command() == tlm::TLM_WRITE_COMMAND)
+      ++stats.sentWrites;
+    else
+      ++stats.sentReads;
+    sending_ = gp;  // before the call: the target may end the request from inside it
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    const tlm::tlm_sync_enum s = next.nb_transport_fw(*gp, phase, t);
+    if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+      requestEnded(*gp);
+    } else if (s != tlm::TLM_ACCEPTED) {
+      throw InternalError(fmt::format(
+          "{}: the next level must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED", owner));
+    }
+  }
+}
+
+uint64_t SendQueue::wakeCycle(uint64_t cycle) const {
+  if (size_ == 0 || sending_) return kNever;
+  const uint64_t nextSend =
+      sendCycle_ == cycle && sentInCycle_ >= sendsPerCycle_ ? cycle + 1 : cycle;
+  return std::max(items_[head_].notBefore, nextSend);
+}
+
+void AnswerQueue::deliver(uint64_t cycle, tlm::tlm_bw_transport_if<>& up) {
+  while (!empty() && nextCycle() <= cycle) {
+    tlm::tlm_generic_payload* gp = pop();
+    gp->set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    up.nb_transport_bw(*gp, phase, t);  // the requester takes it at once (TLM_COMPLETED)
+    gp->release();
+  }
+}
+
 uint32_t PendingRequests::open(tlm::tlm_generic_payload* gp) {
   uint32_t id;
   if (free_.empty()) {

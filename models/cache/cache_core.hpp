@@ -185,27 +185,48 @@ struct DataCacheStats {
 };
 
 // Requests waiting to leave through the initiator socket, in order; each may leave from its
-// `notBefore` cycle on. A ring of fixed capacity.
+// `notBefore` cycle on, at most `sendsPerCycle` per cycle, and none while the last one sent
+// waits for its END_REQ. A ring of fixed capacity.
 class SendQueue {
  public:
+  static constexpr uint64_t kNever = ~0ull;
+
+  SendQueue(size_t capacity, uint32_t sendsPerCycle)
+      : items_(capacity), sendsPerCycle_(sendsPerCycle) {}
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void push(tlm::tlm_generic_payload* gp, uint64_t notBefore);
+
+  // Sends what may leave in `cycle` through `next` (BEGIN_REQ), counting it in `stats`; `owner`
+  // names the module in errors.
+  void send(uint64_t cycle, tlm::tlm_fw_transport_if<>& next, DataCacheStats& stats,
+            const char* owner);
+  // The request phase of `gp` ended (END_REQ, or a BEGIN_RESP that ends it).
+  void requestEnded(const tlm::tlm_generic_payload& gp) {
+    if (sending_ == &gp) sending_ = nullptr;
+  }
+  // The cycle the owner must run again to send more (kNever: nothing to send until an END_REQ
+  // or a push).
+  uint64_t wakeCycle(uint64_t cycle) const;
+  // Nothing queued and no request phase open.
+  bool idle() const { return size_ == 0 && sending_ == nullptr; }
+  // The per-cycle count starts again (power-on). Only while idle().
+  void reset() {
+    sendCycle_ = kNever;
+    sentInCycle_ = 0;
+  }
+
+ private:
   struct Item {
     tlm::tlm_generic_payload* gp = nullptr;
     uint64_t notBefore = 0;
   };
-  explicit SendQueue(size_t capacity) : items_(capacity) {}
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void push(tlm::tlm_generic_payload* gp, uint64_t notBefore);
-  const Item& front() const { return items_[head_]; }
-  void pop() {
-    head_ = (head_ + 1) % items_.size();
-    --size_;
-  }
-  void clear() { head_ = size_ = 0; }
-
- private:
   std::vector<Item> items_;
   size_t head_ = 0, size_ = 0;
+  const uint32_t sendsPerCycle_;
+  tlm::tlm_generic_payload* sending_ = nullptr;  // sent, END_REQ not yet received
+  uint64_t sendCycle_ = kNever;                  // the cycle sentInCycle_ counts
+  uint32_t sentInCycle_ = 0;
 };
 
 // Answers due to the requester, earliest cycle first (arrival order among equal cycles).
@@ -225,6 +246,9 @@ class AnswerQueue {
     heap_.pop();
     return gp;
   }
+  // Sends every answer due by `cycle` up through `up` (BEGIN_RESP, taken at once by the
+  // conventions) and releases the queue's reference to it.
+  void deliver(uint64_t cycle, tlm::tlm_bw_transport_if<>& up);
 
  private:
   struct Item {

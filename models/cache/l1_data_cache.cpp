@@ -34,9 +34,8 @@ L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
       writeThrough_(enabled_ && checkWritePolicy(cfg.sm.l1d)),
       hitLatency_(cfg.sm.l1d.hit_latency),
       missQueue_(cfg.sm.l1d.miss_queue),
-      sendsPerCycle_(cfg.sm.l1d.sends_per_cycle),
       core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId),
-      down_(cfg.sm.l1d.miss_queue),
+      down_(cfg.sm.l1d.miss_queue, cfg.sm.l1d.sends_per_cycle),
       pending_(size_t(cfg.sm.l1d.mshr_entries) * cfg.sm.l1d.mshr_max_merge) {
   sm_socket.register_nb_transport_fw(this, &L1DataCache::nb_transport_fw);
   memory_socket.register_nb_transport_bw(this, &L1DataCache::nb_transport_bw);
@@ -228,58 +227,20 @@ void L1DataCache::answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp) {
   wakeAt(cycle);
 }
 
-void L1DataCache::deliverAnswers(uint64_t cycle) {
-  while (!answers_.empty() && answers_.nextCycle() <= cycle) {
-    tlm::tlm_generic_payload* gp = answers_.pop();
-    gp->set_response_status(tlm::TLM_OK_RESPONSE);
-    tlm::tlm_phase phase = tlm::BEGIN_RESP;
-    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    sm_socket->nb_transport_bw(*gp, phase, t);  // the SM takes it at once (TLM_COMPLETED)
-    gp->release();
-  }
-}
-
 // ---- the next level
 // -------------------------------------------------------------------------------
-
-void L1DataCache::sendDown(uint64_t cycle) {
-  if (sendCycle_ != cycle) {
-    sendCycle_ = cycle;
-    sentInCycle_ = 0;
-  }
-  while (!sending_ && !down_.empty() && sentInCycle_ < sendsPerCycle_ &&
-         down_.front().notBefore <= cycle) {
-    tlm::tlm_generic_payload* gp = down_.front().gp;
-    down_.pop();
-    ++sentInCycle_;
-    if (gp->get_command() == tlm::TLM_WRITE_COMMAND)
-      ++stats_.sentWrites;
-    else
-      ++stats_.sentReads;
-    sending_ = gp;  // before the call: the target may end the request from inside it
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    const tlm::tlm_sync_enum s = memory_socket->nb_transport_fw(*gp, phase, t);
-    if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
-      if (sending_ == gp) sending_ = nullptr;
-    } else if (s != tlm::TLM_ACCEPTED) {
-      throw InternalError(fmt::format(
-          "{}: the next level must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED", name()));
-    }
-  }
-}
 
 tlm::tlm_sync_enum L1DataCache::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                                 sc_core::sc_time&) {
   const uint64_t cycle = clock_.nextEdge();
   if (phase == tlm::END_REQ) {
-    if (sending_ == &gp) sending_ = nullptr;
+    down_.requestEnded(gp);
     wakeAt(cycle);
     return tlm::TLM_ACCEPTED;
   }
   if (phase != tlm::BEGIN_RESP)
     throw InternalError(fmt::format("{}: unexpected phase on memory_socket", name()));
-  if (sending_ == &gp) sending_ = nullptr;  // BEGIN_RESP also ends the request
+  down_.requestEnded(gp);  // BEGIN_RESP also ends the request
   MshrTable& mshrs = core_.mshrs();
   const uint64_t tag = accessOf(gp).tag;
   if (tag < mshrs.capacity() && mshrs.entry(uint32_t(tag)).used &&
@@ -323,12 +284,12 @@ void L1DataCache::fill(uint32_t e, uint64_t cycle) {
 void L1DataCache::run() {
   const uint64_t cycle = clock_.now();
   retryHeld(cycle);
-  sendDown(cycle);
+  down_.send(cycle, *memory_socket.operator->(), stats_, name());
   retryHeld(cycle);  // the send may have made room in the miss queue
-  deliverAnswers(cycle);
+  answers_.deliver(cycle, *sm_socket.operator->());
   // Sleep until the next thing due; fills, END_REQs and new requests wake us as they come.
   if (!answers_.empty()) wakeAt(answers_.nextCycle());
-  if (!down_.empty() && !sending_) wakeAt(std::max(down_.front().notBefore, nextSendCycle(cycle)));
+  if (const uint64_t w = down_.wakeCycle(cycle); w != SendQueue::kNever) wakeAt(w);
   if (held_ && heldFor_ == Stall::BankConflict) wakeAt(retryAt_);
 }
 
@@ -336,7 +297,7 @@ void L1DataCache::run() {
 // ------------------------------------------------------------------------
 
 bool L1DataCache::idle() const {
-  return !held_ && !sending_ && down_.empty() && answers_.empty() && forwarded_ == 0 &&
+  return !held_ && down_.idle() && answers_.empty() && forwarded_ == 0 &&
          core_.mshrs().used() == 0 && pending_.openCount() == 0;
 }
 
@@ -349,8 +310,7 @@ void L1DataCache::resetState() {
   if (!idle())
     throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
   core_.reset();
-  sendCycle_ = kNever;
-  sentInCycle_ = 0;
+  down_.reset();
 }
 
 }  // namespace gpusc::cache

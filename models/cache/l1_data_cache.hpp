@@ -23,7 +23,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -61,7 +60,6 @@ class L1DataCache : public sc_core::sc_module {
 
  private:
   SC_HAS_PROCESS(L1DataCache);
-  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
@@ -75,12 +73,6 @@ class L1DataCache : public sc_core::sc_module {
   Stall load(tlm::tlm_generic_payload& gp, uint64_t cycle);
   Stall store(tlm::tlm_generic_payload& gp, uint64_t cycle);
   void retryHeld(uint64_t cycle);
-  void sendDown(uint64_t cycle);
-  // The first cycle from `cycle` on in which another request may leave.
-  uint64_t nextSendCycle(uint64_t cycle) const {
-    return sendCycle_ == cycle && sentInCycle_ >= sendsPerCycle_ ? cycle + 1 : cycle;
-  }
-  void deliverAnswers(uint64_t cycle);
   void fill(uint32_t mshr, uint64_t cycle);
   void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
   void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
@@ -92,7 +84,6 @@ class L1DataCache : public sc_core::sc_module {
   const bool enabled_;
   const bool writeThrough_;  // a store hit keeps the line (else write-evict invalidates it)
   const uint32_t hitLatency_, missQueue_;
-  const uint32_t sendsPerCycle_;  // requests that may leave through the initiator socket per cycle
   CacheCore core_;
   SendQueue down_;
   AnswerQueue answers_;
@@ -101,11 +92,8 @@ class L1DataCache : public sc_core::sc_module {
 
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
   Stall heldFor_ = Stall::None;
-  uint64_t heldSince_ = 0;                       // cycle from which heldFor_ is accounted
-  uint64_t retryAt_ = 0;                         // bank conflicts: when the bank is free
-  tlm::tlm_generic_payload* sending_ = nullptr;  // sent down, END_REQ not yet received
-  uint64_t sendCycle_ = kNever;                  // the cycle sentInCycle_ counts
-  uint32_t sentInCycle_ = 0;
+  uint64_t heldSince_ = 0;  // cycle from which heldFor_ is accounted
+  uint64_t retryAt_ = 0;    // bank conflicts: when the bank is free
   uint32_t forwarded_ = 0;  // forwarded requests not yet answered by the next level
 
   DataCacheStats stats_;

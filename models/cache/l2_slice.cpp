@@ -45,10 +45,10 @@ L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t partition, const 
       partitions_(cfg.memory.partitions),
       hitLatency_(cfg.l2.slice.hit_latency),
       missQueue_(cfg.l2.slice.miss_queue),
-      sendsPerCycle_(cfg.l2.slice.sends_per_cycle),
       core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + partition),
       // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.
-      down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries),
+      down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries,
+            cfg.l2.slice.sends_per_cycle),
       pending_(size_t(cfg.l2.slice.mshr_entries) * cfg.l2.slice.mshr_max_merge) {
   noc_socket.register_nb_transport_fw(this, &L2Slice::nb_transport_fw);
   dram_socket.register_nb_transport_bw(this, &L2Slice::nb_transport_bw);
@@ -237,58 +237,20 @@ void L2Slice::answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp) {
   wakeAt(cycle);
 }
 
-void L2Slice::deliverAnswers(uint64_t cycle) {
-  while (!answers_.empty() && answers_.nextCycle() <= cycle) {
-    tlm::tlm_generic_payload* gp = answers_.pop();
-    gp->set_response_status(tlm::TLM_OK_RESPONSE);
-    tlm::tlm_phase phase = tlm::BEGIN_RESP;
-    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    noc_socket->nb_transport_bw(*gp, phase, t);  // taken at once (TLM_COMPLETED)
-    gp->release();
-  }
-}
-
 // ---- the memory controller
 // ------------------------------------------------------------------------
-
-void L2Slice::sendDown(uint64_t cycle) {
-  if (sendCycle_ != cycle) {
-    sendCycle_ = cycle;
-    sentInCycle_ = 0;
-  }
-  while (!sending_ && !down_.empty() && sentInCycle_ < sendsPerCycle_ &&
-         down_.front().notBefore <= cycle) {
-    tlm::tlm_generic_payload* gp = down_.front().gp;
-    down_.pop();
-    ++sentInCycle_;
-    if (gp->get_command() == tlm::TLM_WRITE_COMMAND)
-      ++stats_.sentWrites;
-    else
-      ++stats_.sentReads;
-    sending_ = gp;  // before the call: the target may end the request from inside it
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    const tlm::tlm_sync_enum s = dram_socket->nb_transport_fw(*gp, phase, t);
-    if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
-      if (sending_ == gp) sending_ = nullptr;
-    } else if (s != tlm::TLM_ACCEPTED) {
-      throw InternalError(fmt::format(
-          "{}: the memory controller must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED", name()));
-    }
-  }
-}
 
 tlm::tlm_sync_enum L2Slice::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                             sc_core::sc_time&) {
   const uint64_t cycle = clock_.nextEdge();
   if (phase == tlm::END_REQ) {
-    if (sending_ == &gp) sending_ = nullptr;
+    down_.requestEnded(gp);
     wakeAt(cycle);
     return tlm::TLM_ACCEPTED;
   }
   if (phase != tlm::BEGIN_RESP)
     throw InternalError(fmt::format("{}: unexpected phase on dram_socket", name()));
-  if (sending_ == &gp) sending_ = nullptr;  // BEGIN_RESP also ends the request
+  down_.requestEnded(gp);  // BEGIN_RESP also ends the request
   MshrTable& mshrs = core_.mshrs();
   const uint64_t tag = accessOf(gp).tag;
   if (!enabled_) {  // no L2: the answer goes up as it is
@@ -342,11 +304,11 @@ void L2Slice::fill(uint32_t e, uint64_t cycle) {
 void L2Slice::run() {
   const uint64_t cycle = clock_.now();
   retryHeld(cycle);
-  sendDown(cycle);
+  down_.send(cycle, *dram_socket.operator->(), stats_, name());
   retryHeld(cycle);  // the send may have made room in the miss queue
-  deliverAnswers(cycle);
+  answers_.deliver(cycle, *noc_socket.operator->());
   if (!answers_.empty()) wakeAt(answers_.nextCycle());
-  if (!down_.empty() && !sending_) wakeAt(std::max(down_.front().notBefore, nextSendCycle(cycle)));
+  if (const uint64_t w = down_.wakeCycle(cycle); w != SendQueue::kNever) wakeAt(w);
   if (held_ && heldFor_ == Stall::BankConflict) wakeAt(retryAt_);
 }
 
@@ -354,8 +316,8 @@ void L2Slice::run() {
 // ------------------------------------------------------------------------
 
 bool L2Slice::idle() const {
-  return !held_ && !sending_ && down_.empty() && answers_.empty() && forwarded_ == 0 &&
-         writeBacks_ == 0 && core_.mshrs().used() == 0 && pending_.openCount() == 0;
+  return !held_ && down_.idle() && answers_.empty() && forwarded_ == 0 && writeBacks_ == 0 &&
+         core_.mshrs().used() == 0 && pending_.openCount() == 0;
 }
 
 void L2Slice::resetStats() {
@@ -367,8 +329,7 @@ void L2Slice::resetState() {
   if (!idle())
     throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
   core_.reset();
-  sendCycle_ = kNever;
-  sentInCycle_ = 0;
+  down_.reset();
 }
 
 }  // namespace gpusc::cache

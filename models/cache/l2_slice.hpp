@@ -77,7 +77,6 @@ class L2Slice : public sc_core::sc_module {
 
  private:
   SC_HAS_PROCESS(L2Slice);
-  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
   static constexpr uint64_t kWriteBackTag = std::numeric_limits<uint64_t>::max();
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -93,12 +92,6 @@ class L2Slice : public sc_core::sc_module {
                                        uint64_t tag);
   void evicted(const FillResult& r, uint32_t sm, uint64_t cycle);
   void retryHeld(uint64_t cycle);
-  void sendDown(uint64_t cycle);
-  // The first cycle from `cycle` on in which another request may leave.
-  uint64_t nextSendCycle(uint64_t cycle) const {
-    return sendCycle_ == cycle && sentInCycle_ >= sendsPerCycle_ ? cycle + 1 : cycle;
-  }
-  void deliverAnswers(uint64_t cycle);
   void fill(uint32_t mshr, uint64_t cycle);
   void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
   void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
@@ -111,7 +104,6 @@ class L2Slice : public sc_core::sc_module {
   const AddressMap map_;
   const uint64_t interleave_, partitions_;
   const uint32_t hitLatency_, missQueue_;
-  const uint32_t sendsPerCycle_;  // requests that may leave through the initiator socket per cycle
   CacheCore core_;
   SendQueue down_;
   AnswerQueue answers_;
@@ -121,10 +113,7 @@ class L2Slice : public sc_core::sc_module {
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
   Stall heldFor_ = Stall::None;
   uint64_t heldSince_ = 0;
-  uint64_t retryAt_ = 0;                         // bank conflicts: when the bank is free
-  tlm::tlm_generic_payload* sending_ = nullptr;  // sent down, END_REQ not yet received
-  uint64_t sendCycle_ = kNever;                  // the cycle sentInCycle_ counts
-  uint32_t sentInCycle_ = 0;
+  uint64_t retryAt_ = 0;     // bank conflicts: when the bank is free
   uint32_t forwarded_ = 0;   // passed-through requests not yet answered (no L2)
   uint32_t writeBacks_ = 0;  // write-backs not yet acknowledged
 
