@@ -12,7 +12,8 @@
 namespace gpusc::gpu {
 
 namespace {
-constexpr int kDrainSlices = 100;  // of 20000 core cycles: the most a drain may take
+constexpr int kDrainSlices = 100;  // of kDrainSliceCycles: the most a drain may take
+constexpr uint64_t kDrainSliceCycles = 20000;
 // Common edges are used while they come at most every 0.1 s of simulated time and stay below
 // 10^19 fs (sc_time's limit is 1.8 x 10^19): room for 10^5 Devices in one process.
 constexpr uint64_t kCommonEdgeLimit = 100000000000000ull;
@@ -58,9 +59,7 @@ TimingEngine::TimingEngine(const PlatformConfig& cfg)
 }
 
 void TimingEngine::reset() {
-  // Let write-backs of an earlier run drain, so the memory system is idle.
-  while (sc_core::sc_pending_activity())
-    sc_core::sc_start(gpu_->corePeriod() * 100000.0, sc_core::SC_EXIT_ON_STARVATION);
+  drain("the previous launch");  // normally done already, unless that launch failed
   // Start where every clock domain has an edge, as at time zero: a launch's cycles then do not
   // depend on what ran before it in this process. Nothing is scheduled, so the jump is free.
   const uint64_t now = sc_core::sc_time_stamp().value();
@@ -83,6 +82,18 @@ void TimingEngine::setActivityObserver(sm::ActivityObserver* o) {
 
 void TimingEngine::setIssueObserver(sm::IssueObserver* o) {
   for (sm::Sm* s : gpu_->sms()) s->setIssueObserver(o);
+}
+
+void TimingEngine::drain(const std::string& label) {
+  const sc_core::sc_time slice = gpu_->corePeriod() * double(kDrainSliceCycles);
+  for (int i = 0; sc_core::sc_pending_activity(); ++i) {
+    if (i == kDrainSlices)
+      throw InternalError(
+          fmt::format("{}: the memory system still has work {} cycles after the "
+                      "kernel ended",
+                      label, uint64_t(kDrainSlices) * kDrainSliceCycles));
+    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);  // stops when all is quiet
+  }
 }
 
 TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
@@ -134,14 +145,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
 
   // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
   // from a quiet memory system, and the protocol checkers can tell unanswered requests.
-  for (int i = 0; sc_core::sc_pending_activity(); ++i) {
-    if (i == kDrainSlices)
-      throw InternalError(
-          fmt::format("{}: the memory system still has work {} cycles after the "
-                      "kernel ended",
-                      label, uint64_t(kDrainSlices) * 20000));
-    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);  // stops when all is quiet
-  }
+  drain(label);
   if (g.config().gpu.check_protocol) {
     const std::vector<std::string> v = g.protocolViolations();
     if (!v.empty())

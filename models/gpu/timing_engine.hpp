@@ -52,6 +52,10 @@ class TimingEngine {
  private:
   explicit TimingEngine(const PlatformConfig& cfg);
   std::string configKey_;
+  // Runs until nothing is pending (the memory system is idle); InternalError if that takes
+  // implausibly long. `label` names the launch in the message.
+  void drain(const std::string& label);
+
   uint64_t commonEdgePeriod_;  // femtoseconds between instants where every clock has an edge
   std::unique_ptr<Gpu> gpu_;
 };
