@@ -429,6 +429,7 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--size", bench.size, "Problem size")->capture_default_str();
   benchCmd->add_option("--platform,-p", bench.platform, "Platform")->capture_default_str();
   benchCmd->add_option("--repeat", bench.repeat, "Runs per kernel; the fastest counts")
+      ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
 
@@ -440,6 +441,7 @@ int main(int argc, char** argv) {
   expCmd->add_option("--kernel,-k", experiment.kernels,
                      "Kernels (default: the experiment's set; 'all': every kernel; repeatable)");
   expCmd->add_option("--jobs,-j", experiment.jobs, "Simulations run in parallel")
+      ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
   expCmd->add_option("--out,-o", experiment.out, "Folder for the CSV and markdown results")
       ->capture_default_str();
