@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "common/power_config.hpp"
 
 namespace gpusc {
 
@@ -427,18 +428,21 @@ struct GpuConfig : config::Section {
   std::string cta_placement = "round-robin";
   uint32_t ctas_per_sm_per_cycle = 1;  // gpgpu-sim issues at most one CTA to an SM per cycle
   bool check_protocol = false;
+  CoreCountConfig core_count;
 
   template <class V>
   void visit(V& v) {
     v.field("num_sms", num_sms, "Streaming multiprocessors", Range<uint32_t>{1, 1024});
     v.field("clocks", clocks, "Clock domains");
     v.field("cta_placement", cta_placement, "How the CTA scheduler picks an SM for each CTA",
-            OneOf{{"round-robin"}});
+            OneOf{{"round-robin", "packed", "congestion-aware"}});
     v.field("ctas_per_sm_per_cycle", ctas_per_sm_per_cycle,
             "CTAs the CTA scheduler may start on one SM per cycle", Range<uint32_t>{1, 64});
     v.field(
         "check_protocol", check_protocol,
         "Check every memory socket against the TLM conventions (slower; for tests and debugging)");
+    v.field("core_count", core_count,
+            "Congestion-aware core count (cta_placement congestion-aware, seed 002)");
   }
 };
 
@@ -450,6 +454,7 @@ struct PlatformConfig : config::Section {
   L2Config l2;
   NocConfig noc;
   MemoryConfig memory;
+  PowerConfig power;
 
   template <class V>
   void visit(V& v) {
@@ -460,6 +465,7 @@ struct PlatformConfig : config::Section {
     v.field("l2", l2, "L2 cache");
     v.field("noc", noc, "Interconnect");
     v.field("memory", memory, "Memory partitions, controllers and DRAM");
+    v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
   }
 };
 

@@ -42,6 +42,44 @@ const char* unitName(Unit u) {
   return "?";
 }
 
+const char* laneKindName(LaneKind k) {
+  switch (k) {
+    case LaneKind::Int:
+      return "int";
+    case LaneKind::Fp:
+      return "fp";
+    case LaneKind::Dp:
+      return "dp";
+    case LaneKind::Sfu:
+      return "sfu";
+    case LaneKind::Count_:
+      break;
+  }
+  return "?";
+}
+
+LaneKind laneKindOf(func::InstClass c) {
+  using func::InstClass;
+  switch (c) {
+    case InstClass::FpAdd:
+    case InstClass::FpMax:
+    case InstClass::FpMul:
+    case InstClass::FpMad:
+    case InstClass::FpDiv:
+      return LaneKind::Fp;
+    case InstClass::DpAdd:
+    case InstClass::DpMax:
+    case InstClass::DpMul:
+    case InstClass::DpMad:
+    case InstClass::DpDiv:
+      return LaneKind::Dp;
+    case InstClass::Sfu:
+      return LaneKind::Sfu;
+    default:
+      return LaneKind::Int;
+  }
+}
+
 void SmCounters::add(const SmActivity& a, uint64_t cycles) {
   issued += uint64_t(a.issued) * cycles;
   for (int i = 0; i < func::kNumInstClasses; ++i)
@@ -52,6 +90,7 @@ void SmCounters::add(const SmActivity& a, uint64_t cycles) {
     unitBusy[i] += uint64_t(a.unitBusy[i]) * cycles;
   }
   laneOps += uint64_t(a.laneOps) * cycles;
+  for (int i = 0; i < kNumLaneKinds; ++i) laneOpsByKind[i] += uint64_t(a.laneOpsByKind[i]) * cycles;
   rfReads += uint64_t(a.rfReads) * cycles;
   rfWrites += uint64_t(a.rfWrites) * cycles;
   rfBankConflicts += uint64_t(a.rfBankConflicts) * cycles;
@@ -77,6 +116,7 @@ SmCounters& SmCounters::operator+=(const SmCounters& b) {
     a.unitBusy[i] += b.unitBusy[i];
   }
   a.laneOps += b.laneOps;
+  for (int i = 0; i < kNumLaneKinds; ++i) a.laneOpsByKind[i] += b.laneOpsByKind[i];
   a.rfReads += b.rfReads;
   a.rfWrites += b.rfWrites;
   a.rfBankConflicts += b.rfBankConflicts;

@@ -31,6 +31,12 @@ enum class Unit : uint8_t { Sp, Sfu, Dp, Ldst, None, Count_ };
 inline constexpr int kNumUnits = static_cast<int>(Unit::Count_);
 const char* unitName(Unit u);
 
+// Kinds of lane operation, for their energies.
+enum class LaneKind : uint8_t { Int, Fp, Dp, Sfu, Count_ };
+inline constexpr int kNumLaneKinds = static_cast<int>(LaneKind::Count_);
+const char* laneKindName(LaneKind k);
+LaneKind laneKindOf(func::InstClass c);
+
 struct SmActivity {
   uint32_t issued = 0;                                 // warp instructions issued
   uint32_t issuedByClass[func::kNumInstClasses] = {};  // ... by instruction class
@@ -38,6 +44,7 @@ struct SmActivity {
   uint32_t dispatched[kNumUnits] = {};  // instructions that entered each unit
   uint32_t unitBusy[kNumUnits] = {};    // units occupied this cycle
   uint32_t laneOps = 0;                 // lanes doing work in SIMD/SFU/DP operations that started
+  uint32_t laneOpsByKind[kNumLaneKinds] = {};  // ... by kind
   uint32_t rfReads = 0, rfWrites = 0, rfBankConflicts = 0;
   uint32_t collectorsBusy = 0;
   uint32_t sharedAccesses = 0, sharedBankConflicts = 0;  // conflicts: extra serialised cycles
@@ -58,6 +65,7 @@ struct SmCounters {
   uint64_t dispatched[kNumUnits] = {};
   uint64_t unitBusy[kNumUnits] = {};
   uint64_t laneOps = 0;
+  uint64_t laneOpsByKind[kNumLaneKinds] = {};
   uint64_t rfReads = 0, rfWrites = 0, rfBankConflicts = 0;
   uint64_t collectorsBusy = 0;
   uint64_t sharedAccesses = 0, sharedBankConflicts = 0;

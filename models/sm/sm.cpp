@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "power/gating_params.hpp"
 
 namespace gpusc::sm {
 
@@ -19,6 +20,9 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       pool_(pool),
       period_(period),
       periodValue_(period.value()),
+      power_switch_("power_switch", power::smSwitchParams(cfg).detect,
+                    power::smSwitchParams(cfg).timeout, power::smSwitchParams(cfg).wakeLatency,
+                    power::smSwitchParams(cfg).breakEven),
       rf_("register_file", cfg.sm.register_banks),
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id),
@@ -487,6 +491,7 @@ bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
     act_.dispatched[int(u)] += 1;
     act_.unitBusy[int(u)] += occ;
     act_.laneOps += in.lanes;
+    act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
     wbq_.push({now + in.latency, inst});
     return true;
   }

@@ -23,6 +23,7 @@
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 #include "func/executor.hpp"
+#include "power/power_gating_switch.hpp"
 #include "sm/activity.hpp"
 #include "sm/dispatch_unit.hpp"
 #include "sm/execution_unit.hpp"
@@ -81,6 +82,12 @@ class Sm : public sc_core::sc_module, private LdstHost {
   void beginKernel(const KernelContext& k);
   void endKernel();
   uint32_t residentCtas() const { return usedCtas_; }
+
+  // ---- power ----
+  // The switch that gates the whole SM. The CtaScheduler drives it: busy while the SM holds
+  // CTAs; an SM it gates takes no CTA until awake.
+  power::PowerGatingSwitch& powerSwitch() { return power_switch_; }
+  const power::PowerGatingSwitch& powerSwitch() const { return power_switch_; }
 
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
@@ -149,6 +156,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   const uint64_t periodValue_;
   sc_core::sc_event wake_;
 
+  power::PowerGatingSwitch power_switch_;
   RegisterFile rf_;
   DispatchUnit dispatch_;
   std::vector<std::unique_ptr<ExecutionUnit>> simd_, sfu_, dp_;

@@ -1,0 +1,174 @@
+#include "power/power_gating_switch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::power {
+
+IdleDetect parseIdleDetect(const std::string& name) {
+  if (name == "none") return IdleDetect::None;
+  if (name == "ideal") return IdleDetect::Ideal;
+  if (name == "timeout") return IdleDetect::Timeout;
+  throw InputError(fmt::format(
+      "power.gating.idle_detect: no idle detection named '{}' (known: none, ideal, timeout)",
+      name));
+}
+
+const char* idleDetectName(IdleDetect d) {
+  switch (d) {
+    case IdleDetect::None:
+      return "none";
+    case IdleDetect::Ideal:
+      return "ideal";
+    case IdleDetect::Timeout:
+      return "timeout";
+  }
+  return "?";
+}
+
+uint64_t breakEvenCycles(double switchPj, double leakageW, double gatedLeakageFraction,
+                         double cycleSeconds) {
+  const double savedPjPerCycle = leakageW * (1.0 - gatedLeakageFraction) * cycleSeconds * 1e12;
+  if (savedPjPerCycle <= 0) return ~0ull / 4;  // gating never pays
+  // A small tolerance so that an exact ratio (4000 pJ / 40 pJ) is not rounded up by
+  // floating-point noise.
+  const double bet = switchPj / savedPjPerCycle;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(bet - 1e-9)));
+}
+
+SwitchCounters& SwitchCounters::operator+=(const SwitchCounters& o) {
+  busyCycles += o.busyCycles;
+  idleCycles += o.idleCycles;
+  gatedCycles += o.gatedCycles;
+  wakingCycles += o.wakingCycles;
+  gatings += o.gatings;
+  wakeups += o.wakeups;
+  shortGatings += o.shortGatings;
+  idlePeriods += o.idlePeriods;
+  idlePeriodsAtLeastBet += o.idlePeriodsAtLeastBet;
+  idleCyclesAtLeastBet += o.idleCyclesAtLeastBet;
+  return *this;
+}
+
+PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDetect detect,
+                                     uint32_t timeout, uint32_t wakeLatency, uint64_t breakEven)
+    : sc_core::sc_module(name),
+      detect_(detect),
+      timeout_(timeout),
+      wake_(wakeLatency),
+      bet_(std::max<uint64_t>(1, breakEven)) {}
+
+void PowerGatingSwitch::begin(Cycle c) {
+  n_ = SwitchCounters{};
+  lastEnd_ = c;
+  wakeUntil_ = c;
+  busySince_ = c;
+  open_ = false;
+  suspended_ = false;
+}
+
+void PowerGatingSwitch::resume(Cycle c) {
+  if (!suspended_) return;
+  suspended_ = false;
+  lastEnd_ = std::max(lastEnd_, c);
+  wakeUntil_ = lastEnd_;
+}
+
+void PowerGatingSwitch::closeIdle(uint64_t len) {
+  if (len == 0) return;
+  ++n_.idlePeriods;
+  if (len >= bet_) {
+    ++n_.idlePeriodsAtLeastBet;
+    n_.idleCyclesAtLeastBet += len;
+  }
+  switch (detect_) {
+    case IdleDetect::None:
+      n_.idleCycles += len;
+      break;
+    case IdleDetect::Ideal:
+      if (len >= bet_) {
+        n_.gatedCycles += len;
+        ++n_.gatings;
+      } else {
+        n_.idleCycles += len;
+      }
+      break;
+    case IdleDetect::Timeout:
+      if (len > timeout_) {
+        const uint64_t gated = len - timeout_;
+        n_.idleCycles += timeout_;
+        n_.gatedCycles += gated;
+        ++n_.gatings;
+        if (gated < bet_) ++n_.shortGatings;
+      } else {
+        n_.idleCycles += len;
+      }
+      break;
+  }
+}
+
+bool PowerGatingSwitch::gatedAt(Cycle c) const {
+  return detect_ == IdleDetect::Timeout && !open_ && c > lastEnd_ && c - lastEnd_ > timeout_;
+}
+
+Cycle PowerGatingSwitch::acquire(Cycle c) {
+  if (!gatedAt(c)) return std::max(c, wakeUntil_);  // ON, or a wake-up already under way
+  // Gated since lastEnd_ + timeout: the idle period ends now and the block wakes.
+  closeIdle(c - lastEnd_);
+  ++n_.wakeups;
+  n_.wakingCycles += wake_;
+  lastEnd_ = c + wake_;
+  wakeUntil_ = lastEnd_;
+  return lastEnd_;
+}
+
+void PowerGatingSwitch::use(Cycle from, Cycle until) {
+  if (open_)
+    throw InternalError(fmt::format("{}: use() during an open-ended busy stretch", name()));
+  if (from > lastEnd_) {
+    if (gatedAt(from))
+      throw InternalError(
+          fmt::format("{}: used at cycle {} while gated (call acquire() first)", name(), from));
+    closeIdle(from - lastEnd_);
+    lastEnd_ = from;
+  }
+  if (until > lastEnd_) {
+    n_.busyCycles += until - lastEnd_;
+    lastEnd_ = until;
+  }
+}
+
+void PowerGatingSwitch::beginBusy(Cycle c) {
+  if (open_) return;
+  if (c > lastEnd_) {
+    if (gatedAt(c))
+      throw InternalError(
+          fmt::format("{}: made busy at cycle {} while gated (call acquire() first)", name(), c));
+    closeIdle(c - lastEnd_);
+    lastEnd_ = c;
+  }
+  busySince_ = lastEnd_;  // a wake-up in progress ends before the block is busy
+  open_ = true;
+}
+
+void PowerGatingSwitch::endBusy(Cycle c) {
+  if (!open_) return;
+  open_ = false;
+  if (c > busySince_) n_.busyCycles += c - busySince_;
+  lastEnd_ = std::max(lastEnd_, c);
+}
+
+void PowerGatingSwitch::finish(Cycle c) {
+  if (suspended_) return;  // the stretch ended at suspend()
+  if (open_) endBusy(c);
+  if (c > lastEnd_) {
+    closeIdle(c - lastEnd_);
+    lastEnd_ = c;
+  }
+}
+
+}  // namespace gpusc::power

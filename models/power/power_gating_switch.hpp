@@ -1,0 +1,121 @@
+// A power-gating switch (sleep transistor) in front of one block: an SM, a SIMD unit or a lane
+// (seed 002). The block is ON (busy or idle), GATED or WAKING. When it gates is the idle
+// detection's choice (power.gating.idle_detect):
+//
+//   none     never gated.
+//   ideal    an oracle gates every idle period of at least the break-even time (BET) for its
+//            whole length and wakes the block just in time: no performance cost (seed 002's
+//            evaluation assumes this). Decided when the idle period ends.
+//   timeout  gated after timeout_cycles of idleness; a use of a gated block must wait
+//            wake_latency cycles (acquire() says until when), a real performance cost.
+//
+// The switch keeps no clock: it is told when its block is used (use(), or beginBusy()/endBusy()
+// for open-ended use such as an SM holding CTAs) and accounts idle periods when they end, so an
+// idle block costs nothing to simulate. Calls come in non-decreasing cycle order.
+//
+// Accounting over a window [begin(), finish()): busy + idle + gated + waking cycles = window.
+// The break-even time: gating pays only when the gated time exceeds
+//   BET = switch energy / (leakage saved per cycle)
+// and seed 002's net saving, in cycles of the block's leakage, is
+//   net = gated cycles - gatings x BET
+// (for ideal detection: the sum of idle periods >= BET minus their count x BET).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+#include "common/power_config.hpp"
+
+namespace gpusc::power {
+
+using Cycle = uint64_t;
+
+enum class IdleDetect : uint8_t { None, Ideal, Timeout };
+IdleDetect parseIdleDetect(const std::string& name);  // InputError for an unknown name
+const char* idleDetectName(IdleDetect d);
+
+// The break-even time in cycles (rounded up, at least 1): switching energy over the leakage the
+// gated block saves per cycle. Energies and powers already scaled to the supply voltage.
+uint64_t breakEvenCycles(double switchPj, double leakageW, double gatedLeakageFraction,
+                         double cycleSeconds);
+
+struct SwitchCounters {
+  uint64_t busyCycles = 0;    // the block was in use
+  uint64_t idleCycles = 0;    // idle and ON
+  uint64_t gatedCycles = 0;   // gated
+  uint64_t wakingCycles = 0;  // waking because a use needed it (timeout)
+  uint64_t gatings = 0;       // times the block was gated
+  uint64_t wakeups = 0;       // times a use found it gated and had to wait (timeout)
+  uint64_t shortGatings = 0;  // gatings shorter than BET: each a net energy loss
+  uint64_t idlePeriods = 0;   // idle periods that ended (by a use or the window's end)
+  uint64_t idlePeriodsAtLeastBet = 0;
+  uint64_t idleCyclesAtLeastBet = 0;  // cycles in idle periods >= BET (ideal gating's gain)
+
+  SwitchCounters& operator+=(const SwitchCounters& o);
+  uint64_t windowCycles() const { return busyCycles + idleCycles + gatedCycles + wakingCycles; }
+};
+
+class PowerGatingSwitch : public sc_core::sc_module {
+ public:
+  PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDetect detect, uint32_t timeout,
+                    uint32_t wakeLatency, uint64_t breakEven);
+
+  IdleDetect detect() const { return detect_; }
+  uint64_t breakEven() const { return bet_; }
+  uint32_t wakeLatency() const { return wake_; }
+
+  // Starts an accounting window at `c` with the block ON and idle; clears the counters.
+  void begin(Cycle c);
+  // Ends the window at `c` (an open busy stretch is closed there, a trailing idle period is
+  // accounted, gated without a wake-up when the detection gates it).
+  void finish(Cycle c);
+
+  // Accounting pauses (a SIMD lane while its SM holds no CTA: the SM's own switch accounts
+  // that time): suspend() ends the current stretch at `c` like finish(); resume() restarts it
+  // at `c` with the block ON and idle, keeping the counters.
+  void suspend(Cycle c) {
+    finish(c);
+    suspended_ = true;
+  }
+  void resume(Cycle c);
+  bool suspended() const { return suspended_; }
+
+  // The cycle from which the block can be used if asked at `c`: `c` when it is ON (or
+  // detection is not timeout), else the end of its wake-up, which this call starts (the idle
+  // period ends at `c`; the block is WAKING until the returned cycle).
+  Cycle acquire(Cycle c);
+  // Would acquire(c) have to wait? (No side effects.)
+  bool gatedAt(Cycle c) const;
+  // The block is busy over [from, until). With timeout detection, call acquire() first.
+  void use(Cycle from, Cycle until);
+  // Open-ended use (an SM holding CTAs): busy from `c` until endBusy().
+  void beginBusy(Cycle c);
+  void endBusy(Cycle c);
+  bool busy() const { return open_; }
+  // The cycle the block last stopped being busy (or waking).
+  Cycle idleSince() const { return lastEnd_; }
+
+  const SwitchCounters& counters() const { return n_; }
+  // Seed 002's net saving in cycles: gated cycles - gatings x BET (negative: gating lost energy).
+  double netGatedCycles() const {
+    return double(n_.gatedCycles) - double(n_.gatings) * double(bet_);
+  }
+
+ private:
+  // An idle period of `len` cycles ended (by a use, a wake-up or the window's end).
+  void closeIdle(uint64_t len);
+
+  const IdleDetect detect_;
+  const uint32_t timeout_, wake_;
+  const uint64_t bet_;
+  Cycle lastEnd_ = 0;    // end of the last busy or waking stretch
+  Cycle wakeUntil_ = 0;  // end of the last wake-up
+  Cycle busySince_ = 0;
+  bool open_ = false;
+  bool suspended_ = false;
+  SwitchCounters n_;
+};
+
+}  // namespace gpusc::power
