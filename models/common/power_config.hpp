@@ -20,20 +20,20 @@ namespace gpusc {
 // Energies and leakage of one SM's blocks (the L1D is separate: CachePowerConfig).
 struct SmPowerConfig : config::Section {
   // dynamic, pJ per event
-  double fetch_decode_pj = 25.0;    // per instruction fetched and decoded (I-cache access aside)
-  double icache_access_pj = 20.0;   // per instruction-cache access
-  double scheduler_pj = 10.0;       // per warp instruction issued (scoreboard, arbitration)
-  double rf_read_pj = 60.0;         // per warp operand read (32 lanes x 4 B from one bank)
-  double rf_write_pj = 70.0;        // per warp result written
-  double collector_pj = 12.0;       // per instruction passing an operand collector
-  double int_lane_pj = 6.0;         // per lane of an integer/logic/shuffle/branch operation
-  double fp_lane_pj = 15.0;         // per lane of an FP32 operation
-  double dp_lane_pj = 45.0;         // per lane of an FP64 operation
-  double sfu_lane_pj = 40.0;        // per lane of a special-function operation
-  double ldst_pj = 30.0;            // per memory instruction (address generation, coalescing)
-  double shared_access_pj = 100.0;  // per shared-memory access (all banks of one warp access)
-  double const_access_pj = 15.0;    // per constant-cache access
-  double clock_w = 0.4;             // clock tree and pipeline latches of an SM that is not gated
+  double fetch_decode_pj = 60.0;    // per instruction fetched and decoded (I-cache access aside)
+  double icache_access_pj = 40.0;   // per instruction-cache access
+  double scheduler_pj = 40.0;       // per warp instruction issued (scoreboard, arbitration)
+  double rf_read_pj = 200.0;        // per warp operand read (32 lanes x 4 B from one bank)
+  double rf_write_pj = 220.0;       // per warp result written
+  double collector_pj = 60.0;       // per instruction passing an operand collector
+  double int_lane_pj = 12.0;        // per lane of an integer/logic/shuffle/branch operation
+  double fp_lane_pj = 40.0;         // per lane of an FP32 operation
+  double dp_lane_pj = 90.0;         // per lane of an FP64 operation
+  double sfu_lane_pj = 80.0;        // per lane of a special-function operation
+  double ldst_pj = 150.0;           // per memory instruction (address generation, coalescing)
+  double shared_access_pj = 400.0;  // per shared-memory access (all banks of one warp access)
+  double const_access_pj = 40.0;    // per constant-cache access
+  double clock_w = 1.2;             // clock tree and pipeline latches of an SM that is not gated
   // leakage, W per SM (per lane / per unit where named)
   double frontend_leakage_w = 0.30;   // fetch, decode, I-cache, schedulers, scoreboard, collectors
   double rf_leakage_w = 0.40;         // 128 KB register file

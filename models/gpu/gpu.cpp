@@ -13,6 +13,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     sms_.push_back(
         std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_, pool_, period_));
   ctaScheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", cfg_, sms(), period_);
+  if (cfg_.power.enabled) energy_ = std::make_unique<power::EnergyModel>("energy_model", cfg_);
   if (cfg_.memory.model == "fixed-latency") {
     fixed_ =
         std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));
@@ -171,6 +172,57 @@ std::string Gpu::memoryUnitsInFlight() const {
   for (const auto& c : mc_)
     if (!c->idle()) busy.push_back(c->name());
   return fmt::format("{}", fmt::join(busy, ", "));
+}
+
+namespace {
+
+// What a data cache did, from its statistics.
+power::CacheEnergyInputs cacheInputs(const nlohmann::json& st, const CacheConfig& c) {
+  power::CacheEnergyInputs in;
+  in.frames = c.sets * c.ways;
+  in.subwordsPerLine = 1;
+  const auto& kinds = st.at("by_kind");
+  in.lookups = kinds.at("load").value("accesses", uint64_t(0)) +
+               kinds.at("store").value("accesses", uint64_t(0));
+  in.reads = kinds.at("load").value("hits", uint64_t(0));
+  in.readSubwords = in.reads;
+  in.fills = st.value("fills", uint64_t(0));
+  return in;
+}
+
+}  // namespace
+
+std::vector<power::CacheEnergyInputs> Gpu::l1EnergyInputs() const {
+  std::vector<power::CacheEnergyInputs> out;
+  for (const auto& c : l1_) out.push_back(cacheInputs(c->statsJson(), cfg_.sm.l1d));
+  if (out.empty()) out.resize(sms_.size());
+  return out;
+}
+
+power::UncoreEnergyInputs Gpu::uncoreEnergyInputs() const {
+  power::UncoreEnergyInputs in;
+  if (fixed_) return in;
+  for (const auto& c : l2_) in.l2.push_back(cacheInputs(c->statsJson(), cfg_.l2.slice));
+  const nlohmann::json n = noc_->statsJson();
+  for (const char* net : {"request", "reply"}) {
+    const auto& v = n.at("networks").at(net);
+    // Each packet's flits pass every router on its path.
+    in.routerFlits += static_cast<uint64_t>(
+        double(v.value("flits", uint64_t(0))) * v.value("average_hops", 0.0) + 0.5);
+  }
+  for (const auto& l : n.at("links")) in.linkFlits += l.value("flits", uint64_t(0));
+  in.nocNodes = noc_->nodeCount();
+  for (const auto& mc : mc_) {
+    const nlohmann::json d = mc->statsJson();
+    in.controllerRequests += d.value("reads", uint64_t(0)) + d.value("writes", uint64_t(0));
+    in.activates += d.value("activates", uint64_t(0));
+    in.precharges += d.value("precharges", uint64_t(0));
+    in.readBursts += d.value("read_bursts", uint64_t(0));
+    in.writeBursts += d.value("write_bursts", uint64_t(0));
+    in.refreshes += d.value("refreshes", uint64_t(0));
+  }
+  in.controllers = in.channels = static_cast<uint32_t>(mc_.size());
+  return in;
 }
 
 std::vector<std::string> Gpu::protocolViolations() {

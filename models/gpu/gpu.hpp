@@ -21,6 +21,7 @@
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/fixed_latency_memory.hpp"
 #include "noc/interconnect.hpp"
+#include "power/energy_model.hpp"
 #include "sm/sm.hpp"
 
 namespace gpusc::gpu {
@@ -48,6 +49,12 @@ class Gpu : public sc_core::sc_module {
   // the memory system is idle. For diagnostics.
   std::string memoryUnitsInFlight() const;
 
+  // The energy model (nullptr with power.enabled false) and its inputs: what each SM's L1D and
+  // the memory side did since the statistics were reset.
+  power::EnergyModel* energyModel() { return energy_.get(); }
+  std::vector<power::CacheEnergyInputs> l1EnergyInputs() const;
+  power::UncoreEnergyInputs uncoreEnergyInputs() const;
+
   cache::L1DataCache& l1(uint32_t sm) { return *l1_[sm]; }
   cache::L2Slice& l2(uint32_t partition) { return *l2_[partition]; }
   dram::MemoryController& memoryController(uint32_t partition) { return *mc_[partition]; }
@@ -69,6 +76,7 @@ class Gpu : public sc_core::sc_module {
   std::vector<std::unique_ptr<cache::L2Slice>> l2_;
   std::vector<std::unique_ptr<dram::MemoryController>> mc_;
   std::vector<std::unique_ptr<ProtocolChecker>> checkers_;
+  std::unique_ptr<power::EnergyModel> energy_;
 };
 
 }  // namespace gpusc::gpu

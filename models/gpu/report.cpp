@@ -108,7 +108,31 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
     sms.push_back(js);
   }
   j["sms"] = sms;
+  if (t.power) j["power"] = power::toJson(*t.power);
   return j;
+}
+
+std::string powerTimeSeriesCsv(const std::vector<LaunchRecord>& launches) {
+  std::string out;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!launches[i].timing || !launches[i].timing->power) continue;
+    const power::PowerReport& p = *launches[i].timing->power;
+    if (out.empty()) {
+      out = "launch,kernel,start_cycle,cycles";
+      for (size_t s = 0; s < p.perSm.size(); ++s) out += fmt::format(",sm{}_w", s);
+      for (int b = power::kNumSmBlocks; b < power::kNumBlocks; ++b)
+        out += fmt::format(",{}_w", power::blockName(static_cast<power::Block>(b)));
+      out += ",total_w\n";
+    }
+    for (const auto& s : p.samples) {
+      out += fmt::format("{},{},{},{}", i, launches[i].kernel, s.startCycle, s.cycles);
+      for (double w : s.smW) out += fmt::format(",{:.6g}", w);
+      for (int b = power::kNumSmBlocks; b < power::kNumBlocks; ++b)
+        out += fmt::format(",{:.6g}", s.blockW[b]);
+      out += fmt::format(",{:.6g}\n", s.totalW);
+    }
+  }
+  return out;
 }
 
 std::string ctaTimelineCsv(const std::vector<LaunchRecord>& launches) {

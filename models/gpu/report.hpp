@@ -20,6 +20,11 @@ double averageActiveLanes(const func::ExecStats& s);
 std::array<uint64_t, sm::kNumStalls> stallTotals(const gpu::TimingResult& t);
 sm::SmCounters counterTotals(const gpu::TimingResult& t);
 
+// The power time series of every timing-mode launch as CSV (empty when there is none): launch,
+// kernel, start_cycle, cycles, then the average power in W over the sample of each SM (its blocks
+// and L1D) and of each memory-side block, and the total.
+std::string powerTimeSeriesCsv(const std::vector<LaunchRecord>& launches);
+
 // The CTA timeline of every timing-mode launch as CSV: launch, sm, cta, x, y, z, start, end.
 std::string ctaTimelineCsv(const std::vector<LaunchRecord>& launches);
 

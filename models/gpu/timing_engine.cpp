@@ -56,6 +56,8 @@ TimingEngine::TimingEngine(const PlatformConfig& cfg)
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   gpu_ = std::make_unique<Gpu>("gpu", cfg);
+  if (gpu_->energyModel())
+    for (sm::Sm* s : gpu_->sms()) s->setActivityObserver(gpu_->energyModel());
 }
 
 void TimingEngine::reset() {
@@ -77,6 +79,10 @@ void TimingEngine::reset() {
 }
 
 void TimingEngine::setActivityObserver(sm::ActivityObserver* o) {
+  if (power::EnergyModel* e = gpu_->energyModel()) {
+    e->setDownstream(o);
+    return;
+  }
   for (sm::Sm* s : gpu_->sms()) s->setActivityObserver(o);
 }
 
@@ -109,11 +115,17 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   sm::KernelContext k{&ex, codeBase, &cs};
   for (sm::Sm* s : sms) s->beginKernel(k);
   cs.startKernel(KernelGrid{L.grid, footprint});
+  power::EnergyModel* energy = g.energyModel();
+  // SM accounting covers cycles startCycle + 1 .. endCycle (the launch's `cycles`).
+  if (energy) energy->beginLaunch(cs.startCycle() + 1);
 
-  // Run in slices so a long run can report progress.
+  // Run in slices so a long run can report progress, ending a slice at every sample boundary
+  // of the power time series.
   const auto t0 = std::chrono::steady_clock::now();
   auto lastReport = t0;
-  const sc_core::sc_time slice = g.corePeriod() * 20000.0;
+  const uint64_t period = g.corePeriod().value();
+  const auto coreCycle = [&] { return sc_core::sc_time_stamp().value() / period; };
+  uint64_t nextSample = energy ? energy->nextSampleCycle(cs.startCycle() + 1) : ~0ull;
   while (!cs.kernelDone()) {
     if (!sc_core::sc_pending_activity()) {
       // Nothing can happen any more, yet CTAs are unfinished: warps wait at barriers that
@@ -130,16 +142,22 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                       L.prog->name, cs.ctasTotal() - cs.ctasFinished(), cs.ctasTotal()));
     }
     // Runs up to one slice; the CTA scheduler pauses the simulation when the kernel ends.
-    sc_core::sc_start(slice);
-    const auto now = std::chrono::steady_clock::now();
-    if (!cs.kernelDone() && std::chrono::duration<double>(now - t0).count() > 3.0 &&
-        std::chrono::duration<double>(now - lastReport).count() > 2.0) {
-      const double secs = std::chrono::duration<double>(now - t0).count();
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t until = std::min(now + 20000 * period, nextSample * period);
+    sc_core::sc_start(sc_core::sc_time::from_value(until > now ? until - now : period));
+    if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
+      energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
+      nextSample = energy->nextSampleCycle(coreCycle());
+    }
+    const auto wall = std::chrono::steady_clock::now();
+    if (!cs.kernelDone() && std::chrono::duration<double>(wall - t0).count() > 3.0 &&
+        std::chrono::duration<double>(wall - lastReport).count() > 2.0) {
+      const double secs = std::chrono::duration<double>(wall - t0).count();
       const uint64_t cycles =
           sc_core::sc_time_stamp().value() / g.corePeriod().value() - cs.startCycle();
       std::cerr << fmt::format("gpusc: {}: {} cycles, {:.0f} cycles/s, CTAs {}/{} done\n", label,
                                cycles, cycles / secs, cs.ctasFinished(), cs.ctasTotal());
-      lastReport = now;
+      lastReport = wall;
     }
   }
 
@@ -175,6 +193,18 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     r.sms.push_back(std::move(t));
     r.timeline.insert(r.timeline.end(), s->ctaTimeline().begin(), s->ctaTimeline().end());
     stats.add(s->execStats());
+  }
+  if (energy) {
+    const std::vector<power::CacheEnergyInputs> l1 = g.l1EnergyInputs();
+    std::vector<power::SmEnergyInputs> in(sms.size());
+    for (size_t i = 0; i < sms.size(); ++i) {
+      in[i].counters = sms[i]->counters();
+      in[i].l1 = l1[i];
+      const power::SwitchCounters& sw = sms[i]->powerSwitch().counters();
+      in[i].gating.smGatedCycles = sw.gatedCycles;
+      in[i].gating.smGatings = sw.gatings;
+    }
+    r.power = energy->finishLaunch(r.endCycle + 1, in, g.uncoreEnergyInputs());
   }
   return r;
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "common/platform_config.hpp"
 #include "func/executor.hpp"
 #include "gpu/gpu.hpp"
+#include "power/energy_model.hpp"
 #include "sm/activity.hpp"
 
 namespace gpusc::gpu {
@@ -32,7 +34,8 @@ struct TimingResult {
   std::vector<SmTiming> sms;
   std::vector<sm::CtaRecord> timeline;
   double coreMhz = 0;
-  nlohmann::json memory;  // the memory system's statistics (Gpu::memoryStatsJson)
+  nlohmann::json memory;                    // the memory system's statistics (Gpu::memoryStatsJson)
+  std::optional<power::PowerReport> power;  // energy and power (power.enabled)
 };
 
 class TimingEngine {
@@ -46,6 +49,7 @@ class TimingEngine {
   void reset();
 
   Gpu& gpu() { return *gpu_; }
+  // Sees every SM's activity (after the energy model, when there is one).
   void setActivityObserver(sm::ActivityObserver* o);
   void setIssueObserver(sm::IssueObserver* o);
 

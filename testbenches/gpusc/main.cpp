@@ -117,6 +117,40 @@ void printMemorySummary(const std::vector<LaunchRecord>& launches) {
       packets, packets ? latencySum / double(packets) : 0.0, stalls);
 }
 
+// Energy and average power over all launches, with the breakdown by block.
+void printPowerSummary(const std::vector<LaunchRecord>& launches) {
+  power::EnergyBreakdown total;
+  double seconds = 0, volts = 0;
+  bool any = false;
+  for (const auto& l : launches) {
+    if (!l.timing || !l.timing->power) continue;
+    any = true;
+    total += l.timing->power->total;
+    seconds += l.timing->power->seconds;
+    volts = l.timing->power->supplyVoltage;
+  }
+  if (!any || seconds <= 0) return;
+  const auto w = [&](double j) { return j / seconds; };
+  fmt::print(
+      "  energy             {:.4g} mJ at {:g} V: {:.1f} W average ({:.1f} W dynamic, {:.1f} W "
+      "static)\n",
+      total.totalJ() * 1e3, volts, w(total.totalJ()), w(total.dynamicJ()), w(total.staticJ()));
+  std::vector<std::pair<double, int>> parts;
+  for (int b = 0; b < power::kNumBlocks; ++b) parts.push_back({total.blocks[b].total(), b});
+  std::sort(parts.rbegin(), parts.rend());
+  std::string text;
+  int shown = 0;
+  for (const auto& [j, b] : parts) {
+    if (j <= 0 || shown == 8) break;
+    text += fmt::format("{}{} {:.1f} W", shown ? ", " : "",
+                        power::blockName(static_cast<power::Block>(b)), w(j));
+    ++shown;
+  }
+  fmt::print("  power by block     {}\n", text);
+  fmt::print("  SMs / memory side  {:.1f} W / {:.1f} W\n", w(total.smJ()),
+             w(total.totalJ() - total.smJ()));
+}
+
 // Cycles, IPC, occupancy and the warp schedulers' stall breakdown over all launches.
 void printTimingSummary(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
   uint64_t cycles = 0, issued = 0, warpCycles = 0, rfConflicts = 0, smemConflicts = 0, icMiss = 0,
@@ -155,6 +189,7 @@ void printTimingSummary(const std::vector<LaunchRecord>& launches, const Platfor
       "  conflicts          {} register-bank, {} shared-memory cycles; I-cache {} misses of {}\n",
       rfConflicts, smemConflicts, icMiss, icAcc);
   printMemorySummary(launches);
+  printPowerSummary(launches);
 }
 
 int cmdRun(const RunOptions& o) {
@@ -215,8 +250,11 @@ int cmdRun(const RunOptions& o) {
       {"warp_instructions_per_second", simSeconds > 0 ? total.warpInsts / simSeconds : 0.0},
       {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
   j["config"] = config::toJson(cfg);
-  if (mode == ExecMode::Timing)
+  const std::string powerCsv = powerTimeSeriesCsv(dev.launches());
+  if (mode == ExecMode::Timing) {
     writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
+    if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
+  }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
   writeFile(
       outDir / "config.yaml",
@@ -251,8 +289,9 @@ int cmdRun(const RunOptions& o) {
                humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
     if (mode == ExecMode::Timing) printTimingSummary(dev.launches(), cfg);
     if (entry) fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
-    fmt::print("results: {}/ (stats.json, config.yaml{})\n", outDir.string(),
-               mode == ExecMode::Timing ? ", cta_timeline.csv" : "");
+    fmt::print("results: {}/ (stats.json, config.yaml{}{})\n", outDir.string(),
+               mode == ExecMode::Timing ? ", cta_timeline.csv" : "",
+               powerCsv.empty() ? "" : ", power.csv");
   }
   return entry && !check.pass ? kExitCheckFailed : 0;
 }

@@ -1,0 +1,462 @@
+#include "power/energy_model.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "power/gating_params.hpp"
+
+namespace gpusc::power {
+
+const char* blockName(Block b) {
+  switch (b) {
+    case Block::FrontEnd:
+      return "front_end";
+    case Block::Schedulers:
+      return "schedulers";
+    case Block::RegisterFile:
+      return "register_file";
+    case Block::OperandCollectors:
+      return "operand_collectors";
+    case Block::SimdLanes:
+      return "simd_lanes";
+    case Block::SfuDp:
+      return "sfu_dp";
+    case Block::Ldst:
+      return "ldst";
+    case Block::SharedMemory:
+      return "shared_memory";
+    case Block::ConstCache:
+      return "const_cache";
+    case Block::L1d:
+      return "l1d";
+    case Block::SmClock:
+      return "sm_clock";
+    case Block::L2:
+      return "l2";
+    case Block::Noc:
+      return "noc";
+    case Block::MemoryControllers:
+      return "memory_controllers";
+    case Block::Dram:
+      return "dram";
+    case Block::Constant:
+      return "constant";
+    case Block::Count_:
+      break;
+  }
+  return "?";
+}
+
+double EnergyBreakdown::dynamicJ() const {
+  double s = 0;
+  for (const auto& b : blocks) s += b.dynamicJ;
+  return s;
+}
+
+double EnergyBreakdown::staticJ() const {
+  double s = 0;
+  for (const auto& b : blocks) s += b.staticJ;
+  return s;
+}
+
+double EnergyBreakdown::smJ() const {
+  double s = 0;
+  for (int i = 0; i < kNumSmBlocks; ++i) s += blocks[i].total();
+  return s;
+}
+
+EnergyBreakdown& EnergyBreakdown::operator+=(const EnergyBreakdown& o) {
+  for (int i = 0; i < kNumBlocks; ++i) {
+    blocks[i].dynamicJ += o.blocks[i].dynamicJ;
+    blocks[i].staticJ += o.blocks[i].staticJ;
+  }
+  return *this;
+}
+
+// ---- parameters at the supply voltage ----------------------------------------------------------
+
+EnergyTable::EnergyTable(const PlatformConfig& cfg) {
+  const PowerConfig& p = cfg.power;
+  scale = voltageScaling(p);
+  cycleSeconds = 1e-6 / cfg.gpu.clocks.core_mhz;
+  supplyVoltage = p.supply_voltage;
+  const double dj = 1e-12 * scale.dynamic;  // pJ at nominal -> J at the supply
+  const double lw = scale.leakage;
+  const SmPowerConfig& s = p.sm;
+  fetchDecode = s.fetch_decode_pj * dj;
+  icache = s.icache_access_pj * dj;
+  scheduler = s.scheduler_pj * dj;
+  rfRead = s.rf_read_pj * dj;
+  rfWrite = s.rf_write_pj * dj;
+  collector = s.collector_pj * dj;
+  ldst = s.ldst_pj * dj;
+  shared = s.shared_access_pj * dj;
+  constAccess = s.const_access_pj * dj;
+  lane[int(sm::LaneKind::Int)] = s.int_lane_pj * dj;
+  lane[int(sm::LaneKind::Fp)] = s.fp_lane_pj * dj;
+  lane[int(sm::LaneKind::Dp)] = s.dp_lane_pj * dj;
+  lane[int(sm::LaneKind::Sfu)] = s.sfu_lane_pj * dj;
+  smClockW = s.clock_w * scale.dynamic;  // C V^2 f
+  frontendW = s.frontend_leakage_w * lw;
+  rfW = s.rf_leakage_w * lw;
+  sharedW = s.shared_leakage_w * lw;
+  laneW = s.lane_leakage_w * lw;
+  unitW = s.simd_unit_leakage_w * lw;
+  sfuW = s.sfu_leakage_w * lw;
+  ldstW = s.ldst_leakage_w * lw;
+  lanesPerSm = cfg.sm.simd_units * cfg.sm.simd_lanes;
+  unitsPerSm = cfg.sm.simd_units;
+  auto cache = [&](const CachePowerConfig& c) {
+    Cache k;
+    k.tag = c.tag_pj * dj;
+    k.read = c.read_pj * dj;
+    k.write = c.write_pj * dj;
+    k.fill = c.fill_pj * dj;
+    k.wake = c.drowsy.wake_pj * dj;
+    k.dataShare = c.data_share;
+    k.leakageW = c.leakage_w * lw;
+    k.lineShare = c.line_share;
+    k.drowsyFraction = c.drowsy.leakage_fraction;
+    k.dwl = c.dwl;
+    return k;
+  };
+  l1 = cache(p.l1d);
+  l2 = cache(p.l2);
+  routerFlit = p.noc.router_flit_pj * dj;
+  linkFlit = p.noc.link_flit_pj * dj;
+  routerW = p.noc.router_leakage_w * lw;
+  controllerRequest = p.dram.controller_request_pj * dj;
+  controllerW = p.dram.controller_leakage_w * lw;
+  // DRAM has its own supply: the core supply voltage does not scale it.
+  activate = p.dram.activate_pj * 1e-12;
+  precharge = p.dram.precharge_pj * 1e-12;
+  readBurst = p.dram.read_burst_pj * 1e-12;
+  writeBurst = p.dram.write_burst_pj * 1e-12;
+  refresh = p.dram.refresh_pj * 1e-12;
+  dramBackgroundW = p.dram.background_w;
+  constantW = p.constant_w;
+  const GatingConfig& g = p.gating;
+  smSwitch = g.sm.switch_pj * dj;
+  unitSwitch = g.simd_unit.switch_pj * dj;
+  laneSwitch = g.lane.switch_pj * dj;
+  smGatedFraction = g.sm.gated_leakage_fraction;
+  unitGatedFraction = g.simd_unit.gated_leakage_fraction;
+  laneGatedFraction = g.lane.gated_leakage_fraction;
+}
+
+double EnergyTable::activityJ(const sm::SmActivity& a) const {
+  using sm::Unit;
+  double e = a.issued * (fetchDecode + scheduler) + a.icacheAccesses * icache + a.rfReads * rfRead +
+             a.rfWrites * rfWrite +
+             (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] +
+              a.dispatched[int(Unit::Dp)] + a.dispatched[int(Unit::Ldst)]) *
+                 collector +
+             a.dispatched[int(Unit::Ldst)] * ldst + a.sharedAccesses * shared +
+             a.constAccesses * constAccess;
+  for (int k = 0; k < sm::kNumLaneKinds; ++k) e += a.laneOpsByKind[k] * lane[k];
+  return e;
+}
+
+double EnergyTable::smOnW() const {
+  return frontendW + rfW + sharedW + lanesPerSm * laneW + unitsPerSm * unitW + sfuW + ldstW +
+         l1.leakageW + smClockW;
+}
+
+// ---- energy from counts ------------------------------------------------------------------------
+
+BlockEnergy cacheEnergy(const EnergyTable::Cache& c, const CacheEnergyInputs& in, double seconds,
+                        double onFraction) {
+  BlockEnergy e;
+  const double subwords = std::max<uint32_t>(1, in.subwordsPerLine);
+  // With divided word lines only the enabled sub-word-lines of the data array switch.
+  const double reads = c.dwl ? (1.0 - c.dataShare) * double(in.reads) +
+                                   c.dataShare * double(in.readSubwords) / subwords
+                             : double(in.reads);
+  const double writes = c.dwl ? (1.0 - c.dataShare) * double(in.writes) +
+                                    c.dataShare * double(in.writeSubwords) / subwords
+                              : double(in.writes);
+  e.dynamicJ = in.lookups * c.tag + reads * c.read + writes * c.write + in.fills * c.fill +
+               in.wakeups * c.wake;
+  // Lines are ON or drowsy; the periphery (decoders, sense amplifiers) is always ON.
+  const double drowsyShare =
+      in.lineCycles ? double(in.drowsyLineCycles) / double(in.lineCycles) : 0.0;
+  const double lineFactor = (1.0 - drowsyShare) + drowsyShare * c.drowsyFraction;
+  e.staticJ = c.leakageW * seconds * onFraction * ((1.0 - c.lineShare) + c.lineShare * lineFactor);
+  return e;
+}
+
+EnergyBreakdown smEnergy(const EnergyTable& t, const SmEnergyInputs& in, uint64_t cycles) {
+  using sm::LaneKind;
+  using sm::Unit;
+  const sm::SmCounters& n = in.counters;
+  const SmGatingInputs& g = in.gating;
+  EnergyBreakdown e;
+  const double cs = t.cycleSeconds;
+  const uint64_t gated = std::min(g.smGatedCycles, cycles);
+  const double on = double(cycles - gated), off = double(gated);
+  // A block's leakage while its SM is ON, and the residue while the SM is gated.
+  const auto leak = [&](double w) { return w * cs * (on + t.smGatedFraction * off); };
+
+  e[Block::FrontEnd].dynamicJ = n.issued * t.fetchDecode + n.icacheAccesses * t.icache;
+  e[Block::FrontEnd].staticJ = leak(t.frontendW);
+  e[Block::Schedulers].dynamicJ = n.issued * t.scheduler;
+  e[Block::RegisterFile].dynamicJ = n.rfReads * t.rfRead + n.rfWrites * t.rfWrite;
+  e[Block::RegisterFile].staticJ = leak(t.rfW);
+  e[Block::OperandCollectors].dynamicJ =
+      double(n.dispatched[int(Unit::Sp)] + n.dispatched[int(Unit::Sfu)] +
+             n.dispatched[int(Unit::Dp)] + n.dispatched[int(Unit::Ldst)]) *
+      t.collector;
+
+  // Lanes and SIMD units: their own switches act while the SM is ON.
+  const double laneCyclesOn = std::max(0.0, double(t.lanesPerSm) * on - double(g.laneGatedCycles));
+  const double unitCyclesOn = std::max(0.0, double(t.unitsPerSm) * on - double(g.unitGatedCycles));
+  e[Block::SimdLanes].dynamicJ = n.laneOpsByKind[int(LaneKind::Int)] * t.lane[int(LaneKind::Int)] +
+                                 n.laneOpsByKind[int(LaneKind::Fp)] * t.lane[int(LaneKind::Fp)] +
+                                 g.laneGatings * t.laneSwitch + g.unitGatings * t.unitSwitch;
+  e[Block::SimdLanes].staticJ =
+      t.laneW * cs *
+          (laneCyclesOn + t.laneGatedFraction * double(g.laneGatedCycles) +
+           t.smGatedFraction * t.lanesPerSm * off) +
+      t.unitW * cs *
+          (unitCyclesOn + t.unitGatedFraction * double(g.unitGatedCycles) +
+           t.smGatedFraction * t.unitsPerSm * off);
+  e[Block::SfuDp].dynamicJ = n.laneOpsByKind[int(LaneKind::Sfu)] * t.lane[int(LaneKind::Sfu)] +
+                             n.laneOpsByKind[int(LaneKind::Dp)] * t.lane[int(LaneKind::Dp)];
+  e[Block::SfuDp].staticJ = leak(t.sfuW);
+  e[Block::Ldst].dynamicJ = n.dispatched[int(Unit::Ldst)] * t.ldst;
+  e[Block::Ldst].staticJ = leak(t.ldstW);
+  e[Block::SharedMemory].dynamicJ = n.sharedAccesses * t.shared;
+  e[Block::SharedMemory].staticJ = leak(t.sharedW);
+  e[Block::ConstCache].dynamicJ = n.constAccesses * t.constAccess;
+  const double onFraction = cycles ? on / double(cycles) : 1.0;
+  const BlockEnergy l1 = cacheEnergy(t.l1, in.l1, double(cycles) * cs, onFraction);
+  e[Block::L1d].dynamicJ = l1.dynamicJ;
+  e[Block::L1d].staticJ = l1.staticJ + t.l1.leakageW * cs * t.smGatedFraction * off;
+  // The clock tree runs while the SM is ON; the SM's switch costs its switching energy.
+  e[Block::SmClock].dynamicJ = t.smClockW * cs * on + g.smGatings * t.smSwitch;
+  return e;
+}
+
+double uncoreDynamicJ(const EnergyTable& t, const UncoreEnergyInputs& in, Block b) {
+  switch (b) {
+    case Block::L2: {
+      double s = 0;
+      for (const auto& c : in.l2) s += cacheEnergy(t.l2, c, 0.0, 1.0).dynamicJ;
+      return s;
+    }
+    case Block::Noc:
+      return in.routerFlits * t.routerFlit + in.linkFlits * t.linkFlit;
+    case Block::MemoryControllers:
+      return in.controllerRequests * t.controllerRequest;
+    case Block::Dram:
+      return in.activates * t.activate + in.precharges * t.precharge + in.readBursts * t.readBurst +
+             in.writeBursts * t.writeBurst + in.refreshes * t.refresh;
+    default:
+      return 0.0;
+  }
+}
+
+EnergyBreakdown uncoreEnergy(const EnergyTable& t, const UncoreEnergyInputs& in, uint64_t cycles) {
+  EnergyBreakdown e;
+  const double s = double(cycles) * t.cycleSeconds;
+  for (const auto& c : in.l2) {
+    const BlockEnergy b = cacheEnergy(t.l2, c, s, 1.0);
+    e[Block::L2].dynamicJ += b.dynamicJ;
+    e[Block::L2].staticJ += b.staticJ;
+  }
+  for (Block b : {Block::Noc, Block::MemoryControllers, Block::Dram})
+    e[b].dynamicJ = uncoreDynamicJ(t, in, b);
+  e[Block::Noc].staticJ = t.routerW * in.nocNodes * s;
+  e[Block::MemoryControllers].staticJ = t.controllerW * in.controllers * s;
+  e[Block::Dram].staticJ = t.dramBackgroundW * in.channels * s;
+  e[Block::Constant].staticJ = t.constantW * s;
+  return e;
+}
+
+// ---- the model ---------------------------------------------------------------------------------
+
+EnergyModel::EnergyModel(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      table_(cfg),
+      numSms_(cfg.gpu.num_sms),
+      sampleCycles_(cfg.power.sample_cycles),
+      smStaticA_(table_.smOnW() / cfg.power.supply_voltage) {}
+
+void EnergyModel::beginLaunch(uint64_t startCycle) {
+  start_ = startCycle;
+  smCoreJ_.clear();
+  l1J_.clear();
+  uncoreJ_.clear();
+  binEnd_.clear();
+  lastL1J_.assign(numSms_, 0.0);
+  lastUncoreJ_.fill(0.0);
+}
+
+uint64_t EnergyModel::nextSampleCycle(uint64_t cycle) const {
+  if (sampleCycles_ == 0) return ~0ull;
+  if (cycle < start_) return start_ + sampleCycles_;
+  return start_ + ((cycle - start_) / sampleCycles_ + 1) * sampleCycles_;
+}
+
+size_t EnergyModel::binOf(uint64_t cycle) const {
+  return cycle <= start_ ? 0 : static_cast<size_t>((cycle - start_) / sampleCycles_);
+}
+
+void EnergyModel::ensureBins(size_t n) {
+  while (smCoreJ_.size() < n) {
+    smCoreJ_.emplace_back(numSms_, 0.0);
+    l1J_.emplace_back(numSms_, 0.0);
+    uncoreJ_.emplace_back();
+    uncoreJ_.back().fill(0.0);
+  }
+}
+
+void EnergyModel::addSmDynamic(uint32_t sm, uint64_t first, uint64_t cycles, double jPerCycle) {
+  uint64_t c = std::max(first, start_);
+  const uint64_t end = first + cycles;
+  while (c < end) {
+    const size_t b = binOf(c);
+    const uint64_t binEnd = start_ + (uint64_t(b) + 1) * sampleCycles_;
+    const uint64_t n = std::min(end, binEnd) - c;
+    ensureBins(b + 1);
+    smCoreJ_[b][sm] += jPerCycle * double(n);
+    c += n;
+  }
+}
+
+void EnergyModel::onActivity(uint32_t sm, uint64_t firstCycle, uint64_t cycles,
+                             const sm::SmActivity& a) {
+  const double e = table_.activityJ(a);
+  if (e > 0 && sampleCycles_ > 0) addSmDynamic(sm, firstCycle, cycles, e);
+  if (!sinks_.empty()) {
+    const double amps = e / table_.cycleSeconds / table_.supplyVoltage + smStaticA_;
+    for (CurrentSink* s : sinks_) s->onSmCurrent(sm, firstCycle, cycles, amps);
+  }
+  if (downstream_) downstream_->onActivity(sm, firstCycle, cycles, a);
+}
+
+void EnergyModel::sample(uint64_t cycle, const std::vector<CacheEnergyInputs>& l1,
+                         const UncoreEnergyInputs& uncore) {
+  if (sampleCycles_ == 0 || cycle <= start_) return;
+  const size_t b = binOf(cycle - 1);
+  ensureBins(b + 1);
+  for (uint32_t i = 0; i < numSms_ && i < l1.size(); ++i) {
+    const double now = cacheEnergy(table_.l1, l1[i], 0.0, 1.0).dynamicJ;
+    l1J_[b][i] += now - lastL1J_[i];
+    lastL1J_[i] = now;
+  }
+  for (Block k : {Block::L2, Block::Noc, Block::MemoryControllers, Block::Dram}) {
+    const double now = uncoreDynamicJ(table_, uncore, k);
+    uncoreJ_[b][size_t(k)] += now - lastUncoreJ_[size_t(k)];
+    lastUncoreJ_[size_t(k)] = now;
+  }
+  if (binEnd_.size() < b + 1) binEnd_.resize(b + 1, 0);
+  binEnd_[b] = cycle;
+}
+
+PowerReport EnergyModel::finishLaunch(uint64_t endCycle, const std::vector<SmEnergyInputs>& sms,
+                                      const UncoreEnergyInputs& uncore) {
+  PowerReport r;
+  r.cycles = endCycle > start_ ? endCycle - start_ : 0;
+  r.seconds = double(r.cycles) * table_.cycleSeconds;
+  r.supplyVoltage = table_.supplyVoltage;
+  for (const auto& in : sms) {
+    r.perSm.push_back(smEnergy(table_, in, r.cycles));
+    r.total += r.perSm.back();
+  }
+  const EnergyBreakdown u = uncoreEnergy(table_, uncore, r.cycles);
+  r.total += u;
+
+  r.parameters = {
+      {"supply_voltage", table_.supplyVoltage},
+      {"dynamic_scale", table_.scale.dynamic},
+      {"leakage_scale", table_.scale.leakage},
+      {"break_even_cycles",
+       {{"sm", smSwitchParams(cfg_).breakEven},
+        {"simd_unit", simdUnitSwitchParams(cfg_).breakEven},
+        {"lane", laneSwitchParams(cfg_).breakEven}}},
+      {"sm_on_power_w", table_.smOnW()},
+  };
+
+  if (sampleCycles_ == 0 || r.cycles == 0) return r;
+  // Close the last bin with the final counts (they include the memory system's drain).
+  std::vector<CacheEnergyInputs> l1;
+  for (const auto& in : sms) l1.push_back(in.l1);
+  sample(std::max(endCycle, start_ + 1), l1, uncore);
+  const size_t bins = (r.cycles + sampleCycles_ - 1) / sampleCycles_;
+  ensureBins(bins);
+  // Energy that is not binned as it happens (leakage, clock, switching, what the streams do not
+  // see) is spread evenly over the launch, so the samples add up to the totals.
+  std::vector<double> smSpread(sms.size(), 0.0);
+  for (size_t i = 0; i < sms.size(); ++i) {
+    double streamed = 0, l1Dyn = 0;
+    for (size_t b = 0; b < bins; ++b) {
+      streamed += smCoreJ_[b][i];
+      l1Dyn += l1J_[b][i];
+    }
+    smSpread[i] = r.perSm[i].smJ() - streamed - l1Dyn;
+  }
+  std::array<double, kNumBlocks> uncoreSpread{};
+  for (int k = kNumSmBlocks; k < kNumBlocks; ++k) {
+    double binned = 0;
+    for (size_t b = 0; b < bins; ++b) binned += uncoreJ_[b][k];
+    uncoreSpread[k] = u.blocks[k].total() - binned;
+  }
+  for (size_t b = 0; b < bins; ++b) {
+    PowerSample s;
+    s.startCycle = start_ + uint64_t(b) * sampleCycles_;
+    s.cycles = std::min<uint64_t>(sampleCycles_, endCycle - s.startCycle);
+    const double share = double(s.cycles) / double(r.cycles);
+    const double secs = double(s.cycles) * table_.cycleSeconds;
+    for (size_t i = 0; i < sms.size(); ++i) {
+      const double j = smCoreJ_[b][i] + l1J_[b][i] + smSpread[i] * share;
+      s.smW.push_back(j / secs);
+      s.totalW += j / secs;
+    }
+    for (int k = kNumSmBlocks; k < kNumBlocks; ++k) {
+      const double j = uncoreJ_[b][k] + uncoreSpread[k] * share;
+      s.blockW[k] = j / secs;
+      s.totalW += j / secs;
+    }
+    r.samples.push_back(std::move(s));
+  }
+  return r;
+}
+
+// ---- results -----------------------------------------------------------------------------------
+
+nlohmann::json toJson(const EnergyBreakdown& e, double seconds) {
+  nlohmann::json blocks = nlohmann::json::object();
+  for (int i = 0; i < kNumBlocks; ++i) {
+    const BlockEnergy& b = e.blocks[i];
+    blocks[blockName(static_cast<Block>(i))] = {
+        {"dynamic_j", b.dynamicJ},
+        {"static_j", b.staticJ},
+        {"average_power_w", seconds > 0 ? b.total() / seconds : 0.0}};
+  }
+  return {{"energy_j", e.totalJ()},
+          {"dynamic_j", e.dynamicJ()},
+          {"static_j", e.staticJ()},
+          {"average_power_w", seconds > 0 ? e.totalJ() / seconds : 0.0},
+          {"blocks", blocks}};
+}
+
+nlohmann::json toJson(const PowerReport& r) {
+  nlohmann::json j = toJson(r.total, r.seconds);
+  j["seconds"] = r.seconds;
+  j["cycles"] = r.cycles;
+  j["parameters"] = r.parameters;
+  nlohmann::json sms = nlohmann::json::array();
+  for (size_t i = 0; i < r.perSm.size(); ++i) {
+    nlohmann::json s = toJson(r.perSm[i], r.seconds);
+    s["sm"] = i;
+    sms.push_back(s);
+  }
+  j["per_sm"] = sms;
+  return j;
+}
+
+}  // namespace gpusc::power

@@ -1,0 +1,224 @@
+// The energy model: every block's activity becomes energy, dynamic (events x energy per event)
+// and static (leakage power x time in each power state), at the platform's supply voltage.
+//
+// Two paths, one set of formulas:
+//   - totals: at the end of a launch, from the counters of every block (SM activity counters,
+//     cache power-state counters, power-gating switch counters, interconnect and DRAM
+//     statistics). Energy is exactly "counted events x energies + leakage x time".
+//   - streams: the SMs report their activity cycle by cycle (sm::ActivityObserver); the model
+//     turns each cycle into the SM's power and hands the current I = P / V to CurrentSinks (the
+//     power-delivery network reads it), and bins energy into a power time series with a
+//     configurable period (power.sample_cycles).
+// docs/power.md describes the blocks, the parameters and where each value comes from.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "common/platform_config.hpp"
+#include "power/voltage_scaling.hpp"
+#include "sm/activity.hpp"
+
+namespace gpusc::power {
+
+// The blocks of the breakdown. SM blocks are per SM; the rest are chip-wide.
+enum class Block : uint8_t {
+  FrontEnd,           // fetch, decode, instruction cache
+  Schedulers,         // warp schedulers and scoreboard
+  RegisterFile,       // register file banks
+  OperandCollectors,  // operand collectors
+  SimdLanes,          // SIMD lanes and units (integer and FP32)
+  SfuDp,              // special-function units and the FP64 path
+  Ldst,               // LD/ST unit and coalescer
+  SharedMemory,       // shared memory
+  ConstCache,         // constant cache
+  L1d,                // L1 data cache
+  SmClock,            // SM clock tree and latches
+  L2,                 // L2 slices
+  Noc,                // interconnect routers and links
+  MemoryControllers,  // memory controllers
+  Dram,               // DRAM channels (on their own supply: not scaled with the core supply)
+  Constant,           // chip-level constant power
+  Count_
+};
+inline constexpr int kNumBlocks = static_cast<int>(Block::Count_);
+inline constexpr int kNumSmBlocks = static_cast<int>(Block::L2);
+const char* blockName(Block b);
+
+struct BlockEnergy {
+  double dynamicJ = 0, staticJ = 0;
+  double total() const { return dynamicJ + staticJ; }
+};
+
+struct EnergyBreakdown {
+  std::array<BlockEnergy, kNumBlocks> blocks{};
+  BlockEnergy& operator[](Block b) { return blocks[static_cast<size_t>(b)]; }
+  const BlockEnergy& operator[](Block b) const { return blocks[static_cast<size_t>(b)]; }
+  double dynamicJ() const;
+  double staticJ() const;
+  double totalJ() const { return dynamicJ() + staticJ(); }
+  double smJ() const;  // the SM blocks
+  EnergyBreakdown& operator+=(const EnergyBreakdown& o);
+};
+
+// What a data cache did in a window (from its power-state counters).
+struct CacheEnergyInputs {
+  uint32_t frames = 0, subwordsPerLine = 1;
+  uint64_t lookups = 0, reads = 0, writes = 0, fills = 0;
+  uint64_t readSubwords = 0, writeSubwords = 0;  // enabled sub-word-lines (DWL)
+  uint64_t wakeups = 0;
+  uint64_t lineCycles = 0, drowsyLineCycles = 0;  // 0 line-cycles: every line ON all window
+};
+
+// The power-gating switches of one SM over a window.
+struct SmGatingInputs {
+  uint64_t smGatedCycles = 0, smGatings = 0;
+  uint64_t unitGatedCycles = 0, unitGatings = 0;  // summed over the SIMD units
+  uint64_t laneGatedCycles = 0, laneGatings = 0;  // summed over the lanes
+};
+
+struct SmEnergyInputs {
+  sm::SmCounters counters;
+  CacheEnergyInputs l1;
+  SmGatingInputs gating;
+};
+
+// The memory side: cumulative event counts since the launch started.
+struct UncoreEnergyInputs {
+  std::vector<CacheEnergyInputs> l2;  // per slice
+  uint64_t routerFlits = 0;           // flit traversals of routers (flits x routers passed)
+  uint64_t linkFlits = 0;             // flit traversals of links
+  uint32_t nocNodes = 0;              // routers that leak
+  uint64_t controllerRequests = 0;
+  uint32_t controllers = 0;
+  uint64_t activates = 0, precharges = 0, readBursts = 0, writeBursts = 0, refreshes = 0;
+  uint32_t channels = 0;
+};
+
+// Per-event energies (J) and leakage powers (W) at the supply voltage.
+struct EnergyTable {
+  explicit EnergyTable(const PlatformConfig& cfg);
+
+  VoltageScaling scale;
+  double cycleSeconds;  // core clock
+  double supplyVoltage;
+  // SM, J per event
+  double fetchDecode, icache, scheduler, rfRead, rfWrite, collector, ldst, shared, constAccess;
+  std::array<double, sm::kNumLaneKinds> lane{};
+  double smClockW;
+  // SM leakage, W
+  double frontendW, rfW, sharedW, laneW, unitW, sfuW, ldstW;
+  uint32_t lanesPerSm, unitsPerSm;
+  // caches (J per event, W)
+  struct Cache {
+    double tag, read, write, fill, wake, dataShare, leakageW, lineShare, drowsyFraction;
+    bool dwl;
+  } l1, l2;
+  // uncore
+  double routerFlit, linkFlit, routerW;
+  double controllerRequest, controllerW;
+  double activate, precharge, readBurst, writeBurst, refresh, dramBackgroundW;
+  double constantW;
+  // switching energy per gating (J)
+  double smSwitch, unitSwitch, laneSwitch;
+  double smGatedFraction, unitGatedFraction, laneGatedFraction;
+
+  // Dynamic energy (J) of one cycle of SM activity `a` in the SM core blocks (L1D aside).
+  double activityJ(const sm::SmActivity& a) const;
+  // Leakage (W) of a whole SM with every block ON (L1D included), plus its clock power.
+  double smOnW() const;
+};
+
+// Energy of one SM's blocks over a window of `cycles` core cycles.
+EnergyBreakdown smEnergy(const EnergyTable& t, const SmEnergyInputs& in, uint64_t cycles);
+// Dynamic energy of a cache's events; static energy of its lines and periphery over a window
+// of `seconds` in which it was powered for `onFraction` of the time.
+BlockEnergy cacheEnergy(const EnergyTable::Cache& c, const CacheEnergyInputs& in, double seconds,
+                        double onFraction);
+// Energy of the memory side over a window of `cycles` core cycles.
+EnergyBreakdown uncoreEnergy(const EnergyTable& t, const UncoreEnergyInputs& in, uint64_t cycles);
+// Dynamic energy only (for the time series' per-sample deltas).
+double uncoreDynamicJ(const EnergyTable& t, const UncoreEnergyInputs& in, Block b);
+
+// Reads the current of each SM cycle by cycle: `cycles` consecutive core cycles of SM `sm`
+// from `firstCycle`, each drawing `amps` from the supply.
+class CurrentSink {
+ public:
+  virtual ~CurrentSink() = default;
+  virtual void onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) = 0;
+};
+
+// One row of the power time series.
+struct PowerSample {
+  uint64_t startCycle = 0, cycles = 0;
+  std::vector<double> smW;                  // per SM (its blocks and L1D)
+  std::array<double, kNumBlocks> blockW{};  // per block, summed over SMs
+  double totalW = 0;
+};
+
+struct PowerReport {
+  uint64_t cycles = 0;
+  double seconds = 0;
+  double supplyVoltage = 0;
+  EnergyBreakdown total;
+  std::vector<EnergyBreakdown> perSm;
+  std::vector<PowerSample> samples;  // empty when power.sample_cycles is 0
+  nlohmann::json parameters;         // derived values worth reporting (break-even times, ...)
+};
+nlohmann::json toJson(const EnergyBreakdown& e, double seconds);
+nlohmann::json toJson(const PowerReport& r);
+
+class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
+ public:
+  EnergyModel(const sc_core::sc_module_name& name, const PlatformConfig& cfg);
+
+  const EnergyTable& table() const { return table_; }
+  // Another observer that sees every activity report after the model.
+  void setDownstream(sm::ActivityObserver* o) { downstream_ = o; }
+  void addCurrentSink(CurrentSink* s) { sinks_.push_back(s); }
+  void removeCurrentSinks() { sinks_.clear(); }
+
+  // A launch starts at `startCycle` (core cycles).
+  void beginLaunch(uint64_t startCycle);
+  // The next sample boundary after `cycle`, or ~0 when there is no time series.
+  uint64_t nextSampleCycle(uint64_t cycle) const;
+  // Cumulative counts at a sample boundary (`cycle`), for the time series.
+  void sample(uint64_t cycle, const std::vector<CacheEnergyInputs>& l1,
+              const UncoreEnergyInputs& uncore);
+  // The launch ended at `endCycle` (exclusive); `sms` and `uncore` are its final counts.
+  PowerReport finishLaunch(uint64_t endCycle, const std::vector<SmEnergyInputs>& sms,
+                           const UncoreEnergyInputs& uncore);
+
+  void onActivity(uint32_t sm, uint64_t firstCycle, uint64_t cycles,
+                  const sm::SmActivity& a) override;
+
+ private:
+  void addSmDynamic(uint32_t sm, uint64_t first, uint64_t cycles, double joulesPerCycle);
+  size_t binOf(uint64_t cycle) const;
+  void ensureBins(size_t n);
+
+  const PlatformConfig cfg_;
+  const EnergyTable table_;
+  const uint32_t numSms_;
+  const uint64_t sampleCycles_;
+  sm::ActivityObserver* downstream_ = nullptr;
+  std::vector<CurrentSink*> sinks_;
+  double smStaticA_ = 0;  // current of an ON SM's leakage and clock
+
+  uint64_t start_ = 0;
+  // Time series: per bin, the SMs' core dynamic energy (streamed), and the deltas of the
+  // sampled counts (L1 per SM, uncore per block).
+  std::vector<std::vector<double>> smCoreJ_;             // [bin][sm]
+  std::vector<std::vector<double>> l1J_;                 // [bin][sm]
+  std::vector<std::array<double, kNumBlocks>> uncoreJ_;  // [bin][block]
+  std::vector<uint64_t> binEnd_;                         // sampled boundaries
+  std::vector<double> lastL1J_;  // cumulative dynamic L1 energy per SM at last sample
+  std::array<double, kNumBlocks> lastUncoreJ_{};
+};
+
+}  // namespace gpusc::power

@@ -1,0 +1,276 @@
+// The energy model: energy follows from the counted events and the configured energies, leakage
+// from power x time, the supply voltage scales both by their laws, and the streams (per-cycle
+// current, power time series) add up to the totals. Expectations are computed here from the
+// platform's parameters and the run's own event counts, not copied from a run.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "gpu/device.hpp"
+#include "power/energy_model.hpp"
+#include "power/voltage_scaling.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+using power::Block;
+
+namespace {
+
+// A kernel with integer and FP32 work, loads and stores: each thread sums a[i] * 1.5 over
+// `iters` iterations and stores it.
+const char* kKernel = R"(
+.visible .entry k(.param .u32 iters, .param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<2>;
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mad.lo.s32 %r0, %r1, %r2, %r0;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mul.wide.u32 %rd3, %r0, 4;
+  add.s64 %rd1, %rd1, %rd3;
+  add.s64 %rd2, %rd2, %rd3;
+  ld.param.u32 %r3, [iters];
+  mov.u32 %r4, 0;
+  mov.f32 %f1, 0f00000000;
+L:
+  ld.global.f32 %f2, [%rd1];
+  fma.rn.f32 %f1, %f2, 0f3FC00000, %f1;
+  add.u32 %r4, %r4, 1;
+  setp.lt.u32 %p1, %r4, %r3;
+  @%p1 bra L;
+  st.global.f32 [%rd2], %f1;
+  ret;
+}
+)";
+
+struct Run {
+  gpu::TimingResult timing;
+};
+
+gpu::TimingResult runKernel(const PlatformConfig& cfg, uint32_t ctas = 30, uint32_t iters = 8) {
+  Device dev(cfg, ExecMode::Timing);
+  Module& m = dev.loadModule(test::module(kKernel), "energy.ptx");
+  const uint32_t n = ctas * 128;
+  DevPtr in = dev.upload(std::vector<float>(n, 2.0f));
+  DevPtr out = dev.malloc(n * 4);
+  dev.launch(m.kernel("k"), {ctas}, {128}, 0, KernelArgs().u32(iters).ptr(in).ptr(out));
+  const auto res = dev.download<float>(out, n);
+  EXPECT_FLOAT_EQ(res[0], 2.0f * 1.5f * float(iters));
+  return *dev.launches().back().timing;
+}
+
+PlatformConfig platform(std::vector<std::string> sets = {}) { return loadPlatform("gtx480", sets); }
+
+void expectNear(double got, double want, const char* what) {
+  EXPECT_NEAR(got, want, 1e-9 * std::max(1e-30, std::fabs(want))) << what;
+}
+
+}  // namespace
+
+// Every SM block's energy is its events x the configured energies plus its leakage x time.
+TEST(EnergyModel, SmBlocksAreEventsTimesEnergiesPlusLeakageTimesTime) {
+  const PlatformConfig cfg = platform({"memory.model=fixed-latency"});
+  const gpu::TimingResult t = runKernel(cfg);
+  ASSERT_TRUE(t.power.has_value());
+  const power::PowerReport& p = *t.power;
+  const SmPowerConfig& e = cfg.power.sm;
+  const double pj = 1e-12, secs = double(t.cycles) / (cfg.gpu.clocks.core_mhz * 1e6);
+  EXPECT_EQ(p.cycles, t.cycles);
+  ASSERT_EQ(p.perSm.size(), t.sms.size());
+  for (size_t i = 0; i < t.sms.size(); ++i) {
+    const sm::SmCounters& n = t.sms[i].counters;
+    const power::EnergyBreakdown& b = p.perSm[i];
+    ASSERT_GT(n.issued, 0u);
+    expectNear(b[Block::RegisterFile].dynamicJ,
+               (n.rfReads * e.rf_read_pj + n.rfWrites * e.rf_write_pj) * pj, "rf dynamic");
+    expectNear(b[Block::RegisterFile].staticJ, e.rf_leakage_w * secs, "rf static");
+    expectNear(b[Block::FrontEnd].dynamicJ,
+               (n.issued * e.fetch_decode_pj + n.icacheAccesses * e.icache_access_pj) * pj,
+               "front end");
+    expectNear(b[Block::Schedulers].dynamicJ, n.issued * e.scheduler_pj * pj, "schedulers");
+    const double lanes = n.laneOpsByKind[int(sm::LaneKind::Int)] * e.int_lane_pj +
+                         n.laneOpsByKind[int(sm::LaneKind::Fp)] * e.fp_lane_pj;
+    EXPECT_GT(n.laneOpsByKind[int(sm::LaneKind::Fp)], 0u);
+    expectNear(b[Block::SimdLanes].dynamicJ, lanes * pj, "lanes");
+    const double laneLeak =
+        cfg.sm.simd_units * (e.simd_unit_leakage_w + cfg.sm.simd_lanes * e.lane_leakage_w);
+    expectNear(b[Block::SimdLanes].staticJ, laneLeak * secs, "lane leakage");
+    expectNear(b[Block::Ldst].dynamicJ, n.dispatched[int(sm::Unit::Ldst)] * e.ldst_pj * pj, "ldst");
+    expectNear(b[Block::SmClock].dynamicJ, e.clock_w * secs, "clock");
+    expectNear(b[Block::L1d].staticJ, cfg.power.l1d.leakage_w * secs, "l1d static");
+  }
+  // The chip's constant power and the sum over blocks.
+  expectNear(p.total[Block::Constant].staticJ, cfg.power.constant_w * secs, "constant");
+  double sum = 0;
+  for (const auto& s : p.perSm) sum += s.smJ();
+  expectNear(p.total.smJ(), sum, "SM total");
+}
+
+// DRAM, memory controllers and interconnect follow from the memory system's own counts.
+TEST(EnergyModel, MemorySideFollowsItsEventCounts) {
+  const PlatformConfig cfg = platform();
+  const gpu::TimingResult t = runKernel(cfg, 30, 4);
+  const power::PowerReport& p = *t.power;
+  const DramPowerConfig& d = cfg.power.dram;
+  const double pj = 1e-12, secs = double(t.cycles) / (cfg.gpu.clocks.core_mhz * 1e6);
+  uint64_t act = 0, pre = 0, rd = 0, wr = 0, ref = 0, req = 0;
+  for (const auto& mc : t.memory["dram"]["per_partition"]) {
+    act += mc["activates"].get<uint64_t>();
+    pre += mc["precharges"].get<uint64_t>();
+    rd += mc["read_bursts"].get<uint64_t>();
+    wr += mc["write_bursts"].get<uint64_t>();
+    ref += mc["refreshes"].get<uint64_t>();
+    req += mc["reads"].get<uint64_t>() + mc["writes"].get<uint64_t>();
+  }
+  ASSERT_GT(rd, 0u);  // (the stores stay in the write-back L2: wr may be 0)
+  const uint64_t channels = cfg.memory.partitions;
+  expectNear(p.total[Block::Dram].dynamicJ,
+             (act * d.activate_pj + pre * d.precharge_pj + rd * d.read_burst_pj +
+              wr * d.write_burst_pj + ref * d.refresh_pj) *
+                 pj,
+             "dram dynamic");
+  expectNear(p.total[Block::Dram].staticJ, d.background_w * channels * secs, "dram background");
+  expectNear(p.total[Block::MemoryControllers].dynamicJ, req * d.controller_request_pj * pj,
+             "controllers");
+  uint64_t linkFlits = 0;
+  for (const auto& l : t.memory["interconnect"]["links"]) linkFlits += l["flits"].get<uint64_t>();
+  ASSERT_GT(linkFlits, 0u);
+  EXPECT_GE(p.total[Block::Noc].dynamicJ, linkFlits * cfg.power.noc.link_flit_pj * pj);
+}
+
+// Lower supply: dynamic energy scales with V^2 and leakage with the configured law, for the same
+// events (the supply does not change timing).
+TEST(EnergyModel, SupplyVoltageScalesDynamicAndLeakage) {
+  const auto base = runKernel(platform({"memory.model=fixed-latency"}));
+  for (const char* law : {"linear", "cubic", "exponential"}) {
+    const PlatformConfig cfg = platform({"memory.model=fixed-latency", "power.supply_voltage=0.9",
+                                         std::string("power.leakage_law=") + law});
+    const auto low = runKernel(cfg);
+    ASSERT_EQ(low.cycles, base.cycles);
+    const double v = 0.9;
+    const double leak = std::string(law) == "linear" ? v
+                        : std::string(law) == "cubic"
+                            ? v * v * v
+                            : v * std::exp(cfg.power.leakage_exponent * (v - 1.0));
+    for (Block b : {Block::RegisterFile, Block::SimdLanes, Block::FrontEnd}) {
+      expectNear(low.power->total[b].dynamicJ, base.power->total[b].dynamicJ * v * v, law);
+      expectNear(low.power->total[b].staticJ, base.power->total[b].staticJ * leak, law);
+    }
+    // The chip's constant power is not on the scaled rail.
+    expectNear(low.power->total[Block::Constant].staticJ,
+               base.power->total[Block::Constant].staticJ, "constant");
+  }
+}
+
+// The power time series adds up to the launch's energy, for every SM and in total.
+TEST(EnergyModel, TimeSeriesAddsUpToTheTotals) {
+  const PlatformConfig cfg = platform({"power.sample_cycles=100"});
+  const gpu::TimingResult t = runKernel(cfg, 30, 4);
+  const power::PowerReport& p = *t.power;
+  ASSERT_EQ(p.samples.size(), (t.cycles + 99) / 100);
+  const double cs = 1e-6 / cfg.gpu.clocks.core_mhz;
+  double total = 0;
+  std::vector<double> perSm(p.perSm.size(), 0.0);
+  uint64_t cycles = 0;
+  for (const auto& s : p.samples) {
+    EXPECT_EQ(s.startCycle, t.startCycle + 1 + cycles);
+    cycles += s.cycles;
+    total += s.totalW * double(s.cycles) * cs;
+    for (size_t i = 0; i < perSm.size(); ++i) perSm[i] += s.smW[i] * double(s.cycles) * cs;
+  }
+  EXPECT_EQ(cycles, t.cycles);
+  EXPECT_NEAR(total, p.total.totalJ(), 1e-9 * p.total.totalJ());
+  for (size_t i = 0; i < perSm.size(); ++i)
+    EXPECT_NEAR(perSm[i], p.perSm[i].smJ(), 1e-9 * p.perSm[i].smJ());
+}
+
+// The per-cycle current of each SM integrates to its energy (without L1D accesses, which the
+// stream does not carry): I x V x cycle time, summed, is the SM's dynamic and static energy.
+TEST(EnergyModel, PerCycleCurrentIntegratesToTheSmEnergy) {
+  struct Sink : power::CurrentSink {
+    std::vector<double> joules;
+    std::vector<uint64_t> cycles;
+    double volts = 0, cs = 0;
+    void onSmCurrent(uint32_t sm, uint64_t, uint64_t n, double amps) override {
+      joules[sm] += amps * volts * cs * double(n);
+      cycles[sm] += n;
+    }
+  } sink;
+  const PlatformConfig cfg = platform({"memory.model=fixed-latency", "power.supply_voltage=0.95"});
+  sink.joules.assign(cfg.gpu.num_sms, 0.0);
+  sink.cycles.assign(cfg.gpu.num_sms, 0);
+  sink.volts = 0.95;
+  sink.cs = 1e-6 / cfg.gpu.clocks.core_mhz;
+  Device dev(cfg, ExecMode::Timing);
+  dev.timingEngine()->gpu().energyModel()->addCurrentSink(&sink);
+  Module& m = dev.loadModule(test::module(kKernel), "energy.ptx");
+  DevPtr in = dev.upload(std::vector<float>(30 * 128, 1.0f));
+  DevPtr out = dev.malloc(30 * 128 * 4);
+  dev.launch(m.kernel("k"), {30}, {128}, 0, KernelArgs().u32(4).ptr(in).ptr(out));
+  dev.timingEngine()->gpu().energyModel()->removeCurrentSinks();
+  const gpu::TimingResult& t = *dev.launches().back().timing;
+  for (size_t i = 0; i < t.sms.size(); ++i) {
+    EXPECT_EQ(sink.cycles[i], t.cycles) << "sm " << i;
+    const power::EnergyBreakdown& b = t.power->perSm[i];
+    const double want = b.smJ() - b[Block::L1d].dynamicJ;
+    EXPECT_NEAR(sink.joules[i], want, 1e-9 * want) << "sm " << i;
+  }
+}
+
+// Unit level: one cycle of activity costs its events' energies.
+TEST(EnergyModel, ActivityEnergyOfOneCycle) {
+  const PlatformConfig cfg = platform();
+  const power::EnergyTable table(cfg);
+  sm::SmActivity a;
+  a.issued = 2;
+  a.rfReads = 3;
+  a.rfWrites = 1;
+  a.icacheAccesses = 1;
+  a.dispatched[int(sm::Unit::Sp)] = 1;
+  a.dispatched[int(sm::Unit::Ldst)] = 1;
+  a.laneOpsByKind[int(sm::LaneKind::Fp)] = 32;
+  a.laneOpsByKind[int(sm::LaneKind::Sfu)] = 4;
+  a.sharedAccesses = 1;
+  const SmPowerConfig& e = cfg.power.sm;
+  const double want = (2 * (e.fetch_decode_pj + e.scheduler_pj) + 3 * e.rf_read_pj + e.rf_write_pj +
+                       e.icache_access_pj + 2 * e.collector_pj + e.ldst_pj + 32 * e.fp_lane_pj +
+                       4 * e.sfu_lane_pj + e.shared_access_pj) *
+                      1e-12;
+  expectNear(table.activityJ(a), want, "one cycle");
+}
+
+// A gated SM leaks only its residue, pays no clock, and its switch costs its switching energy.
+TEST(EnergyModel, GatedSmCyclesSaveLeakageAndClock) {
+  const PlatformConfig cfg = platform({"power.gating.sm.gated_leakage_fraction=0.1"});
+  const power::EnergyTable t(cfg);
+  power::SmEnergyInputs on, half;
+  half.gating.smGatedCycles = 500;
+  half.gating.smGatings = 2;
+  const uint64_t cycles = 1000;
+  const auto a = power::smEnergy(t, on, cycles), b = power::smEnergy(t, half, cycles);
+  const double cs = t.cycleSeconds;
+  expectNear(b[Block::RegisterFile].staticJ, t.rfW * cs * (500 + 0.1 * 500), "rf");
+  expectNear(a[Block::RegisterFile].staticJ, t.rfW * cs * 1000, "rf on");
+  expectNear(b[Block::SmClock].dynamicJ, t.smClockW * cs * 500 + 2 * t.smSwitch, "clock");
+}
+
+// Gated lanes save their leakage; each gating costs the switch energy.
+TEST(EnergyModel, GatedLaneCyclesSaveLaneLeakage) {
+  const PlatformConfig cfg = platform();
+  const power::EnergyTable t(cfg);
+  power::SmEnergyInputs in;
+  in.gating.laneGatedCycles = 3200;
+  in.gating.laneGatings = 4;
+  const uint64_t cycles = 1000;
+  const auto e = power::smEnergy(t, in, cycles);
+  const double cs = t.cycleSeconds;
+  expectNear(e[Block::SimdLanes].staticJ,
+             t.laneW * cs * (t.lanesPerSm * 1000.0 - 3200) + t.unitW * cs * t.unitsPerSm * 1000.0,
+             "lanes");
+  expectNear(e[Block::SimdLanes].dynamicJ, 4 * t.laneSwitch, "switching");
+}
