@@ -35,6 +35,7 @@ L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
       hitLatency_(cfg.sm.l1d.hit_latency),
       missQueue_(cfg.sm.l1d.miss_queue),
       core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId),
+      power_(cfg.power.l1d, cfg.sm.l1d, "power.l1d", true),
       down_(cfg.sm.l1d.miss_queue, cfg.sm.l1d.sends_per_cycle),
       pending_(size_t(cfg.sm.l1d.mshr_entries) * cfg.sm.l1d.mshr_max_merge) {
   sm_socket.register_nb_transport_fw(this, &L1DataCache::nb_transport_fw);
@@ -125,11 +126,15 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   uint32_t record = MshrTable::kNone;
   for (uint64_t line = first; line <= last; line += lineBytes) {
     const uint64_t slot = core_.claimBank(core_.bankOf(line), cycle);
+    const ByteMask mask = lineMask(ext.byteMask, addr, len, line, lineBytes);
     ++st.accesses;
-    if (core_.access(line, slot, lineMask(ext.byteMask, addr, len, line, lineBytes), false) !=
-        CacheCore::kNoWay) {
+    power_.lookup();
+    const uint32_t way = core_.access(line, slot, mask, false);
+    if (way != CacheCore::kNoWay) {
       ++st.hits;
-      ready = std::max(ready, slot + hitLatency_);
+      const uint32_t wake =
+          power_.hit(core_.setOf(line), way, slot, mask, LinePower::Data::Read, true);
+      ready = std::max(ready, slot + wake + hitLatency_);
       continue;
     }
     ++st.misses;
@@ -151,6 +156,7 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       fx.kind = AccessKind::Load;
       fx.activeMask = ext.activeMask;
       fx.byteMask = inLine;  // the whole line is fetched
+      fx.demandMask = mask;  // of which the warp needs these bytes
       fx.tag = e;
       f->set_command(tlm::TLM_READ_COMMAND);
       f->set_address(line);
@@ -185,12 +191,17 @@ Stall L1DataCache::store(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     const ByteMask mask =
         lineMask(accessOf(gp).byteMask, addr, gp.get_data_length(), line, lineBytes);
     ++st.accesses;
+    power_.lookup();
     leave = std::max(leave, slot);
-    if (core_.access(line, slot, mask, true) == CacheCore::kNoWay) {
+    const uint32_t way = core_.access(line, slot, mask, true);
+    if (way == CacheCore::kNoWay) {
       ++st.misses;  // write-no-allocate: nothing placed
       continue;
     }
     ++st.hits;
+    // A drowsy line wakes (counted) but the store does not wait: it leaves in its lookup cycle.
+    power_.hit(core_.setOf(line), way, slot, mask,
+               writeThrough_ ? LinePower::Data::Write : LinePower::Data::None, true, false);
     if (!writeThrough_) {  // write-evict
       core_.invalidate(line, slot);
       ++stats_.invalidations;
@@ -260,15 +271,17 @@ void L1DataCache::fill(uint32_t e, uint64_t cycle) {
   MshrTable& mshrs = core_.mshrs();
   MshrTable::Entry& en = mshrs.entry(e);
   const uint64_t slot = core_.claimBank(core_.bankOf(en.line), cycle);
+  uint32_t wake = 0;  // the frame filled was drowsy: the data are written this much later
   if (core_.find(en.line) == CacheCore::kNoWay) {
     const FillResult r = core_.fill(en.line, slot, false);
     ++stats_.fills;
     if (r.evicted) ++stats_.evictions;
+    wake = power_.fill(r.set, r.way, slot);
   }
   const uint32_t* w = mshrs.waiters(e);
   for (uint32_t i = 0; i < en.waiters; ++i) {
     PendingRequests::Record& rec = pending_.at(w[i]);
-    rec.ready = std::max(rec.ready, slot + hitLatency_);
+    rec.ready = std::max(rec.ready, slot + wake + hitLatency_);
     if (--rec.linesLeft == 0) {
       answerAt(rec.ready, rec.gp);
       pending_.close(w[i]);
@@ -301,9 +314,17 @@ bool L1DataCache::idle() const {
          core_.mshrs().used() == 0 && pending_.openCount() == 0;
 }
 
+nlohmann::json L1DataCache::statsJson() const {
+  nlohmann::json j = stats_.json(enabled_);
+  // An open window is shown as if it closed after the cycle in progress.
+  j["power_states"] = toJson(power_.closedAt(clock_.now() + 1));
+  return j;
+}
+
 void L1DataCache::resetStats() {
   stats_ = DataCacheStats{};
   heldSince_ = std::max(heldSince_, clock_.now());
+  power_.beginWindow(clock_.now());
 }
 
 void L1DataCache::resetState() {
@@ -311,6 +332,7 @@ void L1DataCache::resetState() {
     throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
   core_.reset();
   down_.reset();
+  power_.powerOn(clock_.now());
 }
 
 }  // namespace gpusc::cache

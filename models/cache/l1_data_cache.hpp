@@ -11,6 +11,12 @@
 //            and write-no-allocate (a store miss places nothing). Every store is forwarded down
 //            (the same payload) in the cycle of its lookup and answered when its
 //            acknowledgement returns.
+//   drowsy lines (power.l1d.drowsy, LinePower): a hit or fill of a drowsy line waits for it to
+//            wake: a load hit is answered, a fill written (and its waiters answered) that many
+//            cycles later (less the look-ahead's cycles for hits, with drowsy.lookahead); a
+//            store is not delayed (it is forwarded in its lookup cycle and never waits for the
+//            data array). The line fetch of a miss carries the request's bytes of the line as
+//            its demandMask (the L2's divided-word-line counting uses it).
 //   atomics, instruction fetches, constant loads: bypass the cache (forwarded, answered when
 //            the answer returns). With l1d.enabled = false every request bypasses.
 //
@@ -31,6 +37,7 @@
 #include <tlm>
 
 #include "cache/cache_core.hpp"
+#include "cache/line_power.hpp"
 #include "common/clock.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
@@ -53,10 +60,22 @@ class L1DataCache : public sc_core::sc_module {
   // Nothing held, queued, outstanding or due.
   bool idle() const;
 
-  nlohmann::json statsJson() const { return stats_.json(enabled_); }
+  // The statistics; "power_states" holds the line power counters (toJson(powerCounters())
+  // once the window is closed; while it is open, the window so far).
+  nlohmann::json statsJson() const;
+  // Statistics start again, and a new power window opens at the current cycle.
   void resetStats();
-  // Power-on state: every line invalid. Only while idle().
+  // Power-on state: every line invalid (and untouched: drowsy under a drowsy policy). Only
+  // while idle().
   void resetState();
+
+  // Line power states and data-array activity (line_power.hpp) over the accounting window
+  // [beginPowerWindow(c0), closePowerWindow(c1)), cycles of the core clock (clock().now()).
+  // Complete once the window is closed (while it is open: the events so far, without the
+  // line-cycles and the access-count histogram).
+  const CachePowerCounters& powerCounters() const { return power_.counters(); }
+  void beginPowerWindow(uint64_t cycle) { power_.beginWindow(cycle); }
+  void closePowerWindow(uint64_t cycle) { power_.closeWindow(cycle); }
 
  private:
   SC_HAS_PROCESS(L1DataCache);
@@ -85,6 +104,7 @@ class L1DataCache : public sc_core::sc_module {
   const bool writeThrough_;  // a store hit keeps the line (else write-evict invalidates it)
   const uint32_t hitLatency_, missQueue_;
   CacheCore core_;
+  LinePower power_;
   SendQueue down_;
   AnswerQueue answers_;
   PendingRequests pending_;

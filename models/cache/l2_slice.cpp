@@ -46,6 +46,7 @@ L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t partition, const 
       hitLatency_(cfg.l2.slice.hit_latency),
       missQueue_(cfg.l2.slice.miss_queue),
       core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + partition),
+      power_(cfg.power.l2, cfg.l2.slice, "power.l2", false),
       // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.
       down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries,
             cfg.l2.slice.sends_per_cycle),
@@ -136,6 +137,9 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   if (fetches > mshrs.available()) return Stall::MshrFull;
   if (down_.size() + queued > missQueue_) return Stall::MissQueueFull;
 
+  // The bytes the requesting warp needs, for the divided word lines: an L1 fetches whole lines.
+  const bool demand =
+      std::any_of(ext.demandMask.begin(), ext.demandMask.end(), [](uint64_t w) { return w != 0; });
   DataCacheStats::Kind& st = stats_.of(kind);
   ++st.requests;
   uint64_t ready = cycle;
@@ -145,11 +149,16 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     const uint64_t slot = core_.claimBank(core_.bankOf(local), cycle);
     const ByteMask mask = lineMask(ext.byteMask, addr, len, line, lineBytes);
     ++st.accesses;
+    power_.lookup();
     const uint32_t way = core_.access(local, slot, mask, write);
     if (way != CacheCore::kNoWay) {
       ++st.hits;
-      if (write) core_.setDirty(core_.setOf(local), way);
-      ready = std::max(ready, slot + hitLatency_);
+      const uint32_t set = core_.setOf(local);
+      if (write) core_.setDirty(set, way);
+      const uint32_t wake = power_.hit(
+          set, way, slot, demand ? lineMask(ext.demandMask, addr, len, line, lineBytes) : mask,
+          write ? LinePower::Data::Write : LinePower::Data::Read, false);
+      ready = std::max(ready, slot + wake + hitLatency_);
       continue;
     }
     ++st.misses;
@@ -157,8 +166,9 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     if (e == MshrTable::kNone && wholeLineWrite(line)) {  // allocate without a fetch
       const FillResult r = core_.fill(local, slot, true);
       ++stats_.fills;
-      evicted(r, ext.sm, slot);
-      ready = std::max(ready, slot + hitLatency_);
+      const uint32_t wake = power_.fill(r.set, r.way, slot);
+      evicted(r, ext.sm, slot + wake);
+      ready = std::max(ready, slot + wake + hitLatency_);
       continue;
     }
     if (record == MshrTable::kNone) {
@@ -278,17 +288,19 @@ void L2Slice::fill(uint32_t e, uint64_t cycle) {
   MshrTable::Entry& en = mshrs.entry(e);
   const uint64_t slot = core_.claimBank(core_.bankOf(en.line), cycle);
   const uint32_t way = core_.find(en.line);
+  uint32_t wake = 0;  // the frame filled was drowsy: the data are written this much later
   if (way == CacheCore::kNoWay) {
     const FillResult r = core_.fill(en.line, slot, en.dirtyOnFill);
     ++stats_.fills;
-    evicted(r, accessOf(*en.fetch).sm, slot);
+    wake = power_.fill(r.set, r.way, slot);
+    evicted(r, accessOf(*en.fetch).sm, slot + wake);
   } else if (en.dirtyOnFill) {
     core_.setDirty(core_.setOf(en.line), way);
   }
   const uint32_t* w = mshrs.waiters(e);
   for (uint32_t i = 0; i < en.waiters; ++i) {
     PendingRequests::Record& rec = pending_.at(w[i]);
-    rec.ready = std::max(rec.ready, slot + hitLatency_);
+    rec.ready = std::max(rec.ready, slot + wake + hitLatency_);
     if (--rec.linesLeft == 0) {
       answerAt(rec.ready, rec.gp);
       pending_.close(w[i]);
@@ -320,9 +332,17 @@ bool L2Slice::idle() const {
          core_.mshrs().used() == 0 && pending_.openCount() == 0;
 }
 
+nlohmann::json L2Slice::statsJson() const {
+  nlohmann::json j = stats_.json(enabled_);
+  // An open window is shown as if it closed after the cycle in progress.
+  j["power_states"] = toJson(power_.closedAt(clock_.now() + 1));
+  return j;
+}
+
 void L2Slice::resetStats() {
   stats_ = DataCacheStats{};
   heldSince_ = std::max(heldSince_, clock_.now());
+  power_.beginWindow(clock_.now());
 }
 
 void L2Slice::resetState() {
@@ -330,6 +350,7 @@ void L2Slice::resetState() {
     throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
   core_.reset();
   down_.reset();
+  power_.powerOn(clock_.now());
 }
 
 }  // namespace gpusc::cache

@@ -16,6 +16,11 @@
 //     fetching the line on a miss.
 //   evicting a dirty line writes it back (a line-sized write to DRAM, a payload of our own that
 //     no requester waits for).
+// Drowsy lines (power.l2.drowsy, LinePower): a hit or fill of a drowsy line waits for it to
+// wake: its answer (every answer here waits for the data array: hit_latency), or the fill's
+// waiters' answers and the write-back of the line it evicts, come that many cycles later. The
+// divided-word-line counting uses a request's demandMask when it has one (an L1's line fetch:
+// the bytes its warp needs), else its byteMask.
 // A request covering several L2 lines (64-byte L2 lines under 128-byte L1 lines) is answered
 // when all of its lines have been served.
 //
@@ -40,6 +45,7 @@
 #include <tlm>
 
 #include "cache/cache_core.hpp"
+#include "cache/line_power.hpp"
 #include "common/address_map.hpp"
 #include "common/clock.hpp"
 #include "common/mem_access.hpp"
@@ -70,10 +76,22 @@ class L2Slice : public sc_core::sc_module {
   // Nothing held, queued, outstanding or due.
   bool idle() const;
 
-  nlohmann::json statsJson() const { return stats_.json(enabled_); }
+  // The statistics; "power_states" holds the line power counters (toJson(powerCounters())
+  // once the window is closed; while it is open, the window so far).
+  nlohmann::json statsJson() const;
+  // Statistics start again, and a new power window opens at the current cycle.
   void resetStats();
-  // Power-on state: every line invalid (dirty data dropped). Only while idle().
+  // Power-on state: every line invalid (dirty data dropped; lines untouched: drowsy under a
+  // drowsy policy). Only while idle().
   void resetState();
+
+  // Line power states and data-array activity (line_power.hpp) over the accounting window
+  // [beginPowerWindow(c0), closePowerWindow(c1)), cycles of the L2 clock (clock().now()).
+  // Complete once the window is closed (while it is open: the events so far, without the
+  // line-cycles and the access-count histogram).
+  const CachePowerCounters& powerCounters() const { return power_.counters(); }
+  void beginPowerWindow(uint64_t cycle) { power_.beginWindow(cycle); }
+  void closePowerWindow(uint64_t cycle) { power_.closeWindow(cycle); }
 
  private:
   SC_HAS_PROCESS(L2Slice);
@@ -105,6 +123,7 @@ class L2Slice : public sc_core::sc_module {
   const uint64_t interleave_, partitions_;
   const uint32_t hitLatency_, missQueue_;
   CacheCore core_;
+  LinePower power_;
   SendQueue down_;
   AnswerQueue answers_;
   PendingRequests pending_;

@@ -22,7 +22,12 @@ struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
   AccessKind kind = AccessKind::Load;
   uint32_t activeMask = 0;             // lanes of the warp taking part in this transaction
   std::array<uint64_t, 4> byteMask{};  // bytes of the transaction the lanes touch (up to 256)
-  uint64_t tag = 0;                    // initiator's own reference (its request record)
+  // A cache's line fetch: the bytes of the fetched line the requesting warp's lanes touch (the
+  // first request of the miss; merged requests add nothing), while byteMask covers the whole
+  // line. All zero on other requests. The L2 counts its divided-word-line activity with it
+  // (docs/cache-power.md): what GPGPU-Sim passes down as the access's byte mask.
+  std::array<uint64_t, 4> demandMask{};
+  uint64_t tag = 0;  // initiator's own reference (its request record)
 
   void setByte(unsigned i) { byteMask[i / 64] |= 1ull << (i % 64); }
   unsigned bytesTouched() const {

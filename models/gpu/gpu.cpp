@@ -146,6 +146,16 @@ nlohmann::json Gpu::memoryStatsJson() const {
   return j;
 }
 
+void Gpu::beginPowerWindow() {
+  for (auto& c : l1_) c->beginPowerWindow(c->clock().now());
+  for (auto& c : l2_) c->beginPowerWindow(c->clock().now());
+}
+
+void Gpu::closePowerWindow() {
+  for (auto& c : l1_) c->closePowerWindow(c->clock().now() + 1);
+  for (auto& c : l2_) c->closePowerWindow(c->clock().now() + 1);
+}
+
 void Gpu::resetMemoryStats() {
   if (fixed_) fixed_->resetStats();
   for (auto& c : l1_) c->resetStats();

@@ -43,6 +43,11 @@ class Gpu : public sc_core::sc_module {
   void resetMemoryStats();
   // Empties caches and queues (a new run); the memory system must be idle.
   void resetMemoryState();
+  // The line power window of every L1 data cache and L2 slice (cache/line_power.hpp): begin
+  // opens it at the current time, close ends it after the cycle in progress, each cache in
+  // cycles of its own clock. resetMemoryStats() and resetMemoryState() open one too.
+  void beginPowerWindow();
+  void closePowerWindow();
   // Violations the protocol checkers recorded (gpu.check_protocol), after finishing them.
   std::vector<std::string> protocolViolations();
   // The memory units holding requests, e.g. "sm3.l1d, interconnect (5 packets)"; empty when

@@ -47,6 +47,7 @@ void ScriptedInitiator::run() {
     ext.kind = o.request.kind;
     ext.activeMask = o.request.activeMask;
     ext.byteMask = o.request.byteMask;
+    ext.demandMask = o.request.demandMask;
     ext.tag = next_;
     gp->set_command(o.request.kind == AccessKind::Store ? tlm::TLM_WRITE_COMMAND
                                                         : tlm::TLM_READ_COMMAND);
@@ -114,7 +115,7 @@ tlm::tlm_sync_enum RecordingTarget::nb_transport_fw(tlm::tlm_generic_payload& gp
   if (phase != tlm::BEGIN_REQ) throw std::logic_error("RecordingTarget: unexpected phase");
   const MemAccessExtension& ext = accessOf(gp);
   received_.push_back(Received{clock_.now(), gp.get_address(), ext.kind, gp.get_command(),
-                               gp.get_data_length(), ext.sm});
+                               gp.get_data_length(), ext.sm, ext.demandMask});
   gp.acquire();
   if (pending_.size() >= maxOutstanding_) {
     waiting_ = &gp;

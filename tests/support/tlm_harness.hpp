@@ -32,6 +32,7 @@ struct Request {
   uint32_t sm = 0;
   uint32_t activeMask = 0xffffffffu;
   std::array<uint64_t, 4> byteMask{~0ull, ~0ull, ~0ull, ~0ull};
+  std::array<uint64_t, 4> demandMask{};  // MemAccessExtension::demandMask (none by default)
 };
 
 struct Outcome {
@@ -71,6 +72,7 @@ struct Received {
   tlm::tlm_command command = tlm::TLM_READ_COMMAND;
   uint32_t bytes = 0;
   uint32_t sm = 0;
+  std::array<uint64_t, 4> demandMask{};
 };
 
 class RecordingTarget : public sc_core::sc_module {
