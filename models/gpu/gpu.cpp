@@ -186,17 +186,20 @@ std::string Gpu::memoryUnitsInFlight() const {
 
 namespace {
 
-// What a data cache did, from its statistics.
-power::CacheEnergyInputs cacheInputs(const nlohmann::json& st, const CacheConfig& c) {
+// What a data cache did, from its power-state counters.
+power::CacheEnergyInputs cacheInputs(const cache::CachePowerCounters& c) {
   power::CacheEnergyInputs in;
-  in.frames = c.sets * c.ways;
-  in.subwordsPerLine = 1;
-  const auto& kinds = st.at("by_kind");
-  in.lookups = kinds.at("load").value("accesses", uint64_t(0)) +
-               kinds.at("store").value("accesses", uint64_t(0));
-  in.reads = kinds.at("load").value("hits", uint64_t(0));
-  in.readSubwords = in.reads;
-  in.fills = st.value("fills", uint64_t(0));
+  in.frames = c.frames;
+  in.subwordsPerLine = std::max<uint32_t>(1, c.subwordsPerLine);
+  in.lookups = c.lookups;
+  in.reads = c.reads;
+  in.writes = c.writes;
+  in.fills = c.fills;
+  in.readSubwords = c.readSubwords;
+  in.writeSubwords = c.writeSubwords;
+  in.wakeups = c.wakeups;
+  in.lineCycles = c.lineCycles;
+  in.drowsyLineCycles = c.drowsyLineCycles;
   return in;
 }
 
@@ -204,7 +207,7 @@ power::CacheEnergyInputs cacheInputs(const nlohmann::json& st, const CacheConfig
 
 std::vector<power::CacheEnergyInputs> Gpu::l1EnergyInputs() const {
   std::vector<power::CacheEnergyInputs> out;
-  for (const auto& c : l1_) out.push_back(cacheInputs(c->statsJson(), cfg_.sm.l1d));
+  for (const auto& c : l1_) out.push_back(cacheInputs(c->powerCounters()));
   if (out.empty()) out.resize(sms_.size());
   return out;
 }
@@ -212,7 +215,7 @@ std::vector<power::CacheEnergyInputs> Gpu::l1EnergyInputs() const {
 power::UncoreEnergyInputs Gpu::uncoreEnergyInputs() const {
   power::UncoreEnergyInputs in;
   if (fixed_) return in;
-  for (const auto& c : l2_) in.l2.push_back(cacheInputs(c->statsJson(), cfg_.l2.slice));
+  for (const auto& c : l2_) in.l2.push_back(cacheInputs(c->powerCounters()));
   const nlohmann::json n = noc_->statsJson();
   for (const char* net : {"request", "reply"}) {
     const auto& v = n.at("networks").at(net);

@@ -109,6 +109,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   std::vector<sm::Sm*> sms = g.sms();
   for (sm::Sm* s : sms) s->resetStats();
   g.resetMemoryStats();
+  g.beginPowerWindow();
 
   func::Executor ex(L);
   CtaScheduler& cs = g.ctaScheduler();
@@ -164,6 +165,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
   // from a quiet memory system, and the protocol checkers can tell unanswered requests.
   drain(label);
+  g.closePowerWindow();  // the caches' line power states, drain included
   if (g.config().gpu.check_protocol) {
     const std::vector<std::string> v = g.protocolViolations();
     if (!v.empty())
