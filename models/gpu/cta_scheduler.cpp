@@ -1,28 +1,165 @@
 #include "gpu/cta_scheduler.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace gpusc::gpu {
+
+nlohmann::json toJson(const PlacementDecision& d) {
+  nlohmann::json j;
+  j["policy"] = d.policy;
+  j["sms"] = d.sms;
+  j["measured"] = d.measured;
+  j["decided_at"] = d.decidedAt;
+  j["injection_stall_rate"] = d.injectionStallRate;
+  j["lane_utilisation"] = d.laneUtilisation;
+  j["metric"] = std::isfinite(d.metric) ? nlohmann::json(d.metric) : nlohmann::json(nullptr);
+  j["predicted_slowdown"] = d.predictedSlowdown;
+  return j;
+}
+
+double congestionMetric(const CoreCountConfig& c, double stallRate, double laneUtilisation) {
+  if (laneUtilisation <= 0) return std::numeric_limits<double>::infinity();
+  return c.alpha * stallRate + c.beta / laneUtilisation;
+}
+
+double predictedSlowdown(const CoreCountConfig& c, double metric, uint32_t n, uint32_t k) {
+  if (k == 0 || k >= n) return 0.0;
+  const double scaling = metric > 0 ? std::min(1.0, c.metric_reference / metric) : 1.0;
+  return (double(n) / double(k) - 1.0) * scaling;
+}
+
+uint32_t chooseCoreCount(const CoreCountConfig& c, double metric, uint32_t n) {
+  const uint32_t lowest = std::min(std::max<uint32_t>(c.min_sms, 1), n);
+  for (uint32_t k = lowest; k < n; ++k)
+    if (predictedSlowdown(c, metric, n, k) <= c.slowdown_budget * (1 + 1e-12)) return k;
+  return n;
+}
 
 namespace {
 
-// Round-robin: the SM after the one that took the previous CTA, skipping full ones.
+// Round-robin over SMs 0 .. k-1: the SM after the one that took the previous CTA, skipping
+// full ones and ones at the per-cycle limit.
+int roundRobin(const std::vector<sm::Sm*>& sms, size_t k, size_t& next, const sm::CtaFootprint& f,
+               const std::vector<uint32_t>& startedNow, uint32_t limit) {
+  for (size_t j = 0; j < k; ++j) {
+    const size_t i = (next + j) % k;
+    if (startedNow[i] < limit && sms[i]->fits(f)) {
+      next = (i + 1) % k;
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 class RoundRobinPlacement : public CtaPlacementPolicy {
  public:
+  void beginKernel(const PlacementKernel&, const std::vector<sm::Sm*>& sms) override {
+    next_ = 0;
+    n_ = sms.size();
+  }
   int pick(const std::vector<sm::Sm*>& sms, const sm::CtaFootprint& f,
            const std::vector<uint32_t>& startedNow, uint32_t limit) override {
-    const size_t n = sms.size();
-    for (size_t k = 0; k < n; ++k) {
-      const size_t i = (next_ + k) % n;
-      if (startedNow[i] < limit && sms[i]->fits(f)) {
-        next_ = (i + 1) % n;
-        return static_cast<int>(i);
-      }
-    }
-    return -1;
+    return roundRobin(sms, sms.size(), next_, f, startedNow, limit);
   }
-  void reset() override { next_ = 0; }
+  PlacementDecision decision() const override {
+    PlacementDecision d;
+    d.policy = "round-robin";
+    d.sms = static_cast<uint32_t>(n_);
+    return d;
+  }
 
  private:
-  size_t next_ = 0;
+  size_t next_ = 0, n_ = 0;
+};
+
+// Seed 002 3.1.1: a kernel with fewer CTAs than the GPU holds at once goes to as few SMs as
+// can hold it.
+class PackedPlacement : public CtaPlacementPolicy {
+ public:
+  void beginKernel(const PlacementKernel& k, const std::vector<sm::Sm*>& sms) override {
+    next_ = 0;
+    const uint64_t n = sms.size(), per = k.ctasPerSm;
+    k_ =
+        per > 0 && k.totalCtas < n * per ? std::max<uint64_t>(1, (k.totalCtas + per - 1) / per) : n;
+  }
+  int pick(const std::vector<sm::Sm*>& sms, const sm::CtaFootprint& f,
+           const std::vector<uint32_t>& startedNow, uint32_t limit) override {
+    return roundRobin(sms, k_, next_, f, startedNow, limit);
+  }
+  PlacementDecision decision() const override {
+    PlacementDecision d;
+    d.policy = "packed";
+    d.sms = static_cast<uint32_t>(k_);
+    return d;
+  }
+
+ private:
+  size_t next_ = 0, k_ = 0;
+};
+
+// Seed 002 3.1.2: observe the first CTAs on every SM, then keep the SMs the congestion metric
+// says the kernel needs.
+class CongestionAwarePlacement : public CtaPlacementPolicy {
+ public:
+  explicit CongestionAwarePlacement(const PlatformConfig& cfg)
+      : c_(cfg.gpu.core_count),
+        lanesPerSm_(double(cfg.sm.simd_units) * double(cfg.sm.simd_lanes)) {}
+
+  void beginKernel(const PlacementKernel& k, const std::vector<sm::Sm*>& sms) override {
+    sms_ = &sms;
+    probe_ = k.probe;
+    start_ = k.startCycle;
+    next_ = 0;
+    k_ = sms.size();
+    d_ = PlacementDecision{};
+    d_.policy = "congestion-aware";
+    d_.sms = static_cast<uint32_t>(k_);
+    stall0_ = probe_ ? probe_->injectionStallCycles() : 0.0;
+    laneOps0_ = laneOps();
+  }
+
+  sm::Cycle update(sm::Cycle now) override {
+    if (d_.measured) return sm::kNever;
+    const sm::Cycle at = start_ + c_.observe_cycles;
+    if (now < at) return at;
+    const double n = double(sms_->size()), cycles = double(now - start_);
+    const double stalls = (probe_ ? probe_->injectionStallCycles() : 0.0) - stall0_;
+    d_.measured = true;
+    d_.decidedAt = now;
+    d_.injectionStallRate = stalls / (n * cycles);
+    d_.laneUtilisation = double(laneOps() - laneOps0_) / (n * lanesPerSm_ * cycles);
+    d_.metric = congestionMetric(c_, d_.injectionStallRate, d_.laneUtilisation);
+    const uint32_t k = chooseCoreCount(c_, d_.metric, static_cast<uint32_t>(sms_->size()));
+    d_.sms = k;
+    d_.predictedSlowdown = predictedSlowdown(c_, d_.metric, static_cast<uint32_t>(n), k);
+    k_ = k;
+    return sm::kNever;
+  }
+
+  int pick(const std::vector<sm::Sm*>& sms, const sm::CtaFootprint& f,
+           const std::vector<uint32_t>& startedNow, uint32_t limit) override {
+    return roundRobin(sms, k_, next_, f, startedNow, limit);
+  }
+  PlacementDecision decision() const override { return d_; }
+
+ private:
+  uint64_t laneOps() const {
+    uint64_t s = 0;
+    for (const sm::Sm* m : *sms_) s += m->simdLaneOps();
+    return s;
+  }
+
+  const CoreCountConfig c_;
+  const double lanesPerSm_;
+  const std::vector<sm::Sm*>* sms_ = nullptr;
+  const CongestionProbe* probe_ = nullptr;
+  sm::Cycle start_ = 0;
+  size_t next_ = 0, k_ = 0;
+  double stall0_ = 0;
+  uint64_t laneOps0_ = 0;
+  PlacementDecision d_;
 };
 
 }  // namespace
@@ -31,20 +168,28 @@ const Registry<CtaPlacementPolicy, const PlatformConfig&>& ctaPlacementPolicies(
   static const Registry<CtaPlacementPolicy, const PlatformConfig&> registry(
       "CTA placement policy",
       {{"round-robin", "the next SM with room, in turn",
-        [](const PlatformConfig&) { return std::make_unique<RoundRobinPlacement>(); }}});
+        [](const PlatformConfig&) { return std::make_unique<RoundRobinPlacement>(); }},
+       {"packed",
+        "a kernel with fewer CTAs than the GPU holds goes to as few SMs as hold it (seed 002)",
+        [](const PlatformConfig&) { return std::make_unique<PackedPlacement>(); }},
+       {"congestion-aware",
+        "every SM while gpu.core_count.observe_cycles pass, then the SMs the congestion metric "
+        "asks for (seed 002)",
+        [](const PlatformConfig& c) { return std::make_unique<CongestionAwarePlacement>(c); }}});
   return registry;
 }
 
 CtaScheduler::CtaScheduler(const sc_core::sc_module_name& name, const PlatformConfig& cfg,
                            std::vector<sm::Sm*> sms, sc_core::sc_time period)
     : sc_core::sc_module(name),
+      cfg_(cfg),
       sms_(std::move(sms)),
       policy_(ctaPlacementPolicies().create(cfg.gpu.cta_placement, cfg)),
       perCycle_(cfg.gpu.ctas_per_sm_per_cycle),
       period_(period),
       startedNow_(sms_.size(), 0) {
   SC_METHOD(assign);
-  sensitive << wake_;
+  sensitive << wake_ << timer_;
   dont_initialize();
 }
 
@@ -54,38 +199,64 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
   next_ = finished_ = 0;
   active_ = true;
   done_ = false;
-  policy_->reset();
   startCycle_ = cycleNow();
   endCycle_ = startCycle_;
+  policy_->beginKernel(PlacementKernel{total_, k.footprint, sm::ctasPerSm(cfg_.sm, k.footprint),
+                                       startCycle_, probe_},
+                       sms_);
+  for (sm::Sm* s : sms_) s->powerSwitch().begin(startCycle_);
   wake_.notify(sc_core::SC_ZERO_TIME);
   kernel_started.notify(sc_core::SC_ZERO_TIME);
 }
 
 void CtaScheduler::assign() {
   if (!active_) return;
+  const sm::Cycle now = cycleNow();
+  sm::Cycle again = policy_->update(now);
   std::fill(startedNow_.begin(), startedNow_.end(), 0);
   bool started = false;
   while (next_ < total_) {
     int i = policy_->pick(sms_, kernel_.footprint, startedNow_, perCycle_);
     if (i < 0) break;
+    sm::Sm& s = *sms_[i];
+    if (s.residentCtas() == 0) {
+      // The SM's first CTA: a gated SM wakes first and takes no CTA until it is awake.
+      power::PowerGatingSwitch& sw = s.powerSwitch();
+      const sm::Cycle ready = sw.acquire(now);
+      if (ready > now) {
+        startedNow_[i] = perCycle_;
+        again = std::min(again, ready);
+        continue;
+      }
+      sw.beginBusy(now);
+    }
     const func::Dim3& g = kernel_.grid;
     func::Dim3 ctaid{static_cast<uint32_t>(next_ % g.x), static_cast<uint32_t>((next_ / g.x) % g.y),
                      static_cast<uint32_t>(next_ / (uint64_t(g.x) * g.y))};
-    sms_[i]->startCta(kernel_.footprint, ctaid, next_);
+    s.startCta(kernel_.footprint, ctaid, next_);
     ++startedNow_[i];
     ++next_;
     started = true;
   }
-  // SMs that just took their per-cycle maximum may take more next cycle.
-  if (next_ < total_ && started) wake_.notify(period_);
+  if (next_ < total_) {
+    // SMs that just took their per-cycle maximum may take more next cycle.
+    if (started) wake_.notify(period_);
+    if (again != sm::kNever && again > now)
+      timer_.notify(sc_core::sc_time::from_value((again - now) * period_.value()));
+  }
 }
 
-void CtaScheduler::ctaFinished(uint32_t) {
+void CtaScheduler::ctaFinished(uint32_t sm) {
   ++finished_;
+  const sm::Cycle now = cycleNow();
+  if (sms_[sm]->residentCtas() == 0) sms_[sm]->powerSwitch().endBusy(now);
   if (finished_ == total_) {
     active_ = false;
     done_ = true;
-    endCycle_ = cycleNow();
+    endCycle_ = now;
+    timer_.cancel();
+    // The SMs' windows cover the kernel's cycles startCycle .. endCycle.
+    for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
     kernel_finished.notify(sc_core::SC_ZERO_TIME);
     sc_core::sc_pause();  // the launch is over: return control to the host
   } else if (next_ < total_) {

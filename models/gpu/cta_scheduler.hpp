@@ -1,14 +1,29 @@
 // The CTA (thread-block) scheduler: starts the CTAs of a kernel on SMs that have room for
 // them (threads, warps, registers, shared memory, CTA slots), at most
 // gpu.ctas_per_sm_per_cycle per SM per cycle, in CTA order, and notes the cycles the kernel
-// starts and ends. Which SM takes the next CTA is a policy chosen by name
-// (gpu.cta_placement); the power issue adds gating-aware policies to the registry.
+// starts and ends. Which SM takes the next CTA is a policy chosen by name (gpu.cta_placement):
+//
+//   round-robin       the next SM with room, in turn.
+//   packed            (seed 002 3.1.1) when the kernel has fewer CTAs than the GPU holds at once,
+//                     only the first k = ceil(CTAs / CTAs per SM) SMs, in turn; the others get
+//                     no CTA and can be gated.
+//   congestion-aware  (seed 002 3.1.2) round-robin on every SM for gpu.core_count.observe_cycles,
+//                     then only the first k SMs, k from the measured congestion metric
+//                     (chooseCoreCount below).
+//
+// The scheduler also drives each SM's power-gating switch (Sm::powerSwitch()): its window
+// starts at startKernel() and ends the cycle after the kernel's last CTA finishes; the SM is
+// busy while it holds CTAs. With idle_detect timeout an SM that was gated must wake before it
+// takes a CTA: the scheduler starts the wake-up, places the CTA elsewhere if it can, and runs
+// again when the SM is awake.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "common/platform_config.hpp"
@@ -17,14 +32,63 @@
 
 namespace gpusc::gpu {
 
+// What the congestion-aware policy measures in the memory system.
+class CongestionProbe {
+ public:
+  virtual ~CongestionProbe() = default;
+  // Cycles the interconnect's injection queues (all nodes) stalled so far, in core cycles.
+  virtual double injectionStallCycles() const = 0;
+};
+
+// A kernel as a placement policy sees it when it starts.
+struct PlacementKernel {
+  uint64_t totalCtas = 0;
+  sm::CtaFootprint footprint;
+  uint32_t ctasPerSm = 0;  // CTAs of the kernel an empty SM holds
+  sm::Cycle startCycle = 0;
+  const CongestionProbe* probe = nullptr;  // null: no interconnect (stall cycles are 0)
+};
+
+// What a policy decided for the kernel: the SMs it places CTAs on.
+struct PlacementDecision {
+  std::string policy;
+  uint32_t sms = 0;               // k: CTAs go to SMs 0 .. k-1 (every SM: the GPU's count)
+  bool measured = false;          // congestion-aware: the observation ended and k was chosen
+  sm::Cycle decidedAt = 0;        // congestion-aware: the cycle k was chosen
+  double injectionStallRate = 0;  // congestion-aware: stall cycles per SM-cycle observed
+  double laneUtilisation = 0;     // congestion-aware: SIMD lane utilisation observed
+  double metric = 0;              // alpha x stall rate + beta / utilisation
+  double predictedSlowdown = 0;   // of running on k SMs
+};
+// Keys: policy, sms, measured, decided_at, injection_stall_rate, lane_utilisation, metric,
+// predicted_slowdown (metric: null when the utilisation was 0).
+nlohmann::json toJson(const PlacementDecision& d);
+
+// Seed 002's congestion-aware core count (gpu.core_count): the metric alpha x stallRate +
+// beta / laneUtilisation (infinite at zero utilisation), the slowdown predicted for k of n SMs,
+// (n / k - 1) x min(1, metric_reference / metric), and the smallest k >= min_sms (at most n)
+// whose predicted slowdown is within slowdown_budget.
+double congestionMetric(const CoreCountConfig& c, double stallRate, double laneUtilisation);
+double predictedSlowdown(const CoreCountConfig& c, double metric, uint32_t n, uint32_t k);
+uint32_t chooseCoreCount(const CoreCountConfig& c, double metric, uint32_t n);
+
 class CtaPlacementPolicy {
  public:
   virtual ~CtaPlacementPolicy() = default;
+  // A kernel starts on `sms` (the policy forgets the previous kernel).
+  virtual void beginKernel(const PlacementKernel& k, const std::vector<sm::Sm*>& sms) = 0;
+  // Called at the start of each scheduling pass, at cycle `now`. Returns the next cycle at
+  // which the policy needs a pass even when no CTA finishes (sm::kNever: none).
+  virtual sm::Cycle update(sm::Cycle now) {
+    (void)now;
+    return sm::kNever;
+  }
   // The SM to start the next CTA on, or -1 when none can take it this cycle.
-  // `startedNow[i]`: CTAs already started on SM i this cycle; `limit`: the per-cycle maximum.
+  // `startedNow[i]`: CTAs already started on SM i this cycle (the scheduler sets it to `limit`
+  // for an SM that cannot take one this cycle); `limit`: the per-cycle maximum.
   virtual int pick(const std::vector<sm::Sm*>& sms, const sm::CtaFootprint& f,
                    const std::vector<uint32_t>& startedNow, uint32_t limit) = 0;
-  virtual void reset() {}
+  virtual PlacementDecision decision() const = 0;
 };
 
 const Registry<CtaPlacementPolicy, const PlatformConfig&>& ctaPlacementPolicies();
@@ -39,6 +103,9 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   CtaScheduler(const sc_core::sc_module_name& name, const PlatformConfig& cfg,
                std::vector<sm::Sm*> sms, sc_core::sc_time period);
 
+  // The memory system's congestion, for congestion-aware placement (none: no stalls).
+  void setCongestionProbe(const CongestionProbe* p) { probe_ = p; }
+
   // Queues a kernel's CTAs; they start when the simulation runs.
   void startKernel(const KernelGrid& k);
   bool kernelDone() const { return done_; }
@@ -47,6 +114,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   uint64_t ctasStarted() const { return next_; }
   uint64_t ctasFinished() const { return finished_; }
   uint64_t ctasTotal() const { return total_; }
+  // The placement policy's decision for the current (or last) kernel.
+  PlacementDecision placementDecision() const { return policy_->decision(); }
 
   void ctaFinished(uint32_t sm) override;
 
@@ -58,11 +127,14 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   void assign();
   sm::Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / period_.value(); }
 
+  const PlatformConfig& cfg_;
   std::vector<sm::Sm*> sms_;
   std::unique_ptr<CtaPlacementPolicy> policy_;
   const uint32_t perCycle_;
   const sc_core::sc_time period_;
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;   // a pass as soon as possible
+  sc_core::sc_event timer_;  // a pass at a given cycle (a policy's wish, an SM awake)
+  const CongestionProbe* probe_ = nullptr;
   KernelGrid kernel_;
   uint64_t total_ = 0, next_ = 0, finished_ = 0;
   bool active_ = false, done_ = true;

@@ -7,6 +7,22 @@
 
 namespace gpusc::gpu {
 
+namespace {
+// The interconnect's injection stalls, in core cycles.
+class InterconnectProbe : public CongestionProbe {
+ public:
+  InterconnectProbe(const noc::Interconnect& noc, const ClockConfig& clocks)
+      : noc_(noc), coreCyclesPerNocCycle_(clocks.core_mhz / clocks.interconnect_mhz) {}
+  double injectionStallCycles() const override {
+    return double(noc_.injectionStallCycles()) * coreCyclesPerNocCycle_;
+  }
+
+ private:
+  const noc::Interconnect& noc_;
+  const double coreCyclesPerNocCycle_;
+};
+}  // namespace
+
 Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     : sc_core::sc_module(name), cfg_(cfg), period_(Clock(cfg.gpu.clocks.core_mhz).period()) {
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
@@ -25,6 +41,8 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     l1_.push_back(
         std::make_unique<cache::L1DataCache>(fmt::format("l1d{}", i).c_str(), i, cfg_, pool_));
   noc_ = noc::makeInterconnect("interconnect", cfg_);
+  probe_ = std::make_unique<InterconnectProbe>(*noc_, cfg_.gpu.clocks);
+  ctaScheduler_->setCongestionProbe(probe_.get());
   for (uint32_t p = 0; p < cfg_.memory.partitions; ++p) {
     l2_.push_back(
         std::make_unique<cache::L2Slice>(fmt::format("l2_{}", p).c_str(), p, cfg_, pool_));

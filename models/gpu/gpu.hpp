@@ -72,6 +72,7 @@ class Gpu : public sc_core::sc_module {
 
   PlatformConfig cfg_;
   sc_core::sc_time period_;
+  std::unique_ptr<CongestionProbe> probe_;  // over the interconnect (hierarchy only)
   PayloadPool pool_;
   std::vector<std::unique_ptr<sm::Sm>> sms_;
   std::unique_ptr<CtaScheduler> ctaScheduler_;

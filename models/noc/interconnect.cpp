@@ -236,6 +236,20 @@ nlohmann::json networkJson(const NetworkStats& s) {
 
 }  // namespace
 
+uint64_t Interconnect::injectionStallCycles(const NetworkInterface& ni, uint64_t now) const {
+  // Cycles after the last evaluated one look like it.
+  const uint64_t pending =
+      evaluated_ && ni.stalled() && now > lastCycle_ + 1 ? now - lastCycle_ - 1 : 0;
+  return ni.injectionStallCycles() + pending;
+}
+
+uint64_t Interconnect::injectionStallCycles() const {
+  const uint64_t now = clock_.now();
+  uint64_t total = 0;
+  for (const auto& ni : nis_) total += injectionStallCycles(*ni, now);
+  return total;
+}
+
 nlohmann::json Interconnect::statsJson() const {
   const uint64_t now = clock_.now();
   const uint64_t cycles = now > statsStart_ ? now - statsStart_ : 0;
@@ -263,11 +277,9 @@ nlohmann::json Interconnect::statsJson() const {
   nlohmann::json stalls = nlohmann::json::object(), holds = nlohmann::json::object();
   uint64_t totalStalls = 0;
   for (const auto& ni : nis_) {
-    // Cycles after the last evaluated one look like it.
-    const uint64_t pending =
-        evaluated_ && ni->stalled() && now > lastCycle_ + 1 ? now - lastCycle_ - 1 : 0;
-    stalls[nodeName(ni->node())] = ni->injectionStallCycles() + pending;
-    totalStalls += ni->injectionStallCycles() + pending;
+    const uint64_t n = injectionStallCycles(*ni, now);
+    stalls[nodeName(ni->node())] = n;
+    totalStalls += n;
     if (ni->node() < numSms_) holds[nodeName(ni->node())] = ni->holdCycles();
   }
   j["injection_stall_cycles"] = stalls;

@@ -81,6 +81,8 @@ class Interconnect : public sc_core::sc_module {
   std::string nodeName(uint32_t node) const;
 
   nlohmann::json statsJson() const;
+  // injection_stall_cycles_total of statsJson() (interconnect cycles since resetStats), cheaply.
+  uint64_t injectionStallCycles() const;
   void resetStats();
   void resetState();
   // Packets inside the network (taken in, not yet delivered).
@@ -114,6 +116,7 @@ class Interconnect : public sc_core::sc_module {
                                    sc_core::sc_time& delay);
   void end_of_elaboration() override;
 
+  uint64_t injectionStallCycles(const NetworkInterface& ni, uint64_t now) const;
   void step();  // SC_METHOD: evaluates one interconnect cycle
   void scheduleAt(uint64_t cycle);
   void dispatch();  // the socket calls the NIs asked for this cycle

@@ -54,6 +54,19 @@ SwitchCounters& SwitchCounters::operator+=(const SwitchCounters& o) {
   return *this;
 }
 
+nlohmann::json toJson(const SwitchCounters& c) {
+  return {{"busy_cycles", c.busyCycles},
+          {"idle_cycles", c.idleCycles},
+          {"gated_cycles", c.gatedCycles},
+          {"waking_cycles", c.wakingCycles},
+          {"gatings", c.gatings},
+          {"wakeups", c.wakeups},
+          {"short_gatings", c.shortGatings},
+          {"idle_periods", c.idlePeriods},
+          {"idle_periods_at_least_bet", c.idlePeriodsAtLeastBet},
+          {"idle_cycles_at_least_bet", c.idleCyclesAtLeastBet}};
+}
+
 PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDetect detect,
                                      uint32_t timeout, uint32_t wakeLatency, uint64_t breakEven)
     : sc_core::sc_module(name),
@@ -68,6 +81,7 @@ void PowerGatingSwitch::begin(Cycle c) {
   wakeUntil_ = c;
   busySince_ = c;
   open_ = false;
+  wakingTail_ = false;
   suspended_ = false;
 }
 
@@ -76,6 +90,7 @@ void PowerGatingSwitch::resume(Cycle c) {
   suspended_ = false;
   lastEnd_ = std::max(lastEnd_, c);
   wakeUntil_ = lastEnd_;
+  wakingTail_ = false;
 }
 
 void PowerGatingSwitch::closeIdle(uint64_t len) {
@@ -112,10 +127,17 @@ void PowerGatingSwitch::closeIdle(uint64_t len) {
 }
 
 bool PowerGatingSwitch::gatedAt(Cycle c) const {
-  return detect_ == IdleDetect::Timeout && !open_ && c > lastEnd_ && c - lastEnd_ > timeout_;
+  return detect_ == IdleDetect::Timeout && !open_ && !suspended_ && c > lastEnd_ &&
+         c - lastEnd_ > timeout_;
+}
+
+Cycle PowerGatingSwitch::usableFrom(Cycle c) const {
+  if (suspended_) return c;
+  return gatedAt(c) ? kGated : std::max(c, wakeUntil_);
 }
 
 Cycle PowerGatingSwitch::acquire(Cycle c) {
+  if (suspended_) return c;
   if (!gatedAt(c)) return std::max(c, wakeUntil_);  // ON, or a wake-up already under way
   // Gated since lastEnd_ + timeout: the idle period ends now and the block wakes.
   closeIdle(c - lastEnd_);
@@ -123,10 +145,12 @@ Cycle PowerGatingSwitch::acquire(Cycle c) {
   n_.wakingCycles += wake_;
   lastEnd_ = c + wake_;
   wakeUntil_ = lastEnd_;
+  wakingTail_ = wake_ > 0;
   return lastEnd_;
 }
 
 void PowerGatingSwitch::use(Cycle from, Cycle until) {
+  if (suspended_) return;
   if (open_)
     throw InternalError(fmt::format("{}: use() during an open-ended busy stretch", name()));
   if (from > lastEnd_) {
@@ -139,11 +163,12 @@ void PowerGatingSwitch::use(Cycle from, Cycle until) {
   if (until > lastEnd_) {
     n_.busyCycles += until - lastEnd_;
     lastEnd_ = until;
+    wakingTail_ = false;
   }
 }
 
 void PowerGatingSwitch::beginBusy(Cycle c) {
-  if (open_) return;
+  if (open_ || suspended_) return;
   if (c > lastEnd_) {
     if (gatedAt(c))
       throw InternalError(
@@ -158,7 +183,10 @@ void PowerGatingSwitch::beginBusy(Cycle c) {
 void PowerGatingSwitch::endBusy(Cycle c) {
   if (!open_) return;
   open_ = false;
-  if (c > busySince_) n_.busyCycles += c - busySince_;
+  if (c > busySince_) {
+    n_.busyCycles += c - busySince_;
+    wakingTail_ = false;
+  }
   lastEnd_ = std::max(lastEnd_, c);
 }
 
@@ -167,8 +195,14 @@ void PowerGatingSwitch::finish(Cycle c) {
   if (open_) endBusy(c);
   if (c > lastEnd_) {
     closeIdle(c - lastEnd_);
-    lastEnd_ = c;
+  } else if (lastEnd_ > c) {
+    // A use or a wake-up reaching past the window's end counts only up to it.
+    uint64_t& tail = wakingTail_ ? n_.wakingCycles : n_.busyCycles;
+    tail -= std::min<uint64_t>(tail, lastEnd_ - c);
   }
+  lastEnd_ = c;
+  wakeUntil_ = std::min(wakeUntil_, c);
+  wakingTail_ = false;
 }
 
 }  // namespace gpusc::power

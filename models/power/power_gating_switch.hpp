@@ -12,8 +12,11 @@
 // The switch keeps no clock: it is told when its block is used (use(), or beginBusy()/endBusy()
 // for open-ended use such as an SM holding CTAs) and accounts idle periods when they end, so an
 // idle block costs nothing to simulate. Calls come in non-decreasing cycle order.
+// Cycles are whole clock cycles: use(from, until) makes cycles from .. until-1 busy.
 //
-// Accounting over a window [begin(), finish()): busy + idle + gated + waking cycles = window.
+// Accounting over a window [begin(), finish()): busy + idle + gated + waking cycles = window
+// (minus the cycles between suspend() and resume(); a stretch still running at finish() is cut
+// there).
 // The break-even time: gating pays only when the gated time exceeds
 //   BET = switch energy / (leakage saved per cycle)
 // and seed 002's net saving, in cycles of the block's leakage, is
@@ -24,6 +27,7 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "common/power_config.hpp"
@@ -56,6 +60,9 @@ struct SwitchCounters {
   SwitchCounters& operator+=(const SwitchCounters& o);
   uint64_t windowCycles() const { return busyCycles + idleCycles + gatedCycles + wakingCycles; }
 };
+// Keys: busy_cycles, idle_cycles, gated_cycles, waking_cycles, gatings, wakeups, short_gatings,
+// idle_periods, idle_periods_at_least_bet, idle_cycles_at_least_bet.
+nlohmann::json toJson(const SwitchCounters& c);
 
 class PowerGatingSwitch : public sc_core::sc_module {
  public:
@@ -74,7 +81,8 @@ class PowerGatingSwitch : public sc_core::sc_module {
 
   // Accounting pauses (a SIMD lane while its SM holds no CTA: the SM's own switch accounts
   // that time): suspend() ends the current stretch at `c` like finish(); resume() restarts it
-  // at `c` with the block ON and idle, keeping the counters.
+  // at `c` with the block ON and idle, keeping the counters. A suspended switch ignores
+  // acquire() (the block is usable at once), use(), beginBusy() and endBusy().
   void suspend(Cycle c) {
     finish(c);
     suspended_ = true;
@@ -86,8 +94,12 @@ class PowerGatingSwitch : public sc_core::sc_module {
   // detection is not timeout), else the end of its wake-up, which this call starts (the idle
   // period ends at `c`; the block is WAKING until the returned cycle).
   Cycle acquire(Cycle c);
-  // Would acquire(c) have to wait? (No side effects.)
+  // Is the block gated at `c` (acquire(c) would start a wake-up)? No side effects.
   bool gatedAt(Cycle c) const;
+  // Without side effects: `c` when the block is usable at `c`, the end of a wake-up under way,
+  // or kGated when it is gated (only acquire() wakes it).
+  static constexpr Cycle kGated = ~Cycle(0);
+  Cycle usableFrom(Cycle c) const;
   // The block is busy over [from, until). With timeout detection, call acquire() first.
   void use(Cycle from, Cycle until);
   // Open-ended use (an SM holding CTAs): busy from `c` until endBusy().
@@ -114,6 +126,7 @@ class PowerGatingSwitch : public sc_core::sc_module {
   Cycle wakeUntil_ = 0;  // end of the last wake-up
   Cycle busySince_ = 0;
   bool open_ = false;
+  bool wakingTail_ = false;  // the stretch ending at lastEnd_ is a wake-up (not a use)
   bool suspended_ = false;
   SwitchCounters n_;
 };

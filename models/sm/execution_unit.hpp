@@ -2,14 +2,22 @@
 // unit. A warp instruction occupies the unit for max(initiation interval, warp size / lanes)
 // cycles (two cycles for a 32-thread warp on 16 lanes) and produces its result `latency`
 // cycles after it starts.
+//
+// A SIMD unit has power-gating switches (seed 002): one for the unit's shared logic
+// ("power_switch") and one per lane ("lane0", "lane1", ...). The Sm drives them.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
+#include <fmt/format.h>
 #include <systemc>
 
 #include "common/platform_config.hpp"
+#include "power/gating_params.hpp"
+#include "power/power_gating_switch.hpp"
 #include "sm/pipeline.hpp"
 
 namespace gpusc::sm {
@@ -21,6 +29,18 @@ class ExecutionUnit : public sc_core::sc_module {
         kind_(kind),
         lanes_(lanes),
         warpCycles_((warpSize + lanes - 1) / lanes) {}
+  // A unit with power-gating switches for itself and each lane.
+  ExecutionUnit(const sc_core::sc_module_name& name, Unit kind, uint32_t lanes, uint32_t warpSize,
+                const power::SwitchParams& unitSwitch, const power::SwitchParams& laneSwitch)
+      : ExecutionUnit(name, kind, lanes, warpSize) {
+    unitSwitch_ = std::make_unique<power::PowerGatingSwitch>(
+        "power_switch", unitSwitch.detect, unitSwitch.timeout, unitSwitch.wakeLatency,
+        unitSwitch.breakEven);
+    for (uint32_t l = 0; l < lanes; ++l)
+      laneSwitches_.push_back(std::make_unique<power::PowerGatingSwitch>(
+          fmt::format("lane{}", l).c_str(), laneSwitch.detect, laneSwitch.timeout,
+          laneSwitch.wakeLatency, laneSwitch.breakEven));
+  }
 
   Unit unitKind() const { return kind_; }
   uint32_t lanes() const { return lanes_; }
@@ -31,11 +51,19 @@ class ExecutionUnit : public sc_core::sc_module {
   void start(Cycle now, uint32_t occupancy) { busyUntil_ = now + occupancy; }
   void reset() { busyUntil_ = 0; }
 
+  // Power-gating switches (SIMD units only; nullptr / none otherwise).
+  power::PowerGatingSwitch* unitSwitch() { return unitSwitch_.get(); }
+  const power::PowerGatingSwitch* unitSwitch() const { return unitSwitch_.get(); }
+  power::PowerGatingSwitch& laneSwitch(uint32_t l) { return *laneSwitches_[l]; }
+  const power::PowerGatingSwitch& laneSwitch(uint32_t l) const { return *laneSwitches_[l]; }
+
  private:
   Unit kind_;
   uint32_t lanes_;
   uint32_t warpCycles_;
   Cycle busyUntil_ = 0;
+  std::unique_ptr<power::PowerGatingSwitch> unitSwitch_;
+  std::vector<std::unique_ptr<power::PowerGatingSwitch>> laneSwitches_;
 };
 
 }  // namespace gpusc::sm

@@ -54,6 +54,7 @@ struct InFlight {
   uint32_t latency = 0;          // cycles from dispatch to result
   uint32_t occupancy = 0;        // cycles the unit is busy
   uint32_t lanes = 0;            // threads that executed it
+  uint32_t executed = 0;         // their mask (bit t: thread t of the warp)
   bool loadsFromMemory = false;  // its results arrive from the memory system
   uint32_t outstanding = 0;      // memory transactions not yet answered
   func::MemRecord mem;           // addresses, for memory instructions

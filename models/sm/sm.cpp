@@ -11,6 +11,19 @@ namespace gpusc::sm {
 
 using func::InstClass;
 
+uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f) {
+  uint32_t n = s.max_ctas;
+  if (f.threads) n = std::min(n, s.max_threads / f.threads);
+  if (f.warps) n = std::min(n, s.max_warps / f.warps);
+  if (f.registers) n = std::min(n, s.registers / f.registers);
+  if (f.sharedBytes) n = std::min(n, s.shared_memory_bytes / f.sharedBytes);
+  return n;
+}
+
+namespace {
+bool isNone(const std::string& s) { return s == "none"; }
+}  // namespace
+
 Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& cfg,
        PayloadPool& pool, sc_core::sc_time period)
     : sc_core::sc_module(name),
@@ -26,11 +39,21 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       rf_("register_file", cfg.sm.register_banks),
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id),
-      fetch_("fetch_unit", cfg.sm) {
+      fetch_("fetch_unit", cfg.sm),
+      issuePolicy_(simdIssuePolicies().create(cfg.power.simd_issue.policy, cfg.power.simd_issue)),
+      adaptiveIssue_(issuePolicy_->adaptive()),
+      compaction_(cfg.power.thread_compaction),
+      wakeOnUse_(power::parseIdleDetect(cfg.power.gating.idle_detect) ==
+                 power::IdleDetect::Timeout),
+      simdControl_(!isNone(cfg.power.gating.idle_detect) || adaptiveIssue_ || compaction_),
+      sliceCycles_(cfg.power.simd_issue.slice_cycles) {
   const SmConfig& s = cfg.sm;
+  const power::SwitchParams unitSwitch = power::simdUnitSwitchParams(cfg),
+                            laneSwitch = power::laneSwitchParams(cfg);
   for (uint32_t i = 0; i < s.simd_units; ++i)
     simd_.push_back(std::make_unique<ExecutionUnit>(fmt::format("simd{}", i).c_str(), Unit::Sp,
-                                                    s.simd_lanes, s.warp_size));
+                                                    s.simd_lanes, s.warp_size, unitSwitch,
+                                                    laneSwitch));
   for (uint32_t i = 0; i < s.sfu_units; ++i)
     sfu_.push_back(std::make_unique<ExecutionUnit>(fmt::format("sfu{}", i).c_str(), Unit::Sfu,
                                                    s.sfu_lanes, s.warp_size));
@@ -67,6 +90,76 @@ void Sm::beginKernel(const KernelContext& k) {
   idle_.clear();
   for (auto& s : schedulers_) s->lastOutcome = Stall::NoWarp;
   idle_.stalls[int(Stall::NoWarp)] = static_cast<uint32_t>(schedulers_.size());
+  // Power gating: the issue control starts in state 1; the SIMD switches account only while
+  // the SM holds CTAs (the SM's own switch covers the rest), so they start suspended.
+  gating_ = SmGatingStats{};
+  issueState_ = 1;
+  sliceStart_ = lastCycle_;
+  sliceLaneOps_ = simdLaneOps_ = 0;
+  lastWakeStall_ = kNever;
+  powerWindowOpen_ = true;
+  if (simdControl_) {
+    for (auto& e : simd_) {
+      e->unitSwitch()->begin(lastCycle_);
+      for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).begin(lastCycle_);
+    }
+    suspendSimdSwitches(lastCycle_);
+  }
+}
+
+void Sm::suspendSimdSwitches(Cycle now) {
+  for (auto& e : simd_) {
+    e->unitSwitch()->suspend(now);
+    for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).suspend(now);
+  }
+}
+
+void Sm::resumeSimdSwitches(Cycle now) {
+  for (auto& e : simd_) {
+    e->unitSwitch()->resume(now);
+    for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).resume(now);
+  }
+}
+
+void Sm::finishPowerWindow(Cycle end) {
+  if (!powerWindowOpen_) return;
+  powerWindowOpen_ = false;
+  if (adaptiveIssue_) advanceSlices(end);
+  if (end > sliceStart_) gating_.stateCycles[issueState_ - 1] += end - sliceStart_;
+  sliceStart_ = end;
+  if (!simdControl_) return;
+  for (auto& e : simd_) {
+    power::PowerGatingSwitch& u = *e->unitSwitch();
+    u.finish(end);
+    gating_.simdUnits += u.counters();
+    gating_.unitNetGatedCycles += u.netGatedCycles();
+    for (uint32_t l = 0; l < e->lanes(); ++l) {
+      power::PowerGatingSwitch& sw = e->laneSwitch(l);
+      sw.finish(end);
+      gating_.lanes += sw.counters();
+      gating_.laneNetGatedCycles += sw.netGatedCycles();
+      gating_.laneCycles += sw.counters().windowCycles();
+    }
+  }
+}
+
+void Sm::advanceSlices(Cycle now) {
+  const double capacity =
+      double(cfg_.sm.simd_units) * double(cfg_.sm.simd_lanes) * double(sliceCycles_);
+  while (now >= sliceStart_ + sliceCycles_) {
+    const bool idleSlice = sliceLaneOps_ == 0;
+    const uint32_t next = issuePolicy_->next(issueState_, double(sliceLaneOps_) / capacity);
+    gating_.stateCycles[issueState_ - 1] += sliceCycles_;
+    sliceStart_ += sliceCycles_;
+    sliceLaneOps_ = 0;
+    if (idleSlice && next == issueState_) {
+      // The SM slept: the slices until `now` were idle too and keep this state.
+      const uint64_t rest = (now - sliceStart_) / sliceCycles_;
+      gating_.stateCycles[issueState_ - 1] += rest * sliceCycles_;
+      sliceStart_ += rest * sliceCycles_;
+    }
+    issueState_ = next;
+  }
 }
 
 void Sm::endKernel() {
@@ -84,6 +177,7 @@ void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linea
   kernel_.executor->initCta(c.cta, ctaid, linearId, id_);
   c.liveWarps = static_cast<uint32_t>(c.cta.warps.size());
   c.record = CtaRecord{id_, linearId, ctaid, now, 0};
+  if (simdControl_ && usedCtas_ == 0) resumeSimdSwitches(now);
   usedCtas_ += 1;
   usedThreads_ += f.threads;
   usedWarps_ += f.warps;
@@ -127,6 +221,7 @@ void Sm::tick() {
     return;
   }
   account(now);
+  if (adaptiveIssue_ && now >= sliceStart_ + sliceCycles_) advanceSlices(now);
   act_.clear();
   regrouped_ = false;
   writeback(now);
@@ -244,6 +339,7 @@ void Sm::retire(Cycle now) {
       usedWarps_ -= c.footprint.warps;
       usedRegisters_ -= c.footprint.registers;
       usedShared_ -= c.footprint.sharedBytes;
+      if (simdControl_ && usedCtas_ == 0) suspendSimdSwitches(now);
       if (kernel_.listener) kernel_.listener->ctaFinished(id_);
     }
   }
@@ -434,6 +530,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     in->info = &info;
     in->unit = unit;
     in->lanes = static_cast<uint32_t>(__builtin_popcount(r.executed));
+    in->executed = r.executed;
     in->outstanding = 0;
     const OpTiming& t = timingOf(inst.cls);
     in->latency = t.latency;
@@ -483,6 +580,7 @@ bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
     ldst_.accept(inst, now, *this, act_);
     return true;
   }
+  if (u == Unit::Sp && simdControl_) return dispatchSimd(inst, now);
   auto& units = u == Unit::Sp ? simd_ : u == Unit::Sfu ? sfu_ : dp_;
   for (auto& e : units) {
     if (!e->free(now)) continue;
@@ -492,8 +590,75 @@ bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
     act_.unitBusy[int(u)] += occ;
     act_.laneOps += in.lanes;
     act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
+    if (u == Unit::Sp) simdLaneOps_ += in.lanes;
     wbq_.push({now + in.latency, inst});
     return true;
+  }
+  return false;
+}
+
+bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
+  InFlight& in = inflight_[inst];
+  const uint32_t warpSize = cfg_.sm.warp_size;
+  // With timeout detection a unit whose switch or used lanes are gated must wake first: the
+  // instruction takes a free unit that is usable now if there is one; otherwise it waits for a
+  // free unit already waking, or else wakes the first free unit (one wake-up per instruction).
+  ExecutionUnit* waking = nullptr;
+  ExecutionUnit* gated = nullptr;
+  uint64_t gatedMask = 0;
+  for (uint32_t i = 0; i < simd_.size(); ++i) {
+    ExecutionUnit& e = *simd_[i];
+    const SimdUnitMode mode = simdUnitMode(issueState_, i);
+    if (!mode.enabled || !e.free(now)) continue;
+    // A split unit runs the warp on half its lanes in twice the passes.
+    const bool split = mode.split && e.lanes() > 1;
+    const uint32_t lanes = split ? e.lanes() / 2 : e.lanes();
+    const uint64_t natural = simdLaneMask(in.executed, lanes, warpSize, false);
+    const uint64_t used = compaction_ ? simdLaneMask(in.executed, lanes, warpSize, true) : natural;
+    power::PowerGatingSwitch& unitSwitch = *e.unitSwitch();
+    if (wakeOnUse_) {
+      Cycle ready = unitSwitch.usableFrom(now);
+      for (uint64_t m = used; m != 0; m &= m - 1)
+        ready = std::max(ready,
+                         e.laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).usableFrom(now));
+      if (ready == power::PowerGatingSwitch::kGated) {
+        if (!gated) {
+          gated = &e;
+          gatedMask = used;
+        }
+        continue;
+      }
+      if (ready > now) {
+        if (!waking) waking = &e;
+        continue;
+      }
+    }
+    const uint32_t fullOcc = std::max(in.occupancy, (warpSize + e.lanes() - 1) / e.lanes());
+    const uint32_t occ = split ? 2 * fullOcc : fullOcc;
+    unitSwitch.use(now, now + occ);
+    for (uint64_t m = used; m != 0; m &= m - 1)
+      e.laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).use(now, now + occ);
+    e.start(now, occ);
+    act_.dispatched[int(Unit::Sp)] += 1;
+    act_.unitBusy[int(Unit::Sp)] += occ;
+    act_.laneOps += in.lanes;
+    act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
+    simdLaneOps_ += in.lanes;
+    sliceLaneOps_ += in.lanes;
+    if (split) ++gating_.splitInstructions;
+    if (used != natural) ++gating_.compactedInstructions;
+    // The second half of a split warp finishes occ - fullOcc cycles later.
+    wbq_.push({now + in.latency + (occ - fullOcc), inst});
+    return true;
+  }
+  if (!waking && gated) {
+    gated->unitSwitch()->acquire(now);
+    for (uint64_t m = gatedMask; m != 0; m &= m - 1)
+      gated->laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).acquire(now);
+  }
+  if ((waking || gated) && lastWakeStall_ != now) {  // cycles a dispatch waited for a wake-up
+    ++gating_.wakeStallCycles;
+    lastWakeStall_ = now;
   }
   return false;
 }
@@ -606,6 +771,7 @@ void Sm::resetStats() {
     for (auto& o : s->outcomes) o = 0;
   timeline_.clear();
   peakCtas_ = usedCtas_;
+  gating_ = SmGatingStats{};
 }
 
 void Sm::resetState() {

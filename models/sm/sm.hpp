@@ -28,9 +28,11 @@
 #include "sm/dispatch_unit.hpp"
 #include "sm/execution_unit.hpp"
 #include "sm/fetch_unit.hpp"
+#include "sm/gating_stats.hpp"
 #include "sm/ldst_unit.hpp"
 #include "sm/pipeline.hpp"
 #include "sm/register_file.hpp"
+#include "sm/simd_issue_control.hpp"
 #include "sm/warp_scheduler.hpp"
 
 namespace gpusc::sm {
@@ -39,6 +41,8 @@ namespace gpusc::sm {
 struct CtaFootprint {
   uint32_t threads = 0, warps = 0, registers = 0, sharedBytes = 0;
 };
+// CTAs of footprint `f` an empty SM holds at once (what Sm::fits allows).
+uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f);
 
 struct CtaRecord {
   uint32_t sm = 0;
@@ -88,6 +92,18 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // CTAs; an SM it gates takes no CTA until awake.
   power::PowerGatingSwitch& powerSwitch() { return power_switch_; }
   const power::PowerGatingSwitch& powerSwitch() const { return power_switch_; }
+  // The SIMD units' and lanes' switches account from beginKernel() (while the SM holds CTAs)
+  // and the issue control's states are recorded, until this call at the kernel's end, with
+  // `end` the first cycle after the kernel (TimingResult::endCycle + 1). Then gatingStats()
+  // holds the kernel's figures.
+  void finishPowerWindow(Cycle end);
+  const SmGatingStats& gatingStats() const { return gating_; }
+  // The SIMD issue-control state (1 .. 4) in use.
+  uint32_t issueState() const { return issueState_; }
+  // Lane operations of SIMD (SP) instructions since beginKernel() (lanes x passes actually
+  // computing; the lane utilisation's numerator).
+  uint64_t simdLaneOps() const { return simdLaneOps_; }
+  const ExecutionUnit& simdUnit(uint32_t i) const { return *simd_[i]; }
 
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
@@ -132,6 +148,10 @@ class Sm : public sc_core::sc_module, private LdstHost {
   bool tryIssue(uint32_t slot, Cycle now, Stall& reason);
   void fetch(Cycle now);
   bool dispatchTo(uint32_t inst, Unit u, Cycle now);
+  bool dispatchSimd(uint32_t inst, Cycle now);  // with gating, issue control or compaction
+  void advanceSlices(Cycle now);                // issue control: slices that ended before `now`
+  void suspendSimdSwitches(Cycle now);
+  void resumeSimdSwitches(Cycle now);
   void releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, Cycle now);
   Cycle nextEvent(Cycle now) const;
   void wakeAt(Cycle c);
@@ -189,6 +209,22 @@ class Sm : public sc_core::sc_module, private LdstHost {
   std::vector<CtaRecord> timeline_;
   ActivityObserver* activityObserver_ = nullptr;
   IssueObserver* issueObserver_ = nullptr;
+
+  // ---- power gating of the SIMD units and lanes, SIMD issue control (seed 002) ----
+  std::unique_ptr<SimdIssuePolicy> issuePolicy_;
+  const bool adaptiveIssue_;  // the issue control may leave state 1: slices are measured
+  const bool compaction_;     // power.thread_compaction
+  const bool wakeOnUse_;      // timeout detection: a gated unit or lane wakes before use
+  // Any of gating, issue control or compaction: SIMD dispatches take dispatchSimd() and the
+  // units' and lanes' switches account (off: nothing of this costs anything).
+  const bool simdControl_;
+  const uint64_t sliceCycles_;
+  uint32_t issueState_ = 1;
+  Cycle sliceStart_ = 0;  // start of the slice in progress
+  uint64_t sliceLaneOps_ = 0, simdLaneOps_ = 0;
+  Cycle lastWakeStall_ = kNever;  // the last cycle counted in wakeStallCycles
+  bool powerWindowOpen_ = false;
+  SmGatingStats gating_;
 };
 
 }  // namespace gpusc::sm
