@@ -105,10 +105,30 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
     nlohmann::json sch = nlohmann::json::array();
     for (const auto& o : s.schedulers) sch.push_back(stallsJson(o));
     js["schedulers"] = sch;
+    js["power_gating"] = sm::toJson(s.gating);
+    js["power_gating"]["sm_switch"] = power::toJson(s.smSwitch);
     sms.push_back(js);
   }
   j["sms"] = sms;
   if (t.power) j["power"] = power::toJson(*t.power);
+  j["cta_placement"] = gpu::toJson(t.placement);
+  // Gating over every SM: the SMs' own switches, SIMD units and lanes.
+  sm::SmGatingStats g;
+  power::SwitchCounters smSwitches;
+  for (const auto& s : t.sms) {
+    g.lanes += s.gating.lanes;
+    g.simdUnits += s.gating.simdUnits;
+    g.laneNetGatedCycles += s.gating.laneNetGatedCycles;
+    g.unitNetGatedCycles += s.gating.unitNetGatedCycles;
+    g.laneCycles += s.gating.laneCycles;
+    for (int k = 0; k < 4; ++k) g.stateCycles[k] += s.gating.stateCycles[k];
+    g.wakeStallCycles += s.gating.wakeStallCycles;
+    g.splitInstructions += s.gating.splitInstructions;
+    g.compactedInstructions += s.gating.compactedInstructions;
+    smSwitches += s.smSwitch;
+  }
+  j["power_gating"] = sm::toJson(g);
+  j["power_gating"]["sm_switches"] = power::toJson(smSwitches);
   return j;
 }
 

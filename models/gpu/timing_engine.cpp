@@ -179,13 +179,17 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   r.cycles = r.endCycle - r.startCycle;
   r.coreMhz = g.config().gpu.clocks.core_mhz;
   r.memory = g.memoryStatsJson();
+  r.placement = cs.placementDecision();
   for (sm::Sm* s : sms) {
     s->flushAccounting(r.endCycle + 1);
+    s->finishPowerWindow(r.endCycle + 1);
     s->endKernel();
     SmTiming t;
     t.id = s->id();
     t.counters = s->counters();
     t.peakCtas = s->peakResidentCtas();
+    t.gating = s->gatingStats();
+    t.smSwitch = s->powerSwitch().counters();
     for (uint32_t i = 0; i < s->numSchedulers(); ++i) {
       std::array<uint64_t, sm::kNumStalls> o{};
       for (int k2 = 0; k2 < sm::kNumStalls; ++k2)
@@ -202,9 +206,14 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     for (size_t i = 0; i < sms.size(); ++i) {
       in[i].counters = sms[i]->counters();
       in[i].l1 = l1[i];
-      const power::SwitchCounters& sw = sms[i]->powerSwitch().counters();
+      const power::SwitchCounters& sw = r.sms[i].smSwitch;
+      const sm::SmGatingStats& gs = r.sms[i].gating;
       in[i].gating.smGatedCycles = sw.gatedCycles;
       in[i].gating.smGatings = sw.gatings;
+      in[i].gating.unitGatedCycles = gs.simdUnits.gatedCycles;
+      in[i].gating.unitGatings = gs.simdUnits.gatings;
+      in[i].gating.laneGatedCycles = gs.lanes.gatedCycles;
+      in[i].gating.laneGatings = gs.lanes.gatings;
     }
     r.power = energy->finishLaunch(r.endCycle + 1, in, g.uncoreEnergyInputs());
   }

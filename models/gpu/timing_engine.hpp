@@ -18,6 +18,7 @@
 #include "gpu/gpu.hpp"
 #include "power/energy_model.hpp"
 #include "sm/activity.hpp"
+#include "sm/gating_stats.hpp"
 
 namespace gpusc::gpu {
 
@@ -26,6 +27,8 @@ struct SmTiming {
   sm::SmCounters counters;
   std::vector<std::array<uint64_t, sm::kNumStalls>> schedulers;  // outcomes per scheduler
   uint32_t peakCtas = 0;
+  sm::SmGatingStats gating;        // SIMD units and lanes (seed 002)
+  power::SwitchCounters smSwitch;  // the SM's own switch
 };
 
 struct TimingResult {
@@ -36,6 +39,7 @@ struct TimingResult {
   double coreMhz = 0;
   nlohmann::json memory;                    // the memory system's statistics (Gpu::memoryStatsJson)
   std::optional<power::PowerReport> power;  // energy and power (power.enabled)
+  PlacementDecision placement;              // the CTA placement policy's choice
 };
 
 class TimingEngine {

@@ -147,6 +147,32 @@ void printPowerSummary(const std::vector<LaunchRecord>& launches) {
     ++shown;
   }
   fmt::print("  power by block     {}\n", text);
+  // Power gating (when any switch gated): the share of SM, SIMD-unit and lane cycles gated and
+  // seed 002's net saving of the lanes.
+  uint64_t smCycles = 0, smGated = 0, laneCycles = 0, laneGated = 0, unitGated = 0, unitCycles = 0,
+           wakeStalls = 0;
+  double laneNet = 0;
+  for (const auto& l : launches) {
+    if (!l.timing) continue;
+    for (const auto& s : l.timing->sms) {
+      smCycles += l.timing->cycles;
+      smGated += s.smSwitch.gatedCycles;
+      laneCycles += s.gating.laneCycles;
+      laneGated += s.gating.lanes.gatedCycles;
+      laneNet += s.gating.laneNetGatedCycles;
+      unitGated += s.gating.simdUnits.gatedCycles;
+      unitCycles += s.gating.simdUnits.windowCycles();
+      wakeStalls += s.gating.wakeStallCycles;
+    }
+  }
+  if (smGated + laneGated + unitGated > 0) {
+    const auto pc = [](double a, uint64_t b) { return b ? 100.0 * a / double(b) : 0.0; };
+    fmt::print(
+        "  power gating       SMs {:.1f}%, SIMD units {:.1f}%, lanes {:.1f}% of their cycles gated "
+        "(lanes net {:.1f}%), {} wake-stall cycles\n",
+        pc(double(smGated), smCycles), pc(double(unitGated), unitCycles),
+        pc(double(laneGated), laneCycles), pc(laneNet, laneCycles), wakeStalls);
+  }
   fmt::print("  SMs / memory side  {:.1f} W / {:.1f} W\n", w(total.smJ()),
              w(total.totalJ() - total.smJ()));
 }
