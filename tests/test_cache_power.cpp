@@ -744,3 +744,39 @@ TEST(CachePowerGpu, HalfWarpsHalveTheSubwordLinesOfBothCaches) {
         << threads;
   }
 }
+
+// Every L2 access carries the bytes it needs: instruction fetches and constant loads (which fill
+// whole lines of their caches) enable every sub-word-line, so no read enables none.
+TEST(CachePowerGpu, InstructionAndConstantFetchesEnableWholeLines) {
+  const std::string ptx = test::module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .reg .b64 %rd<4>;
+  .reg .b32 %r<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+)");
+  // One CTA on SM 0 brings the kernel's code and parameters into the L2; in the second launch
+  // SM 1 (whose own caches are cold) reads them there.
+  const PlatformConfig cfg = loadPlatform("gtx480");
+  Device dev(cfg, ExecMode::Timing);
+  const Kernel& k = dev.loadModule(ptx, "k.ptx").kernel("k");
+  const DevPtr out = dev.malloc(4 * 64);
+  dev.launch(k, {1}, {32}, 0, KernelArgs().ptr(out));
+  dev.launch(k, {2}, {32}, 0, KernelArgs().ptr(out));
+  const nlohmann::json& l2 = dev.launches().back().timing->memory["l2"]["totals"];
+  const nlohmann::json& p2 = l2["power_states"];
+  const uint64_t fetches = l2["by_kind"]["ifetch"]["hits"].get<uint64_t>();
+  const uint64_t consts = l2["by_kind"]["const"]["hits"].get<uint64_t>();
+  ASSERT_GT(fetches, 0u);  // SM 1's instruction and parameter lines hit in the L2
+  ASSERT_GT(consts, 0u);
+  EXPECT_EQ(p2["reads"].get<uint64_t>(), fetches + consts);
+  const uint32_t w = cfg.power.l2.subword_bytes;
+  EXPECT_EQ(p2["read_subwords"].get<uint64_t>(), fetches * (cfg.sm.icache.line_bytes / w) +
+                                                     consts * (cfg.sm.const_cache.line_bytes / w));
+}

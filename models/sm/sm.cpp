@@ -699,6 +699,11 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
   ext.kind = t.kind;
   ext.activeMask = t.lanes;
   ext.byteMask = t.byteMask;
+  if (t.kind == AccessKind::InstructionFetch || t.kind == AccessKind::ConstLoad) {
+    // Instruction and constant caches fetch whole lines: every byte is needed.
+    ext.byteMask = {};
+    for (uint32_t b = 0; b < std::min<uint32_t>(t.bytes, 256); ++b) ext.setByte(b);
+  }
   ext.tag = inst;
   if (t.kind == AccessKind::InstructionFetch) {
     ext.warp = inst;

@@ -10,6 +10,7 @@
 #include "catalog.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
+#include "experiment_util.hpp"
 #include "run_pool.hpp"
 
 namespace gpusc::cli {
@@ -17,41 +18,6 @@ namespace gpusc::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-double ipcOf(const nlohmann::json& stats) {
-  uint64_t cycles = 0;
-  for (const auto& l : stats.at("launches"))
-    if (l.contains("timing")) cycles += l["timing"]["cycles"].get<uint64_t>();
-  const uint64_t warp = stats.at("totals").at("warp_instructions").get<uint64_t>();
-  return cycles ? double(warp) / double(cycles) : 0.0;
-}
-
-uint64_t cyclesOf(const nlohmann::json& stats) {
-  uint64_t cycles = 0;
-  for (const auto& l : stats.at("launches"))
-    if (l.contains("timing")) cycles += l["timing"]["cycles"].get<uint64_t>();
-  return cycles;
-}
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / double(v.size());
-}
-
-double geomean(const std::vector<double>& ratios) {
-  double s = 0;
-  for (double x : ratios) s += std::log(x);
-  return ratios.empty() ? 0.0 : std::exp(s / double(ratios.size()));
-}
-
-std::string pct(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1.0) * 100.0); }
-
-void writeText(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
-}
 
 // ---- seed 003: scaling stream processors with on-chip caches ------------------------------------
 
@@ -83,16 +49,10 @@ struct Variant {
 };
 
 int seed003(const ExperimentOptions& o) {
-  std::vector<std::string> kernels = o.kernels;
-  if (kernels.empty()) {
-    // Our analogues of the paper's BLK BIN BIT CON IMD LU MAT SCN SOB.
-    kernels = {"blackscholes", "binomial_options", "bitonic_sort", "convsep",
-               "srad",         "gaussian",         "sgemm",        "scan",
-               "sobel"};
-  } else if (kernels.size() == 1 && kernels[0] == "all") {
-    kernels = catalog::names();
-  }
-  for (const auto& k : kernels) catalog::find(k);  // InputError for a misspelled name
+  // Our analogues of the paper's BLK BIN BIT CON IMD LU MAT SCN SOB.
+  const std::vector<std::string> kernels =
+      experimentKernels(o, {"blackscholes", "binomial_options", "bitonic_sort", "convsep", "srad",
+                            "gaussian", "sgemm", "scan", "sobel"});
 
   std::vector<Variant> variants;
   auto add = [&](Variant v) {
@@ -237,10 +197,24 @@ int seed003(const ExperimentOptions& o) {
 
 }  // namespace
 
-std::vector<std::string> experimentNames() { return {"seed003"}; }
+std::vector<std::string> experimentKernels(const ExperimentOptions& o,
+                                           const std::vector<std::string>& defaults) {
+  std::vector<std::string> kernels = o.kernels;
+  if (kernels.empty()) {
+    kernels = defaults;
+  } else if (kernels.size() == 1 && kernels[0] == "all") {
+    kernels = catalog::names();
+  }
+  for (const auto& k : kernels) catalog::find(k);  // InputError for a misspelled name
+  return kernels;
+}
+
+std::vector<std::string> experimentNames() { return {"seed000", "seed002", "seed003"}; }
 
 int runExperiment(const ExperimentOptions& o) {
   catalog::parseSize(o.size);
+  if (o.name == "seed000") return seed000(o);
+  if (o.name == "seed002") return seed002(o);
   if (o.name == "seed003") return seed003(o);
   throw InputError(fmt::format("experiment {}: no such experiment{} (known: {})", o.name,
                                didYouMean(o.name, experimentNames()),

@@ -501,7 +501,7 @@ int main(int argc, char** argv) {
   cli::ExperimentOptions experiment;
   auto* expCmd =
       app.add_subcommand("experiment", "Reproduce a seed paper's study on the kernel catalog");
-  expCmd->add_option("name", experiment.name, "seed003")->required();
+  expCmd->add_option("name", experiment.name, "seed000 | seed002 | seed003")->required();
   expCmd->add_option("--size", experiment.size, "Catalog problem size")->capture_default_str();
   expCmd->add_option("--kernel,-k", experiment.kernels,
                      "Kernels (default: the experiment's set; 'all': every kernel; repeatable)");

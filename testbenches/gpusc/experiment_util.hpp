@@ -1,0 +1,64 @@
+// Helpers shared by the experiment commands (experiment*.cpp).
+#pragma once
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "experiment.hpp"
+
+namespace gpusc::cli {
+
+namespace fs = std::filesystem;
+
+inline double ipcOf(const nlohmann::json& stats) {
+  uint64_t cycles = 0;
+  for (const auto& l : stats.at("launches"))
+    if (l.contains("timing")) cycles += l["timing"]["cycles"].get<uint64_t>();
+  const uint64_t warp = stats.at("totals").at("warp_instructions").get<uint64_t>();
+  return cycles ? double(warp) / double(cycles) : 0.0;
+}
+
+inline uint64_t cyclesOf(const nlohmann::json& stats) {
+  uint64_t cycles = 0;
+  for (const auto& l : stats.at("launches"))
+    if (l.contains("timing")) cycles += l["timing"]["cycles"].get<uint64_t>();
+  return cycles;
+}
+
+inline double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / double(v.size());
+}
+
+inline double geomean(const std::vector<double>& ratios) {
+  double s = 0;
+  for (double x : ratios) s += std::log(x);
+  return ratios.empty() ? 0.0 : std::exp(s / double(ratios.size()));
+}
+
+inline std::string pct(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1.0) * 100.0); }
+
+inline void writeText(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p);
+  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
+}
+
+// The kernels of an experiment: its default set, every catalog kernel ("all"), or the user's
+// (InputError for a misspelled name).
+std::vector<std::string> experimentKernels(const ExperimentOptions& o,
+                                           const std::vector<std::string>& defaults);
+
+// The experiments.
+int seed000(const ExperimentOptions& o);
+int seed002(const ExperimentOptions& o);
+
+}  // namespace gpusc::cli
