@@ -742,6 +742,12 @@ TEST(CachePowerGpu, HalfWarpsHalveTheSubwordLinesOfBothCaches) {
         mem["l2"]["per_partition"][part]["power_states"]["read_block_utilisation"].get<double>(),
         utilisation)
         << threads;
+    // Seed 000 Table 1's utilisation: the active threads of the warps whose requests (loads,
+    // the L1's fetches for them, the store) reach each cache.
+    EXPECT_GT(p1["warp_requests"].get<uint64_t>(), 0u);
+    EXPECT_GT(p2["warp_requests"].get<uint64_t>(), 0u);
+    EXPECT_DOUBLE_EQ(p1["thread_utilisation"].get<double>(), threads / 32.0) << threads;
+    EXPECT_DOUBLE_EQ(p2["thread_utilisation"].get<double>(), threads / 32.0) << threads;
   }
 }
 

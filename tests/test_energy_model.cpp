@@ -61,6 +61,7 @@ gpu::TimingResult runKernel(const PlatformConfig& cfg, uint32_t ctas = 30, uint3
   dev.launch(m.kernel("k"), {ctas}, {128}, 0, KernelArgs().u32(iters).ptr(in).ptr(out));
   const auto res = dev.download<float>(out, n);
   EXPECT_FLOAT_EQ(res[0], 2.0f * 1.5f * float(iters));
+  EXPECT_EQ(dev.launches().back().stats.ctas, ctas);  // timing mode counts CTAs too
   return *dev.launches().back().timing;
 }
 

@@ -142,6 +142,8 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       std::any_of(ext.demandMask.begin(), ext.demandMask.end(), [](uint64_t w) { return w != 0; });
   DataCacheStats::Kind& st = stats_.of(kind);
   ++st.requests;
+  if (kind == AccessKind::Load || kind == AccessKind::Store || kind == AccessKind::Atomic)
+    power_.warpRequest(static_cast<uint32_t>(__builtin_popcount(ext.activeMask)));
   uint64_t ready = cycle;
   uint32_t record = MshrTable::kNone;
   for (uint64_t line = first; line <= last; line += lineBytes) {

@@ -38,6 +38,11 @@ nlohmann::json toJson(const CachePowerCounters& c) {
       {"drowsy_line_cycles", c.drowsyLineCycles},
       {"drowsy_fraction", c.lineCycles ? double(c.drowsyLineCycles) / double(c.lineCycles) : 0.0},
       {"block_utilisation", c.blockUtilisation()},
+      {"warp_requests", c.warpRequests},
+      {"active_threads", c.activeThreads},
+      // Seed 000 Table 1: active threads of the warps whose requests reach the cache.
+      {"thread_utilisation",
+       c.warpRequests ? double(c.activeThreads) / (32.0 * double(c.warpRequests)) : 0.0},
       {"read_block_utilisation", readLines > 0 ? double(c.readSubwords) / readLines : 0.0},
       {"access_count_histogram", accesses},
       {"inter_access_histogram", gaps},

@@ -51,6 +51,7 @@ struct CachePowerCounters {
   uint64_t reads = 0, writes = 0, fills = 0;  // data-array line operations
   uint64_t readSubwords = 0, writeSubwords = 0, fillSubwords = 0;  // enabled sub-word-lines
   uint64_t wakeups = 0, hiddenWakeups = 0;        // drowsy lines woken (hidden: by look-ahead)
+  uint64_t warpRequests = 0, activeThreads = 0;   // warp loads/stores/atomics; their threads
   uint64_t wakeStallCycles = 0;                   // extra cycles accesses waited for wake-ups
   uint64_t windowCycles = 0;                      // cycles of the accounting window
   uint64_t lineCycles = 0, drowsyLineCycles = 0;  // frames x window cycles; of which drowsy
@@ -97,6 +98,13 @@ class LinePower {
 
   DrowsyPolicy policy() const { return policy_; }
 
+  // A warp's load, store or atomic request with `threads` active threads (seed 000 Table 1's
+  // utilisation counts them).
+  void warpRequest(uint32_t threads) {
+    if (!open_) return;
+    ++c_.warpRequests;
+    c_.activeThreads += threads;
+  }
   // A tag lookup (one line of an access, hit or miss).
   void lookup() {
     if (open_) ++c_.lookups;

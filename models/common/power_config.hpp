@@ -256,6 +256,11 @@ struct SimdIssueConfig : config::Section {
               fmt::format("down_thresholds needs 3 values, got {}", down_thresholds.size()));
     v.require(up_thresholds.size() == 3, "up_thresholds",
               fmt::format("up_thresholds needs 3 values, got {}", up_thresholds.size()));
+    for (size_t i = 0; i < 3 && i < down_thresholds.size() && i < up_thresholds.size(); ++i)
+      v.require(up_thresholds[i] > down_thresholds[i], "up_thresholds",
+                fmt::format("up_thresholds[{}] ({}) must exceed down_thresholds[{}] ({}): the way "
+                            "back up needs a higher utilisation than the way down (hysteresis)",
+                            i, up_thresholds[i], i, down_thresholds[i]));
   }
 };
 

@@ -175,6 +175,7 @@ void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linea
   c.used = true;
   c.footprint = f;
   kernel_.executor->initCta(c.cta, ctaid, linearId, id_);
+  execStats_.ctas += 1;
   c.liveWarps = static_cast<uint32_t>(c.cta.warps.size());
   c.record = CtaRecord{id_, linearId, ctaid, now, 0};
   if (simdControl_ && usedCtas_ == 0) resumeSimdSwitches(now);

@@ -56,6 +56,12 @@ struct CacheRun {
   uint64_t frames = 0, framesBelow16 = 0, framesUnused = 0;
   uint64_t touches = 0, gapsAtLeast64 = 0, gapsAtLeast128 = 0;
   uint64_t wakeups = 0;
+  uint64_t warpRequests = 0, activeThreads = 0;
+  // Seed 000 Table 1: active threads of the warps whose requests reach the cache.
+  double threadUtilisation() const {
+    return warpRequests ? double(activeThreads) / (32.0 * double(warpRequests)) : 0.0;
+  }
+  // Bytes: enabled sub-word-lines over the sub-word-lines of the lines read or written.
   double utilisation() const {
     const double lines = double(reads + writes) * double(subwordsPerLine);
     return lines > 0 ? double(subwords) / lines : 0.0;
@@ -78,6 +84,8 @@ void addCache(CacheRun& c, const nlohmann::json& power, const nlohmann::json& un
   c.subwords += p.at("read_subwords").get<uint64_t>() + p.at("write_subwords").get<uint64_t>();
   c.subwordsPerLine = unit0.at("power_states").at("subwords_per_line").get<uint64_t>();
   c.wakeups += p.at("wakeups").get<uint64_t>();
+  c.warpRequests += p.at("warp_requests").get<uint64_t>();
+  c.activeThreads += p.at("active_threads").get<uint64_t>();
   for (const auto& [name, v] : p.at("access_count_histogram").items()) {
     const uint64_t n = v.get<uint64_t>();
     c.frames += n;
@@ -139,7 +147,8 @@ int seed000(const ExperimentOptions& o) {
   std::map<std::string, std::map<std::string, Run000>> runs;  // [kernel][variant]
   std::string csv =
       "kernel,variant,cycles,seconds,l1_dynamic_j,l1_static_j,l2_dynamic_j,l2_static_j,"
-      "l1_utilisation,l2_utilisation,l1_wakeups,l2_wakeups,status\n";
+      "l1_thread_utilisation,l1_byte_utilisation,l2_thread_utilisation,l2_byte_utilisation,"
+      "l1_wakeups,l2_wakeups,status\n";
   int failures = 0;
   size_t i = 0;
   for (const auto& k : kernels)
@@ -147,15 +156,16 @@ int seed000(const ExperimentOptions& o) {
       const RunOutcome& res = results[i++];
       if (!res.ok) {
         ++failures;
-        csv += fmt::format("{},{},,,,,,,,,,,\"{}\"\n", k, v.key, res.error);
+        csv += fmt::format("{},{},,,,,,,,,,,,,\"{}\"\n", k, v.key, res.error);
         continue;
       }
       const Run000 r = parse000(res.stats);
       runs[k][v.key] = r;
-      csv += fmt::format("{},{},{},{:.9g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4f},{:.4f},{},{},ok\n", k,
-                         v.key, r.cycles, r.seconds, r.l1.dynamicJ, r.l1.staticJ, r.l2.dynamicJ,
-                         r.l2.staticJ, r.l1.utilisation(), r.l2.utilisation(), r.l1.wakeups,
-                         r.l2.wakeups);
+      csv += fmt::format(
+          "{},{},{},{:.9g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4f},{:.4f},{:.4f},{:.4f},{},{},ok\n", k,
+          v.key, r.cycles, r.seconds, r.l1.dynamicJ, r.l1.staticJ, r.l2.dynamicJ, r.l2.staticJ,
+          r.l1.threadUtilisation(), r.l1.utilisation(), r.l2.threadUtilisation(),
+          r.l2.utilisation(), r.l1.wakeups, r.l2.wakeups);
     }
   const auto have = [&](const std::string& k, std::initializer_list<const char*> vs) {
     for (const char* v : vs)
@@ -246,25 +256,32 @@ int seed000(const ExperimentOptions& o) {
       {"hotspot", {100, 96}},         {"myocyte", {4, 2}},    {"srad", {99, 99}},
       {"sgemm", {100, 100}}};
   md +=
-      "\n## Block utilisation of cache accesses (paper Table 1) and access statistics (Figs. 3, "
-      "4)\n\n"
-      "Utilisation: enabled 4-byte sub-word-lines over the sub-word-lines of the lines read or "
-      "written. Frames < 16: share of line frames accessed fewer than 16 times in a launch "
+      "\n## Utilisation of cache accesses (paper Table 1) and access statistics (Figs. 3, 4)\n\n"
+      "Threads: active threads of the warps whose loads, stores and atomics reach the cache (an "
+      "L1 miss's fetch carries its warp's mask), the paper's measure. Bytes: enabled 4-byte "
+      "sub-word-lines over the sub-word-lines of the lines read or written, what our DWL "
+      "switches. Frames < 16: share of line frames accessed fewer than 16 times in a launch "
       "(unused: never). Gaps: share of consecutive touches of a frame at least 128 (L1) or 64 "
       "(L2) cycles apart.\n\n"
-      "| kernel | L1 util. | paper | L2 util. | paper | L1 frames < 16 (unused) | L2 frames < 16 "
-      "(unused) | L1 gaps >= 128 | L2 gaps >= 64 |\n|---|---|---|---|---|---|---|---|---|\n";
+      "| kernel | L1 threads | bytes | paper | L2 threads | bytes | paper | L1 frames < 16 "
+      "(unused) | L2 frames < 16 (unused) | L1 gaps >= 128 | L2 gaps >= 64 |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
   const auto share = [](uint64_t a, uint64_t b) {
     return b ? fmt::format("{:.0f}%", 100.0 * double(a) / double(b)) : std::string("-");
+  };
+  const auto util = [](uint64_t n, double u) {
+    return n ? fmt::format("{:.0f}%", 100 * u) : std::string("-");
   };
   for (const auto& k : kernels) {
     if (!runs[k].count("base")) continue;
     const Run000& b = runs[k]["base"];
     const auto pu = paperUtil.find(k);
-    md += fmt::format("| `{}` | {:.0f}% | {} | {:.0f}% | {} | {} ({}) | {} ({}) | {} | {} |\n", k,
-                      100 * b.l1.utilisation(),
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} ({}) | {} ({}) | {} | {} |\n", k,
+                      util(b.l1.warpRequests, b.l1.threadUtilisation()),
+                      util(b.l1.reads + b.l1.writes, b.l1.utilisation()),
                       pu == paperUtil.end() ? "-" : fmt::format("{}%", pu->second.first),
-                      100 * b.l2.utilisation(),
+                      util(b.l2.warpRequests, b.l2.threadUtilisation()),
+                      util(b.l2.reads + b.l2.writes, b.l2.utilisation()),
                       pu == paperUtil.end() ? "-" : fmt::format("{}%", pu->second.second),
                       share(b.l1.framesBelow16, b.l1.frames), share(b.l1.framesUnused, b.l1.frames),
                       share(b.l2.framesBelow16, b.l2.frames), share(b.l2.framesUnused, b.l2.frames),

@@ -75,7 +75,8 @@ Run002 parse002(const nlohmann::json& stats) {
       r.keptSms = d.at("sms").get<uint32_t>();
       r.metric = d.at("metric").is_number() ? d.at("metric").get<double>() : 0.0;
     }
-    const uint64_t ctas = l.at("stats").at("ctas").get<uint64_t>();
+    uint64_t ctas = 1;
+    for (const auto& d : l.at("grid")) ctas *= d.get<uint64_t>();
     r.ctas += ctas;
     r.maxCtasPerLaunch = std::max(r.maxCtasPerLaunch, ctas);
   }
