@@ -357,6 +357,7 @@ struct BenchOptions {
   std::string platform = kDefaultPlatform;
   unsigned repeat = 3;
   std::string json = "gpusc-bench.json";
+  std::vector<std::string> sets;
 };
 
 struct BenchRun {
@@ -393,7 +394,7 @@ BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg
 // functional mode, for the ratio.
 int cmdBench(const BenchOptions& o) {
   const ExecMode mode = parseMode(o.mode);
-  PlatformConfig cfg = loadPlatform(o.platform);
+  PlatformConfig cfg = loadPlatform(o.platform, o.sets);
   const catalog::Size size = catalog::parseSize(o.size);
   std::vector<std::string> names = o.kernels.empty() ? catalog::names() : o.kernels;
   nlohmann::json results = nlohmann::json::array();
@@ -437,8 +438,13 @@ int cmdBench(const BenchOptions& o) {
   j["gpusc_version"] = GPUSC_VERSION;
   j["platform"] = cfg.name;
   j["repeat"] = o.repeat;
-  j["command"] =
+  j["sets"] = o.sets;
+  std::string command =
       fmt::format("gpusc bench --mode {} --size {} --repeat {}", o.mode, o.size, o.repeat);
+  if (o.platform != kDefaultPlatform) command += " --platform " + o.platform;
+  for (const auto& k : o.kernels) command += " -k " + k;
+  for (const auto& s : o.sets) command += " --set " + s;
+  j["command"] = command;
   j["kernels"] = results;
   writeFile(o.json, j.dump(2) + "\n");
   fmt::print("wrote {}\n", o.json);
@@ -497,6 +503,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
+  benchCmd->add_option("--set", bench.sets, "Override a platform key: key.path=value (repeatable)");
 
   cli::ExperimentOptions experiment;
   auto* expCmd =
