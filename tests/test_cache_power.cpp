@@ -545,30 +545,6 @@ PlatformConfig sameClocks(std::vector<std::string> sets) {
   return loadPlatform("gtx480", all);
 }
 
-std::string chaseKernel(int k) {
-  std::string body;
-  for (int i = 0; i < k; ++i) body += "  ld.global.u64 %rd1, [%rd1];\n";
-  return test::module(R"(
-.visible .entry chase(.param .u64 start, .param .u32 iters, .param .u64 out)
-{
-  .reg .b64 %rd<4>;
-  .reg .b32 %r<4>;
-  .reg .pred %p<2>;
-  ld.param.u64 %rd1, [start];
-  ld.param.u32 %r1, [iters];
-  mov.u32 %r2, 0;
-L:
-)" + body + R"(
-  add.u32 %r2, %r2, 1;
-  setp.lt.u32 %p1, %r2, %r1;
-  @%p1 bra L;
-  ld.param.u64 %rd2, [out];
-  st.global.u64 [%rd2], %rd1;
-  ret;
-}
-)");
-}
-
 struct Chase {
   double perLoad = 0;     // cycles of one dependent load
   uint64_t touches = 0;   // hits and fills of the last launch in the L1s (the L2s with `l2`)
@@ -599,8 +575,9 @@ Chase chase(const PlatformConfig& cfg, bool l2) {
   const DevPtr out = dev.malloc(8);
   constexpr int kK1 = 2, kK2 = 4;
   constexpr uint32_t kI1 = 2, kI2 = 4;
-  const Kernel* kernels[2] = {&dev.loadModule(chaseKernel(kK1), "chase2.ptx").kernel("chase"),
-                              &dev.loadModule(chaseKernel(kK2), "chase4.ptx").kernel("chase")};
+  const Kernel* kernels[2] = {
+      &dev.loadModule(test::chaseKernel(kK1), "chase2.ptx").kernel("chase"),
+      &dev.loadModule(test::chaseKernel(kK2), "chase4.ptx").kernel("chase")};
   auto T = [&](int k, uint32_t iters) {
     dev.launch(*kernels[k == kK2], {1}, {1}, 0, KernelArgs().ptr(node).u32(iters).ptr(out));
     return double(dev.launches().back().timing->cycles);

@@ -3,6 +3,7 @@
 // current, power time series) add up to the totals. Expectations are computed here from the
 // platform's parameters and the run's own event counts, not copied from a run.
 #include <cmath>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -274,4 +275,110 @@ TEST(EnergyModel, GatedLaneCyclesSaveLaneLeakage) {
              t.laneW * cs * (t.lanesPerSm * 1000.0 - 3200) + t.unitW * cs * t.unitsPerSm * 1000.0,
              "lanes");
   expectNear(e[Block::SimdLanes].dynamicJ, 4 * t.laneSwitch, "switching");
+}
+
+// The time series bins dynamic energy where it happens: with no L1D (fixed-latency memory), an
+// SM's energy in a sample minus its core activity's energy in that sample (counted here,
+// independently, from the activity stream and the configured energies) is its static share,
+// the same per cycle in every sample.
+TEST(EnergyModel, TimeSeriesBinsActivityWhereItHappens) {
+  struct Binner : sm::ActivityObserver {
+    const PlatformConfig* cfg = nullptr;
+    uint64_t start = 0, period = 0;
+    std::map<std::pair<uint32_t, uint64_t>, double> joules;  // (sm, sample) -> J
+    void onActivity(uint32_t sm, uint64_t first, uint64_t cycles,
+                    const sm::SmActivity& a) override {
+      const SmPowerConfig& e = cfg->power.sm;
+      using sm::LaneKind;
+      using sm::Unit;
+      const double pj =
+          a.issued * (e.fetch_decode_pj + e.scheduler_pj) + a.icacheAccesses * e.icache_access_pj +
+          a.rfReads * e.rf_read_pj + a.rfWrites * e.rf_write_pj +
+          (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] +
+           a.dispatched[int(Unit::Dp)] + a.dispatched[int(Unit::Ldst)]) *
+              e.collector_pj +
+          a.dispatched[int(Unit::Ldst)] * e.ldst_pj + a.sharedAccesses * e.shared_access_pj +
+          a.constAccesses * e.const_access_pj +
+          a.laneOpsByKind[int(LaneKind::Int)] * e.int_lane_pj +
+          a.laneOpsByKind[int(LaneKind::Fp)] * e.fp_lane_pj +
+          a.laneOpsByKind[int(LaneKind::Dp)] * e.dp_lane_pj +
+          a.laneOpsByKind[int(LaneKind::Sfu)] * e.sfu_lane_pj;
+      for (uint64_t c = first; c < first + cycles; ++c)
+        if (pj > 0) joules[{sm, (c - start) / period}] += pj * 1e-12;
+    }
+  } binner;
+  const PlatformConfig cfg = platform({"memory.model=fixed-latency", "power.sample_cycles=50"});
+  binner.cfg = &cfg;
+  binner.period = 50;
+  Device dev(cfg, ExecMode::Timing);
+  dev.timingEngine()->setActivityObserver(&binner);
+  Module& m = dev.loadModule(test::module(kKernel), "energy.ptx");
+  DevPtr in = dev.upload(std::vector<float>(30 * 128, 1.0f));
+  DevPtr out = dev.malloc(30 * 128 * 4);
+  binner.start = dev.timingEngine()->gpu().ctaScheduler().endCycle() + 1;  // this launch's start
+  dev.launch(m.kernel("k"), {30}, {128}, 0, KernelArgs().u32(8).ptr(in).ptr(out));
+  dev.timingEngine()->setActivityObserver(nullptr);
+  const gpu::TimingResult& t = *dev.launches().back().timing;
+  ASSERT_EQ(binner.start, t.startCycle + 1);
+  const power::PowerReport& p = *t.power;
+  const double cs = 1e-6 / cfg.gpu.clocks.core_mhz;
+  ASSERT_GT(p.samples.size(), 4u);
+  for (size_t i = 0; i < t.sms.size(); ++i) {
+    const double staticW = (p.perSm[i].smJ() - p.perSm[i].dynamicJ()) / p.seconds +
+                           cfg.power.sm.clock_w;  // leakage and clock, spread evenly
+    for (size_t b = 0; b < p.samples.size(); ++b) {
+      const auto& s = p.samples[b];
+      const double secs = double(s.cycles) * cs;
+      const auto it = binner.joules.find({uint32_t(i), b});
+      const double activity = it == binner.joules.end() ? 0.0 : it->second;
+      EXPECT_NEAR(s.smW[i] * secs - activity, staticW * secs, 1e-9 * s.smW[i] * secs)
+          << "sm " << i << " sample " << b;
+    }
+  }
+}
+
+// A cache's energy: DWL scales the data-array part of reads and writes with the enabled
+// sub-word-lines (a half-active warp's read costs about half), drowsy lines leak the drowsy
+// fraction, wake-ups cost their energy.
+TEST(EnergyModel, CacheEnergyFollowsDwlAndDrowsyLines) {
+  PlatformConfig cfg = platform({"power.l1d.dwl=true", "power.l1d.drowsy.wake_pj=3"});
+  const power::EnergyTable t(cfg);
+  const CachePowerConfig& c = cfg.power.l1d;
+  power::CacheEnergyInputs full, half;
+  full.subwordsPerLine = half.subwordsPerLine = 32;
+  full.reads = half.reads = 10;
+  full.readSubwords = 10 * 32;
+  half.readSubwords = 10 * 16;
+  const double eFull = power::cacheEnergy(t.l1, full, 0.0, 1.0).dynamicJ;
+  const double eHalf = power::cacheEnergy(t.l1, half, 0.0, 1.0).dynamicJ;
+  expectNear(eFull, 10 * c.read_pj * 1e-12, "full read");
+  expectNear(eHalf, 10 * c.read_pj * 1e-12 * ((1 - c.data_share) + c.data_share * 0.5),
+             "half read");
+  EXPECT_LT(eHalf, 0.6 * eFull);  // about half
+  // Without DWL every read costs the whole line.
+  const power::EnergyTable plain(platform());
+  expectNear(power::cacheEnergy(plain.l1, half, 0.0, 1.0).dynamicJ, eFull, "no dwl");
+  // Drowsy: 3/4 of the line-cycles drowsy; wake-ups cost wake_pj.
+  power::CacheEnergyInputs drowsy;
+  drowsy.lineCycles = 4000;
+  drowsy.drowsyLineCycles = 3000;
+  drowsy.wakeups = 7;
+  const power::BlockEnergy d = power::cacheEnergy(t.l1, drowsy, 1e-3, 1.0);
+  const double lines = 0.25 + 0.75 * c.drowsy.leakage_fraction;
+  expectNear(d.staticJ, c.leakage_w * 1e-3 * ((1 - c.line_share) + c.line_share * lines),
+             "drowsy static");
+  expectNear(d.dynamicJ, 7 * 3e-12, "wake-ups");
+}
+
+// On the crossbar every flit crosses the switch once and two links (into and out of it): the
+// interconnect's energy follows from its flit count.
+TEST(EnergyModel, CrossbarEnergyFollowsItsFlits) {
+  const PlatformConfig cfg = platform();
+  ASSERT_EQ(cfg.noc.topology, "crossbar");
+  const gpu::TimingResult t = runKernel(cfg, 30, 4);
+  const uint64_t flits = t.memory["interconnect"]["flits"].get<uint64_t>();
+  ASSERT_GT(flits, 0u);
+  const NocPowerConfig& n = cfg.power.noc;
+  expectNear(t.power->total[Block::Noc].dynamicJ,
+             double(flits) * (n.router_flit_pj + 2 * n.link_flit_pj) * 1e-12, "noc");
 }

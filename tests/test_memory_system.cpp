@@ -45,30 +45,6 @@ PlatformConfig sameClocks(std::vector<std::string> sets) {
   return loadPlatform(platform, all);
 }
 
-std::string chaseKernel(int k) {
-  std::string body;
-  for (int i = 0; i < k; ++i) body += "  ld.global.u64 %rd1, [%rd1];\n";
-  return test::module(R"(
-.visible .entry chase(.param .u64 start, .param .u32 iters, .param .u64 out)
-{
-  .reg .b64 %rd<4>;
-  .reg .b32 %r<4>;
-  .reg .pred %p<2>;
-  ld.param.u64 %rd1, [start];
-  ld.param.u32 %r1, [iters];
-  mov.u32 %r2, 0;
-L:
-)" + body + R"(
-  add.u32 %r2, %r2, 1;
-  setp.lt.u32 %p1, %r2, %r1;
-  @%p1 bra L;
-  ld.param.u64 %rd2, [out];
-  st.global.u64 [%rd2], %rd1;
-  ret;
-}
-)");
-}
-
 // Offsets of a cyclic chain's nodes from a base that maps like address 0 (same partition, bank
 // and row): node i holds the address of node i + 1. Every launch makes a multiple of eight
 // loads and starts at node 0, so with eight nodes (or one) it ends where the next one expects
@@ -92,8 +68,9 @@ double perLoadCycles(const PlatformConfig& cfg, const Chain& chain) {
   const DevPtr out = dev.malloc(8);
   constexpr int kK1 = 4, kK2 = 8;
   constexpr uint32_t kI1 = 2, kI2 = 6;
-  const Kernel* kernels[2] = {&dev.loadModule(chaseKernel(kK1), "chase4.ptx").kernel("chase"),
-                              &dev.loadModule(chaseKernel(kK2), "chase8.ptx").kernel("chase")};
+  const Kernel* kernels[2] = {
+      &dev.loadModule(test::chaseKernel(kK1), "chase4.ptx").kernel("chase"),
+      &dev.loadModule(test::chaseKernel(kK2), "chase8.ptx").kernel("chase")};
   auto T = [&](int k, uint32_t iters) {
     dev.launch(*kernels[k == kK2], {1}, {1}, 0,
                KernelArgs().ptr(base + chain.front()).u32(iters).ptr(out));

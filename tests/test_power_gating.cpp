@@ -416,10 +416,28 @@ void expectConsistentAccounting(const PlatformConfig& cfg, const KernelRun& r) {
                      double(g.lanes.gatedCycles) - double(g.lanes.gatings) * double(bet));
     uint64_t states = 0;
     for (uint64_t s : g.stateCycles) states += s;
-    EXPECT_EQ(states, r.timing.cycles + 1) << "SM " << i;  // startCycle .. endCycle
+    EXPECT_EQ(states, r.timing.cycles) << "SM " << i;  // startCycle + 1 .. endCycle
     // The SM's own switch covers the whole kernel.
-    EXPECT_EQ(r.smSwitches[i].windowCycles(), r.timing.cycles + 1) << "SM " << i;
+    EXPECT_EQ(r.smSwitches[i].windowCycles(), r.timing.cycles) << "SM " << i;
   }
+}
+
+// Gating at once and waking at once: every idle cycle gates, every use wakes without waiting,
+// so the kernel runs exactly as without gating (it once re-woke forever: a hang).
+TEST(SmGating, ZeroTimeoutAndZeroWakeLatencyCostNothing) {
+  const std::vector<std::string> common{
+      "memory.fixed_latency=1000", "power.gating.lane.timeout_cycles=0",
+      "power.gating.simd_unit.timeout_cycles=0", "power.gating.lane.wake_latency=0",
+      "power.gating.simd_unit.wake_latency=0"};
+  std::vector<std::string> none = common, timeout = common;
+  none.push_back("power.gating.idle_detect=none");
+  timeout.push_back("power.gating.idle_detect=timeout");
+  const KernelRun base = launch(platformWith(none), kWaitKernel, {1}, {32});
+  const KernelRun gated = launch(platformWith(timeout), kWaitKernel, {1}, {32});
+  EXPECT_EQ(gated.timing.cycles, base.timing.cycles);
+  EXPECT_EQ(gated.gating[0].wakeStallCycles, 0u);
+  EXPECT_GT(gated.gating[0].lanes.gatings, 0u);
+  EXPECT_EQ(gated.gating[0].lanes.wakingCycles, 0u);
 }
 
 TEST(SmGating, TimeoutGatingCostsTheWakeLatencyAfterALongIdleGap) {
@@ -451,8 +469,9 @@ TEST(SmGating, TimeoutGatingCostsTheWakeLatencyAfterALongIdleGap) {
     EXPECT_EQ(g.wakeStallCycles, wake);
     EXPECT_EQ(g.simdUnits.wakeups, 1u);
     EXPECT_EQ(g.lanes.wakeups, cfg.sm.simd_lanes);
-    EXPECT_EQ(g.lanes.wakingCycles, g.lanes.wakeups * lane.wakeLatency);
-    EXPECT_EQ(g.simdUnits.wakingCycles, g.simdUnits.wakeups * unit.wakeLatency);
+    // The unit and its lanes wake together: each is held ON until the slowest is awake.
+    EXPECT_EQ(g.lanes.wakingCycles, g.lanes.wakeups * wake);
+    EXPECT_EQ(g.simdUnits.wakingCycles, g.simdUnits.wakeups * wake);
     EXPECT_EQ(base.gating[0].wakeStallCycles, 0u);
     EXPECT_EQ(base.gating[0].lanes.gatings, 0u);
     expectConsistentAccounting(cfg, gated);
@@ -471,10 +490,10 @@ TEST(SmGating, IdealGatingOfLanesGatesTheIdlePeriodsOfAtLeastBet) {
   EXPECT_GT(g.laneNetGatedCycles, 0.0);
   // SMs without a CTA: their lanes never accounted, the SM switch gated the whole kernel.
   const uint64_t bet = power::smSwitchParams(cfg).breakEven;
-  ASSERT_GT(r.timing.cycles + 1, bet);
+  ASSERT_GT(r.timing.cycles, bet);
   for (size_t i = 4; i < r.gating.size(); ++i) {
     EXPECT_EQ(r.gating[i].laneCycles, 0u);
-    EXPECT_EQ(r.smSwitches[i].gatedCycles, r.timing.cycles + 1);
+    EXPECT_EQ(r.smSwitches[i].gatedCycles, r.timing.cycles);
     EXPECT_EQ(r.smSwitches[i].gatings, 1u);
     EXPECT_EQ(r.smSwitches[i].busyCycles, 0u);
   }
@@ -602,7 +621,7 @@ TEST(CtaPlacement, PackedUsesAsFewSmsAsHoldTheKernel) {
     } else {
       EXPECT_EQ(perSmCount[i], 0u) << "SM " << i;
       EXPECT_EQ(r.smSwitches[i].busyCycles, 0u);
-      EXPECT_EQ(r.smSwitches[i].gatedCycles, r.timing.cycles + 1);
+      EXPECT_EQ(r.smSwitches[i].gatedCycles, r.timing.cycles);
     }
   }
   // A kernel that fills the GPU is spread over every SM.
@@ -677,7 +696,7 @@ TEST(CtaPlacement, DefaultsLeaveTheCyclesUnchanged) {
   EXPECT_EQ(base.decision.policy, "round-robin");
   EXPECT_EQ(base.decision.sms, test::platform().gpu.num_sms);
   EXPECT_EQ(base.gating[0].laneCycles, 0u);  // nothing on: the lanes do not account
-  EXPECT_EQ(base.gating[0].stateCycles[0], base.timing.cycles + 1);
+  EXPECT_EQ(base.gating[0].stateCycles[0], base.timing.cycles);
   const nlohmann::json j = sm::toJson(ideal.gating[0]);
   EXPECT_EQ(j["lanes"]["busy_cycles"], ideal.gating[0].lanes.busyCycles);
   EXPECT_EQ(j["state_cycles"].size(), 4u);

@@ -466,6 +466,17 @@ struct PlatformConfig : config::Section {
     v.field("noc", noc, "Interconnect");
     v.field("memory", memory, "Memory partitions, controllers and DRAM");
     v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
+    // SIMD issue control measures utilisation over every lane, so state s can reach at most the
+    // share of lanes it uses: a threshold to step up from it must lie below that.
+    const auto& up = power.simd_issue.up_thresholds;
+    const double units = sm.simd_units;
+    const double reach[3] = {(1.0 + (units - 1.0) * 0.5) / units, 1.0 / units, 0.5 / units};
+    for (size_t i = 0; i < 3 && i < up.size(); ++i)
+      v.require(up[i] < reach[i] || (i == 0 && units == 1) || (i == 1 && units == 1), "power",
+                fmt::format("power.simd_issue.up_thresholds[{}] ({}) is not below the lane "
+                            "utilisation state {} can reach with {} SIMD units ({}): the "
+                            "control could never step up from it",
+                            i, up[i], i + 2, sm.simd_units, reach[i]));
   }
 };
 

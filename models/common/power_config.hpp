@@ -256,11 +256,6 @@ struct SimdIssueConfig : config::Section {
               fmt::format("down_thresholds needs 3 values, got {}", down_thresholds.size()));
     v.require(up_thresholds.size() == 3, "up_thresholds",
               fmt::format("up_thresholds needs 3 values, got {}", up_thresholds.size()));
-    for (size_t i = 0; i < 3 && i < down_thresholds.size() && i < up_thresholds.size(); ++i)
-      v.require(up_thresholds[i] > down_thresholds[i], "up_thresholds",
-                fmt::format("up_thresholds[{}] ({}) must exceed down_thresholds[{}] ({}): the way "
-                            "back up needs a higher utilisation than the way down (hysteresis)",
-                            i, up_thresholds[i], i, down_thresholds[i]));
   }
 };
 
@@ -330,6 +325,10 @@ struct PowerConfig : config::Section {
     v.field("sample_cycles", sample_cycles,
             "Core cycles per sample of the power time series (0: no time series)",
             config::Range<uint32_t>{0, 1u << 30});
+    v.require(sample_cycles == 0 || sample_cycles >= 10, "sample_cycles",
+              fmt::format("sample_cycles = {}: a power sample needs at least 10 cycles (0: no time "
+                          "series; CurrentSinks see every cycle)",
+                          sample_cycles));
     v.field("sm", sm, "Energies and leakage of each SM");
     v.field("l1d", l1d, "L1 data cache of each SM");
     v.field("l2", l2, "Each L2 slice");

@@ -227,6 +227,20 @@ void MemoryController::resetState() {
   resetStats();
 }
 
+MemoryController::EnergyCounts MemoryController::energyCounts() const {
+  const DramCounters& c = channel_.counters();
+  // Refreshes that fell due while the channel idled are applied when work arrives; count them.
+  const uint64_t pendingRefreshes = refreshesPending(dram_.now());
+  EnergyCounts e;
+  e.requests = stats_.reads + stats_.writes;
+  e.activates = c.activates;
+  e.precharges = c.precharges + (pendingRefreshes ? channel_.openBanks() : 0);
+  e.refreshes = c.refreshes + pendingRefreshes;
+  e.readBursts = c.reads;
+  e.writeBursts = c.writes;
+  return e;
+}
+
 nlohmann::json MemoryController::statsJson() const {
   const uint64_t t = sc_core::sc_time_stamp().value();
   const double elapsedTime = double(t - statsStart_);

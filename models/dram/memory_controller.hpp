@@ -57,6 +57,12 @@ class MemoryController : public sc_core::sc_module {
   uint32_t queued() const { return queue_.size(); }
 
   nlohmann::json statsJson() const;
+  // Command counts since resetStats() for the energy model (as in statsJson(), cheaply).
+  struct EnergyCounts {
+    uint64_t requests = 0, activates = 0, precharges = 0, readBursts = 0, writeBursts = 0,
+             refreshes = 0;
+  };
+  EnergyCounts energyCounts() const;
   // Statistics start again now (a new launch); the channel keeps its open rows.
   void resetStats();
   // Power-on state (a new Device): rows closed, refresh schedule restarted, statistics reset.

@@ -204,7 +204,8 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
   policy_->beginKernel(PlacementKernel{total_, k.footprint, sm::ctasPerSm(cfg_.sm, k.footprint),
                                        startCycle_, probe_},
                        sms_);
-  for (sm::Sm* s : sms_) s->powerSwitch().begin(startCycle_);
+  // The SMs' windows cover the kernel's cycles: startCycle + 1 .. endCycle (as SM accounting).
+  for (sm::Sm* s : sms_) s->powerSwitch().begin(startCycle_ + 1);
   wake_.notify(sc_core::SC_ZERO_TIME);
   kernel_started.notify(sc_core::SC_ZERO_TIME);
 }

@@ -253,23 +253,18 @@ power::UncoreEnergyInputs Gpu::uncoreEnergyInputs() const {
   power::UncoreEnergyInputs in;
   if (fixed_) return in;
   for (const auto& c : l2_) in.l2.push_back(cacheInputs(c->powerCounters()));
-  const nlohmann::json n = noc_->statsJson();
-  for (const char* net : {"request", "reply"}) {
-    const auto& v = n.at("networks").at(net);
-    // Each packet's flits pass every router on its path.
-    in.routerFlits += static_cast<uint64_t>(
-        double(v.value("flits", uint64_t(0))) * v.value("average_hops", 0.0) + 0.5);
-  }
-  for (const auto& l : n.at("links")) in.linkFlits += l.value("flits", uint64_t(0));
-  in.nocNodes = noc_->nodeCount();
+  const noc::Interconnect::FlitTraversals f = noc_->flitTraversals();
+  in.routerFlits = f.routers;
+  in.linkFlits = f.links;
+  in.nocNodes = noc_->leakingRouters();
   for (const auto& mc : mc_) {
-    const nlohmann::json d = mc->statsJson();
-    in.controllerRequests += d.value("reads", uint64_t(0)) + d.value("writes", uint64_t(0));
-    in.activates += d.value("activates", uint64_t(0));
-    in.precharges += d.value("precharges", uint64_t(0));
-    in.readBursts += d.value("read_bursts", uint64_t(0));
-    in.writeBursts += d.value("write_bursts", uint64_t(0));
-    in.refreshes += d.value("refreshes", uint64_t(0));
+    const dram::MemoryController::EnergyCounts d = mc->energyCounts();
+    in.controllerRequests += d.requests;
+    in.activates += d.activates;
+    in.precharges += d.precharges;
+    in.readBursts += d.readBursts;
+    in.writeBursts += d.writeBursts;
+    in.refreshes += d.refreshes;
   }
   in.controllers = in.channels = static_cast<uint32_t>(mc_.size());
   return in;

@@ -207,6 +207,9 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       in[i].counters = sms[i]->counters();
       in[i].l1 = l1[i];
       const power::SwitchCounters& sw = r.sms[i].smSwitch;
+      if (sw.windowCycles() != r.cycles)
+        throw InternalError(fmt::format("{}: the power switch of sm{} accounted {} cycles of {}",
+                                        label, i, sw.windowCycles(), r.cycles));
       const sm::SmGatingStats& gs = r.sms[i].gating;
       in[i].gating.smGatedCycles = sw.gatedCycles;
       in[i].gating.smGatings = sw.gatings;

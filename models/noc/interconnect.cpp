@@ -192,6 +192,20 @@ std::vector<const OutputChannel*> Interconnect::links() const {
   return out;
 }
 
+Interconnect::FlitTraversals Interconnect::flitTraversals() const {
+  FlitTraversals t;
+  for (const auto& ni : nis_) t.links += ni->injection().flits;
+  for (const Router* r : routers_)
+    for (uint32_t p = 0; p < r->ports(); ++p)
+      if (r->output(p).connected()) t.routers += r->output(p).flits;
+  t.links += t.routers;
+  return t;
+}
+
+uint32_t Interconnect::leakingRouters() const {
+  return topology_ == "mesh" ? static_cast<uint32_t>(routers_.size()) : nodeCount();
+}
+
 std::vector<uint32_t> Interconnect::creditCounters() const {
   std::vector<uint32_t> out;
   for (const OutputChannel* l : links())

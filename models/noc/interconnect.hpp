@@ -84,6 +84,14 @@ class Interconnect : public sc_core::sc_module {
   // injection_stall_cycles_total of statsJson() (interconnect cycles since resetStats), cheaply.
   uint64_t injectionStallCycles() const;
   void resetStats();
+  // Flit traversals since resetStats(), for the energy model: of router switches (every flit a
+  // router sends on an output) and of links (those, plus the NIs' injection links).
+  struct FlitTraversals {
+    uint64_t routers = 0, links = 0;
+  };
+  FlitTraversals flitTraversals() const;
+  // Routers that leak: the mesh's routers, or one per node of a crossbar.
+  uint32_t leakingRouters() const;
   void resetState();
   // Packets inside the network (taken in, not yet delivered).
   size_t packetsInFlight() const { return packets_.live(); }

@@ -91,7 +91,7 @@ struct SmEnergyInputs {
 // The memory side: cumulative event counts since the launch started.
 struct UncoreEnergyInputs {
   std::vector<CacheEnergyInputs> l2;  // per slice
-  uint64_t routerFlits = 0;           // flit traversals of routers (flits x routers passed)
+  uint64_t routerFlits = 0;           // flit traversals of routers (every flit a router sends)
   uint64_t linkFlits = 0;             // flit traversals of links
   uint32_t nocNodes = 0;              // routers that leak
   uint64_t controllerRequests = 0;

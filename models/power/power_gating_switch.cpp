@@ -167,6 +167,23 @@ void PowerGatingSwitch::use(Cycle from, Cycle until) {
   }
 }
 
+void PowerGatingSwitch::hold(Cycle from, Cycle until) {
+  if (suspended_ || open_) return;
+  if (from > lastEnd_) {
+    if (gatedAt(from))
+      throw InternalError(
+          fmt::format("{}: held at cycle {} while gated (call acquire() first)", name(), from));
+    closeIdle(from - lastEnd_);
+    lastEnd_ = from;
+  }
+  if (until > lastEnd_) {
+    n_.wakingCycles += until - lastEnd_;
+    lastEnd_ = until;
+    wakingTail_ = true;
+  }
+  wakeUntil_ = std::max(wakeUntil_, until);
+}
+
 void PowerGatingSwitch::beginBusy(Cycle c) {
   if (open_ || suspended_) return;
   if (c > lastEnd_) {

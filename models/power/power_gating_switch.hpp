@@ -102,6 +102,9 @@ class PowerGatingSwitch : public sc_core::sc_module {
   Cycle usableFrom(Cycle c) const;
   // The block is busy over [from, until). With timeout detection, call acquire() first.
   void use(Cycle from, Cycle until);
+  // Keeps the block ON over [from, until) without using it (counted as waking): a unit's
+  // switch waiting for its lanes to wake. Like use(), the block must not be gated at `from`.
+  void hold(Cycle from, Cycle until);
   // Open-ended use (an SM holding CTAs): busy from `c` until endBusy().
   void beginBusy(Cycle c);
   void endBusy(Cycle c);

@@ -92,18 +92,19 @@ void Sm::beginKernel(const KernelContext& k) {
   idle_.stalls[int(Stall::NoWarp)] = static_cast<uint32_t>(schedulers_.size());
   // Power gating: the issue control starts in state 1; the SIMD switches account only while
   // the SM holds CTAs (the SM's own switch covers the rest), so they start suspended.
+  // The window covers the cycles the SM accounts: lastCycle_ + 1 .. the kernel's end.
   gating_ = SmGatingStats{};
   issueState_ = 1;
-  sliceStart_ = lastCycle_;
+  sliceStart_ = lastCycle_ + 1;
   sliceLaneOps_ = simdLaneOps_ = 0;
   lastWakeStall_ = kNever;
   powerWindowOpen_ = true;
   if (simdControl_) {
     for (auto& e : simd_) {
-      e->unitSwitch()->begin(lastCycle_);
-      for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).begin(lastCycle_);
+      e->unitSwitch()->begin(lastCycle_ + 1);
+      for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).begin(lastCycle_ + 1);
     }
-    suspendSimdSwitches(lastCycle_);
+    suspendSimdSwitches(lastCycle_ + 1);
   }
 }
 
@@ -653,9 +654,16 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
     return true;
   }
   if (!waking && gated) {
-    gated->unitSwitch()->acquire(now);
+    // Wake the unit and its lanes together: whichever is ready first is held ON (waiting)
+    // until the last is, so none gates again while the others wake.
+    Cycle ready = gated->unitSwitch()->acquire(now);
     for (uint64_t m = gatedMask; m != 0; m &= m - 1)
-      gated->laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).acquire(now);
+      ready = std::max(ready,
+                       gated->laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).acquire(now));
+    gated->unitSwitch()->hold(now, ready);
+    for (uint64_t m = gatedMask; m != 0; m &= m - 1)
+      gated->laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).hold(now, ready);
+    if (ready <= now) return dispatchSimd(inst, now);  // awake at once (wake_latency 0)
   }
   if ((waking || gated) && lastWakeStall_ != now) {  // cycles a dispatch waited for a wake-up
     ++gating_.wakeStallCycles;

@@ -218,17 +218,17 @@ int seed000(const ExperimentOptions& o) {
     }
     md += "\n";
   }
-  md += fmt::format("| mean | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n",
-                    mean(cols["l1s"].v), mean(cols["l1d"].v), mean(cols["l1t"].v),
-                    mean(cols["l2s"].v), mean(cols["l2d"].v), mean(cols["l2t"].v));
+  md += fmt::format("| mean | {} | {} | {} | {} | {} | {} |\n", meanText(cols["l1s"].v),
+                    meanText(cols["l1d"].v), meanText(cols["l1t"].v), meanText(cols["l2s"].v),
+                    meanText(cols["l2d"].v), meanText(cols["l2t"].v));
   md += "\n| | ours (mean) | paper |\n|---|---|---|\n" +
-        fmt::format("| L1 dynamic power with DWL | {} | -7% |\n", pct(mean(cols["l1d"].v))) +
-        fmt::format("| L2 dynamic power with DWL | {} | -24% |\n", pct(mean(cols["l2d"].v))) +
-        fmt::format("| L1 total power, drowsy + DWL | {} | -90% |\n", pct(mean(cols["l1t"].v))) +
-        fmt::format("| L2 total power, drowsy + DWL | {} | -96% |\n", pct(mean(cols["l2t"].v))) +
+        fmt::format("| L1 dynamic power with DWL | {} | -7% |\n", meanPct(cols["l1d"].v)) +
+        fmt::format("| L2 dynamic power with DWL | {} | -24% |\n", meanPct(cols["l2d"].v)) +
+        fmt::format("| L1 total power, drowsy + DWL | {} | -90% |\n", meanPct(cols["l1t"].v)) +
+        fmt::format("| L2 total power, drowsy + DWL | {} | -96% |\n", meanPct(cols["l2t"].v)) +
         fmt::format("| L1 static power, drowsy | {} | (Fig. 6, most of the total saving) |\n",
-                    pct(mean(cols["l1s"].v))) +
-        fmt::format("| L2 static power, drowsy | {} | (Fig. 6) |\n", pct(mean(cols["l2s"].v)));
+                    meanPct(cols["l1s"].v)) +
+        fmt::format("| L2 static power, drowsy | {} | (Fig. 6) |\n", meanPct(cols["l2s"].v));
 
   // Fig. 7: runtime with wake-up latencies nothing hides.
   md +=
@@ -246,7 +246,7 @@ int seed000(const ExperimentOptions& o) {
     md += fmt::format("| `{}` | {} | {} | {} | {} |\n", k, runs[k]["base"].cycles, pct(r1), pct(r2),
                       pct(rl));
   }
-  md += fmt::format("| mean | | {} | {} | {} |\n", pct(mean(w1)), pct(mean(w2)), pct(mean(la)));
+  md += fmt::format("| mean | | {} | {} | {} |\n", meanPct(w1), meanPct(w2), meanPct(la));
   md += "\nPaper: performance changes by less than 0.3% on average with 1 and 2 cycles.\n";
 
   // Table 1 and Figs. 3 and 4.

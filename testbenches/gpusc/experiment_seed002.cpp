@@ -149,7 +149,7 @@ int seed002(const ExperimentOptions& o) {
       "can be gated). CTAs: the largest launch of the kernel; the GPU holds at most 15 x 8 = 120 "
       "CTAs at once (fewer when registers or shared memory limit them).\n\n"
       "| kernel | CTAs (largest launch) | active SM-cycles, normal | packed: active | packed: "
-      "runtime | congestion-aware: SMs kept | metric | active | runtime |\n"
+      "runtime | congestion-aware: SMs kept (last deciding launch) | metric | active | runtime |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
   std::vector<double> pa, pr, ca, cr;
   for (const auto& k : kernels) {
@@ -169,8 +169,8 @@ int seed002(const ExperimentOptions& o) {
                       c.decided ? fmt::format("{:.2f}", c.metric) : std::string("-"), pct(caR),
                       pct(crR));
   }
-  md += fmt::format("| mean | | | {} | {} | | | {} | {} |\n", pct(mean(pa)), pct(mean(pr)),
-                    pct(mean(ca)), pct(mean(cr)));
+  md += fmt::format("| mean | | | {} | {} | | | {} | {} |\n", meanPct(pa), meanPct(pr), meanPct(ca),
+                    meanPct(cr));
   md +=
       "\nPaper: CTA packing cuts active cycles in every kernel it applies to, by up to 45% (LIB) "
       "with 3% slowdown, but slows WP down a lot; the congestion-aware count reduces active "
@@ -200,9 +200,11 @@ int seed002(const ExperimentOptions& o) {
     mr.push_back(mR);
     md += fmt::format(" {} | {} |\n", pct(iR), pct(mR));
   }
-  md += fmt::format("| mean | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {} | {} |\n",
-                    100 * mean(lane["normal"]), 100 * mean(lane["issue"]), 100 * mean(lane["comp"]),
-                    100 * mean(lane["mix"]), pct(mean(ir)), pct(mean(mr)));
+  const auto shareOf = [&](const char* v) {
+    return lane[v].empty() ? std::string("-") : fmt::format("{:.1f}%", 100 * mean(lane[v]));
+  };
+  md += fmt::format("| mean | {} | {} | {} | {} | {} | {} |\n", shareOf("normal"), shareOf("issue"),
+                    shareOf("comp"), shareOf("mix"), meanPct(ir), meanPct(mr));
   md +=
       "\nPaper: issue control adds 8, 6 and 5 points for BFS, CP and MUM; compaction 16 and 6 "
       "points for BFS and MUM; mix adds more; no gain for LIB and LPS (high utilisation); "

@@ -46,6 +46,15 @@ inline double geomean(const std::vector<double>& ratios) {
 
 inline std::string pct(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1.0) * 100.0); }
 
+// The mean of per-kernel ratios as a change in percent, "-" when no kernel gave one.
+inline std::string meanPct(const std::vector<double>& ratios) {
+  return ratios.empty() ? std::string("-") : pct(mean(ratios));
+}
+// The mean with `digits` decimals, "-" when empty.
+inline std::string meanText(const std::vector<double>& v, int digits = 3) {
+  return v.empty() ? std::string("-") : fmt::format("{:.{}f}", mean(v), digits);
+}
+
 inline void writeText(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream out(p);

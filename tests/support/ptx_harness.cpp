@@ -101,4 +101,28 @@ double asDouble(uint64_t b) {
   return d;
 }
 
+std::string chaseKernel(int k) {
+  std::string body;
+  for (int i = 0; i < k; ++i) body += "  ld.global.u64 %rd1, [%rd1];\n";
+  return module(R"(
+.visible .entry chase(.param .u64 start, .param .u32 iters, .param .u64 out)
+{
+  .reg .b64 %rd<4>;
+  .reg .b32 %r<4>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [start];
+  ld.param.u32 %r1, [iters];
+  mov.u32 %r2, 0;
+L:
+)" + body + R"(
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra L;
+  ld.param.u64 %rd2, [out];
+  st.global.u64 [%rd2], %rd1;
+  ret;
+}
+)");
+}
+
 }  // namespace gpusc::test

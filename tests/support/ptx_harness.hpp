@@ -16,6 +16,10 @@ PlatformConfig platform();
 // PTX module text: the standard header followed by `body` (functions, variables).
 std::string module(const std::string& body);
 
+// A kernel `chase(.param .u64 start, .param .u32 iters, .param .u64 out)` that follows a chain
+// of pointers: `iters` times, `k` dependent 64-bit loads (p = *p), then stores the final p.
+std::string chaseKernel(int k);
+
 // Results of one thread of an `eval` kernel.
 struct Lane {
   uint64_t o = 0;    // %o   (.b64)
