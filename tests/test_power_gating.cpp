@@ -405,7 +405,9 @@ void expectConsistentAccounting(const PlatformConfig& cfg, const KernelRun& r) {
     int live = 0;
     uint64_t since = 0;
     for (const auto& [t, d] : edges) {
-      if (live == 0 && d > 0) since = t;
+      // The window starts after the kernel's first cycle (CTAs started in it issue from the
+      // next one).
+      if (live == 0 && d > 0) since = std::max<uint64_t>(t, r.timing.startCycle + 1);
       live += d;
       if (live == 0) held += t - since;
     }
@@ -700,6 +702,22 @@ TEST(CtaPlacement, DefaultsLeaveTheCyclesUnchanged) {
   const nlohmann::json j = sm::toJson(ideal.gating[0]);
   EXPECT_EQ(j["lanes"]["busy_cycles"], ideal.gating[0].lanes.busyCycles);
   EXPECT_EQ(j["state_cycles"].size(), 4u);
+}
+
+// The SM switches' windows start after the kernel's first cycle, yet an SM with no gating is
+// usable at once: the first CTA of every SM starts in the kernel's first cycle, with or without
+// ideal gating (a switch once reported a wake-up until its window's start and delayed them).
+TEST(CtaPlacement, FirstCtasStartInTheKernelsFirstCycle) {
+  for (const char* detect : {"none", "ideal", "timeout"}) {
+    Device dev(platformWith({std::string("power.gating.idle_detect=") + detect}), ExecMode::Timing);
+    const Kernel& k = dev.loadModule(kMemoryKernel, "m.ptx").kernel("k");
+    const uint32_t ctas = dev.config().gpu.num_sms;
+    const DevPtr out = dev.malloc(uint64_t(ctas) * 128 * 4);
+    dev.launch(k, {ctas}, {128}, 0, KernelArgs().ptr(out));
+    const gpu::TimingResult& t = *dev.launches().back().timing;
+    ASSERT_EQ(t.timeline.size(), ctas);
+    for (const auto& c : t.timeline) EXPECT_EQ(c.start, t.startCycle) << detect << " sm " << c.sm;
+  }
 }
 
 }  // namespace

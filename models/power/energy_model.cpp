@@ -428,9 +428,9 @@ PowerReport EnergyModel::finishLaunch(uint64_t endCycle, const std::vector<SmEne
 
 // ---- results -----------------------------------------------------------------------------------
 
-nlohmann::json toJson(const EnergyBreakdown& e, double seconds) {
+nlohmann::json toJson(const EnergyBreakdown& e, double seconds, bool smBlocksOnly) {
   nlohmann::json blocks = nlohmann::json::object();
-  for (int i = 0; i < kNumBlocks; ++i) {
+  for (int i = 0; i < (smBlocksOnly ? kNumSmBlocks : kNumBlocks); ++i) {
     const BlockEnergy& b = e.blocks[i];
     blocks[blockName(static_cast<Block>(i))] = {
         {"dynamic_j", b.dynamicJ},
@@ -451,7 +451,7 @@ nlohmann::json toJson(const PowerReport& r) {
   j["parameters"] = r.parameters;
   nlohmann::json sms = nlohmann::json::array();
   for (size_t i = 0; i < r.perSm.size(); ++i) {
-    nlohmann::json s = toJson(r.perSm[i], r.seconds);
+    nlohmann::json s = toJson(r.perSm[i], r.seconds, true);
     s["sm"] = i;
     sms.push_back(s);
   }

@@ -170,7 +170,8 @@ struct PowerReport {
   std::vector<PowerSample> samples;  // empty when power.sample_cycles is 0
   nlohmann::json parameters;         // derived values worth reporting (break-even times, ...)
 };
-nlohmann::json toJson(const EnergyBreakdown& e, double seconds);
+// Energy and average power of every block (`smBlocksOnly`: of the SM blocks).
+nlohmann::json toJson(const EnergyBreakdown& e, double seconds, bool smBlocksOnly = false);
 nlohmann::json toJson(const PowerReport& r);
 
 class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {

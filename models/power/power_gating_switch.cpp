@@ -78,7 +78,7 @@ PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDe
 void PowerGatingSwitch::begin(Cycle c) {
   n_ = SwitchCounters{};
   lastEnd_ = c;
-  wakeUntil_ = c;
+  wakeUntil_ = 0;  // no wake-up under way: usable at once, even before c
   busySince_ = c;
   open_ = false;
   wakingTail_ = false;
@@ -89,7 +89,7 @@ void PowerGatingSwitch::resume(Cycle c) {
   if (!suspended_) return;
   suspended_ = false;
   lastEnd_ = std::max(lastEnd_, c);
-  wakeUntil_ = lastEnd_;
+  wakeUntil_ = 0;  // resumed ON, with no wake-up under way
   wakingTail_ = false;
 }
 
