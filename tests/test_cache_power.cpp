@@ -763,3 +763,42 @@ TEST(CachePowerGpu, InstructionAndConstantFetchesEnableWholeLines) {
   EXPECT_EQ(p2["read_subwords"].get<uint64_t>(), fetches * (cfg.sm.icache.line_bytes / w) +
                                                      consts * (cfg.sm.const_cache.line_bytes / w));
 }
+
+// Seed 000 Table 1 counts the active threads of the warps whose accesses reach a cache; DWL
+// switches the bytes. A full warp loading every other word touches two lines with 16 threads
+// each: every request comes from a full warp (thread utilisation 1) and enables half of each
+// line's sub-word-lines (byte utilisation 0.5).
+TEST(CachePowerGpu, ThreadAndByteUtilisationDifferForStridedWarps) {
+  const std::string ptx = test::module(R"(
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+  .reg .b64 %rd<8>;
+  .reg .b32 %r<4>;
+  ld.param.u64 %rd1, [in];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 8;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r2, [%rd3];
+  cvt.u64.u32 %rd7, %r2;
+  add.u64 %rd7, %rd3, %rd7;
+  ld.global.u32 %r3, [%rd7];
+  add.u32 %r2, %r2, %r3;
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r1, 4;
+  add.u64 %rd6, %rd4, %rd5;
+  st.global.u32 [%rd6], %r2;
+  ret;
+}
+)");
+  const PlatformConfig cfg = loadPlatform("gtx480");
+  Device dev(cfg, ExecMode::Timing);
+  const Kernel& k = dev.loadModule(ptx, "k.ptx").kernel("k");
+  const DevPtr in = dev.malloc(32 * 8), out = dev.malloc(32 * 4);
+  dev.memset(in, 0, 32 * 8);  // the second load's address depends on the first's value (0)
+  dev.launch(k, {1}, {32}, 0, KernelArgs().ptr(in).ptr(out));
+  const nlohmann::json& p1 = dev.launches().back().timing->memory["l1d"]["totals"]["power_states"];
+  // The second load waits for the first and hits both lines it brought in.
+  ASSERT_EQ(p1["reads"].get<uint64_t>(), 2u);
+  EXPECT_DOUBLE_EQ(p1["read_block_utilisation"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(p1["thread_utilisation"].get<double>(), 1.0);
+}

@@ -120,7 +120,7 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   MemAccessExtension& ext = accessOf(gp);
   DataCacheStats::Kind& st = stats_.of(AccessKind::Load);
   ++st.requests;
-  power_.warpRequest(static_cast<uint32_t>(__builtin_popcount(ext.activeMask)));
+  power_.warpRequest(ext.warpThreads);
   const ByteMask inLine = firstBytes(lineBytes);
   const uint32_t len = gp.get_data_length();
   uint64_t ready = cycle;
@@ -156,6 +156,7 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       fx.pc = ext.pc;
       fx.kind = AccessKind::Load;
       fx.activeMask = ext.activeMask;
+      fx.warpThreads = ext.warpThreads;
       fx.byteMask = inLine;  // the whole line is fetched
       fx.demandMask = mask;  // of which the warp needs these bytes
       fx.tag = e;
@@ -186,7 +187,7 @@ Stall L1DataCache::store(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   const uint32_t lineBytes = core_.lineBytes();
   DataCacheStats::Kind& st = stats_.of(AccessKind::Store);
   ++st.requests;
-  power_.warpRequest(static_cast<uint32_t>(__builtin_popcount(accessOf(gp).activeMask)));
+  power_.warpRequest(accessOf(gp).warpThreads);
   uint64_t leave = cycle;
   for (uint64_t line = first; line <= last; line += lineBytes) {
     const uint64_t slot = core_.claimBank(core_.bankOf(line), cycle);

@@ -143,7 +143,7 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   DataCacheStats::Kind& st = stats_.of(kind);
   ++st.requests;
   if (kind == AccessKind::Load || kind == AccessKind::Store || kind == AccessKind::Atomic)
-    power_.warpRequest(static_cast<uint32_t>(__builtin_popcount(ext.activeMask)));
+    power_.warpRequest(ext.warpThreads);
   uint64_t ready = cycle;
   uint32_t record = MshrTable::kNone;
   for (uint64_t line = first; line <= last; line += lineBytes) {

@@ -98,8 +98,8 @@ class LinePower {
 
   DrowsyPolicy policy() const { return policy_; }
 
-  // A warp's load, store or atomic request with `threads` active threads (seed 000 Table 1's
-  // utilisation counts them).
+  // A request (one line-sized transaction) of a warp's load, store or atomic whose warp had
+  // `threads` active threads (seed 000 Table 1's utilisation counts them).
   void warpRequest(uint32_t threads) {
     if (!open_) return;
     ++c_.warpRequests;

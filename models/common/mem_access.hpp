@@ -20,7 +20,8 @@ struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
   uint32_t warp = 0;  // hardware warp slot in the SM
   uint32_t pc = 0;    // instruction index in the kernel's program
   AccessKind kind = AccessKind::Load;
-  uint32_t activeMask = 0;             // lanes of the warp taking part in this transaction
+  uint32_t activeMask = 0;   // lanes of the warp taking part in this transaction
+  uint32_t warpThreads = 0;  // active threads of the warp instruction that made it (0: a fetch)
   std::array<uint64_t, 4> byteMask{};  // bytes of the transaction the lanes touch (up to 256)
   // A cache's line fetch: the bytes of the fetched line the requesting warp's lanes touch (the
   // first request of the miss; merged requests add nothing), while byteMask covers the whole

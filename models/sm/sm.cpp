@@ -720,6 +720,7 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
   } else {
     ext.warp = inflight_[inst].warp;
     ext.pc = inflight_[inst].pc;
+    ext.warpThreads = static_cast<uint32_t>(__builtin_popcount(inflight_[inst].mem.mask));
   }
   gp->set_command(t.kind == AccessKind::Store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   gp->set_address(t.addr);

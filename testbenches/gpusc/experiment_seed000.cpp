@@ -257,8 +257,9 @@ int seed000(const ExperimentOptions& o) {
       {"sgemm", {100, 100}}};
   md +=
       "\n## Utilisation of cache accesses (paper Table 1) and access statistics (Figs. 3, 4)\n\n"
-      "Threads: active threads of the warps whose loads, stores and atomics reach the cache (an "
-      "L1 miss's fetch carries its warp's mask), the paper's measure. Bytes: enabled 4-byte "
+      "Threads: active threads of the warps whose loads, stores and atomics reach the cache, per "
+      "request (an L1 miss's fetch carries its warp's count), the paper's measure. Bytes: "
+      "enabled 4-byte "
       "sub-word-lines over the sub-word-lines of the lines read or written, what our DWL "
       "switches. Frames < 16: share of line frames accessed fewer than 16 times in a launch "
       "(unused: never). Gaps: share of consecutive touches of a frame at least 128 (L1) or 64 "
