@@ -689,6 +689,21 @@ TEST(CtaPlacement, CongestionAwareKeepsTheSmsTheMetricAsksFor) {
   EXPECT_EQ(gpu::toJson(d)["sms"], d.sms);
 }
 
+// Seed 002 decides during the first CTA's execution: with a long observe_cycles the decision
+// comes when the first CTA finishes.
+TEST(CtaPlacement, CongestionAwareDecidesWhenTheFirstCtaFinishes) {
+  const PlatformConfig cfg =
+      platformWith({"gpu.cta_placement=congestion-aware", "gpu.core_count.observe_cycles=1000000",
+                    "memory.fixed_latency=400"});
+  const uint32_t ctas = 4 * cfg.gpu.num_sms * cfg.sm.max_ctas;
+  const KernelRun r = launch(cfg, kMemoryKernel, {ctas}, {64}, 1);
+  ASSERT_TRUE(r.decision.measured);
+  uint64_t first = ~0ull;
+  for (const auto& c : r.timing.timeline) first = std::min<uint64_t>(first, c.end);
+  EXPECT_EQ(r.decision.decidedAt, first);
+  EXPECT_LT(first, r.timing.startCycle + cfg.gpu.core_count.observe_cycles);
+}
+
 TEST(CtaPlacement, DefaultsLeaveTheCyclesUnchanged) {
   // Gating with ideal detection and the none policies cost no cycles; the SM switch accounts.
   const KernelRun base = launch(platformWith({}), kMemoryKernel, {40}, {128}, 1);

@@ -260,7 +260,8 @@ struct SimdIssueConfig : config::Section {
 };
 
 // Congestion-aware core count (seed 002 section 3.1.2), for gpu.cta_placement
-// congestion-aware: while the first CTAs run (observe_cycles), metric = alpha x (interconnect
+// congestion-aware: while the first CTAs run (until the first finishes, or observe_cycles at
+// most), metric = alpha x (interconnect
 // injection-stall cycles per SM-cycle) + beta x (1 / SIMD lane utilisation). The predicted
 // slowdown of running on k of n SMs is (n / k - 1) x min(1, metric_reference / metric): a
 // compute-bound kernel (metric near metric_reference) slows down in proportion, a congested or
@@ -272,7 +273,7 @@ struct CoreCountConfig : config::Section {
   double metric_reference = 1.5;
   double slowdown_budget = 0.05;
   uint32_t min_sms = 8;
-  uint32_t observe_cycles = 2000;
+  uint32_t observe_cycles = 20000;
 
   template <class V>
   void visit(V& v) {
@@ -284,7 +285,9 @@ struct CoreCountConfig : config::Section {
     v.field("slowdown_budget", slowdown_budget, "Allowed predicted slowdown (0.05: 5 %)",
             config::Range<double>{0.0, 100.0});
     v.field("min_sms", min_sms, "Fewest SMs the policy may keep", config::Range<uint32_t>{1, 1024});
-    v.field("observe_cycles", observe_cycles, "Cycles the first CTAs are observed",
+    v.field("observe_cycles", observe_cycles,
+            "Most cycles the first CTAs are observed (the decision comes when the first CTA "
+            "finishes, or after this)",
             config::Range<uint32_t>{1, 1u << 30});
   }
 };

@@ -114,16 +114,20 @@ class CongestionAwarePlacement : public CtaPlacementPolicy {
     next_ = 0;
     k_ = sms.size();
     d_ = PlacementDecision{};
+    firstFinished_ = false;
     d_.policy = "congestion-aware";
     d_.sms = static_cast<uint32_t>(k_);
     stall0_ = probe_ ? probe_->injectionStallCycles() : 0.0;
     laneOps0_ = laneOps();
   }
 
+  // Seed 002 decides "during the first CTA's execution": when the first CTA finishes, or after
+  // observe_cycles if none has by then.
+  void ctaFinished(sm::Cycle) override { firstFinished_ = true; }
   sm::Cycle update(sm::Cycle now) override {
     if (d_.measured) return sm::kNever;
     const sm::Cycle at = start_ + c_.observe_cycles;
-    if (now < at) return at;
+    if (now < at && !firstFinished_) return at;
     const double n = double(sms_->size()), cycles = double(now - start_);
     const double stalls = (probe_ ? probe_->injectionStallCycles() : 0.0) - stall0_;
     d_.measured = true;
@@ -158,6 +162,7 @@ class CongestionAwarePlacement : public CtaPlacementPolicy {
   sm::Cycle start_ = 0;
   size_t next_ = 0, k_ = 0;
   double stall0_ = 0;
+  bool firstFinished_ = false;
   uint64_t laneOps0_ = 0;
   PlacementDecision d_;
 };
@@ -250,6 +255,7 @@ void CtaScheduler::assign() {
 void CtaScheduler::ctaFinished(uint32_t sm) {
   ++finished_;
   const sm::Cycle now = cycleNow();
+  policy_->ctaFinished(now);
   if (sms_[sm]->residentCtas() == 0) sms_[sm]->powerSwitch().endBusy(now);
   if (finished_ == total_) {
     active_ = false;

@@ -83,6 +83,8 @@ class CtaPlacementPolicy {
     (void)now;
     return sm::kNever;
   }
+  // A CTA of the kernel finished at cycle `now` (before the pass that follows it).
+  virtual void ctaFinished(sm::Cycle now) { (void)now; }
   // The SM to start the next CTA on, or -1 when none can take it this cycle.
   // `startedNow[i]`: CTAs already started on SM i this cycle (the scheduler sets it to `limit`
   // for an SM that cannot take one this cycle); `limit`: the per-cycle maximum.
