@@ -144,7 +144,9 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     }
     // Runs up to one slice; the CTA scheduler pauses the simulation when the kernel ends.
     const uint64_t now = sc_core::sc_time_stamp().value();
-    const uint64_t until = std::min(now + 20000 * period, nextSample * period);
+    const uint64_t sliceEnd = now + 20000 * period;
+    const uint64_t until =
+        nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
     sc_core::sc_start(sc_core::sc_time::from_value(until > now ? until - now : period));
     if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
       energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
