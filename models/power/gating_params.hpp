@@ -11,15 +11,6 @@
 
 namespace gpusc::power {
 
-struct SwitchParams {
-  IdleDetect detect = IdleDetect::None;
-  uint32_t timeout = 0, wakeLatency = 0;
-  uint64_t breakEven = 1;  // cycles
-  double switchPj = 0;     // per gating, at the supply voltage
-  double leakageW = 0;     // of the gated block, at the supply voltage
-  double gatedLeakageFraction = 0;
-};
-
 // Leakage at the nominal voltage of everything a whole SM's switch cuts off: front end,
 // register file, shared memory, SIMD lanes and units, SFU, LD/ST and the L1 data cache.
 inline double smLeakageNominalW(const PlatformConfig& c) {

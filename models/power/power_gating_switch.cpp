@@ -149,17 +149,20 @@ Cycle PowerGatingSwitch::acquire(Cycle c) {
   return lastEnd_;
 }
 
+void PowerGatingSwitch::endIdleAt(Cycle c, const char* what) {
+  if (c <= lastEnd_) return;
+  if (gatedAt(c))
+    throw InternalError(
+        fmt::format("{}: {} at cycle {} while gated (call acquire() first)", name(), what, c));
+  closeIdle(c - lastEnd_);
+  lastEnd_ = c;
+}
+
 void PowerGatingSwitch::use(Cycle from, Cycle until) {
   if (suspended_) return;
   if (open_)
     throw InternalError(fmt::format("{}: use() during an open-ended busy stretch", name()));
-  if (from > lastEnd_) {
-    if (gatedAt(from))
-      throw InternalError(
-          fmt::format("{}: used at cycle {} while gated (call acquire() first)", name(), from));
-    closeIdle(from - lastEnd_);
-    lastEnd_ = from;
-  }
+  endIdleAt(from, "used");
   if (until > lastEnd_) {
     n_.busyCycles += until - lastEnd_;
     lastEnd_ = until;
@@ -169,13 +172,7 @@ void PowerGatingSwitch::use(Cycle from, Cycle until) {
 
 void PowerGatingSwitch::hold(Cycle from, Cycle until) {
   if (suspended_ || open_) return;
-  if (from > lastEnd_) {
-    if (gatedAt(from))
-      throw InternalError(
-          fmt::format("{}: held at cycle {} while gated (call acquire() first)", name(), from));
-    closeIdle(from - lastEnd_);
-    lastEnd_ = from;
-  }
+  endIdleAt(from, "held");
   if (until > lastEnd_) {
     n_.wakingCycles += until - lastEnd_;
     lastEnd_ = until;
@@ -186,13 +183,7 @@ void PowerGatingSwitch::hold(Cycle from, Cycle until) {
 
 void PowerGatingSwitch::beginBusy(Cycle c) {
   if (open_ || suspended_) return;
-  if (c > lastEnd_) {
-    if (gatedAt(c))
-      throw InternalError(
-          fmt::format("{}: made busy at cycle {} while gated (call acquire() first)", name(), c));
-    closeIdle(c - lastEnd_);
-    lastEnd_ = c;
-  }
+  endIdleAt(c, "made busy");
   busySince_ = lastEnd_;  // a wake-up in progress ends before the block is busy
   open_ = true;
 }

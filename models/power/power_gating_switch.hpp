@@ -45,6 +45,16 @@ const char* idleDetectName(IdleDetect d);
 uint64_t breakEvenCycles(double switchPj, double leakageW, double gatedLeakageFraction,
                          double cycleSeconds);
 
+// One level of switch as the platform sets it (power::switchParams in gating_params.hpp).
+struct SwitchParams {
+  IdleDetect detect = IdleDetect::None;
+  uint32_t timeout = 0, wakeLatency = 0;
+  uint64_t breakEven = 1;  // cycles
+  double switchPj = 0;     // per gating, at the supply voltage
+  double leakageW = 0;     // of the gated block, at the supply voltage
+  double gatedLeakageFraction = 0;
+};
+
 struct SwitchCounters {
   uint64_t busyCycles = 0;    // the block was in use
   uint64_t idleCycles = 0;    // idle and ON
@@ -66,6 +76,8 @@ nlohmann::json toJson(const SwitchCounters& c);
 
 class PowerGatingSwitch : public sc_core::sc_module {
  public:
+  PowerGatingSwitch(const sc_core::sc_module_name& name, const SwitchParams& p)
+      : PowerGatingSwitch(name, p.detect, p.timeout, p.wakeLatency, p.breakEven) {}
   PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDetect detect, uint32_t timeout,
                     uint32_t wakeLatency, uint64_t breakEven);
 
@@ -121,6 +133,9 @@ class PowerGatingSwitch : public sc_core::sc_module {
  private:
   // An idle period of `len` cycles ended (by a use, a wake-up or the window's end).
   void closeIdle(uint64_t len);
+  // The block starts being used (or held) at `c`: the idle period before it ends there.
+  // InternalError if the block is gated at `c` (`what` names the call).
+  void endIdleAt(Cycle c, const char* what);
 
   const IdleDetect detect_;
   const uint32_t timeout_, wake_;

@@ -16,7 +16,6 @@
 #include <systemc>
 
 #include "common/platform_config.hpp"
-#include "power/gating_params.hpp"
 #include "power/power_gating_switch.hpp"
 #include "sm/pipeline.hpp"
 
@@ -33,13 +32,10 @@ class ExecutionUnit : public sc_core::sc_module {
   ExecutionUnit(const sc_core::sc_module_name& name, Unit kind, uint32_t lanes, uint32_t warpSize,
                 const power::SwitchParams& unitSwitch, const power::SwitchParams& laneSwitch)
       : ExecutionUnit(name, kind, lanes, warpSize) {
-    unitSwitch_ = std::make_unique<power::PowerGatingSwitch>(
-        "power_switch", unitSwitch.detect, unitSwitch.timeout, unitSwitch.wakeLatency,
-        unitSwitch.breakEven);
+    unitSwitch_ = std::make_unique<power::PowerGatingSwitch>("power_switch", unitSwitch);
     for (uint32_t l = 0; l < lanes; ++l)
-      laneSwitches_.push_back(std::make_unique<power::PowerGatingSwitch>(
-          fmt::format("lane{}", l).c_str(), laneSwitch.detect, laneSwitch.timeout,
-          laneSwitch.wakeLatency, laneSwitch.breakEven));
+      laneSwitches_.push_back(
+          std::make_unique<power::PowerGatingSwitch>(fmt::format("lane{}", l).c_str(), laneSwitch));
   }
 
   Unit unitKind() const { return kind_; }
@@ -56,6 +52,17 @@ class ExecutionUnit : public sc_core::sc_module {
   const power::PowerGatingSwitch* unitSwitch() const { return unitSwitch_.get(); }
   power::PowerGatingSwitch& laneSwitch(uint32_t l) { return *laneSwitches_[l]; }
   const power::PowerGatingSwitch& laneSwitch(uint32_t l) const { return *laneSwitches_[l]; }
+  // Calls f on the unit's switch and on every lane's (a SIMD unit only).
+  template <class F>
+  void forEachSwitch(F&& f) {
+    f(*unitSwitch_);
+    for (auto& l : laneSwitches_) f(*l);
+  }
+  // Calls f on the switches of the lanes in `mask` (bit l: lane l).
+  template <class F>
+  void forEachLane(uint64_t mask, F&& f) {
+    for (; mask != 0; mask &= mask - 1) f(*laneSwitches_[__builtin_ctzll(mask)]);
+  }
 
  private:
   Unit kind_;

@@ -33,9 +33,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       pool_(pool),
       period_(period),
       periodValue_(period.value()),
-      power_switch_("power_switch", power::smSwitchParams(cfg).detect,
-                    power::smSwitchParams(cfg).timeout, power::smSwitchParams(cfg).wakeLatency,
-                    power::smSwitchParams(cfg).breakEven),
+      power_switch_("power_switch", power::smSwitchParams(cfg)),
       rf_("register_file", cfg.sm.register_banks),
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id),
@@ -100,26 +98,18 @@ void Sm::beginKernel(const KernelContext& k) {
   lastWakeStall_ = kNever;
   powerWindowOpen_ = true;
   if (simdControl_) {
-    for (auto& e : simd_) {
-      e->unitSwitch()->begin(lastCycle_ + 1);
-      for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).begin(lastCycle_ + 1);
-    }
+    for (auto& e : simd_)
+      e->forEachSwitch([&](power::PowerGatingSwitch& s) { s.begin(lastCycle_ + 1); });
     suspendSimdSwitches(lastCycle_ + 1);
   }
 }
 
 void Sm::suspendSimdSwitches(Cycle now) {
-  for (auto& e : simd_) {
-    e->unitSwitch()->suspend(now);
-    for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).suspend(now);
-  }
+  for (auto& e : simd_) e->forEachSwitch([&](power::PowerGatingSwitch& s) { s.suspend(now); });
 }
 
 void Sm::resumeSimdSwitches(Cycle now) {
-  for (auto& e : simd_) {
-    e->unitSwitch()->resume(now);
-    for (uint32_t l = 0; l < e->lanes(); ++l) e->laneSwitch(l).resume(now);
-  }
+  for (auto& e : simd_) e->forEachSwitch([&](power::PowerGatingSwitch& s) { s.resume(now); });
 }
 
 void Sm::finishPowerWindow(Cycle end) {
@@ -620,9 +610,9 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
     power::PowerGatingSwitch& unitSwitch = *e.unitSwitch();
     if (wakeOnUse_) {
       Cycle ready = unitSwitch.usableFrom(now);
-      for (uint64_t m = used; m != 0; m &= m - 1)
-        ready = std::max(ready,
-                         e.laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).usableFrom(now));
+      e.forEachLane(used, [&](const power::PowerGatingSwitch& s) {
+        ready = std::max(ready, s.usableFrom(now));
+      });
       if (ready == power::PowerGatingSwitch::kGated) {
         if (!gated) {
           gated = &e;
@@ -637,9 +627,8 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
     }
     const uint32_t fullOcc = std::max(in.occupancy, (warpSize + e.lanes() - 1) / e.lanes());
     const uint32_t occ = split ? 2 * fullOcc : fullOcc;
+    e.forEachLane(used, [&](power::PowerGatingSwitch& s) { s.use(now, now + occ); });
     unitSwitch.use(now, now + occ);
-    for (uint64_t m = used; m != 0; m &= m - 1)
-      e.laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).use(now, now + occ);
     e.start(now, occ);
     act_.dispatched[int(Unit::Sp)] += 1;
     act_.unitBusy[int(Unit::Sp)] += occ;
@@ -657,12 +646,10 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
     // Wake the unit and its lanes together: whichever is ready first is held ON (waiting)
     // until the last is, so none gates again while the others wake.
     Cycle ready = gated->unitSwitch()->acquire(now);
-    for (uint64_t m = gatedMask; m != 0; m &= m - 1)
-      ready = std::max(ready,
-                       gated->laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).acquire(now));
+    gated->forEachLane(
+        gatedMask, [&](power::PowerGatingSwitch& s) { ready = std::max(ready, s.acquire(now)); });
     gated->unitSwitch()->hold(now, ready);
-    for (uint64_t m = gatedMask; m != 0; m &= m - 1)
-      gated->laneSwitch(static_cast<uint32_t>(__builtin_ctzll(m))).hold(now, ready);
+    gated->forEachLane(gatedMask, [&](power::PowerGatingSwitch& s) { s.hold(now, ready); });
     if (ready <= now) return dispatchSimd(inst, now);  // awake at once (wake_latency 0)
   }
   if ((waking || gated) && lastWakeStall_ != now) {  // cycles a dispatch waited for a wake-up
