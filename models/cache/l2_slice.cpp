@@ -336,8 +336,7 @@ bool L2Slice::idle() const {
 
 nlohmann::json L2Slice::statsJson() const {
   nlohmann::json j = stats_.json(enabled_);
-  // An open window is shown as if it closed after the cycle in progress.
-  j["power_states"] = toJson(power_.closedAt(clock_.now() + 1));
+  j["power_states"] = toJson(reportedPowerCounters());
   return j;
 }
 

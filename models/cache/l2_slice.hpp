@@ -90,6 +90,8 @@ class L2Slice : public sc_core::sc_module {
   // Complete once the window is closed (while it is open: the events so far, without the
   // line-cycles and the access-count histogram).
   const CachePowerCounters& powerCounters() const { return power_.counters(); }
+  // What the statistics report: an open window as if it closed after the cycle in progress.
+  CachePowerCounters reportedPowerCounters() const { return power_.closedAt(clock_.now() + 1); }
   void beginPowerWindow(uint64_t cycle) { power_.beginWindow(cycle); }
   void closePowerWindow(uint64_t cycle) { power_.closeWindow(cycle); }
 

@@ -13,6 +13,31 @@ double CachePowerCounters::blockUtilisation() const {
   return lines > 0 ? double(readSubwords + writeSubwords) / lines : 0.0;
 }
 
+CachePowerCounters& CachePowerCounters::operator+=(const CachePowerCounters& o) {
+  frames += o.frames;
+  subwordsPerLine = std::max(subwordsPerLine, o.subwordsPerLine);
+  lookups += o.lookups;
+  reads += o.reads;
+  writes += o.writes;
+  fills += o.fills;
+  readSubwords += o.readSubwords;
+  writeSubwords += o.writeSubwords;
+  fillSubwords += o.fillSubwords;
+  wakeups += o.wakeups;
+  hiddenWakeups += o.hiddenWakeups;
+  warpRequests += o.warpRequests;
+  activeThreads += o.activeThreads;
+  wakeStallCycles += o.wakeStallCycles;
+  windowCycles = std::max(windowCycles, o.windowCycles);
+  lineCycles += o.lineCycles;
+  drowsyLineCycles += o.drowsyLineCycles;
+  for (size_t b = 0; b < kPowerHistogramBuckets; ++b) {
+    accessCountHistogram[b] += o.accessCountHistogram[b];
+    interAccessHistogram[b] += o.interAccessHistogram[b];
+  }
+  return *this;
+}
+
 nlohmann::json toJson(const CachePowerCounters& c) {
   nlohmann::json accesses = nlohmann::json::object(), gaps = nlohmann::json::object();
   for (size_t b = 0; b < kPowerHistogramBuckets; ++b) {

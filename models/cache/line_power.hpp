@@ -62,6 +62,9 @@ struct CachePowerCounters {
                                                                         // previous touch
   // enabled sub-word-lines / ((reads + writes) x subwordsPerLine); 0 without reads or writes.
   double blockUtilisation() const;
+  // Adds another cache's counters (the totals over units): counts and histograms add up, the
+  // per-unit geometry (subwordsPerLine) and window length stay those of one unit.
+  CachePowerCounters& operator+=(const CachePowerCounters& o);
 };
 
 // The counters as JSON (the "power_states" object of a cache's statistics): every counter, the

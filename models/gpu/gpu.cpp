@@ -119,25 +119,6 @@ nlohmann::json sumFields(const std::vector<nlohmann::json>& units) {
   }
   if (total.contains("hit_rate") && total.contains("hits") && total.contains("accesses"))
     total["hit_rate"] = ratio(total, "hits", "accesses");
-  // The caches' line power counters: per-unit constants stay, ratios follow the summed counts.
-  if (total.contains("power_states") && units[0].contains("power_states")) {
-    nlohmann::json& p = total["power_states"];
-    const uint64_t perLine = units[0]["power_states"].value("subwords_per_line", uint64_t(0));
-    p["subwords_per_line"] = perLine;
-    p["drowsy_fraction"] = ratio(p, "drowsy_line_cycles", "line_cycles");
-    const double lines =
-        double(p.value("reads", uint64_t(0)) + p.value("writes", uint64_t(0))) * double(perLine);
-    p["block_utilisation"] = lines > 0 ? double(p.value("read_subwords", uint64_t(0)) +
-                                                p.value("write_subwords", uint64_t(0))) /
-                                             lines
-                                       : 0.0;
-    const double readLines = double(p.value("reads", uint64_t(0))) * double(perLine);
-    p["read_block_utilisation"] =
-        readLines > 0 ? double(p.value("read_subwords", uint64_t(0))) / readLines : 0.0;
-    const double requests = double(p.value("warp_requests", uint64_t(0)));
-    p["thread_utilisation"] =
-        requests > 0 ? double(p.value("active_threads", uint64_t(0))) / (32.0 * requests) : 0.0;
-  }
   return total;
 }
 
@@ -176,6 +157,12 @@ nlohmann::json Gpu::memoryStatsJson() const {
       mx = std::max<uint64_t>(mx, u["read_latency_core_cycles"].value("max", uint64_t(0)));
     lat["max"] = mx;
   }
+  // Line power counters add up over the units; their ratios follow from the sums.
+  cache::CachePowerCounters l1p, l2p;
+  for (const auto& c : l1_) l1p += c->reportedPowerCounters();
+  for (const auto& c : l2_) l2p += c->reportedPowerCounters();
+  l1t["power_states"] = cache::toJson(l1p);
+  l2t["power_states"] = cache::toJson(l2p);
   j["l1d"] = {{"totals", l1t}, {"per_sm", l1}};
   j["interconnect"] = noc_->statsJson();
   j["l2"] = {{"totals", l2t}, {"per_partition", l2}};
