@@ -67,20 +67,10 @@ int seed003(const ExperimentOptions& o) {
     for (bool l2 : {false, true}) add(Variant{"stream-8x8", l2, 256, bl});
   for (bool l2 : {false, true}) add(Variant{"stream-8x8", l2, 256, 4, true});
 
-  std::vector<RunSpec> specs;
-  for (const auto& k : kernels)
-    for (const auto& v : variants) {
-      RunSpec s;
-      s.label = fmt::format("{} {}", k, v.key());
-      s.outDir = (fs::path(o.work) / "seed003" / k / v.key()).string();
-      s.args = {"--platform", v.platform, "--kernel", k, "--size", o.size, "--mode", "timing"};
-      for (const auto& set : v.sets()) {
-        s.args.push_back("--set");
-        s.args.push_back(set);
-      }
-      specs.push_back(s);
-    }
-  std::vector<RunOutcome> results = runAll(selfExecutable(), specs, o.jobs);
+  std::vector<VariantRun> runs;
+  for (const auto& v : variants) runs.push_back({v.key(), v.platform, v.sets()});
+  std::vector<RunOutcome> results =
+      runAll(selfExecutable(), runSpecs(o, "seed003", kernels, runs), o.jobs);
 
   // ipc[kernel][variant key]
   std::map<std::string, std::map<std::string, double>> ipc;
@@ -196,6 +186,25 @@ int seed003(const ExperimentOptions& o) {
 }
 
 }  // namespace
+
+std::vector<RunSpec> runSpecs(const ExperimentOptions& o, const std::string& study,
+                              const std::vector<std::string>& kernels,
+                              const std::vector<VariantRun>& variants) {
+  std::vector<RunSpec> specs;
+  for (const auto& k : kernels)
+    for (const auto& v : variants) {
+      RunSpec s;
+      s.label = fmt::format("{} {}", k, v.key);
+      s.outDir = (fs::path(o.work) / study / k / v.key).string();
+      s.args = {"--platform", v.platform, "--kernel", k, "--size", o.size, "--mode", "timing"};
+      for (const auto& set : v.sets) {
+        s.args.push_back("--set");
+        s.args.push_back(set);
+      }
+      specs.push_back(s);
+    }
+  return specs;
+}
 
 std::vector<std::string> experimentKernels(const ExperimentOptions& o,
                                            const std::vector<std::string>& defaults) {

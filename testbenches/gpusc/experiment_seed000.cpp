@@ -129,20 +129,10 @@ int seed000(const ExperimentOptions& o) {
       experimentKernels(o, {"binomial_options", "convsep", "histogram", "nbody", "backprop",
                             "gaussian", "hotspot", "myocyte", "srad", "sgemm"});
   const char* platform = "fermi16-mesh";
-  std::vector<RunSpec> specs;
-  for (const auto& k : kernels)
-    for (const auto& v : variants000()) {
-      RunSpec s;
-      s.label = fmt::format("{} {}", k, v.key);
-      s.outDir = (fs::path(o.work) / "seed000" / k / v.key).string();
-      s.args = {"--platform", platform, "--kernel", k, "--size", o.size, "--mode", "timing"};
-      for (const auto& set : v.sets) {
-        s.args.push_back("--set");
-        s.args.push_back(set);
-      }
-      specs.push_back(s);
-    }
-  const std::vector<RunOutcome> results = runAll(selfExecutable(), specs, o.jobs);
+  std::vector<VariantRun> variants;
+  for (const auto& v : variants000()) variants.push_back({v.key, platform, v.sets});
+  const std::vector<RunOutcome> results =
+      runAll(selfExecutable(), runSpecs(o, "seed000", kernels, variants), o.jobs);
 
   std::map<std::string, std::map<std::string, Run000>> runs;  // [kernel][variant]
   std::string csv =

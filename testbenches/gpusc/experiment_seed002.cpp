@@ -92,21 +92,14 @@ int seed002(const ExperimentOptions& o) {
       experimentKernels(o, {"bfs", "nbody", "blackscholes", "sobel", "kmeans", "backprop",
                             "myocyte", "hotspot", "gaussian", "srad"});
   const char* platform = "gtx480";
-  std::vector<RunSpec> specs;
-  for (const auto& k : kernels)
-    for (const auto& v : variants002()) {
-      RunSpec s;
-      s.label = fmt::format("{} {}", k, v.key);
-      s.outDir = (fs::path(o.work) / "seed002" / k / v.key).string();
-      s.args = {"--platform", platform, "--kernel", k,       "--size",
-                o.size,       "--mode", "timing",   "--set", "power.gating.idle_detect=ideal"};
-      for (const auto& set : v.sets) {
-        s.args.push_back("--set");
-        s.args.push_back(set);
-      }
-      specs.push_back(s);
-    }
-  const std::vector<RunOutcome> results = runAll(selfExecutable(), specs, o.jobs);
+  std::vector<VariantRun> variants;
+  for (const auto& v : variants002()) {
+    VariantRun r{v.key, platform, {"power.gating.idle_detect=ideal"}};  // the paper's oracle
+    r.sets.insert(r.sets.end(), v.sets.begin(), v.sets.end());
+    variants.push_back(r);
+  }
+  const std::vector<RunOutcome> results =
+      runAll(selfExecutable(), runSpecs(o, "seed002", kernels, variants), o.jobs);
 
   std::map<std::string, std::map<std::string, Run002>> runs;
   std::string csv =

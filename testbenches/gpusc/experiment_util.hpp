@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "experiment.hpp"
+#include "run_pool.hpp"
 
 namespace gpusc::cli {
 
@@ -65,6 +66,18 @@ inline void writeText(const fs::path& p, const std::string& text) {
 // (InputError for a misspelled name).
 std::vector<std::string> experimentKernels(const ExperimentOptions& o,
                                            const std::vector<std::string>& defaults);
+
+// One configuration of a study: a name for its folder and labels, a platform, --set overrides.
+struct VariantRun {
+  std::string key;
+  std::string platform;
+  std::vector<std::string> sets;
+};
+// One timing-mode `gpusc run` per kernel and variant, kernel-major (results come back in this
+// order), each writing to <o.work>/<study>/<kernel>/<variant key>.
+std::vector<RunSpec> runSpecs(const ExperimentOptions& o, const std::string& study,
+                              const std::vector<std::string>& kernels,
+                              const std::vector<VariantRun>& variants);
 
 // The experiments.
 int seed000(const ExperimentOptions& o);
