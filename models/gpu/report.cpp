@@ -116,15 +116,7 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
   sm::SmGatingStats g;
   power::SwitchCounters smSwitches;
   for (const auto& s : t.sms) {
-    g.lanes += s.gating.lanes;
-    g.simdUnits += s.gating.simdUnits;
-    g.laneNetGatedCycles += s.gating.laneNetGatedCycles;
-    g.unitNetGatedCycles += s.gating.unitNetGatedCycles;
-    g.laneCycles += s.gating.laneCycles;
-    for (int k = 0; k < 4; ++k) g.stateCycles[k] += s.gating.stateCycles[k];
-    g.wakeStallCycles += s.gating.wakeStallCycles;
-    g.splitInstructions += s.gating.splitInstructions;
-    g.compactedInstructions += s.gating.compactedInstructions;
+    g += s.gating;
     smSwitches += s.smSwitch;
   }
   j["power_gating"] = sm::toJson(g);

@@ -2,6 +2,19 @@
 
 namespace gpusc::sm {
 
+SmGatingStats& SmGatingStats::operator+=(const SmGatingStats& o) {
+  lanes += o.lanes;
+  simdUnits += o.simdUnits;
+  laneNetGatedCycles += o.laneNetGatedCycles;
+  unitNetGatedCycles += o.unitNetGatedCycles;
+  laneCycles += o.laneCycles;
+  for (int k = 0; k < 4; ++k) stateCycles[k] += o.stateCycles[k];
+  wakeStallCycles += o.wakeStallCycles;
+  splitInstructions += o.splitInstructions;
+  compactedInstructions += o.compactedInstructions;
+  return *this;
+}
+
 nlohmann::json toJson(const SmGatingStats& s) {
   nlohmann::json j;
   j["lanes"] = power::toJson(s.lanes);

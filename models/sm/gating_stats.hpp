@@ -19,6 +19,9 @@ struct SmGatingStats {
   uint64_t stateCycles[4] = {};  // cycles in issue-control states 1..4
   uint64_t wakeStallCycles = 0;  // cycles a SIMD dispatch waited for waking units/lanes
   uint64_t splitInstructions = 0, compactedInstructions = 0;
+
+  // Adds another SM's (or launch's) figures.
+  SmGatingStats& operator+=(const SmGatingStats& o);
 };
 
 // Keys: lanes, simd_units (power::toJson of the counters), lane_net_gated_cycles,

@@ -149,22 +149,20 @@ void printPowerSummary(const std::vector<LaunchRecord>& launches) {
   fmt::print("  power by block     {}\n", text);
   // Power gating (when any switch gated): the share of SM, SIMD-unit and lane cycles gated and
   // seed 002's net saving of the lanes.
-  uint64_t smCycles = 0, smGated = 0, laneCycles = 0, laneGated = 0, unitGated = 0, unitCycles = 0,
-           wakeStalls = 0;
-  double laneNet = 0;
+  uint64_t smCycles = 0, smGated = 0;
+  sm::SmGatingStats g;
   for (const auto& l : launches) {
     if (!l.timing) continue;
     for (const auto& s : l.timing->sms) {
       smCycles += l.timing->cycles;
       smGated += s.smSwitch.gatedCycles;
-      laneCycles += s.gating.laneCycles;
-      laneGated += s.gating.lanes.gatedCycles;
-      laneNet += s.gating.laneNetGatedCycles;
-      unitGated += s.gating.simdUnits.gatedCycles;
-      unitCycles += s.gating.simdUnits.windowCycles();
-      wakeStalls += s.gating.wakeStallCycles;
+      g += s.gating;
     }
   }
+  const uint64_t laneCycles = g.laneCycles, laneGated = g.lanes.gatedCycles,
+                 unitGated = g.simdUnits.gatedCycles, unitCycles = g.simdUnits.windowCycles(),
+                 wakeStalls = g.wakeStallCycles;
+  const double laneNet = g.laneNetGatedCycles;
   if (smGated + laneGated + unitGated > 0) {
     const auto pc = [](double a, uint64_t b) { return b ? 100.0 * a / double(b) : 0.0; };
     fmt::print(
