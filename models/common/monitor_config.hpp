@@ -1,0 +1,94 @@
+// The voltage monitor's droop analysis (seed 001, sections 3.2, 3.3 and 3.5): droop event
+// thresholds, the emergency margin, the low-pass cut-off that splits a droop into its first-order
+// (~100 MHz, package/die resonance) and second-order (~1 MHz, board/package) components, the 60 %
+// dominance rule, the spatial "sees the droop" rule, and the sizes of the recorded traces.
+//
+// All droops are percentages of the nominal supply: droop = 100 * (supply - V) / supply.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/config.hpp"
+
+namespace gpusc {
+
+struct VoltageMonitorConfig : config::Section {
+  // Droop event thresholds, ascending: an event starts when any SM's droop exceeds the first;
+  // the summary counts the events whose worst droop exceeds each one.
+  std::vector<double> thresholds_pct{4.0, 5.0, 8.0};
+  // An event ends when every SM is back above (first threshold - hysteresis).
+  double hysteresis_pct = 0.25;
+  // An emergency is an excursion of any SM below supply * (1 - margin); counted as excursions.
+  double emergency_margin_pct = 8.0;
+  // Events whose worst droop is at or above this are "large" (the paper's 8 %).
+  double large_droop_pct = 8.0;
+  // Cut-off of the zero-phase low-pass filter: what it passes is the second-order component.
+  double lowpass_mhz = 10.0;
+  // A component that contributes more than this share of the droop dominates it (60 % rule).
+  double dominance = 0.6;
+  // An SM sees an event if its own worst droop during the event is >= this x the event's worst.
+  double see_fraction = 0.75;
+  // Width of the bins of the histogram of event magnitudes.
+  double histogram_bin_pct = 0.25;
+  // Voltage trace: one row per this many cycles with each SM's minimum voltage (0: no trace).
+  uint32_t trace_every = 100;
+  // Cycles kept before and after a droop's worst cycle (classification and the worst-droop plot).
+  uint32_t window_before = 1024;
+  uint32_t window_after = 1024;
+  // Events beyond this are counted and classified but not listed.
+  uint32_t max_events = 100000;
+
+  template <class V>
+  void visit(V& v) {
+    const config::Range<double> pct{0.001, 100.0};
+    v.field("thresholds_pct", thresholds_pct,
+            "Droop event thresholds in % of the supply, ascending; an event starts above the "
+            "first, and the summary counts events above each",
+            pct);
+    v.field("hysteresis_pct", hysteresis_pct,
+            "An event ends when every SM's droop is below the first threshold minus this (%)",
+            config::Range<double>{0.0, 100.0});
+    v.field("emergency_margin_pct", emergency_margin_pct,
+            "An emergency is an excursion of any SM's voltage below supply x (1 - this %)", pct);
+    v.field("large_droop_pct", large_droop_pct,
+            "Events with a worst droop at or above this (%) are large droops", pct);
+    v.field("lowpass_mhz", lowpass_mhz,
+            "Cut-off (MHz) of the zero-phase low-pass that separates the second-order droop "
+            "component (passed, with the DC/IR drop) from the first-order one",
+            config::Range<double>{0.001, 1e5});
+    v.field("dominance", dominance,
+            "A droop is first- (second-)order dominant when that component exceeds this share",
+            config::Range<double>{0.5, 1.0});
+    v.field("see_fraction", see_fraction,
+            "An SM sees an event if its worst droop in it is at least this x the event's worst",
+            config::Range<double>{0.0, 1.0});
+    v.field("histogram_bin_pct", histogram_bin_pct,
+            "Bin width (%) of the histogram of event magnitudes",
+            config::Range<double>{0.01, 10.0});
+    v.field("trace_every", trace_every,
+            "Voltage trace: one row of per-SM minimum voltages per this many cycles (0: none)",
+            config::Range<uint32_t>{0, 1u << 30});
+    v.field("window_before", window_before,
+            "Cycles kept before a droop's worst cycle (classification, worst-droop window)",
+            config::Range<uint32_t>{0, 1u << 20});
+    v.field("window_after", window_after,
+            "Cycles kept after a droop's worst cycle (classification, worst-droop window)",
+            config::Range<uint32_t>{0, 1u << 20});
+    v.field("max_events", max_events,
+            "Events listed in the event file; later events are counted but not listed",
+            config::Range<uint32_t>{0, 1u << 30});
+    v.require(!thresholds_pct.empty(), "thresholds_pct", "needs at least one threshold");
+    for (size_t i = 1; i < thresholds_pct.size(); ++i)
+      v.require(thresholds_pct[i] > thresholds_pct[i - 1], "thresholds_pct",
+                fmt::format("thresholds must be strictly ascending ({} after {})",
+                            thresholds_pct[i], thresholds_pct[i - 1]));
+    v.require(thresholds_pct.empty() || hysteresis_pct < thresholds_pct.front(), "hysteresis_pct",
+              fmt::format("hysteresis {} must be below the first threshold", hysteresis_pct));
+  }
+};
+
+}  // namespace gpusc
