@@ -4,6 +4,8 @@
 // 2 KB, 4 sets of 4 ways of 128-byte lines), executed `iters` times: the cache, LRU and
 // smaller than the loop, keeps none of it from one iteration to the next, so every warp of
 // every SM walks through about 46 line misses per iteration, at the same points of the code.
+// Two blocks of 4 warps per SM at small and default size (the body keeps about 90 registers per
+// thread live; blocks of 128 threads also fit the stream platforms' 16K-register SMs).
 // Measured on gtx480 (small, `--set power.sample_cycles=10`): 2925 I-cache misses (15 SMs x 4
 // iterations x ~46 lines + the prologue); fetch is the scheduler's outcome in 60% of cycles;
 // each SM alternates a burst of about 130 cycles (its 8 warps run the 16 instructions of a line)
@@ -28,10 +30,10 @@ class BigKernel : public Workload {
         grid_ = 2, iters_ = 2;
         break;
       case Size::Small:
-        grid_ = 15, iters_ = 4;
+        grid_ = 30, iters_ = 4;
         break;
       case Size::Default:
-        grid_ = 15, iters_ = 12;
+        grid_ = 30, iters_ = 12;
         break;
     }
   }
@@ -81,7 +83,7 @@ class BigKernel : public Workload {
   }
 
  private:
-  static constexpr uint32_t kBlock = 256;
+  static constexpr uint32_t kBlock = 128;
   size_t threads() const { return size_t(grid_) * kBlock; }
   uint32_t grid_ = 0;
   int32_t iters_ = 0;
