@@ -4,15 +4,15 @@
 // shared memory (which the kernel does not touch) so that 4 fit on an SM: the SM's issue is
 // then bound by the chain's latency (4 warps, one FMA each per 6 cycles), so every block takes
 // the same time whatever its neighbours do, the 60 blocks of a wave (15 SMs x 4) finish within
-// about a hundred cycles of one another, and the next wave starts on every SM at once: a
-// stall on its load misses, then a burst. (With 8 blocks per SM the SM is issue-bound, GTO runs
-// the oldest block first, the blocks of a wave finish one after another and the waves blur
-// into a steady stream within two waves.) Measured on gtx480 (small, `--set
-// power.sample_cycles=10`): a wave every ~1430 cycles; the start times of a wave's blocks spread
-// over 3 cycles in the first wave, ~90 in the second and ~230 by the twelfth (the launches of the
-// default size start aligned again); at every wave boundary the 15 SMs' power sum drops from
-// about 64 W to 49 W for a few hundred cycles and comes back (5.6 W amplitude at the wave period,
-// the SMs' power traces correlated 0.87).
+// one or two hundred cycles of one another, and the next wave starts on every SM at once: a stall
+// on its load misses, then a burst. (With 8 blocks per SM, as the block limit allows, the SM is
+// issue-bound, GTO favours the oldest block, a wave's blocks finish one after another, and the
+// correlation of the SMs' power falls from 0.85 to below 0.2 within 30,000 cycles.) Measured on
+// gtx480 (small, `--set power.sample_cycles=10`): a wave every ~1430 cycles; the start times of a
+// wave's blocks spread over 3 cycles in the first wave, ~90 in the second and ~230 by the twelfth
+// (the launches of the default size start aligned again); at every wave boundary the 15 SMs' power
+// sum drops from about 64 W to 49 W for a few hundred cycles and comes back (5.6 W amplitude at the
+// wave period, the SMs' power traces correlated 0.87).
 //
 // Checks: every output exactly (the reference repeats the PTX's fused multiply-adds in order).
 #include <array>
