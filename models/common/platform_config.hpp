@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "common/pdn_config.hpp"
 #include "common/power_config.hpp"
 
 namespace gpusc {
@@ -455,6 +456,7 @@ struct PlatformConfig : config::Section {
   NocConfig noc;
   MemoryConfig memory;
   PowerConfig power;
+  PdnConfig pdn;
 
   template <class V>
   void visit(V& v) {
@@ -466,6 +468,7 @@ struct PlatformConfig : config::Section {
     v.field("noc", noc, "Interconnect");
     v.field("memory", memory, "Memory partitions, controllers and DRAM");
     v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
+    v.field("pdn", pdn, "Power-delivery network (seed 001)");
     // SIMD issue control measures utilisation over every lane, so state s can reach at most the
     // share of lanes it uses: a threshold to step up from it must lie below that.
     const auto& up = power.simd_issue.up_thresholds;

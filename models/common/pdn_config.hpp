@@ -1,0 +1,128 @@
+// The power-delivery network (PDN) section of a platform (seed 001, section 2 and Fig. 3).
+//
+// The network: an ideal voltage regulator, the board and package (series R2 + L2) to the
+// package node with its decoupling capacitance C2 (with ESR), the C4 bumps and package planes
+// (R1 + L1, one branch per grid node) to the die, and a shared on-chip grid of rows x cols nodes,
+// each holding its share of the die's decoupling capacitance C1 (with ESR) and linked to its four
+// neighbours by R + L. Every SM draws its current at one grid node.
+//
+// The architect states the network by its impedance as seen from the die: two resonance peaks,
+// first order (die capacitance against bump and package inductance, ~100 MHz) and second order
+// (package decap against board and package inductance, ~1 MHz), each by frequency, peak
+// impedance and quality factor q. pdn::PdnNetwork derives the element values from them
+// (Z0 = Z / q, L = Z0 / (2 pi f), C = 1 / (2 pi f Z0), damping resistance Z0 / q of which
+// dc_resistance_mohm sits in the series path and the rest is the decap's ESR), then corrects them
+// numerically until the exact impedance of the assembled network peaks at the configured
+// frequencies and impedances (within 2 %). The derived values are in the run's results.
+//
+// Defaults: our calibration for the GTX480 (15 SMs at 700 MHz, 1.0 V, SMs drawing 3-9 A each),
+// reproducing the qualitative behaviour of seed 001's GPUVolt setup: a 100 MHz first-order and a
+// 1 MHz second-order peak, the first-order droop local and destroyed by one cycle of
+// misalignment between SMs, the second-order droop global and tolerant of 20 cycles of it;
+// platforms/gtx480.yaml states them with the measured figures behind them.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+
+namespace gpusc {
+
+// One resonance of the impedance seen from the die.
+struct PdnStageConfig : config::Section {
+  double frequency_mhz = 100.0;
+  double impedance_mohm = 1.0;
+  double q = 2.0;
+  double dc_resistance_mohm = 0.1;
+
+  PdnStageConfig() = default;
+  PdnStageConfig(double f, double z, double q_, double r)
+      : frequency_mhz(f), impedance_mohm(z), q(q_), dc_resistance_mohm(r) {}
+
+  template <class V>
+  void visit(V& v) {
+    v.field("frequency_mhz", frequency_mhz, "Frequency of the impedance peak in MHz",
+            config::Range<double>{1e-3, 1e4});
+    v.field("impedance_mohm", impedance_mohm, "Impedance at the peak in milliohm",
+            config::Range<double>{1e-3, 1e4});
+    v.field("q", q, "Quality factor of the resonance: peak impedance / characteristic impedance",
+            config::Range<double>{1.0, 50.0});
+    v.field("dc_resistance_mohm", dc_resistance_mohm,
+            "Series (DC) resistance of this stage in milliohm (the rest of the damping is the "
+            "decap's ESR)",
+            config::Range<double>{0.0, 1e4});
+  }
+};
+
+// The shared on-chip grid.
+struct PdnGridConfig : config::Section {
+  uint32_t rows = 4, cols = 4;
+  std::vector<uint32_t> sm_nodes;  // node (row-major index) of each SM; empty: SM k at node k
+  double link_resistance_mohm = 4.0;
+  double link_inductance_ph = 60.0;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("rows", rows, "Grid rows", config::Range<uint32_t>{1, 64});
+    v.field("cols", cols, "Grid columns", config::Range<uint32_t>{1, 64});
+    v.field("sm_nodes", sm_nodes,
+            "Grid node (row-major index) of each SM, in SM order (empty: SM k at node k)");
+    v.field("link_resistance_mohm", link_resistance_mohm,
+            "Resistance of the grid between two neighbouring nodes in milliohm",
+            config::Range<double>{0.0, 1e6});
+    v.field("link_inductance_ph", link_inductance_ph,
+            "Inductance of the grid between two neighbouring nodes in picohenry",
+            config::Range<double>{1e-3, 1e9});
+    std::set<uint32_t> seen;
+    for (size_t i = 0; i < sm_nodes.size(); ++i) {
+      v.require(sm_nodes[i] < rows * cols, "sm_nodes",
+                fmt::format("sm_nodes[{}] = {} is not a node of the {}x{} grid (0 .. {})", i,
+                            sm_nodes[i], rows, cols, rows * cols - 1));
+      v.require(seen.insert(sm_nodes[i]).second, "sm_nodes",
+                fmt::format("sm_nodes[{}] = {}: the node already holds an SM", i, sm_nodes[i]));
+    }
+  }
+};
+
+struct PdnConfig : config::Section {
+  bool enabled = true;
+  std::string package = "default";  // default | I | II | III (seed 001's package variants)
+  // Calibration for GTX480: platforms/gtx480.yaml gives the basis.
+  PdnStageConfig first_order{100.0, 6.5, 3.0, 0.05};
+  PdnStageConfig second_order{1.0, 1.8, 2.0, 0.3};
+  PdnGridConfig grid;
+  std::string uncore_rail = "separate";  // separate | shared
+
+  // Seed 001's package variants: I doubles the impedance at both peaks, II at the second-order
+  // peak only, III at the first-order peak only.
+  double firstOrderScale() const { return package == "I" || package == "III" ? 2.0 : 1.0; }
+  double secondOrderScale() const { return package == "I" || package == "II" ? 2.0 : 1.0; }
+
+  template <class V>
+  void visit(V& v) {
+    v.field("enabled", enabled, "Simulate the power-delivery network (timing mode)");
+    v.field("package", package,
+            "Package variant (seed 001): default, I (2x impedance at both peaks), II (2x at the "
+            "second-order peak), III (2x at the first-order peak)",
+            config::OneOf{{"default", "I", "II", "III"}});
+    v.field("first_order", first_order,
+            "First-order resonance: die capacitance against bump and package inductance");
+    v.field("second_order", second_order,
+            "Second-order resonance: package decap against board and package inductance");
+    v.field("grid", grid, "Shared on-chip grid: one node per position, SMs at nodes");
+    v.field("uncore_rail", uncore_rail,
+            "separate (the memory side is not on the core PDN, as seed 001) or shared (its "
+            "current is drawn evenly at the nodes without an SM, or at every node if all hold "
+            "one)",
+            config::OneOf{{"separate", "shared"}});
+    v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz, "first_order",
+              fmt::format("first_order.frequency_mhz ({}) must be at least 4x "
+                          "second_order.frequency_mhz ({}) for the two peaks to be separate",
+                          first_order.frequency_mhz, second_order.frequency_mhz));
+  }
+};
+
+}  // namespace gpusc

@@ -1,0 +1,503 @@
+#include "pdn/pdn_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <unsupported/Eigen/MatrixFunctions>
+
+#include "common/error.hpp"
+
+namespace gpusc::pdn {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kMilli = 1e-3, kPico = 1e-12;
+
+// The elements of one resonance, from its design frequency and peak impedance.
+struct Stage {
+  double l = 0, c = 0, r = 0, esr = 0, z0 = 0;
+};
+
+Stage deriveStage(double hz, double zPeak, double q, double seriesOhm) {
+  Stage s;
+  s.z0 = zPeak / q;
+  s.l = s.z0 / (2 * kPi * hz);
+  s.c = 1.0 / (2 * kPi * hz * s.z0);
+  s.r = seriesOhm;
+  s.esr = s.z0 / q - seriesOhm;
+  return s;
+}
+
+// The GPU's network: package stage, one bump branch per grid node, grid links.
+PdnCircuit gridCircuit(const PdnGridConfig& g, const Stage& first, const Stage& second,
+                       const std::vector<uint32_t>& smNodes, const std::vector<double>& uncore) {
+  PdnCircuit c;
+  c.rows = g.rows;
+  c.cols = g.cols;
+  const uint32_t n = g.rows * g.cols;
+  const int32_t pkg = int32_t(n);  // the package node follows the die nodes
+  for (uint32_t k = 0; k < n; ++k) c.nodes.push_back({first.c / n, first.esr * n});
+  c.nodes.push_back({second.c, second.esr});
+  c.branches.push_back({-1, pkg, second.r, second.l});
+  for (uint32_t k = 0; k < n; ++k)
+    c.branches.push_back({pkg, int32_t(k), first.r * n, first.l * n});
+  const double lr = g.link_resistance_mohm * kMilli, ll = g.link_inductance_ph * kPico;
+  for (uint32_t row = 0; row < g.rows; ++row)
+    for (uint32_t col = 0; col < g.cols; ++col) {
+      const int32_t k = int32_t(row * g.cols + col);
+      if (col + 1 < g.cols) c.branches.push_back({k, k + 1, lr, ll});
+      if (row + 1 < g.rows) c.branches.push_back({k, k + int32_t(g.cols), lr, ll});
+    }
+  c.smNodes = smNodes;
+  c.uncoreShare = uncore;
+  if (!c.uncoreShare.empty()) c.uncoreShare.push_back(0.0);  // none at the package node
+  return c;
+}
+
+}  // namespace
+
+// Continuous model in energy-scaled coordinates (x = [sqrt(C) e; sqrt(L) i]): the lossless part
+// of A is then skew-symmetric, which keeps the matrix exponential and the solves well conditioned.
+struct PdnNetwork::Model {
+  Eigen::MatrixXd A, B, Cn, Dn;
+};
+
+PdnNetwork::Model PdnNetwork::buildModel(const PdnCircuit& c) {
+  const int n = int(c.nodes.size()), b = int(c.branches.size()), s = int(c.smNodes.size());
+  if (n == 0 || s == 0) throw InputError("pdn circuit: needs at least one node and one SM");
+  for (int k = 0; k < n; ++k)
+    if (!(c.nodes[k].c > 0) || !(c.nodes[k].esr >= 0))
+      throw InputError(
+          fmt::format("pdn circuit: node {} needs C > 0 and ESR >= 0 (C = {}, ESR = {})", k,
+                      c.nodes[k].c, c.nodes[k].esr));
+  // Every node needs a DC path to the regulator, or the operating point is not defined.
+  std::vector<int> parent(size_t(n) + 1);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int v) {
+    while (parent[size_t(v)] != v) v = parent[size_t(v)] = parent[size_t(parent[size_t(v)])];
+    return v;
+  };
+  for (int j = 0; j < b; ++j) {
+    const auto& br = c.branches[size_t(j)];
+    if (br.from < -1 || br.from >= n || br.to < 0 || br.to >= n || br.from == br.to)
+      throw InputError(fmt::format("pdn circuit: branch {} connects {} to {}", j, br.from, br.to));
+    if (!(br.l > 0) || !(br.r >= 0))
+      throw InputError(fmt::format("pdn circuit: branch {} needs L > 0 and R >= 0", j));
+    parent[size_t(find(br.from < 0 ? n : br.from))] = find(br.to);
+  }
+  for (int k = 0; k < n; ++k)
+    if (find(k) != find(n))
+      throw InputError(fmt::format("pdn circuit: node {} has no path to the regulator", k));
+  for (uint32_t sm : c.smNodes)
+    if (sm >= uint32_t(n)) throw InputError(fmt::format("pdn circuit: SM at node {}", sm));
+  if (!c.uncoreShare.empty() && c.uncoreShare.size() != size_t(n))
+    throw InputError("pdn circuit: uncoreShare needs one value per node");
+  if (c.rows * c.cols > uint32_t(n)) throw InputError("pdn circuit: rows x cols exceeds the nodes");
+
+  const int nu = s + 1;
+  Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n, b), M = Eigen::MatrixXd::Zero(n, nu);
+  for (int j = 0; j < b; ++j) {
+    if (c.branches[size_t(j)].from >= 0) K(c.branches[size_t(j)].from, j) += 1.0;
+    K(c.branches[size_t(j)].to, j) -= 1.0;
+  }
+  for (int k = 0; k < s; ++k) M(c.smNodes[size_t(k)], k) += 1.0;
+  for (size_t k = 0; k < c.uncoreShare.size(); ++k) M(Eigen::Index(k), s) = c.uncoreShare[k];
+  Eigen::VectorXd esr(n), sc(n), sl(b), rb(b);
+  for (int k = 0; k < n; ++k) {
+    esr(k) = c.nodes[size_t(k)].esr;
+    sc(k) = std::sqrt(c.nodes[size_t(k)].c);
+  }
+  for (int j = 0; j < b; ++j) {
+    sl(j) = std::sqrt(c.branches[size_t(j)].l);
+    rb(j) = c.branches[size_t(j)].r;
+  }
+  // Physical coordinates (e: decap drops, i: branch currents, q = M u + K i: current into the
+  // decaps):  C de/dt = q;  d = e + ESR q;  L di/dt = d_to - d_from - R i = -K^T d - R i.
+  // Scaled: xe = sqrt(C) e, xi = sqrt(L) i.
+  const Eigen::MatrixXd Ks = sc.cwiseInverse().asDiagonal() * K * sl.cwiseInverse().asDiagonal();
+  const Eigen::MatrixXd EK = esr.asDiagonal() * K;
+  Model m;
+  m.A = Eigen::MatrixXd::Zero(n + b, n + b);
+  m.B = Eigen::MatrixXd::Zero(n + b, nu);
+  m.A.topRightCorner(n, b) = Ks;
+  m.A.bottomLeftCorner(b, n) = -Ks.transpose();
+  Eigen::MatrixXd rtot = K.transpose() * EK;
+  rtot.diagonal() += rb;
+  m.A.bottomRightCorner(b, b) =
+      -(sl.cwiseInverse().asDiagonal() * rtot * sl.cwiseInverse().asDiagonal());
+  m.B.topRows(n) = sc.cwiseInverse().asDiagonal() * M;
+  m.B.bottomRows(b) = -(sl.cwiseInverse().asDiagonal() * K.transpose() * esr.asDiagonal() * M);
+  m.Cn = Eigen::MatrixXd::Zero(n, n + b);
+  m.Cn.leftCols(n) = sc.cwiseInverse().asDiagonal();
+  m.Cn.rightCols(b) = EK * sl.cwiseInverse().asDiagonal();
+  m.Dn = esr.asDiagonal() * M;
+  return m;
+}
+
+std::complex<double> PdnNetwork::response(const Model& m, double hz, const Eigen::VectorXcd& u,
+                                          const Eigen::VectorXcd& w) {
+  Eigen::MatrixXcd sA = -m.A.cast<std::complex<double>>();
+  sA.diagonal().array() += std::complex<double>(0.0, 2 * kPi * hz);
+  const Eigen::VectorXcd bu = m.B.cast<std::complex<double>>() * u;
+  const Eigen::VectorXcd x = sA.partialPivLu().solve(bu);
+  const Eigen::VectorXcd d =
+      m.Cn.cast<std::complex<double>>() * x + m.Dn.cast<std::complex<double>>() * u;
+  return w.dot(d);  // w is real: dot() conjugates it harmlessly
+}
+
+namespace {
+
+// Golden-section search for the maximum of f over [lo, hi] (log-frequency axis).
+template <class F>
+double goldenMax(F f, double lo, double hi, double tol) {
+  const double g = 0.5 * (std::sqrt(5.0) - 1.0);
+  double a = lo, bb = hi;
+  double c = bb - g * (bb - a), d = a + g * (bb - a);
+  double fc = f(c), fd = f(d);
+  while (bb - a > tol) {
+    if (fc > fd) {
+      bb = d;
+      d = c;
+      fd = fc;
+      c = bb - g * (bb - a);
+      fc = f(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + g * (bb - a);
+      fd = f(d);
+    }
+  }
+  return 0.5 * (a + bb);
+}
+
+struct DieProbe {
+  Eigen::VectorXcd u, w;
+};
+
+DieProbe dieProbe(const PdnCircuit& c) {
+  const size_t s = c.smNodes.size();
+  DieProbe p;
+  p.u = Eigen::VectorXcd::Zero(Eigen::Index(s + 1));
+  p.w = Eigen::VectorXcd::Zero(Eigen::Index(c.nodes.size()));
+  for (size_t k = 0; k < s; ++k) {
+    p.u(Eigen::Index(k)) = 1.0 / double(s);
+    p.w(Eigen::Index(c.smNodes[k])) += 1.0 / double(s);
+  }
+  return p;
+}
+
+}  // namespace
+
+PdnNetwork::PdnNetwork(const PdnCircuit& circuit, double coreClockHz)
+    : circuit_(circuit), clockHz_(coreClockHz) {
+  if (!(coreClockHz > 0)) throw InputError("pdn: the core clock must be positive");
+  const Model m = buildModel(circuit_);
+  A_ = m.A;
+  B_ = m.B;
+  Cn_ = m.Cn;
+  Dn_ = m.Dn;
+  discretise();
+  elements_ = nlohmann::json::object();
+  elements_["nodes"] = circuit_.nodes.size();
+  elements_["branches"] = circuit_.branches.size();
+  elements_["states"] = nx_;
+}
+
+PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms)
+    : clockHz_(coreClockHz) {
+  if (!(coreClockHz > 0)) throw InputError("pdn: the core clock must be positive");
+  if (numSms == 0) throw InputError("pdn: the network needs at least one SM");
+  const PdnGridConfig& g = cfg.grid;
+  const uint32_t nodes = g.rows * g.cols;
+  if (numSms > nodes)
+    throw InputError(
+        fmt::format("pdn.grid: {} SMs do not fit the {}x{} grid ({} nodes); raise pdn.grid.rows or "
+                    "pdn.grid.cols",
+                    numSms, g.rows, g.cols, nodes));
+  std::vector<uint32_t> smNodes;
+  if (g.sm_nodes.empty()) {
+    for (uint32_t k = 0; k < numSms; ++k) smNodes.push_back(k);
+  } else {
+    if (g.sm_nodes.size() != numSms)
+      throw InputError(
+          fmt::format("pdn.grid.sm_nodes: lists {} nodes for {} SMs", g.sm_nodes.size(), numSms));
+    std::vector<bool> used(nodes, false);
+    for (size_t k = 0; k < numSms; ++k) {
+      const uint32_t v = g.sm_nodes[k];
+      if (v >= nodes)
+        throw InputError(fmt::format("pdn.grid.sm_nodes[{}]: {} is not a node of the {}x{} grid", k,
+                                     v, g.rows, g.cols));
+      if (used[v])
+        throw InputError(fmt::format("pdn.grid.sm_nodes[{}]: node {} already holds an SM", k, v));
+      used[v] = true;
+    }
+    smNodes = g.sm_nodes;
+  }
+  std::vector<double> uncore;
+  if (cfg.uncore_rail == "shared") {
+    std::vector<bool> hasSm(nodes, false);
+    for (uint32_t v : smNodes) hasSm[v] = true;
+    const auto free = uint32_t(std::count(hasSm.begin(), hasSm.end(), false));
+    uncore.assign(nodes, 0.0);
+    for (uint32_t k = 0; k < nodes; ++k)
+      if (free == 0 || !hasSm[k]) uncore[k] = 1.0 / double(free == 0 ? nodes : free);
+  }
+
+  // Targets, in hertz and ohm.
+  const double f1 = cfg.first_order.frequency_mhz * 1e6, f2 = cfg.second_order.frequency_mhz * 1e6;
+  const double z1 = cfg.first_order.impedance_mohm * kMilli * cfg.firstOrderScale();
+  const double z2 = cfg.second_order.impedance_mohm * kMilli * cfg.secondOrderScale();
+  const double q1 = cfg.first_order.q, q2 = cfg.second_order.q;
+  const double r1 = cfg.first_order.dc_resistance_mohm * kMilli;
+  const double r2 = cfg.second_order.dc_resistance_mohm * kMilli;
+  if (!(f1 > f2)) throw InputError("pdn.first_order.frequency_mhz: must exceed the second order's");
+  const double split = std::sqrt(f1 * f2);
+
+  // Fixed-point iteration on the design frequencies and impedances until the exact die
+  // impedance peaks where the targets say.
+  double fd1 = f1, zd1 = z1, fd2 = f2, zd2 = z2;
+  double fm1 = 0, zm1 = 0, fm2 = 0, zm2 = 0;
+  Stage s1, s2;
+  const DieProbe probe = [&] {
+    PdnCircuit c;
+    c.nodes.resize(nodes + 1);
+    c.smNodes = smNodes;
+    return dieProbe(c);
+  }();
+  bool met = false;
+  for (int iter = 0; iter < 40 && !met; ++iter) {
+    s1 = deriveStage(fd1, zd1, q1, r1);
+    s2 = deriveStage(fd2, zd2, q2, r2);
+    if (s1.esr < 0)
+      throw InputError(fmt::format(
+          "pdn.first_order.dc_resistance_mohm: {} mohm exceeds the damping q = {} leaves for "
+          "the decap ({:.4g} mohm = Z / q^2); lower q or the resistance",
+          cfg.first_order.dc_resistance_mohm, q1, s1.z0 / q1 / kMilli));
+    if (s2.esr < 0)
+      throw InputError(fmt::format(
+          "pdn.second_order.dc_resistance_mohm: {} mohm exceeds the damping q = {} leaves for "
+          "the decap ({:.4g} mohm = Z / q^2); lower q or the resistance",
+          cfg.second_order.dc_resistance_mohm, q2, s2.z0 / q2 / kMilli));
+    const PdnCircuit c = gridCircuit(g, s1, s2, smNodes, uncore);
+    const Model m = buildModel(c);
+    auto mag = [&](double logHz) {
+      return std::abs(response(m, std::exp(logHz), probe.u, probe.w));
+    };
+    auto peak = [&](double lo, double hi, double& f, double& z) {
+      // Coarse log grid, then golden section around the best point.
+      const int pts = std::max(8, int(std::ceil(24 * std::log10(hi / lo))));
+      const double a = std::log(lo), step = (std::log(hi) - a) / pts;
+      int best = 0;
+      double bestZ = -1;
+      for (int i = 0; i <= pts; ++i) {
+        const double v = mag(a + i * step);
+        if (v > bestZ) bestZ = v, best = i;
+      }
+      if (best == 0 || best == pts) {
+        f = std::numeric_limits<double>::quiet_NaN();
+        return;
+      }
+      const double lf = goldenMax(mag, a + (best - 1) * step, a + (best + 1) * step, 1e-6);
+      f = std::exp(lf);
+      z = mag(lf);
+    };
+    peak(f2 / 8, split, fm2, zm2);
+    peak(split, f1 * 8, fm1, zm1);
+    if (std::isnan(fm1) || std::isnan(fm2))
+      throw InputError(fmt::format(
+          "pdn: the die impedance has no {} peak near {} MHz; check pdn.first_order and "
+          "pdn.second_order",
+          std::isnan(fm1) ? "first-order" : "second-order", (std::isnan(fm1) ? f1 : f2) / 1e6));
+    const double tol = 5e-4;
+    met = std::abs(fm1 / f1 - 1) < tol && std::abs(zm1 / z1 - 1) < tol &&
+          std::abs(fm2 / f2 - 1) < tol && std::abs(zm2 / z2 - 1) < tol;
+    if (!met) {
+      fd1 *= f1 / fm1;
+      zd1 *= z1 / zm1;
+      fd2 *= f2 / fm2;
+      zd2 *= z2 / zm2;
+    }
+  }
+  if (std::abs(fm1 / f1 - 1) > 0.02 || std::abs(zm1 / z1 - 1) > 0.02 ||
+      std::abs(fm2 / f2 - 1) > 0.02 || std::abs(zm2 / z2 - 1) > 0.02)
+    throw InputError(fmt::format(
+        "pdn: cannot place the impedance peaks at the targets (first order {} MHz {} mohm, "
+        "reached {:.4g} MHz {:.4g} mohm; second order {} MHz {} mohm, reached {:.4g} MHz {:.4g} "
+        "mohm); the grid links or the stages' q and dc_resistance_mohm do not allow it",
+        f1 / 1e6, z1 / kMilli, fm1 / 1e6, zm1 / kMilli, f2 / 1e6, z2 / kMilli, fm2 / 1e6,
+        zm2 / kMilli));
+
+  circuit_ = gridCircuit(g, s1, s2, smNodes, uncore);
+  const Model m = buildModel(circuit_);
+  A_ = m.A;
+  B_ = m.B;
+  Cn_ = m.Cn;
+  Dn_ = m.Dn;
+  discretise();
+
+  auto stageJson = [](double fT, double zT, double q, double fM, double zM, const Stage& s) {
+    return nlohmann::json{{"target_frequency_mhz", fT / 1e6},
+                          {"target_impedance_mohm", zT / kMilli},
+                          {"q", q},
+                          {"frequency_mhz", fM / 1e6},
+                          {"impedance_mohm", zM / kMilli},
+                          {"characteristic_impedance_mohm", s.z0 / kMilli},
+                          {"inductance_ph", s.l / kPico},
+                          {"capacitance_nf", s.c * 1e9},
+                          {"series_resistance_mohm", s.r / kMilli},
+                          {"esr_mohm", s.esr / kMilli}};
+  };
+  nlohmann::json j;
+  j["package"] = cfg.package;
+  j["uncore_rail"] = cfg.uncore_rail;
+  j["clock_mhz"] = clockHz_ / 1e6;
+  j["states"] = nx_;
+  j["first_order"] = stageJson(f1, z1, q1, fm1, zm1, s1);
+  j["first_order"]["note"] =
+      "die decap (capacitance, esr) against bumps and package (inductance, "
+      "series_resistance), totals over the grid";
+  j["second_order"] = stageJson(f2, z2, q2, fm2, zm2, s2);
+  j["second_order"]["note"] =
+      "package decap (capacitance, esr) against board and package "
+      "(inductance, series_resistance)";
+  j["dc_resistance_mohm"] = (r1 + r2) / kMilli;
+  j["grid"] = {{"rows", g.rows},
+               {"cols", g.cols},
+               {"sm_nodes", smNodes},
+               {"node_capacitance_nf", s1.c / nodes * 1e9},
+               {"node_esr_mohm", s1.esr * nodes / kMilli},
+               {"bump_inductance_ph", s1.l * nodes / kPico},
+               {"bump_resistance_mohm", s1.r * nodes / kMilli},
+               {"link_resistance_mohm", g.link_resistance_mohm},
+               {"link_inductance_ph", g.link_inductance_ph}};
+  elements_ = std::move(j);
+}
+
+void PdnNetwork::discretise() {
+  nx_ = uint32_t(A_.rows());
+  nu_ = uint32_t(B_.cols());
+  ns_ = uint32_t(circuit_.smNodes.size());
+  const double T = 1.0 / clockHz_;
+  const Eigen::Index nx = nx_, nu = nu_, ns = ns_;
+  Eigen::MatrixXd aug = Eigen::MatrixXd::Zero(nx + nu, nx + nu);
+  aug.topLeftCorner(nx, nx) = A_ * T;
+  aug.topRightCorner(nx, nu) = B_ * T;
+  const Eigen::MatrixXd E = aug.exp();
+  const Eigen::MatrixXd Ad = E.topLeftCorner(nx, nx), Bd = E.topRightCorner(nx, nu);
+  Eigen::MatrixXd Cs(ns, nx), Ds(ns, nu);
+  for (Eigen::Index k = 0; k < ns; ++k) {
+    Cs.row(k) = Cn_.row(circuit_.smNodes[size_t(k)]);
+    Ds.row(k) = Dn_.row(circuit_.smNodes[size_t(k)]);
+  }
+  G_.resize(nx + ns, nx + nu);
+  G_.topLeftCorner(nx, nx) = Ad;
+  G_.topRightCorner(nx, nu) = Bd;
+  G_.bottomLeftCorner(ns, nx) = Cs * Ad;
+  G_.bottomRightCorner(ns, nu) = Cs * Bd + Ds;
+  Xdc_ = -A_.partialPivLu().solve(B_);
+}
+
+Eigen::VectorXd PdnNetwork::inputs(const double* smAmps, double uncoreAmps) const {
+  Eigen::VectorXd u(nu_);
+  for (uint32_t k = 0; k < ns_; ++k) u(k) = smAmps[k];
+  u(ns_) = uncoreAmps;
+  return u;
+}
+
+PdnState PdnNetwork::zeroState() const {
+  PdnState s;
+  s.x = Eigen::VectorXd::Zero(nx_);
+  s.z_ = Eigen::VectorXd::Zero(nx_ + nu_);
+  s.out_ = Eigen::VectorXd::Zero(nx_ + ns_);
+  return s;
+}
+
+PdnState PdnNetwork::steadyState(const double* smAmps, double uncoreAmps) const {
+  PdnState s = zeroState();
+  s.x = Xdc_ * inputs(smAmps, uncoreAmps);
+  return s;
+}
+
+void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const {
+  if (s.z_.size() != Eigen::Index(nx_ + nu_) || s.x.size() != Eigen::Index(nx_))
+    throw InternalError("PdnNetwork::step: the state was not made by this network");
+  s.z_.head(nx_) = s.x;
+  for (uint32_t k = 0; k < ns_; ++k) s.z_(nx_ + k) = smAmps[k];
+  s.z_(nx_ + ns_) = uncoreAmps;
+  s.out_.noalias() = G_ * s.z_;
+  s.x = s.out_.head(nx_);
+  Eigen::Map<Eigen::VectorXd>(smDrop, ns_) = s.out_.tail(ns_);
+}
+
+void PdnNetwork::nodeDrops(const PdnState& s, const double* smAmps, double uncoreAmps,
+                           double* nodeDrop) const {
+  Eigen::Map<Eigen::VectorXd>(nodeDrop, numNodes()) = Cn_ * s.x + Dn_ * inputs(smAmps, uncoreAmps);
+}
+
+std::complex<double> PdnNetwork::dieImpedance(double hz) const {
+  const DieProbe p = dieProbe(circuit_);
+  return response(Model{A_, B_, Cn_, Dn_}, hz, p.u, p.w);
+}
+
+std::complex<double> PdnNetwork::transferImpedance(uint32_t from, uint32_t at, double hz) const {
+  Eigen::VectorXcd u = Eigen::VectorXcd::Zero(nu_), w = Eigen::VectorXcd::Zero(numNodes());
+  u(from) = 1.0;
+  w(nodeOfSm(at)) = 1.0;
+  return response(Model{A_, B_, Cn_, Dn_}, hz, u, w);
+}
+
+std::complex<double> PdnNetwork::smImpedance(uint32_t sm, double hz) const {
+  return transferImpedance(sm, sm, hz);
+}
+
+std::vector<std::pair<double, double>> PdnNetwork::impedancePeaks(double fLo, double fHi) const {
+  const DieProbe p = dieProbe(circuit_);
+  const Model m{A_, B_, Cn_, Dn_};
+  auto mag = [&](double logHz) { return std::abs(response(m, std::exp(logHz), p.u, p.w)); };
+  const int pts = std::max(16, int(std::ceil(50 * std::log10(fHi / fLo))));
+  const double a = std::log(fLo), step = (std::log(fHi) - a) / pts;
+  std::vector<double> z(size_t(pts) + 1);
+  for (int i = 0; i <= pts; ++i) z[size_t(i)] = mag(a + i * step);
+  std::vector<std::pair<double, double>> peaks;
+  for (int i = 1; i < pts; ++i)
+    if (z[size_t(i)] > z[size_t(i - 1)] && z[size_t(i)] >= z[size_t(i + 1)]) {
+      const double lf = goldenMax(mag, a + (i - 1) * step, a + (i + 1) * step, 1e-7);
+      peaks.emplace_back(std::exp(lf), mag(lf));
+    }
+  return peaks;
+}
+
+uint64_t PdnNetwork::settlingCycles(double factor) const {
+  const Eigen::VectorXcd ev = A_.eigenvalues();
+  double slowest = -std::numeric_limits<double>::infinity();
+  for (Eigen::Index k = 0; k < ev.size(); ++k) slowest = std::max(slowest, ev(k).real());
+  if (!(slowest < 0)) throw InternalError("PdnNetwork: the network is not stable");
+  return uint64_t(std::ceil(std::log(factor) / (slowest / clockHz_)));
+}
+
+nlohmann::json PdnNetwork::elements() const { return elements_; }
+
+double alignmentDroopPct(const PdnNetwork& net, double hz, uint32_t skewCycles, double baseAmps,
+                         double amplitudeAmps, double supplyV, uint64_t cycles) {
+  const uint32_t n = net.numSms();
+  std::vector<double> amps(n, baseAmps), drop(n, 0.0);
+  PdnState s = net.steadyState(amps.data(), 0.0);
+  const uint64_t warmup = net.settlingCycles(1e-6) + uint64_t(n) * skewCycles;
+  const double w = 2 * kPi * hz / net.clockHz();
+  double worst = 0;
+  for (uint64_t c = 0; c < warmup + cycles; ++c) {
+    for (uint32_t k = 0; k < n; ++k)
+      amps[k] = baseAmps + amplitudeAmps * std::sin(w * (double(c) - double(k) * skewCycles));
+    net.step(s, amps.data(), 0.0, drop.data());
+    if (c >= warmup) worst = std::max(worst, *std::max_element(drop.begin(), drop.end()));
+  }
+  return 100.0 * worst / supplyV;
+}
+
+}  // namespace gpusc::pdn

@@ -1,0 +1,134 @@
+// PdnNetwork: the power-delivery network as a linear state-space model, stepped once per core
+// cycle (seed 001, section 2 and Fig. 3a).
+//
+// The circuit (pdn_config.hpp): ideal regulator -> R2 + L2 (board and package) -> package node
+// with decap C2 (+ ESR) -> one bump branch R1 + L1 per grid node -> die nodes, each with its share
+// of the die decap C1 (+ ESR), linked to their grid neighbours by R + L; each SM draws its
+// current at its node (and, with pdn.uncore_rail shared, the memory side at the others).
+//
+// The model works in drop coordinates: every quantity is the deviation the load currents cause,
+// drop = V_supply - V, so the regulator is a short, the network is driven by the load currents
+// alone, and superposition is exact (the drop of a sum of loads is the sum of their drops). The
+// states are the drop across each decap (e, one per node) and the current of each inductive
+// branch (i); every node holds exactly one decap with its ESR, so the node drop is explicit:
+//   d = e + ESR * (load - inflow through the branches).
+// The continuous model dx/dt = A x + B u, d = C x + D u is discretised exactly for inputs held
+// over a core cycle T (zero-order hold): [Ad Bd; 0 I] = expm([A B; 0 0] T).
+//
+// Element values come from impedance targets (PdnConfig): each resonance's L and C from its
+// frequency and characteristic impedance Z0 = Z / q, its damping resistance Z0 / q split into the
+// configured series (DC) resistance and the decap's ESR; then a few fixed-point iterations on the
+// design frequencies and impedances, against the exact |Z(f)| of the assembled network, put the
+// die-level peaks at the configured frequencies and impedances (to 0.05 %; a target the network
+// cannot reach within 2 % is an InputError).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <nlohmann/json.hpp>
+
+#include "common/pdn_config.hpp"
+
+namespace gpusc::pdn {
+
+// A lumped RLC network in drop coordinates, for PdnNetwork. Node n has a decap `c` (farad) with
+// series resistance `esr` (ohm) to the reference; a branch is a series R (ohm) + L (henry, > 0)
+// from node `from` (-1: the regulator) to node `to`; its current flows from `from` to `to`.
+struct PdnCircuit {
+  struct Node {
+    double c = 0, esr = 0;
+  };
+  struct Branch {
+    int32_t from = -1, to = 0;
+    double r = 0, l = 0;
+  };
+  std::vector<Node> nodes;
+  std::vector<Branch> branches;
+  std::vector<uint32_t> smNodes;    // the node each SM draws its current at
+  std::vector<double> uncoreShare;  // share of the uncore current per node (empty: none)
+  uint32_t rows = 1, cols = 1;      // the layout the first rows x cols nodes form (row-major)
+};
+
+// The state of one network instance: x = [decap drops; branch currents], scaled by sqrt(C) and
+// sqrt(L) (energy coordinates, for conditioning), and scratch space for step() (sized by
+// zeroState() and steadyState(), so stepping never allocates).
+struct PdnState {
+  Eigen::VectorXd x;
+  Eigen::VectorXd z_, out_;  // step() scratch: [x; u] and [x'; drops]
+};
+
+class PdnNetwork {
+ public:
+  // From the platform's pdn section; the SMs sit at cfg.grid.sm_nodes (or row-major).
+  // Throws InputError naming the pdn key when the SMs do not fit the grid or the targets cannot
+  // be met.
+  PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms);
+  // From an explicit circuit (tests, custom networks); the same model and discretisation.
+  PdnNetwork(const PdnCircuit& circuit, double coreClockHz);
+
+  uint32_t numSms() const { return uint32_t(circuit_.smNodes.size()); }
+  uint32_t numNodes() const { return uint32_t(circuit_.nodes.size()); }
+  uint32_t numStates() const { return nx_; }
+  uint32_t nodeOfSm(uint32_t sm) const { return circuit_.smNodes.at(sm); }
+  uint32_t rows() const { return circuit_.rows; }
+  uint32_t cols() const { return circuit_.cols; }
+  double clockHz() const { return clockHz_; }
+  const PdnCircuit& circuit() const { return circuit_; }
+
+  PdnState zeroState() const;
+  // The DC operating point for constant currents: the state a long constant load settles to.
+  PdnState steadyState(const double* smAmps, double uncoreAmps) const;
+  // One core cycle with the currents held over the cycle; writes the drop (V) at every SM's
+  // node at the end of the cycle into smDrop[numSms()]. Does not allocate.
+  void step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const;
+  // The drop at every node (numNodes()) for state `s` under the currents of its last cycle.
+  void nodeDrops(const PdnState& s, const double* smAmps, double uncoreAmps,
+                 double* nodeDrop) const;
+
+  // Impedance seen from the die: every SM's node driven with an equal share of 1 A, response
+  // the mean drop over the SMs' nodes (ohm).
+  std::complex<double> dieImpedance(double hz) const;
+  // Self-impedance at one SM's node.
+  std::complex<double> smImpedance(uint32_t sm, double hz) const;
+  // Transfer impedance: drop at SM `at`'s node per ampere drawn by SM `from`.
+  std::complex<double> transferImpedance(uint32_t from, uint32_t at, double hz) const;
+  // Local maxima of |Z_die(f)| over [fLo, fHi]: (frequency in Hz, |Z| in ohm), low to high.
+  std::vector<std::pair<double, double>> impedancePeaks(double fLo, double fHi) const;
+  // Cycles for the slowest natural response to decay by `factor` (e.g. 1e-6).
+  uint64_t settlingCycles(double factor) const;
+
+  // The derived element values and the achieved peaks.
+  nlohmann::json elements() const;
+
+ private:
+  struct Model;  // continuous-time matrices of a circuit
+  static Model buildModel(const PdnCircuit& c);
+  static std::complex<double> response(const Model& m, double hz, const Eigen::VectorXcd& u,
+                                       const Eigen::VectorXcd& w);
+  void discretise();
+  Eigen::VectorXd inputs(const double* smAmps, double uncoreAmps) const;
+
+  PdnCircuit circuit_;
+  double clockHz_ = 0;
+  uint32_t nx_ = 0, nu_ = 0, ns_ = 0;
+  // Continuous model: dx/dt = A x + B u; node drops = Cn x + Dn u (u = [SM amps; uncore amps]).
+  Eigen::MatrixXd A_, B_, Cn_, Dn_;
+  // Discrete step, fused: [x'; smDrop] = G [x; u].
+  Eigen::MatrixXd G_;
+  // DC gain: steady state x = Xdc u.
+  Eigen::MatrixXd Xdc_;
+  nlohmann::json elements_;
+};
+
+// Seed 001's alignment experiment (Fig. 9): every SM draws baseAmps + amplitudeAmps *
+// sin(2 pi hz t), SM k delayed by k * skewCycles core cycles. Starting from the steady state of
+// the base current, it steps until the start-up transient has decayed, then returns the worst
+// drop over every SM's node during `cycles` further cycles, in % of supplyV.
+double alignmentDroopPct(const PdnNetwork& net, double hz, uint32_t skewCycles, double baseAmps,
+                         double amplitudeAmps, double supplyV, uint64_t cycles);
+
+}  // namespace gpusc::pdn
