@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -501,8 +502,10 @@ TEST(DroopAnalyzer, DroopsAtTheStartAndEndOfTheRun) {
   a.writeEventsCsv(os);
   EXPECT_EQ(os.str().substr(0, os.str().find('\n')),
             "start,end,worst_cycle,worst_sm,droop_pct,first_order_pct,second_order_pct,class,"
-            "sms_seeing,cluster,scope,share_self,share_cluster,share_all,truncated");
-  EXPECT_NE(os.str().find(",second-order,1,1,local,,,,1\n"), std::string::npos) << os.str();
+            "sms_seeing,cluster,scope,share_self,share_cluster,share_all,truncated,rise2_w,"
+            "rise3_w,rise4_w");
+  // No power estimates were given: the predictor features are 0.
+  EXPECT_NE(os.str().find(",second-order,1,1,local,,,,1,0,0,0\n"), std::string::npos) << os.str();
 }
 
 TEST(DroopAnalyzer, FinishWithoutSamples) {
@@ -514,4 +517,26 @@ TEST(DroopAnalyzer, FinishWithoutSamples) {
   EXPECT_DOUBLE_EQ(a.worstDroopPct(), 0.0);
   EXPECT_EQ(a.worstWindow().length, 0u);
   EXPECT_EQ(a.summary()["events"], 0);
+}
+
+TEST(DroopAnalyzer, LeadRisesAreTheLargestPredictorRisesBeforeTheWorstCycle) {
+  // The worst SM's estimated power in the lead_cycles (10) before its worst cycle (2000):
+  // rise over k cycles at c = E(c) - min(E(c-1) .. E(c-k+1)). The spikes at 1980 (before the
+  // lead window) and at 2001 (after the worst cycle) must not count.
+  DroopAnalyzer a = make();
+  std::vector<double> v(kSms), i(kSms, 5.0), e(kSms, 1.0);
+  const std::map<uint64_t, double> est = {{1980, 50.0}, {1994, 0.2}, {1995, 0.5}, {1996, 2.0},
+                                          {1997, 7.0},  {1998, 7.0}, {2001, 20.0}};
+  for (uint64_t c = 0; c < 5000; ++c) {
+    for (uint32_t s = 0; s < kSms; ++s) v[s] = kSupply * (1.0 - (s == 3 ? fast(c, 2000, 0.06) : 0));
+    const auto it = est.find(c);
+    e[3] = it == est.end() ? 1.0 : it->second;
+    a.sample(c, v.data(), i.data(), e.data());
+  }
+  a.finish();
+  const DroopEvent ev = only(a);
+  EXPECT_EQ(ev.worstSm, 3u);
+  EXPECT_DOUBLE_EQ(ev.rise[0], 5.0);  // 7 - 2 at 1997
+  EXPECT_DOUBLE_EQ(ev.rise[1], 6.5);  // 7 - min(2, 0.5) at 1997
+  EXPECT_DOUBLE_EQ(ev.rise[2], 6.8);  // 7 - min(2, 0.5, 0.2) at 1997
 }

@@ -214,7 +214,7 @@ TEST(EnergyModel, PerCycleCurrentIntegratesToTheSmEnergy) {
   DevPtr in = dev.upload(std::vector<float>(30 * 128, 1.0f));
   DevPtr out = dev.malloc(30 * 128 * 4);
   dev.launch(m.kernel("k"), {30}, {128}, 0, KernelArgs().u32(4).ptr(in).ptr(out));
-  dev.timingEngine()->gpu().energyModel()->removeCurrentSinks();
+  dev.timingEngine()->gpu().energyModel()->removeCurrentSink(&sink);
   const gpu::TimingResult& t = *dev.launches().back().timing;
   for (size_t i = 0; i < t.sms.size(); ++i) {
     EXPECT_EQ(sink.cycles[i], t.cycles) << "sm " << i;

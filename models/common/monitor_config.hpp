@@ -41,6 +41,16 @@ struct VoltageMonitorConfig : config::Section {
   uint32_t window_after = 1024;
   // Events beyond this are counted and classified but not listed.
   uint32_t max_events = 100000;
+  // Cycles on each side of a droop's worst cycle that the low-pass filter splitting it sees (at
+  // most window_before and window_after).
+  uint32_t classify_cycles = 256;
+  // Cycles before a droop's worst cycle in which the local predictor's power rises are taken as
+  // the droop's features (the training of smoothing.local.thresholds_w).
+  uint32_t lead_cycles = 10;
+  // Steps one network per SM as well, so each droop records how much of it each SM caused.
+  bool attribution = false;
+  // A VCD file of every SM's voltage and current (sc_trace); empty: none.
+  std::string vcd_file;
 
   template <class V>
   void visit(V& v) {
@@ -81,6 +91,20 @@ struct VoltageMonitorConfig : config::Section {
     v.field("max_events", max_events,
             "Events listed in the event file; later events are counted but not listed",
             config::Range<uint32_t>{0, 1u << 30});
+    v.field("classify_cycles", classify_cycles,
+            "Cycles on each side of a droop that the first/second-order split filters (the "
+            "10 MHz low-pass settles in about 100 cycles at 700 MHz)",
+            config::Range<uint32_t>{16, 1u << 20});
+    v.field("lead_cycles", lead_cycles,
+            "Cycles before a droop's worst cycle whose predictor power rises are its features",
+            config::Range<uint32_t>{1, 1u << 16});
+    v.field("attribution", attribution,
+            "Attribute each droop to the SMs that caused it (one network per SM; slower)");
+    v.field("vcd_file", vcd_file,
+            "VCD file of every SM's voltage and current (gpusc run --vcd sets it); empty: none");
+    v.require(lead_cycles + 4 <= window_before, "lead_cycles",
+              fmt::format("lead_cycles ({}) + 4 must not exceed window_before ({})", lead_cycles,
+                          window_before));
     v.require(!thresholds_pct.empty(), "thresholds_pct", "needs at least one threshold");
     for (size_t i = 1; i < thresholds_pct.size(); ++i)
       v.require(thresholds_pct[i] > thresholds_pct[i - 1], "thresholds_pct",

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "common/monitor_config.hpp"
 
 namespace gpusc {
 
@@ -95,6 +96,7 @@ struct PdnConfig : config::Section {
   PdnStageConfig second_order{1.0, 1.8, 2.0, 0.3};
   PdnGridConfig grid;
   std::string uncore_rail = "separate";  // separate | shared
+  VoltageMonitorConfig monitor;
 
   // Seed 001's package variants: I doubles the impedance at both peaks, II at the second-order
   // peak only, III at the first-order peak only.
@@ -118,6 +120,7 @@ struct PdnConfig : config::Section {
             "current is drawn evenly at the nodes without an SM, or at every node if all hold "
             "one)",
             config::OneOf{{"separate", "shared"}});
+    v.field("monitor", monitor, "Voltage monitor: droop events, classification, traces");
     v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz, "first_order",
               fmt::format("first_order.frequency_mhz ({}) must be at least 4x "
                           "second_order.frequency_mhz ({}) for the two peaks to be separate",

@@ -13,6 +13,7 @@
 #include "common/config.hpp"
 #include "common/pdn_config.hpp"
 #include "common/power_config.hpp"
+#include "common/smoothing_config.hpp"
 
 namespace gpusc {
 
@@ -457,6 +458,7 @@ struct PlatformConfig : config::Section {
   MemoryConfig memory;
   PowerConfig power;
   PdnConfig pdn;
+  SmoothingConfig smoothing;
 
   template <class V>
   void visit(V& v) {
@@ -469,6 +471,18 @@ struct PlatformConfig : config::Section {
     v.field("memory", memory, "Memory partitions, controllers and DRAM");
     v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
     v.field("pdn", pdn, "Power-delivery network (seed 001)");
+    v.field("smoothing", smoothing, "Voltage-droop smoothing (seed 001)");
+    v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
+              fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
+                          "droop detector could never trigger",
+                          smoothing.global.min_sms, gpu.num_sms));
+    v.require(!pdn.enabled || power.enabled, "pdn",
+              "pdn.enabled needs power.enabled (the PDN is driven by the energy model's "
+              "current)");
+    v.require(!smoothing.localEnabled() || power.enabled, "smoothing",
+              fmt::format("smoothing.mode {} needs power.enabled (the local predictor's "
+                          "energies)",
+                          smoothing.mode));
     // SIMD issue control measures utilisation over every lane, so state s can reach at most the
     // share of lanes it uses: a threshold to step up from it must lie below that.
     const auto& up = power.simd_issue.up_thresholds;

@@ -196,6 +196,46 @@ CtaScheduler::CtaScheduler(const sc_core::sc_module_name& name, const PlatformCo
   SC_METHOD(assign);
   sensitive << wake_ << timer_;
   dont_initialize();
+  if (cfg.smoothing.globalEnabled()) {
+    detector_ = std::make_unique<GlobalDroopDetector>(cfg.smoothing.global,
+                                                      static_cast<uint32_t>(sms_.size()));
+    activeWarps_.assign(sms_.size(), 0);
+    SC_METHOD(detectorStep);
+    sensitive << detectorTick_;
+    dont_initialize();
+  }
+}
+
+void CtaScheduler::smEvaluated(uint32_t) {
+  smTicked_ = true;
+  if (!detectorArmed_ && active_) armDetector();
+}
+
+void CtaScheduler::armDetector() {
+  // Reports come at startCycle + k x report_interval.
+  const uint64_t every = cfg_.smoothing.global.report_interval;
+  const sm::Cycle now = cycleNow();
+  const uint64_t k = (now - startCycle_) / every + 1;
+  detectorArmed_ = true;
+  detectorTick_.notify(
+      sc_core::sc_time::from_value((startCycle_ + k * every - now) * period_.value()));
+}
+
+void CtaScheduler::detectorStep() {
+  detectorArmed_ = false;
+  if (!active_) return;
+  const sm::Cycle now = cycleNow();
+  for (size_t i = 0; i < sms_.size(); ++i) activeWarps_[i] = sms_[i]->activeWarps();
+  const std::vector<uint32_t> delays = detector_->report(now, activeWarps_);
+  for (size_t i = 0; i < delays.size() && i < sms_.size(); ++i)
+    if (delays[i] > 0) sms_[i]->holdIssue(now + delays[i]);
+  // Keep reporting while SMs evaluate cycles; otherwise sleep until one does.
+  if (smTicked_) {
+    smTicked_ = false;
+    detectorArmed_ = true;
+    next_trigger(
+        sc_core::sc_time::from_value(cfg_.smoothing.global.report_interval * period_.value()));
+  }
 }
 
 void CtaScheduler::startKernel(const KernelGrid& k) {
@@ -206,6 +246,7 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
   done_ = false;
   startCycle_ = cycleNow();
   endCycle_ = startCycle_;
+  if (detector_) detector_->reset();
   policy_->beginKernel(PlacementKernel{total_, k.footprint, sm::ctasPerSm(cfg_.sm, k.footprint),
                                        startCycle_, probe_},
                        sms_);

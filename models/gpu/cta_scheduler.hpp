@@ -16,6 +16,12 @@
 // busy while it holds CTAs. With idle_detect timeout an SM that was gated must wake before it
 // takes a CTA: the scheduler starts the wake-up, places the CTA elsewhere if it can, and runs
 // again when the SM is awake.
+//
+// With smoothing.mode global or hierarchical the scheduler also hosts seed 001's
+// GlobalDroopDetector: every smoothing.global.report_interval cycles each SM reports its active
+// warps; when the detector sees many SMs start at once it holds their issue for staggered
+// delays (Sm::holdIssue). The reports stop while no SM evaluates a cycle, so a quiet GPU costs
+// nothing; the first SM that evaluates one again restarts them.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,7 @@
 
 #include "common/platform_config.hpp"
 #include "common/registry.hpp"
+#include "gpu/global_droop_detector.hpp"
 #include "sm/sm.hpp"
 
 namespace gpusc::gpu {
@@ -120,6 +127,10 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   PlacementDecision placementDecision() const { return policy_->decision(); }
 
   void ctaFinished(uint32_t sm) override;
+  void smEvaluated(uint32_t sm) override;
+  // The global droop detector (nullptr unless smoothing.mode is global or hierarchical).
+  const GlobalDroopDetector* droopDetector() const { return detector_.get(); }
+  bool reportsEvaluations() const { return detector_ != nullptr; }
 
   // Notified when a kernel's first CTAs may start and when its last CTA has finished.
   sc_core::sc_event kernel_started, kernel_finished;
@@ -127,6 +138,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
  private:
   SC_HAS_PROCESS(CtaScheduler);
   void assign();
+  void detectorStep();
+  void armDetector();
   sm::Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / period_.value(); }
 
   const PlatformConfig& cfg_;
@@ -142,6 +155,12 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   bool active_ = false, done_ = true;
   sm::Cycle startCycle_ = 0, endCycle_ = 0;
   std::vector<uint32_t> startedNow_;
+  // global droop smoothing
+  std::unique_ptr<GlobalDroopDetector> detector_;
+  sc_core::sc_event detectorTick_;
+  bool detectorArmed_ = false;  // a report is scheduled
+  bool smTicked_ = false;       // an SM evaluated a cycle since the last report
+  std::vector<uint32_t> activeWarps_;
 };
 
 }  // namespace gpusc::gpu

@@ -30,6 +30,10 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
         std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_, pool_, period_));
   ctaScheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", cfg_, sms(), period_);
   if (cfg_.power.enabled) energy_ = std::make_unique<power::EnergyModel>("energy_model", cfg_);
+  if (energy_ && cfg_.pdn.enabled) {
+    pdn_ = std::make_unique<pdn::Pdn>("pdn", cfg_, energy_->idleSmAmps());
+    energy_->addCurrentSink(pdn_.get());
+  }
   if (cfg_.memory.model == "fixed-latency") {
     fixed_ =
         std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));

@@ -21,6 +21,7 @@
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/fixed_latency_memory.hpp"
 #include "noc/interconnect.hpp"
+#include "pdn/pdn.hpp"
 #include "power/energy_model.hpp"
 #include "sm/sm.hpp"
 
@@ -59,6 +60,8 @@ class Gpu : public sc_core::sc_module {
   power::EnergyModel* energyModel() { return energy_.get(); }
   std::vector<power::CacheEnergyInputs> l1EnergyInputs() const;
   power::UncoreEnergyInputs uncoreEnergyInputs() const;
+  // The power-delivery network and its voltage monitor (nullptr with pdn.enabled false).
+  pdn::Pdn* pdn() { return pdn_.get(); }
 
   cache::L1DataCache& l1(uint32_t sm) { return *l1_[sm]; }
   cache::L2Slice& l2(uint32_t partition) { return *l2_[partition]; }
@@ -83,6 +86,7 @@ class Gpu : public sc_core::sc_module {
   std::vector<std::unique_ptr<dram::MemoryController>> mc_;
   std::vector<std::unique_ptr<ProtocolChecker>> checkers_;
   std::unique_ptr<power::EnergyModel> energy_;
+  std::unique_ptr<pdn::Pdn> pdn_;
 };
 
 }  // namespace gpusc::gpu

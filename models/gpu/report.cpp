@@ -111,6 +111,8 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
   }
   j["sms"] = sms;
   if (t.power) j["power"] = power::toJson(*t.power);
+  if (t.voltage) j["voltage"] = pdn::toJson(*t.voltage);
+  if (!t.smoothing.is_null()) j["smoothing"] = t.smoothing;
   j["cta_placement"] = gpu::toJson(t.placement);
   // Gating over every SM: the SMs' own switches, SIMD units and lanes.
   sm::SmGatingStats g;

@@ -12,6 +12,23 @@
 namespace gpusc::gpu {
 
 namespace {
+
+// The memory side's leakage current (L2 slices with every line ON, routers, controllers), for a
+// core rail it shares (pdn.uncore_rail shared). DRAM has its own supply; constant power is not
+// placed on any rail.
+double uncoreStaticAmps(Gpu& g) {
+  const power::EnergyModel* e = g.energyModel();
+  power::UncoreEnergyInputs in = g.uncoreEnergyInputs();
+  for (auto& l2 : in.l2) l2 = power::CacheEnergyInputs{l2.frames, l2.subwordsPerLine};
+  in.routerFlits = in.linkFlits = in.controllerRequests = 0;
+  in.activates = in.precharges = in.readBursts = in.writeBursts = in.refreshes = 0;
+  const uint64_t cyclesPerSecond = uint64_t(g.config().gpu.clocks.core_mhz * 1e6);
+  const power::EnergyBreakdown b = power::uncoreEnergy(e->table(), in, cyclesPerSecond);
+  double w = 0;
+  for (power::Block k : {power::Block::L2, power::Block::Noc, power::Block::MemoryControllers})
+    w += b[k].staticJ;
+  return w / e->table().supplyVoltage;
+}
 constexpr int kDrainSlices = 100;  // of kDrainSliceCycles: the most a drain may take
 constexpr uint64_t kDrainSliceCycles = 20000;
 // Common edges are used while they come at most every 0.1 s of simulated time and stay below
@@ -113,12 +130,14 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
 
   func::Executor ex(L);
   CtaScheduler& cs = g.ctaScheduler();
-  sm::KernelContext k{&ex, codeBase, &cs};
+  sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations()};
   for (sm::Sm* s : sms) s->beginKernel(k);
   cs.startKernel(KernelGrid{L.grid, footprint});
   power::EnergyModel* energy = g.energyModel();
   // SM accounting covers cycles startCycle + 1 .. endCycle (the launch's `cycles`).
   if (energy) energy->beginLaunch(cs.startCycle() + 1);
+  pdn::Pdn* pdn = g.pdn();
+  if (pdn) pdn->beginLaunch(cs.startCycle() + 1, uncoreStaticAmps(g));
 
   // Run in slices so a long run can report progress, ending a slice at every sample boundary
   // of the power time series.
@@ -164,6 +183,15 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     }
   }
 
+  std::optional<pdn::VoltageReport> voltage;
+  if (pdn) {
+    voltage = pdn->finishLaunch(cs.endCycle() + 1);
+    if (pdn->lateReports() != 0)
+      throw InternalError(
+          fmt::format("{}: {} SM current reports came after the PDN stepped their "
+                      "cycle",
+                      label, pdn->lateReports()));
+  }
   // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
   // from a quiet memory system, and the protocol checkers can tell unanswered requests.
   drain(label);
@@ -221,6 +249,25 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       in[i].gating.laneGatings = gs.lanes.gatings;
     }
     r.power = energy->finishLaunch(r.endCycle + 1, in, g.uncoreEnergyInputs());
+  }
+  r.voltage = std::move(voltage);
+  if (g.config().smoothing.mode != "none") {
+    r.smoothing["mode"] = g.config().smoothing.mode;
+    if (sms.front()->droopPredictor()) {
+      uint64_t predictions = 0, triggers = 0, throttled = 0;
+      for (sm::Sm* s : sms) {
+        const sm::LocalDroopPredictor& p = *s->droopPredictor();
+        predictions += p.predictions();
+        triggers += p.triggers();
+        throttled += p.throttledCycles(r.endCycle + 1);
+      }
+      r.smoothing["local"] = {
+          {"predictions", predictions}, {"triggers", triggers}, {"throttled_sm_cycles", throttled}};
+    }
+    if (const GlobalDroopDetector* d = cs.droopDetector())
+      r.smoothing["global"] = {{"detections", d->detections()},
+                               {"delay_cycles", d->delayCycles()},
+                               {"delayed_sms", d->delayedSms()}};
   }
   return r;
 }

@@ -39,7 +39,9 @@ struct TimingResult {
   double coreMhz = 0;
   nlohmann::json memory;                    // the memory system's statistics (Gpu::memoryStatsJson)
   std::optional<power::PowerReport> power;  // energy and power (power.enabled)
-  PlacementDecision placement;              // the CTA placement policy's choice
+  std::optional<pdn::VoltageReport> voltage;  // supply voltage and droops (pdn.enabled)
+  nlohmann::json smoothing;     // what voltage smoothing did (null with smoothing.mode none)
+  PlacementDecision placement;  // the CTA placement policy's choice
 };
 
 class TimingEngine {

@@ -103,6 +103,7 @@ DroopAnalyzer::DroopAnalyzer(const VoltageMonitorConfig& cfg, uint32_t numSms, d
   ring_ = cfg_.window_before + cfg_.window_after + 2;
   ringV_.assign(size_t(ring_) * n_, supply_);
   ringI_.assign(size_t(ring_) * n_, 0.0);
+  ringE_.assign(size_t(ring_) * n_, 0.0);
   work_.assign(size_t(ring_) + pad_, 0.0);
   droop_.assign(n_, 0.0);
   smWorst_.assign(n_, 0.0);
@@ -144,7 +145,8 @@ uint64_t DroopAnalyzer::localCount(size_t k) const {
 
 // ---- per cycle --------------------------------------------------------------------------------
 
-void DroopAnalyzer::sample(uint64_t cycle, const double* smVolts, const double* smAmps) {
+void DroopAnalyzer::sample(uint64_t cycle, const double* smVolts, const double* smAmps,
+                           const double* smEstimateW) {
   if (finished_) throw InternalError("DroopAnalyzer::sample after finish()");
   if (started_ && cycle != lastCycle_ + 1)
     throw InternalError(
@@ -163,6 +165,7 @@ void DroopAnalyzer::sample(uint64_t cycle, const double* smVolts, const double* 
   const size_t base = ringPos_ * n_;
   std::copy(smVolts, smVolts + n_, ringV_.begin() + long(base));
   std::copy(smAmps, smAmps + n_, ringI_.begin() + long(base));
+  if (smEstimateW) std::copy(smEstimateW, smEstimateW + n_, ringE_.begin() + long(base));
 
   double maxD = -std::numeric_limits<double>::infinity();
   uint32_t maxSm = 0;
@@ -314,7 +317,9 @@ void DroopAnalyzer::closeEvent(uint64_t end) {
 }
 
 bool DroopAnalyzer::decompose(uint32_t sm, uint64_t worst, double& first, double& second) {
-  const uint64_t before = cfg_.window_before, after = cfg_.window_after;
+  // The filter settles in about a hundred cycles: classify_cycles on each side are enough.
+  const uint64_t before = std::min<uint64_t>(cfg_.classify_cycles, cfg_.window_before),
+                 after = std::min<uint64_t>(cfg_.classify_cycles, cfg_.window_after);
   const uint64_t lo = worst - firstCycle_ > before ? worst - before : firstCycle_;
   const uint64_t hi = std::min(lastCycle_, worst + after);
   if (worst < lo || worst > hi || lo + ring_ <= lastCycle_)
@@ -339,9 +344,11 @@ bool DroopAnalyzer::decompose(uint32_t sm, uint64_t worst, double& first, double
     y1 = y;
     work_[t] = y;
   }
-  // Backward pass from the steady state of the forward output's end.
+  // Backward pass from the steady state of the forward output's end, down to the worst cycle
+  // (the only value needed).
   x1 = x2 = y1 = y2 = work_[ext - 1];
-  for (size_t t = ext; t-- > 0;) {
+  const size_t at = size_t(worst - lo);
+  for (size_t t = ext; t-- > at;) {
     const double x = work_[t];
     const double y = b0_ * x + b1_ * x1 + b2_ * x2 - a1_ * y1 - a2_ * y2;
     x2 = x1;
@@ -438,7 +445,24 @@ void DroopAnalyzer::Counts::add(const DroopEvent& e) {
   }
 }
 
+void DroopAnalyzer::leadRises(DroopEvent& e) const {
+  // The predictor at cycle c compares its newest entry with the lowest of the k - 1 before it.
+  const uint64_t lead = cfg_.lead_cycles;
+  const uint64_t from = e.worstCycle > firstCycle_ + lead ? e.worstCycle - lead : firstCycle_;
+  const auto est = [&](uint64_t c) { return ringE_[slot(c) * n_ + e.worstSm]; };
+  for (double& r : e.rise) r = 0.0;
+  for (uint64_t c = from; c < e.worstCycle; ++c) {
+    double lowest = std::numeric_limits<double>::infinity();
+    for (uint64_t k = 2; k <= 4; ++k) {
+      if (c < firstCycle_ + (k - 1)) break;
+      lowest = std::min(lowest, est(c - (k - 1)));
+      e.rise[k - 2] = std::max(e.rise[k - 2], est(c) - lowest);
+    }
+  }
+}
+
 void DroopAnalyzer::finalize(Pending& p) {
+  leadRises(p.ev);
   const DroopEvent& e = p.ev;
   ++finalized_;
   const double bin = std::floor(e.droopPct / cfg_.histogram_bin_pct);
@@ -546,7 +570,8 @@ nlohmann::json DroopAnalyzer::summary() const {
 
 void DroopAnalyzer::writeEventsCsv(std::ostream& os) const {
   os << "start,end,worst_cycle,worst_sm,droop_pct,first_order_pct,second_order_pct,class,"
-        "sms_seeing,cluster,scope,share_self,share_cluster,share_all,truncated\n";
+        "sms_seeing,cluster,scope,share_self,share_cluster,share_all,truncated,rise2_w,rise3_w,"
+        "rise4_w\n";
   for (const DroopEvent& e : events_) {
     os << e.start << ',' << e.end << ',' << e.worstCycle << ',' << e.worstSm << ','
        << num(e.droopPct) << ',' << num(e.firstOrderPct) << ',' << num(e.secondOrderPct) << ','
@@ -557,7 +582,8 @@ void DroopAnalyzer::writeEventsCsv(std::ostream& os) const {
       os << num(e.shareSelf) << ',' << num(e.shareCluster) << ',' << num(e.shareAll);
     else
       os << ",,";
-    os << ',' << (e.truncated ? 1 : 0) << '\n';
+    os << ',' << (e.truncated ? 1 : 0) << ',' << num(e.rise[0]) << ',' << num(e.rise[1]) << ','
+       << num(e.rise[2]) << '\n';
   }
 }
 

@@ -77,6 +77,9 @@ struct DroopEvent {
   double shareCluster = 0.0;  // ... by the best 2x2 block containing it
   double shareAll = 0.0;      // ... by all SMs
   bool truncated = false;     // the classification window was cut by the run's start or end
+  // The largest rises of the worst SM's estimated power (the local predictor's input) over 2, 3
+  // and 4 cycles, in the lead_cycles cycles before the worst cycle, in W.
+  double rise[3] = {0.0, 0.0, 0.0};
 };
 
 class DroopAnalyzer {
@@ -88,7 +91,9 @@ class DroopAnalyzer {
 
   // One core cycle: every SM node's voltage (V) and current (A), numSms values each. Cycles must
   // be consecutive (InternalError otherwise, and after finish()).
-  void sample(uint64_t cycle, const double* smVolts, const double* smAmps);
+  // `smEstimateW` (optional): the power the local droop predictor estimates for each SM.
+  void sample(uint64_t cycle, const double* smVolts, const double* smAmps,
+              const double* smEstimateW = nullptr);
   // True when the last sample was a new worst of the open event, i.e. when attribute() for this
   // cycle would be used (callers may skip building the contributions otherwise).
   bool wantsAttribution() const { return wantAttr_; }
@@ -178,6 +183,7 @@ class DroopAnalyzer {
   void closeEvent(uint64_t end);
   void spatial(DroopEvent& e) const;
   void finalize(Pending& p);
+  void leadRises(DroopEvent& e) const;
   void processMaturities(uint64_t cycle);
   void captureWorstWindow();
   void flushTraceRow();
@@ -204,7 +210,7 @@ class DroopAnalyzer {
   // ring buffers of the last ring_ cycles: [slot * n + sm]
   uint32_t ring_;
   size_t ringPos_ = 0;  // slot of the last sample
-  std::vector<double> ringV_, ringI_;
+  std::vector<double> ringV_, ringI_, ringE_;
   std::vector<double> droop_;  // this cycle's droops (fractions)
 
   bool started_ = false, finished_ = false;

@@ -333,7 +333,10 @@ void EnergyModel::onActivity(uint32_t sm, uint64_t firstCycle, uint64_t cycles,
   if (e > 0 && sampleCycles_ > 0) addSmDynamic(sm, firstCycle, cycles, e);
   if (!sinks_.empty()) {
     const double amps = e / table_.cycleSeconds / table_.supplyVoltage + smStaticA_;
-    for (CurrentSink* s : sinks_) s->onSmCurrent(sm, firstCycle, cycles, amps);
+    for (CurrentSink* s : sinks_) {
+      if (cycles == 1) s->onSmActivity(sm, firstCycle, a);
+      s->onSmCurrent(sm, firstCycle, cycles, amps);
+    }
   }
   if (downstream_) downstream_->onActivity(sm, firstCycle, cycles, a);
 }

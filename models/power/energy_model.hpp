@@ -12,6 +12,7 @@
 // docs/power.md describes the blocks, the parameters and where each value comes from.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -151,6 +152,13 @@ class CurrentSink {
  public:
   virtual ~CurrentSink() = default;
   virtual void onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) = 0;
+  // The activity behind the current of one evaluated cycle (before onSmCurrent), for a sink
+  // that wants more than the current (the voltage monitor's predictor features).
+  virtual void onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) {
+    (void)sm;
+    (void)cycle;
+    (void)a;
+  }
 };
 
 // One row of the power time series.
@@ -182,7 +190,11 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   // Another observer that sees every activity report after the model.
   void setDownstream(sm::ActivityObserver* o) { downstream_ = o; }
   void addCurrentSink(CurrentSink* s) { sinks_.push_back(s); }
-  void removeCurrentSinks() { sinks_.clear(); }
+  void removeCurrentSink(CurrentSink* s) {
+    sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), s), sinks_.end());
+  }
+  // The current of an SM that does nothing but is not gated (leakage and clock), in A.
+  double idleSmAmps() const { return smStaticA_; }
 
   // A launch starts at `startCycle` (core cycles).
   void beginLaunch(uint64_t startCycle);

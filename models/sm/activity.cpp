@@ -18,6 +18,8 @@ const char* stallName(Stall s) {
       return "data_memory";
     case Stall::Structural:
       return "structural";
+    case Stall::Smoothing:
+      return "smoothing";
     case Stall::Count_:
       break;
   }

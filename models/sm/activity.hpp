@@ -21,6 +21,7 @@ enum class Stall : uint8_t {
   DataAlu,     // operands wait for an ALU/SFU result (scoreboard)
   DataMemory,  // operands wait for a memory load (scoreboard)
   Structural,  // no free operand collector for the instruction's unit
+  Smoothing,   // held by voltage smoothing (the global droop detector's stagger)
   Count_
 };
 inline constexpr int kNumStalls = static_cast<int>(Stall::Count_);

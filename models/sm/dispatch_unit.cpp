@@ -59,11 +59,15 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act,
   std::sort(byAge_.begin(), byAge_.end(),
             [](const Collector* a, const Collector* b) { return a->order < b->order; });
   std::fill(bankTaken_.begin(), bankTaken_.end(), 0);
+  uint32_t reads = 0;
   for (Collector* c : byAge_) {
     uint8_t kept = 0;
     for (uint8_t i = 0; i < c->left; ++i) {
       uint8_t b = c->banks[i];
-      if (!bankTaken_[b]) {
+      if (reads >= maxReads_) {  // throttled: the operand waits for a later cycle
+        c->banks[kept++] = b;
+      } else if (!bankTaken_[b]) {
+        ++reads;
         bankTaken_[b] = 1;
         act.rfReads += 1;
       } else {
@@ -73,9 +77,12 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act,
     }
     c->left = kept;
   }
+  uint32_t sent = 0;
   for (Collector* c : byAge_) {
     if (c->left != 0) continue;
+    if (sent >= maxDispatch_) break;
     if (dispatch(c->inst, c->unit)) {
+      ++sent;
       c->busy = false;
       --occupied_;
     }

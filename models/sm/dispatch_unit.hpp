@@ -30,6 +30,14 @@ class DispatchUnit : public sc_core::sc_module {
   // are all read, oldest first; it returns false when no unit can take the instruction.
   void cycle(Cycle now, SmActivity& act, const std::function<bool(uint32_t, Unit)>& dispatch);
   bool busy() const { return occupied_ > 0; }
+  // Voltage smoothing (seed 001) throttles the unit: at most `dispatches` instructions leave
+  // for the execution units and at most `reads` register operands are read per cycle
+  // (kUnlimited: no limit).
+  static constexpr uint32_t kUnlimited = ~0u;
+  void setLimits(uint32_t dispatches, uint32_t reads) {
+    maxDispatch_ = dispatches;
+    maxReads_ = reads;
+  }
   void reset();
 
  private:
@@ -52,6 +60,7 @@ class DispatchUnit : public sc_core::sc_module {
   std::vector<uint8_t> bankTaken_;
   uint32_t occupied_ = 0;
   uint64_t issueOrder_ = 0;
+  uint32_t maxDispatch_ = kUnlimited, maxReads_ = kUnlimited;
 };
 
 }  // namespace gpusc::sm

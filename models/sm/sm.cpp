@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "power/energy_model.hpp"
 #include "power/gating_params.hpp"
 
 namespace gpusc::sm {
@@ -64,6 +65,10 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   warps_.resize(s.max_warps);
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
+  if (cfg.smoothing.localEnabled()) {
+    predictorWeights_ = predictorWeights(power::EnergyTable(cfg), s.warp_size);
+    predictor_ = std::make_unique<LocalDroopPredictor>(cfg.smoothing.local, predictorWeights_);
+  }
   SC_METHOD(tick);
   sensitive << wake_;
   dont_initialize();
@@ -81,6 +86,12 @@ bool Sm::fits(const CtaFootprint& f) const {
 void Sm::beginKernel(const KernelContext& k) {
   kernel_ = k;
   prog_ = k.executor->launch().prog;
+  holdUntil_ = 0;
+  if (predictor_) {  // counters per kernel
+    predictor_ = std::make_unique<LocalDroopPredictor>(cfg_.smoothing.local, predictorWeights_);
+    throttling_ = false;
+    dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
+  }
   fetch_.setCodeBase(k.codeBase);
   // Cycles are accounted from the kernel's start; until a CTA arrives the SM has no warps.
   lastCycle_ = cycleNow();
@@ -203,6 +214,7 @@ void Sm::account(Cycle now) {
     counters_.add(idle_, skipped);
     for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += skipped;
     if (activityObserver_) activityObserver_->onActivity(id_, lastCycle_ + 1, skipped, idle_);
+    if (predictor_) predictor_->skipIdle(skipped, predictor_->estimate(idle_));
   }
 }
 
@@ -218,11 +230,15 @@ void Sm::tick() {
   regrouped_ = false;
   writeback(now);
   retire(now);
+  if (predictor_) throttle(now);
   ldst_.cycle(now, *this, act_);
   dispatch_.cycle(now, act_, [&](uint32_t inst, Unit u) { return dispatchTo(inst, u, now); });
   issue(now);
   fetch(now);
   act_.activeWarps = usedWarps_;
+  if (kernel_.reportEvaluations) kernel_.listener->smEvaluated(id_);
+  // Local smoothing: a predicted droop throttles the next cycles.
+  if (predictor_ && predictor_->push(predictor_->estimate(act_))) predictor_->trigger(now + 1);
 
   counters_.add(act_, 1);
   counters_.evaluatedCycles += 1;
@@ -257,7 +273,7 @@ Cycle Sm::nextEvent(Cycle now) const {
   // A scheduler that regrouped its warps (two-level: a warp left the active group and another
   // took its place) has warps it has not tried yet.
   if (act_.issued || dispatch_.busy() || regrouped_) return now + 1;
-  Cycle next = kNever;
+  Cycle next = holdUntil_ > now ? holdUntil_ : kNever;
   // While the memory system holds back our last request (no END_REQ yet) neither the LD/ST unit
   // nor a fetch can send: END_REQ wakes the SM.
   if (!requestBlocked_) next = std::min(next, ldst_.nextEvent(now));
@@ -416,12 +432,42 @@ void Sm::freeInFlight(uint32_t i) {
   freeInFlight_.push_back(i);
 }
 
+void Sm::throttle(Cycle now) {
+  const bool on = predictor_->throttled(now);
+  if (on == throttling_) return;
+  throttling_ = on;
+  if (!on) {
+    dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
+  } else if (predictor_->throttleKind() == ThrottleKind::Dispatch) {
+    dispatch_.setLimits(predictor_->issueLimit(), DispatchUnit::kUnlimited);
+  } else {
+    dispatch_.setLimits(DispatchUnit::kUnlimited, predictor_->rfReadLimit());
+  }
+}
+
+void Sm::holdIssue(Cycle until) {
+  if (until <= holdUntil_) return;
+  holdUntil_ = until;
+  wakeAt(until);
+}
+
+uint32_t Sm::activeWarps() const {
+  uint32_t n = 0;
+  for (const WarpSlot& w : warps_)
+    if (w.active && !w.warp->done() && !w.waitingLong && !w.fetching) ++n;
+  return n;
+}
+
 void Sm::issue(Cycle now) {
   for (auto& sp : schedulers_) {
     WarpScheduler& s = *sp;
     const std::vector<uint32_t>& order = s.policy().order();
     if (order.empty()) {
       s.lastOutcome = Stall::NoWarp;
+      continue;
+    }
+    if (now < holdUntil_) {
+      s.lastOutcome = Stall::Smoothing;
       continue;
     }
     Stall first = Stall::Count_;

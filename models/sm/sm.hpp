@@ -30,6 +30,7 @@
 #include "sm/fetch_unit.hpp"
 #include "sm/gating_stats.hpp"
 #include "sm/ldst_unit.hpp"
+#include "sm/local_droop_predictor.hpp"
 #include "sm/pipeline.hpp"
 #include "sm/register_file.hpp"
 #include "sm/simd_issue_control.hpp"
@@ -55,6 +56,9 @@ class CtaListener {
  public:
   virtual ~CtaListener() = default;
   virtual void ctaFinished(uint32_t sm) = 0;
+  // The SM evaluated a cycle (only with KernelContext::reportEvaluations: the global droop
+  // detector sleeps while no SM does anything).
+  virtual void smEvaluated(uint32_t sm) { (void)sm; }
 };
 
 class IssueObserver {
@@ -68,6 +72,7 @@ struct KernelContext {
   func::Executor* executor = nullptr;
   uint64_t codeBase = 0;
   CtaListener* listener = nullptr;
+  bool reportEvaluations = false;  // call listener->smEvaluated() every evaluated cycle
 };
 
 class Sm : public sc_core::sc_module, private LdstHost {
@@ -104,6 +109,16 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // computing; the lane utilisation's numerator).
   uint64_t simdLaneOps() const { return simdLaneOps_; }
   const ExecutionUnit& simdUnit(uint32_t i) const { return *simd_[i]; }
+
+  // ---- voltage smoothing (seed 001) ----
+  // No warp instruction issues before cycle `until` (the global droop detector's stagger).
+  void holdIssue(Cycle until);
+  // Warps that can make progress: resident, not finished, not waiting for memory, at a barrier
+  // or on an instruction fetch (what the SM reports to the global droop detector).
+  uint32_t activeWarps() const;
+  // The local droop predictor (smoothing.mode local or hierarchical; else nullptr). Its counters
+  // cover the current (or last) kernel.
+  const LocalDroopPredictor* droopPredictor() const { return predictor_.get(); }
 
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
@@ -145,6 +160,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   void writeback(Cycle now);
   void retire(Cycle now);
   void issue(Cycle now);
+  void throttle(Cycle now);  // local smoothing: the DispatchUnit's limits this cycle
   bool tryIssue(uint32_t slot, Cycle now, Stall& reason);
   void fetch(Cycle now);
   bool dispatchTo(uint32_t inst, Unit u, Cycle now);
@@ -198,6 +214,10 @@ class Sm : public sc_core::sc_module, private LdstHost {
   uint64_t warpAge_ = 0;
   bool requestBlocked_ = false;  // waiting for END_REQ of the last request
   bool regrouped_ = false;       // a scheduler changed its order during issue this cycle
+  Cycle holdUntil_ = 0;          // voltage smoothing: no issue before this cycle
+  std::unique_ptr<LocalDroopPredictor> predictor_;  // voltage smoothing: local level
+  PredictorWeights predictorWeights_;
+  bool throttling_ = false;                                   // the DispatchUnit's limits are set
   const tlm::tlm_generic_payload* blockedRequest_ = nullptr;  // that request
 
   func::ExecStats execStats_;

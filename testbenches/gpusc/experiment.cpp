@@ -218,11 +218,15 @@ std::vector<std::string> experimentKernels(const ExperimentOptions& o,
   return kernels;
 }
 
-std::vector<std::string> experimentNames() { return {"seed000", "seed002", "seed003"}; }
+std::vector<std::string> experimentNames() {
+  return {"seed000", "seed001", "seed001-train", "seed002", "seed003"};
+}
 
 int runExperiment(const ExperimentOptions& o) {
   catalog::parseSize(o.size);
   if (o.name == "seed000") return seed000(o);
+  if (o.name == "seed001") return seed001(o);
+  if (o.name == "seed001-train") return seed001Train(o);
   if (o.name == "seed002") return seed002(o);
   if (o.name == "seed003") return seed003(o);
   throw InputError(fmt::format("experiment {}: no such experiment{} (known: {})", o.name,

@@ -81,6 +81,8 @@ std::vector<RunSpec> runSpecs(const ExperimentOptions& o, const std::string& stu
 
 // The experiments.
 int seed000(const ExperimentOptions& o);
+int seed001(const ExperimentOptions& o);
+int seed001Train(const ExperimentOptions& o);
 int seed002(const ExperimentOptions& o);
 
 }  // namespace gpusc::cli

@@ -3,6 +3,7 @@
 //   gpusc run [--platform P] [--kernel K | --launch SPEC] [--size S] [--set key=value]...
 //   gpusc list platforms | kernels | keys [--markdown]
 //   gpusc bench [--kernel K]... [--size S] [--repeat N] [--json FILE]
+//   gpusc pdn impedance [--platform P] [--set key=value]... [--out DIR]
 //
 // Exit codes: 0 success; 1 a catalog kernel's result check failed; 2 bad input (platform,
 // launch spec, PTX, command line); 3 the kernel faulted; 4 internal error.
@@ -26,6 +27,7 @@
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
 #include "sm/activity.hpp"
+#include "voltage_cli.hpp"
 
 #ifndef GPUSC_VERSION
 #define GPUSC_VERSION "0.0.0"
@@ -52,6 +54,7 @@ struct RunOptions {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  bool vcd = false;
 };
 
 ExecMode parseMode(const std::string& m) {
@@ -214,13 +217,20 @@ void printTimingSummary(const std::vector<LaunchRecord>& launches, const Platfor
       rfConflicts, smemConflicts, icMiss, icAcc);
   printMemorySummary(launches);
   printPowerSummary(launches);
+  cli::printVoltageSummary(launches);
 }
 
 int cmdRun(const RunOptions& o) {
   if (!o.kernel.empty() && !o.launch.empty())
     throw InputError("--kernel and --launch: give one, not both");
   const ExecMode mode = parseMode(o.mode);
-  PlatformConfig cfg = loadPlatform(o.platform, o.sets);
+  std::vector<std::string> sets = o.sets;
+  if (o.vcd) {
+    // The VCD file is opened when the model is built, so it is named before the platform loads.
+    const fs::path dir = o.out.empty() ? fs::path("gpusc-results") : fs::path(o.out);
+    sets.push_back("pdn.monitor.vcd_file=" + (dir / "voltage.vcd").string());
+  }
+  PlatformConfig cfg = loadPlatform(o.platform, sets);
   const std::string kernel = o.launch.empty() ? (o.kernel.empty() ? kDefaultKernel : o.kernel) : "";
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
@@ -275,9 +285,12 @@ int cmdRun(const RunOptions& o) {
       {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
   j["config"] = config::toJson(cfg);
   const std::string powerCsv = powerTimeSeriesCsv(dev.launches());
+  std::string extra;
   if (mode == ExecMode::Timing) {
     writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
     if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
+    for (const std::string& f : cli::writeVoltageResults(dev.launches(), outDir)) extra += ", " + f;
+    if (o.vcd) extra += ", voltage.vcd";
   }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
   writeFile(
@@ -313,9 +326,9 @@ int cmdRun(const RunOptions& o) {
                humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
     if (mode == ExecMode::Timing) printTimingSummary(dev.launches(), cfg);
     if (entry) fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
-    fmt::print("results: {}/ (stats.json, config.yaml{}{})\n", outDir.string(),
+    fmt::print("results: {}/ (stats.json, config.yaml{}{}{})\n", outDir.string(),
                mode == ExecMode::Timing ? ", cta_timeline.csv" : "",
-               powerCsv.empty() ? "" : ", power.csv");
+               powerCsv.empty() ? "" : ", power.csv", extra);
   }
   return entry && !check.pass ? kExitCheckFailed : 0;
 }
@@ -479,6 +492,8 @@ int main(int argc, char** argv) {
   runCmd->add_option("--out,-o", run.out,
                      "Results folder (default gpusc-results/<kernel>-<platform>)");
   runCmd->add_flag("--quiet,-q", run.quiet, "Print nothing on success");
+  runCmd->add_flag("--vcd", run.vcd,
+                   "Trace every SM's supply voltage and current into voltage.vcd (sc_trace)");
 
   std::string listWhat;
   bool markdown = false;
@@ -506,7 +521,9 @@ int main(int argc, char** argv) {
   cli::ExperimentOptions experiment;
   auto* expCmd =
       app.add_subcommand("experiment", "Reproduce a seed paper's study on the kernel catalog");
-  expCmd->add_option("name", experiment.name, "seed000 | seed002 | seed003")->required();
+  expCmd
+      ->add_option("name", experiment.name, "seed000 | seed001 | seed001-train | seed002 | seed003")
+      ->required();
   expCmd->add_option("--size", experiment.size, "Catalog problem size")->capture_default_str();
   expCmd->add_option("--kernel,-k", experiment.kernels,
                      "Kernels (default: the experiment's set; 'all': every kernel; repeatable)");
@@ -516,6 +533,20 @@ int main(int argc, char** argv) {
   expCmd->add_option("--out,-o", experiment.out, "Folder for the CSV and markdown results")
       ->capture_default_str();
   expCmd->add_option("--work", experiment.work, "Folder for each run's results")
+      ->capture_default_str();
+
+  cli::PdnOptions pdnOpts;
+  pdnOpts.platform = kDefaultPlatform;
+  auto* pdnCmd = app.add_subcommand(
+      "pdn", "Power-delivery network: print and plot the impedance profile |Z(f)|");
+  pdnCmd->add_option("what", pdnOpts.what, "impedance")->required();
+  pdnCmd->add_option("--platform,-p", pdnOpts.platform, "Platform")->capture_default_str();
+  pdnCmd->add_option("--set", pdnOpts.sets, "Override a platform key (repeatable)");
+  pdnCmd->add_option("--out,-o", pdnOpts.out, "Results folder")->capture_default_str();
+  pdnCmd->add_option("--min-hz", pdnOpts.minHz, "Lowest frequency")->capture_default_str();
+  pdnCmd->add_option("--max-hz", pdnOpts.maxHz, "Highest frequency")->capture_default_str();
+  pdnCmd->add_option("--points-per-decade", pdnOpts.pointsPerDecade, "Frequency points")
+      ->check(CLI::Range(1u, 10000u))
       ->capture_default_str();
 
   try {
@@ -530,6 +561,7 @@ int main(int argc, char** argv) {
     if (listCmd->parsed()) return cmdList(listWhat, markdown);
     if (benchCmd->parsed()) return cmdBench(bench);
     if (expCmd->parsed()) return cli::runExperiment(experiment);
+    if (pdnCmd->parsed()) return cli::cmdPdn(pdnOpts);
   } catch (const InputError& e) {
     std::cerr << "gpusc: error: " << e.what() << "\n";
     return kExitBadInput;

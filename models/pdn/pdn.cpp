@@ -1,0 +1,110 @@
+#include "pdn/pdn.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace gpusc::pdn {
+
+namespace {
+GridLayout layoutOf(const PdnNetwork& n) {
+  GridLayout l;
+  l.rows = n.rows();
+  l.cols = n.cols();
+  for (uint32_t s = 0; s < n.numSms(); ++s) l.nodeOfSm.push_back(n.nodeOfSm(s));
+  return l;
+}
+}  // namespace
+
+Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double idleSmAmps)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      numSms_(cfg.gpu.num_sms),
+      net_(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6, cfg.gpu.num_sms),
+      monitor_("voltage_monitor", cfg, layoutOf(net_)),
+      supply_(cfg.power.supply_voltage),
+      idleAmps_(idleSmAmps),
+      amps_(numSms_, idleSmAmps),
+      slotAmps_(2 * numSms_, idleSmAmps),
+      slotEstimate_(2 * numSms_, 0.0),
+      slotCycle_(2 * numSms_, ~0ull),
+      drop_(numSms_, 0.0),
+      volts_(numSms_, 0.0),
+      estimator_(cfg.smoothing.local,
+                 sm::predictorWeights(power::EnergyTable(cfg), cfg.sm.warp_size)),
+      estimate_(numSms_, 0.0),
+      one_(numSms_, 0.0),
+      contrib_(size_t(numSms_) * numSms_, 0.0) {}
+
+void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
+  uncoreAmps_ = cfg_.pdn.uncore_rail == "shared" ? uncoreAmps : 0.0;
+  std::vector<double> idle(numSms_, idleAmps_);
+  state_ = net_.steadyState(idle.data(), uncoreAmps_);
+  perSm_.clear();
+  if (monitor_.attribution()) {
+    for (uint32_t s = 0; s < numSms_; ++s) {
+      std::fill(one_.begin(), one_.end(), 0.0);
+      one_[s] = idleAmps_;
+      perSm_.push_back(net_.steadyState(one_.data(), 0.0));
+    }
+  }
+  std::fill(slotCycle_.begin(), slotCycle_.end(), ~0ull);
+  monitor_.beginLaunch();
+  next_ = firstCycle;
+  active_ = true;
+  lateReports_ = 0;
+}
+
+void Pdn::onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) {
+  if (active_ && cycle >= next_) slotEstimate_[slot(sm, cycle)] = estimator_.estimate(a);
+}
+
+void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) {
+  if (!active_) return;
+  if (firstCycle < next_ || cycles != 1) {
+    // Idle stretches the SM skipped, reported when it wakes: the Pdn stepped them with the idle
+    // current already. Anything else about a stepped cycle would be lost (a bug).
+    if (amps != idleAmps_) ++lateReports_;
+    return;
+  }
+  // A report of cycle c means simulated time has reached cycle c, so no SM can evaluate an
+  // earlier cycle any more: those are complete and can be stepped.
+  while (next_ < firstCycle) stepCycle(next_++);
+  const size_t i = slot(sm, firstCycle);
+  if (slotCycle_[i] != firstCycle && slotCycle_[i] != ~0ull && slotCycle_[i] >= next_)
+    throw InternalError("Pdn: an SM reported a cycle two cycles ahead of the network");
+  slotAmps_[i] = amps;
+  slotCycle_[i] = firstCycle;
+}
+
+void Pdn::stepCycle(uint64_t c) {
+  for (uint32_t s = 0; s < numSms_; ++s) {
+    const size_t i = slot(s, c);
+    if (slotCycle_[i] == c) {
+      amps_[s] = slotAmps_[i];
+      estimate_[s] = slotEstimate_[i];
+    } else {  // the SM did not evaluate cycle c: idle, it dispatches nothing
+      amps_[s] = idleAmps_;
+      estimate_[s] = 0.0;
+    }
+  }
+  net_.step(state_, amps_.data(), uncoreAmps_, drop_.data());
+  for (uint32_t s = 0; s < numSms_; ++s) volts_[s] = supply_ - drop_[s];
+  monitor_.sample(c, volts_.data(), amps_.data(), estimate_.data());
+  if (!perSm_.empty()) {
+    for (uint32_t s = 0; s < numSms_; ++s) {
+      std::fill(one_.begin(), one_.end(), 0.0);
+      one_[s] = amps_[s];
+      net_.step(perSm_[s], one_.data(), 0.0, &contrib_[size_t(s) * numSms_]);
+    }
+    monitor_.attribute(contrib_.data());
+  }
+}
+
+VoltageReport Pdn::finishLaunch(uint64_t endCycle) {
+  while (next_ < endCycle) stepCycle(next_++);
+  active_ = false;
+  return monitor_.finishLaunch(net_.elements());
+}
+
+}  // namespace gpusc::pdn

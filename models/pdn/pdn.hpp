@@ -1,0 +1,83 @@
+// The Pdn: the power-delivery network as a SystemC module. It reads every SM's current from the
+// energy model (power::CurrentSink), steps the network (PdnNetwork) once per core cycle and hands
+// the voltage at every SM's node to the VoltageMonitor.
+//
+// Timing: the Pdn has no process of its own (it adds no event, so it cannot change the order in
+// which the rest of the model runs). An SM's report of cycle c means simulated time has reached
+// cycle c, so every earlier cycle is complete: the Pdn then steps the cycles up to c - 1 (an SM
+// woken between clock edges still evaluates the cycle in progress, so cycle c itself may get
+// more reports). An SM that did not evaluate a cycle (it sleeps while nothing changes) reports
+// it later, in bulk, as idle; the Pdn uses the idle current for it, which is what that report
+// says (idle cycles cost no dynamic energy; docs/pdn.md). finishLaunch() steps the rest. An SM's
+// current is its core's dynamic power plus its leakage and clock power, divided by the supply
+// voltage (power::EnergyModel).
+//
+// With pdn.monitor.attribution the Pdn also steps one copy of the network per SM, each driven by
+// that SM's current alone: by superposition their drops add up to the full drop, and the monitor
+// learns which SMs caused each droop (seed 001's spatial analysis). It costs a full network step
+// per SM, so it is off by default.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "common/platform_config.hpp"
+#include "pdn/pdn_network.hpp"
+#include "pdn/voltage_monitor.hpp"
+#include "power/energy_model.hpp"
+#include "sm/local_droop_predictor.hpp"
+
+namespace gpusc::pdn {
+
+class Pdn : public sc_core::sc_module, public power::CurrentSink {
+ public:
+  // `idleSmAmps`: the current of an SM that does nothing (leakage and clock).
+  Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double idleSmAmps);
+
+  const PdnNetwork& network() const { return net_; }
+  VoltageMonitor& monitor() { return monitor_; }
+
+  // A launch's accounted cycles start at `firstCycle` (the network starts from the steady
+  // state of idle SMs). `uncoreAmps`: the memory side's current, drawn from the core rail
+  // with pdn.uncore_rail shared (ignored with separate).
+  void beginLaunch(uint64_t firstCycle, double uncoreAmps);
+  // Steps the cycles not stepped yet before `endCycle` (exclusive) and stops.
+  VoltageReport finishLaunch(uint64_t endCycle);
+  // Reports of cycles that were already stepped (their current was taken as idle): 0 unless
+  // an SM evaluates a cycle after its middle.
+  uint64_t lateReports() const { return lateReports_; }
+
+  void onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) override;
+  void onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) override;
+
+ private:
+  void stepCycle(uint64_t c);
+
+  const PlatformConfig& cfg_;
+  const uint32_t numSms_;
+  const PdnNetwork net_;
+  VoltageMonitor monitor_;
+  const double supply_;
+  const double idleAmps_;
+  double uncoreAmps_ = 0;
+  bool active_ = false;
+  uint64_t next_ = 0;         // the next cycle to step
+  uint64_t lateReports_ = 0;  // reports of cycles already stepped (a bug if not 0)
+  PdnState state_;
+  std::vector<PdnState> perSm_;  // attribution: one network per SM
+  std::vector<double> amps_;     // the cycle's current per SM
+  // What each SM reported for the cycle being stepped and the next one: [sm * 2 + cycle % 2].
+  std::vector<double> slotAmps_, slotEstimate_;
+  std::vector<uint64_t> slotCycle_;
+  size_t slot(uint32_t sm, uint64_t cycle) const { return size_t(sm) * 2 + (cycle & 1); }
+  std::vector<double> drop_, volts_;  // per SM node
+  // The power the local droop predictor estimates for each SM's cycle (its features for the
+  // training, recorded whether or not smoothing is on).
+  sm::LocalDroopPredictor estimator_;
+  std::vector<double> estimate_;
+  std::vector<double> one_, contrib_;  // attribution scratch: one SM's currents; [src][node]
+};
+
+}  // namespace gpusc::pdn

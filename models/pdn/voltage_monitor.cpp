@@ -1,0 +1,89 @@
+#include "pdn/voltage_monitor.hpp"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::pdn {
+
+nlohmann::json toJson(const VoltageReport& r) { return r.summary; }
+
+VoltageMonitor::VoltageMonitor(const sc_core::sc_module_name& name, const PlatformConfig& cfg,
+                               GridLayout layout)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      layout_(std::move(layout)),
+      numSms_(cfg.gpu.num_sms),
+      traceVolts_(numSms_, cfg.power.supply_voltage),
+      traceAmps_(numSms_, 0.0) {
+  std::string path = cfg.pdn.monitor.vcd_file;
+  if (path.empty()) return;
+  // sc_create_vcd_trace_file appends ".vcd".
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".vcd") == 0)
+    path.resize(path.size() - 4);
+  vcd_ = sc_core::sc_create_vcd_trace_file(path.c_str());
+  if (!vcd_) throw InputError(fmt::format("pdn.monitor.vcd_file: cannot create '{}.vcd'", path));
+  vcd_->set_time_unit(1, sc_core::SC_PS);
+  for (uint32_t i = 0; i < numSms_; ++i) {
+    sc_core::sc_trace(vcd_, traceVolts_[i], fmt::format("sm{}_volts", i));
+    sc_core::sc_trace(vcd_, traceAmps_[i], fmt::format("sm{}_amps", i));
+  }
+}
+
+VoltageMonitor::~VoltageMonitor() {
+  if (vcd_) sc_core::sc_close_vcd_trace_file(vcd_);
+}
+
+void VoltageMonitor::beginLaunch() {
+  analyzer_ = std::make_unique<DroopAnalyzer>(cfg_.pdn.monitor, numSms_, cfg_.power.supply_voltage,
+                                              cfg_.gpu.clocks.core_mhz * 1e6, layout_);
+}
+
+void VoltageMonitor::sample(uint64_t cycle, const double* smVolts, const double* smAmps,
+                            const double* smEstimateW) {
+  analyzer_->sample(cycle, smVolts, smAmps, smEstimateW);
+  if (vcd_) {
+    std::copy(smVolts, smVolts + numSms_, traceVolts_.begin());
+    std::copy(smAmps, smAmps + numSms_, traceAmps_.begin());
+  }
+}
+
+VoltageReport VoltageMonitor::finishLaunch(const nlohmann::json& network) {
+  DroopAnalyzer& a = *analyzer_;
+  a.finish();
+  VoltageReport r;
+  r.summary = a.summary();
+  r.summary["network"] = network;
+  r.supplyVoltage = cfg_.power.supply_voltage;
+  r.minVoltage = a.minVoltage();
+  r.worstDroopPct = a.worstDroopPct();
+  r.worstSm = a.worstSm();
+  r.worstCycle = a.worstCycle();
+  r.emergencies = a.emergencies();
+  for (size_t i = 0; i < cfg_.pdn.monitor.thresholds_pct.size(); ++i)
+    r.eventsAbove.push_back(a.eventsAbove(i));
+  std::ostringstream ev, tr, ww, hi;
+  a.writeEventsCsv(ev);
+  a.writeTraceCsv(tr);
+  a.writeWorstWindowCsv(ww);
+  a.writeHistogramCsv(hi);
+  const DroopAnalyzer::Window& w = a.worstWindow();
+  r.windowVolts.assign(numSms_, {});
+  r.windowAmps.assign(numSms_, {});
+  for (uint32_t t = 0; t < w.length; ++t) {
+    r.windowCycles.push_back(w.firstCycle + t);
+    for (uint32_t s = 0; s < numSms_; ++s) {
+      r.windowVolts[s].push_back(w.volts[size_t(t) * numSms_ + s]);
+      r.windowAmps[s].push_back(w.amps[size_t(t) * numSms_ + s]);
+    }
+  }
+  r.eventsCsv = ev.str();
+  r.traceCsv = tr.str();
+  r.worstWindowCsv = ww.str();
+  r.histogramCsv = hi.str();
+  return r;
+}
+
+}  // namespace gpusc::pdn

@@ -1,0 +1,64 @@
+// The VoltageMonitor: watches the supply voltage at every SM's node, cycle by cycle, for one
+// launch at a time. It hands every sample to a DroopAnalyzer (events above the thresholds,
+// emergencies, first/second-order and local/global classification, histogram, traces) and,
+// when pdn.monitor.vcd_file names a file, traces each SM's voltage and current into a VCD file
+// through sc_trace. The Pdn steps a cycle when simulated time has passed it, so cycle c's values
+// appear at the start of cycle c + 1, and a stretch in which no SM evaluated a cycle appears at
+// once, with the values of its last cycle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "common/platform_config.hpp"
+#include "pdn/droop_analyzer.hpp"
+
+namespace gpusc::pdn {
+
+// What a launch's voltage looked like: the analyzer's summary and its tables as CSV text.
+struct VoltageReport {
+  nlohmann::json summary;  // DroopAnalyzer::summary() plus the network's parameters
+  double supplyVoltage = 0;
+  double minVoltage = 0;
+  double worstDroopPct = 0;
+  uint32_t worstSm = 0;
+  uint64_t worstCycle = 0;
+  uint64_t emergencies = 0;
+  std::vector<uint64_t> eventsAbove;  // per pdn.monitor.thresholds_pct
+  std::string eventsCsv, traceCsv, worstWindowCsv, histogramCsv;
+  // Around the worst droop: the cycles, and each SM's voltage and current at them ([sm][i]).
+  std::vector<uint64_t> windowCycles;
+  std::vector<std::vector<double>> windowVolts, windowAmps;
+};
+nlohmann::json toJson(const VoltageReport& r);
+
+class VoltageMonitor : public sc_core::sc_module {
+ public:
+  VoltageMonitor(const sc_core::sc_module_name& name, const PlatformConfig& cfg, GridLayout layout);
+  ~VoltageMonitor() override;
+
+  void beginLaunch();
+  // One core cycle's voltages and currents at every SM's node, and the power the local droop
+  // predictor estimates for each SM (W).
+  void sample(uint64_t cycle, const double* smVolts, const double* smAmps,
+              const double* smEstimateW);
+  // The drop at every SM node caused by each SM (pdn.monitor.attribution).
+  void attribute(const double* contrib) { analyzer_->attribute(contrib); }
+  VoltageReport finishLaunch(const nlohmann::json& network);
+  bool attribution() const { return cfg_.pdn.monitor.attribution; }
+
+ private:
+  const PlatformConfig& cfg_;
+  const GridLayout layout_;
+  const uint32_t numSms_;
+  std::unique_ptr<DroopAnalyzer> analyzer_;
+  sc_core::sc_trace_file* vcd_ = nullptr;
+  std::vector<double> traceVolts_, traceAmps_;  // what the VCD file traces
+};
+
+}  // namespace gpusc::pdn

@@ -1,0 +1,433 @@
+// Seed 001: GPU voltage noise and hierarchical droop smoothing, on gtx480 (15 SMs at 700 MHz,
+// the default PDN: first-order resonance near 100 MHz, second-order near 1 MHz).
+//
+//   gpusc experiment seed001        none / local / global / hierarchical smoothing per kernel:
+//                                   worst droop, runtime, emergencies, droop types; the supply
+//                                   the smoothed worst case allows and the energy it saves.
+//   gpusc experiment seed001-train  the local predictor's thresholds: every droop event of the
+//                                   kernels (smoothing off) with the largest power rises the
+//                                   predictor saw before it; a sweep of the three thresholds;
+//                                   the false-negative / false-positive Pareto front.
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "catalog.hpp"
+#include "common/strings.hpp"
+#include "experiment_util.hpp"
+#include "run_pool.hpp"
+
+namespace gpusc::cli {
+
+namespace {
+
+constexpr const char* kPlatform = "gtx480";
+const char* const kModes[] = {"none", "local", "global", "hierarchical"};
+
+// Stand-ins for the paper's BLS, CVLS, BO, BACKP, KMN, SSSP (bfs), CFD/hotspot-like stencils,
+// plus the four root-cause stimuli.
+const std::vector<std::string> kKernels001 = {"blackscholes", "convsep",       "binomial_options",
+                                              "backprop",     "kmeans",        "bfs",
+                                              "hotspot",      "srad",          "sgemm",
+                                              "power_virus",  "aligned_dmiss", "big_kernel",
+                                              "cta_waves"};
+
+struct Run001 {
+  uint64_t cycles = 0;
+  double worstPct = 0, minVolts = 0;
+  uint64_t emergencies = 0;
+  uint64_t large = 0, largeByClass[3] = {0, 0, 0}, largeLocal = 0;
+  uint64_t events = 0;  // above the lowest threshold
+  double coreJ = 0, chipJ = 0;
+  uint64_t localTriggers = 0, globalDetections = 0;
+};
+
+Run001 parse001(const nlohmann::json& stats) {
+  Run001 r;
+  r.minVolts = 1e9;
+  for (const auto& l : stats.at("launches")) {
+    if (!l.contains("timing")) continue;
+    const auto& t = l.at("timing");
+    r.cycles += t.at("cycles").get<uint64_t>();
+    if (t.contains("voltage")) {
+      const auto& v = t.at("voltage");
+      r.worstPct = std::max(r.worstPct, v.at("worst").at("droop_pct").get<double>());
+      r.minVolts = std::min(r.minVolts, v.at("min_voltage_v").get<double>());
+      r.emergencies += v.at("emergencies").at("events").get<uint64_t>();
+      r.events += v.at("thresholds").at(0).at("events").get<uint64_t>();
+      const auto& lg = v.at("large");
+      r.large += lg.at("events").get<uint64_t>();
+      r.largeLocal += lg.at("local").get<uint64_t>();
+      const char* names[3] = {"first-order", "second-order", "balanced"};
+      for (int c = 0; c < 3; ++c)
+        r.largeByClass[c] += lg.at("classes").at(names[c]).at("count").get<uint64_t>();
+    }
+    if (t.contains("power")) {
+      const auto& p = t.at("power");
+      r.chipJ += p.at("energy_j").get<double>();
+      for (const auto& sm : p.at("per_sm"))
+        for (const auto& [name, b] : sm.at("blocks").items())
+          r.coreJ += b.at("dynamic_j").get<double>() + b.at("static_j").get<double>();
+    }
+    if (t.contains("smoothing")) {
+      const auto& s = t.at("smoothing");
+      if (s.contains("local")) r.localTriggers += s["local"]["triggers"].get<uint64_t>();
+      if (s.contains("global")) r.globalDetections += s["global"]["detections"].get<uint64_t>();
+    }
+  }
+  if (r.minVolts > 1e8) r.minVolts = 0;
+  return r;
+}
+
+std::string sizeArgs(const ExperimentOptions& o) {
+  return fmt::format("--size {}{}", o.size,
+                     o.kernels.empty() ? "" : " --kernel " + join(o.kernels, " --kernel "));
+}
+
+}  // namespace
+
+int seed001(const ExperimentOptions& o) {
+  const std::vector<std::string> kernels = experimentKernels(o, kKernels001);
+  std::vector<VariantRun> variants;
+  for (const char* m : kModes)
+    variants.push_back({m, kPlatform, {fmt::format("smoothing.mode={}", m)}});
+  std::vector<RunOutcome> results =
+      runAll(selfExecutable(), runSpecs(o, "seed001", kernels, variants), o.jobs);
+
+  std::map<std::string, std::map<std::string, Run001>> runs;
+  std::string csv =
+      "kernel,variant,supply_v,cycles,worst_droop_pct,min_voltage_v,emergencies,events,large,"
+      "large_first_order,large_second_order,large_balanced,large_local,core_j,chip_j,"
+      "local_triggers,global_detections,status\n";
+  int failures = 0;
+  const auto row = [&](const std::string& k, const std::string& v, double supply,
+                       const RunOutcome& res) {
+    if (!res.ok) {
+      ++failures;
+      csv += fmt::format("{},{},{},,,,,,,,,,,,,,,\"{}\"\n", k, v, supply, res.error);
+      return;
+    }
+    const Run001 r = parse001(res.stats);
+    runs[k][v] = r;
+    csv +=
+        fmt::format("{},{},{:.4f},{},{:.4f},{:.5f},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{},ok\n",
+                    k, v, supply, r.cycles, r.worstPct, r.minVolts, r.emergencies, r.events,
+                    r.large, r.largeByClass[0], r.largeByClass[1], r.largeByClass[2], r.largeLocal,
+                    r.coreJ, r.chipJ, r.localTriggers, r.globalDetections);
+  };
+  size_t i = 0;
+  for (const auto& k : kernels)
+    for (const char* m : kModes) row(k, m, 1.0, results[i++]);
+
+  // The guardband: the baseline's worst case sets the lowest voltage the chip must tolerate;
+  // with smoothing the worst droop is smaller, so the supply can drop until the smoothed worst
+  // case reaches that same voltage: V = Vnom x (1 - Wbase) / (1 - Wsmoothed).
+  double wBase = 0, wSmooth = 0;
+  for (const auto& k : kernels) {
+    if (!runs[k].count("none") || !runs[k].count("hierarchical")) continue;
+    wBase = std::max(wBase, runs[k]["none"].worstPct);
+    wSmooth = std::max(wSmooth, runs[k]["hierarchical"].worstPct);
+  }
+  const double vNom = 1.0;
+  const double vLow = vNom * (1.0 - wBase / 100.0) / (1.0 - wSmooth / 100.0);
+  std::vector<VariantRun> lowered = {
+      {"hierarchical-lowered",
+       kPlatform,
+       {"smoothing.mode=hierarchical", fmt::format("power.supply_voltage={:.4f}", vLow)}}};
+  results = runAll(selfExecutable(), runSpecs(o, "seed001", kernels, lowered), o.jobs);
+  i = 0;
+  for (const auto& k : kernels) row(k, "hierarchical-lowered", vLow, results[i++]);
+
+  const auto have = [&](const std::string& k, std::initializer_list<const char*> vs) {
+    for (const char* v : vs)
+      if (!runs[k].count(v)) return false;
+    return true;
+  };
+  std::string md = fmt::format(
+      "# Seed 001 study: results\n\n"
+      "Generated by `gpusc experiment seed001 {}` on `{}` (do not edit; seed001.md discusses "
+      "them). Worst droop: the largest drop below the supply at any SM's node, in % of the "
+      "supply, over every launch. Runtime: cycles summed over launches, relative to no "
+      "smoothing.\n\n",
+      sizeArgs(o), kPlatform);
+  md +=
+      "## Worst-case droop and runtime per smoothing mode (paper Fig. 19)\n\n"
+      "| kernel | worst droop: none | local | global | hierarchical | runtime: local | global | "
+      "hierarchical | emergencies: none | hierarchical |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
+  std::map<std::string, std::vector<double>> droopRatio, timeRatio;
+  uint64_t emNone = 0, emHier = 0;
+  for (const auto& k : kernels) {
+    if (!have(k, {"none", "local", "global", "hierarchical"})) continue;
+    const Run001& n = runs[k]["none"];
+    md += fmt::format("| `{}` | {:.2f}% |", k, n.worstPct);
+    for (const char* m : {"local", "global", "hierarchical"}) {
+      const double d = n.worstPct > 0 ? runs[k][m].worstPct / n.worstPct : 1.0;
+      droopRatio[m].push_back(d);
+      md += fmt::format(" {:.2f}% ({}) |", runs[k][m].worstPct, pct(d));
+    }
+    for (const char* m : {"local", "global", "hierarchical"}) {
+      const double t = double(runs[k][m].cycles) / double(n.cycles);
+      timeRatio[m].push_back(t);
+      md += fmt::format(" {} |", pct(t));
+    }
+    emNone += n.emergencies;
+    emHier += runs[k]["hierarchical"].emergencies;
+    md += fmt::format(" {} | {} |\n", n.emergencies, runs[k]["hierarchical"].emergencies);
+  }
+  const auto g = [&](const char* m, std::map<std::string, std::vector<double>>& v) {
+    return v[m].empty() ? std::string("-") : pct(geomean(v[m]));
+  };
+  md +=
+      fmt::format("| geomean | | {} | {} | {} | {} | {} | {} | {} | {} |\n", g("local", droopRatio),
+                  g("global", droopRatio), g("hierarchical", droopRatio), g("local", timeRatio),
+                  g("global", timeRatio), g("hierarchical", timeRatio), emNone, emHier);
+  double bestCut = 1.0;
+  for (double d : droopRatio["hierarchical"]) bestCut = std::min(bestCut, d);
+
+  md +=
+      "\n## Droop types without smoothing (paper Figs. 6 and 8)\n\n"
+      "Large droops (at or above `pdn.monitor.large_droop_pct`) by temporal type "
+      "(first-order: the first-order part is over 60% of the droop; second-order: the "
+      "low-passed part is; else balanced) and by spatial scope (local: the SMs that see it fit "
+      "one SM or a 2x2 cluster; global: more).\n\n"
+      "| kernel | events > lowest threshold | large droops | first-order | second-order | "
+      "balanced | local | global |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& k : kernels) {
+    if (!have(k, {"none"})) continue;
+    const Run001& n = runs[k]["none"];
+    const auto share = [&](uint64_t c) {
+      return n.large ? fmt::format("{:.0f}%", 100.0 * double(c) / double(n.large))
+                     : std::string("-");
+    };
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", k, n.events, n.large,
+                      share(n.largeByClass[0]), share(n.largeByClass[1]), share(n.largeByClass[2]),
+                      share(n.largeLocal), share(n.large - n.largeLocal));
+  }
+
+  // Energy: the core (every SM block) runs at the lowered supply; the memory side keeps its own
+  // supply (pdn.uncore_rail separate, as in the paper), so its energy is the nominal run's.
+  std::vector<double> coreRatio, chipRatio;
+  double vMinLowered = 1e9;
+  for (const auto& k : kernels) {
+    if (!have(k, {"none", "hierarchical", "hierarchical-lowered"})) continue;
+    const Run001 &n = runs[k]["none"], &h = runs[k]["hierarchical"],
+                 &lo = runs[k]["hierarchical-lowered"];
+    coreRatio.push_back(lo.coreJ / n.coreJ);
+    chipRatio.push_back((lo.coreJ + (h.chipJ - h.coreJ)) / n.chipJ);
+    vMinLowered = std::min(vMinLowered, lo.minVolts);
+  }
+  md += fmt::format(
+      "\n## Guardband and energy (paper Sec. 6, Fig. 20)\n\n"
+      "- Worst droop over all kernels: {:.2f}% without smoothing, {:.2f}% with hierarchical "
+      "smoothing (the largest per-kernel cut: {}).\n"
+      "- Supply lowered from {:.2f} V to {:.4f} V = {:.2f} x (1 - {:.4f}) / (1 - {:.4f}), so the "
+      "smoothed worst case reaches the same lowest voltage as the baseline's "
+      "({:.4f} V); lowest voltage measured at the lowered supply: {:.4f} V.\n"
+      "- Emergencies (below the `pdn.monitor.emergency_margin_pct` margin) removed by "
+      "hierarchical smoothing: {}.\n"
+      "- Energy with hierarchical smoothing at the lowered supply, relative to no smoothing at "
+      "{:.2f} V (mean over kernels): core {}, chip {} (the memory side stays at its own "
+      "supply).\n",
+      wBase, wSmooth, pct(bestCut), vNom, vLow, vNom, wBase / 100, wSmooth / 100,
+      vNom * (1 - wBase / 100), vMinLowered > 1e8 ? 0.0 : vMinLowered,
+      emNone ? fmt::format("{:.0f}%", 100.0 * (1.0 - double(emHier) / double(emNone)))
+             : std::string("- (no emergencies without smoothing)"),
+      vNom, meanPct(coreRatio), meanPct(chipRatio));
+  md += fmt::format(
+      "\n## Beside the paper\n\n"
+      "| | ours | paper |\n|---|---|---|\n"
+      "| worst-case droop, hierarchical (geomean) | {} | -27% |\n"
+      "| largest cut | {} | -31% |\n"
+      "| runtime: local / global / hierarchical (geomean) | {} / {} / {} | +1.2% / +2.3% / "
+      "+3.5% |\n"
+      "| worst droop without smoothing | {:.1f}% | 12% (BLS) |\n"
+      "| supply | {:.2f} V -> {:.3f} V | 1 V -> 0.96 V |\n"
+      "| core energy | {} | -11.8% |\n"
+      "| chip energy | {} | -7.8% |\n"
+      "| emergencies removed | {} | 99% |\n",
+      g("hierarchical", droopRatio), pct(bestCut), g("local", timeRatio), g("global", timeRatio),
+      g("hierarchical", timeRatio), wBase, vNom, vLow, meanPct(coreRatio), meanPct(chipRatio),
+      emNone ? fmt::format("{:.0f}%", 100.0 * (1.0 - double(emHier) / double(emNone)))
+             : std::string("-"));
+  if (failures) md += fmt::format("\n{} runs failed; see the CSV's status column.\n", failures);
+  writeText(fs::path(o.out) / "seed001.csv", csv);
+  writeText(fs::path(o.out) / "seed001-results.md", md);
+  std::cerr << fmt::format("gpusc: wrote {} and {}\n", (fs::path(o.out) / "seed001.csv").string(),
+                           (fs::path(o.out) / "seed001-results.md").string());
+  return failures ? 1 : 0;
+}
+
+namespace {
+
+// One droop event as the training sees it: its first-order part and the largest rises of the
+// worst SM's estimated power (over 2, 3 and 4 cycles) in the cycles before its worst cycle.
+struct TrainingEvent {
+  double firstOrderPct = 0;
+  double rise[3] = {0, 0, 0};
+};
+
+std::vector<TrainingEvent> readEvents(const fs::path& csvPath) {
+  std::ifstream in(csvPath);
+  if (!in) throw InputError(fmt::format("cannot read '{}'", csvPath.string()));
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = split(line, ',');
+  const auto col = [&](const char* name) {
+    for (size_t i = 0; i < head.size(); ++i)
+      if (head[i] == name) return i;
+    throw InputError(fmt::format("'{}': no column {}", csvPath.string(), name));
+  };
+  const size_t fo = col("first_order_pct"), r2 = col("rise2_w"), r3 = col("rise3_w"),
+               r4 = col("rise4_w");
+  std::vector<TrainingEvent> out;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = split(line, ',');
+    if (f.size() < head.size()) continue;
+    TrainingEvent e;
+    e.firstOrderPct = std::stod(f[fo]);
+    e.rise[0] = std::stod(f[r2]);
+    e.rise[1] = std::stod(f[r3]);
+    e.rise[2] = std::stod(f[r4]);
+    out.push_back(e);
+  }
+  return out;
+}
+
+struct Point {
+  double th[3];
+  double fn, fp;
+};
+
+}  // namespace
+
+int seed001Train(const ExperimentOptions& o) {
+  const std::vector<std::string> kernels = experimentKernels(o, kKernels001);
+  // Smoothing off; events from 2% on, so that small droops are there to be told apart.
+  const std::vector<VariantRun> variants = {
+      {"train", kPlatform, {"smoothing.mode=none", "pdn.monitor.thresholds_pct=[2,4,8]"}}};
+  const std::vector<RunSpec> specs = runSpecs(o, "seed001-train", kernels, variants);
+  const std::vector<RunOutcome> results = runAll(selfExecutable(), specs, o.jobs);
+  std::vector<TrainingEvent> events;
+  int failures = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!results[i].ok) {
+      ++failures;
+      std::cerr << fmt::format("gpusc: {} failed: {}\n", specs[i].label, results[i].error);
+      continue;
+    }
+    const fs::path csv = fs::path(specs[i].outDir) / "droops.csv";
+    if (!fs::exists(csv)) continue;  // no droop above 2%
+    for (const TrainingEvent& e : readEvents(csv)) events.push_back(e);
+  }
+  // Large: a first-order part of at least the monitor's large-droop level (8%, as the paper)
+  // when enough events reach it, else the largest tenth of first-order parts. Small: below half
+  // of that level (the paper's "randomly chosen small droops"; the borderline ones are left out).
+  std::vector<double> parts;
+  for (const auto& e : events) parts.push_back(e.firstOrderPct);
+  std::sort(parts.begin(), parts.end());
+  double large = 8.0;
+  std::string largeRule = "first-order part >= 8% (the paper's level)";
+  const auto atLeast = [&](double v) {
+    return size_t(parts.end() - std::lower_bound(parts.begin(), parts.end(), v));
+  };
+  if (parts.size() >= 20 && atLeast(large) < 20) {
+    large = parts[parts.size() * 9 / 10];
+    largeRule = fmt::format(
+        "first-order part >= {:.2f}% (the largest tenth: fewer than 20 events reach 8%)", large);
+  }
+  std::vector<const TrainingEvent*> pos, neg;
+  for (const auto& e : events) {
+    if (e.firstOrderPct >= large)
+      pos.push_back(&e);
+    else if (e.firstOrderPct < large / 2)
+      neg.push_back(&e);
+  }
+  if (pos.empty() || neg.empty())
+    throw InputError(fmt::format(
+        "seed001-train: {} large and {} small droop events: too few to train on (try more "
+        "kernels or a larger --size)",
+        pos.size(), neg.size()));
+  // Candidate thresholds per rise: the quantiles of that rise over every event, and "off".
+  std::vector<double> cand[3];
+  for (int k = 0; k < 3; ++k) {
+    std::vector<double> v;
+    for (const auto& e : events) v.push_back(e.rise[k]);
+    std::sort(v.begin(), v.end());
+    std::set<double> q;
+    for (int p = 0; p <= 40; ++p) q.insert(std::max(0.01, v[(v.size() - 1) * p / 40]));
+    cand[k].assign(q.begin(), q.end());
+    cand[k].push_back(1e30);
+  }
+  std::vector<Point> pts;
+  for (double a : cand[0])
+    for (double b : cand[1])
+      for (double c : cand[2]) {
+        const double th[3] = {a, b, c};
+        const auto fires = [&](const TrainingEvent* e) {
+          for (int k = 0; k < 3; ++k)
+            if (e->rise[k] > th[k]) return true;
+          return false;
+        };
+        size_t fn = 0, fp = 0;
+        for (const auto* e : pos) fn += !fires(e);
+        for (const auto* e : neg) fp += fires(e);
+        pts.push_back(
+            {{a, b, c}, double(fn) / double(pos.size()), double(fp) / double(neg.size())});
+      }
+  std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) {
+    return x.fn != y.fn ? x.fn < y.fn : x.fp < y.fp;
+  });
+  std::vector<Point> front;
+  for (const Point& p : pts)
+    if (front.empty() || p.fp < front.back().fp) front.push_back(p);
+  const Point* best = &front.front();
+  for (const Point& p : front)
+    if (p.fn + p.fp < best->fn + best->fp) best = &p;
+
+  const auto thText = [](const Point& p) {
+    std::string t;
+    for (int k = 0; k < 3; ++k)
+      t += fmt::format("{}{}", k ? "," : "",
+                       p.th[k] > 1e29 ? std::string("1e9") : fmt::format("{:.3g}", p.th[k]));
+    return "[" + t + "]";
+  };
+  std::string csv = "rise2_w,rise3_w,rise4_w,false_negative,false_positive\n";
+  std::string md = fmt::format(
+      "# Seed 001: training the local droop predictor\n\n"
+      "Generated by `gpusc experiment seed001-train {}` on `{}` (do not edit). Every droop "
+      "event above 2% of the supply without smoothing, over {} kernels: {} events; {} large "
+      "({}), {} small (first-order part below {:.2f}%). The features of an event are the largest "
+      "rises of the worst SM's estimated power over 2, 3 and 4 cycles that the predictor saw in "
+      "the `pdn.monitor.lead_cycles` cycles before the droop's worst cycle. A threshold set "
+      "predicts an event when any rise exceeds its threshold; false negatives are large events "
+      "it misses, false positives small events it flags.\n\n"
+      "## Pareto front (paper Fig. 18b)\n\n| thresholds (W, over 2/3/4 cycles) | false "
+      "negatives | false positives |\n|---|---|---|\n",
+      sizeArgs(o), kPlatform, kernels.size(), events.size(), pos.size(), largeRule, neg.size(),
+      large / 2);
+  for (const Point& p : front) {
+    csv +=
+        fmt::format("{:.6g},{:.6g},{:.6g},{:.4f},{:.4f}\n", p.th[0], p.th[1], p.th[2], p.fn, p.fp);
+    md += fmt::format("| {} | {:.1f}% | {:.1f}% |{}\n", thText(p), 100 * p.fn, 100 * p.fp,
+                      &p == best ? " chosen" : "");
+  }
+  md += fmt::format(
+      "\nChosen (the smallest sum of both rates): thresholds {} W with {:.1f}% false negatives "
+      "and {:.1f}% false positives (the paper chose 7% and 9%). Use them with `--set "
+      "smoothing.local.thresholds_w={}`.\n",
+      thText(*best), 100 * best->fn, 100 * best->fp, thText(*best));
+  if (failures) md += fmt::format("\n{} runs failed.\n", failures);
+  writeText(fs::path(o.out) / "seed001-training.csv", csv);
+  writeText(fs::path(o.out) / "seed001-training.md", md);
+  fmt::print("chosen thresholds {} W: false negatives {:.1f}%, false positives {:.1f}%\n",
+             thText(*best), 100 * best->fn, 100 * best->fp);
+  std::cerr << fmt::format("gpusc: wrote {} and {}\n",
+                           (fs::path(o.out) / "seed001-training.csv").string(),
+                           (fs::path(o.out) / "seed001-training.md").string());
+  return failures ? 1 : 0;
+}
+
+}  // namespace gpusc::cli

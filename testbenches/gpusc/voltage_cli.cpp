@@ -1,0 +1,207 @@
+#include "voltage_cli.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/platform_config.hpp"
+#include "common/svg_plot.hpp"
+#include "pdn/pdn_network.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gpusc::cli {
+
+namespace {
+
+void writeText(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
+}
+
+// The CSV tables of every launch in one: a "launch" column first, one header.
+std::string joinCsv(const std::vector<LaunchRecord>& launches,
+                    std::string pdn::VoltageReport::*table) {
+  std::string out;
+  bool header = false;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!launches[i].timing || !launches[i].timing->voltage) continue;
+    std::istringstream in((*launches[i].timing->voltage).*table);
+    std::string line;
+    bool first = true;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      if (first) {
+        first = false;
+        if (!header) out += "launch," + line + "\n";
+        header = true;
+        continue;
+      }
+      out += fmt::format("{},{}\n", i, line);
+    }
+  }
+  return out;
+}
+
+const pdn::VoltageReport* worstLaunch(const std::vector<LaunchRecord>& launches, size_t* index) {
+  const pdn::VoltageReport* worst = nullptr;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!launches[i].timing || !launches[i].timing->voltage) continue;
+    const pdn::VoltageReport& v = *launches[i].timing->voltage;
+    if (!worst || v.worstDroopPct > worst->worstDroopPct) {
+      worst = &v;
+      if (index) *index = i;
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+void printVoltageSummary(const std::vector<LaunchRecord>& launches) {
+  size_t at = 0;
+  const pdn::VoltageReport* worst = worstLaunch(launches, &at);
+  if (!worst) return;
+  std::vector<uint64_t> above(worst->eventsAbove.size(), 0);
+  uint64_t emergencies = 0, large = 0, local = 0;
+  std::map<std::string, uint64_t> classes;
+  for (const auto& l : launches) {
+    if (!l.timing || !l.timing->voltage) continue;
+    const pdn::VoltageReport& v = *l.timing->voltage;
+    for (size_t i = 0; i < above.size() && i < v.eventsAbove.size(); ++i)
+      above[i] += v.eventsAbove[i];
+    emergencies += v.emergencies;
+    const nlohmann::json& lg = v.summary.at("large");
+    large += lg.at("events").get<uint64_t>();
+    local += lg.at("local").get<uint64_t>();
+    for (const auto& [name, c] : lg.at("classes").items())
+      classes[name] += c.at("count").get<uint64_t>();
+  }
+  const nlohmann::json& th = worst->summary.at("thresholds");
+  std::string counts;
+  for (size_t i = 0; i < above.size() && i < th.size(); ++i)
+    counts += fmt::format("{}{} > {:g}%", i ? ", " : "", above[i],
+                          th[i].at("threshold_pct").get<double>());
+  fmt::print(
+      "  voltage            worst droop {:.2f}% (min {:.4f} V at sm{}, cycle {}{}), {} "
+      "emergencies\n",
+      worst->worstDroopPct, worst->minVoltage, worst->worstSm, worst->worstCycle,
+      launches.size() > 1 ? fmt::format(", launch {}", at) : "", emergencies);
+  fmt::print("  droop events       {}\n", counts);
+  if (large > 0) {
+    std::string kinds;
+    for (const auto& [name, c] : classes) kinds += fmt::format("{} {}, ", c, name);
+    fmt::print("  large droops       {} (>= {:g}%): {}{} local, {} global\n", large,
+               worst->summary.at("large").at("threshold_pct").get<double>(), kinds, local,
+               large - local);
+  }
+}
+
+std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& launches,
+                                             const fs::path& outDir) {
+  size_t at = 0;
+  const pdn::VoltageReport* worst = worstLaunch(launches, &at);
+  if (!worst) return {};
+  std::vector<std::string> written;
+  const auto put = [&](const char* name, const std::string& text) {
+    if (text.empty()) return;
+    writeText(outDir / name, text);
+    written.push_back(name);
+  };
+  put("voltage.csv", joinCsv(launches, &pdn::VoltageReport::traceCsv));
+  put("droops.csv", joinCsv(launches, &pdn::VoltageReport::eventsCsv));
+  put("droop_histogram.csv", joinCsv(launches, &pdn::VoltageReport::histogramCsv));
+  put("worst_droop.csv", worst->worstWindowCsv);
+  if (!worst->windowCycles.empty()) {
+    plot::Figure f;
+    f.title = fmt::format("Worst droop: {:.2f}% at sm{}, cycle {}{}", worst->worstDroopPct,
+                          worst->worstSm, worst->worstCycle,
+                          launches.size() > 1 ? fmt::format(" (launch {})", at) : "");
+    f.x.label = "core cycle";
+    plot::Panel v, a;
+    v.title = "supply voltage at each SM";
+    v.y.label = "V";
+    a.title = "current of each SM";
+    a.y.label = "A";
+    a.legend = false;
+    std::vector<double> xs(worst->windowCycles.begin(), worst->windowCycles.end());
+    for (size_t s = 0; s < worst->windowVolts.size(); ++s) {
+      plot::Series sv;
+      sv.label = fmt::format("sm{}", s);
+      sv.x = xs;
+      sv.y = worst->windowVolts[s];
+      sv.width = s == worst->worstSm ? 2.5 : 1.0;
+      v.series.push_back(sv);
+      plot::Series sa = sv;
+      sa.y = worst->windowAmps[s];
+      a.series.push_back(sa);
+    }
+    v.vlines.push_back(double(worst->worstCycle));
+    a.vlines.push_back(double(worst->worstCycle));
+    f.panels = {v, a};
+    plot::writeSvg(f, (outDir / "worst_droop.svg").string());
+    written.push_back("worst_droop.svg");
+  }
+  return written;
+}
+
+int cmdPdn(const PdnOptions& o) {
+  if (o.what != "impedance")
+    throw InputError(fmt::format("gpusc pdn {}: expected 'impedance'", o.what));
+  if (!(o.minHz > 0) || !(o.maxHz > o.minHz))
+    throw InputError(
+        fmt::format("--min-hz {:g} --max-hz {:g}: need 0 < min < max", o.minHz, o.maxHz));
+  const PlatformConfig cfg = loadPlatform(o.platform, o.sets);
+  const pdn::PdnNetwork net(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6, cfg.gpu.num_sms);
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec)
+    throw InputError(fmt::format("--out {}: cannot create the folder: {}", o.out, ec.message()));
+  const double decades = std::log10(o.maxHz / o.minHz);
+  const size_t n = size_t(std::ceil(decades * o.pointsPerDecade)) + 1;
+  std::string csv = "frequency_hz,die_ohm";
+  for (uint32_t s = 0; s < net.numSms(); ++s) csv += fmt::format(",sm{}_ohm", s);
+  csv += "\n";
+  plot::Series die, sm0;
+  die.label = "die (all SMs together)";
+  sm0.label = "one SM's node (sm0)";
+  sm0.dashed = true;
+  for (size_t i = 0; i < n; ++i) {
+    const double f = o.minHz * std::pow(10.0, decades * double(i) / double(n - 1));
+    const double z = std::abs(net.dieImpedance(f));
+    csv += fmt::format("{:.6g},{:.6g}", f, z);
+    for (uint32_t s = 0; s < net.numSms(); ++s)
+      csv += fmt::format(",{:.6g}", std::abs(net.smImpedance(s, f)));
+    csv += "\n";
+    die.x.push_back(f);
+    die.y.push_back(z * 1e3);
+    sm0.x.push_back(f);
+    sm0.y.push_back(std::abs(net.smImpedance(0, f)) * 1e3);
+  }
+  writeText(fs::path(o.out) / "impedance.csv", csv);
+  plot::Figure fig;
+  fig.title = fmt::format("PDN impedance, {} (package {})", cfg.name, cfg.pdn.package);
+  fig.x.label = "frequency (Hz)";
+  fig.x.scale = plot::Scale::Log10;
+  plot::Panel p;
+  p.y.label = "|Z| (mOhm)";
+  p.series = {die, sm0};
+  fig.panels = {p};
+  plot::writeSvg(fig, (fs::path(o.out) / "impedance.svg").string());
+
+  fmt::print("PDN impedance of {} (package {}), {:g} Hz .. {:g} Hz\n", cfg.name, cfg.pdn.package,
+             o.minHz, o.maxHz);
+  fmt::print("  {:>12}  {:>12}\n", "frequency", "|Z| die");
+  for (const auto& [f, z] : net.impedancePeaks(o.minHz, o.maxHz))
+    fmt::print("  {:>9.4g} MHz  {:>9.4g} mOhm  (peak)\n", f / 1e6, z * 1e3);
+  const std::string dir = o.out;
+  fmt::print("results: {}/ (impedance.csv, impedance.svg)\n", dir);
+  return 0;
+}
+
+}  // namespace gpusc::cli

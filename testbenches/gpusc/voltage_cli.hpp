@@ -1,0 +1,30 @@
+// The voltage side of the command-line tool: the supply-voltage summary and result files of a
+// run, and `gpusc pdn`, which prints the power-delivery network's impedance profile.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpu/device.hpp"
+
+namespace gpusc::cli {
+
+// "voltage" lines of the run summary (nothing when no launch has a voltage report).
+void printVoltageSummary(const std::vector<LaunchRecord>& launches);
+// Writes voltage.csv, droops.csv, droop_histogram.csv, worst_droop.csv and worst_droop.svg into
+// `outDir`; returns the names written (none when no launch has a voltage report).
+std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& launches,
+                                             const std::filesystem::path& outDir);
+
+struct PdnOptions {
+  std::string what;  // impedance
+  std::string platform;
+  std::vector<std::string> sets;
+  std::string out = "gpusc-results/pdn";
+  double minHz = 1e5, maxHz = 1e9;
+  unsigned pointsPerDecade = 40;
+};
+int cmdPdn(const PdnOptions& o);
+
+}  // namespace gpusc::cli
