@@ -250,7 +250,9 @@ TEST(LocalDroopPredictor, ThrottleSettingsComeFromTheConfig) {
   EXPECT_EQ(p.throttleKind(), sm::ThrottleKind::Rf);
   EXPECT_EQ(p.rfReadLimit(), 3u);
   EXPECT_EQ(p.issueLimit(), 2u);
-  EXPECT_EQ(predictor(1, 1, 1).throttleKind(), sm::ThrottleKind::Dispatch);
+  EXPECT_EQ(predictor(1, 1, 1).throttleKind(), sm::ThrottleKind::Ramp);  // the default
+  c.throttle = "dispatch";
+  EXPECT_EQ(LocalDroopPredictor(c, unitWeights()).throttleKind(), sm::ThrottleKind::Dispatch);
 }
 
 TEST(LocalDroopPredictor, SkipIdlePushesAtMostFourIdleCycles) {

@@ -96,6 +96,11 @@ struct PdnConfig : config::Section {
   PdnStageConfig second_order{1.0, 1.8, 2.0, 0.3};
   PdnGridConfig grid;
   std::string uncore_rail = "separate";  // separate | shared
+  // An instruction draws its energy over the pipeline stages it passes, not in the one cycle
+  // the energy model books it: the SM's current seen by the network is the average of its last
+  // this many cycles (1: as booked). Fermi runs a 32-thread warp instruction on a 16-lane SIMD
+  // unit in two cycles, hence 2.
+  uint32_t current_spread_cycles = 2;
   VoltageMonitorConfig monitor;
 
   // Seed 001's package variants: I doubles the impedance at both peaks, II at the second-order
@@ -120,6 +125,10 @@ struct PdnConfig : config::Section {
             "current is drawn evenly at the nodes without an SM, or at every node if all hold "
             "one)",
             config::OneOf{{"separate", "shared"}});
+    v.field("current_spread_cycles", current_spread_cycles,
+            "Cycles over which an SM's booked per-cycle energy is drawn from the supply (a moving "
+            "average of its current; 1: the cycle it is booked in)",
+            config::Range<uint32_t>{1, 64});
     v.field("monitor", monitor, "Voltage monitor: droop events, classification, traces");
     v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz, "first_order",
               fmt::format("first_order.frequency_mhz ({}) must be at least 4x "

@@ -33,6 +33,9 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       estimator_(cfg.smoothing.local,
                  sm::predictorWeights(power::EnergyTable(cfg), cfg.sm.warp_size)),
       estimate_(numSms_, 0.0),
+      spread_(cfg.pdn.current_spread_cycles),
+      history_(size_t(numSms_) * spread_, idleSmAmps),
+      historySum_(numSms_, idleSmAmps * double(spread_)),
       one_(numSms_, 0.0),
       contrib_(size_t(numSms_) * numSms_, 0.0) {}
 
@@ -49,6 +52,8 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
     }
   }
   std::fill(slotCycle_.begin(), slotCycle_.end(), ~0ull);
+  std::fill(history_.begin(), history_.end(), idleAmps_);
+  std::fill(historySum_.begin(), historySum_.end(), idleAmps_ * double(spread_));
   monitor_.beginLaunch();
   next_ = firstCycle;
   active_ = true;
@@ -80,12 +85,19 @@ void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double 
 void Pdn::stepCycle(uint64_t c) {
   for (uint32_t s = 0; s < numSms_; ++s) {
     const size_t i = slot(s, c);
+    double booked = idleAmps_;  // an SM that did not evaluate cycle c is idle
+    estimate_[s] = 0.0;         // and dispatches nothing
     if (slotCycle_[i] == c) {
-      amps_[s] = slotAmps_[i];
+      booked = slotAmps_[i];
       estimate_[s] = slotEstimate_[i];
-    } else {  // the SM did not evaluate cycle c: idle, it dispatches nothing
-      amps_[s] = idleAmps_;
-      estimate_[s] = 0.0;
+    }
+    if (spread_ == 1) {
+      amps_[s] = booked;
+    } else {  // the moving average of the booked currents (pdn.current_spread_cycles)
+      double& oldest = history_[size_t(s) * spread_ + c % spread_];
+      historySum_[s] += booked - oldest;
+      oldest = booked;
+      amps_[s] = historySum_[s] / double(spread_);
     }
   }
   net_.step(state_, amps_.data(), uncoreAmps_, drop_.data());

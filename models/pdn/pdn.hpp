@@ -77,6 +77,9 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   // training, recorded whether or not smoothing is on).
   sm::LocalDroopPredictor estimator_;
   std::vector<double> estimate_;
+  // pdn.current_spread_cycles: each SM's last booked currents and their sum.
+  const uint32_t spread_;
+  std::vector<double> history_, historySum_;
   std::vector<double> one_, contrib_;  // attribution scratch: one SM's currents; [src][node]
 };
 

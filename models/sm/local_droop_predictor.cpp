@@ -28,6 +28,7 @@ namespace {
 ThrottleKind throttleKindOf(const std::string& name) {
   if (name == "dispatch") return ThrottleKind::Dispatch;
   if (name == "rf") return ThrottleKind::Rf;
+  if (name == "ramp") return ThrottleKind::Ramp;
   throw InputError(fmt::format("smoothing.local.throttle: '{}' is not one of: dispatch, rf", name));
 }
 

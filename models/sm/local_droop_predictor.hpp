@@ -33,7 +33,10 @@ struct PredictorWeights {
 // accesses only, the estimate is then exactly EnergyTable::activityJ / cycleSeconds.
 PredictorWeights predictorWeights(const power::EnergyTable& t, uint32_t warpSize);
 
-enum class ThrottleKind : uint8_t { Dispatch, Rf };
+// Dispatch: at most issue_limit dispatches per cycle; Rf: at most rf_read_limit register reads
+// per cycle; Ramp: a cycle's dispatches exceed the previous cycle's by at most issue_limit (the
+// rise of the current is limited, not its level).
+enum class ThrottleKind : uint8_t { Dispatch, Rf, Ramp };
 
 class LocalDroopPredictor {
  public:

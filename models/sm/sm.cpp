@@ -214,7 +214,10 @@ void Sm::account(Cycle now) {
     counters_.add(idle_, skipped);
     for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += skipped;
     if (activityObserver_) activityObserver_->onActivity(id_, lastCycle_ + 1, skipped, idle_);
-    if (predictor_) predictor_->skipIdle(skipped, predictor_->estimate(idle_));
+    if (predictor_) {
+      predictor_->skipIdle(skipped, predictor_->estimate(idle_));
+      lastDispatched_ = 0;
+    }
   }
 }
 
@@ -238,7 +241,11 @@ void Sm::tick() {
   act_.activeWarps = usedWarps_;
   if (kernel_.reportEvaluations) kernel_.listener->smEvaluated(id_);
   // Local smoothing: a predicted droop throttles the next cycles.
-  if (predictor_ && predictor_->push(predictor_->estimate(act_))) predictor_->trigger(now + 1);
+  if (predictor_) {
+    if (predictor_->push(predictor_->estimate(act_))) predictor_->trigger(now + 1);
+    lastDispatched_ = 0;
+    for (uint32_t d : act_.dispatched) lastDispatched_ += d;
+  }
 
   counters_.add(act_, 1);
   counters_.evaluatedCycles += 1;
@@ -434,6 +441,13 @@ void Sm::freeInFlight(uint32_t i) {
 
 void Sm::throttle(Cycle now) {
   const bool on = predictor_->throttled(now);
+  if (on && predictor_->throttleKind() == ThrottleKind::Ramp) {
+    // The rise, not the level: lastDispatched_ is the previous evaluated cycle's count (0 after
+    // skipped idle cycles).
+    throttling_ = true;
+    dispatch_.setLimits(lastDispatched_ + predictor_->issueLimit(), DispatchUnit::kUnlimited);
+    return;
+  }
   if (on == throttling_) return;
   throttling_ = on;
   if (!on) {

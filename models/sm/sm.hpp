@@ -217,7 +217,8 @@ class Sm : public sc_core::sc_module, private LdstHost {
   Cycle holdUntil_ = 0;          // voltage smoothing: no issue before this cycle
   std::unique_ptr<LocalDroopPredictor> predictor_;  // voltage smoothing: local level
   PredictorWeights predictorWeights_;
-  bool throttling_ = false;                                   // the DispatchUnit's limits are set
+  bool throttling_ = false;      // the DispatchUnit's limits are set
+  uint32_t lastDispatched_ = 0;  // instructions dispatched in the last evaluated cycle
   const tlm::tlm_generic_payload* blockedRequest_ = nullptr;  // that request
 
   func::ExecStats execStats_;

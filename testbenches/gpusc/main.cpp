@@ -224,13 +224,7 @@ int cmdRun(const RunOptions& o) {
   if (!o.kernel.empty() && !o.launch.empty())
     throw InputError("--kernel and --launch: give one, not both");
   const ExecMode mode = parseMode(o.mode);
-  std::vector<std::string> sets = o.sets;
-  if (o.vcd) {
-    // The VCD file is opened when the model is built, so it is named before the platform loads.
-    const fs::path dir = o.out.empty() ? fs::path("gpusc-results") : fs::path(o.out);
-    sets.push_back("pdn.monitor.vcd_file=" + (dir / "voltage.vcd").string());
-  }
-  PlatformConfig cfg = loadPlatform(o.platform, sets);
+  PlatformConfig cfg = loadPlatform(o.platform, o.sets);
   const std::string kernel = o.launch.empty() ? (o.kernel.empty() ? kDefaultKernel : o.kernel) : "";
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
@@ -239,15 +233,20 @@ int cmdRun(const RunOptions& o) {
                               ? fs::path("gpusc-results") / fmt::format("{}-{}", workName, cfg.name)
                               : fs::path(o.out);
 
-  Device dev(cfg, mode);
-  nlohmann::json work;
-  catalog::CheckResult check;
-  auto t0 = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::create_directories(outDir, ec);
   if (ec)
     throw InputError(
         fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
+  if (o.vcd) {
+    if (!cfg.pdn.enabled || mode != ExecMode::Timing)
+      throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
+    cfg.pdn.monitor.vcd_file = (outDir / "voltage.vcd").string();
+  }
+  Device dev(cfg, mode);
+  nlohmann::json work;
+  catalog::CheckResult check;
+  auto t0 = std::chrono::steady_clock::now();
   if (entry) {
     auto wl = entry->make(size);
     work["kernel"] = entry->name;
@@ -290,7 +289,7 @@ int cmdRun(const RunOptions& o) {
     writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
     if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
     for (const std::string& f : cli::writeVoltageResults(dev.launches(), outDir)) extra += ", " + f;
-    if (o.vcd) extra += ", voltage.vcd";
+    if (o.vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
   }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
   writeFile(
