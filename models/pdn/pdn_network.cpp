@@ -151,6 +151,34 @@ std::complex<double> PdnNetwork::response(const Model& m, double hz, const Eigen
 
 namespace {
 
+// A response w' (C (sI - A)^-1 B + D) u in modal form, sum_k coef_k / (s - lambda_k) + d: one
+// eigendecomposition, then O(states) per frequency (the peak search evaluates hundreds).
+struct Modal {
+  Eigen::VectorXcd lambda, coef;
+  std::complex<double> d;
+  std::complex<double> at(double hz) const {
+    const std::complex<double> s(0.0, 2 * kPi * hz);
+    std::complex<double> z = d;
+    for (Eigen::Index k = 0; k < lambda.size(); ++k) z += coef(k) / (s - lambda(k));
+    return z;
+  }
+};
+
+Modal modal(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const Eigen::MatrixXd& C,
+            const Eigen::MatrixXd& D, const Eigen::VectorXcd& u, const Eigen::VectorXcd& w) {
+  using Cd = std::complex<double>;
+  const Eigen::EigenSolver<Eigen::MatrixXd> es(A);
+  if (es.info() != Eigen::Success) throw InternalError("PdnNetwork: eigendecomposition failed");
+  const Eigen::MatrixXcd V = es.eigenvectors();
+  const Eigen::VectorXcd r = V.partialPivLu().solve(B.cast<Cd>() * u);
+  const Eigen::RowVectorXcd l = w.transpose() * C.cast<Cd>() * V;
+  Modal m;
+  m.lambda = es.eigenvalues();
+  m.coef = l.transpose().cwiseProduct(r);
+  m.d = (w.transpose() * (D.cast<Cd>() * u))(0);
+  return m;
+}
+
 // Golden-section search for the maximum of f over [lo, hi] (log-frequency axis).
 template <class F>
 double goldenMax(F f, double lo, double hi, double tol) {
@@ -286,11 +314,29 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
           cfg.second_order.dc_resistance_mohm, q2, s2.z0 / q2 / kMilli));
     const PdnCircuit c = gridCircuit(g, s1, s2, smNodes, uncore);
     const Model m = buildModel(c);
-    auto mag = [&](double logHz) {
-      return std::abs(response(m, std::exp(logHz), probe.u, probe.w));
-    };
+    const Modal z = modal(m.A, m.B, m.Cn, m.Dn, probe.u, probe.w);
+    auto mag = [&](double logHz) { return std::abs(z.at(std::exp(logHz))); };
     auto peak = [&](double lo, double hi, double& f, double& z) {
-      // Coarse log grid, then golden section around the best point.
+      // After the first iteration a peak moves little: search near where it was (and the whole
+      // range again if it is not found there). Coarse log grid, then golden section around the
+      // best point.
+      if (iter > 0 && std::isfinite(f) && f > 0) {
+        const double nlo = std::max(lo, f / 1.25), nhi = std::min(hi, f * 1.25);
+        const int pts = 8;
+        const double a = std::log(nlo), step = (std::log(nhi) - a) / pts;
+        int best = 0;
+        double bestZ = -1;
+        for (int i = 0; i <= pts; ++i) {
+          const double v = mag(a + i * step);
+          if (v > bestZ) bestZ = v, best = i;
+        }
+        if (best > 0 && best < pts) {
+          const double lf = goldenMax(mag, a + (best - 1) * step, a + (best + 1) * step, 1e-6);
+          f = std::exp(lf);
+          z = mag(lf);
+          return;
+        }
+      }
       const int pts = std::max(8, int(std::ceil(24 * std::log10(hi / lo))));
       const double a = std::log(lo), step = (std::log(hi) - a) / pts;
       int best = 0;

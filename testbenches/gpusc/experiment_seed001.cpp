@@ -39,6 +39,9 @@ struct Run001 {
   double worstPct = 0, minVolts = 0;
   uint64_t emergencies = 0;
   uint64_t large = 0, largeByClass[3] = {0, 0, 0}, largeLocal = 0;
+  // Events above the second threshold (5%: seed 001 Sec. 3.5 finds it also separates the
+  // typical from the rare droops) by type.
+  uint64_t above5 = 0, byClass5[3] = {0, 0, 0}, local5 = 0;
   uint64_t events = 0;  // above the lowest threshold
   double coreJ = 0, chipJ = 0;
   uint64_t localTriggers = 0, globalDetections = 0;
@@ -63,6 +66,13 @@ Run001 parse001(const nlohmann::json& stats) {
       const char* names[3] = {"first-order", "second-order", "balanced"};
       for (int c = 0; c < 3; ++c)
         r.largeByClass[c] += lg.at("classes").at(names[c]).at("count").get<uint64_t>();
+      if (v.at("thresholds").size() > 1) {
+        const auto& t5 = v.at("thresholds").at(1);
+        r.above5 += t5.at("events").get<uint64_t>();
+        r.local5 += t5.at("local").get<uint64_t>();
+        for (int c = 0; c < 3; ++c)
+          r.byClass5[c] += t5.at("classes").at(names[c]).at("count").get<uint64_t>();
+      }
     }
     if (t.contains("power")) {
       const auto& p = t.at("power");
@@ -189,22 +199,23 @@ int seed001(const ExperimentOptions& o) {
 
   md +=
       "\n## Droop types without smoothing (paper Figs. 6 and 8)\n\n"
-      "Large droops (at or above `pdn.monitor.large_droop_pct`) by temporal type "
-      "(first-order: the first-order part is over 60% of the droop; second-order: the "
-      "low-passed part is; else balanced) and by spatial scope (local: the SMs that see it fit "
-      "one SM or a 2x2 cluster; global: more).\n\n"
-      "| kernel | events > lowest threshold | large droops | first-order | second-order | "
-      "balanced | local | global |\n|---|---|---|---|---|---|---|---|\n";
+      "Droops above 5% (seed 001 Sec. 3.5: 5% also separates the rare droops from the typical "
+      "ones; none of our kernels reaches the paper's 8%) by temporal type (first-order: the "
+      "first-order part is over 60% of the droop; second-order: the low-passed part is; else "
+      "balanced) and by spatial scope (local: the SMs that see it fit one SM or a 2x2 cluster; "
+      "global: more).\n\n"
+      "| kernel | events > 4% | events > 5% | first-order | second-order | balanced | local | "
+      "global | large (>= 8%) |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& k : kernels) {
     if (!have(k, {"none"})) continue;
     const Run001& n = runs[k]["none"];
     const auto share = [&](uint64_t c) {
-      return n.large ? fmt::format("{:.0f}%", 100.0 * double(c) / double(n.large))
-                     : std::string("-");
+      return n.above5 ? fmt::format("{:.0f}%", 100.0 * double(c) / double(n.above5))
+                      : std::string("-");
     };
-    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", k, n.events, n.large,
-                      share(n.largeByClass[0]), share(n.largeByClass[1]), share(n.largeByClass[2]),
-                      share(n.largeLocal), share(n.large - n.largeLocal));
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", k, n.events, n.above5,
+                      share(n.byClass5[0]), share(n.byClass5[1]), share(n.byClass5[2]),
+                      share(n.local5), share(n.above5 - n.local5), n.large);
   }
 
   // Energy: the core (every SM block) runs at the lowered supply; the memory side keeps its own
