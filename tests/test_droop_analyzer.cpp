@@ -540,3 +540,28 @@ TEST(DroopAnalyzer, LeadRisesAreTheLargestPredictorRisesBeforeTheWorstCycle) {
   EXPECT_DOUBLE_EQ(ev.rise[1], 6.5);  // 7 - min(2, 0.5) at 1997
   EXPECT_DOUBLE_EQ(ev.rise[2], 6.8);  // 7 - min(2, 0.5, 0.2) at 1997
 }
+
+TEST(DroopAnalyzer, LeadRisesOfAnEventThatLastsLongerThanTheBuffers) {
+  // SM 3 droops 5% from cycle 1500 to 9000 with a 7% spike at 2000: one event whose end comes
+  // far more than window_before + window_after cycles after its worst cycle. Its features are
+  // still the rises before cycle 2000.
+  DroopAnalyzer a = make();
+  std::vector<double> v(kSms), i(kSms, 5.0), e(kSms, 1.0);
+  const std::map<uint64_t, double> est = {{1996, 2.0}, {1997, 7.0}, {5000, 40.0}};
+  for (uint64_t c = 0; c < 12000; ++c) {
+    for (uint32_t s = 0; s < kSms; ++s) {
+      const double plateau = (s == 3 && c >= 1500 && c < 9000) ? 0.05 : 0.0;
+      v[s] = kSupply * (1.0 - (s == 3 && c == 2000 ? 0.07 : plateau));
+    }
+    const auto it = est.find(c);
+    e[3] = it == est.end() ? 1.0 : it->second;
+    a.sample(c, v.data(), i.data(), e.data());
+  }
+  a.finish();
+  const DroopEvent ev = only(a);
+  EXPECT_EQ(ev.worstCycle, 2000u);
+  EXPECT_EQ(ev.end, 8999u);
+  EXPECT_DOUBLE_EQ(ev.rise[0], 5.0);  // 7 - 2 at 1997
+  EXPECT_DOUBLE_EQ(ev.rise[1], 6.0);  // 7 - min(2, 1)
+  EXPECT_DOUBLE_EQ(ev.rise[2], 6.0);
+}

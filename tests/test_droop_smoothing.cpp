@@ -401,9 +401,17 @@ TEST(GlobalDroopDetector, ResetForgetsTheActiveSms) {
   const auto nine = warpsOn({0, 1, 2, 3, 4, 5, 6, 7, 8});
   EXPECT_TRUE(d.report(10, warpsOn({0, 1, 2, 3})).empty());
   EXPECT_TRUE(d.report(1000, warpsOn({0, 1, 2, 3})).empty());
+  EXPECT_TRUE(d.report(1010, nine).empty());  // SMs 4 .. 8 start: only five transitions
   d.reset();
+  EXPECT_FALSE(d.report(5, nine).empty());
+  EXPECT_EQ(d.detections(), 1u);
+  d.reset();
+  EXPECT_EQ(d.detections(), 0u);  // counters are per kernel
+  EXPECT_EQ(d.delayCycles(), 0u);
+  EXPECT_EQ(d.delayedSms(), 0u);
   // After a reset every SM counts as idle before the next report: nine transitions.
   EXPECT_FALSE(d.report(5, nine).empty());
+  EXPECT_EQ(d.detections(), 1u);
 }
 
 TEST(GlobalDroopDetector, BadUseIsReported) {

@@ -198,3 +198,21 @@ TEST(Smoothing, HierarchicalSmoothingLowersThePowerVirusWorstDroop) {
   EXPECT_GT(hierTriggers, 0u);
   EXPECT_LT(hier, none);
 }
+
+// Smoothing counters are per launch: a second identical launch reports what it did, not the
+// total since the device was built.
+TEST(Smoothing, CountersArePerLaunch) {
+  Device dev(loadPlatform("gtx480", {"smoothing.mode=hierarchical"}), ExecMode::Timing);
+  Module& m = dev.loadModule(test::module(kKernel), "voltage.ptx");
+  DevPtr in = dev.upload(std::vector<float>(15 * 128, 0.25f));
+  DevPtr out = dev.malloc(15 * 128 * 4);
+  for (int i = 0; i < 2; ++i)
+    dev.launch(m.kernel("k"), {15}, {128}, 0, KernelArgs().u32(20).ptr(in).ptr(out));
+  const nlohmann::json& a = dev.launches()[0].timing->smoothing;
+  const nlohmann::json& b = dev.launches()[1].timing->smoothing;
+  ASSERT_TRUE(a.contains("global") && b.contains("global") && a.contains("local"));
+  EXPECT_EQ(a["global"]["detections"].get<uint64_t>(), 1u);
+  EXPECT_EQ(b["global"]["detections"].get<uint64_t>(), 1u);
+  EXPECT_LE(b["local"]["triggers"].get<uint64_t>(), 2 * a["local"]["triggers"].get<uint64_t>());
+  EXPECT_GT(b["local"]["triggers"].get<uint64_t>(), 0u);
+}

@@ -29,6 +29,7 @@ void GlobalDroopDetector::reset() {
   std::fill(lastRise_.begin(), lastRise_.end(), kNever);
   reported_ = false;
   holdoffEnd_ = 0;
+  detections_ = delayCycles_ = delayedSms_ = 0;  // the counters are per kernel
 }
 
 std::vector<uint32_t> GlobalDroopDetector::report(uint64_t cycle,

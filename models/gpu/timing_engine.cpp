@@ -183,18 +183,18 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     }
   }
 
-  std::optional<pdn::VoltageReport> voltage;
-  if (pdn) {
-    voltage = pdn->finishLaunch(cs.endCycle() + 1);
-    if (pdn->lateReports() != 0)
-      throw InternalError(
-          fmt::format("{}: {} SM current reports came after the PDN stepped their "
-                      "cycle",
-                      label, pdn->lateReports()));
-  }
+  if (pdn) pdn->endLaunchAt(cs.endCycle() + 1);
   // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
   // from a quiet memory system, and the protocol checkers can tell unanswered requests.
   drain(label);
+  std::optional<pdn::VoltageReport> voltage;
+  if (pdn) {
+    voltage = pdn->finishLaunch();
+    if (pdn->lateReports() != 0)
+      throw InternalError(
+          fmt::format("{}: {} SM current reports came after the PDN stepped their cycle", label,
+                      pdn->lateReports()));
+  }
   g.closePowerWindow();  // the caches' line power states, drain included
   if (g.config().gpu.check_protocol) {
     const std::vector<std::string> v = g.protocolViolations();

@@ -220,6 +220,9 @@ void DroopAnalyzer::sample(uint64_t cycle, const double* smVolts, const double* 
     curWorst_ = maxD;
     cur_.worstCycle = cycle;
     cur_.worstSm = maxSm;
+    // The predictor's rises before the worst cycle are in the buffers now; an event can last
+    // longer than the buffers hold.
+    leadRises(cur_);
     wantAttr_ = true;
     attrValid_ = false;
     curDecomposed_ = false;
@@ -462,7 +465,6 @@ void DroopAnalyzer::leadRises(DroopEvent& e) const {
 }
 
 void DroopAnalyzer::finalize(Pending& p) {
-  leadRises(p.ev);
   const DroopEvent& e = p.ev;
   ++finalized_;
   const double bin = std::floor(e.droopPct / cfg_.histogram_bin_pct);

@@ -33,8 +33,8 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       estimator_(cfg.smoothing.local,
                  sm::predictorWeights(power::EnergyTable(cfg), cfg.sm.warp_size)),
       estimate_(numSms_, 0.0),
-      spread_(cfg.pdn.current_spread_cycles),
-      history_(size_t(numSms_) * spread_, idleSmAmps),
+      spread_(std::max<uint32_t>(cfg.pdn.current_spread_cycles, 1)),
+      history_(size_t(numSms_) * std::max<uint32_t>(spread_, 1), idleSmAmps),
       historySum_(numSms_, idleSmAmps * double(spread_)),
       one_(numSms_, 0.0),
       contrib_(size_t(numSms_) * numSms_, 0.0) {}
@@ -57,6 +57,7 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
   monitor_.beginLaunch();
   next_ = firstCycle;
   active_ = true;
+  end_ = ~0ull;
   lateReports_ = 0;
 }
 
@@ -65,7 +66,7 @@ void Pdn::onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) {
 }
 
 void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) {
-  if (!active_) return;
+  if (!active_ || firstCycle >= end_) return;
   if (firstCycle < next_ || cycles != 1) {
     // Idle stretches the SM skipped, reported when it wakes: the Pdn stepped them with the idle
     // current already. Anything else about a stepped cycle would be lost (a bug).
@@ -113,8 +114,9 @@ void Pdn::stepCycle(uint64_t c) {
   }
 }
 
-VoltageReport Pdn::finishLaunch(uint64_t endCycle) {
-  while (next_ < endCycle) stepCycle(next_++);
+VoltageReport Pdn::finishLaunch() {
+  if (end_ == ~0ull) throw InternalError("Pdn::finishLaunch before endLaunchAt");
+  while (next_ < end_) stepCycle(next_++);
   active_ = false;
   return monitor_.finishLaunch(net_.elements());
 }

@@ -43,8 +43,12 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   // state of idle SMs). `uncoreAmps`: the memory side's current, drawn from the core rail
   // with pdn.uncore_rail shared (ignored with separate).
   void beginLaunch(uint64_t firstCycle, double uncoreAmps);
-  // Steps the cycles not stepped yet before `endCycle` (exclusive) and stops.
-  VoltageReport finishLaunch(uint64_t endCycle);
+  // The launch's cycles end before `endCycle` (exclusive): reports of later cycles (SMs woken
+  // while the memory system drains) are not stepped. Reports of earlier ones still are: an SM
+  // may evaluate the last cycle after the simulation paused at it.
+  void endLaunchAt(uint64_t endCycle) { end_ = endCycle; }
+  // Steps the cycles not stepped yet before the end and stops.
+  VoltageReport finishLaunch();
   // Reports of cycles that were already stepped (their current was taken as idle): 0 unless
   // an SM evaluates a cycle after its middle.
   uint64_t lateReports() const { return lateReports_; }
@@ -64,6 +68,7 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   double uncoreAmps_ = 0;
   bool active_ = false;
   uint64_t next_ = 0;         // the next cycle to step
+  uint64_t end_ = ~0ull;      // the first cycle after the launch (endLaunchAt)
   uint64_t lateReports_ = 0;  // reports of cycles already stepped (a bug if not 0)
   PdnState state_;
   std::vector<PdnState> perSm_;  // attribution: one network per SM

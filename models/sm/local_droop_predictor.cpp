@@ -29,7 +29,8 @@ ThrottleKind throttleKindOf(const std::string& name) {
   if (name == "dispatch") return ThrottleKind::Dispatch;
   if (name == "rf") return ThrottleKind::Rf;
   if (name == "ramp") return ThrottleKind::Ramp;
-  throw InputError(fmt::format("smoothing.local.throttle: '{}' is not one of: dispatch, rf", name));
+  throw InputError(
+      fmt::format("smoothing.local.throttle: '{}' is not one of: dispatch, rf, ramp", name));
 }
 
 std::array<double, LocalDroopPredictor::kRises> thresholdsOf(const LocalSmoothingConfig& cfg) {

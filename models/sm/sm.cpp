@@ -90,6 +90,7 @@ void Sm::beginKernel(const KernelContext& k) {
   if (predictor_) {  // counters per kernel
     predictor_ = std::make_unique<LocalDroopPredictor>(cfg_.smoothing.local, predictorWeights_);
     throttling_ = false;
+    lastDispatched_ = 0;
     dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
   }
   fetch_.setCodeBase(k.codeBase);

@@ -44,6 +44,7 @@ struct Run001 {
   uint64_t above5 = 0, byClass5[3] = {0, 0, 0}, local5 = 0;
   uint64_t events = 0;  // above the lowest threshold
   double coreJ = 0, chipJ = 0;
+  double supplyV = 0;
   uint64_t localTriggers = 0, globalDetections = 0;
 };
 
@@ -57,6 +58,7 @@ Run001 parse001(const nlohmann::json& stats) {
     if (t.contains("voltage")) {
       const auto& v = t.at("voltage");
       r.worstPct = std::max(r.worstPct, v.at("worst").at("droop_pct").get<double>());
+      r.supplyV = v.at("supply_v").get<double>();
       r.minVolts = std::min(r.minVolts, v.at("min_voltage_v").get<double>());
       r.emergencies += v.at("emergencies").at("events").get<uint64_t>();
       r.events += v.at("thresholds").at(0).at("events").get<uint64_t>();
@@ -140,7 +142,11 @@ int seed001(const ExperimentOptions& o) {
     wBase = std::max(wBase, runs[k]["none"].worstPct);
     wSmooth = std::max(wSmooth, runs[k]["hierarchical"].worstPct);
   }
-  const double vNom = 1.0;
+  // The platform's supply, as the runs without smoothing report it.
+  double vNom = 0;
+  for (const auto& k : kernels)
+    if (runs[k].count("none") && runs[k]["none"].supplyV > 0) vNom = runs[k]["none"].supplyV;
+  if (vNom <= 0) throw InputError("seed001: no run without smoothing reported its supply");
   const double vLow = vNom * (1.0 - wBase / 100.0) / (1.0 - wSmooth / 100.0);
   std::vector<VariantRun> lowered = {
       {"hierarchical-lowered",
