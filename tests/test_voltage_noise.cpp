@@ -5,11 +5,14 @@
 // droop of the power-virus kernel.
 #include <algorithm>
 #include <map>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
+#include "common/strings.hpp"
 #include "gpu/device.hpp"
 #include "pdn/pdn_network.hpp"
 #include "power/energy_model.hpp"
@@ -215,4 +218,33 @@ TEST(Smoothing, CountersArePerLaunch) {
   EXPECT_EQ(b["global"]["detections"].get<uint64_t>(), 1u);
   EXPECT_LE(b["local"]["triggers"].get<uint64_t>(), 2 * a["local"]["triggers"].get<uint64_t>());
   EXPECT_GT(b["local"]["triggers"].get<uint64_t>(), 0u);
+}
+
+// Attribution by superposition: with pdn.monitor.attribution the Pdn steps one network per SM;
+// at every droop's worst cycle the SMs' contributions add up to the whole drop, and the worst
+// SM's own share is at most that.
+TEST(Pdn, AttributionSharesAddUpToTheWholeDrop) {
+  const gpu::TimingResult t =
+      runKernel({"pdn.monitor.attribution=true", "pdn.monitor.thresholds_pct=[2,3,4]"}, 30, 40);
+  ASSERT_TRUE(t.voltage.has_value());
+  std::istringstream in(t.voltage->eventsCsv);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = split(line, ',');
+  const auto col = [&](const char* name) {
+    return size_t(std::find(head.begin(), head.end(), name) - head.begin());
+  };
+  const size_t self = col("share_self"), cluster = col("share_cluster"), all = col("share_all");
+  ASSERT_LT(all, head.size());
+  size_t events = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = split(line, ',');
+    ASSERT_EQ(f.size(), head.size());
+    ASSERT_FALSE(f[all].empty()) << line;
+    EXPECT_NEAR(std::stod(f[all]), 1.0, 1e-9) << line;
+    EXPECT_LE(std::stod(f[self]), std::stod(f[cluster]) + 1e-12) << line;
+    EXPECT_LE(std::stod(f[cluster]), std::stod(f[all]) + 1e-12) << line;
+    ++events;
+  }
+  EXPECT_GT(events, 0u);
 }
