@@ -62,7 +62,11 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
 }
 
 void Pdn::onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) {
-  if (active_ && cycle >= next_) slotEstimate_[slot(sm, cycle)] = estimator_.estimate(a);
+  if (!active_ || cycle < next_ || cycle >= end_) return;
+  // As in onSmCurrent: earlier cycles are complete. Stepping them first keeps cycle c - 2's
+  // estimate (same slot) from being overwritten before it is used.
+  while (next_ < cycle) stepCycle(next_++);
+  slotEstimate_[slot(sm, cycle)] = estimator_.estimate(a);
 }
 
 void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) {
