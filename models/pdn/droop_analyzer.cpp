@@ -262,13 +262,7 @@ void DroopAnalyzer::processMaturities(uint64_t cycle) {
   }
   while (!pending_.empty()) {
     Pending& p = pending_.front();
-    if (!p.decomposed) {
-      if (cycle < p.ev.worstCycle + after) break;
-      double first = 0, second = 0;
-      p.ev.truncated = decompose(p.ev.worstSm, p.ev.worstCycle, first, second);
-      classify(p.ev, first, second);
-      p.decomposed = true;
-    }
+    if (!p.decomposed && cycle < p.ev.worstCycle + after) break;
     finalize(p);
     pending_.pop_front();
   }
@@ -281,15 +275,7 @@ void DroopAnalyzer::finish() {
   wantAttr_ = false;
   if (!started_) return;
   if (open_) closeEvent(lastCycle_);
-  for (Pending& p : pending_) {
-    if (!p.decomposed) {
-      double first = 0, second = 0;
-      p.ev.truncated = decompose(p.ev.worstSm, p.ev.worstCycle, first, second);
-      classify(p.ev, first, second);
-      p.decomposed = true;
-    }
-    finalize(p);
-  }
+  for (Pending& p : pending_) finalize(p);
   pending_.clear();
   if (windowPending_) captureWorstWindow();
   if (traceOpen_) {
@@ -465,6 +451,12 @@ void DroopAnalyzer::leadRises(DroopEvent& e) const {
 }
 
 void DroopAnalyzer::finalize(Pending& p) {
+  if (!p.decomposed) {  // split at its worst cycle (with a truncated window at the run's end)
+    double first = 0, second = 0;
+    p.ev.truncated = decompose(p.ev.worstSm, p.ev.worstCycle, first, second);
+    classify(p.ev, first, second);
+    p.decomposed = true;
+  }
   const DroopEvent& e = p.ev;
   ++finalized_;
   const double bin = std::floor(e.droopPct / cfg_.histogram_bin_pct);

@@ -225,12 +225,7 @@ DieProbe dieProbe(const PdnCircuit& c) {
 PdnNetwork::PdnNetwork(const PdnCircuit& circuit, double coreClockHz)
     : circuit_(circuit), clockHz_(coreClockHz) {
   if (!(coreClockHz > 0)) throw InputError("pdn: the core clock must be positive");
-  const Model m = buildModel(circuit_);
-  A_ = m.A;
-  B_ = m.B;
-  Cn_ = m.Cn;
-  Dn_ = m.Dn;
-  discretise();
+  discretise(buildModel(circuit_));
   elements_ = nlohmann::json::object();
   elements_["nodes"] = circuit_.nodes.size();
   elements_["branches"] = circuit_.branches.size();
@@ -380,12 +375,7 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
         zm2 / kMilli));
 
   circuit_ = gridCircuit(g, s1, s2, smNodes, uncore);
-  const Model m = buildModel(circuit_);
-  A_ = m.A;
-  B_ = m.B;
-  Cn_ = m.Cn;
-  Dn_ = m.Dn;
-  discretise();
+  discretise(buildModel(circuit_));
 
   auto stageJson = [](double fT, double zT, double q, double fM, double zM, const Stage& s) {
     return nlohmann::json{{"target_frequency_mhz", fT / 1e6},
@@ -425,7 +415,11 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
   elements_ = std::move(j);
 }
 
-void PdnNetwork::discretise() {
+void PdnNetwork::discretise(const Model& m) {
+  A_ = m.A;
+  B_ = m.B;
+  Cn_ = m.Cn;
+  Dn_ = m.Dn;
   nx_ = uint32_t(A_.rows());
   nu_ = uint32_t(B_.cols());
   ns_ = uint32_t(circuit_.smNodes.size());

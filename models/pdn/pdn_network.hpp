@@ -109,7 +109,8 @@ class PdnNetwork {
   static Model buildModel(const PdnCircuit& c);
   static std::complex<double> response(const Model& m, double hz, const Eigen::VectorXcd& u,
                                        const Eigen::VectorXcd& w);
-  void discretise();
+  // Takes circuit_'s continuous-time model `m` and discretises it at the core clock.
+  void discretise(const Model& m);
   Eigen::VectorXd inputs(const double* smAmps, double uncoreAmps) const;
 
   PdnCircuit circuit_;

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/svg_plot.hpp"
+#include "experiment_util.hpp"
 #include "pdn/pdn_network.hpp"
 
 namespace fs = std::filesystem;
@@ -18,11 +19,6 @@ namespace fs = std::filesystem;
 namespace gpusc::cli {
 
 namespace {
-
-void writeText(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
-}
 
 // The CSV tables of every launch in one: a "launch" column first, one header.
 std::string joinCsv(const std::vector<LaunchRecord>& launches,
