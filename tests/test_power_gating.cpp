@@ -548,9 +548,11 @@ TEST(SmGating, ThreadCompactionChangesTheLanesUsedButNotTheCycles) {
   EXPECT_GT(compacted, 0u);
   // Each compacted instruction keeps ceil(active / passes) lanes busy instead of `active`
   // lanes, for its passes (the branch around the loop, taken by the other 32 - active threads,
-  // saves as many: 16 lanes become ceil((32 - active) / 2)).
+  // saves as many: 16 lanes become ceil((32 - active) / 2)); a lane's busy time is the warp's
+  // core cycles on the unit (its passes at the lane clock).
   const uint32_t lanes = cfgOn.sm.simd_lanes, passes = cfgOn.sm.warp_size / lanes;
-  const uint64_t saved = compacted * (active - (active + passes - 1) / passes) * passes;
+  const uint64_t saved =
+      compacted * (active - (active + passes - 1) / passes) * cfgOn.sm.warpCycles(lanes);
   EXPECT_EQ(off.gating[0].lanes.busyCycles - on.gating[0].lanes.busyCycles, saved);
   EXPECT_GE(on.gating[0].lanes.gatedCycles, off.gating[0].lanes.gatedCycles);
   expectConsistentAccounting(cfgOn, on);

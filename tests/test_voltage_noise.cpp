@@ -221,8 +221,9 @@ TEST(Smoothing, CountersArePerLaunch) {
 }
 
 // Attribution by superposition: with pdn.monitor.attribution the Pdn steps one network per SM;
-// at every droop's worst cycle the SMs' contributions add up to the whole drop, and the worst
-// SM's own share is at most that.
+// at every droop's worst cycle the SMs' contributions add up to the whole drop. (The self and
+// cluster shares need not be ordered: a neighbour's earlier current step can leave an overshoot,
+// a negative contribution, at the worst SM's node.)
 TEST(Pdn, AttributionSharesAddUpToTheWholeDrop) {
   const gpu::TimingResult t =
       runKernel({"pdn.monitor.attribution=true", "pdn.monitor.thresholds_pct=[2,3,4]"}, 30, 40);
@@ -242,8 +243,7 @@ TEST(Pdn, AttributionSharesAddUpToTheWholeDrop) {
     ASSERT_EQ(f.size(), head.size());
     ASSERT_FALSE(f[all].empty()) << line;
     EXPECT_NEAR(std::stod(f[all]), 1.0, 1e-9) << line;
-    EXPECT_LE(std::stod(f[self]), std::stod(f[cluster]) + 1e-12) << line;
-    EXPECT_LE(std::stod(f[cluster]), std::stod(f[all]) + 1e-12) << line;
+    EXPECT_FALSE(f[self].empty() || f[cluster].empty()) << line;
     ++events;
   }
   EXPECT_GT(events, 0u);

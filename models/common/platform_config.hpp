@@ -158,7 +158,15 @@ struct SmConfig : config::Section {
   uint32_t simd_lanes = 16;
   uint32_t sfu_units = 1;
   uint32_t sfu_lanes = 4;
-  uint32_t dp_units = 0;  // 0: double precision executes on the SFU path (Fermi, as gpgpu-sim)
+  // Fermi's CUDA cores, SFUs and LD/ST units run at the shader ("hot") clock, twice the core clock
+  // the schedulers issue at: a 16-lane group takes a 32-thread warp in two hot clocks, one core
+  // cycle (NVIDIA's Fermi compute architecture whitepaper, 2009; GTX480: 1401 / 700 MHz).
+  uint32_t lane_clock_ratio = 2;
+  uint32_t dp_units = 0;  // 0: double precision runs on dp_path
+  // GF100 executes double precision on its CUDA cores, a DP FMA on a pair of cores, so a DP warp
+  // instruction holds both 16-lane groups (Fermi whitepaper: 16 DP FMA per SM per shader clock on
+  // Tesla parts; GeForce parts run at a quarter of that). GPGPU-Sim runs it on the SFU instead.
+  std::string dp_path = "simd";
   uint32_t ldst_units = 1;
   uint32_t register_banks = 16;
   uint32_t collectors_sp = 6;
@@ -174,6 +182,13 @@ struct SmConfig : config::Section {
   uint32_t two_level_active = 6;   // gpgpu-sim two_level_active:6
   uint32_t instruction_bytes = 8;  // size of one instruction in the instruction cache (Fermi SASS)
   LatencyConfig latency;
+  // Core cycles a warp instruction occupies a unit of `lanes` lanes at the lane clock.
+  uint32_t warpCycles(uint32_t lanes) const {
+    const uint32_t passes = (warp_size + lanes - 1) / lanes;
+    return (passes + lane_clock_ratio - 1) / lane_clock_ratio;
+  }
+  // Lane operations one SIMD unit can do per core cycle.
+  uint32_t laneOpsPerCycle(uint32_t lanes) const { return lanes * lane_clock_ratio; }
   CacheConfig icache{4, 4, 128, "read-only", "no-allocate", 1, 2, 32, 4};
   CacheConfig const_cache{64, 2, 64, "read-only", "no-allocate", 1, 2, 32, 4};
   CacheConfig l1d{32, 4, 128, "write-evict", "no-allocate", 35, 64, 8, 8};
@@ -197,8 +212,18 @@ struct SmConfig : config::Section {
     v.field("simd_lanes", simd_lanes, "Lanes per SIMD unit", Range<uint32_t>{1, 64}, PowerOfTwo{});
     v.field("sfu_units", sfu_units, "Special-function units per SM", Range<uint32_t>{1, 64});
     v.field("sfu_lanes", sfu_lanes, "Lanes per SFU", Range<uint32_t>{1, 64}, PowerOfTwo{});
-    v.field("dp_units", dp_units, "Double-precision units (0: DP runs on the SFU path)",
+    v.field("lane_clock_ratio", lane_clock_ratio,
+            "Clock of the SIMD lanes, SFU/DP lanes and LD/ST units as a multiple of the core clock "
+            "(Fermi's shader clock: 2); a warp instruction occupies its unit "
+            "max(initiation, ceil(warp_size / (lanes x ratio))) core cycles",
+            Range<uint32_t>{1, 8});
+    v.field("dp_units", dp_units, "Double-precision units (0: DP runs on dp_path)",
             Range<uint32_t>{0, 64});
+    v.field("dp_path", dp_path,
+            "Where double precision runs without DP units: simd (every SIMD unit at once, for the "
+            "instruction's initiation interval: GF100's CUDA cores) or sfu (the SFU path, as "
+            "GPGPU-Sim models Fermi)",
+            OneOf{{"simd", "sfu"}});
     v.field("ldst_units", ldst_units, "Load/store units per SM", Range<uint32_t>{1, 64});
     v.field("register_banks", register_banks, "Register file banks", Range<uint32_t>{1, 256});
     v.field("collectors_sp", collectors_sp, "Operand collector units for SP/SIMD instructions",

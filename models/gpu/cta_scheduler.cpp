@@ -105,7 +105,8 @@ class CongestionAwarePlacement : public CtaPlacementPolicy {
  public:
   explicit CongestionAwarePlacement(const PlatformConfig& cfg)
       : c_(cfg.gpu.core_count),
-        lanesPerSm_(double(cfg.sm.simd_units) * double(cfg.sm.simd_lanes)) {}
+        lanesPerSm_(double(cfg.sm.simd_units) * double(cfg.sm.laneOpsPerCycle(cfg.sm.simd_lanes))) {
+  }
 
   void beginKernel(const PlacementKernel& k, const std::vector<sm::Sm*>& sms) override {
     sms_ = &sms;

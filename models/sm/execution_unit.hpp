@@ -1,7 +1,8 @@
 // A pipelined execution unit: SIMD (SP) units, the special-function unit, a double-precision
-// unit. A warp instruction occupies the unit for max(initiation interval, warp size / lanes)
-// cycles (two cycles for a 32-thread warp on 16 lanes) and produces its result `latency`
-// cycles after it starts.
+// unit. Its lanes run at sm.lane_clock_ratio times the core clock; a warp instruction occupies the
+// unit for max(initiation interval, ceil(warp size / (lanes x ratio))) core cycles (one cycle for
+// a 32-thread warp on 16 lanes at Fermi's doubled shader clock, two at the core clock) and
+// produces its result `latency` cycles after it starts.
 //
 // A SIMD unit has power-gating switches (seed 002): one for the unit's shared logic
 // ("power_switch") and one per lane ("lane0", "lane1", ...). The Sm drives them.
@@ -23,15 +24,12 @@ namespace gpusc::sm {
 
 class ExecutionUnit : public sc_core::sc_module {
  public:
-  ExecutionUnit(const sc_core::sc_module_name& name, Unit kind, uint32_t lanes, uint32_t warpSize)
-      : sc_core::sc_module(name),
-        kind_(kind),
-        lanes_(lanes),
-        warpCycles_((warpSize + lanes - 1) / lanes) {}
+  ExecutionUnit(const sc_core::sc_module_name& name, Unit kind, uint32_t lanes, const SmConfig& sm)
+      : sc_core::sc_module(name), kind_(kind), lanes_(lanes), warpCycles_(sm.warpCycles(lanes)) {}
   // A unit with power-gating switches for itself and each lane.
-  ExecutionUnit(const sc_core::sc_module_name& name, Unit kind, uint32_t lanes, uint32_t warpSize,
+  ExecutionUnit(const sc_core::sc_module_name& name, Unit kind, uint32_t lanes, const SmConfig& sm,
                 const power::SwitchParams& unitSwitch, const power::SwitchParams& laneSwitch)
-      : ExecutionUnit(name, kind, lanes, warpSize) {
+      : ExecutionUnit(name, kind, lanes, sm) {
     unitSwitch_ = std::make_unique<power::PowerGatingSwitch>("power_switch", unitSwitch);
     for (uint32_t l = 0; l < lanes; ++l)
       laneSwitches_.push_back(
@@ -40,6 +38,9 @@ class ExecutionUnit : public sc_core::sc_module {
 
   Unit unitKind() const { return kind_; }
   uint32_t lanes() const { return lanes_; }
+  // Core cycles a full warp occupies the unit (at least; an instruction's initiation interval
+  // may be longer).
+  uint32_t warpCycles() const { return warpCycles_; }
   bool free(Cycle now) const { return busyUntil_ <= now; }
   bool busy(Cycle now) const { return busyUntil_ > now; }
   Cycle busyUntil() const { return busyUntil_; }

@@ -11,18 +11,25 @@ LdstUnit::LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cf
       cfg_(cfg),
       smId_(smId),
       shared_("shared_memory", cfg.sm.shared_memory_banks),
-      constCache_(cfg.sm.const_cache) {}
+      constCache_(cfg.sm.const_cache, smId),
+      constMshrs_(cfg.sm.const_cache.mshr_entries),
+      constMaxMerge_(cfg.sm.const_cache.mshr_max_merge) {}
 
 void LdstUnit::reset() {
   current_ = false;
   toSend_.clear();
   next_ = 0;
   busyUntil_ = 0;
+  constPending_ = constBlocked_ = false;
+  constLines_.clear();
+  constNext_ = 0;
+  for (auto& m : constMshrs_) m = ConstMshr{};
   constCache_.invalidateAll();
 }
 
 Cycle LdstUnit::nextEvent(Cycle now) const {
   if (current_ && next_ < toSend_.size()) return now + 1;
+  if (constPending_) return constBlocked_ ? kNever : now + 1;  // a fill wakes the SM
   return busyUntil_ > now ? busyUntil_ : kNever;
 }
 
@@ -85,31 +92,22 @@ void LdstUnit::accept(uint32_t inst, Cycle now, LdstHost& host, SmActivity& act)
     case MemSpace::Const:
     case MemSpace::KernelParam: {
       const uint64_t base = space == MemSpace::Const ? kConstBase : kParamBase;
-      std::vector<uint64_t> lines;
+      constLines_.clear();
       for (int l = 0; l < func::kWarpSize; ++l) {
         if (!((r.mask >> l) & 1u)) continue;
         uint64_t la = constCache_.lineAddress(base + r.addr[l]);
-        if (std::find(lines.begin(), lines.end(), la) == lines.end()) lines.push_back(la);
+        if (std::find(constLines_.begin(), constLines_.end(), la) == constLines_.end())
+          constLines_.push_back(la);
       }
       toSend_.clear();
       next_ = 0;
-      for (uint64_t la : lines) {
-        act.constAccesses += 1;
-        if (!constCache_.access(la)) {
-          act.constMisses += 1;
-          toSend_.push_back(
-              MemTransaction{la, constCache_.lineBytes(), r.mask, {}, AccessKind::ConstLoad});
-        }
-      }
-      // One distinct line per cycle, as a constant cache serves one address per cycle.
-      busyUntil_ = now + lines.size();
-      if (toSend_.empty()) {
-        host.complete(inst, now + lines.size() - 1 + cfg_.sm.const_cache.hit_latency);
-      } else {
-        in.outstanding = static_cast<uint32_t>(toSend_.size());
-        current_ = true;
-        inst_ = inst;
-      }
+      constNext_ = 0;
+      constFirst_ = now;
+      constPending_ = true;
+      constBlocked_ = false;
+      in.outstanding = 0;
+      inst_ = inst;
+      constCycle(now, host, act);  // the first line is looked up in the cycle the unit takes it
       return;
     }
     default: {
@@ -117,13 +115,58 @@ void LdstUnit::accept(uint32_t inst, Cycle now, LdstHost& host, SmActivity& act)
       in.outstanding = static_cast<uint32_t>(toSend_.size());
       current_ = true;
       inst_ = inst;
-      cycle(now, host, act);  // the first transaction leaves in the cycle the unit accepts it
+      sendNext(now, host, act);  // the first transaction leaves in the cycle the unit accepts it
       return;
     }
   }
 }
 
+bool LdstUnit::constCycle(Cycle now, LdstHost& host, SmActivity& act) {
+  // One distinct line per cycle, as a constant cache serves one address per cycle.
+  const uint64_t la = constLines_[constNext_];
+  InFlight& in = host.record(inst_);
+  if (!constBlocked_) act.constAccesses += 1;  // a retry is the same access
+  if (constCache_.access(la)) {
+    constBlocked_ = false;
+  } else {
+    ConstMshr* entry = nullptr;
+    ConstMshr* freeEntry = nullptr;
+    for (auto& m : constMshrs_) {
+      if (m.used && m.line == la) entry = &m;
+      if (!m.used && !freeEntry) freeEntry = &m;
+    }
+    if (entry && entry->waiters.size() < constMaxMerge_) {
+      entry->waiters.push_back(inst_);  // the line is on its way: wait for it
+    } else if (!entry && freeEntry) {
+      if (!constBlocked_) act.constMisses += 1;
+      freeEntry->used = true;
+      freeEntry->line = la;
+      freeEntry->waiters.assign(1, inst_);
+      toSend_.push_back(
+          MemTransaction{la, constCache_.lineBytes(), in.mem.mask, {}, AccessKind::ConstLoad});
+    } else {
+      if (!constBlocked_) act.constMisses += 1;
+      constBlocked_ = true;  // no MSHR (or the line's merge limit): retry after a fill
+      return false;
+    }
+    constBlocked_ = false;
+    ++in.outstanding;
+  }
+  if (!toSend_.empty() && next_ < toSend_.size()) current_ = true;  // misses leave one per cycle
+  if (++constNext_ < constLines_.size()) return true;
+  constPending_ = false;
+  busyUntil_ = std::max(busyUntil_, now + 1);
+  if (in.outstanding == 0) host.complete(inst_, now + cfg_.sm.const_cache.hit_latency);
+  return true;
+}
+
 void LdstUnit::cycle(Cycle now, LdstHost& host, SmActivity& act) {
+  sendNext(now, host, act);
+  // A constant miss found in a cycle leaves from the next one (above).
+  if (constPending_ && (constFirst_ < now || constBlocked_)) constCycle(now, host, act);
+}
+
+void LdstUnit::sendNext(Cycle now, LdstHost& host, SmActivity& act) {
   if (!current_) return;
   if (next_ < toSend_.size()) {
     if (host.send(inst_, toSend_[next_])) {

@@ -1,7 +1,12 @@
 // The load/store unit. It takes one memory instruction at a time (after its operands are
 // collected) and times the access the functional engine already performed at issue:
 //   shared     one pass per conflict degree (SharedMemory), result after the shared latency
-//   const and kernel parameters   through the constant cache; misses go to the memory system
+//   const and kernel parameters   through the constant cache, one distinct line per cycle;
+//              a miss takes one of sm.const_cache.mshr_entries MSHRs and goes to the memory
+//              system, and later misses to the same line wait on it (up to mshr_max_merge
+//              instructions per line) instead of fetching it again. With every MSHR taken (or
+//              the line's merge limit reached) the unit holds the instruction until a fill
+//              frees one, as the hardware's constant cache stalls its pipeline.
 //   global and local   the coalescer groups the lanes' addresses into line-sized
 //              transactions, sent one per cycle through the SM's memory socket; the instruction
 //              completes when every transaction is answered
@@ -47,14 +52,26 @@ class LdstUnit : public sc_core::sc_module {
  public:
   LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId);
 
-  bool free(Cycle now) const { return !current_ && busyUntil_ <= now; }
-  bool busy(Cycle now) const { return current_ || busyUntil_ > now; }
+  bool free(Cycle now) const { return !current_ && !constPending_ && busyUntil_ <= now; }
+  bool busy(Cycle now) const { return current_ || constPending_ || busyUntil_ > now; }
+  // Instruction `inst` is still looking up its constant lines (it completes when it is done).
+  bool constLookingUp(uint32_t inst) const { return constPending_ && inst_ == inst; }
   // Earliest cycle at which the unit has something to do on its own, or kNever.
   Cycle nextEvent(Cycle now) const;
   void accept(uint32_t inst, Cycle now, LdstHost& host, SmActivity& act);
   void cycle(Cycle now, LdstHost& host, SmActivity& act);
-  // A constant-cache line arrived from memory.
-  void constFill(uint64_t lineAddr) { constCache_.fill(lineAddr); }
+  // A constant-cache line arrived from memory: the line is placed and `done(inst)` is called
+  // for every instruction that waited on it (each once per line it waited for).
+  template <class F>
+  void constFill(uint64_t lineAddr, F&& done) {
+    constCache_.fill(lineAddr);
+    for (auto& m : constMshrs_) {
+      if (!m.used || m.line != lineAddr) continue;
+      m.used = false;
+      for (uint32_t w : m.waiters) done(w);
+      m.waiters.clear();
+    }
+  }
   void reset();
 
   // Address in the memory system of local byte `offset` of thread `lane` of warp slot `warp`.
@@ -66,6 +83,17 @@ class LdstUnit : public sc_core::sc_module {
 
  private:
   void coalesce(const InFlight& in, AccessKind kind);
+  // Works through the constant lines of the instruction in the unit, one per cycle; false while
+  // it waits for an MSHR.
+  bool constCycle(Cycle now, LdstHost& host, SmActivity& act);
+  // Sends the next transaction of the instruction in the unit (global, local, constant misses).
+  void sendNext(Cycle now, LdstHost& host, SmActivity& act);
+
+  struct ConstMshr {
+    bool used = false;
+    uint64_t line = 0;
+    std::vector<uint32_t> waiters;  // instructions waiting for the line
+  };
 
   const PlatformConfig& cfg_;
   uint32_t smId_;
@@ -75,6 +103,15 @@ class LdstUnit : public sc_core::sc_module {
   uint32_t inst_ = 0;
   std::vector<MemTransaction> toSend_;
   size_t next_ = 0;
+  // A constant or kernel-parameter instruction in the unit: its distinct lines, the next to
+  // look up, and whether the last cycle ended waiting for an MSHR (the SM wakes on a fill).
+  bool constPending_ = false;
+  bool constBlocked_ = false;
+  std::vector<uint64_t> constLines_;
+  size_t constNext_ = 0;
+  Cycle constFirst_ = 0;  // cycle its first line was looked up
+  std::vector<ConstMshr> constMshrs_;
+  const uint32_t constMaxMerge_;
   Cycle busyUntil_ = 0;
 };
 

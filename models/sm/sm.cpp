@@ -45,20 +45,20 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       wakeOnUse_(power::parseIdleDetect(cfg.power.gating.idle_detect) ==
                  power::IdleDetect::Timeout),
       simdControl_(!isNone(cfg.power.gating.idle_detect) || adaptiveIssue_ || compaction_),
+      dpOnSimd_(cfg.sm.dp_units == 0 && cfg.sm.dp_path == "simd"),
       sliceCycles_(cfg.power.simd_issue.slice_cycles) {
   const SmConfig& s = cfg.sm;
   const power::SwitchParams unitSwitch = power::simdUnitSwitchParams(cfg),
                             laneSwitch = power::laneSwitchParams(cfg);
   for (uint32_t i = 0; i < s.simd_units; ++i)
     simd_.push_back(std::make_unique<ExecutionUnit>(fmt::format("simd{}", i).c_str(), Unit::Sp,
-                                                    s.simd_lanes, s.warp_size, unitSwitch,
-                                                    laneSwitch));
+                                                    s.simd_lanes, s, unitSwitch, laneSwitch));
   for (uint32_t i = 0; i < s.sfu_units; ++i)
     sfu_.push_back(std::make_unique<ExecutionUnit>(fmt::format("sfu{}", i).c_str(), Unit::Sfu,
-                                                   s.sfu_lanes, s.warp_size));
+                                                   s.sfu_lanes, s));
   for (uint32_t i = 0; i < s.dp_units; ++i)
-    dp_.push_back(std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp,
-                                                  s.simd_lanes, s.warp_size));
+    dp_.push_back(
+        std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp, s.simd_lanes, s));
   for (uint32_t i = 0; i < s.schedulers; ++i)
     schedulers_.push_back(
         std::make_unique<WarpScheduler>(fmt::format("warp_scheduler{}", i).c_str(), s));
@@ -147,8 +147,9 @@ void Sm::finishPowerWindow(Cycle end) {
 }
 
 void Sm::advanceSlices(Cycle now) {
-  const double capacity =
-      double(cfg_.sm.simd_units) * double(cfg_.sm.simd_lanes) * double(sliceCycles_);
+  const double capacity = double(cfg_.sm.simd_units) *
+                          double(cfg_.sm.laneOpsPerCycle(cfg_.sm.simd_lanes)) *
+                          double(sliceCycles_);
   while (now >= sliceStart_ + sliceCycles_) {
     const bool idleSlice = sliceLaneOps_ == 0;
     const uint32_t next = issuePolicy_->next(issueState_, double(sliceLaneOps_) / capacity);
@@ -372,7 +373,7 @@ Unit Sm::unitOf(InstClass c) const {
     case InstClass::DpMul:
     case InstClass::DpMad:
     case InstClass::DpDiv:
-      return dp_.empty() ? Unit::Sfu : Unit::Dp;
+      return dp_.empty() && !dpOnSimd_ ? Unit::Sfu : Unit::Dp;
     case InstClass::Load:
     case InstClass::Store:
     case InstClass::Atomic:
@@ -463,7 +464,9 @@ void Sm::throttle(Cycle now) {
 void Sm::holdIssue(Cycle until) {
   if (until <= holdUntil_) return;
   holdUntil_ = until;
-  wakeAt(until);
+  // Evaluate the next cycle, so the schedulers' outcome is 'smoothing' from then on even while
+  // the SM would otherwise sleep (waiting for memory); the evaluation wakes it again at `until`.
+  wakeAt(cycleNow() + 1);
 }
 
 uint32_t Sm::activeWarps() const {
@@ -634,10 +637,11 @@ bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
     return true;
   }
   if (u == Unit::Sp && simdControl_) return dispatchSimd(inst, now);
+  if (u == Unit::Dp && dpOnSimd_) return dispatchDpOnSimd(inst, now);
   auto& units = u == Unit::Sp ? simd_ : u == Unit::Sfu ? sfu_ : dp_;
   for (auto& e : units) {
     if (!e->free(now)) continue;
-    const uint32_t occ = std::max(in.occupancy, (cfg_.sm.warp_size + e->lanes() - 1) / e->lanes());
+    const uint32_t occ = std::max(in.occupancy, e->warpCycles());
     e->start(now, occ);
     act_.dispatched[int(u)] += 1;
     act_.unitBusy[int(u)] += occ;
@@ -648,6 +652,65 @@ bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
     return true;
   }
   return false;
+}
+
+bool Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
+  InFlight& in = inflight_[inst];
+  for (auto& e : simd_)
+    if (!e->free(now)) return false;
+  // The lanes of the active threads, in every unit (each DP operation pairs a lane of each group).
+  const uint64_t used = simdLaneMask(in.executed, cfg_.sm.simd_lanes, cfg_.sm.warp_size, false);
+  if (simdControl_ && wakeOnUse_) {
+    // Every unit and used lane must be awake; gated ones wake together (see dispatchSimd).
+    Cycle ready = now;
+    bool gated = false;
+    for (auto& e : simd_) {
+      const auto check = [&](const power::PowerGatingSwitch& s) {
+        const Cycle r = s.usableFrom(now);
+        if (r == power::PowerGatingSwitch::kGated)
+          gated = true;
+        else
+          ready = std::max(ready, r);
+      };
+      check(*e->unitSwitch());
+      e->forEachLane(used, check);
+    }
+    if (gated) {
+      for (auto& e : simd_) {
+        ready = std::max(ready, e->unitSwitch()->acquire(now));
+        e->forEachLane(
+            used, [&](power::PowerGatingSwitch& s) { ready = std::max(ready, s.acquire(now)); });
+      }
+      for (auto& e : simd_) {
+        e->unitSwitch()->hold(now, ready);
+        e->forEachLane(used, [&](power::PowerGatingSwitch& s) { s.hold(now, ready); });
+      }
+    }
+    if (ready > now || gated) {
+      if (ready <= now) return dispatchDpOnSimd(inst, now);  // awake at once (wake_latency 0)
+      if (lastWakeStall_ != now) {
+        ++gating_.wakeStallCycles;
+        lastWakeStall_ = now;
+      }
+      return false;
+    }
+  }
+  const uint32_t occ = std::max(in.occupancy, simd_.front()->warpCycles());
+  for (auto& e : simd_) {
+    e->start(now, occ);
+    if (simdControl_) {
+      e->forEachLane(used, [&](power::PowerGatingSwitch& s) { s.use(now, now + occ); });
+      e->unitSwitch()->use(now, now + occ);
+    }
+  }
+  act_.dispatched[int(Unit::Dp)] += 1;
+  act_.unitBusy[int(Unit::Sp)] += occ * static_cast<uint32_t>(simd_.size());
+  act_.laneOps += in.lanes;
+  act_.laneOpsByKind[int(LaneKind::Dp)] += in.lanes;
+  simdLaneOps_ += in.lanes;
+  sliceLaneOps_ += in.lanes;
+  wbq_.push({now + in.latency, inst});
+  return true;
 }
 
 bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
@@ -686,7 +749,7 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
         continue;
       }
     }
-    const uint32_t fullOcc = std::max(in.occupancy, (warpSize + e.lanes() - 1) / e.lanes());
+    const uint32_t fullOcc = std::max(in.occupancy, e.warpCycles());
     const uint32_t occ = split ? 2 * fullOcc : fullOcc;
     e.forEachLane(used, [&](power::PowerGatingSwitch& s) { s.use(now, now + occ); });
     unitSwitch.use(now, now + occ);
@@ -814,11 +877,16 @@ void Sm::response(tlm::tlm_generic_payload& gp) {
   if (ext.kind == AccessKind::InstructionFetch) {
     fetch_.fill(gp.get_address(), at, warps_);
   } else {
-    const uint32_t inst = static_cast<uint32_t>(ext.tag);
-    InFlight& in = inflight_[inst];
-    if (ext.kind == AccessKind::ConstLoad) ldst_.constFill(gp.get_address());
-    if (--in.outstanding == 0)
-      complete(inst, ext.kind == AccessKind::ConstLoad ? at + cfg_.sm.const_cache.hit_latency : at);
+    if (ext.kind == AccessKind::ConstLoad) {
+      // Every instruction waiting on the line (its MSHR's merged requests) gets it.
+      ldst_.constFill(gp.get_address(), [&](uint32_t inst) {
+        if (--inflight_[inst].outstanding == 0 && !ldst_.constLookingUp(inst))
+          complete(inst, at + cfg_.sm.const_cache.hit_latency);
+      });
+    } else {
+      const uint32_t inst = static_cast<uint32_t>(ext.tag);
+      if (--inflight_[inst].outstanding == 0) complete(inst, at);
+    }
   }
   wakeAt(at);
 }

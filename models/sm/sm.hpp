@@ -164,8 +164,9 @@ class Sm : public sc_core::sc_module, private LdstHost {
   bool tryIssue(uint32_t slot, Cycle now, Stall& reason);
   void fetch(Cycle now);
   bool dispatchTo(uint32_t inst, Unit u, Cycle now);
-  bool dispatchSimd(uint32_t inst, Cycle now);  // with gating, issue control or compaction
-  void advanceSlices(Cycle now);                // issue control: slices that ended before `now`
+  bool dispatchSimd(uint32_t inst, Cycle now);      // with gating, issue control or compaction
+  bool dispatchDpOnSimd(uint32_t inst, Cycle now);  // sm.dp_path simd: every SIMD unit at once
+  void advanceSlices(Cycle now);                    // issue control: slices that ended before `now`
   void suspendSimdSwitches(Cycle now);
   void resumeSimdSwitches(Cycle now);
   void releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, Cycle now);
@@ -239,6 +240,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // Any of gating, issue control or compaction: SIMD dispatches take dispatchSimd() and the
   // units' and lanes' switches account (off: nothing of this costs anything).
   const bool simdControl_;
+  const bool dpOnSimd_;  // double precision holds every SIMD unit (sm.dp_path simd, no DP units)
   const uint64_t sliceCycles_;
   uint32_t issueState_ = 1;
   Cycle sliceStart_ = 0;  // start of the slice in progress
