@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Regenerates the committed PTX of every catalog kernel and launch-spec kernel from its CUDA
-# source. Needs nvcc (the CUDA toolkit); users of gpusc do not, because the generated PTX is
-# committed.
+# source. Needs nvcc and ptxas (the CUDA toolkit); users of gpusc do not, because the generated
+# PTX is committed. The header records, per kernel, the registers per thread ptxas allocates
+# ("// ptxas -arch=sm_75: <kernel> uses <n> registers"); gpusc sizes a CTA's register footprint
+# from it (without such a line it estimates from the PTX's liveness).
 #   stimuli/regen_ptx.sh            all kernels (catalog/*/ and launch/*/)
 #   stimuli/regen_ptx.sh sgemm bfs  the named ones
 set -euo pipefail
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
+PTXAS=${PTXAS:-ptxas}
 command -v "$NVCC" >/dev/null || { echo "regen_ptx.sh: nvcc not found (set NVCC=...)" >&2; exit 1; }
+command -v "$PTXAS" >/dev/null || { echo "regen_ptx.sh: ptxas not found (set PTXAS=...)" >&2; exit 1; }
 ARCH=sm_75   # the oldest target nvcc 13 accepts
 dirs=()
 for n in "$@"; do
@@ -22,8 +26,13 @@ for d in "${dirs[@]}"; do
     base=${cu%.cu}
     cmd="nvcc -ptx -arch=$ARCH -O3 -o $(basename "$base").ptx $(basename "$cu")"
     (cd "$d" && $NVCC -ptx -arch=$ARCH -O3 -o "$(basename "$base").ptx.tmp" "$(basename "$cu")")
+    # ptxas -v prints "Compiling entry function 'k' ..." and then "Used N registers" per entry.
+    regs=$("$PTXAS" -arch=$ARCH -v -o /dev/null "$base.ptx.tmp" 2>&1 |
+      awk -v arch=$ARCH '/Compiling entry function/ { match($0, /\x27[^\x27]*\x27/); k = substr($0, RSTART + 1, RLENGTH - 2) }
+                         /Used [0-9]+ registers/ && k != "" { match($0, /Used [0-9]+/); print "// ptxas -arch=" arch ": " k " uses " substr($0, RSTART + 5, RLENGTH - 5) " registers"; k = "" }')
     { echo "// Generated from $(basename "$cu") by stimuli/regen_ptx.sh: $cmd"
       echo "// $($NVCC --version | tail -n 1)"
+      [[ -z $regs ]] || echo "$regs"
       cat "$base.ptx.tmp"; } > "$base.ptx"
     rm -f "$base.ptx.tmp"
     echo "regen_ptx.sh: $base.ptx"

@@ -708,7 +708,8 @@ TEST(L1DataCache, UnsupportedWritePolicyIsAnInputError) {
 
 TEST(L2Slice, HitMissWriteAllocateAndAtomics) {
   newSimulation();
-  const PlatformConfig cfg = platform({"memory.partitions=1"});
+  const PlatformConfig cfg = platform(
+      {"memory.partitions=1", "l2.slices_per_partition=1", "l2.slice.write_allocate=allocate"});
   const CacheConfig& c = cfg.l2.slice;
   L2Bench b(cfg, 0);
   const uint32_t line = c.line_bytes;
@@ -751,7 +752,7 @@ TEST(L2Slice, HitMissWriteAllocateAndAtomics) {
 TEST(L2Slice, DirtyEvictionWritesBackOnceToItsDeviceAddress) {
   newSimulation();
   // Six partitions: the slice of partition 3 indexes lines by their partition-local address.
-  const PlatformConfig cfg = platform();
+  const PlatformConfig cfg = platform({"l2.slices_per_partition=1"});
   const CacheConfig& c = cfg.l2.slice;
   const uint32_t part = 3;
   ASSERT_GT(cfg.memory.partitions, part);
@@ -791,7 +792,7 @@ TEST(L2Slice, DirtyEvictionWritesBackOnceToItsDeviceAddress) {
 
 TEST(L2Slice, IndexesByPartitionLocalAddress) {
   newSimulation();
-  const PlatformConfig cfg = platform();
+  const PlatformConfig cfg = platform({"l2.slices_per_partition=1"});
   const CacheConfig& c = cfg.l2.slice;
   const uint32_t part = 1;
   const uint64_t I = cfg.memory.partition_interleave_bytes, P = cfg.memory.partitions;
@@ -806,6 +807,106 @@ TEST(L2Slice, IndexesByPartitionLocalAddress) {
   ASSERT_GE(obs.seen.size(), 2u);
   EXPECT_EQ(obs.seen[0].set, 0u);
   EXPECT_EQ(obs.seen[1].set, (I / c.line_bytes) % c.sets);
+}
+
+// Two slices per partition (gtx480): a channel's consecutive interleave-sized chunks alternate
+// between them, and each slice indexes its own chunks densely (slice-local addresses).
+TEST(L2Slice, TwoSlicesPerPartitionSplitTheChannelByChunks) {
+  newSimulation();
+  const PlatformConfig cfg = platform({"l2.slices_per_partition=2"});
+  const CacheConfig& c = cfg.l2.slice;
+  const AddressMap map(cfg);
+  const uint64_t I = cfg.memory.partition_interleave_bytes, P = cfg.memory.partitions;
+  ASSERT_EQ(map.slices(), 2 * P);
+  // Partition 1's chunks k = 0, 1, 2, 3 (device addresses (k P + 1) I) go to its slices
+  // 2, 3, 2, 3 at slice-local addresses 0, 0, I, I; device() inverts the map.
+  for (uint64_t k = 0; k < 4; ++k) {
+    const uint64_t addr = (k * P + 1) * I + 8;
+    EXPECT_EQ(map.partition(addr), 1u);
+    EXPECT_EQ(map.slice(addr), 2u + k % 2) << k;
+    EXPECT_EQ(map.sliceLocal(addr), k / 2 * I + 8) << k;
+    EXPECT_EQ(map.device(map.slice(addr), map.sliceLocal(addr)), addr) << k;
+  }
+  const uint32_t slice = 3;  // partition 1's second slice: its chunks k = 1, 3, ...
+  L2Bench b(cfg, slice);
+  RecordingObserver obs;
+  b.l2.core().setObserver(&obs);
+  b.noc.add(req(0, (1 * P + 1) * I, AccessKind::Load, c.line_bytes));  // chunk 1: local 0
+  b.noc.add(req(1, (3 * P + 1) * I, AccessKind::Load, c.line_bytes));  // chunk 3: local I
+  b.run();
+  b.expectClean();
+  ASSERT_GE(obs.seen.size(), 2u);
+  EXPECT_EQ(obs.seen[0].set, 0u);
+  EXPECT_EQ(obs.seen[1].set, (I / c.line_bytes) % c.sets);
+  // The fetches go down with their device addresses.
+  ASSERT_EQ(b.dram.received().size(), 2u);
+  EXPECT_EQ(b.dram.received()[0].addr, (1 * P + 1) * I);
+  EXPECT_EQ(b.dram.received()[1].addr, (3 * P + 1) * I);
+}
+
+// write-validate (gtx480): a store miss allocates without reading DRAM, whatever it covers; a
+// read of bytes the line does not hold fetches it (the line stays); a read of held bytes hits;
+// the write-back of a partly written line carries only the written bytes.
+TEST(L2Slice, WriteValidateAllocatesWithoutFetchingAndFetchesOnARead) {
+  newSimulation();
+  const PlatformConfig cfg = platform({"memory.partitions=1", "l2.slices_per_partition=1",
+                                       "l2.slice.write_allocate=write-validate"});
+  const CacheConfig& c = cfg.l2.slice;
+  L2Bench b(cfg, 0);
+  const uint32_t line = c.line_bytes;
+  const uint64_t gap = b.H + kNextLevel + 1;
+  const uint64_t p = lineIn(c, 1, 2), q = lineIn(c, 1, 3);
+  const auto part = [&](uint64_t cycle, uint64_t addr, AccessKind k, uint32_t bytes) {
+    Request r = req(cycle, addr, k, line);
+    r.byteMask = firstBytes(bytes);
+    return r;
+  };
+  b.noc.add(part(0, p, AccessKind::Store, line / 4));        // partial write miss: no fetch
+  b.noc.add(part(gap, p, AccessKind::Load, line / 8));       // held bytes: a hit
+  b.noc.add(part(2 * gap, p, AccessKind::Load, line / 2));   // bytes not held: fetched
+  b.noc.add(part(3 * gap, p, AccessKind::Load, line));       // now the whole line: a hit
+  b.noc.add(part(4 * gap, q, AccessKind::Store, line / 2));  // another partial write miss
+  b.run();
+  b.expectClean();
+  const auto& o = b.noc.outcomes();
+  const uint64_t miss = b.H + kNextLevel;
+  const std::vector<uint64_t> expected = {b.H, b.H, miss, b.H, b.H};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(latency(o[i]), expected[i]) << i;
+  const auto& r = b.dram.received();
+  ASSERT_EQ(r.size(), 1u);  // the one read that needed bytes the line did not hold
+  EXPECT_EQ(r[0].addr, p);
+  EXPECT_EQ(r[0].command, tlm::TLM_READ_COMMAND);
+  EXPECT_TRUE(b.dirty(p));
+  EXPECT_TRUE(b.dirty(q));
+  EXPECT_EQ(b.stat("/by_kind/store/misses"), 2u);
+  EXPECT_EQ(b.stat("/by_kind/load/hits"), 2u);
+  EXPECT_EQ(b.stat("/by_kind/load/misses"), 1u);
+  EXPECT_EQ(b.stat("/fills"), 2u);  // the two allocations; the fetch refilled a present line
+}
+
+TEST(L2Slice, WriteValidateWritesBackOnlyTheWrittenBytes) {
+  newSimulation();
+  const PlatformConfig cfg = platform({"memory.partitions=1", "l2.slices_per_partition=1",
+                                       "l2.slice.write_allocate=write-validate"});
+  const CacheConfig& c = cfg.l2.slice;
+  L2Bench b(cfg, 0);
+  const uint32_t set = 0, line = c.line_bytes;
+  const uint64_t gap = b.H + kNextLevel + 1;
+  // Line 0 gets its bytes [8, 24) written, then ways loads of other lines of the set evict it.
+  Request w = req(0, lineIn(c, 0, set), AccessKind::Store, line);
+  w.byteMask = rebase(firstBytes(16), 8, 0);  // bytes 8..23
+  b.noc.add(w);
+  for (uint64_t i = 1; i <= c.ways; ++i)
+    b.noc.add(req(i * gap, lineIn(c, i, set), AccessKind::Load, line));
+  b.run();
+  b.expectClean();
+  std::vector<Received> writes;
+  for (const Received& r : b.dram.received())
+    if (r.command == tlm::TLM_WRITE_COMMAND) writes.push_back(r);
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].addr, lineIn(c, 0, set));
+  EXPECT_EQ(writes[0].bytes, line);           // the line's address range, with
+  EXPECT_EQ(writes[0].byteMask, w.byteMask);  // only the written bytes enabled
 }
 
 TEST(L2Slice, LinesSmallerThanTheRequest) {

@@ -702,7 +702,7 @@ TEST(CachePowerGpu, HalfWarpsHalveTheSubwordLinesOfBothCaches) {
     const Kernel& k = dev.loadModule(ptx, "dwl.ptx").kernel("dwl");
     dev.launch(k, {1}, {threads}, 0, KernelArgs().ptr(a).ptr(b).ptr(out));
     const nlohmann::json& mem = dev.launches().back().timing->memory;
-    const uint32_t part = AddressMap(cfg.memory).partition(a);
+    const uint32_t slice = AddressMap(cfg).slice(a);
     const nlohmann::json& p1 = mem["l1d"]["totals"]["power_states"];
     const nlohmann::json& p2 = mem["l2"]["totals"]["power_states"];
     const uint64_t enabled = threads * 4 / cfg.power.l1d.subword_bytes;
@@ -714,9 +714,9 @@ TEST(CachePowerGpu, HalfWarpsHalveTheSubwordLinesOfBothCaches) {
     const double utilisation = double(enabled) / perLine;  // 1 for 32 threads, 0.5 for 16
     gpu::Gpu& g = dev.timingEngine()->gpu();
     EXPECT_DOUBLE_EQ(g.l1(0).powerCounters().blockUtilisation(), utilisation) << threads;
-    EXPECT_DOUBLE_EQ(g.l2(part).powerCounters().blockUtilisation(), utilisation) << threads;
+    EXPECT_DOUBLE_EQ(g.l2(slice).powerCounters().blockUtilisation(), utilisation) << threads;
     EXPECT_DOUBLE_EQ(
-        mem["l2"]["per_partition"][part]["power_states"]["read_block_utilisation"].get<double>(),
+        mem["l2"]["per_slice"][slice]["power_states"]["read_block_utilisation"].get<double>(),
         utilisation)
         << threads;
     // Seed 000 Table 1's utilisation: the active threads of the warps whose requests (loads,

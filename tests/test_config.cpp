@@ -31,7 +31,8 @@ TEST(Config, Gtx480MatchesTheIssueAndGpgpuSim) {
   EXPECT_EQ(c.sm.l1d.ways, 4u);
   EXPECT_EQ(c.sm.l1d.line_bytes, 128u);
   EXPECT_EQ(c.sm.icache.sizeBytes(), 2u * 1024);
-  EXPECT_EQ(c.l2.slice.sizeBytes() * c.memory.partitions, 768u * 1024);
+  EXPECT_EQ(c.l2.slice.sizeBytes() * c.memory.partitions * c.l2.slices_per_partition, 768u * 1024);
+  EXPECT_EQ(c.l2.slices_per_partition, 2u);  // gpgpu_n_sub_partition_per_mchannel
   EXPECT_EQ(c.l2.slice.ways, 16u);
   EXPECT_EQ(c.memory.partitions, 6u);
   EXPECT_EQ(c.sm.simd_units * c.sm.simd_lanes, 32u);

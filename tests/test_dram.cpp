@@ -278,6 +278,35 @@ TEST(Dram, WriteThenReadRespectsCdlr) {
   }
 }
 
+// A write moves only the bursts that hold bytes of its byte mask (DRAM write data masks cover
+// the rest): a line-sized write with only bytes in its last burst takes one burst, with bytes in
+// its first and last bursts two, with none at all still one (a request moves a burst).
+TEST(Dram, WritesMoveOnlyTheBurstsTheirByteMaskTouches) {
+  const PlatformConfig cfg = platformWith();
+  const uint32_t burst = cfg.memory.dram.burstBytes(), line = 4 * burst;
+  ASSERT_LE(line, 256u);
+  const auto byteBit = [](std::array<uint64_t, 4>& m, uint32_t i) {
+    m[i / 64] |= 1ull << (i % 64);
+  };
+  std::array<uint64_t, 4> last{}, ends{}, none{};
+  byteBit(last, line - 1);
+  byteBit(ends, 0);
+  byteBit(ends, line - 1);
+  uint64_t bursts = 0;
+  for (const auto& mask : {last, ends, none}) {
+    Bench b(cfg);
+    Request r;
+    r.addr = deviceAddress(cfg.memory, 0, 1, 0, 0);
+    r.kind = AccessKind::Store;
+    r.bytes = line;
+    r.byteMask = mask;
+    b.ini.add(r);
+    b.run();
+    bursts += b.mc.statsJson()["write_bursts"].get<uint64_t>();
+  }
+  EXPECT_EQ(bursts, 1u + 2u + 1u);
+}
+
 // A write after a read: its data follow the read data after the bus turnaround.
 TEST(Dram, ReadThenWriteTurnsTheBusAround) {
   Bench b(platformWith());

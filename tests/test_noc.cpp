@@ -38,8 +38,12 @@ using namespace gpusc::noc;
 
 namespace {
 
+// gtx480 with one L2 slice per partition, so that an L2 port is a partition (the tests below
+// address partitions); TwoSlicesPerPartitionEachHaveAPort covers several slices.
 PlatformConfig platform(const std::vector<std::string>& sets) {
-  return loadPlatform("gtx480", sets);
+  std::vector<std::string> all = {"l2.slices_per_partition=1"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return loadPlatform("gtx480", all);
 }
 
 // A byte address in `partition` (AddressMap: partition = (addr / interleave) mod partitions),
@@ -104,7 +108,8 @@ struct Bench {
   std::vector<std::unique_ptr<RecordingTarget>> slices;
   std::vector<std::unique_ptr<ProtocolChecker>> checkers;
 
-  // `latency(p)` / `maxOutstanding(p)`: partition p's answer latency and request limit.
+  // `latency(p)` / `maxOutstanding(p)`: L2 port p's answer latency and request limit (a port per
+  // slice; with one slice per partition, port p is partition p).
   Bench(const PlatformConfig& c, const std::function<uint32_t(uint32_t)>& latency,
         const std::function<uint32_t(uint32_t)>& maxOutstanding, double benchMhz = 0)
       : cfg(c), clock(benchMhz > 0 ? benchMhz : c.gpu.clocks.interconnect_mhz) {
@@ -114,12 +119,11 @@ struct Bench {
       checkers.push_back(std::make_unique<ProtocolChecker>(fmt::format("check_sm{}", i).c_str()));
       bindThrough(*checkers.back(), sms.back()->socket, noc->sm_sockets);
     }
-    for (uint32_t p = 0; p < cfg.memory.partitions; ++p) {
+    for (uint32_t p = 0; p < cfg.memory.partitions * cfg.l2.slices_per_partition; ++p) {
       slices.push_back(std::make_unique<RecordingTarget>(fmt::format("l2_{}", p).c_str(), clock,
                                                          latency(p), maxOutstanding(p)));
-      checkers.push_back(
-          std::make_unique<ProtocolChecker>(fmt::format("check_partition{}", p).c_str()));
-      bindThrough(*checkers.back(), noc->partition_sockets, slices.back()->socket);
+      checkers.push_back(std::make_unique<ProtocolChecker>(fmt::format("check_l2_{}", p).c_str()));
+      bindThrough(*checkers.back(), noc->l2_sockets, slices.back()->socket);
     }
   }
 
@@ -174,7 +178,7 @@ void checkIdleLatencies(const PlatformConfig& cfg) {
       const auto it = std::find_if(got.begin(), got.end(),
                                    [&](const Received& r) { return r.addr == o.request.addr; });
       ASSERT_NE(it, got.end());
-      const uint32_t routers = routersBetween(*b.noc, b.noc->smNode(s), b.noc->partitionNode(p));
+      const uint32_t routers = routersBetween(*b.noc, b.noc->smNode(s), b.noc->l2Node(p));
       SCOPED_TRACE(fmt::format("sm {} -> partition {} ({} routers, {})", s, p, routers,
                                accessKindName(o.request.kind)));
       EXPECT_EQ(o.accepted, o.sent);  // an empty injection queue takes it at once
@@ -232,6 +236,42 @@ TEST(Noc, CrossbarIdleLatencyMatchesFormula) {
                 "noc.link_latency=3", "noc.flit_bytes=16", "noc.vc_buffer_flits=32"}));
 }
 
+// With two L2 slices per partition (gtx480) every slice is a node of its own: a request goes to
+// the port of its address's slice (a channel's chunks alternate between its slices), with the
+// idle latency of one crossbar hop, and the reply comes back to its SM.
+TEST(Noc, TwoSlicesPerPartitionEachHaveAPort) {
+  newSimulation();
+  const PlatformConfig cfg = platform({"noc.topology=crossbar", "l2.slices_per_partition=2"});
+  const AddressMap map(cfg);
+  const uint32_t targetLatency = 7, slices = map.slices();
+  ASSERT_EQ(slices, 2 * cfg.memory.partitions);
+  Bench b(
+      cfg, [&](uint32_t) { return targetLatency; }, unlimited);
+  ASSERT_EQ(b.noc->l2Count(), slices);
+  const uint64_t spacing = 1000;
+  std::vector<uint64_t> addrs;
+  for (uint64_t k = 0; k < 2 * slices; ++k) {  // every slice twice, from SMs 0 and 1
+    addrs.push_back(k * cfg.memory.partition_interleave_bytes);
+    b.sms[k % 2]->add(request(k * spacing, addrs.back(), AccessKind::Load, 128, k % 2));
+  }
+  sc_core::sc_start();
+  const NocConfig& n = cfg.noc;
+  for (uint64_t k = 0; k < addrs.size(); ++k) {
+    const uint32_t slice = map.slice(addrs[k]);
+    SCOPED_TRACE(fmt::format("address {:#x} -> slice {}", addrs[k], slice));
+    const auto& got = b.slices[slice]->received();
+    const auto it =
+        std::find_if(got.begin(), got.end(), [&](const Received& r) { return r.addr == addrs[k]; });
+    ASSERT_NE(it, got.end());
+    const Outcome& o = b.sms[k % 2]->outcomes()[k / 2];
+    EXPECT_EQ(it->cycle, o.sent + idleLatency(n, 1, requestFlits(n, o.request)));
+    EXPECT_EQ(o.answered, it->cycle + targetLatency + idleLatency(n, 1, replyFlits(n, o.request)));
+  }
+  for (uint32_t s = 0; s < slices; ++s) EXPECT_EQ(b.slices[s]->received().size(), 2u) << s;
+  expectDrainedWithAllCredits(*b.noc, n);
+  b.expectProtocolKept();
+}
+
 // ---- XY routing ---------------------------------------------------------------------------------
 
 // The links of the XY route from node a to node b: into a's router, along the row, along the
@@ -268,7 +308,7 @@ TEST(Noc, XyRoutingUsesExactlyTheRouteLinks) {
   for (uint32_t s = 0; s < cfg.gpu.num_sms && !found; ++s)
     for (uint32_t p = 0; p < cfg.memory.partitions && !found; ++p) {
       const MeshLayout& l = mesh.layout();
-      const uint32_t a = mesh.smNode(s), c = mesh.partitionNode(p);
+      const uint32_t a = mesh.smNode(s), c = mesh.l2Node(p);
       if (l.x[a] != l.x[c] && l.y[a] != l.y[c] &&
           (l.x[a] > l.x[c] ? l.x[a] - l.x[c] : l.x[c] - l.x[a]) >= 2) {
         sm = s;
@@ -283,9 +323,9 @@ TEST(Noc, XyRoutingUsesExactlyTheRouteLinks) {
   ASSERT_TRUE(b.sms[sm]->allAnswered());
 
   std::map<std::pair<std::string, std::string>, uint64_t> expected;
-  for (const auto& l : xyRoute(mesh, mesh.smNode(sm), mesh.partitionNode(partition)))
+  for (const auto& l : xyRoute(mesh, mesh.smNode(sm), mesh.l2Node(partition)))
     expected[l] += requestFlits(cfg.noc, r);
-  for (const auto& l : xyRoute(mesh, mesh.partitionNode(partition), mesh.smNode(sm)))
+  for (const auto& l : xyRoute(mesh, mesh.l2Node(partition), mesh.smNode(sm)))
     expected[l] += replyFlits(cfg.noc, r);
   const nlohmann::json stats = b.noc->statsJson();
   size_t used = 0;
@@ -363,7 +403,7 @@ TEST_P(NocSaturation, EveryPacketDeliveredOnceInOrderAndCreditsRestored) {
   for (const auto& sm : b.sms)
     for (const Outcome& o : sm->outcomes()) {
       const uint32_t routers = routersBetween(*b.noc, b.noc->smNode(o.request.sm),
-                                              b.noc->partitionNode(map.partition(o.request.addr)));
+                                              b.noc->l2Node(map.partition(o.request.addr)));
       reqFlits += requestFlits(cfg.noc, o.request);
       repFlits += replyFlits(cfg.noc, o.request);
       hops += 2 * routers;
@@ -487,7 +527,7 @@ TEST(Noc, RepliesPassJammedRequests) {
   const Outcome& lastOfS0 = b.sms[0]->outcomes().back();
   EXPECT_GT(lastOfS0.accepted, 10 * probeAt);
   const Outcome& o = b.sms[1]->outcomes()[0];
-  const uint32_t routers = routersBetween(*b.noc, b.noc->smNode(1), b.noc->partitionNode(1));
+  const uint32_t routers = routersBetween(*b.noc, b.noc->smNode(1), b.noc->l2Node(1));
   ASSERT_EQ(routers, 4u);
   ASSERT_EQ(b.slices[1]->received().size(), 1u);
   const uint64_t received = b.slices[1]->received()[0].cycle;

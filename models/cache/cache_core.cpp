@@ -58,6 +58,7 @@ CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t se
       lineBytes_(cfg.line_bytes),
       banks_(cfg.banks),
       lines_(size_t(cfg.sets) * cfg.ways),
+      validBytes_(cfg.write_allocate == "write-validate" ? size_t(cfg.sets) * cfg.ways : 0),
       replacement_(replacementPolicies().create(cfg.replacement, cfg.sets, cfg.ways, seed)),
       mshrs_(cfg.mshr_entries, cfg.mshr_max_merge),
       bankFree_(cfg.banks, 0) {
@@ -92,6 +93,10 @@ uint32_t CacheCore::access(uint64_t addr, uint64_t cycle, const ByteMask& lineMa
 }
 
 FillResult CacheCore::fill(uint64_t addr, uint64_t cycle, bool dirty) {
+  return fill(addr, cycle, dirty, firstBytes(lineBytes_));
+}
+
+FillResult CacheCore::fill(uint64_t addr, uint64_t cycle, bool dirty, const ByteMask& bytes) {
   FillResult r;
   r.set = setOf(addr);
   if (find(addr) != kNoWay)
@@ -105,10 +110,12 @@ FillResult CacheCore::fill(uint64_t addr, uint64_t cycle, bool dirty) {
     r.evicted = true;
     r.evictedDirty = set[way].dirty;
     r.evictedLine = lineAddressOf(r.set, way);
+    r.evictedBytes = bytesOf(r.set, way);
     if (observer_) observer_->onEvict(r.set, way, cycle, set[way].dirty);
   }
   r.way = way;
   set[way] = LineState{tagOf(addr), cycle, true, dirty};
+  if (tracksBytes()) validBytes_[index(r.set, way)] = bytes;
   replacement_->filled(r.set, way);
   if (observer_) observer_->onFill(r.set, way, cycle);
   return r;
@@ -125,6 +132,29 @@ bool CacheCore::invalidate(uint64_t addr, uint64_t cycle) {
   return true;
 }
 
+bool CacheCore::holds(uint32_t set, uint32_t way, const ByteMask& mask) const {
+  if (!tracksBytes()) return true;
+  const ByteMask& v = validBytes_[index(set, way)];
+  for (size_t i = 0; i < v.size(); ++i)
+    if ((mask[i] & ~v[i]) != 0) return false;
+  return true;
+}
+
+void CacheCore::addBytes(uint32_t set, uint32_t way, const ByteMask& mask) {
+  if (!tracksBytes()) return;
+  ByteMask& v = validBytes_[index(set, way)];
+  const ByteMask inLine = firstBytes(lineBytes_);
+  for (size_t i = 0; i < v.size(); ++i) v[i] |= mask[i] & inLine[i];
+}
+
+void CacheCore::holdAll(uint32_t set, uint32_t way) {
+  if (tracksBytes()) validBytes_[index(set, way)] = firstBytes(lineBytes_);
+}
+
+ByteMask CacheCore::bytesOf(uint32_t set, uint32_t way) const {
+  return tracksBytes() ? validBytes_[index(set, way)] : firstBytes(lineBytes_);
+}
+
 uint32_t CacheCore::validLines() const {
   uint32_t n = 0;
   for (const auto& l : lines_) n += l.valid ? 1 : 0;
@@ -139,6 +169,7 @@ uint64_t CacheCore::claimBank(uint32_t bank, uint64_t cycle) {
 
 void CacheCore::reset() {
   std::fill(lines_.begin(), lines_.end(), LineState{});
+  std::fill(validBytes_.begin(), validBytes_.end(), ByteMask{});
   replacement_->reset();
   mshrs_.clear();
   std::fill(bankFree_.begin(), bankFree_.end(), 0);

@@ -86,6 +86,7 @@ struct FillResult {
   bool evicted = false;  // a valid line was replaced
   bool evictedDirty = false;
   uint64_t evictedLine = 0;  // its line address
+  ByteMask evictedBytes{};   // the bytes it held (write-validate caches; else the whole line)
 };
 
 class CacheCore {
@@ -120,8 +121,20 @@ class CacheCore {
   // A lookup at `cycle`: on a hit updates the replacement state and the line's last access.
   // Reports to the observer. Returns the way hit, or kNoWay.
   uint32_t access(uint64_t addr, uint64_t cycle, const ByteMask& lineMask, bool isWrite);
-  // Places addr's line (not present) in an invalid way, or evicts the replacement victim.
+  // Places addr's line (not present) in an invalid way, or evicts the replacement victim. The
+  // line holds `bytes` (a write-validate allocation) or, by default, all of its bytes.
   FillResult fill(uint64_t addr, uint64_t cycle, bool dirty);
+  FillResult fill(uint64_t addr, uint64_t cycle, bool dirty, const ByteMask& bytes);
+
+  // ---- valid bytes (write-validate: a line allocated by a write holds only what was written) --
+  bool tracksBytes() const { return !validBytes_.empty(); }
+  // The line in (set, way) holds every byte of `mask`.
+  bool holds(uint32_t set, uint32_t way, const ByteMask& mask) const;
+  // The line in (set, way) now holds the bytes of `mask` too (a write) or all of them (a fetch).
+  void addBytes(uint32_t set, uint32_t way, const ByteMask& mask);
+  void holdAll(uint32_t set, uint32_t way);
+  // The bytes the line in (set, way) holds.
+  ByteMask bytesOf(uint32_t set, uint32_t way) const;
   // Removes addr's line if present; true if it was.
   bool invalidate(uint64_t addr, uint64_t cycle);
   void setDirty(uint32_t set, uint32_t way) { lines_[index(set, way)].dirty = true; }
@@ -150,6 +163,7 @@ class CacheCore {
   CacheConfig cfg_;
   uint32_t sets_, ways_, lineBytes_, banks_;
   std::vector<LineState> lines_;
+  std::vector<ByteMask> validBytes_;  // per line, write-validate caches only (else empty)
   std::unique_ptr<ReplacementPolicy> replacement_;
   MshrTable mshrs_;
   std::vector<uint64_t> bankFree_;  // first cycle each bank is free

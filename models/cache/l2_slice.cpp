@@ -10,16 +10,16 @@ namespace gpusc::cache {
 
 namespace {
 
-bool validated(const PlatformConfig& cfg, uint32_t partition) {
+bool validated(const PlatformConfig& cfg, uint32_t slice) {
   const CacheConfig& c = cfg.l2.slice;
-  if (partition >= cfg.memory.partitions)
-    throw InternalError(
-        fmt::format("L2Slice: partition {} of {}", partition, cfg.memory.partitions));
+  const uint32_t slices = cfg.memory.partitions * cfg.l2.slices_per_partition;
+  if (slice >= slices) throw InternalError(fmt::format("L2Slice: slice {} of {}", slice, slices));
   if (!c.enabled) return false;
-  if (c.write_policy != "write-back" || c.write_allocate != "allocate")
+  if (c.write_policy != "write-back" ||
+      (c.write_allocate != "allocate" && c.write_allocate != "write-validate"))
     throw InputError(fmt::format(
         "l2.slice: write_policy '{}' with write_allocate '{}' is not supported by the L2 slice "
-        "(it is write-back with allocate)",
+        "(it is write-back with allocate or write-validate)",
         c.write_policy, c.write_allocate));
   if (c.line_bytes > cfg.memory.partition_interleave_bytes)
     throw InputError(fmt::format(
@@ -31,21 +31,21 @@ bool validated(const PlatformConfig& cfg, uint32_t partition) {
 
 }  // namespace
 
-L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t partition, const PlatformConfig& cfg,
+L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const PlatformConfig& cfg,
                  PayloadPool& pool)
     : sc_core::sc_module(name),
       noc_socket("noc_socket"),
       dram_socket("dram_socket"),
-      partition_(partition),
+      slice_(slice),
+      partition_(slice / cfg.l2.slices_per_partition),
       pool_(pool),
       clock_(cfg.gpu.clocks.l2_mhz),
-      enabled_(validated(cfg, partition)),
-      map_(cfg.memory),
-      interleave_(cfg.memory.partition_interleave_bytes),
-      partitions_(cfg.memory.partitions),
+      enabled_(validated(cfg, slice)),
+      map_(cfg),
+      writeValidate_(cfg.l2.slice.write_allocate == "write-validate"),
       hitLatency_(cfg.l2.slice.hit_latency),
       missQueue_(cfg.l2.slice.miss_queue),
-      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + partition),
+      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + slice),
       power_(cfg.power.l2, cfg.l2.slice, "power.l2", false),
       // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.
       down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries,
@@ -105,13 +105,21 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   const uint32_t len = std::max(1u, gp.get_data_length());
   const uint32_t lineBytes = core_.lineBytes();
   // Lines are walked in device addresses (what requests carry) and looked up by their
-  // partition-local address.
+  // slice-local address.
   const uint64_t first = core_.lineOf(addr), last = core_.lineOf(addr + len - 1);
   MshrTable& mshrs = core_.mshrs();
-  // A write that covers the whole line needs no fetch (nothing of the old line survives).
-  const auto wholeLineWrite = [&](uint64_t line) {
-    return kind == AccessKind::Store &&
-           coversAll(lineMask(ext.byteMask, addr, len, line, lineBytes), lineBytes);
+  // A store that misses allocates the line without reading DRAM when it covers the whole line
+  // (nothing of the old line survives) or, with write-validate, always (the line then holds
+  // only the bytes written). A read or an atomic needs the bytes it touches: a line that lacks
+  // some of them is fetched (merged with what was written when the data arrive).
+  const bool store = kind == AccessKind::Store;
+  const auto allocateWithoutFetch = [&](uint64_t line) {
+    return store && (writeValidate_ ||
+                     coversAll(lineMask(ext.byteMask, addr, len, line, lineBytes), lineBytes));
+  };
+  const auto holdsNeeded = [&](uint64_t local, uint32_t way, uint64_t line) {
+    return store ||
+           core_.holds(core_.setOf(local), way, lineMask(ext.byteMask, addr, len, line, lineBytes));
   };
 
   // Resources first, so a request is taken whole or not at all.
@@ -123,11 +131,15 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       retryAt_ = core_.bankFreeAt(bank);
       return Stall::BankConflict;
     }
-    if (core_.find(local) != CacheCore::kNoWay) continue;
+    const uint32_t present = core_.find(local);
+    if (present != CacheCore::kNoWay && holdsNeeded(local, present, line)) continue;
     const uint32_t e = mshrs.find(local);
     if (e != MshrTable::kNone) {
       if (!mshrs.canMerge(e)) return Stall::MergeLimit;
-    } else if (wholeLineWrite(line)) {
+    } else if (present != CacheCore::kNoWay) {
+      ++fetches;  // the line stays; its missing bytes are fetched
+      ++queued;
+    } else if (allocateWithoutFetch(line)) {
       ++queued;  // the line it replaces may need a write-back
     } else {
       ++fetches;
@@ -153,10 +165,13 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     ++st.accesses;
     power_.lookup();
     const uint32_t way = core_.access(local, slot, mask, write);
-    if (way != CacheCore::kNoWay) {
+    if (way != CacheCore::kNoWay && holdsNeeded(local, way, line)) {
       ++st.hits;
       const uint32_t set = core_.setOf(local);
-      if (write) core_.setDirty(set, way);
+      if (write) {
+        core_.setDirty(set, way);
+        core_.addBytes(set, way, mask);
+      }
       const uint32_t wake = power_.hit(
           set, way, slot, demand ? lineMask(ext.demandMask, addr, len, line, lineBytes) : mask,
           write ? LinePower::Data::Write : LinePower::Data::Read, false);
@@ -165,8 +180,8 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     }
     ++st.misses;
     uint32_t e = mshrs.find(local);
-    if (e == MshrTable::kNone && wholeLineWrite(line)) {  // allocate without a fetch
-      const FillResult r = core_.fill(local, slot, true);
+    if (e == MshrTable::kNone && way == CacheCore::kNoWay && allocateWithoutFetch(line)) {
+      const FillResult r = core_.fill(local, slot, true, mask);
       ++stats_.fills;
       const uint32_t wake = power_.fill(r.set, r.way, slot);
       evicted(r, ext.sm, slot + wake);
@@ -221,7 +236,11 @@ void L2Slice::evicted(const FillResult& r, uint32_t sm, uint64_t cycle) {
   if (!r.evictedDirty) return;
   ++stats_.dirtyWritebacks;
   ++writeBacks_;
-  down_.push(newRequest(tlm::TLM_WRITE_COMMAND, deviceOf(r.evictedLine), sm, kWriteBackTag), cycle);
+  tlm::tlm_generic_payload* wb =
+      newRequest(tlm::TLM_WRITE_COMMAND, deviceOf(r.evictedLine), sm, kWriteBackTag);
+  // Only the bytes the line holds are written (DRAM write data masks; GDDR5 has them).
+  accessOf(*wb).byteMask = r.evictedBytes;
+  down_.push(wb, cycle);
   wakeAt(cycle);
 }
 
@@ -296,8 +315,9 @@ void L2Slice::fill(uint32_t e, uint64_t cycle) {
     ++stats_.fills;
     wake = power_.fill(r.set, r.way, slot);
     evicted(r, accessOf(*en.fetch).sm, slot + wake);
-  } else if (en.dirtyOnFill) {
-    core_.setDirty(core_.setOf(en.line), way);
+  } else {  // the line stayed (write-validate: it lacked bytes a request needed)
+    core_.holdAll(core_.setOf(en.line), way);
+    if (en.dirtyOnFill) core_.setDirty(core_.setOf(en.line), way);
   }
   const uint32_t* w = mshrs.waiters(e);
   for (uint32_t i = 0; i < en.waiters; ++i) {

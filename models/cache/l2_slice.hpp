@@ -58,7 +58,8 @@ class L2Slice : public sc_core::sc_module {
   tlm_utils::simple_target_socket<L2Slice> noc_socket;
   tlm_utils::simple_initiator_socket<L2Slice> dram_socket;
 
-  L2Slice(const sc_core::sc_module_name& name, uint32_t partition, const PlatformConfig& cfg,
+  // L2 slice `slice` of the platform (AddressMap::slice numbering: partition-major).
+  L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const PlatformConfig& cfg,
           PayloadPool& pool);
 
   // The tag array (indexed by partition-local addresses), MSHRs and banks; the power model
@@ -67,12 +68,11 @@ class L2Slice : public sc_core::sc_module {
   const CacheCore& core() const { return core_; }
   const Clock& clock() const { return clock_; }
   bool enabled() const { return enabled_; }
+  uint32_t slice() const { return slice_; }
   uint32_t partition() const { return partition_; }
-  // The partition-local address of a device address of this partition, and back.
-  uint64_t localOf(uint64_t addr) const { return map_.local(addr); }
-  uint64_t deviceOf(uint64_t local) const {
-    return (local / interleave_ * partitions_ + partition_) * interleave_ + local % interleave_;
-  }
+  // The slice-local address of a device address of this slice, and back.
+  uint64_t localOf(uint64_t addr) const { return map_.sliceLocal(addr); }
+  uint64_t deviceOf(uint64_t local) const { return map_.device(slice_, local); }
   // Nothing held, queued, outstanding or due.
   bool idle() const;
 
@@ -117,12 +117,12 @@ class L2Slice : public sc_core::sc_module {
   void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
   void noteStall(Stall reason, uint64_t cycle);
 
-  const uint32_t partition_;
+  const uint32_t slice_, partition_;
   PayloadPool& pool_;
   const Clock clock_;
   const bool enabled_;
   const AddressMap map_;
-  const uint64_t interleave_, partitions_;
+  const bool writeValidate_;  // l2.slice.write_allocate write-validate
   const uint32_t hitLatency_, missQueue_;
   CacheCore core_;
   LinePower power_;

@@ -1,11 +1,17 @@
-// Where a device address lives in the memory system: its memory partition (channel, L2 slice,
-// memory controller), its address within that channel, and its DRAM bank, row and column.
+// Where a device address lives in the memory system: its memory partition (channel, memory
+// controller), its L2 slice, its address within that channel and that slice, and its DRAM bank,
+// row and column.
 //
 //   partition = (addr / interleave) mod partitions
 //   local     = (addr / (interleave x partitions)) x interleave + addr mod interleave
+//   slice     = partition x S + (local / interleave) mod S     (S = l2.slices_per_partition)
+//   slice-local = (local / (interleave x S)) x interleave + addr mod interleave
 //   column    = local mod row_bytes
 //   bank      = (local / row_bytes) mod banks,  bank group = bank mod bank_groups
 //   row       = local / (row_bytes x banks)
+//
+// A channel's consecutive interleave-sized chunks alternate between its S slices (GPGPU-Sim
+// picks a sub-partition by the lowest bank bit, which its Fermi mapping puts at the same place).
 #pragma once
 
 #include <cstdint>
@@ -22,8 +28,13 @@ struct DramLocation {
 
 class AddressMap {
  public:
-  explicit AddressMap(const MemoryConfig& m)
+  // The platform's map; `AddressMap(cfg.memory)` alone sees one L2 slice per partition (enough
+  // for partitions, channel addresses and DRAM locations).
+  explicit AddressMap(const PlatformConfig& cfg)
+      : AddressMap(cfg.memory, cfg.l2.slices_per_partition) {}
+  explicit AddressMap(const MemoryConfig& m, uint32_t slicesPerPartition = 1)
       : partitions_(m.partitions),
+        slicesPerPartition_(slicesPerPartition),
         interleave_(m.partition_interleave_bytes),
         rowBytes_(m.dram.row_bytes),
         banks_(m.dram.banks),
@@ -35,6 +46,26 @@ class AddressMap {
   uint64_t local(uint64_t addr) const {
     return (addr / (uint64_t(interleave_) * partitions_)) * interleave_ + addr % interleave_;
   }
+  // L2 slices: slicesPerPartition per partition, numbered partition-major.
+  uint32_t slices() const { return partitions_ * slicesPerPartition_; }
+  uint32_t slicesPerPartition() const { return slicesPerPartition_; }
+  uint32_t slice(uint64_t addr) const {
+    return partition(addr) * slicesPerPartition_ +
+           static_cast<uint32_t>((addr / (uint64_t(interleave_) * partitions_)) %
+                                 slicesPerPartition_);
+  }
+  // The address of `addr` within its slice (dense: a slice's sets are all used).
+  uint64_t sliceLocal(uint64_t addr) const {
+    return (addr / (uint64_t(interleave_) * partitions_ * slicesPerPartition_)) * interleave_ +
+           addr % interleave_;
+  }
+  // The device address of slice-local address `sliceLocal` of slice `slice`.
+  uint64_t device(uint32_t slice, uint64_t sliceLocal) const {
+    const uint64_t p = slice / slicesPerPartition_, s = slice % slicesPerPartition_;
+    const uint64_t chunk = sliceLocal / interleave_;
+    return ((chunk * slicesPerPartition_ + s) * partitions_ + p) * interleave_ +
+           sliceLocal % interleave_;
+  }
   DramLocation dram(uint64_t localAddr) const {
     DramLocation d;
     d.column = static_cast<uint32_t>(localAddr % rowBytes_);
@@ -45,7 +76,7 @@ class AddressMap {
   }
 
  private:
-  uint32_t partitions_, interleave_, rowBytes_, banks_, bankGroups_;
+  uint32_t partitions_, slicesPerPartition_, interleave_, rowBytes_, banks_, bankGroups_;
 };
 
 }  // namespace gpusc

@@ -92,7 +92,7 @@ struct CacheConfig : config::Section {
   uint32_t banks = 1;
   std::string replacement = "lru";
   std::string write_policy = "write-evict";    // write-evict | write-back | write-through
-  std::string write_allocate = "no-allocate";  // no-allocate | allocate
+  std::string write_allocate = "no-allocate";  // no-allocate | allocate | write-validate
   uint32_t hit_latency = 1;
   uint32_t mshr_entries = 32;
   uint32_t mshr_max_merge = 8;
@@ -126,8 +126,11 @@ struct CacheConfig : config::Section {
     v.field("replacement", replacement, "Replacement policy", OneOf{{"lru", "fifo", "random"}});
     v.field("write_policy", write_policy, "Write hit policy",
             OneOf{{"write-evict", "write-back", "write-through", "read-only"}});
-    v.field("write_allocate", write_allocate, "Write miss policy",
-            OneOf{{"no-allocate", "allocate"}});
+    v.field("write_allocate", write_allocate,
+            "Write miss policy: no-allocate, allocate (a partial write fetches the line first) or "
+            "write-validate (the line is allocated without a fetch and keeps a valid bit per "
+            "byte; a read needing bytes the line lacks fetches it; L2 only)",
+            OneOf{{"no-allocate", "allocate", "write-validate"}});
     v.field("hit_latency", hit_latency, "Hit latency in the cache's clock cycles",
             Range<uint32_t>{0, 10000});
     v.field("mshr_entries", mshr_entries, "Miss status holding registers",
@@ -368,11 +371,19 @@ struct MemoryConfig : config::Section {
 };
 
 struct L2Config : config::Section {
+  uint32_t slices_per_partition = 1;
   CacheConfig slice{64, 16, 128, "write-back", "allocate", 1, 256, 4, 4};  // 128 KB per partition
 
   template <class V>
   void visit(V& v) {
-    v.field("slice", slice, "One L2 slice per memory partition, caching only its channel");
+    v.field("slices_per_partition", slices_per_partition,
+            "L2 slices of each memory partition, each with its own interconnect port, sharing "
+            "the partition's memory controller; a channel's consecutive "
+            "memory.partition_interleave_bytes chunks alternate between them",
+            Range<uint32_t>{1, 16});
+    v.field("slice", slice,
+            "Each L2 slice (slices_per_partition per memory partition), caching only its share of "
+            "its channel");
   }
 };
 
@@ -437,15 +448,16 @@ struct NocConfig : config::Section {
             "Packets an SM's network interface queues before it holds back the L1's requests",
             Range<uint32_t>{1, 1024});
     v.field("ejection_queue_packets", ejection_queue_packets,
-            "Requests a partition's network interface holds for its L2 slice before it stops "
-            "ejecting request flits",
+            "Requests an L2 slice's network interface holds for it before it stops ejecting "
+            "request flits",
             Range<uint32_t>{1, 1024});
     v.field("mesh_columns", mesh_columns, "Mesh width (0: derived)", Range<uint32_t>{0, 64});
     v.field("mesh_rows", mesh_rows, "Mesh height (0: derived)", Range<uint32_t>{0, 64});
     v.field("sm_positions", sm_positions,
             "Mesh position of each SM, in SM order (empty: default layout)");
     v.field("mc_positions", mc_positions,
-            "Mesh position of each memory partition, in partition order (empty: default layout)");
+            "Mesh position of each L2 slice (of each memory partition, with one slice per "
+            "partition), in slice order (empty: default layout)");
   }
 };
 

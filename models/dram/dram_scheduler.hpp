@@ -34,6 +34,7 @@ struct DramRequest {
   uint64_t arrivalCoreCycle = 0;  // when BEGIN_REQ arrived (for the latency statistics)
   uint32_t bank = 0;
   uint32_t burstsLeft = 0;  // column commands still to issue
+  uint32_t port = 0;        // the controller port (L2 slice) it came from, for the answer
   bool write = false;
   bool started = false;          // a column command has issued (its row outcome is known)
   bool neededPrecharge = false;  // a PRE closed another row for it: a row conflict

@@ -17,7 +17,7 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
       memCfg_(cfg.memory),
       core_(cfg.gpu.clocks.core_mhz),
       dram_(cfg.gpu.clocks.dram_mhz),
-      map_(cfg.memory),
+      map_(cfg),
       burstBytes_(cfg.memory.dram.burstBytes()),
       channel_(cfg.memory.dram),
       policy_(dramSchedulingPolicies().create(cfg.memory.controller.scheduler, cfg.memory.dram)),
@@ -25,6 +25,7 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
   if (partition >= cfg.memory.partitions)
     throw InternalError(
         fmt::format("{}: partition {} of {}", this->name(), partition, cfg.memory.partitions));
+  held_.reserve(cfg.l2.slices_per_partition);
   // Answers wait at most the controller latency after leaving the queue; a few queues' worth
   // covers every realistic case, and the heap only grows (once) beyond that.
   answers_.reserve(4 * size_t(queue_.capacity()));
@@ -40,14 +41,15 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
 
 // ---- requests ----------------------------------------------------------------------------------
 
-tlm::tlm_sync_enum MemoryController::nb_transport_fw(tlm::tlm_generic_payload& gp,
+tlm::tlm_sync_enum MemoryController::nb_transport_fw(int port, tlm::tlm_generic_payload& gp,
                                                      tlm::tlm_phase& phase, sc_core::sc_time&) {
   if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;  // not used by the conventions
   if (phase != tlm::BEGIN_REQ)
     throw InternalError(fmt::format("{}: unexpected phase on the forward path", name()));
-  if (held_)
-    throw InternalError(
-        fmt::format("{}: BEGIN_REQ while the previous request waits for END_REQ", name()));
+  for (const Held& h : held_)
+    if (h.port == port)
+      throw InternalError(fmt::format(
+          "{}: BEGIN_REQ on port {} while its previous request waits for END_REQ", name(), port));
   if (map_.partition(gp.get_address()) != partition_)
     throw InternalError(fmt::format("{}: address {:#x} belongs to partition {}, not {}", name(),
                                     gp.get_address(), map_.partition(gp.get_address()),
@@ -59,19 +61,18 @@ tlm::tlm_sync_enum MemoryController::nb_transport_fw(tlm::tlm_generic_payload& g
   stats_.bytes += gp.get_data_length();
   gp.acquire();
   const uint64_t arrival = core_.now();
-  if (queue_.full()) {  // back-pressure: END_REQ when an entry frees
-    held_ = &gp;
-    heldArrival_ = arrival;
+  if (queue_.full() || !held_.empty()) {        // back-pressure: END_REQ when an entry frees
+    held_.push_back(Held{&gp, arrival, port});  // in arrival order
     ++stats_.heldRequests;
     return tlm::TLM_ACCEPTED;
   }
-  enqueue(gp, arrival);
+  enqueue(gp, arrival, port);
   work_.notify(sc_core::SC_ZERO_TIME);
   phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
 }
 
-void MemoryController::enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCoreCycle) {
+void MemoryController::enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCoreCycle, int port) {
   const DramLocation loc = map_.dram(map_.local(gp.get_address()));
   DramRequest r;
   r.gp = &gp;
@@ -79,9 +80,12 @@ void MemoryController::enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCor
   r.row = loc.row;
   r.bank = loc.bank;
   r.arrivalCoreCycle = arrivalCoreCycle;
+  r.port = static_cast<uint32_t>(port);
   r.write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
-  // Bursts to consecutive columns of the row (a request moves at least one burst).
+  // Bursts to consecutive columns of the row (a request moves at least one burst). A write moves
+  // only the bursts holding bytes of its byte mask (DRAM write data masks cover the rest).
   r.burstsLeft = std::max<uint32_t>(1, (gp.get_data_length() + burstBytes_ - 1) / burstBytes_);
+  if (r.write) r.burstsLeft = std::max<uint32_t>(1, maskedBursts(gp));
   queueSizeChanging();
   queue_.push(r);
   stats_.queueMax = std::max(stats_.queueMax, queue_.size());
@@ -121,11 +125,11 @@ void MemoryController::schedule() {
   }
 
   if (toAccept_) {  // an entry freed: accept the held request (last: the initiator may send)
-    tlm::tlm_generic_payload* gp = toAccept_;
-    toAccept_ = nullptr;
+    const Held h = *toAccept_;
+    toAccept_.reset();
     tlm::tlm_phase phase = tlm::END_REQ;
     sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    l2_socket->nb_transport_bw(*gp, phase, t);
+    l2_socket[h.port]->nb_transport_bw(*h.gp, phase, t);
   }
 }
 
@@ -157,19 +161,39 @@ void MemoryController::issueColumn(uint32_t slot, uint64_t now) {
   // The last burst: answer on the first core edge after its data, plus the controller latency.
   const uint64_t end = dataEnd * dram_.periodValue();
   const uint64_t corePeriod = core_.periodValue();
-  const Answer a{(end + corePeriod - 1) / corePeriod + memCfg_.controller.latency, r.seq, r.gp,
-                 r.arrivalCoreCycle, r.write};
+  const Answer a{(end + corePeriod - 1) / corePeriod + memCfg_.controller.latency,
+                 r.seq,
+                 r.gp,
+                 r.arrivalCoreCycle,
+                 r.port,
+                 r.write};
   const bool earliest = answers_.empty() || a.coreCycle < answers_.top().coreCycle;
   answers_.push(a);
   if (earliest) answerDue_.notify(core_.until(a.coreCycle));
 
   queueSizeChanging();
   queue_.remove(slot);
-  if (held_) {
-    toAccept_ = held_;
-    held_ = nullptr;
-    enqueue(*toAccept_, heldArrival_);
+  if (!held_.empty() && !toAccept_) {
+    toAccept_ = held_.front();
+    held_.erase(held_.begin());
+    enqueue(*toAccept_->gp, toAccept_->arrival, toAccept_->port);
   }
+}
+
+uint32_t MemoryController::maskedBursts(const tlm::tlm_generic_payload& gp) const {
+  const MemAccessExtension* ext = nullptr;
+  gp.get_extension(ext);
+  const uint32_t len = gp.get_data_length();
+  const uint32_t bursts = (len + burstBytes_ - 1) / burstBytes_;
+  if (!ext || len > 8 * sizeof(ext->byteMask)) return bursts;
+  uint32_t n = 0;
+  for (uint32_t b = 0; b < bursts; ++b) {
+    bool any = false;
+    for (uint32_t i = b * burstBytes_; i < std::min(len, (b + 1) * burstBytes_) && !any; ++i)
+      any = (ext->byteMask[i / 64] >> (i % 64)) & 1u;
+    n += any;
+  }
+  return n;
 }
 
 // ---- answers -----------------------------------------------------------------------------------
@@ -191,7 +215,7 @@ void MemoryController::respond() {
     a.gp->set_response_status(tlm::TLM_OK_RESPONSE);
     tlm::tlm_phase phase = tlm::BEGIN_RESP;
     sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    if (l2_socket->nb_transport_bw(*a.gp, phase, t) != tlm::TLM_COMPLETED)
+    if (l2_socket[int(a.port)]->nb_transport_bw(*a.gp, phase, t) != tlm::TLM_COMPLETED)
       throw InternalError(fmt::format("{}: the initiator must complete BEGIN_RESP", name()));
     a.gp->release();
   }
@@ -219,7 +243,7 @@ void MemoryController::resetStats() {
 }
 
 void MemoryController::resetState() {
-  if (!queue_.empty() || held_ || !answers_.empty())
+  if (!queue_.empty() || !held_.empty() || !answers_.empty())
     throw InternalError(fmt::format("{}: resetState() with requests in flight", name()));
   channel_.reset();
   queue_.clear();

@@ -32,7 +32,9 @@
 #include <queue>
 #include <vector>
 
-#include <tlm_utils/simple_target_socket.h>
+#include <optional>
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
@@ -47,7 +49,8 @@ namespace gpusc::dram {
 
 class MemoryController : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<MemoryController> l2_socket;
+  // One port per L2 slice of the partition (l2.slices_per_partition), in slice order.
+  tlm_utils::multi_passthrough_target_socket<MemoryController> l2_socket;
 
   MemoryController(const sc_core::sc_module_name& name, uint32_t partition,
                    const PlatformConfig& cfg);
@@ -68,7 +71,7 @@ class MemoryController : public sc_core::sc_module {
   // Power-on state (a new Device): rows closed, refresh schedule restarted, statistics reset.
   // The controller must be idle (nothing queued or unanswered).
   void resetState();
-  bool idle() const { return queue_.empty() && !held_ && answers_.empty(); }
+  bool idle() const { return queue_.empty() && held_.empty() && answers_.empty(); }
 
  private:
   SC_HAS_PROCESS(MemoryController);
@@ -80,6 +83,7 @@ class MemoryController : public sc_core::sc_module {
     uint64_t seq;        // arrival order, among equal cycles
     tlm::tlm_generic_payload* gp;
     uint64_t arrivalCoreCycle;
+    uint32_t port;
     bool write;
     bool operator>(const Answer& o) const {
       return coreCycle != o.coreCycle ? coreCycle > o.coreCycle : seq > o.seq;
@@ -103,9 +107,17 @@ class MemoryController : public sc_core::sc_module {
     uint32_t queueMax = 0;
   };
 
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+  struct Held {  // a request that found the queue full, waiting for END_REQ
+    tlm::tlm_generic_payload* gp;
+    uint64_t arrival;
+    int port;
+  };
+
+  tlm::tlm_sync_enum nb_transport_fw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
-  void enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCoreCycle);
+  // Bursts of a write that hold bytes of its byte mask.
+  uint32_t maskedBursts(const tlm::tlm_generic_payload& gp) const;
+  void enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCoreCycle, int port);
   void schedule();  // SC_METHOD, DRAM clock: one command per evaluated cycle
   void respond();   // SC_METHOD: sends the answers that are due
   void issueColumn(uint32_t slot, uint64_t now);
@@ -122,9 +134,8 @@ class MemoryController : public sc_core::sc_module {
   std::unique_ptr<DramSchedulingPolicy> policy_;
   RequestQueue queue_;
   AnswerHeap answers_;
-  tlm::tlm_generic_payload* held_ = nullptr;  // a request that found the queue full
-  uint64_t heldArrival_ = 0;
-  tlm::tlm_generic_payload* toAccept_ = nullptr;  // END_REQ to send at the end of this cycle
+  std::vector<Held> held_;        // at most one per port, oldest first
+  std::optional<Held> toAccept_;  // END_REQ to send at the end of this cycle
   uint64_t seq_ = 0;
   uint64_t refreshDue_ = kNever;  // DRAM cycle of the next refresh (kNever: disabled)
   sc_core::sc_event work_, answerDue_;

@@ -154,8 +154,12 @@ struct Program {
   std::vector<KernelParamInfo> params;
   uint32_t paramBytes = 0;
 
-  // Estimated 32-bit registers per thread (max live 32-bit values, from liveness analysis).
+  // 32-bit registers per thread: what ptxas allocated, when the PTX records it (a
+  // "// ptxas ...: <kernel> uses <n> registers" line, written by stimuli/regen_ptx.sh), else an
+  // estimate (max live 32-bit values, from liveness analysis: a lower bound of what a compiler
+  // allocates).
   uint32_t regsPerThread = 0;
+  bool regsFromPtxas = false;
   uint32_t reqntid[3] = {0, 0, 0}, maxntid[3] = {0, 0, 0};
 };
 

@@ -29,6 +29,10 @@ const Kernel& Module::kernel(const std::string& entry) {
   auto k = std::make_unique<Kernel>();
   k->name = entry;
   k->program = func::decodeKernel(*ast_, *f, syms_);
+  if (auto r = allocatedRegisters_.find(entry); r != allocatedRegisters_.end()) {
+    k->program->regsPerThread = r->second;
+    k->program->regsFromPtxas = true;
+  }
   k->module = this;
   return *(kernels_[entry] = std::move(k));
 }
@@ -114,6 +118,7 @@ void Device::copyFromSymbol(const Module& m, const std::string& name, void* dst,
 Module& Device::loadModule(std::string_view ptxText, const std::string& fileName) {
   auto m = std::make_unique<Module>();
   m->ast_ = ptx::parseModule(ptxText, fileName);
+  m->allocatedRegisters_ = ptx::allocatedRegisters(ptxText, fileName);
   func::layoutConstBank(*m->ast_, m->syms_);
   // Module-scope .global variables live in device memory.
   for (const auto& g : m->ast_->globals) {

@@ -89,6 +89,7 @@ class Module {
   friend class Device;
   std::unique_ptr<ptx::Module> ast_;
   func::ModuleSymbols syms_;
+  std::map<std::string, uint32_t> allocatedRegisters_;  // ptxas's counts recorded in the file
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 

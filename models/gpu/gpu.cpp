@@ -47,19 +47,21 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
   noc_ = noc::makeInterconnect("interconnect", cfg_);
   probe_ = std::make_unique<InterconnectProbe>(*noc_, cfg_.gpu.clocks);
   ctaScheduler_->setCongestionProbe(probe_.get());
-  for (uint32_t p = 0; p < cfg_.memory.partitions; ++p) {
+  const uint32_t slices = cfg_.memory.partitions * cfg_.l2.slices_per_partition;
+  for (uint32_t s = 0; s < slices; ++s)
     l2_.push_back(
-        std::make_unique<cache::L2Slice>(fmt::format("l2_{}", p).c_str(), p, cfg_, pool_));
+        std::make_unique<cache::L2Slice>(fmt::format("l2_{}", s).c_str(), s, cfg_, pool_));
+  for (uint32_t p = 0; p < cfg_.memory.partitions; ++p)
     mc_.push_back(
         std::make_unique<dram::MemoryController>(fmt::format("mc{}", p).c_str(), p, cfg_));
-  }
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
     connect(sms_[i]->memory_socket, l1_[i]->sm_socket, fmt::format("check_sm{}_l1", i));
     connect(l1_[i]->memory_socket, noc_->sm_sockets, fmt::format("check_l1_{}_noc", i));
   }
-  for (uint32_t p = 0; p < cfg_.memory.partitions; ++p) {
-    connect(noc_->partition_sockets, l2_[p]->noc_socket, fmt::format("check_noc_l2_{}", p));
-    connect(l2_[p]->dram_socket, mc_[p]->l2_socket, fmt::format("check_l2_{}_mc", p));
+  for (uint32_t s = 0; s < slices; ++s) {  // a partition's slices bind its controller in order
+    connect(noc_->l2_sockets, l2_[s]->noc_socket, fmt::format("check_noc_l2_{}", s));
+    connect(l2_[s]->dram_socket, mc_[s / cfg_.l2.slices_per_partition]->l2_socket,
+            fmt::format("check_l2_{}_mc", s));
   }
 }
 
@@ -169,7 +171,7 @@ nlohmann::json Gpu::memoryStatsJson() const {
   l2t["power_states"] = cache::toJson(l2p);
   j["l1d"] = {{"totals", l1t}, {"per_sm", l1}};
   j["interconnect"] = noc_->statsJson();
-  j["l2"] = {{"totals", l2t}, {"per_partition", l2}};
+  j["l2"] = {{"totals", l2t}, {"per_slice", l2}};
   j["dram"] = {{"totals", mct}, {"per_partition", mc}};
   return j;
 }

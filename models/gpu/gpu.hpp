@@ -39,7 +39,7 @@ class Gpu : public sc_core::sc_module {
   bool hierarchy() const { return fixed_ == nullptr; }
 
   // The memory system's statistics: totals and per unit (L1 per SM, interconnect, L2 and DRAM
-  // per partition), or the fixed-latency target's request count.
+  // per slice, DRAM per partition), or the fixed-latency target's request count.
   nlohmann::json memoryStatsJson() const;
   void resetMemoryStats();
   // Empties caches and queues (a new run); the memory system must be idle.
@@ -64,7 +64,9 @@ class Gpu : public sc_core::sc_module {
   pdn::Pdn* pdn() { return pdn_.get(); }
 
   cache::L1DataCache& l1(uint32_t sm) { return *l1_[sm]; }
-  cache::L2Slice& l2(uint32_t partition) { return *l2_[partition]; }
+  // L2 slice `slice` (partition-major: l2.slices_per_partition per partition).
+  cache::L2Slice& l2(uint32_t slice) { return *l2_[slice]; }
+  uint32_t l2Slices() const { return static_cast<uint32_t>(l2_.size()); }
   dram::MemoryController& memoryController(uint32_t partition) { return *mc_[partition]; }
   noc::Interconnect& interconnect() { return *noc_; }
 

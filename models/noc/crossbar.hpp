@@ -1,5 +1,5 @@
 // A crossbar interconnect (GPGPU-Sim's GTX480 configuration, config_fermi_islip.icnt): every
-// SM's and every partition's network interface on one port of a single switch. The switch is a
+// SM's and every L2 slice's network interface on one port of a single switch. The switch is a
 // Router (noc/mesh_router.hpp) with a port per node and a routing table that sends a packet to
 // its destination's port: one flit per output per cycle, noc.virtual_channels VCs per virtual
 // network on every input with noc.vc_buffer_flits-flit buffers and credits, the same allocators

@@ -13,25 +13,25 @@ Interconnect::Interconnect(const sc_core::sc_module_name& name, const PlatformCo
                            std::string topology)
     : sc_core::sc_module(name),
       sm_sockets("sm_sockets"),
-      partition_sockets("partition_sockets"),
+      l2_sockets("l2_sockets"),
       topology_(std::move(topology)),
       noc_(cfg.noc),
       numSms_(cfg.gpu.num_sms),
-      numPartitions_(cfg.memory.partitions),
-      addressMap_(cfg.memory),
+      numL2_(cfg.memory.partitions * cfg.l2.slices_per_partition),
+      addressMap_(cfg),
       clock_(cfg.gpu.clocks.interconnect_mhz),
       fabric_(cfg.noc) {
   if (nodeCount() > 0xffff)
-    throw InputError(fmt::format("gpu.num_sms: {} SMs and {} partitions are too many nodes",
-                                 numSms_, numPartitions_));
+    throw InputError(
+        fmt::format("gpu.num_sms: {} SMs and {} L2 slices are too many nodes", numSms_, numL2_));
   sm_sockets.register_nb_transport_fw(this, &Interconnect::fromSm);
-  partition_sockets.register_nb_transport_bw(this, &Interconnect::fromPartition);
+  l2_sockets.register_nb_transport_bw(this, &Interconnect::fromL2);
   for (uint32_t n = 0; n < nodeCount(); ++n) {
     const bool sm = n < numSms_;
     nis_.push_back(std::make_unique<NetworkInterface>(
         fmt::format("ni_{}", nodeName(n)).c_str(), fabric_, packets_, traffic_, outbox_, n,
-        sm ? NetworkInterface::Side::kSm : NetworkInterface::Side::kPartition, sm ? n : n - numSms_,
-        noc_, sm ? noc_.injection_queue_packets : 0, noc_.ejection_queue_packets));
+        sm ? NetworkInterface::Side::kSm : NetworkInterface::Side::kL2, sm ? n : n - numSms_, noc_,
+        sm ? noc_.injection_queue_packets : 0, noc_.ejection_queue_packets));
   }
   SC_METHOD(step);
   sensitive << wake_;
@@ -41,14 +41,13 @@ Interconnect::Interconnect(const sc_core::sc_module_name& name, const PlatformCo
 Interconnect::~Interconnect() = default;
 
 std::string Interconnect::nodeName(uint32_t node) const {
-  return node < numSms_ ? fmt::format("sm{}", node) : fmt::format("partition{}", node - numSms_);
+  return node < numSms_ ? fmt::format("sm{}", node) : fmt::format("l2_{}", node - numSms_);
 }
 
 void Interconnect::end_of_elaboration() {
-  if (sm_sockets.size() != numSms_ || partition_sockets.size() != numPartitions_)
-    throw InternalError(
-        fmt::format("{}: {} SM sockets and {} partition sockets bound, expected {} and {}", name(),
-                    sm_sockets.size(), partition_sockets.size(), numSms_, numPartitions_));
+  if (sm_sockets.size() != numSms_ || l2_sockets.size() != numL2_)
+    throw InternalError(fmt::format("{}: {} SM sockets and {} L2 sockets bound, expected {} and {}",
+                                    name(), sm_sockets.size(), l2_sockets.size(), numSms_, numL2_));
 }
 
 // ---- sockets -----------------------------------------------------------------------------------
@@ -63,7 +62,7 @@ tlm::tlm_sync_enum Interconnect::fromSm(int id, tlm::tlm_generic_payload& gp, tl
   if (!ext) throw InternalError(fmt::format("{}: a request without MemAccessExtension", name()));
   const uint64_t cycle = clock_.now();
   gp.acquire();
-  const uint32_t dst = partitionNode(addressMap_.partition(gp.get_address()));
+  const uint32_t dst = l2Node(addressMap_.slice(gp.get_address()));
   if (!nis_[smNode(static_cast<uint32_t>(id))]->acceptRequest(gp, dst, cycle))
     return tlm::TLM_ACCEPTED;  // END_REQ once the NI has room
   scheduleAt(cycle + 1);
@@ -71,22 +70,21 @@ tlm::tlm_sync_enum Interconnect::fromSm(int id, tlm::tlm_generic_payload& gp, tl
   return tlm::TLM_UPDATED;
 }
 
-tlm::tlm_sync_enum Interconnect::fromPartition(int id, tlm::tlm_generic_payload& gp,
-                                               tlm::tlm_phase& phase, sc_core::sc_time&) {
+tlm::tlm_sync_enum Interconnect::fromL2(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                        sc_core::sc_time&) {
   const uint64_t cycle = clock_.now();
-  NetworkInterface& ni = *nis_[partitionNode(static_cast<uint32_t>(id))];
+  NetworkInterface& ni = *nis_[l2Node(static_cast<uint32_t>(id))];
   if (phase == tlm::END_REQ) {
     ni.requestAccepted(gp);
     scheduleAt(cycle + 1);  // the next request may go, ejection may resume
     return tlm::TLM_ACCEPTED;
   }
   if (phase != tlm::BEGIN_RESP)
-    throw InternalError(
-        fmt::format("{}: unexpected phase {} from partition {}", name(), phase, id));
+    throw InternalError(fmt::format("{}: unexpected phase {} from L2 slice {}", name(), phase, id));
   MemAccessExtension* ext = nullptr;
   gp.get_extension(ext);
   if (!ext || ext->sm >= numSms_)
-    throw InternalError(fmt::format("{}: a reply from partition {} for no SM", name(), id));
+    throw InternalError(fmt::format("{}: a reply from L2 slice {} for no SM", name(), id));
   gp.acquire();
   ni.acceptReply(gp, smNode(ext->sm), cycle);
   scheduleAt(cycle + 1);
@@ -131,13 +129,13 @@ void Interconnect::dispatch() {
     switch (d.kind) {
       case Delivery::kRequest: {
         tlm::tlm_phase phase = tlm::BEGIN_REQ;
-        const tlm::tlm_sync_enum s = partition_sockets[d.index]->nb_transport_fw(*d.gp, phase, t);
-        NetworkInterface& ni = *nis_[partitionNode(d.index)];
+        const tlm::tlm_sync_enum s = l2_sockets[d.index]->nb_transport_fw(*d.gp, phase, t);
+        NetworkInterface& ni = *nis_[l2Node(d.index)];
         if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
           if (ni.awaitingEndRequest(*d.gp)) ni.requestAccepted(*d.gp);
         } else if (s != tlm::TLM_ACCEPTED) {
           throw InternalError(
-              fmt::format("{}: partition {} must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED",
+              fmt::format("{}: L2 slice {} must answer BEGIN_REQ with END_REQ or TLM_ACCEPTED",
                           name(), d.index));
         }
         break;

@@ -2,10 +2,11 @@
 // (docs/memory-system.md): a Mesh of MeshRouters or a Crossbar (noc.topology), on the
 // interconnect clock (gpu.clocks.interconnect_mhz).
 //
-// Nodes: SM i is node i, partition p is node gpu.num_sms + p; each has a NetworkInterface.
-// sm_sockets[i] is bound by SM i's L1: its requests go to partition
-// AddressMap(memory).partition(address) and the reply comes back on sm_sockets[i]'s backward
-// path. partition_sockets[p] is bound to partition p's L2 slice: requests leave as BEGIN_REQ
+// Nodes: SM i is node i, L2 slice s is node gpu.num_sms + s (AddressMap::slice numbering:
+// l2.slices_per_partition per memory partition, partition-major); each has a NetworkInterface.
+// sm_sockets[i] is bound by SM i's L1: its requests go to L2 slice AddressMap(cfg).slice(address)
+// and the reply comes back on sm_sockets[i]'s backward path. l2_sockets[s] is bound to L2 slice
+// s: requests leave as BEGIN_REQ
 // (END_REQ back-pressure honoured), replies come in as BEGIN_RESP and go to the SM named by the
 // payload's MemAccessExtension::sm. The payload itself travels; the interconnect holds a
 // reference to it while it is inside.
@@ -40,9 +41,9 @@
 // queue was full). Keys: topology, cycles (since resetStats), packets, flits, average_latency,
 // max_latency, average_hops, networks.{request,reply}.{injected_packets, packets, flits,
 // average_hops, latency.{average, max, histogram: [{from, to, packets}]}},
-// injection_stall_cycles.{sm<i>, partition<p>}, injection_stall_cycles_total,
+// injection_stall_cycles.{sm<i>, l2_<s>}, injection_stall_cycles_total,
 // request_hold_cycles.{sm<i>}, links: [{from, to, flits, utilization}] (endpoints sm<i>,
-// partition<p>, router(x,y) or switch).
+// l2_<s>, router(x,y) or switch).
 #pragma once
 
 #include <cstdint>
@@ -67,17 +68,17 @@ namespace gpusc::noc {
 class Interconnect : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Interconnect> sm_sockets;
-  tlm_utils::multi_passthrough_initiator_socket<Interconnect> partition_sockets;
+  tlm_utils::multi_passthrough_initiator_socket<Interconnect> l2_sockets;
 
   ~Interconnect() override;
 
   const std::string& topology() const { return topology_; }
   const Clock& clock() const { return clock_; }
   uint32_t smCount() const { return numSms_; }
-  uint32_t partitionCount() const { return numPartitions_; }
-  uint32_t nodeCount() const { return numSms_ + numPartitions_; }
+  uint32_t l2Count() const { return numL2_; }
+  uint32_t nodeCount() const { return numSms_ + numL2_; }
   uint32_t smNode(uint32_t sm) const { return sm; }
-  uint32_t partitionNode(uint32_t partition) const { return numSms_ + partition; }
+  uint32_t l2Node(uint32_t slice) const { return numSms_ + slice; }
   std::string nodeName(uint32_t node) const;
 
   nlohmann::json statsJson() const;
@@ -120,8 +121,8 @@ class Interconnect : public sc_core::sc_module {
 
   tlm::tlm_sync_enum fromSm(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                             sc_core::sc_time& delay);
-  tlm::tlm_sync_enum fromPartition(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                                   sc_core::sc_time& delay);
+  tlm::tlm_sync_enum fromL2(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                            sc_core::sc_time& delay);
   void end_of_elaboration() override;
 
   uint64_t injectionStallCycles(const NetworkInterface& ni, uint64_t now) const;
@@ -132,7 +133,7 @@ class Interconnect : public sc_core::sc_module {
 
   const std::string topology_;
   const NocConfig noc_;
-  const uint32_t numSms_, numPartitions_;
+  const uint32_t numSms_, numL2_;
   const AddressMap addressMap_;
   const Clock clock_;
   Fabric fabric_;

@@ -16,8 +16,9 @@ uint32_t ceilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 MeshLayout meshLayout(const PlatformConfig& cfg) {
   const NocConfig& noc = cfg.noc;
-  const uint32_t sms = cfg.gpu.num_sms, partitions = cfg.memory.partitions;
-  const uint32_t nodes = sms + partitions;
+  const uint32_t sms = cfg.gpu.num_sms,
+                 slices = cfg.memory.partitions * cfg.l2.slices_per_partition;
+  const uint32_t nodes = sms + slices;
   MeshLayout l;
   l.columns = noc.mesh_columns;
   l.rows = noc.mesh_rows;
@@ -33,8 +34,8 @@ MeshLayout meshLayout(const PlatformConfig& cfg) {
   if (uint64_t(l.columns) * l.rows < nodes)
     throw InputError(fmt::format(
         "noc.mesh_columns: a {}x{} mesh (noc.mesh_columns x noc.mesh_rows) has {} routers for {} "
-        "nodes ({} SMs and {} memory partitions)",
-        l.columns, l.rows, l.columns * l.rows, nodes, sms, partitions));
+        "nodes ({} SMs and {} L2 slices)",
+        l.columns, l.rows, l.columns * l.rows, nodes, sms, slices));
 
   const uint32_t routers = l.columns * l.rows;
   constexpr uint32_t kFree = ~0u;
@@ -67,7 +68,7 @@ MeshLayout meshLayout(const PlatformConfig& cfg) {
     }
   };
   place(noc.sm_positions, "noc.sm_positions", sms, "SMs", 0);
-  place(noc.mc_positions, "noc.mc_positions", partitions, "memory partitions", sms);
+  place(noc.mc_positions, "noc.mc_positions", slices, "L2 slices", sms);
 
   auto put = [&](uint32_t node, uint32_t router) {
     owner[router] = node;
@@ -77,12 +78,12 @@ MeshLayout meshLayout(const PlatformConfig& cfg) {
   if (noc.mc_positions.empty()) {
     // Evenly spaced over the free squares of one checkerboard colour, then of the other.
     uint32_t next = 0;
-    for (uint32_t colour = 1; colour <= 2 && next < partitions; ++colour) {
+    for (uint32_t colour = 1; colour <= 2 && next < slices; ++colour) {
       std::vector<uint32_t> squares;
       for (uint32_t r = 0; r < routers; ++r)
         if (owner[r] == kFree && (r % l.columns + r / l.columns) % 2 == colour % 2)
           squares.push_back(r);
-      const uint32_t want = std::min<uint32_t>(partitions - next, uint32_t(squares.size()));
+      const uint32_t want = std::min<uint32_t>(slices - next, uint32_t(squares.size()));
       for (uint32_t i = 0; i < want; ++i)
         put(sms + next + i, squares[(uint64_t(2 * i + 1) * squares.size()) / (2 * want)]);
       next += want;

@@ -3,20 +3,20 @@
 // interface of the node placed on it (if any). Router (x, y) is in column x and row y, row 0 at
 // the top; links are noc.link_latency cycles long in each direction.
 //
-// Size: 0 columns and 0 rows give the smallest square holding every node (SMs and partitions);
+// Size: 0 columns and 0 rows give the smallest square holding every node (SMs and L2 slices);
 // one of them 0 gives the fewest lines of that kind that hold them.
 //
-// Layout: noc.sm_positions and noc.mc_positions place each SM and each memory partition (in
-// order) on a router: each list is empty or has one position per node; positions must be inside
-// the mesh and no two nodes may share a router (InputError naming the key otherwise). A list left
-// empty is laid out by default:
-//   memory partitions  on one colour of the checkerboard (routers with x + y odd), in row-major
-//                      order, evenly spaced over the free squares of that colour: partition i on
-//                      the floor((2i + 1) x n / 2P)-th of the n free squares (P partitions); if
-//                      there are more partitions than such squares, the rest spread the same way
-//                      over the free squares of the other colour. This scatters the memory
-//                      controllers over the die (4x4 with 8 partitions: the full checkerboard).
-//   SMs                on the remaining free routers in row-major order.
+// Layout: noc.sm_positions and noc.mc_positions place each SM and each L2 slice (in order; with
+// one slice per memory partition, each memory partition) on a router: each list is empty or has
+// one position per node; positions must be inside the mesh and no two nodes may share a router
+// (InputError naming the key otherwise). A list left empty is laid out by default:
+//   L2 slices  on one colour of the checkerboard (routers with x + y odd), in row-major order,
+//              evenly spaced over the free squares of that colour: slice i on the
+//              floor((2i + 1) x n / 2L)-th of the n free squares (L slices); if there are more
+//              slices than such squares, the rest spread the same way over the free squares of
+//              the other colour. This scatters the memory controllers over the die (4x4 with 8
+//              partitions: the full checkerboard).
+//   SMs        on the remaining free routers in row-major order.
 // Routers without a node only forward traffic.
 #pragma once
 
@@ -32,7 +32,7 @@ namespace gpusc::noc {
 
 struct MeshLayout {
   uint32_t columns = 0, rows = 0;
-  std::vector<uint32_t> x, y;  // per node (SMs, then partitions)
+  std::vector<uint32_t> x, y;  // per node (SMs, then L2 slices)
 };
 
 // The mesh's size and every node's router; InputError (naming the key) for a bad layout.

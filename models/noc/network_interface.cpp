@@ -87,7 +87,7 @@ uint32_t NetworkInterface::dataBytes(const tlm::tlm_generic_payload& gp, uint32_
 }
 
 bool NetworkInterface::acceptRequest(tlm::tlm_generic_payload& gp, uint32_t dst, uint64_t cycle) {
-  if (side_ != Side::kSm) throw InternalError(fmt::format("{}: a request at a partition", name()));
+  if (side_ != Side::kSm) throw InternalError(fmt::format("{}: a request at an L2 slice", name()));
   if (held_)
     throw InternalError(
         fmt::format("{}: BEGIN_REQ before the previous request phase ended", name()));
@@ -102,7 +102,7 @@ bool NetworkInterface::acceptRequest(tlm::tlm_generic_payload& gp, uint32_t dst,
 }
 
 void NetworkInterface::acceptReply(tlm::tlm_generic_payload& gp, uint32_t dst, uint64_t cycle) {
-  if (side_ != Side::kPartition) throw InternalError(fmt::format("{}: a reply at an SM", name()));
+  if (side_ != Side::kL2) throw InternalError(fmt::format("{}: a reply at an SM", name()));
   if (awaiting_ == &gp) requestAccepted(gp);  // BEGIN_RESP ends the request phase
   enqueue(gp, dst, cycle);
 }
@@ -133,7 +133,7 @@ void NetworkInterface::step() {
   const uint64_t now = fabric_.now;
   stalled_ = false;
   if (ejection_.occupancy() != 0) eject(now);
-  if (side_ == Side::kPartition) deliver();
+  if (side_ == Side::kL2) deliver();
   if (!injectQueue_.empty()) inject(now);
 }
 
@@ -181,12 +181,12 @@ void NetworkInterface::complete(uint32_t id, uint64_t now) {
   const Packet& p = packets_[id];
   stats_.network[p.network].record(p.flits, now - p.accepted, p.hops);
   if (p.network == kRequestNetwork) {
-    if (side_ != Side::kPartition)
+    if (side_ != Side::kL2)
       throw InternalError(fmt::format("{}: a request ejected at an SM", name()));
     ejectQueue_.push_back(id);
   } else {
     if (side_ != Side::kSm)
-      throw InternalError(fmt::format("{}: a reply ejected at a partition", name()));
+      throw InternalError(fmt::format("{}: a reply ejected at an L2 slice", name()));
     outbox_.push_back(Delivery{Delivery::kReply, index_, p.gp});  // the delivery releases it
     packets_.free(id);
   }

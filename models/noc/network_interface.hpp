@@ -1,4 +1,4 @@
-// A network interface: where a node (an SM's L1 data cache or a memory partition's L2 slice)
+// A network interface: where a node (an SM's L1 data cache or an L2 slice)
 // meets the network. It turns a TLM payload into a packet of flits and back.
 //
 // Packet size: ceil((noc.header_bytes + data bytes) / noc.flit_bytes) flits (at least one),
@@ -11,12 +11,12 @@
 // has a credit, then one flit leaves per cycle while credits last. Packets leave in order. An
 // SM's NI buffers at most `injectionCapacity` packets (counting the one leaving): when full it
 // holds the L1's request and ends its request phase (END_REQ) once a packet has left. A
-// partition's NI queues every reply (the L2 never waits for the network).
+// L2 slice's NI queues every reply (the L2 never waits for the network).
 //
 // Ejection: one flit per cycle from the link out of the router (VCs in round-robin order),
 // checked to arrive in order (InternalError otherwise); its credit returns noc.credit_delay
 // cycles later. A packet is complete when its tail is ejected: that is when its latency is
-// measured. An SM's NI hands a reply to the L1 (BEGIN_RESP, taken at once). A partition's NI queues
+// measured. An SM's NI hands a reply to the L1 (BEGIN_RESP, taken at once). An L2 slice's NI queues
 // complete requests (at most `ejectionCapacity`) and hands them to the L2 one at a time
 // (BEGIN_REQ), waiting for END_REQ before the next; while its queue is full it ejects no request
 // flits, so a slow L2 backs traffic up into the network.
@@ -89,15 +89,15 @@ struct TrafficStats {
 struct Delivery {
   enum Kind : uint8_t { kRequest, kReply, kEndRequest };
   Kind kind = kRequest;
-  uint32_t index = 0;  // partition (kRequest) or SM (kReply, kEndRequest)
+  uint32_t index = 0;  // L2 slice (kRequest) or SM (kReply, kEndRequest)
   tlm::tlm_generic_payload* gp = nullptr;
 };
 
 class NetworkInterface : public sc_core::sc_module {
  public:
-  enum class Side { kSm, kPartition };
+  enum class Side { kSm, kL2 };
 
-  // `node`: this NI's node number; `index`: its SM or partition number.
+  // `node`: this NI's node number; `index`: its SM or L2 slice number.
   // `injectionCapacity`: packets the injection queue holds, 0 for no limit.
   NetworkInterface(const sc_core::sc_module_name& name, Fabric& fabric, PacketTable& packets,
                    TrafficStats& stats, std::vector<Delivery>& outbox, uint32_t node, Side side,
@@ -118,10 +118,10 @@ class NetworkInterface : public sc_core::sc_module {
   // SM: a request from the L1 for node `dst`. False: the queue is full; the NI keeps the
   // request and asks the interconnect to send END_REQ when it has taken it.
   bool acceptRequest(tlm::tlm_generic_payload& gp, uint32_t dst, uint64_t cycle);
-  // Partition: a reply from the L2 for node `dst` (it also ends the request phase of that payload
+  // L2 slice: a reply from the L2 for node `dst` (it also ends the request phase of that payload
   // if that had not ended).
   void acceptReply(tlm::tlm_generic_payload& gp, uint32_t dst, uint64_t cycle);
-  // Partition: the L2 took the request handed to it (END_REQ, or the TLM_UPDATED return).
+  // L2 slice: the L2 took the request handed to it (END_REQ, or the TLM_UPDATED return).
   bool awaitingEndRequest(const tlm::tlm_generic_payload& gp) const { return awaiting_ == &gp; }
   void requestAccepted(tlm::tlm_generic_payload& gp);
 

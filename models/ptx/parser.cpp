@@ -1,8 +1,11 @@
 #include "ptx/parser.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "common/strings.hpp"
@@ -816,6 +819,37 @@ class Parser {
 };
 
 }  // namespace
+
+std::map<std::string, uint32_t> allocatedRegisters(std::string_view text,
+                                                   const std::string& fileName) {
+  std::map<std::string, uint32_t> out;
+  constexpr std::string_view kPrefix = "// ptxas ";
+  size_t lineNo = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++lineNo;
+    if (line.substr(0, kPrefix.size()) != kPrefix) continue;
+    // "// ptxas <options>: <kernel> uses <n> registers"
+    const size_t colon = line.find(": ");
+    const auto bad = [&] {
+      return InputError(
+          fmt::format("{}:{}: error: expected '// ptxas <options>: <kernel> uses <n> registers'",
+                      fileName, lineNo));
+    };
+    if (colon == std::string_view::npos) throw bad();
+    const std::string rest(line.substr(colon + 2));
+    char name[256] = {};
+    unsigned n = 0;
+    char tail[16] = {};
+    if (std::sscanf(rest.c_str(), "%255s uses %u %15s", name, &n, tail) != 3 ||
+        std::strcmp(tail, "registers") != 0 || n == 0 || n > 255)
+      throw bad();
+    out[name] = n;
+  }
+  return out;
+}
 
 std::unique_ptr<Module> parseModule(std::string_view text, const std::string& fileName) {
   return Parser(text, fileName).run();

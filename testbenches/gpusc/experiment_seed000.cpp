@@ -115,7 +115,7 @@ Run000 parse000(const nlohmann::json& stats) {
     const auto& m = t.at("memory");
     addCache(r.l1, p.at("blocks").at("l1d"), m.at("l1d").at("per_sm").at(0),
              m.at("l1d").at("totals"));
-    addCache(r.l2, p.at("blocks").at("l2"), m.at("l2").at("per_partition").at(0),
+    addCache(r.l2, p.at("blocks").at("l2"), m.at("l2").at("per_slice").at(0),
              m.at("l2").at("totals"));
   }
   return r;

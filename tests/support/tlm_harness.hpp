@@ -73,6 +73,7 @@ struct Received {
   uint32_t bytes = 0;
   uint32_t sm = 0;
   std::array<uint64_t, 4> demandMask{};
+  std::array<uint64_t, 4> byteMask{};
 };
 
 class RecordingTarget : public sc_core::sc_module {
