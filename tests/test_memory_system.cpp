@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
@@ -299,6 +300,98 @@ TEST(MemoryBandwidth, TheStreamFollowsTheDramClock) {
   uint64_t read = 0;
   const uint64_t fast = stream(full, 8, &read).second, slow = stream(half, 8, &read).second;
   EXPECT_NEAR(double(slow) / double(fast), 2.0, 0.15);
+}
+
+// ---- L2 ports and the write path ------------------------------------------------------------
+
+// The stream kernel without the advance: every iteration reads the same 16 bytes per thread.
+std::string rereadKernel() {
+  std::string k = kStreamKernel;
+  const std::string advance = "  add.s64 %rd1, %rd1, %rd3;\n";
+  k.erase(k.find(advance), advance.size());
+  return k;
+}
+
+// Bytes per core cycle that the L2 slices return to the SMs when every SM reads an L2-resident
+// buffer over and over with its L1 off: a first launch brings the buffer into the L2, a second
+// one rereads it `iters` times.
+double l2HitBytesPerCycle(const PlatformConfig& c, uint32_t iters) {
+  Device dev(c, ExecMode::Timing);
+  const uint32_t ctas = c.gpu.num_sms * 6, threads = 256;
+  const uint64_t bytes = uint64_t(ctas) * threads * 16;
+  const DevPtr in = dev.malloc(bytes), out = dev.malloc(uint64_t(ctas) * threads * 4);
+  Module& m = dev.loadModule(test::module(rereadKernel()), "reread.ptx");
+  dev.launch(m.kernel("stream"), {ctas}, {threads}, 0, KernelArgs().ptr(in).u32(1).ptr(out));
+  dev.launch(m.kernel("stream"), {ctas}, {threads}, 0, KernelArgs().ptr(in).u32(iters).ptr(out));
+  const gpu::TimingResult& t = *dev.launches().back().timing;
+  EXPECT_EQ(t.memory["dram"]["totals"]["reads"].get<uint64_t>(), 0u);  // all L2 hits
+  return double(bytes) * iters / double(t.cycles);
+}
+
+// A port carries a flit per interconnect cycle, so an L2 slice returns at most one line per
+// ceil((header + line) / flit) cycles: gtx480's two slices per channel double what one slice per
+// channel could return. With four virtual channels (no blocking at the head of line in the
+// crossbar; gtx480's single VC loses about half of it, as GPGPU-Sim's does) the rereads reach at
+// least 85 % of the ports' limit and never exceed it.
+TEST(MemoryBandwidth, L2HitsAreLimitedByTheL2SlicesPorts) {
+  for (uint32_t slices : {1u, 2u}) {
+    const PlatformConfig c =
+        loadPlatform("gtx480", {"sm.l1d.enabled=false", "noc.virtual_channels=4",
+                                "l2.slices_per_partition=" + std::to_string(slices),
+                                "l2.slice.sets=" + std::to_string(64 / slices)});
+    const NocConfig& n = c.noc;
+    const uint32_t line = c.l2.slice.line_bytes;
+    const uint32_t flits = (n.header_bytes + line + n.flit_bytes - 1) / n.flit_bytes;
+    const double ports = double(c.memory.partitions) * slices;
+    const double limit =
+        ports * line / flits * c.gpu.clocks.interconnect_mhz / c.gpu.clocks.core_mhz;
+    const double got = l2HitBytesPerCycle(c, 16);
+    SCOPED_TRACE(
+        fmt::format("{} slices per partition: {:.1f} of {:.1f} B/cycle", slices, got, limit));
+    EXPECT_LE(got, limit);
+    EXPECT_GE(got, 0.85 * limit);
+  }
+}
+
+// Every thread stores one word at out + 4 + 4 x thread: each warp's 128 bytes straddle two lines,
+// so every line the kernel writes is first written in part.
+const char* const kOffsetStoreKernel = R"(
+.visible .entry offset_store(.param .u64 out)
+{
+  .reg .b64 %rd<4>;
+  .reg .b32 %r<6>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.u32 %r4, %r1, %r2, %r3;
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  st.global.u32 [%rd1+4], %r4;
+  ret;
+}
+)";
+
+// With write-validate (gtx480) a store that misses the L2 allocates its line without reading
+// DRAM; with fetch-on-write allocation every partly written line is read first. The DRAM reads
+// of the two differ by exactly the lines the kernel writes (code and parameters are read alike).
+TEST(MemoryWrites, WriteValidateStoresReadNothingFromDram) {
+  const uint32_t ctas = 60, threads = 256;
+  const auto reads = [&](const char* allocate) {
+    const PlatformConfig c =
+        loadPlatform("gtx480", {std::string("l2.slice.write_allocate=") + allocate});
+    Device dev(c, ExecMode::Timing);
+    const DevPtr out = dev.malloc(uint64_t(ctas) * threads * 4 + 128);
+    Module& m = dev.loadModule(test::module(kOffsetStoreKernel), "offset_store.ptx");
+    dev.launch(m.kernel("offset_store"), {ctas}, {threads}, 0, KernelArgs().ptr(out));
+    return dev.launches().back().timing->memory["dram"]["totals"]["reads"].get<uint64_t>();
+  };
+  const PlatformConfig c = loadPlatform("gtx480");
+  const uint64_t lines = (4 + uint64_t(ctas) * threads * 4 + c.l2.slice.line_bytes - 1) /
+                         c.l2.slice.line_bytes;  // out is line-aligned (a fresh allocation)
+  const uint64_t validate = reads("write-validate"), fetch = reads("allocate");
+  EXPECT_EQ(fetch - validate, lines);
+  EXPECT_LT(validate, lines / 10);  // only the kernel's code and parameter lines
 }
 
 }  // namespace

@@ -397,6 +397,34 @@ TEST(TimingOccupancy, LimitsFromThreadsRegistersAndSharedMemory) {
   }
 }
 
+// A kernel whose PTX records what ptxas allocated ("// ptxas ...: k uses N registers", as the
+// catalog's committed PTX does) is sized by that count, not by the liveness estimate (a lower
+// bound); a malformed record is an error naming the file and line.
+TEST(TimingOccupancy, RegistersRecordedFromPtxasDecideTheFootprint) {
+  const PlatformConfig cfg = platformWith({});
+  Device dev(cfg, ExecMode::Timing);
+  const std::string plain = occupancyKernel(4, 0);
+  const uint32_t estimate = dev.loadModule(plain, "occ.ptx").kernel("k").program->regsPerThread;
+  const uint32_t recorded = 40;
+  ASSERT_LT(estimate, recorded);
+  const std::string ptx =
+      "// ptxas -arch=sm_75: k uses " + std::to_string(recorded) + " registers\n" + plain;
+  Module& m = dev.loadModule(ptx, "occ.ptx");
+  EXPECT_EQ(m.kernel("k").program->regsPerThread, recorded);
+  EXPECT_TRUE(m.kernel("k").program->regsFromPtxas);
+  const uint32_t threads = 256;
+  const uint32_t want = expectedCtasPerSm(cfg, threads, recorded, 0);
+  ASSERT_LT(want, expectedCtasPerSm(cfg, threads, estimate, 0));  // the record matters
+  Launch l = run(dev, ptx, {cfg.gpu.num_sms * 12}, {threads}, 50);
+  for (const auto& sm : l.timing->sms) EXPECT_EQ(sm.peakCtas, want) << "SM " << sm.id;
+  try {
+    dev.loadModule("// ptxas -arch=sm_75: k uses many registers\n" + plain, "bad.ptx");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.ptx:1:"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TimingOccupancy, ABlockThatCannotFitIsRejected) {
   const PlatformConfig cfg = platformWith({"sm.registers=4096"});
   Device dev(cfg, ExecMode::Timing);

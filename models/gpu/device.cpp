@@ -252,6 +252,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   rec.block = block;
   rec.dynamicShared = dyn;
   rec.regsPerThread = k.program->regsPerThread;
+  rec.regsFromPtxas = k.program->regsFromPtxas;
   rec.sharedPerCta = L.sharedBytes;
 
   auto t0 = std::chrono::steady_clock::now();

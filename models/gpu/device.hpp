@@ -99,6 +99,7 @@ struct LaunchRecord {
   Dim3 grid, block;
   uint32_t dynamicShared = 0;
   uint32_t regsPerThread = 0;
+  bool regsFromPtxas = false;  // ptxas's recorded count (else the liveness estimate)
   uint32_t sharedPerCta = 0;
   func::ExecStats stats;
   double seconds = 0;                       // host wall-clock time of the simulation

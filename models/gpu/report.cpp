@@ -170,7 +170,8 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["block"] = toJson(l.block);
   j["dynamic_shared_bytes"] = l.dynamicShared;
   j["shared_bytes_per_cta"] = l.sharedPerCta;
-  j["estimated_registers_per_thread"] = l.regsPerThread;
+  j["registers_per_thread"] = l.regsPerThread;
+  j["registers_from"] = l.regsFromPtxas ? "ptxas" : "estimate";
   j["host_seconds"] = l.seconds;
   j["stats"] = toJson(l.stats);
   if (l.timing) j["timing"] = toJson(*l.timing);
