@@ -1139,6 +1139,16 @@ class Lowering {
           block().term = t;
           break;
         }
+        case spv::OpSwitch: {
+          // glslang wraps inlined functions with early returns in a switch on a constant.
+          const Value& sel = val(in.w[0]);
+          if (sel.kind != Value::Literal) unsupported(in, "a switch on a non-constant value");
+          uint32_t target = in.w[1];
+          for (size_t k = 2; k + 1 < in.w.size(); k += 2)
+            if (float(in.w[k]) == sel.litCols[0][0]) target = in.w[k + 1];
+          block().term = Terminator{TermKind::Jump, {}, {blockOf(target), -1}, false};
+          break;
+        }
         case spv::OpReturn:
         case spv::OpUnreachable:
           block().term.kind = TermKind::End;
@@ -1188,16 +1198,20 @@ class Lowering {
     }
     for (auto& [b, list] : copies) {
       Block& blk = p_.blocks[size_t(b)];
+      // Direct copies unless one phi reads another's temporary (then through fresh values).
+      bool direct = true;
+      for (const auto& [t, v] : list)
+        for (const auto& [t2, v2] : list) direct = direct && !v2.sameRegister(File::Temp, t);
       std::vector<uint16_t> mids;
-      for (auto& [t, v] : list) {
-        (void)t;
-        const uint16_t mid = next_++;
+      for (const auto& [t, v] : list) {
+        const uint16_t mid = direct ? t : next_++;
         Instr i;
         i.dst = Dest{File::Temp, mid, 0xF};
         i.src[0] = v;
         blk.code.push_back(i);
         mids.push_back(mid);
       }
+      if (direct) continue;
       for (size_t k = 0; k < list.size(); ++k) {
         Instr i;
         i.dst = Dest{File::Temp, list[k].first, 0xF};
