@@ -19,8 +19,10 @@ std::string platformName(const EmbeddedFile& f) {
 }  // namespace
 
 std::vector<std::string> builtinPlatformNames() {
+  // platforms/shader-*.yaml describe shader clusters (models/shader), not GPUs.
   std::vector<std::string> names;
-  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms)) names.push_back(platformName(*f));
+  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms))
+    if (!startsWith(platformName(*f), "shader-")) names.push_back(platformName(*f));
   return names;
 }
 
@@ -35,7 +37,8 @@ PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std
     return config::load<PlatformConfig>(ss.str(), nameOrFile, sets);
   }
   for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms)) {
-    if (platformName(*f) == nameOrFile) return config::load<PlatformConfig>(f->text, f->path, sets);
+    if (platformName(*f) == nameOrFile && !startsWith(nameOrFile, "shader-"))
+      return config::load<PlatformConfig>(f->text, f->path, sets);
   }
   auto names = builtinPlatformNames();
   throw InputError(fmt::format("--platform {}: no such file or built-in platform{} (built-in: {})",
