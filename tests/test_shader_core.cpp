@@ -3,6 +3,7 @@
 // the branch penalty; and its values equal the reference interpreter's.
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
 #include "shader/assembly.hpp"
 #include "shader/shader_core.hpp"
 #include "support/shader_harness.hpp"
@@ -75,6 +76,25 @@ TEST(ShaderCore, EnergyFollowsTheEventCounts) {
   EXPECT_DOUBLE_EQ(e.inputBuffer, 3.28 * 10 + 5);
   EXPECT_DOUBLE_EQ(e.outputBuffer, 5.51 * 20);
   EXPECT_DOUBLE_EQ(e.core + e.temporaries, 27.20 * 100);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ShaderPlatform, BuiltinFileMatchesTheDefaultsAndBadKeysNameThemselves) {
+  const ShaderPlatformConfig c = loadShaderPlatform("shader-cluster");
+  EXPECT_EQ(config::toJson(c), config::toJson(ShaderPlatformConfig{}));
+  EXPECT_EQ(loadShaderPlatform("shader-cluster", {"gating.input=immediate"}).gating.input,
+            "immediate");
+  try {
+    loadShaderPlatform("shader-cluster", {"core.temporaries=2"});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--set core.temporaries=2: core.temporaries: 2 is out of range [4, 64]");
+  }
+  EXPECT_THROW(loadShaderPlatform("shader-clustr"), InputError);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ struct ShaderCompilerConfig : config::Section {
 
 struct ShaderPlatformConfig : config::Section {
   std::string name = "shader-cluster";
-  std::string description = "Cyclone shader cluster: two VLIW shader cores at 200 MHz";
+  std::string description = "Cyclone shader cluster: two VLIW shader cores at 200 MHz (seed 004)";
   uint32_t cores = 2;      // the paper: two shader cores
   double clock_mhz = 200;  // the paper: 200 MHz
   ShaderCoreConfig core;
