@@ -39,8 +39,9 @@ DrawSpec parseDrawSpec(const std::string& yaml, const std::string& file) {
   DrawSpec d;
   d.file = file;
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a map of keys", file));
-  const std::vector<std::string> keys{"description",        "paper",    "grid",
-                                      "fragments_per_cell", "uniforms", "textures"};
+  const std::vector<std::string> keys{"description", "paper",   "vertex",
+                                      "fragment",    "grid",    "fragments_per_cell",
+                                      "uniforms",    "textures"};
   for (const auto& kv : root) {
     const std::string k = kv.first.as<std::string>();
     bool known = false;
@@ -62,6 +63,8 @@ DrawSpec parseDrawSpec(const std::string& yaml, const std::string& file) {
   };
   d.description = root["description"] ? root["description"].as<std::string>() : "";
   d.paperName = root["paper"] ? root["paper"].as<std::string>() : "";
+  d.vertexFile = root["vertex"] ? root["vertex"].as<std::string>() : "";
+  d.fragmentFile = root["fragment"] ? root["fragment"].as<std::string>() : "";
   integer("grid", 1, 256, d.grid);
   integer("fragments_per_cell", 1, 4096, d.fragmentsPerCell);
   if (const YAML::Node u = root["uniforms"]) {
@@ -157,6 +160,8 @@ Vec4 attribute(const std::string& name, const std::string& file, float u, float 
                   file, name));
 }
 
+}  // namespace
+
 std::vector<Vec4> uniformValues(const DrawSpec& d, const Program& p) {
   std::vector<Vec4> out;
   for (const auto& b : p.uniforms) {
@@ -178,10 +183,8 @@ std::vector<Vec4> uniformValues(const DrawSpec& d, const Program& p) {
   return out;
 }
 
-}  // namespace
-
-DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs) {
-  DrawWork w;
+std::unique_ptr<TextureUnits> drawTextures(const DrawSpec& d, const Program& vs,
+                                           const Program& fs) {
   // Texture units by the samplers' bindings; both programs must agree on a name's kind.
   std::vector<std::string> kinds;
   for (const Program* p : {&vs, &fs})
@@ -194,20 +197,28 @@ DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs) {
       if (kinds.size() <= s.index) kinds.resize(s.index + 1u, "noise");
       kinds[s.index] = kind;
     }
-  w.vertexUniforms = uniformValues(d, vs);
-  w.fragmentUniforms = uniformValues(d, fs);
-  const std::vector<Vec4> vertexConstants = constantFile(vs, w.vertexUniforms);
-  auto textures = std::make_unique<ProceduralTextures>(kinds);
+  return std::make_unique<ProceduralTextures>(kinds);
+}
+
+std::vector<Invocation> vertexInvocations(const DrawSpec& d, const Program& vs) {
+  std::vector<Invocation> out;
   const int n = d.grid;
-  std::vector<std::vector<Vec4>> vout;  // vertex outputs by vertex
   for (int j = 0; j <= n; ++j)
     for (int i = 0; i <= n; ++i) {
       const float u = float(i) / float(n), v = float(j) / float(n);
       Invocation in(8, Vec4{0, 0, 0, 0});
       for (const auto& b : vs.inputs) in[b.index] = attribute(b.name, d.file, u, v);
-      w.vertices.push_back(in);
-      vout.push_back(interpret(vs, in, vertexConstants, *textures).outputs);
+      out.push_back(in);
     }
+  return out;
+}
+
+std::vector<Invocation> fragmentInvocations(const DrawSpec& d, const Program& vs, const Program& fs,
+                                            const std::vector<std::vector<Vec4>>& vout) {
+  const int n = d.grid;
+  if (vout.size() != size_t((n + 1) * (n + 1)))
+    throw InternalError(
+        fmt::format("{}: {} vertex results for a {} x {} mesh", d.file, vout.size(), n, n));
   // Each fragment input: the vertex output of the same name.
   std::vector<int> source(fs.inputs.size(), -1);
   for (size_t k = 0; k < fs.inputs.size(); ++k) {
@@ -217,6 +228,7 @@ DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs) {
       throw InputError(fmt::format("{}: fragment input '{}' is not an output of the vertex program",
                                    d.file, fs.inputs[k].name));
   }
+  std::vector<Invocation> out;
   int side = 1;
   while (side * side < d.fragmentsPerCell) ++side;
   for (int cj = 0; cj < n; ++cj)
@@ -235,9 +247,21 @@ DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs) {
             in[fs.inputs[k].index][c] = (1 - a) * (1 - b) * v00[o][c] + a * (1 - b) * v10[o][c] +
                                         (1 - a) * b * v01[o][c] + a * b * v11[o][c];
         }
-        w.fragments.push_back(in);
+        out.push_back(in);
       }
-  w.textures = std::move(textures);
+  return out;
+}
+
+DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs) {
+  DrawWork w;
+  w.textures = drawTextures(d, vs, fs);
+  w.vertexUniforms = uniformValues(d, vs);
+  w.fragmentUniforms = uniformValues(d, fs);
+  const std::vector<Vec4> vertexConstants = constantFile(vs, w.vertexUniforms);
+  w.vertices = vertexInvocations(d, vs);
+  for (const Invocation& in : w.vertices)
+    w.vertexOutputs.push_back(interpret(vs, in, vertexConstants, *w.textures).outputs);
+  w.fragments = fragmentInvocations(d, vs, fs, w.vertexOutputs);
   return w;
 }
 

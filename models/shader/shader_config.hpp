@@ -67,6 +67,26 @@ struct ShaderGatingConfig : config::Section {
   }
 };
 
+// The input controller and the cluster's shared buffers (Fig. 3). The paper gives no transfer
+// rates; ours move one vec4 entry or instruction word per cycle.
+struct ShaderControllerConfig : config::Section {
+  uint32_t load_cycles_per_word = 1;       // ours
+  uint32_t fill_cycles_per_entry = 1;      // ours
+  uint32_t writeout_cycles_per_entry = 1;  // ours
+  template <class V>
+  void visit(V& v) {
+    const Range<uint32_t> r{0, 1000};
+    v.field("load_cycles_per_word", load_cycles_per_word,
+            "Instruction/constant buffer: cycles per instruction word or constant loaded when "
+            "the program changes",
+            r);
+    v.field("fill_cycles_per_entry", fill_cycles_per_entry,
+            "Input controller: cycles per input-buffer entry it fills before starting a core", r);
+    v.field("writeout_cycles_per_entry", writeout_cycles_per_entry,
+            "Output buffer: cycles per entry written out after an invocation", r);
+  }
+};
+
 // Table VI of the paper: dynamic power of a Cyclone shader core in its units, per clocked cycle.
 struct ShaderEnergyConfig : config::Section {
   double input_buffer = 3.28;
@@ -111,6 +131,7 @@ struct ShaderPlatformConfig : config::Section {
   uint32_t cores = 2;      // the paper: two shader cores
   double clock_mhz = 200;  // the paper: 200 MHz
   ShaderCoreConfig core;
+  ShaderControllerConfig controller;
   ShaderGatingConfig gating;
   ShaderEnergyConfig energy;
   ShaderCompilerConfig compiler;
@@ -121,6 +142,7 @@ struct ShaderPlatformConfig : config::Section {
     v.field("cores", cores, "Shader cores in the cluster", Range<uint32_t>{1, 16});
     v.field("clock_mhz", clock_mhz, "Core clock in MHz", Range<double>{1.0, 10000.0});
     v.field("core", core, "Shader core");
+    v.field("controller", controller, "Input controller and shared buffers");
     v.field("gating", gating, "I/O buffer clock gating");
     v.field("energy", energy, "Dynamic energy (Table VI)");
     v.field("compiler", compiler, "Energy-aware code motion");

@@ -246,6 +246,18 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
   return r;
 }
 
+uint32_t outputEntries(const Program& p) {
+  uint32_t n = 0;
+  for (const auto& b : p.outputs) n += b.entries;
+  return n;
+}
+
+uint32_t inputEntries(const Program& p) {
+  uint32_t n = 0;
+  for (const auto& b : p.inputs) n += b.entries;
+  return n;
+}
+
 ShaderCore::ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig& cfg)
     : sc_module(name),
       cfg_(cfg),
@@ -260,10 +272,15 @@ void ShaderCore::run() {
   while (true) {
     const ShaderTask t = tasks.read();
     if (t.last) break;
-    const InvocationRun r =
+    InvocationRun r =
         runInvocation(*t.program, *t.inputs, *t.constants, *t.textures, cfg_, *inGate_, *outGate_);
-    (t.program->stage == Stage::Vertex ? vertexStats_ : fragmentStats_) += r.stats;
-    wait(period_ * double(r.stats.cycles));
+    stats_[size_t(t.program->stage)] += r.stats;
+    const uint64_t writeout =
+        r.killed ? 0
+                 : uint64_t(outputEntries(*t.program)) * cfg_.controller.writeout_cycles_per_entry;
+    busyCycles_ += r.stats.cycles + writeout;
+    wait(period_ * double(r.stats.cycles + writeout));
+    *t.result = std::move(r);
     done.write(true);
   }
 }

@@ -5,8 +5,8 @@
 // `wake_cycles` while its clock starts. Values are computed by the reference interpreter's
 // `execute`, so the core and the interpreter agree bit for bit.
 //
-// The module takes invocations from the cluster's input controller and spends their cycles in
-// simulated time; its statistics count every cycle and buffer event.
+// The module takes invocations from the cluster's input controller (ShaderCluster) and spends
+// their cycles in simulated time; its statistics count every cycle and buffer event.
 #pragma once
 
 #include <memory>
@@ -60,34 +60,44 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
                             const TextureUnits& tex, const ShaderPlatformConfig& cfg,
                             const GatingPolicy& inputGating, const GatingPolicy& outputGating);
 
-// A unit of work from the input controller.
+// Output-buffer entries an invocation of `p` writes out when it ends (its output bindings).
+uint32_t outputEntries(const Program& p);
+// Input-buffer entries the input controller fills for an invocation of `p` (its input bindings).
+uint32_t inputEntries(const Program& p);
+
+// A unit of work from the input controller: one invocation, with the place its outputs and
+// events go.
 struct ShaderTask {
-  const Program* program = nullptr;
+  const Program* program = nullptr;  // allocated and bundled
   const Invocation* inputs = nullptr;
   const std::vector<Vec4>* constants = nullptr;
   const TextureUnits* textures = nullptr;
-  bool last = false;  // no more work follows
+  InvocationRun* result = nullptr;
+  bool last = false;  // no more work follows: the core's thread ends
 };
 
+// The core runs an invocation's cycles, then writes its outputs out of the output buffer
+// (`controller.writeout_cycles_per_entry` per output entry; a killed fragment writes nothing)
+// and reports on `done`.
 class ShaderCore : public sc_core::sc_module {
  public:
   sc_core::sc_fifo_in<ShaderTask> tasks;
   sc_core::sc_fifo_out<bool> done;  // one token per finished task
 
   ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig& cfg);
-  const CoreStats& stats(bool vertex) const { return vertex ? vertexStats_ : fragmentStats_; }
+  const CoreStats& stats(Stage s) const { return stats_[size_t(s)]; }
+  uint64_t busyCycles() const { return busyCycles_; }  // running or writing out
 
  private:
   void run();
   const ShaderPlatformConfig& cfg_;
   std::unique_ptr<GatingPolicy> inGate_, outGate_;
   sc_core::sc_time period_;
-  CoreStats vertexStats_, fragmentStats_;
+  CoreStats stats_[2];  // by Stage
+  uint64_t busyCycles_ = 0;
 };
 
-}  // namespace gpusc::shader
+// sc_fifo needs a printable payload (found by argument-dependent lookup).
+inline std::ostream& operator<<(std::ostream& os, const ShaderTask&) { return os; }
 
-namespace sc_core {
-// sc_fifo needs a printable payload.
-inline std::ostream& operator<<(std::ostream& os, const gpusc::shader::ShaderTask&) { return os; }
-}  // namespace sc_core
+}  // namespace gpusc::shader
