@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/strings.hpp"
+#include "shader/analysis.hpp"
 
 namespace gpusc::shader {
 
@@ -419,6 +420,35 @@ std::string printInstr(const Instr& i) {
   return s;
 }
 
+namespace {
+
+// A block's lines in the assembly form (bundles joined by "||"), without its label.
+std::vector<std::string> blockLines(const Program& p, size_t b) {
+  std::vector<std::string> out;
+  const Block& blk = p.blocks[b];
+  const std::string term = termText(p, b);
+  bool termPrinted = false;
+  const size_t n = blk.code.size();
+  for (size_t k = 0; k < n;) {
+    std::string line = printInstr(blk.code[k]);
+    size_t last = k;
+    if (blk.code[k].pairNext && k + 1 < n) {
+      line += " || " + printInstr(blk.code[k + 1]);
+      last = k + 1;
+    } else if (k + 1 == n && blk.term.pairPrev && !term.empty()) {
+      line += " || " + term;
+      termPrinted = true;
+    }
+    for (const auto& l : split(line, '\n')) out.emplace_back(trim(l));  // bnz ... + bra
+    k = last + 1;
+  }
+  if (!termPrinted && !term.empty())
+    for (const auto& l : split(term, '\n')) out.emplace_back(trim(l));
+  return out;
+}
+
+}  // namespace
+
 std::string printAssembly(const Program& p) {
   std::string out = fmt::format("; {}\n.shader {}\n", p.name, stageName(p.stage));
   if (p.allocated) out += ".allocated\n";
@@ -435,27 +465,39 @@ std::string printAssembly(const Program& p) {
     out += fmt::format(".const c{} {} {} {} {}\n", idx, floatText(v[0]), floatText(v[1]),
                        floatText(v[2]), floatText(v[3]));
   for (size_t b = 0; b < p.blocks.size(); ++b) {
-    const Block& blk = p.blocks[b];
-    out += blk.label + ":\n";
-    const std::string term = termText(p, b);
-    bool termPrinted = false;
-    const size_t n = blk.code.size();
-    for (size_t k = 0; k < n;) {
-      std::string line = "  " + printInstr(blk.code[k]);
-      size_t last = k;
-      if (blk.code[k].pairNext && k + 1 < n) {
-        line += " || " + printInstr(blk.code[k + 1]);
-        last = k + 1;
-      } else if (k + 1 == n && blk.term.pairPrev && !term.empty()) {
-        line += " || " + term;
-        termPrinted = true;
-      }
-      out += line + "\n";
-      k = last + 1;
-    }
-    if (!termPrinted && !term.empty()) out += "  " + term + "\n";
+    out += p.blocks[b].label + ":\n";
+    for (const std::string& l : blockLines(p, b)) out += "  " + l + "\n";
   }
   return out;
+}
+
+std::string printCfgDot(const Program& p, const std::string& title, int registers) {
+  auto escape = [](const std::string& s) {
+    std::string e;
+    for (char c : s) e += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return e;
+  };
+  const Liveness live = liveness(p);
+  const Cfg cfg = analyseCfg(p);
+  std::string out = fmt::format(
+      "digraph \"{}\" {{\n  label=\"{}\"; labelloc=t;\n  node [shape=box, fontname=monospace];\n",
+      escape(title), escape(title));
+  for (size_t b = 0; b < p.blocks.size(); ++b) {
+    const std::vector<int> pr = blockPressure(p, live, int(b));
+    std::string label = fmt::format("{}: CMT {}, loop depth {}\\l", p.blocks[b].label,
+                                    tunnel(pr, registers, 0, int(pr.size()) - 1), cfg.loopDepth[b]);
+    for (const std::string& l : blockLines(p, b)) label += "  " + escape(l) + "\\l";
+    out += fmt::format("  b{} [label=\"{}\"];\n", b, label);
+  }
+  for (size_t b = 0; b < p.blocks.size(); ++b) {
+    const Terminator& t = p.blocks[b].term;
+    if (t.kind == TermKind::Jump) out += fmt::format("  b{} -> b{};\n", b, t.succ[0]);
+    if (t.kind == TermKind::Branch) {
+      out += fmt::format("  b{} -> b{} [label=\"nz\"];\n", b, t.succ[0]);
+      out += fmt::format("  b{} -> b{} [label=\"z\"];\n", b, t.succ[1]);
+    }
+  }
+  return out + "}\n";
 }
 
 Program parseAssembly(const std::string& text, const std::string& name) {

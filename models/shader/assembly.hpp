@@ -12,6 +12,11 @@ std::string printOperand(const Operand& o);
 std::string printInstr(const Instr& i);
 std::string printAssembly(const Program& p);
 
+// The control-flow graph as a Graphviz digraph: a node per block with its code, its code-motion
+// tunnel (free registers of `registers`, the paper's CMT) and loop depth; edges labelled nz / z
+// for a branch's taken and fall-through targets.
+std::string printCfgDot(const Program& p, const std::string& title, int registers);
+
 // `name` is used in messages (the file the text came from).
 Program parseAssembly(const std::string& text, const std::string& name);
 

@@ -66,6 +66,17 @@ const Registry<CodeMotionVariant>& codeMotionVariants() {
   return r;
 }
 
+CompileOptions compileOptionsOf(const ShaderPlatformConfig& cfg) {
+  CompileOptions o;
+  o.temporaries = int(cfg.core.temporaries);
+  o.outputEntries = int(cfg.core.output_entries);
+  o.inputMotion = cfg.compiler.input_motion;
+  o.outputMotion = cfg.compiler.output_motion;
+  o.branchPolicy = cfg.compiler.branch_policy;
+  o.joinPolicy = cfg.compiler.join_policy;
+  return o;
+}
+
 CompileResult compile(const Program& lowered, const CompileOptions& o) {
   CompileResult r;
   Program p = lowered;

@@ -9,6 +9,7 @@
 #include "common/registry.hpp"
 #include "shader/backend.hpp"
 #include "shader/code_motion.hpp"
+#include "shader/shader_config.hpp"
 
 namespace gpusc::shader {
 
@@ -20,6 +21,9 @@ struct CompileOptions {
   std::string branchPolicy = "large-cluster";      // branchPointPolicies()
   std::string joinPolicy = "duplication-allowed";  // joinPointPolicies()
 };
+
+// The options a platform's core and compiler.* keys give.
+CompileOptions compileOptionsOf(const ShaderPlatformConfig& cfg);
 
 struct CompileStage {
   std::string name;  // lowered, input DTOs, input local motion, ..., allocated, bundled

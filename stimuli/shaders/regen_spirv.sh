@@ -4,34 +4,32 @@
 # it builds and runs without glslang.
 #
 # glslang compiles ES shaders to SPIR-V from version 310 on, so each source goes through its
-# front end as "#version 310 es" after a prelude of defines for the ES 1.00 names (attribute,
-# varying, texture2D, gl_FragColor); a #line directive keeps the messages' line numbers those of
-# the source. -G: OpenGL semantics (loose uniforms); --aml/--amb: locations and bindings in
-# declaration order; -Os: SSA form, functions inlined.
+# front end as "#version 310 es" after the prelude es100_prelude.<stage> (defines for the ES 1.00
+# names: attribute, varying, texture2D, gl_FragColor); the source's own #version line becomes
+# blank and a #line directive keeps the messages' line numbers those of the source. -G: OpenGL
+# semantics (loose uniforms); --aml/--amb: locations and bindings in declaration order; -Os: SSA
+# form, functions inlined. `gpusc shader compile|run` does the same for a GLSL file it is given
+# (stimuli/shader_catalog.cpp, with these preludes compiled in).
 #
 #   stimuli/shaders/regen_spirv.sh            every shader
 #   stimuli/shaders/regen_spirv.sh pom toon   some
-#   regen_spirv.sh --one FILE OUT             one source file to OUT (used by the tests)
+#   regen_spirv.sh --one FILE OUT             one source file to OUT
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command -v glslangValidator >/dev/null || { echo "regen_spirv.sh: glslangValidator not found (apt-get install glslang-tools)" >&2; exit 2; }
 
 compile() {  # source out
-  local src=$1 out=$2 stage prelude tmp
+  local src=$1 out=$2 stage tmp base
   case "$src" in
-    *.vert) stage=vert; prelude='#define attribute in
-#define varying out' ;;
-    *.frag) stage=frag; prelude='#define varying in
-#define texture2D texture
-#define gl_FragColor es100_FragColor
-layout(location = 0) out highp vec4 es100_FragColor;' ;;
+    *.vert) stage=vert ;;
+    *.frag) stage=frag ;;
     *) echo "regen_spirv.sh: $src: expected a .vert or .frag file" >&2; exit 2 ;;
   esac
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
-  local base
   base=$(basename "$src")
-  { echo "#version 310 es"; echo "$prelude"; echo "#line 2"; grep -v '^#version' "$src"; } > "$tmp/$base"
+  { echo "#version 310 es"; cat "$here/es100_prelude.$stage"; echo "#line 1"
+    sed -E 's/^[[:space:]]*#[[:space:]]*version.*$//' "$src"; } > "$tmp/$base"
   if ! (cd "$tmp" && glslangValidator -G --aml --amb -Os -S "$stage" -o "$tmp/out.spv" "$base" > "$tmp/log" 2>&1); then
     grep -E "ERROR" "$tmp/log" | sed "s|$base|$src|" >&2
     exit 2
