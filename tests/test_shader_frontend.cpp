@@ -119,3 +119,23 @@ TEST(ShaderFrontend, UnsupportedSpirvNamesFileAndInstruction) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ShaderDraw, CellsPerFragmentThinsTheFragments) {
+  // A 4 x 4 mesh with a fragment in every third cell (row by row): cells 0, 3, 6, 9, 12, 15.
+  const auto b = shaders::load("blur0");
+  DrawSpec d = parseDrawSpec("grid: 4\nfragments_per_cell: 1\ncells_per_fragment: 3\n", "d.yaml");
+  d.uniforms = b.draw.uniforms;
+  d.textures = b.draw.textures;
+  const DrawWork w = prepareDraw(d, b.vertex, b.fragment);
+  EXPECT_EQ(w.vertices.size(), 25u);
+  EXPECT_EQ(w.fragments.size(), 6u);
+  EXPECT_EQ(errorOf([] {
+              parseDrawSpec("grid: 4\nfragments_per_cell: 2\ncells_per_fragment: 3\n", "d.yaml");
+            }),
+            "d.yaml:3:21: cells_per_fragment: 3 needs fragments_per_cell: 1 (a mesh finer than "
+            "the fragments)");
+}
+
+}  // namespace

@@ -39,9 +39,9 @@ DrawSpec parseDrawSpec(const std::string& yaml, const std::string& file) {
   DrawSpec d;
   d.file = file;
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a map of keys", file));
-  const std::vector<std::string> keys{"description", "paper",   "vertex",
-                                      "fragment",    "grid",    "fragments_per_cell",
-                                      "uniforms",    "textures"};
+  const std::vector<std::string> keys{"description",        "paper",    "vertex",
+                                      "fragment",           "grid",     "fragments_per_cell",
+                                      "cells_per_fragment", "uniforms", "textures"};
   for (const auto& kv : root) {
     const std::string k = kv.first.as<std::string>();
     bool known = false;
@@ -67,6 +67,14 @@ DrawSpec parseDrawSpec(const std::string& yaml, const std::string& file) {
   d.fragmentFile = root["fragment"] ? root["fragment"].as<std::string>() : "";
   integer("grid", 1, 256, d.grid);
   integer("fragments_per_cell", 1, 4096, d.fragmentsPerCell);
+  if (root["cells_per_fragment"]) {
+    integer("cells_per_fragment", 1, 4096, d.cellsPerFragment);
+    if (d.cellsPerFragment > 1 && d.fragmentsPerCell != 1)
+      throw InputError(
+          fmt::format("{}: cells_per_fragment: {} needs fragments_per_cell: 1 (a mesh finer than "
+                      "the fragments)",
+                      where(file, root["cells_per_fragment"]), d.cellsPerFragment));
+  }
   if (const YAML::Node u = root["uniforms"]) {
     if (!u.IsMap()) throw InputError(fmt::format("{}: uniforms: expected a map", where(file, u)));
     for (const auto& kv : u) {
@@ -233,7 +241,7 @@ std::vector<Invocation> fragmentInvocations(const DrawSpec& d, const Program& vs
   while (side * side < d.fragmentsPerCell) ++side;
   for (int cj = 0; cj < n; ++cj)
     for (int ci = 0; ci < n; ++ci)
-      for (int f = 0; f < d.fragmentsPerCell; ++f) {
+      for (int f = 0; f < d.fragmentsPerCell && (cj * n + ci) % d.cellsPerFragment == 0; ++f) {
         const float a = (float(f % side) + 0.5f) / float(side),
                     b = (float(f / side) + 0.5f) / float(side);
         const auto& v00 = vout[size_t(cj * (n + 1) + ci)];

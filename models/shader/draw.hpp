@@ -27,6 +27,9 @@ struct DrawSpec {
   std::string vertexFile, fragmentFile;
   int grid = 4;
   int fragmentsPerCell = 16;
+  // A mesh finer than the fragments: only every cells_per_fragment-th cell (row by row) covers
+  // a fragment (fragments_per_cell is then 1).
+  int cellsPerFragment = 1;
   std::vector<UniformValue> uniforms;
   std::vector<std::pair<std::string, std::string>> textures;  // sampler -> kind
 };

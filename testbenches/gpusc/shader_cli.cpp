@@ -230,6 +230,7 @@ int cmdShaderRun(const ShaderRunOptions& o) {
                    {"draw", d.draw.file},
                    {"grid", d.draw.grid},
                    {"fragments_per_cell", d.draw.fragmentsPerCell},
+                   {"cells_per_fragment", d.draw.cellsPerFragment},
                    {"vertices", vr.size()},
                    {"fragments", fr.size()},
                    {"killed", fs.killed}};
