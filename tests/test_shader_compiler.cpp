@@ -265,6 +265,25 @@ TEST(ShaderBackend, SpillsToFreeOutputEntries) {
   }
 }
 
+TEST(ShaderBackend, CopiesOntoTheSameRegisterVanish) {
+  // t1 = t0 is a copy whose two ends do not interfere: both get one register, the copy goes.
+  // The negated copy t3 = -t2 stays.
+  Program p = parseAssembly(R"(B0:
+  add t0, v0, c0
+  mov t1, t0
+  mov t2, t1
+  mov t3, -t2
+  add o0, t3, c0
+  end
+)",
+                            "copy.s");
+  allocateRegisters(p, 8, 8);
+  std::vector<std::string> ops;
+  for (const auto& i : p.blocks[0].code) ops.push_back(printInstr(i));
+  ASSERT_EQ(ops.size(), 3u) << fmt::format("{}", fmt::join(ops, "; "));
+  EXPECT_EQ(ops[1], "mov t0, -t0");
+}
+
 TEST(ShaderBackend, BundlesIndependentNeighbours) {
   Program p = parseAssembly(R"(B0:
   mov t0, v0

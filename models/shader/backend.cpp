@@ -164,6 +164,13 @@ AllocationResult allocateRegisters(Program& p, int temporaries, int outputEntrie
         rewrite(in.src[size_t(s)].file, in.src[size_t(s)].index);
     }
     if (blk.term.kind == TermKind::Branch) rewrite(blk.term.cond.file, blk.term.cond.index);
+    // Copies whose two ends got the same register (the SSA front end's phi copies) vanish.
+    blk.code.erase(std::remove_if(blk.code.begin(), blk.code.end(),
+                                  [](const Instr& in) {
+                                    return in.op == Op::Mov && in.src[0].identity() &&
+                                           in.src[0].sameRegister(in.dst.file, in.dst.index);
+                                  }),
+                   blk.code.end());
   }
   p.allocated = true;
   return res;

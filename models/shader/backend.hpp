@@ -12,7 +12,8 @@ struct AllocationResult {
 };
 
 // Graph colouring of the virtual temporaries with `temporaries` colours, the rest onto output
-// entries no output binding or instruction uses. InputError when even those do not suffice.
+// entries no output binding or instruction uses; copies that end up from a register to itself
+// are removed. InputError when even those do not suffice.
 AllocationResult allocateRegisters(Program& p, int temporaries, int outputEntries);
 
 // Pairs adjacent instructions of a block (and a block's branch word with its last instruction)
