@@ -45,6 +45,35 @@ TEST(ShaderCore, StraightLineCyclesFollowTheConfiguration) {
   EXPECT_EQ(s.outputClockedCycles, 1 + cfg.gating.wake_cycles);
 }
 
+TEST(ShaderCore, WakeOverlapsAnOperandWait) {
+  const ShaderPlatformConfig cfg;
+  const uint64_t drain = cfg.core.pipeline_stages - 1;
+  const uint32_t wake = cfg.gating.wake_cycles;
+  ASSERT_LT(wake, cfg.core.latency.texture);
+  // The add waits for the texture sample; the input buffer's clock starts meanwhile.
+  const std::string waits = "B0:\n  tex t0, c0, s0\n  add o0, t0, v0 || end\n";
+  CoreStats s = cycles(waits, "immediate", "none");
+  EXPECT_EQ(s.cycles, 1 + cfg.core.latency.texture + drain);
+  EXPECT_EQ(s.wakeCycles, 0u);
+  EXPECT_EQ(s.inputWakes, 1u);
+  EXPECT_EQ(s.inputClockedCycles, 1 + wake);
+  // Without the wait the wake delays the access.
+  s = cycles("B0:\n  mov t0, c0\n  add o0, t0, v0 || end\n", "immediate", "none");
+  EXPECT_EQ(s.cycles, 2 + wake + drain);
+  EXPECT_EQ(s.wakeCycles, wake);
+  // A bundle reading both buffers when only the output buffer must wake (wake = 1 below): o1 is
+  // written at cycle 1 after its wake, v0 read at 3 after its own, and the add, ready at 4, waits
+  // for the output buffer (idle since 1) until 5; the input buffer (read at 3) stays clocked
+  // meanwhile.
+  s = cycles("B0:\n  mov o1, c0\n  mov t0, v0\n  add o0, o1, v1 || end\n", "immediate",
+             "immediate");
+  EXPECT_EQ(s.inputWakes, 1u);
+  EXPECT_EQ(s.outputWakes, 2u);
+  EXPECT_EQ(s.cycles, 3 + 3 * wake + drain);
+  EXPECT_EQ(s.inputClockedCycles, (wake + 1) + (wake + 1));  // (wake, read) + (wait, read)
+  EXPECT_EQ(s.outputClockedCycles, 2 * (1 + wake));
+}
+
 TEST(ShaderCore, TextureLatencyAndBranchPenalty) {
   const ShaderPlatformConfig cfg;
   const uint64_t drain = cfg.core.pipeline_stages - 1;

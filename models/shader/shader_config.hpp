@@ -60,8 +60,10 @@ struct ShaderGatingConfig : config::Section {
     const OneOf policies{{"none", "immediate", "idle-timeout"}};
     v.field("input", input, "Clock gating of the input buffer", policies);
     v.field("output", output, "Clock gating of the output buffer", policies);
-    v.field("wake_cycles", wake_cycles, "Cycles an access waits for a gated buffer's clock",
-            Range<uint32_t>{0, 16});
+    v.field(
+        "wake_cycles", wake_cycles,
+        "Cycles a gated buffer's clock takes to start before an access (hidden by an operand wait)",
+        Range<uint32_t>{0, 16});
     v.field("idle_cycles", idle_cycles, "idle-timeout: idle cycles before a buffer is gated",
             Range<uint32_t>{0, 1000});
   }

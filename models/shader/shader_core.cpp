@@ -109,6 +109,8 @@ CoreStats& CoreStats::operator+=(const CoreStats& o) {
   inputAccessCycles += o.inputAccessCycles;
   outputAccessCycles += o.outputAccessCycles;
   inputClockedCycles += o.inputClockedCycles;
+  inputWakes += o.inputWakes;
+  outputWakes += o.outputWakes;
   outputClockedCycles += o.outputClockedCycles;
   return *this;
 }
@@ -165,22 +167,31 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
       inAcc = inAcc || cond->file == File::Input;
       outAcc = outAcc || cond->file == File::Output;
     }
-    uint32_t wake = 0;
-    if (inAcc) wake = std::max(wake, inGate.access(at, ib.last));
-    if (outAcc) wake = std::max(wake, outGate.access(at, ob.last));
-    at += wake;
-    st.wakeCycles += wake;
-    auto account = [&](BufferTrack& b, const GatingPolicy& g, bool acc) {
+    // A gated buffer's clock starts `wake` cycles before the access, as soon as the bundle is
+    // decoded (at `cycle`): the wake overlaps with an operand wait and delays the bundle only by
+    // what is left of it.
+    const int64_t operandsReady = at;
+    const uint32_t inWake = inAcc ? inGate.access(operandsReady, ib.last) : 0;
+    const uint32_t outWake = outAcc ? outGate.access(operandsReady, ob.last) : 0;
+    at = std::max(operandsReady, cycle + int64_t(std::max(inWake, outWake)));
+    st.wakeCycles += uint64_t(at - operandsReady);
+    auto account = [&](BufferTrack& b, const GatingPolicy& g, bool acc, uint32_t w) {
       if (!acc) return;
-      const uint32_t w = g.access(at - wake, b.last);
-      if (b.last >= 0) b.clocked += g.clockedBetween(at - w - b.last - 1);
-      b.clocked += 1 + w;
-      b.wakes += w > 0;
+      if (w > 0) {
+        // Idle since the last access, then clocked from the wake to the access.
+        if (b.last >= 0) b.clocked += g.clockedBetween(at - w - b.last - 1);
+        b.clocked += w + 1;
+        ++b.wakes;
+      } else {
+        // Still clocked: it stays so while the bundle waits for the other buffer's wake.
+        if (b.last >= 0) b.clocked += g.clockedBetween(operandsReady - b.last - 1);
+        b.clocked += uint64_t(at - operandsReady) + 1;
+      }
       b.last = at;
       ++b.accessCycles;
     };
-    account(ib, inGate, inAcc);
-    account(ob, outGate, outAcc);
+    account(ib, inGate, inAcc, inWake);
+    account(ob, outGate, outAcc, outWake);
     for (const Instr* w : words) {
       execute(*w, s, tex);
       ready[{int(w->dst.file), int(w->dst.index)}] = at + latencyOf(*w, cfg.core.latency);
@@ -239,6 +250,8 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
   };
   finish(ib, inGate, st.inputClockedCycles, st.inputAccessCycles);
   finish(ob, outGate, st.outputClockedCycles, st.outputAccessCycles);
+  st.inputWakes = ib.wakes;
+  st.outputWakes = ob.wakes;
   st.cycles = uint64_t(total);
   st.invocations = 1;
   st.killed = r.killed;

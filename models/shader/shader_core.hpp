@@ -1,9 +1,10 @@
 // ShaderCore: one Cyclone shader core (seed 004). In-order, one bundle of up to two instruction
 // words per cycle through a five-stage pipeline; results are ready `latency` cycles after issue
 // (a bundle waits for its operands); leaving the fall-through path costs the branch penalty.
-// The input and output buffers' clocks are gated by a named policy: a gated buffer's access waits
-// `wake_cycles` while its clock starts. Values are computed by the reference interpreter's
-// `execute`, so the core and the interpreter agree bit for bit.
+// The input and output buffers' clocks are gated by a named policy: a gated buffer's clock starts
+// `wake_cycles` before an access, from the cycle the bundle is decoded, so the wake delays the
+// bundle only by what an operand wait does not hide. Values are computed by the reference
+// interpreter's `execute`, so the core and the interpreter agree bit for bit.
 //
 // The module takes invocations from the cluster's input controller (ShaderCluster) and spends
 // their cycles in simulated time; its statistics count every cycle and buffer event.
@@ -41,6 +42,7 @@ struct CoreStats {
   uint64_t stallCycles = 0, wakeCycles = 0, branchPenaltyCycles = 0;
   uint64_t inputAccessCycles = 0, outputAccessCycles = 0;
   uint64_t inputClockedCycles = 0, outputClockedCycles = 0;
+  uint64_t inputWakes = 0, outputWakes = 0;  // times a gated buffer's clock started
   CoreStats& operator+=(const CoreStats& o);
 };
 

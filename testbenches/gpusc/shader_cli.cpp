@@ -78,6 +78,8 @@ nlohmann::json statsJson(const CoreStats& s, const ShaderPlatformConfig& cfg) {
           {"output_access_cycles", s.outputAccessCycles},
           {"input_clocked_cycles", s.inputClockedCycles},
           {"output_clocked_cycles", s.outputClockedCycles},
+          {"input_wakes", s.inputWakes},
+          {"output_wakes", s.outputWakes},
           {"energy",
            {{"input_buffer", e.inputBuffer},
             {"output_buffer", e.outputBuffer},
@@ -289,14 +291,14 @@ int cmdShaderRun(const ShaderRunOptions& o) {
                vs.cycles, fs.cycles, pctOf(double(fs.cycles), double(total.cycles)));
     fmt::print("  stalls             {} operand, {} buffer wake-up, {} branch cycles\n",
                total.stallCycles, total.wakeCycles, total.branchPenaltyCycles);
-    fmt::print(
-        "  input buffer       accessed in {} cycles, clocked in {} ({} of the core cycles)\n",
-        total.inputAccessCycles, total.inputClockedCycles,
-        pctOf(double(total.inputClockedCycles), double(total.cycles)));
-    fmt::print(
-        "  output buffer      accessed in {} cycles, clocked in {} ({} of the core cycles)\n",
-        total.outputAccessCycles, total.outputClockedCycles,
-        pctOf(double(total.outputClockedCycles), double(total.cycles)));
+    auto buffer = [&](const char* label, uint64_t access, uint64_t clocked, uint64_t wakes) {
+      fmt::print(
+          "  {:<18} accessed in {} cycles, clocked in {} ({} of the core cycles), {} "
+          "wake-ups\n",
+          label, access, clocked, pctOf(double(clocked), double(total.cycles)), wakes);
+    };
+    buffer("input buffer", total.inputAccessCycles, total.inputClockedCycles, total.inputWakes);
+    buffer("output buffer", total.outputAccessCycles, total.outputClockedCycles, total.outputWakes);
     fmt::print(
         "  energy             {:.6g} units: input buffer {}, output buffer {}, temporaries "
         "{}, rest of the core {}\n",
