@@ -519,107 +519,62 @@ PlacementAnalysis globalCodeMotion(Program& p, Buffer buf, int registers,
 bool naiveCodeMotion(Program& p, Buffer buf, int registers) {
   Program q = p;
   uint16_t next = q.temporaryCount();
-  if (buf == Buffer::Input) {
-    // Every input read goes through one temporary per input register, loaded at the entry.
-    std::vector<int> home(64, -1);
-    std::vector<uint16_t> used;
-    for (auto& blk : q.blocks)
-      for (auto& in : blk.code)
-        for (int s = 0; s < in.sources(); ++s) {
-          Operand& o = in.src[size_t(s)];
-          if (o.file != File::Input) continue;
-          if (o.index >= home.size()) home.resize(o.index + 1u, -1);
-          if (home[o.index] < 0) {
-            home[o.index] = next++;
-            used.push_back(o.index);
-          }
-          o.file = File::Temp;
-          o.index = uint16_t(home[o.index]);
-        }
-    for (auto& blk : q.blocks)
-      if (blk.term.kind == TermKind::Branch && blk.term.cond.file == File::Input) {
-        Operand& o = blk.term.cond;
-        if (o.index >= home.size()) home.resize(o.index + 1u, -1);
-        if (home[o.index] < 0) {
-          home[o.index] = next++;
-          used.push_back(o.index);
-        }
-        o.file = File::Temp;
-        o.index = uint16_t(home[o.index]);
-      }
-    std::vector<Instr> head;
-    for (uint16_t k : used) {
-      Instr d;
-      d.dst = Dest{File::Temp, uint16_t(home[k]), 0xF};
-      d.src[0] = Operand{File::Input, k};
-      head.push_back(d);
+  // Every register of the buffer the program touches lives in a temporary, its home: inputs
+  // are loaded into theirs at the entry; outputs are kept in theirs and written to the buffer
+  // just before each `end`.
+  const File file = buf == Buffer::Input ? File::Input : File::Output;
+  std::vector<int> home;
+  std::vector<uint16_t> used;
+  auto rehome = [&](File& f, uint16_t& index) {
+    if (f != file) return;
+    if (index >= home.size()) home.resize(index + 1u, -1);
+    if (home[index] < 0) {
+      home[index] = next++;
+      used.push_back(index);
     }
-    auto& entry = q.blocks[0].code;
-    entry.insert(entry.begin(), head.begin(), head.end());
-  } else {
-    // Every output register lives in a temporary; the temporaries go to the output buffer just
-    // before each `end`. Components not written on every path keep the buffer's initial zero.
-    std::vector<int> home(64, -1);
-    std::vector<uint16_t> used;
-    auto homeOf = [&](uint16_t k) {
-      if (k >= home.size()) home.resize(k + 1u, -1);
-      if (home[k] < 0) {
-        home[k] = next++;
-        used.push_back(k);
-      }
-      return uint16_t(home[k]);
-    };
-    for (auto& blk : q.blocks) {
-      for (auto& in : blk.code) {
-        for (int s = 0; s < in.sources(); ++s) {
-          Operand& o = in.src[size_t(s)];
-          if (o.file == File::Output) {
-            o.file = File::Temp;
-            o.index = homeOf(o.index);
-          }
-        }
-        if (in.dst.file == File::Output) {
-          in.dst.file = File::Temp;
-          in.dst.index = homeOf(in.dst.index);
-        }
-      }
-      if (blk.term.kind == TermKind::Branch && blk.term.cond.file == File::Output) {
-        blk.term.cond.file = File::Temp;
-        blk.term.cond.index = homeOf(blk.term.cond.index);
-      }
+    f = File::Temp;
+    index = uint16_t(home[index]);
+  };
+  for (auto& blk : q.blocks) {
+    for (auto& in : blk.code) {
+      for (int s = 0; s < in.sources(); ++s)
+        rehome(in.src[size_t(s)].file, in.src[size_t(s)].index);
+      rehome(in.dst.file, in.dst.index);
     }
-    // Every home starts as the output buffer does, at zero: components a path leaves unwritten
-    // then reach the buffer unchanged.
-    uint16_t zero = 0;
-    bool haveZero = false;
-    for (const auto& [idx, val] : q.constants)
-      if (val == Vec4{0, 0, 0, 0}) {
-        zero = idx;
-        haveZero = true;
-      }
-    if (!haveZero) {
-      zero = q.constantCount++;
-      q.constants.push_back({zero, Vec4{0, 0, 0, 0}});
-    }
-    std::vector<Instr> head;
-    for (uint16_t k : used) {
-      Instr d;
-      d.dst = Dest{File::Temp, uint16_t(home[k]), 0xF};
-      d.src[0] = Operand{File::Const, zero};
-      head.push_back(d);
-    }
-    auto& entry = q.blocks[0].code;
-    entry.insert(entry.begin(), head.begin(), head.end());
-    for (auto& blk : q.blocks) {
-      if (blk.term.kind != TermKind::End) continue;
-      for (uint16_t k : used) {
-        Instr d;
-        d.dst = Dest{File::Output, k, 0xF};
-        d.src[0] = Operand{File::Temp, uint16_t(home[k])};
-        blk.code.push_back(d);
-      }
+    if (blk.term.kind == TermKind::Branch) rehome(blk.term.cond.file, blk.term.cond.index);
+  }
+  // An output's home starts as the output buffer does, at zero, so components a path leaves
+  // unwritten reach the buffer unchanged.
+  Operand zero{File::Const, 0};
+  if (buf == Buffer::Output) {
+    const auto it = std::find_if(q.constants.begin(), q.constants.end(), [](const auto& c) {
+      return c.second == Vec4{0, 0, 0, 0};
+    });
+    if (it != q.constants.end()) {
+      zero.index = it->first;
+    } else {
+      zero.index = q.constantCount++;
+      q.constants.push_back({zero.index, Vec4{0, 0, 0, 0}});
     }
   }
+  auto mov = [](Dest d, Operand s) {
+    Instr i;
+    i.dst = d;
+    i.src[0] = s;
+    return i;
+  };
+  std::vector<Instr> head;
+  for (uint16_t k : used)
+    head.push_back(mov(Dest{File::Temp, uint16_t(home[k]), 0xF},
+                       buf == Buffer::Input ? Operand{File::Input, k} : zero));
+  auto& entry = q.blocks[0].code;
+  entry.insert(entry.begin(), head.begin(), head.end());
+  if (buf == Buffer::Output)
+    for (auto& blk : q.blocks)
+      if (blk.term.kind == TermKind::End)
+        for (uint16_t k : used)
+          blk.code.push_back(
+              mov(Dest{File::Output, k, 0xF}, Operand{File::Temp, uint16_t(home[k])}));
   if (maxPressure(q) > registers) return false;
   p = std::move(q);
   return true;

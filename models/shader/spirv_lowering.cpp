@@ -592,35 +592,35 @@ class Lowering {
     Operand a = widen(in.w[2], n), b = widen(in.w[3], n);
     Op op = Op::Slt;
     bool swap = false;
+    // For a NaN operand slt, sge and seq give false and sne true, as the ordered comparisons and
+    // the unordered "not equal" (what glslang emits for GLSL's operators) do; the ordered "not
+    // equal" would need false. (The other unordered comparisons do not reach here.)
+    if (in.op == spv::OpFOrdNotEqual)
+      unsupported(in, "an ordered 'not equal' (false for NaN: the shader ISA's sne is true)");
     switch (in.op) {
       case spv::OpFOrdLessThan:
-      case spv::OpFUnordLessThan:
       case spv::OpSLessThan:
       case spv::OpULessThan:
         op = Op::Slt;
         break;
       case spv::OpFOrdGreaterThan:
-      case spv::OpFUnordGreaterThan:
       case spv::OpSGreaterThan:
       case spv::OpUGreaterThan:
         op = Op::Slt;
         swap = true;
         break;
       case spv::OpFOrdLessThanEqual:
-      case spv::OpFUnordLessThanEqual:
       case spv::OpSLessThanEqual:
       case spv::OpULessThanEqual:
         op = Op::Sge;
         swap = true;
         break;
       case spv::OpFOrdGreaterThanEqual:
-      case spv::OpFUnordGreaterThanEqual:
       case spv::OpSGreaterThanEqual:
       case spv::OpUGreaterThanEqual:
         op = Op::Sge;
         break;
       case spv::OpFOrdEqual:
-      case spv::OpFUnordEqual:
       case spv::OpIEqual:
       case spv::OpLogicalEqual:
         op = Op::Seq;
@@ -916,23 +916,18 @@ class Lowering {
         setReg(w[1], dot(reg(w[2]), reg(w[3]), compsOf(w[2])), 1);
         break;
       case spv::OpFOrdLessThan:
-      case spv::OpFUnordLessThan:
       case spv::OpSLessThan:
       case spv::OpULessThan:
       case spv::OpFOrdGreaterThan:
-      case spv::OpFUnordGreaterThan:
       case spv::OpSGreaterThan:
       case spv::OpUGreaterThan:
       case spv::OpFOrdLessThanEqual:
-      case spv::OpFUnordLessThanEqual:
       case spv::OpSLessThanEqual:
       case spv::OpULessThanEqual:
       case spv::OpFOrdGreaterThanEqual:
-      case spv::OpFUnordGreaterThanEqual:
       case spv::OpSGreaterThanEqual:
       case spv::OpUGreaterThanEqual:
       case spv::OpFOrdEqual:
-      case spv::OpFUnordEqual:
       case spv::OpIEqual:
       case spv::OpLogicalEqual:
       case spv::OpFOrdNotEqual:

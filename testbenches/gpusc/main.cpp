@@ -28,6 +28,7 @@
 #include "gpu/device.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
+#include "results_folder.hpp"
 #include "shader/shader_config.hpp"
 #include "shader_cli.hpp"
 #include "sm/activity.hpp"
@@ -39,6 +40,7 @@
 
 namespace fs = std::filesystem;
 using namespace gpusc;
+using cli::writeFile;
 
 namespace {
 
@@ -73,11 +75,6 @@ std::string humanCount(double v) {
   if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
   if (v >= 1e3) return fmt::format("{:.2f} k", v / 1e3);
   return fmt::format("{:.0f} ", v);
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
 }
 
 // The memory system over all launches: cache hit rates, DRAM traffic and the interconnect.
@@ -233,15 +230,7 @@ int cmdRun(const RunOptions& o) {
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
   const std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
-  const fs::path outDir = o.out.empty()
-                              ? fs::path("gpusc-results") / fmt::format("{}-{}", workName, cfg.name)
-                              : fs::path(o.out);
-
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec)
-    throw InputError(
-        fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
+  const fs::path outDir = cli::resultsFolder(o.out, workName, cfg.name);
   if (o.vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
       throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
@@ -296,9 +285,7 @@ int cmdRun(const RunOptions& o) {
     if (o.vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
   }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
-  writeFile(
-      outDir / "config.yaml",
-      "# Resolved configuration of this run (loadable with --platform)\n" + config::toYaml(cfg));
+  writeFile(outDir / "config.yaml", cli::configYaml(config::toYaml(cfg)));
 
   if (!o.quiet) {
     fmt::print("gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);

@@ -11,6 +11,7 @@
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
+#include "results_folder.hpp"
 #include "shader/assembly.hpp"
 #include "shader/compiler.hpp"
 #include "shader/shader_cluster.hpp"
@@ -57,11 +58,6 @@ std::optional<Stage> parseStage(const std::string& s) {
   if (s == "fragment") return Stage::Fragment;
   throw InputError(fmt::format("--stage {}: expected vertex or fragment{}", s,
                                didYouMean(s, {"vertex", "fragment"})));
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
 }
 
 nlohmann::json statsJson(const CoreStats& s, const ShaderPlatformConfig& cfg) {
@@ -185,14 +181,7 @@ int cmdShaderCompile(const ShaderCompileOptions& o) {
 int cmdShaderRun(const ShaderRunOptions& o) {
   const ShaderPlatformConfig cfg = resolvePlatform(o.platform);
   const DrawPrograms d = loadDraw(o);
-  const fs::path outDir = o.out.empty()
-                              ? fs::path("gpusc-results") / fmt::format("{}-{}", d.name, cfg.name)
-                              : fs::path(o.out);
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec)
-    throw InputError(
-        fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
+  const fs::path outDir = resultsFolder(o.out, d.name, cfg.name);
 
   const CompileOptions opts = compileOptionsOf(cfg);
   const CompileResult cv = compile(d.vertex, opts), cf = compile(d.fragment, opts);
@@ -265,9 +254,7 @@ int cmdShaderRun(const ShaderRunOptions& o) {
   j["check"] = {{"pass", pass}, {"message", pass ? "outputs bit-identical" : mismatch}};
   j["config"] = config::toJson(cfg);
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
-  writeFile(
-      outDir / "config.yaml",
-      "# Resolved configuration of this run (loadable with --platform)\n" + config::toYaml(cfg));
+  writeFile(outDir / "config.yaml", configYaml(config::toYaml(cfg)));
   writeFile(outDir / "vertex.s", printAssembly(cv.program));
   writeFile(outDir / "fragment.s", printAssembly(cf.program));
 
