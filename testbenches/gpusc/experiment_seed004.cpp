@@ -102,6 +102,7 @@ const PaperRow* paperRow(const std::string& paperName) {
 
 struct Run004 {
   uint64_t cycles = 0, vertexCycles = 0, fragmentCycles = 0;
+  uint64_t clusterCycles = 0;  // the draw on the cluster, transfers included
   uint64_t inputAccess = 0, outputAccess = 0, inputClocked = 0, outputClocked = 0, wake = 0;
   double eIn = 0, eOut = 0, eTemp = 0, eCore = 0, eTotal = 0;
   int vertexRegs = 0, fragmentRegs = 0, vertexSpilled = 0, fragmentSpilled = 0;
@@ -114,6 +115,7 @@ Run004 parse004(const nlohmann::json& j) {
   r.cycles = t.at("cycles").get<uint64_t>();
   r.vertexCycles = j.at("stages").at("vertex").at("cycles").get<uint64_t>();
   r.fragmentCycles = j.at("stages").at("fragment").at("cycles").get<uint64_t>();
+  r.clusterCycles = j.at("cluster").at("cycles").get<uint64_t>();
   r.inputAccess = t.at("input_access_cycles").get<uint64_t>();
   r.outputAccess = t.at("output_access_cycles").get<uint64_t>();
   r.inputClocked = t.at("input_clocked_cycles").get<uint64_t>();
@@ -197,7 +199,8 @@ int seed004(const ExperimentOptions& o) {
 
   std::string csv =
       "shader,config,gated,method,branch_policy,join_policy,status,cycles,vertex_cycles,"
-      "fragment_cycles,input_access_cycles,output_access_cycles,input_clocked_cycles,"
+      "fragment_cycles,cluster_cycles,input_access_cycles,output_access_cycles,input_clocked_"
+      "cycles,"
       "output_clocked_cycles,wake_cycles,energy_input_buffer,energy_output_buffer,"
       "energy_temporaries,energy_core,energy_total,vertex_registers,fragment_registers,"
       "vertex_spilled,fragment_spilled\n";
@@ -213,17 +216,17 @@ int seed004(const ExperimentOptions& o) {
       const auto it = runs[n].find(c.key);
       if (it == runs[n].end()) {
         csv += fmt::format("{},{},{},{},{},{},\"{}\"{}\n", n, c.key, gated, method, branch, join,
-                           status[n][c.key], std::string(17, ','));
+                           status[n][c.key], std::string(18, ','));
         continue;
       }
       const Run004& r = it->second;
       csv += fmt::format(
-          "{},{},{},{},{},{},ok,{},{},{},{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:.2f},{},{},{}"
+          "{},{},{},{},{},{},ok,{},{},{},{},{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:.2f},{},{}"
           ","
-          "{}\n",
+          "{},{}\n",
           n, c.key, gated, method, branch, join, r.cycles, r.vertexCycles, r.fragmentCycles,
-          r.inputAccess, r.outputAccess, r.inputClocked, r.outputClocked, r.wake, r.eIn, r.eOut,
-          r.eTemp, r.eCore, r.eTotal, r.vertexRegs, r.fragmentRegs, r.vertexSpilled,
+          r.clusterCycles, r.inputAccess, r.outputAccess, r.inputClocked, r.outputClocked, r.wake,
+          r.eIn, r.eOut, r.eTemp, r.eCore, r.eTotal, r.vertexRegs, r.fragmentRegs, r.vertexSpilled,
           r.fragmentSpilled);
     }
 
