@@ -9,7 +9,7 @@ namespace gpusc::shader {
 
 namespace {
 
-std::string stageName(Buffer b, const char* step) {
+std::string stepName(Buffer b, const char* step) {
   return fmt::format("{} {}", bufferName(b), step);
 }
 
@@ -24,14 +24,14 @@ class LocalMotion : public CodeMotionVariant {
   void run(Program& p, Buffer b, const CompileOptions& o,
            std::vector<CompileStage>& stages) const override {
     insertDtos(p, b);
-    stages.push_back({stageName(b, "DTO insertion"), p});
+    stages.push_back({stepName(b, "DTO insertion"), p});
     localCodeMotion(p, b, o.temporaries);
-    stages.push_back({stageName(b, "local code motion"), p});
+    stages.push_back({stepName(b, "local code motion"), p});
     if (!global_) return;
     auto branch = branchPointPolicies().create(o.branchPolicy);
     auto join = joinPointPolicies().create(o.joinPolicy);
     globalCodeMotion(p, b, o.temporaries, *branch, *join);
-    stages.push_back({stageName(b, "global code motion"), p});
+    stages.push_back({stepName(b, "global code motion"), p});
   }
 
  private:
@@ -47,7 +47,7 @@ class NaiveMotion : public CodeMotionVariant {
           "{}: naive code motion of the {} buffer needs more than the core's {} temporaries "
           "(the paper's compiler fails on such programs)",
           p.name, bufferName(b), o.temporaries));
-    stages.push_back({stageName(b, "naive code motion"), p});
+    stages.push_back({stepName(b, "naive code motion"), p});
   }
 };
 

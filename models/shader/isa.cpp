@@ -91,13 +91,6 @@ int Program::findBlock(const std::string& label) const {
   return -1;
 }
 
-std::vector<std::vector<int>> Program::predecessors() const {
-  std::vector<std::vector<int>> p(blocks.size());
-  for (size_t b = 0; b < blocks.size(); ++b)
-    for (int s : blocks[b].successors()) p[size_t(s)].push_back(int(b));
-  return p;
-}
-
 uint16_t Program::temporaryCount() const {
   int top = -1;
   for (const auto& b : blocks) {

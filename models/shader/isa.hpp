@@ -131,7 +131,6 @@ struct Program {
   bool bundled = false;
 
   int findBlock(const std::string& label) const;
-  std::vector<std::vector<int>> predecessors() const;
   uint16_t temporaryCount() const;  // 1 + the highest temporary index used
   size_t instructionCount() const;  // including branch words
 };
@@ -140,8 +139,9 @@ struct Program {
 bool reads(const Instr& i, File f, uint16_t index);
 bool writes(const Instr& i, File f, uint16_t index);
 
-// Data-transfer operations (Sec. 4.1): `mov tX, vK` (input side) and `mov oK, tX` (output side),
-// with identity swizzles and every component.
+// Data-transfer operations (Sec. 4.1): `mov tX, vK` writing every component (input side) and
+// `mov oK[.mask], tX` (output side: DTO insertion keeps the original write's mask), with identity
+// swizzles.
 bool isInputDto(const Instr& i);
 bool isOutputDto(const Instr& i);
 
