@@ -8,6 +8,8 @@ packages=(
   libboost-dev libboost-graph-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
+  glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
 )
 missing=()
 for p in "${packages[@]}"; do

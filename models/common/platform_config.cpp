@@ -1,5 +1,6 @@
 #include "common/platform_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,13 +19,16 @@ std::string platformName(const EmbeddedFile& f) {
 }
 }  // namespace
 
-std::vector<std::string> builtinPlatformNames() {
+std::vector<std::string> builtinPlatformNames(PlatformKind kind) {
+  // platforms/shader-*.yaml describe shader clusters (models/shader), not GPUs.
   std::vector<std::string> names;
-  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms)) names.push_back(platformName(*f));
+  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms))
+    if (startsWith(platformName(*f), "shader-") == (kind == PlatformKind::ShaderCluster))
+      names.push_back(platformName(*f));
   return names;
 }
 
-PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets) {
+PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_regular_file(nameOrFile, ec)) {
@@ -32,14 +36,22 @@ PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std
     if (!in) throw InputError(fmt::format("{}: cannot read platform file", nameOrFile));
     std::stringstream ss;
     ss << in.rdbuf();
-    return config::load<PlatformConfig>(ss.str(), nameOrFile, sets);
+    return {ss.str(), nameOrFile};
   }
-  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms)) {
-    if (platformName(*f) == nameOrFile) return config::load<PlatformConfig>(f->text, f->path, sets);
-  }
-  auto names = builtinPlatformNames();
-  throw InputError(fmt::format("--platform {}: no such file or built-in platform{} (built-in: {})",
-                               nameOrFile, didYouMean(nameOrFile, names), join(names, ", ")));
+  const auto names = builtinPlatformNames(kind);
+  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms))
+    if (platformName(*f) == nameOrFile &&
+        std::find(names.begin(), names.end(), nameOrFile) != names.end())
+      return {f->text, f->path};
+  throw InputError(
+      fmt::format("--platform {}: no such file or built-in {}platform{} (built-in: {})", nameOrFile,
+                  kind == PlatformKind::Gpu ? "" : "shader ", didYouMean(nameOrFile, names),
+                  join(names, ", ")));
+}
+
+PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets) {
+  const PlatformText t = findPlatform(nameOrFile, PlatformKind::Gpu);
+  return config::load<PlatformConfig>(t.text, t.path, sets);
 }
 
 }  // namespace gpusc

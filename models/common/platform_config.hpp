@@ -538,7 +538,17 @@ struct PlatformConfig : config::Section {
 // `sets` are --set key.path=value overrides. Throws InputError on any problem.
 PlatformConfig loadPlatform(const std::string& nameOrFile,
                             const std::vector<std::string>& sets = {});
-std::vector<std::string> builtinPlatformNames();
+// The built-in platforms of a kind: GPUs, or shader clusters (platforms/shader-*.yaml, read by
+// shader::loadShaderPlatform).
+enum class PlatformKind { Gpu, ShaderCluster };
+std::vector<std::string> builtinPlatformNames(PlatformKind kind = PlatformKind::Gpu);
+
+// A platform file's text and the path messages name: a YAML file, or a built-in platform of
+// `kind`. InputError listing the built-in names when it is neither.
+struct PlatformText {
+  std::string text, path;
+};
+PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind);
 // The built-in platform used when none is given.
 inline constexpr const char* kDefaultPlatform = "gtx480";
 

@@ -219,7 +219,7 @@ std::vector<std::string> experimentKernels(const ExperimentOptions& o,
 }
 
 std::vector<std::string> experimentNames() {
-  return {"seed000", "seed001", "seed001-train", "seed002", "seed003"};
+  return {"seed000", "seed001", "seed001-train", "seed002", "seed003", "seed004"};
 }
 
 int runExperiment(const ExperimentOptions& o) {
@@ -229,6 +229,7 @@ int runExperiment(const ExperimentOptions& o) {
   if (o.name == "seed001-train") return seed001Train(o);
   if (o.name == "seed002") return seed002(o);
   if (o.name == "seed003") return seed003(o);
+  if (o.name == "seed004") return seed004(o);
   throw InputError(fmt::format("experiment {}: no such experiment{} (known: {})", o.name,
                                didYouMean(o.name, experimentNames()),
                                join(experimentNames(), ", ")));

@@ -84,5 +84,6 @@ int seed000(const ExperimentOptions& o);
 int seed001(const ExperimentOptions& o);
 int seed001Train(const ExperimentOptions& o);
 int seed002(const ExperimentOptions& o);
+int seed004(const ExperimentOptions& o);  // shader benchmarks (kernels: their names)
 
 }  // namespace gpusc::cli

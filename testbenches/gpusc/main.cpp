@@ -1,7 +1,9 @@
 // gpusc: the command-line tool.
 //
 //   gpusc run [--platform P] [--kernel K | --launch SPEC] [--size S] [--set key=value]...
-//   gpusc list platforms | kernels | keys [--markdown]
+//   gpusc list platforms | kernels | keys | shaders | shader-keys [--markdown]
+//   gpusc shader compile <shader> [--stage S] [--emit asm|cfg] [--input-motion V] ...
+//   gpusc shader run [--shader NAME | --draw FILE] [--platform P] [--set key=value]...
 //   gpusc bench [--kernel K]... [--size S] [--repeat N] [--json FILE]
 //   gpusc pdn impedance [--platform P] [--set key=value]... [--out DIR]
 //
@@ -26,6 +28,9 @@
 #include "gpu/device.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
+#include "results_folder.hpp"
+#include "shader/shader_config.hpp"
+#include "shader_cli.hpp"
 #include "sm/activity.hpp"
 #include "voltage_cli.hpp"
 
@@ -35,6 +40,7 @@
 
 namespace fs = std::filesystem;
 using namespace gpusc;
+using cli::writeFile;
 
 namespace {
 
@@ -69,11 +75,6 @@ std::string humanCount(double v) {
   if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
   if (v >= 1e3) return fmt::format("{:.2f} k", v / 1e3);
   return fmt::format("{:.0f} ", v);
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
 }
 
 // The memory system over all launches: cache hit rates, DRAM traffic and the interconnect.
@@ -229,15 +230,7 @@ int cmdRun(const RunOptions& o) {
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
   const std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
-  const fs::path outDir = o.out.empty()
-                              ? fs::path("gpusc-results") / fmt::format("{}-{}", workName, cfg.name)
-                              : fs::path(o.out);
-
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec)
-    throw InputError(
-        fmt::format("--out {}: cannot create the folder: {}", outDir.string(), ec.message()));
+  const fs::path outDir = cli::resultsFolder(o.out, workName, cfg.name);
   if (o.vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
       throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
@@ -292,9 +285,7 @@ int cmdRun(const RunOptions& o) {
     if (o.vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
   }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
-  writeFile(
-      outDir / "config.yaml",
-      "# Resolved configuration of this run (loadable with --platform)\n" + config::toYaml(cfg));
+  writeFile(outDir / "config.yaml", cli::configYaml(config::toYaml(cfg)));
 
   if (!o.quiet) {
     fmt::print("gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);
@@ -332,30 +323,40 @@ int cmdRun(const RunOptions& o) {
   return entry && !check.pass ? kExitCheckFailed : 0;
 }
 
+void printKeys(const std::vector<config::KeyInfo>& keys, bool markdown) {
+  if (markdown) {
+    fmt::print("| key | type | default | allowed | description |\n|---|---|---|---|---|\n");
+    for (const auto& k : keys)
+      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint,
+                 k.doc);
+  } else {
+    for (const auto& k : keys)
+      fmt::print("{:<44} {:<17} {:<14} {}{}\n", k.path, k.type, k.defaultValue, k.doc,
+                 k.constraint.empty() ? "" : " [" + k.constraint + "]");
+  }
+}
+
 int cmdList(const std::string& what, bool markdown) {
   if (what == "platforms") {
     for (const auto& n : builtinPlatformNames()) {
       PlatformConfig c = loadPlatform(n);
       fmt::print("{:<16} {}\n", n, c.description);
     }
+    for (const auto& n : builtinPlatformNames(PlatformKind::ShaderCluster))
+      fmt::print("{:<16} {} (gpusc shader)\n", n, shader::loadShaderPlatform(n).description);
   } else if (what == "kernels") {
     for (const auto& e : catalog::all())
       fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
   } else if (what == "keys") {
-    auto keys = config::listKeys<PlatformConfig>();
-    if (markdown) {
-      fmt::print("| key | type | default | allowed | description |\n|---|---|---|---|---|\n");
-      for (const auto& k : keys)
-        fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint,
-                   k.doc);
-    } else {
-      for (const auto& k : keys)
-        fmt::print("{:<44} {:<17} {:<14} {}{}\n", k.path, k.type, k.defaultValue, k.doc,
-                   k.constraint.empty() ? "" : " [" + k.constraint + "]");
-    }
+    printKeys(config::listKeys<PlatformConfig>(), markdown);
+  } else if (what == "shader-keys") {
+    printKeys(config::listKeys<shader::ShaderPlatformConfig>(), markdown);
+  } else if (what == "shaders") {
+    cli::listShaders();
   } else {
-    throw InputError(fmt::format("list {}: expected platforms, kernels or keys{}", what,
-                                 didYouMean(what, {"platforms", "kernels", "keys"})));
+    const std::vector<std::string> known{"platforms", "kernels", "keys", "shaders", "shader-keys"};
+    throw InputError(
+        fmt::format("list {}: expected {}{}", what, join(known, ", "), didYouMean(what, known)));
   }
   return 0;
 }
@@ -496,10 +497,50 @@ int main(int argc, char** argv) {
 
   std::string listWhat;
   bool markdown = false;
-  auto* listCmd =
-      app.add_subcommand("list", "List built-in platforms, catalog kernels or platform keys");
-  listCmd->add_option("what", listWhat, "platforms | kernels | keys")->required();
+  auto* listCmd = app.add_subcommand(
+      "list", "List built-in platforms, catalog kernels, shader benchmarks or platform keys");
+  listCmd->add_option("what", listWhat, "platforms | kernels | keys | shaders | shader-keys")
+      ->required();
   listCmd->add_flag("--markdown", markdown, "Keys as a markdown table (docs/configuration.md)");
+
+  auto* shaderCmd = app.add_subcommand(
+      "shader", "The shader-cluster platform: compile shaders, run a draw on the cluster");
+  shaderCmd->require_subcommand(1);
+  auto platformOptions = [](CLI::App* c, cli::ShaderPlatformOptions& o) {
+    c->add_option("--platform,-p", o.platform, "Built-in shader platform or platform YAML file")
+        ->capture_default_str();
+    c->add_option("--set", o.sets, "Override a platform key: --set gating.input=immediate");
+    c->add_option("--input-motion", o.inputMotion,
+                  "Code motion of input-buffer accesses: none, local, global, naive "
+                  "(default: compiler.input_motion)");
+    c->add_option("--output-motion", o.outputMotion,
+                  "Code motion of output-buffer accesses (default: compiler.output_motion)");
+  };
+  cli::ShaderCompileOptions shaderCompile;
+  auto* compileCmd = shaderCmd->add_subcommand(
+      "compile", "Compile a shader and print every compiler pass's result");
+  compileCmd
+      ->add_option("shader", shaderCompile.shader,
+                   "A benchmark (gpusc list shaders) or a .vert/.frag (GLSL ES 1.00), .spv or .s "
+                   "file")
+      ->required();
+  compileCmd->add_option("--stage", shaderCompile.stage,
+                         "vertex or fragment (default: both programs of a benchmark)");
+  compileCmd->add_option("--emit", shaderCompile.emit, "asm (assembly) or cfg (Graphviz)")
+      ->capture_default_str();
+  compileCmd->add_flag("--final", shaderCompile.finalOnly, "Only the compiled program");
+  platformOptions(compileCmd, shaderCompile.platform);
+  cli::ShaderRunOptions shaderRun;
+  auto* shaderRunCmd =
+      shaderCmd->add_subcommand("run", "Run a shader benchmark's draw on the shader cluster");
+  shaderRunCmd->add_option("--shader,-s", shaderRun.shader,
+                           std::string("Shader benchmark (default ") + cli::kDefaultShader + ")");
+  shaderRunCmd->add_option("--draw,-d", shaderRun.draw,
+                           "Draw file (YAML) naming its vertex and fragment programs");
+  shaderRunCmd->add_option("--out,-o", shaderRun.out,
+                           "Results folder (default gpusc-results/<shader>-<platform>)");
+  shaderRunCmd->add_flag("--quiet,-q", shaderRun.quiet, "Print nothing on success");
+  platformOptions(shaderRunCmd, shaderRun.platform);
 
   BenchOptions bench;
   auto* benchCmd = app.add_subcommand("bench", "Measure simulation speed per catalog kernel");
@@ -518,14 +559,17 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--set", bench.sets, "Override a platform key: key.path=value (repeatable)");
 
   cli::ExperimentOptions experiment;
-  auto* expCmd =
-      app.add_subcommand("experiment", "Reproduce a seed paper's study on the kernel catalog");
+  auto* expCmd = app.add_subcommand("experiment",
+                                    "Reproduce a seed paper's study on the kernel catalog "
+                                    "(seed004: on the shader benchmarks)");
   expCmd
-      ->add_option("name", experiment.name, "seed000 | seed001 | seed001-train | seed002 | seed003")
+      ->add_option("name", experiment.name,
+                   "seed000 | seed001 | seed001-train | seed002 | seed003 | seed004")
       ->required();
   expCmd->add_option("--size", experiment.size, "Catalog problem size")->capture_default_str();
   expCmd->add_option("--kernel,-k", experiment.kernels,
-                     "Kernels (default: the experiment's set; 'all': every kernel; repeatable)");
+                     "Kernels (seed004: shader benchmarks) (default: the experiment's set; 'all': "
+                     "every one; repeatable)");
   expCmd->add_option("--jobs,-j", experiment.jobs, "Simulations run in parallel")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
@@ -558,6 +602,8 @@ int main(int argc, char** argv) {
   try {
     if (runCmd->parsed()) return cmdRun(run);
     if (listCmd->parsed()) return cmdList(listWhat, markdown);
+    if (compileCmd->parsed()) return cli::cmdShaderCompile(shaderCompile);
+    if (shaderRunCmd->parsed()) return cli::cmdShaderRun(shaderRun);
     if (benchCmd->parsed()) return cmdBench(bench);
     if (expCmd->parsed()) return cli::runExperiment(experiment);
     if (pdnCmd->parsed()) return cli::cmdPdn(pdnOpts);

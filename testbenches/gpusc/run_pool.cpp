@@ -51,7 +51,9 @@ std::vector<RunOutcome> runAll(const std::string& self, const std::vector<RunSpe
   auto start = [&](size_t i) {
     const RunSpec& s = specs[i];
     fs::create_directories(s.outDir);
-    std::vector<std::string> argv = {self, "run", "--quiet", "--out", s.outDir};
+    std::vector<std::string> argv = {self};
+    argv.insert(argv.end(), s.command.begin(), s.command.end());
+    argv.insert(argv.end(), {"--quiet", "--out", s.outDir});
     argv.insert(argv.end(), s.args.begin(), s.args.end());
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());

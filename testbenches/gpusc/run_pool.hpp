@@ -1,5 +1,6 @@
-// Runs many `gpusc run` invocations in parallel child processes (each simulation isolated in
-// its own process) and collects their stats.json. Used by the experiment commands.
+// Runs many `gpusc run` (or `gpusc shader run`) invocations in parallel child processes (each
+// simulation isolated in its own process) and collects their stats.json. Used by the experiment
+// commands.
 #pragma once
 
 #include <string>
@@ -10,9 +11,10 @@
 namespace gpusc::cli {
 
 struct RunSpec {
-  std::string label;              // for progress lines and error messages
-  std::vector<std::string> args;  // arguments after `gpusc run`
-  std::string outDir;             // passed as --out; stats.json is read from it
+  std::string label;                        // for progress lines and error messages
+  std::vector<std::string> command{"run"};  // the gpusc subcommand
+  std::vector<std::string> args;            // arguments after it
+  std::string outDir;                       // passed as --out; stats.json is read from it
 };
 
 struct RunOutcome {

@@ -1,18 +1,30 @@
-# Fails when the generated key table in docs/configuration.md differs from `gpusc list keys
-# --markdown` (test docs.configuration_reference).
-execute_process(COMMAND "${EXE}" list keys --markdown OUTPUT_VARIABLE want RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "gpusc list keys failed")
-endif()
+# Fails when a generated key table in docs/configuration.md differs from what gpusc prints (test
+# docs.configuration_reference): the GPU platform's keys (`gpusc list keys --markdown`) and the
+# shader cluster's (`gpusc list shader-keys --markdown`). Each table follows its marker line and
+# ends at the first blank line (or the end of the file).
 file(READ "${DOC}" doc)
-string(FIND "${doc}" "<!-- generated: gpusc list keys --markdown -->\n" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "${DOC} has no generated-table marker")
-endif()
-string(LENGTH "<!-- generated: gpusc list keys --markdown -->\n" markerLength)
-math(EXPR start "${at} + ${markerLength}")
-string(SUBSTRING "${doc}" ${start} -1 have)
-if(NOT have STREQUAL want)
-  message(FATAL_ERROR "docs/configuration.md is out of date: regenerate its table with\n"
-                      "  build/gpusc list keys --markdown")
-endif()
+foreach(what keys shader-keys)
+  execute_process(COMMAND "${EXE}" list ${what} --markdown OUTPUT_VARIABLE want RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "gpusc list ${what} failed")
+  endif()
+  set(marker "<!-- generated: gpusc list ${what} --markdown -->\n")
+  string(FIND "${doc}" "${marker}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${DOC} has no generated-table marker for 'gpusc list ${what}'")
+  endif()
+  string(LENGTH "${marker}" markerLength)
+  math(EXPR start "${at} + ${markerLength}")
+  string(SUBSTRING "${doc}" ${start} -1 rest)
+  string(FIND "${rest}" "\n\n" stop)
+  if(stop EQUAL -1)
+    set(have "${rest}")
+  else()
+    math(EXPR stop "${stop} + 1")
+    string(SUBSTRING "${rest}" 0 ${stop} have)
+  endif()
+  if(NOT have STREQUAL want)
+    message(FATAL_ERROR "docs/configuration.md is out of date: regenerate its table with\n"
+                        "  build/gpusc list ${what} --markdown")
+  endif()
+endforeach()

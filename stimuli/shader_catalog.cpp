@@ -1,0 +1,176 @@
+#include "shader_catalog.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/embedded.hpp"
+#include "common/error.hpp"
+#include "common/strings.hpp"
+#include "shader/assembly.hpp"
+#include "shader/spirv_lowering.hpp"
+
+extern char** environ;
+
+namespace gpusc {
+extern const EmbeddedBinary kEmbeddedSpirv[];
+extern const EmbeddedFile kEmbeddedDraws[];
+extern const EmbeddedFile kEmbeddedGlslPreludes[];
+}  // namespace gpusc
+
+namespace gpusc::shaders {
+
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string folderOf(const std::string& path) {
+  // stimuli/shaders/<name>/<file>
+  auto parts = split(path, '/');
+  return parts.size() >= 2 ? std::string(parts[parts.size() - 2]) : "";
+}
+
+}  // namespace
+
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const EmbeddedFile* f = kEmbeddedDraws; f->path; ++f) out.push_back(folderOf(f->path));
+  return out;
+}
+
+ShaderBenchmark load(const std::string& name) {
+  ShaderBenchmark b;
+  b.name = name;
+  const EmbeddedFile* draw = nullptr;
+  for (const EmbeddedFile* f = kEmbeddedDraws; f->path; ++f)
+    if (folderOf(f->path) == name) draw = f;
+  if (!draw)
+    throw InputError(fmt::format("--shader {}: no such shader benchmark{} (known: {})", name,
+                                 didYouMean(name, names()), join(names(), ", ")));
+  b.draw = shader::parseDrawSpec(draw->text, draw->path);
+  bool haveV = false, haveF = false;
+  for (const EmbeddedBinary* f = kEmbeddedSpirv; f->path; ++f) {
+    if (folderOf(f->path) != name) continue;
+    const std::string bytes(reinterpret_cast<const char*>(f->data), f->size);
+    shader::Program p = shader::lowerSpirv(shader::spirvWords(bytes, f->path), f->path);
+    if (endsWith(f->path, ".vert.spv")) {
+      b.vertex = std::move(p);
+      haveV = true;
+    } else if (endsWith(f->path, ".frag.spv")) {
+      b.fragment = std::move(p);
+      haveF = true;
+    }
+  }
+  if (!haveV || !haveF)
+    throw InputError(
+        fmt::format("shader benchmark {}: missing {}.vert.spv or {}.frag.spv "
+                    "(stimuli/shaders/regen_spirv.sh makes them)",
+                    name, name, name));
+  return b;
+}
+
+shader::Program loadSpirvFile(const std::string& path) {
+  return shader::lowerSpirv(shader::spirvWords(readFile(path), path), path);
+}
+
+std::vector<uint32_t> compileGlsl(const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string stage = endsWith(path, ".vert")   ? "vert"
+                            : endsWith(path, ".frag") ? "frag"
+                                                      : "";
+  if (stage.empty()) throw InputError(fmt::format("{}: GLSL files end in .vert or .frag", path));
+  std::string prelude;
+  for (const EmbeddedFile* f = kEmbeddedGlslPreludes; f->path; ++f)
+    if (endsWith(f->path, "." + stage)) prelude = f->text;
+  // As regen_spirv.sh: "#version 310 es", the ES 1.00 prelude, and the source with its own
+  // #version line blank, numbered from line 1.
+  std::string source = readFile(path), body;
+  int line = 0;
+  for (const auto& l : split(source, '\n')) {
+    ++line;
+    const std::string t(trim(l));
+    if (startsWith(t, "#") && startsWith(std::string(trim(t.substr(1))), "version")) {
+      if (t.find("100") == std::string::npos)
+        throw InputError(
+            fmt::format("{}:{}: expected GLSL ES 1.00 ('#version 100'), got '{}'", path, line, t));
+      body += "\n";
+      continue;
+    }
+    body += std::string(l) + "\n";
+  }
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec) / fmt::format("gpusc-glsl-{}", getpid());
+  fs::create_directories(tmp, ec);
+  if (ec)
+    throw InputError(fmt::format("{}: cannot create a temporary folder: {}", path, ec.message()));
+  const std::string name = fs::path(path).filename().string();
+  const fs::path src = tmp / name, out = tmp / "out.spv", log = tmp / "log.txt";
+  {
+    std::ofstream o(src);
+    o << "#version 310 es\n" << prelude << "#line 1\n" << body;
+  }
+  std::vector<std::string> argv = {
+      "glslangValidator", "-G",        "--aml", "--amb", "-Os", "-S", stage, "-o",
+      out.string(),       src.string()};
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "glslangValidator", &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  const bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::string message, bytes;
+  if (!ok && rc == 0) {
+    // glslang's first error, with our path in place of the temporary file's.
+    for (const auto& l : split(readFile(log.string()), '\n'))
+      if (startsWith(std::string(trim(l)), "ERROR: ")) {
+        message = std::string(trim(l)).substr(7);
+        const size_t at = message.find(src.string());
+        if (at != std::string::npos) message.replace(at, src.string().size(), path);
+        break;
+      }
+  }
+  if (ok) bytes = readFile(out.string());
+  fs::remove_all(tmp, ec);
+  if (rc != 0)
+    throw InputError(
+        fmt::format("{}: compiling GLSL needs glslangValidator (Debian package glslang-tools): {}",
+                    path, std::strerror(rc)));
+  if (!ok)
+    throw InputError(message.empty() ? fmt::format("{}: glslang rejected the shader", path)
+                                     : fmt::format("{} (glslang)", message));
+  return shader::spirvWords(bytes, path);
+}
+
+shader::Program loadShaderFile(const std::string& path) {
+  if (endsWith(path, ".vert") || endsWith(path, ".frag"))
+    return shader::lowerSpirv(compileGlsl(path), path);
+  if (endsWith(path, ".spv")) return loadSpirvFile(path);
+  if (endsWith(path, ".s")) return shader::parseAssembly(readFile(path), path);
+  throw InputError(fmt::format(
+      "{}: expected a GLSL ES 1.00 (.vert, .frag), SPIR-V (.spv) or shader assembly (.s) file",
+      path));
+}
+
+}  // namespace gpusc::shaders

@@ -1,0 +1,2 @@
+#define attribute in
+#define varying out
