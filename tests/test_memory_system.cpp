@@ -394,6 +394,68 @@ TEST(MemoryWrites, WriteValidateStoresReadNothingFromDram) {
   EXPECT_LT(validate, lines / 10);  // only the kernel's code and parameter lines
 }
 
+
+// ---- atomics ---------------------------------------------------------------------------------
+
+// Every thread adds 1, `iters` times, to word (thread mod `words`) of one line.
+const char* const kAtomicKernel = R"(
+.visible .entry atomics(.param .u64 out, .param .u32 words, .param .u32 iters)
+{
+  .reg .b64 %rd<4>;
+  .reg .b32 %r<10>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [words];
+  ld.param.u32 %r2, [iters];
+  mov.u32 %r3, %tid.x;
+  rem.u32 %r4, %r3, %r1;
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd1, %rd1, %rd2;
+  mov.u32 %r5, 0;
+L:
+  atom.global.add.u32 %r6, [%rd1], 1;
+  add.u32 %r5, %r5, 1;
+  setp.lt.u32 %p1, %r5, %r2;
+  @%p1 bra L;
+  ret;
+}
+)";
+
+// Atomics are performed at the L2, and lanes' operations on one word read each other's results,
+// so they run one per cycle: with every lane of every warp of every SM on one word, the line's
+// L2 bank is the bound, a warp instruction's 32 lanes taking 32 of its cycles. With the lanes on
+// 32 different words of the same line a warp instruction takes one, and the slice's port,
+// which carries each answer (the line's data) in ceil((header + line) / flit) flits, becomes
+// the bound: 8 times fewer cycles on gtx480.
+TEST(MemoryAtomics, LanesOnOneWordAreSerialisedAtTheL2) {
+  const PlatformConfig c = loadPlatform("gtx480");
+  const uint32_t ctas = c.gpu.num_sms, threads = 256, iters = 16;
+  const uint64_t warpOps = uint64_t(ctas) * (threads / 32) * iters;
+  const auto run = [&](uint32_t words) {
+    Device dev(c, ExecMode::Timing);
+    const DevPtr out = dev.malloc(c.l2.slice.line_bytes);
+    dev.memset(out, 0, c.l2.slice.line_bytes);
+    Module& m = dev.loadModule(test::module(kAtomicKernel), "atomics.ptx");
+    dev.launch(m.kernel("atomics"), {ctas}, {threads}, 0,
+               KernelArgs().ptr(out).u32(words).u32(iters));
+    std::vector<uint32_t> v(words);
+    dev.copyToHost(v.data(), out, words * 4);
+    for (uint32_t w = 0; w < words; ++w)
+      EXPECT_EQ(v[w], uint64_t(ctas) * threads / words * iters) << w;
+    return dev.launches().back().timing->cycles;
+  };
+  const uint64_t oneWord = run(1), spread = run(32);
+  const uint64_t bound = warpOps * 32;  // cycles of the line's bank
+  EXPECT_GE(oneWord, bound);
+  EXPECT_LE(oneWord, bound + bound / 20);  // the bank is busy almost all the time
+  const NocConfig& n = c.noc;
+  const uint64_t portBound =
+      warpOps * ((n.header_bytes + c.l2.slice.line_bytes + n.flit_bytes - 1) / n.flit_bytes);
+  EXPECT_GE(spread, portBound);
+  EXPECT_LE(spread, 2 * portBound);
+  EXPECT_LT(spread * 4, oneWord);
+}
+
 }  // namespace
 
 namespace {

@@ -161,9 +161,9 @@ uint32_t CacheCore::validLines() const {
   return n;
 }
 
-uint64_t CacheCore::claimBank(uint32_t bank, uint64_t cycle) {
+uint64_t CacheCore::claimBank(uint32_t bank, uint64_t cycle, uint32_t cycles) {
   const uint64_t slot = std::max(cycle, bankFree_[bank]);
-  bankFree_[bank] = slot + 1;
+  bankFree_[bank] = slot + std::max(1u, cycles);
   return slot;
 }
 

@@ -144,8 +144,9 @@ class CacheCore {
   // ---- banks ----
   bool bankFree(uint32_t bank, uint64_t cycle) const { return bankFree_[bank] <= cycle; }
   uint64_t bankFreeAt(uint32_t bank) const { return bankFree_[bank]; }
-  // The first cycle at or after `cycle` in which `bank` is free; the bank is busy in it.
-  uint64_t claimBank(uint32_t bank, uint64_t cycle);
+  // The first cycle at or after `cycle` in which `bank` is free; the bank is busy in it and the
+  // `cycles` - 1 cycles after it.
+  uint64_t claimBank(uint32_t bank, uint64_t cycle, uint32_t cycles = 1);
 
   // ---- MSHRs ----
   MshrTable& mshrs() { return mshrs_; }
@@ -283,6 +284,7 @@ class PendingRequests {
     tlm::tlm_generic_payload* gp = nullptr;
     uint32_t linesLeft = 0;
     uint64_t ready = 0;
+    uint32_t afterFill = 0;  // cycles its work takes once a line is there (serialised atomics)
   };
   explicit PendingRequests(size_t reserve) {
     records_.reserve(reserve);

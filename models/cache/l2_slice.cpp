@@ -158,9 +158,12 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     power_.warpRequest(ext.warpThreads);
   uint64_t ready = cycle;
   uint32_t record = MshrTable::kNone;
+  // An atomic's operations on one word run one after another: its bank is busy that long, and
+  // the answer waits for the last one.
+  const uint32_t serial = kind == AccessKind::Atomic ? std::max(1u, ext.atomicSerial) : 1u;
   for (uint64_t line = first; line <= last; line += lineBytes) {
     const uint64_t local = localOf(line);
-    const uint64_t slot = core_.claimBank(core_.bankOf(local), cycle);
+    const uint64_t slot = core_.claimBank(core_.bankOf(local), cycle, serial);
     const ByteMask mask = lineMask(ext.byteMask, addr, len, line, lineBytes);
     ++st.accesses;
     power_.lookup();
@@ -175,7 +178,7 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       const uint32_t wake = power_.hit(
           set, way, slot, demand ? lineMask(ext.demandMask, addr, len, line, lineBytes) : mask,
           write ? LinePower::Data::Write : LinePower::Data::Read, false);
-      ready = std::max(ready, slot + wake + hitLatency_);
+      ready = std::max(ready, slot + wake + (serial - 1) + hitLatency_);
       continue;
     }
     ++st.misses;
@@ -191,6 +194,7 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     if (record == MshrTable::kNone) {
       gp.acquire();  // ours until answered
       record = pending_.open(&gp);
+      pending_.at(record).afterFill = serial - 1;
     }
     ++pending_.at(record).linesLeft;
     if (e != MshrTable::kNone) {
@@ -322,7 +326,7 @@ void L2Slice::fill(uint32_t e, uint64_t cycle) {
   const uint32_t* w = mshrs.waiters(e);
   for (uint32_t i = 0; i < en.waiters; ++i) {
     PendingRequests::Record& rec = pending_.at(w[i]);
-    rec.ready = std::max(rec.ready, slot + wake + hitLatency_);
+    rec.ready = std::max(rec.ready, slot + wake + rec.afterFill + hitLatency_);
     if (--rec.linesLeft == 0) {
       answerAt(rec.ready, rec.gp);
       pending_.close(w[i]);

@@ -28,6 +28,9 @@ struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
   // line. All zero on other requests. The L2 counts its divided-word-line activity with it
   // (docs/cache-power.md): what GPGPU-Sim passes down as the access's byte mask.
   std::array<uint64_t, 4> demandMask{};
+  // An atomic: the most lanes whose operations target one word of the transaction. Operations
+  // on one word read each other's results, so the L2 performs them one after another.
+  uint32_t atomicSerial = 1;
   uint64_t tag = 0;  // initiator's own reference (its request record)
 
   void setByte(unsigned i) { byteMask[i / 64] |= 1ull << (i % 64); }

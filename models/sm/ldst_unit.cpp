@@ -63,6 +63,19 @@ void LdstUnit::coalesce(const InFlight& in, AccessKind kind) {
       it->byteMask[i / 64] |= 1ull << (i % 64);
     }
   }
+  if (kind != AccessKind::Atomic) return;
+  // Lanes on the same word of a transaction are serialised where the atomics are performed.
+  for (MemTransaction& t : toSend_) {
+    uint32_t most = 1;
+    for (int l = 0; l < func::kWarpSize; ++l) {
+      if (!((t.lanes >> l) & 1u)) continue;
+      uint32_t same = 0;
+      for (int m = 0; m < func::kWarpSize; ++m)
+        same += ((t.lanes >> m) & 1u) && r.addr[m] / 4 == r.addr[l] / 4;
+      most = std::max(most, same);
+    }
+    t.atomicSerial = most;
+  }
 }
 
 void LdstUnit::accept(uint32_t inst, Cycle now, LdstHost& host, SmActivity& act) {

@@ -35,6 +35,7 @@ struct MemTransaction {
   uint32_t lanes = 0;
   std::array<uint64_t, 4> byteMask{};
   AccessKind kind = AccessKind::Load;
+  uint32_t atomicSerial = 1;  // atomics: the most lanes on one word (MemAccessExtension)
 };
 
 // What the LdstUnit needs from its SM.

@@ -819,6 +819,7 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
   ext.kind = t.kind;
   ext.activeMask = t.lanes;
   ext.byteMask = t.byteMask;
+  ext.atomicSerial = t.atomicSerial;
   if (t.kind == AccessKind::InstructionFetch || t.kind == AccessKind::ConstLoad) {
     // Instruction and constant caches fetch whole lines: every byte is needed.
     ext.byteMask = {};
