@@ -18,7 +18,8 @@
 namespace gpusc {
 
 // When one execution unit's lanes draw a warp instruction's lane energy: evenly over `cycles`
-// core cycles, the first `delay` cycles after the instruction entered the unit (its dispatch).
+// core cycles, the first of them `delay` cycles after the instruction entered the unit (its
+// dispatch).
 struct ExecuteStageConfig : config::Section {
   uint32_t delay = 1;
   uint32_t cycles = 4;
