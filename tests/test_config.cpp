@@ -76,6 +76,24 @@ TEST(Config, CrossFieldRules) {
             "(1536)");
 }
 
+// An instruction's lanes draw their energy before its result is written back: a unit's execute
+// stages may not end after the writeback of its fastest instruction (dispatch + latency).
+TEST(Config, ExecuteStagesEndByTheWriteback) {
+  // Defaults: the fastest SIMD instruction (int_add) is written back 4 cycles after dispatch.
+  EXPECT_EQ(errorOf("power:\n  sm:\n    execute_stages:\n      simd: {delay: 1, cycles: 4}\n"),
+            "(no error)");
+  const std::string e =
+      errorOf("power:\n  sm:\n    execute_stages:\n      simd: {delay: 2, cycles: 4}\n");
+  EXPECT_NE(e.find("power.sm.execute_stages.simd: delay 2 + cycles 4 reaches past the writeback"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(errorOf("", {"sm.latency.sfu.latency=5", "power.sm.execute_stages.sfu.cycles=6"})
+                .find("execute_stages.sfu"),
+            std::string::npos);
+  EXPECT_NE(errorOf("", {"sm.latency.dp_add.latency=4"}).find("execute_stages.dp"),
+            std::string::npos);
+}
+
 TEST(Config, InvalidYaml) {
   std::string e = errorOf("gpu:\n  num_sms: [1, 2\n");
   EXPECT_EQ(e.rfind("p.yaml:", 0), 0u) << e;

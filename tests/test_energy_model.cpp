@@ -1,9 +1,13 @@
 // The energy model: energy follows from the counted events and the configured energies, leakage
 // from power x time, the supply voltage scales both by their laws, and the streams (per-cycle
-// current, power time series) add up to the totals. Expectations are computed here from the
-// platform's parameters and the run's own event counts, not copied from a run.
+// current, power time series) add up to the totals and follow the stages of the instructions.
+// Expectations are computed here from the platform's parameters and the run's own event counts,
+// not copied from a run.
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +15,7 @@
 #include "power/energy_model.hpp"
 #include "power/voltage_scaling.hpp"
 #include "support/ptx_harness.hpp"
+#include "support/tlm_harness.hpp"
 
 using namespace gpusc;
 using power::Block;
@@ -70,6 +75,40 @@ PlatformConfig platform(std::vector<std::string> sets = {}) { return loadPlatfor
 
 void expectNear(double got, double want, const char* what) {
   EXPECT_NEAR(got, want, 1e-9 * std::max(1e-30, std::fabs(want))) << what;
+}
+
+// Adds the dynamic energy (pJ, at the nominal supply) of one cycle `c` of SM activity `a` to
+// `perCycle` where the configuration says it is drawn: every event in cycle c, each kind of lane
+// operation evenly over its unit's execute stages (power.sm.execute_stages), computed here from
+// the configured energies.
+void addStaged(const PlatformConfig& cfg, const sm::SmActivity& a, uint64_t c,
+               std::map<uint64_t, double>& perCycle) {
+  const SmPowerConfig& e = cfg.power.sm;
+  using sm::LaneKind;
+  using sm::Unit;
+  const double events = a.issued * (e.fetch_decode_pj + e.scheduler_pj) +
+                        a.icacheAccesses * e.icache_access_pj + a.rfReads * e.rf_read_pj +
+                        a.rfWrites * e.rf_write_pj +
+                        (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] +
+                         a.dispatched[int(Unit::Dp)] + a.dispatched[int(Unit::Ldst)]) *
+                            e.collector_pj +
+                        a.dispatched[int(Unit::Ldst)] * e.ldst_pj +
+                        a.sharedAccesses * e.shared_access_pj + a.constAccesses * e.const_access_pj;
+  if (events > 0) perCycle[c] += events;
+  const struct {
+    LaneKind kind;
+    double pj;
+    const ExecuteStageConfig& stage;
+  } lanes[] = {{LaneKind::Int, e.int_lane_pj, e.execute_stages.simd},
+               {LaneKind::Fp, e.fp_lane_pj, e.execute_stages.simd},
+               {LaneKind::Dp, e.dp_lane_pj, e.execute_stages.dp},
+               {LaneKind::Sfu, e.sfu_lane_pj, e.execute_stages.sfu}};
+  for (const auto& l : lanes) {
+    const uint32_t ops = a.laneOpsByKind[int(l.kind)];
+    if (ops == 0) continue;
+    for (uint32_t i = 0; i < l.stage.cycles; ++i)
+      perCycle[c + l.stage.delay + i] += ops * l.pj / l.stage.cycles;
+  }
 }
 
 }  // namespace
@@ -224,6 +263,169 @@ TEST(EnergyModel, PerCycleCurrentIntegratesToTheSmEnergy) {
   }
 }
 
+// The issue's single instruction: an FP32 warp instruction, reported to the energy model as an
+// SM reports it (issue; operand reads and dispatch; then the SM sleeps through the execution
+// while another SM's reports move time on; the writeback). Its current above the idle current
+// adds up to its energy; the lanes' share starts execute_stages.simd.delay cycles after the
+// dispatch and lasts .cycles cycles, and reaches the sinks before any report of a later cycle
+// although the SM reported nothing in those cycles. Every other part comes in its event's cycle.
+TEST(EnergyModel, StageCurrentOfOneInstructionAddsUpAndStartsAfterDispatch) {
+  struct Recorder : power::CurrentSink {
+    std::map<uint64_t, double> amps;  // SM 0: cycle -> current
+    std::map<uint64_t, int> reports;  // SM 0: cycle -> times reported
+    // Position in the report sequence of SM 0's report of a cycle, and of SM 1's.
+    std::map<uint64_t, size_t> at0, at1;
+    size_t seq = 0;
+    void onSmCurrent(uint32_t sm, uint64_t first, uint64_t n, double a) override {
+      for (uint64_t c = first; c < first + n; ++c) {
+        if (sm == 0) {
+          amps[c] = a;
+          reports[c] += 1;
+          at0[c] = seq;
+        } else {
+          at1[c] = seq;
+        }
+      }
+      ++seq;
+    }
+  };
+  const std::vector<std::vector<std::string>> variants = {
+      {}, {"power.sm.execute_stages.simd.delay=3", "power.sm.execute_stages.simd.cycles=5"}};
+  for (const auto& sets : variants) {
+    const PlatformConfig cfg = platform(sets);
+    const SmPowerConfig& e = cfg.power.sm;
+    const ExecuteStageConfig& stage = e.execute_stages.simd;
+    sc_core::sc_simcontext* saved = sc_core::sc_curr_simcontext;
+    test::newSimulation();  // the model is an sc_module: build it in a context of its own
+    Recorder rec;
+    double idle = 0;
+    const uint64_t issue = 100, dispatch = 101, wb = dispatch + cfg.sm.latency.fp_mad.latency;
+    {
+      power::EnergyModel model("energy", cfg);
+      model.addCurrentSink(&rec);
+      idle = model.idleSmAmps();
+      model.beginLaunch(issue);
+      sm::SmActivity issued, dispatched, written, nothing;
+      issued.issued = 1;
+      issued.issuedByClass[int(func::InstClass::FpMad)] = 1;
+      dispatched.rfReads = 3;
+      dispatched.dispatched[int(sm::Unit::Sp)] = 1;
+      dispatched.laneOps = 32;
+      dispatched.laneOpsByKind[int(sm::LaneKind::Fp)] = 32;
+      written.rfWrites = 1;
+      model.onActivity(0, issue, 1, issued);
+      model.onActivity(1, issue, 1, nothing);
+      model.onActivity(0, dispatch, 1, dispatched);
+      model.onActivity(1, dispatch, 1, nothing);
+      for (uint64_t c = dispatch + 1; c < wb; ++c) model.onActivity(1, c, 1, nothing);
+      // SM 0 wakes for the writeback and reports the cycles it slept through first.
+      model.onActivity(0, dispatch + 1, wb - dispatch - 1, nothing);
+      model.onActivity(0, wb, 1, written);
+      model.onActivity(1, wb, 1, nothing);
+      model.completeBefore(wb + 1);
+    }
+    sc_core::sc_curr_simcontext = saved;
+    sc_core::sc_default_global_context = saved;
+
+    const double toPj = cfg.power.supply_voltage * 1e-6 / cfg.gpu.clocks.core_mhz * 1e12;
+    const double lanePj = 32 * e.fp_lane_pj / stage.cycles;
+    double total = 0;
+    for (uint64_t c = issue; c <= wb; ++c) {
+      ASSERT_EQ(rec.reports[c], 1) << "cycle " << c;
+      const double pj = (rec.amps[c] - idle) * toPj;
+      total += pj;
+      double want = 0;
+      if (c == issue) want = e.fetch_decode_pj + e.scheduler_pj;
+      if (c == dispatch) want = 3 * e.rf_read_pj + e.collector_pj;
+      if (c >= dispatch + stage.delay && c < dispatch + stage.delay + stage.cycles) {
+        want += lanePj;
+        // Handed on while SM 0 slept: before SM 1's report of the next cycle.
+        if (c > dispatch) {
+          EXPECT_LT(rec.at0[c], rec.at1[c + 1]) << "cycle " << c;
+        }
+      }
+      if (c == wb) want = e.rf_write_pj;
+      EXPECT_NEAR(pj, want, 1e-9 * (e.fp_lane_pj * 32)) << "cycle " << c;
+    }
+    const double instruction = e.fetch_decode_pj + e.scheduler_pj + 3 * e.rf_read_pj +
+                               e.collector_pj + 32 * e.fp_lane_pj + e.rf_write_pj;
+    EXPECT_NEAR(total, instruction, 1e-9 * instruction);
+    // The first cycle with lane current is the configured delay after the dispatch.
+    uint64_t first = 0;
+    for (uint64_t c = dispatch + 1; c <= wb && first == 0; ++c)
+      if ((rec.amps[c] - idle) * toPj > lanePj / 2) first = c;
+    EXPECT_EQ(first, dispatch + stage.delay);
+  }
+}
+
+// A whole run: every SM's streamed current, cycle by cycle, is its activity's energy drawn where
+// its stages draw it (the activity stream seen by a downstream observer, staged here from the
+// configuration), for the cycles the SM evaluated and those it slept through alike; each cycle
+// of each SM comes once, and no current above the idle one arrives after a report of a later
+// cycle (what the power-delivery network relies on).
+TEST(EnergyModel, StreamedCurrentFollowsTheStagesOfEveryCycle) {
+  struct Observer : sm::ActivityObserver {
+    const PlatformConfig* cfg = nullptr;
+    std::vector<std::map<uint64_t, double>> pj;  // per SM: cycle -> staged energy
+    std::vector<std::set<uint64_t>> evaluated;   // per SM: cycles reported alone
+    void onActivity(uint32_t sm, uint64_t first, uint64_t cycles,
+                    const sm::SmActivity& a) override {
+      for (uint64_t c = first; c < first + cycles; ++c) addStaged(*cfg, a, c, pj[sm]);
+      if (cycles == 1) evaluated[sm].insert(first);
+    }
+  } obs;
+  struct Sink : power::CurrentSink {
+    double idle = 0;
+    std::vector<std::map<uint64_t, double>> amps;  // per SM: cycle -> current
+    std::vector<std::map<uint64_t, int>> reports;
+    uint64_t latest = 0, late = 0;
+    void onSmCurrent(uint32_t sm, uint64_t first, uint64_t n, double a) override {
+      if (a > idle * (1 + 1e-12) && first < latest) ++late;
+      latest = std::max(latest, first);
+      for (uint64_t c = first; c < first + n; ++c) {
+        amps[sm][c] = a;
+        reports[sm][c] += 1;
+      }
+    }
+  } sink;
+  const PlatformConfig cfg = platform();
+  const uint32_t n = cfg.gpu.num_sms;
+  obs.cfg = &cfg;
+  obs.pj.resize(n);
+  obs.evaluated.resize(n);
+  sink.amps.resize(n);
+  sink.reports.resize(n);
+  Device dev(cfg, ExecMode::Timing);
+  power::EnergyModel& model = *dev.timingEngine()->gpu().energyModel();
+  sink.idle = model.idleSmAmps();
+  model.addCurrentSink(&sink);
+  dev.timingEngine()->setActivityObserver(&obs);
+  Module& m = dev.loadModule(test::module(kKernel), "energy.ptx");
+  DevPtr in = dev.upload(std::vector<float>(30 * 128, 1.0f));
+  DevPtr out = dev.malloc(30 * 128 * 4);
+  dev.launch(m.kernel("k"), {30}, {128}, 0, KernelArgs().u32(4).ptr(in).ptr(out));
+  dev.timingEngine()->setActivityObserver(nullptr);
+  model.removeCurrentSink(&sink);
+  const gpu::TimingResult& t = *dev.launches().back().timing;
+
+  const double toPj = cfg.power.supply_voltage * 1e-6 / cfg.gpu.clocks.core_mhz * 1e12;
+  uint64_t sleeping = 0;  // cycles with stage current that the SM did not evaluate
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint64_t c = t.startCycle + 1; c <= t.endCycle; ++c) {
+      ASSERT_EQ(sink.reports[s][c], 1) << "sm " << s << " cycle " << c;
+      const double got = (sink.amps[s][c] - sink.idle) * toPj;
+      const auto it = obs.pj[s].find(c);
+      const double want = it == obs.pj[s].end() ? 0.0 : it->second;
+      ASSERT_NEAR(got, want, 1e-6) << "sm " << s << " cycle " << c;
+      if (want > 0 && !obs.evaluated[s].count(c)) ++sleeping;
+    }
+    // Nothing staged beyond the launch.
+    EXPECT_TRUE(obs.pj[s].empty() || obs.pj[s].rbegin()->first <= t.endCycle) << "sm " << s;
+  }
+  EXPECT_GT(sleeping, 0u);  // the run exercises SMs that sleep while their lanes still draw
+  EXPECT_EQ(sink.late, 0u);
+}
+
 // Unit level: one cycle of activity costs its events' energies.
 TEST(EnergyModel, ActivityEnergyOfOneCycle) {
   const PlatformConfig cfg = platform();
@@ -277,10 +479,10 @@ TEST(EnergyModel, GatedLaneCyclesSaveLaneLeakage) {
   expectNear(e[Block::SimdLanes].dynamicJ, 4 * t.laneSwitch, "switching");
 }
 
-// The time series bins dynamic energy where it happens: with no L1D (fixed-latency memory), an
-// SM's energy in a sample minus its core activity's energy in that sample (counted here,
-// independently, from the activity stream and the configured energies) is its static share,
-// the same per cycle in every sample.
+// The time series bins dynamic energy where it is drawn: with no L1D (fixed-latency memory), an
+// SM's energy in a sample minus its core activity's energy drawn in that sample (counted here,
+// independently, from the activity stream, the configured energies and the stages that draw
+// them) is its static share, the same per cycle in every sample.
 TEST(EnergyModel, TimeSeriesBinsActivityWhereItHappens) {
   struct Binner : sm::ActivityObserver {
     const PlatformConfig* cfg = nullptr;
@@ -288,23 +490,9 @@ TEST(EnergyModel, TimeSeriesBinsActivityWhereItHappens) {
     std::map<std::pair<uint32_t, uint64_t>, double> joules;  // (sm, sample) -> J
     void onActivity(uint32_t sm, uint64_t first, uint64_t cycles,
                     const sm::SmActivity& a) override {
-      const SmPowerConfig& e = cfg->power.sm;
-      using sm::LaneKind;
-      using sm::Unit;
-      const double pj =
-          a.issued * (e.fetch_decode_pj + e.scheduler_pj) + a.icacheAccesses * e.icache_access_pj +
-          a.rfReads * e.rf_read_pj + a.rfWrites * e.rf_write_pj +
-          (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] +
-           a.dispatched[int(Unit::Dp)] + a.dispatched[int(Unit::Ldst)]) *
-              e.collector_pj +
-          a.dispatched[int(Unit::Ldst)] * e.ldst_pj + a.sharedAccesses * e.shared_access_pj +
-          a.constAccesses * e.const_access_pj +
-          a.laneOpsByKind[int(LaneKind::Int)] * e.int_lane_pj +
-          a.laneOpsByKind[int(LaneKind::Fp)] * e.fp_lane_pj +
-          a.laneOpsByKind[int(LaneKind::Dp)] * e.dp_lane_pj +
-          a.laneOpsByKind[int(LaneKind::Sfu)] * e.sfu_lane_pj;
-      for (uint64_t c = first; c < first + cycles; ++c)
-        if (pj > 0) joules[{sm, (c - start) / period}] += pj * 1e-12;
+      std::map<uint64_t, double> pj;
+      for (uint64_t c = first; c < first + cycles; ++c) addStaged(*cfg, a, c, pj);
+      for (const auto& [c, e] : pj) joules[{sm, (c - start) / period}] += e * 1e-12;
     }
   } binner;
   const PlatformConfig cfg = platform({"memory.model=fixed-latency", "power.sample_cycles=50"});

@@ -96,11 +96,11 @@ struct PdnConfig : config::Section {
   PdnStageConfig second_order{1.0, 1.8, 2.0, 0.3};
   PdnGridConfig grid;
   std::string uncore_rail = "separate";  // separate | shared
-  // An instruction draws its energy over the pipeline stages it passes, not in the one cycle
-  // the energy model books it: the SM's current seen by the network is the average of its last
-  // this many cycles (1: as booked). Fermi runs a 32-thread warp instruction on a 16-lane SIMD
-  // unit in two cycles, hence 2.
-  uint32_t current_spread_cycles = 2;
+  // The SM's current seen by the network is the average of its last this many cycles of the
+  // energy model's current (1: as the energy model streams it). The energy model already draws
+  // each instruction's energy over its pipeline stages (power.sm.execute_stages), so 1; larger
+  // values smooth it further, for sensitivity studies.
+  uint32_t current_spread_cycles = 1;
   VoltageMonitorConfig monitor;
 
   // Seed 001's package variants: I doubles the impedance at both peaks, II at the second-order
@@ -126,8 +126,9 @@ struct PdnConfig : config::Section {
             "one)",
             config::OneOf{{"separate", "shared"}});
     v.field("current_spread_cycles", current_spread_cycles,
-            "Cycles over which an SM's booked per-cycle energy is drawn from the supply (a moving "
-            "average of its current; 1: the cycle it is booked in)",
+            "Moving average of each SM's current over this many cycles before the network (1: "
+            "the energy model's stage-distributed current as it is; more: extra smoothing for "
+            "sensitivity studies)",
             config::Range<uint32_t>{1, 64});
     v.field("monitor", monitor, "Voltage monitor: droop events, classification, traces");
     v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz, "first_order",

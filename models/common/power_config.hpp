@@ -17,6 +17,45 @@
 
 namespace gpusc {
 
+// When one execution unit's lanes draw a warp instruction's lane energy: evenly over `cycles`
+// core cycles, the first of them `delay` cycles after the instruction entered the unit (its
+// dispatch).
+struct ExecuteStageConfig : config::Section {
+  uint32_t delay = 1;
+  uint32_t cycles = 4;
+
+  ExecuteStageConfig() = default;
+  ExecuteStageConfig(uint32_t d, uint32_t c) : delay(d), cycles(c) {}
+
+  template <class V>
+  void visit(V& v) {
+    v.field("delay", delay, "Core cycles from the dispatch to the first cycle the lanes draw",
+            config::Range<uint32_t>{0, 16});
+    v.field("cycles", cycles, "Core cycles over which the lanes draw the energy, evenly",
+            config::Range<uint32_t>{1, 32});
+  }
+};
+
+// The stage split of an instruction's energy, i.e. when the supply sees it. Every event an
+// instruction causes is drawn in the cycle the timing model performs it: the I-cache access at
+// fetch; decode and scheduling at issue; each register read in the cycle its bank delivers it;
+// the operand collector at dispatch; the LD/ST unit's address generation and coalescing at
+// dispatch, its shared-memory and constant-cache accesses when they happen; the result's
+// register write at writeback. Only the lanes' work is not an event of the timing model: it is
+// spread over the execution pipeline's stages, per unit, as configured here (docs/power.md).
+struct ExecuteStagesConfig : config::Section {
+  ExecuteStageConfig simd{1, 4};  // integer and FP32 lane operations
+  ExecuteStageConfig sfu{1, 7};   // special-function lane operations
+  ExecuteStageConfig dp{1, 7};    // FP64 lane operations, wherever dp_path runs them
+
+  template <class V>
+  void visit(V& v) {
+    v.field("simd", simd, "Integer and FP32 lane operations on the SIMD units");
+    v.field("sfu", sfu, "Special-function lane operations on the SFUs");
+    v.field("dp", dp, "FP64 lane operations (DP units, or where sm.dp_path runs them)");
+  }
+};
+
 // Energies and leakage of one SM's blocks (the L1D is separate: CachePowerConfig).
 struct SmPowerConfig : config::Section {
   // dynamic, pJ per event
@@ -35,13 +74,14 @@ struct SmPowerConfig : config::Section {
   double const_access_pj = 40.0;    // per constant-cache access
   double clock_w = 1.2;             // clock tree and pipeline latches of an SM that is not gated
   // leakage, W per SM (per lane / per unit where named)
-  double frontend_leakage_w = 0.30;   // fetch, decode, I-cache, schedulers, scoreboard, collectors
-  double rf_leakage_w = 0.40;         // 128 KB register file
-  double shared_leakage_w = 0.15;     // shared memory
-  double lane_leakage_w = 0.028;      // one SIMD lane
-  double simd_unit_leakage_w = 0.05;  // one SIMD unit's shared control and pipeline latches
-  double sfu_leakage_w = 0.06;        // the SFUs (and the DP path on them)
-  double ldst_leakage_w = 0.10;       // the LD/ST unit and coalescer
+  double frontend_leakage_w = 0.30;    // fetch, decode, I-cache, schedulers, scoreboard, collectors
+  double rf_leakage_w = 0.40;          // 128 KB register file
+  double shared_leakage_w = 0.15;      // shared memory
+  double lane_leakage_w = 0.028;       // one SIMD lane
+  double simd_unit_leakage_w = 0.05;   // one SIMD unit's shared control and pipeline latches
+  double sfu_leakage_w = 0.06;         // the SFUs (and the DP path on them)
+  double ldst_leakage_w = 0.10;        // the LD/ST unit and coalescer
+  ExecuteStagesConfig execute_stages;  // when the lanes draw their energy
 
   template <class V>
   void visit(V& v) {
@@ -69,6 +109,10 @@ struct SmPowerConfig : config::Section {
             "W leakage of one SIMD unit outside its lanes", w);
     v.field("sfu_leakage_w", sfu_leakage_w, "W leakage of the SFUs", w);
     v.field("ldst_leakage_w", ldst_leakage_w, "W leakage of the LD/ST unit", w);
+    v.field("execute_stages", execute_stages,
+            "When each unit's lanes draw an instruction's lane energy (the rest is drawn in the "
+            "cycle of its event: fetch, issue, register reads, dispatch, memory access, "
+            "writeback)");
   }
 };
 

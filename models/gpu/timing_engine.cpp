@@ -188,6 +188,9 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   // from a quiet memory system, and the protocol checkers can tell unanswered requests.
   drain(label);
   std::optional<pdn::VoltageReport> voltage;
+  // The SMs that sleep through the launch's last cycles still draw the late stages of what they
+  // dispatched: hand them to the PDN before it finishes.
+  if (energy) energy->completeBefore(cs.endCycle() + 1);
   if (pdn) {
     voltage = pdn->finishLaunch();
     if (pdn->lateReports() != 0)

@@ -28,6 +28,7 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       slotAmps_(2 * numSms_, idleSmAmps),
       slotEstimate_(2 * numSms_, 0.0),
       slotCycle_(2 * numSms_, ~0ull),
+      slotEstimateCycle_(2 * numSms_, ~0ull),
       drop_(numSms_, 0.0),
       volts_(numSms_, 0.0),
       estimator_(cfg.smoothing.local,
@@ -52,6 +53,7 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
     }
   }
   std::fill(slotCycle_.begin(), slotCycle_.end(), ~0ull);
+  std::fill(slotEstimateCycle_.begin(), slotEstimateCycle_.end(), ~0ull);
   std::fill(history_.begin(), history_.end(), idleAmps_);
   std::fill(historySum_.begin(), historySum_.end(), idleAmps_ * double(spread_));
   monitor_.beginLaunch();
@@ -67,6 +69,7 @@ void Pdn::onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) {
   // estimate (same slot) from being overwritten before it is used.
   while (next_ < cycle) stepCycle(next_++);
   slotEstimate_[slot(sm, cycle)] = estimator_.estimate(a);
+  slotEstimateCycle_[slot(sm, cycle)] = cycle;
 }
 
 void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) {
@@ -92,10 +95,8 @@ void Pdn::stepCycle(uint64_t c) {
     const size_t i = slot(s, c);
     double booked = idleAmps_;  // an SM that did not evaluate cycle c is idle
     estimate_[s] = 0.0;         // and dispatches nothing
-    if (slotCycle_[i] == c) {
-      booked = slotAmps_[i];
-      estimate_[s] = slotEstimate_[i];
-    }
+    if (slotCycle_[i] == c) booked = slotAmps_[i];
+    if (slotEstimateCycle_[i] == c) estimate_[s] = slotEstimate_[i];
     if (spread_ == 1) {
       amps_[s] = booked;
     } else {  // the moving average of the booked currents (pdn.current_spread_cycles)

@@ -6,10 +6,12 @@
 // which the rest of the model runs). An SM's report of cycle c means simulated time has reached
 // cycle c, so every earlier cycle is complete: the Pdn then steps the cycles up to c - 1 (an SM
 // woken between clock edges still evaluates the cycle in progress, so cycle c itself may get
-// more reports). An SM that did not evaluate a cycle (it sleeps while nothing changes) reports
-// it later, in bulk, as idle; the Pdn uses the idle current for it, which is what that report
-// says (idle cycles cost no dynamic energy; docs/pdn.md). finishLaunch() steps the rest. An SM's
-// current is its core's dynamic power plus its leakage and clock power, divided by the supply
+// more reports). An SM that did not evaluate a cycle (it sleeps while nothing changes) still
+// draws the late stages of the instructions it dispatched before: the energy model hands those
+// cycles on as soon as time passes them, and reports the rest later, in bulk, as idle; the Pdn
+// uses the idle current for a cycle nobody reported, which is what that report says (docs/pdn.md).
+// finishLaunch() steps the rest. An SM's current is its core's dynamic power, drawn in the
+// cycles its pipeline stages take it, plus its leakage and clock power, divided by the supply
 // voltage (power::EnergyModel).
 //
 // With pdn.monitor.attribution the Pdn also steps one copy of the network per SM, each driven by
@@ -74,8 +76,10 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   std::vector<PdnState> perSm_;  // attribution: one network per SM
   std::vector<double> amps_;     // the cycle's current per SM
   // What each SM reported for the cycle being stepped and the next one: [sm * 2 + cycle % 2].
+  // A cycle the SM did not evaluate has a current (the late stages of earlier instructions) but
+  // no activity, hence no estimate.
   std::vector<double> slotAmps_, slotEstimate_;
-  std::vector<uint64_t> slotCycle_;
+  std::vector<uint64_t> slotCycle_, slotEstimateCycle_;
   size_t slot(uint32_t sm, uint64_t cycle) const { return size_t(sm) * 2 + (cycle & 1); }
   std::vector<double> drop_, volts_;  // per SM node
   // The power the local droop predictor estimates for each SM's cycle (its features for the

@@ -144,17 +144,27 @@ EnergyTable::EnergyTable(const PlatformConfig& cfg) {
   smGatedFraction = g.sm.gated_leakage_fraction;
   unitGatedFraction = g.simd_unit.gated_leakage_fraction;
   laneGatedFraction = g.lane.gated_leakage_fraction;
+  const ExecuteStagesConfig& st = s.execute_stages;
+  const auto stage = [](const ExecuteStageConfig& c) { return LaneStage{c.delay, c.cycles}; };
+  laneStage[int(sm::LaneKind::Int)] = stage(st.simd);
+  laneStage[int(sm::LaneKind::Fp)] = stage(st.simd);
+  laneStage[int(sm::LaneKind::Dp)] = stage(st.dp);
+  laneStage[int(sm::LaneKind::Sfu)] = stage(st.sfu);
+}
+
+double EnergyTable::eventJ(const sm::SmActivity& a) const {
+  using sm::Unit;
+  return a.issued * (fetchDecode + scheduler) + a.icacheAccesses * icache + a.rfReads * rfRead +
+         a.rfWrites * rfWrite +
+         (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] + a.dispatched[int(Unit::Dp)] +
+          a.dispatched[int(Unit::Ldst)]) *
+             collector +
+         a.dispatched[int(Unit::Ldst)] * ldst + a.sharedAccesses * shared +
+         a.constAccesses * constAccess;
 }
 
 double EnergyTable::activityJ(const sm::SmActivity& a) const {
-  using sm::Unit;
-  double e = a.issued * (fetchDecode + scheduler) + a.icacheAccesses * icache + a.rfReads * rfRead +
-             a.rfWrites * rfWrite +
-             (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] +
-              a.dispatched[int(Unit::Dp)] + a.dispatched[int(Unit::Ldst)]) *
-                 collector +
-             a.dispatched[int(Unit::Ldst)] * ldst + a.sharedAccesses * shared +
-             a.constAccesses * constAccess;
+  double e = eventJ(a);
   for (int k = 0; k < sm::kNumLaneKinds; ++k) e += a.laneOpsByKind[k] * lane[k];
   return e;
 }
@@ -283,10 +293,16 @@ EnergyModel::EnergyModel(const sc_core::sc_module_name& name, const PlatformConf
       table_(cfg),
       numSms_(cfg.gpu.num_sms),
       sampleCycles_(cfg.power.sample_cycles),
-      smStaticA_(table_.smOnW() / cfg.power.supply_voltage) {}
+      smStaticA_(table_.smOnW() / cfg.power.supply_voltage),
+      streams_(numSms_),
+      ring_(size_t(numSms_) * kRing, 0.0) {}
 
 void EnergyModel::beginLaunch(uint64_t startCycle) {
   start_ = startCycle;
+  streams_.assign(numSms_, Stream{startCycle, startCycle});
+  ring_.assign(size_t(numSms_) * kRing, 0.0);
+  pendingSms_ = 0;
+  horizon_ = startCycle;
   smCoreJ_.clear();
   l1J_.clear();
   uncoreJ_.clear();
@@ -327,15 +343,92 @@ void EnergyModel::addSmDynamic(uint32_t sm, uint64_t first, uint64_t cycles, dou
   }
 }
 
+// ---- the stage-distributed stream ---------------------------------------------------------------
+//
+// An SM reports cycle c when simulated time has reached c (an evaluated cycle) or later (a
+// stretch it slept through, reported when it wakes). Its activity's energy is booked in the
+// cycles its stages draw it, some of them later than c: while the SM then sleeps, nobody reports
+// those cycles, so whenever time advances every SM's booked cycles before the new time are
+// handed on (completeBefore), in cycle order across the SMs, as the sinks expect.
+
+void EnergyModel::setPendingEnd(uint32_t sm, uint64_t end) {
+  Stream& st = streams_[sm];
+  const bool was = st.pending();
+  st.pendingEnd = std::max(st.pendingEnd, end);
+  if (!was && st.pending()) ++pendingSms_;
+}
+
+void EnergyModel::book(uint32_t sm, uint64_t c, const sm::SmActivity& a) {
+  double* ring = &ring_[size_t(sm) * kRing];
+  for (int k = 0; k < sm::kNumLaneKinds; ++k) {
+    if (a.laneOpsByKind[k] == 0) continue;
+    const EnergyTable::LaneStage& st = table_.laneStage[k];
+    const double perCycle = table_.laneJ(a, sm::LaneKind(k)) / double(st.cycles);
+    const uint64_t from = c + st.delay;
+    for (uint64_t x = from; x < from + st.cycles; ++x) ring[x % kRing] += perCycle;
+    setPendingEnd(sm, from + st.cycles);
+  }
+}
+
+void EnergyModel::emitCycle(uint32_t sm, uint64_t c, const sm::SmActivity* a) {
+  Stream& st = streams_[sm];
+  double& slot = ring_[size_t(sm) * kRing + c % kRing];
+  const double j = slot + (a ? table_.eventJ(*a) : 0.0);
+  slot = 0.0;
+  const bool was = st.pending();
+  st.next = c + 1;
+  if (was && !st.pending()) --pendingSms_;
+  if (j > 0 && sampleCycles_ > 0) addSmDynamic(sm, c, 1, j);
+  if (!sinks_.empty()) {
+    const double amps = j / table_.cycleSeconds / table_.supplyVoltage + smStaticA_;
+    for (CurrentSink* s : sinks_) {
+      if (a) s->onSmActivity(sm, c, *a);
+      s->onSmCurrent(sm, c, 1, amps);
+    }
+  }
+}
+
+void EnergyModel::completeBefore(uint64_t cycle) {
+  if (cycle <= horizon_) return;
+  horizon_ = cycle;
+  if (pendingSms_ == 0) return;
+  uint64_t x = ~0ull;
+  for (const Stream& st : streams_)
+    if (st.pending()) x = std::min(x, st.next);
+  // Booked stages end at most kRing cycles after a pending SM's next cycle.
+  for (; x < cycle && pendingSms_ > 0; ++x)
+    for (uint32_t s = 0; s < numSms_; ++s)
+      if (streams_[s].pending() && streams_[s].next == x) emitCycle(s, x, nullptr);
+}
+
 void EnergyModel::onActivity(uint32_t sm, uint64_t firstCycle, uint64_t cycles,
                              const sm::SmActivity& a) {
-  const double e = table_.activityJ(a);
-  if (e > 0 && sampleCycles_ > 0) addSmDynamic(sm, firstCycle, cycles, e);
-  if (!sinks_.empty()) {
-    const double amps = e / table_.cycleSeconds / table_.supplyVoltage + smStaticA_;
-    for (CurrentSink* s : sinks_) {
-      if (cycles == 1) s->onSmActivity(sm, firstCycle, a);
-      s->onSmCurrent(sm, firstCycle, cycles, amps);
+  if (!sinks_.empty() || sampleCycles_ > 0) {
+    Stream& st = streams_[sm];
+    if (cycles > 1 && table_.activityJ(a) == 0.0) {
+      // A stretch the SM slept through: simulated time is past it. Its booked cycles are handed
+      // on in order with the other SMs'; the rest of it draws the idle current.
+      completeBefore(firstCycle + cycles);
+      const uint64_t from = std::max(firstCycle, st.next);
+      if (from < firstCycle + cycles) {
+        st.next = firstCycle + cycles;
+        for (CurrentSink* s : sinks_)
+          s->onSmCurrent(sm, from, firstCycle + cycles - from, smStaticA_);
+      }
+    } else {
+      for (uint64_t c = firstCycle; c < firstCycle + cycles; ++c) {
+        if (c < st.next) {
+          // A cycle the SM slept through (reported alone), already handed on with its stages.
+          if (table_.activityJ(a) != 0.0)
+            throw InternalError(fmt::format(
+                "EnergyModel: sm{} reported activity in cycle {} after its current was final", sm,
+                c));
+          continue;
+        }
+        completeBefore(c);
+        book(sm, c, a);
+        emitCycle(sm, c, &a);
+      }
     }
   }
   if (downstream_) downstream_->onActivity(sm, firstCycle, cycles, a);
@@ -362,6 +455,14 @@ void EnergyModel::sample(uint64_t cycle, const std::vector<CacheEnergyInputs>& l
 
 PowerReport EnergyModel::finishLaunch(uint64_t endCycle, const std::vector<SmEnergyInputs>& sms,
                                       const UncoreEnergyInputs& uncore) {
+  completeBefore(endCycle);
+  // Every stage ends by its instruction's writeback (PlatformConfig checks the stages against
+  // the latencies), so nothing of the launch may be booked past its end.
+  for (uint32_t s = 0; s < numSms_ && !streams_.empty(); ++s)
+    if (streams_[s].pending())
+      throw InternalError(fmt::format(
+          "EnergyModel: sm{} has energy booked up to cycle {}, after the launch's end at {}", s,
+          streams_[s].pendingEnd - 1, endCycle - 1));
   PowerReport r;
   r.cycles = endCycle > start_ ? endCycle - start_ : 0;
   r.seconds = double(r.cycles) * table_.cycleSeconds;

@@ -6,8 +6,10 @@
 //     cache power-state counters, power-gating switch counters, interconnect and DRAM
 //     statistics). Energy is exactly "counted events x energies + leakage x time".
 //   - streams: the SMs report their activity cycle by cycle (sm::ActivityObserver); the model
-//     turns each cycle into the SM's power and hands the current I = P / V to CurrentSinks (the
-//     power-delivery network reads it), and bins energy into a power time series with a
+//     books each cycle's energy in the cycles its pipeline stages draw it (the lanes' share over
+//     the execution stages after dispatch, power.sm.execute_stages; every other event in its own
+//     cycle), hands each SM's current I = P / V cycle by cycle to CurrentSinks (the
+//     power-delivery network reads it), and bins the energy into a power time series with a
 //     configurable period (power.sample_cycles).
 // docs/power.md describes the blocks, the parameters and where each value comes from.
 #pragma once
@@ -129,8 +131,20 @@ struct EnergyTable {
   double smSwitch, unitSwitch, laneSwitch;
   double smGatedFraction, unitGatedFraction, laneGatedFraction;
 
+  // When the lanes of each kind draw their energy (power.sm.execute_stages).
+  struct LaneStage {
+    uint32_t delay = 0, cycles = 1;
+  };
+  std::array<LaneStage, sm::kNumLaneKinds> laneStage{};
+
   // Dynamic energy (J) of one cycle of SM activity `a` in the SM core blocks (L1D aside).
   double activityJ(const sm::SmActivity& a) const;
+  // The part of it drawn in the cycle of the activity: every event but the lanes' work.
+  double eventJ(const sm::SmActivity& a) const;
+  // The lanes' energy of kind k (drawn over laneStage[k]).
+  double laneJ(const sm::SmActivity& a, sm::LaneKind k) const {
+    return a.laneOpsByKind[int(k)] * lane[int(k)];
+  }
   // Leakage (W) of a whole SM with every block ON (L1D included), plus its clock power.
   double smOnW() const;
 };
@@ -147,7 +161,10 @@ EnergyBreakdown uncoreEnergy(const EnergyTable& t, const UncoreEnergyInputs& in,
 double uncoreDynamicJ(const EnergyTable& t, const UncoreEnergyInputs& in, Block b);
 
 // Reads the current of each SM cycle by cycle: `cycles` consecutive core cycles of SM `sm`
-// from `firstCycle`, each drawing `amps` from the supply.
+// from `firstCycle`, each drawing `amps` from the supply. Every cycle of every SM comes exactly
+// once, each SM's in order. A report of cycle c means that every SM's current of the cycles
+// before c has come, except for cycles drawing only the idle current (EnergyModel::
+// idleSmAmps()), which may come later.
 class CurrentSink {
  public:
   virtual ~CurrentSink() = default;
@@ -198,6 +215,10 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
 
   // A launch starts at `startCycle` (core cycles).
   void beginLaunch(uint64_t startCycle);
+  // Simulated time has reached `cycle`: every SM's current before it is final and goes to the
+  // sinks now (an SM that sleeps still draws the late stages of what it dispatched). The timing
+  // engine calls it with the launch's end before the sinks finish the launch.
+  void completeBefore(uint64_t cycle);
   // The next sample boundary after `cycle`, or ~0 when there is no time series.
   uint64_t nextSampleCycle(uint64_t cycle) const;
   // Cumulative counts at a sample boundary (`cycle`), for the time series.
@@ -212,6 +233,12 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
 
  private:
   void addSmDynamic(uint32_t sm, uint64_t first, uint64_t cycles, double joulesPerCycle);
+  // Cycle `c` of SM `sm` (the next one its stream owes) with the energy booked for it; `a`: the
+  // activity evaluated in that cycle, if any.
+  void emitCycle(uint32_t sm, uint64_t c, const sm::SmActivity* a);
+  // Books the stages of activity `a` of SM `sm` in cycle `c`.
+  void book(uint32_t sm, uint64_t c, const sm::SmActivity& a);
+  void setPendingEnd(uint32_t sm, uint64_t end);
   size_t binOf(uint64_t cycle) const;
   void ensureBins(size_t n);
 
@@ -222,6 +249,21 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   sm::ActivityObserver* downstream_ = nullptr;
   std::vector<CurrentSink*> sinks_;
   double smStaticA_ = 0;  // current of an ON SM's leakage and clock
+
+  // The stage-distributed stream. Each SM's energy booked for its coming cycles sits in a ring
+  // of kRing cycles (a stage ends at most 16 + 32 cycles after its activity); `next` is the
+  // first cycle of the SM not handed to the sinks yet, `pendingEnd` one past the last cycle
+  // with energy booked. Cycles before `horizon_` are final for every SM.
+  static constexpr uint64_t kRing = 64;
+  static_assert(kRing > 16 + 32, "the ring must hold the longest stage (ExecuteStageConfig)");
+  struct Stream {
+    uint64_t next = 0, pendingEnd = 0;
+    bool pending() const { return pendingEnd > next; }
+  };
+  std::vector<Stream> streams_;
+  std::vector<double> ring_;  // [sm * kRing + cycle % kRing]: J booked for that cycle
+  uint32_t pendingSms_ = 0;   // SMs with booked energy not handed on yet
+  uint64_t horizon_ = 0;
 
   uint64_t start_ = 0;
   // Time series: per bin, the SMs' core dynamic energy (streamed), and the deltas of the

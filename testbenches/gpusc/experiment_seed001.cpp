@@ -40,12 +40,16 @@ struct Run001 {
   uint64_t emergencies = 0;
   uint64_t large = 0, largeByClass[3] = {0, 0, 0}, largeLocal = 0;
   // Events above the second threshold (5%: seed 001 Sec. 3.5 finds it also separates the
-  // typical from the rare droops) by type.
-  uint64_t above5 = 0, byClass5[3] = {0, 0, 0}, local5 = 0;
+  // typical from the rare droops).
+  uint64_t above5 = 0;
   uint64_t events = 0;  // above the lowest threshold
   double coreJ = 0, chipJ = 0;
   double supplyV = 0;
   uint64_t localTriggers = 0, globalDetections = 0;
+  // From droops.csv: the worst droop the predictor saw a power rise before; the droops above 5%
+  // that came out of a quiet SM, and the others by type.
+  double worstSeenPct = 0;
+  uint64_t quietAbove5 = 0, seenAbove5 = 0, seenByClass5[3] = {0, 0, 0}, seenLocal5 = 0;
 };
 
 Run001 parse001(const nlohmann::json& stats) {
@@ -71,9 +75,6 @@ Run001 parse001(const nlohmann::json& stats) {
       if (v.at("thresholds").size() > 1) {
         const auto& t5 = v.at("thresholds").at(1);
         r.above5 += t5.at("events").get<uint64_t>();
-        r.local5 += t5.at("local").get<uint64_t>();
-        for (int c = 0; c < 3; ++c)
-          r.byClass5[c] += t5.at("classes").at(names[c]).at("count").get<uint64_t>();
       }
     }
     if (t.contains("power")) {
@@ -93,6 +94,48 @@ Run001 parse001(const nlohmann::json& stats) {
   return r;
 }
 
+// One droop event as the training sees it: its droop, its first-order part and the largest
+// rises of the worst SM's estimated power (over 2, 3 and 4 cycles) in the cycles before its worst
+// cycle.
+struct TrainingEvent {
+  double droopPct = 0, firstOrderPct = 0;
+  double rise[3] = {0, 0, 0};
+  int cls = 2;  // 0 first-order, 1 second-order, 2 balanced
+  bool local = false;
+  // The predictor saw some rise before it (else the droop came out of a quiet SM).
+  bool seen() const { return rise[0] > 0 || rise[1] > 0 || rise[2] > 0; }
+};
+
+std::vector<TrainingEvent> readEvents(const fs::path& csvPath) {
+  std::ifstream in(csvPath);
+  if (!in) throw InputError(fmt::format("cannot read '{}'", csvPath.string()));
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = split(line, ',');
+  const auto col = [&](const char* name) {
+    for (size_t i = 0; i < head.size(); ++i)
+      if (head[i] == name) return i;
+    throw InputError(fmt::format("'{}': no column {}", csvPath.string(), name));
+  };
+  const size_t dp = col("droop_pct"), fo = col("first_order_pct"), r2 = col("rise2_w"),
+               r3 = col("rise3_w"), r4 = col("rise4_w"), cl = col("class"), sc = col("scope");
+  std::vector<TrainingEvent> out;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = split(line, ',');
+    if (f.size() < head.size()) continue;
+    TrainingEvent e;
+    e.droopPct = std::stod(f[dp]);
+    e.firstOrderPct = std::stod(f[fo]);
+    e.rise[0] = std::stod(f[r2]);
+    e.rise[1] = std::stod(f[r3]);
+    e.rise[2] = std::stod(f[r4]);
+    e.cls = f[cl] == "first-order" ? 0 : f[cl] == "second-order" ? 1 : 2;
+    e.local = f[sc] == "local";
+    out.push_back(e);
+  }
+  return out;
+}
+
 std::string sizeArgs(const ExperimentOptions& o) {
   return fmt::format("--size {}{}", o.size,
                      o.kernels.empty() ? "" : " --kernel " + join(o.kernels, " --kernel "));
@@ -105,33 +148,49 @@ int seed001(const ExperimentOptions& o) {
   std::vector<VariantRun> variants;
   for (const char* m : kModes)
     variants.push_back({m, kPlatform, {fmt::format("smoothing.mode={}", m)}});
-  std::vector<RunOutcome> results =
-      runAll(selfExecutable(), runSpecs(o, "seed001", kernels, variants), o.jobs);
+  const std::vector<RunSpec> specs = runSpecs(o, "seed001", kernels, variants);
+  std::vector<RunOutcome> results = runAll(selfExecutable(), specs, o.jobs);
 
   std::map<std::string, std::map<std::string, Run001>> runs;
   std::string csv =
       "kernel,variant,supply_v,cycles,worst_droop_pct,min_voltage_v,emergencies,events,large,"
       "large_first_order,large_second_order,large_balanced,large_local,core_j,chip_j,"
-      "local_triggers,global_detections,status\n";
+      "local_triggers,global_detections,worst_seen_droop_pct,quiet_droops_above_5,status\n";
   int failures = 0;
   const auto row = [&](const std::string& k, const std::string& v, double supply,
-                       const RunOutcome& res) {
+                       const RunOutcome& res, const RunSpec& spec) {
     if (!res.ok) {
       ++failures;
-      csv += fmt::format("{},{},{},,,,,,,,,,,,,,,\"{}\"\n", k, v, supply, res.error);
+      csv += fmt::format("{},{},{},,,,,,,,,,,,,,,,,\"{}\"\n", k, v, supply, res.error);
       return;
     }
-    const Run001 r = parse001(res.stats);
+    Run001 r = parse001(res.stats);
+    const fs::path droops = fs::path(spec.outDir) / "droops.csv";
+    if (fs::exists(droops))
+      for (const TrainingEvent& e : readEvents(droops)) {
+        if (e.seen()) r.worstSeenPct = std::max(r.worstSeenPct, e.droopPct);
+        if (e.droopPct <= 5.0) continue;
+        if (!e.seen()) {
+          ++r.quietAbove5;
+        } else {
+          ++r.seenAbove5;
+          ++r.seenByClass5[e.cls];
+          r.seenLocal5 += e.local;
+        }
+      }
     runs[k][v] = r;
-    csv +=
-        fmt::format("{},{},{:.4f},{},{:.4f},{:.5f},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{},ok\n",
-                    k, v, supply, r.cycles, r.worstPct, r.minVolts, r.emergencies, r.events,
-                    r.large, r.largeByClass[0], r.largeByClass[1], r.largeByClass[2], r.largeLocal,
-                    r.coreJ, r.chipJ, r.localTriggers, r.globalDetections);
+    csv += fmt::format(
+        "{},{},{:.4f},{},{:.4f},{:.5f},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{},{:.4f},{},ok\n", k,
+        v, supply, r.cycles, r.worstPct, r.minVolts, r.emergencies, r.events, r.large,
+        r.largeByClass[0], r.largeByClass[1], r.largeByClass[2], r.largeLocal, r.coreJ, r.chipJ,
+        r.localTriggers, r.globalDetections, r.worstSeenPct, r.quietAbove5);
   };
   size_t i = 0;
   for (const auto& k : kernels)
-    for (const char* m : kModes) row(k, m, 1.0, results[i++]);
+    for (const char* m : kModes) {
+      row(k, m, 1.0, results[i], specs[i]);
+      ++i;
+    }
 
   // The guardband: the baseline's worst case sets the lowest voltage the chip must tolerate;
   // with smoothing the worst droop is smaller, so the supply can drop until the smoothed worst
@@ -152,9 +211,13 @@ int seed001(const ExperimentOptions& o) {
       {"hierarchical-lowered",
        kPlatform,
        {"smoothing.mode=hierarchical", fmt::format("power.supply_voltage={:.4f}", vLow)}}};
-  results = runAll(selfExecutable(), runSpecs(o, "seed001", kernels, lowered), o.jobs);
+  const std::vector<RunSpec> loweredSpecs = runSpecs(o, "seed001", kernels, lowered);
+  results = runAll(selfExecutable(), loweredSpecs, o.jobs);
   i = 0;
-  for (const auto& k : kernels) row(k, "hierarchical-lowered", vLow, results[i++]);
+  for (const auto& k : kernels) {
+    row(k, "hierarchical-lowered", vLow, results[i], loweredSpecs[i]);
+    ++i;
+  }
 
   const auto have = [&](const std::string& k, std::initializer_list<const char*> vs) {
     for (const char* v : vs)
@@ -203,25 +266,52 @@ int seed001(const ExperimentOptions& o) {
   double bestCut = 1.0;
   for (double d : droopRatio["hierarchical"]) bestCut = std::min(bestCut, d);
 
+  const uint32_t lead = loadPlatform(kPlatform).pdn.monitor.lead_cycles;
+  md += fmt::format(
+      "\n## Droops the local predictor saw coming\n\n"
+      "The worst droop among those whose worst SM's estimated power (its dispatches and register "
+      "accesses) rose in the {} cycles before it (`pdn.monitor.lead_cycles`), the droops a "
+      "predictor can act on. The others come out of a quiet SM, for instance a burst of register "
+      "writes when a memory fill completes many loads at once while nothing was dispatched.\n\n"
+      "| kernel | seen coming: none | local | global | hierarchical |\n|---|---|---|---|---|\n",
+      lead);
+  std::map<std::string, std::vector<double>> seenRatio;
+  for (const auto& k : kernels) {
+    if (!have(k, {"none", "local", "global", "hierarchical"})) continue;
+    const Run001& n = runs[k]["none"];
+    md += fmt::format("| `{}` | {:.2f}% |", k, n.worstSeenPct);
+    for (const char* m : {"local", "global", "hierarchical"}) {
+      const double d = n.worstSeenPct > 0 ? runs[k][m].worstSeenPct / n.worstSeenPct : 1.0;
+      seenRatio[m].push_back(d);
+      md += fmt::format(" {:.2f}% ({}) |", runs[k][m].worstSeenPct, pct(d));
+    }
+    md += "\n";
+  }
+  md += fmt::format("| geomean | | {} | {} | {} |\n", g("local", seenRatio), g("global", seenRatio),
+                    g("hierarchical", seenRatio));
+
   md +=
       "\n## Droop types without smoothing (paper Figs. 6 and 8)\n\n"
       "Droops above 5% (seed 001 Sec. 3.5: 5% also separates the rare droops from the typical "
-      "ones; none of our kernels reaches the paper's 8%) by temporal type (first-order: the "
-      "first-order part is over 60% of the droop; second-order: the low-passed part is; else "
-      "balanced) and by spatial scope (local: the SMs that see it fit one SM or a 2x2 cluster; "
-      "global: more).\n\n"
-      "| kernel | events > 4% | events > 5% | first-order | second-order | balanced | local | "
-      "global | large (>= 8%) |\n|---|---|---|---|---|---|---|---|---|\n";
+      "ones; the last column counts those from the paper's 8%): how many came out of a quiet SM "
+      "(no rise of its estimated power before them, above), and the others by temporal type "
+      "(first-order: the first-order part is over 60% of the droop; second-order: the "
+      "low-passed part is; else balanced) and by spatial scope (local: the SMs that see it fit "
+      "one SM or a 2x2 cluster; global: more).\n\n"
+      "| kernel | events > 4% | events > 5% | out of a quiet SM | seen coming: first-order | "
+      "second-order | balanced | local | global | large (>= 8%) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& k : kernels) {
     if (!have(k, {"none"})) continue;
     const Run001& n = runs[k]["none"];
     const auto share = [&](uint64_t c) {
-      return n.above5 ? fmt::format("{:.0f}%", 100.0 * double(c) / double(n.above5))
-                      : std::string("-");
+      return n.seenAbove5 ? fmt::format("{:.0f}%", 100.0 * double(c) / double(n.seenAbove5))
+                          : std::string("-");
     };
-    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", k, n.events, n.above5,
-                      share(n.byClass5[0]), share(n.byClass5[1]), share(n.byClass5[2]),
-                      share(n.local5), share(n.above5 - n.local5), n.large);
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", k, n.events,
+                      n.above5, n.quietAbove5, share(n.seenByClass5[0]), share(n.seenByClass5[1]),
+                      share(n.seenByClass5[2]), share(n.seenLocal5),
+                      share(n.seenAbove5 - n.seenLocal5), n.large);
   }
 
   // Energy: the core (every SM block) runs at the lowered supply; the memory side keeps its own
@@ -278,40 +368,6 @@ int seed001(const ExperimentOptions& o) {
 }
 
 namespace {
-
-// One droop event as the training sees it: its first-order part and the largest rises of the
-// worst SM's estimated power (over 2, 3 and 4 cycles) in the cycles before its worst cycle.
-struct TrainingEvent {
-  double firstOrderPct = 0;
-  double rise[3] = {0, 0, 0};
-};
-
-std::vector<TrainingEvent> readEvents(const fs::path& csvPath) {
-  std::ifstream in(csvPath);
-  if (!in) throw InputError(fmt::format("cannot read '{}'", csvPath.string()));
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> head = split(line, ',');
-  const auto col = [&](const char* name) {
-    for (size_t i = 0; i < head.size(); ++i)
-      if (head[i] == name) return i;
-    throw InputError(fmt::format("'{}': no column {}", csvPath.string(), name));
-  };
-  const size_t fo = col("first_order_pct"), r2 = col("rise2_w"), r3 = col("rise3_w"),
-               r4 = col("rise4_w");
-  std::vector<TrainingEvent> out;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = split(line, ',');
-    if (f.size() < head.size()) continue;
-    TrainingEvent e;
-    e.firstOrderPct = std::stod(f[fo]);
-    e.rise[0] = std::stod(f[r2]);
-    e.rise[1] = std::stod(f[r3]);
-    e.rise[2] = std::stod(f[r4]);
-    out.push_back(e);
-  }
-  return out;
-}
 
 struct Point {
   double th[3];
