@@ -387,9 +387,10 @@ TEST(L1DataCache, MshrMergesLoadsToALineBeingFetched) {
   b.run();
   b.expectClean();
   EXPECT_EQ(b.memory.received().size(), 1u);  // one fetch
-  // Both answered hit_latency after the fill (the fill arrives kNextLevel after cycle 0).
+  // Answered hit_latency after the fill (the fill arrives kNextLevel after cycle 0), one per
+  // cycle in the order they merged: the MSHR replays them.
   EXPECT_EQ(b.sm.outcomes()[0].answered, kNextLevel + b.H);
-  EXPECT_EQ(b.sm.outcomes()[1].answered, kNextLevel + b.H);
+  EXPECT_EQ(b.sm.outcomes()[1].answered, kNextLevel + b.H + 1);
   EXPECT_EQ(b.sm.outcomes()[1].accepted, 1u);
   EXPECT_EQ(b.stat("/mshr_merges"), 1u);
   EXPECT_EQ(b.stat("/by_kind/load/misses"), 2u);
@@ -405,7 +406,7 @@ TEST(L1DataCache, MergeLimitHoldsTheRequest) {
   b.expectClean();
   const auto& o = b.sm.outcomes();
   EXPECT_EQ(b.memory.received().size(), 1u);
-  for (uint32_t i = 0; i < merge; ++i) EXPECT_EQ(o[i].answered, kNextLevel + b.H);
+  for (uint32_t i = 0; i < merge; ++i) EXPECT_EQ(o[i].answered, kNextLevel + b.H + i);
   // The one over the limit waits for the fill (cycle kNextLevel), which takes the line's bank in
   // that cycle: it is accepted a cycle later, and hits.
   const Outcome& last = o[merge];
@@ -985,7 +986,9 @@ TEST(L2Slice, MshrMergeAcrossRequesters) {
   b.run();
   b.expectClean();
   EXPECT_EQ(b.dram.received().size(), 1u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(b.noc.outcomes()[i].answered, kNextLevel + b.H) << i;
+  // One per cycle after the fill, in the order they merged (the MSHR replays them).
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(b.noc.outcomes()[i].answered, kNextLevel + b.H + uint64_t(i)) << i;
   EXPECT_EQ(b.stat("/mshr_merges"), 2u);
   EXPECT_TRUE(b.dirty(a));
 }

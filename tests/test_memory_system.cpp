@@ -394,7 +394,6 @@ TEST(MemoryWrites, WriteValidateStoresReadNothingFromDram) {
   EXPECT_LT(validate, lines / 10);  // only the kernel's code and parameter lines
 }
 
-
 // ---- atomics ---------------------------------------------------------------------------------
 
 // Every thread adds 1, `iters` times, to word (thread mod `words`) of one line.

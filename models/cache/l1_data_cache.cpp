@@ -281,10 +281,11 @@ void L1DataCache::fill(uint32_t e, uint64_t cycle) {
     if (r.evicted) ++stats_.evictions;
     wake = power_.fill(r.set, r.way, slot);
   }
+  // The MSHR hands its merged requests back one per cycle (one response path).
   const uint32_t* w = mshrs.waiters(e);
   for (uint32_t i = 0; i < en.waiters; ++i) {
     PendingRequests::Record& rec = pending_.at(w[i]);
-    rec.ready = std::max(rec.ready, slot + wake + hitLatency_);
+    rec.ready = std::max(rec.ready, slot + wake + hitLatency_ + i);
     if (--rec.linesLeft == 0) {
       answerAt(rec.ready, rec.gp);
       pending_.close(w[i]);

@@ -4,8 +4,9 @@
 //   loads    look up their line(s) in the cycle they are accepted. A hit is answered hit_latency
 //            cycles later. A miss takes an MSHR (or merges into the one already fetching the
 //            line, up to mshr_max_merge requests) and one line-sized read, a payload of our own,
-//            goes down; the fill places the line (replacement policy by name) and answers every
-//            merged request hit_latency cycles after it, when the data have passed the data array.
+//            goes down; the fill places the line (replacement policy by name) and answers the
+//            merged requests hit_latency cycles after it, when the data have passed the data
+//            array, one per cycle in the order they merged (the MSHR replays them).
 //            Miss latency = hit_latency + the time the next level takes.
 //   stores   write-evict (a store hit invalidates the line; write_policy write-through keeps it)
 //            and write-no-allocate (a store miss places nothing). Every store is forwarded down

@@ -323,10 +323,11 @@ void L2Slice::fill(uint32_t e, uint64_t cycle) {
     core_.holdAll(core_.setOf(en.line), way);
     if (en.dirtyOnFill) core_.setDirty(core_.setOf(en.line), way);
   }
+  // The MSHR hands its merged requests back one per cycle (one response path).
   const uint32_t* w = mshrs.waiters(e);
   for (uint32_t i = 0; i < en.waiters; ++i) {
     PendingRequests::Record& rec = pending_.at(w[i]);
-    rec.ready = std::max(rec.ready, slot + wake + rec.afterFill + hitLatency_);
+    rec.ready = std::max(rec.ready, slot + wake + rec.afterFill + hitLatency_ + i);
     if (--rec.linesLeft == 0) {
       answerAt(rec.ready, rec.gp);
       pending_.close(w[i]);

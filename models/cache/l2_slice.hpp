@@ -6,8 +6,8 @@
 // Write-back, write-allocate:
 //   reads (loads, instruction fetches, constant loads): a hit is answered hit_latency cycles
 //     after its lookup; a miss takes an MSHR (or merges into the one fetching the line, up to
-//     mshr_max_merge requests), the line is read from DRAM, placed, and every merged request is
-//     answered hit_latency cycles after the fill.
+//     mshr_max_merge requests), the line is read from DRAM, placed, and the merged requests are
+//     answered hit_latency cycles after the fill, one per cycle in the order they merged.
 //   writes: a hit marks the line dirty and is acknowledged after hit_latency. A miss allocates:
 //     a write covering the whole line (by its byte mask) places the line at once, dirty, with
 //     no DRAM read; a partial write fetches the line first (as a read miss) and the fill is

@@ -4,7 +4,8 @@
 //   const and kernel parameters   through the constant cache, one distinct line per cycle;
 //              a miss takes one of sm.const_cache.mshr_entries MSHRs and goes to the memory
 //              system, and later misses to the same line wait on it (up to mshr_max_merge
-//              instructions per line) instead of fetching it again. With every MSHR taken (or
+//              instructions per line) instead of fetching it again; the fill completes them one
+//              per cycle. With every MSHR taken (or
 //              the line's merge limit reached) the unit holds the instruction until a fill
 //              frees one, as the hardware's constant cache stalls its pipeline.
 //   global and local   the coalescer groups the lanes' addresses into line-sized

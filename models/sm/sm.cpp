@@ -879,10 +879,13 @@ void Sm::response(tlm::tlm_generic_payload& gp) {
     fetch_.fill(gp.get_address(), at, warps_);
   } else {
     if (ext.kind == AccessKind::ConstLoad) {
-      // Every instruction waiting on the line (its MSHR's merged requests) gets it.
+      // Every instruction waiting on the line (its MSHR's merged requests) gets it, one per
+      // cycle: the MSHR replays them through the cache's one read port.
+      uint32_t replay = 0;
       ldst_.constFill(gp.get_address(), [&](uint32_t inst) {
         if (--inflight_[inst].outstanding == 0 && !ldst_.constLookingUp(inst))
-          complete(inst, at + cfg_.sm.const_cache.hit_latency);
+          complete(inst, at + cfg_.sm.const_cache.hit_latency + replay);
+        ++replay;
       });
     } else {
       const uint32_t inst = static_cast<uint32_t>(ext.tag);
