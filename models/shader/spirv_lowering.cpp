@@ -1123,9 +1123,12 @@ class Lowering {
         case spv::OpVariable:
           variable(in);
           break;
-        case spv::OpBranch:
-          block().term = Terminator{TermKind::Jump, {}, {blockOf(in.w[0]), -1}, false};
+        case spv::OpBranch: {
+          // The target first: blockOf may add a block, and block() must not be taken before.
+          const int to = blockOf(in.w[0]);
+          block().term = Terminator{TermKind::Jump, {}, {to, -1}, false};
           break;
+        }
         case spv::OpBranchConditional: {
           Terminator t;
           t.kind = TermKind::Branch;
@@ -1141,7 +1144,8 @@ class Lowering {
           uint32_t target = in.w[1];
           for (size_t k = 2; k + 1 < in.w.size(); k += 2)
             if (float(in.w[k]) == sel.litCols[0][0]) target = in.w[k + 1];
-          block().term = Terminator{TermKind::Jump, {}, {blockOf(target), -1}, false};
+          const int to = blockOf(target);
+          block().term = Terminator{TermKind::Jump, {}, {to, -1}, false};
           break;
         }
         case spv::OpReturn:
