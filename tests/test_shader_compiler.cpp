@@ -23,6 +23,10 @@ using gpusc::test::HashTextures;
 
 namespace {
 
+const ShaderPlatformConfig kPlatform;
+const uint32_t kOutputs = kPlatform.core.output_entries;
+const BufferSizes kSizes{kPlatform.core.input_entries, kPlatform.core.output_entries};
+
 std::vector<std::string> codeOf(const Program& p, int b) {
   std::vector<std::string> out;
   for (const auto& i : p.blocks[size_t(b)].code) out.push_back(printInstr(i));
@@ -57,6 +61,56 @@ done:
   EXPECT_EQ(printInstr(p.blocks[0].code[1]), "mad t2.xyz, -t1.zyxw, c0.x, |v0|");
   const std::string printed = printAssembly(p);
   EXPECT_EQ(printAssembly(parseAssembly(printed, "test.s")), printed);
+}
+
+TEST(ShaderAssembly, ProgramsWithoutCodeOrBeyondTheBuffersNameFileAndLine) {
+  auto err = [](const std::string& text) {
+    try {
+      compile(parseAssembly(text, "bad.s"), CompileOptions{});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(err(""), "bad.s:1: no code (a program needs at least one block)");
+  EXPECT_EQ(err(".shader fragment\n.input v0 a 1 4\n\n"),
+            "bad.s:2: no code (a program needs at least one block)");
+  CompileOptions o;
+  EXPECT_EQ(err(".shader vertex\n.input v300 a_position\nB0:\n  mov o0, v300\n  end\n"),
+            fmt::format("bad.s:2: attribute 'a_position' (v300, 1 entry) does not fit the core's "
+                        "{}-entry input buffer (core.input_entries)",
+                        o.inputEntries));
+  EXPECT_EQ(err(".shader fragment\n.input v7 v_x 2 4\nB0:\n  mov o0, v7\n  end\n"),
+            "bad.s:2: varying 'v_x' (v7, 2 entries) does not fit the core's 8-entry input buffer "
+            "(core.input_entries)");
+  EXPECT_EQ(
+      err("B0:\n  mov t0, v0\n  add o9, t0, v1\n  end\n"),
+      "bad.s:3: 'add' uses o9, outside the output buffer (core.output_entries) (8 registers)");
+  EXPECT_EQ(err("B0:\n  bnz v12.x, B1\nB1:\n  end\n"),
+            "bad.s:2: the branch of block 'B0' uses v12, outside the input buffer "
+            "(core.input_entries) (8 registers)");
+  EXPECT_EQ(err(".const c0 1 1 1 1\nB0:\n  add o0, c0, c3\n  end\n"),
+            "bad.s:3: 'add' uses c3, outside the constants the program defines (1 register)");
+  // Eight varyings: legal GLSL ES 1.00, but gl_Position takes o0 of the eight entries.
+  std::string eight = ".shader vertex\n.output o0 gl_Position 1 4\n";
+  for (int k = 1; k <= 8; ++k) eight += fmt::format(".output o{} v{} 1 4\n", k, k - 1);
+  eight += "B0:\n  mov o0, v0\n  end\n";
+  EXPECT_EQ(err(eight),
+            "bad.s:10: output 'v7' (o8, 1 entry) does not fit the core's 8-entry output buffer "
+            "(core.output_entries): gl_Position takes o0, so a vertex program has room for 7 "
+            "varying entries");
+}
+
+TEST(ShaderInterpreter, LoopsOfEmptyBlocksEnd) {
+  // `L1: bra L1` executes no instruction: every block counts as a step.
+  const Program p = parseAssembly(".output o0 c 1 4\nL0:\n  mov o0, v0\nL1:\n  bra L1\n", "loop.s");
+  HashTextures tex;
+  try {
+    interpret(p, {{1, 2, 3, 4}}, {Vec4{}}, tex, kOutputs, 1000);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "loop.s: did not finish within 1000 steps");
+  }
 }
 
 TEST(ShaderAssembly, BadInputNamesFileAndLine) {
@@ -221,7 +275,8 @@ TEST(ShaderCodeMotion, Fig8GlobalCodeMotionTableIV) {
     for (float x : {0.0f, 1.0f}) {
       std::vector<Vec4> in{{1, 2, 3, 4}, {x, 0, 0, 0}, {5, 6, 7, 8}, {9, 10, 11, 12}};
       const auto c = constantFile(before, {});
-      EXPECT_EQ(interpret(before, in, c, tex).outputs, interpret(p, in, c, tex).outputs);
+      EXPECT_EQ(interpret(before, in, c, tex, kOutputs).outputs,
+                interpret(p, in, c, tex, kOutputs).outputs);
     }
   }
 }
@@ -249,12 +304,12 @@ TEST(ShaderBackend, SpillsToFreeOutputEntries) {
   for (int k = 0; k < 12; ++k) consts.push_back({float(k), 0.5f * k, 1, 2});
   HashTextures tex;
   const std::vector<Vec4> in{{1, 2, 3, 4}};
-  const auto before = interpret(p, in, consts, tex);
+  const auto before = interpret(p, in, consts, tex, kOutputs);
   const AllocationResult r = allocateRegisters(p, 8, 8);
   EXPECT_EQ(r.requirement, 12);
   EXPECT_EQ(r.spilled, 4);
   EXPECT_LE(p.temporaryCount(), 8);
-  EXPECT_EQ(interpret(p, in, consts, tex).outputs[0], before.outputs[0]);
+  EXPECT_EQ(interpret(p, in, consts, tex, kOutputs).outputs[0], before.outputs[0]);
   // With only o0 and o1..o2 free the program does not fit: a clear error.
   Program q = parseAssembly(text, "spill.s");
   try {
@@ -327,7 +382,8 @@ void expectSameOutputs(const Program& ref, const Program& p, const std::string& 
       for (int e = 0; e < u.entries; ++e)
         uniforms.push_back({rng.uniformf(-1, 1), 0.5f, 2.0f, -1.0f});
     const auto c = constantFile(ref, uniforms);
-    const InterpretResult a = interpret(ref, in, c, tex), b = interpret(p, in, c, tex);
+    const InterpretResult a = interpret(ref, in, c, tex, kOutputs),
+                          b = interpret(p, in, c, tex, kOutputs);
     ASSERT_EQ(a.killed, b.killed) << what;
     if (a.killed) continue;
     size_t n = 0;

@@ -24,7 +24,9 @@ CoreStats cycles(const std::string& text, const std::string& in, const std::stri
   test::HashTextures tex;
   std::vector<Vec4> consts(4, Vec4{1, 1, 1, 1});
   for (const auto& [i, v] : p.constants) consts[i] = v;
-  return runInvocation(p, Invocation(8, Vec4{1, 2, 3, 4}), consts, tex, cfg, *ig, *og).stats;
+  return runInvocation(p, Invocation(cfg.core.input_entries, Vec4{1, 2, 3, 4}), consts, tex, cfg,
+                       *ig, *og)
+      .stats;
 }
 
 TEST(ShaderCore, StraightLineCyclesFollowTheConfiguration) {
@@ -91,6 +93,15 @@ TEST(ShaderCore, TextureLatencyAndBranchPenalty) {
   EXPECT_EQ(s.bundles, 1u + 3u * 2u + 1u);
   EXPECT_EQ(s.branchPenaltyCycles, cfg.core.branch_penalty * 1u);
   EXPECT_EQ(s.cycles, s.bundles + s.branchPenaltyCycles + drain);
+}
+
+TEST(ShaderCore, LoopsOfEmptyBlocksEnd) {
+  try {
+    cycles(".output o0 c 1 4\nL0:\n  mov o0, v0\nL1:\n  bra L1\n", "none", "none");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "core.s: did not finish within 1000000 steps");
+  }
 }
 
 TEST(ShaderCore, EnergyFollowsTheEventCounts) {

@@ -17,6 +17,10 @@ using namespace gpusc::shader;
 
 namespace {
 
+const ShaderPlatformConfig kPlatform;
+const uint32_t kOutputs = kPlatform.core.output_entries;
+const BufferSizes kSizes{kPlatform.core.input_entries, kPlatform.core.output_entries};
+
 std::string errorOf(const std::function<void()>& f) {
   try {
     f();
@@ -35,8 +39,8 @@ void expectSame(const Program& ref, const Program& p, const std::vector<Invocati
   for (const auto& o : ref.outputs) n = std::max<size_t>(n, o.index + o.entries);
   // Every 7th invocation: enough to take every path of these programs.
   for (size_t k = 0; k < work.size(); k += 7) {
-    const InterpretResult a = interpret(ref, work[k], refConsts, tex);
-    const InterpretResult b = interpret(p, work[k], consts, tex);
+    const InterpretResult a = interpret(ref, work[k], refConsts, tex, kOutputs);
+    const InterpretResult b = interpret(p, work[k], consts, tex, kOutputs);
     ASSERT_EQ(a.killed, b.killed) << what << " invocation " << k;
     if (a.killed) continue;
     for (size_t o = 0; o < n; ++o)
@@ -51,7 +55,7 @@ TEST(ShaderFrontend, EveryBenchmarkLowersAndKeepsItsMeaningUnderEveryVariant) {
   for (const auto& name : shaders::names()) {
     SCOPED_TRACE(name);
     const shaders::ShaderBenchmark b = shaders::load(name);
-    const DrawWork w = prepareDraw(b.draw, b.vertex, b.fragment);
+    const DrawWork w = prepareDraw(b.draw, b.vertex, b.fragment, kSizes);
     EXPECT_EQ(w.vertices.size(), size_t((b.draw.grid + 1) * (b.draw.grid + 1)));
     for (const char* v : {"none", "local", "global", "naive"}) {
       CompileOptions o;
@@ -128,7 +132,7 @@ TEST(ShaderDraw, CellsPerFragmentThinsTheFragments) {
   DrawSpec d = parseDrawSpec("grid: 4\nfragments_per_cell: 1\ncells_per_fragment: 3\n", "d.yaml");
   d.uniforms = b.draw.uniforms;
   d.textures = b.draw.textures;
-  const DrawWork w = prepareDraw(d, b.vertex, b.fragment);
+  const DrawWork w = prepareDraw(d, b.vertex, b.fragment, kSizes);
   EXPECT_EQ(w.vertices.size(), 25u);
   EXPECT_EQ(w.fragments.size(), 6u);
   EXPECT_EQ(errorOf([] {

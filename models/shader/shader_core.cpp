@@ -12,6 +12,8 @@ namespace gpusc::shader {
 
 namespace {
 
+constexpr uint64_t kMaxSteps = 1000000;  // as the reference interpreter's default
+
 class NoGating : public GatingPolicy {
  public:
   uint32_t access(int64_t, int64_t) const override { return 0; }
@@ -132,6 +134,7 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
                             const GatingPolicy& inGate, const GatingPolicy& outGate) {
   if (!p.allocated || !p.bundled)
     throw InternalError(fmt::format("{}: the core runs allocated, bundled programs", p.name));
+  if (p.blocks.empty()) throw InputError(fmt::format("{}: no code", p.name));
   InvocationRun r;
   RegisterState s;
   s.t.assign(std::max<size_t>(cfg.core.temporaries, p.temporaryCount()), Vec4{});
@@ -223,8 +226,9 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
     }
     if (!termIssued) issue({}, 1, cond);
     if (words == 2) issue({}, 1, nullptr);  // bnz + bra
-    if ((steps += n) > 1000000)
-      throw InputError(fmt::format("{}: did not finish within 1000000 instructions", p.name));
+    // Every block counts as a step, so that a loop of empty blocks ends too.
+    if ((steps += n + 1) > kMaxSteps)
+      throw InputError(fmt::format("{}: did not finish within {} steps", p.name, kMaxSteps));
     if (blk.term.kind == TermKind::End || blk.term.kind == TermKind::Kill) {
       r.killed = blk.term.kind == TermKind::Kill;
       break;
@@ -282,19 +286,26 @@ ShaderCore::ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig&
 }
 
 void ShaderCore::run() {
-  while (true) {
-    const ShaderTask t = tasks.read();
-    if (t.last) break;
-    InvocationRun r =
-        runInvocation(*t.program, *t.inputs, *t.constants, *t.textures, cfg_, *inGate_, *outGate_);
-    stats_[size_t(t.program->stage)] += r.stats;
-    const uint64_t writeout =
-        r.killed ? 0
-                 : uint64_t(outputEntries(*t.program)) * cfg_.controller.writeout_cycles_per_entry;
-    busyCycles_ += r.stats.cycles + writeout;
-    wait(period_ * double(r.stats.cycles + writeout));
-    *t.result = std::move(r);
-    done.write(true);
+  // An error (a program that does not finish, say) ends this thread and is kept for
+  // simulateDraw, which rethrows it once the simulation has stopped: nothing is thrown through
+  // the SystemC kernel.
+  try {
+    while (true) {
+      const ShaderTask t = tasks.read();
+      if (t.last) break;
+      InvocationRun r = runInvocation(*t.program, *t.inputs, *t.constants, *t.textures, cfg_,
+                                      *inGate_, *outGate_);
+      stats_[size_t(t.program->stage)] += r.stats;
+      const uint64_t writeout = r.killed ? 0
+                                         : uint64_t(outputEntries(*t.program)) *
+                                               cfg_.controller.writeout_cycles_per_entry;
+      busyCycles_ += r.stats.cycles + writeout;
+      wait(period_ * double(r.stats.cycles + writeout));
+      *t.result = std::move(r);
+      done.write(true);
+    }
+  } catch (const std::exception&) {
+    error_ = std::current_exception();
   }
 }
 

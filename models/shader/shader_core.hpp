@@ -10,6 +10,7 @@
 // their cycles in simulated time; its statistics count every cycle and buffer event.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +90,9 @@ class ShaderCore : public sc_core::sc_module {
   ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig& cfg);
   const CoreStats& stats(Stage s) const { return stats_[size_t(s)]; }
   uint64_t busyCycles() const { return busyCycles_; }  // running or writing out
+  // What stopped the core's thread early (an InputError for a program that does not finish),
+  // or null.
+  std::exception_ptr error() const { return error_; }
 
  private:
   void run();
@@ -97,6 +101,7 @@ class ShaderCore : public sc_core::sc_module {
   sc_core::sc_time period_;
   CoreStats stats_[2];  // by Stage
   uint64_t busyCycles_ = 0;
+  std::exception_ptr error_;
 };
 
 // sc_fifo needs a printable payload (found by argument-dependent lookup).

@@ -16,6 +16,10 @@ namespace gpusc::shader {
 
 namespace {
 
+// Locations beyond this cannot name a buffer entry (checkProgram compares the bindings with the
+// configured buffers); they are refused before a register index could wrap.
+constexpr uint32_t kMaxLocation = 1024;
+
 using spv::Op;  // SPIR-V opcodes; ours are shader::Op, spelled out below
 
 struct Type {
@@ -322,6 +326,8 @@ class Lowering {
     if (storage == spv::StorageClassInput) {
       if (builtin_.count(id)) unsupported(in, "built-in inputs");
       if (!location_.count(id)) fail(fmt::format("input '{}' has no location", name));
+      if (location_[id] > kMaxLocation)
+        fail(fmt::format("input '{}' at location {}: beyond any buffer", name, location_[id]));
       v.file = File::Input;
       v.base = uint16_t(location_[id]);
       p_.inputs.push_back(Binding{name, v.base, uint16_t(slots(pointee)), uint8_t(comps(pointee))});
@@ -334,6 +340,8 @@ class Lowering {
         p_.outputs.push_back(Binding{"gl_Position", 0, 1, 4});
       } else {
         if (!location_.count(id)) fail(fmt::format("output '{}' has no location", name));
+        if (location_[id] > kMaxLocation)
+          fail(fmt::format("output '{}' at location {}: beyond any buffer", name, location_[id]));
         v.base = uint16_t(location_[id] + (p_.stage == Stage::Vertex ? 1 : 0));
         p_.outputs.push_back(
             Binding{name, v.base, uint16_t(slots(pointee)), uint8_t(comps(pointee))});
