@@ -27,11 +27,13 @@ namespace gpusc::shader {
 class GatingPolicy {
  public:
   virtual ~GatingPolicy() = default;
-  // Called for a cycle in which the buffer is accessed; returns the wake cycles that access
-  // waits. `last` is the previous access cycle (or -1).
-  virtual uint32_t access(int64_t cycle, int64_t last) const = 0;
-  // Clocked cycles between two accesses (gap cycles without access) and after the last one.
-  virtual uint64_t clockedBetween(int64_t gap) const = 0;
+  // Whether the clock is off when an access in `cycle` (the previous one was in `last`, or -1
+  // for none) would start waking it, wakeCycles() before the access: then the access waits for
+  // the wake, else the clock has run since `last`.
+  virtual bool stopped(int64_t cycle, int64_t last) const = 0;
+  virtual uint32_t wakeCycles() const = 0;
+  // Of `rest` idle cycles after an access, those in which the clock still runs before it stops
+  // (or the invocation ends).
   virtual uint64_t clockedAfter(int64_t rest) const = 0;
   virtual bool gates() const { return true; }
 };
