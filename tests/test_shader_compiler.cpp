@@ -281,6 +281,69 @@ TEST(ShaderCodeMotion, Fig8GlobalCodeMotionTableIV) {
   }
 }
 
+// The programs of the next tests under every pair of global code motion's policies: the
+// interpreter's outputs before and after, for inputs that take each path.
+void expectEveryPolicyKeepsOutputs(const std::string& text, const char* name, Buffer buffer,
+                                   const std::vector<std::vector<Vec4>>& inputs) {
+  const Program lowered = parseAssembly(text, name);
+  HashTextures tex;
+  for (const char* branch : {"large-cluster", "small-cluster", "zero-or-all"})
+    for (const char* join : {"duplication-allowed", "duplication-forbidden"}) {
+      SCOPED_TRACE(fmt::format("{} {}", branch, join));
+      CompileOptions o;
+      (buffer == Buffer::Input ? o.inputMotion : o.outputMotion) = "global";
+      o.branchPolicy = branch;
+      o.joinPolicy = join;
+      const CompileResult r = compile(lowered, o);
+      const auto c = constantFile(lowered, {});
+      for (const auto& in : inputs)
+        for (const auto& st : r.stages)
+          ASSERT_EQ(interpret(lowered, in, c, tex, kOutputs).outputs,
+                    interpret(st.program, in, c, tex, kOutputs).outputs)
+              << st.name << "\n"
+              << printAssembly(st.program);
+    }
+}
+
+TEST(ShaderCodeMotion, PhiCopiesOfInputsStayOnTheirPaths) {
+  // `x = cond ? v0 : v1; color = x`, as the front end lowers it: two copies of inputs into one
+  // temporary. Each is a DTO of its own, or both would be hoisted into the branch block, one
+  // after the other, and the second would always win.
+  const char* phi = R"(.shader fragment
+.output o0 gl_FragColor 1 4
+L0:
+  bnz v2.x, L1
+  bra L2
+L1:
+  mov t0, v0
+  bra L3
+L2:
+  mov t0, v1
+L3:
+  mov o0, t0
+  end
+)";
+  const std::vector<std::vector<Vec4>> inputs{{{1, 2, 3, 4}, {5, 6, 7, 8}, {1, 0, 0, 0}},
+                                              {{1, 2, 3, 4}, {5, 6, 7, 8}, {0, 0, 0, 0}}};
+  expectEveryPolicyKeepsOutputs(phi, "phi.s", Buffer::Input, inputs);
+  // A temporary read before its only definition (temporaries start at zero) on the other path:
+  // its `mov t1, v0` must not move above the branch either.
+  const char* early = R"(.shader fragment
+.output o0 gl_FragColor 1 4
+L0:
+  bnz v2.x, L1
+  bra L2
+L1:
+  mov t1, v0
+  mov o0, t1
+  end
+L2:
+  add o0, t1, v1
+  end
+)";
+  expectEveryPolicyKeepsOutputs(early, "early.s", Buffer::Input, inputs);
+}
+
 TEST(ShaderCodeMotion, BranchPointPolicies) {
   auto large = branchPointPolicies().create("large-cluster");
   auto small = branchPointPolicies().create("small-cluster");

@@ -240,10 +240,23 @@ const char* bufferName(Buffer b) { return b == Buffer::Input ? "input" : "output
 
 void insertDtos(Program& p, Buffer buf) {
   uint16_t next = p.temporaryCount();
+  // A `mov tX, vK` of the program is a DTO already when it is tX's only definition and tX is not
+  // read before it (not live at the entry): then it dominates every use of tX, and moving it up
+  // cannot change what any of them reads. Any other (a copy into a temporary with several
+  // definitions, such as the front end's phi copies) reads vK through a DTO of its own.
+  std::vector<int> defs(next, 0);
+  for (const auto& blk : p.blocks)
+    for (const auto& i : blk.code)
+      if (i.dst.file == File::Temp) ++defs[i.dst.index];
+  const std::vector<uint8_t> liveAtEntry =
+      p.blocks.empty() ? std::vector<uint8_t>() : liveness(p).in[0];
+  auto isDtoAlready = [&](const Instr& i) {
+    return isInputDto(i) && defs[i.dst.index] == 1 && liveAtEntry[i.dst.index] == 0;
+  };
   for (auto& blk : p.blocks) {
     std::vector<Instr> out;
     for (Instr in : blk.code) {
-      if (buf == Buffer::Input && !isInputDto(in)) {
+      if (buf == Buffer::Input && !isDtoAlready(in)) {
         std::vector<std::pair<uint16_t, uint16_t>> map;  // input -> temporary
         for (int s = 0; s < in.sources(); ++s) {
           Operand& o = in.src[size_t(s)];
