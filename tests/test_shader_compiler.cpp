@@ -265,10 +265,10 @@ TEST(ShaderCodeMotion, Fig8GlobalCodeMotionTableIV) {
     // Table IV: GCM(B1) = {C4}, every other GCM set empty.
     EXPECT_EQ(a.placement[0], (std::vector<int>{2}));
     for (int b = 1; b < 5; ++b) EXPECT_TRUE(a.placement[size_t(b)].empty()) << b;
-    // Fig. 8(c): C4 transfers v0 as C1 does, so it merges into C1; B3 starts with its use.
-    EXPECT_EQ(codeOf(p, 0)[0], "mov t20, v0");
-    EXPECT_NE(codeOf(p, 0)[1].substr(0, 9), "mov t22, ");
-    EXPECT_EQ(codeOf(p, 2)[0], "mov t6, t20");
+    // Fig. 8(c): C4 (`mov t22, v0`) moves to the top of B1, right after C1, transfers v0 as C1
+    // does and merges into it: B1 keeps its code, B3 loses its DTO and reads t20.
+    EXPECT_EQ(codeOf(p, 0), codeOf(before, 0));
+    EXPECT_EQ(codeOf(p, 2), (std::vector<std::string>{"mov t6, t20", "add t30, t30, t6"}));
     EXPECT_EQ(codeOf(p, 1)[0], "mov t21, v2");  // C2 stays: B2 is entered from below (B4)
     EXPECT_EQ(codeOf(p, 3)[0], "mov t23, v3");  // C5 cannot pass B2's tunnel
     HashTextures tex;
@@ -342,6 +342,50 @@ L2:
   end
 )";
   expectEveryPolicyKeepsOutputs(early, "early.s", Buffer::Input, inputs);
+}
+
+TEST(ShaderCodeMotion, TwoWritesOfOneOutputKeepTheirOrder) {
+  // v_a is written, then written again after a branch; another branch follows. Both writes'
+  // DTOs must not end up in the last block in the wrong order (the first write would win).
+  const char* twice = R"(.shader vertex
+.input v0 a_position 1 4
+.input v1 a_texcoord 1 2
+.input v2 a_color 1 4
+.output o0 gl_Position 1 4
+.output o1 v_a 1 4
+.output o2 v_b 1 4
+.const c0 2 2 2 2
+.const c1 0.5 0.5 0.5 0.5
+.const c2 3 3 3 3
+L0:
+  mul o1, v2, c0
+  slt t0, c1, v1.x
+  bnz t0.x, L1
+  bra L2
+L1:
+  mul t1, v0, v2
+  bra L3
+L2:
+  add t1, v0, v2
+L3:
+  mul o1, t1, v0
+  slt t2, c1, v1.y
+  bnz t2.x, L4
+  bra L5
+L4:
+  mul t3, v2, c2
+  bra L6
+L5:
+  add t3, v2, c2
+L6:
+  mov o2, t3
+  mov o0, v0
+  end
+)";
+  std::vector<std::vector<Vec4>> inputs;
+  for (float x : {0.25f, 0.75f})
+    for (float y : {0.25f, 0.75f}) inputs.push_back({{1, 2, 3, 4}, {x, y, 0, 0}, {-1, 5, 6, 7}});
+  expectEveryPolicyKeepsOutputs(twice, "twice.s", Buffer::Output, inputs);
 }
 
 TEST(ShaderCodeMotion, BranchPointPolicies) {

@@ -42,8 +42,14 @@ class Generator {
     p_.constantCount = 9;
     cur_ = newBlock();
     region(0);
-    // Both outputs on every path that reaches the end.
-    for (uint16_t o = 0; o < 2; ++o) emit(Op::Add, Dest{File::Output, o, 0xF}, {src(), src()});
+    // The outputs at the end: written whole, in part or not at all, so that the writes inside
+    // the program (and their order) show in the result.
+    for (uint16_t o = 0; o < 2; ++o) {
+      const uint32_t r = tight_ ? 2 + rng_.below(2) : rng_.below(4);
+      if (r < 2) emit(Op::Add, Dest{File::Output, o, 0xF}, {src(), src()});
+      if (r == 2)
+        emit(Op::Mad, Dest{File::Output, o, uint8_t(1 + rng_.below(14))}, {src(), src(), src()});
+    }
     block().term.kind = TermKind::End;
     return std::move(p_);
   }
@@ -146,8 +152,10 @@ class Generator {
       if (depth >= 2 || r < (tight_ ? 10u : 35u)) continue;
       if (r < 52)
         ifElse(depth);
-      else if (r < 70)
+      else if (r < 62)
         select();
+      else if (r < 70)
+        rewrite();
       else
         loop(depth);
     }
@@ -249,6 +257,17 @@ class Generator {
     block().term.kind = TermKind::Jump;
     block().term.succ = {after, -1};
     cur_ = after;
+  }
+
+  // An output written, a branch, the same output written again, another branch: code motion
+  // of the output buffer must keep the two writes in order.
+  void rewrite() {
+    const uint16_t o = uint16_t(rng_.below(2));
+    emit(Op::Add, Dest{File::Output, o, 0xF}, {src(), src()});
+    select();
+    emit(Op::Mul, Dest{File::Output, o, uint8_t(rng_.below(3) ? 0xF : 1 + rng_.below(15))},
+         {src(), src()});
+    select();
   }
 
   void loop(int depth) {
