@@ -122,6 +122,32 @@ TEST(ShaderFrontend, UnsupportedSpirvNamesFileAndInstruction) {
       std::string::npos);
 }
 
+TEST(ShaderFrontend, SamplingWithOffsetsOrGradientsIsRefusedNotDropped) {
+  // tests/data/shader/*.frag.spv: glslang's output for the GLSL ES 3.10 beside each.
+  const std::string dir = std::string(GPUSC_SOURCE_DIR) + "/tests/data/shader/";
+  for (const char* f : {"lod_offset", "grad"}) {
+    const std::string e = errorOf([&] { shaders::loadSpirvFile(dir + f + ".frag.spv"); });
+    EXPECT_NE(e.find(std::string(f) + ".frag.spv: unsupported SPIR-V instruction '"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("OpImageSampleExplicitLod"), std::string::npos) << e;
+    EXPECT_NE(e.find("': offsets or gradients (only an explicit level of detail is lowered)"),
+              std::string::npos)
+        << e;
+  }
+  // An explicit level of detail alone lowers to a plain sample: our textures have one level.
+  const Program lod = shaders::loadSpirvFile(dir + "lod.frag.spv");
+  int samples = 0;
+  for (const auto& blk : lod.blocks)
+    for (const auto& i : blk.code) samples += i.op == Op::Tex;
+  EXPECT_EQ(samples, 1);
+  // GLSL ES 1.00 sources are checked as ES 1.00: its ES 3 sampling functions are errors.
+  EXPECT_EQ(errorOf([&] { shaders::loadShaderFile(dir + "es3_builtin.frag"); }),
+            dir +
+                "es3_builtin.frag:7: 'textureLodOffset' : no matching overloaded function "
+                "found (glslang, GLSL ES 1.00)");
+}
+
 }  // namespace
 
 namespace {

@@ -1030,8 +1030,14 @@ class Lowering {
       case spv::OpImageSampleExplicitLod: {
         const Value& s = val(w[2]);
         if (s.kind != Value::Sampler) unsupported(in, "sampling needs a combined sampler");
+        // Image operands: none for an implicit LOD; for an explicit one, only Lod. Our textures
+        // have one level sampled nearest, so a level of detail changes nothing; a bias, offset
+        // or gradients would, and are refused rather than dropped.
         if (in.op == spv::OpImageSampleImplicitLod && w.size() > 4)
           unsupported(in, "bias, offsets or gradients");
+        if (in.op == spv::OpImageSampleExplicitLod &&
+            (w.size() < 5 || w[4] != spv::ImageOperandsLodMask || w.size() != 6))
+          unsupported(in, "offsets or gradients (only an explicit level of detail is lowered)");
         setReg(w[1], emit(Op::Tex, 0xF, {reg(w[3])}, 0xFFFF, s.unit), 4);
         break;
       }
