@@ -159,6 +159,7 @@ InterpretResult interpret(const Program& p, const std::vector<Vec4>& inputs,
   s.o.assign(outputEntries, Vec4{});
   s.c = constants;
   InterpretResult r;
+  r.edges.assign(2 * p.blocks.size(), 0);
   uint64_t steps = 0;
   int b = 0;
   try {
@@ -173,7 +174,9 @@ InterpretResult interpret(const Program& p, const std::vector<Vec4>& inputs,
         r.killed = t.kind == TermKind::Kill;
         break;
       }
-      b = t.kind == TermKind::Jump ? t.succ[0] : t.succ[branchTaken(t, s) ? 0 : 1];
+      const bool taken = t.kind == TermKind::Jump || branchTaken(t, s);
+      ++r.edges[2 * size_t(b) + (taken ? 0 : 1)];
+      b = t.succ[taken ? 0 : 1];
     }
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", p.name, e.what()));

@@ -31,6 +31,9 @@ struct InterpretResult {
   std::vector<Vec4> outputs;  // the output buffer at the end
   bool killed = false;
   uint64_t instructions = 0;  // executed instructions (without branch words)
+  // Control-flow edges taken: edges[2 b] counts block b's jump or taken branch, edges[2 b + 1]
+  // its branch's fall-through (false) edge.
+  std::vector<uint64_t> edges;
 };
 
 // `inputs`: the input buffer, `constants`: the constant file (see constantFile),
