@@ -2,6 +2,7 @@
 // core's input buffer one invocation at a time and starts it; the cores run and write out. The
 // length of a small draw follows from the configuration, the fragments are made from the
 // vertex outputs the cores computed, and every output equals the reference interpreter's.
+#include <cstdio>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -190,6 +191,67 @@ TEST(ShaderCluster, BenchmarkOutputsEqualTheReferenceInterpreter) {
   const CoreStats& s = r.stats[size_t(Stage::Fragment)];
   EXPECT_LT(s.inputClockedCycles, s.cycles / 2);
   EXPECT_GT(s.wakeCycles, 0u);
+}
+
+}  // namespace
+
+namespace {
+
+long residentKiB() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  long pages = 0, resident = 0;
+  if (!f || std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  if (f) std::fclose(f);
+  return resident * 4;
+}
+
+// What simulateDraw did before each draw had a context of its own that is deleted: a new context
+// per draw, made current and never deleted.
+uint64_t drawInAContextLeftBehind(const ShaderPlatformConfig& cfg, const DrawSpec& d,
+                                  const Program& vs, const Program& fs) {
+  const std::unique_ptr<TextureUnits> tex = drawTextures(d, vs, fs);
+  const std::vector<Invocation> vertices = vertexInvocations(d, vs, cfg.core.input_entries);
+  std::vector<ShaderPhase> phases(2);
+  phases[0].program = &vs;
+  phases[0].constants = constantFile(vs, uniformValues(d, vs));
+  phases[0].invocations = [&](const std::vector<InvocationRun>&) { return vertices; };
+  phases[1].program = &fs;
+  phases[1].constants = constantFile(fs, uniformValues(d, fs));
+  phases[1].invocations = [&](const std::vector<InvocationRun>& runs) {
+    std::vector<std::vector<Vec4>> outputs;
+    for (const InvocationRun& v : runs) outputs.push_back(v.outputs);
+    return fragmentInvocations(d, vs, fs, outputs, cfg.core.input_entries);
+  };
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  auto cluster = std::make_unique<ShaderCluster>("shader_cluster", cfg, std::move(phases), *tex);
+  sc_core::sc_start();
+  return cluster->controller().cycles();
+}
+
+// A measurement for docs/shader.md, not a check (resident memory is the allocator's to keep):
+// build/tests/test_shader_cluster --gtest_also_run_disabled_tests --gtest_filter='*Memory*'
+TEST(ShaderCluster, DISABLED_MemoryPerDraw) {
+  for (const char* name : {"blur0", "pom"}) {
+    const shaders::ShaderBenchmark b = shaders::load(name);
+    const Program vs = compile(b.vertex, CompileOptions{}).program,
+                  fs = compile(b.fragment, CompileOptions{}).program;
+    const ShaderPlatformConfig cfg;
+    for (bool leftBehind : {false, true}) {
+      const int warmup = 10, draws = 200;
+      long before = 0;
+      for (int k = 0; k < warmup + draws; ++k) {
+        if (k == warmup) before = residentKiB();
+        if (leftBehind)
+          drawInAContextLeftBehind(cfg, b.draw, vs, fs);
+        else
+          simulateDraw(cfg, b.draw, vs, fs);
+      }
+      std::printf("%s, %s: resident %ld KiB -> %ld KiB over %d draws (%.1f KiB per draw)\n", name,
+                  leftBehind ? "a context per draw left behind" : "simulateDraw", before,
+                  residentKiB(), draws, double(residentKiB() - before) / draws);
+    }
+  }
 }
 
 }  // namespace
