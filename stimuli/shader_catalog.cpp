@@ -87,6 +87,37 @@ shader::Program loadSpirvFile(const std::string& path) {
   return shader::lowerSpirv(shader::spirvWords(readFile(path), path), path);
 }
 
+namespace {
+
+// Runs glslangValidator with `args` (its stdout and stderr to `log`); InputError when it cannot
+// be started. Returns whether it succeeded and, when not, its first error line.
+std::pair<bool, std::string> runGlslang(const std::string& path, std::vector<std::string> args,
+                                        const std::string& log) {
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "glslangValidator", &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    throw InputError(
+        fmt::format("{}: compiling GLSL needs glslangValidator (Debian package glslang-tools): {}",
+                    path, std::strerror(rc)));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {true, ""};
+  for (const auto& l : split(readFile(log), '\n'))
+    if (startsWith(std::string(trim(l)), "ERROR: ")) return {false, std::string(trim(l)).substr(7)};
+  return {false, ""};
+}
+
+}  // namespace
+
 std::vector<uint32_t> compileGlsl(const std::string& path) {
   namespace fs = std::filesystem;
   const std::string stage = endsWith(path, ".vert")   ? "vert"
@@ -96,8 +127,7 @@ std::vector<uint32_t> compileGlsl(const std::string& path) {
   std::string prelude;
   for (const EmbeddedFile* f = kEmbeddedGlslPreludes; f->path; ++f)
     if (endsWith(f->path, "." + stage)) prelude = f->text;
-  // As regen_spirv.sh: "#version 310 es", the ES 1.00 prelude, and the source with its own
-  // #version line blank, numbered from line 1.
+  // The source with its own #version line blank, numbered from line 1.
   std::string source = readFile(path), body;
   int line = 0;
   for (const auto& l : split(source, '\n')) {
@@ -118,48 +148,46 @@ std::vector<uint32_t> compileGlsl(const std::string& path) {
   if (ec)
     throw InputError(fmt::format("{}: cannot create a temporary folder: {}", path, ec.message()));
   const std::string name = fs::path(path).filename().string();
-  const fs::path src = tmp / name, out = tmp / "out.spv", log = tmp / "log.txt";
+  const fs::path es100 = tmp / ("es100-" + name), src = tmp / name, out = tmp / "out.spv",
+                 log = tmp / "log.txt";
+  // First the source as GLSL ES 1.00, checked alone (glslang makes no SPIR-V of it): what ES
+  // 1.00 does not have (textureLod, texelFetch, integer operators, ...) is refused here. Then,
+  // as regen_spirv.sh does, "#version 310 es", the ES 1.00 prelude and the source, to SPIR-V.
+  {
+    std::ofstream o(es100);
+    o << "#version 100\n#line 1\n" << body;
+  }
   {
     std::ofstream o(src);
     o << "#version 310 es\n" << prelude << "#line 1\n" << body;
   }
-  std::vector<std::string> argv = {
-      "glslangValidator", "-G",        "--aml", "--amb", "-Os", "-S", stage, "-o",
-      out.string(),       src.string()};
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "glslangValidator", &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  if (rc == 0) waitpid(pid, &status, 0);
-  const bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::string message, bytes;
-  if (!ok && rc == 0) {
-    // glslang's first error, with our path in place of the temporary file's.
-    for (const auto& l : split(readFile(log.string()), '\n'))
-      if (startsWith(std::string(trim(l)), "ERROR: ")) {
-        message = std::string(trim(l)).substr(7);
-        const size_t at = message.find(src.string());
-        if (at != std::string::npos) message.replace(at, src.string().size(), path);
-        break;
-      }
+  std::pair<bool, std::string> r;
+  std::string bytes;
+  try {
+    r = runGlslang(path, {"glslangValidator", "-S", stage, es100.string()}, log.string());
+    if (!r.first) {
+      // "0:6: 'textureLod' : no matching overloaded function found" -> "<path>:6: ..."
+      if (startsWith(r.second, "0:")) r.second = path + r.second.substr(1);
+      r.second += " (glslang, GLSL ES 1.00)";
+    } else {
+      r = runGlslang(path,
+                     {"glslangValidator", "-G", "--aml", "--amb", "-Os", "-S", stage, "-o",
+                      out.string(), src.string()},
+                     log.string());
+      // glslang names the temporary file: ours in its place.
+      const size_t at = r.second.find(src.string());
+      if (at != std::string::npos) r.second.replace(at, src.string().size(), path);
+      if (!r.second.empty()) r.second += " (glslang)";
+      if (r.first) bytes = readFile(out.string());
+    }
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
   }
-  if (ok) bytes = readFile(out.string());
   fs::remove_all(tmp, ec);
-  if (rc != 0)
-    throw InputError(
-        fmt::format("{}: compiling GLSL needs glslangValidator (Debian package glslang-tools): {}",
-                    path, std::strerror(rc)));
-  if (!ok)
-    throw InputError(message.empty() ? fmt::format("{}: glslang rejected the shader", path)
-                                     : fmt::format("{} (glslang)", message));
+  if (!r.first)
+    throw InputError(r.second.empty() ? fmt::format("{}: glslang rejected the shader", path)
+                                      : r.second);
   return shader::spirvWords(bytes, path);
 }
 

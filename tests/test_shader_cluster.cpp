@@ -2,10 +2,12 @@
 // core's input buffer one invocation at a time and starts it; the cores run and write out. The
 // length of a small draw follows from the configuration, the fragments are made from the
 // vertex outputs the cores computed, and every output equals the reference interpreter's.
+#include <cstdio>
 #include <cstring>
 
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
 #include "shader/assembly.hpp"
 #include "shader/compiler.hpp"
 #include "shader/shader_cluster.hpp"
@@ -15,6 +17,10 @@ using namespace gpusc;
 using namespace gpusc::shader;
 
 namespace {
+
+const ShaderPlatformConfig kPlatform;
+const uint32_t kOutputs = kPlatform.core.output_entries;
+const BufferSizes kSizes{kPlatform.core.input_entries, kPlatform.core.output_entries};
 
 // Both programs are written allocated and bundled, so their cycles are plain to see.
 // Vertex: one bundle (two moves) and the end word: 2 issue cycles.
@@ -98,6 +104,54 @@ TEST(ShaderCluster, DrawLengthFollowsTheConfiguration) {
   }
 }
 
+TEST(ShaderCluster, BadInputStopsTheDrawWithItsErrorAndLeavesNoContextBehind) {
+  const Program vs = ready(kVertex, "v.s"), fs = ready(kFragment, "f.s");
+  const DrawSpec d = parseDrawSpec("grid: 2\nfragments_per_cell: 1\n", "draw.yaml");
+  const ShaderPlatformConfig cfg;
+  sc_core::sc_simcontext* const before = sc_core::sc_get_curr_simcontext();
+  const uint64_t cycles = simulateDraw(cfg, d, vs, fs).cycles;
+  auto error = [&](const Program& v, const Program& f) {
+    try {
+      simulateDraw(cfg, d, v, f);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Found inside the simulation: a fragment program that never ends (a loop of an empty block).
+  const Program loop = ready(R"(.shader fragment
+.input v0 v_pos 1 4
+.output o0 gl_FragColor 1 4
+B0:
+  mov o0, v0
+L1:
+  bra L1
+)",
+                             "loop.s");
+  EXPECT_EQ(error(vs, loop), "loop.s: did not finish within 1000000 steps");
+  // Found before it starts: an attribute no draw generates, a varying no vertex output gives,
+  // a binding outside the buffers.
+  std::string text = kVertex;
+  const Program unknown = ready(text.replace(text.find("a_position"), 10, "a_pos").c_str(), "u.s");
+  EXPECT_EQ(error(unknown, fs),
+            "draw.yaml: vertex input 'a_pos' (u.s): no generator (known: a_position, a_normal, "
+            "a_tangent, a_texcoord, a_color)");
+  text = kFragment;
+  const Program other = ready(text.replace(text.find("v_pos"), 5, "v_uv").c_str(), "g.s");
+  EXPECT_EQ(error(vs, other),
+            "draw.yaml: fragment input 'v_uv' (g.s) is not an output of the vertex program (v.s)");
+  text = kVertex;
+  const Program far = ready(text.replace(text.find("o1 v_pos"), 2, "o9").c_str(), "far.s");
+  EXPECT_EQ(error(far, fs),
+            "far.s:4: output 'v_pos' (o9, 1 entry) does not fit the core's 8-entry output buffer "
+            "(core.output_entries): gl_Position takes o0, so a vertex program has room for 7 "
+            "varying entries");
+  // Each draw's context is gone when it ends, the caller's is current again, and the next
+  // draw is as the first.
+  EXPECT_EQ(sc_core::sc_get_curr_simcontext(), before);
+  EXPECT_EQ(simulateDraw(cfg, d, vs, fs).cycles, cycles);
+}
+
 TEST(ShaderCluster, BenchmarkOutputsEqualTheReferenceInterpreter) {
   // A compiled benchmark (register allocation, bundling, clock gating with global code motion
   // on both buffers) on the cluster against the lowered programs in the interpreter.
@@ -111,7 +165,7 @@ TEST(ShaderCluster, BenchmarkOutputsEqualTheReferenceInterpreter) {
   ShaderPlatformConfig cfg;
   cfg.gating.input = cfg.gating.output = "immediate";
   const ClusterRun r = simulateDraw(cfg, d, vs, fs);
-  const DrawWork ref = prepareDraw(d, b.vertex, b.fragment);
+  const DrawWork ref = prepareDraw(d, b.vertex, b.fragment, kSizes);
   ASSERT_EQ(r.phases[0].runs.size(), ref.vertices.size());
   for (size_t k = 0; k < ref.vertices.size(); ++k)
     for (const auto& o : b.vertex.outputs)
@@ -122,7 +176,8 @@ TEST(ShaderCluster, BenchmarkOutputsEqualTheReferenceInterpreter) {
   const auto consts = constantFile(b.fragment, ref.fragmentUniforms);
   ASSERT_EQ(r.phases[1].runs.size(), ref.fragments.size());
   for (size_t k = 0; k < ref.fragments.size(); ++k) {
-    const InterpretResult want = interpret(b.fragment, ref.fragments[k], consts, *ref.textures);
+    const InterpretResult want =
+        interpret(b.fragment, ref.fragments[k], consts, *ref.textures, kOutputs);
     ASSERT_EQ(r.phases[1].runs[k].killed, want.killed);
     if (!want.killed) {
       EXPECT_EQ(
@@ -136,6 +191,67 @@ TEST(ShaderCluster, BenchmarkOutputsEqualTheReferenceInterpreter) {
   const CoreStats& s = r.stats[size_t(Stage::Fragment)];
   EXPECT_LT(s.inputClockedCycles, s.cycles / 2);
   EXPECT_GT(s.wakeCycles, 0u);
+}
+
+}  // namespace
+
+namespace {
+
+long residentKiB() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  long pages = 0, resident = 0;
+  if (!f || std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  if (f) std::fclose(f);
+  return resident * 4;
+}
+
+// What simulateDraw did before each draw had a context of its own that is deleted: a new context
+// per draw, made current and never deleted.
+uint64_t drawInAContextLeftBehind(const ShaderPlatformConfig& cfg, const DrawSpec& d,
+                                  const Program& vs, const Program& fs) {
+  const std::unique_ptr<TextureUnits> tex = drawTextures(d, vs, fs);
+  const std::vector<Invocation> vertices = vertexInvocations(d, vs, cfg.core.input_entries);
+  std::vector<ShaderPhase> phases(2);
+  phases[0].program = &vs;
+  phases[0].constants = constantFile(vs, uniformValues(d, vs));
+  phases[0].invocations = [&](const std::vector<InvocationRun>&) { return vertices; };
+  phases[1].program = &fs;
+  phases[1].constants = constantFile(fs, uniformValues(d, fs));
+  phases[1].invocations = [&](const std::vector<InvocationRun>& runs) {
+    std::vector<std::vector<Vec4>> outputs;
+    for (const InvocationRun& v : runs) outputs.push_back(v.outputs);
+    return fragmentInvocations(d, vs, fs, outputs, cfg.core.input_entries);
+  };
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  auto cluster = std::make_unique<ShaderCluster>("shader_cluster", cfg, std::move(phases), *tex);
+  sc_core::sc_start();
+  return cluster->controller().cycles();
+}
+
+// A measurement for docs/shader.md, not a check (resident memory is the allocator's to keep):
+// build/tests/test_shader_cluster --gtest_also_run_disabled_tests --gtest_filter='*Memory*'
+TEST(ShaderCluster, DISABLED_MemoryPerDraw) {
+  for (const char* name : {"blur0", "pom"}) {
+    const shaders::ShaderBenchmark b = shaders::load(name);
+    const Program vs = compile(b.vertex, CompileOptions{}).program,
+                  fs = compile(b.fragment, CompileOptions{}).program;
+    const ShaderPlatformConfig cfg;
+    for (bool leftBehind : {false, true}) {
+      const int warmup = 10, draws = 200;
+      long before = 0;
+      for (int k = 0; k < warmup + draws; ++k) {
+        if (k == warmup) before = residentKiB();
+        if (leftBehind)
+          drawInAContextLeftBehind(cfg, b.draw, vs, fs);
+        else
+          simulateDraw(cfg, b.draw, vs, fs);
+      }
+      std::printf("%s, %s: resident %ld KiB -> %ld KiB over %d draws (%.1f KiB per draw)\n", name,
+                  leftBehind ? "a context per draw left behind" : "simulateDraw", before,
+                  residentKiB(), draws, double(residentKiB() - before) / draws);
+    }
+  }
 }
 
 }  // namespace

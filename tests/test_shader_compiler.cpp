@@ -23,6 +23,10 @@ using gpusc::test::HashTextures;
 
 namespace {
 
+const ShaderPlatformConfig kPlatform;
+const uint32_t kOutputs = kPlatform.core.output_entries;
+const BufferSizes kSizes{kPlatform.core.input_entries, kPlatform.core.output_entries};
+
 std::vector<std::string> codeOf(const Program& p, int b) {
   std::vector<std::string> out;
   for (const auto& i : p.blocks[size_t(b)].code) out.push_back(printInstr(i));
@@ -57,6 +61,56 @@ done:
   EXPECT_EQ(printInstr(p.blocks[0].code[1]), "mad t2.xyz, -t1.zyxw, c0.x, |v0|");
   const std::string printed = printAssembly(p);
   EXPECT_EQ(printAssembly(parseAssembly(printed, "test.s")), printed);
+}
+
+TEST(ShaderAssembly, ProgramsWithoutCodeOrBeyondTheBuffersNameFileAndLine) {
+  auto err = [](const std::string& text) {
+    try {
+      compile(parseAssembly(text, "bad.s"), CompileOptions{});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(err(""), "bad.s:1: no code (a program needs at least one block)");
+  EXPECT_EQ(err(".shader fragment\n.input v0 a 1 4\n\n"),
+            "bad.s:2: no code (a program needs at least one block)");
+  CompileOptions o;
+  EXPECT_EQ(err(".shader vertex\n.input v300 a_position\nB0:\n  mov o0, v300\n  end\n"),
+            fmt::format("bad.s:2: attribute 'a_position' (v300, 1 entry) does not fit the core's "
+                        "{}-entry input buffer (core.input_entries)",
+                        o.inputEntries));
+  EXPECT_EQ(err(".shader fragment\n.input v7 v_x 2 4\nB0:\n  mov o0, v7\n  end\n"),
+            "bad.s:2: varying 'v_x' (v7, 2 entries) does not fit the core's 8-entry input buffer "
+            "(core.input_entries)");
+  EXPECT_EQ(
+      err("B0:\n  mov t0, v0\n  add o9, t0, v1\n  end\n"),
+      "bad.s:3: 'add' uses o9, outside the output buffer (core.output_entries) (8 registers)");
+  EXPECT_EQ(err("B0:\n  bnz v12.x, B1\nB1:\n  end\n"),
+            "bad.s:2: the branch of block 'B0' uses v12, outside the input buffer "
+            "(core.input_entries) (8 registers)");
+  EXPECT_EQ(err(".const c0 1 1 1 1\nB0:\n  add o0, c0, c3\n  end\n"),
+            "bad.s:3: 'add' uses c3, outside the constants the program defines (1 register)");
+  // Eight varyings: legal GLSL ES 1.00, but gl_Position takes o0 of the eight entries.
+  std::string eight = ".shader vertex\n.output o0 gl_Position 1 4\n";
+  for (int k = 1; k <= 8; ++k) eight += fmt::format(".output o{} v{} 1 4\n", k, k - 1);
+  eight += "B0:\n  mov o0, v0\n  end\n";
+  EXPECT_EQ(err(eight),
+            "bad.s:10: output 'v7' (o8, 1 entry) does not fit the core's 8-entry output buffer "
+            "(core.output_entries): gl_Position takes o0, so a vertex program has room for 7 "
+            "varying entries");
+}
+
+TEST(ShaderInterpreter, LoopsOfEmptyBlocksEnd) {
+  // `L1: bra L1` executes no instruction: every block counts as a step.
+  const Program p = parseAssembly(".output o0 c 1 4\nL0:\n  mov o0, v0\nL1:\n  bra L1\n", "loop.s");
+  HashTextures tex;
+  try {
+    interpret(p, {{1, 2, 3, 4}}, {Vec4{}}, tex, kOutputs, 1000);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "loop.s: did not finish within 1000 steps");
+  }
 }
 
 TEST(ShaderAssembly, BadInputNamesFileAndLine) {
@@ -211,19 +265,127 @@ TEST(ShaderCodeMotion, Fig8GlobalCodeMotionTableIV) {
     // Table IV: GCM(B1) = {C4}, every other GCM set empty.
     EXPECT_EQ(a.placement[0], (std::vector<int>{2}));
     for (int b = 1; b < 5; ++b) EXPECT_TRUE(a.placement[size_t(b)].empty()) << b;
-    // Fig. 8(c): C4 transfers v0 as C1 does, so it merges into C1; B3 starts with its use.
-    EXPECT_EQ(codeOf(p, 0)[0], "mov t20, v0");
-    EXPECT_NE(codeOf(p, 0)[1].substr(0, 9), "mov t22, ");
-    EXPECT_EQ(codeOf(p, 2)[0], "mov t6, t20");
+    // Fig. 8(c): C4 (`mov t22, v0`) moves to the top of B1, right after C1, transfers v0 as C1
+    // does and merges into it: B1 keeps its code, B3 loses its DTO and reads t20.
+    EXPECT_EQ(codeOf(p, 0), codeOf(before, 0));
+    EXPECT_EQ(codeOf(p, 2), (std::vector<std::string>{"mov t6, t20", "add t30, t30, t6"}));
     EXPECT_EQ(codeOf(p, 1)[0], "mov t21, v2");  // C2 stays: B2 is entered from below (B4)
     EXPECT_EQ(codeOf(p, 3)[0], "mov t23, v3");  // C5 cannot pass B2's tunnel
     HashTextures tex;
     for (float x : {0.0f, 1.0f}) {
       std::vector<Vec4> in{{1, 2, 3, 4}, {x, 0, 0, 0}, {5, 6, 7, 8}, {9, 10, 11, 12}};
       const auto c = constantFile(before, {});
-      EXPECT_EQ(interpret(before, in, c, tex).outputs, interpret(p, in, c, tex).outputs);
+      EXPECT_EQ(interpret(before, in, c, tex, kOutputs).outputs,
+                interpret(p, in, c, tex, kOutputs).outputs);
     }
   }
+}
+
+// The programs of the next tests under every pair of global code motion's policies: the
+// interpreter's outputs before and after, for inputs that take each path.
+void expectEveryPolicyKeepsOutputs(const std::string& text, const char* name, Buffer buffer,
+                                   const std::vector<std::vector<Vec4>>& inputs) {
+  const Program lowered = parseAssembly(text, name);
+  HashTextures tex;
+  for (const char* branch : {"large-cluster", "small-cluster", "zero-or-all"})
+    for (const char* join : {"duplication-allowed", "duplication-forbidden"}) {
+      SCOPED_TRACE(fmt::format("{} {}", branch, join));
+      CompileOptions o;
+      (buffer == Buffer::Input ? o.inputMotion : o.outputMotion) = "global";
+      o.branchPolicy = branch;
+      o.joinPolicy = join;
+      const CompileResult r = compile(lowered, o);
+      const auto c = constantFile(lowered, {});
+      for (const auto& in : inputs)
+        for (const auto& st : r.stages)
+          ASSERT_EQ(interpret(lowered, in, c, tex, kOutputs).outputs,
+                    interpret(st.program, in, c, tex, kOutputs).outputs)
+              << st.name << "\n"
+              << printAssembly(st.program);
+    }
+}
+
+TEST(ShaderCodeMotion, PhiCopiesOfInputsStayOnTheirPaths) {
+  // `x = cond ? v0 : v1; color = x`, as the front end lowers it: two copies of inputs into one
+  // temporary. Each is a DTO of its own, or both would be hoisted into the branch block, one
+  // after the other, and the second would always win.
+  const char* phi = R"(.shader fragment
+.output o0 gl_FragColor 1 4
+L0:
+  bnz v2.x, L1
+  bra L2
+L1:
+  mov t0, v0
+  bra L3
+L2:
+  mov t0, v1
+L3:
+  mov o0, t0
+  end
+)";
+  const std::vector<std::vector<Vec4>> inputs{{{1, 2, 3, 4}, {5, 6, 7, 8}, {1, 0, 0, 0}},
+                                              {{1, 2, 3, 4}, {5, 6, 7, 8}, {0, 0, 0, 0}}};
+  expectEveryPolicyKeepsOutputs(phi, "phi.s", Buffer::Input, inputs);
+  // A temporary read before its only definition (temporaries start at zero) on the other path:
+  // its `mov t1, v0` must not move above the branch either.
+  const char* early = R"(.shader fragment
+.output o0 gl_FragColor 1 4
+L0:
+  bnz v2.x, L1
+  bra L2
+L1:
+  mov t1, v0
+  mov o0, t1
+  end
+L2:
+  add o0, t1, v1
+  end
+)";
+  expectEveryPolicyKeepsOutputs(early, "early.s", Buffer::Input, inputs);
+}
+
+TEST(ShaderCodeMotion, TwoWritesOfOneOutputKeepTheirOrder) {
+  // v_a is written, then written again after a branch; another branch follows. Both writes'
+  // DTOs must not end up in the last block in the wrong order (the first write would win).
+  const char* twice = R"(.shader vertex
+.input v0 a_position 1 4
+.input v1 a_texcoord 1 2
+.input v2 a_color 1 4
+.output o0 gl_Position 1 4
+.output o1 v_a 1 4
+.output o2 v_b 1 4
+.const c0 2 2 2 2
+.const c1 0.5 0.5 0.5 0.5
+.const c2 3 3 3 3
+L0:
+  mul o1, v2, c0
+  slt t0, c1, v1.x
+  bnz t0.x, L1
+  bra L2
+L1:
+  mul t1, v0, v2
+  bra L3
+L2:
+  add t1, v0, v2
+L3:
+  mul o1, t1, v0
+  slt t2, c1, v1.y
+  bnz t2.x, L4
+  bra L5
+L4:
+  mul t3, v2, c2
+  bra L6
+L5:
+  add t3, v2, c2
+L6:
+  mov o2, t3
+  mov o0, v0
+  end
+)";
+  std::vector<std::vector<Vec4>> inputs;
+  for (float x : {0.25f, 0.75f})
+    for (float y : {0.25f, 0.75f}) inputs.push_back({{1, 2, 3, 4}, {x, y, 0, 0}, {-1, 5, 6, 7}});
+  expectEveryPolicyKeepsOutputs(twice, "twice.s", Buffer::Output, inputs);
 }
 
 TEST(ShaderCodeMotion, BranchPointPolicies) {
@@ -249,12 +411,12 @@ TEST(ShaderBackend, SpillsToFreeOutputEntries) {
   for (int k = 0; k < 12; ++k) consts.push_back({float(k), 0.5f * k, 1, 2});
   HashTextures tex;
   const std::vector<Vec4> in{{1, 2, 3, 4}};
-  const auto before = interpret(p, in, consts, tex);
+  const auto before = interpret(p, in, consts, tex, kOutputs);
   const AllocationResult r = allocateRegisters(p, 8, 8);
   EXPECT_EQ(r.requirement, 12);
   EXPECT_EQ(r.spilled, 4);
   EXPECT_LE(p.temporaryCount(), 8);
-  EXPECT_EQ(interpret(p, in, consts, tex).outputs[0], before.outputs[0]);
+  EXPECT_EQ(interpret(p, in, consts, tex, kOutputs).outputs[0], before.outputs[0]);
   // With only o0 and o1..o2 free the program does not fit: a clear error.
   Program q = parseAssembly(text, "spill.s");
   try {
@@ -327,7 +489,8 @@ void expectSameOutputs(const Program& ref, const Program& p, const std::string& 
       for (int e = 0; e < u.entries; ++e)
         uniforms.push_back({rng.uniformf(-1, 1), 0.5f, 2.0f, -1.0f});
     const auto c = constantFile(ref, uniforms);
-    const InterpretResult a = interpret(ref, in, c, tex), b = interpret(p, in, c, tex);
+    const InterpretResult a = interpret(ref, in, c, tex, kOutputs),
+                          b = interpret(p, in, c, tex, kOutputs);
     ASSERT_EQ(a.killed, b.killed) << what;
     if (a.killed) continue;
     size_t n = 0;

@@ -86,6 +86,7 @@ int tunnel(const std::vector<int>& pressure, int registers, int from, int to) {
 Cfg analyseCfg(const Program& p) {
   const size_t n = p.blocks.size();
   Cfg c;
+  if (n == 0) return c;  // no block: nothing to analyse (checkProgram rejects such programs)
   c.succ.resize(n);
   c.pred.resize(n);
   for (size_t b = 0; b < n; ++b) {

@@ -1,5 +1,6 @@
 #include "shader/assembly.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -80,6 +81,7 @@ class Parser {
       if (semi != std::string::npos) l = l.substr(0, semi);
       std::string s(trim(l));
       if (s.empty()) continue;
+      lastLine_ = line_;
       if (s[0] == '.') {
         directive(s);
         continue;
@@ -92,9 +94,17 @@ class Parser {
       if (parts.size() > 2) fail("a bundle holds at most two instructions");
       for (size_t k = 0; k < parts.size(); ++k) statement(std::string(trim(parts[k])), k == 1);
     }
+    line_ = std::max(lastLine_, 1);
+    if (prog_.blocks.empty()) fail("no code (a program needs at least one block)");
     line_ = int(lines.size());
     closeBlock(false);
     resolve();
+    // The constant registers: those the .const and .uniform directives define.
+    uint32_t consts = 0;
+    for (const auto& c : prog_.constants) consts = std::max<uint32_t>(consts, c.first + 1u);
+    for (const auto& u : prog_.uniforms)
+      consts = std::max<uint32_t>(consts, uint32_t(u.index) + u.entries);
+    prog_.constantCount = uint16_t(std::min<uint32_t>(consts, 65535));
     return std::move(prog_);
   }
 
@@ -161,7 +171,7 @@ class Parser {
       if (w.size() < 3 || w.size() > 5) fail(d + ": expected REGISTER NAME [ENTRIES [COMPONENTS]]");
       auto [file, idx] = reg(w[1]);
       if (file != f) fail(fmt::format("{}: expected a {} register", d, fileLetter(f)));
-      Binding b{w[2], idx, 1, 4};
+      Binding b{w[2], idx, 1, 4, uint32_t(line_)};
       if (w.size() >= 4) b.entries = number(w[3], "entry count");
       if (w.size() == 5) b.components = uint8_t(number(w[4], "component count"));
       list.push_back(b);
@@ -182,7 +192,8 @@ class Parser {
       binding(File::Const, prog_.uniforms);
     } else if (d == ".sampler") {
       if (w.size() != 3 || w[1].size() < 2 || w[1][0] != 's') fail(".sampler: expected sN NAME");
-      prog_.samplers.push_back(Binding{w[2], number(w[1].substr(1), "sampler"), 1, 4});
+      prog_.samplers.push_back(
+          Binding{w[2], number(w[1].substr(1), "sampler"), 1, 4, uint32_t(line_)});
     } else if (d == ".const") {
       if (w.size() != 6) fail(".const: expected cN X Y Z W");
       auto [file, idx] = reg(w[1]);
@@ -314,6 +325,7 @@ class Parser {
       if (termSeen_) fail(mn + " after a branch");
       t.kind = TermKind::Branch;
       t.cond = operand(args[0]);
+      t.line = uint32_t(line_);
       t.pairPrev = second;
       targets_.back() =
           mn == "bnz" ? std::pair{args[1], std::string()} : std::pair{std::string(), args[1]};
@@ -346,6 +358,7 @@ class Parser {
     if (termSeen_)
       fail("instruction after the block's terminator (start a new block with a label)");
     Instr in;
+    in.line = uint32_t(line_);
     bool found = false;
     for (int k = 0; k < int(Op::Count); ++k)
       if (mn == opInfo(Op(k)).name) {
@@ -396,7 +409,7 @@ class Parser {
   }
 
   std::string name_;
-  int line_ = 0;
+  int line_ = 0, lastLine_ = 0;
   Program prog_;
   bool open_ = false, termSeen_ = false, pendingBra_ = false;
   std::vector<std::pair<std::string, std::string>> targets_;  // per block: taken, false

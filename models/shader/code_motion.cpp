@@ -218,16 +218,17 @@ struct Placement {
     for (int c : set) w += a.size[size_t(c)];
     return w;
   }
+  // Every instruction of the block counts, its own cluster too: a cluster that passes b may go
+  // on past b's cluster, which may stay (two writes of one output would swap).
   bool passes(const ClusterSet& set, int b) const {
     if (weight(set) > a.tunnel[size_t(b)]) return false;
     const Block& blk = p.blocks[size_t(b)];
-    const auto [gs, ge] = genRange(blk, v.buffer);
     for (int c : set) {
       if (c == b) continue;
       for (const Instr& d : clusters[size_t(c)]) {
         if (conflictsTerm(d, blk.term)) return false;
-        for (size_t k = 0; k < blk.code.size(); ++k)
-          if ((k < gs || k >= ge) && conflicts(d, blk.code[k])) return false;
+        for (const Instr& x : blk.code)
+          if (conflicts(d, x)) return false;
       }
     }
     return true;
@@ -240,10 +241,23 @@ const char* bufferName(Buffer b) { return b == Buffer::Input ? "input" : "output
 
 void insertDtos(Program& p, Buffer buf) {
   uint16_t next = p.temporaryCount();
+  // A `mov tX, vK` of the program is a DTO already when it is tX's only definition and tX is not
+  // read before it (not live at the entry): then it dominates every use of tX, and moving it up
+  // cannot change what any of them reads. Any other (a copy into a temporary with several
+  // definitions, such as the front end's phi copies) reads vK through a DTO of its own.
+  std::vector<int> defs(next, 0);
+  for (const auto& blk : p.blocks)
+    for (const auto& i : blk.code)
+      if (i.dst.file == File::Temp) ++defs[i.dst.index];
+  const std::vector<uint8_t> liveAtEntry =
+      p.blocks.empty() ? std::vector<uint8_t>() : liveness(p).in[0];
+  auto isDtoAlready = [&](const Instr& i) {
+    return isInputDto(i) && defs[i.dst.index] == 1 && liveAtEntry[i.dst.index] == 0;
+  };
   for (auto& blk : p.blocks) {
     std::vector<Instr> out;
     for (Instr in : blk.code) {
-      if (buf == Buffer::Input && !isInputDto(in)) {
+      if (buf == Buffer::Input && !isDtoAlready(in)) {
         std::vector<std::pair<uint16_t, uint16_t>> map;  // input -> temporary
         for (int s = 0; s < in.sources(); ++s) {
           Operand& o = in.src[size_t(s)];
@@ -492,14 +506,30 @@ PlacementAnalysis globalCodeMotion(Program& p, Buffer buf, int registers,
     moving[b].assign(code.begin() + long(s), code.begin() + long(e));
     code.erase(code.begin() + long(s), code.begin() + long(e));
   }
+  // Into each block, the clusters in the order they ran: by their blocks' dominator depth (the
+  // blocks moving into one block lie on a chain of its dominators, or post-dominators), placed
+  // one after the other after the block's top cluster or before its bottom one.
+  std::vector<int> sources;
   for (size_t b = 0; b < n; ++b)
-    for (int d : dest[b]) {
-      a.placement[size_t(d)].push_back(int(b));
+    if (!dest[b].empty()) sources.push_back(int(b));
+  std::stable_sort(sources.begin(), sources.end(), [&](int x, int y) {
+    return std::count(cfg.dom[size_t(x)].begin(), cfg.dom[size_t(x)].end(), true) <
+           std::count(cfg.dom[size_t(y)].begin(), cfg.dom[size_t(y)].end(), true);
+  });
+  std::vector<size_t> at(n);
+  for (size_t d = 0; d < n; ++d) {
+    auto [s, e] = genRange(p.blocks[d], buf);
+    at[d] = v.input() ? e : s;
+  }
+  for (int b : sources)
+    for (int d : dest[size_t(b)]) {
+      a.placement[size_t(d)].push_back(b);
       auto& code = p.blocks[size_t(d)].code;
-      auto [s, e] = genRange(p.blocks[size_t(d)], buf);
-      const size_t at = v.input() ? e : s;
-      code.insert(code.begin() + long(at), moving[b].begin(), moving[b].end());
+      code.insert(code.begin() + long(at[size_t(d)]), moving[size_t(b)].begin(),
+                  moving[size_t(b)].end());
+      at[size_t(d)] += moving[size_t(b)].size();
     }
+  for (auto& pl : a.placement) std::sort(pl.begin(), pl.end());
   // Lines 19-25: redundant DTOs at the top of each block (input buffer).
   if (v.input())
     for (auto& blk : p.blocks) {

@@ -69,6 +69,7 @@ const Registry<CodeMotionVariant>& codeMotionVariants() {
 CompileOptions compileOptionsOf(const ShaderPlatformConfig& cfg) {
   CompileOptions o;
   o.temporaries = int(cfg.core.temporaries);
+  o.inputEntries = int(cfg.core.input_entries);
   o.outputEntries = int(cfg.core.output_entries);
   o.inputMotion = cfg.compiler.input_motion;
   o.outputMotion = cfg.compiler.output_motion;
@@ -78,6 +79,7 @@ CompileOptions compileOptionsOf(const ShaderPlatformConfig& cfg) {
 }
 
 CompileResult compile(const Program& lowered, const CompileOptions& o) {
+  checkProgram(lowered, BufferSizes{uint32_t(o.inputEntries), uint32_t(o.outputEntries)});
   CompileResult r;
   Program p = lowered;
   r.stages.push_back({"lowered", p});

@@ -15,6 +15,7 @@ namespace gpusc::shader {
 
 struct CompileOptions {
   int temporaries = 8;
+  int inputEntries = 8;
   int outputEntries = 8;
   std::string inputMotion = "none";  // a name in codeMotionVariants()
   std::string outputMotion = "none";
@@ -48,6 +49,8 @@ class CodeMotionVariant {
 };
 const Registry<CodeMotionVariant>& codeMotionVariants();
 
+// InputError naming the program's file (and line) for a binding or register outside the buffers
+// (checkProgram), or when a variant cannot be applied or registers cannot be allocated.
 CompileResult compile(const Program& lowered, const CompileOptions& o);
 
 }  // namespace gpusc::shader

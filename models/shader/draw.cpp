@@ -152,7 +152,8 @@ Vec4 ProceduralTextures::sample(uint8_t unit, float u, float v) const {
 
 namespace {
 
-Vec4 attribute(const std::string& name, const std::string& file, float u, float v) {
+Vec4 attribute(const std::string& name, const std::string& file, const std::string& program,
+               float u, float v) {
   const float x = 2 * u - 1, y = 2 * v - 1;
   if (name == "a_position") return {x, y, 0.25f * std::sin(3 * x) * std::cos(2 * y), 1};
   if (name == "a_normal") {
@@ -163,9 +164,9 @@ Vec4 attribute(const std::string& name, const std::string& file, float u, float 
   if (name == "a_texcoord") return {u, v, 0, 1};
   if (name == "a_color") return {u, v, 0.5f + 0.5f * x * y, 0.5f + 0.5f * u};
   throw InputError(
-      fmt::format("{}: vertex input '{}': no generator (known: a_position, a_normal, a_tangent, "
-                  "a_texcoord, a_color)",
-                  file, name));
+      fmt::format("{}: vertex input '{}' ({}): no generator (known: a_position, a_normal, "
+                  "a_tangent, a_texcoord, a_color)",
+                  file, name, program));
 }
 
 }  // namespace
@@ -208,34 +209,52 @@ std::unique_ptr<TextureUnits> drawTextures(const DrawSpec& d, const Program& vs,
   return std::make_unique<ProceduralTextures>(kinds);
 }
 
-std::vector<Invocation> vertexInvocations(const DrawSpec& d, const Program& vs) {
+std::vector<Invocation> vertexInvocations(const DrawSpec& d, const Program& vs,
+                                          uint32_t inputEntries) {
+  checkProgram(vs, BufferSizes{inputEntries, UINT32_MAX});
   std::vector<Invocation> out;
   const int n = d.grid;
   for (int j = 0; j <= n; ++j)
     for (int i = 0; i <= n; ++i) {
       const float u = float(i) / float(n), v = float(j) / float(n);
-      Invocation in(8, Vec4{0, 0, 0, 0});
-      for (const auto& b : vs.inputs) in[b.index] = attribute(b.name, d.file, u, v);
+      Invocation in(inputEntries, Vec4{0, 0, 0, 0});
+      for (const auto& b : vs.inputs) in[b.index] = attribute(b.name, d.file, vs.name, u, v);
       out.push_back(in);
     }
   return out;
 }
 
+std::vector<uint16_t> varyingSources(const DrawSpec& d, const Program& vs, const Program& fs) {
+  std::vector<uint16_t> source(fs.inputs.size(), 0);
+  for (size_t k = 0; k < fs.inputs.size(); ++k) {
+    const Binding* from = nullptr;
+    for (const auto& o : vs.outputs)
+      if (o.name == fs.inputs[k].name) from = &o;
+    if (!from)
+      throw InputError(
+          fmt::format("{}: fragment input '{}' ({}) is not an output of the vertex "
+                      "program ({})",
+                      d.file, fs.inputs[k].name, fs.name, vs.name));
+    if (from->entries < fs.inputs[k].entries)
+      throw InputError(fmt::format(
+          "{}: fragment input '{}' ({}) takes {} entries, the vertex "
+          "output ({}) {}",
+          d.file, fs.inputs[k].name, fs.name, fs.inputs[k].entries, vs.name, from->entries));
+    source[k] = from->index;
+  }
+  return source;
+}
+
 std::vector<Invocation> fragmentInvocations(const DrawSpec& d, const Program& vs, const Program& fs,
-                                            const std::vector<std::vector<Vec4>>& vout) {
+                                            const std::vector<std::vector<Vec4>>& vout,
+                                            uint32_t inputEntries) {
   const int n = d.grid;
   if (vout.size() != size_t((n + 1) * (n + 1)))
     throw InternalError(
         fmt::format("{}: {} vertex results for a {} x {} mesh", d.file, vout.size(), n, n));
+  checkProgram(fs, BufferSizes{inputEntries, UINT32_MAX});
   // Each fragment input: the vertex output of the same name.
-  std::vector<int> source(fs.inputs.size(), -1);
-  for (size_t k = 0; k < fs.inputs.size(); ++k) {
-    for (const auto& o : vs.outputs)
-      if (o.name == fs.inputs[k].name) source[k] = o.index;
-    if (source[k] < 0)
-      throw InputError(fmt::format("{}: fragment input '{}' is not an output of the vertex program",
-                                   d.file, fs.inputs[k].name));
-  }
+  const std::vector<uint16_t> source = varyingSources(d, vs, fs);
   std::vector<Invocation> out;
   int side = 1;
   while (side * side < d.fragmentsPerCell) ++side;
@@ -248,28 +267,37 @@ std::vector<Invocation> fragmentInvocations(const DrawSpec& d, const Program& vs
         const auto& v10 = vout[size_t(cj * (n + 1) + ci + 1)];
         const auto& v01 = vout[size_t((cj + 1) * (n + 1) + ci)];
         const auto& v11 = vout[size_t((cj + 1) * (n + 1) + ci + 1)];
-        Invocation in(8, Vec4{0, 0, 0, 0});
-        for (size_t k = 0; k < fs.inputs.size(); ++k) {
-          const size_t o = size_t(source[k]);
-          for (size_t c = 0; c < 4; ++c)
-            in[fs.inputs[k].index][c] = (1 - a) * (1 - b) * v00[o][c] + a * (1 - b) * v10[o][c] +
-                                        (1 - a) * b * v01[o][c] + a * b * v11[o][c];
-        }
+        Invocation in(inputEntries, Vec4{0, 0, 0, 0});
+        for (size_t k = 0; k < fs.inputs.size(); ++k)
+          for (uint16_t e = 0; e < fs.inputs[k].entries; ++e) {
+            const size_t o = size_t(source[k] + e);
+            if (o >= v00.size())
+              throw InternalError(
+                  fmt::format("{}: vertex output o{} beyond the output buffer", d.file, o));
+            for (size_t c = 0; c < 4; ++c)
+              in[fs.inputs[k].index + e][c] = (1 - a) * (1 - b) * v00[o][c] +
+                                              a * (1 - b) * v10[o][c] + (1 - a) * b * v01[o][c] +
+                                              a * b * v11[o][c];
+          }
         out.push_back(in);
       }
   return out;
 }
 
-DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs) {
+DrawWork prepareDraw(const DrawSpec& d, const Program& vs, const Program& fs,
+                     const BufferSizes& sizes) {
+  checkProgram(vs, sizes);
+  checkProgram(fs, sizes);
   DrawWork w;
   w.textures = drawTextures(d, vs, fs);
   w.vertexUniforms = uniformValues(d, vs);
   w.fragmentUniforms = uniformValues(d, fs);
   const std::vector<Vec4> vertexConstants = constantFile(vs, w.vertexUniforms);
-  w.vertices = vertexInvocations(d, vs);
+  w.vertices = vertexInvocations(d, vs, sizes.input);
   for (const Invocation& in : w.vertices)
-    w.vertexOutputs.push_back(interpret(vs, in, vertexConstants, *w.textures).outputs);
-  w.fragments = fragmentInvocations(d, vs, fs, w.vertexOutputs);
+    w.vertexOutputs.push_back(
+        interpret(vs, in, vertexConstants, *w.textures, sizes.output).outputs);
+  w.fragments = fragmentInvocations(d, vs, fs, w.vertexOutputs, sizes.input);
   return w;
 }
 

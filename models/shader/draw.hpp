@@ -64,21 +64,29 @@ struct DrawWork {
 // The draw's parts, for a platform that runs the vertex program itself (ShaderCluster):
 // the value of every uniform register of `p`, in binding order (InputError naming the file and
 // the key for a missing or mis-sized value); the textures of both programs' samplers; the vertex
-// invocations (one per mesh vertex, row by row; inputs from the attributes' names: a_position,
-// a_normal, a_tangent, a_texcoord, a_color); and the fragment invocations, whose inputs
-// interpolate the vertex outputs of the same name (`vertexOutputs[k]`: vertex k's output buffer)
-// bilinearly across each cell.
+// invocations (one per mesh vertex, row by row, each an input buffer of `inputEntries`; inputs
+// from the attributes' names: a_position, a_normal, a_tangent, a_texcoord, a_color; InputError
+// for another name or a binding outside the buffer); the vertex output each fragment input
+// interpolates (InputError when the vertex program has none of its name); and the fragment
+// invocations, whose inputs interpolate the vertex outputs of the same name (`vertexOutputs[k]`:
+// vertex k's output buffer) bilinearly across each cell.
 std::vector<Vec4> uniformValues(const DrawSpec& d, const Program& p);
 std::unique_ptr<TextureUnits> drawTextures(const DrawSpec& d, const Program& vertex,
                                            const Program& fragment);
-std::vector<Invocation> vertexInvocations(const DrawSpec& d, const Program& vertex);
+std::vector<Invocation> vertexInvocations(const DrawSpec& d, const Program& vertex,
+                                          uint32_t inputEntries);
+std::vector<uint16_t> varyingSources(const DrawSpec& d, const Program& vertex,
+                                     const Program& fragment);
 std::vector<Invocation> fragmentInvocations(const DrawSpec& d, const Program& vertex,
                                             const Program& fragment,
-                                            const std::vector<std::vector<Vec4>>& vertexOutputs);
+                                            const std::vector<std::vector<Vec4>>& vertexOutputs,
+                                            uint32_t inputEntries);
 
-// All of the above, with the vertex outputs from the reference interpreter. InputError names the
-// file and the key for a missing uniform value, an unknown attribute or texture kind, or a
-// varying no vertex output provides.
-DrawWork prepareDraw(const DrawSpec& d, const Program& vertex, const Program& fragment);
+// All of the above, with the vertex outputs from the reference interpreter, for buffers of
+// `sizes` (core.input_entries, core.output_entries). InputError names the file and the key for a
+// missing uniform value, an unknown attribute or texture kind, or a varying no vertex output
+// provides, and the program's file for a binding or register outside the buffers.
+DrawWork prepareDraw(const DrawSpec& d, const Program& vertex, const Program& fragment,
+                     const BufferSizes& sizes);
 
 }  // namespace gpusc::shader

@@ -56,6 +56,15 @@ void InputController::waitAllIdle() {
 }
 
 void InputController::run() {
+  // An error ends this thread and is kept for simulateDraw (see ShaderCore::run).
+  try {
+    runPhases();
+  } catch (const std::exception&) {
+    error_ = std::current_exception();
+  }
+}
+
+void InputController::runPhases() {
   std::vector<InvocationRun> previous;
   for (ShaderPhase& ph : phases_) {
     waitAllIdle();

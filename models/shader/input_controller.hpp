@@ -12,6 +12,7 @@
 // When the last phase ends it stops every core and records the draw's length.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <vector>
 
@@ -46,9 +47,13 @@ class InputController : public sc_core::sc_module {
   const std::vector<PhaseResult>& results() const { return results_; }
   uint64_t cycles() const { return cycles_; }  // from the start to the last core's report
   bool finished() const { return finished_; }
+  // What stopped the controller's thread early (an InputError from making a phase's
+  // invocations), or null.
+  std::exception_ptr error() const { return error_; }
 
  private:
   void run();
+  void runPhases();
   void collect();     // reads every report that has arrived
   size_t idleCore();  // waits for one
   void waitAllIdle();
@@ -63,6 +68,7 @@ class InputController : public sc_core::sc_module {
   std::vector<PhaseResult> results_;
   uint64_t cycles_ = 0;
   bool finished_ = false;
+  std::exception_ptr error_;
 };
 
 }  // namespace gpusc::shader

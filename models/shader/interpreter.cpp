@@ -151,27 +151,35 @@ bool branchTaken(const Terminator& t, const RegisterState& s) {
 
 InterpretResult interpret(const Program& p, const std::vector<Vec4>& inputs,
                           const std::vector<Vec4>& constants, const TextureUnits& tex,
-                          uint64_t maxSteps) {
+                          uint32_t outputEntries, uint64_t maxSteps) {
+  if (p.blocks.empty()) throw InputError(fmt::format("{}: no code", p.name));
   RegisterState s;
   s.t.assign(std::max<size_t>(p.temporaryCount(), 1), Vec4{});
   s.v = inputs;
-  s.o.assign(8, Vec4{});
-  for (const auto& b : p.outputs) s.o.resize(std::max<size_t>(s.o.size(), b.index + b.entries));
+  s.o.assign(outputEntries, Vec4{});
   s.c = constants;
   InterpretResult r;
+  r.edges.assign(2 * p.blocks.size(), 0);
+  uint64_t steps = 0;
   int b = 0;
-  while (true) {
-    const Block& blk = p.blocks[size_t(b)];
-    for (const Instr& in : blk.code) execute(in, s, tex);
-    r.instructions += blk.code.size();
-    if (r.instructions > maxSteps)
-      throw InputError(fmt::format("{}: did not finish within {} instructions", p.name, maxSteps));
-    const Terminator& t = blk.term;
-    if (t.kind == TermKind::End || t.kind == TermKind::Kill) {
-      r.killed = t.kind == TermKind::Kill;
-      break;
+  try {
+    while (true) {
+      const Block& blk = p.blocks[size_t(b)];
+      for (const Instr& in : blk.code) execute(in, s, tex);
+      r.instructions += blk.code.size();
+      if ((steps += blk.code.size() + 1) > maxSteps)
+        throw InputError(fmt::format("did not finish within {} steps", maxSteps));
+      const Terminator& t = blk.term;
+      if (t.kind == TermKind::End || t.kind == TermKind::Kill) {
+        r.killed = t.kind == TermKind::Kill;
+        break;
+      }
+      const bool taken = t.kind == TermKind::Jump || branchTaken(t, s);
+      ++r.edges[2 * size_t(b) + (taken ? 0 : 1)];
+      b = t.succ[taken ? 0 : 1];
     }
-    b = t.kind == TermKind::Jump ? t.succ[0] : t.succ[branchTaken(t, s) ? 0 : 1];
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", p.name, e.what()));
   }
   r.outputs = std::move(s.o);
   return r;

@@ -31,14 +31,19 @@ struct InterpretResult {
   std::vector<Vec4> outputs;  // the output buffer at the end
   bool killed = false;
   uint64_t instructions = 0;  // executed instructions (without branch words)
+  // Control-flow edges taken: edges[2 b] counts block b's jump or taken branch, edges[2 b + 1]
+  // its branch's fall-through (false) edge.
+  std::vector<uint64_t> edges;
 };
 
-// `inputs`: the input buffer, `constants`: the constant file (see constantFile). Temporaries
-// and the output buffer start at zero. InputError when the program runs more than `maxSteps`
-// instructions (an endless loop) or touches a register outside its file.
+// `inputs`: the input buffer, `constants`: the constant file (see constantFile),
+// `outputEntries`: the output buffer's size (core.output_entries). Temporaries and the output
+// buffer start at zero. InputError naming the program's file when it takes more than `maxSteps`
+// steps (an instruction or a block's terminator each: an endless loop, even of empty blocks) or
+// touches a register outside its file.
 InterpretResult interpret(const Program& p, const std::vector<Vec4>& inputs,
                           const std::vector<Vec4>& constants, const TextureUnits& tex,
-                          uint64_t maxSteps = 1000000);
+                          uint32_t outputEntries, uint64_t maxSteps = 1000000);
 
 // The constant file of `p`: its literal constants, and `uniforms` (one Vec4 per register of
 // every uniform binding, in binding order) at the uniforms' registers. InputError when

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 
 namespace gpusc::shader {
@@ -130,6 +132,61 @@ bool isInputDto(const Instr& i) {
 bool isOutputDto(const Instr& i) {
   return i.op == Op::Mov && i.dst.file == File::Output && i.src[0].file == File::Temp &&
          i.src[0].identity();
+}
+
+void checkProgram(const Program& p, const BufferSizes& sizes) {
+  auto at = [&](uint32_t line) { return line ? fmt::format("{}:{}", p.name, line) : p.name; };
+  if (p.blocks.empty())
+    throw InputError(fmt::format("{}: no code (a program needs at least one block)", p.name));
+  const bool position =
+      p.stage == Stage::Vertex && std::any_of(p.outputs.begin(), p.outputs.end(), [](auto& b) {
+        return b.name == "gl_Position" && b.index == 0;
+      });
+  for (const Binding& b : p.inputs)
+    if (uint32_t(b.index) + b.entries > sizes.input)
+      throw InputError(
+          fmt::format("{}: {} '{}' (v{}, {} entr{}) does not fit the core's {}-entry input buffer "
+                      "(core.input_entries)",
+                      at(b.line), p.stage == Stage::Vertex ? "attribute" : "varying", b.name,
+                      b.index, b.entries, b.entries == 1 ? "y" : "ies", sizes.input));
+  for (const Binding& b : p.outputs)
+    if (uint32_t(b.index) + b.entries > sizes.output)
+      throw InputError(fmt::format(
+          "{}: output '{}' (o{}, {} entr{}) does not fit the core's {}-entry output buffer "
+          "(core.output_entries){}",
+          at(b.line), b.name, b.index, b.entries, b.entries == 1 ? "y" : "ies", sizes.output,
+          position ? fmt::format(": gl_Position takes o0, so a vertex program has room for {} "
+                                 "varying entries",
+                                 sizes.output - 1)
+                   : ""));
+  uint32_t consts = p.constantCount;
+  for (const auto& c : p.constants) consts = std::max<uint32_t>(consts, c.first + 1u);
+  for (const Binding& u : p.uniforms)
+    consts = std::max<uint32_t>(consts, uint32_t(u.index) + u.entries);
+  auto check = [&](File f, uint16_t index, const std::string& what, uint32_t line) {
+    const uint32_t n = f == File::Input    ? sizes.input
+                       : f == File::Output ? sizes.output
+                       : f == File::Const  ? consts
+                                           : UINT32_MAX;
+    if (index >= n)
+      throw InputError(fmt::format("{}: {} uses {}{}, outside the {} ({} register{})", at(line),
+                                   what, fileLetter(f), index,
+                                   f == File::Input    ? "input buffer (core.input_entries)"
+                                   : f == File::Output ? "output buffer (core.output_entries)"
+                                                       : "constants the program defines",
+                                   n, n == 1 ? "" : "s"));
+  };
+  for (const Block& b : p.blocks) {
+    for (const Instr& i : b.code) {
+      const std::string what = fmt::format("'{}'", opInfo(i.op).name);
+      check(i.dst.file, i.dst.index, what, i.line);
+      for (int s = 0; s < i.sources(); ++s)
+        check(i.src[size_t(s)].file, i.src[size_t(s)].index, what, i.line);
+    }
+    if (b.term.kind == TermKind::Branch)
+      check(b.term.cond.file, b.term.cond.index, fmt::format("the branch of block '{}'", b.label),
+            b.term.line);
+  }
 }
 
 int branchWords(const Terminator& t, int self) {

@@ -84,6 +84,7 @@ struct Instr {
   std::array<Operand, 3> src{};
   uint8_t unit = 0;       // texture unit (Tex)
   bool pairNext = false;  // issues in one bundle with the next instruction (set by the bundler)
+  uint32_t line = 0;      // the assembly line it was read from (0: made by a pass or SPIR-V)
 
   uint8_t sources() const { return opInfo(op).sources; }
   // Components of source `s` the instruction reads (bit mask over the register's components,
@@ -100,6 +101,7 @@ struct Terminator {
   Operand cond;
   std::array<int, 2> succ{-1, -1};
   bool pairPrev = false;  // the branch word issues with the block's last instruction
+  uint32_t line = 0;      // the assembly line it was read from (0: made by a pass or SPIR-V)
 };
 
 struct Block {
@@ -118,6 +120,7 @@ struct Binding {
   uint16_t index = 0;
   uint16_t entries = 1;    // registers it occupies (mat4: 4)
   uint8_t components = 4;  // components that carry data (vec2 attribute: 2)
+  uint32_t line = 0;       // the assembly line of its directive (0: from SPIR-V)
 };
 
 struct Program {
@@ -134,6 +137,16 @@ struct Program {
   uint16_t temporaryCount() const;  // 1 + the highest temporary index used
   size_t instructionCount() const;  // including branch words
 };
+
+// The entries of a core's input and output buffers (core.input_entries, core.output_entries).
+struct BufferSizes {
+  uint32_t input = 0, output = 0;
+};
+
+// InputError naming the program's file (and line, for assembly) when a binding or a register an
+// instruction or branch uses lies outside the buffers, a constant register is beyond the constant
+// file, or the program has no block.
+void checkProgram(const Program& p, const BufferSizes& sizes);
 
 // True when `i` reads or writes register (file, index).
 bool reads(const Instr& i, File f, uint16_t index);

@@ -38,14 +38,18 @@ struct ClusterRun {
   CoreStats stats[2];              // by Stage, over every core
 };
 
-// Elaborates a ShaderCluster in a fresh SystemC simulation context (a design is elaborated once
-// per context) and simulates the draw; the cluster is destroyed when it ends, the context is left
-// alive (a few hundred bytes per draw). InternalError if the cluster stops before the draw ends.
+// Elaborates a ShaderCluster in a SystemC simulation context of its own (a design is elaborated
+// once per context) and simulates the draw; the cluster and the context are deleted when it ends
+// and the caller's context is current again. An error inside the simulation (a program that does
+// not finish) stops it and is rethrown; InputError before it starts for a program whose bindings
+// or registers lie outside the buffers; InternalError if the cluster stops before the draw ends.
 ClusterRun simulateDraw(const ShaderPlatformConfig& cfg, std::vector<ShaderPhase> phases,
                         const TextureUnits& textures);
 
 // A draw of two compiled programs (allocated and bundled): the vertex invocations of `d`, then
-// the fragments interpolated from the vertex outputs the cluster computed.
+// the fragments interpolated from the vertex outputs the cluster computed. The draw's attributes,
+// varyings, uniforms and textures are checked before the simulation starts (InputError naming
+// the file and key).
 ClusterRun simulateDraw(const ShaderPlatformConfig& cfg, const DrawSpec& d, const Program& vertex,
                         const Program& fragment);
 

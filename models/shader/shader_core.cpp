@@ -1,6 +1,7 @@
 #include "shader/shader_core.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include <fmt/format.h>
@@ -12,10 +13,12 @@ namespace gpusc::shader {
 
 namespace {
 
+constexpr uint64_t kMaxSteps = 1000000;  // as the reference interpreter's default
+
 class NoGating : public GatingPolicy {
  public:
-  uint32_t access(int64_t, int64_t) const override { return 0; }
-  uint64_t clockedBetween(int64_t gap) const override { return uint64_t(gap); }
+  bool stopped(int64_t, int64_t) const override { return false; }
+  uint32_t wakeCycles() const override { return 0; }
   uint64_t clockedAfter(int64_t rest) const override { return uint64_t(rest); }
   bool gates() const override { return false; }
 };
@@ -25,26 +28,24 @@ class NoGating : public GatingPolicy {
 class ImmediateGating : public GatingPolicy {
  public:
   explicit ImmediateGating(uint32_t wake) : wake_(wake) {}
-  uint32_t access(int64_t cycle, int64_t last) const override {
-    return last >= 0 && last == cycle - 1 ? 0 : wake_;
-  }
-  uint64_t clockedBetween(int64_t) const override { return 0; }
+  bool stopped(int64_t cycle, int64_t last) const override { return last < 0 || last != cycle - 1; }
+  uint32_t wakeCycles() const override { return wake_; }
   uint64_t clockedAfter(int64_t) const override { return 0; }
 
  private:
   uint32_t wake_;
 };
 
-// Hardware alone: the clock stops after `idle` cycles without an access.
+// Hardware alone: the clock stops after `idle` cycles without an access. It is off for an
+// access only when it stopped before the access's wake would begin (with `wake` >= 2 an access
+// soon after the timeout finds it still running).
 class IdleTimeoutGating : public GatingPolicy {
  public:
   IdleTimeoutGating(uint32_t wake, uint32_t idle) : wake_(wake), idle_(idle) {}
-  uint32_t access(int64_t cycle, int64_t last) const override {
-    return last >= 0 && cycle - last - 1 <= int64_t(idle_) ? 0 : wake_;
+  bool stopped(int64_t cycle, int64_t last) const override {
+    return last < 0 || cycle - int64_t(wake_) - last - 1 >= int64_t(idle_);
   }
-  uint64_t clockedBetween(int64_t gap) const override {
-    return uint64_t(std::min<int64_t>(gap, idle_));
-  }
+  uint32_t wakeCycles() const override { return wake_; }
   uint64_t clockedAfter(int64_t rest) const override {
     return uint64_t(std::min<int64_t>(rest, idle_));
   }
@@ -132,17 +133,23 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
                             const GatingPolicy& inGate, const GatingPolicy& outGate) {
   if (!p.allocated || !p.bundled)
     throw InternalError(fmt::format("{}: the core runs allocated, bundled programs", p.name));
+  if (p.blocks.empty()) throw InputError(fmt::format("{}: no code", p.name));
   InvocationRun r;
   RegisterState s;
   s.t.assign(std::max<size_t>(cfg.core.temporaries, p.temporaryCount()), Vec4{});
   s.v = in;
   s.o.assign(cfg.core.output_entries, Vec4{});
   s.c = consts;
-  // Ready cycle of each register (temporaries, then output entries).
-  std::map<std::pair<int, int>, int64_t> ready;
-  auto readyOf = [&](File f, uint16_t i) {
+  // Ready cycle of each component of each register (temporaries and output entries): a
+  // partial write leaves the other components' pending results pending.
+  std::map<std::pair<int, int>, std::array<int64_t, 4>> ready;
+  auto readyOf = [&](File f, uint16_t i, uint8_t mask) {
     auto it = ready.find({int(f), int(i)});
-    return it == ready.end() ? int64_t(0) : it->second;
+    int64_t r = 0;
+    if (it != ready.end())
+      for (size_t c = 0; c < 4; ++c)
+        if (mask & (1u << c)) r = std::max(r, it->second[c]);
+    return r;
   };
   BufferTrack ib, ob;
   int64_t cycle = 0;  // the next issue cycle
@@ -150,13 +157,13 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
   // Issues one bundle (words: instructions, plus a branch word); returns its issue cycle.
   auto issue = [&](const std::vector<const Instr*>& words, int branchWords, const Operand* cond) {
     int64_t at = cycle;
-    auto need = [&](const Operand& o) {
+    auto need = [&](const Operand& o, uint8_t mask) {
       if (o.file == File::Temp || o.file == File::Output)
-        at = std::max(at, readyOf(o.file, o.index));
+        at = std::max(at, readyOf(o.file, o.index, mask));
     };
     for (const Instr* w : words)
-      for (int k = 0; k < w->sources(); ++k) need(w->src[size_t(k)]);
-    if (cond) need(*cond);
+      for (int k = 0; k < w->sources(); ++k) need(w->src[size_t(k)], w->readMask(k));
+    if (cond) need(*cond, uint8_t(1u << cond->swz[0]));
     st.stallCycles += uint64_t(at - cycle);
     bool inAcc = false, outAcc = false;
     for (const Instr* w : words) {
@@ -171,30 +178,34 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
     // decoded (at `cycle`): the wake overlaps with an operand wait and delays the bundle only by
     // what is left of it.
     const int64_t operandsReady = at;
-    const uint32_t inWake = inAcc ? inGate.access(operandsReady, ib.last) : 0;
-    const uint32_t outWake = outAcc ? outGate.access(operandsReady, ob.last) : 0;
+    const bool inStopped = inAcc && inGate.stopped(operandsReady, ib.last);
+    const bool outStopped = outAcc && outGate.stopped(operandsReady, ob.last);
+    const uint32_t inWake = inStopped ? inGate.wakeCycles() : 0;
+    const uint32_t outWake = outStopped ? outGate.wakeCycles() : 0;
     at = std::max(operandsReady, cycle + int64_t(std::max(inWake, outWake)));
     st.wakeCycles += uint64_t(at - operandsReady);
-    auto account = [&](BufferTrack& b, const GatingPolicy& g, bool acc, uint32_t w) {
+    auto account = [&](BufferTrack& b, const GatingPolicy& g, bool acc, bool stopped, uint32_t w) {
       if (!acc) return;
-      if (w > 0) {
-        // Idle since the last access, then clocked from the wake to the access.
-        if (b.last >= 0) b.clocked += g.clockedBetween(at - w - b.last - 1);
+      if (stopped) {
+        // Clocked for a while after the last access, off, then clocked from the wake on.
+        if (b.last >= 0) b.clocked += g.clockedAfter(at - w - b.last - 1);
         b.clocked += w + 1;
         ++b.wakes;
       } else {
-        // Still clocked: it stays so while the bundle waits for the other buffer's wake.
-        if (b.last >= 0) b.clocked += g.clockedBetween(operandsReady - b.last - 1);
-        b.clocked += uint64_t(at - operandsReady) + 1;
+        // Still running: it ran since the last access, and stays on while the bundle waits.
+        if (b.last >= 0) b.clocked += uint64_t(at - b.last - 1);
+        b.clocked += 1;
       }
       b.last = at;
       ++b.accessCycles;
     };
-    account(ib, inGate, inAcc, inWake);
-    account(ob, outGate, outAcc, outWake);
+    account(ib, inGate, inAcc, inStopped, inWake);
+    account(ob, outGate, outAcc, outStopped, outWake);
     for (const Instr* w : words) {
       execute(*w, s, tex);
-      ready[{int(w->dst.file), int(w->dst.index)}] = at + latencyOf(*w, cfg.core.latency);
+      auto& rd = ready[{int(w->dst.file), int(w->dst.index)}];
+      for (size_t c = 0; c < 4; ++c)
+        if (w->dst.mask & (1u << c)) rd[c] = at + latencyOf(*w, cfg.core.latency);
     }
     st.bundles += 1;
     st.words += words.size() + size_t(branchWords);
@@ -222,16 +233,17 @@ InvocationRun runInvocation(const Program& p, const Invocation& in, const std::v
       k = next;
     }
     if (!termIssued) issue({}, 1, cond);
-    if (words == 2) issue({}, 1, nullptr);  // bnz + bra
-    if ((steps += n) > 1000000)
-      throw InputError(fmt::format("{}: did not finish within 1000000 instructions", p.name));
+    // Every block counts as a step, so that a loop of empty blocks ends too.
+    if ((steps += n + 1) > kMaxSteps)
+      throw InputError(fmt::format("{}: did not finish within {} steps", p.name, kMaxSteps));
     if (blk.term.kind == TermKind::End || blk.term.kind == TermKind::Kill) {
       r.killed = blk.term.kind == TermKind::Kill;
       break;
     }
-    const int to = blk.term.kind == TermKind::Jump
-                       ? blk.term.succ[0]
-                       : blk.term.succ[branchTaken(blk.term, s) ? 0 : 1];
+    const bool taken = blk.term.kind == TermKind::Jump || branchTaken(blk.term, s);
+    // bnz + bra: the bra word issues only when the bnz falls through to it.
+    if (words == 2 && !taken) issue({}, 1, nullptr);
+    const int to = blk.term.succ[taken ? 0 : 1];
     if (to != b + 1) {
       cycle += cfg.core.branch_penalty;
       st.branchPenaltyCycles += cfg.core.branch_penalty;
@@ -282,19 +294,26 @@ ShaderCore::ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig&
 }
 
 void ShaderCore::run() {
-  while (true) {
-    const ShaderTask t = tasks.read();
-    if (t.last) break;
-    InvocationRun r =
-        runInvocation(*t.program, *t.inputs, *t.constants, *t.textures, cfg_, *inGate_, *outGate_);
-    stats_[size_t(t.program->stage)] += r.stats;
-    const uint64_t writeout =
-        r.killed ? 0
-                 : uint64_t(outputEntries(*t.program)) * cfg_.controller.writeout_cycles_per_entry;
-    busyCycles_ += r.stats.cycles + writeout;
-    wait(period_ * double(r.stats.cycles + writeout));
-    *t.result = std::move(r);
-    done.write(true);
+  // An error (a program that does not finish, say) ends this thread and is kept for
+  // simulateDraw, which rethrows it once the simulation has stopped: nothing is thrown through
+  // the SystemC kernel.
+  try {
+    while (true) {
+      const ShaderTask t = tasks.read();
+      if (t.last) break;
+      InvocationRun r = runInvocation(*t.program, *t.inputs, *t.constants, *t.textures, cfg_,
+                                      *inGate_, *outGate_);
+      stats_[size_t(t.program->stage)] += r.stats;
+      const uint64_t writeout = r.killed ? 0
+                                         : uint64_t(outputEntries(*t.program)) *
+                                               cfg_.controller.writeout_cycles_per_entry;
+      busyCycles_ += r.stats.cycles + writeout;
+      wait(period_ * double(r.stats.cycles + writeout));
+      *t.result = std::move(r);
+      done.write(true);
+    }
+  } catch (const std::exception&) {
+    error_ = std::current_exception();
   }
 }
 

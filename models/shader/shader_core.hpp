@@ -10,6 +10,7 @@
 // their cycles in simulated time; its statistics count every cycle and buffer event.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,11 +27,13 @@ namespace gpusc::shader {
 class GatingPolicy {
  public:
   virtual ~GatingPolicy() = default;
-  // Called for a cycle in which the buffer is accessed; returns the wake cycles that access
-  // waits. `last` is the previous access cycle (or -1).
-  virtual uint32_t access(int64_t cycle, int64_t last) const = 0;
-  // Clocked cycles between two accesses (gap cycles without access) and after the last one.
-  virtual uint64_t clockedBetween(int64_t gap) const = 0;
+  // Whether the clock is off when an access in `cycle` (the previous one was in `last`, or -1
+  // for none) would start waking it, wakeCycles() before the access: then the access waits for
+  // the wake, else the clock has run since `last`.
+  virtual bool stopped(int64_t cycle, int64_t last) const = 0;
+  virtual uint32_t wakeCycles() const = 0;
+  // Of `rest` idle cycles after an access, those in which the clock still runs before it stops
+  // (or the invocation ends).
   virtual uint64_t clockedAfter(int64_t rest) const = 0;
   virtual bool gates() const { return true; }
 };
@@ -89,6 +92,9 @@ class ShaderCore : public sc_core::sc_module {
   ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig& cfg);
   const CoreStats& stats(Stage s) const { return stats_[size_t(s)]; }
   uint64_t busyCycles() const { return busyCycles_; }  // running or writing out
+  // What stopped the core's thread early (an InputError for a program that does not finish),
+  // or null.
+  std::exception_ptr error() const { return error_; }
 
  private:
   void run();
@@ -97,6 +103,7 @@ class ShaderCore : public sc_core::sc_module {
   sc_core::sc_time period_;
   CoreStats stats_[2];  // by Stage
   uint64_t busyCycles_ = 0;
+  std::exception_ptr error_;
 };
 
 // sc_fifo needs a printable payload (found by argument-dependent lookup).

@@ -16,6 +16,10 @@ namespace gpusc::shader {
 
 namespace {
 
+// Locations beyond this cannot name a buffer entry (checkProgram compares the bindings with the
+// configured buffers); they are refused before a register index could wrap.
+constexpr uint32_t kMaxLocation = 1024;
+
 using spv::Op;  // SPIR-V opcodes; ours are shader::Op, spelled out below
 
 struct Type {
@@ -322,6 +326,8 @@ class Lowering {
     if (storage == spv::StorageClassInput) {
       if (builtin_.count(id)) unsupported(in, "built-in inputs");
       if (!location_.count(id)) fail(fmt::format("input '{}' has no location", name));
+      if (location_[id] > kMaxLocation)
+        fail(fmt::format("input '{}' at location {}: beyond any buffer", name, location_[id]));
       v.file = File::Input;
       v.base = uint16_t(location_[id]);
       p_.inputs.push_back(Binding{name, v.base, uint16_t(slots(pointee)), uint8_t(comps(pointee))});
@@ -334,6 +340,8 @@ class Lowering {
         p_.outputs.push_back(Binding{"gl_Position", 0, 1, 4});
       } else {
         if (!location_.count(id)) fail(fmt::format("output '{}' has no location", name));
+        if (location_[id] > kMaxLocation)
+          fail(fmt::format("output '{}' at location {}: beyond any buffer", name, location_[id]));
         v.base = uint16_t(location_[id] + (p_.stage == Stage::Vertex ? 1 : 0));
         p_.outputs.push_back(
             Binding{name, v.base, uint16_t(slots(pointee)), uint8_t(comps(pointee))});
@@ -1022,8 +1030,14 @@ class Lowering {
       case spv::OpImageSampleExplicitLod: {
         const Value& s = val(w[2]);
         if (s.kind != Value::Sampler) unsupported(in, "sampling needs a combined sampler");
+        // Image operands: none for an implicit LOD; for an explicit one, only Lod. Our textures
+        // have one level sampled nearest, so a level of detail changes nothing; a bias, offset
+        // or gradients would, and are refused rather than dropped.
         if (in.op == spv::OpImageSampleImplicitLod && w.size() > 4)
           unsupported(in, "bias, offsets or gradients");
+        if (in.op == spv::OpImageSampleExplicitLod &&
+            (w.size() < 5 || w[4] != spv::ImageOperandsLodMask || w.size() != 6))
+          unsupported(in, "offsets or gradients (only an explicit level of detail is lowered)");
         setReg(w[1], emit(Op::Tex, 0xF, {reg(w[3])}, 0xFFFF, s.unit), 4);
         break;
       }
@@ -1123,9 +1137,12 @@ class Lowering {
         case spv::OpVariable:
           variable(in);
           break;
-        case spv::OpBranch:
-          block().term = Terminator{TermKind::Jump, {}, {blockOf(in.w[0]), -1}, false};
+        case spv::OpBranch: {
+          // The target first: blockOf may add a block, and block() must not be taken before.
+          const int to = blockOf(in.w[0]);
+          block().term = Terminator{TermKind::Jump, {}, {to, -1}, false};
           break;
+        }
         case spv::OpBranchConditional: {
           Terminator t;
           t.kind = TermKind::Branch;
@@ -1141,7 +1158,8 @@ class Lowering {
           uint32_t target = in.w[1];
           for (size_t k = 2; k + 1 < in.w.size(); k += 2)
             if (float(in.w[k]) == sel.litCols[0][0]) target = in.w[k + 1];
-          block().term = Terminator{TermKind::Jump, {}, {blockOf(target), -1}, false};
+          const int to = blockOf(target);
+          block().term = Terminator{TermKind::Jump, {}, {to, -1}, false};
           break;
         }
         case spv::OpReturn:

@@ -188,7 +188,8 @@ int cmdShaderRun(const ShaderRunOptions& o) {
   const ClusterRun run = simulateDraw(cfg, d.draw, cv.program, cf.program);
 
   // The reference: the lowered programs in the interpreter, fragments from its vertex outputs.
-  const DrawWork ref = prepareDraw(d.draw, d.vertex, d.fragment);
+  const DrawWork ref = prepareDraw(d.draw, d.vertex, d.fragment,
+                                   BufferSizes{cfg.core.input_entries, cfg.core.output_entries});
   std::string mismatch;
   const auto& vr = run.phases[0].runs;
   for (size_t k = 0; k < vr.size() && mismatch.empty(); ++k)
@@ -196,7 +197,8 @@ int cmdShaderRun(const ShaderRunOptions& o) {
   const std::vector<Vec4> fconsts = constantFile(d.fragment, ref.fragmentUniforms);
   const auto& fr = run.phases[1].runs;
   for (size_t k = 0; k < fr.size() && mismatch.empty(); ++k) {
-    const InterpretResult want = interpret(d.fragment, ref.fragments[k], fconsts, *ref.textures);
+    const InterpretResult want =
+        interpret(d.fragment, ref.fragments[k], fconsts, *ref.textures, cfg.core.output_entries);
     if (want.killed != fr[k].killed)
       mismatch = fmt::format("fragment {}: {} where the reference interpreter {}", k,
                              fr[k].killed ? "killed" : "not killed",

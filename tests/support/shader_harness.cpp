@@ -25,7 +25,10 @@ class Generator {
  public:
   explicit Generator(uint64_t seed) : rng_(seed * 7919 + 17) {}
 
-  Program run(uint64_t seed) {
+  // tight: few values live (recent ones only) and more branches, so that the code-motion
+  // tunnels stay open and clusters move across blocks.
+  Program run(uint64_t seed, bool tight) {
+    tight_ = tight;
     p_.name = fmt::format("random{}.s", seed);
     p_.stage = Stage::Fragment;
     for (uint16_t k = 0; k < 6; ++k) p_.inputs.push_back(Binding{fmt::format("in{}", k), k, 1, 4});
@@ -39,8 +42,14 @@ class Generator {
     p_.constantCount = 9;
     cur_ = newBlock();
     region(0);
-    // Both outputs on every path that reaches the end.
-    for (uint16_t o = 0; o < 2; ++o) emit(Op::Add, Dest{File::Output, o, 0xF}, {src(), src()});
+    // The outputs at the end: written whole, in part or not at all, so that the writes inside
+    // the program (and their order) show in the result.
+    for (uint16_t o = 0; o < 2; ++o) {
+      const uint32_t r = tight_ ? 2 + rng_.below(2) : rng_.below(4);
+      if (r < 2) emit(Op::Add, Dest{File::Output, o, 0xF}, {src(), src()});
+      if (r == 2)
+        emit(Op::Mad, Dest{File::Output, o, uint8_t(1 + rng_.below(14))}, {src(), src(), src()});
+    }
     block().term.kind = TermKind::End;
     return std::move(p_);
   }
@@ -58,7 +67,8 @@ class Generator {
     if (r < 45 && !pool_.empty()) {
       // Mostly recent values, sometimes an old one: long live ranges, high pressure.
       const size_t n = pool_.size();
-      const size_t pick = rng_.below(100) < 94
+      const size_t pick = tight_ ? n - 1 - rng_.below(uint32_t(std::min<size_t>(n, 2)))
+                          : rng_.below(100) < 94
                               ? n - 1 - rng_.below(uint32_t(std::min<size_t>(n, 7)))
                               : rng_.below(uint32_t(n));
       o.file = File::Temp;
@@ -139,9 +149,13 @@ class Generator {
     for (uint32_t it = 0; it < items; ++it) {
       straight();
       const uint32_t r = rng_.below(100);
-      if (depth >= 2 || r < 35) continue;
-      if (r < 70)
+      if (depth >= 2 || r < (tight_ ? 10u : 35u)) continue;
+      if (r < 52)
         ifElse(depth);
+      else if (r < 62)
+        select();
+      else if (r < 70)
+        rewrite();
       else
         loop(depth);
     }
@@ -170,6 +184,33 @@ class Generator {
     if (rng_.below(3)) region(depth + 1);
     const int elseEnd = cur_;
     pool_ = saved;
+    // A phi: a temporary each side defines with a copy, mostly of an input (what the front end
+    // makes of `x = cond ? a : b`), read after the join.
+    if (rng_.below(100) < 40) {
+      const uint16_t t = next_++;
+      for (auto [first, last] : {std::pair{thenB, thenEnd}, std::pair{elseB, elseEnd}}) {
+        if (p_.blocks[size_t(last)].term.kind == TermKind::Kill) continue;
+        cur_ = last;
+        Operand o;
+        if (rng_.below(4) != 0) {
+          o.file = File::Input;
+          o.index = uint16_t(rng_.below(6));
+        } else {
+          o = src();
+          o.neg = o.abs = false;
+        }
+        emit(Op::Mov, Dest{File::Temp, t, 0xF}, {o});
+        if (o.file == File::Input && rng_.below(2)) {
+          // At the top of the side instead (where code motion finds it first).
+          auto& code = p_.blocks[size_t(last)].code;
+          const Instr copy = code.back();
+          code.pop_back();
+          auto& top = p_.blocks[size_t(first)].code;
+          top.insert(top.begin(), copy);
+        }
+      }
+      pool_.push_back(t);
+    }
     const int join = newBlock();
     for (int e : {thenEnd, elseEnd}) {
       Block& b = p_.blocks[size_t(e)];
@@ -178,6 +219,55 @@ class Generator {
       b.term.succ = {join, -1};
     }
     cur_ = join;
+  }
+
+  // `x = cond ? a : b` as the front end lowers it: each side only copies an input (two different
+  // ones; sometimes a value) into one temporary, read after the join by an instruction that
+  // reads no input; the code after it starts a block of its own.
+  void select() {
+    const Operand c = condition();
+    const int thenB = newBlock(), elseB = newBlock(), join = newBlock();
+    Block& head = p_.blocks[size_t(cur_)];
+    head.term.kind = TermKind::Branch;
+    head.term.cond = c;
+    head.term.succ = {thenB, elseB};
+    const uint16_t t = next_++;
+    const uint16_t first = uint16_t(rng_.below(6));
+    for (int side : {thenB, elseB}) {
+      cur_ = side;
+      Operand o;
+      if (side == thenB || rng_.below(5) != 0) {
+        o.file = File::Input;
+        o.index = side == thenB ? first : uint16_t((first + 1 + rng_.below(5)) % 6);
+      } else {
+        o = src();
+        o.neg = o.abs = false;
+      }
+      emit(Op::Mov, Dest{File::Temp, t, 0xF}, {o});
+      block().term.kind = TermKind::Jump;
+      block().term.succ = {join, -1};
+    }
+    cur_ = join;
+    const uint16_t u = next_++;
+    emit(Op::Mul, Dest{File::Temp, u, 0xF},
+         {Operand{File::Temp, t}, Operand{File::Const, uint16_t(rng_.below(6))}});
+    pool_.push_back(t);
+    pool_.push_back(u);
+    const int after = newBlock();
+    block().term.kind = TermKind::Jump;
+    block().term.succ = {after, -1};
+    cur_ = after;
+  }
+
+  // An output written, a branch, the same output written again, another branch: code motion
+  // of the output buffer must keep the two writes in order.
+  void rewrite() {
+    const uint16_t o = uint16_t(rng_.below(2));
+    emit(Op::Add, Dest{File::Output, o, 0xF}, {src(), src()});
+    select();
+    emit(Op::Mul, Dest{File::Output, o, uint8_t(rng_.below(3) ? 0xF : 1 + rng_.below(15))},
+         {src(), src()});
+    select();
   }
 
   void loop(int depth) {
@@ -210,6 +300,7 @@ class Generator {
   uint16_t next_ = 0;
   std::vector<uint16_t> pool_;
   bool outputsWritten_ = false;
+  bool tight_ = false;
 };
 
 }  // namespace
@@ -217,9 +308,12 @@ class Generator {
 Program randomShaderProgram(uint64_t seed) {
   // Up to 13 values live at once: above the eight temporaries, within what the six free output
   // entries can hold.
+  // Every third program keeps at most 5 live in at least four blocks: the code-motion tunnels
+  // are open there, and clusters move across blocks.
+  const bool tight = seed % 3 == 0;
   for (uint64_t attempt = 0;; ++attempt) {
-    Program p = Generator(seed * 1000 + attempt).run(seed);
-    if (maxPressure(p) <= 13) return p;
+    Program p = Generator(seed * 1000 + attempt).run(seed, tight);
+    if (maxPressure(p) <= (tight ? 5 : 13) && (!tight || p.blocks.size() >= 4)) return p;
   }
 }
 

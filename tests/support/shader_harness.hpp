@@ -15,9 +15,11 @@ class HashTextures : public shader::TextureUnits {
   shader::Vec4 sample(uint8_t unit, float u, float v) const override;
 };
 
-// A fragment program reading v0..v5 and c0..c8 and writing o0 and o1 on every path that does
-// not kill the fragment. Every temporary is written before it is read on every path; at most 13
-// values are live at once.
+// A fragment program reading v0..v5 and c0..c8 and writing o0 and o1: inside the program (also
+// twice, around branches) and at its end, whole, in part or not at all. Every temporary is
+// written before it is read on every path; `x = cond ? va : vb` diamonds and phi-like copies of
+// inputs on both sides of branches; at most 13 values live at once, at most 5 in every third
+// program (open code-motion tunnels).
 shader::Program randomShaderProgram(uint64_t seed);
 
 }  // namespace gpusc::test
