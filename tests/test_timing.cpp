@@ -324,6 +324,28 @@ TEST(TimingSharedMemory, ConflictDegreesOneToThirtyTwo) {
   }
 }
 
+TEST(TimingSharedMemory, AtomicsOnOneWordAreSerialisedButDistinctBanksAreNot) {
+  // A read is a broadcast when lanes share a word, but atomics on one word read each other's
+  // results: `k` lanes on one word take `k` passes of the bank. Lanes on words of distinct banks
+  // take one.
+  const PlatformConfig cfg = throughputPlatform();
+  Device dev(cfg, ExecMode::Timing);
+  for (uint32_t lanesPerWord : {1u, 2u, 8u, 32u}) {
+    // Lane l adds to word l / lanesPerWord: 32 / lanesPerWord words in distinct banks.
+    const std::string setup = "  and.b32 %r2, %r0, 31;\n  div.u32 %r3, %r2, " +
+                              std::to_string(lanesPerWord) + ";\n  shl.b32 %r5, %r3, 2;\n";
+    const double s = slopeOf(
+        dev, setup, [](int k) { return independent("atom.shared.add.u32 $, [%r5], 1;", k, 6); },
+        {32}, 2, 6, 4096);
+    EXPECT_EQ(s, std::max(issueBound(cfg), double(lanesPerWord)))
+        << lanesPerWord << " lanes per word";
+    Launch l = run(dev, loopKernel(setup, repeat("atom.shared.add.u32 %r6, [%r5], 1;", 4)), {1},
+                   {32}, 5, 4096);
+    EXPECT_EQ(l.counters.sharedBankConflicts, 5u * 4u * (lanesPerWord - 1))
+        << lanesPerWord << " lanes per word";
+  }
+}
+
 TEST(TimingSharedMemory, BroadcastIsNotAConflict) {
   const PlatformConfig cfg = platformWith({});
   Device dev(cfg, ExecMode::Timing);
