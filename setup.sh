@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
+  python3 python3-jsonschema  # the test that every stats.json follows docs/stats.schema.json
 )
 missing=()
 for p in "${packages[@]}"; do

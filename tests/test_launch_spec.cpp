@@ -141,6 +141,68 @@ dump:
   }
 }
 
+TEST_F(LaunchSpecTest, ExpectedBuffersGiveACheckThatCanFail) {
+  // scale x3 of iota(0, 1): element i becomes 3i. The reference files differ in element 7
+  // by 1 (u32: exact) and, for the float copy, by 0.25.
+  std::vector<uint32_t> want(64);
+  std::vector<float> wantF(64);
+  for (uint32_t i = 0; i < 64; ++i) {
+    want[i] = 3 * i;
+    wantF[i] = float(i);
+  }
+  const auto writeBin = [&](const std::string& name, const void* p, size_t n) {
+    write(name, std::string(static_cast<const char*>(p), n));
+  };
+  writeBin("good.bin", want.data(), 256);
+  want[7] += 1;
+  writeBin("bad.bin", want.data(), 256);
+  wantF[7] += 0.25f;
+  writeBin("f.bin", wantF.data(), 256);
+  const auto run = [&](const std::string& expect) {
+    write("spec.yaml", R"(
+ptx: k.ptx
+buffers:
+  a: {type: u32, count: 64, init: iota}
+  f: {type: f32, count: 64, init: iota}
+launches:
+  - {kernel: scale, grid: 1, block: 64, args: [a, {u32: 3}, {u32: 64}]}
+expect:
+)" + expect);
+    Device dev(test::platform());
+    return runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+  };
+  auto ok = run("  a: good.bin\n");
+  ASSERT_EQ(ok.checks.size(), 1u);
+  EXPECT_TRUE(ok.pass());
+  EXPECT_EQ(ok.checks[0].message, "a: all 64 elements match");
+  auto bad = run("  a: bad.bin\n");
+  EXPECT_FALSE(bad.pass());
+  EXPECT_EQ(bad.checks[0].mismatches, 1u);
+  EXPECT_NE(bad.checks[0].message.find("a[7] = 21 where"), std::string::npos)
+      << bad.checks[0].message;
+  // A float buffer within and beyond its tolerance.
+  EXPECT_TRUE(run("  f: {file: f.bin, tolerance: 0.25}\n").pass());
+  EXPECT_FALSE(run("  f: {file: f.bin, tolerance: 0.2}\n").pass());
+  EXPECT_TRUE(run("  f: {file: f.bin, relative_tolerance: 0.04}\n").pass());  // 0.25 / 7
+  // Bad references name the spec's line and key.
+  write("short.bin", std::string(100, '\0'));
+  EXPECT_NE(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 64}\nlaunches:\n  - {kernel: "
+                    "scale, grid: 1, block: 1, args: [a, {u32: 1}, {u32: 1}]}\n"
+                    "expect:\n  a: short.bin\n")
+                .find("spec.yaml:7:6: expect.a: '"),
+            std::string::npos);
+  EXPECT_NE(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 64}\nlaunches:\n  - {kernel: "
+                    "scale, grid: 1, block: 1, args: [a, {u32: 1}, {u32: 1}]}\n"
+                    "expect:\n  b: good.bin\n")
+                .find("expect"),
+            std::string::npos);
+  EXPECT_NE(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 64}\nlaunches:\n  - {kernel: "
+                    "scale, grid: 1, block: 1, args: [a, {u32: 1}, {u32: 1}]}\n"
+                    "expect:\n  a: {file: good.bin, tolerance: -1}\n")
+                .find("expect.a.tolerance: must be >= 0"),
+            std::string::npos);
+}
+
 TEST_F(LaunchSpecTest, LoopUntilZeroWithAFileInput) {
   std::vector<uint32_t> init = {3, 0, 7, 1};
   std::ofstream(dir_ / "init.bin", std::ios::binary)

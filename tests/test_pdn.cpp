@@ -360,9 +360,12 @@ TEST(PdnNetwork, SharedUncoreRail) {
 }
 
 TEST(PdnNetwork, LayoutErrorsNameTheGridKeys) {
-  EXPECT_NE(
-      errorOf([] { gtx480({"pdn.grid.rows=2"}); }).find("pdn.grid: 15 SMs do not fit the 2x4 grid"),
-      std::string::npos);
+  EXPECT_NE(errorOf([] {
+              gtx480({"pdn.grid.rows=2", "pdn.grid.cols=4"});
+            }).find("pdn.grid: 15 SMs do not fit the 2x4 grid"),
+            std::string::npos);
+  // A given row count alone: the columns follow (15 SMs in 2 rows of 8).
+  EXPECT_EQ(gtx480({"pdn.grid.rows=2"}).numSms(), 15u);
   EXPECT_NE(errorOf([] {
               gtx480({"pdn.grid.sm_nodes=[0,1,2]"});
             }).find("pdn.grid.sm_nodes: lists 3 nodes for 15 SMs"),

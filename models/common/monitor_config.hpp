@@ -51,6 +51,10 @@ struct VoltageMonitorConfig : config::Section {
   bool attribution = false;
   // A VCD file of every SM's voltage and current (sc_trace); empty: none.
   std::string vcd_file;
+  // What the VCD holds: these SMs (empty: all), these signals, these core cycles.
+  std::vector<uint32_t> vcd_sms;
+  std::string vcd_signals = "both";
+  uint64_t vcd_start_cycle = 0, vcd_end_cycle = 0;
 
   template <class V>
   void visit(V& v) {
@@ -102,6 +106,17 @@ struct VoltageMonitorConfig : config::Section {
             "Attribute each droop to the SMs that caused it (one network per SM; slower)");
     v.field("vcd_file", vcd_file,
             "VCD file of every SM's voltage and current (gpusc run --vcd sets it); empty: none");
+    v.field("vcd_sms", vcd_sms,
+            "SMs whose signals the VCD holds (gpusc run --vcd-sms); empty: every SM");
+    v.field("vcd_signals", vcd_signals, "Signals the VCD holds per SM (gpusc run --vcd-signals)",
+            config::OneOf{{"both", "volts", "amps"}});
+    v.field("vcd_start_cycle", vcd_start_cycle,
+            "First core cycle the VCD records (gpusc run --vcd-cycles START:END)");
+    v.field("vcd_end_cycle", vcd_end_cycle,
+            "Core cycle the VCD stops recording at, exclusive (0: the end of the run)");
+    v.require(vcd_end_cycle == 0 || vcd_end_cycle > vcd_start_cycle, "vcd_end_cycle",
+              fmt::format("vcd_end_cycle ({}) must be above vcd_start_cycle ({}), or 0",
+                          vcd_end_cycle, vcd_start_cycle));
     v.require(lead_cycles + 4 <= window_before, "lead_cycles",
               fmt::format("lead_cycles ({}) + 4 must not exceed window_before ({})", lead_cycles,
                           window_before));

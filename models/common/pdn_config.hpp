@@ -22,9 +22,11 @@
 // platforms/gtx480.yaml states them with the measured figures behind them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/config.hpp"
@@ -60,15 +62,31 @@ struct PdnStageConfig : config::Section {
 
 // The shared on-chip grid.
 struct PdnGridConfig : config::Section {
-  uint32_t rows = 4, cols = 4;
+  uint32_t rows = 0, cols = 0;     // 0: derived from the SM count (resolvedShape)
   std::vector<uint32_t> sm_nodes;  // node (row-major index) of each SM; empty: SM k at node k
   double link_resistance_mohm = 4.0;
   double link_inductance_ph = 60.0;
 
+  // rows x cols for `numSms` SMs: a 0 is derived (both 0: ceil(sqrt(n)) rows of as many
+  // columns as needed; one 0: as many as the other needs). 15 SMs: 4 x 4; 110: 11 x 10.
+  std::pair<uint32_t, uint32_t> resolvedShape(uint32_t numSms) const {
+    const uint32_t n = std::max(1u, numSms);
+    uint32_t r = rows, c = cols;
+    if (r == 0 && c == 0) {
+      r = 1;
+      while (r * r < n) ++r;
+    }
+    if (r == 0) r = (n + c - 1) / c;
+    if (c == 0) c = (n + r - 1) / r;
+    return {r, c};
+  }
+
   template <class V>
   void visit(V& v) {
-    v.field("rows", rows, "Grid rows", config::Range<uint32_t>{1, 64});
-    v.field("cols", cols, "Grid columns", config::Range<uint32_t>{1, 64});
+    v.field("rows", rows, "Grid rows (0: derived from gpu.num_sms, as the most nearly square grid)",
+            config::Range<uint32_t>{0, 64});
+    v.field("cols", cols, "Grid columns (0: derived: the fewest that hold gpu.num_sms in rows)",
+            config::Range<uint32_t>{0, 64});
     v.field("sm_nodes", sm_nodes,
             "Grid node (row-major index) of each SM, in SM order (empty: SM k at node k)");
     v.field("link_resistance_mohm", link_resistance_mohm,
@@ -78,10 +96,9 @@ struct PdnGridConfig : config::Section {
             "Inductance of the grid between two neighbouring nodes in picohenry",
             config::Range<double>{1e-3, 1e9});
     std::set<uint32_t> seen;
+    // Whether each node exists depends on the SM count when the shape is derived: the
+    // platform checks it (PlatformConfig::visit).
     for (size_t i = 0; i < sm_nodes.size(); ++i) {
-      v.require(sm_nodes[i] < rows * cols, "sm_nodes",
-                fmt::format("sm_nodes[{}] = {} is not a node of the {}x{} grid (0 .. {})", i,
-                            sm_nodes[i], rows, cols, rows * cols - 1));
       v.require(seen.insert(sm_nodes[i]).second, "sm_nodes",
                 fmt::format("sm_nodes[{}] = {}: the node already holds an SM", i, sm_nodes[i]));
     }

@@ -487,6 +487,28 @@ struct GpuConfig : config::Section {
   }
 };
 
+// Bounds on one run: every launch of a Device together, so a runaway kernel (or a sweep point
+// gone wrong) stops with its partial statistics instead of running on. 0 means no bound.
+struct LimitsConfig : config::Section {
+  uint64_t max_cycles = 0;
+  uint64_t max_warp_instructions = 0;
+  double timeout_seconds = 0;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("max_cycles", max_cycles,
+            "Stop the run after this many core cycles, summed over its launches (timing mode; "
+            "0: no limit)");
+    v.field("max_warp_instructions", max_warp_instructions,
+            "Stop the run after this many warp instructions, summed over its launches (0: no "
+            "limit)");
+    v.field("timeout_seconds", timeout_seconds,
+            "Stop the run after this many seconds of host wall-clock time (0: no limit)",
+            Range<double>{0.0, 1e9});
+  }
+  bool any() const { return max_cycles || max_warp_instructions || timeout_seconds > 0; }
+};
+
 struct PlatformConfig : config::Section {
   std::string name = "gtx480";
   std::string description = "NVIDIA GTX480 (Fermi) as configured in GPGPU-Sim";
@@ -498,6 +520,7 @@ struct PlatformConfig : config::Section {
   PowerConfig power;
   PdnConfig pdn;
   SmoothingConfig smoothing;
+  LimitsConfig limits;
 
   template <class V>
   void visit(V& v) {
@@ -511,10 +534,16 @@ struct PlatformConfig : config::Section {
     v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
     v.field("pdn", pdn, "Power-delivery network (seed 001)");
     v.field("smoothing", smoothing, "Voltage-droop smoothing (seed 001)");
+    v.field("limits", limits, "Run limits: cycles, instructions, wall-clock seconds");
     v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
               fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
                           "droop detector could never trigger",
                           smoothing.global.min_sms, gpu.num_sms));
+    const auto [gridRows, gridCols] = pdn.grid.resolvedShape(gpu.num_sms);
+    for (size_t i = 0; i < pdn.grid.sm_nodes.size(); ++i)
+      v.require(pdn.grid.sm_nodes[i] < gridRows * gridCols, "pdn",
+                fmt::format("pdn.grid.sm_nodes[{}] = {} is not a node of the {}x{} grid (0 .. {})",
+                            i, pdn.grid.sm_nodes[i], gridRows, gridCols, gridRows * gridCols - 1));
     v.require(!pdn.enabled || power.enabled, "pdn",
               "pdn.enabled needs power.enabled (the PDN is driven by the energy model's "
               "current)");

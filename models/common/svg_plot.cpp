@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 
 namespace gpusc::plot {
 
@@ -803,12 +804,7 @@ std::string toSvg(const Figure& f) {
 }
 
 void writeSvg(const Figure& figure, const std::string& path) {
-  std::string svg = toSvg(figure);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(fmt::format("cannot write plot '{}': {}", path, std::strerror(errno)));
-  out.write(svg.data(), static_cast<std::streamsize>(svg.size()));
-  out.close();
-  if (!out) throw InputError(fmt::format("cannot write plot '{}': write failed", path));
+  writeFileAtomically(path, toSvg(figure));
 }
 
 }  // namespace gpusc::plot

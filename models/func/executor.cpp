@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/run_budget.hpp"
 
 namespace gpusc::func {
 
@@ -361,12 +362,24 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
   return r;
 }
 
-void Executor::runCta(Cta& cta, ExecStats& st) {
+void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
+  // Host checks (clock, interrupt flag) every kHostCheck warp instructions.
+  constexpr uint64_t kHostCheck = 4096;
+  const bool limited = budget != nullptr && budget->active();
+  auto nextCheckAt = [&] {
+    return st.warpInsts + std::min(kHostCheck, budget->instructionsLeft(st.warpInsts));
+  };
+  uint64_t checkAt = limited ? nextCheckAt() : ~0ull;
   st.ctas += 1;
   while (cta.liveWarps > 0) {
     bool progress = false;
     for (Warp& w : cta.warps) {
       while (w.state == WarpState::Ready) {
+        if (st.warpInsts >= checkAt) {
+          if (auto stop = budget->check(0, st.warpInsts))
+            throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
+          checkAt = nextCheckAt();
+        }
         step(cta, w, st);
         progress = true;
       }

@@ -10,6 +10,10 @@
 
 #include "func/state.hpp"
 
+namespace gpusc {
+class RunBudget;
+}
+
 namespace gpusc::func {
 
 // Counts of what the engine executed; the functional mode's statistics.
@@ -52,7 +56,10 @@ class Executor {
   StepResult step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec = nullptr);
 
   // Runs every warp of `cta` to completion (functional mode). Throws KernelFault on deadlock.
-  void runCta(Cta& cta, ExecStats& st);
+  // Runs the CTA to completion. With a budget, throws RunStopped (after a whole warp
+  // instruction) when it says stop: at the instruction limit exactly, and within a few
+  // thousand warp instructions of a timeout or an interrupt. `st` is the launch's statistics.
+  void runCta(Cta& cta, ExecStats& st, const RunBudget* budget = nullptr);
 
   LaunchState& launch() { return L_; }
 

@@ -294,6 +294,15 @@ void CtaScheduler::assign() {
   }
 }
 
+void CtaScheduler::stopKernel(sm::Cycle lastCycle) {
+  active_ = false;
+  endCycle_ = lastCycle;
+  timer_.cancel();
+  wake_.cancel();
+  // As at a kernel's end: the SMs' windows cover startCycle .. lastCycle.
+  for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
+}
+
 void CtaScheduler::ctaFinished(uint32_t sm) {
   ++finished_;
   const sm::Cycle now = cycleNow();

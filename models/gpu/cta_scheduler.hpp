@@ -118,6 +118,9 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   // Queues a kernel's CTAs; they start when the simulation runs.
   void startKernel(const KernelGrid& k);
   bool kernelDone() const { return done_; }
+  // A run limit stopped the kernel after cycle `lastCycle`: no more CTAs start, and the SMs'
+  // power-switch windows close as at a kernel's end (endCycle() is then `lastCycle`).
+  void stopKernel(sm::Cycle lastCycle);
   sm::Cycle startCycle() const { return startCycle_; }
   sm::Cycle endCycle() const { return endCycle_; }
   uint64_t ctasStarted() const { return next_; }

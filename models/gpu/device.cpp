@@ -61,7 +61,10 @@ uint64_t Module::symbolSize(const std::string& name) const {
 // ---- Device ------------------------------------------------------------------------------------
 
 Device::Device(PlatformConfig cfg, ExecMode mode)
-    : cfg_(std::move(cfg)), mode_(mode), gmem_(cfg_.memory.device_memory_bytes) {
+    : cfg_(std::move(cfg)),
+      mode_(mode),
+      gmem_(cfg_.memory.device_memory_bytes),
+      budget_(cfg_.limits) {
   if (mode_ == ExecMode::Timing) {
     timing_ = &gpu::TimingEngine::get(cfg_);
     timing_->reset();
@@ -255,18 +258,53 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   rec.regsFromPtxas = k.program->regsFromPtxas;
   rec.sharedPerCta = L.sharedBytes;
 
+  if (stopped_) throw RunStopped(*stopped_, stopMessage_);
+  if (auto stop = budget_.check(0, 0)) {  // nothing left for this launch
+    stopped_ = stop;
+    stopMessage_ = budget_.message(*stop, 0, 0);
+    throw RunStopped(*stopped_, stopMessage_);
+  }
   auto t0 = std::chrono::steady_clock::now();
+  const auto finish = [&] {
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    budget_.spend(rec.timing ? rec.timing->cycles : 0, rec.stats.warpInsts);
+    launches_.push_back(std::move(rec));
+  };
   if (mode_ == ExecMode::Functional) {
     func::Executor ex(L);
     func::Cta cta;
     uint64_t id = 0;
-    for (uint32_t z = 0; z < grid.z; ++z)
-      for (uint32_t y = 0; y < grid.y; ++y)
-        for (uint32_t x = 0; x < grid.x; ++x) {
-          ex.initCta(cta, Dim3{x, y, z}, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
-          ++id;
-          ex.runCta(cta, rec.stats);
-        }
+    const std::string label = fmt::format("kernel {} ({})", launches_.size() + 1, k.name);
+    const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
+    auto lastReport = t0;
+    try {
+      for (uint32_t z = 0; z < grid.z; ++z)
+        for (uint32_t y = 0; y < grid.y; ++y)
+          for (uint32_t x = 0; x < grid.x; ++x) {
+            ex.initCta(cta, Dim3{x, y, z}, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
+            ++id;
+            ex.runCta(cta, rec.stats, &budget_);
+            if (progress_) {
+              const auto now = std::chrono::steady_clock::now();
+              if (std::chrono::duration<double>(now - lastReport).count() >=
+                  gpu::kProgressPeriodSeconds) {
+                gpu::LaunchProgress p;
+                p.label = label;
+                p.ctasDone = static_cast<uint32_t>(id);
+                p.ctasTotal = static_cast<uint32_t>(ctas);
+                p.seconds = std::chrono::duration<double>(now - t0).count();
+                p.etaSeconds = p.seconds * double(ctas - id) / double(id);
+                progress_(p);
+                lastReport = now;
+              }
+            }
+          }
+    } catch (const RunStopped& e) {
+      rec.stopped = stopped_ = e.reason();
+      stopMessage_ = e.what();
+      finish();
+      throw;
+    }
   } else {
     const sm::CtaFootprint f = footprint(k, block, L.sharedBytes);
     const SmConfig& s = cfg_.sm;
@@ -285,10 +323,16 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
                         sm::FetchUnit::kCodeBase + (uint64_t(codeBase_.size()) << 24))
                .first;
     rec.timing = timing_->run(L, rec.stats, f, it->second,
-                              fmt::format("kernel {} ({})", launches_.size() + 1, k.name));
+                              fmt::format("kernel {} ({})", launches_.size() + 1, k.name), &budget_,
+                              &progress_);
+    if (rec.timing->stopped) {
+      rec.stopped = stopped_ = rec.timing->stopped;
+      stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
+      finish();
+      throw RunStopped(*stopped_, stopMessage_);
+    }
   }
-  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  launches_.push_back(std::move(rec));
+  finish();
 }
 
 func::ExecStats Device::totalStats() const {

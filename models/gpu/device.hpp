@@ -8,6 +8,7 @@
 //   auto c = dev.download<float>(cPtr, n);
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "common/platform_config.hpp"
+#include "common/run_budget.hpp"
 #include "func/decoder.hpp"
 #include "func/executor.hpp"
 #include "func/global_memory.hpp"
@@ -104,6 +106,8 @@ struct LaunchRecord {
   func::ExecStats stats;
   double seconds = 0;                       // host wall-clock time of the simulation
   std::optional<gpu::TimingResult> timing;  // timing mode only
+  // Set when a run limit or an interrupt stopped the launch: its figures are partial.
+  std::optional<StopReason> stopped;
 };
 
 enum class ExecMode { Functional, Timing };
@@ -150,12 +154,24 @@ class Device {
   Module& loadModuleFile(const std::string& path);
 
   // Runs a kernel to completion (launches are synchronous). Throws InputError for a bad
-  // launch configuration or arguments, KernelFault when the kernel faults.
+  // launch configuration or arguments, KernelFault when the kernel faults, RunStopped when the
+  // platform's run limits (`limits`, over all launches of this Device) or the interrupt flag
+  // stop it: the stopped launch's partial record is then the last of launches(), and every
+  // later launch throws RunStopped at once.
   void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
               const KernelArgs& args);
   void synchronize() {}
 
   const std::vector<LaunchRecord>& launches() const { return launches_; }
+  // A flag that stops the run when raised (e.g. by a SIGINT handler; null: none). Checked
+  // between simulation slices in timing mode and every few thousand warp instructions in
+  // functional mode.
+  void setInterruptFlag(const std::atomic<bool>* flag) { budget_.setInterruptFlag(flag); }
+  // Called about every second of host time while a launch runs (both modes), with how far it
+  // has come; the command-line tool prints it. None by default: the library prints nothing.
+  void setProgress(gpu::ProgressFn fn) { progress_ = std::move(fn); }
+  // Why the run stopped early, if it did.
+  std::optional<StopReason> stopped() const { return stopped_; }
   // The cycle-level model (timing mode only), e.g. to attach observers.
   gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;
@@ -175,6 +191,10 @@ class Device {
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<LaunchRecord> launches_;
   gpu::TimingEngine* timing_ = nullptr;
+  RunBudget budget_;
+  gpu::ProgressFn progress_;
+  std::optional<StopReason> stopped_;
+  std::string stopMessage_;
   std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel
 };
 

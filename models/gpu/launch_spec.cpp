@@ -1,6 +1,8 @@
 #include "gpu/launch_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -12,6 +14,7 @@
 
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/rng.hpp"
 #include "common/strings.hpp"
 
@@ -109,6 +112,75 @@ uint64_t scalarBits(ptx::Type t, double v, int64_t iv, bool isInt) {
   return bytes >= 8 ? x : (x & ((1ull << (8 * bytes)) - 1));
 }
 
+// Element `i` of a buffer of type `t` as a double (integers exactly up to 2^53).
+double elementAt(const std::vector<uint8_t>& bytes, ptx::Type t, uint64_t i) {
+  const unsigned n = ptx::typeBytes(t);
+  uint64_t raw = 0;
+  std::memcpy(&raw, bytes.data() + i * n, n);
+  switch (t) {
+    case ptx::Type::F32: {
+      float f;
+      std::memcpy(&f, &raw, 4);
+      return f;
+    }
+    case ptx::Type::F64: {
+      double d;
+      std::memcpy(&d, &raw, 8);
+      return d;
+    }
+    case ptx::Type::S8:
+      return double(int8_t(raw));
+    case ptx::Type::S16:
+      return double(int16_t(raw));
+    case ptx::Type::S32:
+      return double(int32_t(raw));
+    case ptx::Type::S64:
+      return double(int64_t(raw));
+    default:
+      return double(raw);
+  }
+}
+
+LaunchSpecResult::Check compareBuffer(Device& dev, const LaunchSpec& spec, const ExpectSpec& x,
+                                      DevPtr p) {
+  const BufferSpec& b = *std::find_if(spec.buffers.begin(), spec.buffers.end(),
+                                      [&](const BufferSpec& s) { return s.name == x.buffer; });
+  const uint64_t bytes = b.count * ptx::typeBytes(b.type);
+  std::vector<uint8_t> got(bytes), want(bytes);
+  dev.copyToHost(got.data(), p, bytes);
+  std::ifstream in(x.file, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(want.data()), static_cast<std::streamsize>(bytes)))
+    throw InputError(fmt::format("{}: expect.{}: cannot read '{}'", x.where, x.buffer, x.file));
+  LaunchSpecResult::Check c;
+  c.buffer = x.buffer;
+  const bool exactBits = x.tolerance == 0 && x.relativeTolerance == 0 && b.type != ptx::Type::F32 &&
+                         b.type != ptx::Type::F64;
+  for (uint64_t i = 0; i < b.count; ++i) {
+    bool ok;
+    double g = 0, w = 0;
+    if (exactBits) {
+      ok = std::memcmp(got.data() + i * ptx::typeBytes(b.type),
+                       want.data() + i * ptx::typeBytes(b.type), ptx::typeBytes(b.type)) == 0;
+      g = elementAt(got, b.type, i);
+      w = elementAt(want, b.type, i);
+    } else {
+      g = elementAt(got, b.type, i);
+      w = elementAt(want, b.type, i);
+      ok = (std::isnan(g) && std::isnan(w)) ||
+           std::abs(g - w) <= x.tolerance + x.relativeTolerance * std::abs(w);
+    }
+    if (!ok && c.mismatches++ == 0)
+      c.message = fmt::format("{}[{}] = {} where {} expects {}", x.buffer, i, g, x.file, w);
+  }
+  c.pass = c.mismatches == 0;
+  if (c.pass)
+    c.message = fmt::format("{}: all {} elements match", x.buffer, b.count);
+  else
+    c.message =
+        fmt::format("{} of {} elements differ; first: {}", c.mismatches, b.count, c.message);
+  return c;
+}
+
 }  // namespace
 
 LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
@@ -124,7 +196,7 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
   if (!root.IsMap())
     throw InputError(
         fmt::format("{}:1:1: a launch spec is a map with ptx, buffers and launches", fileName));
-  r.keys(root, "", {"ptx", "buffers", "launches", "dump"});
+  r.keys(root, "", {"ptx", "buffers", "launches", "dump", "expect"});
   LaunchSpec spec;
   spec.file = fileName;
   auto resolve = [&](const std::string& p) {
@@ -339,6 +411,42 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
       spec.dumps.push_back({name, r.scalar<std::string>(it->second, "dump." + name)});
     }
   }
+  if (root["expect"]) {
+    const YAML::Node d = root["expect"];
+    if (!d.IsMap()) r.fail(d, "expect", "expected a map of buffer: file or {file, tolerance}");
+    for (auto it = d.begin(); it != d.end(); ++it) {
+      ExpectSpec x;
+      x.buffer = it->first.Scalar();
+      const std::string key = "expect." + x.buffer;
+      needBuffer(it->first, "expect", x.buffer);
+      x.where = r.where(it->first);
+      const YAML::Node n = it->second;
+      // (yaml-cpp's Node assignment writes through to the node: pick the file node at once.)
+      const YAML::Node fileNode = n.IsMap() ? n["file"] : n;
+      if (n.IsMap()) {
+        r.keys(n, key, {"file", "tolerance", "relative_tolerance"});
+        if (!n["file"]) r.fail(n, key, "missing key 'file' (the expected contents)");
+        if (n["tolerance"]) x.tolerance = r.scalar<double>(n["tolerance"], key + ".tolerance");
+        if (n["relative_tolerance"])
+          x.relativeTolerance =
+              r.scalar<double>(n["relative_tolerance"], key + ".relative_tolerance");
+        if (!(x.tolerance >= 0)) r.fail(n["tolerance"], key + ".tolerance", "must be >= 0");
+        if (!(x.relativeTolerance >= 0))
+          r.fail(n["relative_tolerance"], key + ".relative_tolerance", "must be >= 0");
+      }
+      x.file = resolve(r.scalar<std::string>(fileNode, key + (n.IsMap() ? ".file" : "")));
+      const BufferSpec& b = spec.buffers[bufferIndex.at(x.buffer)];
+      std::error_code ec;
+      const auto size = fs::file_size(x.file, ec);
+      if (ec) r.fail(fileNode, key, fmt::format("cannot read '{}'", x.file));
+      if (size != b.count * ptx::typeBytes(b.type))
+        r.fail(
+            fileNode, key,
+            fmt::format("'{}' has {} bytes; buffer '{}' has {} ({} x {})", x.file, size, x.buffer,
+                        b.count * ptx::typeBytes(b.type), b.count, ptx::typeName(b.type) + 1));
+      spec.expects.push_back(std::move(x));
+    }
+  }
   return spec;
 }
 
@@ -458,12 +566,16 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
     std::vector<uint8_t> host(bytes);
     dev.copyToHost(host.data(), p, bytes);
     std::string path = (fs::path(outDir) / file).string();
-    std::ofstream out(path, std::ios::binary);
-    if (!out ||
-        !out.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(bytes)))
-      throw InputError(fmt::format("dump.{}: cannot write '{}'", name, path));
+    try {
+      writeFileAtomically(path,
+                          std::string_view(reinterpret_cast<const char*>(host.data()), bytes));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("dump.{}: {}", name, e.what()));
+    }
     res.dumped.push_back(path);
   }
+  for (const ExpectSpec& x : spec.expects)
+    res.checks.push_back(compareBuffer(dev, spec, x, bufs.at(x.buffer).first));
   return res;
 }
 

@@ -21,6 +21,9 @@
 //         launches: [{kernel: expand, ...}, {kernel: advance, ...}]
 //   dump:
 //     cost: cost.bin                   # written to the output folder after the run
+//   expect:                            # compared after the run: check PASS or FAIL
+//     cost: cost_ref.bin               # the buffer's exact contents, or:
+//     x: {file: x_ref.bin, tolerance: 1e-5, relative_tolerance: 1e-6}
 #pragma once
 
 #include <cstdint>
@@ -66,12 +69,22 @@ struct LaunchEntry {
   std::string where;
 };
 
+// A buffer's expected contents after the run (the spec's `expect` section).
+struct ExpectSpec {
+  std::string buffer;
+  std::string file;              // resolved path: the buffer's elements, same type and count
+  double tolerance = 0;          // |got - want| <= tolerance + relative_tolerance x |want|
+  double relativeTolerance = 0;  // (NaN matches NaN)
+  std::string where;
+};
+
 struct LaunchSpec {
   std::string file;
   std::string ptxPath;
   std::vector<BufferSpec> buffers;
   std::vector<LaunchEntry> launches;
   std::vector<std::pair<std::string, std::string>> dumps;  // buffer -> file (relative to out dir)
+  std::vector<ExpectSpec> expects;
 };
 
 // Reads and validates a spec. Throws InputError "FILE:LINE:COL: KEY: message".
@@ -82,6 +95,19 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
 struct LaunchSpecResult {
   uint64_t launches = 0;
   std::vector<std::string> dumped;  // files written
+  // The `expect` comparisons (none: nothing to check).
+  struct Check {
+    std::string buffer;
+    bool pass = true;
+    uint64_t mismatches = 0;
+    std::string message;  // "all 4096 elements match" or the first mismatch
+  };
+  std::vector<Check> checks;
+  bool pass() const {
+    for (const auto& c : checks)
+      if (!c.pass) return false;
+    return true;
+  }
 };
 
 // Allocates the buffers, runs the launches in order and dumps buffers into `outDir`.

@@ -173,8 +173,117 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["registers_per_thread"] = l.regsPerThread;
   j["registers_from"] = l.regsFromPtxas ? "ptxas" : "estimate";
   j["host_seconds"] = l.seconds;
+  j["complete"] = !l.stopped;
+  if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
   j["stats"] = toJson(l.stats);
   if (l.timing) j["timing"] = toJson(*l.timing);
+  return j;
+}
+
+nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
+  nlohmann::json j;
+  func::ExecStats total;
+  bool complete = true;
+  for (const auto& l : launches) {
+    total.add(l.stats);
+    complete = complete && !l.stopped;
+  }
+  j["launches"] = launches.size();
+  j["complete"] = complete;
+  j["warp_instructions"] = total.warpInsts;
+  j["thread_instructions"] = total.threadInsts;
+  j["ctas"] = total.ctas;
+  uint64_t cycles = 0;
+  bool timing = false;
+  for (const auto& l : launches)
+    if (l.timing) {
+      timing = true;
+      cycles += l.timing->cycles;
+    }
+  if (!timing) return j;
+  j["cycles"] = cycles;
+  j["simulated_seconds"] = double(cycles) / (cfg.gpu.clocks.core_mhz * 1e6);
+  j["ipc"] = cycles ? double(total.warpInsts) / double(cycles) : 0.0;
+
+  // Energy: the launches' breakdowns added.
+  power::EnergyBreakdown energy;
+  double seconds = 0;
+  bool anyPower = false;
+  for (const auto& l : launches)
+    if (l.timing && l.timing->power) {
+      anyPower = true;
+      energy += l.timing->power->total;
+      seconds += l.timing->power->seconds;
+    }
+  if (anyPower) {
+    nlohmann::json e;
+    e["total_j"] = energy.totalJ();
+    e["dynamic_j"] = energy.dynamicJ();
+    e["static_j"] = energy.staticJ();
+    e["sm_j"] = energy.smJ();
+    nlohmann::json by = nlohmann::json::object();
+    for (int b = 0; b < power::kNumBlocks; ++b)
+      by[power::blockName(static_cast<power::Block>(b))] = energy.blocks[b].total();
+    e["by_block_j"] = by;
+    j["energy"] = e;
+    j["average_power_w"] = seconds > 0 ? energy.totalJ() / seconds : 0.0;
+  }
+
+  // Voltage: the worst droop of any launch, events added.
+  const pdn::VoltageReport* worst = nullptr;
+  size_t worstLaunch = 0;
+  std::vector<uint64_t> events;
+  uint64_t emergencies = 0;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const auto& t = launches[i].timing;
+    if (!t || !t->voltage) continue;
+    const pdn::VoltageReport& v = *t->voltage;
+    if (!worst || v.worstDroopPct > worst->worstDroopPct) {
+      worst = &v;
+      worstLaunch = i;
+    }
+    events.resize(std::max(events.size(), v.eventsAbove.size()), 0);
+    for (size_t k = 0; k < v.eventsAbove.size(); ++k) events[k] += v.eventsAbove[k];
+    emergencies += v.emergencies;
+  }
+  if (worst) {
+    nlohmann::json v;
+    v["worst_droop_pct"] = worst->worstDroopPct;
+    v["worst_sm"] = worst->worstSm;
+    v["worst_cycle"] = worst->worstCycle;
+    v["worst_launch"] = worstLaunch;
+    v["min_voltage"] = worst->minVoltage;
+    v["emergencies"] = emergencies;
+    nlohmann::json ev = nlohmann::json::object();
+    const auto& th = cfg.pdn.monitor.thresholds_pct;
+    for (size_t k = 0; k < events.size() && k < th.size(); ++k)
+      ev[fmt::format("{:g}", th[k])] = events[k];
+    v["droop_events_above_pct"] = ev;
+    j["voltage"] = v;
+  }
+
+  // Power gating: the share of each level's cycles gated.
+  uint64_t smCycles = 0, smGated = 0, smGatings = 0;
+  sm::SmGatingStats g;
+  for (const auto& l : launches) {
+    if (!l.timing) continue;
+    for (const auto& s : l.timing->sms) {
+      smCycles += l.timing->cycles;
+      smGated += s.smSwitch.gatedCycles;
+      smGatings += s.smSwitch.gatings;
+      g += s.gating;
+    }
+  }
+  const auto share = [](double a, uint64_t b) { return b ? a / double(b) : 0.0; };
+  j["power_gating"] = {
+      {"sm_gated_share", share(double(smGated), smCycles)},
+      {"sm_gatings", smGatings},
+      {"simd_unit_gated_share", share(double(g.simdUnits.gatedCycles), g.simdUnits.windowCycles())},
+      {"simd_unit_gatings", g.simdUnits.gatings},
+      {"lane_gated_share", share(double(g.lanes.gatedCycles), g.laneCycles)},
+      {"lane_net_gated_share", share(g.laneNetGatedCycles, g.laneCycles)},
+      {"lane_gatings", g.lanes.gatings},
+      {"wake_stall_cycles", g.wakeStallCycles}};
   return j;
 }
 

@@ -9,6 +9,11 @@ namespace gpusc {
 
 nlohmann::json toJson(const func::ExecStats& s);
 nlohmann::json toJson(const LaunchRecord& l);
+// What a whole run did, over all its launches: launches and whether all completed, cycles,
+// instructions and IPC, energy by block and average power, the worst droop and the droop
+// events, the power-gating shares. Timing-only parts are absent in functional mode, power and
+// voltage parts when the energy model or the PDN are off. stats.json's "run".
+nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg);
 nlohmann::json toJson(const Dim3& d);
 
 nlohmann::json toJson(const gpu::TimingResult& t);

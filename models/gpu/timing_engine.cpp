@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -50,14 +49,23 @@ uint64_t commonEdgePeriod(const ClockConfig& c, uint64_t limit) {
 }
 }  // namespace
 
+// The configuration an engine is built for: everything but the run limits, which the Device
+// applies per run.
+std::string engineKey(const PlatformConfig& cfg) {
+  PlatformConfig c = cfg;
+  c.limits = LimitsConfig{};
+  return config::toJson(c).dump();
+}
+
 TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   // One engine at a time. SystemC elaborates a design once per simulation context, so a
   // different configuration gets a new context; the old engine and context are left alive
   // (SystemC objects cannot be destroyed once their context is no longer current, nor during
-  // static destruction), which costs the memory of one finished platform per switch.
+  // static destruction), which costs the memory of one finished platform per switch. An engine
+  // that stopped mid-launch (a fault, a run limit) is replaced the same way.
   static TimingEngine* engine = nullptr;
-  const std::string key = config::toJson(cfg).dump();
-  if (engine != nullptr && engine->configKey_ == key) return *engine;
+  const std::string key = engineKey(cfg);
+  if (engine != nullptr && engine->configKey_ == key && !engine->poisoned_) return *engine;
   if (engine != nullptr) {
     sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
     sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
@@ -67,7 +75,7 @@ TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
 }
 
 TimingEngine::TimingEngine(const PlatformConfig& cfg)
-    : configKey_(config::toJson(cfg).dump()),
+    : configKey_(engineKey(cfg)),
       commonEdgePeriod_(commonEdgePeriod(cfg.gpu.clocks, kCommonEdgeLimit)) {
   // No SystemC banner on stdout: gpusc prints its own report.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
@@ -84,8 +92,7 @@ void TimingEngine::reset() {
   const uint64_t now = sc_core::sc_time_stamp().value();
   if (commonEdgePeriod_ > 0 && now % commonEdgePeriod_ != 0) {
     const uint64_t next = (now / commonEdgePeriod_ + 1) * commonEdgePeriod_;
-    if (next > now && next < kLatestCommonEdge)
-      sc_core::sc_start(sc_core::sc_time::from_value(next - now));
+    if (next > now && next < kLatestCommonEdge) advance(sc_core::sc_time::from_value(next - now));
   }
   for (sm::Sm* s : gpu_->sms()) {
     s->resetState();
@@ -93,6 +100,31 @@ void TimingEngine::reset() {
   }
   gpu_->resetMemoryState();
   gpu_->resetMemoryStats();
+}
+
+void TimingEngine::advance(const sc_core::sc_time& t, sc_core::sc_starvation_policy p) {
+  if (poisoned_) throw InternalError("the timing engine stopped mid-launch and cannot run again");
+  try {
+    sc_core::sc_start(t, p);
+  } catch (const sc_core::sc_report& r) {
+    poisoned_ = true;
+    for (sm::Sm* s : gpu_->sms())
+      if (s->fault()) std::rethrow_exception(s->fault());
+    throw InternalError(fmt::format("SystemC: {} in {}", r.get_msg(), r.get_process_name()));
+  }
+  for (sm::Sm* s : gpu_->sms())
+    if (s->fault()) {
+      poisoned_ = true;
+      std::rethrow_exception(s->fault());
+    }
+}
+
+std::string TimingEngine::stateDump() const {
+  std::string out;
+  for (sm::Sm* s : gpu_->sms()) out += s->describeState();
+  const std::string busy = gpu_->memoryUnitsInFlight();
+  out += busy.empty() ? "memory system idle\n" : fmt::format("memory units with work: {}\n", busy);
+  return out;
 }
 
 void TimingEngine::setActivityObserver(sm::ActivityObserver* o) {
@@ -115,13 +147,14 @@ void TimingEngine::drain(const std::string& label) {
           fmt::format("{}: the memory system still has work {} cycles after the "
                       "kernel ended",
                       label, uint64_t(kDrainSlices) * kDrainSliceCycles));
-    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);  // stops when all is quiet
+    advance(slice, sc_core::SC_EXIT_ON_STARVATION);  // stops when all is quiet
   }
 }
 
 TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                const sm::CtaFootprint& footprint, uint64_t codeBase,
-                               const std::string& label) {
+                               const std::string& label, const RunBudget* budget,
+                               const ProgressFn* progress) {
   Gpu& g = *gpu_;
   std::vector<sm::Sm*> sms = g.sms();
   for (sm::Sm* s : sms) s->resetStats();
@@ -146,51 +179,119 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   const uint64_t period = g.corePeriod().value();
   const auto coreCycle = [&] { return sc_core::sc_time_stamp().value() / period; };
   uint64_t nextSample = energy ? energy->nextSampleCycle(cs.startCycle() + 1) : ~0ull;
+  const bool limited = budget != nullptr && budget->active();
+  // The most warp instructions all SMs can issue in one cycle: a slice that ends before the
+  // instruction limit may be that many per cycle long.
+  const uint64_t issuePerCycle = uint64_t(sms.size()) * g.config().sm.schedulers *
+                                 std::max(1u, g.config().sm.max_issue_per_warp);
+  // Cycles of the launch complete at time stamp `t` (cycles startCycle + 1 .. t / period - 1).
+  const auto ranAt = [&](uint64_t t) {
+    const uint64_t c = t / period;
+    return c > cs.startCycle() + 1 ? c - cs.startCycle() - 1 : 0;
+  };
+  const auto launchInsts = [&] {
+    uint64_t n = 0;
+    for (sm::Sm* s : sms) n += s->execStats().warpInsts;
+    return n;
+  };
+  // No-progress watchdog: a launch whose SMs issue nothing and finish no CTA for this many
+  // cycles while events are still pending cannot finish (no memory access takes this long).
+  constexpr uint64_t kNoProgressCycles = 2000000;
+  uint64_t lastInsts = 0, lastProgressCycle = cs.startCycle();
+  uint32_t lastCtasDone = 0;
+  std::optional<StopReason> stopped;
+  // A launch that cannot finish: warps wait at barriers that cannot complete (a KernelFault),
+  // or, when memory requests are held, requests wait for something that will never happen
+  // (our bug). Either way with a dump of what every warp waits for.
+  const auto stuck = [&](const std::string& how) {
+    const std::string dump = stateDump();
+    poisoned_ = true;
+    for (sm::Sm* s : sms) s->endKernel();
+    const std::string busy = g.memoryUnitsInFlight();
+    const uint64_t left = cs.ctasTotal() - cs.ctasFinished();
+    if (!busy.empty())
+      throw InternalError(fmt::format("kernel {} {} with {} of {} CTAs unfinished and requests "
+                                      "held in {}",
+                                      L.prog->name, how, left, cs.ctasTotal(), busy),
+                          dump);
+    throw KernelFault(fmt::format("deadlock in kernel {}: {} of {} CTAs never finish (warps wait "
+                                  "at barriers that cannot complete)",
+                                  L.prog->name, left, cs.ctasTotal()),
+                      dump);
+  };
   while (!cs.kernelDone()) {
-    if (!sc_core::sc_pending_activity()) {
-      // Nothing can happen any more, yet CTAs are unfinished: warps wait at barriers that
-      // cannot complete.
-      for (sm::Sm* s : sms) s->endKernel();
-      const std::string busy = g.memoryUnitsInFlight();
-      if (!busy.empty())  // requests wait for something that will never happen: our bug
-        throw InternalError(
-            fmt::format("kernel {} stalled with {} of {} CTAs unfinished and requests held in {}",
-                        L.prog->name, cs.ctasTotal() - cs.ctasFinished(), cs.ctasTotal(), busy));
-      throw KernelFault(
-          fmt::format("deadlock in kernel {}: {} of {} CTAs never finish (warps wait at barriers "
-                      "that cannot complete)",
-                      L.prog->name, cs.ctasTotal() - cs.ctasFinished(), cs.ctasTotal()));
-    }
+    if (!sc_core::sc_pending_activity()) stuck("stalled");
     // Runs up to one slice; the CTA scheduler pauses the simulation when the kernel ends.
     const uint64_t now = sc_core::sc_time_stamp().value();
-    const uint64_t sliceEnd = now + 20000 * period;
+    uint64_t sliceEnd = now + 20000 * period;
+    if (limited) {
+      // End the slice where a limit may be reached: the cycle limit exactly (the launch's
+      // cycles are those before the stop), the instruction limit within one cycle's issue.
+      const uint64_t cyclesLeft = budget->cyclesLeft(ranAt(now));
+      if (cyclesLeft != RunBudget::kUnlimited)
+        sliceEnd = std::min(sliceEnd, now + std::max<uint64_t>(cyclesLeft, 1) * period);
+      const uint64_t instsLeft = budget->instructionsLeft(launchInsts());
+      if (instsLeft != RunBudget::kUnlimited)
+        sliceEnd =
+            std::min(sliceEnd, now + std::max<uint64_t>(instsLeft / issuePerCycle, 1) * period);
+    }
     const uint64_t until =
         nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
-    sc_core::sc_start(sc_core::sc_time::from_value(until > now ? until - now : period));
+    advance(sc_core::sc_time::from_value(until > now ? until - now : period));
     if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
       energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
       nextSample = energy->nextSampleCycle(coreCycle());
     }
+    if (cs.kernelDone()) break;
+    const uint64_t insts = launchInsts();
+    if (limited) {
+      // Cycles before the current time stamp are complete: the launch has run
+      // startCycle + 1 .. coreCycle() - 1.
+      if ((stopped = budget->check(ranAt(sc_core::sc_time_stamp().value()), insts))) break;
+    }
+    if (insts != lastInsts || cs.ctasFinished() != lastCtasDone) {
+      lastInsts = insts;
+      lastCtasDone = cs.ctasFinished();
+      lastProgressCycle = coreCycle();
+    } else if (coreCycle() - lastProgressCycle > kNoProgressCycles) {
+      // Events are pending (periodic processes, or requests that circulate without end) but
+      // nothing has issued for two million cycles.
+      stuck(fmt::format("made no progress for {} cycles", coreCycle() - lastProgressCycle));
+    }
     const auto wall = std::chrono::steady_clock::now();
-    if (!cs.kernelDone() && std::chrono::duration<double>(wall - t0).count() > 3.0 &&
-        std::chrono::duration<double>(wall - lastReport).count() > 2.0) {
-      const double secs = std::chrono::duration<double>(wall - t0).count();
-      const uint64_t cycles =
-          sc_core::sc_time_stamp().value() / g.corePeriod().value() - cs.startCycle();
-      std::cerr << fmt::format("gpusc: {}: {} cycles, {:.0f} cycles/s, CTAs {}/{} done\n", label,
-                               cycles, cycles / secs, cs.ctasFinished(), cs.ctasTotal());
+    if (progress && *progress &&
+        std::chrono::duration<double>(wall - lastReport).count() >= kProgressPeriodSeconds) {
+      LaunchProgress p;
+      p.label = label;
+      p.ctasDone = cs.ctasFinished();
+      p.ctasTotal = cs.ctasTotal();
+      p.cycles = coreCycle() - cs.startCycle();
+      p.seconds = std::chrono::duration<double>(wall - t0).count();
+      if (p.ctasDone > 0) p.etaSeconds = p.seconds * (p.ctasTotal - p.ctasDone) / p.ctasDone;
+      (*progress)(p);
       lastReport = wall;
     }
   }
+  // A stopped launch ends with the last complete cycle; a finished one where the CTA scheduler
+  // saw its last CTA end.
+  const uint64_t endCycle = stopped ? coreCycle() - 1 : cs.endCycle();
+  if (stopped) cs.stopKernel(endCycle);
 
-  if (pdn) pdn->endLaunchAt(cs.endCycle() + 1);
+  if (pdn) pdn->endLaunchAt(endCycle + 1);
   // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
-  // from a quiet memory system, and the protocol checkers can tell unanswered requests.
-  drain(label);
+  // from a quiet memory system, and the protocol checkers can tell unanswered requests. A
+  // stopped launch leaves its traffic where it is: the engine is not used again.
+  if (stopped)
+    poisoned_ = true;
+  else
+    drain(label);
   std::optional<pdn::VoltageReport> voltage;
   // The SMs that sleep through the launch's last cycles still draw the late stages of what they
   // dispatched: hand them to the PDN before it finishes.
-  if (energy) energy->completeBefore(cs.endCycle() + 1);
+  if (energy) {
+    energy->completeBefore(endCycle + 1);
+    if (stopped) energy->dropBookedFrom(endCycle + 1);
+  }
   if (pdn) {
     voltage = pdn->finishLaunch();
     if (pdn->lateReports() != 0)
@@ -199,7 +300,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                       pdn->lateReports()));
   }
   g.closePowerWindow();  // the caches' line power states, drain included
-  if (g.config().gpu.check_protocol) {
+  if (g.config().gpu.check_protocol && !stopped) {
     const std::vector<std::string> v = g.protocolViolations();
     if (!v.empty())
       throw InternalError(fmt::format("{}: {} TLM protocol violation(s); the first: {}", label,
@@ -207,8 +308,9 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   }
 
   TimingResult r;
+  r.stopped = stopped;
   r.startCycle = cs.startCycle();
-  r.endCycle = cs.endCycle();
+  r.endCycle = endCycle;
   r.cycles = r.endCycle - r.startCycle;
   r.coreMhz = g.config().gpu.clocks.core_mhz;
   r.memory = g.memoryStatsJson();

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/platform_config.hpp"
+#include "common/run_budget.hpp"
 #include "func/executor.hpp"
 #include "gpu/gpu.hpp"
 #include "power/energy_model.hpp"
@@ -42,15 +44,34 @@ struct TimingResult {
   std::optional<pdn::VoltageReport> voltage;  // supply voltage and droops (pdn.enabled)
   nlohmann::json smoothing;     // what voltage smoothing did (null with smoothing.mode none)
   PlacementDecision placement;  // the CTA placement policy's choice
+  // Set when the launch did not finish: a run limit or an interrupt stopped it at a cycle
+  // boundary; every figure above covers the cycles it ran.
+  std::optional<StopReason> stopped;
 };
+
+// How far a running launch has come, for progress displays.
+struct LaunchProgress {
+  std::string label;  // e.g. "kernel 3 (bfs_step)"
+  uint32_t ctasDone = 0, ctasTotal = 0;
+  uint64_t cycles = 0;     // timing mode: simulated cycles so far (0 in functional mode)
+  double seconds = 0;      // host seconds since the launch started
+  double etaSeconds = -1;  // estimated host seconds left (-1: no estimate yet)
+};
+using ProgressFn = std::function<void(const LaunchProgress&)>;
+// Progress reports come every `kProgressPeriodSeconds` of host time, the first after one period.
+constexpr double kProgressPeriodSeconds = 1.0;
 
 class TimingEngine {
  public:
   static TimingEngine& get(const PlatformConfig& cfg);
 
-  // Runs one launch to completion; `label` names it in progress lines.
+  // Runs one launch to completion; `label` names it in progress lines. With a `budget` whose
+  // limits or interrupt say stop, the launch stops at a cycle boundary and the result says so
+  // (TimingResult::stopped): its statistics cover the cycles it ran. The engine cannot run
+  // another launch after that (nor after a fault); the next get() builds a fresh one.
   TimingResult run(func::LaunchState& L, func::ExecStats& stats, const sm::CtaFootprint& footprint,
-                   uint64_t codeBase, const std::string& label);
+                   uint64_t codeBase, const std::string& label, const RunBudget* budget = nullptr,
+                   const ProgressFn* progress = nullptr);
   // Fresh caches, units and statistics: what a new Device sees.
   void reset();
 
@@ -61,7 +82,15 @@ class TimingEngine {
 
  private:
   explicit TimingEngine(const PlatformConfig& cfg);
+  // Advances the simulation by `t` (sc_start). An exception a process caught (an SM's fault) is
+  // rethrown as it was thrown; any other error SystemC reports becomes an InternalError. Either
+  // leaves the engine unusable.
+  void advance(const sc_core::sc_time& t,
+               sc_core::sc_starvation_policy p = sc_core::SC_RUN_TO_TIME);
+  // Per SM, what every resident warp waits for; then the memory units with work in flight.
+  std::string stateDump() const;
   std::string configKey_;
+  bool poisoned_ = false;  // stopped mid-launch or faulted: SystemC state is not reusable
   // Runs until nothing is pending (the memory system is idle); InternalError if that takes
   // implausibly long. `label` names the launch in the message.
   void drain(const std::string& label);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <unsupported/Eigen/MatrixFunctions>
@@ -236,7 +237,8 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
     : clockHz_(coreClockHz) {
   if (!(coreClockHz > 0)) throw InputError("pdn: the core clock must be positive");
   if (numSms == 0) throw InputError("pdn: the network needs at least one SM");
-  const PdnGridConfig& g = cfg.grid;
+  PdnGridConfig g = cfg.grid;
+  std::tie(g.rows, g.cols) = g.resolvedShape(numSms);
   const uint32_t nodes = g.rows * g.cols;
   if (numSms > nodes)
     throw InputError(

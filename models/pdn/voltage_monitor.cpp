@@ -26,9 +26,18 @@ VoltageMonitor::VoltageMonitor(const sc_core::sc_module_name& name, const Platfo
   vcd_ = sc_core::sc_create_vcd_trace_file(path.c_str());
   if (!vcd_) throw InputError(fmt::format("pdn.monitor.vcd_file: cannot create '{}.vcd'", path));
   vcd_->set_time_unit(1, sc_core::SC_PS);
-  for (uint32_t i = 0; i < numSms_; ++i) {
-    sc_core::sc_trace(vcd_, traceVolts_[i], fmt::format("sm{}_volts", i));
-    sc_core::sc_trace(vcd_, traceAmps_[i], fmt::format("sm{}_amps", i));
+  const auto& m = cfg.pdn.monitor;
+  std::vector<uint32_t> sms = m.vcd_sms;
+  if (sms.empty())
+    for (uint32_t i = 0; i < numSms_; ++i) sms.push_back(i);
+  for (uint32_t i : sms) {
+    if (i >= numSms_)
+      throw InputError(
+          fmt::format("pdn.monitor.vcd_sms: sm{} does not exist (gpu.num_sms = {})", i, numSms_));
+    if (m.vcd_signals != "amps")
+      sc_core::sc_trace(vcd_, traceVolts_[i], fmt::format("sm{}_volts", i));
+    if (m.vcd_signals != "volts")
+      sc_core::sc_trace(vcd_, traceAmps_[i], fmt::format("sm{}_amps", i));
   }
 }
 
@@ -44,7 +53,9 @@ void VoltageMonitor::beginLaunch() {
 void VoltageMonitor::sample(uint64_t cycle, const double* smVolts, const double* smAmps,
                             const double* smEstimateW) {
   analyzer_->sample(cycle, smVolts, smAmps, smEstimateW);
-  if (vcd_) {
+  // Outside the window the traced values stay as they are, so the VCD records no change.
+  const auto& m = cfg_.pdn.monitor;
+  if (vcd_ && cycle >= m.vcd_start_cycle && (m.vcd_end_cycle == 0 || cycle < m.vcd_end_cycle)) {
     std::copy(smVolts, smVolts + numSms_, traceVolts_.begin());
     std::copy(smAmps, smAmps + numSms_, traceAmps_.begin());
   }

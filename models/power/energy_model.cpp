@@ -401,6 +401,18 @@ void EnergyModel::completeBefore(uint64_t cycle) {
       if (streams_[s].pending() && streams_[s].next == x) emitCycle(s, x, nullptr);
 }
 
+void EnergyModel::dropBookedFrom(uint64_t cycle) {
+  completeBefore(cycle);
+  for (uint32_t s = 0; s < numSms_ && !streams_.empty(); ++s) {
+    Stream& st = streams_[s];
+    if (!st.pending()) continue;
+    for (uint64_t c = std::max(st.next, cycle); c < st.pendingEnd; ++c)
+      ring_[s * kRing + c % kRing] = 0.0;
+    st.pendingEnd = st.next;
+    --pendingSms_;
+  }
+}
+
 void EnergyModel::onActivity(uint32_t sm, uint64_t firstCycle, uint64_t cycles,
                              const sm::SmActivity& a) {
   if (!sinks_.empty() || sampleCycles_ > 0) {

@@ -224,6 +224,9 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   // Cumulative counts at a sample boundary (`cycle`), for the time series.
   void sample(uint64_t cycle, const std::vector<CacheEnergyInputs>& l1,
               const UncoreEnergyInputs& uncore);
+  // A run limit stopped the launch before `cycle`: the stages booked for later cycles are
+  // never drawn (the SMs' counts still hold the instructions they belong to).
+  void dropBookedFrom(uint64_t cycle);
   // The launch ended at `endCycle` (exclusive); `sms` and `uncore` are its final counts.
   PowerReport finishLaunch(uint64_t endCycle, const std::vector<SmEnergyInputs>& sms,
                            const UncoreEnergyInputs& uncore);

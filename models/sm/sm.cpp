@@ -224,6 +224,17 @@ void Sm::account(Cycle now) {
 }
 
 void Sm::tick() {
+  if (fault_) return;  // stopped at a fault: nothing more to evaluate
+  try {
+    evaluate();
+  } catch (...) {
+    // Keep the exception as it was thrown and stop the simulation after this delta cycle.
+    fault_ = std::current_exception();
+    sc_core::sc_pause();
+  }
+}
+
+void Sm::evaluate() {
   const Cycle now = cycleNow();
   if (evaluated_ && now <= lastCycle_) {  // woken again within a cycle already evaluated
     wakeAt(lastCycle_ + 1);
@@ -907,6 +918,40 @@ void Sm::resetStats() {
   timeline_.clear();
   peakCtas_ = usedCtas_;
   gating_ = SmGatingStats{};
+}
+
+std::string Sm::describeState() const {
+  std::string out;
+  const Cycle now = cycleNow();
+  for (uint32_t i = 0; i < warps_.size(); ++i) {
+    const WarpSlot& ws = warps_[i];
+    if (!ws.active || ws.warp == nullptr) continue;
+    const func::Warp& w = *ws.warp;
+    const func::Cta& cta = ctas_[ws.cta].cta;
+    // A warp at a barrier has moved past it: name the barrier.
+    const uint32_t pc = w.state == func::WarpState::AtBarrier && w.pc() != func::kNoPc && w.pc() > 0
+                            ? w.pc() - 1
+                            : w.pc();
+    std::string where = "no pc";
+    if (prog_ != nullptr && pc < prog_->info.size())
+      where = fmt::format("pc {} ({}: {})", pc, prog_->info[pc].loc.str(), prog_->info[pc].text);
+    std::vector<std::string> waits;
+    if (w.done()) waits.push_back("finished, draining in-flight work");
+    if (w.state == func::WarpState::AtBarrier)
+      waits.push_back(fmt::format("at barrier {}", w.barrierId));
+    if (ws.fetching) waits.push_back("instruction-cache miss");
+    if (ws.memoryPending) waits.push_back(fmt::format("{} loads", ws.memoryPending));
+    if (ws.inFlight) waits.push_back(fmt::format("{} instructions in flight", ws.inFlight));
+    if (ws.eligibleAt > now) waits.push_back(fmt::format("eligible at cycle {}", ws.eligibleAt));
+    out += fmt::format("  {} warp slot {}: block ({},{},{}) warp {}, {}: {}\n", name(), i,
+                       cta.ctaid.x, cta.ctaid.y, cta.ctaid.z, w.idInCta, where,
+                       waits.empty() ? "ready" : fmt::format("{}", fmt::join(waits, ", ")));
+  }
+  for (const InFlight& f : inflight_)
+    if (f.used && f.outstanding)
+      out += fmt::format("  {} in flight: warp slot {} pc {} ({}) waits for {} memory answers\n",
+                         name(), f.warp, f.pc, f.info ? f.info->text : "", f.outstanding);
+  return out;
 }
 
 void Sm::resetState() {

@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <queue>
+#include <string>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -138,6 +140,16 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // Accounts cycles up to `cycle` (end of a kernel) as idle.
   void flushAccounting(Cycle cycle);
 
+  // ---- faults and diagnosis ----
+  // The exception the SM's process caught (a KernelFault of the kernel it ran, or an internal
+  // error), or null. The SM stops evaluating and pauses the simulation when it catches one, so
+  // the caller of sc_start can rethrow it as it was thrown: SystemC would otherwise wrap it in
+  // an sc_report and lose its type.
+  std::exception_ptr fault() const { return fault_; }
+  // One line per resident warp: its CTA, PC and PTX line, and what it waits for; then the
+  // instructions in flight. For deadlock and no-progress reports.
+  std::string describeState() const;
+
  private:
   SC_HAS_PROCESS(Sm);
 
@@ -156,6 +168,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
 
   Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / periodValue_; }
   void tick();
+  void evaluate();
   void account(Cycle now);
   void writeback(Cycle now);
   void retire(Cycle now);
@@ -202,6 +215,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   std::vector<std::unique_ptr<WarpScheduler>> schedulers_;
 
   KernelContext kernel_;
+  std::exception_ptr fault_;
   const func::Program* prog_ = nullptr;
   std::vector<WarpSlot> warps_;
   std::vector<CtaSlot> ctas_;

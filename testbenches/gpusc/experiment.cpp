@@ -218,8 +218,35 @@ std::vector<std::string> experimentKernels(const ExperimentOptions& o,
   return kernels;
 }
 
+const std::vector<std::pair<std::string, std::string>>& experimentDescriptions() {
+  static const std::vector<std::pair<std::string, std::string>> d{
+      {"seed000",
+       "drowsy and divided-word-line L1/L2 cache lines (seed 000: power-aware L1 and L2 caches "
+       "for GPGPUs)"},
+      {"seed001",
+       "voltage droops and their local, global and hierarchical smoothing (seed 001: Leng et "
+       "al., \"GPU voltage noise: characterization and hierarchical smoothing of spatial and "
+       "temporal voltage noise interference in GPU architectures\")"},
+      {"seed001-train", "seed 001's droop predictor: thresholds trained on the catalog"},
+      {"seed002",
+       "core, SIMD-unit and lane power gating with CTA placement and issue control (seed 002: "
+       "Matsumoto et al., thread-block assignment and warp issue control for runtime power "
+       "gating in GPUs)"},
+      {"seed003",
+       "L2 slices per memory controller, mesh size, DRAM burst and clocks (seed 003: Bakhoda "
+       "and Aamodt, \"Extending the scalability of single chip stream processors with on-chip "
+       "caches\")"},
+      {"seed004",
+       "clock-gated shader I/O buffers and energy-aware code motion (seed 004: You and Wang, "
+       "\"Energy-aware code motion for GPU shader processors\")"},
+  };
+  return d;
+}
+
 std::vector<std::string> experimentNames() {
-  return {"seed000", "seed001", "seed001-train", "seed002", "seed003", "seed004"};
+  std::vector<std::string> names;
+  for (const auto& [n, d] : experimentDescriptions()) names.push_back(n);
+  return names;
 }
 
 int runExperiment(const ExperimentOptions& o) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusc::cli {
@@ -21,5 +22,7 @@ struct ExperimentOptions {
 int runExperiment(const ExperimentOptions& o);
 
 std::vector<std::string> experimentNames();
+// Each experiment's name and a line saying what it studies and which paper it reproduces.
+const std::vector<std::pair<std::string, std::string>>& experimentDescriptions();
 
 }  // namespace gpusc::cli

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "experiment.hpp"
 #include "run_pool.hpp"
 
@@ -58,8 +59,7 @@ inline std::string meanText(const std::vector<double>& v, int digits = 3) {
 
 inline void writeText(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
+  writeFileAtomically(p.string(), text);
 }
 
 // The kernels of an experiment: its default set, every catalog kernel ("all"), or the user's

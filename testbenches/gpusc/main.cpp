@@ -8,12 +8,19 @@
 //   gpusc pdn impedance [--platform P] [--set key=value]... [--out DIR]
 //
 // Exit codes: 0 success; 1 a catalog kernel's result check failed; 2 bad input (platform,
-// launch spec, PTX, command line); 3 the kernel faulted; 4 internal error.
+// launch spec, PTX, command line); 3 the kernel faulted; 4 internal error; 5 a run limit
+// stopped the run (limits.*, --max-cycles, --max-instructions, --timeout); 6 SIGINT or SIGTERM
+// stopped it. 5 and 6 write the partial results, marked incomplete.
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -28,6 +35,7 @@
 #include "gpu/device.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
+#include "noc/mesh.hpp"
 #include "results_folder.hpp"
 #include "shader/shader_config.hpp"
 #include "shader_cli.hpp"
@@ -48,6 +56,35 @@ constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitKernelFault = 3;
 constexpr int kExitInternal = 4;
+constexpr int kExitRunLimit = 5;
+constexpr int kExitInterrupted = 6;
+
+int exitCodeOf(StopReason r) {
+  return r == StopReason::Interrupted ? kExitInterrupted : kExitRunLimit;
+}
+
+// SIGINT and SIGTERM raise this flag; the run stops at its next check (a simulation slice
+// boundary, or a few thousand warp instructions in functional mode) and writes its partial
+// results. A second signal ends the process at once (the default action, restored by the first).
+// The only process-wide state of gpusc, and it lives in the command-line tool: a signal handler
+// can reach nothing else.
+std::atomic<bool> interruptRequested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+
+extern "C" void onInterrupt(int sig) {
+  interruptRequested.store(true);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, nullptr);
+}
+
+void installInterruptHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 constexpr const char* kDefaultKernel = "sgemm";
 
@@ -60,7 +97,11 @@ struct RunOptions {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  bool force = false;
   bool vcd = false;
+  std::string vcdSms, vcdSignals, vcdCycles;  // the VCD's filter (each implies --vcd)
+  std::optional<uint64_t> maxCycles, maxInstructions;
+  std::optional<double> timeout;
 };
 
 ExecMode parseMode(const std::string& m) {
@@ -122,7 +163,7 @@ void printMemorySummary(const std::vector<LaunchRecord>& launches) {
 }
 
 // Energy and average power over all launches, with the breakdown by block.
-void printPowerSummary(const std::vector<LaunchRecord>& launches) {
+void printPowerSummary(const std::vector<LaunchRecord>& launches, const nlohmann::json& run) {
   power::EnergyBreakdown total;
   double seconds = 0, volts = 0;
   bool any = false;
@@ -152,35 +193,23 @@ void printPowerSummary(const std::vector<LaunchRecord>& launches) {
   }
   fmt::print("  power by block     {}\n", text);
   // Power gating (when any switch gated): the share of SM, SIMD-unit and lane cycles gated and
-  // seed 002's net saving of the lanes.
-  uint64_t smCycles = 0, smGated = 0;
-  sm::SmGatingStats g;
-  for (const auto& l : launches) {
-    if (!l.timing) continue;
-    for (const auto& s : l.timing->sms) {
-      smCycles += l.timing->cycles;
-      smGated += s.smSwitch.gatedCycles;
-      g += s.gating;
-    }
-  }
-  const uint64_t laneCycles = g.laneCycles, laneGated = g.lanes.gatedCycles,
-                 unitGated = g.simdUnits.gatedCycles, unitCycles = g.simdUnits.windowCycles(),
-                 wakeStalls = g.wakeStallCycles;
-  const double laneNet = g.laneNetGatedCycles;
-  if (smGated + laneGated + unitGated > 0) {
-    const auto pc = [](double a, uint64_t b) { return b ? 100.0 * a / double(b) : 0.0; };
+  // seed 002's net saving of the lanes, from the run's totals.
+  const nlohmann::json& pg = run["power_gating"];
+  const double smShare = pg["sm_gated_share"], unitShare = pg["simd_unit_gated_share"],
+               laneShare = pg["lane_gated_share"], laneNet = pg["lane_net_gated_share"];
+  if (smShare + unitShare + laneShare > 0)
     fmt::print(
         "  power gating       SMs {:.1f}%, SIMD units {:.1f}%, lanes {:.1f}% of their cycles gated "
         "(lanes net {:.1f}%), {} wake-stall cycles\n",
-        pc(double(smGated), smCycles), pc(double(unitGated), unitCycles),
-        pc(double(laneGated), laneCycles), pc(laneNet, laneCycles), wakeStalls);
-  }
+        100 * smShare, 100 * unitShare, 100 * laneShare, 100 * laneNet,
+        pg["wake_stall_cycles"].get<uint64_t>());
   fmt::print("  SMs / memory side  {:.1f} W / {:.1f} W\n", w(total.smJ()),
              w(total.totalJ() - total.smJ()));
 }
 
 // Cycles, IPC, occupancy and the warp schedulers' stall breakdown over all launches.
-void printTimingSummary(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
+void printTimingSummary(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg,
+                        const nlohmann::json& run) {
   uint64_t cycles = 0, issued = 0, warpCycles = 0, rfConflicts = 0, smemConflicts = 0, icMiss = 0,
            icAcc = 0;
   std::array<uint64_t, sm::kNumStalls> outcomes{};
@@ -217,44 +246,162 @@ void printTimingSummary(const std::vector<LaunchRecord>& launches, const Platfor
       "  conflicts          {} register-bank, {} shared-memory cycles; I-cache {} misses of {}\n",
       rfConflicts, smemConflicts, icMiss, icAcc);
   printMemorySummary(launches);
-  printPowerSummary(launches);
+  printPowerSummary(launches, run);
   cli::printVoltageSummary(launches);
 }
 
+// "0,3-5,7" -> "[0,3,4,5,7]" (a YAML list for pdn.monitor.vcd_sms).
+std::string parseSmList(const std::string& text) {
+  std::vector<std::string> ids;
+  const auto bad = [&] {
+    return InputError(
+        fmt::format("--vcd-sms {}: expected SM numbers and ranges, e.g. 0,3-5,7", text));
+  };
+  for (const std::string& part : split(text, ',')) {
+    const size_t dash = part.find('-');
+    try {
+      size_t used = 0;
+      const unsigned long a = std::stoul(part.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? part.size() : dash)) throw bad();
+      unsigned long b = a;
+      if (dash != std::string::npos) {
+        const std::string hi = part.substr(dash + 1);
+        b = std::stoul(hi, &used);
+        if (used != hi.size() || b < a || b - a > 4096) throw bad();
+      }
+      for (unsigned long i = a; i <= b; ++i) ids.push_back(std::to_string(i));
+    } catch (const std::logic_error&) {
+      throw bad();
+    }
+  }
+  return "[" + join(ids, ",") + "]";
+}
+
+// "START:END" (END empty: to the end of the run) -> cycles.
+std::pair<uint64_t, uint64_t> parseCycleWindow(const std::string& text) {
+  const size_t colon = text.find(':');
+  const auto bad = [&] {
+    return InputError(fmt::format(
+        "--vcd-cycles {}: expected START:END core cycles (END may be empty: to the end)", text));
+  };
+  if (colon == std::string::npos) throw bad();
+  try {
+    size_t used = 0;
+    const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+    const uint64_t from = a.empty() ? 0 : std::stoull(a, &used);
+    if (!a.empty() && used != a.size()) throw bad();
+    const uint64_t to = b.empty() ? 0 : std::stoull(b, &used);
+    if (!b.empty() && (used != b.size() || to <= from)) throw bad();
+    return {from, to};
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+}
+
 int cmdRun(const RunOptions& o) {
+  installInterruptHandlers();
   if (!o.kernel.empty() && !o.launch.empty())
     throw InputError("--kernel and --launch: give one, not both");
   const ExecMode mode = parseMode(o.mode);
-  PlatformConfig cfg = loadPlatform(o.platform, o.sets);
+  // The limit options are the `limits` keys: the resolved configuration records them.
+  std::vector<std::string> sets = o.sets;
+  if (o.maxCycles) sets.push_back(fmt::format("limits.max_cycles={}", *o.maxCycles));
+  if (o.maxInstructions)
+    sets.push_back(fmt::format("limits.max_warp_instructions={}", *o.maxInstructions));
+  if (o.timeout) sets.push_back(fmt::format("limits.timeout_seconds={}", *o.timeout));
+  // The VCD filter options are pdn.monitor.vcd_* keys.
+  if (!o.vcdSms.empty()) sets.push_back("pdn.monitor.vcd_sms=" + parseSmList(o.vcdSms));
+  if (!o.vcdSignals.empty()) sets.push_back("pdn.monitor.vcd_signals=" + o.vcdSignals);
+  if (!o.vcdCycles.empty()) {
+    const auto [from, to] = parseCycleWindow(o.vcdCycles);
+    sets.push_back(fmt::format("pdn.monitor.vcd_start_cycle={}", from));
+    sets.push_back(fmt::format("pdn.monitor.vcd_end_cycle={}", to));
+  }
+  const bool vcd = o.vcd || !o.vcdSms.empty() || !o.vcdSignals.empty() || !o.vcdCycles.empty();
+  PlatformConfig cfg = loadPlatform(o.platform, sets);
+  if (cfg.limits.max_cycles && mode == ExecMode::Functional)
+    throw InputError(
+        "limits.max_cycles (--max-cycles): functional mode has no cycles; use "
+        "--max-instructions or --timeout, or --mode timing");
   const std::string kernel = o.launch.empty() ? (o.kernel.empty() ? kDefaultKernel : o.kernel) : "";
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
   const std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
-  const fs::path outDir = cli::resultsFolder(o.out, workName, cfg.name);
-  if (o.vcd) {
+  const fs::path outDir = cli::resultsFolder(o.out, workName, cfg.name, o.force);
+  if (vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
       throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
     cfg.pdn.monitor.vcd_file = (outDir / "voltage.vcd").string();
   }
+  if (!o.quiet) {
+    // A first line at once, then each launch's progress every second (stderr: stdout keeps the
+    // report).
+    std::cerr << fmt::format("gpusc: running {} on {} ({} mode), results in {}/\n", workName,
+                             cfg.name, o.mode, outDir.string());
+  }
   Device dev(cfg, mode);
+  dev.setInterruptFlag(&interruptRequested);
+  if (!o.quiet)
+    dev.setProgress([](const gpu::LaunchProgress& p) {
+      std::string line = fmt::format("gpusc: {}: {:.0f}% of {} CTAs", p.label,
+                                     100.0 * p.ctasDone / std::max(1u, p.ctasTotal), p.ctasTotal);
+      if (p.cycles) line += fmt::format(", {} cycles", p.cycles);
+      line += fmt::format(", {:.0f} s", p.seconds);
+      if (p.etaSeconds >= 0) line += fmt::format(", about {:.0f} s left", p.etaSeconds);
+      std::cerr << line << "\n";
+    });
   nlohmann::json work;
   catalog::CheckResult check;
+  bool hasCheck = entry != nullptr;  // a catalog kernel, or a launch spec with `expect`
+  std::optional<RunStopped> stop;
   auto t0 = std::chrono::steady_clock::now();
-  if (entry) {
-    auto wl = entry->make(size);
-    work["kernel"] = entry->name;
-    work["size"] = catalog::sizeName(size);
-    work["problem"] = wl->describe();
-    wl->setup(dev);
-    wl->run(dev);
-    check = wl->check(dev);
-    work["check"] = {{"pass", check.pass}, {"message", check.message}};
-  } else {
-    LaunchSpec spec = loadLaunchSpec(o.launch);
-    auto res = runLaunchSpec(dev, spec, outDir.string());
-    work["launch_spec"] = o.launch;
-    work["ptx"] = spec.ptxPath;
-    work["dumped"] = res.dumped;
+  // A fault's state dump (a deadlock's warps) goes beside the results; the message names it.
+  const auto withDump = [&](const std::string& what, const std::string& detail) {
+    if (detail.empty()) return what;
+    writeFile(outDir / "state_dump.txt", detail);
+    return fmt::format("{} (state dump: {})", what, (outDir / "state_dump.txt").string());
+  };
+  try {
+    if (entry) {
+      auto wl = entry->make(size);
+      work["kernel"] = entry->name;
+      work["size"] = catalog::sizeName(size);
+      work["problem"] = wl->describe();
+      wl->setup(dev);
+      try {
+        wl->run(dev);
+        check = wl->check(dev);
+        work["check"] = {{"pass", check.pass}, {"message", check.message}};
+      } catch (const RunStopped& e) {
+        stop = e;
+        work["check"] = {{"pass", nullptr}, {"message", "not checked: the run stopped early"}};
+      }
+    } else {
+      LaunchSpec spec = loadLaunchSpec(o.launch);
+      work["launch_spec"] = o.launch;
+      work["ptx"] = spec.ptxPath;
+      try {
+        auto res = runLaunchSpec(dev, spec, outDir.string());
+        work["dumped"] = res.dumped;
+        if (!res.checks.empty()) {
+          // The spec's `expect` section: the same PASS / FAIL as a catalog kernel's check.
+          hasCheck = true;
+          check.pass = res.pass();
+          std::vector<std::string> msgs;
+          for (const auto& c : res.checks)
+            if (check.pass || !c.pass) msgs.push_back(c.message);  // failures first-hand
+          check.message = join(msgs, "; ");
+          work["check"] = {{"pass", check.pass}, {"message", check.message}};
+        }
+      } catch (const RunStopped& e) {
+        stop = e;
+        work["dumped"] = nlohmann::json::array();
+      }
+    }
+  } catch (const KernelFault& e) {
+    throw KernelFault(withDump(e.what(), e.detail()));
+  } catch (const InternalError& e) {
+    throw InternalError(withDump(e.what(), e.detail()));
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -267,6 +414,13 @@ int cmdRun(const RunOptions& o) {
   j["platform"] = cfg.name;
   j["mode"] = o.mode;
   j["workload"] = work;
+  // A run that a limit or a signal stopped has partial figures: say so before anything else.
+  j["complete"] = !stop;
+  if (stop) {
+    j["stopped_by"] = stopReasonName(stop->reason());
+    j["stop_message"] = stop->what();
+  }
+  j["run"] = runTotalsJson(dev.launches(), cfg);
   j["totals"] = toJson(total);
   j["launches"] = nlohmann::json::array();
   for (const auto& l : dev.launches()) j["launches"].push_back(toJson(l));
@@ -276,13 +430,24 @@ int cmdRun(const RunOptions& o) {
       {"warp_instructions_per_second", simSeconds > 0 ? total.warpInsts / simSeconds : 0.0},
       {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
   j["config"] = config::toJson(cfg);
+  // Keys whose 0 in config.yaml means "derived", with the values this run used.
+  nlohmann::json derived = nlohmann::json::object();
+  if (cfg.noc.topology == "mesh") {
+    const noc::MeshLayout m = noc::meshLayout(cfg);
+    derived["noc.mesh_columns"] = m.columns;
+    derived["noc.mesh_rows"] = m.rows;
+  }
+  const auto [gridRows, gridCols] = cfg.pdn.grid.resolvedShape(cfg.gpu.num_sms);
+  derived["pdn.grid.rows"] = gridRows;
+  derived["pdn.grid.cols"] = gridCols;
+  j["derived"] = derived;
   const std::string powerCsv = powerTimeSeriesCsv(dev.launches());
   std::string extra;
   if (mode == ExecMode::Timing) {
     writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
     if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
     for (const std::string& f : cli::writeVoltageResults(dev.launches(), outDir)) extra += ", " + f;
-    if (o.vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
+    if (vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
   }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
   writeFile(outDir / "config.yaml", cli::configYaml(config::toYaml(cfg)));
@@ -314,13 +479,19 @@ int cmdRun(const RunOptions& o) {
     fmt::print("  simulation         {:.3f} s, {}thread-inst/s, {}warp-inst/s\n", simSeconds,
                humanCount(simSeconds > 0 ? total.threadInsts / simSeconds : 0),
                humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
-    if (mode == ExecMode::Timing) printTimingSummary(dev.launches(), cfg);
-    if (entry) fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
+    if (mode == ExecMode::Timing) printTimingSummary(dev.launches(), cfg, j["run"]);
+    if (hasCheck && !stop)
+      fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
     fmt::print("results: {}/ (stats.json, config.yaml{}{}{})\n", outDir.string(),
                mode == ExecMode::Timing ? ", cta_timeline.csv" : "",
                powerCsv.empty() ? "" : ", power.csv", extra);
   }
-  return entry && !check.pass ? kExitCheckFailed : 0;
+  if (stop) {
+    std::fflush(stdout);
+    std::cerr << "gpusc: " << stop->what() << " (" << (outDir / "stats.json").string() << ")\n";
+    return exitCodeOf(stop->reason());
+  }
+  return hasCheck && !check.pass ? kExitCheckFailed : 0;
 }
 
 void printKeys(const std::vector<config::KeyInfo>& keys, bool markdown) {
@@ -330,9 +501,21 @@ void printKeys(const std::vector<config::KeyInfo>& keys, bool markdown) {
       fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint,
                  k.doc);
   } else {
+    // Columns as wide as their longest entry, two spaces apart, under a header.
+    size_t wPath = 3, wType = 4, wDefault = 7;
+    for (const auto& k : keys) {
+      wPath = std::max(wPath, k.path.size());
+      wType = std::max(wType, k.type.size());
+      wDefault = std::max(wDefault, k.defaultValue.size());
+    }
+    const auto row = [&](const std::string& a, const std::string& b, const std::string& c,
+                         const std::string& d) {
+      fmt::print("{:<{}}  {:<{}}  {:<{}}  {}\n", a, wPath, b, wType, c, wDefault, d);
+    };
+    row("key", "type", "default", "description [allowed values]");
     for (const auto& k : keys)
-      fmt::print("{:<44} {:<17} {:<14} {}{}\n", k.path, k.type, k.defaultValue, k.doc,
-                 k.constraint.empty() ? "" : " [" + k.constraint + "]");
+      row(k.path, k.type, k.defaultValue.empty() ? "\"\"" : k.defaultValue,
+          k.doc + (k.constraint.empty() ? "" : " [" + k.constraint + "]"));
   }
 }
 
@@ -344,6 +527,9 @@ int cmdList(const std::string& what, bool markdown) {
     }
     for (const auto& n : builtinPlatformNames(PlatformKind::ShaderCluster))
       fmt::print("{:<16} {} (gpusc shader)\n", n, shader::loadShaderPlatform(n).description);
+    fmt::print(
+        "\nSeed 000 to 004 are the papers gpusc reproduces; `gpusc list experiments` names "
+        "each and its study.\n");
   } else if (what == "kernels") {
     for (const auto& e : catalog::all())
       fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
@@ -353,8 +539,11 @@ int cmdList(const std::string& what, bool markdown) {
     printKeys(config::listKeys<shader::ShaderPlatformConfig>(), markdown);
   } else if (what == "shaders") {
     cli::listShaders();
+  } else if (what == "experiments") {
+    for (const auto& [name, d] : cli::experimentDescriptions()) fmt::print("{:<16} {}\n", name, d);
   } else {
-    const std::vector<std::string> known{"platforms", "kernels", "keys", "shaders", "shader-keys"};
+    const std::vector<std::string> known{"platforms", "kernels",     "keys",
+                                         "shaders",   "shader-keys", "experiments"};
     throw InputError(
         fmt::format("list {}: expected {}{}", what, join(known, ", "), didYouMean(what, known)));
   }
@@ -492,6 +681,24 @@ int main(int argc, char** argv) {
   runCmd->add_option("--out,-o", run.out,
                      "Results folder (default gpusc-results/<kernel>-<platform>)");
   runCmd->add_flag("--quiet,-q", run.quiet, "Print nothing on success");
+  runCmd->add_flag("--force", run.force,
+                   "Write into a non-empty --out folder, replacing an earlier run's files");
+  runCmd->add_option("--max-cycles", run.maxCycles,
+                     "Stop the run after this many core cycles (limits.max_cycles; timing mode)");
+  runCmd->add_option(
+      "--max-instructions", run.maxInstructions,
+      "Stop the run after this many warp instructions (limits.max_warp_instructions)");
+  runCmd
+      ->add_option("--timeout", run.timeout,
+                   "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
+      ->check(CLI::NonNegativeNumber);
+  runCmd->add_option("--vcd-sms", run.vcdSms,
+                     "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)");
+  runCmd->add_option("--vcd-signals", run.vcdSignals,
+                     "Only these signals in voltage.vcd: volts, amps or both (implies --vcd)");
+  runCmd->add_option("--vcd-cycles", run.vcdCycles,
+                     "Only these core cycles in voltage.vcd: START:END, END may be empty "
+                     "(implies --vcd)");
   runCmd->add_flag("--vcd", run.vcd,
                    "Trace every SM's supply voltage and current into voltage.vcd (sc_trace)");
 
@@ -499,7 +706,9 @@ int main(int argc, char** argv) {
   bool markdown = false;
   auto* listCmd = app.add_subcommand(
       "list", "List built-in platforms, catalog kernels, shader benchmarks or platform keys");
-  listCmd->add_option("what", listWhat, "platforms | kernels | keys | shaders | shader-keys")
+  listCmd
+      ->add_option("what", listWhat,
+                   "platforms | kernels | keys | shaders | shader-keys | experiments")
       ->required();
   listCmd->add_flag("--markdown", markdown, "Keys as a markdown table (docs/configuration.md)");
 
@@ -540,6 +749,8 @@ int main(int argc, char** argv) {
   shaderRunCmd->add_option("--out,-o", shaderRun.out,
                            "Results folder (default gpusc-results/<shader>-<platform>)");
   shaderRunCmd->add_flag("--quiet,-q", shaderRun.quiet, "Print nothing on success");
+  shaderRunCmd->add_flag("--force", shaderRun.force,
+                         "Write into a non-empty --out folder, replacing an earlier run's files");
   platformOptions(shaderRunCmd, shaderRun.platform);
 
   BenchOptions bench;
@@ -564,7 +775,8 @@ int main(int argc, char** argv) {
                                     "(seed004: on the shader benchmarks)");
   expCmd
       ->add_option("name", experiment.name,
-                   "seed000 | seed001 | seed001-train | seed002 | seed003 | seed004")
+                   "seed000 | seed001 | seed001-train | seed002 | seed003 | seed004 (gpusc list "
+                   "experiments says what each studies)")
       ->required();
   expCmd->add_option("--size", experiment.size, "Catalog problem size")->capture_default_str();
   expCmd->add_option("--kernel,-k", experiment.kernels,
@@ -613,6 +825,9 @@ int main(int argc, char** argv) {
   } catch (const KernelFault& e) {
     std::cerr << "gpusc: kernel fault: " << e.what() << "\n";
     return kExitKernelFault;
+  } catch (const RunStopped& e) {
+    std::cerr << "gpusc: " << e.what() << "\n";
+    return exitCodeOf(e.reason());
   } catch (const std::exception& e) {
     std::cerr << "gpusc: internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -2,33 +2,72 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 
 namespace gpusc::cli {
 
-// `out`, or gpusc-results/<work>-<platform> when it is empty; created. InputError when it
-// cannot be.
+// The files runs write into a results folder (gpusc run, gpusc shader run): what --force
+// clears, so a run never leaves an earlier run's files beside its own.
+inline const std::vector<std::string>& ownedResultFiles() {
+  static const std::vector<std::string> files{
+      "stats.json",      "config.yaml", "cta_timeline.csv",    "power.csv",
+      "voltage.csv",     "droops.csv",  "droop_histogram.csv", "worst_droop.csv",
+      "worst_droop.svg", "voltage.vcd", "state_dump.txt",      "vertex.s",
+      "fragment.s",      "printf.log"};
+  return files;
+}
+
+// The folder a run writes its results into, created:
+// - `out` empty: gpusc-results/<work>-<platform>, or, when that already holds files,
+//   the first of <work>-<platform>-2, -3, ... that does not: a run never writes into an
+//   earlier run's folder by default.
+// - `out` given: used as it is if empty or new. A folder with files is refused (InputError)
+//   unless `force`; with `force` the files gpusc runs write there (ownedResultFiles, and
+//   temporary files of an interrupted write) are removed first, and nothing else is touched.
 inline std::filesystem::path resultsFolder(const std::string& out, const std::string& work,
-                                           const std::string& platform) {
-  const std::filesystem::path dir =
-      out.empty() ? std::filesystem::path("gpusc-results") / fmt::format("{}-{}", work, platform)
-                  : std::filesystem::path(out);
+                                           const std::string& platform, bool force = false) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  const auto holdsFiles = [&](const fs::path& d) {
+    return fs::exists(d, ec) && !(fs::is_directory(d, ec) && fs::is_empty(d, ec));
+  };
+  fs::path dir;
+  if (out.empty()) {
+    const fs::path base = fs::path("gpusc-results") / fmt::format("{}-{}", work, platform);
+    dir = base;
+    for (int n = 2; holdsFiles(dir); ++n) dir = fmt::format("{}-{}", base.string(), n);
+  } else {
+    dir = out;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      throw InputError(fmt::format("--out {}: exists and is not a folder", out));
+    if (holdsFiles(dir)) {
+      if (!force)
+        throw InputError(fmt::format(
+            "--out {}: the folder is not empty (an earlier run's results?); pass --force to "
+            "replace the files gpusc writes there, or name another folder",
+            out));
+      for (const auto& f : ownedResultFiles()) fs::remove(dir / f, ec);
+      for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().filename().string().find(".tmp-") != std::string::npos)
+          fs::remove(e.path(), ec);
+    }
+  }
+  fs::create_directories(dir, ec);
   if (ec)
     throw InputError(
         fmt::format("--out {}: cannot create the folder: {}", dir.string(), ec.message()));
   return dir;
 }
 
+// Whole or not at all (a temporary file renamed over the target).
 inline void writeFile(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out || !(out << text)) throw InputError(fmt::format("cannot write '{}'", p.string()));
+  writeFileAtomically(p.string(), text);
 }
 
 // The resolved configuration, loadable again with --platform.

@@ -53,7 +53,8 @@ std::vector<RunOutcome> runAll(const std::string& self, const std::vector<RunSpe
     fs::create_directories(s.outDir);
     std::vector<std::string> argv = {self};
     argv.insert(argv.end(), s.command.begin(), s.command.end());
-    argv.insert(argv.end(), {"--quiet", "--out", s.outDir});
+    // The pool owns its work folders (its stderr.txt is already there): --force.
+    argv.insert(argv.end(), {"--quiet", "--force", "--out", s.outDir});
     argv.insert(argv.end(), s.args.begin(), s.args.end());
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());

@@ -28,6 +28,7 @@ struct ShaderRunOptions {
   std::string draw;    // a draw file naming its vertex and fragment programs
   std::string out;
   bool quiet = false;
+  bool force = false;  // replace an earlier run's results in --out
 };
 
 inline constexpr const char* kDefaultShader = "pom";

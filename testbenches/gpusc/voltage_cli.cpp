@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -125,18 +127,57 @@ std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& la
     a.title = "current of each SM";
     a.y.label = "A";
     a.legend = false;
-    std::vector<double> xs(worst->windowCycles.begin(), worst->windowCycles.end());
-    for (size_t s = 0; s < worst->windowVolts.size(); ++s) {
-      plot::Series sv;
-      sv.label = fmt::format("sm{}", s);
-      sv.x = xs;
-      sv.y = worst->windowVolts[s];
-      sv.width = s == worst->worstSm ? 2.5 : 1.0;
-      v.series.push_back(sv);
-      plot::Series sa = sv;
-      sa.y = worst->windowAmps[s];
-      a.series.push_back(sa);
-    }
+    const std::vector<double> xs(worst->windowCycles.begin(), worst->windowCycles.end());
+    // Up to kEachSm SMs each get a line; more are drawn as the band of the other SMs (their
+    // minimum and maximum in each cycle). The worst SM is drawn last, on top, in red.
+    constexpr size_t kEachSm = 8;
+    const size_t n = worst->windowVolts.size();
+    const auto draw = [&](plot::Panel& p, const std::vector<std::vector<double>>& ys) {
+      if (n <= kEachSm) {
+        for (size_t s = 0; s < n; ++s) {
+          if (s == worst->worstSm) continue;
+          plot::Series o;
+          o.label = fmt::format("sm{}", s);
+          o.x = xs;
+          o.y = ys[s];
+          o.width = 1.0;
+          o.color = plot::paletteColor(s + 1);
+          p.series.push_back(std::move(o));
+        }
+      } else {
+        plot::Series lo, hi;
+        lo.label = fmt::format("other {} SMs: min", n - 1);
+        hi.label = fmt::format("other {} SMs: max", n - 1);
+        for (plot::Series* b : {&lo, &hi}) {
+          b->x = xs;
+          b->y.assign(xs.size(), 0.0);
+          b->color = "#8c8c8c";
+          b->width = 1.0;
+        }
+        for (size_t t = 0; t < xs.size(); ++t) {
+          double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+          for (size_t s = 0; s < n; ++s) {
+            if (s == worst->worstSm) continue;
+            mn = std::min(mn, ys[s][t]);
+            mx = std::max(mx, ys[s][t]);
+          }
+          lo.y[t] = mn;
+          hi.y[t] = mx;
+        }
+        hi.dashed = true;
+        p.series.push_back(std::move(lo));
+        p.series.push_back(std::move(hi));
+      }
+      plot::Series w;
+      w.label = fmt::format("sm{} (worst)", worst->worstSm);
+      w.x = xs;
+      w.y = ys[worst->worstSm];
+      w.width = 2.5;
+      w.color = "#d62728";
+      p.series.push_back(std::move(w));
+    };
+    draw(v, worst->windowVolts);
+    draw(a, worst->windowAmps);
     v.vlines.push_back(double(worst->worstCycle));
     a.vlines.push_back(double(worst->worstCycle));
     f.panels = {v, a};

@@ -1,0 +1,16 @@
+# Fails when README.md or docs/catalog.md gives a catalog size other than the number of kernels
+# `gpusc list kernels` prints (test docs.catalog_count).
+execute_process(COMMAND "${EXE}" list kernels OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "gpusc list kernels failed")
+endif()
+string(REGEX MATCHALL "\n" lines "\n${out}")
+list(LENGTH lines n)
+math(EXPR n "${n} - 1")
+foreach(doc README.md docs/catalog.md)
+  file(READ "${SRC}/${doc}" text)
+  string(REGEX MATCH "([0-9]+) CUDA kernels" m "${text}")
+  if(NOT CMAKE_MATCH_1 STREQUAL "${n}")
+    message(FATAL_ERROR "${doc} says '${m}'; gpusc list kernels prints ${n}")
+  endif()
+endforeach()

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs gpusc in every way that writes stats.json (both modes, a catalog kernel and a launch
+# spec, a mesh platform, power and PDN off, a run stopped by a limit) and validates each file
+# against docs/stats.schema.json. Used by the docs.stats_schema test.
+#   stats_schema.sh GPUSC SOURCE_DIR WORKDIR
+set -euo pipefail
+exe=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+run() {
+  local out=$1 rc_ok=$2
+  shift 2
+  local rc=0
+  "$exe" run -q --out "$out" "$@" || rc=$?
+  if [[ $rc != "$rc_ok" ]]; then
+    echo "gpusc run $* exited with $rc, expected $rc_ok"
+    exit 1
+  fi
+}
+run timing 0 --kernel vecadd --size tiny
+run functional 0 --kernel vecadd --size tiny --mode functional
+run mesh 0 --kernel bfs --size tiny --platform stream-4x4
+run nopower 0 --kernel vecadd --size tiny --set pdn.enabled=false --set power.enabled=false
+run spec 0 --launch "$src/stimuli/launch/stream_read/stream_read.yaml" --set gpu.num_sms=30
+run stopped 5 --launch "$src/tests/data/runaway.yaml" --max-instructions 20000
+python=/usr/bin/python3
+[[ -x $python ]] || python=python3
+"$python" "$src/tests/support/validate_stats.py" "$src/docs/stats.schema.json" */stats.json
