@@ -483,9 +483,10 @@ void checkPairs(const std::string& body, const std::vector<uint16_t>& vals, Ref 
 void checkArithmeticPairs(const Fmt& f, const std::string& t, const std::vector<uint16_t>& vals) {
   const std::pair<const char*, HOp> ops[] = {
       {"add.rn", HOp::Add}, {"sub", HOp::Sub}, {"mul.rn", HOp::Mul}, {"fma.rn", HOp::Fma}};
-  for (const auto& [name, op] : ops) {
-    const std::string body =
-        std::string(name) + "." + t + " %o32, %a32, %b32" + (op == HOp::Fma ? ", %c32;" : ";");
+  for (const auto& entry : ops) {
+    const HOp op = entry.second;
+    const std::string body = std::string(entry.first) + "." + t + " %o32, %a32, %b32" +
+                             (op == HOp::Fma ? ", %c32;" : ";");
     checkPairs(body, vals, [&](uint16_t a, uint16_t b, uint16_t c) {
       return refArith(f, op, a, b, c, Rnd::Rn);
     });
