@@ -50,6 +50,146 @@ Rows grid(const std::vector<uint32_t>& as, const std::vector<uint32_t>& bs,
   return r;
 }
 
+// ---- bit counts, bit fields, 24-bit multiplies, sad: against bit-loop references ---------------
+
+TEST(BitInstructions, CountsAndReversalMatchBitLoops) {
+  Rows rows;
+  std::mt19937_64 rng(2);
+  for (uint64_t v : {0ull, 1ull, ~0ull, 1ull << 63, 0x8000000080000000ull})
+    rows.push_back({v, 0, 0});
+  while (rows.size() < 64) rows.push_back({rng() >> (rng() % 64), 0, 0});
+  auto popc = [](uint64_t v, int w) {
+    uint32_t n = 0;
+    for (int i = 0; i < w; ++i) n += (v >> i) & 1;
+    return n;
+  };
+  auto clz = [](uint64_t v, int w) {
+    uint32_t n = 0;
+    for (int i = w - 1; i >= 0 && !((v >> i) & 1); --i) ++n;
+    return n;
+  };
+  auto brev = [](uint64_t v, int w) {
+    uint64_t r = 0;
+    for (int i = 0; i < w; ++i) r |= ((v >> i) & 1) << (w - 1 - i);
+    return r;
+  };
+  auto out = eval(
+      "popc.b32 %r1, %a32; popc.b64 %r2, %a64; clz.b32 %r3, %a32; clz.b64 %r4, %a64;\n"
+      "shl.b32 %r2, %r2, 8; shl.b32 %r3, %r3, 16; shl.b32 %r4, %r4, 24;\n"
+      "or.b32 %r1, %r1, %r2; or.b32 %r1, %r1, %r3; or.b32 %o32, %r1, %r4;\n"
+      "brev.b64 %o, %a64; brev.b32 %r5, %a32; cvt.u64.u32 %rd1, %r5; xor.b64 %o, %o, %rd1;",
+      rows);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    uint64_t v = rows[i][0];
+    uint32_t want = popc(v & 0xffffffffu, 32) | popc(v, 64) << 8 | clz(v & 0xffffffffu, 32) << 16 |
+                    clz(v, 64) << 24;
+    EXPECT_EQ(out[i].o32, want) << std::hex << v;
+    EXPECT_EQ(out[i].o, brev(v, 64) ^ brev(v & 0xffffffffu, 32)) << std::hex << v;
+  }
+}
+
+TEST(BitInstructions, BitFieldExtractAndInsert64) {
+  auto bfe = [](uint64_t a, uint32_t pos, uint32_t len, bool sgn) {
+    pos &= 0xff;
+    len &= 0xff;
+    uint64_t sbit = 0;
+    if (sgn && len) sbit = (a >> std::min(pos + len - 1, 63u)) & 1;
+    uint64_t r = 0;
+    for (uint32_t i = 0; i < 64; ++i) {
+      uint64_t bit = (i < len && pos + i <= 63) ? (a >> (pos + i)) & 1 : (sgn ? sbit : 0);
+      r |= bit << i;
+    }
+    return r;
+  };
+  auto bfi = [](uint64_t a, uint64_t b, uint32_t pos, uint32_t len) {
+    pos &= 0xff;
+    len &= 0xff;
+    for (uint32_t i = 0; i < len && pos + i < 64; ++i)
+      b = (b & ~(1ull << (pos + i))) | (((a >> i) & 1) << (pos + i));
+    return b;
+  };
+  Rows rows;
+  std::mt19937_64 rng(4);
+  for (uint32_t pos : {0u, 1u, 31u, 32u, 60u, 63u, 64u, 300u})
+    for (uint32_t len : {0u, 1u, 8u, 33u, 64u, 70u})
+      rows.push_back({rng(), rng(), pos | len << 16});
+  auto out = eval(
+      "and.b32 %r1, %c32, 0xffff; shr.u32 %r2, %c32, 16;\n"
+      "bfe.u64 %rd1, %a64, %r1, %r2; bfe.s64 %rd2, %a64, %r1, %r2; xor.b64 %o, %rd1, %rd2;\n"
+      "bfi.b64 %rd3, %a64, %b64, %r1, %r2; cvt.u32.u64 %o32, %rd3; shr.u64 %rd3, %rd3, 32;\n"
+      "cvt.u32.u64 %r3, %rd3; xor.b32 %o32, %o32, %r3; cvt.u32.u64 %r4, %rd1; add.u32 %o32, %o32, "
+      "%r4;",
+      rows);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    uint64_t a = rows[i][0], b = rows[i][1];
+    uint32_t pos = uint32_t(rows[i][2]) & 0xffff, len = uint32_t(rows[i][2]) >> 16;
+    uint64_t u = bfe(a, pos, len, false), sg = bfe(a, pos, len, true), ins = bfi(a, b, pos, len);
+    EXPECT_EQ(out[i].o, u ^ sg) << pos << " " << len;
+    EXPECT_EQ(out[i].o32, (uint32_t(ins) ^ uint32_t(ins >> 32)) + uint32_t(u)) << pos << " " << len;
+  }
+}
+
+TEST(IntegerArithmeticExt, Mul24Mad24SadAgainstWideProducts) {
+  Rows rows = grid(words(12, 61), words(12, 62), {0u, 7u, 0xffffffffu});
+  auto s24 = [](uint32_t v) { return int64_t(int32_t(v << 8) >> 8); };
+  auto u24 = [](uint32_t v) { return int64_t(v & 0xffffff); };
+  checkRows32("mul24.hi.u32 %o32, %a32, %b32;", rows,
+              [&](uint32_t a, uint32_t b, uint32_t) { return uint32_t((u24(a) * u24(b)) >> 16); });
+  checkRows32("mul24.hi.s32 %o32, %a32, %b32;", rows,
+              [&](uint32_t a, uint32_t b, uint32_t) { return uint32_t((s24(a) * s24(b)) >> 16); });
+  checkRows32("mul24.lo.s32 %o32, %a32, %b32;", rows,
+              [&](uint32_t a, uint32_t b, uint32_t) { return uint32_t(s24(a) * s24(b)); });
+  checkRows32("mad24.lo.u32 %o32, %a32, %b32, %c32;", rows,
+              [&](uint32_t a, uint32_t b, uint32_t c) { return uint32_t(u24(a) * u24(b)) + c; });
+  checkRows32(
+      "mad24.hi.s32 %o32, %a32, %b32, %c32;", rows,
+      [&](uint32_t a, uint32_t b, uint32_t c) { return uint32_t((s24(a) * s24(b)) >> 16) + c; });
+  checkRows32("sad.s32 %o32, %a32, %b32, %c32;", rows, [](uint32_t a, uint32_t b, uint32_t c) {
+    int64_t d = int64_t(int32_t(a)) - int64_t(int32_t(b));
+    return uint32_t(d < 0 ? -d : d) + c;
+  });
+}
+
+TEST(IntegerArithmeticExt, CarryChainsAcross192Bits) {
+  // (a64 : b64 : c64) +/- (b64 : c64 : a64) as 192-bit numbers, and a 64x64 -> 128 multiply-add
+  // built from madc, compared with __int128 arithmetic.
+  Rows rows;
+  std::mt19937_64 rng(9);
+  for (uint64_t v : {0ull, ~0ull, 1ull}) rows.push_back({v, ~v, v});
+  while (rows.size() < 48) rows.push_back({rng(), rng() | (rng() & 1 ? ~0ull << 60 : 0), rng()});
+  auto add = eval(
+      "add.cc.u64 %rd1, %c64, %a64; addc.cc.u64 %rd2, %b64, %c64; addc.u64 %rd3, %a64, %b64;\n"
+      "xor.b64 %o, %rd1, %rd2; xor.b64 %o, %o, %rd3; cvt.u32.u64 %o32, %rd3;",
+      rows);
+  auto sub = eval(
+      "sub.cc.u64 %rd1, %c64, %a64; subc.cc.u64 %rd2, %b64, %c64; subc.u64 %rd3, %a64, %b64;\n"
+      "xor.b64 %o, %rd1, %rd2; xor.b64 %o, %o, %rd3; cvt.u32.u64 %o32, %rd3;",
+      rows);
+  auto mad = eval(
+      "mad.lo.cc.u64 %rd1, %a64, %b64, %c64; madc.hi.u64 %rd2, %a64, %b64, 0;\n"
+      "mov.b64 %o, %rd1; cvt.u32.u64 %o32, %rd2;",
+      rows);
+  __extension__ typedef unsigned __int128 U128;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    uint64_t a = rows[i][0], b = rows[i][1], c = rows[i][2];
+    // low word c +/- a, middle b +/- c, high a +/- b, with carries/borrows.
+    U128 lo = U128(c) + a;
+    U128 mid = U128(b) + c + uint64_t(lo >> 64);
+    uint64_t hi = a + b + uint64_t(mid >> 64);
+    EXPECT_EQ(add[i].o, uint64_t(lo) ^ uint64_t(mid) ^ hi);
+    EXPECT_EQ(add[i].o32, uint32_t(hi));
+    uint64_t l2 = c - a, borrow1 = c < a;
+    uint64_t m2 = b - c - borrow1;
+    uint64_t borrow2 = U128(b) < U128(c) + borrow1;
+    uint64_t h2 = a - b - borrow2;
+    EXPECT_EQ(sub[i].o, l2 ^ m2 ^ h2);
+    EXPECT_EQ(sub[i].o32, uint32_t(h2));
+    U128 full = U128(a) * b + c;
+    EXPECT_EQ(mad[i].o, uint64_t(full));
+    EXPECT_EQ(mad[i].o32, uint32_t(full >> 64));
+  }
+}
+
 // ---- bfind -------------------------------------------------------------------------------------
 
 uint32_t refBfind(uint64_t a, unsigned width, bool isSigned, bool shiftAmount) {
