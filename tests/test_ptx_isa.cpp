@@ -938,6 +938,228 @@ TEST(DevicePrintf, VprintfFormatsEachThreadInOrder) {
   EXPECT_EQ(dev.printfOutput().substr(dev.printfOutput().size() - 24), "thread 0 of 1:  0.00 ok\n");
 }
 
+// ---- warp matrix instructions ------------------------------------------------------------------
+
+// Runs `body` in one warp. Thread l starts with in[l][0..15] in %i0..%i15 (.b32) and the body
+// leaves %o0..%o3, which are returned per thread.
+std::vector<std::array<uint32_t, 4>> runWarp(const std::string& body,
+                                             const std::vector<std::array<uint32_t, 16>>& in,
+                                             ExecMode mode = ExecMode::Functional) {
+  const std::string text = module(R"(
+.visible .entry w(.param .u64 pin, .param .u64 pout)
+{
+  .reg .b32 %i<16>, %o<4>, %t, %v<8>;
+  .reg .b64 %rd<6>;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %rd1, [pin];
+  mul.wide.u32 %rd2, %t, 64;
+  add.s64 %rd1, %rd1, %rd2;
+  ld.global.v4.b32 {%i0, %i1, %i2, %i3}, [%rd1];
+  ld.global.v4.b32 {%i4, %i5, %i6, %i7}, [%rd1+16];
+  ld.global.v4.b32 {%i8, %i9, %i10, %i11}, [%rd1+32];
+  ld.global.v4.b32 {%i12, %i13, %i14, %i15}, [%rd1+48];
+)" + body + R"(
+  ld.param.u64 %rd3, [pout];
+  mul.wide.u32 %rd2, %t, 16;
+  add.s64 %rd3, %rd3, %rd2;
+  st.global.v4.b32 [%rd3], {%o0, %o1, %o2, %o3};
+  ret;
+}
+)");
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(text, "warp.ptx");
+  std::vector<uint32_t> flat;
+  for (const auto& r : in) flat.insert(flat.end(), r.begin(), r.end());
+  DevPtr din = dev.upload(flat);
+  DevPtr dout = dev.malloc(32 * 16);
+  dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(din).ptr(dout));
+  auto raw = dev.download<uint32_t>(dout, 128);
+  std::vector<std::array<uint32_t, 4>> out(32);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) out[l][i] = raw[l * 4 + i];
+  return out;
+}
+
+enum class In { F16, BF16, TF32, S8 };
+
+// The PTX ISA's fragment layouts (section "Matrix Fragments for mma.m16n8k*"), written out as
+// the document states them.
+struct Layout {
+  int k;
+  In type;
+  // A: row and column of element i of thread `lane`.
+  void a(int lane, int i, int& row, int& col) const {
+    const int g = lane >> 2, t = lane % 4;
+    if (type == In::TF32) {  // m16n8k8 .tf32
+      row = (i == 0 || i == 2) ? g : g + 8;
+      col = (i == 0 || i == 1) ? t : t + 4;
+    } else if (type == In::S8) {  // m16n8k32 .s8
+      row = (i < 4 || (i >= 8 && i < 12)) ? g : g + 8;
+      col = i < 8 ? t * 4 + (i & 0x3) : t * 4 + (i & 0x3) + 16;
+    } else if (k == 8) {  // m16n8k8 .f16/.bf16
+      row = i < 2 ? g : g + 8;
+      col = t * 2 + (i & 0x1);
+    } else {  // m16n8k16 .f16/.bf16
+      row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
+      col = i < 4 ? t * 2 + (i & 0x1) : t * 2 + (i & 0x1) + 8;
+    }
+  }
+  void b(int lane, int i, int& row, int& col) const {
+    const int g = lane >> 2, t = lane % 4;
+    col = g;
+    if (type == In::TF32)
+      row = i == 0 ? t : t + 4;
+    else if (type == In::S8)
+      row = i < 4 ? t * 4 + (i & 0x3) : t * 4 + (i & 0x3) + 16;
+    else if (k == 8)
+      row = t * 2 + (i & 0x1);
+    else
+      row = i < 2 ? t * 2 + (i & 0x1) : t * 2 + (i & 0x1) + 8;
+  }
+  static void c(int lane, int i, int& row, int& col) {
+    row = i < 2 ? (lane >> 2) : (lane >> 2) + 8;
+    col = (lane % 4) * 2 + (i & 0x1);
+  }
+  int perReg() const { return type == In::TF32 ? 1 : type == In::S8 ? 4 : 2; }
+};
+
+uint32_t encode(In t, int v) {  // a small integer in the input format
+  switch (t) {
+    case In::F16:
+      return refRound(kF16, v < 0, v < 0 ? -v : v, 0, Rnd::Rn);
+    case In::BF16:
+      return refRound(kBF16, v < 0, v < 0 ? -v : v, 0, Rnd::Rn);
+    case In::TF32:
+      return bits(float(v)) | 0x00000fffu;  // tf32 ignores the low 13 bits
+    case In::S8:
+      return uint8_t(int8_t(v));
+  }
+  return 0;
+}
+
+void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMode::Functional) {
+  int A[16][32], B[32][8], C[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < L.k; ++c) A[r][c] = (r * 7 + c * 3) % 9 - 4;
+  for (int r = 0; r < L.k; ++r)
+    for (int c = 0; c < 8; ++c) B[r][c] = (r * 5 + c * 11) % 7 - 3;
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c) C[r][c] = r * 8 - c * 13;
+  const bool isInt = L.type == In::S8;
+  const int na = 16 * L.k / 32, nb = 8 * L.k / 32, per = L.perReg();
+  const int width = 32 / per;
+  const uint32_t fieldMask = width == 32 ? ~0u : (1u << width) - 1;
+  std::vector<std::array<uint32_t, 16>> in(32);
+  for (int l = 0; l < 32; ++l) {
+    in[l].fill(0);
+    for (int i = 0; i < na; ++i) {
+      int r, c;
+      L.a(l, i, r, c);
+      in[l][i / per] |= (encode(L.type, A[r][c]) & fieldMask) << (width * (i % per));
+    }
+    for (int i = 0; i < nb; ++i) {
+      int r, c;
+      L.b(l, i, r, c);
+      in[l][4 + i / per] |= (encode(L.type, B[r][c]) & fieldMask) << (width * (i % per));
+    }
+    for (int i = 0; i < 4; ++i) {
+      int r, c;
+      Layout::c(l, i, r, c);
+      in[l][8 + i] = isInt ? uint32_t(C[r][c]) : bits(float(C[r][c]));
+    }
+  }
+  auto out = runWarp(instr, in, mode);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      int r, c;
+      Layout::c(l, i, r, c);
+      int want = C[r][c];
+      for (int x = 0; x < L.k; ++x) want += A[r][x] * B[x][c];
+      EXPECT_EQ(out[l][i], isInt ? uint32_t(want) : bits(float(want)))
+          << instr << " lane " << l << " element " << i;
+    }
+}
+
+std::string regs(const char* prefix, int first, int n) {
+  std::string s = "{";
+  for (int i = 0; i < n; ++i)
+    s += (i ? ", %" : "%") + std::string(prefix) + std::to_string(first + i);
+  return s + "}";
+}
+
+TEST(WarpMatrix, MmaSyncFragmentsFollowThePtxLayouts) {
+  auto mma = [](const std::string& shape, const std::string& types, int na, int nb) {
+    return "mma.sync.aligned." + shape + ".row.col." + types + " " + regs("o", 0, 4) + ", " +
+           regs("i", 0, na) + ", " + regs("i", 4, nb) + ", " + regs("i", 8, 4) + ";";
+  };
+  checkMma(mma("m16n8k16", "f32.f16.f16.f32", 4, 2), {16, In::F16});
+  checkMma(mma("m16n8k16", "f32.bf16.bf16.f32", 4, 2), {16, In::BF16});
+  checkMma(mma("m16n8k8", "f32.f16.f16.f32", 2, 1), {8, In::F16});
+  checkMma(mma("m16n8k8", "f32.tf32.tf32.f32", 4, 2), {8, In::TF32});
+  checkMma(mma("m16n8k32", "s32.s8.s8.s32", 4, 2), {32, In::S8});
+  checkMma(mma("m16n8k16", "f32.f16.f16.f32", 4, 2), {16, In::F16}, ExecMode::Timing);
+}
+
+TEST(WarpMatrix, MmaSyncIntegerSaturation) {
+  // Every product 127 * 127 and C = INT32_MAX - 5: wraps without .satfinite, clamps with it.
+  std::vector<std::array<uint32_t, 16>> in(32);
+  for (auto& r : in) {
+    r.fill(0x7f7f7f7fu);
+    for (int i = 8; i < 12; ++i) r[i] = 0x7ffffffau;
+  }
+  const std::string ops = " {%o0, %o1, %o2, %o3}, {%i0, %i1}, {%i4}, {%i8, %i9, %i10, %i11};";
+  auto wrap = runWarp("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32" + ops, in);
+  auto sat = runWarp("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32" + ops, in);
+  const int64_t sum = int64_t(0x7ffffffa) + 16 * 127 * 127;
+  EXPECT_EQ(wrap[5][2], uint32_t(uint64_t(sum)));
+  EXPECT_EQ(sat[5][2], 0x7fffffffu);
+}
+
+TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
+  // Four 8x8 tiles of b16, element (j, r, c) = 64j + 8r + c: thread l writes row l (tile l/8,
+  // row l%8) and supplies that row's address.
+  const std::string body = R"(
+  {
+  .shared .align 16 .b16 src[256];
+  .shared .align 16 .b16 dstm[256];
+  .reg .b32 %w<4>, %base, %a, %b;
+  mul.lo.u32 %v0, %t, 8;
+  add.u32 %v1, %v0, 1; shl.b32 %v1, %v1, 16; or.b32 %w0, %v0, %v1;
+  add.u32 %w1, %w0, 0x00020002; add.u32 %w2, %w0, 0x00040004; add.u32 %w3, %w0, 0x00060006;
+  mov.u32 %base, src;
+  mad.lo.u32 %a, %t, 16, %base;
+  st.shared.v4.b32 [%a], {%w0, %w1, %w2, %w3};
+  bar.sync 0;
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%o0, %o1, %o2, %o3}, [%a];
+  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%v4, %v5, %v6, %v7}, [%a];
+  mov.u32 %base, dstm;
+  mad.lo.u32 %b, %t, 16, %base;
+  stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%b], {%o0, %o1, %o2, %o3};
+  bar.sync 0;
+  ld.shared.v4.b32 {%i0, %i1, %i2, %i3}, [%b];
+  }
+)";
+  auto val = [](int j, int r, int c) { return uint32_t(64 * j + 8 * r + c); };
+  std::vector<std::array<uint32_t, 16>> in(32);
+  auto load = runWarp(body, in);
+  auto trans =
+      runWarp(body + "mov.b32 %o0, %v4; mov.b32 %o1, %v5; mov.b32 %o2, %v6; mov.b32 %o3, %v7;", in);
+  auto stored =
+      runWarp(body + "mov.b32 %o0, %i0; mov.b32 %o1, %i1; mov.b32 %o2, %i2; mov.b32 %o3, %i3;", in);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l >> 2, t = l % 4;
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(load[l][j], val(j, g, 2 * t) | val(j, g, 2 * t + 1) << 16) << l << " " << j;
+      EXPECT_EQ(trans[l][j], val(j, 2 * t, g) | val(j, 2 * t + 1, g) << 16) << l << " " << j;
+    }
+    // stmatrix.trans of the plain fragments writes each tile transposed: row l%8 of tile l/8
+    // holds column l%8 of the source tile.
+    for (int w = 0; w < 4; ++w)
+      EXPECT_EQ(stored[l][w], val(l / 8, 2 * w, l % 8) | val(l / 8, 2 * w + 1, l % 8) << 16)
+          << l << " " << w;
+  }
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {

@@ -1129,6 +1129,10 @@ class Decoder {
       decodeLoadStore(in, mods, x, info, fi);
     } else if (op == "atom" || op == "red") {
       decodeAtomic(in, mods, x, info);
+    } else if (op == "mma") {
+      decodeMma(in, mods, x, info);
+    } else if (op == "ldmatrix" || op == "stmatrix") {
+      decodeMatrixLoadStore(in, mods, x, info);
     } else if (op == "cp") {
       decodeCpAsync(in, mods, x, info);
     } else if (op == "prefetch" || op == "prefetchu") {
@@ -1558,6 +1562,123 @@ class Decoder {
     x.space = MemSpace::Global;
     x.fn = cpAsync();
     x.cls = InstClass::Load;
+  }
+
+  // The registers of a { ... } vector operand (or a single register).
+  std::vector<const Operand*> vectorElems(const Operand& o) {
+    std::vector<const Operand*> v;
+    if (o.kind == Operand::Kind::Vector)
+      for (const auto& e : o.elems) v.push_back(&e);
+    else
+      v.push_back(&o);
+    return v;
+  }
+
+  // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c
+  void decodeMma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".row") || !mods.take(".col"))
+      unsupported(in, "mma needs .sync.aligned and the .row.col layout");
+    int shape = mods.takeOne({".m16n8k8", ".m16n8k16", ".m16n8k32"});
+    bool satFinite = mods.take(".satfinite");
+    int tf32 = 0;
+    while (mods.take(".tf32")) ++tf32;
+    std::vector<Type> ts = mods.takeTypes();
+    if (shape < 0) unsupported(in);
+    if (tf32 == 2)
+      ts = {ts.size() == 2 ? ts[0] : Type::None, Type::None, Type::None,
+            ts.size() == 2 ? ts[1] : Type::None};
+    if (ts.size() != 4) invalid(in.loc, "mma needs .dtype.atype.btype.ctype");
+    auto kind = [&](Type t) -> int {
+      switch (t) {
+        case Type::F16:
+          return int(MmaType::F16);
+        case Type::BF16:
+          return int(MmaType::BF16);
+        case Type::S8:
+          return int(MmaType::S8);
+        case Type::U8:
+          return int(MmaType::U8);
+        case Type::None:
+          return tf32 == 2 ? int(MmaType::TF32) : -1;
+        default:
+          return -1;
+      }
+    };
+    const int at = kind(ts[1]), bt = kind(ts[2]);
+    if (at < 0 || bt < 0) unsupported(in);
+    const bool isInt = at >= int(MmaType::S8);
+    if (isInt != (bt >= int(MmaType::S8)) || (!isInt && at != bt)) unsupported(in);
+    const Type acc = isInt ? Type::S32 : Type::F32;
+    if (ts[0] != acc || ts[3] != acc) unsupported(in, "accumulators must be .f32 (or .s32)");
+    if (satFinite && !isInt) unsupported(in);
+    MmaShape ms;
+    if (isInt) {
+      if (shape == 0) unsupported(in);
+      ms = shape == 1 ? MmaShape::M16N8K16Int : MmaShape::M16N8K32Int;
+    } else if (at == int(MmaType::TF32)) {
+      if (shape != 0) unsupported(in);
+      ms = MmaShape::M16N8K8Tf32;
+    } else {
+      if (shape == 2) unsupported(in);
+      ms = shape == 0 ? MmaShape::M16N8K8Half : MmaShape::M16N8K16Half;
+    }
+    const int k = shape == 0 ? 8 : shape == 1 ? 16 : 32;
+    const int perReg = at == int(MmaType::TF32) ? 1 : isInt ? 4 : 2;
+    const size_t ra = size_t(16 * k / 32 / perReg), rb = size_t(8 * k / 32 / perReg);
+    nopsCheck(in, 4);
+    auto d = vectorElems(in.ops[0]), a = vectorElems(in.ops[1]), b = vectorElems(in.ops[2]),
+         cc = vectorElems(in.ops[3]);
+    if (d.size() != 4 || a.size() != ra || b.size() != rb || cc.size() != 4)
+      invalid(in.loc,
+              fmt::format("this mma takes {{4}}, {{{}}}, {{{}}} and {{4}} registers", ra, rb));
+    std::vector<uint32_t> list;
+    for (const Operand* o : d) list.push_back(dst(*o, in, info));
+    for (const Operand* o : a) list.push_back(src(*o, Type::B32, in, info));
+    for (const Operand* o : b) list.push_back(src(*o, Type::B32, in, info));
+    for (const Operand* o : cc) list.push_back(src(*o, acc, in, info));
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.mode = static_cast<uint8_t>(ms);
+    x.mode2 = static_cast<uint8_t>(at | (bt << 4));
+    x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0));
+    x.fn = mma();
+    x.cls = isInt ? InstClass::IntMad : InstClass::FpMad;
+  }
+
+  // ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16 {r..}, [addr] (stmatrix: [addr], {r..})
+  void decodeMatrixLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const bool store = in.opcode == "stmatrix";
+    if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m8n8")) unsupported(in);
+    int num = mods.takeOne({".x1", ".x2", ".x4"});
+    bool trans = mods.take(".trans");
+    int sp = mods.takeOne({".shared", ".shared::cta"});
+    Type t = [&] {
+      auto ts = mods.takeTypes();
+      return ts.size() == 1 ? ts[0] : Type::None;
+    }();
+    if (num < 0 || t != Type::B16) unsupported(in);
+    const size_t n = num == 0 ? 1 : num == 1 ? 2 : 4;
+    nopsCheck(in, 2);
+    const Operand& regs = store ? in.ops[1] : in.ops[0];
+    auto r = vectorElems(regs);
+    if (r.size() != n)
+      invalid(regs.loc, fmt::format("ldmatrix/stmatrix .x{} needs {} registers", n, n));
+    Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+    std::vector<uint32_t> list;
+    for (const Operand* o : r)
+      list.push_back(store ? src(*o, Type::B32, in, info) : dst(*o, in, info));
+    list.push_back(ad.base);
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.imm = ad.offset;
+    x.space = sp >= 0 ? MemSpace::Shared : MemSpace::Generic;
+    if (ad.symbolSpace != MemSpace::None && ad.symbolSpace != MemSpace::Shared)
+      invalid(in.loc, in.opcode + " addresses shared memory");
+    x.mode = static_cast<uint8_t>(n);
+    x.flags = static_cast<uint8_t>((trans ? 1 : 0) | (store ? 2 : 0));
+    x.bytes = 16;
+    x.fn = matrixLoadStore();
+    x.cls = store ? InstClass::Store : InstClass::Load;
   }
 
   void nopsCheck(const Instruction& in, size_t n) const {

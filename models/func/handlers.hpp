@@ -128,6 +128,13 @@ enum HalfFlags : uint8_t { kHalfFtz = 1, kHalfSat = 2, kHalfRelu = 4, kHalfSatFi
 Handler halfArith(HalfOp op, Type t);
 Handler cvtPackPair(Type dt);  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b
 
+// Warp-collective matrix instructions (models/func/handlers_mma.cpp). Their operands are in
+// Program::operandLists[aux].
+enum class MmaShape : uint8_t { M16N8K8Half, M16N8K16Half, M16N8K8Tf32, M16N8K16Int, M16N8K32Int };
+enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8 };
+Handler mma();
+Handler matrixLoadStore();  // ldmatrix / stmatrix
+
 enum class ReduxOp : uint8_t { Add, Min, Max, And, Or, Xor };
 Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes
 

@@ -554,3 +554,12 @@ Handler atomic(AtomOp op, Type t, bool ret) {
 }
 
 }  // namespace gpusc::func::handlers
+
+namespace gpusc::func {
+
+uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
+                       bool write) {
+  return handlers::resolve(c, space, addr, bytes, l, write).ptr;
+}
+
+}  // namespace gpusc::func

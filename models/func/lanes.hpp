@@ -74,6 +74,11 @@ uint16_t floatToBhalf(float f);  // round to nearest even
 // Rounds a double to f16 / bf16 in any IEEE rounding mode (Default and Rn: nearest even).
 uint16_t roundToHalf(double x, handlers::Round r);
 uint16_t roundToBhalf(double x, handlers::Round r);
+// The host pointer behind `bytes` at `addr` in `space` for lane `l` (generic addresses resolved);
+// faults (KernelFault) on a misaligned or out-of-range access.
+uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
+                       bool write);
+
 // The round-to-odd value of a result computed with rounding toward zero.
 double roundToOdd(double towardZero, bool inexact);
 
