@@ -1142,6 +1142,8 @@ TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
   auto val = [](int j, int r, int c) { return uint32_t(64 * j + 8 * r + c); };
   std::vector<std::array<uint32_t, 16>> in(32);
   auto load = runWarp(body, in);
+  auto timed = runWarp(body, in, ExecMode::Timing);
+  for (int l = 0; l < 32; ++l) EXPECT_EQ(load[l], timed[l]) << l;
   auto trans =
       runWarp(body + "mov.b32 %o0, %v4; mov.b32 %o1, %v5; mov.b32 %o2, %v6; mov.b32 %o3, %v7;", in);
   auto stored =

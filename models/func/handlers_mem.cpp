@@ -557,9 +557,22 @@ Handler atomic(AtomOp op, Type t, bool ret) {
 
 namespace gpusc::func {
 
-uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
-                       bool write) {
-  return handlers::resolve(c, space, addr, bytes, l, write).ptr;
+uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l, bool write,
+                       MemRecord* rec) {
+  auto r = handlers::resolve(c, space, addr, bytes, l, write);
+  if (rec) {
+    if (rec->mask == 0) {
+      rec->space = r.space;
+      rec->bytes = static_cast<uint8_t>(bytes);
+      rec->write = write;
+      rec->atomic = false;
+    } else if (rec->space != r.space) {
+      rec->space = MemSpace::Generic;
+    }
+    rec->mask |= 1u << l;
+    rec->addr[l] = r.addr;
+  }
+  return r.ptr;
 }
 
 }  // namespace gpusc::func

@@ -208,10 +208,8 @@ inline uint32_t combine(BoolOp op, uint32_t x, uint32_t y) {
   }
 }
 
-template <class T>
-void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
-  uint32_t r = compareMask<T>(c, in, mask);
-  uint32_t p = r, q = ~r;
+// setp's results: p and q, each combined with the predicate operand c when there is one.
+inline void writeSetp(ExecCtx& c, const Inst& in, uint32_t mask, uint32_t p, uint32_t q) {
   BoolOp op = static_cast<BoolOp>(in.mode2);
   if (op != BoolOp::None) {
     uint32_t cp = readPred(c, in.src[2], in.predSrcNeg & 4);
@@ -220,6 +218,12 @@ void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
   writePred(c, in.dst[0], mask, p);
   if (in.ndst == 2) writePred(c, in.dst[1], mask, q);
+}
+
+template <class T>
+void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t r = compareMask<T>(c, in, mask);
+  writeSetp(c, in, mask, r, ~r);
 }
 
 // setp on f16x2/bf16x2: p holds the comparison of the lower halves, q of the upper halves.
@@ -237,14 +241,7 @@ void setpPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     lo |= uint32_t(compare(op, value(a[l], 0), value(b[l], 0))) << l;
     hi |= uint32_t(compare(op, value(a[l], 1), value(b[l], 1))) << l;
   });
-  BoolOp bop = static_cast<BoolOp>(in.mode2);
-  if (bop != BoolOp::None) {
-    uint32_t cp = readPred(c, in.src[2], in.predSrcNeg & 4);
-    lo = combine(bop, lo, cp);
-    hi = combine(bop, hi, cp);
-  }
-  writePred(c, in.dst[0], mask, lo);
-  if (in.ndst == 2) writePred(c, in.dst[1], mask, hi);
+  writeSetp(c, in, mask, lo, hi);
 }
 
 template <class T>

@@ -164,6 +164,7 @@ void matrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const bool trans = in.flags & 1, store = in.flags & 2;
   const uint64_t* addr = slot(c, ops[n]);
   uint16_t m[4][8][8];
+  if (c.rec) c.rec->mask = 0;
   if (store) {
     for (int j = 0; j < n; ++j)
       for (int l = 0; l < kWarpSize; ++l) {
@@ -182,7 +183,7 @@ void matrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     for (int r = 0; r < 8; ++r) {
       const int l = 8 * j + r;
       uint64_t a = addr[l] + static_cast<uint64_t>(in.imm);
-      uint8_t* p = memoryPointer(c, in.space, a, 16, l, store);
+      uint8_t* p = memoryPointer(c, in.space, a, 16, l, store, c.rec);
       if (store)
         std::memcpy(p, m[j][r], 16);
       else

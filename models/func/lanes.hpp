@@ -76,8 +76,9 @@ uint16_t roundToHalf(double x, handlers::Round r);
 uint16_t roundToBhalf(double x, handlers::Round r);
 // The host pointer behind `bytes` at `addr` in `space` for lane `l` (generic addresses resolved);
 // faults (KernelFault) on a misaligned or out-of-range access.
-uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
-                       bool write);
+// With `rec`, the access is also recorded for the timing model (MemRecord of lane l).
+uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l, bool write,
+                       MemRecord* rec = nullptr);
 
 // The round-to-odd value of a result computed with rounding toward zero.
 double roundToOdd(double towardZero, bool inexact);
