@@ -1162,6 +1162,70 @@ TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
   }
 }
 
+// wmma .m16n16k16: load A, B and C from memory in the given layouts and strides, multiply,
+// store D; compared with the product computed here. The fragment layout is gpusc's own, so only
+// the memory-to-memory result is defined.
+void checkWmma(bool bf16, bool aCol, bool bCol, unsigned stride, ExecMode mode) {
+  const std::string t = bf16 ? "bf16" : "f16";
+  const std::string lay[2] = {"row", "col"};
+  auto frag = [](const char* p) {
+    std::string s = "{";
+    for (int i = 0; i < 8; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    return s + "}";
+  };
+  const std::string st = std::to_string(stride);
+  const std::string text = module(
+      ".visible .entry w(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+      "  .reg .b32 %a<8>, %b<8>;\n  .reg .f32 %c<8>, %d<8>;\n  .reg .b64 %rd<5>;\n"
+      "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd2, [pb];\n  ld.param.u64 %rd3, [pc];\n"
+      "  ld.param.u64 %rd4, [pd];\n"
+      "  wmma.load.a.sync.aligned." +
+      lay[aCol] + ".m16n16k16.global." + t + " " + frag("a") + ", [%rd1], " + st +
+      ";\n  wmma.load.b.sync.aligned." + lay[bCol] + ".m16n16k16.global." + t + " " + frag("b") +
+      ", [%rd2], " + st + ";\n  wmma.load.c.sync.aligned.row.m16n16k16.global.f32 " + frag("c") +
+      ", [%rd3], " + st + ";\n  wmma.mma.sync.aligned." + lay[aCol] + "." + lay[bCol] +
+      ".m16n16k16." + (bf16 ? "f32.bf16.bf16.f32 " : "f32.f32 ") + frag("d") + ", " + frag("a") +
+      ", " + frag("b") + ", " + frag("c") +
+      ";\n  wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd4], " + frag("d") + ", " + st +
+      ";\n  ret;\n}\n");
+  int A[16][16], B[16][16], C[16][16];
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) {
+      A[r][c] = (r * 5 + c * 3) % 11 - 5;
+      B[r][c] = (r * 7 + c) % 9 - 4;
+      C[r][c] = r - 2 * c;
+    }
+  const Fmt& f = bf16 ? kBF16 : kF16;
+  std::vector<uint16_t> a(16 * stride, 0), b(16 * stride, 0);
+  std::vector<float> cm(16 * stride, 0.0f);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) {
+      a[aCol ? c * stride + r : r * stride + c] =
+          refRound(f, A[r][c] < 0, std::abs(A[r][c]), 0, Rnd::Rn);
+      b[bCol ? c * stride + r : r * stride + c] =
+          refRound(f, B[r][c] < 0, std::abs(B[r][c]), 0, Rnd::Rn);
+      cm[r * stride + c] = float(C[r][c]);
+    }
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(text, "wmma.ptx");
+  DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(cm),
+         pd = dev.malloc(16 * stride * 4);
+  dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+  auto d = dev.download<float>(pd, 16 * stride);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) {
+      int want = C[r][c];
+      for (int k = 0; k < 16; ++k) want += A[r][k] * B[k][c];
+      EXPECT_EQ(d[r * stride + c], float(want)) << t << " " << r << "," << c;
+    }
+}
+
+TEST(WarpMatrix, WmmaLoadMmaStore) {
+  checkWmma(false, false, true, 16, ExecMode::Functional);
+  checkWmma(true, true, false, 24, ExecMode::Functional);
+  checkWmma(false, false, false, 20, ExecMode::Timing);
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {

@@ -1131,6 +1131,8 @@ class Decoder {
       decodeAtomic(in, mods, x, info);
     } else if (op == "mma") {
       decodeMma(in, mods, x, info);
+    } else if (op == "wmma") {
+      decodeWmma(in, mods, x, info);
     } else if (op == "ldmatrix" || op == "stmatrix") {
       decodeMatrixLoadStore(in, mods, x, info);
     } else if (op == "cp") {
@@ -1679,6 +1681,73 @@ class Decoder {
     x.bytes = 16;
     x.fn = matrixLoadStore();
     x.cls = store ? InstClass::Store : InstClass::Load;
+  }
+
+  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma, shape .m16n16k16, f16 or bf16 inputs and f32
+  // accumulators (the fragment layout is gpusc's own; see handlers_mma.cpp).
+  void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    int kind = mods.takeOne({".load", ".store", ".mma"});
+    if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m16n16k16"))
+      unsupported(in, "wmma needs .sync.aligned and the .m16n16k16 shape");
+    std::vector<uint32_t> list;
+    auto regs8 = [&](const Operand& o, bool isDst, Type t) {
+      auto r = vectorElems(o);
+      if (r.size() != 8) invalid(o.loc, "this wmma fragment has 8 registers");
+      for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+    };
+    if (kind == 2) {  // mma
+      int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
+      auto ts = mods.takeTypes();
+      if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
+      Type in16;
+      if (ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32)
+        in16 = Type::F16;
+      else if (ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 && ts[2] == Type::BF16 &&
+               ts[3] == Type::F32)
+        in16 = Type::BF16;
+      else
+        unsupported(in, "wmma.mma supports f32 accumulators with f16 or bf16 inputs");
+      nopsCheck(in, 4);
+      regs8(in.ops[0], true, Type::F32);
+      regs8(in.ops[1], false, Type::B32);
+      regs8(in.ops[2], false, Type::B32);
+      regs8(in.ops[3], false, Type::F32);
+      x.mode = 2;
+      x.mode2 = static_cast<uint8_t>(in16 == Type::F16 ? MmaType::F16 : MmaType::BF16);
+      x.cls = InstClass::FpMad;
+    } else {
+      const bool store = kind == 1;
+      int which = store ? (mods.take(".d") ? 3 : -1) : mods.takeOne({".a", ".b", ".c"});
+      int layout = mods.takeOne({".row", ".col"});
+      int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+      auto ts = mods.takeTypes();
+      if (which < 0 || layout < 0 || ts.size() != 1) invalid(in.loc, "malformed wmma load/store");
+      const Type t = ts[0];
+      const bool accum = which >= 2;
+      if (accum ? t != Type::F32 : (t != Type::F16 && t != Type::BF16))
+        unsupported(in, "wmma fragments: A and B f16/bf16, C and D f32");
+      if (in.ops.size() != 2 && in.ops.size() != 3)
+        invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
+      const Operand& frag = store ? in.ops[1] : in.ops[0];
+      regs8(frag, !store, Type::B32);
+      Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+      list.push_back(ad.base);
+      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info) : constSlot(16));
+      x.imm = ad.offset;
+      x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
+      if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
+          ad.symbolSpace != x.space)
+        invalid(in.loc, "wmma address is in a different state space");
+      x.mode = store ? 1 : 0;
+      x.mode2 =
+          t == Type::F32 ? 15 : static_cast<uint8_t>(t == Type::F16 ? MmaType::F16 : MmaType::BF16);
+      x.flags = layout == 1 ? 1 : 0;
+      x.bytes = 16;
+      x.cls = store ? InstClass::Store : InstClass::Load;
+    }
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.fn = wmma();
   }
 
   void nopsCheck(const Instruction& in, size_t n) const {

@@ -134,6 +134,7 @@ enum class MmaShape : uint8_t { M16N8K8Half, M16N8K16Half, M16N8K8Tf32, M16N8K16
 enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8 };
 Handler mma();
 Handler matrixLoadStore();  // ldmatrix / stmatrix
+Handler wmma();             // wmma.load / wmma.store / wmma.mma .m16n16k16
 
 enum class ReduxOp : uint8_t { Add, Min, Max, And, Or, Xor };
 Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes

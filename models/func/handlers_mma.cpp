@@ -202,9 +202,85 @@ void matrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
 }
 
+// wmma .m16n16k16: the PTX ISA leaves the fragment layout unspecified, so gpusc chooses one:
+// thread l holds the logical elements 8l..8l+7 of the 16x16 matrix (row-major order of its
+// (row, column)), in A and B fragments (eight f16x2/bf16x2 registers) twice, in C and D
+// fragments (eight f32 registers) once. Programs see fragments only through wmma.load,
+// wmma.mma and wmma.store (and element-wise operations), so any consistent layout is correct.
+//
+// Operand list: the 8 fragment registers, then the address register and the stride (load and
+// store; stride in elements). mode: 0 load, 1 store, 2 mma; mode2: element type (MmaType, or
+// 15 for f32); flags: 1 column-major (load/store), for mma 1 A column-major, 2 B column-major.
+void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (mask != kFullMask)
+    c.fault(__builtin_ctz(mask | 0x80000000u), "wmma needs all 32 threads of the warp");
+  const auto& ops = c.L->prog->operandLists[in.aux];
+  const bool isF32 = in.mode2 == 15;
+  const MmaType et = static_cast<MmaType>(in.mode2 & 0xf);
+  if (in.mode == 2) {  // mma: D = A * B + C
+    double A[16][16], B[16][16], C[16][16];
+    for (int l = 0; l < kWarpSize; ++l)
+      for (int j = 0; j < 8; ++j) {
+        const int e = 8 * l + j, r = e / 16, col = e % 16;
+        uint32_t a = uint32_t(slot(c, ops[8 + j / 2])[l]),
+                 b = uint32_t(slot(c, ops[16 + j / 2])[l]);
+        A[r][col] = element(et, a, j % 2);
+        B[r][col] = element(et, b, j % 2);
+        uint64_t cv = slot(c, ops[24 + j])[l];
+        C[r][col] = get<float>(&cv, 0);
+      }
+    uint32_t out[8][kWarpSize];
+    for (int l = 0; l < kWarpSize; ++l)
+      for (int j = 0; j < 8; ++j) {
+        const int e = 8 * l + j, r = e / 16, col = e % 16;
+        double sum = C[r][col];
+        for (int x = 0; x < 16; ++x) sum += A[r][x] * B[x][col];
+        float f = static_cast<float>(sum);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        out[j][l] = f != f ? 0x7fffffffu : b;
+      }
+    for (int j = 0; j < 8; ++j) {
+      uint64_t* d = slot(c, ops[j]);
+      for (int l = 0; l < kWarpSize; ++l) d[l] = out[j][l];
+    }
+    return;
+  }
+  const bool store = in.mode == 1, colMajor = in.flags & 1;
+  const unsigned esize = isF32 ? 4 : 2;
+  const uint64_t base = slot(c, ops[8])[0] + static_cast<uint64_t>(in.imm);
+  const uint64_t stride = uint32_t(slot(c, ops[9])[0]);
+  if (c.rec) c.rec->mask = 0;
+  uint32_t regs[8][kWarpSize] = {};
+  for (int l = 0; l < kWarpSize; ++l)
+    for (int j = 0; j < 8; ++j) {
+      const int e = 8 * l + j, r = e / 16, col = e % 16;
+      const uint64_t idx = colMajor ? uint64_t(col) * stride + r : uint64_t(r) * stride + col;
+      uint8_t* p =
+          memoryPointer(c, in.space, base + idx * esize, esize, l, store, j == 0 ? c.rec : nullptr);
+      if (store) {
+        uint32_t v = uint32_t(slot(c, ops[j])[l]);
+        std::memcpy(p, &v, 4);
+      } else if (isF32) {
+        std::memcpy(&regs[j][l], p, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        regs[j / 2][l] |= uint32_t(h) << (16 * (j % 2));
+        regs[4 + j / 2][l] |= uint32_t(h) << (16 * (j % 2));  // the duplicate half
+      }
+    }
+  if (store) return;
+  for (int j = 0; j < 8; ++j) {
+    uint64_t* d = slot(c, ops[j]);
+    for (int l = 0; l < kWarpSize; ++l) d[l] = regs[j][l];
+  }
+}
+
 }  // namespace
 
 Handler mma() { return &mmaHandler; }
 Handler matrixLoadStore() { return &matrixHandler; }
+Handler wmma() { return &wmmaHandler; }
 
 }  // namespace gpusc::func::handlers

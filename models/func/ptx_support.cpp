@@ -124,6 +124,10 @@ std::vector<PtxOpcodeInfo> buildTable() {
       // ---- warp ----
       {"Warp", "mma", ".sync .aligned .m16n8k8 .m16n8k16 .m16n8k32 .row .col .satfinite .tf32",
        ".f16 .bf16 .s8 .u8 .f32 .s32"},
+      {"Warp", "wmma",
+       ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .global .shared "
+       ".shared::cta",
+       ".f16 .bf16 .f32"},
       {"Warp", "ldmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "stmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "shfl", ".sync .up .down .bfly .idx", ".b32"},
