@@ -896,6 +896,24 @@ TEST(HalfPrecision, AtomicAddMinMaxOnPairs) {
       [](uint16_t a, uint16_t b) { return refMinMax(kF16, a, b, false, false, false); }, 54);
 }
 
+TEST(AddressSpaces, IsspacepClassifiesGenericAddresses) {
+  // A global pointer (the input row), and generic addresses made from a shared and a local
+  // variable: each belongs to exactly one space.
+  auto out = eval1(
+      "{\n.shared .b32 sv;\n.local .b32 lv;\n.reg .b64 %g<3>;\nmov.u64 %g0, %addr;\n"
+      "mov.u64 %g1, sv;\ncvta.shared.u64 %g1, %g1;\nmov.u64 %g2, lv;\ncvta.local.u64 %g2, %g2;\n"
+      "isspacep.global %p1, %g0; isspacep.shared %p2, %g0; selp.u32 %r1, 1, 0, %p1; "
+      "selp.u32 %r2, 2, 0, %p2;\n"
+      "isspacep.shared %p1, %g1; isspacep.global %p2, %g1; selp.u32 %r3, 4, 0, %p1; "
+      "selp.u32 %r4, 8, 0, %p2;\n"
+      "isspacep.local %p1, %g2; isspacep.shared::cta %p2, %g2; selp.u32 %r5, 16, 0, %p1; "
+      "selp.u32 %r6, 32, 0, %p2;\n"
+      "or.b32 %o32, %r1, %r2; or.b32 %o32, %o32, %r3; or.b32 %o32, %o32, %r4; "
+      "or.b32 %o32, %o32, %r5; or.b32 %o32, %o32, %r6;\n}",
+      0);
+  EXPECT_EQ(out.o32, 1u | 4u | 16u);
+}
+
 // ---- cp.async ----------------------------------------------------------------------------------
 
 TEST(AsyncCopy, CpAsyncCopiesAndZeroFills) {

@@ -114,6 +114,11 @@ bool isIntType(Type t) {
   }
 }
 
+// Generic-address window bases of .global .shared .local .const .param .shared::cta (global
+// addresses are generic addresses).
+constexpr uint64_t kSpaceWindow[] = {
+    0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
+
 bool isHalfType(Type t) {
   return t == Type::F16 || t == Type::F16x2 || t == Type::BF16 || t == Type::BF16x2;
 }
@@ -1114,14 +1119,23 @@ class Decoder {
       Type t = oneType();
       if (sp < 0) invalid(in.loc, "cvta needs a state space");
       set2(t);
-      static const uint64_t base[] = {
-          0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
       if (sp == 0) {
         x.fn = intUnary(IntUn::Mov, Type::U64);  // global addresses are generic addresses
       } else {
         x.fn = cvta(!to, MemSpace::Generic);
-        x.imm = static_cast<int64_t>(base[sp]);
+        x.imm = static_cast<int64_t>(kSpaceWindow[sp]);
       }
+      x.cls = InstClass::IntAdd;
+    } else if (op == "isspacep") {
+      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      if (sp < 0) invalid(in.loc, "isspacep needs a state space");
+      nops(2);
+      x.dst[0] = predDst(in.ops[0], info);
+      x.ndst = 1;
+      x.src[0] = src(in.ops[1], Type::U64, in, info);
+      x.nsrc = 1;
+      x.imm = static_cast<int64_t>(kSpaceWindow[sp]);
+      x.fn = isspacep();
       x.cls = InstClass::IntAdd;
     }
     // ---- memory ----

@@ -155,6 +155,7 @@ Handler movPack(unsigned parts, unsigned partBytes);    // mov.b64 d, {a,b}
 Handler movUnpack(unsigned parts, unsigned partBytes);  // mov.b64 {a,b}, s
 Handler movSReg(ptx::SReg s);                           // dynamic special registers
 Handler cvta(bool toGeneric, MemSpace space);           // imm holds the window base
+Handler isspacep();                                     // imm: the space's window base (0: global)
 Handler predLogic();                                    // mode: 0 and, 1 or, 2 xor, 3 not, 4 mov
 Handler predConst();                                    // mode 4: set, 5: clear
 Handler nop();

@@ -547,6 +547,18 @@ void cvtaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) { d[l] = ToGeneric ? a[l] + base : a[l] - base; });
 }
 
+// isspacep: imm is the window base of the space (0 for global: below every window).
+void isspacepHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t base = static_cast<uint64_t>(in.imm);
+  uint32_t r = 0;
+  forEachLane(mask, [&](int l) {
+    bool inside = base == 0 ? a[l] < kWindowBase : (a[l] >= base && a[l] - base < kWindowSize);
+    r |= uint32_t(inside) << l;
+  });
+  writePred(c, in.dst[0], mask, r);
+}
+
 void predLogicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint32_t a = readPred(c, in.src[0], in.predSrcNeg & 1);
   uint32_t r = 0;
@@ -791,6 +803,7 @@ Handler movSReg(ptx::SReg) { return &movSRegHandler; }
 Handler cvta(bool toGeneric, MemSpace) {
   return toGeneric ? &cvtaHandler<true> : &cvtaHandler<false>;
 }
+Handler isspacep() { return &isspacepHandler; }
 Handler predLogic() { return &predLogicHandler; }
 Handler predConst() { return &predConstHandler; }
 Handler nop() { return &nopHandler; }

@@ -97,6 +97,7 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Convert, move", "cvta", ".to .global .shared .shared::cta .local .const .param",
        ".u32 .u64"},
+      {"Convert, move", "isspacep", ".global .shared .shared::cta .local .const .param", ""},
       // ---- memory ----
       {"Memory", "ld",
        ".global .shared .shared::cta .local .const .param .param::func "
