@@ -216,20 +216,19 @@ TEST(DecodeErrors, UnsupportedModifier) {
 
 TEST(DecodeErrors, ExternalFunctionCall) {
   std::string e = decodeError(R"(
-.extern .func (.param .b32 rv) vprintf(.param .b64 fmt, .param .b64 args);
+.extern .func (.param .b64 rv) malloc(.param .b64 size);
 .visible .entry k()
 {
   .reg .b32 %r<2>;
   {
   .param .b64 p0;
-  .param .b64 p1;
-  .param .b32 r0;
-  call.uni (r0), vprintf, (p0, p1);
+  .param .b64 r0;
+  call.uni (r0), malloc, (p0);
   }
   ret;
 }
 )");
-  EXPECT_NE(e.find("unsupported PTX at t.ptx:14:3: call.uni (r0), vprintf, (p0, p1); ('vprintf' "
+  EXPECT_NE(e.find("unsupported PTX at t.ptx:13:3: call.uni (r0), malloc, (p0); ('malloc' "
                    "has no body"),
             std::string::npos)
       << e;

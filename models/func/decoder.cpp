@@ -12,6 +12,7 @@
 #include "common/strings.hpp"
 #include "func/cfg.hpp"
 #include "func/handlers.hpp"
+#include "func/ptx_support.hpp"
 #include "ptx/parser.hpp"
 
 namespace gpusc::func {
@@ -73,16 +74,8 @@ class ModList {
   }
   // Cache, scope, ordering and eviction-hint modifiers: no functional effect.
   void takeMemoryHints() {
-    static const std::unordered_set<std::string_view> hints = {
-        ".ca",   ".cg",       ".cs",      ".lu",      ".cv",      ".wb",      ".wt",
-        ".weak", ".volatile", ".relaxed", ".acquire", ".release", ".acq_rel", ".sc",
-        ".mmio", ".cta",      ".cluster", ".gpu",     ".sys"};
-    for (auto& e : mods_) {
-      if (e.used) continue;
-      if (hints.count(e.text) || startsWith(e.text, ".L1::") || startsWith(e.text, ".L2::") ||
-          startsWith(e.text, ".level::"))
-        e.used = true;
-    }
+    for (auto& e : mods_)
+      if (!e.used && isMemoryHint(e.text)) e.used = true;
   }
   bool allUsed() const {
     for (const auto& e : mods_)
@@ -119,6 +112,15 @@ bool isIntType(Type t) {
     default:
       return false;
   }
+}
+
+// Generic-address window bases of .global .shared .local .const .param .shared::cta (global
+// addresses are generic addresses).
+constexpr uint64_t kSpaceWindow[] = {
+    0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
+
+bool isHalfType(Type t) {
+  return t == Type::F16 || t == Type::F16x2 || t == Type::BF16 || t == Type::BF16x2;
 }
 
 // The unsigned type of the same width (for plain copies).
@@ -184,6 +186,10 @@ class Decoder {
       const Function* callee = m_.findFunction(s.instr.callee);
       if (callee == nullptr)
         invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
+      if (callee->isExtern && isVprintf(callee)) {
+        vprintf_ = callee;
+        continue;
+      }
       if (callee->isExtern)
         unsupported(s.instr, "'" + callee->name + "' has no body in this module");
       if (callee->isEntry) invalid(s.instr.loc, "call to kernel entry '" + callee->name + "'");
@@ -191,6 +197,13 @@ class Decoder {
         unsupported(s.instr, "recursive call to '" + callee->name + "'");
       collectFunctions(callee, stack);
     }
+  }
+
+  // Device printf: the CUDA runtime's `vprintf(const char* format, void* args)`.
+  static bool isVprintf(const Function* f) {
+    return f->name == "vprintf" && f->params.size() == 2 && f->returns.size() <= 1 &&
+           f->params[0]->sizeBytes() == 8 && f->params[1]->sizeBytes() == 8 &&
+           (f->returns.empty() || f->returns[0]->sizeBytes() == 4);
   }
 
   uint32_t newSlot() { return nextSlot_++; }
@@ -276,6 +289,10 @@ class Decoder {
     for (size_t i = 1; i < funcs_.size(); ++i) {
       for (const auto& v : funcs_[i]->params) placeCall(v.get());
       for (const auto& v : funcs_[i]->returns) placeCall(v.get());
+    }
+    if (vprintf_) {
+      for (const auto& v : vprintf_->params) placeCall(v.get());
+      for (const auto& v : vprintf_->returns) placeCall(v.get());
     }
     for (const Function* f : funcs_) {
       for (const auto& s : f->body) {
@@ -538,6 +555,16 @@ class Decoder {
   void decode(const Instruction& in, Inst& x, InstInfo& info, size_t fi) {
     ModList mods(in.mods);
     const std::string& op = in.opcode;
+    // The supported-instruction table (func/ptx_support.cpp) is the first gate.
+    const PtxOpcodeInfo* known = findPtxOpcode(op);
+    if (known == nullptr) {
+      if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" ||
+          op == "sured" || op == "suq" || op == "istypep")
+        unsupported(in, "textures and surfaces are not supported");
+      unsupported(in);
+    }
+    for (const auto& m : in.mods)
+      if (!ptxModifierAllowed(*known, m)) unsupported(in);
     auto nops = [&](size_t n) {
       if (in.ops.size() != n)
         invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", op, n, in.ops.size()));
@@ -591,6 +618,12 @@ class Decoder {
       Round r = takeRound();
       uint8_t ff = floatFlags();
       Type t = oneType();
+      if (isHalfType(t)) {
+        if (cc) unsupported(in);
+        decodeHalf(in, x, info, isAdd ? HalfOp::Add : HalfOp::Sub, t, r, false, false, ff);
+        finish();
+        return;
+      }
       set3(t);
       if (ptx::isFloat(t)) {
         x.fn = floatBinary(isAdd ? FBin::Add : FBin::Sub, t, r, ff);
@@ -621,6 +654,12 @@ class Decoder {
       Round r = takeRound();
       uint8_t ff = floatFlags();
       Type t = oneType();
+      if (isHalfType(t)) {
+        if (hl >= 0 || op != "mul") unsupported(in);
+        decodeHalf(in, x, info, HalfOp::Mul, t, r, false, false, ff);
+        finish();
+        return;
+      }
       set3(t);
       if (ptx::isFloat(t)) {
         if (hl >= 0) unsupported(in);
@@ -680,8 +719,15 @@ class Decoder {
       x.cls = InstClass::IntAdd;
     } else if (op == "fma") {
       Round r = takeRound();
+      bool relu = mods.take(".relu");
       uint8_t ff = floatFlags();
       Type t = oneType();
+      if (isHalfType(t)) {
+        decodeHalf(in, x, info, HalfOp::Fma, t, r, false, relu, ff);
+        finish();
+        return;
+      }
+      if (relu) unsupported(in);
       if (r == Round::Default) invalid(in.loc, "fma requires a rounding modifier");
       set4(t, t);
       x.fn = floatFma(t, r, ff);
@@ -711,6 +757,12 @@ class Decoder {
     } else if (op == "abs" || op == "neg") {
       uint8_t ff = floatFlags();
       Type t = oneType();
+      if (isHalfType(t)) {
+        decodeHalf(in, x, info, op == "abs" ? HalfOp::Abs : HalfOp::Neg, t, Round::Default, false,
+                   false, ff);
+        finish();
+        return;
+      }
       set2(t);
       if (ptx::isFloat(t)) {
         x.fn = floatUnary(op == "abs" ? FUn::Abs : FUn::Neg, t, Round::Default, ff);
@@ -722,10 +774,33 @@ class Decoder {
       }
     } else if (op == "min" || op == "max") {
       bool nan = mods.take(".NaN");
+      bool relu = mods.take(".relu");
+      int packed = mods.takeOne({".u16x2", ".s16x2"});
       uint8_t ff = floatFlags();
-      Type t = oneType();
-      set3(t);
       bool isMin = op == "min";
+      if (packed >= 0) {
+        if (!mods.takeTypes().empty() || nan || ff) unsupported(in);
+        set3(Type::B32);
+        x.fn = intMinMax16x2(isMin, packed == 1, relu);
+        x.cls = InstClass::IntMax;
+        finish();
+        return;
+      }
+      Type t = oneType();
+      if (isHalfType(t)) {
+        decodeHalf(in, x, info, isMin ? HalfOp::Min : HalfOp::Max, t, Round::Default, nan, relu,
+                   ff);
+        finish();
+        return;
+      }
+      set3(t);
+      if (relu) {
+        if (t != Type::S32) unsupported(in);
+        x.fn = intMinMax32Relu(isMin);
+        x.cls = InstClass::IntMax;
+        finish();
+        return;
+      }
       if (ptx::isFloat(t)) {
         x.fn = floatBinary(
             nan ? (isMin ? FBin::MinNaN : FBin::MaxNaN) : (isMin ? FBin::Min : FBin::Max), t,
@@ -747,6 +822,12 @@ class Decoder {
       Round r = takeRound();
       uint8_t ff = floatFlags();
       Type t = oneType();
+      if (isHalfType(t)) {
+        if ((op != "ex2" && op != "tanh") || !approx || r != Round::Default) unsupported(in);
+        decodeHalf(in, x, info, op == "ex2" ? HalfOp::Ex2 : HalfOp::Tanh, t, r, false, false, ff);
+        finish();
+        return;
+      }
       set2(t);
       FUn f;
       if (op == "sqrt")
@@ -844,11 +925,68 @@ class Decoder {
       x.fn = bfi(t);
       x.cls = InstClass::IntAdd;
     } else if (op == "prmt") {
+      int mode = mods.takeOne({".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"});
       Type t = oneType();
-      if (!mods.allUsed()) unsupported(in, "prmt modes other than the default");
+      if (t != Type::B32) unsupported(in);
       set4(t, Type::U32);
-      x.fn = intTernary(IntTer::Prmt, t);
+      x.mode = static_cast<uint8_t>(mode + 1);
+      x.fn = prmt(static_cast<PrmtMode>(mode + 1));
       x.cls = InstClass::IntAdd;
+    } else if (op == "bfind") {
+      bool shiftAmount = mods.take(".shiftamt");
+      Type t = oneType();
+      set2(t);
+      x.fn = bfind(t, shiftAmount);
+      x.cls = InstClass::IntAdd;
+    } else if (op == "fns") {
+      Type t = oneType();
+      if (t != Type::B32) unsupported(in);
+      nops(4);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], Type::B32, in, info);
+      x.src[1] = src(in.ops[2], Type::U32, in, info);
+      x.src[2] = src(in.ops[3], Type::S32, in, info);
+      x.ndst = 1;
+      x.nsrc = 3;
+      x.fn = fns();
+      x.cls = InstClass::IntAdd;
+    } else if (op == "szext" || op == "bmsk") {
+      int mode = mods.takeOne({".clamp", ".wrap"});
+      Type t = oneType();
+      if (mode < 0) invalid(in.loc, op + " needs .clamp or .wrap");
+      set3(Type::U32);
+      if (op == "szext") {
+        if (t != Type::U32 && t != Type::S32) unsupported(in);
+        x.fn = szext(mode == 0, t == Type::S32);
+      } else {
+        if (t != Type::B32) unsupported(in);
+        x.fn = bmsk(mode == 0);
+      }
+      x.cls = InstClass::IntAdd;
+    } else if (op == "dp4a" || op == "dp2a") {
+      int hl = op == "dp2a" ? mods.takeOne({".lo", ".hi"}) : 0;
+      auto ts = mods.takeTypes();
+      if (hl < 0) invalid(in.loc, "dp2a needs .lo or .hi");
+      if (ts.size() != 2) invalid(in.loc, op + " needs two types (.atype.btype)");
+      for (Type t : ts)
+        if (t != Type::U32 && t != Type::S32) unsupported(in);
+      bool as = ts[0] == Type::S32, bs = ts[1] == Type::S32;
+      set4(Type::U32, Type::U32);
+      x.fn = op == "dp4a" ? dp4a(as, bs) : dp2a(as, bs, hl == 1);
+      x.cls = InstClass::IntMad;
+    } else if (op == "redux") {
+      if (!mods.take(".sync")) unsupported(in);
+      int rop = mods.takeOne({".add", ".min", ".max", ".and", ".or", ".xor"});
+      Type t = oneType();
+      if (rop < 0) invalid(in.loc, "redux.sync needs an operation");
+      nops(3);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = src(in.ops[2], Type::B32, in, info);  // membermask
+      x.ndst = 1;
+      x.nsrc = 2;
+      x.fn = redux(static_cast<ReduxOp>(rop), t);
+      x.cls = InstClass::Shfl;
     } else if (op == "lop3") {
       Type t = oneType();
       nops(5);
@@ -942,11 +1080,24 @@ class Decoder {
       decodeMov(in, mods, x, info);
     } else if (op == "cvt") {
       int r = mods.takeOne({".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"});
+      bool relu = mods.take(".relu");
+      bool satFinite = mods.take(".satfinite");
       uint8_t ff = floatFlags();
       auto ts = mods.takeTypes();
       if (ts.size() != 2) invalid(in.loc, "cvt needs a destination and a source type");
       Type dt = ts[0], st = ts[1];
       Round rr = roundFrom(r);
+      if (dt == Type::F16x2 || dt == Type::BF16x2) {  // pack two f32 values
+        if (st != Type::F32 || ff || (rr != Round::Rn && rr != Round::Rz)) unsupported(in);
+        set3(st);
+        x.mode2 = static_cast<uint8_t>(rr);
+        x.flags = static_cast<uint8_t>((relu ? kHalfRelu : 0) | (satFinite ? kHalfSatFinite : 0));
+        x.fn = cvtPackPair(dt);
+        x.cls = InstClass::FpAdd;
+        finish();
+        return;
+      }
+      if (relu || satFinite) unsupported(in);
       bool fromF = ptx::isFloat(st), toF = ptx::isFloat(dt);
       if (fromF && !toF && rr != Round::Rni && rr != Round::Rzi && rr != Round::Rmi &&
           rr != Round::Rpi)
@@ -955,8 +1106,6 @@ class Decoder {
         invalid(in.loc, "integer-to-float cvt needs .rn, .rz, .rm or .rp");
       if (fromF && toF && ptx::typeBytes(dt) < ptx::typeBytes(st) && rr == Round::Default)
         invalid(in.loc, "narrowing float cvt needs a rounding modifier");
-      if ((dt == Type::F16 || dt == Type::BF16) && rr != Round::Rn && !(fromF && rr >= Round::Rni))
-        unsupported(in, "f16/bf16 results support only .rn");
       set2(st);
       x.mode2 = static_cast<uint8_t>(rr);
       x.flags = ff;
@@ -970,14 +1119,23 @@ class Decoder {
       Type t = oneType();
       if (sp < 0) invalid(in.loc, "cvta needs a state space");
       set2(t);
-      static const uint64_t base[] = {
-          0, kSharedWindow, kLocalWindow, kConstWindow, kParamWindow, kSharedWindow};
       if (sp == 0) {
         x.fn = intUnary(IntUn::Mov, Type::U64);  // global addresses are generic addresses
       } else {
         x.fn = cvta(!to, MemSpace::Generic);
-        x.imm = static_cast<int64_t>(base[sp]);
+        x.imm = static_cast<int64_t>(kSpaceWindow[sp]);
       }
+      x.cls = InstClass::IntAdd;
+    } else if (op == "isspacep") {
+      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      if (sp < 0) invalid(in.loc, "isspacep needs a state space");
+      nops(2);
+      x.dst[0] = predDst(in.ops[0], info);
+      x.ndst = 1;
+      x.src[0] = src(in.ops[1], Type::U64, in, info);
+      x.nsrc = 1;
+      x.imm = static_cast<int64_t>(kSpaceWindow[sp]);
+      x.fn = isspacep();
       x.cls = InstClass::IntAdd;
     }
     // ---- memory ----
@@ -985,6 +1143,14 @@ class Decoder {
       decodeLoadStore(in, mods, x, info, fi);
     } else if (op == "atom" || op == "red") {
       decodeAtomic(in, mods, x, info);
+    } else if (op == "mma") {
+      decodeMma(in, mods, x, info);
+    } else if (op == "wmma") {
+      decodeWmma(in, mods, x, info);
+    } else if (op == "ldmatrix" || op == "stmatrix") {
+      decodeMatrixLoadStore(in, mods, x, info);
+    } else if (op == "cp") {
+      decodeCpAsync(in, mods, x, info);
     } else if (op == "prefetch" || op == "prefetchu") {
       mods.takeOne({".global", ".local"});
       mods.takeOne({".L1", ".L2"});
@@ -1101,6 +1267,18 @@ class Decoder {
     } else if (op == "call") {
       mods.take(".uni");
       const Function* callee = m_.findFunction(in.callee);
+      if (callee == vprintf_ && vprintf_ != nullptr) {
+        x.fn = handlers::vprintf();
+        x.space = MemSpace::CallParam;
+        x.imm = static_cast<int64_t>(addrOf_.at(callee->params[0].get()));
+        x.aux = static_cast<uint32_t>(addrOf_.at(callee->params[1].get()));
+        x.src[5] = callee->returns.empty()
+                       ? kNoPc
+                       : static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
+        x.cls = InstClass::Nop;
+        finish();
+        return;
+      }
       x.flow = Flow::Call;
       x.cls = InstClass::Call;
       x.aux =
@@ -1123,6 +1301,57 @@ class Decoder {
       unsupported(in);
     }
     finish();
+  }
+
+  // f16/bf16 (and x2) arithmetic. `nan`, `relu` and the float flags were taken by the caller.
+  void decodeHalf(const Instruction& in, Inst& x, InstInfo& info, HalfOp op, Type t, Round r,
+                  bool nan, bool relu, uint8_t ff) {
+    const bool bf = t == Type::BF16 || t == Type::BF16x2;
+    if (r != Round::Default && r != Round::Rn)
+      unsupported(in, "f16/bf16 arithmetic rounds with .rn");
+    if (op == HalfOp::Fma && r == Round::Default)
+      invalid(in.loc, "fma requires a rounding modifier");
+    if (bf && (ff & kFtz) && op != HalfOp::Ex2) unsupported(in);
+    if (bf && (ff & kSat)) unsupported(in);
+    if (relu && op != HalfOp::Fma && op != HalfOp::Min && op != HalfOp::Max) unsupported(in);
+    if ((ff & kSat) && op != HalfOp::Add && op != HalfOp::Sub && op != HalfOp::Mul &&
+        op != HalfOp::Fma)
+      unsupported(in);
+    if (nan) op = op == HalfOp::Min ? HalfOp::MinNaN : HalfOp::MaxNaN;
+    const size_t n =
+        (op == HalfOp::Neg || op == HalfOp::Abs || op == HalfOp::Ex2 || op == HalfOp::Tanh) ? 2
+        : op == HalfOp::Fma                                                                 ? 4
+                                                                                            : 3;
+    if (in.ops.size() != n)
+      invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", in.opcode, n, in.ops.size()));
+    x.dst[0] = dst(in.ops[0], in, info);
+    x.ndst = 1;
+    for (size_t i = 1; i < n; ++i) x.src[i - 1] = src(in.ops[i], t, in, info);
+    x.nsrc = static_cast<uint8_t>(n - 1);
+    x.mode2 = static_cast<uint8_t>(Round::Rn);
+    x.flags = static_cast<uint8_t>(((ff & kFtz) ? kHalfFtz : 0) | ((ff & kSat) ? kHalfSat : 0) |
+                                   (relu ? kHalfRelu : 0));
+    x.fn = halfArith(op, t);
+    switch (op) {
+      case HalfOp::Mul:
+        x.cls = InstClass::FpMul;
+        break;
+      case HalfOp::Fma:
+        x.cls = InstClass::FpMad;
+        break;
+      case HalfOp::Min:
+      case HalfOp::Max:
+      case HalfOp::MinNaN:
+      case HalfOp::MaxNaN:
+        x.cls = InstClass::FpMax;
+        break;
+      case HalfOp::Ex2:
+      case HalfOp::Tanh:
+        x.cls = InstClass::Sfu;
+        break;
+      default:
+        x.cls = InstClass::FpAdd;
+    }
   }
 
   Handler saturatingAddSub(bool isAdd) { return isAdd ? satAddS32() : satSubS32(); }
@@ -1303,6 +1532,243 @@ class Decoder {
     x.cls = InstClass::Atomic;
   }
 
+  // cp.async copies global to shared memory at once; commit and wait groups are then no-ops.
+  void decodeCpAsync(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    if (!mods.take(".async")) unsupported(in);
+    if (mods.take(".commit_group") || mods.take(".wait_all")) {
+      nopsCheck(in, 0);
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    if (mods.take(".wait_group")) {
+      nopsCheck(in, 1);
+      if (in.ops[0].kind != Operand::Kind::Imm)
+        invalid(in.loc, "cp.async.wait_group needs an integer");
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    int cache = mods.takeOne({".ca", ".cg"});
+    int dsp = mods.takeOne({".shared", ".shared::cta"});
+    bool gsp = mods.take(".global");
+    mods.takeMemoryHints();
+    if (cache < 0 || dsp < 0 || !gsp) unsupported(in);
+    if (in.ops.size() != 3 && in.ops.size() != 4)
+      invalid(in.loc, "cp.async takes a destination, a source, a size and an optional source size");
+    const Operand& sz = in.ops[2];
+    if (sz.kind != Operand::Kind::Imm || (sz.imm != 4 && sz.imm != 8 && sz.imm != 16))
+      invalid(sz.loc, "cp.async copies 4, 8 or 16 bytes");
+    if (cache == 1 && sz.imm != 16) invalid(sz.loc, "cp.async.cg copies 16 bytes");
+    Address to = address(in.ops[0], in, info);
+    Address from = address(in.ops[1], in, info);
+    if (to.symbolSpace != MemSpace::None && to.symbolSpace != MemSpace::Shared)
+      invalid(in.ops[0].loc, "cp.async writes shared memory");
+    if (from.symbolSpace != MemSpace::None && from.symbolSpace != MemSpace::Global)
+      invalid(in.ops[1].loc, "cp.async reads global memory");
+    if (from.offset < INT32_MIN || from.offset > INT32_MAX) unsupported(in, "source offset");
+    x.src[0] = to.base;
+    x.imm = to.offset;
+    x.src[1] = from.base;
+    x.aux = static_cast<uint32_t>(static_cast<int32_t>(from.offset));
+    x.src[2] =
+        in.ops.size() == 4 ? src(in.ops[3], Type::U32, in, info) : constSlot(uint64_t(sz.imm));
+    x.nsrc = 3;
+    x.bytes = static_cast<uint8_t>(sz.imm);
+    x.space = MemSpace::Global;
+    x.fn = cpAsync();
+    x.cls = InstClass::Load;
+  }
+
+  // The registers of a { ... } vector operand (or a single register).
+  std::vector<const Operand*> vectorElems(const Operand& o) {
+    std::vector<const Operand*> v;
+    if (o.kind == Operand::Kind::Vector)
+      for (const auto& e : o.elems) v.push_back(&e);
+    else
+      v.push_back(&o);
+    return v;
+  }
+
+  // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c
+  void decodeMma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".row") || !mods.take(".col"))
+      unsupported(in, "mma needs .sync.aligned and the .row.col layout");
+    int shape = mods.takeOne({".m16n8k8", ".m16n8k16", ".m16n8k32"});
+    bool satFinite = mods.take(".satfinite");
+    int tf32 = 0;
+    while (mods.take(".tf32")) ++tf32;
+    std::vector<Type> ts = mods.takeTypes();
+    if (shape < 0) unsupported(in);
+    if (tf32 == 2)
+      ts = {ts.size() == 2 ? ts[0] : Type::None, Type::None, Type::None,
+            ts.size() == 2 ? ts[1] : Type::None};
+    if (ts.size() != 4) invalid(in.loc, "mma needs .dtype.atype.btype.ctype");
+    auto kind = [&](Type t) -> int {
+      switch (t) {
+        case Type::F16:
+          return int(MmaType::F16);
+        case Type::BF16:
+          return int(MmaType::BF16);
+        case Type::S8:
+          return int(MmaType::S8);
+        case Type::U8:
+          return int(MmaType::U8);
+        case Type::None:
+          return tf32 == 2 ? int(MmaType::TF32) : -1;
+        default:
+          return -1;
+      }
+    };
+    const int at = kind(ts[1]), bt = kind(ts[2]);
+    if (at < 0 || bt < 0) unsupported(in);
+    const bool isInt = at >= int(MmaType::S8);
+    if (isInt != (bt >= int(MmaType::S8)) || (!isInt && at != bt)) unsupported(in);
+    const Type acc = isInt ? Type::S32 : Type::F32;
+    if (ts[0] != acc || ts[3] != acc) unsupported(in, "accumulators must be .f32 (or .s32)");
+    if (satFinite && !isInt) unsupported(in);
+    MmaShape ms;
+    if (isInt) {
+      if (shape == 0) unsupported(in);
+      ms = shape == 1 ? MmaShape::M16N8K16Int : MmaShape::M16N8K32Int;
+    } else if (at == int(MmaType::TF32)) {
+      if (shape != 0) unsupported(in);
+      ms = MmaShape::M16N8K8Tf32;
+    } else {
+      if (shape == 2) unsupported(in);
+      ms = shape == 0 ? MmaShape::M16N8K8Half : MmaShape::M16N8K16Half;
+    }
+    const int k = shape == 0 ? 8 : shape == 1 ? 16 : 32;
+    const int perReg = at == int(MmaType::TF32) ? 1 : isInt ? 4 : 2;
+    const size_t ra = size_t(16 * k / 32 / perReg), rb = size_t(8 * k / 32 / perReg);
+    nopsCheck(in, 4);
+    auto d = vectorElems(in.ops[0]), a = vectorElems(in.ops[1]), b = vectorElems(in.ops[2]),
+         cc = vectorElems(in.ops[3]);
+    if (d.size() != 4 || a.size() != ra || b.size() != rb || cc.size() != 4)
+      invalid(in.loc,
+              fmt::format("this mma takes {{4}}, {{{}}}, {{{}}} and {{4}} registers", ra, rb));
+    std::vector<uint32_t> list;
+    for (const Operand* o : d) list.push_back(dst(*o, in, info));
+    for (const Operand* o : a) list.push_back(src(*o, Type::B32, in, info));
+    for (const Operand* o : b) list.push_back(src(*o, Type::B32, in, info));
+    for (const Operand* o : cc) list.push_back(src(*o, acc, in, info));
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.mode = static_cast<uint8_t>(ms);
+    x.mode2 = static_cast<uint8_t>(at | (bt << 4));
+    x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0));
+    x.fn = mma();
+    x.cls = isInt ? InstClass::IntMad : InstClass::FpMad;
+  }
+
+  // ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16 {r..}, [addr] (stmatrix: [addr], {r..})
+  void decodeMatrixLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const bool store = in.opcode == "stmatrix";
+    if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m8n8")) unsupported(in);
+    int num = mods.takeOne({".x1", ".x2", ".x4"});
+    bool trans = mods.take(".trans");
+    int sp = mods.takeOne({".shared", ".shared::cta"});
+    Type t = [&] {
+      auto ts = mods.takeTypes();
+      return ts.size() == 1 ? ts[0] : Type::None;
+    }();
+    if (num < 0 || t != Type::B16) unsupported(in);
+    const size_t n = num == 0 ? 1 : num == 1 ? 2 : 4;
+    nopsCheck(in, 2);
+    const Operand& regs = store ? in.ops[1] : in.ops[0];
+    auto r = vectorElems(regs);
+    if (r.size() != n)
+      invalid(regs.loc, fmt::format("ldmatrix/stmatrix .x{} needs {} registers", n, n));
+    Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+    std::vector<uint32_t> list;
+    for (const Operand* o : r)
+      list.push_back(store ? src(*o, Type::B32, in, info) : dst(*o, in, info));
+    list.push_back(ad.base);
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.imm = ad.offset;
+    x.space = sp >= 0 ? MemSpace::Shared : MemSpace::Generic;
+    if (ad.symbolSpace != MemSpace::None && ad.symbolSpace != MemSpace::Shared)
+      invalid(in.loc, in.opcode + " addresses shared memory");
+    x.mode = static_cast<uint8_t>(n);
+    x.flags = static_cast<uint8_t>((trans ? 1 : 0) | (store ? 2 : 0));
+    x.bytes = 16;
+    x.fn = matrixLoadStore();
+    x.cls = store ? InstClass::Store : InstClass::Load;
+  }
+
+  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma, shape .m16n16k16, f16 or bf16 inputs and f32
+  // accumulators (the fragment layout is gpusc's own; see handlers_mma.cpp).
+  void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    int kind = mods.takeOne({".load", ".store", ".mma"});
+    if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m16n16k16"))
+      unsupported(in, "wmma needs .sync.aligned and the .m16n16k16 shape");
+    std::vector<uint32_t> list;
+    auto regs8 = [&](const Operand& o, bool isDst, Type t) {
+      auto r = vectorElems(o);
+      if (r.size() != 8) invalid(o.loc, "this wmma fragment has 8 registers");
+      for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+    };
+    if (kind == 2) {  // mma
+      int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
+      auto ts = mods.takeTypes();
+      if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
+      Type in16;
+      if (ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32)
+        in16 = Type::F16;
+      else if (ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 && ts[2] == Type::BF16 &&
+               ts[3] == Type::F32)
+        in16 = Type::BF16;
+      else
+        unsupported(in, "wmma.mma supports f32 accumulators with f16 or bf16 inputs");
+      nopsCheck(in, 4);
+      regs8(in.ops[0], true, Type::F32);
+      regs8(in.ops[1], false, Type::B32);
+      regs8(in.ops[2], false, Type::B32);
+      regs8(in.ops[3], false, Type::F32);
+      x.mode = 2;
+      x.mode2 = static_cast<uint8_t>(in16 == Type::F16 ? MmaType::F16 : MmaType::BF16);
+      x.cls = InstClass::FpMad;
+    } else {
+      const bool store = kind == 1;
+      int which = store ? (mods.take(".d") ? 3 : -1) : mods.takeOne({".a", ".b", ".c"});
+      int layout = mods.takeOne({".row", ".col"});
+      int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+      auto ts = mods.takeTypes();
+      if (which < 0 || layout < 0 || ts.size() != 1) invalid(in.loc, "malformed wmma load/store");
+      const Type t = ts[0];
+      const bool accum = which >= 2;
+      if (accum ? t != Type::F32 : (t != Type::F16 && t != Type::BF16))
+        unsupported(in, "wmma fragments: A and B f16/bf16, C and D f32");
+      if (in.ops.size() != 2 && in.ops.size() != 3)
+        invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
+      const Operand& frag = store ? in.ops[1] : in.ops[0];
+      regs8(frag, !store, Type::B32);
+      Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+      list.push_back(ad.base);
+      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info) : constSlot(16));
+      x.imm = ad.offset;
+      x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
+      if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
+          ad.symbolSpace != x.space)
+        invalid(in.loc, "wmma address is in a different state space");
+      x.mode = store ? 1 : 0;
+      x.mode2 =
+          t == Type::F32 ? 15 : static_cast<uint8_t>(t == Type::F16 ? MmaType::F16 : MmaType::BF16);
+      x.flags = layout == 1 ? 1 : 0;
+      x.bytes = 16;
+      x.cls = store ? InstClass::Store : InstClass::Load;
+    }
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.fn = wmma();
+  }
+
+  void nopsCheck(const Instruction& in, size_t n) const {
+    if (in.ops.size() != n)
+      invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", in.opcode, n, in.ops.size()));
+  }
+
   void decodeBarrier(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     mods.take(".cta");
     mods.take(".aligned");
@@ -1401,6 +1867,7 @@ class Decoder {
   std::vector<uint8_t> regWidth_;  // 32-bit units per register slot
   uint32_t nextSlot_ = 0;
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
+  const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
 };
 
 }  // namespace

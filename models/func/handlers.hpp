@@ -109,6 +109,36 @@ Handler bfi(Type t);
 Handler lop3();
 Handler shf(bool left, bool wrap);
 
+// prmt selector modes (mode of the instruction).
+enum class PrmtMode : uint8_t { Default, F4e, B4e, Rc8, Ecl, Ecr, Rc16 };
+Handler prmt(PrmtMode mode);
+Handler bfind(Type t, bool shiftAmount);  // .u32 .s32 .u64 .s64; d is .u32
+Handler fns();                            // fns.b32 d, mask, base, offset
+Handler szext(bool clamp, bool isSigned);
+Handler bmsk(bool clamp);
+Handler dp4a(bool aSigned, bool bSigned);
+Handler dp2a(bool aSigned, bool bSigned, bool hi);
+// min/max with .relu (s32) and the packed 16x2 forms (with or without .relu).
+Handler intMinMax32Relu(bool isMin);
+Handler intMinMax16x2(bool isMin, bool isSigned, bool relu);
+
+// f16, bf16, f16x2 and bf16x2 arithmetic (mode2: rounding, flags: HalfFlags).
+enum class HalfOp : uint8_t { Add, Sub, Mul, Fma, Min, Max, MinNaN, MaxNaN, Neg, Abs, Ex2, Tanh };
+enum HalfFlags : uint8_t { kHalfFtz = 1, kHalfSat = 2, kHalfRelu = 4, kHalfSatFinite = 8 };
+Handler halfArith(HalfOp op, Type t);
+Handler cvtPackPair(Type dt);  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b
+
+// Warp-collective matrix instructions (models/func/handlers_mma.cpp). Their operands are in
+// Program::operandLists[aux].
+enum class MmaShape : uint8_t { M16N8K8Half, M16N8K16Half, M16N8K8Tf32, M16N8K16Int, M16N8K32Int };
+enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8 };
+Handler mma();
+Handler matrixLoadStore();  // ldmatrix / stmatrix
+Handler wmma();             // wmma.load / wmma.store / wmma.mma .m16n16k16
+
+enum class ReduxOp : uint8_t { Add, Min, Max, And, Or, Xor };
+Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes
+
 Handler floatBinary(FBin op, Type t, Round r, uint8_t flags);
 Handler floatUnary(FUn op, Type t, Round r, uint8_t flags);
 Handler floatFma(Type t, Round r, uint8_t flags);
@@ -125,6 +155,7 @@ Handler movPack(unsigned parts, unsigned partBytes);    // mov.b64 d, {a,b}
 Handler movUnpack(unsigned parts, unsigned partBytes);  // mov.b64 {a,b}, s
 Handler movSReg(ptx::SReg s);                           // dynamic special registers
 Handler cvta(bool toGeneric, MemSpace space);           // imm holds the window base
+Handler isspacep();                                     // imm: the space's window base (0: global)
 Handler predLogic();                                    // mode: 0 and, 1 or, 2 xor, 3 not, 4 mov
 Handler predConst();                                    // mode 4: set, 5: clear
 Handler nop();
@@ -134,6 +165,10 @@ Handler satSubS32();
 Handler load(MemSpace space, unsigned bytes, bool isSigned);
 Handler store(MemSpace space, unsigned bytes);
 Handler atomic(AtomOp op, Type t, bool returnsValue);
+// call vprintf: appends each lane's text to LaunchState::printfLog (imm, aux, src[5]: offsets of
+// the format pointer, the argument-buffer pointer and the return value in the call-param area).
+Handler vprintf();
+Handler cpAsync();  // cp.async.{ca,cg}.shared.global (see handlers_mem.cpp for the operands)
 
 Handler shfl(ShflMode mode);
 Handler vote(VoteMode mode);  // ballot writes a data slot; the others a predicate

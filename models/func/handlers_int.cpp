@@ -3,6 +3,7 @@
 // Semantics follow the PTX ISA. Where it leaves a result unspecified we choose, and document in
 // docs/ptx-support.md: x / 0 gives all ones for unsigned types and -1 (x >= 0) or 1 (x < 0) for
 // signed types, as NVIDIA's division sequence does; x % 0 gives x; MIN / -1 gives MIN.
+#include <algorithm>
 #include <limits>
 
 #include "func/handlers.hpp"
@@ -333,6 +334,213 @@ void shfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
+// ---- prmt modes, bfind, fns, szext, bmsk, dot products, packed min/max ------------------------
+
+template <PrmtMode M>
+void prmtHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* s = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) {
+    uint64_t bytes = (uint64_t(get<uint32_t>(b, l)) << 32) | get<uint32_t>(a, l);
+    uint32_t sel = get<uint32_t>(s, l) & 3u;
+    uint32_t idx[4];
+    for (uint32_t i = 0; i < 4; ++i) {
+      if constexpr (M == PrmtMode::F4e)
+        idx[i] = (sel + i) & 7u;
+      else if constexpr (M == PrmtMode::B4e)
+        idx[i] = (sel - i) & 7u;
+      else if constexpr (M == PrmtMode::Rc8)
+        idx[i] = sel;
+      else if constexpr (M == PrmtMode::Ecl)
+        idx[i] = std::max(i, sel);
+      else if constexpr (M == PrmtMode::Ecr)
+        idx[i] = std::min(i, sel);
+      else
+        idx[i] = 2 * (sel & 1u) + (i & 1u);  // Rc16
+    }
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < 4; ++i) r |= uint32_t((bytes >> (8 * idx[i])) & 0xffu) << (8 * i);
+    put<uint32_t>(d, l, r);
+  });
+}
+
+template <class T, bool ShiftAmount>
+void bfindHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  forEachLane(mask, [&](int l) {
+    U<T> x = U<T>(get<T>(a, l));
+    if constexpr (std::is_signed_v<T>) {
+      if (get<T>(a, l) < 0) x = U<T>(~x);  // most significant non-sign bit
+    }
+    uint32_t r = 0xffffffffu;
+    if (x != 0) {
+      uint32_t msb = 63u - static_cast<uint32_t>(__builtin_clzll(uint64_t(x)));
+      r = ShiftAmount ? (kBits<T> - 1) - msb : msb;
+    }
+    put<uint32_t>(d, l, r);
+  });
+}
+
+void fnsHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* m = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* o = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) {
+    uint32_t bits = get<uint32_t>(m, l);
+    int32_t base = static_cast<int32_t>(get<uint32_t>(b, l) & 31u);  // base > 31 is undefined
+    int32_t off = get<int32_t>(o, l);
+    uint32_t r = 0xffffffffu;
+    if (off == 0) {
+      if ((bits >> base) & 1u) r = static_cast<uint32_t>(base);
+    } else {
+      int64_t count = (off > 0 ? int64_t(off) : -int64_t(off)) - 1;
+      int step = off > 0 ? 1 : -1;
+      for (int32_t pos = base; pos >= 0 && pos < 32; pos += step) {
+        if (((bits >> pos) & 1u) == 0) continue;
+        if (count-- == 0) {
+          r = static_cast<uint32_t>(pos);
+          break;
+        }
+      }
+    }
+    put<uint32_t>(d, l, r);
+  });
+}
+
+template <bool Clamp, bool Signed>
+void szextHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  forEachLane(mask, [&](int l) {
+    uint32_t x = get<uint32_t>(a, l), n = get<uint32_t>(b, l);
+    uint32_t n1 = n & 31u;
+    bool tooLarge = Clamp && n >= 32;
+    uint32_t hi = tooLarge ? 0u : (~0u << n1);  // the bits above the field
+    bool sign = Signed && n1 != 0 && !tooLarge && ((x >> (n1 - 1)) & 1u);
+    put<uint32_t>(d, l, (x & ~hi) | (sign ? hi : 0u));
+  });
+}
+
+template <bool Clamp>
+void bmskHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  forEachLane(mask, [&](int l) {
+    uint32_t pos = get<uint32_t>(a, l), width = get<uint32_t>(b, l);
+    uint32_t p1 = pos & 31u, w1 = width & 31u, sum = p1 + w1;
+    uint32_t low = ~0u << p1;  // bits at and above the start
+    bool overflow = sum >= 32;
+    if (Clamp && pos >= 32) {
+      low = 0;
+      overflow = true;
+    }
+    if (Clamp && width >= 32) overflow = true;
+    uint32_t above = overflow ? 0u : w1 == 0 ? ~0u : (~0u << sum);  // bits past the field
+    put<uint32_t>(d, l, low & ~above);
+  });
+}
+
+template <bool ASigned>
+inline int64_t lanePart(uint32_t v, unsigned i, unsigned width) {
+  uint32_t part = (v >> (i * width)) & ((1u << width) - 1u);
+  if (ASigned && (part >> (width - 1))) return int64_t(part) - (int64_t(1) << width);
+  return part;
+}
+
+template <bool ASigned, bool BSigned>
+void dp4aHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* e = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) {
+    uint32_t x = get<uint32_t>(a, l), y = get<uint32_t>(b, l);
+    int64_t s = 0;
+    for (unsigned i = 0; i < 4; ++i) s += lanePart<ASigned>(x, i, 8) * lanePart<BSigned>(y, i, 8);
+    put<uint32_t>(d, l, get<uint32_t>(e, l) + static_cast<uint32_t>(s));
+  });
+}
+
+template <bool ASigned, bool BSigned, bool Hi>
+void dp2aHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* e = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) {
+    uint32_t x = get<uint32_t>(a, l), y = get<uint32_t>(b, l);
+    const unsigned base = Hi ? 2 : 0;
+    int64_t s = lanePart<ASigned>(x, 0, 16) * lanePart<BSigned>(y, base, 8) +
+                lanePart<ASigned>(x, 1, 16) * lanePart<BSigned>(y, base + 1, 8);
+    put<uint32_t>(d, l, get<uint32_t>(e, l) + static_cast<uint32_t>(s));
+  });
+}
+
+template <bool IsMin>
+void minMaxReluHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  forEachLane(mask, [&](int l) {
+    int32_t x = get<int32_t>(a, l), y = get<int32_t>(b, l);
+    int32_t r = IsMin ? std::min(x, y) : std::max(x, y);
+    put<int32_t>(d, l, std::max(r, 0));
+  });
+}
+
+template <bool IsMin, bool Signed, bool Relu>
+void minMax16x2Handler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  using H = std::conditional_t<Signed, int16_t, uint16_t>;
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  forEachLane(mask, [&](int l) {
+    uint32_t x = get<uint32_t>(a, l), y = get<uint32_t>(b, l), r = 0;
+    for (unsigned i = 0; i < 2; ++i) {
+      H p = static_cast<H>(x >> (16 * i)), q = static_cast<H>(y >> (16 * i));
+      H v = IsMin ? std::min(p, q) : std::max(p, q);
+      if (Relu && v < 0) v = 0;
+      r |= uint32_t(static_cast<uint16_t>(v)) << (16 * i);
+    }
+    put<uint32_t>(d, l, r);
+  });
+}
+
+template <ReduxOp Op, class T>
+void reduxHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  if (mask == 0) return;
+  T acc = get<T>(a, __builtin_ctz(mask));
+  bool first = true;
+  forEachLane(mask, [&](int l) {
+    if (first) {
+      first = false;
+      return;
+    }
+    T v = get<T>(a, l);
+    if constexpr (Op == ReduxOp::Add)
+      acc = static_cast<T>(uint32_t(acc) + uint32_t(v));
+    else if constexpr (Op == ReduxOp::Min)
+      acc = std::min(acc, v);
+    else if constexpr (Op == ReduxOp::Max)
+      acc = std::max(acc, v);
+    else if constexpr (Op == ReduxOp::And)
+      acc &= v;
+    else if constexpr (Op == ReduxOp::Or)
+      acc |= v;
+    else
+      acc ^= v;
+  });
+  forEachLane(mask, [&](int l) { put<T>(d, l, acc); });
+}
+
 // ---- type dispatch -----------------------------------------------------------------------------
 
 template <template <class> class H>
@@ -506,6 +714,107 @@ Handler lop3() { return &lop3Handler; }
 Handler shf(bool left, bool wrap) {
   if (left) return wrap ? &shfHandler<true, true> : &shfHandler<true, false>;
   return wrap ? &shfHandler<false, true> : &shfHandler<false, false>;
+}
+
+}  // namespace gpusc::func::handlers
+
+namespace gpusc::func::handlers {
+
+Handler prmt(PrmtMode mode) {
+  switch (mode) {
+    case PrmtMode::Default:
+      return intTernary(IntTer::Prmt, Type::B32);
+    case PrmtMode::F4e:
+      return &prmtHandler<PrmtMode::F4e>;
+    case PrmtMode::B4e:
+      return &prmtHandler<PrmtMode::B4e>;
+    case PrmtMode::Rc8:
+      return &prmtHandler<PrmtMode::Rc8>;
+    case PrmtMode::Ecl:
+      return &prmtHandler<PrmtMode::Ecl>;
+    case PrmtMode::Ecr:
+      return &prmtHandler<PrmtMode::Ecr>;
+    case PrmtMode::Rc16:
+      return &prmtHandler<PrmtMode::Rc16>;
+  }
+  return nullptr;
+}
+
+Handler bfind(Type t, bool shiftAmount) {
+  switch (t) {
+    case Type::U32:
+      return shiftAmount ? &bfindHandler<uint32_t, true> : &bfindHandler<uint32_t, false>;
+    case Type::S32:
+      return shiftAmount ? &bfindHandler<int32_t, true> : &bfindHandler<int32_t, false>;
+    case Type::U64:
+      return shiftAmount ? &bfindHandler<uint64_t, true> : &bfindHandler<uint64_t, false>;
+    case Type::S64:
+      return shiftAmount ? &bfindHandler<int64_t, true> : &bfindHandler<int64_t, false>;
+    default:
+      return nullptr;
+  }
+}
+
+Handler fns() { return &fnsHandler; }
+
+Handler szext(bool clamp, bool isSigned) {
+  if (clamp) return isSigned ? &szextHandler<true, true> : &szextHandler<true, false>;
+  return isSigned ? &szextHandler<false, true> : &szextHandler<false, false>;
+}
+
+Handler bmsk(bool clamp) { return clamp ? &bmskHandler<true> : &bmskHandler<false>; }
+
+Handler dp4a(bool aSigned, bool bSigned) {
+  if (aSigned) return bSigned ? &dp4aHandler<true, true> : &dp4aHandler<true, false>;
+  return bSigned ? &dp4aHandler<false, true> : &dp4aHandler<false, false>;
+}
+
+Handler dp2a(bool aSigned, bool bSigned, bool hi) {
+  if (hi) {
+    if (aSigned) return bSigned ? &dp2aHandler<true, true, true> : &dp2aHandler<true, false, true>;
+    return bSigned ? &dp2aHandler<false, true, true> : &dp2aHandler<false, false, true>;
+  }
+  if (aSigned) return bSigned ? &dp2aHandler<true, true, false> : &dp2aHandler<true, false, false>;
+  return bSigned ? &dp2aHandler<false, true, false> : &dp2aHandler<false, false, false>;
+}
+
+Handler intMinMax32Relu(bool isMin) {
+  return isMin ? &minMaxReluHandler<true> : &minMaxReluHandler<false>;
+}
+
+Handler intMinMax16x2(bool isMin, bool isSigned, bool relu) {
+  if (!isSigned) {
+    if (relu) return nullptr;
+    return isMin ? &minMax16x2Handler<true, false, false> : &minMax16x2Handler<false, false, false>;
+  }
+  if (relu)
+    return isMin ? &minMax16x2Handler<true, true, true> : &minMax16x2Handler<false, true, true>;
+  return isMin ? &minMax16x2Handler<true, true, false> : &minMax16x2Handler<false, true, false>;
+}
+
+Handler redux(ReduxOp op, Type t) {
+  const bool s = t == Type::S32;
+  switch (op) {
+    case ReduxOp::Add:
+      return t == Type::B32 ? nullptr
+             : s            ? &reduxHandler<ReduxOp::Add, int32_t>
+                            : &reduxHandler<ReduxOp::Add, uint32_t>;
+    case ReduxOp::Min:
+      return t == Type::B32 ? nullptr
+             : s            ? &reduxHandler<ReduxOp::Min, int32_t>
+                            : &reduxHandler<ReduxOp::Min, uint32_t>;
+    case ReduxOp::Max:
+      return t == Type::B32 ? nullptr
+             : s            ? &reduxHandler<ReduxOp::Max, int32_t>
+                            : &reduxHandler<ReduxOp::Max, uint32_t>;
+    case ReduxOp::And:
+      return t == Type::B32 ? &reduxHandler<ReduxOp::And, uint32_t> : nullptr;
+    case ReduxOp::Or:
+      return t == Type::B32 ? &reduxHandler<ReduxOp::Or, uint32_t> : nullptr;
+    case ReduxOp::Xor:
+      return t == Type::B32 ? &reduxHandler<ReduxOp::Xor, uint32_t> : nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace gpusc::func::handlers

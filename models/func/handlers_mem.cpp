@@ -1,5 +1,14 @@
 // Loads, stores and atomics on every state space, with generic-address resolution and the
 // faults a GPU would raise (misaligned access, address outside every allocation or window).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "func/handlers.hpp"
@@ -140,7 +149,7 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 }
 
 template <class T>
-inline T atomicApply(AtomOp op, T old, T b, T cnew) {
+inline T atomicApplyScalar(AtomOp op, T old, T b, T cnew) {
   switch (op) {
     case AtomOp::Add:
       return static_cast<T>(old + b);
@@ -174,6 +183,48 @@ inline T atomicApply(AtomOp op, T old, T b, T cnew) {
   return old;
 }
 
+// f16/bf16 atomics (scalar and packed pairs): add, min, max, each element rounded to nearest
+// even (.noftz: subnormals are kept). Float arithmetic then one rounding is exact here, since a
+// float has more than twice the precision of either format.
+template <bool Bf, unsigned N>
+struct HalfAtom {
+  std::conditional_t<N == 1, uint16_t, uint32_t> bits;
+  static float value(uint16_t h) { return Bf ? bhalfToFloat(h) : halfToFloat(h); }
+  static uint16_t round(float f) { return Bf ? floatToBhalf(f) : floatToHalf(f); }
+  static bool isNaN(uint16_t h) { return std::isnan(value(h)); }
+  static uint16_t apply1(AtomOp op, uint16_t a, uint16_t b) {
+    if (op == AtomOp::Add) return round(value(a) + value(b));
+    if (isNaN(a)) return b;
+    if (isNaN(b)) return a;
+    bool less = value(a) < value(b) || (value(a) == value(b) && (a & 0x8000u));
+    return (op == AtomOp::Min) == less ? a : b;
+  }
+  HalfAtom apply(AtomOp op, HalfAtom b) const {
+    HalfAtom r{0};
+    for (unsigned i = 0; i < N; ++i)
+      r.bits |= static_cast<decltype(bits)>(
+          uint32_t(apply1(op, uint16_t(bits >> (16 * i)), uint16_t(b.bits >> (16 * i))))
+          << (16 * i));
+    return r;
+  }
+  bool operator==(const HalfAtom& o) const { return bits == o.bits; }
+};
+template <class T>
+struct IsHalfAtom : std::false_type {};
+template <bool Bf, unsigned N>
+struct IsHalfAtom<HalfAtom<Bf, N>> : std::true_type {};
+
+template <class T>
+inline T atomicApply(AtomOp op, T old, T b, T cnew) {
+  if constexpr (IsHalfAtom<T>::value) {
+    if (op == AtomOp::Exch) return b;
+    if (op == AtomOp::Cas) return old == b ? cnew : old;
+    return old.apply(op, b);
+  } else {
+    return atomicApplyScalar(op, old, b, cnew);
+  }
+}
+
 template <class T, AtomOp Op, bool Ret>
 void atomicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* base = slot(c, in.src[0]);
@@ -188,7 +239,7 @@ void atomicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     Resolved r = resolve(c, space, addr, sizeof(T), l, true);
     T old;
     std::memcpy(&old, r.ptr, sizeof(T));
-    T nv = atomicApply<T>(Op, old, get<T>(b, l), Op == AtomOp::Cas ? get<T>(e, l) : T(0));
+    T nv = atomicApply<T>(Op, old, get<T>(b, l), Op == AtomOp::Cas ? get<T>(e, l) : T{});
     std::memcpy(r.ptr, &nv, sizeof(T));
     typename Raw<T>::type raw;
     std::memcpy(&raw, &old, sizeof(T));
@@ -199,6 +250,165 @@ void atomicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     uint64_t* d = slot(c, in.dst[0]);
     forEachLane(mask, [&](int l) { d[l] = olds[l]; });
   }
+}
+
+// ---- cp.async -----------------------------------------------------------------------------------
+
+// cp.async.{ca,cg}.shared.global [dst], [src], cp-size, src-size: src[0]/imm is the shared
+// destination, src[1]/aux (a signed offset) the global source, src[2] the number of source bytes
+// (the rest of the cp-size bytes are zero-filled), bytes the cp-size. The copy completes at once,
+// so commit and wait groups have nothing to wait for; the timing model sees a global load.
+void cpAsyncHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* dbase = slot(c, in.src[0]);
+  const uint64_t* sbase = slot(c, in.src[1]);
+  const uint64_t* srcSize = slot(c, in.src[2]);
+  const unsigned size = in.bytes;
+  if (c.rec) c.rec->mask = 0;
+  forEachLane(mask, [&](int l) {
+    uint64_t from = sbase[l] + static_cast<uint64_t>(int64_t(int32_t(in.aux)));
+    uint64_t to = dbase[l] + static_cast<uint64_t>(in.imm);
+    uint8_t buf[16] = {};
+    const uint64_t n = std::min<uint64_t>(srcSize[l] & 0xffffffffu, size);
+    if (n > 0) {
+      Resolved r = resolve(c, MemSpace::Global, from, size, l, false);
+      std::memcpy(buf, r.ptr, n);
+      if (c.rec) record(c, in, l, r.addr, r.space, false, false);
+    }
+    Resolved w = resolve(c, MemSpace::Shared, to, size, l, true);
+    std::memcpy(w.ptr, buf, size);
+  });
+}
+
+// ---- device printf (vprintf) --------------------------------------------------------------------
+
+template <class T>
+T readAt(ExecCtx& c, uint64_t addr, int l) {
+  Resolved r = resolve(c, MemSpace::Generic, addr, sizeof(T), l, false);
+  T v;
+  std::memcpy(&v, r.ptr, sizeof(T));
+  return v;
+}
+
+std::string readCString(ExecCtx& c, uint64_t addr, int l) {
+  std::string s;
+  for (;;) {
+    char ch = static_cast<char>(*resolve(c, MemSpace::Generic, addr++, 1, l, false).ptr);
+    if (ch == 0) return s;
+    s += ch;
+    if (s.size() > 65536) c.fault(l, "printf string is longer than 64 KB");
+  }
+}
+
+// Formats one lane's printf: `fmtAddr` is the generic address of the format string, `args` of
+// the argument buffer (each argument aligned to its size, floats promoted to double, as the CUDA
+// ABI packs them). Returns the text and the number of arguments.
+std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t args, int l) {
+  const std::string f = readCString(c, fmtAddr, l);
+  std::string out;
+  int count = 0;
+  uint64_t off = 0;
+  auto next = [&](unsigned bytes) {
+    off = (off + bytes - 1) / bytes * bytes;
+    uint64_t a = args + off;
+    off += bytes;
+    ++count;
+    return a;
+  };
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%') {
+      out += f[i];
+      continue;
+    }
+    size_t j = i + 1;
+    if (j < f.size() && f[j] == '%') {
+      out += '%';
+      i = j;
+      continue;
+    }
+    std::string spec = "%";
+    while (j < f.size() && std::strchr("-+ #0", f[j])) spec += f[j++];
+    while (j < f.size() && (std::isdigit(static_cast<unsigned char>(f[j])) || f[j] == '.'))
+      spec += f[j++];
+    int longs = 0;
+    while (j < f.size() && std::strchr("hlLzjt", f[j])) {
+      if (f[j] == 'l' || f[j] == 'z' || f[j] == 'j' || f[j] == 't' || f[j] == 'L') ++longs;
+      ++j;
+    }
+    if (j >= f.size()) {
+      out += spec;
+      break;
+    }
+    const char conv = f[j];
+    i = j;
+    char buf[512];
+    switch (conv) {
+      case 'd':
+      case 'i':
+        if (longs)
+          std::snprintf(buf, sizeof buf, (spec + "lld").c_str(),
+                        static_cast<long long>(readAt<int64_t>(c, next(8), l)));
+        else
+          std::snprintf(buf, sizeof buf, (spec + "d").c_str(), readAt<int32_t>(c, next(4), l));
+        break;
+      case 'u':
+      case 'x':
+      case 'X':
+      case 'o':
+        if (longs)
+          std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(),
+                        static_cast<unsigned long long>(readAt<uint64_t>(c, next(8), l)));
+        else
+          std::snprintf(buf, sizeof buf, (spec + conv).c_str(), readAt<uint32_t>(c, next(4), l));
+        break;
+      case 'c':
+        std::snprintf(buf, sizeof buf, (spec + "c").c_str(), readAt<int32_t>(c, next(4), l));
+        break;
+      case 'f':
+      case 'F':
+      case 'e':
+      case 'E':
+      case 'g':
+      case 'G':
+      case 'a':
+      case 'A':
+        std::snprintf(buf, sizeof buf, (spec + conv).c_str(), readAt<double>(c, next(8), l));
+        break;
+      case 'p':
+        std::snprintf(buf, sizeof buf, "0x%llx",
+                      static_cast<unsigned long long>(readAt<uint64_t>(c, next(8), l)));
+        break;
+      case 's': {
+        std::string str = readCString(c, readAt<uint64_t>(c, next(8), l), l);
+        out += str;
+        continue;
+      }
+      default:  // not a conversion printf knows: copied as written
+        out += spec + conv;
+        continue;
+    }
+    out += buf;
+  }
+  return {out, count};
+}
+
+// imm: call-parameter offset of the format pointer, aux: of the argument-buffer pointer,
+// src[5]: of the return value (kNoPc: none). Lanes print in lane order.
+void vprintfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  forEachLane(mask, [&](int l) {
+    auto param = [&](uint64_t off) {
+      Resolved r = resolve(c, MemSpace::CallParam, off, 8, l, false);
+      uint64_t v;
+      std::memcpy(&v, r.ptr, 8);
+      return v;
+    };
+    auto [text, count] = formatPrintf(c, param(static_cast<uint64_t>(in.imm)), param(in.aux), l);
+    if (c.L->printfLog) *c.L->printfLog += text;
+    if (in.src[5] != kNoPc) {
+      Resolved r = resolve(c, MemSpace::CallParam, in.src[5], 4, l, true);
+      int32_t n = count;
+      std::memcpy(r.ptr, &n, 4);
+    }
+  });
 }
 
 template <MemSpace S>
@@ -308,6 +518,10 @@ Handler store(MemSpace space, unsigned bytes) {
   }
 }
 
+Handler vprintf() { return &vprintfHandler; }
+
+Handler cpAsync() { return &cpAsyncHandler; }
+
 Handler atomic(AtomOp op, Type t, bool ret) {
   switch (t) {
     case Type::U32:
@@ -324,9 +538,41 @@ Handler atomic(AtomOp op, Type t, bool ret) {
       return ret ? atomicFor<float, true>(op) : atomicFor<float, false>(op);
     case Type::F64:
       return ret ? atomicFor<double, true>(op) : atomicFor<double, false>(op);
+    case Type::F16:
+      return ret ? atomicFor<HalfAtom<false, 1>, true>(op)
+                 : atomicFor<HalfAtom<false, 1>, false>(op);
+    case Type::F16x2:
+      return ret ? atomicFor<HalfAtom<false, 2>, true>(op)
+                 : atomicFor<HalfAtom<false, 2>, false>(op);
+    case Type::BF16:
+      return ret ? atomicFor<HalfAtom<true, 1>, true>(op) : atomicFor<HalfAtom<true, 1>, false>(op);
+    case Type::BF16x2:
+      return ret ? atomicFor<HalfAtom<true, 2>, true>(op) : atomicFor<HalfAtom<true, 2>, false>(op);
     default:
       return nullptr;
   }
 }
 
 }  // namespace gpusc::func::handlers
+
+namespace gpusc::func {
+
+uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l, bool write,
+                       MemRecord* rec) {
+  auto r = handlers::resolve(c, space, addr, bytes, l, write);
+  if (rec) {
+    if (rec->mask == 0) {
+      rec->space = r.space;
+      rec->bytes = static_cast<uint8_t>(bytes);
+      rec->write = write;
+      rec->atomic = false;
+    } else if (rec->space != r.space) {
+      rec->space = MemSpace::Generic;
+    }
+    rec->mask |= 1u << l;
+    rec->addr[l] = r.addr;
+  }
+  return r.ptr;
+}
+
+}  // namespace gpusc::func

@@ -144,31 +144,55 @@ inline bool compare(Cmp op, T a, T b) {
   }
 }
 
+// Operand values for comparisons; 16-bit floats compare as the floats they convert to exactly.
+template <class T>
+struct CmpOperand {
+  using type = T;
+  static T load(const uint64_t* s, int l) { return get<T>(s, l); }
+};
+template <>
+struct CmpOperand<Half> {
+  using type = float;
+  static float load(const uint64_t* s, int l) { return halfToFloat(get<uint16_t>(s, l)); }
+};
+template <>
+struct CmpOperand<BHalf> {
+  using type = float;
+  static float load(const uint64_t* s, int l) { return bhalfToFloat(get<uint16_t>(s, l)); }
+};
+
 template <class T>
 uint32_t compareMask(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* a = slot(c, in.src[0]);
   const uint64_t* b = slot(c, in.src[1]);
   const Cmp op = static_cast<Cmp>(in.mode);
   uint32_t r = 0;
-  // Hoist the operator out of the lane loop for the common cases.
-  switch (op) {
+  if constexpr (!std::is_same_v<typename CmpOperand<T>::type, T>) {
+    forEachLane(mask, [&](int l) {
+      r |= uint32_t(compare(op, CmpOperand<T>::load(a, l), CmpOperand<T>::load(b, l))) << l;
+    });
+    return r;
+  } else {
+    // Hoist the operator out of the lane loop for the common cases.
+    switch (op) {
 #define GPUSC_CMP_CASE(OP)                                                                         \
   case Cmp::OP:                                                                                    \
     forEachLane(mask,                                                                              \
                 [&](int l) { r |= uint32_t(compare(Cmp::OP, get<T>(a, l), get<T>(b, l))) << l; }); \
     break;
-    GPUSC_CMP_CASE(Eq)
-    GPUSC_CMP_CASE(Ne)
-    GPUSC_CMP_CASE(Lt)
-    GPUSC_CMP_CASE(Le)
-    GPUSC_CMP_CASE(Gt)
-    GPUSC_CMP_CASE(Ge)
+      GPUSC_CMP_CASE(Eq)
+      GPUSC_CMP_CASE(Ne)
+      GPUSC_CMP_CASE(Lt)
+      GPUSC_CMP_CASE(Le)
+      GPUSC_CMP_CASE(Gt)
+      GPUSC_CMP_CASE(Ge)
 #undef GPUSC_CMP_CASE
-    default:
-      forEachLane(mask,
-                  [&](int l) { r |= uint32_t(compare(op, get<T>(a, l), get<T>(b, l))) << l; });
+      default:
+        forEachLane(mask,
+                    [&](int l) { r |= uint32_t(compare(op, get<T>(a, l), get<T>(b, l))) << l; });
+    }
+    return r;
   }
-  return r;
 }
 
 inline uint32_t combine(BoolOp op, uint32_t x, uint32_t y) {
@@ -184,10 +208,8 @@ inline uint32_t combine(BoolOp op, uint32_t x, uint32_t y) {
   }
 }
 
-template <class T>
-void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
-  uint32_t r = compareMask<T>(c, in, mask);
-  uint32_t p = r, q = ~r;
+// setp's results: p and q, each combined with the predicate operand c when there is one.
+inline void writeSetp(ExecCtx& c, const Inst& in, uint32_t mask, uint32_t p, uint32_t q) {
   BoolOp op = static_cast<BoolOp>(in.mode2);
   if (op != BoolOp::None) {
     uint32_t cp = readPred(c, in.src[2], in.predSrcNeg & 4);
@@ -196,6 +218,30 @@ void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
   writePred(c, in.dst[0], mask, p);
   if (in.ndst == 2) writePred(c, in.dst[1], mask, q);
+}
+
+template <class T>
+void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t r = compareMask<T>(c, in, mask);
+  writeSetp(c, in, mask, r, ~r);
+}
+
+// setp on f16x2/bf16x2: p holds the comparison of the lower halves, q of the upper halves.
+template <bool Bf>
+void setpPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const Cmp op = static_cast<Cmp>(in.mode);
+  auto value = [](uint64_t v, unsigned half) {
+    uint16_t h = static_cast<uint16_t>(v >> (16 * half));
+    return Bf ? bhalfToFloat(h) : halfToFloat(h);
+  };
+  uint32_t lo = 0, hi = 0;
+  forEachLane(mask, [&](int l) {
+    lo |= uint32_t(compare(op, value(a[l], 0), value(b[l], 0))) << l;
+    hi |= uint32_t(compare(op, value(a[l], 1), value(b[l], 1))) << l;
+  });
+  writeSetp(c, in, mask, lo, hi);
 }
 
 template <class T>
@@ -244,12 +290,40 @@ inline float halfValue(T h) {
     return bhalfToFloat(h.bits);
 }
 
+// Rounds to f16/bf16 in the instruction's rounding mode (the integral roundings .rni etc. have
+// already been applied, and their result is rounded to nearest).
 template <class D>
-inline D fromFloat(float f) {
+inline D fromDouble(double f, Round r) {
+  Round rr = (r == Round::Rz || r == Round::Rm || r == Round::Rp) ? r : Round::Rn;
   if constexpr (std::is_same_v<D, Half>)
-    return Half{floatToHalf(f)};
+    return Half{roundToHalf(f, rr)};
   else
-    return BHalf{floatToBhalf(f)};
+    return BHalf{roundToBhalf(f, rr)};
+}
+
+// An integer as a double, rounded to odd when it has more than 53 significant bits, so that the
+// rounding to a 16-bit format afterwards is the correctly rounded conversion.
+template <class S>
+inline double intToDoubleOdd(S x) {
+  bool neg = false;
+  uint64_t v;
+  if constexpr (std::is_signed_v<S>) {
+    neg = x < 0;
+    v = neg ? uint64_t(0) - uint64_t(int64_t(x)) : uint64_t(x);
+  } else {
+    v = uint64_t(x);
+  }
+  int width = v == 0 ? 0 : 64 - __builtin_clzll(v);
+  double d;
+  if (width <= 53) {
+    d = static_cast<double>(v);
+  } else {
+    int shift = width - 53;
+    uint64_t m = v >> shift;
+    if (v & ((1ull << shift) - 1)) m |= 1u;
+    d = std::ldexp(static_cast<double>(m), shift);
+  }
+  return neg ? -d : d;
 }
 
 template <class F>
@@ -320,8 +394,8 @@ inline D convert(S x, Round r, uint8_t flags) {
     }
   } else if constexpr (!Kind<S>::isFloat && Kind<D>::isFloat) {
     if constexpr (Kind<D>::isHalf) {
-      float f = static_cast<float>(x);
-      return fromFloat<D>(sat ? satFloat(f) : f);
+      double f = intToDoubleOdd(x);
+      return fromDouble<D>(sat ? satFloat(f) : f, r);
     } else {
       D v = static_cast<D>(x);
       return sat ? satFloat(v) : v;
@@ -329,17 +403,22 @@ inline D convert(S x, Round r, uint8_t flags) {
   } else {
     // float -> float
     if constexpr (Kind<S>::isHalf || Kind<D>::isHalf) {
-      float f;
+      double f;
       if constexpr (Kind<S>::isHalf)
         f = halfValue(x);
       else
-        f = static_cast<float>(x);
+        f = static_cast<double>(ftz ? ftzFloat(x) : x);
       f = roundIntegral(f, r);
       if (sat) f = satFloat(f);
-      if constexpr (Kind<D>::isHalf)
-        return fromFloat<D>(f);
-      else
+      if constexpr (Kind<D>::isHalf) {
+        D h = fromDouble<D>(f, r);
+        if constexpr (std::is_same_v<D, Half>) {
+          if (ftz && (h.bits & 0x7c00u) == 0) h.bits &= 0x8000u;
+        }
+        return h;
+      } else {
         return static_cast<D>(f);
+      }
     } else {
       S in = ftz ? ftzFloat(x) : x;
       D v = static_cast<D>(roundIntegral(in, r));
@@ -466,6 +545,18 @@ void cvtaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* a = slot(c, in.src[0]);
   const uint64_t base = static_cast<uint64_t>(in.imm);
   forEachLane(mask, [&](int l) { d[l] = ToGeneric ? a[l] + base : a[l] - base; });
+}
+
+// isspacep: imm is the window base of the space (0 for global: below every window).
+void isspacepHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t base = static_cast<uint64_t>(in.imm);
+  uint32_t r = 0;
+  forEachLane(mask, [&](int l) {
+    bool inside = base == 0 ? a[l] < kWindowBase : (a[l] >= base && a[l] - base < kWindowSize);
+    r |= uint32_t(inside) << l;
+  });
+  writePred(c, in.dst[0], mask, r);
 }
 
 void predLogicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
@@ -624,6 +715,14 @@ Handler setp(Cmp, BoolOp, Type t) {
       return &setpHandler<float>;
     case Type::F64:
       return &setpHandler<double>;
+    case Type::F16:
+      return &setpHandler<Half>;
+    case Type::BF16:
+      return &setpHandler<BHalf>;
+    case Type::F16x2:
+      return &setpPairHandler<false>;
+    case Type::BF16x2:
+      return &setpPairHandler<true>;
     default:
       return nullptr;
   }
@@ -650,6 +749,10 @@ Handler set(Cmp, BoolOp, Type, Type st) {
       return &setHandler<float>;
     case Type::F64:
       return &setHandler<double>;
+    case Type::F16:
+      return &setHandler<Half>;
+    case Type::BF16:
+      return &setHandler<BHalf>;
     default:
       return nullptr;
   }
@@ -700,6 +803,7 @@ Handler movSReg(ptx::SReg) { return &movSRegHandler; }
 Handler cvta(bool toGeneric, MemSpace) {
   return toGeneric ? &cvtaHandler<true> : &cvtaHandler<false>;
 }
+Handler isspacep() { return &isspacepHandler; }
 Handler predLogic() { return &predLogicHandler; }
 Handler predConst() { return &predConstHandler; }
 Handler nop() { return &nopHandler; }

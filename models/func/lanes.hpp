@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "func/handlers.hpp"
 #include "func/state.hpp"
 
 namespace gpusc::func {
@@ -70,5 +71,16 @@ float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);  // round to nearest even
 float bhalfToFloat(uint16_t h);
 uint16_t floatToBhalf(float f);  // round to nearest even
+// Rounds a double to f16 / bf16 in any IEEE rounding mode (Default and Rn: nearest even).
+uint16_t roundToHalf(double x, handlers::Round r);
+uint16_t roundToBhalf(double x, handlers::Round r);
+// The host pointer behind `bytes` at `addr` in `space` for lane `l` (generic addresses resolved);
+// faults (KernelFault) on a misaligned or out-of-range access.
+// With `rec`, the access is also recorded for the timing model (MemRecord of lane l).
+uint8_t* memoryPointer(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l, bool write,
+                       MemRecord* rec = nullptr);
+
+// The round-to-odd value of a result computed with rounding toward zero.
+double roundToOdd(double towardZero, bool inexact);
 
 }  // namespace gpusc::func

@@ -139,6 +139,7 @@ struct Program {
   std::vector<InstInfo> info;                       // parallel to code
   std::vector<FunctionInfo> functions;              // functions[0] is the entry
   std::vector<std::vector<uint32_t>> branchTables;  // brx.idx targets (pcs)
+  std::vector<std::vector<uint32_t>> operandLists;  // slots of mma/ldmatrix operands (Inst::aux)
 
   uint32_t numSlots = 0;     // all data slots
   uint32_t numRegSlots = 0;  // PTX registers: slots [0, numRegSlots)

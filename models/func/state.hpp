@@ -84,7 +84,8 @@ struct LaunchState {
   uint32_t sharedBytes = 0;  // static + dynamic per CTA
   uint32_t warpsPerCta = 0;
   uint32_t smId = 0, numSms = 1;
-  uint64_t clock = 0;  // value read by %clock (functional mode: instructions so far)
+  uint64_t clock = 0;                // value read by %clock (functional mode: instructions so far)
+  std::string* printfLog = nullptr;  // device printf output (vprintf), appended in order
 };
 
 // The context a handler runs in.

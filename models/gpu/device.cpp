@@ -248,6 +248,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   L.sharedBytes = k.program->dynamicSharedOffset + dyn;
   L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
   L.numSms = cfg_.gpu.num_sms;
+  L.printfLog = &printfOutput_;
 
   LaunchRecord rec;
   rec.kernel = k.name;

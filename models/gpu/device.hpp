@@ -176,6 +176,8 @@ class Device {
   gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;
   func::GlobalMemory& memory() { return gmem_; }
+  // Everything the kernels printed with device printf (vprintf), in execution order.
+  const std::string& printfOutput() const { return printfOutput_; }
 
  private:
   void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
@@ -196,6 +198,7 @@ class Device {
   std::optional<StopReason> stopped_;
   std::string stopMessage_;
   std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel
+  std::string printfOutput_;
 };
 
 }  // namespace gpusc

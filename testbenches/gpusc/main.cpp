@@ -1,7 +1,7 @@
 // gpusc: the command-line tool.
 //
 //   gpusc run [--platform P] [--kernel K | --launch SPEC] [--size S] [--set key=value]...
-//   gpusc list platforms | kernels | keys | shaders | shader-keys [--markdown]
+//   gpusc list platforms | kernels | keys | shaders | shader-keys | ptx [--markdown]
 //   gpusc shader compile <shader> [--stage S] [--emit asm|cfg] [--input-motion V] ...
 //   gpusc shader run [--shader NAME | --draw FILE] [--platform P] [--set key=value]...
 //   gpusc bench [--kernel K]... [--size S] [--repeat N] [--json FILE]
@@ -32,6 +32,7 @@
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
 #include "experiment.hpp"
+#include "func/ptx_support.hpp"
 #include "gpu/device.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
@@ -449,6 +450,10 @@ int cmdRun(const RunOptions& o) {
     for (const std::string& f : cli::writeVoltageResults(dev.launches(), outDir)) extra += ", " + f;
     if (vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
   }
+  if (!dev.printfOutput().empty()) {  // device printf
+    writeFile(outDir / "printf.log", dev.printfOutput());
+    extra += ", printf.log";
+  }
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
   writeFile(outDir / "config.yaml", cli::configYaml(config::toYaml(cfg)));
 
@@ -541,9 +546,16 @@ int cmdList(const std::string& what, bool markdown) {
     cli::listShaders();
   } else if (what == "experiments") {
     for (const auto& [name, d] : cli::experimentDescriptions()) fmt::print("{:<16} {}\n", name, d);
+  } else if (what == "ptx") {
+    if (markdown) {
+      fmt::print("{}", func::ptxSupportMarkdown());
+    } else {
+      for (const auto& e : func::ptxOpcodes())
+        fmt::print("{:<12} {:<16} {} {}\n", e.opcode, e.group, e.modifiers, e.types);
+    }
   } else {
-    const std::vector<std::string> known{"platforms", "kernels",     "keys",
-                                         "shaders",   "shader-keys", "experiments"};
+    const std::vector<std::string> known{"platforms",   "kernels",     "keys", "shaders",
+                                         "shader-keys", "experiments", "ptx"};
     throw InputError(
         fmt::format("list {}: expected {}{}", what, join(known, ", "), didYouMean(what, known)));
   }
@@ -705,12 +717,16 @@ int main(int argc, char** argv) {
   std::string listWhat;
   bool markdown = false;
   auto* listCmd = app.add_subcommand(
-      "list", "List built-in platforms, catalog kernels, shader benchmarks or platform keys");
+      "list",
+      "List built-in platforms, catalog kernels, shader benchmarks, platform keys, the seed "
+      "experiments or the supported PTX instructions");
   listCmd
       ->add_option("what", listWhat,
-                   "platforms | kernels | keys | shaders | shader-keys | experiments")
+                   "platforms | kernels | keys | shaders | shader-keys | experiments | ptx")
       ->required();
-  listCmd->add_flag("--markdown", markdown, "Keys as a markdown table (docs/configuration.md)");
+  listCmd->add_flag(
+      "--markdown", markdown,
+      "Keys or PTX instructions as a markdown table (docs/configuration.md, docs/ptx-support.md)");
 
   auto* shaderCmd = app.add_subcommand(
       "shader", "The shader-cluster platform: compile shaders, run a draw on the cluster");

@@ -1,9 +1,13 @@
-# Fails when a generated key table in docs/configuration.md differs from what gpusc prints (test
-# docs.configuration_reference): the GPU platform's keys (`gpusc list keys --markdown`) and the
-# shader cluster's (`gpusc list shader-keys --markdown`). Each table follows its marker line and
-# ends at the first blank line (or the end of the file).
+# Fails when a generated table in a document differs from what gpusc prints. By default (test
+# docs.configuration_reference) the tables of docs/configuration.md: the GPU platform's keys
+# (`gpusc list keys --markdown`) and the shader cluster's (`gpusc list shader-keys --markdown`);
+# with -DWHAT=ptx (test docs.ptx_support_table) the instruction table of docs/ptx-support.md.
+# Each table follows its marker line and ends at the first blank line (or the end of the file).
 file(READ "${DOC}" doc)
-foreach(what keys shader-keys)
+if(NOT DEFINED WHAT)
+  set(WHAT keys shader-keys)
+endif()
+foreach(what ${WHAT})
   execute_process(COMMAND "${EXE}" list ${what} --markdown OUTPUT_VARIABLE want RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "gpusc list ${what} failed")
@@ -24,7 +28,7 @@ foreach(what keys shader-keys)
     string(SUBSTRING "${rest}" 0 ${stop} have)
   endif()
   if(NOT have STREQUAL want)
-    message(FATAL_ERROR "docs/configuration.md is out of date: regenerate its table with\n"
+    message(FATAL_ERROR "${DOC} is out of date: regenerate its table with\n"
                         "  build/gpusc list ${what} --markdown")
   endif()
 endforeach()

@@ -12,7 +12,8 @@ std::string module(const std::string& body) {
   return ".version 9.0\n.target sm_75\n.address_size 64\n\n" + body;
 }
 
-std::vector<Lane> eval(const std::string& body, const std::vector<std::array<uint64_t, 3>>& rows) {
+std::vector<Lane> eval(const std::string& body, const std::vector<std::array<uint64_t, 3>>& rows,
+                       ExecMode mode) {
   const std::string text = module(R"(
 .visible .entry eval(.param .u64 pin, .param .u64 pout, .param .u32 n)
 {
@@ -57,7 +58,7 @@ DONE:
   ret;
 }
 )");
-  Device dev(platform());
+  Device dev(platform(), mode);
   Module& m = dev.loadModule(text, "eval.ptx");
   std::vector<uint64_t> in;
   for (const auto& r : rows) in.insert(in.end(), r.begin(), r.end());

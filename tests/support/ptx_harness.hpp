@@ -33,7 +33,9 @@ struct Lane {
 // same bits as floats in %fa %fb %fc (.f32) and doubles %da %db %dc (.f64). Scratch registers:
 // %r0-%r14 (.b32), %rd0-%rd14 (.b64), %f0-%f15 (.f32), %fd0-%fd15 (.f64), %p0-%p7 (.pred),
 // %h0-%h7 (.b16). The body leaves results in %o, %o32, %fo, %do.
-std::vector<Lane> eval(const std::string& body, const std::vector<std::array<uint64_t, 3>>& rows);
+// `mode` picks the functional engine (default) or the cycle-level timing model.
+std::vector<Lane> eval(const std::string& body, const std::vector<std::array<uint64_t, 3>>& rows,
+                       ExecMode mode = ExecMode::Functional);
 
 // One row.
 Lane eval1(const std::string& body, uint64_t a, uint64_t b = 0, uint64_t c = 0);

@@ -1,0 +1,215 @@
+#include "func/ptx_support.hpp"
+
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "common/strings.hpp"
+
+namespace gpusc::func {
+
+namespace {
+
+constexpr std::string_view kIntTypes = ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64";
+constexpr std::string_view kAllTypes =
+    ".b8 .b16 .b32 .b64 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64";
+
+std::vector<PtxOpcodeInfo> buildTable() {
+  const std::string_view ints = kIntTypes;
+  const std::string_view all = kAllTypes;
+  return {
+      // ---- arithmetic on integers and floating point; integer-only arithmetic ----
+      {"Arithmetic", "add", ".cc .sat .rn .rz .rm .rp .ftz",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Arithmetic", "sub", ".cc .sat .rn .rz .rm .rp .ftz",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Integer", "addc", ".cc", ".u32 .s32 .u64 .s64 .b32 .b64"},
+      {"Integer", "subc", ".cc", ".u32 .s32 .u64 .s64 .b32 .b64"},
+      {"Arithmetic", "mul", ".lo .hi .wide .rn .rz .rm .rp .ftz .sat",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Arithmetic", "mad", ".lo .hi .wide .cc .rn .rz .rm .rp .ftz .sat",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f32 .f64"},
+      {"Integer", "madc", ".lo .hi .cc", ".u32 .s32 .u64 .s64 .b32 .b64"},
+      {"Integer", "mul24", ".lo .hi", ".u32 .s32"},
+      {"Integer", "mad24", ".lo .hi", ".u32 .s32"},
+      {"Integer", "sad", "", ints},
+      {"Arithmetic", "div", ".approx .full .rn .rz .rm .rp .ftz .sat",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f32 .f64"},
+      {"Integer", "rem", "", ints},
+      {"Arithmetic", "abs", ".ftz", ".s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Arithmetic", "neg", ".ftz", ".s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Arithmetic", "min", ".relu .u16x2 .s16x2 .NaN .ftz",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Arithmetic", "max", ".relu .u16x2 .s16x2 .NaN .ftz",
+       ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Integer", "dp4a", "", ".u32 .s32"},
+      {"Integer", "dp2a", ".lo .hi", ".u32 .s32"},
+      // ---- bits ----
+      {"Bits", "and", "", ".pred .b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "or", "", ".pred .b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "xor", "", ".pred .b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "not", "", ".pred .b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "cnot", "", ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "shl", "", ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "shr", "", ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64"},
+      {"Bits", "popc", "", ".b32 .b64"},
+      {"Bits", "clz", "", ".b32 .b64"},
+      {"Bits", "brev", "", ".b32 .b64"},
+      {"Bits", "bfe", "", ".u32 .s32 .u64 .s64"},
+      {"Bits", "bfi", "", ".b32 .b64"},
+      {"Bits", "bfind", ".shiftamt", ".u32 .s32 .u64 .s64"},
+      {"Bits", "fns", "", ".b32"},
+      {"Bits", "szext", ".clamp .wrap", ".u32 .s32"},
+      {"Bits", "bmsk", ".clamp .wrap", ".b32"},
+      {"Bits", "prmt", ".f4e .b4e .rc8 .ecl .ecr .rc16", ".b32"},
+      {"Bits", "lop3", "", ".b32"},
+      {"Bits", "shf", ".l .r .wrap .clamp", ".b32"},
+      // ---- floating point ----
+      {"Floating point", "fma", ".rn .rz .rm .rp .ftz .sat .relu",
+       ".f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Floating point", "copysign", "", ".f32 .f64"},
+      {"Floating point", "sqrt", ".approx .rn .rz .rm .rp .ftz", ".f32 .f64"},
+      {"Floating point", "rcp", ".approx .rn .rz .rm .rp .ftz", ".f32 .f64"},
+      {"Floating point", "rsqrt", ".approx .ftz", ".f32 .f64"},
+      {"Floating point", "lg2", ".approx .ftz", ".f32"},
+      {"Floating point", "sin", ".approx .ftz", ".f32"},
+      {"Floating point", "cos", ".approx .ftz", ".f32"},
+      {"Floating point", "ex2", ".approx .ftz", ".f16 .f16x2 .bf16 .bf16x2 .f32"},
+      {"Floating point", "tanh", ".approx", ".f16 .f16x2 .bf16 .bf16x2 .f32"},
+      {"Floating point", "testp", ".finite .infinite .number .notanumber .normal .subnormal",
+       ".f32 .f64"},
+      // ---- compare and select ----
+      {"Compare, select", "setp",
+       ".eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan .and .or "
+       ".xor .ftz",
+       ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Compare, select", "set",
+       ".eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan .and .or "
+       ".xor .ftz",
+       ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f16 .bf16 .f32 .f64"},
+      {"Compare, select", "selp", "", all},
+      {"Compare, select", "slct", ".ftz", ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64"},
+      // ---- conversion and movement ----
+      {"Convert, move", "mov", "",
+       ".pred .b8 .b16 .b32 .b64 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 "
+       ".f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Convert, move", "cvt", ".rn .rz .rm .rp .rni .rzi .rmi .rpi .ftz .sat .relu .satfinite",
+       ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Convert, move", "cvta", ".to .global .shared .shared::cta .local .const .param",
+       ".u32 .u64"},
+      {"Convert, move", "isspacep", ".global .shared .shared::cta .local .const .param", ""},
+      // ---- memory ----
+      {"Memory", "ld",
+       ".global .shared .shared::cta .local .const .param .param::func "
+       ".param::entry .nc .v2 .v4 hints",
+       all},
+      {"Memory", "ldu", ".global .v2 .v4 hints", all},
+      {"Memory", "st", ".global .shared .shared::cta .local .param .param::func .v2 .v4 hints",
+       all},
+      {"Memory", "atom",
+       ".global .shared .shared::cta .add .min .max .inc .dec .exch .cas .and .or .xor .noftz "
+       "hints",
+       ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Memory", "red",
+       ".global .shared .shared::cta .add .min .max .inc .dec .exch .cas .and .or .xor .noftz "
+       "hints",
+       ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Memory", "cp",
+       ".async .ca .cg .shared .shared::cta .global .commit_group .wait_group "
+       ".wait_all hints",
+       ""},
+      {"Memory", "prefetch", ".global .local .L1 .L2 hints", ""},
+      {"Memory", "prefetchu", ".L1 hints", ""},
+      {"Memory", "membar", ".gl hints", ""},
+      {"Memory", "fence", ".proxy .alias hints", ""},
+      // ---- warp ----
+      {"Warp", "mma", ".sync .aligned .m16n8k8 .m16n8k16 .m16n8k32 .row .col .satfinite .tf32",
+       ".f16 .bf16 .s8 .u8 .f32 .s32"},
+      {"Warp", "wmma",
+       ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .global .shared "
+       ".shared::cta",
+       ".f16 .bf16 .f32"},
+      {"Warp", "ldmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
+      {"Warp", "stmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
+      {"Warp", "shfl", ".sync .up .down .bfly .idx", ".b32"},
+      {"Warp", "vote", ".sync .all .any .uni .ballot", ".pred .b32"},
+      {"Warp", "activemask", "", ".b32"},
+      {"Warp", "match", ".sync .any .all", ".b32 .b64"},
+      {"Warp", "redux", ".sync .add .min .max .and .or .xor", ".u32 .s32 .b32"},
+      // ---- control ----
+      {"Control", "bra", ".uni", ""},
+      {"Control", "brx", ".idx .uni", ""},
+      {"Control", "call", ".uni", ""},
+      {"Control", "ret", ".uni", ""},
+      {"Control", "exit", "", ""},
+      {"Control", "trap", "", ""},
+      {"Control", "brkpt", "", ""},
+      {"Control", "bar", ".cta .aligned .warp .sync .arrive .red .popc .and .or", ".u32 .pred"},
+      {"Control", "barrier", ".cta .aligned .sync .arrive .red .popc .and .or", ".u32 .pred"},
+      {"Control", "nanosleep", "", ".u32"},
+      {"Control", "pmevent", ".mask", ""},
+  };
+}
+
+bool listed(std::string_view list, std::string_view word) {
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t j = list.find(' ', i);
+    if (j == std::string_view::npos) j = list.size();
+    if (list.substr(i, j - i) == word) return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+std::string codeWords(std::string_view list) {
+  std::string out;
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t j = list.find(' ', i);
+    if (j == std::string_view::npos) j = list.size();
+    std::string_view w = list.substr(i, j - i);
+    if (!out.empty()) out += ' ';
+    out += w == "hints" ? std::string("(cache, eviction, ordering and scope hints)")
+                        : "`" + std::string(w) + "`";
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<PtxOpcodeInfo>& ptxOpcodes() {
+  static const std::vector<PtxOpcodeInfo> table = buildTable();
+  return table;
+}
+
+const PtxOpcodeInfo* findPtxOpcode(std::string_view opcode) {
+  for (const auto& e : ptxOpcodes())
+    if (e.opcode == opcode) return &e;
+  return nullptr;
+}
+
+bool isMemoryHint(std::string_view m) {
+  static const std::unordered_set<std::string_view> hints = {
+      ".ca",   ".cg",       ".cs",      ".lu",      ".cv",      ".wb",      ".wt",
+      ".weak", ".volatile", ".relaxed", ".acquire", ".release", ".acq_rel", ".sc",
+      ".mmio", ".cta",      ".cluster", ".gpu",     ".sys"};
+  return hints.count(m) || startsWith(m, ".L1::") || startsWith(m, ".L2::") ||
+         startsWith(m, ".level::");
+}
+
+bool ptxModifierAllowed(const PtxOpcodeInfo& op, std::string_view mod) {
+  if (listed(op.modifiers, mod) || listed(op.types, mod)) return true;
+  return listed(op.modifiers, "hints") && isMemoryHint(mod);
+}
+
+std::string ptxSupportMarkdown() {
+  std::string out = "| Group | Instruction | Modifiers | Types |\n|---|---|---|---|\n";
+  for (const auto& e : ptxOpcodes())
+    out += fmt::format("| {} | `{}` | {} | {} |\n", e.group, e.opcode, codeWords(e.modifiers),
+                       codeWords(e.types));
+  return out;
+}
+
+}  // namespace gpusc::func
