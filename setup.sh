@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
+  clang libclang-rt-14-dev  # ./build.sh sanitize and fuzz: clang with the ASan, UBSan and libFuzzer runtimes
 )
 missing=()
 for p in "${packages[@]}"; do
