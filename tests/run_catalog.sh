@@ -13,10 +13,11 @@ failed=0
 for k in $kernels; do
   for mode in functional timing; do echo "$k $mode"; done
 done | xargs -P "$jobs" -L 1 sh -c '
-  if "$0" run --kernel "$1" --mode "$2" --size tiny --out "$3/$1-$2" >"$3/$1-$2.log" 2>&1; then
-    echo "catalog: $1 $2 ok"
+  exe=$0 out=$1 k=$2 mode=$3
+  if "$exe" run --kernel "$k" --mode "$mode" --size tiny --out "$out/$k-$mode" >"$out/$k-$mode.log" 2>&1; then
+    echo "catalog: $k $mode ok"
   else
-    echo "catalog: $1 $2 FAILED (exit $?):"; tail -20 "$3/$1-$2.log"; exit 1
+    echo "catalog: $k $mode FAILED (exit $?):"; tail -20 "$out/$k-$mode.log"; exit 1
   fi' "$exe" "$out" || failed=1
 echo "catalog: $(echo "$kernels" | wc -w) kernels x 2 modes in $((SECONDS - start)) s"
 exit $failed
