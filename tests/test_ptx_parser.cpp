@@ -284,3 +284,15 @@ TEST(Parser, AnArrayLargerThanTheAddressSpaceIsAnError) {
   EXPECT_EQ(errorOf([] { parse(".global .b32 g[4294967296][4294967296];"); }),
             "t.ptx:5:14: error: array 'g' is larger than the address space");
 }
+
+// Found by the run fuzz target: literals past their range are input errors (a hexadecimal one
+// escaped as std::out_of_range).
+TEST(Lexer, LiteralsPastTheirRangeAreErrors) {
+  EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0x10000000000000000;"); }),
+            "t.ptx:5:18: error: integer literal out of range: 0x10000000000000000");
+  EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0b" + std::string(65, '1') + ";"); }),
+            "t.ptx:5:18: error: integer literal out of range: 0b" + std::string(65, '1'));
+  EXPECT_EQ(errorOf([] { parse(".global .f64 g = 1e999;"); }),
+            "t.ptx:5:18: error: floating-point literal out of range: 1e999");
+  EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0xffffffffffffffff;"); }), "(no error)");
+}
