@@ -10,6 +10,7 @@ seconds=$2
 jobs=${3:-$(nproc)}
 src=$(cd "$(dirname "$0")" && pwd)
 out="$build/fuzz"
+rm -rf "$out/findings"  # inputs of earlier runs: fixed ones live in tests/fuzz/regressions
 mkdir -p "$out/findings" "$out/logs"
 
 run_one() {
