@@ -11,6 +11,7 @@ packages=(
   spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
   python3 python3-jsonschema  # the test that every stats.json follows docs/stats.schema.json
+  clang libclang-rt-14-dev  # ./build.sh sanitize and fuzz: clang with the ASan, UBSan and libFuzzer runtimes
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -253,3 +253,45 @@ TEST(DecodeErrors, MissingEntryListsTheEntries) {
 }
 
 }  // namespace
+
+// Found by the PTX fuzz target: a huge register range took minutes and gigabytes before.
+TEST(Parser, AHugeRegisterRangeIsAnError) {
+  EXPECT_EQ(errorOf([] { parse(".visible .entry k() { .reg .b32 %r<2000000000>; ret; }"); }),
+            "t.ptx:5:36: error: register range %r<2000000000> exceeds the supported 65536 "
+            "registers");
+  EXPECT_EQ(parse(".visible .entry k() { .reg .b32 %r<65536>; ret; }")->functions[0]->locals.size(),
+            65536u);
+}
+
+// Found by the run fuzz target: sizes past the limits are errors, not std::bad_alloc, minutes of
+// allocation or a size that wraps around.
+TEST(Decoder, LocalMemoryPastTheThreadsLimitIsAnError) {
+  EXPECT_EQ(decodeError(".visible .entry k() { .local .b8 x[4000000000]; ret; }"),
+            "t.ptx:5:34: error: local variable 'x' ends past the 512 KiB of local memory a "
+            "thread has");
+  EXPECT_EQ(decodeError(".visible .entry k() { .local .b8 x[524288]; ret; }"), "(no error)");
+  EXPECT_NE(decodeError(".visible .entry k() { .local .b8 x[524288]; .local .b8 y[1]; ret; }"),
+            "(no error)");
+}
+
+TEST(Decoder, SharedMemoryPast4GiBIsAnError) {
+  EXPECT_EQ(decodeError(".visible .entry k() { .shared .b8 s[4294967312]; ret; }"),
+            "t.ptx:5:35: error: shared variable 's' ends past 4 GiB of shared memory");
+}
+
+TEST(Parser, AnArrayLargerThanTheAddressSpaceIsAnError) {
+  EXPECT_EQ(errorOf([] { parse(".global .b32 g[4294967296][4294967296];"); }),
+            "t.ptx:5:14: error: array 'g' is larger than the address space");
+}
+
+// Found by the run fuzz target: literals past their range are input errors (a hexadecimal one
+// escaped as std::out_of_range).
+TEST(Lexer, LiteralsPastTheirRangeAreErrors) {
+  EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0x10000000000000000;"); }),
+            "t.ptx:5:18: error: integer literal out of range: 0x10000000000000000");
+  EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0b" + std::string(65, '1') + ";"); }),
+            "t.ptx:5:18: error: integer literal out of range: 0b" + std::string(65, '1'));
+  EXPECT_EQ(errorOf([] { parse(".global .f64 g = 1e999;"); }),
+            "t.ptx:5:18: error: floating-point literal out of range: 1e999");
+  EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0xffffffffffffffff;"); }), "(no error)");
+}

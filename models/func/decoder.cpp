@@ -242,6 +242,9 @@ class Decoder {
       }
       off = alignUp(off, v->alignment());
       addrOf_[v] = off;
+      if (v->sizeBytes() > UINT32_MAX - off)
+        invalid(v->loc,
+                fmt::format("shared variable '{}' ends past 4 GiB of shared memory", v->name));
       off += v->sizeBytes();
     };
     for (const auto& g : m_.globals)
@@ -261,6 +264,12 @@ class Decoder {
         if (v->space == StateSpace::Local) {
           off = alignUp(off, v->alignment());
           addrOf_[v.get()] = off;
+          // CUDA's limit of local memory per thread (every architecture since Fermi).
+          constexpr uint64_t kMaxLocalBytes = 512 * 1024;
+          if (v->sizeBytes() > kMaxLocalBytes - std::min(off, kMaxLocalBytes))
+            invalid(v->loc, fmt::format("local variable '{}' ends past the 512 KiB of local "
+                                        "memory a thread has",
+                                        v->name));
           off += v->sizeBytes();
         }
     p_->localBytesPerThread = static_cast<uint32_t>(alignUp(off, 8));

@@ -1,6 +1,9 @@
 #include "ptx/lexer.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -116,6 +119,19 @@ class Lexer {
     return any;
   }
 
+  // The digits `txt` in `base`; more than 64 bits is an error naming the literal.
+  uint64_t integer(const Token& t, const std::string& txt, int base) const {
+    try {
+      return std::stoull(txt, nullptr, base);
+    } catch (const std::exception&) {
+      fail(t, std::string("integer literal out of range: ") +
+                  (base == 16  ? "0x"
+                   : base == 2 ? "0b"
+                               : "") +
+                  txt);
+    }
+  }
+
   void number(Token& t) {
     size_t b = i_;
     auto hexDigits = [&](size_t from) {
@@ -148,14 +164,14 @@ class Lexer {
       size_t e = hexDigits(i_ + 2);
       if (e == i_ + 2) fail(t, "hexadecimal literal without digits");
       t.kind = Tok::Int;
-      t.ival = std::stoull(std::string(s_.substr(i_ + 2, e - i_ - 2)), nullptr, 16);
+      t.ival = integer(t, std::string(s_.substr(i_ + 2, e - i_ - 2)), 16);
       i_ = e;
     } else if (s_[i_] == '0' && i_ + 1 < s_.size() && (s_[i_ + 1] == 'b' || s_[i_ + 1] == 'B')) {
       size_t e = i_ + 2;
       while (e < s_.size() && (s_[e] == '0' || s_[e] == '1')) ++e;
       if (e == i_ + 2) fail(t, "binary literal without digits");
       t.kind = Tok::Int;
-      t.ival = std::stoull(std::string(s_.substr(i_ + 2, e - i_ - 2)), nullptr, 2);
+      t.ival = integer(t, std::string(s_.substr(i_ + 2, e - i_ - 2)), 2);
       i_ = e;
     } else {
       size_t e = i_;
@@ -180,16 +196,15 @@ class Lexer {
       if (isFloat) {
         t.kind = Tok::Float;
         t.fbits = 64;
-        t.fval = std::stod(txt);
+        errno = 0;
+        t.fval = std::strtod(txt.c_str(), nullptr);  // underflow gives a denormal or zero
+        if (errno == ERANGE && std::isinf(t.fval))
+          fail(t, "floating-point literal out of range: " + txt);
         std::memcpy(&t.ival, &t.fval, 8);
       } else {
         t.kind = Tok::Int;
         bool octal = txt.size() > 1 && txt[0] == '0';
-        try {
-          t.ival = std::stoull(txt, nullptr, octal ? 8 : 10);
-        } catch (const std::exception&) {
-          fail(t, "integer literal out of range: " + txt);
-        }
+        t.ival = integer(t, txt, octal ? 8 : 10);
       }
       i_ = e;
     }

@@ -343,7 +343,14 @@ class Parser {
       v->loc = locOf(nameTok);
       if (acceptPunct('<')) {
         // %r<60>: registers %r0 .. %r59
+        const Token& countTok = peek();
         uint64_t n = expectInt();
+        // Each register becomes a declaration; far more than any compiler emits is an error,
+        // not a multi-gigabyte allocation.
+        constexpr uint64_t kMaxRegisterRange = 65536;
+        if (n > kMaxRegisterRange)
+          fail(countTok, fmt::format("register range {}<{}> exceeds the supported {} registers",
+                                     name, n, kMaxRegisterRange));
         expectPunct('>');
         for (uint64_t i = 0; i < n; ++i) {
           auto r = std::make_unique<Variable>(*v);
@@ -358,6 +365,13 @@ class Parser {
             v->dims.push_back(expectInt());
           }
           expectPunct(']');
+        }
+        // An array past the 64-bit address space would wrap its size around.
+        uint64_t bytes = v->elementBytes();
+        for (uint64_t d : v->dims) {
+          if (d != 0 && bytes > (uint64_t(1) << 62) / d)
+            fail(nameTok, fmt::format("array '{}' is larger than the address space", name));
+          bytes *= d;
         }
         if (acceptPunct('=')) initializer(*v);
         out.push_back(std::move(v));

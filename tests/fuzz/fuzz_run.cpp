@@ -1,0 +1,99 @@
+// Fuzz target: a whole small run. The input is the body of a kernel that runs in a fixed launch
+// (2 CTAs of 64 threads on gtx480, an input and an output buffer), in functional and then in
+// timing mode. A run ends with its results, an InputError (PTX the decoder rejects, a launch the
+// platform cannot hold) or a KernelFault; anything else is a finding.
+//
+// Bound: the body may not branch backwards. A program whose branches all go forward (calls
+// cannot recurse) ends after at most one pass over its code per warp, so every run is short.
+// Inputs with a backward branch are skipped after decoding.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "fuzz/fuzz_target.hpp"
+#include "gpu/device.hpp"
+
+using namespace gpusc;
+
+namespace {
+
+constexpr uint32_t kCtas = 2, kThreads = 64, kWords = kCtas * kThreads;
+
+// Before the body: %r0 = tid.x, %r1 = in[global thread], %rd0/%rd1 the buffers, %rd4 this
+// thread's output word. After it: out[global thread] = %r1.
+std::string kernel(const std::string& body) {
+  return R"(.version 9.0
+.target sm_75
+.address_size 64
+
+.visible .entry fuzz(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<16>;
+  .reg .f32 %f<8>;
+  .reg .f64 %fd<4>;
+  .reg .pred %p<8>;
+  .reg .b16 %h<4>;
+  .shared .align 16 .b8 sh[1024];
+  ld.param.u64 %rd0, [in];
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mad.lo.u32 %r3, %r2, 64, %r0;
+  mul.wide.u32 %rd2, %r3, 4;
+  add.s64 %rd3, %rd0, %rd2;
+  ld.global.u32 %r1, [%rd3];
+  add.s64 %rd4, %rd1, %rd2;
+)" + body +
+         R"(
+  st.global.u32 [%rd4], %r1;
+  ret;
+}
+)";
+}
+
+bool branchesOnlyForward(const func::Program& p) {
+  for (uint32_t pc = 0; pc < p.code.size(); ++pc) {
+    const func::Inst& in = p.code[pc];
+    if (in.flow == func::Flow::Branch && in.target <= pc) return false;
+    if (in.flow == func::Flow::BranchIndexed)
+      for (uint32_t t : p.branchTables.at(in.aux))
+        if (t <= pc) return false;
+  }
+  return true;
+}
+
+// Runs the kernel; false when the input is rejected (InputError) or it faults.
+bool run(const PlatformConfig& cfg, ExecMode mode, const std::string& text) {
+  Device dev(cfg, mode);
+  try {
+    Module& m = dev.loadModule(text, "fuzz.ptx");
+    const Kernel& k = m.kernel("fuzz");
+    if (!branchesOnlyForward(*k.program)) return false;
+    std::vector<uint32_t> in(kWords);
+    for (uint32_t i = 0; i < kWords; ++i) in[i] = i * 2654435761u;
+    DevPtr din = dev.upload(in);
+    DevPtr dout = dev.malloc(kWords * 4);
+    dev.launch(k, {kCtas}, {kThreads}, 0, KernelArgs().ptr(din).ptr(dout));
+    return true;
+  } catch (const InputError& e) {
+    if (std::getenv("GPUSC_FUZZ_VERBOSE")) std::fprintf(stderr, "input error: %s\n", e.what());
+  } catch (const KernelFault& e) {
+    if (std::getenv("GPUSC_FUZZ_VERBOSE")) std::fprintf(stderr, "kernel fault: %s\n", e.what());
+  }
+  return false;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const PlatformConfig cfg = loadPlatform(kDefaultPlatform);
+  const std::string text = kernel(fuzz::text(data, size));
+  // A kernel that faults in functional mode is not run in timing mode: the timing model's
+  // handling of faults is checked by the CLI tests.
+  if (run(cfg, ExecMode::Functional, text)) run(cfg, ExecMode::Timing, text);
+  return 0;
+}
