@@ -50,13 +50,21 @@ uint64_t commonEdgePeriod(const ClockConfig& c, uint64_t limit) {
 }
 }  // namespace
 
+// What identifies an engine: the configuration and the policies it names. A platform's Policies
+// stay alive as long as an engine built from them (its Gpu holds the configuration), so their
+// address is not reused by another testbench's Policies while that engine exists.
+static std::string engineKey(const PlatformConfig& cfg) {
+  return config::toJson(cfg).dump() +
+         fmt::format(" policies@{}", static_cast<const void*>(cfg.policies.get()));
+}
+
 TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   // One engine at a time. SystemC elaborates a design once per simulation context, so a
   // different configuration gets a new context; the old engine and context are left alive
   // (SystemC objects cannot be destroyed once their context is no longer current, nor during
   // static destruction), which costs the memory of one finished platform per switch.
   static TimingEngine* engine = nullptr;
-  const std::string key = config::toJson(cfg).dump();
+  const std::string key = engineKey(cfg);
   if (engine != nullptr && engine->configKey_ == key) return *engine;
   if (engine != nullptr) {
     sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
@@ -67,7 +75,7 @@ TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
 }
 
 TimingEngine::TimingEngine(const PlatformConfig& cfg)
-    : configKey_(config::toJson(cfg).dump()),
+    : configKey_(engineKey(cfg)),
       commonEdgePeriod_(commonEdgePeriod(cfg.gpu.clocks, kCommonEdgeLimit)) {
   // No SystemC banner on stdout: gpusc prints its own report.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);

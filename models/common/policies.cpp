@@ -1,0 +1,28 @@
+#include "common/policies.hpp"
+
+#include "dram/dram_scheduler.hpp"
+#include "gpu/cta_scheduler.hpp"
+#include "sm/simd_issue_control.hpp"
+#include "sm/warp_scheduler.hpp"
+
+namespace gpusc {
+
+Policies::Policies()
+    : warpSchedulers(sm::warpSchedulingPolicies()),
+      ctaPlacement(gpu::ctaPlacementPolicies()),
+      simdIssue(sm::simdIssuePolicies()),
+      dramSchedulers(dram::dramSchedulingPolicies()) {}
+
+config::RegisteredNames Policies::namesByKey() const {
+  return {{"sm.scheduler", warpSchedulers.names()},
+          {"gpu.cta_placement", ctaPlacement.names()},
+          {"power.simd_issue.policy", simdIssue.names()},
+          {"memory.controller.scheduler", dramSchedulers.names()}};
+}
+
+const Policies& Policies::builtin() {
+  static const Policies p;
+  return p;
+}
+
+}  // namespace gpusc
