@@ -13,8 +13,11 @@
 #include "dram/dram_scheduler.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/device.hpp"
+#include "shader/shader_config.hpp"
+#include "shader/shader_core.hpp"
 #include "sm/simd_issue_control.hpp"
 #include "sm/warp_scheduler.hpp"
+#include "support/tlm_harness.hpp"
 
 namespace gpusc {
 namespace {
@@ -114,6 +117,23 @@ TEST(Policies, RegisteredNamesAreKnownOnlyWhereRegistered) {
                InputError);
   EXPECT_THROW(q.warpSchedulers.add("", "nameless", noFactory), InputError);
   EXPECT_THROW(q.warpSchedulers.add("empty", "no factory", noFactory), InputError);
+}
+
+TEST(Policies, ShaderBufferGatingUsesTheRegisteredPolicy) {
+  std::atomic<uint32_t> made{0};
+  auto p = std::make_shared<Policies>();
+  p->shaderGating.add("counted-immediate", "immediate, counted",
+                      [&made](const shader::ShaderGatingConfig& g) {
+                        ++made;
+                        return Policies::builtin().shaderGating.create("immediate", g);
+                      });
+  const shader::ShaderPlatformConfig cfg =
+      shader::loadShaderPlatform("shader-cluster", {"gating.input=counted-immediate"}, p);
+  test::newSimulation();
+  shader::ShaderCore core("core", cfg);  // its input buffer gates with the registered policy
+  EXPECT_EQ(made.load(), 1u);
+  EXPECT_THROW(shader::loadShaderPlatform("shader-cluster", {"gating.output=counted-immediate"}),
+               InputError);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "dram/dram_scheduler.hpp"
 #include "gpu/cta_scheduler.hpp"
+#include "shader/shader_core.hpp"
 #include "sm/simd_issue_control.hpp"
 #include "sm/warp_scheduler.hpp"
 
@@ -11,13 +12,16 @@ Policies::Policies()
     : warpSchedulers(sm::warpSchedulingPolicies()),
       ctaPlacement(gpu::ctaPlacementPolicies()),
       simdIssue(sm::simdIssuePolicies()),
-      dramSchedulers(dram::dramSchedulingPolicies()) {}
+      dramSchedulers(dram::dramSchedulingPolicies()),
+      shaderGating(shader::gatingPolicies()) {}
 
 config::RegisteredNames Policies::namesByKey() const {
   return {{"sm.scheduler", warpSchedulers.names()},
           {"gpu.cta_placement", ctaPlacement.names()},
           {"power.simd_issue.policy", simdIssue.names()},
-          {"memory.controller.scheduler", dramSchedulers.names()}};
+          {"memory.controller.scheduler", dramSchedulers.names()},
+          {"gating.input", shaderGating.names()},
+          {"gating.output", shaderGating.names()}};
 }
 
 const Policies& Policies::builtin() {

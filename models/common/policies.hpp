@@ -37,6 +37,10 @@ class CtaPlacementPolicy;  // gpu/cta_scheduler.hpp
 namespace dram {
 class DramSchedulingPolicy;  // dram/dram_scheduler.hpp
 }
+namespace shader {
+class GatingPolicy;         // shader/shader_core.hpp
+struct ShaderGatingConfig;  // shader/shader_config.hpp
+}  // namespace shader
 
 class Policies {
  public:
@@ -48,6 +52,9 @@ class Policies {
   Registry<sm::SimdIssuePolicy, const SimdIssueConfig&> simdIssue;        // power.simd_issue.policy
   Registry<dram::DramSchedulingPolicy, const DramConfig&>
       dramSchedulers;  // memory.controller.scheduler
+  // The shader cluster's I/O buffer clock gating (gating.input, gating.output of a shader
+  // platform, shader::loadShaderPlatform(name, sets, policies)).
+  Registry<shader::GatingPolicy, const shader::ShaderGatingConfig&> shaderGating;
 
   // Key path -> every name the key accepts (built-in and registered), for the platform reader.
   config::RegisteredNames namesByKey() const;
@@ -56,8 +63,10 @@ class Policies {
   static const Policies& builtin();
 };
 
-// The policies a model built from `cfg` creates its units' policies from.
-inline const Policies& policiesOf(const PlatformConfig& cfg) {
+// The policies a model built from `cfg` (a PlatformConfig or a shader::ShaderPlatformConfig)
+// creates its units' policies from.
+template <class Config>
+const Policies& policiesOf(const Config& cfg) {
   return cfg.policies ? *cfg.policies : Policies::builtin();
 }
 
