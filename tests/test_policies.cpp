@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/replacement.hpp"
 #include "catalog.hpp"
 #include "common/error.hpp"
 #include "common/policies.hpp"
@@ -117,6 +118,25 @@ TEST(Policies, RegisteredNamesAreKnownOnlyWhereRegistered) {
                InputError);
   EXPECT_THROW(q.warpSchedulers.add("", "nameless", noFactory), InputError);
   EXPECT_THROW(q.warpSchedulers.add("empty", "no factory", noFactory), InputError);
+}
+
+TEST(Policies, EveryCacheUsesTheRegisteredReplacementPolicy) {
+  std::atomic<uint32_t> made{0};
+  auto p = std::make_shared<Policies>();
+  p->replacement.add("counted-lru", "lru, counted",
+                     [&made](uint32_t sets, uint32_t ways, uint64_t seed) {
+                       ++made;
+                       return Policies::builtin().replacement.create("lru", sets, ways, seed);
+                     });
+  const PlatformConfig cfg =
+      loadPlatform("gtx480",
+                   {"gpu.num_sms=2", "sm.icache.replacement=counted-lru",
+                    "sm.const_cache.replacement=counted-lru", "sm.l1d.replacement=counted-lru",
+                    "l2.slice.replacement=counted-lru"},
+                   p);
+  runVecadd(cfg);
+  // Each SM's instruction cache, constant cache and L1D, and every L2 slice.
+  EXPECT_EQ(made.load(), 3 * cfg.gpu.num_sms + cfg.memory.partitions * cfg.l2.slices_per_partition);
 }
 
 TEST(Policies, ShaderBufferGatingUsesTheRegisteredPolicy) {

@@ -1,5 +1,6 @@
 #include "common/policies.hpp"
 
+#include "cache/replacement.hpp"
 #include "dram/dram_scheduler.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "shader/shader_core.hpp"
@@ -13,6 +14,7 @@ Policies::Policies()
       ctaPlacement(gpu::ctaPlacementPolicies()),
       simdIssue(sm::simdIssuePolicies()),
       dramSchedulers(dram::dramSchedulingPolicies()),
+      replacement(cache::replacementPolicies()),
       shaderGating(shader::gatingPolicies()) {}
 
 config::RegisteredNames Policies::namesByKey() const {
@@ -20,6 +22,10 @@ config::RegisteredNames Policies::namesByKey() const {
           {"gpu.cta_placement", ctaPlacement.names()},
           {"power.simd_issue.policy", simdIssue.names()},
           {"memory.controller.scheduler", dramSchedulers.names()},
+          {"sm.icache.replacement", replacement.names()},
+          {"sm.const_cache.replacement", replacement.names()},
+          {"sm.l1d.replacement", replacement.names()},
+          {"l2.slice.replacement", replacement.names()},
           {"gating.input", shaderGating.names()},
           {"gating.output", shaderGating.names()}};
 }

@@ -34,6 +34,9 @@ class SimdIssuePolicy;       // sm/simd_issue_control.hpp
 namespace gpu {
 class CtaPlacementPolicy;  // gpu/cta_scheduler.hpp
 }
+namespace cache {
+class ReplacementPolicy;  // cache/replacement.hpp
+}
 namespace dram {
 class DramSchedulingPolicy;  // dram/dram_scheduler.hpp
 }
@@ -52,6 +55,9 @@ class Policies {
   Registry<sm::SimdIssuePolicy, const SimdIssueConfig&> simdIssue;        // power.simd_issue.policy
   Registry<dram::DramSchedulingPolicy, const DramConfig&>
       dramSchedulers;  // memory.controller.scheduler
+  // The caches' replacement: sm.icache, sm.const_cache, sm.l1d and l2.slice .replacement. A
+  // factory gets (sets, ways, seed).
+  Registry<cache::ReplacementPolicy, uint32_t, uint32_t, uint64_t> replacement;
   // The shader cluster's I/O buffer clock gating (gating.input, gating.output of a shader
   // platform, shader::loadShaderPlatform(name, sets, policies)).
   Registry<shader::GatingPolicy, const shader::ShaderGatingConfig&> shaderGating;

@@ -39,7 +39,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       rf_("register_file", cfg.sm.register_banks),
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id),
-      fetch_("fetch_unit", cfg.sm),
+      fetch_("fetch_unit", cfg.sm, policiesOf(cfg).replacement),
       issuePolicy_(
           policiesOf(cfg).simdIssue.create(cfg.power.simd_issue.policy, cfg.power.simd_issue)),
       adaptiveIssue_(issuePolicy_->adaptive()),
