@@ -51,7 +51,8 @@ ByteMask lineMask(const ByteMask& mask, uint64_t addr, uint32_t len, uint64_t li
   return m;
 }
 
-CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t seed)
+CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t seed,
+                     const ReplacementRegistry& replacement)
     : cfg_(cfg),
       sets_(cfg.sets),
       ways_(cfg.ways),
@@ -59,7 +60,7 @@ CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t se
       banks_(cfg.banks),
       lines_(size_t(cfg.sets) * cfg.ways),
       validBytes_(cfg.write_allocate == "write-validate" ? size_t(cfg.sets) * cfg.ways : 0),
-      replacement_(replacementPolicies().create(cfg.replacement, cfg.sets, cfg.ways, seed)),
+      replacement_(replacement.create(cfg.replacement, cfg.sets, cfg.ways, seed)),
       mshrs_(cfg.mshr_entries, cfg.mshr_max_merge),
       bankFree_(cfg.banks, 0) {
   if (cfg.line_bytes > kMaxLineBytes)

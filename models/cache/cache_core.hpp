@@ -94,8 +94,10 @@ class CacheCore {
   static constexpr uint32_t kNoWay = ~0u;
 
   // `key` names the configuration section in error messages ("sm.l1d"); `seed` seeds the
-  // random replacement policy.
-  CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t seed);
+  // random replacement policy; `replacement`: where cfg.replacement is looked up (a testbench's
+  // Policies, or the built-ins).
+  CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t seed,
+            const ReplacementRegistry& replacement = replacementPolicies());
 
   const CacheConfig& config() const { return cfg_; }
   uint32_t sets() const { return sets_; }

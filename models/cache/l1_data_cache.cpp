@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/policies.hpp"
 
 namespace gpusc::cache {
 
@@ -34,7 +35,7 @@ L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
       writeThrough_(enabled_ && checkWritePolicy(cfg.sm.l1d)),
       hitLatency_(cfg.sm.l1d.hit_latency),
       missQueue_(cfg.sm.l1d.miss_queue),
-      core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId),
+      core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId, policiesOf(cfg).replacement),
       power_(cfg.power.l1d, cfg.sm.l1d, "power.l1d", true),
       down_(cfg.sm.l1d.miss_queue, cfg.sm.l1d.sends_per_cycle),
       pending_(size_t(cfg.sm.l1d.mshr_entries) * cfg.sm.l1d.mshr_max_merge) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/policies.hpp"
 
 namespace gpusc::cache {
 
@@ -45,7 +46,8 @@ L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const Plat
       writeValidate_(cfg.l2.slice.write_allocate == "write-validate"),
       hitLatency_(cfg.l2.slice.hit_latency),
       missQueue_(cfg.l2.slice.miss_queue),
-      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + slice),
+      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + slice,
+            policiesOf(cfg).replacement),
       power_(cfg.power.l2, cfg.l2.slice, "power.l2", false),
       // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.
       down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries,

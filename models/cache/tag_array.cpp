@@ -2,13 +2,13 @@
 
 namespace gpusc::cache {
 
-TagArray::TagArray(const CacheConfig& cfg, uint64_t unit)
+TagArray::TagArray(const CacheConfig& cfg, uint64_t unit, const ReplacementRegistry& replacement)
     : sets_(cfg.sets),
       ways_(cfg.ways),
       lineBytes_(cfg.line_bytes),
       ways_v_(size_t(cfg.sets) * cfg.ways),
-      policy_(replacementPolicies().create(cfg.replacement, cfg.sets, cfg.ways,
-                                           cfg.replacement_seed + unit)) {}
+      policy_(
+          replacement.create(cfg.replacement, cfg.sets, cfg.ways, cfg.replacement_seed + unit)) {}
 
 uint32_t TagArray::find(uint32_t set, uint64_t tag) const {
   const Way* s = &ways_v_[size_t(set) * ways_];

@@ -16,7 +16,9 @@ namespace gpusc::cache {
 class TagArray {
  public:
   // `unit` (the SM number) offsets cfg.replacement_seed, so each SM draws its own sequence.
-  explicit TagArray(const CacheConfig& cfg, uint64_t unit = 0);
+  // `replacement`: where cfg.replacement is looked up (a testbench's Policies, or the built-ins).
+  explicit TagArray(const CacheConfig& cfg, uint64_t unit = 0,
+                    const ReplacementRegistry& replacement = replacementPolicies());
 
   uint64_t lineAddress(uint64_t addr) const { return addr & ~uint64_t(lineBytes_ - 1); }
   uint32_t lineBytes() const { return lineBytes_; }

@@ -1,5 +1,6 @@
 #include "common/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -20,6 +21,16 @@ std::optional<std::string> check(const std::vector<std::string>& v, const OneOf&
   for (const auto& e : v)
     if (auto err = check(e, o)) return err;
   return std::nullopt;
+}
+
+std::optional<std::string> Reader::checkAt(const std::string& path, const std::string& value,
+                                           const OneOf& o) const {
+  auto it = src_.registered.find(path);
+  if (it == src_.registered.end()) return check(value, o);
+  OneOf all = o;
+  for (const auto& n : it->second)
+    if (std::find(all.names.begin(), all.names.end(), n) == all.names.end()) all.names.push_back(n);
+  return check(value, all);
 }
 
 std::string KeyLister::describe(const OneOf& o) { return "one of " + gpusc::join(o.names, ", "); }

@@ -82,9 +82,14 @@ std::optional<std::string> check(const T& v, const PowerOfTwo&) {
 // Overrides from the command line (--set a.b=c): path -> the text the user typed.
 using Overrides = std::map<std::string, std::string>;
 
+// Names a testbench registered beside the built-in policies, per key path ("sm.scheduler"): a
+// OneOf field at that path accepts them too (see common/policies.hpp).
+using RegisteredNames = std::map<std::string, std::vector<std::string>>;
+
 struct Source {
   std::string file;     // file name used in messages
   Overrides overrides;  // applied --set options, for messages
+  RegisteredNames registered;
   std::string where(const std::string& path, const YAML::Mark& mark) const;
 };
 
@@ -157,7 +162,7 @@ class Reader {
       read(path, it->second.value, value);
     }
     std::optional<std::string> err;
-    ((err = err ? err : check(value, checks)), ...);
+    ((err = err ? err : checkAt(path, value, checks)), ...);
     if (err)
       fail(path, it != entries_.end() ? it->second.value.Mark() : YAML::Mark::null_mark(), *err);
   }
@@ -176,6 +181,13 @@ class Reader {
   };
 
   std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  template <class T, class C>
+  std::optional<std::string> checkAt(const std::string&, const T& value, const C& c) const {
+    return check(value, c);
+  }
+  // A policy name: the built-in names, and those registered for this key.
+  std::optional<std::string> checkAt(const std::string& path, const std::string& value,
+                                     const OneOf& o) const;
   [[noreturn]] void fail(const std::string& path, const YAML::Mark& mark,
                          const std::string& msg) const;
 
@@ -343,8 +355,10 @@ class KeyLister {
 // ---- entry points ------------------------------------------------------------------------------
 
 // Loads a whole configuration of type T from YAML text. Throws InputError with file:line.
+// `registered`: policy names a testbench added, accepted by the OneOf field at each key path.
 template <class T>
-T load(const std::string& text, const std::string& fileName, const std::vector<std::string>& sets) {
+T load(const std::string& text, const std::string& fileName, const std::vector<std::string>& sets,
+       const RegisteredNames& registered = {}) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -356,6 +370,7 @@ T load(const std::string& text, const std::string& fileName, const std::vector<s
     throw InputError(fmt::format("{}:1:1: expected a map of keys at the top level", fileName));
   Source src;
   src.file = fileName;
+  src.registered = registered;
   for (const auto& s : sets) applyOverride(root, src, s);
   T cfg;
   Reader r(root, src, "");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -509,6 +510,8 @@ struct LimitsConfig : config::Section {
   bool any() const { return max_cycles || max_warp_instructions || timeout_seconds > 0; }
 };
 
+class Policies;  // common/policies.hpp
+
 struct PlatformConfig : config::Section {
   std::string name = "gtx480";
   std::string description = "NVIDIA GTX480 (Fermi) as configured in GPGPU-Sim";
@@ -521,6 +524,9 @@ struct PlatformConfig : config::Section {
   PdnConfig pdn;
   SmoothingConfig smoothing;
   LimitsConfig limits;
+  // The policies the model's keys name (sm.scheduler, gpu.cta_placement, ...): null means the
+  // built-in ones. Set by loadPlatform(..., policies) for a testbench's own; not a YAML key.
+  std::shared_ptr<const Policies> policies;
 
   template <class V>
   void visit(V& v) {
@@ -595,6 +601,10 @@ struct PlatformConfig : config::Section {
 // `sets` are --set key.path=value overrides. Throws InputError on any problem.
 PlatformConfig loadPlatform(const std::string& nameOrFile,
                             const std::vector<std::string>& sets = {});
+// The same with a testbench's policies (common/policies.hpp): the platform's policy keys may
+// name the policies registered in `policies`, and the model built from it creates them there.
+PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets,
+                            std::shared_ptr<const Policies> policies);
 // The built-in platforms of a kind: GPUs, or shader clusters (platforms/shader-*.yaml, read by
 // shader::loadShaderPlatform).
 enum class PlatformKind { Gpu, ShaderCluster };

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/mem_access.hpp"
+#include "common/policies.hpp"
 
 namespace gpusc::dram {
 
@@ -20,7 +21,8 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
       map_(cfg),
       burstBytes_(cfg.memory.dram.burstBytes()),
       channel_(cfg.memory.dram),
-      policy_(dramSchedulingPolicies().create(cfg.memory.controller.scheduler, cfg.memory.dram)),
+      policy_(
+          policiesOf(cfg).dramSchedulers.create(cfg.memory.controller.scheduler, cfg.memory.dram)),
       queue_(cfg.memory.controller.queue_entries) {
   if (partition >= cfg.memory.partitions)
     throw InternalError(

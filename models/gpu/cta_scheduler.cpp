@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/policies.hpp"
+
 namespace gpusc::gpu {
 
 nlohmann::json toJson(const PlacementDecision& d) {
@@ -190,7 +192,7 @@ CtaScheduler::CtaScheduler(const sc_core::sc_module_name& name, const PlatformCo
     : sc_core::sc_module(name),
       cfg_(cfg),
       sms_(std::move(sms)),
-      policy_(ctaPlacementPolicies().create(cfg.gpu.cta_placement, cfg)),
+      policy_(policiesOf(cfg).ctaPlacement.create(cfg.gpu.cta_placement, cfg)),
       perCycle_(cfg.gpu.ctas_per_sm_per_cycle),
       period_(period),
       startedNow_(sms_.size(), 0) {

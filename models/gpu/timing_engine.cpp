@@ -49,12 +49,15 @@ uint64_t commonEdgePeriod(const ClockConfig& c, uint64_t limit) {
 }
 }  // namespace
 
-// The configuration an engine is built for: everything but the run limits, which the Device
-// applies per run.
-std::string engineKey(const PlatformConfig& cfg) {
+// What identifies an engine: the configuration and the policies it names, but not the run
+// limits, which the Device applies per run. A platform's Policies stay alive as long as an
+// engine built from them (its Gpu holds the configuration), so their address is not reused by
+// another testbench's Policies while that engine exists.
+static std::string engineKey(const PlatformConfig& cfg) {
   PlatformConfig c = cfg;
   c.limits = LimitsConfig{};
-  return config::toJson(c).dump();
+  return config::toJson(c).dump() +
+         fmt::format(" policies@{}", static_cast<const void*>(cfg.policies.get()));
 }
 
 TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {

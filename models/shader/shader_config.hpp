@@ -4,9 +4,14 @@
 // others are ours and say so.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "common/config.hpp"
+
+namespace gpusc {
+class Policies;  // common/policies.hpp
+}
 
 namespace gpusc::shader {
 
@@ -137,6 +142,9 @@ struct ShaderPlatformConfig : config::Section {
   ShaderGatingConfig gating;
   ShaderEnergyConfig energy;
   ShaderCompilerConfig compiler;
+  // The buffer gating policies gating.input and gating.output name: null means the built-in
+  // ones. Set by loadShaderPlatform(..., policies) for a testbench's own; not a YAML key.
+  std::shared_ptr<const Policies> policies;
   template <class V>
   void visit(V& v) {
     v.field("name", name, "Platform name");
@@ -154,5 +162,10 @@ struct ShaderPlatformConfig : config::Section {
 // A built-in shader platform name or a YAML file.
 ShaderPlatformConfig loadShaderPlatform(const std::string& nameOrFile,
                                         const std::vector<std::string>& sets = {});
+// The same with a testbench's policies (common/policies.hpp): gating.input and gating.output
+// may name the buffer gating policies registered in `policies`.
+ShaderPlatformConfig loadShaderPlatform(const std::string& nameOrFile,
+                                        const std::vector<std::string>& sets,
+                                        std::shared_ptr<const Policies> policies);
 
 }  // namespace gpusc::shader

@@ -4,8 +4,12 @@
 
 namespace gpusc::sm {
 
-FetchUnit::FetchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg)
-    : sc_core::sc_module(name), cfg_(cfg), icache_(cfg.icache), instBytes_(cfg.instruction_bytes) {}
+FetchUnit::FetchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg,
+                     const cache::ReplacementRegistry& replacement)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      icache_(cfg.icache, 0, replacement),
+      instBytes_(cfg.instruction_bytes) {}
 
 void FetchUnit::reset() {
   icache_.invalidateAll();

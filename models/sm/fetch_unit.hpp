@@ -18,7 +18,9 @@ namespace gpusc::sm {
 
 class FetchUnit : public sc_core::sc_module {
  public:
-  FetchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg);
+  // `replacement`: the instruction cache's replacement policies (a testbench's, or the built-ins).
+  FetchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg,
+            const cache::ReplacementRegistry& replacement = cache::replacementPolicies());
 
   static constexpr uint64_t kCodeBase = 0x6f00'0000'0000ull;
 

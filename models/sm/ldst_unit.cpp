@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/policies.hpp"
+
 namespace gpusc::sm {
 
 using func::MemSpace;
@@ -11,7 +13,7 @@ LdstUnit::LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cf
       cfg_(cfg),
       smId_(smId),
       shared_("shared_memory", cfg.sm.shared_memory_banks),
-      constCache_(cfg.sm.const_cache, smId),
+      constCache_(cfg.sm.const_cache, smId, policiesOf(cfg).replacement),
       constMshrs_(cfg.sm.const_cache.mshr_entries),
       constMaxMerge_(cfg.sm.const_cache.mshr_max_merge) {}
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/policies.hpp"
 #include "power/energy_model.hpp"
 #include "power/gating_params.hpp"
 
@@ -38,8 +39,9 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       rf_("register_file", cfg.sm.register_banks),
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id),
-      fetch_("fetch_unit", cfg.sm),
-      issuePolicy_(simdIssuePolicies().create(cfg.power.simd_issue.policy, cfg.power.simd_issue)),
+      fetch_("fetch_unit", cfg.sm, policiesOf(cfg).replacement),
+      issuePolicy_(
+          policiesOf(cfg).simdIssue.create(cfg.power.simd_issue.policy, cfg.power.simd_issue)),
       adaptiveIssue_(issuePolicy_->adaptive()),
       compaction_(cfg.power.thread_compaction),
       wakeOnUse_(power::parseIdleDetect(cfg.power.gating.idle_detect) ==
@@ -60,8 +62,8 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
     dp_.push_back(
         std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp, s.simd_lanes, s));
   for (uint32_t i = 0; i < s.schedulers; ++i)
-    schedulers_.push_back(
-        std::make_unique<WarpScheduler>(fmt::format("warp_scheduler{}", i).c_str(), s));
+    schedulers_.push_back(std::make_unique<WarpScheduler>(
+        fmt::format("warp_scheduler{}", i).c_str(), s, policiesOf(cfg).warpSchedulers));
   warps_.resize(s.max_warps);
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);

@@ -179,7 +179,8 @@ const Registry<WarpSchedulingPolicy, const SmConfig&>& warpSchedulingPolicies() 
   return registry;
 }
 
-WarpScheduler::WarpScheduler(const sc_core::sc_module_name& name, const SmConfig& cfg)
-    : sc_core::sc_module(name), policy_(warpSchedulingPolicies().create(cfg.scheduler, cfg)) {}
+WarpScheduler::WarpScheduler(const sc_core::sc_module_name& name, const SmConfig& cfg,
+                             const Registry<WarpSchedulingPolicy, const SmConfig&>& policies)
+    : sc_core::sc_module(name), policy_(policies.create(cfg.scheduler, cfg)) {}
 
 }  // namespace gpusc::sm

@@ -41,7 +41,10 @@ const Registry<WarpSchedulingPolicy, const SmConfig&>& warpSchedulingPolicies();
 
 class WarpScheduler : public sc_core::sc_module {
  public:
-  WarpScheduler(const sc_core::sc_module_name& name, const SmConfig& cfg);
+  // `policies`: where cfg.scheduler is looked up (a testbench's registry, or the built-ins).
+  WarpScheduler(
+      const sc_core::sc_module_name& name, const SmConfig& cfg,
+      const Registry<WarpSchedulingPolicy, const SmConfig&>& policies = warpSchedulingPolicies());
   WarpSchedulingPolicy& policy() { return *policy_; }
 
   Stall lastOutcome = Stall::NoWarp;  // this cycle's outcome, also for skipped cycles

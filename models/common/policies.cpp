@@ -1,0 +1,38 @@
+#include "common/policies.hpp"
+
+#include "cache/replacement.hpp"
+#include "dram/dram_scheduler.hpp"
+#include "gpu/cta_scheduler.hpp"
+#include "shader/shader_core.hpp"
+#include "sm/simd_issue_control.hpp"
+#include "sm/warp_scheduler.hpp"
+
+namespace gpusc {
+
+Policies::Policies()
+    : warpSchedulers(sm::warpSchedulingPolicies()),
+      ctaPlacement(gpu::ctaPlacementPolicies()),
+      simdIssue(sm::simdIssuePolicies()),
+      dramSchedulers(dram::dramSchedulingPolicies()),
+      replacement(cache::replacementPolicies()),
+      shaderGating(shader::gatingPolicies()) {}
+
+config::RegisteredNames Policies::namesByKey() const {
+  return {{"sm.scheduler", warpSchedulers.names()},
+          {"gpu.cta_placement", ctaPlacement.names()},
+          {"power.simd_issue.policy", simdIssue.names()},
+          {"memory.controller.scheduler", dramSchedulers.names()},
+          {"sm.icache.replacement", replacement.names()},
+          {"sm.const_cache.replacement", replacement.names()},
+          {"sm.l1d.replacement", replacement.names()},
+          {"l2.slice.replacement", replacement.names()},
+          {"gating.input", shaderGating.names()},
+          {"gating.output", shaderGating.names()}};
+}
+
+const Policies& Policies::builtin() {
+  static const Policies p;
+  return p;
+}
+
+}  // namespace gpusc

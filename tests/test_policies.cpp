@@ -1,0 +1,160 @@
+// Policies a testbench registers (common/policies.hpp): every policy key accepts the names
+// registered for it, the model creates its units' policies from the platform's Policies, and
+// nothing is global (the built-ins and other Policies objects never see a registration).
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cache/replacement.hpp"
+#include "catalog.hpp"
+#include "common/error.hpp"
+#include "common/policies.hpp"
+#include "dram/dram_scheduler.hpp"
+#include "gpu/cta_scheduler.hpp"
+#include "gpu/device.hpp"
+#include "shader/shader_config.hpp"
+#include "shader/shader_core.hpp"
+#include "sm/simd_issue_control.hpp"
+#include "sm/warp_scheduler.hpp"
+#include "support/tlm_harness.hpp"
+
+namespace gpusc {
+namespace {
+
+struct Counts {
+  std::atomic<uint32_t> warp{0}, cta{0}, simd{0}, dram{0};
+};
+
+// Policies with "counted-<builtin>" for each of the four kinds: the built-in policy, counted.
+std::shared_ptr<Policies> countedPolicies(Counts& n) {
+  auto p = std::make_shared<Policies>();
+  const Policies& b = Policies::builtin();
+  p->warpSchedulers.add("counted-gto", "gto, counted", [&n, &b](const SmConfig& c) {
+    ++n.warp;
+    return b.warpSchedulers.create("gto", c);
+  });
+  p->ctaPlacement.add("counted-round-robin", "round-robin, counted",
+                      [&n, &b](const PlatformConfig& c) {
+                        ++n.cta;
+                        return b.ctaPlacement.create("round-robin", c);
+                      });
+  p->simdIssue.add("counted-none", "none, counted", [&n, &b](const SimdIssueConfig& c) {
+    ++n.simd;
+    return b.simdIssue.create("none", c);
+  });
+  p->dramSchedulers.add("counted-fr-fcfs", "fr-fcfs, counted", [&n, &b](const DramConfig& c) {
+    ++n.dram;
+    return b.dramSchedulers.create("fr-fcfs", c);
+  });
+  return p;
+}
+
+const std::vector<std::string> kCountedKeys = {
+    "sm.scheduler=counted-gto", "gpu.cta_placement=counted-round-robin",
+    "power.simd_issue.policy=counted-none", "memory.controller.scheduler=counted-fr-fcfs",
+    "gpu.num_sms=3"};
+
+void runVecadd(const PlatformConfig& cfg) {
+  Device dev(cfg, ExecMode::Timing);
+  auto w = catalog::find("vecadd").make(catalog::Size::Tiny);
+  w->setup(dev);
+  w->run(dev);
+  const auto check = w->check(dev);
+  EXPECT_TRUE(check.pass) << check.message;
+}
+
+TEST(Policies, EveryPolicyKeyUsesTheRegisteredPolicy) {
+  Counts n;
+  const PlatformConfig cfg = loadPlatform("gtx480", kCountedKeys, countedPolicies(n));
+  runVecadd(cfg);
+  // One per unit that has a policy: each warp scheduler of each SM, the CTA scheduler, each
+  // SM's SIMD issue control, each partition's memory controller.
+  EXPECT_EQ(n.warp.load(), cfg.gpu.num_sms * cfg.sm.schedulers);
+  EXPECT_EQ(n.cta.load(), 1u);
+  EXPECT_EQ(n.simd.load(), cfg.gpu.num_sms);
+  EXPECT_EQ(n.dram.load(), cfg.memory.partitions);
+}
+
+TEST(Policies, AnotherPoliciesObjectGetsAModelOfItsOwn) {
+  // Same names, same configuration, other Policies: the second device must not reuse the
+  // model (and policy objects) built from the first.
+  Counts first, second;
+  runVecadd(loadPlatform("gtx480", kCountedKeys, countedPolicies(first)));
+  runVecadd(loadPlatform("gtx480", kCountedKeys, countedPolicies(second)));
+  EXPECT_GT(first.warp.load(), 0u);
+  EXPECT_EQ(second.warp.load(), first.warp.load());
+}
+
+TEST(Policies, RegisteredNamesAreKnownOnlyWhereRegistered) {
+  Counts n;
+  const auto p = countedPolicies(n);
+  // The error lists the registered name beside the built-ins, and names the key.
+  try {
+    loadPlatform("gtx480", {"sm.scheduler=counted-gt"}, p);
+    FAIL() << "an unknown policy name was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "sm.scheduler: 'counted-gt' is not one of: lrr, gto, two-level, dfifo, "
+                  "counted-gto (did you mean 'counted-gto'?)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A name registered for one key is not accepted at another.
+  EXPECT_THROW(loadPlatform("gtx480", {"gpu.cta_placement=counted-gto"}, p), InputError);
+  // Neither the built-ins nor a fresh Policies know it.
+  EXPECT_THROW(loadPlatform("gtx480", {"sm.scheduler=counted-gto"}), InputError);
+  EXPECT_THROW(loadPlatform("gtx480", {"sm.scheduler=counted-gto"}, std::make_shared<Policies>()),
+               InputError);
+  EXPECT_FALSE(Policies::builtin().warpSchedulers.contains("counted-gto"));
+  // A registration never replaces a policy, and needs a name and a factory.
+  const auto noFactory = Registry<sm::WarpSchedulingPolicy, const SmConfig&>::Factory();
+  Policies q;
+  EXPECT_THROW(q.warpSchedulers.add("gto", "again",
+                                    [](const SmConfig& c) {
+                                      return Policies::builtin().warpSchedulers.create("lrr", c);
+                                    }),
+               InputError);
+  EXPECT_THROW(q.warpSchedulers.add("", "nameless", noFactory), InputError);
+  EXPECT_THROW(q.warpSchedulers.add("empty", "no factory", noFactory), InputError);
+}
+
+TEST(Policies, EveryCacheUsesTheRegisteredReplacementPolicy) {
+  std::atomic<uint32_t> made{0};
+  auto p = std::make_shared<Policies>();
+  p->replacement.add("counted-lru", "lru, counted",
+                     [&made](uint32_t sets, uint32_t ways, uint64_t seed) {
+                       ++made;
+                       return Policies::builtin().replacement.create("lru", sets, ways, seed);
+                     });
+  const PlatformConfig cfg =
+      loadPlatform("gtx480",
+                   {"gpu.num_sms=2", "sm.icache.replacement=counted-lru",
+                    "sm.const_cache.replacement=counted-lru", "sm.l1d.replacement=counted-lru",
+                    "l2.slice.replacement=counted-lru"},
+                   p);
+  runVecadd(cfg);
+  // Each SM's instruction cache, constant cache and L1D, and every L2 slice.
+  EXPECT_EQ(made.load(), 3 * cfg.gpu.num_sms + cfg.memory.partitions * cfg.l2.slices_per_partition);
+}
+
+TEST(Policies, ShaderBufferGatingUsesTheRegisteredPolicy) {
+  std::atomic<uint32_t> made{0};
+  auto p = std::make_shared<Policies>();
+  p->shaderGating.add("counted-immediate", "immediate, counted",
+                      [&made](const shader::ShaderGatingConfig& g) {
+                        ++made;
+                        return Policies::builtin().shaderGating.create("immediate", g);
+                      });
+  const shader::ShaderPlatformConfig cfg =
+      shader::loadShaderPlatform("shader-cluster", {"gating.input=counted-immediate"}, p);
+  test::newSimulation();
+  shader::ShaderCore core("core", cfg);  // its input buffer gates with the registered policy
+  EXPECT_EQ(made.load(), 1u);
+  EXPECT_THROW(shader::loadShaderPlatform("shader-cluster", {"gating.output=counted-immediate"}),
+               InputError);
+}
+
+}  // namespace
+}  // namespace gpusc
