@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
+  verilator                 # RTL co-simulation: models/rtl/verilog verilated into the build
+  yosys                     # the RTL blocks' area (test rtl.area, models/rtl/area.cmake)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -25,4 +25,12 @@ class InternalError : public std::logic_error {
   explicit InternalError(const std::string& what) : std::logic_error(what) {}
 };
 
+// RTL co-simulation in lockstep: a verilated block's outputs differed from its C++ model's in
+// the same cycle. The message names the block, its instance (e.g. the SM), the cycle and both
+// values.
+class LockstepDivergence : public std::runtime_error {
+ public:
+  explicit LockstepDivergence(const std::string& what) : std::runtime_error(what) {}
+};
+
 }  // namespace gpusc

@@ -15,6 +15,7 @@
 #include "common/config.hpp"
 #include "common/pdn_config.hpp"
 #include "common/power_config.hpp"
+#include "common/rtl_config.hpp"
 #include "common/smoothing_config.hpp"
 
 namespace gpusc {
@@ -498,6 +499,7 @@ struct PlatformConfig : config::Section {
   PowerConfig power;
   PdnConfig pdn;
   SmoothingConfig smoothing;
+  RtlConfig rtl;
 
   template <class V>
   void visit(V& v) {
@@ -511,6 +513,11 @@ struct PlatformConfig : config::Section {
     v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
     v.field("pdn", pdn, "Power-delivery network (seed 001)");
     v.field("smoothing", smoothing, "Voltage-droop smoothing (seed 001)");
+    v.field("rtl", rtl, "RTL co-simulation: the C++ model, its verilated RTL, or both in lockstep");
+    v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(), "rtl",
+              fmt::format("rtl.droop_predictor {} needs smoothing.mode local or hierarchical (the "
+                          "SMs have no droop predictor with smoothing.mode {})",
+                          rtl.droop_predictor, smoothing.mode));
     v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
               fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
                           "droop detector could never trigger",

@@ -119,6 +119,17 @@ void TimingEngine::drain(const std::string& label) {
   }
 }
 
+namespace {
+
+// RTL co-simulation in lockstep: a block that diverged paused the simulation (docs/rtl-cosim.md).
+void throwOnDivergence(const std::vector<sm::Sm*>& sms) {
+  for (const sm::Sm* s : sms)
+    if (const sm::DroopPredictorUnit* p = s->droopPredictor(); p && !p->divergence().empty())
+      throw LockstepDivergence(p->divergence());
+}
+
+}  // namespace
+
 TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                const sm::CtaFootprint& footprint, uint64_t codeBase,
                                const std::string& label) {
@@ -167,6 +178,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     const uint64_t until =
         nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
     sc_core::sc_start(sc_core::sc_time::from_value(until > now ? until - now : period));
+    throwOnDivergence(sms);
     if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
       energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
       nextSample = energy->nextSampleCycle(coreCycle());
@@ -187,6 +199,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   // The launch is over when its memory traffic is (stores acknowledged): the next launch starts
   // from a quiet memory system, and the protocol checkers can tell unanswered requests.
   drain(label);
+  throwOnDivergence(sms);
   std::optional<pdn::VoltageReport> voltage;
   // The SMs that sleep through the launch's last cycles still draw the late stages of what they
   // dispatched: hand them to the PDN before it finishes.
@@ -259,7 +272,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     if (sms.front()->droopPredictor()) {
       uint64_t predictions = 0, triggers = 0, throttled = 0;
       for (sm::Sm* s : sms) {
-        const sm::LocalDroopPredictor& p = *s->droopPredictor();
+        const sm::DroopPredictorUnit& p = *s->droopPredictor();
         predictions += p.predictions();
         triggers += p.triggers();
         throttled += p.throttledCycles(r.endCycle + 1);

@@ -8,7 +8,8 @@
 //   gpusc pdn impedance [--platform P] [--set key=value]... [--out DIR]
 //
 // Exit codes: 0 success; 1 a catalog kernel's result check failed; 2 bad input (platform,
-// launch spec, PTX, command line); 3 the kernel faulted; 4 internal error.
+// launch spec, PTX, command line); 3 the kernel faulted; 4 internal error; 7 an RTL block in
+// lockstep diverged from its C++ model (docs/rtl-cosim.md).
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -48,6 +49,7 @@ constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitKernelFault = 3;
 constexpr int kExitInternal = 4;
+constexpr int kExitLockstep = 7;
 
 constexpr const char* kDefaultKernel = "sgemm";
 
@@ -613,6 +615,9 @@ int main(int argc, char** argv) {
   } catch (const KernelFault& e) {
     std::cerr << "gpusc: kernel fault: " << e.what() << "\n";
     return kExitKernelFault;
+  } catch (const LockstepDivergence& e) {
+    std::cerr << "gpusc: " << e.what() << "\n";
+    return kExitLockstep;
   } catch (const std::exception& e) {
     std::cerr << "gpusc: internal error: " << e.what() << "\n";
     return kExitInternal;
