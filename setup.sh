@@ -12,6 +12,8 @@ packages=(
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
   python3 python3-jsonschema  # the test that every stats.json follows docs/stats.schema.json
   clang libclang-rt-14-dev  # ./build.sh sanitize and fuzz: clang with the ASan, UBSan and libFuzzer runtimes
+  verilator                 # RTL co-simulation: models/rtl/verilog verilated into the build
+  yosys                     # the RTL blocks' area (test rtl.area, models/rtl/area.cmake)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -74,4 +74,12 @@ class RunStopped : public std::runtime_error {
   StopReason reason_;
 };
 
+// RTL co-simulation in lockstep: a verilated block's outputs differed from its C++ model's in
+// the same cycle. The message names the block, its instance (e.g. the SM), the cycle and both
+// values.
+class LockstepDivergence : public std::runtime_error {
+ public:
+  explicit LockstepDivergence(const std::string& what) : std::runtime_error(what) {}
+};
+
 }  // namespace gpusc

@@ -16,6 +16,7 @@
 #include "common/config.hpp"
 #include "common/pdn_config.hpp"
 #include "common/power_config.hpp"
+#include "common/rtl_config.hpp"
 #include "common/smoothing_config.hpp"
 
 namespace gpusc {
@@ -527,6 +528,7 @@ struct PlatformConfig : config::Section {
   // The policies the model's keys name (sm.scheduler, gpu.cta_placement, ...): null means the
   // built-in ones. Set by loadPlatform(..., policies) for a testbench's own; not a YAML key.
   std::shared_ptr<const Policies> policies;
+  RtlConfig rtl;
 
   template <class V>
   void visit(V& v) {
@@ -541,6 +543,11 @@ struct PlatformConfig : config::Section {
     v.field("pdn", pdn, "Power-delivery network (seed 001)");
     v.field("smoothing", smoothing, "Voltage-droop smoothing (seed 001)");
     v.field("limits", limits, "Run limits: cycles, instructions, wall-clock seconds");
+    v.field("rtl", rtl, "RTL co-simulation: the C++ model, its verilated RTL, or both in lockstep");
+    v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(), "rtl",
+              fmt::format("rtl.droop_predictor {} needs smoothing.mode local or hierarchical (the "
+                          "SMs have no droop predictor with smoothing.mode {})",
+                          rtl.droop_predictor, smoothing.mode));
     v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
               fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
                           "droop detector could never trigger",

@@ -154,6 +154,20 @@ void TimingEngine::drain(const std::string& label) {
   }
 }
 
+namespace {
+
+// RTL co-simulation in lockstep: a block that diverged paused the simulation (docs/rtl-cosim.md).
+// The engine is then mid-launch and cannot run again (`poisoned`).
+void throwOnDivergence(const std::vector<sm::Sm*>& sms, bool& poisoned) {
+  for (const sm::Sm* s : sms)
+    if (const sm::DroopPredictorUnit* p = s->droopPredictor(); p && !p->divergence().empty()) {
+      poisoned = true;
+      throw LockstepDivergence(p->divergence());
+    }
+}
+
+}  // namespace
+
 TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                const sm::CtaFootprint& footprint, uint64_t codeBase,
                                const std::string& label, const RunBudget* budget,
@@ -241,6 +255,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     const uint64_t until =
         nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
     advance(sc_core::sc_time::from_value(until > now ? until - now : period));
+    throwOnDivergence(sms, poisoned_);
     if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
       energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
       nextSample = energy->nextSampleCycle(coreCycle());
@@ -288,6 +303,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     poisoned_ = true;
   else
     drain(label);
+  throwOnDivergence(sms, poisoned_);
   std::optional<pdn::VoltageReport> voltage;
   // The SMs that sleep through the launch's last cycles still draw the late stages of what they
   // dispatched: hand them to the PDN before it finishes.
@@ -364,7 +380,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     if (sms.front()->droopPredictor()) {
       uint64_t predictions = 0, triggers = 0, throttled = 0;
       for (sm::Sm* s : sms) {
-        const sm::LocalDroopPredictor& p = *s->droopPredictor();
+        const sm::DroopPredictorUnit& p = *s->droopPredictor();
         predictions += p.predictions();
         triggers += p.triggers();
         throttled += p.throttledCycles(r.endCycle + 1);

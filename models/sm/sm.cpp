@@ -69,7 +69,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
     predictorWeights_ = predictorWeights(power::EnergyTable(cfg), s.warp_size);
-    predictor_ = std::make_unique<LocalDroopPredictor>(cfg.smoothing.local, predictorWeights_);
+    predictor_ = makeDroopPredictorUnit(cfg, predictorWeights_, id);
   }
   SC_METHOD(tick);
   sensitive << wake_;
@@ -90,7 +90,7 @@ void Sm::beginKernel(const KernelContext& k) {
   prog_ = k.executor->launch().prog;
   holdUntil_ = 0;
   if (predictor_) {  // counters per kernel
-    predictor_ = std::make_unique<LocalDroopPredictor>(cfg_.smoothing.local, predictorWeights_);
+    predictor_ = makeDroopPredictorUnit(cfg_, predictorWeights_, id_);
     throttling_ = false;
     lastDispatched_ = 0;
     dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
@@ -219,7 +219,7 @@ void Sm::account(Cycle now) {
     for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += skipped;
     if (activityObserver_) activityObserver_->onActivity(id_, lastCycle_ + 1, skipped, idle_);
     if (predictor_) {
-      predictor_->skipIdle(skipped, predictor_->estimate(idle_));
+      predictor_->skipIdle(lastCycle_ + 1, skipped, predictor_->model().estimate(idle_));
       lastDispatched_ = 0;
     }
   }
@@ -257,7 +257,7 @@ void Sm::evaluate() {
   if (kernel_.reportEvaluations) kernel_.listener->smEvaluated(id_);
   // Local smoothing: a predicted droop throttles the next cycles.
   if (predictor_) {
-    if (predictor_->push(predictor_->estimate(act_))) predictor_->trigger(now + 1);
+    predictor_->endCycle(now, predictor_->model().estimate(act_));
     lastDispatched_ = 0;
     for (uint32_t d : act_.dispatched) lastDispatched_ += d;
   }
@@ -456,21 +456,22 @@ void Sm::freeInFlight(uint32_t i) {
 
 void Sm::throttle(Cycle now) {
   const bool on = predictor_->throttled(now);
-  if (on && predictor_->throttleKind() == ThrottleKind::Ramp) {
+  const LocalDroopPredictor& p = predictor_->model();
+  if (on && p.throttleKind() == ThrottleKind::Ramp) {
     // The rise, not the level: lastDispatched_ is the previous evaluated cycle's count (0 after
     // skipped idle cycles).
     throttling_ = true;
-    dispatch_.setLimits(lastDispatched_ + predictor_->issueLimit(), DispatchUnit::kUnlimited);
+    dispatch_.setLimits(lastDispatched_ + p.issueLimit(), DispatchUnit::kUnlimited);
     return;
   }
   if (on == throttling_) return;
   throttling_ = on;
   if (!on) {
     dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
-  } else if (predictor_->throttleKind() == ThrottleKind::Dispatch) {
-    dispatch_.setLimits(predictor_->issueLimit(), DispatchUnit::kUnlimited);
+  } else if (p.throttleKind() == ThrottleKind::Dispatch) {
+    dispatch_.setLimits(p.issueLimit(), DispatchUnit::kUnlimited);
   } else {
-    dispatch_.setLimits(DispatchUnit::kUnlimited, predictor_->rfReadLimit());
+    dispatch_.setLimits(DispatchUnit::kUnlimited, p.rfReadLimit());
   }
 }
 

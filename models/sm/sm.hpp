@@ -28,6 +28,7 @@
 #include "power/power_gating_switch.hpp"
 #include "sm/activity.hpp"
 #include "sm/dispatch_unit.hpp"
+#include "sm/droop_predictor_unit.hpp"
 #include "sm/execution_unit.hpp"
 #include "sm/fetch_unit.hpp"
 #include "sm/gating_stats.hpp"
@@ -120,7 +121,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   uint32_t activeWarps() const;
   // The local droop predictor (smoothing.mode local or hierarchical; else nullptr). Its counters
   // cover the current (or last) kernel.
-  const LocalDroopPredictor* droopPredictor() const { return predictor_.get(); }
+  const DroopPredictorUnit* droopPredictor() const { return predictor_.get(); }
 
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
@@ -230,7 +231,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   bool requestBlocked_ = false;  // waiting for END_REQ of the last request
   bool regrouped_ = false;       // a scheduler changed its order during issue this cycle
   Cycle holdUntil_ = 0;          // voltage smoothing: no issue before this cycle
-  std::unique_ptr<LocalDroopPredictor> predictor_;  // voltage smoothing: local level
+  std::unique_ptr<DroopPredictorUnit> predictor_;  // voltage smoothing: local level
   PredictorWeights predictorWeights_;
   bool throttling_ = false;      // the DispatchUnit's limits are set
   uint32_t lastDispatched_ = 0;  // instructions dispatched in the last evaluated cycle

@@ -10,7 +10,8 @@
 // Exit codes: 0 success; 1 a catalog kernel's result check failed; 2 bad input (platform,
 // launch spec, PTX, command line); 3 the kernel faulted; 4 internal error; 5 a run limit
 // stopped the run (limits.*, --max-cycles, --max-instructions, --timeout); 6 SIGINT or SIGTERM
-// stopped it. 5 and 6 write the partial results, marked incomplete.
+// stopped it. 5 and 6 write the partial results, marked incomplete. 7 an RTL block in lockstep
+// diverged from its C++ model (docs/rtl-cosim.md).
 #include <signal.h>
 
 #include <algorithm>
@@ -57,6 +58,7 @@ constexpr int kExitCheckFailed = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitKernelFault = 3;
 constexpr int kExitInternal = 4;
+constexpr int kExitLockstep = 7;
 constexpr int kExitRunLimit = 5;
 constexpr int kExitInterrupted = 6;
 
@@ -844,6 +846,9 @@ int main(int argc, char** argv) {
   } catch (const RunStopped& e) {
     std::cerr << "gpusc: " << e.what() << "\n";
     return exitCodeOf(e.reason());
+  } catch (const LockstepDivergence& e) {
+    std::cerr << "gpusc: " << e.what() << "\n";
+    return kExitLockstep;
   } catch (const std::exception& e) {
     std::cerr << "gpusc: internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -1,0 +1,38 @@
+// RTL co-simulation (docs/rtl-cosim.md): per block, which implementation runs.
+//   model      the C++ model alone (the default; no RTL is evaluated)
+//   verilated  the block's Verilog, verilated, in place of the model
+//   lockstep   both on the same inputs every cycle; the run fails (exit code 7) at the first
+//              cycle where their outputs differ, naming the block, the SM, the cycle and both
+//              values
+#pragma once
+
+#include <string>
+
+#include "common/config.hpp"
+
+namespace gpusc {
+
+struct RtlConfig : config::Section {
+  std::string droop_predictor = "model";
+  std::string droop_predictor_block = "droop_predictor";
+
+  static bool isModel(const std::string& mode) { return mode == "model"; }
+
+  template <class V>
+  void visit(V& v) {
+    const config::OneOf modes{{"model", "verilated", "lockstep"}};
+    v.field("droop_predictor", droop_predictor,
+            "Local droop predictor of each SM (smoothing.mode local or hierarchical): model, "
+            "verilated (models/rtl/verilog/droop_predictor.sv) or lockstep (both, compared every "
+            "cycle)",
+            modes);
+    // The names of rtl::droopPredictorBlocks() (a test checks that the two lists agree).
+    v.field("droop_predictor_block", droop_predictor_block,
+            "The verilated block rtl.droop_predictor verilated or lockstep runs: droop_predictor "
+            "(the model's behaviour) or droop_predictor_3deep (a variant without the 4-cycle "
+            "rise; docs/rtl-cosim.md)",
+            config::OneOf{{"droop_predictor", "droop_predictor_3deep"}});
+  }
+};
+
+}  // namespace gpusc

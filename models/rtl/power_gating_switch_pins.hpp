@@ -1,0 +1,24 @@
+// The pin-level interface of the power-gating switch controller
+// (models/rtl/verilog/power_gating_switch.sv). Free of SystemC, like droop_predictor_pins.hpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace gpusc::rtl {
+
+struct PowerGatingSwitchPins {
+  virtual ~PowerGatingSwitchPins() = default;
+  // Inputs
+  bool rst = false, use = false, acquire = false;
+  uint32_t timeout = 0, wakeLatency = 0;
+  // Outputs (valid after clock())
+  bool gated = false, waking = false;
+  uint32_t waitCycles = 0;
+  virtual void clock() = 0;
+};
+
+// The verilated power_gating_switch.sv.
+std::unique_ptr<PowerGatingSwitchPins> makePowerGatingSwitchBlock();
+
+}  // namespace gpusc::rtl
