@@ -1,6 +1,7 @@
 # Install rules and the exported CMake package: `cmake --install build --prefix P` puts
 #   P/include/gpusc/...                      the model's headers (by subsystem) and the catalog's
-#   P/lib/libgpusc_*.a                       gpusc::models, gpusc::catalog, gpusc::gtest_main
+#   P/lib/libgpusc_*.a                       gpusc::models (with its verilated RTL blocks),
+#                                            gpusc::catalog, gpusc::gtest_main
 #   P/lib/cmake/gpusc/gpuscConfig.cmake      find_package(gpusc) (+ version and targets files)
 #   P/bin/gpusc                              the command-line tool
 # The built-in platforms and the catalog's PTX are compiled into the libraries, so an installed
@@ -15,7 +16,7 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/models/" DESTINATION "${CMAKE_INSTALL_I
 install(FILES "${PROJECT_SOURCE_DIR}/stimuli/catalog.hpp" "${PROJECT_SOURCE_DIR}/stimuli/shader_catalog.hpp"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/gpusc")
 
-install(TARGETS gpusc_models gpusc_catalog gpusc_gtest_main gpusc_deps
+install(TARGETS gpusc_models gpusc_rtl_blocks gpusc_catalog gpusc_gtest_main gpusc_deps
         EXPORT gpuscTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
