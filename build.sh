@@ -39,13 +39,13 @@ step() {
     exit 1
   fi
 }
-# build_step DIR LOGNAME TARGET...: builds the targets, saying how many steps that takes.
+# build_step DIR LOGNAME TARGET...: builds the targets, then says how many build steps ran.
 build_step() {
-  local dir=$1 log=$2
+  local dir=$1 log=$2 t0=$SECONDS
   shift 2
-  local todo
-  todo=$(ninja -C "$dir" -n "$@" 2>/dev/null | grep -c '^\[' || true)
-  step "building $*: $todo steps on $jobs cores" "$logs/$log" cmake --build "$dir" -j "$jobs" --target "$@"
+  step "building $* on $jobs cores" "$logs/$log" cmake --build "$dir" -j "$jobs" --target "$@"
+  echo "build.sh: built $*: $(grep -c '^\[[0-9]*/[0-9]*\] ' "$logs/$log" || true) steps in" \
+    "$((SECONDS - t0)) s"
 }
 
 step "checking and installing Debian packages" "$logs/setup.log" ./setup.sh
