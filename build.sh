@@ -44,8 +44,8 @@ build_step() {
   local dir=$1 log=$2 t0=$SECONDS
   shift 2
   step "building $* on $jobs cores" "$logs/$log" cmake --build "$dir" -j "$jobs" --target "$@"
-  echo "build.sh: built $*: $(grep -c '^\[[0-9]*/[0-9]*\] ' "$logs/$log" || true) steps in" \
-    "$((SECONDS - t0)) s"
+  echo "build.sh: built $* in $((SECONDS - t0)) s" \
+    "(ninja steps run: $(grep -c '^\[[0-9]*/[0-9]*\] ' "$logs/$log" || true))"
 }
 
 step "checking and installing Debian packages" "$logs/setup.log" ./setup.sh
