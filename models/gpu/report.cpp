@@ -180,6 +180,32 @@ nlohmann::json toJson(const LaunchRecord& l) {
   return j;
 }
 
+RunEnergy runEnergy(const std::vector<LaunchRecord>& launches) {
+  RunEnergy r;
+  for (const auto& l : launches) {
+    if (!l.timing || !l.timing->power) continue;
+    r.any = true;
+    r.total += l.timing->power->total;
+    r.seconds += l.timing->power->seconds;
+    r.supplyVoltage = l.timing->power->supplyVoltage;
+  }
+  return r;
+}
+
+const pdn::VoltageReport* worstVoltageLaunch(const std::vector<LaunchRecord>& launches,
+                                             size_t* index) {
+  const pdn::VoltageReport* worst = nullptr;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!launches[i].timing || !launches[i].timing->voltage) continue;
+    const pdn::VoltageReport& v = *launches[i].timing->voltage;
+    if (!worst || v.worstDroopPct > worst->worstDroopPct) {
+      worst = &v;
+      if (index) *index = i;
+    }
+  }
+  return worst;
+}
+
 nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
   nlohmann::json j;
   func::ExecStats total;
@@ -205,43 +231,30 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
   j["simulated_seconds"] = double(cycles) / (cfg.gpu.clocks.core_mhz * 1e6);
   j["ipc"] = cycles ? double(total.warpInsts) / double(cycles) : 0.0;
 
-  // Energy: the launches' breakdowns added.
-  power::EnergyBreakdown energy;
-  double seconds = 0;
-  bool anyPower = false;
-  for (const auto& l : launches)
-    if (l.timing && l.timing->power) {
-      anyPower = true;
-      energy += l.timing->power->total;
-      seconds += l.timing->power->seconds;
-    }
-  if (anyPower) {
+  const RunEnergy energy = runEnergy(launches);
+  if (energy.any) {
+    const power::EnergyBreakdown& t = energy.total;
     nlohmann::json e;
-    e["total_j"] = energy.totalJ();
-    e["dynamic_j"] = energy.dynamicJ();
-    e["static_j"] = energy.staticJ();
-    e["sm_j"] = energy.smJ();
+    e["total_j"] = t.totalJ();
+    e["dynamic_j"] = t.dynamicJ();
+    e["static_j"] = t.staticJ();
+    e["sm_j"] = t.smJ();
     nlohmann::json by = nlohmann::json::object();
     for (int b = 0; b < power::kNumBlocks; ++b)
-      by[power::blockName(static_cast<power::Block>(b))] = energy.blocks[b].total();
+      by[power::blockName(static_cast<power::Block>(b))] = t.blocks[b].total();
     e["by_block_j"] = by;
     j["energy"] = e;
-    j["average_power_w"] = seconds > 0 ? energy.totalJ() / seconds : 0.0;
+    j["average_power_w"] = energy.seconds > 0 ? t.totalJ() / energy.seconds : 0.0;
   }
 
   // Voltage: the worst droop of any launch, events added.
-  const pdn::VoltageReport* worst = nullptr;
   size_t worstLaunch = 0;
+  const pdn::VoltageReport* worst = worstVoltageLaunch(launches, &worstLaunch);
   std::vector<uint64_t> events;
   uint64_t emergencies = 0;
-  for (size_t i = 0; i < launches.size(); ++i) {
-    const auto& t = launches[i].timing;
-    if (!t || !t->voltage) continue;
-    const pdn::VoltageReport& v = *t->voltage;
-    if (!worst || v.worstDroopPct > worst->worstDroopPct) {
-      worst = &v;
-      worstLaunch = i;
-    }
+  for (const auto& l : launches) {
+    if (!l.timing || !l.timing->voltage) continue;
+    const pdn::VoltageReport& v = *l.timing->voltage;
     events.resize(std::max(events.size(), v.eventsAbove.size()), 0);
     for (size_t k = 0; k < v.eventsAbove.size(); ++k) events[k] += v.eventsAbove[k];
     emergencies += v.emergencies;

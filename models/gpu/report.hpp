@@ -9,6 +9,18 @@ namespace gpusc {
 
 nlohmann::json toJson(const func::ExecStats& s);
 nlohmann::json toJson(const LaunchRecord& l);
+// The energy of every launch with power figures (timing mode, power.enabled) together.
+struct RunEnergy {
+  bool any = false;
+  power::EnergyBreakdown total;  // the launches' breakdowns added
+  double seconds = 0;            // their simulated time
+  double supplyVoltage = 0;
+};
+RunEnergy runEnergy(const std::vector<LaunchRecord>& launches);
+// The launch with the worst droop (null when no launch has voltage figures); `index` gets its
+// position in `launches`.
+const pdn::VoltageReport* worstVoltageLaunch(const std::vector<LaunchRecord>& launches,
+                                             size_t* index = nullptr);
 // What a whole run did, over all its launches: launches and whether all completed, cycles,
 // instructions and IPC, energy by block and average power, the worst droop and the droop
 // events, the power-gating shares. Timing-only parts are absent in functional mode, power and

@@ -167,17 +167,10 @@ void printMemorySummary(const std::vector<LaunchRecord>& launches) {
 
 // Energy and average power over all launches, with the breakdown by block.
 void printPowerSummary(const std::vector<LaunchRecord>& launches, const nlohmann::json& run) {
-  power::EnergyBreakdown total;
-  double seconds = 0, volts = 0;
-  bool any = false;
-  for (const auto& l : launches) {
-    if (!l.timing || !l.timing->power) continue;
-    any = true;
-    total += l.timing->power->total;
-    seconds += l.timing->power->seconds;
-    volts = l.timing->power->supplyVoltage;
-  }
-  if (!any || seconds <= 0) return;
+  const RunEnergy energy = runEnergy(launches);
+  const power::EnergyBreakdown& total = energy.total;
+  const double seconds = energy.seconds, volts = energy.supplyVoltage;
+  if (!energy.any || seconds <= 0) return;
   const auto w = [&](double j) { return j / seconds; };
   fmt::print(
       "  energy             {:.4g} mJ at {:g} V: {:.1f} W average ({:.1f} W dynamic, {:.1f} W "

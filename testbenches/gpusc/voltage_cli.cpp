@@ -14,6 +14,7 @@
 #include "common/platform_config.hpp"
 #include "common/svg_plot.hpp"
 #include "experiment_util.hpp"
+#include "gpu/report.hpp"
 #include "pdn/pdn_network.hpp"
 
 namespace fs = std::filesystem;
@@ -46,24 +47,11 @@ std::string joinCsv(const std::vector<LaunchRecord>& launches,
   return out;
 }
 
-const pdn::VoltageReport* worstLaunch(const std::vector<LaunchRecord>& launches, size_t* index) {
-  const pdn::VoltageReport* worst = nullptr;
-  for (size_t i = 0; i < launches.size(); ++i) {
-    if (!launches[i].timing || !launches[i].timing->voltage) continue;
-    const pdn::VoltageReport& v = *launches[i].timing->voltage;
-    if (!worst || v.worstDroopPct > worst->worstDroopPct) {
-      worst = &v;
-      if (index) *index = i;
-    }
-  }
-  return worst;
-}
-
 }  // namespace
 
 void printVoltageSummary(const std::vector<LaunchRecord>& launches) {
   size_t at = 0;
-  const pdn::VoltageReport* worst = worstLaunch(launches, &at);
+  const pdn::VoltageReport* worst = worstVoltageLaunch(launches, &at);
   if (!worst) return;
   std::vector<uint64_t> above(worst->eventsAbove.size(), 0);
   uint64_t emergencies = 0, large = 0, local = 0;
@@ -103,7 +91,7 @@ void printVoltageSummary(const std::vector<LaunchRecord>& launches) {
 std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& launches,
                                              const fs::path& outDir) {
   size_t at = 0;
-  const pdn::VoltageReport* worst = worstLaunch(launches, &at);
+  const pdn::VoltageReport* worst = worstVoltageLaunch(launches, &at);
   if (!worst) return {};
   std::vector<std::string> written;
   const auto put = [&](const char* name, const std::string& text) {
