@@ -1,6 +1,7 @@
-// SVG heatmaps and event markers: the colour map's anchors and interpolation, cells placed on
-// their columns, equal neighbours merged, empty cells left out, values written where they fit,
-// markers one per pixel, and errors for input a heatmap cannot show.
+// SVG heatmaps, grouped bar charts and event markers: the colour map's anchors and
+// interpolation, cells placed on their columns, equal neighbours merged, empty cells left out,
+// values written where they fit; bars grouped by category with heights on the axis' scale;
+// markers one per pixel; and errors for input a chart cannot show.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/svg_bars.hpp"
 #include "common/svg_heatmap.hpp"
 #include "common/svg_plot.hpp"
 
@@ -173,4 +175,70 @@ TEST(SvgPlotMarkers, OneDotPerPixelAndNoLine) {
   const size_t legend = svg.find("<g class=\"legend\"");
   ASSERT_NE(legend, std::string::npos);
   EXPECT_NE(svg.find("<circle", legend), std::string::npos);
+}
+
+namespace {
+
+struct Bar {
+  double x, y, width, height;
+  std::string fill, title;
+};
+
+std::vector<Bar> bars(const std::string& svg) {
+  static const std::regex re(
+      R"re(<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" fill="([^"]+)"><title>([^<]*)</title>)re");
+  std::vector<Bar> out;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), re), end; it != end; ++it)
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]),
+                   std::stod((*it)[4]), (*it)[5], (*it)[6]});
+  return out;
+}
+
+}  // namespace
+
+TEST(SvgBars, GroupsAndHeightsFollowTheValues) {
+  BarChart c;
+  c.title = "ratio";
+  c.categories = {"sgemm", "bfs", "geomean"};
+  c.series = {{"packed", {2.0, 1.0, NAN}, ""}, {"issue", {0.5, 4.0, 1.0}, "#123456"}};
+  c.hlines = {1.0};
+  const std::vector<Bar> b = bars(toSvg(c));
+  ASSERT_EQ(b.size(), 5u);  // the NaN bar is left out
+  // Series order within a category, categories left to right, equal widths.
+  EXPECT_EQ(b[0].title, "sgemm packed: 2.00");
+  EXPECT_EQ(b[1].title, "bfs packed: 1.00");
+  EXPECT_EQ(b[2].title, "sgemm issue: 0.50");
+  EXPECT_EQ(b[4].title, "geomean issue: 1.00");
+  EXPECT_EQ(b[0].fill, paletteColor(0));
+  EXPECT_EQ(b[2].fill, "#123456");
+  EXPECT_LT(b[0].x, b[2].x);  // packed before issue in a group
+  EXPECT_LT(b[2].x, b[1].x);  // sgemm's group before bfs'
+  EXPECT_NEAR(b[0].width, b[2].width, 0.01);
+  // Heights are proportional to the values (all bars rise from 0, at the same baseline).
+  EXPECT_NEAR(b[1].height / b[0].height, 0.5, 0.01);
+  EXPECT_NEAR(b[3].height / b[0].height, 2.0, 0.01);
+  EXPECT_NEAR(b[0].y + b[0].height, b[3].y + b[3].height, 0.02);
+}
+
+TEST(SvgBars, RejectsWhatItCannotShow) {
+  const auto fails = [](const BarChart& c, const std::string& what) {
+    try {
+      toSvg(c);
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  BarChart c;
+  c.series = {{"a", {1.0}, ""}};
+  fails(c, "no categories");
+  c.categories = {"k"};
+  c.series.clear();
+  fails(c, "no series");
+  c.series = {{"a", {1.0, 2.0}, ""}};
+  fails(c, "series 'a' has 2 values for 1 categories");
+  c.series = {{"a", {INFINITY}, ""}};
+  fails(c, "infinite");
+  c.series = {{"a", {NAN}, ""}};
+  fails(c, "series 'a' has no value");
 }
