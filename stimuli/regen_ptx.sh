@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the committed PTX of every catalog kernel and launch-spec kernel from its CUDA
-# source. Needs nvcc and ptxas (the CUDA toolkit); users of gpusc do not, because the generated
+# Regenerates the committed PTX of every catalog kernel, launch-spec kernel and test kernel
+# (tests/data/*.cu) from its CUDA source. Needs nvcc and ptxas (the CUDA toolkit); users of gpusc do not, because the generated
 # PTX is committed. The header records, per kernel, the registers per thread ptxas allocates
 # ("// ptxas -arch=sm_75: <kernel> uses <n> registers"); gpusc sizes a CTA's register footprint
 # from it (without such a line it estimates from the PTX's liveness).
-#   stimuli/regen_ptx.sh            all kernels (catalog/*/ and launch/*/)
-#   stimuli/regen_ptx.sh sgemm bfs  the named ones
+#   stimuli/regen_ptx.sh            all kernels (catalog/*/, launch/*/ and tests/data/)
+#   stimuli/regen_ptx.sh sgemm bfs  the named ones ("tests": tests/data/)
 set -euo pipefail
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
@@ -15,10 +15,11 @@ command -v "$PTXAS" >/dev/null || { echo "regen_ptx.sh: ptxas not found (set PTX
 ARCH=sm_75   # the oldest target nvcc 13 accepts
 dirs=()
 for n in "$@"; do
-  if [[ -d catalog/$n ]]; then dirs+=("catalog/$n"); elif [[ -d launch/$n ]]; then dirs+=("launch/$n"); else
+  if [[ $n == tests ]]; then dirs+=(../tests/data)
+  elif [[ -d catalog/$n ]]; then dirs+=("catalog/$n"); elif [[ -d launch/$n ]]; then dirs+=("launch/$n"); else
     echo "regen_ptx.sh: no kernel folder catalog/$n or launch/$n" >&2; exit 1; fi
 done
-((${#dirs[@]})) || dirs=(catalog/*/ launch/*/)
+((${#dirs[@]})) || dirs=(catalog/*/ launch/*/ ../tests/data/)
 for d in "${dirs[@]}"; do
   d=${d%/}
   for cu in "$d"/*.cu; do

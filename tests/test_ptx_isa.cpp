@@ -1244,6 +1244,271 @@ TEST(WarpMatrix, WmmaLoadMmaStore) {
   checkWmma(false, false, false, 20, ExecMode::Timing);
 }
 
+// ---- indirect calls ----------------------------------------------------------------------------
+
+// nvcc's code for calls through a table of function pointers, a pointer picked by a condition,
+// and virtual functions (tests/data/indirect_call.cu), against the same formulas in C++.
+void checkNvccIndirectCalls(ExecMode mode) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/indirect_call.ptx");
+  const int n = 83;  // three warps, the last one partial
+  std::mt19937 rng(7);
+  std::vector<int32_t> sel(n), a(n), b(n);
+  for (int i = 0; i < n; ++i) {
+    sel[i] = int32_t(rng() % 16);
+    a[i] = int32_t(rng() % 2001) - 1000;
+    b[i] = int32_t(rng() % 2001) - 1000;
+  }
+  DevPtr dsel = dev.upload(sel), da = dev.upload(a), db = dev.upload(b), dout = dev.malloc(4 * n);
+  dev.launch(m.kernel("apply"), {3}, {32}, 0,
+             KernelArgs().ptr(dsel).ptr(da).ptr(db).ptr(dout).i32(n));
+  auto out = dev.download<int32_t>(dout, n);
+  for (int i = 0; i < n; ++i) {
+    const int x = a[i], y = b[i];
+    const int want = std::array<int, 4>{x + y, x * y, 2 * x - y, std::max(x, y)}[sel[i] & 3];
+    EXPECT_EQ(out[i], want) << "apply, thread " << i << " table entry " << (sel[i] & 3);
+  }
+  dev.launch(m.kernel("choose"), {3}, {32}, 0, KernelArgs().ptr(da).ptr(db).ptr(dout).i32(n));
+  out = dev.download<int32_t>(dout, n);
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(out[i], (a[i] < b[i] ? a[i] + b[i] : a[i] * b[i]) + 1) << "choose, thread " << i;
+  dev.launch(m.kernel("shapes"), {3}, {32}, 0, KernelArgs().ptr(dout).i32(n));
+  out = dev.download<int32_t>(dout, n);
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(out[i], (i & 1) ? i * i * 10 + 4 : i * i / 2 * 10 + 3) << "shapes, thread " << i;
+}
+
+TEST(IndirectCall, NvccFunctionPointersAndVirtualFunctions) {
+  checkNvccIndirectCalls(ExecMode::Functional);
+}
+
+TEST(IndirectCall, NvccFunctionPointersInTheTimingModel) {
+  checkNvccIndirectCalls(ExecMode::Timing);
+}
+
+// Hand-written forms: `.calltargets`, a guard, a call with no result, nested indirect calls,
+// `.alias`. Each thread t of one block writes out[t].
+std::vector<uint32_t> runCalls(const std::string& text, uint32_t threads,
+                               ExecMode mode = ExecMode::Functional) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(module(text), "calls.ptx");
+  DevPtr out = dev.malloc(4 * threads);
+  dev.launch(m.kernel("k"), {1}, {threads}, 0, KernelArgs().ptr(out));
+  return dev.download<uint32_t>(out, threads);
+}
+
+// Functions f0..f3: fi(x) = x * (i + 2) + i; `sink` stores its argument's square through a
+// pointer and returns nothing.
+const char* kCallees = R"(
+.func (.param .b32 r) f0(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mul.lo.s32 %v, %v, 2; st.param.b32 [r], %v; ret; }
+.func (.param .b32 r) f1(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mad.lo.s32 %v, %v, 3, 1; st.param.b32 [r], %v; ret; }
+.func (.param .b32 r) f2(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mad.lo.s32 %v, %v, 4, 2; st.param.b32 [r], %v; ret; }
+.func (.param .b32 r) f3(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mad.lo.s32 %v, %v, 5, 3; st.param.b32 [r], %v; ret; }
+.func sink(.param .b64 p, .param .b32 x) { .reg .b32 %v; .reg .b64 %a; ld.param.b64 %a, [p]; ld.param.b32 %v, [x]; mul.lo.s32 %v, %v, %v; st.global.b32 [%a], %v; ret; }
+.global .align 8 .u64 ftab[4] = {f0, f1, f2, f3};
+)";
+
+// The kernel prologue: %t = %tid.x, %out = &out[%t].
+const char* kProlog = R"(
+.visible .entry k(.param .u64 pout)
+{
+  .reg .b32 %t, %x, %y, %z;
+  .reg .b64 %out, %fp, %a, %g;
+  .reg .pred %p;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %out, [pout];
+  mul.wide.u32 %a, %t, 4;
+  add.s64 %out, %out, %a;
+)";
+
+uint32_t fRef(uint32_t i, uint32_t x) { return x * (i + 2) + i; }
+
+TEST(IndirectCall, CallTargetsGuardsAndCallsWithoutResults) {
+  // Lanes pick f[t % 3] from a .calltargets list; lanes with t % 5 == 0 skip the call.
+  const std::string text = std::string(kCallees) + kProlog + R"(
+  rem.u32 %x, %t, 3;
+  mul.wide.u32 %a, %x, 8;
+  mov.u64 %g, ftab;
+  add.s64 %g, %g, %a;
+  ld.global.u64 %fp, [%g];
+  rem.u32 %x, %t, 5;
+  setp.ne.u32 %p, %x, 0;
+  mov.u32 %y, 1000;
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    st.param.b32 [res], 1000;
+    targets: .calltargets f0, f1, f2;
+    @%p call (res), %fp, (arg), targets;
+    @%p ld.param.b32 %y, [res];
+  }
+  mov.u64 %fp, sink;
+  add.u32 %z, %t, 7;
+  {
+    .param .b64 pa;
+    .param .b32 pb;
+    st.param.b64 [pa], %out;
+    st.param.b32 [pb], %z;
+    proto: .callprototype _ (.param .b64 _, .param .b32 _);
+    call %fp, (pa, pb), proto;
+  }
+  ld.global.u32 %z, [%out];
+  add.u32 %y, %y, %z;
+  st.global.u32 [%out], %y;
+  ret;
+}
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runCalls(text, 70, mode);
+    for (uint32_t t = 0; t < 70; ++t) {
+      const uint32_t called = t % 5 ? fRef(t % 3, t) : 1000;
+      EXPECT_EQ(out[t], called + (t + 7) * (t + 7)) << "thread " << t;
+    }
+  }
+}
+
+TEST(IndirectCall, NestedIndirectCallsAndAliases) {
+  // outer(x) calls ftab[x % 4] through a pointer; the kernel calls outer through an alias.
+  const std::string text = std::string(kCallees) + R"(
+.func (.param .b32 r) outer(.param .b32 x)
+{
+  .reg .b32 %v, %i;
+  .reg .b64 %a, %fp;
+  ld.param.b32 %v, [x];
+  and.b32 %i, %v, 3;
+  mul.wide.u32 %a, %i, 8;
+  mov.u64 %fp, ftab;
+  add.s64 %a, %fp, %a;
+  ld.global.u64 %fp, [%a];
+  {
+    .param .b32 in;
+    .param .b32 res;
+    st.param.b32 [in], %v;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (in), proto;
+    ld.param.b32 %v, [res];
+  }
+  add.u32 %v, %v, 100;
+  st.param.b32 [r], %v;
+  ret;
+}
+.func (.param .b32 r) outerAlias(.param .b32 x);
+.alias outerAlias, outer;
+)" + kProlog + R"(
+  mov.u64 %fp, outerAlias;
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    targets: .calltargets outer;
+    call (res), %fp, (arg), targets;
+    ld.param.b32 %y, [res];
+  }
+  {
+    .param .b32 arg2;
+    .param .b32 res2;
+    st.param.b32 [arg2], %y;
+    call (res2), outerAlias, (arg2);
+    ld.param.b32 %z, [res2];
+  }
+  st.global.u32 [%out], %z;
+  ret;
+}
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runCalls(text, 40, mode);
+    for (uint32_t t = 0; t < 40; ++t) {
+      const uint32_t once = fRef(t % 4, t) + 100;
+      EXPECT_EQ(out[t], fRef(once % 4, once) + 100) << "thread " << t;
+    }
+  }
+}
+
+TEST(IndirectCall, BadTargetsAreKernelFaultsAndBadCallsInputErrors) {
+  auto call = [](const std::string& pointer, const std::string& table) {
+    return std::string(kCallees) + kProlog + pointer + R"(
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    targets: .calltargets f0, f1;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (arg), )" +
+           table + R"(;
+    ld.param.b32 %y, [res];
+  }
+  st.global.u32 [%out], %y;
+  ret;
+}
+)";
+  };
+  // f2 is not in the list; a null pointer; a pointer to data.
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, f2;", "targets"), 4), KernelFault);
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, 0;", "proto"), 4), KernelFault);
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, ftab;", "proto"), 4), KernelFault);
+  EXPECT_EQ(runCalls(call("mov.u64 %fp, f2;", "proto"), 4)[3], fRef(2, 3));
+  // No such label; a prototype that does not match the call's variables.
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, f0;", "nolabel"), 4), InputError);
+  const std::string wrong = R"(.func (.param .b32 r) g(.param .b32 x) { ret; }
+.visible .entry k(.param .u64 pout)
+{
+  .reg .b64 %fp;
+  mov.u64 %fp, g;
+  {
+    .param .b64 arg;
+    .param .b32 res;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (arg), proto;
+  }
+  ret;
+}
+)";
+  EXPECT_THROW(runCalls(wrong, 1), InputError);
+  // A function that calls itself through a pointer: allowed by the decoder (the pointer could
+  // name another function), a fault when it happens. Thread 0 stops at once, thread 1 recurses.
+  const std::string recursive = R"(.func (.param .b32 r) self(.param .b32 x)
+{
+  .reg .b32 %v;
+  .reg .b64 %fp;
+  .reg .pred %p;
+  ld.param.b32 %v, [x];
+  setp.eq.u32 %p, %v, 0;
+  @%p bra DONE;
+  sub.u32 %v, %v, 1;
+  mov.u64 %fp, self;
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %v;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (b), %fp, (a), proto;
+  }
+DONE:
+  st.param.b32 [r], %v;
+  ret;
+}
+)" + std::string(kProlog) + R"(
+  mov.u64 %fp, self;
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (arg), proto;
+  }
+  ret;
+}
+)";
+  EXPECT_EQ(runCalls(recursive, 1).size(), 1u);
+  try {
+    runCalls(recursive, 2);
+    ADD_FAILURE() << "recursion through a pointer ran";
+  } catch (const KernelFault& e) {
+    EXPECT_NE(std::string(e.what()).find("recursive call to self"), std::string::npos) << e.what();
+  }
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {

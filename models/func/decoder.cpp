@@ -183,6 +183,13 @@ class Decoder {
     funcs_.push_back(f);
     for (const auto& s : f->body) {
       if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
+      if (s.instr.callee.empty()) {
+        // Through a pointer: every function it may reach. Whether a call through a pointer
+        // recurses is known only when it runs (the executor faults then).
+        for (const Function* t : indirectTargets(*f, s.instr))
+          if (std::find(stack.begin(), stack.end(), t) == stack.end()) collectFunctions(t, stack);
+        continue;
+      }
       const Function* callee = m_.findFunction(s.instr.callee);
       if (callee == nullptr)
         invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
@@ -197,6 +204,75 @@ class Decoder {
         unsupported(s.instr, "recursive call to '" + callee->name + "'");
       collectFunctions(callee, stack);
     }
+  }
+
+  // The parameter and result sizes of a function (or of a .callprototype).
+  static bool sameSizes(const std::vector<std::unique_ptr<Variable>>& vars,
+                        const std::vector<uint64_t>& sizes) {
+    if (vars.size() != sizes.size()) return false;
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (vars[i]->sizeBytes() != sizes[i]) return false;
+    return true;
+  }
+  static std::vector<uint64_t> sizesOf(const std::vector<Operand>& ops) {
+    std::vector<uint64_t> out;
+    for (const auto& o : ops) out.push_back(o.var ? o.var->sizeBytes() : 0);
+    return out;
+  }
+
+  // Functions whose address the module takes: named in an initialiser or as an operand of an
+  // instruction other than a direct call.
+  const std::vector<const Function*>& addressTaken() {
+    if (addressTakenDone_) return addressTaken_;
+    addressTakenDone_ = true;
+    auto add = [&](const std::string& name) {
+      const Function* f = m_.findFunction(name);
+      if (f && !f->isEntry && !f->isExtern &&
+          std::find(addressTaken_.begin(), addressTaken_.end(), f) == addressTaken_.end())
+        addressTaken_.push_back(f);
+    };
+    for (const auto& g : m_.globals)
+      for (const auto& [off, sym] : g->initSymbols) add(sym.first);
+    for (const auto& f : m_.functions)
+      for (const auto& s : f->body)
+        if (s.kind == ptx::Statement::Kind::Instr && s.instr.opcode != "call")
+          for (const auto& o : s.instr.ops)
+            if (o.kind == Operand::Kind::Symbol && o.var == nullptr) add(o.name);
+    return addressTaken_;
+  }
+
+  // The functions an indirect call may reach: its .calltargets list, or every function whose
+  // address is taken and whose parameters match its .callprototype. Checks the call's own
+  // argument and result sizes against them.
+  std::vector<const Function*> indirectTargets(const Function& f, const Instruction& in) {
+    const auto args = sizesOf(in.callArgs), rets = sizesOf(in.callRets);
+    std::vector<const Function*> out;
+    if (auto t = f.callTargets.find(in.callTable); t != f.callTargets.end()) {
+      for (const auto& name : t->second) {
+        const Function* callee = m_.findFunction(name);
+        if (callee == nullptr || callee->isEntry)
+          invalid(in.loc,
+                  "'" + name + "' in .calltargets '" + in.callTable + "' is not a function");
+        if (callee->isExtern) unsupported(in, "'" + callee->name + "' has no body in this module");
+        if (!sameSizes(callee->params, args) || !sameSizes(callee->returns, rets))
+          invalid(in.loc, fmt::format("call through .calltargets '{}' passes {} arguments and {} "
+                                      "results that do not match '{}'",
+                                      in.callTable, args.size(), rets.size(), callee->name));
+        if (std::find(out.begin(), out.end(), callee) == out.end()) out.push_back(callee);
+      }
+      return out;
+    }
+    auto p = f.callPrototypes.find(in.callTable);
+    if (p == f.callPrototypes.end())
+      invalid(in.loc, "'" + in.callTable + "' is not a .callprototype or .calltargets label");
+    if (p->second.params != args || p->second.returns != rets)
+      invalid(in.loc, fmt::format("call passes {} arguments and {} results that do not match "
+                                  ".callprototype '{}'",
+                                  args.size(), rets.size(), in.callTable));
+    for (const Function* callee : addressTaken())
+      if (sameSizes(callee->params, args) && sameSizes(callee->returns, rets))
+        out.push_back(callee);
+    return out;
   }
 
   // Device printf: the CUDA runtime's `vprintf(const char* format, void* args)`.
@@ -307,6 +383,16 @@ class Decoder {
       for (const auto& s : f->body) {
         if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
         const Instruction& in = s.instr;
+        if (in.callee.empty()) {  // indirect: the call's variables have storage of their own
+          for (const auto* list : {&in.callArgs, &in.callRets})
+            for (const Operand& o : *list) {
+              if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
+                  o.var->space != StateSpace::Param)
+                unsupported(in, "call arguments must be .param variables");
+              if (!addrOf_.count(o.var)) placeCall(o.var);
+            }
+          continue;
+        }
         const Function* callee = m_.findFunction(in.callee);
         if (in.callArgs.size() != callee->params.size() ||
             in.callRets.size() != callee->returns.size())
@@ -393,7 +479,8 @@ class Decoder {
   std::pair<uint64_t, MemSpace> symbolAddress(const Operand& o, const Instruction& in) {
     const Variable* v = o.var;
     if (v == nullptr) {
-      if (m_.findFunction(o.name)) unsupported(in, "function addresses");
+      if (auto a = functionAddress(m_, o.name)) return {*a, MemSpace::None};
+      if (m_.findFunction(o.name)) unsupported(in, "addresses of kernel entries");
       invalid(o.loc, "'" + o.name + "' is not a declared variable");
     }
     switch (v->space) {
@@ -1273,6 +1360,9 @@ class Decoder {
       x.aux = static_cast<uint32_t>(p_->branchTables.size());
       p_->branchTables.emplace_back();
       tableFixups_.push_back({x.aux, it->second, fi, in.loc});
+    } else if (op == "call" && in.callee.empty()) {
+      mods.take(".uni");
+      decodeIndirectCall(in, x, info, fi);
     } else if (op == "call") {
       mods.take(".uni");
       const Function* callee = m_.findFunction(in.callee);
@@ -1843,6 +1933,39 @@ class Decoder {
     }
     for (auto& x : p_->code)
       if (x.flow == Flow::Call) x.target = p_->functions[x.aux].begin;
+    for (auto& ic : p_->indirectCalls)
+      for (auto& t : ic.targets) t.entry = p_->functions[t.func].begin;
+  }
+
+  // call (rets), %fp, (args), proto-or-targets;
+  void decodeIndirectCall(const Instruction& in, Inst& x, InstInfo& info, size_t fi) {
+    if (in.ops.size() != 1) invalid(in.loc, "an indirect call takes one function pointer");
+    x.src[0] = src(in.ops[0], Type::U64, in, info);
+    x.nsrc = 1;
+    x.flow = Flow::CallIndirect;
+    x.cls = InstClass::Call;
+    x.space = MemSpace::CallParam;
+    IndirectCall ic;
+    ic.fromTargetList = funcs_[fi]->callTargets.count(in.callTable) != 0;
+    for (const Operand& o : in.callArgs) {
+      ic.args.push_back(static_cast<uint32_t>(addrOf_.at(o.var)));
+      ic.argBytes.push_back(static_cast<uint32_t>(o.var->sizeBytes()));
+    }
+    for (const Operand& o : in.callRets) {
+      ic.rets.push_back(static_cast<uint32_t>(addrOf_.at(o.var)));
+      ic.retBytes.push_back(static_cast<uint32_t>(o.var->sizeBytes()));
+    }
+    for (const Function* callee : indirectTargets(*funcs_[fi], in)) {
+      IndirectTarget t;
+      t.address = *functionAddress(m_, callee->name);
+      t.func =
+          static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
+      for (const auto& v : callee->params) t.params.push_back(uint32_t(addrOf_.at(v.get())));
+      for (const auto& v : callee->returns) t.returns.push_back(uint32_t(addrOf_.at(v.get())));
+      ic.targets.push_back(std::move(t));
+    }
+    x.aux = static_cast<uint32_t>(p_->indirectCalls.size());
+    p_->indirectCalls.push_back(std::move(ic));
   }
 
   struct Fixup {
@@ -1877,6 +2000,8 @@ class Decoder {
   uint32_t nextSlot_ = 0;
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
   const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
+  std::vector<const Function*> addressTaken_;
+  bool addressTakenDone_ = false;
 };
 
 }  // namespace
@@ -1896,6 +2021,14 @@ void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms) {
     throw InputError(
         fmt::format("{}: .const variables need {} bytes; the constant bank holds 65536", m.fileName,
                     syms.constBank.size()));
+}
+
+std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view name) {
+  const Function* f = m.findFunction(name);
+  if (f == nullptr || f->isEntry) return std::nullopt;
+  for (size_t i = 0; i < m.functions.size(); ++i)
+    if (m.functions[i].get() == f) return kCodeWindow + kFunctionStride * i;
+  return std::nullopt;
 }
 
 std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,

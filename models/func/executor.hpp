@@ -66,6 +66,11 @@ class Executor {
  private:
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
+  // call through a function pointer: copies each lane's arguments to its callee's parameters and
+  // pushes one call frame per callee (they run one after another and reconverge after the call).
+  void callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
+  // ret of a function an indirect call reached: copies the results to the call's variables.
+  void returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask);
   void warpFinished(Cta& cta, Warp& w, StepResult& r);
 
   LaunchState& L_;

@@ -18,12 +18,14 @@ struct Dim3 {
 };
 
 // One entry of the SIMT stack: lanes in `mask` execute from `pc` until they reach `rpc`.
-// A `frame` entry marks a function call: lanes leave it by `ret`.
+// A `frame` entry marks a function call: lanes leave it by `ret`. A frame pushed by an indirect
+// call records the call's pc (its ret copies the results back to the call's variables).
 struct SimtEntry {
   uint32_t pc;
   uint32_t rpc;
   uint32_t mask;
   bool frame;
+  uint32_t callSite = kNoPc;
 };
 
 enum class WarpState : uint8_t { Ready, AtBarrier, Done };

@@ -142,6 +142,8 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
         addr = it->second;
       } else if (m->syms_.constOffset.count(sym.first)) {
         addr = func::kConstWindow + m->syms_.constOffset.at(sym.first);
+      } else if (auto f = func::functionAddress(*m->ast_, sym.first)) {
+        addr = *f;
       } else {
         throw InputError(fmt::format("{}: initialiser of '{}' names unknown symbol '{}'",
                                      v.loc.str(), v.name, sym.first));
