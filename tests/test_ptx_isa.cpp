@@ -396,6 +396,118 @@ TEST(IntegerArithmeticExt, MinMaxReluAndPackedHalves) {
   checkRows32("max.relu.s16x2 %o32, %a32, %b32;", rows, packed(false, true, true));
 }
 
+// ---- min/max: three inputs, .abs and .xorsign.abs ------------------------------------------
+
+// A floating-point format's bit fields, for references that work on the encodings only.
+struct Bits {
+  uint32_t sign, expMask, manMask, nan;
+  bool isNaN(uint32_t v) const { return (v & expMask) == expMask && (v & manMask) != 0; }
+  uint32_t flush(uint32_t v) const { return (v & expMask) == 0 ? v & sign : v; }
+  // A key that orders encodings as real numbers, with -0 below +0.
+  int64_t key(uint32_t v) const {
+    const int64_t mag = v & (expMask | manMask);
+    return (v & sign) ? -2 * mag - 1 : 2 * mag;
+  }
+};
+constexpr Bits kF32Bits{0x80000000u, 0x7f800000u, 0x007fffffu, 0x7fffffffu};
+constexpr Bits kF16Bits{0x8000u, 0x7c00u, 0x03ffu, 0x7fffu};
+constexpr Bits kBF16Bits{0x8000u, 0x7f80u, 0x007fu, 0x7fffu};
+
+// min/max of `n` encodings with the PTX modifiers, from the ISA's description.
+uint32_t refMinMax(const Bits& f, bool isMin, bool nanProp, bool ftz, bool abs, bool xorSign,
+                   std::vector<uint32_t> v) {
+  const uint32_t sign = xorSign ? ((v[0] ^ v[1]) & f.sign) : 0;
+  bool haveNaN = false, haveNumber = false;
+  uint32_t best = 0;
+  for (uint32_t x : v) {
+    if (ftz) x = f.flush(x);
+    if (abs || xorSign) x &= ~f.sign;
+    if (f.isNaN(x)) {
+      haveNaN = true;
+      continue;
+    }
+    if (!haveNumber || (isMin ? f.key(x) < f.key(best) : f.key(x) > f.key(best))) best = x;
+    haveNumber = true;
+  }
+  if (!haveNumber || (haveNaN && nanProp)) return f.nan;
+  best |= sign;
+  return ftz ? f.flush(best) : best;
+}
+
+TEST(FloatMinMax, ThreeInputsAbsAndXorSign) {
+  const std::vector<uint32_t> vals = {0x00000000u, 0x80000000u, 0x3f800000u, 0xbf800000u,
+                                      0x40200000u, 0xc0400000u, 0x7f800000u, 0xff800000u,
+                                      0x7fc00001u, 0x00000005u, 0x80400000u};
+  Rows rows;
+  for (uint32_t a : vals)
+    for (uint32_t b : vals)
+      for (uint32_t c : vals)
+        if (rows.size() < 1024) rows.push_back({a, b, c});
+  for (const char* op : {"min", "max"})
+    for (const char* mods : {"", ".NaN", ".abs", ".ftz.NaN.abs", ".ftz"}) {
+      const std::string m = mods;
+      const bool isMin = op[1] == 'i', nan = m.find("NaN") != std::string::npos,
+                 ftz = m.find("ftz") != std::string::npos, abs = m.find("abs") != std::string::npos;
+      const std::string body = std::string(op) + m + ".f32 %fo, %fa, %fb, %fc; mov.b32 %o32, %fo;";
+      checkRows32(body, rows, [&](uint32_t a, uint32_t b, uint32_t c) {
+        return refMinMax(kF32Bits, isMin, nan, ftz, abs, false, {a, b, c});
+      });
+    }
+  for (const char* op : {"min", "max"})
+    for (const char* mods : {".xorsign.abs", ".NaN.xorsign.abs", ".ftz.xorsign.abs"}) {
+      const std::string m = mods;
+      const bool isMin = op[1] == 'i', nan = m.find("NaN") != std::string::npos,
+                 ftz = m.find("ftz") != std::string::npos;
+      checkRows32(std::string(op) + m + ".f32 %fo, %fa, %fb; mov.b32 %o32, %fo;", rows,
+                  [&](uint32_t a, uint32_t b, uint32_t) {
+                    return refMinMax(kF32Bits, isMin, nan, ftz, false, true, {a, b});
+                  });
+    }
+  // Packed halves: each half on its own.
+  const std::vector<uint32_t> halves = {0x0000u, 0x8000u, 0x3c00u, 0xbc00u, 0x4100u, 0xc500u,
+                                        0x7c00u, 0xfc00u, 0x7e01u, 0x0003u, 0x8200u, 0x3f80u,
+                                        0xbfc0u, 0x7f80u, 0x7fc1u, 0x0001u};
+  Rows hrows;
+  std::mt19937 rng(31);
+  while (hrows.size() < 512) {
+    auto h2 = [&] { return halves[rng() % halves.size()] | (halves[rng() % halves.size()] << 16); };
+    hrows.push_back({h2(), h2(), 0});
+  }
+  struct Form {
+    const char* text;
+    const Bits* f;
+    bool isMin, nan, ftz;
+  };
+  for (const Form& form : {Form{"min.xorsign.abs.f16x2", &kF16Bits, true, false, false},
+                           Form{"max.NaN.xorsign.abs.f16x2", &kF16Bits, false, true, false},
+                           Form{"min.ftz.xorsign.abs.f16x2", &kF16Bits, true, false, true},
+                           Form{"max.xorsign.abs.bf16x2", &kBF16Bits, false, false, false},
+                           Form{"min.NaN.xorsign.abs.bf16x2", &kBF16Bits, true, true, false}}) {
+    checkRows32(std::string(form.text) + " %o32, %a32, %b32;", hrows,
+                [&](uint32_t a, uint32_t b, uint32_t) {
+                  uint32_t r = 0;
+                  for (int i = 0; i < 2; ++i)
+                    r |= refMinMax(*form.f, form.isMin, form.nan, form.ftz, false, true,
+                                   {(a >> (16 * i)) & 0xffffu, (b >> (16 * i)) & 0xffffu})
+                         << (16 * i);
+                  return r;
+                });
+  }
+  checkRows32(
+      "mov.b32 {%h0, %h1}, %a32; mov.b32 {%h2, %h3}, %b32; min.xorsign.abs.bf16 %h4, %h0, %h2;"
+      "max.xorsign.abs.f16 %h5, %h1, %h3; mov.b32 %o32, {%h4, %h5};",
+      hrows, [&](uint32_t a, uint32_t b, uint32_t) {
+        return refMinMax(kBF16Bits, true, false, false, false, true, {a & 0xffffu, b & 0xffffu}) |
+               refMinMax(kF16Bits, false, false, false, false, true, {a >> 16, b >> 16}) << 16;
+      });
+  // What the ISA does not have: integer three-input forms, .abs without .xorsign on two inputs,
+  // .xorsign on three inputs or f64.
+  for (const char* bad : {"min.s32 %o32, %a32, %b32, %c32;", "max.abs.f32 %fo, %fa, %fb;",
+                          "min.xorsign.abs.f32 %fo, %fa, %fb, %fc;",
+                          "max.xorsign.abs.f64 %do, %da, %db;", "min.f64 %do, %da, %db, %dc;"})
+    EXPECT_THROW(eval1(bad, 1), InputError) << bad;
+}
+
 // ---- redux.sync --------------------------------------------------------------------------------
 
 TEST(WarpReduction, ReduxSyncCombinesTheWarp) {
@@ -1521,7 +1633,9 @@ TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {
       "cvt.rn.bf16x2.f32 %r12, %fa, %fb; mul.rn.bf16x2 %r13, %r12, %r11;\n"
       "add.u32 %r14, %r1, %r2; add.u32 %r14, %r14, %r3; add.u32 %r14, %r14, %r4;\n"
       "xor.b32 %r14, %r14, %r5; xor.b32 %r14, %r14, %r9; xor.b32 %o32, %r14, %r13;\n"
-      "cvt.u64.u32 %o, %r10;";
+      "cvt.u64.u32 %o, %r10;\n"
+      "min.NaN.abs.f32 %f1, %fa, %fb, %fc; mov.b32 %r1, %f1; max.xorsign.abs.bf16x2 %r2, %a32, "
+      "%b32; xor.b32 %o32, %o32, %r1; xor.b32 %o32, %o32, %r2;";
   Rows rows;
   std::mt19937 rng(5);
   for (int i = 0; i < 64; ++i) rows.push_back({rng(), rng(), rng()});

@@ -871,11 +871,13 @@ class Decoder {
     } else if (op == "min" || op == "max") {
       bool nan = mods.take(".NaN");
       bool relu = mods.take(".relu");
+      bool xorSign = mods.take(".xorsign");
+      bool abs = mods.take(".abs");
       int packed = mods.takeOne({".u16x2", ".s16x2"});
       uint8_t ff = floatFlags();
       bool isMin = op == "min";
       if (packed >= 0) {
-        if (!mods.takeTypes().empty() || nan || ff) unsupported(in);
+        if (!mods.takeTypes().empty() || nan || ff || xorSign || abs) unsupported(in);
         set3(Type::B32);
         x.fn = intMinMax16x2(isMin, packed == 1, relu);
         x.cls = InstClass::IntMax;
@@ -883,9 +885,27 @@ class Decoder {
         return;
       }
       Type t = oneType();
+      const bool three = in.ops.size() == 4;
+      // .xorsign needs .abs; .abs alone only on the three-input form, which is .f32 only.
+      if (xorSign != abs && !(abs && !xorSign && three)) unsupported(in);
+      if (three && (t != Type::F32 || xorSign || relu || (ff & kSat))) unsupported(in);
+      if (xorSign && (relu || (ff & kSat) || t == Type::F64 || !ptx::isFloat(t))) unsupported(in);
       if (isHalfType(t)) {
-        decodeHalf(in, x, info, isMin ? HalfOp::Min : HalfOp::Max, t, Round::Default, nan, relu,
-                   ff);
+        decodeHalf(in, x, info, isMin ? HalfOp::Min : HalfOp::Max, t, Round::Default, nan, relu, ff,
+                   xorSign);
+        finish();
+        return;
+      }
+      if (three || xorSign) {
+        x.dst[0] = dst(in.ops[0], in, info);
+        x.ndst = 1;
+        for (size_t i = 1; i < in.ops.size(); ++i) x.src[i - 1] = src(in.ops[i], t, in, info);
+        x.nsrc = static_cast<uint8_t>(in.ops.size() - 1);
+        x.mode = static_cast<uint8_t>((isMin ? kMmMin : 0) | (nan ? kMmNaN : 0) |
+                                      (abs ? kMmAbs : 0) | (xorSign ? kMmXorSign : 0));
+        x.flags = ff;
+        x.fn = floatMinMaxF32();
+        x.cls = InstClass::FpMax;
         finish();
         return;
       }
@@ -1404,7 +1424,7 @@ class Decoder {
 
   // f16/bf16 (and x2) arithmetic. `nan`, `relu` and the float flags were taken by the caller.
   void decodeHalf(const Instruction& in, Inst& x, InstInfo& info, HalfOp op, Type t, Round r,
-                  bool nan, bool relu, uint8_t ff) {
+                  bool nan, bool relu, uint8_t ff, bool xorSignAbs = false) {
     const bool bf = t == Type::BF16 || t == Type::BF16x2;
     if (r != Round::Default && r != Round::Rn)
       unsupported(in, "f16/bf16 arithmetic rounds with .rn");
@@ -1429,7 +1449,7 @@ class Decoder {
     x.nsrc = static_cast<uint8_t>(n - 1);
     x.mode2 = static_cast<uint8_t>(Round::Rn);
     x.flags = static_cast<uint8_t>(((ff & kFtz) ? kHalfFtz : 0) | ((ff & kSat) ? kHalfSat : 0) |
-                                   (relu ? kHalfRelu : 0));
+                                   (relu ? kHalfRelu : 0) | (xorSignAbs ? kHalfXorSignAbs : 0));
     x.fn = halfArith(op, t);
     switch (op) {
       case HalfOp::Mul:

@@ -124,7 +124,13 @@ Handler intMinMax16x2(bool isMin, bool isSigned, bool relu);
 
 // f16, bf16, f16x2 and bf16x2 arithmetic (mode2: rounding, flags: HalfFlags).
 enum class HalfOp : uint8_t { Add, Sub, Mul, Fma, Min, Max, MinNaN, MaxNaN, Neg, Abs, Ex2, Tanh };
-enum HalfFlags : uint8_t { kHalfFtz = 1, kHalfSat = 2, kHalfRelu = 4, kHalfSatFinite = 8 };
+enum HalfFlags : uint8_t {
+  kHalfFtz = 1,
+  kHalfSat = 2,
+  kHalfRelu = 4,
+  kHalfSatFinite = 8,
+  kHalfXorSignAbs = 16  // min/max .xorsign.abs
+};
 Handler halfArith(HalfOp op, Type t);
 Handler cvtPackPair(Type dt);  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b
 
@@ -142,6 +148,10 @@ Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes
 Handler floatBinary(FBin op, Type t, Round r, uint8_t flags);
 Handler floatUnary(FUn op, Type t, Round r, uint8_t flags);
 Handler floatFma(Type t, Round r, uint8_t flags);
+// f32 min/max beyond the plain two-input form: `min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b` and
+// `min{.ftz}{.NaN}{.abs}.f32 d, a, b, c` (mode: MinMaxMode bits, flags: kFtz; nsrc inputs).
+enum MinMaxMode : uint8_t { kMmMin = 1, kMmNaN = 2, kMmAbs = 4, kMmXorSign = 8 };
+Handler floatMinMaxF32();
 Handler testp(uint8_t what,
               Type t);  // 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal
 
