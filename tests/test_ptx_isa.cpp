@@ -1621,6 +1621,215 @@ DONE:
   }
 }
 
+// ---- mbarrier and bulk asynchronous copies ----------------------------------------------------
+
+// nvcc's producer/consumer pipeline (tests/data/mbarrier_pipeline.cu) against its formula.
+void checkPipeline(ExecMode mode, int chunks, int blocks) {
+  Device dev(platform(), mode);
+  Module& m =
+      dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/mbarrier_pipeline.ptx");
+  std::mt19937 rng{uint32_t(chunks)};
+  std::vector<int32_t> in(size_t(chunks) * 128 * 4);
+  for (auto& v : in) v = int32_t(rng() % 1000) - 500;
+  DevPtr din = dev.upload(in), dout = dev.malloc(uint64_t(blocks) * 128 * 16);
+  dev.launch(m.kernel("pipeline"), {uint32_t(blocks)}, {128}, 0,
+             KernelArgs().ptr(din).ptr(dout).i32(chunks));
+  auto out = dev.download<int32_t>(dout, size_t(blocks) * 128 * 4);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < 128; ++t)
+      for (int e = 0; e < 4; ++e) {
+        int32_t want = 0;
+        for (int c = 0; c < chunks; ++c) want += in[(size_t(c) * 128 + t) * 4 + e] * (c + 1) + t;
+        ASSERT_EQ(out[(size_t(b) * 128 + t) * 4 + e], want)
+            << "block " << b << " thread " << t << " element " << e << " of " << chunks;
+      }
+}
+
+TEST(Mbarrier, NvccBulkCopyPipeline) {
+  checkPipeline(ExecMode::Functional, 7, 2);
+  checkPipeline(ExecMode::Functional, 1, 1);
+}
+
+TEST(Mbarrier, NvccBulkCopyPipelineInTheTimingModel) { checkPipeline(ExecMode::Timing, 6, 3); }
+
+// One warp; %t = %tid.x; the body leaves %o32 per thread, stored to out[%t].
+std::vector<uint32_t> runMbar(const std::string& body, uint32_t threads,
+                              ExecMode mode = ExecMode::Functional) {
+  return runCalls(R"(
+.visible .entry k(.param .u64 pout)
+{
+  .shared .align 8 .b64 bar[4];
+  .shared .align 16 .b8 buf[256];
+  .reg .b32 %t, %o32, %r<8>, %a;
+  .reg .b64 %out, %s<4>, %g;
+  .reg .pred %p<4>;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %out, [pout];
+  mul.wide.u32 %g, %t, 4;
+  add.s64 %out, %out, %g;
+  mov.u32 %a, bar;
+  mov.u32 %o32, 0;
+)" + body + R"(
+  st.global.u32 [%out], %o32;
+  ret;
+}
+)",
+                  threads, mode);
+}
+
+TEST(Mbarrier, ArrivalsTransactionsAndPhases) {
+  // Thread 0 initialises bar[0] for 3 arrivals; threads 0-2 arrive one after another (lane
+  // order), so the third arrival completes the phase; pending_count of each state counts the
+  // arrivals pending before it.
+  auto out = runMbar(R"(
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared.b64 [bar], 3;
+  bar.sync 0;
+  setp.lt.u32 %p1, %t, 3;
+  @%p1 mbarrier.arrive.shared.b64 %s0, [bar];
+  @%p1 mbarrier.pending_count.b64 %r0, %s0;
+  @%p1 mbarrier.test_wait.shared.b64 %p2, [bar], %s0;
+  selp.u32 %r1, 1, 0, %p2;
+  @%p1 shl.b32 %o32, %r0, 4;
+  @%p1 or.b32 %o32, %o32, %r1;
+  // bar[1]: expect 64 bytes, two arrivals with arrive_drop (the expected count drops to 1), then
+  // complete_tx in two halves; then a second phase needs one arrival only.
+  @%p0 mbarrier.init.shared.b64 [bar+8], 2;
+  @%p0 mbarrier.expect_tx.shared.b64 [bar+8], 64;
+  @%p0 mbarrier.arrive_drop.shared.b64 %s1, [bar+8];
+  @%p0 mbarrier.arrive.shared.b64 %s1, [bar+8];
+  @%p0 mbarrier.test_wait.parity.shared.b64 %p3, [bar+8], 0;
+  @%p0 selp.u32 %r2, 1, 0, %p3;
+  @%p0 mbarrier.complete_tx.shared.b64 [bar+8], 32;
+  @%p0 mbarrier.test_wait.parity.shared.b64 %p3, [bar+8], 0;
+  @%p0 selp.u32 %r3, 2, 0, %p3;
+  @%p0 mbarrier.complete_tx.shared.b64 [bar+8], 32;
+  @%p0 mbarrier.try_wait.parity.shared.b64 %p3, [bar+8], 0;
+  @%p0 selp.u32 %r4, 4, 0, %p3;
+  @%p0 mbarrier.arrive.shared.b64 %s2, [bar+8];
+  @%p0 mbarrier.test_wait.parity.shared.b64 %p3, [bar+8], 1;
+  @%p0 selp.u32 %r5, 8, 0, %p3;
+  @%p0 or.b32 %r2, %r2, %r3;
+  @%p0 or.b32 %r2, %r2, %r4;
+  @%p0 or.b32 %r2, %r2, %r5;
+  @%p0 shl.b32 %r2, %r2, 8;
+  @%p0 or.b32 %o32, %o32, %r2;
+)",
+                     32);
+  // Every state's phase is complete once the instruction's three arrivals are done; bar[1]:
+  // incomplete (tx pending), incomplete, complete, second phase complete after one arrival.
+  EXPECT_EQ(out[0], (3u << 4 | 1u) | ((0u | 0u | 4u | 8u) << 8));
+  EXPECT_EQ(out[1], 2u << 4 | 1u);
+  EXPECT_EQ(out[2], 1u << 4 | 1u);
+  for (int t = 3; t < 32; ++t) EXPECT_EQ(out[t], 0u) << t;
+}
+
+TEST(Mbarrier, WaitingWarpsSleepUntilThePhaseCompletes) {
+  // Four warps: warps 1-3 wait for bar[0]'s phase 0, which warp 0 completes only after a long
+  // loop; then everyone reads what warp 0 wrote. A woken warp retries its try_wait.
+  const std::string body = R"(
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared.b64 [bar], 32;
+  bar.sync 0;
+  setp.lt.u32 %p1, %t, 32;
+  @!%p1 bra WAIT;
+  mov.u32 %r0, 0;
+SPIN:
+  add.u32 %r0, %r0, 1;
+  setp.lt.u32 %p2, %r0, 200;
+  @%p2 bra SPIN;
+  mov.u32 %r1, buf;
+  shl.b32 %r2, %t, 2;
+  add.u32 %r1, %r1, %r2;
+  add.u32 %r3, %t, 1000;
+  st.shared.u32 [%r1], %r3;
+  mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];
+WAIT:
+  mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p3, [bar], 0, 1000;
+  @!%p3 bra WAIT;
+  and.b32 %r4, %t, 31;
+  shl.b32 %r4, %r4, 2;
+  mov.u32 %r1, buf;
+  add.u32 %r1, %r1, %r4;
+  ld.shared.u32 %o32, [%r1];
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runMbar(body, 128, mode);
+    for (uint32_t t = 0; t < 128; ++t) EXPECT_EQ(out[t], 1000 + t % 32) << t;
+  }
+}
+
+TEST(Mbarrier, MisuseIsAKernelFault) {
+  auto fault = [](const std::string& body, const char* what) {
+    try {
+      runMbar(body, 32);
+      ADD_FAILURE() << "no fault for " << what;
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  fault("mbarrier.arrive.shared.b64 %s0, [bar];", "used before mbarrier.init");
+  fault("mbarrier.init.shared.b64 [bar], 0;", "count 0 is outside");
+  // 32 single arrivals on a 4-arrival barrier complete 8 phases; 5 at once are too many.
+  EXPECT_EQ(runMbar("mbarrier.init.shared.b64 [bar], 4; mbarrier.arrive.shared.b64 %s0, [bar];"
+                    "mbarrier.test_wait.parity.shared.b64 %p0, [bar], 0; selp.u32 %o32, 1, 2, %p0;",
+                    32)[5],
+            2u);  // parity back at 0 after 8 phases: phase "0" is the current one again
+  fault("mbarrier.init.shared.b64 [bar], 4; mbarrier.arrive.shared.b64 %s0, [bar], 5;",
+        "5 arrivals with 4 pending");
+  fault(
+      "mbarrier.init.shared.b64 [bar], 32; mbarrier.inval.shared.b64 [bar];"
+      "mbarrier.test_wait.shared.b64 %p0, [bar], %s0;",
+      "after mbarrier.inval");
+  fault("mbarrier.init.shared.b64 [bar], 32; mbarrier.arrive.noComplete.shared.b64 %s0, [bar], 1;",
+        "noComplete completed");
+  fault("mov.u32 %r0, buf; mbarrier.init.shared.b64 [%r0+4], 1;", "misaligned");
+  // Every warp waits for a phase nobody completes: a deadlock, in both modes.
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    try {
+      runMbar(
+          "setp.eq.u32 %p0, %t, 0; @%p0 mbarrier.init.shared.b64 [bar], 64; bar.sync 0;"
+          "W: mbarrier.try_wait.parity.shared.b64 %p1, [bar], 0; @!%p1 bra W;",
+          64, mode);
+      ADD_FAILURE() << "no deadlock";
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Mbarrier, BulkCopiesCheckTheirOperands) {
+  // Shared -> shared copy of 32 bytes completing on bar[2]; a size that is no multiple of 16
+  // faults.
+  auto out = runMbar(R"(
+  setp.eq.u32 %p0, %t, 0;
+  mov.u32 %r0, buf;
+  shl.b32 %r1, %t, 2;
+  add.u32 %r1, %r0, %r1;
+  mul.lo.u32 %r2, %t, 7;
+  st.shared.u32 [%r1], %r2;
+  @%p0 mbarrier.init.shared.b64 [bar+16], 1;
+  bar.sync 0;
+  @%p0 mbarrier.arrive.expect_tx.shared.b64 _, [bar+16], 32;
+  add.u32 %r3, %r0, 128;
+  @%p0 cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r3], [%r0], 32, [bar+16];
+W:
+  mbarrier.try_wait.parity.shared.b64 %p1, [bar+16], 0;
+  @!%p1 bra W;
+  and.b32 %r4, %t, 7;
+  shl.b32 %r4, %r4, 2;
+  add.u32 %r4, %r4, %r3;
+  ld.shared.u32 %o32, [%r4];
+)",
+                     32);
+  for (uint32_t t = 0; t < 32; ++t) EXPECT_EQ(out[t], (t % 8) * 7) << t;
+  EXPECT_THROW(runMbar("mbarrier.init.shared.b64 [bar], 32; mov.u32 %r0, buf;"
+                       "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%r0], "
+                       "[%out], 24, [bar];",
+                       1),
+               KernelFault);
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {

@@ -1265,8 +1265,12 @@ class Decoder {
       decodeWmma(in, mods, x, info);
     } else if (op == "ldmatrix" || op == "stmatrix") {
       decodeMatrixLoadStore(in, mods, x, info);
+    } else if (op == "cp" && mods.take(".bulk")) {
+      decodeCpAsyncBulk(in, mods, x, info);
     } else if (op == "cp") {
       decodeCpAsync(in, mods, x, info);
+    } else if (op == "mbarrier") {
+      decodeMbarrier(in, mods, x, info);
     } else if (op == "prefetch" || op == "prefetchu") {
       mods.takeOne({".global", ".local"});
       mods.takeOne({".L1", ".L2"});
@@ -1278,6 +1282,11 @@ class Decoder {
       mods.take(".gl");
       mods.take(".proxy");
       mods.take(".alias");
+      // fence.proxy.async{.space} orders the async proxy (bulk copies, which complete at once
+      // here); fence.mbarrier_init orders mbarrier.init: nothing to do in either.
+      mods.take(".async");
+      mods.take(".mbarrier_init");
+      mods.takeOne({".shared::cta", ".shared::cluster", ".global"});
       x.cls = InstClass::Nop;
       x.fn = nop();
     } else if (op == "nanosleep" || op == "pmevent") {
@@ -1697,6 +1706,159 @@ class Decoder {
     x.space = MemSpace::Global;
     x.fn = cpAsync();
     x.cls = InstClass::Load;
+  }
+
+  // The space of an mbarrier or bulk-copy operand: .shared/.shared::cta (and .shared::cluster,
+  // a CTA being a cluster of one) or generic. A symbol's own space wins.
+  MemSpace sharedOrGeneric(bool shared, const Address& a, const Operand& o) {
+    if (a.symbolSpace != MemSpace::None && a.symbolSpace != MemSpace::Shared)
+      invalid(o.loc, "expected a shared-memory address");
+    return shared || a.symbolSpace == MemSpace::Shared ? MemSpace::Shared : MemSpace::Generic;
+  }
+
+  // mbarrier.{init,inval,arrive,arrive_drop,expect_tx,complete_tx,test_wait,try_wait,
+  // pending_count}: see handlers_async.cpp.
+  void decodeMbarrier(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int opIdx = mods.takeOne({".init", ".inval", ".arrive", ".arrive_drop", ".expect_tx",
+                                    ".complete_tx", ".test_wait", ".try_wait", ".pending_count"});
+    if (opIdx < 0) unsupported(in);
+    static const MbarOp ops[] = {MbarOp::Init,       MbarOp::Inval,    MbarOp::Arrive,
+                                 MbarOp::ArriveDrop, MbarOp::ExpectTx, MbarOp::CompleteTx,
+                                 MbarOp::TestWait,   MbarOp::TryWait,  MbarOp::PendingCount};
+    const MbarOp mop = ops[opIdx];
+    const bool arrive = mop == MbarOp::Arrive || mop == MbarOp::ArriveDrop;
+    const bool wait = mop == MbarOp::TestWait || mop == MbarOp::TryWait;
+    uint8_t flags = 0;
+    if (arrive && mods.take(".expect_tx")) flags |= kMbarExpectTx;
+    if (arrive && mods.take(".noComplete")) flags |= kMbarNoComplete;
+    if (wait && mods.take(".parity")) flags |= kMbarParity;
+    const bool shared = mods.takeOne({".shared", ".shared::cta"}) >= 0;
+    if (mods.take(".shared::cluster")) unsupported(in, "clusters are not supported");
+    mods.takeMemoryHints();  // .release .acquire .relaxed .cta .cluster
+    const auto types = mods.takeTypes();
+    if (types.size() != 1 || types[0] != Type::B64) unsupported(in);
+    x.flags = flags;
+    x.wakes = true;
+    x.fn = mbarrier(mop);
+    if (mop == MbarOp::PendingCount) {
+      nopsCheck(in, 2);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], Type::B64, in, info);
+      x.ndst = x.nsrc = 1;
+      x.wakes = false;
+      x.cls = InstClass::IntAdd;
+      return;
+    }
+    // Operands: [addr] (init/inval/expect_tx/complete_tx with a value), or a result first.
+    const bool hasResult = arrive || wait;
+    const size_t first = hasResult ? 1 : 0;
+    size_t minOps = first + 1, maxOps = first + 2;
+    if (mop == MbarOp::Init || mop == MbarOp::ExpectTx || mop == MbarOp::CompleteTx ||
+        (flags & (kMbarExpectTx | kMbarNoComplete)))
+      minOps = first + 2;  // a count is required
+    if (mop == MbarOp::Inval) maxOps = 1;
+    if (wait) minOps = 3, maxOps = mop == MbarOp::TryWait ? 4 : 3;  // try_wait: a time hint
+    if (in.ops.size() < minOps || in.ops.size() > maxOps)
+      invalid(in.loc, fmt::format("'{}' takes {} to {} operands, found {}", in.opcode, minOps,
+                                  maxOps, in.ops.size()));
+    if (hasResult) {
+      if (wait) {
+        x.dst[0] = predDst(in.ops[0], info);
+      } else {
+        x.dst[0] = dst(in.ops[0], in, info);
+      }
+      x.ndst = 1;
+    }
+    Address a = address(in.ops[first], in, info);
+    x.space = sharedOrGeneric(shared, a, in.ops[first]);
+    x.src[0] = a.base;
+    x.imm = a.offset;
+    x.src[1] = in.ops.size() > first + 1 ? src(in.ops[first + 1], Type::B64, in, info)
+                                         : constSlot(1);  // arrive: one arrival
+    if (wait && mop == MbarOp::TryWait && in.ops.size() == 4) src(in.ops[3], Type::U32, in, info);
+    x.nsrc = 2;
+    x.bytes = 8;
+    x.cls = wait ? InstClass::Load : InstClass::Atomic;
+  }
+
+  // cp.async.bulk (.bulk taken): global -> shared with an mbarrier's complete_tx, shared ->
+  // global with a bulk group, shared -> shared, prefetch; commit_group and wait_group.
+  void decodeCpAsyncBulk(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    if (!mods.take(".async")) unsupported(in);
+    if (mods.take(".commit_group")) {
+      nopsCheck(in, 0);
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    if (mods.take(".wait_group")) {
+      mods.take(".read");
+      nopsCheck(in, 1);
+      if (in.ops[0].kind != Operand::Kind::Imm)
+        invalid(in.loc, "cp.async.bulk.wait_group needs an integer");
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    if (mods.take(".prefetch")) {
+      mods.take(".L2");
+      mods.take(".global");
+      mods.takeMemoryHints();
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    // The destination space comes first: .shared::cta/.shared::cluster or .global.
+    std::vector<std::string> spaces;
+    for (const auto& m : in.mods)
+      if (m == ".global" || m == ".shared::cta" || m == ".shared::cluster" || m == ".shared")
+        spaces.push_back(m);
+    for (const auto& sp : spaces) mods.take(sp);
+    const bool complete = mods.take(".mbarrier::complete_tx::bytes");
+    const bool group = mods.take(".bulk_group");
+    const bool hint = mods.take(".L2::cache_hint");
+    if (mods.take(".multicast::cluster")) unsupported(in, "clusters are not supported");
+    mods.takeMemoryHints();
+    if (spaces.size() != 2) unsupported(in);
+    const bool dstGlobal = spaces[0] == ".global", srcGlobal = spaces[1] == ".global";
+    if (dstGlobal && srcGlobal) unsupported(in);
+    x.mode = dstGlobal ? 1 : srcGlobal ? 0 : 2;
+    if ((x.mode == 1) != group || (x.mode != 1) != complete)
+      unsupported(in, x.mode == 1 ? "a copy to global memory completes through .bulk_group"
+                                  : "a copy to shared memory completes through "
+                                    ".mbarrier::complete_tx::bytes");
+    const size_t n = (x.mode == 1 ? 3 : 4) + (hint ? 1 : 0);
+    nopsCheck(in, n);
+    Address to = address(in.ops[0], in, info);
+    Address from = address(in.ops[1], in, info);
+    auto expect = [&](const Address& a, const Operand& o, bool global) {
+      if (a.symbolSpace != MemSpace::None &&
+          a.symbolSpace != (global ? MemSpace::Global : MemSpace::Shared))
+        invalid(o.loc, global ? "expected a global address" : "expected a shared address");
+    };
+    expect(to, in.ops[0], dstGlobal);
+    expect(from, in.ops[1], srcGlobal);
+    if (from.offset < INT32_MIN || from.offset > INT32_MAX) unsupported(in, "source offset");
+    x.src[0] = to.base;
+    x.imm = to.offset;
+    x.src[1] = from.base;
+    x.aux = static_cast<uint32_t>(static_cast<int32_t>(from.offset));
+    x.src[2] = src(in.ops[2], Type::U32, in, info);
+    x.src[3] = constSlot(0);
+    if (x.mode != 1) {
+      Address bar = address(in.ops[3], in, info);
+      x.space = sharedOrGeneric(true, bar, in.ops[3]);
+      if (bar.offset < INT32_MIN || bar.offset > INT32_MAX) unsupported(in, "mbarrier offset");
+      x.src[3] = bar.base;
+      x.dst[0] = static_cast<uint32_t>(static_cast<int32_t>(bar.offset));
+      x.space = MemSpace::Shared;
+    }
+    if (hint) src(in.ops[n - 1], Type::B64, in, info);
+    x.nsrc = 4;
+    x.bytes = 16;
+    x.wakes = x.mode != 1;
+    x.fn = cpAsyncBulk();
+    x.cls = x.mode == 1 ? InstClass::Store : InstClass::Load;
   }
 
   // The registers of a { ... } vector operand (or a single register).

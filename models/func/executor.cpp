@@ -122,6 +122,9 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
   cta.warps.resize(nw);
   cta.liveWarps = nw;
   for (auto& b : cta.barriers) b = Barrier{};
+  cta.syncEpoch = 0;
+  cta.wokenAtEpoch = ~0ull;
+  cta.mbarrierPhaseDone = false;
   for (uint32_t wi = 0; wi < nw; ++wi) {
     Warp& w = cta.warps[wi];
     w.regs.assign(size_t(p.numSlots) * kWarpSize, 0);
@@ -157,6 +160,7 @@ bool Executor::tryRelease(Cta& cta, uint32_t id) {
     w.state = WarpState::Ready;
   }
   b = Barrier{};
+  cta.syncEpoch += 1;
   return true;
 }
 
@@ -270,6 +274,34 @@ void Executor::returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32
   }
 }
 
+void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r) {
+  if (cta.mbarrierPhaseDone) {  // a phase completed: sleeping waiters retry
+    cta.mbarrierPhaseDone = false;
+    for (Warp& o : cta.warps)
+      if (o.state == WarpState::MbarrierWait && &o != &w) {
+        o.state = WarpState::Ready;
+        r.released = true;
+      }
+  }
+  if (w.state == WarpState::MbarrierWait) {
+    r.kind = StepKind::AtBarrier;
+    if (wakeIfStuck(cta)) r.released = true;
+  }
+}
+
+bool Executor::wakeIfStuck(Cta& cta) {
+  bool sleeping = false;
+  for (const Warp& o : cta.warps) {
+    if (o.state == WarpState::Ready) return false;
+    sleeping = sleeping || o.state == WarpState::MbarrierWait;
+  }
+  if (!sleeping || cta.wokenAtEpoch == cta.syncEpoch) return false;
+  cta.wokenAtEpoch = cta.syncEpoch;
+  for (Warp& o : cta.warps)
+    if (o.state == WarpState::MbarrierWait) o.state = WarpState::Ready;
+  return true;
+}
+
 void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
   w.state = WarpState::Done;
   r.kind = StepKind::Exited;
@@ -311,6 +343,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
       }
       top.pc = pc + 1;
       if (top.pc == top.rpc) reconverge(w);
+      if (in.wakes) afterMbarrier(cta, w, r);
       return r;
     }
     case Flow::Branch: {
@@ -414,6 +447,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
       }
       reconverge(w);
       if (w.stack.empty()) warpFinished(cta, w, r);
+      if (w.done() && wakeIfStuck(cta)) r.released = true;
       return r;
     }
     case Flow::Trap: {
@@ -431,6 +465,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
         arriveAtBarrier(cta, w, in, mask, r);
       }
       if (!w.stack.empty() && w.stack.back().pc == w.stack.back().rpc) reconverge(w);
+      if (w.state == WarpState::AtBarrier && wakeIfStuck(cta)) r.released = true;
       return r;
     }
   }
@@ -461,10 +496,14 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
     }
     if (!progress) {
       std::string where;
-      for (const Warp& w : cta.warps)
+      for (const Warp& w : cta.warps) {
         if (w.state == WarpState::AtBarrier)
           where += fmt::format(" warp {} at barrier {} ({});", w.idInCta, w.barrierId,
                                L_.prog->info[w.pc() - 1].loc.str());
+        if (w.state == WarpState::MbarrierWait)
+          where += fmt::format(" warp {} waits for an mbarrier phase ({});", w.idInCta,
+                               L_.prog->info[w.pc() - 1].loc.str());
+      }
       throw KernelFault(
           fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
                       "that cannot complete:{}",

@@ -180,6 +180,25 @@ Handler atomic(AtomOp op, Type t, bool returnsValue);
 Handler vprintf();
 Handler cpAsync();  // cp.async.{ca,cg}.shared.global (see handlers_mem.cpp for the operands)
 
+// mbarrier operations (models/func/handlers_async.cpp). src[0] + imm: the object's address (in
+// Inst::space, shared or generic); src[1]: the count, tx-count, state or parity operand; dst[0]:
+// the returned state (arrivals), the predicate (waits) or the count (pending_count, whose source
+// is src[0]). A wait that finds its phase incomplete puts the warp in WarpState::MbarrierWait.
+enum class MbarOp : uint8_t {
+  Init,
+  Inval,
+  Arrive,
+  ArriveDrop,
+  ExpectTx,
+  CompleteTx,
+  TestWait,
+  TryWait,
+  PendingCount
+};
+enum MbarFlags : uint8_t { kMbarParity = 1, kMbarExpectTx = 2, kMbarNoComplete = 4 };
+Handler mbarrier(MbarOp op);
+Handler cpAsyncBulk();  // cp.async.bulk (see handlers_async.cpp for the operands)
+
 Handler shfl(ShflMode mode);
 Handler vote(VoteMode mode);  // ballot writes a data slot; the others a predicate
 Handler activemask();

@@ -110,6 +110,7 @@ struct Inst {
   uint8_t predSrcNeg = 0;  // bit i: predicate source i is negated
   int32_t guard = -1;      // predicate index guarding the instruction, -1 if none
   bool guardNeg = false;
+  bool wakes = false;  // may wake warps sleeping in mbarrier waits (mbarrier, cp.async.bulk)
   uint32_t dst[4] = {0, 0, 0, 0};  // data slots, or predicate indices where the op says so
   uint32_t src[6] = {0, 0, 0, 0, 0, 0};
   int64_t imm = 0;          // address offset or op-specific immediate

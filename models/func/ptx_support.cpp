@@ -116,12 +116,18 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "cp",
        ".async .ca .cg .shared .shared::cta .global .commit_group .wait_group "
-       ".wait_all hints",
+       ".wait_all .bulk .shared::cluster .mbarrier::complete_tx::bytes .bulk_group .read "
+       ".prefetch .L2 hints",
        ""},
+      {"Memory", "mbarrier",
+       ".init .inval .arrive .arrive_drop .expect_tx .complete_tx .noComplete .test_wait "
+       ".try_wait .parity .pending_count .shared .shared::cta hints",
+       ".b64"},
       {"Memory", "prefetch", ".global .local .L1 .L2 hints", ""},
       {"Memory", "prefetchu", ".L1 hints", ""},
       {"Memory", "membar", ".gl hints", ""},
-      {"Memory", "fence", ".proxy .alias hints", ""},
+      {"Memory", "fence",
+       ".proxy .alias .async .mbarrier_init .shared::cta .shared::cluster .global hints", ""},
       // ---- warp ----
       {"Warp", "mma", ".sync .aligned .m16n8k8 .m16n8k16 .m16n8k32 .row .col .satfinite .tf32",
        ".f16 .bf16 .s8 .u8 .f32 .s32"},

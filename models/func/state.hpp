@@ -28,7 +28,9 @@ struct SimtEntry {
   uint32_t callSite = kNoPc;
 };
 
-enum class WarpState : uint8_t { Ready, AtBarrier, Done };
+// MbarrierWait: an mbarrier test_wait/try_wait found its phase incomplete; the warp sleeps until
+// an mbarrier of its CTA completes a phase (or no warp of the CTA can run: see Cta::syncEpoch).
+enum class WarpState : uint8_t { Ready, AtBarrier, MbarrierWait, Done };
 
 struct Warp {
   std::vector<uint64_t> regs;   // numSlots x 32
@@ -64,6 +66,12 @@ struct Cta {
   std::vector<Warp> warps;
   uint32_t liveWarps = 0;
   Barrier barriers[16];
+  // Counts changes of the CTA's barriers and mbarriers. When no warp can run and some sleep in
+  // mbarrier waits, they are woken to retry (try_wait's time limit expired), once per value:
+  // woken again with nothing changed, they could only repeat themselves (a deadlock).
+  uint64_t syncEpoch = 0;
+  uint64_t wokenAtEpoch = ~0ull;
+  bool mbarrierPhaseDone = false;  // set by a handler that completed an mbarrier phase
 };
 
 // Per-lane memory addresses of the last memory instruction, for the timing model.

@@ -906,6 +906,8 @@ class Parser {
       o.kind = Operand::Kind::Symbol;
       o.name = name;
       o.var = lookup(name);
+      // A register whose name has no '%' (as in `{ .reg .pred P_OUT; ... }` of inline asm).
+      if (o.var && o.var->space == StateSpace::Reg) o.kind = Operand::Kind::Reg;
       return o;  // labels and functions are resolved by the decoder
     }
     fail(t, "expected an operand but found " + describe(t));
