@@ -1830,6 +1830,59 @@ W:
                KernelFault);
 }
 
+// ---- device malloc/free ------------------------------------------------------------------------
+
+TEST(DeviceMalloc, NewAndDeleteBuildAndFreeLists) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_malloc.ptx");
+    DevPtr sums = dev.malloc(4 * 96);
+    dev.launch(m.kernel("lists"), {3}, {32}, 0, KernelArgs().ptr(sums));
+    auto out = dev.download<int32_t>(sums, 96);
+    for (int t = 0; t < 96; ++t) {
+      int want = 0;
+      for (int i = 0; i < t % 8 + 1; ++i) want += t + i;
+      EXPECT_EQ(out[t], want) << "thread " << t;
+    }
+  }
+}
+
+TEST(DeviceMalloc, TheHeapHasThePlatformsSizeAndOutlivesLaunches) {
+  PlatformConfig cfg = platform();
+  cfg.memory.device_heap_bytes = 1 << 20;  // 1 MiB
+  Device dev(cfg);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_malloc.ptx");
+  const uint64_t bytes = 96 << 10;  // ten blocks fit in 1 MiB, the eleventh does not
+  const uint64_t fit = cfg.memory.device_heap_bytes / bytes;
+  DevPtr blocks = dev.malloc(8 * 32), checks = dev.malloc(4 * 32);
+  dev.launch(m.kernel("hog"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes));
+  auto got = dev.download<uint64_t>(blocks, 32);
+  std::vector<uint64_t> seen;
+  for (uint64_t t = 0; t < 32; ++t) {
+    if (t < fit) {
+      EXPECT_NE(got[t], 0u) << t;
+      EXPECT_EQ(got[t] % 16, 0u) << t;
+      for (uint64_t o : seen)  // blocks do not overlap
+        EXPECT_TRUE(got[t] >= o + bytes || got[t] + bytes <= o) << t;
+      seen.push_back(got[t]);
+    } else {
+      EXPECT_EQ(got[t], 0u) << "thread " << t << " got a block past the heap's size";
+    }
+  }
+  // The blocks and their contents survive into the next launch, which frees them.
+  dev.launch(m.kernel("release"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes).ptr(checks));
+  auto sums = dev.download<int32_t>(checks, 32);
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(sums[t], uint64_t(t) < fit ? 2 * t : -1) << t;
+  // Freed: the same requests fit again; freeing twice is a fault.
+  dev.launch(m.kernel("hog"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes));
+  auto again = dev.download<uint64_t>(blocks, 32);
+  EXPECT_EQ(std::count(again.begin(), again.end(), 0u), int64_t(32 - fit));
+  dev.launch(m.kernel("release"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes).ptr(checks));
+  EXPECT_THROW(dev.launch(m.kernel("release"), {1}, {32}, 0,
+                          KernelArgs().ptr(blocks).u64(bytes).ptr(checks)),
+               KernelFault);
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {

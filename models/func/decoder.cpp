@@ -197,6 +197,11 @@ class Decoder {
         vprintf_ = callee;
         continue;
       }
+      if (callee->isExtern && isRuntimeHeap(callee)) {
+        if (std::find(heapFuncs_.begin(), heapFuncs_.end(), callee) == heapFuncs_.end())
+          heapFuncs_.push_back(callee);
+        continue;
+      }
       if (callee->isExtern)
         unsupported(s.instr, "'" + callee->name + "' has no body in this module");
       if (callee->isEntry) invalid(s.instr.loc, "call to kernel entry '" + callee->name + "'");
@@ -273,6 +278,13 @@ class Decoder {
       if (sameSizes(callee->params, args) && sameSizes(callee->returns, rets))
         out.push_back(callee);
     return out;
+  }
+
+  // The CUDA runtime's device heap: `void* malloc(size_t)` and `void free(void*)`.
+  static bool isRuntimeHeap(const Function* f) {
+    if (f->params.size() != 1 || f->params[0]->sizeBytes() != 8) return false;
+    if (f->name == "malloc") return f->returns.size() == 1 && f->returns[0]->sizeBytes() == 8;
+    return f->name == "free" && f->returns.empty();
   }
 
   // Device printf: the CUDA runtime's `vprintf(const char* format, void* args)`.
@@ -378,6 +390,10 @@ class Decoder {
     if (vprintf_) {
       for (const auto& v : vprintf_->params) placeCall(v.get());
       for (const auto& v : vprintf_->returns) placeCall(v.get());
+    }
+    for (const Function* f : heapFuncs_) {
+      for (const auto& v : f->params) placeCall(v.get());
+      for (const auto& v : f->returns) placeCall(v.get());
     }
     for (const Function* f : funcs_) {
       for (const auto& s : f->body) {
@@ -1407,6 +1423,16 @@ class Decoder {
         finish();
         return;
       }
+      if (std::find(heapFuncs_.begin(), heapFuncs_.end(), callee) != heapFuncs_.end()) {
+        const bool isMalloc = callee->name == "malloc";
+        x.fn = isMalloc ? deviceMalloc() : deviceFree();
+        x.space = MemSpace::CallParam;
+        x.imm = static_cast<int64_t>(addrOf_.at(callee->params[0].get()));
+        if (isMalloc) x.aux = static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
+        x.cls = InstClass::Nop;
+        finish();
+        return;
+      }
       x.flow = Flow::Call;
       x.cls = InstClass::Call;
       x.aux =
@@ -2181,7 +2207,8 @@ class Decoder {
   std::vector<uint8_t> regWidth_;  // 32-bit units per register slot
   uint32_t nextSlot_ = 0;
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
-  const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
+  const Function* vprintf_ = nullptr;       // the module's vprintf declaration, when called
+  std::vector<const Function*> heapFuncs_;  // malloc and free, when called
   std::vector<const Function*> addressTaken_;
   bool addressTakenDone_ = false;
 };

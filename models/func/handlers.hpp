@@ -178,6 +178,10 @@ Handler atomic(AtomOp op, Type t, bool returnsValue);
 // call vprintf: appends each lane's text to LaunchState::printfLog (imm, aux, src[5]: offsets of
 // the format pointer, the argument-buffer pointer and the return value in the call-param area).
 Handler vprintf();
+// call malloc / call free (the CUDA runtime's device heap, LaunchState::heap): imm is the offset
+// of the argument in the call-param area, aux (malloc) of the result.
+Handler deviceMalloc();
+Handler deviceFree();
 Handler cpAsync();  // cp.async.{ca,cg}.shared.global (see handlers_mem.cpp for the operands)
 
 // mbarrier operations (models/func/handlers_async.cpp). src[0] + imm: the object's address (in

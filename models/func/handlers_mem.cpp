@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "func/device_heap.hpp"
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
 #include "func/mem_access.hpp"
@@ -339,6 +340,27 @@ void vprintfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
+// call malloc / call free: imm is the offset of the argument in the call-parameter area, aux
+// (malloc) of the result. Lanes allocate in lane order.
+void mallocHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  forEachLane(mask, [&](int l) {
+    uint64_t bytes;
+    std::memcpy(&bytes, resolve(c, MemSpace::CallParam, uint64_t(in.imm), 8, l, false).ptr, 8);
+    if (c.L->heap == nullptr) c.fault(l, "malloc without a device heap");
+    const uint64_t p = c.L->heap->allocate(bytes);
+    std::memcpy(resolve(c, MemSpace::CallParam, in.aux, 8, l, true).ptr, &p, 8);
+  });
+}
+
+void freeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  forEachLane(mask, [&](int l) {
+    uint64_t p;
+    std::memcpy(&p, resolve(c, MemSpace::CallParam, uint64_t(in.imm), 8, l, false).ptr, 8);
+    if (p != 0 && (c.L->heap == nullptr || !c.L->heap->release(p)))
+      c.fault(l, fmt::format("free(0x{:x}): not a block that malloc returned (or freed twice)", p));
+  });
+}
+
 template <MemSpace S>
 Handler loadFor(unsigned bytes, bool isSigned) {
   switch (bytes) {
@@ -447,6 +469,8 @@ Handler store(MemSpace space, unsigned bytes) {
 }
 
 Handler vprintf() { return &vprintfHandler; }
+Handler deviceMalloc() { return &mallocHandler; }
+Handler deviceFree() { return &freeHandler; }
 
 Handler cpAsync() { return &cpAsyncHandler; }
 

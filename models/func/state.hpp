@@ -11,6 +11,8 @@
 
 namespace gpusc::func {
 
+class DeviceHeap;
+
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
   uint64_t count() const { return uint64_t(x) * y * z; }
@@ -96,6 +98,7 @@ struct LaunchState {
   uint32_t smId = 0, numSms = 1;
   uint64_t clock = 0;                // value read by %clock (functional mode: instructions so far)
   std::string* printfLog = nullptr;  // device printf output (vprintf), appended in order
+  DeviceHeap* heap = nullptr;        // device malloc/free
 };
 
 // The context a handler runs in.
