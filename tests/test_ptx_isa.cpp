@@ -1167,7 +1167,10 @@ uint32_t encode(In t, int v) {  // a small integer in the input format
   return 0;
 }
 
-void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMode::Functional) {
+// dHalf / cHalf: f16 accumulators (D in %o0, %o1; C in %i8, %i9), element i in half i % 2 of
+// register i / 2.
+void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMode::Functional,
+              bool dHalf = false, bool cHalf = false) {
   int A[16][32], B[32][8], C[16][8];
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < L.k; ++c) A[r][c] = (r * 7 + c * 3) % 9 - 4;
@@ -1195,7 +1198,10 @@ void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMod
     for (int i = 0; i < 4; ++i) {
       int r, c;
       Layout::c(l, i, r, c);
-      in[l][8 + i] = isInt ? uint32_t(C[r][c]) : bits(float(C[r][c]));
+      if (cHalf)
+        in[l][8 + i / 2] |= uint32_t(encode(In::F16, C[r][c])) << (16 * (i % 2));
+      else
+        in[l][8 + i] = isInt ? uint32_t(C[r][c]) : bits(float(C[r][c]));
     }
   }
   auto out = runWarp(instr, in, mode);
@@ -1205,8 +1211,12 @@ void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMod
       Layout::c(l, i, r, c);
       int want = C[r][c];
       for (int x = 0; x < L.k; ++x) want += A[r][x] * B[x][c];
-      EXPECT_EQ(out[l][i], isInt ? uint32_t(want) : bits(float(want)))
-          << instr << " lane " << l << " element " << i;
+      if (dHalf)
+        EXPECT_EQ((out[l][i / 2] >> (16 * (i % 2))) & 0xffffu, encode(In::F16, want))
+            << instr << " lane " << l << " element " << i;
+      else
+        EXPECT_EQ(out[l][i], isInt ? uint32_t(want) : bits(float(want)))
+            << instr << " lane " << l << " element " << i;
     }
 }
 
@@ -1228,6 +1238,18 @@ TEST(WarpMatrix, MmaSyncFragmentsFollowThePtxLayouts) {
   checkMma(mma("m16n8k8", "f32.tf32.tf32.f32", 4, 2), {8, In::TF32});
   checkMma(mma("m16n8k32", "s32.s8.s8.s32", 4, 2), {32, In::S8});
   checkMma(mma("m16n8k16", "f32.f16.f16.f32", 4, 2), {16, In::F16}, ExecMode::Timing);
+  // f16 accumulators: D, C or both.
+  auto mmaH = [](const std::string& shape, const std::string& types, int na, int nb, int nd,
+                 int nc) {
+    return "mma.sync.aligned." + shape + ".row.col." + types + " " + regs("o", 0, nd) + ", " +
+           regs("i", 0, na) + ", " + regs("i", 4, nb) + ", " + regs("i", 8, nc) + ";";
+  };
+  checkMma(mmaH("m16n8k16", "f16.f16.f16.f16", 4, 2, 2, 2), {16, In::F16}, ExecMode::Functional,
+           true, true);
+  checkMma(mmaH("m16n8k8", "f32.f16.f16.f16", 2, 1, 4, 2), {8, In::F16}, ExecMode::Functional,
+           false, true);
+  checkMma(mmaH("m16n8k16", "f16.f16.f16.f32", 4, 2, 2, 4), {16, In::F16}, ExecMode::Timing, true,
+           false);
 }
 
 TEST(WarpMatrix, MmaSyncIntegerSaturation) {
@@ -1298,9 +1320,11 @@ TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
 void checkWmma(bool bf16, bool aCol, bool bCol, unsigned stride, ExecMode mode) {
   const std::string t = bf16 ? "bf16" : "f16";
   const std::string lay[2] = {"row", "col"};
-  auto frag = [](const char* p) {
+  // f16 A and B fragments have eight registers, bf16 ones four (8 elements per thread).
+  auto frag = [bf16](const char* p) {
+    const int n = bf16 && (p[0] == 'a' || p[0] == 'b') ? 4 : 8;
     std::string s = "{";
-    for (int i = 0; i < 8; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    for (int i = 0; i < n; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
     return s + "}";
   };
   const std::string st = std::to_string(stride);
@@ -1348,6 +1372,115 @@ void checkWmma(bool bf16, bool aCol, bool bCol, unsigned stride, ExecMode mode) 
       for (int k = 0; k < 16; ++k) want += A[r][k] * B[k][c];
       EXPECT_EQ(d[r * stride + c], float(want)) << t << " " << r << "," << c;
     }
+}
+
+// nvcc's wmma kernels in the other shapes (tests/data/wmma_shapes.cu) against C++ products of
+// small integers (exact in every format) and tf32-rounded inputs.
+uint16_t f16Of(double v) {  // v is an integer that f16 holds exactly
+  return refRound(kF16, v < 0, I128(std::fabs(v)), 0, Rnd::Rn);
+}
+uint16_t bf16Of(double v) { return refRound(kBF16, v < 0, I128(std::fabs(v)), 0, Rnd::Rn); }
+// cvt.rna.tf32.f32 of a positive normal float, written with frexp: 11 significant bits, ties
+// away from zero.
+double tf32Rna(double v) {
+  int e;
+  const double m = std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
+  return std::ldexp(std::floor(std::ldexp(m, 11) + 0.5), e - 11);
+}
+// What a tensor core reads of an f32 that was not converted: its 11 leading significant bits.
+double tf32Trunc(double v) {
+  int e;
+  const double m = std::frexp(v, &e);
+  return std::ldexp(std::floor(std::ldexp(m, 11)), e - 11);
+}
+
+void checkNvccWmma(ExecMode mode) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/wmma_shapes.ptx");
+  auto val = [](int r, int c, int s) { return double((r * 3 + c * 5 + s) % 7 - 3); };
+  {  // m32n8k16, f16 accumulators: d (row-major, ld 8) = a (row-major) * b (col-major) + c
+    std::vector<uint16_t> a(32 * 16), b(8 * 16), c(32 * 8);
+    for (int r = 0; r < 32; ++r)
+      for (int k = 0; k < 16; ++k) a[r * 16 + k] = f16Of(val(r, k, 0));
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 8; ++n) b[n * 16 + k] = f16Of(val(k, n, 1));
+    for (int r = 0; r < 32; ++r)
+      for (int n = 0; n < 8; ++n) c[r * 8 + n] = f16Of(val(r, n, 2) * 10);
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(32 * 8 * 2);
+    dev.launch(m.kernel("h32x8"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<uint16_t>(pd, 32 * 8);
+    for (int r = 0; r < 32; ++r)
+      for (int n = 0; n < 8; ++n) {
+        double want = val(r, n, 2) * 10;
+        for (int k = 0; k < 16; ++k) want += val(r, k, 0) * val(k, n, 1);
+        EXPECT_EQ(d[r * 8 + n], f16Of(want)) << "m32n8k16 " << r << "," << n;
+      }
+  }
+  {  // m8n32k16 bf16, f32 accumulators in column-major memory (ld 32)
+    std::vector<uint16_t> a(8 * 16), b(16 * 32);
+    std::vector<float> c(32 * 32, 0.0f);
+    for (int r = 0; r < 8; ++r)
+      for (int k = 0; k < 16; ++k) a[r * 16 + k] = bf16Of(val(r, k, 3));
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 32; ++n) b[k * 32 + n] = bf16Of(val(k, n, 4));
+    for (int r = 0; r < 8; ++r)
+      for (int n = 0; n < 32; ++n) c[n * 32 + r] = float(val(r, n, 5) * 100);
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(32 * 32 * 4);
+    dev.launch(m.kernel("b8x32"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<float>(pd, 32 * 32);
+    for (int r = 0; r < 8; ++r)
+      for (int n = 0; n < 32; ++n) {
+        double want = val(r, n, 5) * 100;
+        for (int k = 0; k < 16; ++k) want += val(r, k, 3) * val(k, n, 4);
+        EXPECT_EQ(d[n * 32 + r], float(want)) << "m8n32k16 " << r << "," << n;
+      }
+  }
+  {  // m16n16k8 tf32: inputs with bits below tf32's precision, rounded by cvt.rna.tf32.f32
+    auto in = [&](int r, int c, int s) {
+      return float(val(r, c, s) + 4 + ((r + c) % 3) * std::ldexp(1.0, -11));
+    };
+    std::vector<float> a(16 * 8), b(8 * 16), c(16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 8; ++k) a[r * 8 + k] = in(r, k, 6);
+    for (int k = 0; k < 8; ++k)
+      for (int n = 0; n < 16; ++n) b[n * 8 + k] = in(k, n, 7);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 16; ++n) c[r * 16 + n] = float(val(r, n, 8));
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(16 * 16 * 4);
+    dev.launch(m.kernel("t16"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<float>(pd, 16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 16; ++n) {
+        double want = val(r, n, 8);
+        // The kernel rounds A (cvt.rna); B is loaded as is and tf32 ignores its low 13 bits.
+        for (int k = 0; k < 8; ++k) want += tf32Rna(in(r, k, 6)) * tf32Trunc(in(k, n, 7));
+        EXPECT_EQ(d[r * 16 + n], float(want)) << "m16n16k8 " << r << "," << n;
+      }
+  }
+  {  // m16n16k16, an f16 accumulator plus an f32 fragment element by element
+    std::vector<uint16_t> a(16 * 16), b(16 * 16);
+    std::vector<float> c(16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) {
+        a[k * 16 + r] = f16Of(val(r, k, 9));  // column-major
+        b[r * 16 + k] = f16Of(val(r, k, 10));
+        c[r * 16 + k] = float(val(r, k, 11) * 7);
+      }
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(16 * 16 * 2);
+    dev.launch(m.kernel("h16mix"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<uint16_t>(pd, 16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 16; ++n) {
+        double want = val(r, n, 11) * 7;
+        for (int k = 0; k < 16; ++k) want += val(r, k, 9) * val(k, n, 10);
+        EXPECT_EQ(d[r * 16 + n], f16Of(want)) << "m16n16k16 f16 " << r << "," << n;
+      }
+  }
+}
+
+TEST(WarpMatrix, NvccWmmaShapes) {
+  checkNvccWmma(ExecMode::Functional);
+  checkNvccWmma(ExecMode::Timing);
 }
 
 TEST(WarpMatrix, WmmaLoadMmaStore) {

@@ -1210,6 +1210,16 @@ class Decoder {
     // ---- data movement and conversion ----
     else if (op == "mov") {
       decodeMov(in, mods, x, info);
+    } else if (op == "cvt" && mods.take(".tf32")) {  // cvt.{rna,rn,rz}{.satfinite}.tf32.f32
+      const int r = mods.takeOne({".rna", ".rn", ".rz"});
+      const bool satFinite = mods.take(".satfinite");
+      const auto ts = mods.takeTypes();
+      if (r < 0 || ts.size() != 1 || ts[0] != Type::F32) unsupported(in);
+      set2(Type::F32);
+      x.mode2 = static_cast<uint8_t>(r == 0 ? Round::Rna : r == 1 ? Round::Rn : Round::Rz);
+      x.flags = satFinite ? 1 : 0;
+      x.fn = cvtTf32();
+      x.cls = InstClass::FpAdd;
     } else if (op == "cvt") {
       int r = mods.takeOne({".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"});
       bool relu = mods.take(".relu");
@@ -1932,7 +1942,11 @@ class Decoder {
     const bool isInt = at >= int(MmaType::S8);
     if (isInt != (bt >= int(MmaType::S8)) || (!isInt && at != bt)) unsupported(in);
     const Type acc = isInt ? Type::S32 : Type::F32;
-    if (ts[0] != acc || ts[3] != acc) unsupported(in, "accumulators must be .f32 (or .s32)");
+    // f16 inputs may have f16 accumulators (D and C each, two f16x2 registers).
+    const bool halfOk = at == int(MmaType::F16);
+    const bool dHalf = halfOk && ts[0] == Type::F16, cHalf = halfOk && ts[3] == Type::F16;
+    if ((ts[0] != acc && !dHalf) || (ts[3] != acc && !cHalf))
+      unsupported(in, "accumulators must be .f32 (.f16 with f16 inputs) or .s32");
     if (satFinite && !isInt) unsupported(in);
     MmaShape ms;
     if (isInt) {
@@ -1951,19 +1965,21 @@ class Decoder {
     nopsCheck(in, 4);
     auto d = vectorElems(in.ops[0]), a = vectorElems(in.ops[1]), b = vectorElems(in.ops[2]),
          cc = vectorElems(in.ops[3]);
-    if (d.size() != 4 || a.size() != ra || b.size() != rb || cc.size() != 4)
-      invalid(in.loc,
-              fmt::format("this mma takes {{4}}, {{{}}}, {{{}}} and {{4}} registers", ra, rb));
+    const size_t rd = dHalf ? 2 : 4, rc = cHalf ? 2 : 4;
+    if (d.size() != rd || a.size() != ra || b.size() != rb || cc.size() != rc)
+      invalid(in.loc, fmt::format("this mma takes {{{}}}, {{{}}}, {{{}}} and {{{}}} registers", rd,
+                                  ra, rb, rc));
     std::vector<uint32_t> list;
     for (const Operand* o : d) list.push_back(dst(*o, in, info));
     for (const Operand* o : a) list.push_back(src(*o, Type::B32, in, info));
     for (const Operand* o : b) list.push_back(src(*o, Type::B32, in, info));
-    for (const Operand* o : cc) list.push_back(src(*o, acc, in, info));
+    for (const Operand* o : cc) list.push_back(src(*o, cHalf ? Type::B32 : acc, in, info));
     x.aux = static_cast<uint32_t>(p_->operandLists.size());
     p_->operandLists.push_back(std::move(list));
     x.mode = static_cast<uint8_t>(ms);
     x.mode2 = static_cast<uint8_t>(at | (bt << 4));
-    x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0));
+    x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0) | (dHalf ? 4 : 0) |
+                                   (cHalf ? 8 : 0));
     x.fn = mma();
     x.cls = isInt ? InstClass::IntMad : InstClass::FpMad;
   }
@@ -2004,65 +2020,102 @@ class Decoder {
     x.cls = store ? InstClass::Store : InstClass::Load;
   }
 
-  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma, shape .m16n16k16, f16 or bf16 inputs and f32
-  // accumulators (the fragment layout is gpusc's own; see handlers_mma.cpp).
+  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma in the shapes m16n16k16, m32n8k16, m8n32k16
+  // (f16 or bf16 inputs) and m16n16k8 (tf32), with f32 or (f16 inputs) f16 accumulators; the
+  // fragment layout is gpusc's own (see handlers_mma.cpp).
   void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     int kind = mods.takeOne({".load", ".store", ".mma"});
-    if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m16n16k16"))
-      unsupported(in, "wmma needs .sync.aligned and the .m16n16k16 shape");
+    int shape = mods.takeOne({".m16n16k16", ".m32n8k16", ".m8n32k16", ".m16n16k8"});
+    if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || shape < 0)
+      unsupported(in,
+                  "wmma needs .sync.aligned and a shape m16n16k16, m32n8k16, m8n32k16 or "
+                  "m16n16k8");
+    int tf32 = 0;
+    while (mods.take(".tf32")) ++tf32;
+    const bool isTf32Shape = shape == int(WmmaShape::M16N16K8);
+    const int mm = shape == 1   ? 32
+                   : shape == 2 ? 8
+                                : 16,
+              nn = shape == 1   ? 8
+                   : shape == 2 ? 32
+                                : 16,
+              kk = isTf32Shape ? 8 : 16;
     std::vector<uint32_t> list;
-    auto regs8 = [&](const Operand& o, bool isDst, Type t) {
+    auto regs = [&](const Operand& o, bool isDst, size_t n, Type t) {
       auto r = vectorElems(o);
-      if (r.size() != 8) invalid(o.loc, "this wmma fragment has 8 registers");
+      if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
       for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+    };
+    auto kindOf = [&](Type t, bool accum) -> int {
+      if (t == Type::F32) return accum ? int(WmmaKind::F32) : -1;
+      if (t == Type::F16) return int(accum ? WmmaKind::F16Acc : WmmaKind::F16);
+      if (t == Type::BF16 && !accum) return int(WmmaKind::BF16);
+      return -1;
     };
     if (kind == 2) {  // mma
       int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
       auto ts = mods.takeTypes();
       if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
-      Type in16;
-      if (ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32)
-        in16 = Type::F16;
-      else if (ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 && ts[2] == Type::BF16 &&
-               ts[3] == Type::F32)
-        in16 = Type::BF16;
-      else
-        unsupported(in, "wmma.mma supports f32 accumulators with f16 or bf16 inputs");
+      WmmaKind ik;
+      bool dHalf = false, cHalf = false;
+      if (tf32 == 2 && ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32) {
+        ik = WmmaKind::TF32;
+      } else if (tf32 == 0 && ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 &&
+                 ts[2] == Type::BF16 && ts[3] == Type::F32) {
+        ik = WmmaKind::BF16;
+      } else if (tf32 == 0 && ts.size() == 2 && kindOf(ts[0], true) >= 0 &&
+                 kindOf(ts[1], true) >= 0) {
+        ik = WmmaKind::F16;
+        dHalf = ts[0] == Type::F16;
+        cHalf = ts[1] == Type::F16;
+      } else {
+        unsupported(in,
+                    "wmma.mma: f16 inputs with f16 or f32 accumulators, bf16 or tf32 inputs "
+                    "with f32 accumulators");
+      }
+      if ((ik == WmmaKind::TF32) != isTf32Shape)
+        unsupported(in, "tf32 wmma has the shape m16n16k8, and only tf32 has it");
       nopsCheck(in, 4);
-      regs8(in.ops[0], true, Type::F32);
-      regs8(in.ops[1], false, Type::B32);
-      regs8(in.ops[2], false, Type::B32);
-      regs8(in.ops[3], false, Type::F32);
+      regs(in.ops[0], true, dHalf ? 4 : 8, Type::B32);
+      regs(in.ops[1], false, wmmaRegs(ik, mm * kk / 32), Type::B32);
+      regs(in.ops[2], false, wmmaRegs(ik, kk * nn / 32), Type::B32);
+      regs(in.ops[3], false, cHalf ? 4 : 8, cHalf ? Type::B32 : Type::F32);
       x.mode = 2;
-      x.mode2 = static_cast<uint8_t>(in16 == Type::F16 ? MmaType::F16 : MmaType::BF16);
+      x.mode2 = static_cast<uint8_t>(ik);
+      x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0));
       x.cls = InstClass::FpMad;
     } else {
       const bool store = kind == 1;
-      int which = store ? (mods.take(".d") ? 3 : -1) : mods.takeOne({".a", ".b", ".c"});
+      int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
       int layout = mods.takeOne({".row", ".col"});
       int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
       auto ts = mods.takeTypes();
-      if (which < 0 || layout < 0 || ts.size() != 1) invalid(in.loc, "malformed wmma load/store");
-      const Type t = ts[0];
-      const bool accum = which >= 2;
-      if (accum ? t != Type::F32 : (t != Type::F16 && t != Type::BF16))
-        unsupported(in, "wmma fragments: A and B f16/bf16, C and D f32");
+      if (which < 0 || layout < 0 || ts.size() + size_t(tf32) != 1)
+        invalid(in.loc, "malformed wmma load/store");
+      const bool accum = which == 2;
+      int k = tf32 ? (accum ? -1 : int(WmmaKind::TF32)) : kindOf(ts[0], accum);
+      if (k < 0 || (k == int(WmmaKind::TF32)) != (isTf32Shape && !accum) ||
+          (isTf32Shape && k == int(WmmaKind::F16Acc)))
+        unsupported(in,
+                    "wmma fragments: A and B f16/bf16 (tf32 for m16n16k8), C and D f32 or "
+                    "f16 (f32 for m16n16k8)");
       if (in.ops.size() != 2 && in.ops.size() != 3)
         invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
+      const int rows = which == 1 ? kk : mm, cols = which == 0 ? kk : nn;
       const Operand& frag = store ? in.ops[1] : in.ops[0];
-      regs8(frag, !store, Type::B32);
+      regs(frag, !store, wmmaRegs(static_cast<WmmaKind>(k), rows * cols / 32), Type::B32);
       Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
       list.push_back(ad.base);
-      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info) : constSlot(16));
+      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
+                                        : constSlot(uint64_t(layout == 1 ? rows : cols)));
       x.imm = ad.offset;
       x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
       if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
           ad.symbolSpace != x.space)
         invalid(in.loc, "wmma address is in a different state space");
       x.mode = store ? 1 : 0;
-      x.mode2 =
-          t == Type::F32 ? 15 : static_cast<uint8_t>(t == Type::F16 ? MmaType::F16 : MmaType::BF16);
-      x.flags = layout == 1 ? 1 : 0;
+      x.mode2 = static_cast<uint8_t>(k);
+      x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | (shape << 3));
       x.bytes = 16;
       x.cls = store ? InstClass::Store : InstClass::Load;
     }

@@ -3,6 +3,8 @@
 // combination is not supported, so the decoder can report it with its source position.
 #pragma once
 
+#include <cstddef>
+
 #include "func/program.hpp"
 #include "ptx/ast.hpp"
 
@@ -140,7 +142,12 @@ enum class MmaShape : uint8_t { M16N8K8Half, M16N8K16Half, M16N8K8Tf32, M16N8K16
 enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8 };
 Handler mma();
 Handler matrixLoadStore();  // ldmatrix / stmatrix
-Handler wmma();             // wmma.load / wmma.store / wmma.mma .m16n16k16
+Handler wmma();             // wmma.load / wmma.store / wmma.mma (see handlers_mma.cpp)
+// wmma fragment element kinds, and shapes (m16n16k16, m32n8k16, m8n32k16, m16n16k8).
+enum class WmmaKind : uint8_t { F16, BF16, TF32, F32, F16Acc };
+enum class WmmaShape : uint8_t { M16N16K16, M32N8K16, M8N32K16, M16N16K8 };
+// Registers of a fragment of `kind` holding `elements` elements per thread.
+size_t wmmaRegs(WmmaKind kind, int elements);
 
 enum class ReduxOp : uint8_t { Add, Min, Max, And, Or, Xor };
 Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes
@@ -161,6 +168,9 @@ Handler selp(Type t);
 Handler slct(Type dt, Type ct, uint8_t flags);
 
 Handler cvt(Type dt, Type st, Round r, uint8_t flags);
+// cvt.{rna,rn,rz}{.satfinite}.tf32.f32: the f32 rounded to 10 mantissa bits (low 13 bits zero);
+// mode2: the rounding (Rna, Rn or Rz), flags 1: .satfinite.
+Handler cvtTf32();
 Handler movPack(unsigned parts, unsigned partBytes);    // mov.b64 d, {a,b}
 Handler movUnpack(unsigned parts, unsigned partBytes);  // mov.b64 {a,b}, s
 Handler movSReg(ptx::SReg s);                           // dynamic special registers

@@ -414,6 +414,37 @@ Handler floatUnary(FUn op, Type t, Round, uint8_t flags) {
 
 Handler floatMinMaxF32() { return &minMaxF32; }
 
+namespace {
+// mode2: rounding (Rna ties away, Rn ties to even, Rz truncates); flags 1: .satfinite.
+void cvtTf32Handler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const Round r = static_cast<Round>(in.mode2);
+  forEachLane(mask, [&](int l) {
+    uint32_t b = uint32_t(a[l]);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+      d[l] = 0x7fffffffu;  // NaN
+      return;
+    }
+    if ((b & 0x7f800000u) != 0x7f800000u) {  // finite: round the magnitude's low 13 bits
+      const uint32_t low = b & 0x1fffu;
+      b &= ~0x1fffu;
+      const bool up = r == Round::Rna  ? low >= 0x1000u
+                      : r == Round::Rn ? (low > 0x1000u || (low == 0x1000u && (b & 0x2000u)))
+                                       : false;
+      if (up) b += 0x2000u;  // may carry into the exponent, up to infinity
+      if ((in.flags & 1) && (b & 0x7fffffffu) == 0x7f800000u)
+        b = (b & 0x80000000u) | 0x7f7fe000u;  // .satfinite: the largest finite tf32
+    } else if (in.flags & 1) {
+      b = (b & 0x80000000u) | 0x7f7fe000u;
+    }
+    d[l] = b;
+  });
+}
+}  // namespace
+
+Handler cvtTf32() { return &cvtTf32Handler; }
+
 Handler floatFma(Type t, Round, uint8_t flags) {
   bool ftz = flags & kFtz, sat = flags & kSat;
   if (t == Type::F32) {

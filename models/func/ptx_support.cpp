@@ -93,8 +93,9 @@ std::vector<PtxOpcodeInfo> buildTable() {
       {"Convert, move", "mov", "",
        ".pred .b8 .b16 .b32 .b64 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 "
        ".f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
-      {"Convert, move", "cvt", ".rn .rz .rm .rp .rni .rzi .rmi .rpi .ftz .sat .relu .satfinite",
-       ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+      {"Convert, move", "cvt",
+       ".rn .rz .rm .rp .rni .rzi .rmi .rpi .rna .ftz .sat .relu .satfinite",
+       ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .tf32 .f32 .f64"},
       {"Convert, move", "cvta", ".to .global .shared .shared::cta .local .const .param",
        ".u32 .u64"},
       {"Convert, move", "isspacep", ".global .shared .shared::cta .local .const .param", ""},
@@ -132,9 +133,9 @@ std::vector<PtxOpcodeInfo> buildTable() {
       {"Warp", "mma", ".sync .aligned .m16n8k8 .m16n8k16 .m16n8k32 .row .col .satfinite .tf32",
        ".f16 .bf16 .s8 .u8 .f32 .s32"},
       {"Warp", "wmma",
-       ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .global .shared "
-       ".shared::cta",
-       ".f16 .bf16 .f32"},
+       ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .m32n8k16 .m8n32k16 "
+       ".m16n16k8 .global .shared .shared::cta",
+       ".f16 .bf16 .tf32 .f32"},
       {"Warp", "ldmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "stmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "shfl", ".sync .up .down .bfly .idx", ".b32"},
