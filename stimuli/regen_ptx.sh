@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the committed PTX of every catalog kernel and launch-spec kernel from its CUDA
-# source. Needs nvcc and ptxas (the CUDA toolkit); users of gpusc do not, because the generated
+# Regenerates the committed PTX of every catalog kernel, launch-spec kernel and test kernel
+# (tests/data/*.cu) from its CUDA source. Needs nvcc and ptxas (the CUDA toolkit); users of gpusc do not, because the generated
 # PTX is committed. The header records, per kernel, the registers per thread ptxas allocates
 # ("// ptxas -arch=sm_75: <kernel> uses <n> registers"); gpusc sizes a CTA's register footprint
 # from it (without such a line it estimates from the PTX's liveness).
-#   stimuli/regen_ptx.sh            all kernels (catalog/*/ and launch/*/)
-#   stimuli/regen_ptx.sh sgemm bfs  the named ones
+#   stimuli/regen_ptx.sh            all kernels (catalog/*/, launch/*/ and tests/data/)
+#   stimuli/regen_ptx.sh sgemm bfs  the named ones ("tests": tests/data/)
 set -euo pipefail
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
@@ -15,20 +15,24 @@ command -v "$PTXAS" >/dev/null || { echo "regen_ptx.sh: ptxas not found (set PTX
 ARCH=sm_75   # the oldest target nvcc 13 accepts
 dirs=()
 for n in "$@"; do
-  if [[ -d catalog/$n ]]; then dirs+=("catalog/$n"); elif [[ -d launch/$n ]]; then dirs+=("launch/$n"); else
+  if [[ $n == tests ]]; then dirs+=(../tests/data)
+  elif [[ -d catalog/$n ]]; then dirs+=("catalog/$n"); elif [[ -d launch/$n ]]; then dirs+=("launch/$n"); else
     echo "regen_ptx.sh: no kernel folder catalog/$n or launch/$n" >&2; exit 1; fi
 done
-((${#dirs[@]})) || dirs=(catalog/*/ launch/*/)
+((${#dirs[@]})) || dirs=(catalog/*/ launch/*/ ../tests/data/)
 for d in "${dirs[@]}"; do
   d=${d%/}
   for cu in "$d"/*.cu; do
     [[ -e $cu ]] || continue
     base=${cu%.cu}
-    cmd="nvcc -ptx -arch=$ARCH -O3 -o $(basename "$base").ptx $(basename "$cu")"
-    (cd "$d" && $NVCC -ptx -arch=$ARCH -O3 -o "$(basename "$base").ptx.tmp" "$(basename "$cu")")
+    # A source may name a newer target for instructions sm_75 lacks: "// regen_ptx.sh: -arch=sm_90".
+    arch=$(sed -n 's|^// regen_ptx.sh: -arch=\(sm_[0-9a-z]*\)$|\1|p' "$cu" | head -n 1)
+    arch=${arch:-$ARCH}
+    cmd="nvcc -ptx -arch=$arch -O3 -o $(basename "$base").ptx $(basename "$cu")"
+    (cd "$d" && $NVCC -ptx -arch=$arch -O3 -o "$(basename "$base").ptx.tmp" "$(basename "$cu")")
     # ptxas -v prints "Compiling entry function 'k' ..." and then "Used N registers" per entry.
-    regs=$("$PTXAS" -arch=$ARCH -v -o /dev/null "$base.ptx.tmp" 2>&1 |
-      awk -v arch=$ARCH '/Compiling entry function/ { match($0, /\x27[^\x27]*\x27/); k = substr($0, RSTART + 1, RLENGTH - 2) }
+    regs=$("$PTXAS" -arch=$arch -v -o /dev/null "$base.ptx.tmp" 2>&1 |
+      awk -v arch=$arch '/Compiling entry function/ { match($0, /\x27[^\x27]*\x27/); k = substr($0, RSTART + 1, RLENGTH - 2) }
                          /Used [0-9]+ registers/ && k != "" { match($0, /Used [0-9]+/); print "// ptxas -arch=" arch ": " k " uses " substr($0, RSTART + 5, RLENGTH - 5) " registers"; k = "" }')
     { echo "// Generated from $(basename "$cu") by stimuli/regen_ptx.sh: $cmd"
       echo "// $($NVCC --version | tail -n 1)"

@@ -396,6 +396,118 @@ TEST(IntegerArithmeticExt, MinMaxReluAndPackedHalves) {
   checkRows32("max.relu.s16x2 %o32, %a32, %b32;", rows, packed(false, true, true));
 }
 
+// ---- min/max: three inputs, .abs and .xorsign.abs ------------------------------------------
+
+// A floating-point format's bit fields, for references that work on the encodings only.
+struct Bits {
+  uint32_t sign, expMask, manMask, nan;
+  bool isNaN(uint32_t v) const { return (v & expMask) == expMask && (v & manMask) != 0; }
+  uint32_t flush(uint32_t v) const { return (v & expMask) == 0 ? v & sign : v; }
+  // A key that orders encodings as real numbers, with -0 below +0.
+  int64_t key(uint32_t v) const {
+    const int64_t mag = v & (expMask | manMask);
+    return (v & sign) ? -2 * mag - 1 : 2 * mag;
+  }
+};
+constexpr Bits kF32Bits{0x80000000u, 0x7f800000u, 0x007fffffu, 0x7fffffffu};
+constexpr Bits kF16Bits{0x8000u, 0x7c00u, 0x03ffu, 0x7fffu};
+constexpr Bits kBF16Bits{0x8000u, 0x7f80u, 0x007fu, 0x7fffu};
+
+// min/max of `n` encodings with the PTX modifiers, from the ISA's description.
+uint32_t refMinMax(const Bits& f, bool isMin, bool nanProp, bool ftz, bool abs, bool xorSign,
+                   std::vector<uint32_t> v) {
+  const uint32_t sign = xorSign ? ((v[0] ^ v[1]) & f.sign) : 0;
+  bool haveNaN = false, haveNumber = false;
+  uint32_t best = 0;
+  for (uint32_t x : v) {
+    if (ftz) x = f.flush(x);
+    if (abs || xorSign) x &= ~f.sign;
+    if (f.isNaN(x)) {
+      haveNaN = true;
+      continue;
+    }
+    if (!haveNumber || (isMin ? f.key(x) < f.key(best) : f.key(x) > f.key(best))) best = x;
+    haveNumber = true;
+  }
+  if (!haveNumber || (haveNaN && nanProp)) return f.nan;
+  best |= sign;
+  return ftz ? f.flush(best) : best;
+}
+
+TEST(FloatMinMax, ThreeInputsAbsAndXorSign) {
+  const std::vector<uint32_t> vals = {0x00000000u, 0x80000000u, 0x3f800000u, 0xbf800000u,
+                                      0x40200000u, 0xc0400000u, 0x7f800000u, 0xff800000u,
+                                      0x7fc00001u, 0x00000005u, 0x80400000u};
+  Rows rows;
+  for (uint32_t a : vals)
+    for (uint32_t b : vals)
+      for (uint32_t c : vals)
+        if (rows.size() < 1024) rows.push_back({a, b, c});
+  for (const char* op : {"min", "max"})
+    for (const char* mods : {"", ".NaN", ".abs", ".ftz.NaN.abs", ".ftz"}) {
+      const std::string m = mods;
+      const bool isMin = op[1] == 'i', nan = m.find("NaN") != std::string::npos,
+                 ftz = m.find("ftz") != std::string::npos, abs = m.find("abs") != std::string::npos;
+      const std::string body = std::string(op) + m + ".f32 %fo, %fa, %fb, %fc; mov.b32 %o32, %fo;";
+      checkRows32(body, rows, [&](uint32_t a, uint32_t b, uint32_t c) {
+        return refMinMax(kF32Bits, isMin, nan, ftz, abs, false, {a, b, c});
+      });
+    }
+  for (const char* op : {"min", "max"})
+    for (const char* mods : {".xorsign.abs", ".NaN.xorsign.abs", ".ftz.xorsign.abs"}) {
+      const std::string m = mods;
+      const bool isMin = op[1] == 'i', nan = m.find("NaN") != std::string::npos,
+                 ftz = m.find("ftz") != std::string::npos;
+      checkRows32(std::string(op) + m + ".f32 %fo, %fa, %fb; mov.b32 %o32, %fo;", rows,
+                  [&](uint32_t a, uint32_t b, uint32_t) {
+                    return refMinMax(kF32Bits, isMin, nan, ftz, false, true, {a, b});
+                  });
+    }
+  // Packed halves: each half on its own.
+  const std::vector<uint32_t> halves = {0x0000u, 0x8000u, 0x3c00u, 0xbc00u, 0x4100u, 0xc500u,
+                                        0x7c00u, 0xfc00u, 0x7e01u, 0x0003u, 0x8200u, 0x3f80u,
+                                        0xbfc0u, 0x7f80u, 0x7fc1u, 0x0001u};
+  Rows hrows;
+  std::mt19937 rng(31);
+  while (hrows.size() < 512) {
+    auto h2 = [&] { return halves[rng() % halves.size()] | (halves[rng() % halves.size()] << 16); };
+    hrows.push_back({h2(), h2(), 0});
+  }
+  struct Form {
+    const char* text;
+    const Bits* f;
+    bool isMin, nan, ftz;
+  };
+  for (const Form& form : {Form{"min.xorsign.abs.f16x2", &kF16Bits, true, false, false},
+                           Form{"max.NaN.xorsign.abs.f16x2", &kF16Bits, false, true, false},
+                           Form{"min.ftz.xorsign.abs.f16x2", &kF16Bits, true, false, true},
+                           Form{"max.xorsign.abs.bf16x2", &kBF16Bits, false, false, false},
+                           Form{"min.NaN.xorsign.abs.bf16x2", &kBF16Bits, true, true, false}}) {
+    checkRows32(std::string(form.text) + " %o32, %a32, %b32;", hrows,
+                [&](uint32_t a, uint32_t b, uint32_t) {
+                  uint32_t r = 0;
+                  for (int i = 0; i < 2; ++i)
+                    r |= refMinMax(*form.f, form.isMin, form.nan, form.ftz, false, true,
+                                   {(a >> (16 * i)) & 0xffffu, (b >> (16 * i)) & 0xffffu})
+                         << (16 * i);
+                  return r;
+                });
+  }
+  checkRows32(
+      "mov.b32 {%h0, %h1}, %a32; mov.b32 {%h2, %h3}, %b32; min.xorsign.abs.bf16 %h4, %h0, %h2;"
+      "max.xorsign.abs.f16 %h5, %h1, %h3; mov.b32 %o32, {%h4, %h5};",
+      hrows, [&](uint32_t a, uint32_t b, uint32_t) {
+        return refMinMax(kBF16Bits, true, false, false, false, true, {a & 0xffffu, b & 0xffffu}) |
+               refMinMax(kF16Bits, false, false, false, false, true, {a >> 16, b >> 16}) << 16;
+      });
+  // What the ISA does not have: integer three-input forms, .abs without .xorsign on two inputs,
+  // .xorsign on three inputs or f64.
+  for (const char* bad : {"min.s32 %o32, %a32, %b32, %c32;", "max.abs.f32 %fo, %fa, %fb;",
+                          "min.xorsign.abs.f32 %fo, %fa, %fb, %fc;",
+                          "max.xorsign.abs.f64 %do, %da, %db;", "min.f64 %do, %da, %db, %dc;"})
+    EXPECT_THROW(eval1(bad, 1), InputError) << bad;
+}
+
 // ---- redux.sync --------------------------------------------------------------------------------
 
 TEST(WarpReduction, ReduxSyncCombinesTheWarp) {
@@ -1055,7 +1167,10 @@ uint32_t encode(In t, int v) {  // a small integer in the input format
   return 0;
 }
 
-void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMode::Functional) {
+// dHalf / cHalf: f16 accumulators (D in %o0, %o1; C in %i8, %i9), element i in half i % 2 of
+// register i / 2.
+void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMode::Functional,
+              bool dHalf = false, bool cHalf = false) {
   int A[16][32], B[32][8], C[16][8];
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < L.k; ++c) A[r][c] = (r * 7 + c * 3) % 9 - 4;
@@ -1083,7 +1198,10 @@ void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMod
     for (int i = 0; i < 4; ++i) {
       int r, c;
       Layout::c(l, i, r, c);
-      in[l][8 + i] = isInt ? uint32_t(C[r][c]) : bits(float(C[r][c]));
+      if (cHalf)
+        in[l][8 + i / 2] |= uint32_t(encode(In::F16, C[r][c])) << (16 * (i % 2));
+      else
+        in[l][8 + i] = isInt ? uint32_t(C[r][c]) : bits(float(C[r][c]));
     }
   }
   auto out = runWarp(instr, in, mode);
@@ -1093,8 +1211,12 @@ void checkMma(const std::string& instr, const Layout& L, ExecMode mode = ExecMod
       Layout::c(l, i, r, c);
       int want = C[r][c];
       for (int x = 0; x < L.k; ++x) want += A[r][x] * B[x][c];
-      EXPECT_EQ(out[l][i], isInt ? uint32_t(want) : bits(float(want)))
-          << instr << " lane " << l << " element " << i;
+      if (dHalf)
+        EXPECT_EQ((out[l][i / 2] >> (16 * (i % 2))) & 0xffffu, encode(In::F16, want))
+            << instr << " lane " << l << " element " << i;
+      else
+        EXPECT_EQ(out[l][i], isInt ? uint32_t(want) : bits(float(want)))
+            << instr << " lane " << l << " element " << i;
     }
 }
 
@@ -1116,6 +1238,18 @@ TEST(WarpMatrix, MmaSyncFragmentsFollowThePtxLayouts) {
   checkMma(mma("m16n8k8", "f32.tf32.tf32.f32", 4, 2), {8, In::TF32});
   checkMma(mma("m16n8k32", "s32.s8.s8.s32", 4, 2), {32, In::S8});
   checkMma(mma("m16n8k16", "f32.f16.f16.f32", 4, 2), {16, In::F16}, ExecMode::Timing);
+  // f16 accumulators: D, C or both.
+  auto mmaH = [](const std::string& shape, const std::string& types, int na, int nb, int nd,
+                 int nc) {
+    return "mma.sync.aligned." + shape + ".row.col." + types + " " + regs("o", 0, nd) + ", " +
+           regs("i", 0, na) + ", " + regs("i", 4, nb) + ", " + regs("i", 8, nc) + ";";
+  };
+  checkMma(mmaH("m16n8k16", "f16.f16.f16.f16", 4, 2, 2, 2), {16, In::F16}, ExecMode::Functional,
+           true, true);
+  checkMma(mmaH("m16n8k8", "f32.f16.f16.f16", 2, 1, 4, 2), {8, In::F16}, ExecMode::Functional,
+           false, true);
+  checkMma(mmaH("m16n8k16", "f16.f16.f16.f32", 4, 2, 2, 4), {16, In::F16}, ExecMode::Timing, true,
+           false);
 }
 
 TEST(WarpMatrix, MmaSyncIntegerSaturation) {
@@ -1186,9 +1320,11 @@ TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
 void checkWmma(bool bf16, bool aCol, bool bCol, unsigned stride, ExecMode mode) {
   const std::string t = bf16 ? "bf16" : "f16";
   const std::string lay[2] = {"row", "col"};
-  auto frag = [](const char* p) {
+  // f16 A and B fragments have eight registers, bf16 ones four (8 elements per thread).
+  auto frag = [bf16](const char* p) {
+    const int n = bf16 && (p[0] == 'a' || p[0] == 'b') ? 4 : 8;
     std::string s = "{";
-    for (int i = 0; i < 8; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    for (int i = 0; i < n; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
     return s + "}";
   };
   const std::string st = std::to_string(stride);
@@ -1238,10 +1374,646 @@ void checkWmma(bool bf16, bool aCol, bool bCol, unsigned stride, ExecMode mode) 
     }
 }
 
+// nvcc's wmma kernels in the other shapes (tests/data/wmma_shapes.cu) against C++ products of
+// small integers (exact in every format) and tf32-rounded inputs.
+uint16_t f16Of(double v) {  // v is an integer that f16 holds exactly
+  return refRound(kF16, v < 0, I128(std::fabs(v)), 0, Rnd::Rn);
+}
+uint16_t bf16Of(double v) { return refRound(kBF16, v < 0, I128(std::fabs(v)), 0, Rnd::Rn); }
+// cvt.rna.tf32.f32 of a positive normal float, written with frexp: 11 significant bits, ties
+// away from zero.
+double tf32Rna(double v) {
+  int e;
+  const double m = std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
+  return std::ldexp(std::floor(std::ldexp(m, 11) + 0.5), e - 11);
+}
+// What a tensor core reads of an f32 that was not converted: its 11 leading significant bits.
+double tf32Trunc(double v) {
+  int e;
+  const double m = std::frexp(v, &e);
+  return std::ldexp(std::floor(std::ldexp(m, 11)), e - 11);
+}
+
+void checkNvccWmma(ExecMode mode) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/wmma_shapes.ptx");
+  auto val = [](int r, int c, int s) { return double((r * 3 + c * 5 + s) % 7 - 3); };
+  {  // m32n8k16, f16 accumulators: d (row-major, ld 8) = a (row-major) * b (col-major) + c
+    std::vector<uint16_t> a(32 * 16), b(8 * 16), c(32 * 8);
+    for (int r = 0; r < 32; ++r)
+      for (int k = 0; k < 16; ++k) a[r * 16 + k] = f16Of(val(r, k, 0));
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 8; ++n) b[n * 16 + k] = f16Of(val(k, n, 1));
+    for (int r = 0; r < 32; ++r)
+      for (int n = 0; n < 8; ++n) c[r * 8 + n] = f16Of(val(r, n, 2) * 10);
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(32 * 8 * 2);
+    dev.launch(m.kernel("h32x8"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<uint16_t>(pd, 32 * 8);
+    for (int r = 0; r < 32; ++r)
+      for (int n = 0; n < 8; ++n) {
+        double want = val(r, n, 2) * 10;
+        for (int k = 0; k < 16; ++k) want += val(r, k, 0) * val(k, n, 1);
+        EXPECT_EQ(d[r * 8 + n], f16Of(want)) << "m32n8k16 " << r << "," << n;
+      }
+  }
+  {  // m8n32k16 bf16, f32 accumulators in column-major memory (ld 32)
+    std::vector<uint16_t> a(8 * 16), b(16 * 32);
+    std::vector<float> c(32 * 32, 0.0f);
+    for (int r = 0; r < 8; ++r)
+      for (int k = 0; k < 16; ++k) a[r * 16 + k] = bf16Of(val(r, k, 3));
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 32; ++n) b[k * 32 + n] = bf16Of(val(k, n, 4));
+    for (int r = 0; r < 8; ++r)
+      for (int n = 0; n < 32; ++n) c[n * 32 + r] = float(val(r, n, 5) * 100);
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(32 * 32 * 4);
+    dev.launch(m.kernel("b8x32"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<float>(pd, 32 * 32);
+    for (int r = 0; r < 8; ++r)
+      for (int n = 0; n < 32; ++n) {
+        double want = val(r, n, 5) * 100;
+        for (int k = 0; k < 16; ++k) want += val(r, k, 3) * val(k, n, 4);
+        EXPECT_EQ(d[n * 32 + r], float(want)) << "m8n32k16 " << r << "," << n;
+      }
+  }
+  {  // m16n16k8 tf32: inputs with bits below tf32's precision, rounded by cvt.rna.tf32.f32
+    auto in = [&](int r, int c, int s) {
+      return float(val(r, c, s) + 4 + ((r + c) % 3) * std::ldexp(1.0, -11));
+    };
+    std::vector<float> a(16 * 8), b(8 * 16), c(16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 8; ++k) a[r * 8 + k] = in(r, k, 6);
+    for (int k = 0; k < 8; ++k)
+      for (int n = 0; n < 16; ++n) b[n * 8 + k] = in(k, n, 7);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 16; ++n) c[r * 16 + n] = float(val(r, n, 8));
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(16 * 16 * 4);
+    dev.launch(m.kernel("t16"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<float>(pd, 16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 16; ++n) {
+        double want = val(r, n, 8);
+        // The kernel rounds A (cvt.rna); B is loaded as is and tf32 ignores its low 13 bits.
+        for (int k = 0; k < 8; ++k) want += tf32Rna(in(r, k, 6)) * tf32Trunc(in(k, n, 7));
+        EXPECT_EQ(d[r * 16 + n], float(want)) << "m16n16k8 " << r << "," << n;
+      }
+  }
+  {  // m16n16k16, an f16 accumulator plus an f32 fragment element by element
+    std::vector<uint16_t> a(16 * 16), b(16 * 16);
+    std::vector<float> c(16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) {
+        a[k * 16 + r] = f16Of(val(r, k, 9));  // column-major
+        b[r * 16 + k] = f16Of(val(r, k, 10));
+        c[r * 16 + k] = float(val(r, k, 11) * 7);
+      }
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(c), pd = dev.malloc(16 * 16 * 2);
+    dev.launch(m.kernel("h16mix"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    auto d = dev.download<uint16_t>(pd, 16 * 16);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 16; ++n) {
+        double want = val(r, n, 11) * 7;
+        for (int k = 0; k < 16; ++k) want += val(r, k, 9) * val(k, n, 10);
+        EXPECT_EQ(d[r * 16 + n], f16Of(want)) << "m16n16k16 f16 " << r << "," << n;
+      }
+  }
+}
+
+TEST(WarpMatrix, NvccWmmaShapes) {
+  checkNvccWmma(ExecMode::Functional);
+  checkNvccWmma(ExecMode::Timing);
+}
+
 TEST(WarpMatrix, WmmaLoadMmaStore) {
   checkWmma(false, false, true, 16, ExecMode::Functional);
   checkWmma(true, true, false, 24, ExecMode::Functional);
   checkWmma(false, false, false, 20, ExecMode::Timing);
+}
+
+// ---- indirect calls ----------------------------------------------------------------------------
+
+// nvcc's code for calls through a table of function pointers, a pointer picked by a condition,
+// and virtual functions (tests/data/indirect_call.cu), against the same formulas in C++.
+void checkNvccIndirectCalls(ExecMode mode) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/indirect_call.ptx");
+  const int n = 83;  // three warps, the last one partial
+  std::mt19937 rng(7);
+  std::vector<int32_t> sel(n), a(n), b(n);
+  for (int i = 0; i < n; ++i) {
+    sel[i] = int32_t(rng() % 16);
+    a[i] = int32_t(rng() % 2001) - 1000;
+    b[i] = int32_t(rng() % 2001) - 1000;
+  }
+  DevPtr dsel = dev.upload(sel), da = dev.upload(a), db = dev.upload(b), dout = dev.malloc(4 * n);
+  dev.launch(m.kernel("apply"), {3}, {32}, 0,
+             KernelArgs().ptr(dsel).ptr(da).ptr(db).ptr(dout).i32(n));
+  auto out = dev.download<int32_t>(dout, n);
+  for (int i = 0; i < n; ++i) {
+    const int x = a[i], y = b[i];
+    const int want = std::array<int, 4>{x + y, x * y, 2 * x - y, std::max(x, y)}[sel[i] & 3];
+    EXPECT_EQ(out[i], want) << "apply, thread " << i << " table entry " << (sel[i] & 3);
+  }
+  dev.launch(m.kernel("choose"), {3}, {32}, 0, KernelArgs().ptr(da).ptr(db).ptr(dout).i32(n));
+  out = dev.download<int32_t>(dout, n);
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(out[i], (a[i] < b[i] ? a[i] + b[i] : a[i] * b[i]) + 1) << "choose, thread " << i;
+  dev.launch(m.kernel("shapes"), {3}, {32}, 0, KernelArgs().ptr(dout).i32(n));
+  out = dev.download<int32_t>(dout, n);
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(out[i], (i & 1) ? i * i * 10 + 4 : i * i / 2 * 10 + 3) << "shapes, thread " << i;
+}
+
+TEST(IndirectCall, NvccFunctionPointersAndVirtualFunctions) {
+  checkNvccIndirectCalls(ExecMode::Functional);
+}
+
+TEST(IndirectCall, NvccFunctionPointersInTheTimingModel) {
+  checkNvccIndirectCalls(ExecMode::Timing);
+}
+
+// Hand-written forms: `.calltargets`, a guard, a call with no result, nested indirect calls,
+// `.alias`. Each thread t of one block writes out[t].
+std::vector<uint32_t> runCalls(const std::string& text, uint32_t threads,
+                               ExecMode mode = ExecMode::Functional) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(module(text), "calls.ptx");
+  DevPtr out = dev.malloc(4 * threads);
+  dev.launch(m.kernel("k"), {1}, {threads}, 0, KernelArgs().ptr(out));
+  return dev.download<uint32_t>(out, threads);
+}
+
+// Functions f0..f3: fi(x) = x * (i + 2) + i; `sink` stores its argument's square through a
+// pointer and returns nothing.
+const char* kCallees = R"(
+.func (.param .b32 r) f0(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mul.lo.s32 %v, %v, 2; st.param.b32 [r], %v; ret; }
+.func (.param .b32 r) f1(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mad.lo.s32 %v, %v, 3, 1; st.param.b32 [r], %v; ret; }
+.func (.param .b32 r) f2(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mad.lo.s32 %v, %v, 4, 2; st.param.b32 [r], %v; ret; }
+.func (.param .b32 r) f3(.param .b32 x) { .reg .b32 %v; ld.param.b32 %v, [x]; mad.lo.s32 %v, %v, 5, 3; st.param.b32 [r], %v; ret; }
+.func sink(.param .b64 p, .param .b32 x) { .reg .b32 %v; .reg .b64 %a; ld.param.b64 %a, [p]; ld.param.b32 %v, [x]; mul.lo.s32 %v, %v, %v; st.global.b32 [%a], %v; ret; }
+.global .align 8 .u64 ftab[4] = {f0, f1, f2, f3};
+)";
+
+// The kernel prologue: %t = %tid.x, %out = &out[%t].
+const char* kProlog = R"(
+.visible .entry k(.param .u64 pout)
+{
+  .reg .b32 %t, %x, %y, %z;
+  .reg .b64 %out, %fp, %a, %g;
+  .reg .pred %p;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %out, [pout];
+  mul.wide.u32 %a, %t, 4;
+  add.s64 %out, %out, %a;
+)";
+
+uint32_t fRef(uint32_t i, uint32_t x) { return x * (i + 2) + i; }
+
+TEST(IndirectCall, CallTargetsGuardsAndCallsWithoutResults) {
+  // Lanes pick f[t % 3] from a .calltargets list; lanes with t % 5 == 0 skip the call.
+  const std::string text = std::string(kCallees) + kProlog + R"(
+  rem.u32 %x, %t, 3;
+  mul.wide.u32 %a, %x, 8;
+  mov.u64 %g, ftab;
+  add.s64 %g, %g, %a;
+  ld.global.u64 %fp, [%g];
+  rem.u32 %x, %t, 5;
+  setp.ne.u32 %p, %x, 0;
+  mov.u32 %y, 1000;
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    st.param.b32 [res], 1000;
+    targets: .calltargets f0, f1, f2;
+    @%p call (res), %fp, (arg), targets;
+    @%p ld.param.b32 %y, [res];
+  }
+  mov.u64 %fp, sink;
+  add.u32 %z, %t, 7;
+  {
+    .param .b64 pa;
+    .param .b32 pb;
+    st.param.b64 [pa], %out;
+    st.param.b32 [pb], %z;
+    proto: .callprototype _ (.param .b64 _, .param .b32 _);
+    call %fp, (pa, pb), proto;
+  }
+  ld.global.u32 %z, [%out];
+  add.u32 %y, %y, %z;
+  st.global.u32 [%out], %y;
+  ret;
+}
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runCalls(text, 70, mode);
+    for (uint32_t t = 0; t < 70; ++t) {
+      const uint32_t called = t % 5 ? fRef(t % 3, t) : 1000;
+      EXPECT_EQ(out[t], called + (t + 7) * (t + 7)) << "thread " << t;
+    }
+  }
+}
+
+TEST(IndirectCall, NestedIndirectCallsAndAliases) {
+  // outer(x) calls ftab[x % 4] through a pointer; the kernel calls outer through an alias.
+  const std::string text = std::string(kCallees) + R"(
+.func (.param .b32 r) outer(.param .b32 x)
+{
+  .reg .b32 %v, %i;
+  .reg .b64 %a, %fp;
+  ld.param.b32 %v, [x];
+  and.b32 %i, %v, 3;
+  mul.wide.u32 %a, %i, 8;
+  mov.u64 %fp, ftab;
+  add.s64 %a, %fp, %a;
+  ld.global.u64 %fp, [%a];
+  {
+    .param .b32 in;
+    .param .b32 res;
+    st.param.b32 [in], %v;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (in), proto;
+    ld.param.b32 %v, [res];
+  }
+  add.u32 %v, %v, 100;
+  st.param.b32 [r], %v;
+  ret;
+}
+.func (.param .b32 r) outerAlias(.param .b32 x);
+.alias outerAlias, outer;
+)" + kProlog + R"(
+  mov.u64 %fp, outerAlias;
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    targets: .calltargets outer;
+    call (res), %fp, (arg), targets;
+    ld.param.b32 %y, [res];
+  }
+  {
+    .param .b32 arg2;
+    .param .b32 res2;
+    st.param.b32 [arg2], %y;
+    call (res2), outerAlias, (arg2);
+    ld.param.b32 %z, [res2];
+  }
+  st.global.u32 [%out], %z;
+  ret;
+}
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runCalls(text, 40, mode);
+    for (uint32_t t = 0; t < 40; ++t) {
+      const uint32_t once = fRef(t % 4, t) + 100;
+      EXPECT_EQ(out[t], fRef(once % 4, once) + 100) << "thread " << t;
+    }
+  }
+}
+
+TEST(IndirectCall, BadTargetsAreKernelFaultsAndBadCallsInputErrors) {
+  auto call = [](const std::string& pointer, const std::string& table) {
+    return std::string(kCallees) + kProlog + pointer + R"(
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    targets: .calltargets f0, f1;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (arg), )" +
+           table + R"(;
+    ld.param.b32 %y, [res];
+  }
+  st.global.u32 [%out], %y;
+  ret;
+}
+)";
+  };
+  // f2 is not in the list; a null pointer; a pointer to data.
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, f2;", "targets"), 4), KernelFault);
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, 0;", "proto"), 4), KernelFault);
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, ftab;", "proto"), 4), KernelFault);
+  EXPECT_EQ(runCalls(call("mov.u64 %fp, f2;", "proto"), 4)[3], fRef(2, 3));
+  // No such label; a prototype that does not match the call's variables.
+  EXPECT_THROW(runCalls(call("mov.u64 %fp, f0;", "nolabel"), 4), InputError);
+  const std::string wrong = R"(.func (.param .b32 r) g(.param .b32 x) { ret; }
+.visible .entry k(.param .u64 pout)
+{
+  .reg .b64 %fp;
+  mov.u64 %fp, g;
+  {
+    .param .b64 arg;
+    .param .b32 res;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (arg), proto;
+  }
+  ret;
+}
+)";
+  EXPECT_THROW(runCalls(wrong, 1), InputError);
+  // A function that calls itself through a pointer: allowed by the decoder (the pointer could
+  // name another function), a fault when it happens. Thread 0 stops at once, thread 1 recurses.
+  const std::string recursive = R"(.func (.param .b32 r) self(.param .b32 x)
+{
+  .reg .b32 %v;
+  .reg .b64 %fp;
+  .reg .pred %p;
+  ld.param.b32 %v, [x];
+  setp.eq.u32 %p, %v, 0;
+  @%p bra DONE;
+  sub.u32 %v, %v, 1;
+  mov.u64 %fp, self;
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %v;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (b), %fp, (a), proto;
+  }
+DONE:
+  st.param.b32 [r], %v;
+  ret;
+}
+)" + std::string(kProlog) + R"(
+  mov.u64 %fp, self;
+  {
+    .param .b32 arg;
+    .param .b32 res;
+    st.param.b32 [arg], %t;
+    proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (res), %fp, (arg), proto;
+  }
+  ret;
+}
+)";
+  EXPECT_EQ(runCalls(recursive, 1).size(), 1u);
+  try {
+    runCalls(recursive, 2);
+    ADD_FAILURE() << "recursion through a pointer ran";
+  } catch (const KernelFault& e) {
+    EXPECT_NE(std::string(e.what()).find("recursive call to self"), std::string::npos) << e.what();
+  }
+}
+
+// ---- mbarrier and bulk asynchronous copies ----------------------------------------------------
+
+// nvcc's producer/consumer pipeline (tests/data/mbarrier_pipeline.cu) against its formula.
+void checkPipeline(ExecMode mode, int chunks, int blocks) {
+  Device dev(platform(), mode);
+  Module& m =
+      dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/mbarrier_pipeline.ptx");
+  std::mt19937 rng{uint32_t(chunks)};
+  std::vector<int32_t> in(size_t(chunks) * 128 * 4);
+  for (auto& v : in) v = int32_t(rng() % 1000) - 500;
+  DevPtr din = dev.upload(in), dout = dev.malloc(uint64_t(blocks) * 128 * 16);
+  dev.launch(m.kernel("pipeline"), {uint32_t(blocks)}, {128}, 0,
+             KernelArgs().ptr(din).ptr(dout).i32(chunks));
+  auto out = dev.download<int32_t>(dout, size_t(blocks) * 128 * 4);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < 128; ++t)
+      for (int e = 0; e < 4; ++e) {
+        int32_t want = 0;
+        for (int c = 0; c < chunks; ++c) want += in[(size_t(c) * 128 + t) * 4 + e] * (c + 1) + t;
+        ASSERT_EQ(out[(size_t(b) * 128 + t) * 4 + e], want)
+            << "block " << b << " thread " << t << " element " << e << " of " << chunks;
+      }
+}
+
+TEST(Mbarrier, NvccBulkCopyPipeline) {
+  checkPipeline(ExecMode::Functional, 7, 2);
+  checkPipeline(ExecMode::Functional, 1, 1);
+}
+
+TEST(Mbarrier, NvccBulkCopyPipelineInTheTimingModel) { checkPipeline(ExecMode::Timing, 6, 3); }
+
+// One warp; %t = %tid.x; the body leaves %o32 per thread, stored to out[%t].
+std::vector<uint32_t> runMbar(const std::string& body, uint32_t threads,
+                              ExecMode mode = ExecMode::Functional) {
+  return runCalls(R"(
+.visible .entry k(.param .u64 pout)
+{
+  .shared .align 8 .b64 bar[4];
+  .shared .align 16 .b8 buf[256];
+  .reg .b32 %t, %o32, %r<8>, %a;
+  .reg .b64 %out, %s<4>, %g;
+  .reg .pred %p<4>;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %out, [pout];
+  mul.wide.u32 %g, %t, 4;
+  add.s64 %out, %out, %g;
+  mov.u32 %a, bar;
+  mov.u32 %o32, 0;
+)" + body + R"(
+  st.global.u32 [%out], %o32;
+  ret;
+}
+)",
+                  threads, mode);
+}
+
+TEST(Mbarrier, ArrivalsTransactionsAndPhases) {
+  // Thread 0 initialises bar[0] for 3 arrivals; threads 0-2 arrive one after another (lane
+  // order), so the third arrival completes the phase; pending_count of each state counts the
+  // arrivals pending before it.
+  auto out = runMbar(R"(
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared.b64 [bar], 3;
+  bar.sync 0;
+  setp.lt.u32 %p1, %t, 3;
+  @%p1 mbarrier.arrive.shared.b64 %s0, [bar];
+  @%p1 mbarrier.pending_count.b64 %r0, %s0;
+  @%p1 mbarrier.test_wait.shared.b64 %p2, [bar], %s0;
+  selp.u32 %r1, 1, 0, %p2;
+  @%p1 shl.b32 %o32, %r0, 4;
+  @%p1 or.b32 %o32, %o32, %r1;
+  // bar[1]: expect 64 bytes, two arrivals with arrive_drop (the expected count drops to 1), then
+  // complete_tx in two halves; then a second phase needs one arrival only.
+  @%p0 mbarrier.init.shared.b64 [bar+8], 2;
+  @%p0 mbarrier.expect_tx.shared.b64 [bar+8], 64;
+  @%p0 mbarrier.arrive_drop.shared.b64 %s1, [bar+8];
+  @%p0 mbarrier.arrive.shared.b64 %s1, [bar+8];
+  @%p0 mbarrier.test_wait.parity.shared.b64 %p3, [bar+8], 0;
+  @%p0 selp.u32 %r2, 1, 0, %p3;
+  @%p0 mbarrier.complete_tx.shared.b64 [bar+8], 32;
+  @%p0 mbarrier.test_wait.parity.shared.b64 %p3, [bar+8], 0;
+  @%p0 selp.u32 %r3, 2, 0, %p3;
+  @%p0 mbarrier.complete_tx.shared.b64 [bar+8], 32;
+  @%p0 mbarrier.try_wait.parity.shared.b64 %p3, [bar+8], 0;
+  @%p0 selp.u32 %r4, 4, 0, %p3;
+  @%p0 mbarrier.arrive.shared.b64 %s2, [bar+8];
+  @%p0 mbarrier.test_wait.parity.shared.b64 %p3, [bar+8], 1;
+  @%p0 selp.u32 %r5, 8, 0, %p3;
+  @%p0 or.b32 %r2, %r2, %r3;
+  @%p0 or.b32 %r2, %r2, %r4;
+  @%p0 or.b32 %r2, %r2, %r5;
+  @%p0 shl.b32 %r2, %r2, 8;
+  @%p0 or.b32 %o32, %o32, %r2;
+)",
+                     32);
+  // Every state's phase is complete once the instruction's three arrivals are done; bar[1]:
+  // incomplete (tx pending), incomplete, complete, second phase complete after one arrival.
+  EXPECT_EQ(out[0], (3u << 4 | 1u) | ((0u | 0u | 4u | 8u) << 8));
+  EXPECT_EQ(out[1], 2u << 4 | 1u);
+  EXPECT_EQ(out[2], 1u << 4 | 1u);
+  for (int t = 3; t < 32; ++t) EXPECT_EQ(out[t], 0u) << t;
+}
+
+TEST(Mbarrier, WaitingWarpsSleepUntilThePhaseCompletes) {
+  // Four warps: warps 1-3 wait for bar[0]'s phase 0, which warp 0 completes only after a long
+  // loop; then everyone reads what warp 0 wrote. A woken warp retries its try_wait.
+  const std::string body = R"(
+  setp.eq.u32 %p0, %t, 0;
+  @%p0 mbarrier.init.shared.b64 [bar], 32;
+  bar.sync 0;
+  setp.lt.u32 %p1, %t, 32;
+  @!%p1 bra WAIT;
+  mov.u32 %r0, 0;
+SPIN:
+  add.u32 %r0, %r0, 1;
+  setp.lt.u32 %p2, %r0, 200;
+  @%p2 bra SPIN;
+  mov.u32 %r1, buf;
+  shl.b32 %r2, %t, 2;
+  add.u32 %r1, %r1, %r2;
+  add.u32 %r3, %t, 1000;
+  st.shared.u32 [%r1], %r3;
+  mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];
+WAIT:
+  mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p3, [bar], 0, 1000;
+  @!%p3 bra WAIT;
+  and.b32 %r4, %t, 31;
+  shl.b32 %r4, %r4, 2;
+  mov.u32 %r1, buf;
+  add.u32 %r1, %r1, %r4;
+  ld.shared.u32 %o32, [%r1];
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runMbar(body, 128, mode);
+    for (uint32_t t = 0; t < 128; ++t) EXPECT_EQ(out[t], 1000 + t % 32) << t;
+  }
+}
+
+TEST(Mbarrier, MisuseIsAKernelFault) {
+  auto fault = [](const std::string& body, const char* what) {
+    try {
+      runMbar(body, 32);
+      ADD_FAILURE() << "no fault for " << what;
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  fault("mbarrier.arrive.shared.b64 %s0, [bar];", "used before mbarrier.init");
+  fault("mbarrier.init.shared.b64 [bar], 0;", "count 0 is outside");
+  // 32 single arrivals on a 4-arrival barrier complete 8 phases; 5 at once are too many.
+  EXPECT_EQ(runMbar("mbarrier.init.shared.b64 [bar], 4; mbarrier.arrive.shared.b64 %s0, [bar];"
+                    "mbarrier.test_wait.parity.shared.b64 %p0, [bar], 0; selp.u32 %o32, 1, 2, %p0;",
+                    32)[5],
+            2u);  // parity back at 0 after 8 phases: phase "0" is the current one again
+  fault("mbarrier.init.shared.b64 [bar], 4; mbarrier.arrive.shared.b64 %s0, [bar], 5;",
+        "5 arrivals with 4 pending");
+  fault(
+      "mbarrier.init.shared.b64 [bar], 32; mbarrier.inval.shared.b64 [bar];"
+      "mbarrier.test_wait.shared.b64 %p0, [bar], %s0;",
+      "after mbarrier.inval");
+  fault("mbarrier.init.shared.b64 [bar], 32; mbarrier.arrive.noComplete.shared.b64 %s0, [bar], 1;",
+        "noComplete completed");
+  fault("mov.u32 %r0, buf; mbarrier.init.shared.b64 [%r0+4], 1;", "misaligned");
+  // Every warp waits for a phase nobody completes: a deadlock, in both modes.
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    try {
+      runMbar(
+          "setp.eq.u32 %p0, %t, 0; @%p0 mbarrier.init.shared.b64 [bar], 64; bar.sync 0;"
+          "W: mbarrier.try_wait.parity.shared.b64 %p1, [bar], 0; @!%p1 bra W;",
+          64, mode);
+      ADD_FAILURE() << "no deadlock";
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Mbarrier, BulkCopiesCheckTheirOperands) {
+  // Shared -> shared copy of 32 bytes completing on bar[2]; a size that is no multiple of 16
+  // faults.
+  auto out = runMbar(R"(
+  setp.eq.u32 %p0, %t, 0;
+  mov.u32 %r0, buf;
+  shl.b32 %r1, %t, 2;
+  add.u32 %r1, %r0, %r1;
+  mul.lo.u32 %r2, %t, 7;
+  st.shared.u32 [%r1], %r2;
+  @%p0 mbarrier.init.shared.b64 [bar+16], 1;
+  bar.sync 0;
+  @%p0 mbarrier.arrive.expect_tx.shared.b64 _, [bar+16], 32;
+  add.u32 %r3, %r0, 128;
+  @%p0 cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r3], [%r0], 32, [bar+16];
+W:
+  mbarrier.try_wait.parity.shared.b64 %p1, [bar+16], 0;
+  @!%p1 bra W;
+  and.b32 %r4, %t, 7;
+  shl.b32 %r4, %r4, 2;
+  add.u32 %r4, %r4, %r3;
+  ld.shared.u32 %o32, [%r4];
+)",
+                     32);
+  for (uint32_t t = 0; t < 32; ++t) EXPECT_EQ(out[t], (t % 8) * 7) << t;
+  EXPECT_THROW(runMbar("mbarrier.init.shared.b64 [bar], 32; mov.u32 %r0, buf;"
+                       "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%r0], "
+                       "[%out], 24, [bar];",
+                       1),
+               KernelFault);
+}
+
+// ---- device malloc/free ------------------------------------------------------------------------
+
+TEST(DeviceMalloc, NewAndDeleteBuildAndFreeLists) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_malloc.ptx");
+    DevPtr sums = dev.malloc(4 * 96);
+    dev.launch(m.kernel("lists"), {3}, {32}, 0, KernelArgs().ptr(sums));
+    auto out = dev.download<int32_t>(sums, 96);
+    for (int t = 0; t < 96; ++t) {
+      int want = 0;
+      for (int i = 0; i < t % 8 + 1; ++i) want += t + i;
+      EXPECT_EQ(out[t], want) << "thread " << t;
+    }
+  }
+}
+
+TEST(DeviceMalloc, TheHeapHasThePlatformsSizeAndOutlivesLaunches) {
+  PlatformConfig cfg = platform();
+  cfg.memory.device_heap_bytes = 1 << 20;  // 1 MiB
+  Device dev(cfg);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_malloc.ptx");
+  const uint64_t bytes = 96 << 10;  // ten blocks fit in 1 MiB, the eleventh does not
+  const uint64_t fit = cfg.memory.device_heap_bytes / bytes;
+  DevPtr blocks = dev.malloc(8 * 32), checks = dev.malloc(4 * 32);
+  dev.launch(m.kernel("hog"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes));
+  auto got = dev.download<uint64_t>(blocks, 32);
+  std::vector<uint64_t> seen;
+  for (uint64_t t = 0; t < 32; ++t) {
+    if (t < fit) {
+      EXPECT_NE(got[t], 0u) << t;
+      EXPECT_EQ(got[t] % 16, 0u) << t;
+      for (uint64_t o : seen)  // blocks do not overlap
+        EXPECT_TRUE(got[t] >= o + bytes || got[t] + bytes <= o) << t;
+      seen.push_back(got[t]);
+    } else {
+      EXPECT_EQ(got[t], 0u) << "thread " << t << " got a block past the heap's size";
+    }
+  }
+  // The blocks and their contents survive into the next launch, which frees them.
+  dev.launch(m.kernel("release"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes).ptr(checks));
+  auto sums = dev.download<int32_t>(checks, 32);
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(sums[t], uint64_t(t) < fit ? 2 * t : -1) << t;
+  // Freed: the same requests fit again; freeing twice is a fault.
+  dev.launch(m.kernel("hog"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes));
+  auto again = dev.download<uint64_t>(blocks, 32);
+  EXPECT_EQ(std::count(again.begin(), again.end(), 0u), int64_t(32 - fit));
+  dev.launch(m.kernel("release"), {1}, {32}, 0, KernelArgs().ptr(blocks).u64(bytes).ptr(checks));
+  EXPECT_THROW(dev.launch(m.kernel("release"), {1}, {32}, 0,
+                          KernelArgs().ptr(blocks).u64(bytes).ptr(checks)),
+               KernelFault);
 }
 
 // ---- timing mode -------------------------------------------------------------------------------
@@ -1256,7 +2028,9 @@ TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {
       "cvt.rn.bf16x2.f32 %r12, %fa, %fb; mul.rn.bf16x2 %r13, %r12, %r11;\n"
       "add.u32 %r14, %r1, %r2; add.u32 %r14, %r14, %r3; add.u32 %r14, %r14, %r4;\n"
       "xor.b32 %r14, %r14, %r5; xor.b32 %r14, %r14, %r9; xor.b32 %o32, %r14, %r13;\n"
-      "cvt.u64.u32 %o, %r10;";
+      "cvt.u64.u32 %o, %r10;\n"
+      "min.NaN.abs.f32 %f1, %fa, %fb, %fc; mov.b32 %r1, %f1; max.xorsign.abs.bf16x2 %r2, %a32, "
+      "%b32; xor.b32 %o32, %o32, %r1; xor.b32 %o32, %o32, %r2;";
   Rows rows;
   std::mt19937 rng(5);
   for (int i = 0; i < 64; ++i) rows.push_back({rng(), rng(), rng()});

@@ -144,14 +144,35 @@ TEST(RandomPtx, SameSeedSameProgram) {
 TEST(RandomPtx, DefaultSeedsCoverEveryConstruct) {
   std::string all;
   for (uint64_t s = 1; s <= kDefaultSeeds; ++s) all += test::generateProgram(s).ptx;
-  for (const char* construct :
-       {"bar.sync",      "shfl.sync.up",     "shfl.sync.down", "shfl.sync.bfly",
-        "shfl.sync.idx", "vote.sync.ballot", "red.global.",    "red.shared.add",
-        "ld.shared",     "call (pr)",        "bra.uni LOOP",   "bra LOOP",
-        "bra ELSE",      "bra.uni ELSE",     "selp.b32",       "@%ps ",
-        "@!%ps ",        "lop3.b32",         "prmt.b32",       "bfi.b32",
-        "bfe.s32",       "div.s32",          "rem.u32",        "mul.wide.u32",
-        "shf.l.wrap",    "shf.r.clamp",      "ld.global.u32",  "st.global.u32 [%rdout+"})
+  for (const char* construct : {"bar.sync",
+                                "shfl.sync.up",
+                                "shfl.sync.down",
+                                "shfl.sync.bfly",
+                                "shfl.sync.idx",
+                                "vote.sync.ballot",
+                                "red.global.",
+                                "red.shared.add",
+                                "ld.shared",
+                                "call (pr)",
+                                "bra.uni LOOP",
+                                "bra LOOP",
+                                "bra ELSE",
+                                "bra.uni ELSE",
+                                "selp.b32",
+                                "@%ps ",
+                                "@!%ps ",
+                                "lop3.b32",
+                                "prmt.b32",
+                                "bfi.b32",
+                                "bfe.s32",
+                                "div.s32",
+                                "rem.u32",
+                                "mul.wide.u32",
+                                "shf.l.wrap",
+                                "shf.r.clamp",
+                                "ld.global.u32",
+                                "st.global.u32 [%rdout+",
+                                "call (pr), %q0, (pa, pb), proto"})
     EXPECT_NE(all.find(construct), std::string::npos) << construct;
 }
 

@@ -351,6 +351,7 @@ struct MemoryConfig : config::Section {
   uint32_t partitions = 6;                       // gpgpu_n_mem
   uint32_t partition_interleave_bytes = 256;     // gpgpu_mem_addr_mapping dramid@8
   uint64_t device_memory_bytes = 1536ull << 20;  // GTX480: 1.5 GB
+  uint64_t device_heap_bytes = 8ull << 20;       // CUDA's default cudaLimitMallocHeapSize
   MemoryControllerConfig controller;
   DramConfig dram;
 
@@ -369,6 +370,10 @@ struct MemoryConfig : config::Section {
             Range<uint32_t>{32, 1u << 20}, PowerOfTwo{});
     v.field("device_memory_bytes", device_memory_bytes, "Device memory capacity in bytes",
             Range<uint64_t>{1ull << 20, 1ull << 40});
+    v.field("device_heap_bytes", device_heap_bytes,
+            "Heap of the kernels' malloc/free (and new/delete), taken from device memory at the "
+            "first malloc (CUDA's cudaLimitMallocHeapSize; 8 MiB by default, as in CUDA)",
+            Range<uint64_t>{0, 1ull << 40});
     v.field("controller", controller, "Memory controller of each partition");
     v.field("dram", dram, "DRAM channel of each partition");
   }

@@ -183,11 +183,23 @@ class Decoder {
     funcs_.push_back(f);
     for (const auto& s : f->body) {
       if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
+      if (s.instr.callee.empty()) {
+        // Through a pointer: every function it may reach. Whether a call through a pointer
+        // recurses is known only when it runs (the executor faults then).
+        for (const Function* t : indirectTargets(*f, s.instr))
+          if (std::find(stack.begin(), stack.end(), t) == stack.end()) collectFunctions(t, stack);
+        continue;
+      }
       const Function* callee = m_.findFunction(s.instr.callee);
       if (callee == nullptr)
         invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
       if (callee->isExtern && isVprintf(callee)) {
         vprintf_ = callee;
+        continue;
+      }
+      if (callee->isExtern && isRuntimeHeap(callee)) {
+        if (std::find(heapFuncs_.begin(), heapFuncs_.end(), callee) == heapFuncs_.end())
+          heapFuncs_.push_back(callee);
         continue;
       }
       if (callee->isExtern)
@@ -197,6 +209,82 @@ class Decoder {
         unsupported(s.instr, "recursive call to '" + callee->name + "'");
       collectFunctions(callee, stack);
     }
+  }
+
+  // The parameter and result sizes of a function (or of a .callprototype).
+  static bool sameSizes(const std::vector<std::unique_ptr<Variable>>& vars,
+                        const std::vector<uint64_t>& sizes) {
+    if (vars.size() != sizes.size()) return false;
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (vars[i]->sizeBytes() != sizes[i]) return false;
+    return true;
+  }
+  static std::vector<uint64_t> sizesOf(const std::vector<Operand>& ops) {
+    std::vector<uint64_t> out;
+    for (const auto& o : ops) out.push_back(o.var ? o.var->sizeBytes() : 0);
+    return out;
+  }
+
+  // Functions whose address the module takes: named in an initialiser or as an operand of an
+  // instruction other than a direct call.
+  const std::vector<const Function*>& addressTaken() {
+    if (addressTakenDone_) return addressTaken_;
+    addressTakenDone_ = true;
+    auto add = [&](const std::string& name) {
+      const Function* f = m_.findFunction(name);
+      if (f && !f->isEntry && !f->isExtern &&
+          std::find(addressTaken_.begin(), addressTaken_.end(), f) == addressTaken_.end())
+        addressTaken_.push_back(f);
+    };
+    for (const auto& g : m_.globals)
+      for (const auto& [off, sym] : g->initSymbols) add(sym.first);
+    for (const auto& f : m_.functions)
+      for (const auto& s : f->body)
+        if (s.kind == ptx::Statement::Kind::Instr && s.instr.opcode != "call")
+          for (const auto& o : s.instr.ops)
+            if (o.kind == Operand::Kind::Symbol && o.var == nullptr) add(o.name);
+    return addressTaken_;
+  }
+
+  // The functions an indirect call may reach: its .calltargets list, or every function whose
+  // address is taken and whose parameters match its .callprototype. Checks the call's own
+  // argument and result sizes against them.
+  std::vector<const Function*> indirectTargets(const Function& f, const Instruction& in) {
+    const auto args = sizesOf(in.callArgs), rets = sizesOf(in.callRets);
+    std::vector<const Function*> out;
+    if (auto t = f.callTargets.find(in.callTable); t != f.callTargets.end()) {
+      for (const auto& name : t->second) {
+        const Function* callee = m_.findFunction(name);
+        if (callee == nullptr || callee->isEntry)
+          invalid(in.loc,
+                  "'" + name + "' in .calltargets '" + in.callTable + "' is not a function");
+        if (callee->isExtern) unsupported(in, "'" + callee->name + "' has no body in this module");
+        if (!sameSizes(callee->params, args) || !sameSizes(callee->returns, rets))
+          invalid(in.loc, fmt::format("call through .calltargets '{}' passes {} arguments and {} "
+                                      "results that do not match '{}'",
+                                      in.callTable, args.size(), rets.size(), callee->name));
+        if (std::find(out.begin(), out.end(), callee) == out.end()) out.push_back(callee);
+      }
+      return out;
+    }
+    auto p = f.callPrototypes.find(in.callTable);
+    if (p == f.callPrototypes.end())
+      invalid(in.loc, "'" + in.callTable + "' is not a .callprototype or .calltargets label");
+    if (p->second.params != args || p->second.returns != rets)
+      invalid(in.loc, fmt::format("call passes {} arguments and {} results that do not match "
+                                  ".callprototype '{}'",
+                                  args.size(), rets.size(), in.callTable));
+    for (const Function* callee : addressTaken())
+      if (sameSizes(callee->params, args) && sameSizes(callee->returns, rets))
+        out.push_back(callee);
+    return out;
+  }
+
+  // The CUDA runtime's device heap: `void* malloc(size_t)` and `void free(void*)`.
+  static bool isRuntimeHeap(const Function* f) {
+    if (f->params.size() != 1 || f->params[0]->sizeBytes() != 8) return false;
+    if (f->name == "malloc") return f->returns.size() == 1 && f->returns[0]->sizeBytes() == 8;
+    return f->name == "free" && f->returns.empty();
   }
 
   // Device printf: the CUDA runtime's `vprintf(const char* format, void* args)`.
@@ -303,10 +391,24 @@ class Decoder {
       for (const auto& v : vprintf_->params) placeCall(v.get());
       for (const auto& v : vprintf_->returns) placeCall(v.get());
     }
+    for (const Function* f : heapFuncs_) {
+      for (const auto& v : f->params) placeCall(v.get());
+      for (const auto& v : f->returns) placeCall(v.get());
+    }
     for (const Function* f : funcs_) {
       for (const auto& s : f->body) {
         if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
         const Instruction& in = s.instr;
+        if (in.callee.empty()) {  // indirect: the call's variables have storage of their own
+          for (const auto* list : {&in.callArgs, &in.callRets})
+            for (const Operand& o : *list) {
+              if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
+                  o.var->space != StateSpace::Param)
+                unsupported(in, "call arguments must be .param variables");
+              if (!addrOf_.count(o.var)) placeCall(o.var);
+            }
+          continue;
+        }
         const Function* callee = m_.findFunction(in.callee);
         if (in.callArgs.size() != callee->params.size() ||
             in.callRets.size() != callee->returns.size())
@@ -393,7 +495,8 @@ class Decoder {
   std::pair<uint64_t, MemSpace> symbolAddress(const Operand& o, const Instruction& in) {
     const Variable* v = o.var;
     if (v == nullptr) {
-      if (m_.findFunction(o.name)) unsupported(in, "function addresses");
+      if (auto a = functionAddress(m_, o.name)) return {*a, MemSpace::None};
+      if (m_.findFunction(o.name)) unsupported(in, "addresses of kernel entries");
       invalid(o.loc, "'" + o.name + "' is not a declared variable");
     }
     switch (v->space) {
@@ -784,11 +887,13 @@ class Decoder {
     } else if (op == "min" || op == "max") {
       bool nan = mods.take(".NaN");
       bool relu = mods.take(".relu");
+      bool xorSign = mods.take(".xorsign");
+      bool abs = mods.take(".abs");
       int packed = mods.takeOne({".u16x2", ".s16x2"});
       uint8_t ff = floatFlags();
       bool isMin = op == "min";
       if (packed >= 0) {
-        if (!mods.takeTypes().empty() || nan || ff) unsupported(in);
+        if (!mods.takeTypes().empty() || nan || ff || xorSign || abs) unsupported(in);
         set3(Type::B32);
         x.fn = intMinMax16x2(isMin, packed == 1, relu);
         x.cls = InstClass::IntMax;
@@ -796,9 +901,27 @@ class Decoder {
         return;
       }
       Type t = oneType();
+      const bool three = in.ops.size() == 4;
+      // .xorsign needs .abs; .abs alone only on the three-input form, which is .f32 only.
+      if (xorSign != abs && !(abs && !xorSign && three)) unsupported(in);
+      if (three && (t != Type::F32 || xorSign || relu || (ff & kSat))) unsupported(in);
+      if (xorSign && (relu || (ff & kSat) || t == Type::F64 || !ptx::isFloat(t))) unsupported(in);
       if (isHalfType(t)) {
-        decodeHalf(in, x, info, isMin ? HalfOp::Min : HalfOp::Max, t, Round::Default, nan, relu,
-                   ff);
+        decodeHalf(in, x, info, isMin ? HalfOp::Min : HalfOp::Max, t, Round::Default, nan, relu, ff,
+                   xorSign);
+        finish();
+        return;
+      }
+      if (three || xorSign) {
+        x.dst[0] = dst(in.ops[0], in, info);
+        x.ndst = 1;
+        for (size_t i = 1; i < in.ops.size(); ++i) x.src[i - 1] = src(in.ops[i], t, in, info);
+        x.nsrc = static_cast<uint8_t>(in.ops.size() - 1);
+        x.mode = static_cast<uint8_t>((isMin ? kMmMin : 0) | (nan ? kMmNaN : 0) |
+                                      (abs ? kMmAbs : 0) | (xorSign ? kMmXorSign : 0));
+        x.flags = ff;
+        x.fn = floatMinMaxF32();
+        x.cls = InstClass::FpMax;
         finish();
         return;
       }
@@ -1087,6 +1210,16 @@ class Decoder {
     // ---- data movement and conversion ----
     else if (op == "mov") {
       decodeMov(in, mods, x, info);
+    } else if (op == "cvt" && mods.take(".tf32")) {  // cvt.{rna,rn,rz}{.satfinite}.tf32.f32
+      const int r = mods.takeOne({".rna", ".rn", ".rz"});
+      const bool satFinite = mods.take(".satfinite");
+      const auto ts = mods.takeTypes();
+      if (r < 0 || ts.size() != 1 || ts[0] != Type::F32) unsupported(in);
+      set2(Type::F32);
+      x.mode2 = static_cast<uint8_t>(r == 0 ? Round::Rna : r == 1 ? Round::Rn : Round::Rz);
+      x.flags = satFinite ? 1 : 0;
+      x.fn = cvtTf32();
+      x.cls = InstClass::FpAdd;
     } else if (op == "cvt") {
       int r = mods.takeOne({".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"});
       bool relu = mods.take(".relu");
@@ -1158,8 +1291,12 @@ class Decoder {
       decodeWmma(in, mods, x, info);
     } else if (op == "ldmatrix" || op == "stmatrix") {
       decodeMatrixLoadStore(in, mods, x, info);
+    } else if (op == "cp" && mods.take(".bulk")) {
+      decodeCpAsyncBulk(in, mods, x, info);
     } else if (op == "cp") {
       decodeCpAsync(in, mods, x, info);
+    } else if (op == "mbarrier") {
+      decodeMbarrier(in, mods, x, info);
     } else if (op == "prefetch" || op == "prefetchu") {
       mods.takeOne({".global", ".local"});
       mods.takeOne({".L1", ".L2"});
@@ -1171,6 +1308,11 @@ class Decoder {
       mods.take(".gl");
       mods.take(".proxy");
       mods.take(".alias");
+      // fence.proxy.async{.space} orders the async proxy (bulk copies, which complete at once
+      // here); fence.mbarrier_init orders mbarrier.init: nothing to do in either.
+      mods.take(".async");
+      mods.take(".mbarrier_init");
+      mods.takeOne({".shared::cta", ".shared::cluster", ".global"});
       x.cls = InstClass::Nop;
       x.fn = nop();
     } else if (op == "nanosleep" || op == "pmevent") {
@@ -1273,6 +1415,9 @@ class Decoder {
       x.aux = static_cast<uint32_t>(p_->branchTables.size());
       p_->branchTables.emplace_back();
       tableFixups_.push_back({x.aux, it->second, fi, in.loc});
+    } else if (op == "call" && in.callee.empty()) {
+      mods.take(".uni");
+      decodeIndirectCall(in, x, info, fi);
     } else if (op == "call") {
       mods.take(".uni");
       const Function* callee = m_.findFunction(in.callee);
@@ -1284,6 +1429,16 @@ class Decoder {
         x.src[5] = callee->returns.empty()
                        ? kNoPc
                        : static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
+        x.cls = InstClass::Nop;
+        finish();
+        return;
+      }
+      if (std::find(heapFuncs_.begin(), heapFuncs_.end(), callee) != heapFuncs_.end()) {
+        const bool isMalloc = callee->name == "malloc";
+        x.fn = isMalloc ? deviceMalloc() : deviceFree();
+        x.space = MemSpace::CallParam;
+        x.imm = static_cast<int64_t>(addrOf_.at(callee->params[0].get()));
+        if (isMalloc) x.aux = static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
         x.cls = InstClass::Nop;
         finish();
         return;
@@ -1314,7 +1469,7 @@ class Decoder {
 
   // f16/bf16 (and x2) arithmetic. `nan`, `relu` and the float flags were taken by the caller.
   void decodeHalf(const Instruction& in, Inst& x, InstInfo& info, HalfOp op, Type t, Round r,
-                  bool nan, bool relu, uint8_t ff) {
+                  bool nan, bool relu, uint8_t ff, bool xorSignAbs = false) {
     const bool bf = t == Type::BF16 || t == Type::BF16x2;
     if (r != Round::Default && r != Round::Rn)
       unsupported(in, "f16/bf16 arithmetic rounds with .rn");
@@ -1339,7 +1494,7 @@ class Decoder {
     x.nsrc = static_cast<uint8_t>(n - 1);
     x.mode2 = static_cast<uint8_t>(Round::Rn);
     x.flags = static_cast<uint8_t>(((ff & kFtz) ? kHalfFtz : 0) | ((ff & kSat) ? kHalfSat : 0) |
-                                   (relu ? kHalfRelu : 0));
+                                   (relu ? kHalfRelu : 0) | (xorSignAbs ? kHalfXorSignAbs : 0));
     x.fn = halfArith(op, t);
     switch (op) {
       case HalfOp::Mul:
@@ -1589,6 +1744,159 @@ class Decoder {
     x.cls = InstClass::Load;
   }
 
+  // The space of an mbarrier or bulk-copy operand: .shared/.shared::cta (and .shared::cluster,
+  // a CTA being a cluster of one) or generic. A symbol's own space wins.
+  MemSpace sharedOrGeneric(bool shared, const Address& a, const Operand& o) {
+    if (a.symbolSpace != MemSpace::None && a.symbolSpace != MemSpace::Shared)
+      invalid(o.loc, "expected a shared-memory address");
+    return shared || a.symbolSpace == MemSpace::Shared ? MemSpace::Shared : MemSpace::Generic;
+  }
+
+  // mbarrier.{init,inval,arrive,arrive_drop,expect_tx,complete_tx,test_wait,try_wait,
+  // pending_count}: see handlers_async.cpp.
+  void decodeMbarrier(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int opIdx = mods.takeOne({".init", ".inval", ".arrive", ".arrive_drop", ".expect_tx",
+                                    ".complete_tx", ".test_wait", ".try_wait", ".pending_count"});
+    if (opIdx < 0) unsupported(in);
+    static const MbarOp ops[] = {MbarOp::Init,       MbarOp::Inval,    MbarOp::Arrive,
+                                 MbarOp::ArriveDrop, MbarOp::ExpectTx, MbarOp::CompleteTx,
+                                 MbarOp::TestWait,   MbarOp::TryWait,  MbarOp::PendingCount};
+    const MbarOp mop = ops[opIdx];
+    const bool arrive = mop == MbarOp::Arrive || mop == MbarOp::ArriveDrop;
+    const bool wait = mop == MbarOp::TestWait || mop == MbarOp::TryWait;
+    uint8_t flags = 0;
+    if (arrive && mods.take(".expect_tx")) flags |= kMbarExpectTx;
+    if (arrive && mods.take(".noComplete")) flags |= kMbarNoComplete;
+    if (wait && mods.take(".parity")) flags |= kMbarParity;
+    const bool shared = mods.takeOne({".shared", ".shared::cta"}) >= 0;
+    if (mods.take(".shared::cluster")) unsupported(in, "clusters are not supported");
+    mods.takeMemoryHints();  // .release .acquire .relaxed .cta .cluster
+    const auto types = mods.takeTypes();
+    if (types.size() != 1 || types[0] != Type::B64) unsupported(in);
+    x.flags = flags;
+    x.wakes = true;
+    x.fn = mbarrier(mop);
+    if (mop == MbarOp::PendingCount) {
+      nopsCheck(in, 2);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], Type::B64, in, info);
+      x.ndst = x.nsrc = 1;
+      x.wakes = false;
+      x.cls = InstClass::IntAdd;
+      return;
+    }
+    // Operands: [addr] (init/inval/expect_tx/complete_tx with a value), or a result first.
+    const bool hasResult = arrive || wait;
+    const size_t first = hasResult ? 1 : 0;
+    size_t minOps = first + 1, maxOps = first + 2;
+    if (mop == MbarOp::Init || mop == MbarOp::ExpectTx || mop == MbarOp::CompleteTx ||
+        (flags & (kMbarExpectTx | kMbarNoComplete)))
+      minOps = first + 2;  // a count is required
+    if (mop == MbarOp::Inval) maxOps = 1;
+    if (wait) minOps = 3, maxOps = mop == MbarOp::TryWait ? 4 : 3;  // try_wait: a time hint
+    if (in.ops.size() < minOps || in.ops.size() > maxOps)
+      invalid(in.loc, fmt::format("'{}' takes {} to {} operands, found {}", in.opcode, minOps,
+                                  maxOps, in.ops.size()));
+    if (hasResult) {
+      if (wait) {
+        x.dst[0] = predDst(in.ops[0], info);
+      } else {
+        x.dst[0] = dst(in.ops[0], in, info);
+      }
+      x.ndst = 1;
+    }
+    Address a = address(in.ops[first], in, info);
+    x.space = sharedOrGeneric(shared, a, in.ops[first]);
+    x.src[0] = a.base;
+    x.imm = a.offset;
+    x.src[1] = in.ops.size() > first + 1 ? src(in.ops[first + 1], Type::B64, in, info)
+                                         : constSlot(1);  // arrive: one arrival
+    if (wait && mop == MbarOp::TryWait && in.ops.size() == 4) src(in.ops[3], Type::U32, in, info);
+    x.nsrc = 2;
+    x.bytes = 8;
+    x.cls = wait ? InstClass::Load : InstClass::Atomic;
+  }
+
+  // cp.async.bulk (.bulk taken): global -> shared with an mbarrier's complete_tx, shared ->
+  // global with a bulk group, shared -> shared, prefetch; commit_group and wait_group.
+  void decodeCpAsyncBulk(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    if (!mods.take(".async")) unsupported(in);
+    if (mods.take(".commit_group")) {
+      nopsCheck(in, 0);
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    if (mods.take(".wait_group")) {
+      mods.take(".read");
+      nopsCheck(in, 1);
+      if (in.ops[0].kind != Operand::Kind::Imm)
+        invalid(in.loc, "cp.async.bulk.wait_group needs an integer");
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    if (mods.take(".prefetch")) {
+      mods.take(".L2");
+      mods.take(".global");
+      mods.takeMemoryHints();
+      x.fn = nop();
+      x.cls = InstClass::Nop;
+      return;
+    }
+    // The destination space comes first: .shared::cta/.shared::cluster or .global.
+    std::vector<std::string> spaces;
+    for (const auto& m : in.mods)
+      if (m == ".global" || m == ".shared::cta" || m == ".shared::cluster" || m == ".shared")
+        spaces.push_back(m);
+    for (const auto& sp : spaces) mods.take(sp);
+    const bool complete = mods.take(".mbarrier::complete_tx::bytes");
+    const bool group = mods.take(".bulk_group");
+    const bool hint = mods.take(".L2::cache_hint");
+    if (mods.take(".multicast::cluster")) unsupported(in, "clusters are not supported");
+    mods.takeMemoryHints();
+    if (spaces.size() != 2) unsupported(in);
+    const bool dstGlobal = spaces[0] == ".global", srcGlobal = spaces[1] == ".global";
+    if (dstGlobal && srcGlobal) unsupported(in);
+    x.mode = dstGlobal ? 1 : srcGlobal ? 0 : 2;
+    if ((x.mode == 1) != group || (x.mode != 1) != complete)
+      unsupported(in, x.mode == 1 ? "a copy to global memory completes through .bulk_group"
+                                  : "a copy to shared memory completes through "
+                                    ".mbarrier::complete_tx::bytes");
+    const size_t n = (x.mode == 1 ? 3 : 4) + (hint ? 1 : 0);
+    nopsCheck(in, n);
+    Address to = address(in.ops[0], in, info);
+    Address from = address(in.ops[1], in, info);
+    auto expect = [&](const Address& a, const Operand& o, bool global) {
+      if (a.symbolSpace != MemSpace::None &&
+          a.symbolSpace != (global ? MemSpace::Global : MemSpace::Shared))
+        invalid(o.loc, global ? "expected a global address" : "expected a shared address");
+    };
+    expect(to, in.ops[0], dstGlobal);
+    expect(from, in.ops[1], srcGlobal);
+    if (from.offset < INT32_MIN || from.offset > INT32_MAX) unsupported(in, "source offset");
+    x.src[0] = to.base;
+    x.imm = to.offset;
+    x.src[1] = from.base;
+    x.aux = static_cast<uint32_t>(static_cast<int32_t>(from.offset));
+    x.src[2] = src(in.ops[2], Type::U32, in, info);
+    x.src[3] = constSlot(0);
+    if (x.mode != 1) {
+      Address bar = address(in.ops[3], in, info);
+      x.space = sharedOrGeneric(true, bar, in.ops[3]);
+      if (bar.offset < INT32_MIN || bar.offset > INT32_MAX) unsupported(in, "mbarrier offset");
+      x.src[3] = bar.base;
+      x.dst[0] = static_cast<uint32_t>(static_cast<int32_t>(bar.offset));
+      x.space = MemSpace::Shared;
+    }
+    if (hint) src(in.ops[n - 1], Type::B64, in, info);
+    x.nsrc = 4;
+    x.bytes = 16;
+    x.wakes = x.mode != 1;
+    x.fn = cpAsyncBulk();
+    x.cls = x.mode == 1 ? InstClass::Store : InstClass::Load;
+  }
+
   // The registers of a { ... } vector operand (or a single register).
   std::vector<const Operand*> vectorElems(const Operand& o) {
     std::vector<const Operand*> v;
@@ -1634,7 +1942,11 @@ class Decoder {
     const bool isInt = at >= int(MmaType::S8);
     if (isInt != (bt >= int(MmaType::S8)) || (!isInt && at != bt)) unsupported(in);
     const Type acc = isInt ? Type::S32 : Type::F32;
-    if (ts[0] != acc || ts[3] != acc) unsupported(in, "accumulators must be .f32 (or .s32)");
+    // f16 inputs may have f16 accumulators (D and C each, two f16x2 registers).
+    const bool halfOk = at == int(MmaType::F16);
+    const bool dHalf = halfOk && ts[0] == Type::F16, cHalf = halfOk && ts[3] == Type::F16;
+    if ((ts[0] != acc && !dHalf) || (ts[3] != acc && !cHalf))
+      unsupported(in, "accumulators must be .f32 (.f16 with f16 inputs) or .s32");
     if (satFinite && !isInt) unsupported(in);
     MmaShape ms;
     if (isInt) {
@@ -1653,19 +1965,21 @@ class Decoder {
     nopsCheck(in, 4);
     auto d = vectorElems(in.ops[0]), a = vectorElems(in.ops[1]), b = vectorElems(in.ops[2]),
          cc = vectorElems(in.ops[3]);
-    if (d.size() != 4 || a.size() != ra || b.size() != rb || cc.size() != 4)
-      invalid(in.loc,
-              fmt::format("this mma takes {{4}}, {{{}}}, {{{}}} and {{4}} registers", ra, rb));
+    const size_t rd = dHalf ? 2 : 4, rc = cHalf ? 2 : 4;
+    if (d.size() != rd || a.size() != ra || b.size() != rb || cc.size() != rc)
+      invalid(in.loc, fmt::format("this mma takes {{{}}}, {{{}}}, {{{}}} and {{{}}} registers", rd,
+                                  ra, rb, rc));
     std::vector<uint32_t> list;
     for (const Operand* o : d) list.push_back(dst(*o, in, info));
     for (const Operand* o : a) list.push_back(src(*o, Type::B32, in, info));
     for (const Operand* o : b) list.push_back(src(*o, Type::B32, in, info));
-    for (const Operand* o : cc) list.push_back(src(*o, acc, in, info));
+    for (const Operand* o : cc) list.push_back(src(*o, cHalf ? Type::B32 : acc, in, info));
     x.aux = static_cast<uint32_t>(p_->operandLists.size());
     p_->operandLists.push_back(std::move(list));
     x.mode = static_cast<uint8_t>(ms);
     x.mode2 = static_cast<uint8_t>(at | (bt << 4));
-    x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0));
+    x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0) | (dHalf ? 4 : 0) |
+                                   (cHalf ? 8 : 0));
     x.fn = mma();
     x.cls = isInt ? InstClass::IntMad : InstClass::FpMad;
   }
@@ -1706,65 +2020,102 @@ class Decoder {
     x.cls = store ? InstClass::Store : InstClass::Load;
   }
 
-  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma, shape .m16n16k16, f16 or bf16 inputs and f32
-  // accumulators (the fragment layout is gpusc's own; see handlers_mma.cpp).
+  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma in the shapes m16n16k16, m32n8k16, m8n32k16
+  // (f16 or bf16 inputs) and m16n16k8 (tf32), with f32 or (f16 inputs) f16 accumulators; the
+  // fragment layout is gpusc's own (see handlers_mma.cpp).
   void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     int kind = mods.takeOne({".load", ".store", ".mma"});
-    if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m16n16k16"))
-      unsupported(in, "wmma needs .sync.aligned and the .m16n16k16 shape");
+    int shape = mods.takeOne({".m16n16k16", ".m32n8k16", ".m8n32k16", ".m16n16k8"});
+    if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || shape < 0)
+      unsupported(in,
+                  "wmma needs .sync.aligned and a shape m16n16k16, m32n8k16, m8n32k16 or "
+                  "m16n16k8");
+    int tf32 = 0;
+    while (mods.take(".tf32")) ++tf32;
+    const bool isTf32Shape = shape == int(WmmaShape::M16N16K8);
+    const int mm = shape == 1   ? 32
+                   : shape == 2 ? 8
+                                : 16,
+              nn = shape == 1   ? 8
+                   : shape == 2 ? 32
+                                : 16,
+              kk = isTf32Shape ? 8 : 16;
     std::vector<uint32_t> list;
-    auto regs8 = [&](const Operand& o, bool isDst, Type t) {
+    auto regs = [&](const Operand& o, bool isDst, size_t n, Type t) {
       auto r = vectorElems(o);
-      if (r.size() != 8) invalid(o.loc, "this wmma fragment has 8 registers");
+      if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
       for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+    };
+    auto kindOf = [&](Type t, bool accum) -> int {
+      if (t == Type::F32) return accum ? int(WmmaKind::F32) : -1;
+      if (t == Type::F16) return int(accum ? WmmaKind::F16Acc : WmmaKind::F16);
+      if (t == Type::BF16 && !accum) return int(WmmaKind::BF16);
+      return -1;
     };
     if (kind == 2) {  // mma
       int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
       auto ts = mods.takeTypes();
       if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
-      Type in16;
-      if (ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32)
-        in16 = Type::F16;
-      else if (ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 && ts[2] == Type::BF16 &&
-               ts[3] == Type::F32)
-        in16 = Type::BF16;
-      else
-        unsupported(in, "wmma.mma supports f32 accumulators with f16 or bf16 inputs");
+      WmmaKind ik;
+      bool dHalf = false, cHalf = false;
+      if (tf32 == 2 && ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32) {
+        ik = WmmaKind::TF32;
+      } else if (tf32 == 0 && ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 &&
+                 ts[2] == Type::BF16 && ts[3] == Type::F32) {
+        ik = WmmaKind::BF16;
+      } else if (tf32 == 0 && ts.size() == 2 && kindOf(ts[0], true) >= 0 &&
+                 kindOf(ts[1], true) >= 0) {
+        ik = WmmaKind::F16;
+        dHalf = ts[0] == Type::F16;
+        cHalf = ts[1] == Type::F16;
+      } else {
+        unsupported(in,
+                    "wmma.mma: f16 inputs with f16 or f32 accumulators, bf16 or tf32 inputs "
+                    "with f32 accumulators");
+      }
+      if ((ik == WmmaKind::TF32) != isTf32Shape)
+        unsupported(in, "tf32 wmma has the shape m16n16k8, and only tf32 has it");
       nopsCheck(in, 4);
-      regs8(in.ops[0], true, Type::F32);
-      regs8(in.ops[1], false, Type::B32);
-      regs8(in.ops[2], false, Type::B32);
-      regs8(in.ops[3], false, Type::F32);
+      regs(in.ops[0], true, dHalf ? 4 : 8, Type::B32);
+      regs(in.ops[1], false, wmmaRegs(ik, mm * kk / 32), Type::B32);
+      regs(in.ops[2], false, wmmaRegs(ik, kk * nn / 32), Type::B32);
+      regs(in.ops[3], false, cHalf ? 4 : 8, cHalf ? Type::B32 : Type::F32);
       x.mode = 2;
-      x.mode2 = static_cast<uint8_t>(in16 == Type::F16 ? MmaType::F16 : MmaType::BF16);
+      x.mode2 = static_cast<uint8_t>(ik);
+      x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0));
       x.cls = InstClass::FpMad;
     } else {
       const bool store = kind == 1;
-      int which = store ? (mods.take(".d") ? 3 : -1) : mods.takeOne({".a", ".b", ".c"});
+      int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
       int layout = mods.takeOne({".row", ".col"});
       int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
       auto ts = mods.takeTypes();
-      if (which < 0 || layout < 0 || ts.size() != 1) invalid(in.loc, "malformed wmma load/store");
-      const Type t = ts[0];
-      const bool accum = which >= 2;
-      if (accum ? t != Type::F32 : (t != Type::F16 && t != Type::BF16))
-        unsupported(in, "wmma fragments: A and B f16/bf16, C and D f32");
+      if (which < 0 || layout < 0 || ts.size() + size_t(tf32) != 1)
+        invalid(in.loc, "malformed wmma load/store");
+      const bool accum = which == 2;
+      int k = tf32 ? (accum ? -1 : int(WmmaKind::TF32)) : kindOf(ts[0], accum);
+      if (k < 0 || (k == int(WmmaKind::TF32)) != (isTf32Shape && !accum) ||
+          (isTf32Shape && k == int(WmmaKind::F16Acc)))
+        unsupported(in,
+                    "wmma fragments: A and B f16/bf16 (tf32 for m16n16k8), C and D f32 or "
+                    "f16 (f32 for m16n16k8)");
       if (in.ops.size() != 2 && in.ops.size() != 3)
         invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
+      const int rows = which == 1 ? kk : mm, cols = which == 0 ? kk : nn;
       const Operand& frag = store ? in.ops[1] : in.ops[0];
-      regs8(frag, !store, Type::B32);
+      regs(frag, !store, wmmaRegs(static_cast<WmmaKind>(k), rows * cols / 32), Type::B32);
       Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
       list.push_back(ad.base);
-      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info) : constSlot(16));
+      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
+                                        : constSlot(uint64_t(layout == 1 ? rows : cols)));
       x.imm = ad.offset;
       x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
       if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
           ad.symbolSpace != x.space)
         invalid(in.loc, "wmma address is in a different state space");
       x.mode = store ? 1 : 0;
-      x.mode2 =
-          t == Type::F32 ? 15 : static_cast<uint8_t>(t == Type::F16 ? MmaType::F16 : MmaType::BF16);
-      x.flags = layout == 1 ? 1 : 0;
+      x.mode2 = static_cast<uint8_t>(k);
+      x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | (shape << 3));
       x.bytes = 16;
       x.cls = store ? InstClass::Store : InstClass::Load;
     }
@@ -1843,6 +2194,39 @@ class Decoder {
     }
     for (auto& x : p_->code)
       if (x.flow == Flow::Call) x.target = p_->functions[x.aux].begin;
+    for (auto& ic : p_->indirectCalls)
+      for (auto& t : ic.targets) t.entry = p_->functions[t.func].begin;
+  }
+
+  // call (rets), %fp, (args), proto-or-targets;
+  void decodeIndirectCall(const Instruction& in, Inst& x, InstInfo& info, size_t fi) {
+    if (in.ops.size() != 1) invalid(in.loc, "an indirect call takes one function pointer");
+    x.src[0] = src(in.ops[0], Type::U64, in, info);
+    x.nsrc = 1;
+    x.flow = Flow::CallIndirect;
+    x.cls = InstClass::Call;
+    x.space = MemSpace::CallParam;
+    IndirectCall ic;
+    ic.fromTargetList = funcs_[fi]->callTargets.count(in.callTable) != 0;
+    for (const Operand& o : in.callArgs) {
+      ic.args.push_back(static_cast<uint32_t>(addrOf_.at(o.var)));
+      ic.argBytes.push_back(static_cast<uint32_t>(o.var->sizeBytes()));
+    }
+    for (const Operand& o : in.callRets) {
+      ic.rets.push_back(static_cast<uint32_t>(addrOf_.at(o.var)));
+      ic.retBytes.push_back(static_cast<uint32_t>(o.var->sizeBytes()));
+    }
+    for (const Function* callee : indirectTargets(*funcs_[fi], in)) {
+      IndirectTarget t;
+      t.address = *functionAddress(m_, callee->name);
+      t.func =
+          static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
+      for (const auto& v : callee->params) t.params.push_back(uint32_t(addrOf_.at(v.get())));
+      for (const auto& v : callee->returns) t.returns.push_back(uint32_t(addrOf_.at(v.get())));
+      ic.targets.push_back(std::move(t));
+    }
+    x.aux = static_cast<uint32_t>(p_->indirectCalls.size());
+    p_->indirectCalls.push_back(std::move(ic));
   }
 
   struct Fixup {
@@ -1876,7 +2260,10 @@ class Decoder {
   std::vector<uint8_t> regWidth_;  // 32-bit units per register slot
   uint32_t nextSlot_ = 0;
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
-  const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
+  const Function* vprintf_ = nullptr;       // the module's vprintf declaration, when called
+  std::vector<const Function*> heapFuncs_;  // malloc and free, when called
+  std::vector<const Function*> addressTaken_;
+  bool addressTakenDone_ = false;
 };
 
 }  // namespace
@@ -1896,6 +2283,14 @@ void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms) {
     throw InputError(
         fmt::format("{}: .const variables need {} bytes; the constant bank holds 65536", m.fileName,
                     syms.constBank.size()));
+}
+
+std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view name) {
+  const Function* f = m.findFunction(name);
+  if (f == nullptr || f->isEntry) return std::nullopt;
+  for (size_t i = 0; i < m.functions.size(); ++i)
+    if (m.functions[i].get() == f) return kCodeWindow + kFunctionStride * i;
+  return std::nullopt;
 }
 
 std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,

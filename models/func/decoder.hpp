@@ -3,7 +3,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "func/program.hpp"
@@ -21,6 +23,10 @@ struct ModuleSymbols {
 // Lays out the const bank of `m` (offsets and initial bytes). Global variables are allocated by
 // the caller, which owns device memory.
 void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms);
+
+// The address of function `name` of `m` (aliases followed): kCodeWindow + kFunctionStride x its
+// index in the module; nothing for names that are not a .func of `m`.
+std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view name);
 
 // Decodes `entry`. Throws InputError "unsupported PTX at FILE:LINE:COL: ..." for constructs the
 // engine does not execute, and "FILE:LINE:COL: error: ..." for invalid ones.

@@ -1,6 +1,8 @@
 #include "func/executor.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -120,6 +122,9 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
   cta.warps.resize(nw);
   cta.liveWarps = nw;
   for (auto& b : cta.barriers) b = Barrier{};
+  cta.syncEpoch = 0;
+  cta.wokenAtEpoch = ~0ull;
+  cta.mbarrierPhaseDone = false;
   for (uint32_t wi = 0; wi < nw; ++wi) {
     Warp& w = cta.warps[wi];
     w.regs.assign(size_t(p.numSlots) * kWarpSize, 0);
@@ -155,6 +160,7 @@ bool Executor::tryRelease(Cta& cta, uint32_t id) {
     w.state = WarpState::Ready;
   }
   b = Barrier{};
+  cta.syncEpoch += 1;
   return true;
 }
 
@@ -207,6 +213,95 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
   }
 }
 
+void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
+  const Program& p = *L_.prog;
+  const IndirectCall& ic = p.indirectCalls[in.aux];
+  const uint32_t pc = r.pc;
+  // Lanes grouped by callee, in the order their lowest lane appears.
+  std::vector<std::pair<uint32_t, uint32_t>> groups;  // target index, lanes
+  uint8_t* params = w.callParams.data();
+  const size_t stride = p.callParamBytesPerThread;
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    const uint64_t fp = w.regs[size_t(in.src[0]) * kWarpSize + l];
+    uint32_t ti = 0;
+    while (ti < ic.targets.size() && ic.targets[ti].address != fp) ++ti;
+    if (ti == ic.targets.size()) {
+      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), r.active, pc, nullptr};
+      c.fault(l, fp == 0 ? std::string("indirect call through a null function pointer")
+                         : fmt::format("indirect call to 0x{:x}, which is not a function {}", fp,
+                                       ic.fromTargetList ? "of the call's .calltargets list"
+                                                         : "whose address the module takes "
+                                                           "with the call's .callprototype"));
+    }
+    const IndirectTarget& t = ic.targets[ti];
+    // A function the lane is still running would have its parameters overwritten.
+    for (const SimtEntry& e : w.stack)
+      if (e.frame && ((e.mask >> l) & 1u) && p.code[e.pc].func == t.func)
+        ExecCtx{&L_, &cta, &w, w.regs.data(), w.preds.data(), r.active, pc, nullptr}.fault(
+            l, "recursive call to " + p.functions[t.func].name +
+                   " through a function pointer "
+                   "(recursion is not supported)");
+    uint8_t* lane = params + stride * size_t(l);
+    for (size_t i = 0; i < ic.args.size(); ++i)
+      std::memmove(lane + t.params[i], lane + ic.args[i], ic.argBytes[i]);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](auto& e) { return e.first == ti; });
+    if (g == groups.end())
+      groups.push_back({ti, 1u << l});
+    else
+      g->second |= 1u << l;
+  }
+  // The first group runs first; each returns to pc + 1, where the warp reconverges.
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it)
+    w.stack.push_back({ic.targets[it->first].entry, kNoPc, it->second, true, pc});
+  r.diverged = groups.size() > 1;
+}
+
+void Executor::returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask) {
+  const Program& p = *L_.prog;
+  const IndirectCall& ic = p.indirectCalls[call.aux];
+  const IndirectTarget* t = nullptr;
+  for (const auto& c : ic.targets)
+    if (c.func == ret.func) t = &c;
+  if (t == nullptr)
+    throw InternalError("indirect call frame returns from a function it did not call");
+  const size_t stride = p.callParamBytesPerThread;
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    uint8_t* lane = w.callParams.data() + stride * size_t(l);
+    for (size_t i = 0; i < ic.rets.size(); ++i)
+      std::memmove(lane + ic.rets[i], lane + t->returns[i], ic.retBytes[i]);
+  }
+}
+
+void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r) {
+  if (cta.mbarrierPhaseDone) {  // a phase completed: sleeping waiters retry
+    cta.mbarrierPhaseDone = false;
+    for (Warp& o : cta.warps)
+      if (o.state == WarpState::MbarrierWait && &o != &w) {
+        o.state = WarpState::Ready;
+        r.released = true;
+      }
+  }
+  if (w.state == WarpState::MbarrierWait) {
+    r.kind = StepKind::AtBarrier;
+    if (wakeIfStuck(cta)) r.released = true;
+  }
+}
+
+bool Executor::wakeIfStuck(Cta& cta) {
+  bool sleeping = false;
+  for (const Warp& o : cta.warps) {
+    if (o.state == WarpState::Ready) return false;
+    sleeping = sleeping || o.state == WarpState::MbarrierWait;
+  }
+  if (!sleeping || cta.wokenAtEpoch == cta.syncEpoch) return false;
+  cta.wokenAtEpoch = cta.syncEpoch;
+  for (Warp& o : cta.warps)
+    if (o.state == WarpState::MbarrierWait) o.state = WarpState::Ready;
+  return true;
+}
+
 void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
   w.state = WarpState::Done;
   r.kind = StepKind::Exited;
@@ -248,6 +343,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
       }
       top.pc = pc + 1;
       if (top.pc == top.rpc) reconverge(w);
+      if (in.wakes) afterMbarrier(cta, w, r);
       return r;
     }
     case Flow::Branch: {
@@ -320,12 +416,24 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
       }
       return r;
     }
+    case Flow::CallIndirect: {
+      top.pc = pc + 1;
+      if (mask) {
+        callIndirect(cta, w, in, mask, r);
+      } else {
+        reconverge(w);
+      }
+      return r;
+    }
     case Flow::Ret: {
       top.pc = pc + 1;
       if (mask) {
         for (size_t i = w.stack.size(); i-- > 0;) {
           w.stack[i].mask &= ~mask;
-          if (w.stack[i].frame) break;
+          if (!w.stack[i].frame) continue;
+          if (w.stack[i].callSite != kNoPc)
+            returnIndirect(w, p.code[w.stack[i].callSite], in, mask);
+          break;
         }
       }
       reconverge(w);
@@ -339,6 +447,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
       }
       reconverge(w);
       if (w.stack.empty()) warpFinished(cta, w, r);
+      if (w.done() && wakeIfStuck(cta)) r.released = true;
       return r;
     }
     case Flow::Trap: {
@@ -356,6 +465,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
         arriveAtBarrier(cta, w, in, mask, r);
       }
       if (!w.stack.empty() && w.stack.back().pc == w.stack.back().rpc) reconverge(w);
+      if (w.state == WarpState::AtBarrier && wakeIfStuck(cta)) r.released = true;
       return r;
     }
   }
@@ -386,10 +496,14 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
     }
     if (!progress) {
       std::string where;
-      for (const Warp& w : cta.warps)
+      for (const Warp& w : cta.warps) {
         if (w.state == WarpState::AtBarrier)
           where += fmt::format(" warp {} at barrier {} ({});", w.idInCta, w.barrierId,
                                L_.prog->info[w.pc() - 1].loc.str());
+        if (w.state == WarpState::MbarrierWait)
+          where += fmt::format(" warp {} waits for an mbarrier phase ({});", w.idInCta,
+                               L_.prog->info[w.pc() - 1].loc.str());
+      }
       throw KernelFault(
           fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
                       "that cannot complete:{}",

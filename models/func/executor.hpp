@@ -66,7 +66,18 @@ class Executor {
  private:
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
+  // call through a function pointer: copies each lane's arguments to its callee's parameters and
+  // pushes one call frame per callee (they run one after another and reconverge after the call).
+  void callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
+  // ret of a function an indirect call reached: copies the results to the call's variables.
+  void returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask);
   void warpFinished(Cta& cta, Warp& w, StepResult& r);
+  // After an mbarrier operation: wakes the CTA's sleeping waiters when a phase completed, and
+  // reports a warp whose wait failed as waiting.
+  void afterMbarrier(Cta& cta, Warp& w, StepResult& r);
+  // When no warp of `cta` can run and some sleep in mbarrier waits: wakes them to retry, unless
+  // nothing changed since they were last woken this way. Returns whether it woke any.
+  bool wakeIfStuck(Cta& cta);
 
   LaunchState& L_;
 };

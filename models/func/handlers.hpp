@@ -3,6 +3,8 @@
 // combination is not supported, so the decoder can report it with its source position.
 #pragma once
 
+#include <cstddef>
+
 #include "func/program.hpp"
 #include "ptx/ast.hpp"
 
@@ -124,7 +126,13 @@ Handler intMinMax16x2(bool isMin, bool isSigned, bool relu);
 
 // f16, bf16, f16x2 and bf16x2 arithmetic (mode2: rounding, flags: HalfFlags).
 enum class HalfOp : uint8_t { Add, Sub, Mul, Fma, Min, Max, MinNaN, MaxNaN, Neg, Abs, Ex2, Tanh };
-enum HalfFlags : uint8_t { kHalfFtz = 1, kHalfSat = 2, kHalfRelu = 4, kHalfSatFinite = 8 };
+enum HalfFlags : uint8_t {
+  kHalfFtz = 1,
+  kHalfSat = 2,
+  kHalfRelu = 4,
+  kHalfSatFinite = 8,
+  kHalfXorSignAbs = 16  // min/max .xorsign.abs
+};
 Handler halfArith(HalfOp op, Type t);
 Handler cvtPackPair(Type dt);  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b
 
@@ -134,7 +142,12 @@ enum class MmaShape : uint8_t { M16N8K8Half, M16N8K16Half, M16N8K8Tf32, M16N8K16
 enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8 };
 Handler mma();
 Handler matrixLoadStore();  // ldmatrix / stmatrix
-Handler wmma();             // wmma.load / wmma.store / wmma.mma .m16n16k16
+Handler wmma();             // wmma.load / wmma.store / wmma.mma (see handlers_mma.cpp)
+// wmma fragment element kinds, and shapes (m16n16k16, m32n8k16, m8n32k16, m16n16k8).
+enum class WmmaKind : uint8_t { F16, BF16, TF32, F32, F16Acc };
+enum class WmmaShape : uint8_t { M16N16K16, M32N8K16, M8N32K16, M16N16K8 };
+// Registers of a fragment of `kind` holding `elements` elements per thread.
+size_t wmmaRegs(WmmaKind kind, int elements);
 
 enum class ReduxOp : uint8_t { Add, Min, Max, And, Or, Xor };
 Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes
@@ -142,6 +155,10 @@ Handler redux(ReduxOp op, Type t);  // redux.sync over the executing lanes
 Handler floatBinary(FBin op, Type t, Round r, uint8_t flags);
 Handler floatUnary(FUn op, Type t, Round r, uint8_t flags);
 Handler floatFma(Type t, Round r, uint8_t flags);
+// f32 min/max beyond the plain two-input form: `min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b` and
+// `min{.ftz}{.NaN}{.abs}.f32 d, a, b, c` (mode: MinMaxMode bits, flags: kFtz; nsrc inputs).
+enum MinMaxMode : uint8_t { kMmMin = 1, kMmNaN = 2, kMmAbs = 4, kMmXorSign = 8 };
+Handler floatMinMaxF32();
 Handler testp(uint8_t what,
               Type t);  // 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal
 
@@ -151,6 +168,9 @@ Handler selp(Type t);
 Handler slct(Type dt, Type ct, uint8_t flags);
 
 Handler cvt(Type dt, Type st, Round r, uint8_t flags);
+// cvt.{rna,rn,rz}{.satfinite}.tf32.f32: the f32 rounded to 10 mantissa bits (low 13 bits zero);
+// mode2: the rounding (Rna, Rn or Rz), flags 1: .satfinite.
+Handler cvtTf32();
 Handler movPack(unsigned parts, unsigned partBytes);    // mov.b64 d, {a,b}
 Handler movUnpack(unsigned parts, unsigned partBytes);  // mov.b64 {a,b}, s
 Handler movSReg(ptx::SReg s);                           // dynamic special registers
@@ -168,7 +188,30 @@ Handler atomic(AtomOp op, Type t, bool returnsValue);
 // call vprintf: appends each lane's text to LaunchState::printfLog (imm, aux, src[5]: offsets of
 // the format pointer, the argument-buffer pointer and the return value in the call-param area).
 Handler vprintf();
+// call malloc / call free (the CUDA runtime's device heap, LaunchState::heap): imm is the offset
+// of the argument in the call-param area, aux (malloc) of the result.
+Handler deviceMalloc();
+Handler deviceFree();
 Handler cpAsync();  // cp.async.{ca,cg}.shared.global (see handlers_mem.cpp for the operands)
+
+// mbarrier operations (models/func/handlers_async.cpp). src[0] + imm: the object's address (in
+// Inst::space, shared or generic); src[1]: the count, tx-count, state or parity operand; dst[0]:
+// the returned state (arrivals), the predicate (waits) or the count (pending_count, whose source
+// is src[0]). A wait that finds its phase incomplete puts the warp in WarpState::MbarrierWait.
+enum class MbarOp : uint8_t {
+  Init,
+  Inval,
+  Arrive,
+  ArriveDrop,
+  ExpectTx,
+  CompleteTx,
+  TestWait,
+  TryWait,
+  PendingCount
+};
+enum MbarFlags : uint8_t { kMbarParity = 1, kMbarExpectTx = 2, kMbarNoComplete = 4 };
+Handler mbarrier(MbarOp op);
+Handler cpAsyncBulk();  // cp.async.bulk (see handlers_async.cpp for the operands)
 
 Handler shfl(ShflMode mode);
 Handler vote(VoteMode mode);  // ballot writes a data slot; the others a predicate

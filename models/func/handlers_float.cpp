@@ -8,6 +8,7 @@
 #include <cfenv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
@@ -122,6 +123,41 @@ inline T binaryOp(T x, T y) {
     return (x != x || y != y) ? canonical(x + y) : fmax(x, y);
   else
     return std::copysign(y, x);  // copysign d, a, b: b with the sign of a
+}
+
+// min/max .f32 with .abs, .xorsign.abs or three inputs. Without .NaN a NaN input is ignored
+// (all NaN: canonical NaN); with .NaN any NaN input gives the canonical NaN.
+void minMaxF32(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* s[3] = {slot(c, in.src[0]), slot(c, in.src[1]), slot(c, in.src[2])};
+  const bool isMin = in.mode & kMmMin, nanProp = in.mode & kMmNaN;
+  const bool useAbs = in.mode & (kMmAbs | kMmXorSign), xorSign = in.mode & kMmXorSign;
+  const bool ftz = in.flags & kFtz;
+  const int n = in.nsrc;
+  forEachLane(mask, [&](int l) {
+    float v[3] = {0, 0, 0};
+    bool anyNaN = false;
+    for (int i = 0; i < n; ++i) {
+      v[i] = get<float>(s[i], l);
+      if (ftz) v[i] = flushDenormal(v[i]);
+      anyNaN = anyNaN || v[i] != v[i];
+    }
+    const bool sign = xorSign && (std::signbit(v[0]) != std::signbit(v[1]));
+    float r;
+    if (anyNaN && nanProp) {
+      r = canonical(std::numeric_limits<float>::quiet_NaN());
+    } else {
+      r = useAbs ? std::fabs(v[0]) : v[0];
+      for (int i = 1; i < n; ++i) {
+        const float x = useAbs ? std::fabs(v[i]) : v[i];
+        r = isMin ? fmin(r, x) : fmax(r, x);
+      }
+      r = canonical(r);
+    }
+    if (xorSign && r == r) r = std::copysign(r, sign ? -1.0f : 1.0f);
+    if (ftz) r = flushDenormal(r);
+    put<float>(d, l, r);
+  });
 }
 
 template <class T, FBin Op, bool Ftz, bool Sat>
@@ -375,6 +411,39 @@ Handler floatUnary(FUn op, Type t, Round, uint8_t flags) {
   if (t == Type::F64) return unaryFor<double>(op, flags);
   return nullptr;
 }
+
+Handler floatMinMaxF32() { return &minMaxF32; }
+
+namespace {
+// mode2: rounding (Rna ties away, Rn ties to even, Rz truncates); flags 1: .satfinite.
+void cvtTf32Handler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const Round r = static_cast<Round>(in.mode2);
+  forEachLane(mask, [&](int l) {
+    uint32_t b = uint32_t(a[l]);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+      d[l] = 0x7fffffffu;  // NaN
+      return;
+    }
+    if ((b & 0x7f800000u) != 0x7f800000u) {  // finite: round the magnitude's low 13 bits
+      const uint32_t low = b & 0x1fffu;
+      b &= ~0x1fffu;
+      const bool up = r == Round::Rna  ? low >= 0x1000u
+                      : r == Round::Rn ? (low > 0x1000u || (low == 0x1000u && (b & 0x2000u)))
+                                       : false;
+      if (up) b += 0x2000u;  // may carry into the exponent, up to infinity
+      if ((in.flags & 1) && (b & 0x7fffffffu) == 0x7f800000u)
+        b = (b & 0x80000000u) | 0x7f7fe000u;  // .satfinite: the largest finite tf32
+    } else if (in.flags & 1) {
+      b = (b & 0x80000000u) | 0x7f7fe000u;
+    }
+    d[l] = b;
+  });
+}
+}  // namespace
+
+Handler cvtTf32() { return &cvtTf32Handler; }
 
 Handler floatFma(Type t, Round, uint8_t flags) {
   bool ftz = flags & kFtz, sat = flags & kSat;

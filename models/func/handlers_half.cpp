@@ -169,8 +169,11 @@ uint16_t element(uint16_t a, uint16_t b, uint16_t c, Round r, uint8_t flags) {
     out = static_cast<uint16_t>(a & 0x7fffu);
   } else if constexpr (Op == HalfOp::Min || Op == HalfOp::Max || Op == HalfOp::MinNaN ||
                        Op == HalfOp::MaxNaN) {
-    out = minMax<Bf>(a, b, Op == HalfOp::Min || Op == HalfOp::MinNaN,
+    const bool xorSign = flags & kHalfXorSignAbs;  // magnitudes compared, signs xor-ed
+    out = minMax<Bf>(xorSign ? uint16_t(a & 0x7fffu) : a, xorSign ? uint16_t(b & 0x7fffu) : b,
+                     Op == HalfOp::Min || Op == HalfOp::MinNaN,
                      Op == HalfOp::MinNaN || Op == HalfOp::MaxNaN);
+    if (xorSign && !isNaN<Bf>(out)) out = static_cast<uint16_t>(out | ((a ^ b) & 0x8000u));
   } else if constexpr (Op == HalfOp::Ex2 || Op == HalfOp::Tanh) {
     double x = toDouble<Bf>(a);
     out = fromDouble<Bf>(Op == HalfOp::Ex2 ? std::exp2(x) : std::tanh(x), Round::Rn);

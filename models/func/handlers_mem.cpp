@@ -11,85 +11,14 @@
 
 #include <fmt/format.h>
 
+#include "func/device_heap.hpp"
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
+#include "func/mem_access.hpp"
 
 namespace gpusc::func::handlers {
 
 namespace {
-
-struct Resolved {
-  uint8_t* ptr;
-  MemSpace space;  // the space after generic resolution
-  uint64_t addr;   // the address within that space
-};
-
-// Resolves `addr` in `space` for lane `l`; faults on an invalid access.
-inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
-                        bool write) {
-  if (addr & (bytes - 1))
-    c.fault(l, fmt::format("misaligned {}-byte {} access at {} address 0x{:x}", bytes,
-                           write ? "write" : "read", memSpaceName(space), addr));
-  if (space == MemSpace::Generic) {
-    if (addr >= kWindowBase && addr < kParamWindow + kWindowSize) {
-      uint64_t window = (addr - kWindowBase) / kWindowSize;
-      addr -= kWindowBase + window * kWindowSize;
-      space = window == 0   ? MemSpace::Shared
-              : window == 1 ? MemSpace::Local
-              : window == 2 ? MemSpace::Const
-                            : MemSpace::KernelParam;
-    } else {
-      space = MemSpace::Global;
-    }
-  }
-  uint8_t* p = nullptr;
-  switch (space) {
-    case MemSpace::Global:
-      p = c.L->gmem->translate(addr);
-      break;
-    case MemSpace::Shared:
-      if (addr + bytes <= c.cta->shared.size()) p = c.cta->shared.data() + addr;
-      break;
-    case MemSpace::Local: {
-      const uint64_t per = c.L->prog->localBytesPerThread;
-      if (addr + bytes <= per) p = c.w->local.data() + l * per + addr;
-      break;
-    }
-    case MemSpace::Const:
-      if (!write && addr + bytes <= c.L->constBank->size())
-        p = const_cast<uint8_t*>(c.L->constBank->data()) + addr;
-      break;
-    case MemSpace::KernelParam:
-      if (!write && addr + bytes <= c.L->params.size()) p = c.L->params.data() + addr;
-      break;
-    case MemSpace::CallParam: {
-      const uint64_t per = c.L->prog->callParamBytesPerThread;
-      if (addr + bytes <= per) p = c.w->callParams.data() + l * per + addr;
-      break;
-    }
-    default:
-      break;
-  }
-  if (p == nullptr)
-    c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes,
-                           write ? "write" : "read", memSpaceName(space), addr));
-  return {p, space, addr};
-}
-
-inline void record(ExecCtx& c, const Inst& in, int l, uint64_t addr, MemSpace space, bool write,
-                   bool atomic) {
-  MemRecord& r = *c.rec;
-  if (r.mask == 0) {
-    r.space = space;
-    r.bytes = static_cast<uint8_t>(in.bytes * in.vec);
-    r.write = write;
-    r.atomic = atomic;
-  } else if (r.space != space) {
-    r.space = MemSpace::Generic;  // a generic access that touched several spaces
-  }
-  r.mask |= 1u << l;
-  r.addr[l] = addr;
-}
 
 template <unsigned Bytes, bool Signed>
 inline uint64_t loadValue(const uint8_t* p) {
@@ -411,6 +340,27 @@ void vprintfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
+// call malloc / call free: imm is the offset of the argument in the call-parameter area, aux
+// (malloc) of the result. Lanes allocate in lane order.
+void mallocHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  forEachLane(mask, [&](int l) {
+    uint64_t bytes;
+    std::memcpy(&bytes, resolve(c, MemSpace::CallParam, uint64_t(in.imm), 8, l, false).ptr, 8);
+    if (c.L->heap == nullptr) c.fault(l, "malloc without a device heap");
+    const uint64_t p = c.L->heap->allocate(bytes);
+    std::memcpy(resolve(c, MemSpace::CallParam, in.aux, 8, l, true).ptr, &p, 8);
+  });
+}
+
+void freeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  forEachLane(mask, [&](int l) {
+    uint64_t p;
+    std::memcpy(&p, resolve(c, MemSpace::CallParam, uint64_t(in.imm), 8, l, false).ptr, 8);
+    if (p != 0 && (c.L->heap == nullptr || !c.L->heap->release(p)))
+      c.fault(l, fmt::format("free(0x{:x}): not a block that malloc returned (or freed twice)", p));
+  });
+}
+
 template <MemSpace S>
 Handler loadFor(unsigned bytes, bool isSigned) {
   switch (bytes) {
@@ -519,6 +469,8 @@ Handler store(MemSpace space, unsigned bytes) {
 }
 
 Handler vprintf() { return &vprintfHandler; }
+Handler deviceMalloc() { return &mallocHandler; }
+Handler deviceFree() { return &freeHandler; }
 
 Handler cpAsync() { return &cpAsyncHandler; }
 

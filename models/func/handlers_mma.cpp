@@ -9,6 +9,7 @@
 // clamping to the s32 range.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
@@ -95,8 +96,9 @@ double element(MmaType t, uint32_t reg, int j) {
   return 0;
 }
 
-// Operand list: D (4 slots), A (na), B (nb), C (4). mode: shape, mode2: atype | btype << 4,
-// flags: 1 integer accumulators, 2 .satfinite.
+// Operand list: D (4 slots, 2 for f16), A (na), B (nb), C (4, 2 for f16). mode: shape, mode2:
+// atype | btype << 4, flags: 1 integer accumulators, 2 .satfinite, 4 D f16, 8 C f16 (element i of
+// an f16 accumulator is half i % 2 of its register i / 2).
 void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask != kFullMask)
     c.fault(__builtin_ctz(mask | 0x80000000u), "mma.sync needs all 32 threads of the warp");
@@ -106,28 +108,31 @@ void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const int k = kOf(shape);
   const int na = 16 * k / 32, nb = 8 * k / 32;  // elements per thread
   const int ra = na / elementsPerReg(at), rb = nb / elementsPerReg(bt);
-  const bool integer = in.flags & 1;
+  const bool integer = in.flags & 1, dHalf = in.flags & 4, cHalf = in.flags & 8;
+  const int rd = dHalf ? 2 : 4;
   double A[16][32] = {}, B[32][8] = {}, C[16][8] = {};
   for (int l = 0; l < kWarpSize; ++l) {
     for (int i = 0; i < na; ++i) {
       const int per = elementsPerReg(at);
-      uint32_t reg = uint32_t(slot(c, ops[4 + i / per])[l]);
+      uint32_t reg = uint32_t(slot(c, ops[rd + i / per])[l]);
       Pos p = aPos(shape, l, i);
       A[p.row][p.col] = element(at, reg, i % per);
     }
     for (int i = 0; i < nb; ++i) {
       const int per = elementsPerReg(bt);
-      uint32_t reg = uint32_t(slot(c, ops[4 + ra + i / per])[l]);
+      uint32_t reg = uint32_t(slot(c, ops[rd + ra + i / per])[l]);
       Pos p = bPos(shape, l, i);
       B[p.row][p.col] = element(bt, reg, i % per);
     }
     for (int i = 0; i < 4; ++i) {
-      uint64_t v = slot(c, ops[4 + ra + rb + i])[l];
+      uint64_t v = slot(c, ops[rd + ra + rb + (cHalf ? i / 2 : i)])[l];
       Pos p = cPos(l, i);
-      C[p.row][p.col] = integer ? double(int32_t(uint32_t(v))) : double(get<float>(&v, 0));
+      C[p.row][p.col] = integer ? double(int32_t(uint32_t(v)))
+                        : cHalf ? double(halfToFloat(uint16_t(v >> (16 * (i % 2)))))
+                                : double(get<float>(&v, 0));
     }
   }
-  uint32_t out[4][kWarpSize];
+  uint32_t out[4][kWarpSize] = {};
   for (int l = 0; l < kWarpSize; ++l)
     for (int i = 0; i < 4; ++i) {
       Pos p = cPos(l, i);
@@ -136,6 +141,10 @@ void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         for (int x = 0; x < k; ++x) s += int64_t(A[p.row][x]) * int64_t(B[x][p.col]);
         if (in.flags & 2) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
         out[i][l] = uint32_t(uint64_t(s));
+      } else if (dHalf) {
+        double s = C[p.row][p.col];
+        for (int x = 0; x < k; ++x) s += A[p.row][x] * B[x][p.col];
+        out[i / 2][l] |= uint32_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
       } else {
         double s = C[p.row][p.col];
         for (int x = 0; x < k; ++x) s += A[p.row][x] * B[x][p.col];
@@ -146,7 +155,7 @@ void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         out[i][l] = f != f ? 0x7fffffffu : b;
       }
     }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < rd; ++i) {
     uint64_t* d = slot(c, ops[i]);
     for (int l = 0; l < kWarpSize; ++l) d[l] = out[i][l];
   }
@@ -202,76 +211,147 @@ void matrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
 }
 
-// wmma .m16n16k16: the PTX ISA leaves the fragment layout unspecified, so gpusc chooses one:
-// thread l holds the logical elements 8l..8l+7 of the 16x16 matrix (row-major order of its
-// (row, column)), in A and B fragments (eight f16x2/bf16x2 registers) twice, in C and D
-// fragments (eight f32 registers) once. Programs see fragments only through wmma.load,
-// wmma.mma and wmma.store (and element-wise operations), so any consistent layout is correct.
+// wmma: the PTX ISA leaves the fragment layouts unspecified, so gpusc chooses one. For a
+// fragment of an R x C matrix, e = R * C / 32 elements per thread: thread l holds the logical
+// elements e*l .. e*l+e-1 (row-major order of their (row, column)). Registers: f16 A and B
+// fragments have eight f16x2 registers (16 halves: the e elements repeated 16 / e times), bf16
+// ones e / 2 registers, tf32 ones e; f32 accumulators eight registers, f16 accumulators four
+// f16x2 registers. Programs see fragments only through wmma.load, wmma.mma and wmma.store (and
+// element-wise operations), so any consistent layout is correct.
 //
-// Operand list: the 8 fragment registers, then the address register and the stride (load and
-// store; stride in elements). mode: 0 load, 1 store, 2 mma; mode2: element type (MmaType, or
-// 15 for f32); flags: 1 column-major (load/store), for mma 1 A column-major, 2 B column-major.
+// Operand list: the fragment registers, then (load and store) the address register and the
+// stride (in elements); for mma D, A, B and C. mode: 0 load, 1 store, 2 mma. Load/store: mode2 the
+// element kind (WmmaKind), flags bit 0 column-major, bits 1-2 the matrix (0 A, 1 B, 2 C/D), bits
+// 3-4 the shape (WmmaShape). mma: mode2 the input kind, flags bits 3-4 the shape, bit 5 D f16,
+// bit 6 C f16.
+struct Dims {
+  int m, n, k;
+};
+Dims wmmaDims(int shape) {
+  static const Dims d[] = {{16, 16, 16}, {32, 8, 16}, {8, 32, 16}, {16, 16, 8}};
+  return d[shape & 3];
+}
+
+// The register and half (0/1) of element j of a fragment of `kind`.
+struct Where {
+  int reg, half;
+};
+Where wmmaSlot(WmmaKind kind, int j) {
+  switch (kind) {
+    case WmmaKind::TF32:
+    case WmmaKind::F32:
+      return {j, -1};
+    default:
+      return {j / 2, j % 2};
+  }
+}
+
+double wmmaRead(ExecCtx& c, const std::vector<uint32_t>& ops, size_t first, WmmaKind kind, int l,
+                int j) {
+  const Where w = wmmaSlot(kind, j);
+  const uint64_t v = slot(c, ops[first + size_t(w.reg)])[l];
+  switch (kind) {
+    case WmmaKind::F16:
+    case WmmaKind::F16Acc:
+      return halfToFloat(uint16_t(v >> (16 * w.half)));
+    case WmmaKind::BF16:
+      return bhalfToFloat(uint16_t(v >> (16 * w.half)));
+    case WmmaKind::TF32:
+      return element(MmaType::TF32, uint32_t(v), 0);
+    case WmmaKind::F32:
+      return get<float>(&v, 0);
+  }
+  return 0;
+}
+
 void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask != kFullMask)
     c.fault(__builtin_ctz(mask | 0x80000000u), "wmma needs all 32 threads of the warp");
   const auto& ops = c.L->prog->operandLists[in.aux];
-  const bool isF32 = in.mode2 == 15;
-  const MmaType et = static_cast<MmaType>(in.mode2 & 0xf);
+  const Dims dm = wmmaDims(in.flags >> 3);
   if (in.mode == 2) {  // mma: D = A * B + C
-    double A[16][16], B[16][16], C[16][16];
-    for (int l = 0; l < kWarpSize; ++l)
-      for (int j = 0; j < 8; ++j) {
-        const int e = 8 * l + j, r = e / 16, col = e % 16;
-        uint32_t a = uint32_t(slot(c, ops[8 + j / 2])[l]),
-                 b = uint32_t(slot(c, ops[16 + j / 2])[l]);
-        A[r][col] = element(et, a, j % 2);
-        B[r][col] = element(et, b, j % 2);
-        uint64_t cv = slot(c, ops[24 + j])[l];
-        C[r][col] = get<float>(&cv, 0);
+    const WmmaKind ik = static_cast<WmmaKind>(in.mode2);
+    const bool dHalf = in.flags & 32, cHalf = in.flags & 64;
+    const WmmaKind ck = cHalf ? WmmaKind::F16Acc : WmmaKind::F32;
+    const int ea = dm.m * dm.k / 32, eb = dm.k * dm.n / 32, ec = dm.m * dm.n / 32;
+    const size_t nd = dHalf ? 4 : 8, na = wmmaRegs(ik, ea), nb = wmmaRegs(ik, eb);
+    double A[32][32], B[32][32], C[32][32];
+    for (int l = 0; l < kWarpSize; ++l) {
+      for (int j = 0; j < ea; ++j) {
+        const int e = ea * l + j;
+        A[e / dm.k][e % dm.k] = wmmaRead(c, ops, nd, ik, l, j);
       }
-    uint32_t out[8][kWarpSize];
+      for (int j = 0; j < eb; ++j) {
+        const int e = eb * l + j;
+        B[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na, ik, l, j);
+      }
+      for (int j = 0; j < ec; ++j) {
+        const int e = ec * l + j;
+        C[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na + nb, ck, l, j);
+      }
+    }
+    uint32_t out[8][kWarpSize] = {};
     for (int l = 0; l < kWarpSize; ++l)
-      for (int j = 0; j < 8; ++j) {
-        const int e = 8 * l + j, r = e / 16, col = e % 16;
+      for (int j = 0; j < ec; ++j) {
+        const int e = ec * l + j, r = e / dm.n, col = e % dm.n;
         double sum = C[r][col];
-        for (int x = 0; x < 16; ++x) sum += A[r][x] * B[x][col];
-        float f = static_cast<float>(sum);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        out[j][l] = f != f ? 0x7fffffffu : b;
+        for (int x = 0; x < dm.k; ++x) sum += A[r][x] * B[x][col];
+        if (dHalf) {
+          out[j / 2][l] |= uint32_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
+        } else {
+          float f = static_cast<float>(sum);
+          uint32_t b;
+          std::memcpy(&b, &f, 4);
+          out[j][l] = f != f ? 0x7fffffffu : b;
+        }
       }
-    for (int j = 0; j < 8; ++j) {
+    for (size_t j = 0; j < nd; ++j) {
       uint64_t* d = slot(c, ops[j]);
       for (int l = 0; l < kWarpSize; ++l) d[l] = out[j][l];
     }
     return;
   }
   const bool store = in.mode == 1, colMajor = in.flags & 1;
-  const unsigned esize = isF32 ? 4 : 2;
-  const uint64_t base = slot(c, ops[8])[0] + static_cast<uint64_t>(in.imm);
-  const uint64_t stride = uint32_t(slot(c, ops[9])[0]);
+  const int matrix = (in.flags >> 1) & 3;
+  const WmmaKind kind = static_cast<WmmaKind>(in.mode2);
+  const int rows = matrix == 1 ? dm.k : dm.m, cols = matrix == 0 ? dm.k : dm.n;
+  const int e = rows * cols / 32;
+  const size_t nregs = wmmaRegs(kind, e);
+  const unsigned esize = kind == WmmaKind::F32 || kind == WmmaKind::TF32 ? 4 : 2;
+  const uint64_t base = slot(c, ops[nregs])[0] + static_cast<uint64_t>(in.imm);
+  const uint64_t stride = uint32_t(slot(c, ops[nregs + 1])[0]);
   if (c.rec) c.rec->mask = 0;
   uint32_t regs[8][kWarpSize] = {};
   for (int l = 0; l < kWarpSize; ++l)
-    for (int j = 0; j < 8; ++j) {
-      const int e = 8 * l + j, r = e / 16, col = e % 16;
-      const uint64_t idx = colMajor ? uint64_t(col) * stride + r : uint64_t(r) * stride + col;
+    for (int j = 0; j < e; ++j) {
+      const int idx = e * l + j, r = idx / cols, col = idx % cols;
+      const uint64_t at = colMajor ? uint64_t(col) * stride + r : uint64_t(r) * stride + col;
       uint8_t* p =
-          memoryPointer(c, in.space, base + idx * esize, esize, l, store, j == 0 ? c.rec : nullptr);
+          memoryPointer(c, in.space, base + at * esize, esize, l, store, j == 0 ? c.rec : nullptr);
+      const Where w = wmmaSlot(kind, j);
       if (store) {
-        uint32_t v = uint32_t(slot(c, ops[j])[l]);
-        std::memcpy(p, &v, 4);
-      } else if (isF32) {
-        std::memcpy(&regs[j][l], p, 4);
+        const uint32_t v = uint32_t(slot(c, ops[size_t(w.reg)])[l]);
+        if (esize == 4) {
+          std::memcpy(p, &v, 4);
+        } else {
+          const uint16_t h = uint16_t(v >> (16 * w.half));
+          std::memcpy(p, &h, 2);
+        }
+      } else if (esize == 4) {
+        std::memcpy(&regs[w.reg][l], p, 4);
       } else {
         uint16_t h;
         std::memcpy(&h, p, 2);
-        regs[j / 2][l] |= uint32_t(h) << (16 * (j % 2));
-        regs[4 + j / 2][l] |= uint32_t(h) << (16 * (j % 2));  // the duplicate half
+        // f16 inputs repeat their e elements over the 16 halves of the eight registers.
+        const int copies = kind == WmmaKind::F16 ? 16 / e : 1;
+        for (int k = 0; k < copies; ++k) {
+          const Where d = wmmaSlot(kind, j + k * e);
+          regs[d.reg][l] |= uint32_t(h) << (16 * d.half);
+        }
       }
     }
   if (store) return;
-  for (int j = 0; j < 8; ++j) {
+  for (size_t j = 0; j < nregs; ++j) {
     uint64_t* d = slot(c, ops[j]);
     for (int l = 0; l < kWarpSize; ++l) d[l] = regs[j][l];
   }
@@ -282,5 +362,20 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 Handler mma() { return &mmaHandler; }
 Handler matrixLoadStore() { return &matrixHandler; }
 Handler wmma() { return &wmmaHandler; }
+
+size_t wmmaRegs(WmmaKind kind, int elements) {
+  switch (kind) {
+    case WmmaKind::F16:
+    case WmmaKind::F32:
+      return 8;
+    case WmmaKind::F16Acc:
+      return 4;
+    case WmmaKind::BF16:
+      return size_t(elements / 2);
+    case WmmaKind::TF32:
+      return size_t(elements);
+  }
+  return 0;
+}
 
 }  // namespace gpusc::func::handlers

@@ -68,7 +68,17 @@ enum class MemSpace : uint8_t {
 const char* memSpaceName(MemSpace s);
 
 // How an instruction affects control flow; Normal instructions run their handler and fall through.
-enum class Flow : uint8_t { Normal, Branch, BranchIndexed, Call, Ret, Exit, Barrier, Trap };
+enum class Flow : uint8_t {
+  Normal,
+  Branch,
+  BranchIndexed,
+  Call,
+  CallIndirect,  // call through a function pointer (Program::indirectCalls[aux])
+  Ret,
+  Exit,
+  Barrier,
+  Trap
+};
 
 // Generic address windows. Device allocations live below kWindowBase.
 constexpr uint64_t kWindowBase = 0x7000'0000'0000ull;
@@ -77,6 +87,10 @@ constexpr uint64_t kLocalWindow = 0x7100'0000'0000ull;
 constexpr uint64_t kConstWindow = 0x7200'0000'0000ull;
 constexpr uint64_t kParamWindow = 0x7300'0000'0000ull;
 constexpr uint64_t kWindowSize = 0x0100'0000'0000ull;
+// Function addresses (`mov.u64 %rd, func;`, function names in initialisers): kCodeWindow +
+// kFunctionStride x the function's index in its module (see func::functionAddress).
+constexpr uint64_t kCodeWindow = 0x7400'0000'0000ull;
+constexpr uint64_t kFunctionStride = 16;
 
 struct ExecCtx;
 struct Inst;
@@ -96,6 +110,7 @@ struct Inst {
   uint8_t predSrcNeg = 0;  // bit i: predicate source i is negated
   int32_t guard = -1;      // predicate index guarding the instruction, -1 if none
   bool guardNeg = false;
+  bool wakes = false;  // may wake warps sleeping in mbarrier waits (mbarrier, cp.async.bulk)
   uint32_t dst[4] = {0, 0, 0, 0};  // data slots, or predicate indices where the op says so
   uint32_t src[6] = {0, 0, 0, 0, 0, 0};
   int64_t imm = 0;          // address offset or op-specific immediate
@@ -120,6 +135,24 @@ struct FunctionInfo {
   bool isEntry = false;
 };
 
+// One function an indirect call may reach, and where its formal parameters live in the
+// per-thread call-parameter area.
+struct IndirectTarget {
+  uint64_t address = 0;                   // its function address
+  uint32_t func = 0;                      // index in Program::functions
+  uint32_t entry = 0;                     // first pc
+  std::vector<uint32_t> params, returns;  // offsets of the formal parameters and results
+};
+
+// An indirect call site: the call's own argument and result .param variables (copied to and from
+// the callee's formal parameters, per lane, at the call and at the callee's ret).
+struct IndirectCall {
+  std::vector<IndirectTarget> targets;
+  std::vector<uint32_t> args, rets;          // offsets in the call-parameter area
+  std::vector<uint32_t> argBytes, retBytes;  // their sizes
+  bool fromTargetList = false;               // .calltargets (else .callprototype)
+};
+
 struct KernelParamInfo {
   std::string name;
   uint32_t offset = 0, size = 0, align = 0;
@@ -140,6 +173,7 @@ struct Program {
   std::vector<FunctionInfo> functions;              // functions[0] is the entry
   std::vector<std::vector<uint32_t>> branchTables;  // brx.idx targets (pcs)
   std::vector<std::vector<uint32_t>> operandLists;  // slots of mma/ldmatrix operands (Inst::aux)
+  std::vector<IndirectCall> indirectCalls;          // call through a pointer (Inst::aux)
 
   uint32_t numSlots = 0;     // all data slots
   uint32_t numRegSlots = 0;  // PTX registers: slots [0, numRegSlots)

@@ -11,6 +11,8 @@
 
 namespace gpusc::func {
 
+class DeviceHeap;
+
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
   uint64_t count() const { return uint64_t(x) * y * z; }
@@ -18,15 +20,19 @@ struct Dim3 {
 };
 
 // One entry of the SIMT stack: lanes in `mask` execute from `pc` until they reach `rpc`.
-// A `frame` entry marks a function call: lanes leave it by `ret`.
+// A `frame` entry marks a function call: lanes leave it by `ret`. A frame pushed by an indirect
+// call records the call's pc (its ret copies the results back to the call's variables).
 struct SimtEntry {
   uint32_t pc;
   uint32_t rpc;
   uint32_t mask;
   bool frame;
+  uint32_t callSite = kNoPc;
 };
 
-enum class WarpState : uint8_t { Ready, AtBarrier, Done };
+// MbarrierWait: an mbarrier test_wait/try_wait found its phase incomplete; the warp sleeps until
+// an mbarrier of its CTA completes a phase (or no warp of the CTA can run: see Cta::syncEpoch).
+enum class WarpState : uint8_t { Ready, AtBarrier, MbarrierWait, Done };
 
 struct Warp {
   std::vector<uint64_t> regs;   // numSlots x 32
@@ -62,6 +68,12 @@ struct Cta {
   std::vector<Warp> warps;
   uint32_t liveWarps = 0;
   Barrier barriers[16];
+  // Counts changes of the CTA's barriers and mbarriers. When no warp can run and some sleep in
+  // mbarrier waits, they are woken to retry (try_wait's time limit expired), once per value:
+  // woken again with nothing changed, they could only repeat themselves (a deadlock).
+  uint64_t syncEpoch = 0;
+  uint64_t wokenAtEpoch = ~0ull;
+  bool mbarrierPhaseDone = false;  // set by a handler that completed an mbarrier phase
 };
 
 // Per-lane memory addresses of the last memory instruction, for the timing model.
@@ -86,6 +98,7 @@ struct LaunchState {
   uint32_t smId = 0, numSms = 1;
   uint64_t clock = 0;                // value read by %clock (functional mode: instructions so far)
   std::string* printfLog = nullptr;  // device printf output (vprintf), appended in order
+  DeviceHeap* heap = nullptr;        // device malloc/free
 };
 
 // The context a handler runs in.

@@ -64,6 +64,7 @@ Device::Device(PlatformConfig cfg, ExecMode mode)
     : cfg_(std::move(cfg)),
       mode_(mode),
       gmem_(cfg_.memory.device_memory_bytes),
+      heap_(gmem_, cfg_.memory.device_heap_bytes),
       budget_(cfg_.limits) {
   if (mode_ == ExecMode::Timing) {
     timing_ = &gpu::TimingEngine::get(cfg_);
@@ -142,6 +143,8 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
         addr = it->second;
       } else if (m->syms_.constOffset.count(sym.first)) {
         addr = func::kConstWindow + m->syms_.constOffset.at(sym.first);
+      } else if (auto f = func::functionAddress(*m->ast_, sym.first)) {
+        addr = *f;
       } else {
         throw InputError(fmt::format("{}: initialiser of '{}' names unknown symbol '{}'",
                                      v.loc.str(), v.name, sym.first));
@@ -249,6 +252,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
   L.numSms = cfg_.gpu.num_sms;
   L.printfLog = &printfOutput_;
+  L.heap = &heap_;
 
   LaunchRecord rec;
   rec.kernel = k.name;

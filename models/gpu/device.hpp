@@ -21,6 +21,7 @@
 #include "common/platform_config.hpp"
 #include "common/run_budget.hpp"
 #include "func/decoder.hpp"
+#include "func/device_heap.hpp"
 #include "func/executor.hpp"
 #include "func/global_memory.hpp"
 #include "func/state.hpp"
@@ -190,6 +191,7 @@ class Device {
   PlatformConfig cfg_;
   ExecMode mode_;
   func::GlobalMemory gmem_;
+  func::DeviceHeap heap_;  // device malloc/free
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<LaunchRecord> launches_;
   gpu::TimingEngine* timing_ = nullptr;

@@ -143,9 +143,12 @@ struct Instruction {
   std::string opcode;             // "ld"
   std::vector<std::string> mods;  // {".global", ".nc", ".u32"}
   std::vector<Operand> ops;
-  // call only: return and argument lists, and the callee name
+  // call only: return and argument lists, and the callee name. An indirect call
+  // (`call (r), %rd, (a), proto;`) has an empty callee, the function pointer register in ops[0]
+  // and the name of its .callprototype or .calltargets label in callTable.
   std::vector<Operand> callRets, callArgs;
   std::string callee;
+  std::string callTable;
   SourceLoc loc;
   std::string text;  // the source line, for error messages
 
@@ -154,6 +157,12 @@ struct Instruction {
       if (x == m) return true;
     return false;
   }
+};
+
+// A `.callprototype` declaration: the sizes in bytes of its return and argument parameters.
+struct CallPrototype {
+  std::vector<uint64_t> returns, params;
+  SourceLoc loc;
 };
 
 struct Statement {
@@ -174,6 +183,9 @@ struct Function {
   std::vector<Statement> body;
   // .branchtargets lists by label name
   std::map<std::string, std::vector<std::string>> branchTargets;
+  // .callprototype declarations and .calltargets lists (function names) by label name
+  std::map<std::string, CallPrototype> callPrototypes;
+  std::map<std::string, std::vector<std::string>> callTargets;
   uint32_t maxntid[3] = {0, 0, 0}, reqntid[3] = {0, 0, 0};
   uint32_t minnctapersm = 0, maxnreg = 0;
   SourceLoc loc;
@@ -186,7 +198,10 @@ struct Module {
   unsigned addressSize = 64;
   std::vector<std::unique_ptr<Variable>> globals;  // .global/.const/.shared at module scope
   std::vector<std::unique_ptr<Function>> functions;
+  // `.alias alias, aliasee;`: calls and addresses of `alias` mean `aliasee`
+  std::map<std::string, std::string> aliases;
 
+  // The function a name stands for (the definition when there is one; aliases followed).
   const Function* findFunction(std::string_view name) const;
   const Variable* findGlobal(std::string_view name) const;
 };

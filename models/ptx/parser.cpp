@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -126,6 +127,8 @@ bool sregIsDynamic(SReg s) {
 }
 
 const Function* Module::findFunction(std::string_view name) const {
+  auto alias = aliases.find(std::string(name));
+  if (alias != aliases.end()) name = alias->second;
   for (const auto& f : functions)
     if (f->name == name && !f->isExtern) return f.get();
   for (const auto& f : functions)
@@ -162,6 +165,12 @@ class Parser {
     mod_ = std::make_unique<Module>();
     mod_->fileName = *file_;
     while (peek().kind != Tok::End) topLevel();
+    for (const auto& [name, target] : mod_->aliases) {
+      const Function* f = mod_->findFunction(target);
+      if (f == nullptr || f->isExtern)
+        throw InputError(fmt::format("{}: error: .alias: '{}' has no body in this module",
+                                     aliasAt_.at(name).str(), target));
+    }
     return std::move(mod_);
   }
 
@@ -283,6 +292,11 @@ class Parser {
       skipToSemicolon();
       return;
     }
+    if (d == ".alias") {
+      next();
+      alias(t);
+      return;
+    }
     bool isExtern = false, isVisible = false;
     while (peek().kind == Tok::Directive) {
       const std::string& l = peek().text;
@@ -309,6 +323,36 @@ class Parser {
     } else {
       unsupported(k);
     }
+  }
+
+  // .alias alias, aliasee; both are functions declared before, `alias` without a body and with
+  // the same parameters and results as `aliasee`.
+  void alias(const Token& at) {
+    const Token& a = peek();
+    std::string name = expectIdent("a function name");
+    expectPunct(',');
+    const Token& b = peek();
+    std::string target = expectIdent("a function name");
+    expectPunct(';');
+    auto find = [&](const Token& tok, const std::string& n, bool prototype) {
+      for (const auto& f : mod_->functions)
+        if (f->name == n && !f->isEntry && (f->isExtern || !prototype)) return f.get();
+      fail(tok, fmt::format(".alias: '{}' is not a {} declared before", n,
+                            prototype ? "function prototype" : "function"));
+    };
+    const Function* fa = find(a, name, true);
+    const Function* fb = find(b, target, false);
+    auto same = [](const auto& x, const auto& y) {
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (x[i]->sizeBytes() != y[i]->sizeBytes()) return false;
+      return true;
+    };
+    if (!same(fa->params, fb->params) || !same(fa->returns, fb->returns))
+      fail(at, fmt::format(".alias: '{}' and '{}' have different parameters", name, target));
+    if (mod_->aliases.count(target)) fail(b, fmt::format(".alias: '{}' is an alias", target));
+    mod_->aliases[name] = target;
+    aliasAt_[name] = locOf(b);
   }
 
   // A declaration after its linkage words: space [.align N] [.vN] .type [.ptr...] names [= init];
@@ -524,7 +568,8 @@ class Parser {
     mod_->functions.push_back(std::move(fn));
   }
 
-  void paramList(std::vector<std::unique_ptr<Variable>>& out, char close) {
+  // `unnamed`: the parameters are written `_` (a .callprototype).
+  void paramList(std::vector<std::unique_ptr<Variable>>& out, char close, bool unnamed = false) {
     if (acceptPunct(close)) return;
     while (true) {
       const Token& t = peek();
@@ -535,7 +580,12 @@ class Parser {
       v.space = t.text == ".reg" ? StateSpace::Reg : StateSpace::Param;
       declAttributes(v, t);
       const Token& nameTok = peek();
-      v.name = expectIdent("a parameter name");
+      if (unnamed) {
+        expectPunct('_');
+        v.name = "_";
+      } else {
+        v.name = expectIdent("a parameter name");
+      }
       v.loc = locOf(nameTok);
       while (acceptPunct('[')) {
         v.dims.push_back(peek().punct(']') ? 0 : expectInt());
@@ -617,9 +667,18 @@ class Parser {
           fn.branchTargets[label] = std::move(targets);
           continue;
         }
-        if (peek().is(Tok::Directive, ".calltargets") ||
-            peek().is(Tok::Directive, ".callprototype"))
-          unsupported(peek());
+        if (acceptDirective(".calltargets")) {
+          std::vector<std::string> targets;
+          targets.push_back(expectIdent("a function name"));
+          while (acceptPunct(',')) targets.push_back(expectIdent("a function name"));
+          expectPunct(';');
+          fn.callTargets[label] = std::move(targets);
+          continue;
+        }
+        if (acceptDirective(".callprototype")) {
+          fn.callPrototypes[label] = callPrototype(t);
+          continue;
+        }
         Statement s;
         s.kind = Statement::Kind::Label;
         s.label = label;
@@ -634,6 +693,27 @@ class Parser {
       fn.body.push_back(std::move(s));
     }
     fn_ = nullptr;
+  }
+
+  // label: .callprototype [(.param ret)] _ [(.param arg, ...)] [.noreturn];
+  CallPrototype callPrototype(const Token& at) {
+    CallPrototype proto;
+    proto.loc = locOf(at);
+    auto sizes = [&](std::vector<uint64_t>& out) {
+      std::vector<std::unique_ptr<Variable>> vars;
+      paramList(vars, ')', true);
+      for (const auto& v : vars) {
+        if (v->space != StateSpace::Param)
+          fail(at, "a .callprototype lists '.param <type> _' parameters");
+        out.push_back(v->sizeBytes());
+      }
+    };
+    if (acceptPunct('(')) sizes(proto.returns);
+    expectPunct('_');
+    if (acceptPunct('(')) sizes(proto.params);
+    acceptDirective(".noreturn");
+    expectPunct(';');
+    return proto;
   }
 
   Instruction instruction() {
@@ -684,8 +764,12 @@ class Parser {
     const Token& callee = peek();
     if (callee.kind != Tok::Ident)
       fail(callee, "expected a function name but found " + describe(callee));
-    if (lookup(callee.text) != nullptr) unsupported(callee);  // indirect call through a register
-    in.callee = next().text;
+    const bool indirect = lookup(callee.text) != nullptr;  // a function pointer register
+    if (indirect)
+      in.ops.push_back(operand());
+    else
+      in.callee = next().text;
+    bool tableNext = false;
     if (acceptPunct(',')) {
       if (acceptPunct('(')) {
         if (!acceptPunct(')')) {
@@ -693,11 +777,18 @@ class Parser {
           while (acceptPunct(',')) in.callArgs.push_back(operand());
           expectPunct(')');
         }
+        tableNext = acceptPunct(',');
       } else {
-        unsupported(peek());  // call prototype / targets list
+        tableNext = true;
       }
-      if (acceptPunct(',')) unsupported(peek());
     }
+    if (tableNext) {
+      const Token& table = peek();
+      in.callTable = expectIdent("a .callprototype or .calltargets label");
+      if (!indirect) fail(table, "a direct call takes no .callprototype or .calltargets label");
+    }
+    if (indirect && in.callTable.empty())
+      fail(peek(), "an indirect call needs a .callprototype or .calltargets label");
     expectPunct(';');
   }
 
@@ -815,6 +906,8 @@ class Parser {
       o.kind = Operand::Kind::Symbol;
       o.name = name;
       o.var = lookup(name);
+      // A register whose name has no '%' (as in `{ .reg .pred P_OUT; ... }` of inline asm).
+      if (o.var && o.var->space == StateSpace::Reg) o.kind = Operand::Kind::Reg;
       return o;  // labels and functions are resolved by the decoder
     }
     fail(t, "expected an operand but found " + describe(t));
@@ -828,6 +921,7 @@ class Parser {
   std::unique_ptr<Module> mod_;
   Function* fn_ = nullptr;
   std::vector<Scope> scopes_;
+  std::map<std::string, SourceLoc> aliasAt_;  // where each .alias names its aliasee
   std::unordered_map<std::string, const Variable*> globalsByName_;
   std::unordered_map<std::string, const Function*> functionsByName_;
 };

@@ -336,7 +336,8 @@ void Sm::writeback(Cycle now) {
       if (w.predPending[p] == kPendingMemory) --w.memoryPending;
       w.predPending[p] = kReady;
     }
-    if (in.loadsFromMemory && w.waitingLong && w.warp->state != func::WarpState::AtBarrier) {
+    if (in.loadsFromMemory && w.waitingLong && w.warp->state != func::WarpState::AtBarrier &&
+        w.warp->state != func::WarpState::MbarrierWait) {
       w.waitingLong = false;
       schedulers_[w.scheduler]->policy().longWaitOver(in.warp);
     }
@@ -522,7 +523,8 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   func::Warp& fw = *w.warp;
   if (fw.state != func::WarpState::Ready || w.eligibleAt > now) {
     reason = Stall::Barrier;
-    if (fw.state == func::WarpState::AtBarrier && !w.waitingLong) {
+    if ((fw.state == func::WarpState::AtBarrier || fw.state == func::WarpState::MbarrierWait) &&
+        !w.waitingLong) {
       w.waitingLong = true;
       schedulers_[w.scheduler]->policy().waitsLong(slot);
       regrouped_ = true;
@@ -566,11 +568,14 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
 
   // Issue: the functional engine executes the instruction now.
   CtaSlot& c = ctas_[w.cta];
-  // Only a barrier or an exit can release a barrier: note which warps wait before it.
+  // Only a barrier, an exit or an mbarrier operation can release waiting warps: note which
+  // warps wait before it.
   uint64_t waitingBefore = 0;
-  if (inst.flow == func::Flow::Barrier || inst.flow == func::Flow::Exit)
+  if (inst.flow == func::Flow::Barrier || inst.flow == func::Flow::Exit || inst.wakes)
     for (size_t k = 0; k < c.cta.warps.size(); ++k)
-      if (c.cta.warps[k].state == func::WarpState::AtBarrier) waitingBefore |= 1ull << k;
+      if (c.cta.warps[k].state == func::WarpState::AtBarrier ||
+          c.cta.warps[k].state == func::WarpState::MbarrierWait)
+        waitingBefore |= 1ull << k;
   const bool isMemory = unit == Unit::Ldst;
   uint32_t idx = 0;
   InFlight* in = nullptr;
@@ -942,6 +947,7 @@ std::string Sm::describeState() const {
     if (w.done()) waits.push_back("finished, draining in-flight work");
     if (w.state == func::WarpState::AtBarrier)
       waits.push_back(fmt::format("at barrier {}", w.barrierId));
+    if (w.state == func::WarpState::MbarrierWait) waits.push_back("waits for an mbarrier phase");
     if (ws.fetching) waits.push_back("instruction-cache miss");
     if (ws.memoryPending) waits.push_back(fmt::format("{} loads", ws.memoryPending));
     if (ws.inFlight) waits.push_back(fmt::format("{} instructions in flight", ws.inFlight));

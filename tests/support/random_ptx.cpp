@@ -123,7 +123,8 @@ struct Stmt {
   Src ca, cb;
   bool negate = false;
   Shfl shfl = Shfl::Bfly;
-  int fn = 0;
+  int fn = 0;  // Call: the callee, or (indirect) none: fn[src[0] % functions] per thread
+  bool indirect = false;
   std::vector<Stmt> then, other;
 };
 
@@ -496,6 +497,7 @@ class Generator {
         st.dst = reg(c).reg;
         st.src[0] = reg(c);
         st.src[1] = reg(c);
+        st.indirect = rng_.below(3) == 0;  // through the function table, callees diverge
         break;
       case Stmt::Kind::Exchange:
       case Stmt::Kind::SharedAtomic:
@@ -635,7 +637,22 @@ class Printer {
         line("  .param .b32 pr;");
         line(fmt::format("  st.param.b32 [pa], {};", reg(st.src[0].reg)));
         line(fmt::format("  st.param.b32 [pb], {};", reg(st.src[1].reg)));
-        line(fmt::format("  call (pr), fn{}, (pa, pb);", st.fn));
+        if (st.indirect) {
+          const int n = label_++;
+          line(
+              fmt::format("  rem.u32 %t0, {}, {};", reg(st.src[0].reg), p_.tree->functions.size()));
+          line("  mul.wide.u32 %q0, %t0, 8;");
+          line("  mov.u64 %q1, fntab;");
+          line("  add.s64 %q0, %q0, %q1;");
+          line("  ld.global.u64 %q0, [%q0];");
+          line(
+              fmt::format("  proto{}: .callprototype (.param .b32 _) _ (.param .b32 _, .param "
+                          ".b32 _);",
+                          n));
+          line(fmt::format("  call (pr), %q0, (pa, pb), proto{};", n));
+        } else {
+          line(fmt::format("  call (pr), fn{}, (pa, pb);", st.fn));
+        }
         line(fmt::format("  ld.param.b32 {}, [pr];", reg(st.dst)));
         line("}");
         break;
@@ -698,6 +715,12 @@ std::string print(const RandomProgram& p) {
       out += fmt::format("  mov.u32 %x{}, {};\n", i, tree.functions[f].init[i]);
     out += pr.text;
     out += "  st.param.b32 [r], %x0;\n  ret;\n}\n\n";
+  }
+  if (!tree.functions.empty()) {  // the table indirect calls go through
+    out += fmt::format(".global .align 8 .u64 fntab[{}] = {{", tree.functions.size());
+    for (size_t f = 0; f < tree.functions.size(); ++f)
+      out += fmt::format("{}fn{}", f ? ", " : "", f);
+    out += "};\n\n";
   }
   Printer pr(p, false);
   pr.block(tree.body, 0);
@@ -868,8 +891,11 @@ class Reference {
         break;
       }
       case Stmt::Kind::Call:
-        for (Thread* t : active)
-          t->v[st.dst] = call(st.fn, t->v[st.src[0].reg], t->v[st.src[1].reg]);
+        for (Thread* t : active) {
+          const uint32_t a = t->v[st.src[0].reg];
+          const int fn = st.indirect ? int(a % uint32_t(tree_.functions.size())) : st.fn;
+          t->v[st.dst] = call(fn, a, t->v[st.src[1].reg]);
+        }
         break;
       case Stmt::Kind::Exchange:
         for (Thread* t : active) shared_[t->tid] = t->v[st.src[0].reg];

@@ -3,7 +3,8 @@
 // A program is a tree of statements (integer and bit arithmetic, loads of an input buffer,
 // stores to the thread's own output words, if/else and loops that diverge, loops and ifs every
 // thread of a CTA takes together, barriers with shared-memory exchanges, shared and global
-// atomics, shuffles, ballots and calls of generated functions). The generator prints it as PTX
+// atomics, shuffles, ballots and calls of generated functions, direct or through a table of
+// function pointers with a callee per thread). The generator prints it as PTX
 // and the reference evaluates the same tree, statement by statement over the CTA's threads, with
 // PTX's semantics written out here independently of the engine.
 //

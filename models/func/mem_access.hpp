@@ -1,0 +1,87 @@
+// Memory access helpers shared by the memory instruction handlers (internal to models/func):
+// generic-address resolution with the faults a GPU raises, and the per-lane address record the
+// timing model reads.
+#pragma once
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "func/state.hpp"
+
+namespace gpusc::func::handlers {
+
+struct Resolved {
+  uint8_t* ptr;
+  MemSpace space;  // the space after generic resolution
+  uint64_t addr;   // the address within that space
+};
+
+// Resolves `addr` in `space` for lane `l`; faults on an invalid access.
+inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
+                        bool write) {
+  if (addr & (bytes - 1))
+    c.fault(l, fmt::format("misaligned {}-byte {} access at {} address 0x{:x}", bytes,
+                           write ? "write" : "read", memSpaceName(space), addr));
+  if (space == MemSpace::Generic) {
+    if (addr >= kWindowBase && addr < kParamWindow + kWindowSize) {
+      uint64_t window = (addr - kWindowBase) / kWindowSize;
+      addr -= kWindowBase + window * kWindowSize;
+      space = window == 0   ? MemSpace::Shared
+              : window == 1 ? MemSpace::Local
+              : window == 2 ? MemSpace::Const
+                            : MemSpace::KernelParam;
+    } else {
+      space = MemSpace::Global;
+    }
+  }
+  uint8_t* p = nullptr;
+  switch (space) {
+    case MemSpace::Global:
+      p = c.L->gmem->translate(addr);
+      break;
+    case MemSpace::Shared:
+      if (addr + bytes <= c.cta->shared.size()) p = c.cta->shared.data() + addr;
+      break;
+    case MemSpace::Local: {
+      const uint64_t per = c.L->prog->localBytesPerThread;
+      if (addr + bytes <= per) p = c.w->local.data() + l * per + addr;
+      break;
+    }
+    case MemSpace::Const:
+      if (!write && addr + bytes <= c.L->constBank->size())
+        p = const_cast<uint8_t*>(c.L->constBank->data()) + addr;
+      break;
+    case MemSpace::KernelParam:
+      if (!write && addr + bytes <= c.L->params.size()) p = c.L->params.data() + addr;
+      break;
+    case MemSpace::CallParam: {
+      const uint64_t per = c.L->prog->callParamBytesPerThread;
+      if (addr + bytes <= per) p = c.w->callParams.data() + l * per + addr;
+      break;
+    }
+    default:
+      break;
+  }
+  if (p == nullptr)
+    c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes,
+                           write ? "write" : "read", memSpaceName(space), addr));
+  return {p, space, addr};
+}
+
+inline void record(ExecCtx& c, const Inst& in, int l, uint64_t addr, MemSpace space, bool write,
+                   bool atomic) {
+  MemRecord& r = *c.rec;
+  if (r.mask == 0) {
+    r.space = space;
+    r.bytes = static_cast<uint8_t>(in.bytes * in.vec);
+    r.write = write;
+    r.atomic = atomic;
+  } else if (r.space != space) {
+    r.space = MemSpace::Generic;  // a generic access that touched several spaces
+  }
+  r.mask |= 1u << l;
+  r.addr[l] = addr;
+}
+
+}  // namespace gpusc::func::handlers
