@@ -1,0 +1,54 @@
+// The results database of a sweep: one SQLite table, one row per point (docs/sweeps.md lists the
+// columns). Many processes may write it at once (a local pool's parent, Slurm array tasks, a
+// test's writers): WAL journal, a busy timeout, and each row written in one transaction, so a
+// row is either all there or not at all.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+struct sqlite3;
+
+namespace gpusc::cli {
+
+struct DbColumn {
+  std::string name;
+  std::string type;  // INTEGER, REAL, TEXT, or JSON (stored as text, read back as JSON)
+  std::string doc;
+};
+// Every column of the `points` table, in order.
+const std::vector<DbColumn>& resultColumns();
+
+class SweepDb {
+ public:
+  // Opens (creating) the database file and its table; missing columns are added.
+  explicit SweepDb(const std::string& path);
+  ~SweepDb();
+  SweepDb(const SweepDb&) = delete;
+  SweepDb& operator=(const SweepDb&) = delete;
+
+  // Writes the row of (row.sweep, row.label), replacing an earlier one, in one transaction.
+  // Keys are column names; a key that is not one is an InternalError.
+  void put(const nlohmann::json& row);
+  // Every row of a sweep, ordered by label.
+  std::vector<nlohmann::json> rows(const std::string& sweep) const;
+  // A row with this configuration hash, preferring status ok; none: nullopt.
+  std::optional<nlohmann::json> byHash(const std::string& hash) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  void exec(const std::string& sql) const;
+  std::vector<nlohmann::json> query(const std::string& sql,
+                                    const std::vector<std::string>& params) const;
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+// The headline-metric columns of a point from its stats.json (`run` totals and the launches'
+// memory statistics); absent figures (functional mode, power off) are null.
+nlohmann::json metricsOf(const nlohmann::json& stats);
+
+}  // namespace gpusc::cli
