@@ -212,37 +212,56 @@ TEST(SweepHash, SameConfigurationSameHash) {
   EXPECT_EQ(hashOf("name: other\n" + base), h);
 }
 
-// Any key changed, another hash: every numeric platform key, moved to a value it accepts.
+// Any key changed, another hash: every numeric platform key, moved to a value it accepts
+// (and the string keys with a choice of values, to another choice).
 TEST(SweepHash, EveryKeyChangedChangesTheHash) {
   const std::string base = "kernels: [vecadd]\nsizes: tiny\n";
   const std::string h = hashOf(base);
+  const nlohmann::json platform = config::toJson(loadPlatform(kDefaultPlatform));
   size_t tested = 0, numeric = 0;
   std::set<std::string> hashes{h};
-  for (const auto& k : config::listKeys<PlatformConfig>()) {
-    if (k.type != "unsigned" && k.type != "number") continue;
-    ++numeric;
-    double d = 0;
+  size_t choices = 0, choicesTested = 0;
+  const auto changes = [&](const std::string& key, const std::string& text) {
+    std::string hv;
     try {
-      d = std::stod(k.defaultValue);
-    } catch (const std::exception&) {
+      hv = hashOf(base + fmt::format("set: {{{}: \"{}\"}}", key, text));
+    } catch (const InputError&) {
+      return false;  // out of range, not a power of two, inconsistent with other keys
+    }
+    EXPECT_TRUE(hashes.insert(hv).second) << key << "=" << text << " gave a known hash";
+    return true;
+  };
+  for (const auto& k : config::listKeys<PlatformConfig>()) {
+    // The key's value on the platform (which may differ from the key's default).
+    nlohmann::json value = platform;
+    for (const auto& part : split(k.path, '.'))
+      value = value.is_object() ? value.value(part, nlohmann::json()) : nlohmann::json();
+    const bool integer = k.type == "unsigned integer" || k.type == "integer";
+    if (k.type == "string" && startsWith(k.constraint, "one of ")) {
+      ++choices;
+      for (const auto& c : split(k.constraint.substr(7), ','))
+        if (std::string(trim(c)) != value.get<std::string>() &&
+            changes(k.path, std::string(trim(c)))) {
+          ++choicesTested;
+          break;
+        }
       continue;
     }
+    if (!integer && k.type != "number") continue;
+    ++numeric;
+    if (!value.is_number()) continue;
+    const double d = value.get<double>();
     // Candidates: double, half, +1, -1 (the first the key accepts).
     for (double v : {d * 2, d / 2, d + 1, d - 1}) {
-      if (v < 0 || (k.type == "unsigned" && v != std::floor(v)) || v == d) continue;
-      const std::string text =
-          k.type == "unsigned" ? fmt::format("{}", uint64_t(v)) : fmt::format("{:.17g}", v);
-      std::string hv;
-      try {
-        hv = hashOf(base + fmt::format("set: {{{}: {}}}", k.path, text));
-      } catch (const InputError&) {
-        continue;  // out of range, not a power of two, inconsistent with other keys
+      if ((k.type == "unsigned integer" && v < 0) || (integer && v != std::floor(v)) || v == d)
+        continue;
+      if (changes(k.path, integer ? fmt::format("{}", int64_t(v)) : fmt::format("{:.17g}", v))) {
+        ++tested;
+        break;
       }
-      EXPECT_TRUE(hashes.insert(hv).second) << k.path << "=" << text << " gave a known hash";
-      ++tested;
-      break;
     }
   }
+  EXPECT_GT(choicesTested, choices * 9 / 10) << choicesTested << " of " << choices;
   // Nearly every numeric key has a changed value it accepts.
   EXPECT_GT(tested, numeric * 9 / 10) << tested << " of " << numeric;
   // The mode, the kernel and the size are part of the identity too.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -32,12 +33,16 @@ std::string selfExecutable() {
 
 namespace {
 
-std::string lastLine(const std::string& path) {
+// The first and the last non-empty line of a file.
+std::pair<std::string, std::string> firstAndLastLine(const std::string& path) {
   std::ifstream in(path);
-  std::string line, last;
+  std::string line, first, last;
   while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
+    if (!line.empty()) {
+      if (first.empty()) first = line;
+      last = line;
+    }
+  return {first, last};
 }
 
 double now() {
@@ -118,7 +123,9 @@ std::optional<RunPool::Finished> RunPool::wait(int timeoutMs) {
         if (o.stats.is_discarded()) o.stats = nlohmann::json();
       }
       o.ok = o.exitCode == 0 && !o.stats.is_null();
-      if (!o.ok) o.error = lastLine((fs::path(c.spec.outDir) / "stderr.txt").string());
+      if (!o.ok)
+        std::tie(o.firstError, o.error) =
+            firstAndLastLine((fs::path(c.spec.outDir) / "stderr.txt").string());
       return Finished{c.id, std::move(o)};
     }
     if (pid < 0 && errno != EINTR && errno != ECHILD)

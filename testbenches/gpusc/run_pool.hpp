@@ -24,9 +24,10 @@ struct RunSpec {
 struct RunOutcome {
   bool ok = false;
   int exitCode = 0;
-  std::string error;     // the child's last stderr line when it failed
-  nlohmann::json stats;  // its stats.json when it wrote one (also a stopped or failed check)
-  double seconds = 0;    // wall-clock seconds from start to end
+  std::string error;       // the child's last stderr line when it failed
+  std::string firstError;  // its first stderr line when it failed
+  nlohmann::json stats;    // its stats.json when it wrote one (also a stopped or failed check)
+  double seconds = 0;      // wall-clock seconds from start to end
 };
 
 // Child processes started one by one, reaped as they end. Each child runs in its own process

@@ -88,10 +88,14 @@ std::string readText(const fs::path& p) {
 nlohmann::json resultRow(const Plan& plan, const SweepPoint& p, const RunOutcome& o,
                          const fs::path& runDir) {
   nlohmann::json row = pointRow(plan, p);
-  std::string status = o.exitCode == 0                  ? "ok"
-                       : o.exitCode == kExitInterrupted ? "interrupted"
-                                                        : "failed";
-  std::string error = o.error;
+  // A point killed by a signal (a user's kill, the OOM killer, a lost node) did not fail: it is
+  // interrupted, like one a SIGTERM stopped, and runs again when the sweep resumes.
+  const bool killed = o.exitCode >= 128;
+  std::string status = o.exitCode == 0                              ? "ok"
+                       : (o.exitCode == kExitInterrupted || killed) ? "interrupted"
+                                                                    : "failed";
+  std::string error = o.firstError;
+  if (killed && error.empty()) error = fmt::format("killed by signal {}", o.exitCode - 128);
   if (o.exitCode == 1 && error.empty() && o.stats.is_object())
     error = "check: FAIL (" +
             o.stats["workload"]["check"].value("message", std::string("no message")) + ")";
@@ -210,9 +214,9 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (!o.quiet)
     std::cerr << fmt::format(
-        "gpusc: sweep {}: {} points, {} to run ({} done or failed before), {} jobs, results in "
-        "{}\n",
-        name, total, total - reused, reused, jobs, plan.dbPath().string());
+        "gpusc: sweep {}: {} points, {} to run ({} ok and {} failed before), {} jobs, results "
+        "in {}\n",
+        name, total, total - reused, done, failed, jobs, plan.dbPath().string());
 
   const bool tty = isatty(STDERR_FILENO);
   const auto t0 = std::chrono::steady_clock::now();
@@ -285,7 +289,7 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
   }
   printProgress(true);
   if (stopping) return kExitInterrupted;
-  return failed ? kExitPointsFailed : 0;
+  return failed || interrupted ? kExitPointsFailed : 0;
 }
 
 namespace {
