@@ -836,6 +836,23 @@ int main(int argc, char** argv) {
                      "Run again the points whose earlier run failed");
   sweepCmd->add_flag("--dry-run", sweep.dryRun,
                      "Print each point's hash, status and gpusc run command; run nothing");
+  sweepCmd
+      ->add_option("--backend", sweep.backend,
+                   "local (a process pool) or slurm (one sbatch job array)")
+      ->capture_default_str();
+  sweepCmd->add_option("--partition", sweep.partition, "Slurm partition (sbatch --partition)");
+  sweepCmd->add_option("--time", sweep.time, "Slurm time limit of each task (sbatch --time)");
+  sweepCmd->add_option("--mem", sweep.mem, "Slurm memory of each task (sbatch --mem)");
+  sweepCmd->add_option("--array-throttle", sweep.arrayThrottle,
+                       "At most this many Slurm array tasks at once");
+  sweepCmd
+      ->add_option("--tasks", sweep.tasks,
+                   "Slurm array tasks (default: one per point, at most 1000)")
+      ->check(CLI::Range(1u, 1000000u));
+  auto* workerGroup = sweepCmd->add_option_group("worker");  // the job script's options
+  workerGroup->add_flag("--worker", sweep.worker, "Run one task of a Slurm array");
+  workerGroup->add_option("--task", sweep.task, "The task's index (SLURM_ARRAY_TASK_ID)");
+  workerGroup->add_option("--todo", sweep.todo, "The submitted points' hashes");
 
   cli::ResultsOptions results;
   auto* resultsCmd = app.add_subcommand("results", "Export a sweep's results table as CSV or JSON");

@@ -1,8 +1,11 @@
 #include "sweep_cli.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -126,30 +129,22 @@ std::string duration(double s) {
   return fmt::format("{:.1f} h", s / 3600);
 }
 
-int sweepStatus(const Plan& plan) {
+void sweepStatus(const Plan& plan, const SweepDb& db) {
   std::map<std::string, size_t> counts;
-  if (fs::exists(plan.dbPath())) {
-    SweepDb db(plan.dbPath().string());
-    const auto rows = rowsByLabel(db, plan.spec.name);
-    for (const auto& p : plan.points) {
-      const nlohmann::json* r = currentRow(rows, p);
-      ++counts[r ? r->value("status", "pending") : "pending"];
-    }
-  } else {
-    counts["pending"] = plan.points.size();
+  const auto rows = rowsByLabel(db, plan.spec.name);
+  for (const auto& p : plan.points) {
+    const nlohmann::json* r = currentRow(rows, p);
+    ++counts[r ? r->value("status", "pending") : "pending"];
   }
   std::vector<std::string> parts;
   for (const char* s : {"ok", "failed", "interrupted", "running", "pending"})
     parts.push_back(fmt::format("{} {}", counts[s], s));
   fmt::print("sweep {}: {} points: {} ({})\n", plan.spec.name, plan.points.size(),
              join(parts, ", "), plan.dbPath().string());
-  return 0;
 }
 
-int dryRun(const Plan& plan) {
-  std::map<std::string, nlohmann::json> rows;
-  if (fs::exists(plan.dbPath()))
-    rows = rowsByLabel(SweepDb(plan.dbPath().string()), plan.spec.name);
+int dryRun(const Plan& plan, const SweepDb& db) {
+  const auto rows = rowsByLabel(db, plan.spec.name);
   for (const auto& p : plan.points) {
     const nlohmann::json* r = currentRow(rows, p);
     fmt::print("{} {:<11} {}\n    gpusc run {}\n", p.hash.substr(0, 16),
@@ -160,41 +155,39 @@ int dryRun(const Plan& plan) {
 
 }  // namespace
 
-int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
-  const bool status = o.args.size() == 2 && o.args[0] == "status";
-  if (!(o.args.size() == 1 || status))
-    throw InputError(
-        fmt::format("sweep {}: expected SPEC.yaml or status SPEC.yaml", join(o.args, " ")));
-  const Plan plan = makePlan(o.args.back(), o.out);
-  if (status) return sweepStatus(plan);
-  if (o.dryRun) return dryRun(plan);
+namespace {
 
-  std::error_code ec;
-  fs::create_directories(plan.dir, ec);
-  if (ec)
-    throw InputError(
-        fmt::format("--out {}: cannot create the folder: {}", plan.dir.string(), ec.message()));
-  SweepDb db(plan.dbPath().string());
-  const std::string& name = plan.spec.name;
-  auto rows = rowsByLabel(db, name);
-
-  // Points with the same configuration run once; each keeps its own row.
-  std::vector<std::string> order;
+// Points with the same configuration run once; each keeps its own row.
+struct Groups {
+  std::vector<std::string> order;  // hashes in spec order
   std::map<std::string, std::vector<size_t>> byHash;
+};
+
+Groups groupByHash(const Plan& plan) {
+  Groups g;
   for (size_t i = 0; i < plan.points.size(); ++i) {
-    auto& g = byHash[plan.points[i].hash];
-    if (g.empty()) order.push_back(plan.points[i].hash);
-    g.push_back(i);
+    auto& v = g.byHash[plan.points[i].hash];
+    if (v.empty()) g.order.push_back(plan.points[i].hash);
+    v.push_back(i);
   }
-  size_t done = 0, failed = 0, reused = 0;
+  return g;
+}
+
+struct Counts {
+  size_t done = 0, failed = 0, interrupted = 0;
+};
+
+// The hashes still to run: not ok, and not failed unless `retryFailed`. Points whose
+// configuration has a result under another label get a copy of it.
+std::vector<std::string> pointsToRun(const Plan& plan, SweepDb& db, const Groups& g,
+                                     bool retryFailed, Counts& before) {
+  const auto rows = rowsByLabel(db, plan.spec.name);
   std::vector<std::string> todo;
-  for (const auto& h : order) {
+  for (const auto& h : g.order) {
     const std::optional<nlohmann::json> earlier = db.byHash(h);
     const std::string st = earlier ? earlier->value("status", "") : "";
-    if (st == "ok" || (st == "failed" && !o.retryFailed)) {
-      // Done before (in this sweep or another one in this database): copy the result into any
-      // point of this sweep that does not have it yet.
-      for (size_t i : byHash[h]) {
+    if (st == "ok" || (st == "failed" && !retryFailed)) {
+      for (size_t i : g.byHash.at(h)) {
         const SweepPoint& p = plan.points[i];
         const nlohmann::json* r = currentRow(rows, p);
         if (!r || r->value("status", "") != st) {
@@ -203,64 +196,61 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
           row.update(point);
           db.put(row);
         }
-        (st == "ok" ? done : failed) += 1;
-        reused += 1;
+        (st == "ok" ? before.done : before.failed) += 1;
       }
     } else {
       todo.push_back(h);
     }
   }
-  const size_t total = plan.points.size();
-  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  if (!o.quiet)
-    std::cerr << fmt::format(
-        "gpusc: sweep {}: {} points, {} to run ({} ok and {} failed before), {} jobs, results "
-        "in {}\n",
-        name, total, total - reused, done, failed, jobs, plan.dbPath().string());
+  return todo;
+}
 
+// Runs the `todo` hashes in a pool of `jobs` children, writing each point's row into `db` when
+// it starts and when it ends. Returns the sweep's exit code.
+int runPoints(const Plan& plan, SweepDb& db, const Groups& g, const std::vector<std::string>& todo,
+              unsigned jobs, bool quiet, const std::atomic<bool>* interrupt, Counts c,
+              size_t total) {
+  const std::string& name = plan.spec.name;
   const bool tty = isatty(STDERR_FILENO);
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   double lastPrint = -1;
-  size_t ranHere = 0, interrupted = 0;
-
-  RunPool pool(selfExecutable());
-  size_t next = 0;
+  size_t ranHere = 0, next = 0;
   bool stopping = false;
+  RunPool pool(selfExecutable());
   const auto printProgress = [&](bool final) {
-    if (o.quiet) return;
+    if (quiet) return;
     const double e = elapsed();
     if (!final && e - lastPrint < (tty ? 0.5 : 10.0)) return;
     lastPrint = e;
-    std::string line =
-        fmt::format("gpusc: sweep {}: {}/{} done, {} running, {} failed{}, {} elapsed", name, done,
-                    total, pool.running(), failed,
-                    interrupted ? fmt::format(", {} interrupted", interrupted) : "", duration(e));
+    std::string line = fmt::format(
+        "gpusc: sweep {}: {}/{} done, {} running, {} failed{}, {} elapsed", name, c.done, total,
+        pool.running(), c.failed,
+        c.interrupted ? fmt::format(", {} interrupted", c.interrupted) : "", duration(e));
     const size_t left = todo.size() - ranHere;
     if (ranHere > 0 && left > 0 && !stopping)
       line += fmt::format(", about {} left", duration(e / double(ranHere) * double(left)));
     std::cerr << (tty ? "\r\033[K" : "") << line << (tty && !final ? "" : "\n") << std::flush;
   };
-
   while (true) {
     if (!stopping && interrupt && interrupt->load()) {
       // Stop launching; the running points stop cleanly (exit 6) and are marked interrupted.
       stopping = true;
       pool.terminateAll();
-      if (!o.quiet)
+      if (!quiet)
         std::cerr << fmt::format("{}gpusc: sweep {}: interrupted; stopping {} running points\n",
                                  tty ? "\r\033[K" : "", name, pool.running());
     }
     while (!stopping && pool.running() < jobs && next < todo.size()) {
       const std::string& h = todo[next];
-      const SweepPoint& p = plan.points[byHash[h].front()];
+      const SweepPoint& p = plan.points[g.byHash.at(h).front()];
       RunSpec s;
       s.label = p.label;
       s.args = p.runArgs();
       s.outDir = (plan.dir / "points" / p.dirName()).string();
-      for (size_t i : byHash[h]) {
+      for (size_t i : g.byHash.at(h)) {
         nlohmann::json row = pointRow(plan, plan.points[i]);
         row["status"] = "running";
         row["finished_at"] = utcNow();
@@ -272,24 +262,219 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
     if (pool.running() == 0 && (stopping || next == todo.size())) break;
     auto f = pool.wait(200);
     if (f) {
-      const std::string& h = todo[f->id];
       ++ranHere;
-      for (size_t i : byHash[h]) {
+      for (size_t i : g.byHash.at(todo[f->id])) {
         const SweepPoint& p = plan.points[i];
         const nlohmann::json row =
             resultRow(plan, p, f->outcome, plan.dir / "points" / p.dirName());
         db.put(row);
         const std::string st = row["status"];
-        if (st == "ok") ++done;
-        if (st == "failed") ++failed;
-        if (st == "interrupted") ++interrupted;
+        if (st == "ok") ++c.done;
+        if (st == "failed") ++c.failed;
+        if (st == "interrupted") ++c.interrupted;
       }
     }
     printProgress(false);
   }
   printProgress(true);
   if (stopping) return kExitInterrupted;
-  return failed || interrupted ? kExitPointsFailed : 0;
+  return c.failed || c.interrupted ? kExitPointsFailed : 0;
+}
+
+// ---- Slurm ----------------------------------------------------------------------------------
+
+fs::path slurmDir(const Plan& plan) { return plan.dir / "slurm"; }
+fs::path shardDir(const Plan& plan) { return slurmDir(plan) / "shards"; }
+
+// Rows the array tasks wrote into their shards, merged into the sweep's database. A finished
+// task's shard (it left a .done file) is removed once merged; a running task's is merged again
+// later (merging is idempotent).
+void mergeShards(const Plan& plan, SweepDb& db) {
+  std::error_code ec;
+  if (!fs::is_directory(shardDir(plan), ec)) return;
+  std::vector<fs::path> shards;
+  for (const auto& e : fs::directory_iterator(shardDir(plan), ec))
+    if (e.path().extension() == ".sqlite") shards.push_back(e.path());
+  std::sort(shards.begin(), shards.end());
+  for (const auto& s : shards) {
+    const fs::path done = s.string() + ".done";
+    const bool finished = fs::exists(done, ec);
+    db.mergeFrom(s.string());
+    if (finished) {
+      fs::remove(s, ec);
+      fs::remove(s.string() + "-journal", ec);
+      fs::remove(done, ec);
+    }
+  }
+}
+
+std::string shellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a command (no shell), returns its exit code and standard output.
+std::pair<int, std::string> capture(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (pipe(fds) != 0) throw InputError("pipe failed");
+  std::vector<char*> cargv;
+  std::vector<std::string> copy = argv;
+  for (auto& a : copy) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw InputError(fmt::format("cannot start {}", argv[0]));
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+// Submits the points still to run as one Slurm job array; each task runs a slice of them.
+int submitSlurm(const SweepOptions& o, const Plan& plan, const std::vector<std::string>& todo) {
+  const std::string& name = plan.spec.name;
+  if (todo.empty()) {
+    if (!o.quiet) std::cerr << fmt::format("gpusc: sweep {}: nothing to run\n", name);
+    return 0;
+  }
+  const size_t tasks = std::min<size_t>(o.tasks ? o.tasks : 1000, todo.size());
+  const std::string stamp = fmt::format("{}-{}", utcNow(), getpid());
+  const fs::path dir = fs::absolute(slurmDir(plan) / stamp);
+  fs::create_directories(dir);
+  fs::create_directories(shardDir(plan));
+  writeFileAtomically((dir / "todo.txt").string(), join(todo, "\n") + "\n");
+  std::string cmd = fmt::format(
+      "exec {} sweep {} --out {} --worker --task \"$SLURM_ARRAY_TASK_ID\" --tasks {} --todo {}",
+      shellQuote(selfExecutable()), shellQuote(fs::absolute(plan.spec.file).string()),
+      shellQuote(fs::absolute(plan.dir).string()), tasks, shellQuote((dir / "todo.txt").string()));
+  writeFileAtomically((dir / "job.sh").string(), "#!/bin/sh\n# gpusc sweep " + name +
+                                                     ": one task of the array\n" + cmd + "\n");
+  std::vector<std::string> argv{
+      "sbatch",
+      "--parsable",
+      "--job-name=gpusc-" + name,
+      fmt::format("--array=0-{}{}", tasks - 1,
+                  o.arrayThrottle ? fmt::format("%{}", o.arrayThrottle) : ""),
+      "--output=" + (dir / "task-%a.log").string(),
+      "--chdir=" + fs::current_path().string()};
+  if (!o.partition.empty()) argv.push_back("--partition=" + o.partition);
+  if (!o.time.empty()) argv.push_back("--time=" + o.time);
+  if (!o.mem.empty()) argv.push_back("--mem=" + o.mem);
+  argv.push_back((dir / "job.sh").string());
+  const auto [rc, out] = capture(argv);
+  if (rc != 0)
+    throw InputError(fmt::format("sbatch failed (exit code {}): {}", rc,
+                                 rc == 127 ? "is Slurm installed?" : std::string(trim(out))));
+  const std::string jobId = split(std::string(trim(out)), ';').at(0);
+  std::ofstream(slurmDir(plan) / "jobs.txt", std::ios::app) << jobId << "\n";
+  if (!o.quiet)
+    std::cerr << fmt::format(
+        "gpusc: sweep {}: submitted Slurm job {}: {} points in {} array tasks (logs in {}); "
+        "`gpusc sweep status {}` shows progress\n",
+        name, jobId, todo.size(), tasks, dir.string(), plan.spec.file);
+  return 0;
+}
+
+// One task of a Slurm array: its slice of the submitted points, rows into its own shard.
+int runWorker(const SweepOptions& o, const Plan& plan, const std::atomic<bool>* interrupt) {
+  if (o.tasks == 0 || o.task >= o.tasks || o.todo.empty())
+    throw InputError("--worker needs --task I, --tasks N (I < N) and --todo FILE");
+  std::ifstream in(o.todo);
+  if (!in) throw InputError(fmt::format("--todo {}: cannot read", o.todo));
+  const Groups g = groupByHash(plan);
+  std::vector<std::string> mine;
+  std::string h;
+  for (size_t i = 0; std::getline(in, h); ++i) {
+    if (h.empty() || i % o.tasks != o.task) continue;
+    if (!g.byHash.count(h))
+      throw InputError(fmt::format("--todo {}: point {} is not in {} (was the spec changed?)",
+                                   o.todo, h, plan.spec.file));
+    mine.push_back(h);
+  }
+  const std::string base =
+      fmt::format("{}-task{}", fs::path(o.todo).parent_path().filename().string(), o.task);
+  const fs::path shard = shardDir(plan) / (base + ".sqlite");
+  int rc = 0;
+  {
+    SweepDb db(shard.string(), SweepDb::Journal::Rollback);
+    const char* cpus = std::getenv("SLURM_CPUS_PER_TASK");
+    const unsigned jobs = cpus ? std::max(1, std::atoi(cpus)) : 1;
+    rc = runPoints(plan, db, g, mine, jobs, o.quiet, interrupt, Counts{}, mine.size());
+  }
+  writeFileAtomically(shard.string() + ".done", "");
+  return rc;
+}
+
+// The last submitted array's tasks by Slurm state, or "" when none was submitted.
+std::string slurmState(const Plan& plan) {
+  std::ifstream in(slurmDir(plan) / "jobs.txt");
+  std::string id, last;
+  while (std::getline(in, id))
+    if (!id.empty()) last = id;
+  if (last.empty()) return "";
+  const auto [rc, out] = capture({"squeue", "-h", "-r", "-j", last, "-o", "%T"});
+  if (rc != 0) return fmt::format("Slurm job {}: squeue failed (exit code {})", last, rc);
+  std::map<std::string, size_t> states;
+  for (const auto& s : split(out, '\n'))
+    if (!trim(s).empty()) ++states[std::string(trim(s))];
+  if (states.empty()) return fmt::format("Slurm job {}: no task in the queue", last);
+  std::vector<std::string> parts;
+  for (const auto& [s, n] : states) parts.push_back(fmt::format("{} {}", n, s));
+  return fmt::format("Slurm job {}: {}", last, join(parts, ", "));
+}
+
+}  // namespace
+
+int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
+  const bool status = o.args.size() == 2 && o.args[0] == "status";
+  if (!(o.args.size() == 1 || status))
+    throw InputError(
+        fmt::format("sweep {}: expected SPEC.yaml or status SPEC.yaml", join(o.args, " ")));
+  if (o.backend != "local" && o.backend != "slurm")
+    throw InputError(fmt::format("--backend {}: expected local or slurm{}", o.backend,
+                                 didYouMean(o.backend, {"local", "slurm"})));
+  const Plan plan = makePlan(o.args.back(), o.out);
+  if (o.worker) return runWorker(o, plan, interrupt);
+  std::error_code ec;
+  fs::create_directories(plan.dir, ec);
+  if (ec)
+    throw InputError(
+        fmt::format("--out {}: cannot create the folder: {}", plan.dir.string(), ec.message()));
+  SweepDb db(plan.dbPath().string());
+  mergeShards(plan, db);
+  if (status) {
+    sweepStatus(plan, db);
+    const std::string slurm = slurmState(plan);
+    if (!slurm.empty()) fmt::print("{}\n", slurm);
+    return 0;
+  }
+  if (o.dryRun) return dryRun(plan, db);
+
+  const Groups g = groupByHash(plan);
+  Counts before;
+  const std::vector<std::string> todo = pointsToRun(plan, db, g, o.retryFailed, before);
+  const size_t total = plan.points.size();
+  if (o.backend == "slurm") return submitSlurm(o, plan, todo);
+  const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (!o.quiet)
+    std::cerr << fmt::format(
+        "gpusc: sweep {}: {} points, {} to run ({} ok and {} failed before), {} jobs, results "
+        "in {}\n",
+        plan.spec.name, total, total - before.done - before.failed, before.done, before.failed,
+        jobs, plan.dbPath().string());
+  return runPoints(plan, db, g, todo, jobs, o.quiet, interrupt, before, total);
 }
 
 namespace {
@@ -312,6 +497,7 @@ int cmdResults(const ResultsOptions& o) {
     throw InputError(fmt::format("{}: no results database (run gpusc sweep {} first)",
                                  plan.dbPath().string(), o.spec));
   SweepDb db(plan.dbPath().string());
+  mergeShards(plan, db);
   const auto rows = rowsByLabel(db, plan.spec.name);
   // Every point of the spec, in spec order; one not run yet (or run with another
   // configuration) is "pending".

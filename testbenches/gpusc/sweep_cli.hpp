@@ -15,6 +15,15 @@ struct SweepOptions {
   bool quiet = false;
   bool retryFailed = false;
   bool dryRun = false;
+  // --backend slurm: one sbatch job array (docs/sweeps.md).
+  std::string backend = "local";
+  std::string partition, time, mem;  // sbatch --partition, --time, --mem
+  unsigned arrayThrottle = 0;        // at most this many tasks at once (0: no limit)
+  unsigned tasks = 0;                // array tasks (0: one per point, at most 1000)
+  // One task of the array (the job script's command): its slice of the points in `todo`.
+  bool worker = false;
+  unsigned task = 0;
+  std::string todo;
 };
 
 // Runs the points of a sweep that the database does not hold as done (or prints them, with

@@ -123,7 +123,7 @@ nlohmann::json columnValue(sqlite3_stmt* st, int i) {
 
 }  // namespace
 
-SweepDb::SweepDb(const std::string& path) : path_(path) {
+SweepDb::SweepDb(const std::string& path, Journal journal) : path_(path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -133,7 +133,7 @@ SweepDb::SweepDb(const std::string& path) : path_(path) {
   // Writers wait for each other (up to a minute) instead of failing with "database is locked".
   sqlite3_busy_timeout(db_, 60000);
   try {
-    exec("PRAGMA journal_mode=WAL");
+    exec(journal == Journal::Wal ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=DELETE");
     exec("PRAGMA synchronous=NORMAL");
     std::string cols;
     for (const auto& c : resultColumns())
@@ -203,6 +203,29 @@ void SweepDb::put(const nlohmann::json& row) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+void SweepDb::mergeFrom(const std::string& shard) {
+  std::vector<std::string> names;
+  for (const auto& c : resultColumns()) names.push_back(c.name);
+  const std::string cols = fmt::format("{}", fmt::join(names, ", "));
+  Statement attach(db_, "ATTACH DATABASE ? AS shard");
+  attach.bind(1, shard, false);
+  attach.step();
+  exec("BEGIN IMMEDIATE");
+  try {
+    exec(fmt::format(
+        "INSERT OR REPLACE INTO main.points ({0}) SELECT {0} FROM shard.points AS s WHERE NOT "
+        "EXISTS (SELECT 1 FROM main.points AS m WHERE m.sweep = s.sweep AND m.label = s.label "
+        "AND m.hash = s.hash AND m.status = 'ok' AND s.status != 'ok')",
+        cols));
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, "DETACH DATABASE shard", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec("DETACH DATABASE shard");
 }
 
 namespace {

@@ -24,8 +24,11 @@ const std::vector<DbColumn>& resultColumns();
 
 class SweepDb {
  public:
+  // Wal: the sweep's database, written by several processes on one machine. Rollback: a
+  // Slurm task's shard, one writer, on any shared file system (WAL needs shared memory).
+  enum class Journal { Wal, Rollback };
   // Opens (creating) the database file and its table; missing columns are added.
-  explicit SweepDb(const std::string& path);
+  explicit SweepDb(const std::string& path, Journal journal = Journal::Wal);
   ~SweepDb();
   SweepDb(const SweepDb&) = delete;
   SweepDb& operator=(const SweepDb&) = delete;
@@ -37,6 +40,9 @@ class SweepDb {
   std::vector<nlohmann::json> rows(const std::string& sweep) const;
   // A row with this configuration hash, preferring status ok; none: nullopt.
   std::optional<nlohmann::json> byHash(const std::string& hash) const;
+  // Copies the rows of another database (a Slurm task's shard) into this one, in one
+  // transaction; a row never replaces an ok row of the same point and hash with a worse one.
+  void mergeFrom(const std::string& shard);
   const std::string& path() const { return path_; }
 
  private:
