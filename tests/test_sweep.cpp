@@ -386,4 +386,23 @@ TEST(SweepDb, MetricsFromStats) {
   EXPECT_EQ(m["gatings"], 9);
   EXPECT_EQ(m["check_pass"], true);
   EXPECT_TRUE(m["worst_droop_pct"].is_null());  // no PDN in this run
+
+  // Read from a file, the per-SM and per-slice parts are left out and the metrics are the same.
+  for (auto& l : stats["launches"]) {
+    l["timing"]["sms"] = nlohmann::json::array({{{"issued", 1}}, {{"issued", 2}}});
+    l["timing"]["memory"]["l2"]["per_slice"] = nlohmann::json::array({{{"hits", 1}}});
+    l["stats"] = {{"warp_instructions", 5}};
+  }
+  stats["config"] = {{"gpu", {{"num_sms", 2}}}};
+  const fs::path dir = tempDir("metrics");
+  std::ofstream(dir / "stats.json") << stats.dump(2);
+  const nlohmann::json read = readStatsForMetrics((dir / "stats.json").string());
+  EXPECT_EQ(metricsOf(read), m);
+  EXPECT_FALSE(read.contains("config"));
+  EXPECT_FALSE(read["launches"][0]["timing"].contains("sms"));
+  EXPECT_FALSE(read["launches"][0].contains("stats"));
+  EXPECT_FALSE(read["launches"][1]["timing"]["memory"]["l2"].contains("per_slice"));
+  EXPECT_EQ(read["run"], stats["run"]);
+  EXPECT_TRUE(readStatsForMetrics((dir / "missing.json").string()).is_null());
+  fs::remove_all(dir);
 }

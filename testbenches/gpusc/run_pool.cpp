@@ -118,11 +118,14 @@ std::optional<RunPool::Finished> RunPool::wait(int timeoutMs) {
       // child removed an earlier run's files before writing (--force).
       const bool results = o.exitCode == 0 || o.exitCode == 1 || o.exitCode == 5 || o.exitCode == 6;
       if (results && fs::exists(statsPath)) {
-        std::ifstream in(statsPath);
-        o.stats = nlohmann::json::parse(in, nullptr, false);
-        if (o.stats.is_discarded()) o.stats = nlohmann::json();
+        o.statsPath = statsPath.string();
+        if (readStats_) {
+          std::ifstream in(statsPath);
+          o.stats = nlohmann::json::parse(in, nullptr, false);
+          if (o.stats.is_discarded()) o.stats = nlohmann::json();
+        }
       }
-      o.ok = o.exitCode == 0 && !o.stats.is_null();
+      o.ok = o.exitCode == 0 && !o.statsPath.empty() && (!readStats_ || !o.stats.is_null());
       if (!o.ok)
         std::tie(o.firstError, o.error) =
             firstAndLastLine((fs::path(c.spec.outDir) / "stderr.txt").string());

@@ -27,6 +27,7 @@ struct RunOutcome {
   std::string error;       // the child's last stderr line when it failed
   std::string firstError;  // its first stderr line when it failed
   nlohmann::json stats;    // its stats.json when it wrote one (also a stopped or failed check)
+  std::string statsPath;   // that file; empty when the run wrote none
   double seconds = 0;      // wall-clock seconds from start to end
 };
 
@@ -35,7 +36,9 @@ struct RunOutcome {
 // gets SIGTERM when the parent dies, so a killed parent leaves no simulation running.
 class RunPool {
  public:
-  explicit RunPool(std::string self) : self_(std::move(self)) {}
+  // readStats: parse each run's stats.json into RunOutcome::stats (false: only statsPath).
+  explicit RunPool(std::string self, bool readStats = true)
+      : self_(std::move(self)), readStats_(readStats) {}
   // Children still running get SIGTERM and are reaped.
   ~RunPool();
   RunPool(const RunPool&) = delete;
@@ -62,6 +65,7 @@ class RunPool {
     bool terminated = false;
   };
   std::string self_;
+  bool readStats_;
   std::map<pid_t, Child> running_;
 };
 

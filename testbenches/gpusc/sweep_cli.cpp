@@ -88,8 +88,9 @@ std::string readText(const fs::path& p) {
 }
 
 // A finished run's row: status, exit code, first error line, metrics.
+// `stats`: the run's stats.json as readStatsForMetrics reads it (null: none).
 nlohmann::json resultRow(const Plan& plan, const SweepPoint& p, const RunOutcome& o,
-                         const fs::path& runDir) {
+                         const nlohmann::json& stats, const fs::path& runDir) {
   nlohmann::json row = pointRow(plan, p);
   // A point killed by a signal (a user's kill, the OOM killer, a lost node) did not fail: it is
   // interrupted, like one a SIGTERM stopped, and runs again when the sweep resumes.
@@ -99,9 +100,13 @@ nlohmann::json resultRow(const Plan& plan, const SweepPoint& p, const RunOutcome
                                                                     : "failed";
   std::string error = o.firstError;
   if (killed && error.empty()) error = fmt::format("killed by signal {}", o.exitCode - 128);
-  if (o.exitCode == 1 && error.empty() && o.stats.is_object())
+  if (o.exitCode == 1 && error.empty() && stats.is_object())
     error = "check: FAIL (" +
-            o.stats["workload"]["check"].value("message", std::string("no message")) + ")";
+            stats["workload"]["check"].value("message", std::string("no message")) + ")";
+  if (status == "ok" && !stats.is_object()) {
+    status = "failed";
+    error = "gpusc: cannot read the run's stats.json";
+  }
   // The run resolved the same configuration as the sweep hashed (one code path: loadPlatform
   // and config.yaml); a difference would make the hash a lie.
   if (status == "ok" && readText(runDir / "config.yaml") != p.configYaml) {
@@ -115,9 +120,9 @@ nlohmann::json resultRow(const Plan& plan, const SweepPoint& p, const RunOutcome
   row["error"] = error;
   row["host_seconds"] = o.seconds;
   row["finished_at"] = utcNow();
-  if (o.stats.is_object()) {
+  if (stats.is_object()) {
     row["stats_path"] = (fs::relative(runDir, plan.dir) / "stats.json").string();
-    const nlohmann::json metrics = metricsOf(o.stats);
+    const nlohmann::json metrics = metricsOf(stats);
     row.update(metrics);
   }
   return row;
@@ -219,7 +224,7 @@ int runPoints(const Plan& plan, SweepDb& db, const Groups& g, const std::vector<
   double lastPrint = -1;
   size_t ranHere = 0, next = 0;
   bool stopping = false;
-  RunPool pool(selfExecutable());
+  RunPool pool(selfExecutable(), false);  // the sweep reads only what its metrics need
   const auto printProgress = [&](bool final) {
     if (quiet) return;
     const double e = elapsed();
@@ -263,10 +268,13 @@ int runPoints(const Plan& plan, SweepDb& db, const Groups& g, const std::vector<
     auto f = pool.wait(200);
     if (f) {
       ++ranHere;
+      const nlohmann::json stats = f->outcome.statsPath.empty()
+                                       ? nlohmann::json()
+                                       : readStatsForMetrics(f->outcome.statsPath);
       for (size_t i : g.byHash.at(todo[f->id])) {
         const SweepPoint& p = plan.points[i];
         const nlohmann::json row =
-            resultRow(plan, p, f->outcome, plan.dir / "points" / p.dirName());
+            resultRow(plan, p, f->outcome, stats, plan.dir / "points" / p.dirName());
         db.put(row);
         const std::string st = row["status"];
         if (st == "ok") ++c.done;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -250,6 +251,30 @@ std::optional<nlohmann::json> SweepDb::byHash(const std::string& hash) const {
   if (out.empty()) return std::nullopt;
   parseJsonColumns(out[0]);
   return out[0];
+}
+
+nlohmann::json readStatsForMetrics(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  // keys[d - 1]: the key at depth d on the way to the current value.
+  std::vector<std::string> keys;
+  const nlohmann::json::parser_callback_t keep =
+      [&keys](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (event != nlohmann::json::parse_event_t::key) return true;
+        const size_t d = size_t(depth);
+        keys.resize(d);
+        keys[d - 1] = parsed.get<std::string>();
+        const std::string& k = keys[d - 1];
+        if (d == 1) return k == "complete" || k == "workload" || k == "run" || k == "launches";
+        if (keys[0] != "launches") return true;
+        // launches[i] (depth 2) . timing (3) . memory (4) . unit (5) . totals (6)
+        if (d == 3) return k == "timing";
+        if (d == 4) return k == "memory";
+        if (d == 6) return k == "totals";
+        return true;
+      };
+  nlohmann::json j = nlohmann::json::parse(in, keep, false);
+  return j.is_discarded() ? nlohmann::json() : j;
 }
 
 nlohmann::json metricsOf(const nlohmann::json& stats) {

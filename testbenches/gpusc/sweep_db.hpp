@@ -56,5 +56,9 @@ class SweepDb {
 // The headline-metric columns of a point from its stats.json (`run` totals and the launches'
 // memory statistics); absent figures (functional mode, power off) are null.
 nlohmann::json metricsOf(const nlohmann::json& stats);
+// The parts of a stats.json file metricsOf reads (the run totals, the workload and each
+// launch's memory totals), without the per-SM and per-slice statistics a large platform's file
+// is mostly made of (tens of MB). Null when the file is missing or not JSON.
+nlohmann::json readStatsForMetrics(const std::string& path);
 
 }  // namespace gpusc::cli
