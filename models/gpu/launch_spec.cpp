@@ -28,11 +28,7 @@ class SpecReader {
  public:
   explicit SpecReader(std::string file) : file_(std::move(file)) {}
 
-  std::string where(const YAML::Node& n) const {
-    YAML::Mark m = n.Mark();
-    if (m.is_null() || m.line < 0) return file_;
-    return fmt::format("{}:{}:{}", file_, m.line + 1, m.column + 1);
-  }
+  std::string where(const YAML::Node& n) const { return config::markWhere(file_, n.Mark()); }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& key,
                          const std::string& msg) const {
     throw InputError(fmt::format("{}: {}: {}", where(n), key, msg));

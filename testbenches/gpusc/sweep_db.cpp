@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <array>
 #include <fstream>
 #include <set>
 
@@ -287,18 +288,32 @@ nlohmann::json metricsOf(const nlohmann::json& stats) {
   const auto& work = stats.value("workload", nlohmann::json::object());
   m["check_pass"] =
       work.contains("check") ? work["check"].value("pass", nlohmann::json()) : nlohmann::json();
-  copy("cycles", run, "cycles");
-  copy("ipc", run, "ipc");
-  copy("warp_instructions", run, "warp_instructions");
-  copy("thread_instructions", run, "thread_instructions");
-  copy("simulated_seconds", run, "simulated_seconds");
-  copy("average_power_w", run, "average_power_w");
+  // Columns copied from the run totals: column, section of `run` ("" for itself), key.
+  static const std::array<std::array<const char*, 3>, 20> fromRun{{
+      {"cycles", "", "cycles"},
+      {"ipc", "", "ipc"},
+      {"warp_instructions", "", "warp_instructions"},
+      {"thread_instructions", "", "thread_instructions"},
+      {"simulated_seconds", "", "simulated_seconds"},
+      {"average_power_w", "", "average_power_w"},
+      {"energy_j", "energy", "total_j"},
+      {"dynamic_energy_j", "energy", "dynamic_j"},
+      {"static_energy_j", "energy", "static_j"},
+      {"sm_energy_j", "energy", "sm_j"},
+      {"energy_by_block_j", "energy", "by_block_j"},
+      {"worst_droop_pct", "voltage", "worst_droop_pct"},
+      {"min_voltage", "voltage", "min_voltage"},
+      {"voltage_emergencies", "voltage", "emergencies"},
+      {"droop_events", "voltage", "droop_events_above_pct"},
+      {"sm_gated_share", "power_gating", "sm_gated_share"},
+      {"simd_unit_gated_share", "power_gating", "simd_unit_gated_share"},
+      {"lane_gated_share", "power_gating", "lane_gated_share"},
+      {"lane_net_gated_share", "power_gating", "lane_net_gated_share"},
+      {"wake_stall_cycles", "power_gating", "wake_stall_cycles"},
+  }};
+  for (const auto& [column, section, key] : fromRun)
+    copy(column, *section ? run.value(section, nlohmann::json()) : run, key);
   const nlohmann::json energy = run.value("energy", nlohmann::json());
-  copy("energy_j", energy, "total_j");
-  copy("dynamic_energy_j", energy, "dynamic_j");
-  copy("static_energy_j", energy, "static_j");
-  copy("sm_energy_j", energy, "sm_j");
-  copy("energy_by_block_j", energy, "by_block_j");
   const double seconds = run.value("simulated_seconds", 0.0);
   if (energy.is_object() && seconds > 0) {
     nlohmann::json p = nlohmann::json::object();
@@ -307,17 +322,7 @@ nlohmann::json metricsOf(const nlohmann::json& stats) {
   } else {
     m["power_by_block_w"] = nullptr;
   }
-  const nlohmann::json voltage = run.value("voltage", nlohmann::json());
-  copy("worst_droop_pct", voltage, "worst_droop_pct");
-  copy("min_voltage", voltage, "min_voltage");
-  copy("voltage_emergencies", voltage, "emergencies");
-  copy("droop_events", voltage, "droop_events_above_pct");
   const nlohmann::json pg = run.value("power_gating", nlohmann::json());
-  copy("sm_gated_share", pg, "sm_gated_share");
-  copy("simd_unit_gated_share", pg, "simd_unit_gated_share");
-  copy("lane_gated_share", pg, "lane_gated_share");
-  copy("lane_net_gated_share", pg, "lane_net_gated_share");
-  copy("wake_stall_cycles", pg, "wake_stall_cycles");
   m["gatings"] = pg.is_object() ? nlohmann::json(pg.value("sm_gatings", uint64_t(0)) +
                                                  pg.value("simd_unit_gatings", uint64_t(0)) +
                                                  pg.value("lane_gatings", uint64_t(0)))

@@ -34,11 +34,7 @@ class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
-  std::string where(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null() || m.line < 0) return file_;
-    return fmt::format("{}:{}:{}", file_, m.line + 1, m.column + 1);
-  }
+  std::string where(const YAML::Node& n) const { return config::markWhere(file_, n.Mark()); }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& key,
                          const std::string& msg) const {
     throw InputError(fmt::format("{}: {}: {}", where(n), key, msg));
@@ -353,13 +349,7 @@ std::string absolute(const std::string& baseDir, const std::string& p) {
 
 SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
                          const std::string& baseDir) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
-                                 e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = config::parseYaml(text, fileName);
   Reader r(fileName);
   if (!root.IsMap()) throw InputError(fmt::format("{}:1:1: expected a map of keys", fileName));
   r.keys(root, "",

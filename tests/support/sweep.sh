@@ -23,6 +23,10 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 # status SPEC: "N ok, N failed, N interrupted, N running, N pending"
 status() { "$exe" sweep status "$1" --out out | sed 's/^[^:]*: [0-9]* points: //; s/ (.*//'; }
+# expect_status "N ok, N failed, N interrupted, N running, N pending" WHEN: the counts of spec.yaml
+expect_status() {
+  [[ $(status spec.yaml) == "$1" ]] || fail "$2: $(status spec.yaml), expected $1"
+}
 # count STATUS SPEC
 count() { status "$2" | tr ',' '\n' | sed -n "s/^ *\([0-9]*\) $1\$/\1/p"; }
 # wait_for STATUS N SPEC [SECONDS]: until at least N points have STATUS
@@ -56,8 +60,7 @@ EOF
     "$exe" sweep spec.yaml --out out --jobs 2 >second.txt 2>&1 || fail "resumed sweep failed"
     grep -q "8 points, $((8 - done_before)) to run ($done_before ok and 0 failed before)" \
       second.txt || fail "the resumed sweep did not skip the $done_before finished points"
-    [[ $(status spec.yaml) == "8 ok, 0 failed, 0 interrupted, 0 running, 0 pending" ]] ||
-      fail "after resuming: $(status spec.yaml)"
+    expect_status "8 ok, 0 failed, 0 interrupted, 0 running, 0 pending" "after resuming"
     # The rows finished before the kill are unchanged (same host time and finish time).
     "$exe" results spec.yaml --out out --csv -o after.csv || fail "results failed"
     n=0
@@ -87,13 +90,11 @@ EOF
     wait $pid
     rc=$?
     ((rc == 1)) || fail "sweep exit code $rc, expected 1 (a point did not finish)"
-    [[ $(status spec.yaml) == "1 ok, 0 failed, 1 interrupted, 0 running, 0 pending" ]] ||
-      fail "after the kill: $(status spec.yaml)"
+    expect_status "1 ok, 0 failed, 1 interrupted, 0 running, 0 pending" "after the kill"
     "$exe" results spec.yaml --out out --csv | grep -q "vecadd@default/base,[^,]*,vecadd,.*,interrupted,137,killed by signal 9," ||
       fail "the killed point's row: $("$exe" results spec.yaml --out out --csv)"
     "$exe" sweep spec.yaml --out out -q >second.txt 2>&1 || fail "resumed sweep failed"
-    [[ $(status spec.yaml) == "2 ok, 0 failed, 0 interrupted, 0 running, 0 pending" ]] ||
-      fail "after resuming: $(status spec.yaml)"
+    expect_status "2 ok, 0 failed, 0 interrupted, 0 running, 0 pending" "after resuming"
     echo "PASS: the killed point was marked interrupted and ran again on resume"
     ;;
   interrupt)
@@ -113,8 +114,7 @@ EOF
     rc=$?
     ((rc == 6)) || fail "sweep exit code $rc, expected 6"
     grep -q "interrupted; stopping 2 running points" first.txt || fail "no interrupt message"
-    [[ $(status spec.yaml) == "0 ok, 0 failed, 2 interrupted, 0 running, 1 pending" ]] ||
-      fail "after SIGTERM: $(status spec.yaml)"
+    expect_status "0 ok, 0 failed, 2 interrupted, 0 running, 1 pending" "after SIGTERM"
     [[ -z $(live_runs) ]] || fail "runs still alive: $(live_runs)"
     "$exe" results spec.yaml --out out --json -o rows.json || fail "results failed"
     python3 - <<'EOF' || fail "interrupted rows"
@@ -142,8 +142,7 @@ EOF
     "$exe" sweep spec.yaml --out out -q >first.txt 2>&1
     rc=$?
     ((rc == 1)) || fail "sweep exit code $rc, expected 1"
-    [[ $(status spec.yaml) == "1 ok, 2 failed, 0 interrupted, 0 running, 0 pending" ]] ||
-      fail "$(status spec.yaml)"
+    expect_status "1 ok, 2 failed, 0 interrupted, 0 running, 0 pending" "after the sweep"
     "$exe" results spec.yaml --out out --csv -o rows.csv || fail "results failed"
     grep -q '^failed,misaligned/base,[^,]*,misaligned,,[^,]*,base,gtx480,timing,failed,3,"\?gpusc: kernel fault: misaligned 4-byte read access' rows.csv ||
       fail "the faulting point's row: $(cat rows.csv)"
@@ -154,8 +153,7 @@ EOF
     "$exe" sweep spec.yaml --out out --retry-failed >third.txt 2>&1
     grep -q "3 points, 2 to run (1 ok and 0 failed before)" third.txt ||
       fail "--retry-failed did not run the failed points"
-    [[ $(status spec.yaml) == "1 ok, 2 failed, 0 interrupted, 0 running, 0 pending" ]] ||
-      fail "$(status spec.yaml)"
+    expect_status "1 ok, 2 failed, 0 interrupted, 0 running, 0 pending" "after --retry-failed"
     echo "PASS: failed points recorded with exit code and error line, run again only with --retry-failed"
     ;;
   results)
