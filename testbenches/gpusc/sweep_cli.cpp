@@ -453,6 +453,10 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
   if (o.backend != "local" && o.backend != "slurm")
     throw InputError(fmt::format("--backend {}: expected local or slurm{}", o.backend,
                                  didYouMean(o.backend, {"local", "slurm"})));
+  if (o.backend == "local" && !o.worker &&
+      (!o.partition.empty() || !o.time.empty() || !o.mem.empty() || o.arrayThrottle || o.tasks))
+    throw InputError(
+        "--partition, --time, --mem, --array-throttle and --tasks are for --backend slurm");
   const Plan plan = makePlan(o.args.back(), o.out);
   if (o.worker) return runWorker(o, plan, interrupt);
   std::error_code ec;
