@@ -362,11 +362,17 @@ int submitSlurm(const SweepOptions& o, const Plan& plan, const std::vector<std::
   const fs::path dir = fs::absolute(slurmDir(plan) / stamp);
   fs::create_directories(dir);
   fs::create_directories(shardDir(plan));
-  writeFileAtomically((dir / "todo.txt").string(), join(todo, "\n") + "\n");
+  // The submitted points, expanded: the tasks run them without expanding the spec again.
+  const std::set<std::string> submitted(todo.begin(), todo.end());
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : plan.points)
+    if (submitted.count(p.hash)) points.push_back(pointToJson(p));
+  writeFileAtomically((dir / "todo.json").string(),
+                      nlohmann::json{{"sweep", name}, {"points", points}}.dump() + "\n");
   std::string cmd = fmt::format(
       "exec {} sweep {} --out {} --worker --task \"$SLURM_ARRAY_TASK_ID\" --tasks {} --todo {}",
       shellQuote(selfExecutable()), shellQuote(fs::absolute(plan.spec.file).string()),
-      shellQuote(fs::absolute(plan.dir).string()), tasks, shellQuote((dir / "todo.txt").string()));
+      shellQuote(fs::absolute(plan.dir).string()), tasks, shellQuote((dir / "todo.json").string()));
   writeFileAtomically((dir / "job.sh").string(), "#!/bin/sh\n# gpusc sweep " + name +
                                                      ": one task of the array\n" + cmd + "\n");
   std::vector<std::string> argv{
@@ -396,21 +402,22 @@ int submitSlurm(const SweepOptions& o, const Plan& plan, const std::vector<std::
 }
 
 // One task of a Slurm array: its slice of the submitted points, rows into its own shard.
-int runWorker(const SweepOptions& o, const Plan& plan, const std::atomic<bool>* interrupt) {
-  if (o.tasks == 0 || o.task >= o.tasks || o.todo.empty())
-    throw InputError("--worker needs --task I, --tasks N (I < N) and --todo FILE");
+int runWorker(const SweepOptions& o, const std::atomic<bool>* interrupt) {
+  if (o.tasks == 0 || o.task >= o.tasks || o.todo.empty() || o.out.empty())
+    throw InputError("--worker needs --task I, --tasks N (I < N), --todo FILE and --out DIR");
   std::ifstream in(o.todo);
-  if (!in) throw InputError(fmt::format("--todo {}: cannot read", o.todo));
+  const nlohmann::json todo = nlohmann::json::parse(in, nullptr, false);
+  if (!in || todo.is_discarded() || !todo.contains("points"))
+    throw InputError(fmt::format("--todo {}: cannot read the submitted points", o.todo));
+  Plan plan;
+  plan.spec.name = todo.value("sweep", "");
+  plan.spec.file = o.args.back();
+  plan.dir = o.out;
+  for (const auto& p : todo["points"]) plan.points.push_back(pointFromJson(p));
   const Groups g = groupByHash(plan);
+  // Task I runs the submitted configurations I, I + N, I + 2N, ...
   std::vector<std::string> mine;
-  std::string h;
-  for (size_t i = 0; std::getline(in, h); ++i) {
-    if (h.empty() || i % o.tasks != o.task) continue;
-    if (!g.byHash.count(h))
-      throw InputError(fmt::format("--todo {}: point {} is not in {} (was the spec changed?)",
-                                   o.todo, h, plan.spec.file));
-    mine.push_back(h);
-  }
+  for (size_t i = o.task; i < g.order.size(); i += o.tasks) mine.push_back(g.order[i]);
   const std::string base =
       fmt::format("{}-task{}", fs::path(o.todo).parent_path().filename().string(), o.task);
   const fs::path shard = shardDir(plan) / (base + ".sqlite");
@@ -457,8 +464,8 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
       (!o.partition.empty() || !o.time.empty() || !o.mem.empty() || o.arrayThrottle || o.tasks))
     throw InputError(
         "--partition, --time, --mem, --array-throttle and --tasks are for --backend slurm");
+  if (o.worker) return runWorker(o, interrupt);
   const Plan plan = makePlan(o.args.back(), o.out);
-  if (o.worker) return runWorker(o, plan, interrupt);
   std::error_code ec;
   fs::create_directories(plan.dir, ec);
   if (ec)

@@ -519,6 +519,30 @@ std::vector<std::string> SweepPoint::runArgs() const {
   return a;
 }
 
+nlohmann::json pointToJson(const SweepPoint& p) {
+  std::vector<std::string> sets;
+  for (const auto& s : p.sets) sets.push_back(s.assignment);
+  return {{"label", p.label},     {"kernel", p.kernel},     {"size", p.size}, {"launch", p.launch},
+          {"variant", p.variant}, {"platform", p.platform}, {"mode", p.mode}, {"axes", p.axes},
+          {"sets", sets},         {"config", p.configYaml}, {"hash", p.hash}};
+}
+
+SweepPoint pointFromJson(const nlohmann::json& j) {
+  SweepPoint p;
+  p.label = j.at("label");
+  p.kernel = j.at("kernel");
+  p.size = j.at("size");
+  p.launch = j.at("launch");
+  p.variant = j.at("variant");
+  p.platform = j.at("platform");
+  p.mode = j.at("mode");
+  p.axes = j.at("axes");
+  for (const auto& s : j.at("sets")) p.sets.push_back({s.get<std::string>(), "", ""});
+  p.configYaml = j.at("config");
+  p.hash = j.at("hash");
+  return p;
+}
+
 namespace {
 std::string fileContents(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);

@@ -65,6 +65,11 @@ struct SweepPoint {
   std::vector<std::string> runArgs() const;
 };
 
+// A point as JSON and back (the overrides' places in the spec are not kept): what a Slurm
+// array's tasks read instead of expanding the spec again.
+nlohmann::json pointToJson(const SweepPoint& p);
+SweepPoint pointFromJson(const nlohmann::json& j);
+
 // Reads and validates a spec. Throws InputError "FILE:LINE:COL: KEY: message".
 SweepSpec loadSweepSpec(const std::string& path);
 SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
