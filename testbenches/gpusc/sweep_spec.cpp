@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -576,14 +577,43 @@ std::string pointIdentity(const SweepPoint& p, const std::string& work) {
                      p.configYaml);
 }
 
+namespace {
+
+// Resolves a point's configuration (as `gpusc run` will) and hashes it. A value a key rejects
+// is reported at the override's place in the spec.
+void resolve(SweepPoint& p, const std::string& platformWhere, const std::string& work) {
+  std::vector<std::string> assignments;
+  for (const auto& s : p.sets) assignments.push_back(s.assignment);
+  PlatformConfig cfg;
+  try {
+    cfg = loadPlatform(p.platform, assignments);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    for (const auto& s : p.sets) {
+      const std::string prefix = "--set " + s.assignment + ": ";
+      if (startsWith(msg, prefix))
+        throw InputError(fmt::format("{}: {}: {}", s.where, s.origin, msg.substr(prefix.size())));
+    }
+    if (startsWith(msg, "--platform "))
+      throw InputError(fmt::format("{}: platform: {}", platformWhere, msg));
+    throw;
+  }
+  // The configuration the run will resolve and write as its config.yaml.
+  p.configYaml = configYaml(config::toYaml(cfg));
+  p.hash = sha256Hex(pointIdentity(p, work));
+}
+
+}  // namespace
+
 std::vector<SweepPoint> expandPoints(const SweepSpec& spec) {
   std::vector<SweepPoint> points;
-  std::map<std::string, std::string> work;  // launch path -> identity
+  std::vector<std::string> works;       // per kernel
+  std::vector<size_t> kernelOf;         // per point
+  std::vector<std::string> platformAt;  // per point: where its platform was named
   std::set<std::string> labels;
   for (const auto& k : spec.kernels) {
-    std::string w;
     try {
-      w = workIdentity(k);
+      works.push_back(workIdentity(k));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", k.where, e.what()));
     }
@@ -619,29 +649,29 @@ std::vector<SweepPoint> expandPoints(const SweepSpec& spec) {
         if (!axisText.empty()) p.label += "/" + join(axisText, ",");
         if (!labels.insert(p.label).second)
           throw InputError(fmt::format("{}: two points are both '{}'", spec.file, p.label));
-        // The configuration the run will resolve and write as its config.yaml.
-        std::vector<std::string> assignments;
-        for (const auto& s : p.sets) assignments.push_back(s.assignment);
-        PlatformConfig cfg;
-        try {
-          cfg = loadPlatform(p.platform, assignments);
-        } catch (const InputError& e) {
-          const std::string msg = e.what();
-          for (const auto& s : p.sets) {
-            const std::string prefix = "--set " + s.assignment + ": ";
-            if (startsWith(msg, prefix))
-              throw InputError(
-                  fmt::format("{}: {}: {}", s.where, s.origin, msg.substr(prefix.size())));
-          }
-          if (startsWith(msg, "--platform "))
-            throw InputError(fmt::format("{}: platform: {}", platformWhere, msg));
-          throw;
-        }
-        p.configYaml = configYaml(config::toYaml(cfg));
-        p.hash = sha256Hex(pointIdentity(p, w));
         points.push_back(std::move(p));
+        kernelOf.push_back(works.size() - 1);
+        platformAt.push_back(platformWhere);
       }
   }
+  // Resolving is most of the cost (parsing and writing YAML): one thread per core, each
+  // taking every n-th point. The error reported is the first point's, as if serial.
+  const size_t n = std::max<size_t>(
+      1, std::min<size_t>(std::thread::hardware_concurrency(), points.size() / 16));
+  std::vector<std::exception_ptr> errors(points.size());
+  const auto work = [&](size_t first) {
+    for (size_t i = first; i < points.size(); i += n) try {
+        resolve(points[i], platformAt[i], works[kernelOf[i]]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(work, t);
+  work(0);
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   return points;
 }
 
