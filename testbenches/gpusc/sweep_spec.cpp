@@ -18,6 +18,7 @@
 #include "common/platform_config.hpp"
 #include "common/rng.hpp"
 #include "common/strings.hpp"
+#include "common/yaml_reader.hpp"
 #include "gpu/launch_spec.hpp"
 #include "results_folder.hpp"
 #include "sha256.hpp"
@@ -31,39 +32,13 @@ namespace {
 constexpr size_t kMaxAxisValues = 100000;
 constexpr size_t kMaxPoints = 1000000;
 
-class Reader {
+class Reader : public config::YamlReader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  using YamlReader::YamlReader;
 
-  std::string where(const YAML::Node& n) const { return config::markWhere(file_, n.Mark()); }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& key,
-                         const std::string& msg) const {
-    throw InputError(fmt::format("{}: {}: {}", where(n), key, msg));
-  }
-  // `n` is a map whose keys are all in `allowed`.
-  void keys(const YAML::Node& n, const std::string& path,
-            const std::vector<std::string>& allowed) const {
-    if (!n.IsMap()) fail(n, path.empty() ? "(top level)" : path, "expected a map");
-    std::set<std::string> seen;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      const std::string k = it->first.Scalar();
-      const std::string full = path.empty() ? k : path + "." + k;
-      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-        throw InputError(
-            fmt::format("{}: unknown key '{}'{}", where(it->first), full, didYouMean(k, allowed)));
-      if (!seen.insert(k).second) fail(it->first, full, "duplicate key");
-    }
-  }
   std::string text(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(n, key, "expected a single value");
     return n.Scalar();
-  }
-  template <class T>
-  T scalar(const YAML::Node& n, const std::string& key) const {
-    T v{};
-    text(n, key);
-    if (auto err = config::convertScalar(n, v)) fail(n, key, *err);
-    return v;
   }
   // A scalar or a list of scalars.
   std::vector<YAML::Node> list(const YAML::Node& n, const std::string& key) const {
@@ -77,10 +52,6 @@ class Reader {
     }
     return out;
   }
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
 };
 
 // A value as the text of a --set (sequences in YAML flow style).
