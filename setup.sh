@@ -8,6 +8,8 @@ packages=(
   libboost-dev libboost-graph-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev            # the sweep engine's results database
+  munge slurmctld slurmd slurm-client  # test cli.sweep_slurm: a single-node Slurm cluster for the sweeps' Slurm backend
   spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)
   python3 python3-jsonschema  # the test that every stats.json follows docs/stats.schema.json

@@ -43,8 +43,21 @@ std::string Source::where(const std::string& path, const YAML::Mark& mark) const
         startsWith(p, path + "."))
       return fmt::format("--set {}", text);
   }
+  return markWhere(file, mark);
+}
+
+std::string markWhere(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null() || mark.line < 0) return file;
   return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
+}
+
+YAML::Node parseYaml(const std::string& text, const std::string& fileName) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
+  }
 }
 
 void applyOverride(YAML::Node& root, Source& src, const std::string& assignment) {

@@ -96,6 +96,11 @@ struct Source {
 // Applies `path=value` to a YAML tree (creating maps on the way) and records it in `src`.
 void applyOverride(YAML::Node& root, Source& src, const std::string& assignment);
 
+// "FILE:LINE:COL" of a YAML mark (just FILE when the node has none), for messages.
+std::string markWhere(const std::string& file, const YAML::Mark& mark);
+// Parses YAML text; a syntax error is an InputError "FILE:LINE:COL: invalid YAML: ...".
+YAML::Node parseYaml(const std::string& text, const std::string& fileName);
+
 // ---- scalar conversion -------------------------------------------------------------------------
 
 // Converts a YAML scalar to T or returns an error message ("expected an integer, got 'x'").
@@ -359,13 +364,7 @@ class KeyLister {
 template <class T>
 T load(const std::string& text, const std::string& fileName, const std::vector<std::string>& sets,
        const RegisteredNames& registered = {}) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
-                                 e.mark.column + 1, e.msg));
-  }
+  YAML::Node root = parseYaml(text, fileName);
   if (!root.IsMap() && !root.IsNull())
     throw InputError(fmt::format("{}:1:1: expected a map of keys at the top level", fileName));
   Source src;

@@ -17,6 +17,7 @@
 #include "common/file_io.hpp"
 #include "common/rng.hpp"
 #include "common/strings.hpp"
+#include "common/yaml_reader.hpp"
 
 namespace gpusc {
 
@@ -24,39 +25,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class SpecReader {
+class SpecReader : public config::YamlReader {
  public:
-  explicit SpecReader(std::string file) : file_(std::move(file)) {}
-
-  std::string where(const YAML::Node& n) const {
-    YAML::Mark m = n.Mark();
-    if (m.is_null() || m.line < 0) return file_;
-    return fmt::format("{}:{}:{}", file_, m.line + 1, m.column + 1);
-  }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& key,
-                         const std::string& msg) const {
-    throw InputError(fmt::format("{}: {}: {}", where(n), key, msg));
-  }
-
-  // Checks that `n` is a map whose keys are all in `allowed`.
-  void keys(const YAML::Node& n, const std::string& path,
-            const std::vector<std::string>& allowed) const {
-    if (!n.IsMap()) fail(n, path, "expected a map");
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string k = it->first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-        throw InputError(fmt::format("{}: unknown key '{}{}'{}", where(it->first),
-                                     path.empty() ? "" : path + ".", k, didYouMean(k, allowed)));
-    }
-  }
-
-  template <class T>
-  T scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, key, "expected a single value");
-    T v{};
-    if (auto err = config::convertScalar(n, v)) fail(n, key, *err);
-    return v;
-  }
+  using YamlReader::YamlReader;
 
   Dim3 dims(const YAML::Node& n, const std::string& key) const {
     std::vector<uint32_t> d;
@@ -75,11 +46,6 @@ class SpecReader {
     if (d.size() > 2) r.z = d[2];
     return r;
   }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
 };
 
 ptx::Type parseType(const SpecReader& r, const YAML::Node& n, const std::string& key) {

@@ -6,6 +6,8 @@
 //   gpusc shader run [--shader NAME | --draw FILE] [--platform P] [--set key=value]...
 //   gpusc bench [--kernel K]... [--size S] [--repeat N] [--json FILE]
 //   gpusc pdn impedance [--platform P] [--set key=value]... [--out DIR]
+//   gpusc sweep SPEC.yaml [--jobs N] [--out DIR] [--retry-failed] | gpusc sweep status SPEC.yaml
+//   gpusc results SPEC.yaml --csv|--json [-o FILE]
 //
 // Exit codes: 0 success; 1 a catalog kernel's result check failed; 2 bad input (platform,
 // launch spec, PTX, command line); 3 the kernel faulted; 4 internal error; 5 a run limit
@@ -43,6 +45,7 @@
 #include "shader/shader_config.hpp"
 #include "shader_cli.hpp"
 #include "sm/activity.hpp"
+#include "sweep_cli.hpp"
 #include "voltage_cli.hpp"
 
 #ifndef GPUSC_VERSION
@@ -858,6 +861,51 @@ int main(int argc, char** argv) {
   reportCmd->add_option("path", reportPath, "Results folder (holding stats.json)")->required();
   reportCmd->add_option("--out,-o", reportOut, "Page to write (default PATH/report.html)");
 
+  cli::SweepOptions sweep;
+  auto* sweepCmd = app.add_subcommand(
+      "sweep",
+      "Run a design-space sweep (docs/sweeps.md): every point of SPEC.yaml not yet done, results "
+      "in an SQLite database; `sweep status SPEC.yaml` counts the points by status");
+  sweepCmd->add_option("spec", sweep.args, "SPEC.yaml, or: status SPEC.yaml")
+      ->required()
+      ->expected(1, 2);
+  sweepCmd->add_option("--out,-o", sweep.out,
+                       "The sweep's folder: results.sqlite and points/ (default "
+                       "results/sweeps/<name>)");
+  sweepCmd->add_option("--jobs,-j", sweep.jobs, "Points run in parallel (default: one per core)")
+      ->check(CLI::Range(1u, 1024u));
+  sweepCmd->add_flag("--quiet,-q", sweep.quiet, "No progress line");
+  sweepCmd->add_flag("--retry-failed", sweep.retryFailed,
+                     "Run again the points whose earlier run failed");
+  sweepCmd->add_flag("--dry-run", sweep.dryRun,
+                     "Print each point's hash, status and gpusc run command; run nothing");
+  sweepCmd
+      ->add_option("--backend", sweep.backend,
+                   "local (a process pool) or slurm (one sbatch job array)")
+      ->capture_default_str();
+  sweepCmd->add_option("--partition", sweep.partition, "Slurm partition (sbatch --partition)");
+  sweepCmd->add_option("--time", sweep.time, "Slurm time limit of each task (sbatch --time)");
+  sweepCmd->add_option("--mem", sweep.mem, "Slurm memory of each task (sbatch --mem)");
+  sweepCmd->add_option("--array-throttle", sweep.arrayThrottle,
+                       "At most this many Slurm array tasks at once");
+  sweepCmd
+      ->add_option("--tasks", sweep.tasks,
+                   "Slurm array tasks (default: one per point, at most 1000)")
+      ->check(CLI::Range(1u, 1000000u));
+  auto* workerGroup = sweepCmd->add_option_group("worker");  // the job script's options
+  workerGroup->add_flag("--worker", sweep.worker, "Run one task of a Slurm array");
+  workerGroup->add_option("--task", sweep.task, "The task's index (SLURM_ARRAY_TASK_ID)");
+  workerGroup->add_option("--todo", sweep.todo, "The submitted points' hashes");
+
+  cli::ResultsOptions results;
+  auto* resultsCmd = app.add_subcommand("results", "Export a sweep's results table as CSV or JSON");
+  resultsCmd->add_option("spec", results.spec, "The sweep spec (SPEC.yaml)")->required();
+  resultsCmd->add_flag("--csv", results.csv, "CSV: one row per point, one column per axis");
+  resultsCmd->add_flag("--json", results.json, "JSON: a list of rows");
+  resultsCmd->add_option("--output,-o", results.output, "Write to FILE (default: standard output)");
+  resultsCmd->add_option("--out", results.out,
+                         "The sweep's folder (as for gpusc sweep; default results/sweeps/<name>)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -874,6 +922,12 @@ int main(int argc, char** argv) {
     if (expCmd->parsed()) return cli::runExperiment(experiment);
     if (pdnCmd->parsed()) return cli::cmdPdn(pdnOpts);
     if (reportCmd->parsed()) return cmdReport(reportPath, reportOut);
+
+    if (sweepCmd->parsed()) {
+      installInterruptHandlers();
+      return cli::cmdSweep(sweep, &interruptRequested);
+    }
+    if (resultsCmd->parsed()) return cli::cmdResults(results);
   } catch (const InputError& e) {
     std::cerr << "gpusc: error: " << e.what() << "\n";
     return kExitBadInput;
