@@ -160,9 +160,9 @@ namespace {
 // The engine is then mid-launch and cannot run again (`poisoned`).
 void throwOnDivergence(const std::vector<sm::Sm*>& sms, bool& poisoned) {
   for (const sm::Sm* s : sms)
-    if (const sm::DroopPredictorUnit* p = s->droopPredictor(); p && !p->divergence().empty()) {
+    if (std::string d = s->rtlDivergence(); !d.empty()) {
       poisoned = true;
-      throw LockstepDivergence(p->divergence());
+      throw LockstepDivergence(d);
     }
 }
 

@@ -5,6 +5,8 @@
 if(NOT YOSYS OR NOT RTL_DIR OR NOT BLOCKS)
   message(FATAL_ERROR "area.cmake: needs -DYOSYS, -DRTL_DIR and -DBLOCKS")
 endif()
+# Relative paths are the caller's (yosys runs in WORKDIR).
+get_filename_component(RTL_DIR "${RTL_DIR}" ABSOLUTE)
 if(NOT WORKDIR)
   set(WORKDIR "${CMAKE_CURRENT_BINARY_DIR}/rtl-area")
 endif()

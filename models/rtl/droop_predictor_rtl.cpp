@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <systemc>
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
@@ -82,19 +81,9 @@ uint64_t DroopPredictorTransactor::throttledCycles(uint64_t end) const {
   return throttled_ + left;
 }
 
-void LockstepDroopPredictor::diverged(uint64_t cycle, const char* signal, bool model, bool rtl) {
-  if (!divergence_.empty()) return;  // the first one is reported
-  divergence_ = fmt::format(
-      "rtl lockstep: block droop_predictor of {} diverged at cycle {}: {} is {} in "
-      "the model, {} in the RTL",
-      instance_, cycle, signal, int(model), int(rtl));
-  if (!sc_core::sc_is_running()) throw LockstepDivergence(divergence_);
-  sc_core::sc_pause();  // the timing engine throws it when sc_start returns
-}
-
 bool LockstepDroopPredictor::throttled(uint64_t c) {
   const bool m = model_.throttled(c), r = rtl_.throttled(c);
-  if (m != r) diverged(c, "throttle", m, r);
+  lockstep_.check("droop_predictor", instance_, c, "throttle", m, r);
   return m;
 }
 
@@ -102,7 +91,7 @@ void LockstepDroopPredictor::endCycle(uint64_t c, double watts) {
   const bool m = model_.push(watts);
   if (m) model_.trigger(c + 1);
   const bool r = rtl_.push(c, watts);
-  if (m != r) diverged(c, "predict", m, r);
+  lockstep_.check("droop_predictor", instance_, c, "predict", m, r);
 }
 
 void LockstepDroopPredictor::skipIdle(uint64_t first, uint64_t n, double idleWatts) {
