@@ -201,6 +201,7 @@ struct CatalogRun {
   uint64_t predictions = 0;
   uint64_t wakeups = 0;           // of every switch: SMs, SIMD units, lanes
   uint64_t lowerStateCycles = 0;  // cycles the issue control spent in states 2 .. 4
+  uint64_t detections = 0;        // of the global droop detector
   bool pass = false;
 };
 
@@ -226,6 +227,8 @@ CatalogRun runCatalog(const std::string& name, const std::vector<std::string>& s
     dropHostSeconds(r.launches.back());
     if (l.timing->smoothing.contains("local"))
       r.predictions += l.timing->smoothing["local"]["predictions"].get<uint64_t>();
+    if (l.timing->smoothing.contains("global"))
+      r.detections += l.timing->smoothing["global"]["detections"].get<uint64_t>();
     const nlohmann::json& g = r.launches.back()["power_gating"];
     for (const char* level : {"lanes", "simd_units", "sm_switches"})
       r.wakeups += g[level]["wakeups"].get<uint64_t>();
@@ -236,16 +239,19 @@ CatalogRun runCatalog(const std::string& name, const std::vector<std::string>& s
 
 class CatalogRtl : public ::testing::TestWithParam<std::string> {};
 
-// Every co-simulated block's feature on: local smoothing (the droop predictor), timeout power
-// gating (the switches of SMs, SIMD units and lanes) and the utilisation issue control (its
-// state machine, with slices short enough for tiny kernels to change state).
+// Every co-simulated block's feature on: hierarchical smoothing (the SMs' droop predictors and
+// the CTA scheduler's global droop detector), timeout power gating (the switches of SMs, SIMD
+// units and lanes) and the utilisation issue control (its state machine, with slices short
+// enough for tiny kernels to change state, and a global detector that fires on the few SMs
+// tiny kernels wake).
 const std::vector<std::string> kEveryBlock = {
-    "smoothing.mode=local", "power.gating.idle_detect=timeout",
+    "smoothing.mode=hierarchical", "smoothing.global.min_sms=2", "power.gating.idle_detect=timeout",
     "power.simd_issue.policy=utilisation", "power.simd_issue.slice_cycles=100"};
 
 std::vector<std::string> everyBlock(const std::string& mode) {
   std::vector<std::string> s = kEveryBlock;
-  for (const char* key : {"rtl.droop_predictor=", "rtl.power_switch=", "rtl.simd_issue="})
+  for (const char* key :
+       {"rtl.droop_predictor=", "rtl.power_switch=", "rtl.simd_issue=", "rtl.droop_detector="})
     s.push_back(key + mode);
   return s;
 }
@@ -269,7 +275,7 @@ TEST_P(CatalogRtl, EveryBlockLockstepAndVerilatedMatchTheModel) {
 INSTANTIATE_TEST_SUITE_P(Tiny, CatalogRtl, ::testing::ValuesIn(catalog::names()));
 
 // The catalog run exercises every block: the predictor predicts droops, switches gate and
-// requests wait for wake-ups, the issue control leaves state 1.
+// requests wait for wake-ups, the issue control leaves state 1, the global detector fires.
 TEST(CatalogRtlCoverage, EveryBlockActs) {
   CatalogRun all;
   for (const char* k : {"sgemm", "vecadd", "bfs"}) {
@@ -277,10 +283,12 @@ TEST(CatalogRtlCoverage, EveryBlockActs) {
     all.predictions += r.predictions;
     all.wakeups += r.wakeups;
     all.lowerStateCycles += r.lowerStateCycles;
+    all.detections += r.detections;
   }
   EXPECT_GT(all.predictions, 0u);
   EXPECT_GT(all.wakeups, 0u);
   EXPECT_GT(all.lowerStateCycles, 0u);
+  EXPECT_GT(all.detections, 0u);
 }
 
 // End to end: the variant block in lockstep on a real kernel is reported; with the model's

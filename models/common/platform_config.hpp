@@ -556,6 +556,14 @@ struct PlatformConfig : config::Section {
               fmt::format("rtl.simd_issue {} needs power.simd_issue.policy utilisation (the SMs "
                           "have no issue-control state machine with policy {})",
                           rtl.simd_issue, power.simd_issue.policy));
+    v.require(RtlConfig::isModel(rtl.droop_detector) || smoothing.globalEnabled(), "rtl",
+              fmt::format("rtl.droop_detector {} needs smoothing.mode global or hierarchical (the "
+                          "CTA scheduler has no droop detector with smoothing.mode {})",
+                          rtl.droop_detector, smoothing.mode));
+    v.require(RtlConfig::isModel(rtl.droop_detector) || gpu.num_sms <= 128, "rtl",
+              fmt::format("rtl.droop_detector {}: the RTL detector has inputs for 128 SMs, "
+                          "gpu.num_sms is {}",
+                          rtl.droop_detector, gpu.num_sms));
     // The widths of power_gating_switch.sv's configuration inputs.
     const auto fitsSwitchRtl = [&](const char* level, const SwitchConfig& sw) {
       const bool model = RtlConfig::isModel(rtl.power_switch);

@@ -17,6 +17,7 @@ struct RtlConfig : config::Section {
   std::string droop_predictor_block = "droop_predictor";
   std::string power_switch = "model";
   std::string simd_issue = "model";
+  std::string droop_detector = "model";
 
   static bool isModel(const std::string& mode) { return mode == "model"; }
 
@@ -44,6 +45,11 @@ struct RtlConfig : config::Section {
             "SIMD issue-control state machine of each SM (power.simd_issue.policy utilisation): "
             "model, verilated (models/rtl/verilog/simd_issue_control.sv) or lockstep (both, "
             "compared at every slice end)",
+            modes);
+    v.field("droop_detector", droop_detector,
+            "Global droop detector of the CTA scheduler (smoothing.mode global or hierarchical, "
+            "at most 128 SMs): model, verilated (models/rtl/verilog/global_droop_detector.sv) or "
+            "lockstep (both, compared at every report)",
             modes);
   }
 };

@@ -125,7 +125,7 @@ void PowerGatingSwitch::resume(Cycle c) {
   suspended_ = false;
   lastEnd_ = std::max(lastEnd_, c);
   if (rtl_) rtl_->block->begin(lastEnd_);  // on and idle from there, like the model
-  wakeUntil_ = 0;  // resumed ON, with no wake-up under way
+  wakeUntil_ = 0;                          // resumed ON, with no wake-up under way
   wakingTail_ = false;
 }
 
