@@ -59,6 +59,28 @@ const char* areaParameters(const std::string& block) {
   return block == "global_droop_detector" ? "N=16" : "";
 }
 
+// The files block `block` needs: its own and those of the blocks it instantiates (by module
+// name, transitively), in the order of `files`. Only these are read: yosys's results depend a
+// little on everything it has read, so a block's count must not change when another is added.
+std::vector<fs::path> sourcesOf(const std::string& block,
+                                const std::vector<std::pair<std::string, fs::path>>& files) {
+  std::vector<std::string> need{block};
+  for (size_t i = 0; i < need.size(); ++i) {
+    const auto it =
+        std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == need[i]; });
+    if (it == files.end()) continue;
+    const std::string text = readFile(it->second);
+    for (const auto& [name, path] : files)
+      if (std::find(need.begin(), need.end(), name) == need.end() &&
+          std::regex_search(text, std::regex("\\b" + name + "\\b")))
+        need.push_back(name);
+  }
+  std::vector<fs::path> out;
+  for (const auto& [name, path] : files)
+    if (std::find(need.begin(), need.end(), name) != need.end()) out.push_back(path);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> rtlBlockNames() {
@@ -83,11 +105,11 @@ int cmdRtlArea(const RtlAreaOptions& o) {
     work = tmpl;
   }
   fs::create_directories(work);
-  std::string read;
+  std::vector<std::pair<std::string, fs::path>> files;  // block name, its file
   for (const EmbeddedFile* f : listEmbedded(kEmbeddedRtl)) {
     const fs::path p = work / fs::path(f->path).filename();
     std::ofstream(p) << f->text;
-    read += fmt::format("read_verilog -sv {}; ", p.string());
+    files.emplace_back(stem(f->path), p);
   }
   std::string table =
       "| Block | Cells | Flip-flops | Logic gates | Parameters |\n|---|---:|---:|---:|---|\n";
@@ -100,6 +122,9 @@ int cmdRtlArea(const RtlAreaOptions& o) {
       if (eq != std::string::npos)
         chparam += fmt::format("chparam -set {} {} {}; ", kv.substr(0, eq), kv.substr(eq + 1), b);
     }
+    std::string read;
+    for (const fs::path& p : sourcesOf(b, files))
+      read += fmt::format("read_verilog -sv {}; ", p.string());
     const std::string script = fmt::format(
         "{}{}synth -flatten -top {}; abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX; opt_clean; tee -q -o "
         "{} stat",
