@@ -4,8 +4,16 @@
 #include <systemc>
 
 #include "common/error.hpp"
+#include "common/rtl_mode.hpp"
 
 namespace gpusc {
+
+RtlMode parseRtlMode(const char* key, const std::string& value) {
+  if (value == "model") return RtlMode::Model;
+  if (value == "verilated") return RtlMode::Verilated;
+  if (value == "lockstep") return RtlMode::Lockstep;
+  throw InputError(fmt::format("{}: '{}' is not one of: model, verilated, lockstep", key, value));
+}
 
 void LockstepMonitor::diverged(const char* block, const std::string& instance, uint64_t cycle,
                                const char* signal, uint64_t model, uint64_t rtl) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/rtl_mode.hpp"
 
 namespace gpusc::power {
 
@@ -68,11 +69,15 @@ nlohmann::json toJson(const SwitchCounters& c) {
 }
 
 SwitchRtlMode parseSwitchRtlMode(const std::string& name) {
-  if (name == "model") return SwitchRtlMode::Model;
-  if (name == "verilated") return SwitchRtlMode::Verilated;
-  if (name == "lockstep") return SwitchRtlMode::Lockstep;
-  throw InputError(
-      fmt::format("rtl.power_switch: '{}' is not one of: model, verilated, lockstep", name));
+  switch (parseRtlMode("rtl.power_switch", name)) {
+    case RtlMode::Verilated:
+      return SwitchRtlMode::Verilated;
+    case RtlMode::Lockstep:
+      return SwitchRtlMode::Lockstep;
+    case RtlMode::Model:
+      break;
+  }
+  return SwitchRtlMode::Model;
 }
 
 PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, const SwitchParams& p)

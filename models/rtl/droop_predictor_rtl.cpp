@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
+#include "common/rtl_mode.hpp"
 
 namespace gpusc::rtl {
 
@@ -107,18 +108,15 @@ std::unique_ptr<DroopPredictorUnit> makeDroopPredictorUnit(const PlatformConfig&
                                                            const PredictorWeights& w,
                                                            uint32_t smId) {
   const LocalSmoothingConfig& local = cfg.smoothing.local;
-  const std::string& mode = cfg.rtl.droop_predictor;
+  const RtlMode mode = parseRtlMode("rtl.droop_predictor", cfg.rtl.droop_predictor);
   LocalDroopPredictor model(local, w);
-  if (mode == "model") return std::make_unique<DroopPredictorUnit>(std::move(model));
+  if (mode == RtlMode::Model) return std::make_unique<DroopPredictorUnit>(std::move(model));
   const std::string instance = fmt::format("sm{}", smId);
   rtl::DroopPredictorTransactor t(rtl::droopPredictorBlocks().create(cfg.rtl.droop_predictor_block),
                                   local, instance);
-  if (mode == "verilated")
+  if (mode == RtlMode::Verilated)
     return std::make_unique<rtl::VerilatedDroopPredictor>(std::move(model), std::move(t));
-  if (mode == "lockstep")
-    return std::make_unique<rtl::LockstepDroopPredictor>(std::move(model), std::move(t), instance);
-  throw InputError(
-      fmt::format("rtl.droop_predictor: '{}' is not one of: model, verilated, lockstep", mode));
+  return std::make_unique<rtl::LockstepDroopPredictor>(std::move(model), std::move(t), instance);
 }
 
 }  // namespace gpusc::sm

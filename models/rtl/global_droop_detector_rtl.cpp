@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
+#include "common/rtl_mode.hpp"
 
 namespace gpusc::rtl {
 
@@ -91,13 +92,11 @@ namespace gpusc::gpu {
 
 std::unique_ptr<GlobalDroopDetector> makeGlobalDroopDetector(const PlatformConfig& cfg,
                                                              uint32_t numSms) {
-  const std::string& mode = cfg.rtl.droop_detector;
-  if (mode == "model") return std::make_unique<GlobalDroopDetector>(cfg.smoothing.global, numSms);
-  if (mode != "verilated" && mode != "lockstep")
-    throw InputError(
-        fmt::format("rtl.droop_detector: '{}' is not one of: model, verilated, lockstep", mode));
+  const RtlMode mode = parseRtlMode("rtl.droop_detector", cfg.rtl.droop_detector);
+  if (mode == RtlMode::Model)
+    return std::make_unique<GlobalDroopDetector>(cfg.smoothing.global, numSms);
   return std::make_unique<rtl::RtlGlobalDroopDetector>(cfg.smoothing.global, numSms,
-                                                       mode == "lockstep");
+                                                       mode == RtlMode::Lockstep);
 }
 
 }  // namespace gpusc::gpu

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/policies.hpp"
+#include "common/rtl_mode.hpp"
 #include "rtl/fixed_point.hpp"
 
 namespace gpusc::rtl {
@@ -66,13 +67,11 @@ namespace gpusc::sm {
 std::unique_ptr<SimdIssuePolicy> makeSimdIssuePolicy(const PlatformConfig& cfg, uint32_t smId) {
   const SimdIssueConfig& c = cfg.power.simd_issue;
   auto model = policiesOf(cfg).simdIssue.create(c.policy, c);
-  const std::string& mode = cfg.rtl.simd_issue;
-  if (mode == "model") return model;
-  if (mode != "verilated" && mode != "lockstep")
-    throw InputError(
-        fmt::format("rtl.simd_issue: '{}' is not one of: model, verilated, lockstep", mode));
+  const RtlMode mode = parseRtlMode("rtl.simd_issue", cfg.rtl.simd_issue);
+  if (mode == RtlMode::Model) return model;
   return std::make_unique<rtl::RtlSimdIssuePolicy>(std::move(model), rtl::SimdIssueTransactor(c),
-                                                   mode == "lockstep", fmt::format("sm{}", smId));
+                                                   mode == RtlMode::Lockstep,
+                                                   fmt::format("sm{}", smId));
 }
 
 }  // namespace gpusc::sm
