@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -38,22 +39,7 @@ constexpr const char* kPalette[] = {
     "#1f63c6", "#e8710a", "#1e9e4a", "#d1323a", "#7b4fc9", "#8a5a3b", "#d45fb0", "#5f6b7a",
     "#a8a11a", "#14a5b8", "#0b2f6b", "#f2b21b", "#5fbf3a", "#8c1c3c", "#4bb5f0", "#b08ee8"};
 
-// Width of `text` in pixels at `fontPx`, estimated (average glyph of the sans-serif fonts above).
-double textWidth(const std::string& text, double fontPx) {
-  size_t glyphs = 0;
-  for (unsigned char c : text)
-    if ((c & 0xC0) != 0x80) ++glyphs;
-  return static_cast<double>(glyphs) * fontPx * 0.6;
-}
-
-// A coordinate: at most two decimals, no trailing zeros.
-std::string num(double v) {
-  if (std::abs(v) < 0.005) return "0";
-  std::string s = fmt::format("{:.2f}", v);
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  return s;
-}
+std::string num(double v) { return svgNumber(v); }
 
 double toT(double v, Scale s) { return s == Scale::Log10 ? std::log10(v) : v; }
 
@@ -297,6 +283,21 @@ struct Writer {
 }  // namespace
 
 // ---- building blocks ----------------------------------------------------------------------------
+
+double textWidth(const std::string& text, double fontPx) {
+  size_t glyphs = 0;
+  for (unsigned char c : text)
+    if ((c & 0xC0) != 0x80) ++glyphs;
+  return static_cast<double>(glyphs) * fontPx * 0.6;
+}
+
+std::string svgNumber(double v) {
+  if (std::abs(v) < 0.005) return "0";
+  std::string s = fmt::format("{:.2f}", v);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
 
 std::string paletteColor(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
@@ -667,6 +668,20 @@ std::string toSvg(const Figure& f) {
           px.push_back({xm(s.x[i]), ym(s.y[i])});
       }
       if (px.empty()) px.push_back({xm(s.x[0]), ym(s.y[0])});
+      if (s.markers) {
+        // One dot per occupied pixel: thousands of events stay a few kilobytes.
+        std::set<std::pair<long, long>> seen;
+        const double r = std::max(2.0, s.width * 1.5);
+        w("<g fill=\"{}\" fill-opacity=\"{}\">", color, num(s.opacity));
+        for (const auto& [x, y] : px) {
+          const std::pair<long, long> cell{std::lround(x), std::lround(y)};
+          if (!seen.insert(cell).second) continue;
+          w("<circle cx=\"{}\" cy=\"{}\" r=\"{}\"/>", num(x), num(y), num(r));
+          cover.point(x, y);
+        }
+        w("</g>\n");
+        continue;
+      }
       px = thin(px);
       if (px.size() == 1) {
         w("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"{}\"/>\n",
@@ -785,6 +800,9 @@ std::string toSvg(const Figure& f) {
             "fill-opacity=\"{}\"/>\n",
             num(ex + 4), num(ey - 5), num(kLegendSwatch - 8), color,
             num(s.opacity * (overlaidBars ? 0.55 : 0.85)));
+        } else if (s.markers) {
+          w("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"/>\n", num(ex + kLegendSwatch / 2),
+            num(ey), num(std::max(2.0, s.width * 1.5)), color);
         } else {
           w("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"{4}\"",
             num(ex), num(ex + kLegendSwatch), num(ey), color, num(std::clamp(s.width, 1.5, 3.0)));

@@ -50,6 +50,7 @@ struct Series {
   double width = 1.5;      // stroke width in pixels (lines)
   bool dashed = false;
   double opacity = 1.0;  // stroke (or bar fill) opacity, 0..1
+  bool markers = false;  // a dot at each point instead of a line (lines panels), e.g. events
 };
 
 enum class Scale { Linear, Log10 };
@@ -122,6 +123,12 @@ struct AxisMap {
 // column are replaced by that run's first, lowest, highest and last point (in their order).
 std::vector<std::pair<double, double>> thin(const std::vector<std::pair<double, double>>& points,
                                             double bucketPx = 0.5);
+
+// Width of `text` in pixels at `fontPx`, estimated (the average glyph of common sans-serif fonts).
+double textWidth(const std::string& text, double fontPx);
+
+// A coordinate or length for SVG: at most two decimals, no trailing zeros.
+std::string svgNumber(double v);
 
 // Text escaped for XML character data and attribute values; control characters XML 1.0 cannot
 // hold are dropped.

@@ -40,6 +40,7 @@
 #include "noc/mesh.hpp"
 #include "results_folder.hpp"
 #include "rtl_cli.hpp"
+#include "run_report.hpp"
 #include "shader/shader_config.hpp"
 #include "shader_cli.hpp"
 #include "sm/activity.hpp"
@@ -103,6 +104,7 @@ struct RunOptions {
   bool quiet = false;
   bool force = false;
   bool vcd = false;
+  bool report = false;                        // report.html beside the results
   std::string vcdSms, vcdSignals, vcdCycles;  // the VCD's filter (each implies --vcd)
   std::optional<uint64_t> maxCycles, maxInstructions;
   std::optional<double> timeout;
@@ -123,7 +125,7 @@ std::string humanCount(double v) {
 }
 
 // The memory system over all launches: cache hit rates, DRAM traffic and the interconnect.
-void printMemorySummary(const std::vector<LaunchRecord>& launches) {
+void appendMemorySummary(std::string& out, const std::vector<LaunchRecord>& launches) {
   uint64_t l1a = 0, l1h = 0, l2a = 0, l2h = 0, reads = 0, writes = 0, rowHits = 0, rowAll = 0,
            packets = 0, stalls = 0;
   double latencySum = 0, busy = 0, elapsed = 0;
@@ -156,24 +158,28 @@ void printMemorySummary(const std::vector<LaunchRecord>& launches) {
   }
   if (!hierarchy) return;
   auto rate = [](uint64_t a, uint64_t b) { return b ? 100.0 * double(a) / double(b) : 0.0; };
-  fmt::print("  L1D / L2 hits      {:.1f}% of {} / {:.1f}% of {}\n", rate(l1h, l1a), l1a,
-             rate(l2h, l2a), l2a);
-  fmt::print(
+  fmt::format_to(std::back_inserter(out), "  L1D / L2 hits      {:.1f}% of {} / {:.1f}% of {}\n",
+                 rate(l1h, l1a), l1a, rate(l2h, l2a), l2a);
+  fmt::format_to(
+      std::back_inserter(out),
       "  DRAM               {} reads, {} writes, row-buffer hits {:.1f}%, data bus busy {:.1f}%\n",
       reads, writes, rate(rowHits, rowAll), elapsed > 0 ? 100.0 * busy / elapsed : 0.0);
-  fmt::print(
+  fmt::format_to(
+      std::back_inserter(out),
       "  interconnect       {} packets, {:.1f} cycles average latency, {} injection stall cycles\n",
       packets, packets ? latencySum / double(packets) : 0.0, stalls);
 }
 
 // Energy and average power over all launches, with the breakdown by block.
-void printPowerSummary(const std::vector<LaunchRecord>& launches, const nlohmann::json& run) {
+void appendPowerSummary(std::string& out, const std::vector<LaunchRecord>& launches,
+                        const nlohmann::json& run) {
   const RunEnergy energy = runEnergy(launches);
   const power::EnergyBreakdown& total = energy.total;
   const double seconds = energy.seconds, volts = energy.supplyVoltage;
   if (!energy.any || seconds <= 0) return;
   const auto w = [&](double j) { return j / seconds; };
-  fmt::print(
+  fmt::format_to(
+      std::back_inserter(out),
       "  energy             {:.4g} mJ at {:g} V: {:.1f} W average ({:.1f} W dynamic, {:.1f} W "
       "static)\n",
       total.totalJ() * 1e3, volts, w(total.totalJ()), w(total.dynamicJ()), w(total.staticJ()));
@@ -188,25 +194,26 @@ void printPowerSummary(const std::vector<LaunchRecord>& launches, const nlohmann
                         power::blockName(static_cast<power::Block>(b)), w(j));
     ++shown;
   }
-  fmt::print("  power by block     {}\n", text);
+  fmt::format_to(std::back_inserter(out), "  power by block     {}\n", text);
   // Power gating (when any switch gated): the share of SM, SIMD-unit and lane cycles gated and
   // seed 002's net saving of the lanes, from the run's totals.
   const nlohmann::json& pg = run["power_gating"];
   const double smShare = pg["sm_gated_share"], unitShare = pg["simd_unit_gated_share"],
                laneShare = pg["lane_gated_share"], laneNet = pg["lane_net_gated_share"];
   if (smShare + unitShare + laneShare > 0)
-    fmt::print(
+    fmt::format_to(
+        std::back_inserter(out),
         "  power gating       SMs {:.1f}%, SIMD units {:.1f}%, lanes {:.1f}% of their cycles gated "
         "(lanes net {:.1f}%), {} wake-stall cycles\n",
         100 * smShare, 100 * unitShare, 100 * laneShare, 100 * laneNet,
         pg["wake_stall_cycles"].get<uint64_t>());
-  fmt::print("  SMs / memory side  {:.1f} W / {:.1f} W\n", w(total.smJ()),
-             w(total.totalJ() - total.smJ()));
+  fmt::format_to(std::back_inserter(out), "  SMs / memory side  {:.1f} W / {:.1f} W\n",
+                 w(total.smJ()), w(total.totalJ() - total.smJ()));
 }
 
 // Cycles, IPC, occupancy and the warp schedulers' stall breakdown over all launches.
-void printTimingSummary(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg,
-                        const nlohmann::json& run) {
+void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& launches,
+                         const PlatformConfig& cfg, const nlohmann::json& run) {
   uint64_t cycles = 0, issued = 0, warpCycles = 0, rfConflicts = 0, smemConflicts = 0, icMiss = 0,
            icAcc = 0;
   std::array<uint64_t, sm::kNumStalls> outcomes{};
@@ -224,11 +231,14 @@ void printTimingSummary(const std::vector<LaunchRecord>& launches, const Platfor
     for (int i = 0; i < sm::kNumStalls; ++i) outcomes[i] += o[i];
   }
   const double mhz = cfg.gpu.clocks.core_mhz;
-  fmt::print("  cycles             {} ({:.1f} us at {:g} MHz)\n", cycles, cycles / mhz, mhz);
-  fmt::print("  IPC                {:.2f} warp instructions per cycle ({} SMs)\n",
-             cycles ? double(issued) / cycles : 0.0, cfg.gpu.num_sms);
-  fmt::print("  occupancy          {:.1f} of {} warps per SM on average\n",
-             cycles ? double(warpCycles) / cycles / cfg.gpu.num_sms : 0.0, cfg.sm.max_warps);
+  fmt::format_to(std::back_inserter(out), "  cycles             {} ({:.1f} us at {:g} MHz)\n",
+                 cycles, cycles / mhz, mhz);
+  fmt::format_to(std::back_inserter(out),
+                 "  IPC                {:.2f} warp instructions per cycle ({} SMs)\n",
+                 cycles ? double(issued) / cycles : 0.0, cfg.gpu.num_sms);
+  fmt::format_to(std::back_inserter(out),
+                 "  occupancy          {:.1f} of {} warps per SM on average\n",
+                 cycles ? double(warpCycles) / cycles / cfg.gpu.num_sms : 0.0, cfg.sm.max_warps);
   uint64_t all = 0;
   for (uint64_t v : outcomes) all += v;
   std::string text;
@@ -238,13 +248,14 @@ void printTimingSummary(const std::vector<LaunchRecord>& launches, const Platfor
                         sm::stallName(static_cast<sm::Stall>(i)),
                         100.0 * outcomes[i] / std::max<uint64_t>(1, all));
   }
-  fmt::print("  scheduler cycles   {}\n", text);
-  fmt::print(
+  fmt::format_to(std::back_inserter(out), "  scheduler cycles   {}\n", text);
+  fmt::format_to(
+      std::back_inserter(out),
       "  conflicts          {} register-bank, {} shared-memory cycles; I-cache {} misses of {}\n",
       rfConflicts, smemConflicts, icMiss, icAcc);
-  printMemorySummary(launches);
-  printPowerSummary(launches, run);
-  cli::printVoltageSummary(launches);
+  appendMemorySummary(out, launches);
+  appendPowerSummary(out, launches, run);
+  cli::appendVoltageSummary(out, launches);
 }
 
 // "0,3-5,7" -> "[0,3,4,5,7]" (a YAML list for pdn.monitor.vcd_sms).
@@ -453,20 +464,23 @@ int cmdRun(const RunOptions& o) {
   writeFile(outDir / "stats.json", j.dump(2) + "\n");
   writeFile(outDir / "config.yaml", cli::configYaml(config::toYaml(cfg)));
 
-  if (!o.quiet) {
-    fmt::print("gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);
+  // The summary: printed, and kept as summary.txt for the HTML report and for later reading.
+  std::string summary;
+  {
+    auto out = std::back_inserter(summary);
+    fmt::format_to(out, "gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);
     if (entry) {
-      fmt::print("kernel {} ({}, {})\n", entry->name, work["problem"].get<std::string>(),
-                 catalog::sizeName(size));
+      fmt::format_to(out, "kernel {} ({}, {})\n", entry->name, work["problem"].get<std::string>(),
+                     catalog::sizeName(size));
     } else {
-      fmt::print("launch spec {} ({})\n", o.launch, work["ptx"].get<std::string>());
+      fmt::format_to(out, "launch spec {} ({})\n", o.launch, work["ptx"].get<std::string>());
     }
-    fmt::print("  launches           {}\n", dev.launches().size());
-    fmt::print("  warp instructions  {}\n", humanCount(double(total.warpInsts)));
-    fmt::print("  thread instructions {}\n", humanCount(double(total.threadInsts)));
-    fmt::print("  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n",
-               averageActiveLanes(total));
-    fmt::print("  divergent branches {} of {}\n", total.divergentBranches, total.branches);
+    fmt::format_to(out, "  launches           {}\n", dev.launches().size());
+    fmt::format_to(out, "  warp instructions  {}\n", humanCount(double(total.warpInsts)));
+    fmt::format_to(out, "  thread instructions {}\n", humanCount(double(total.threadInsts)));
+    fmt::format_to(out, "  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n",
+                   averageActiveLanes(total));
+    fmt::format_to(out, "  divergent branches {} of {}\n", total.divergentBranches, total.branches);
     std::vector<std::pair<uint64_t, int>> mix;
     for (int i = 0; i < func::kNumInstClasses; ++i)
       if (total.byClass[i]) mix.push_back({total.byClass[i], i});
@@ -476,16 +490,25 @@ int cmdRun(const RunOptions& o) {
       mixText += fmt::format("{}{} {:.1f}%", i ? ", " : "",
                              func::instClassName(static_cast<func::InstClass>(mix[i].second)),
                              100.0 * mix[i].first / std::max<uint64_t>(1, total.warpInsts));
-    fmt::print("  instruction mix    {}\n", mixText);
-    fmt::print("  simulation         {:.3f} s, {}thread-inst/s, {}warp-inst/s\n", simSeconds,
-               humanCount(simSeconds > 0 ? total.threadInsts / simSeconds : 0),
-               humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
-    if (mode == ExecMode::Timing) printTimingSummary(dev.launches(), cfg, j["run"]);
+    fmt::format_to(out, "  instruction mix    {}\n", mixText);
+    fmt::format_to(out, "  simulation         {:.3f} s, {}thread-inst/s, {}warp-inst/s\n",
+                   simSeconds, humanCount(simSeconds > 0 ? total.threadInsts / simSeconds : 0),
+                   humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
+    if (mode == ExecMode::Timing) appendTimingSummary(summary, dev.launches(), cfg, j["run"]);
     if (hasCheck && !stop)
-      fmt::print("check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
-    fmt::print("results: {}/ (stats.json, config.yaml{}{}{})\n", outDir.string(),
+      fmt::format_to(out, "check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
+  }
+  writeFile(outDir / "summary.txt", summary);
+  std::string report;
+  if (o.report) {
+    writeFile(outDir / "report.html", cli::runReportHtml(outDir));
+    report = ", report.html";
+  }
+  if (!o.quiet) {
+    fmt::print("{}", summary);
+    fmt::print("results: {}/ (stats.json, config.yaml, summary.txt{}{}{}{})\n", outDir.string(),
                mode == ExecMode::Timing ? ", cta_timeline.csv" : "",
-               powerCsv.empty() ? "" : ", power.csv", extra);
+               powerCsv.empty() ? "" : ", power.csv", extra, report);
   }
   if (stop) {
     std::fflush(stdout);
@@ -493,6 +516,17 @@ int cmdRun(const RunOptions& o) {
     return exitCodeOf(stop->reason());
   }
   return hasCheck && !check.pass ? kExitCheckFailed : 0;
+}
+
+// `gpusc report PATH`: the HTML page of a results folder.
+int cmdReport(const std::string& path, const std::string& out) {
+  if (!fs::is_directory(path))
+    throw InputError(
+        fmt::format("report {}: expected a results folder written by gpusc run", path));
+  const fs::path page = out.empty() ? fs::path(path) / "report.html" : fs::path(out);
+  writeFile(page, cli::runReportHtml(path));
+  fmt::print("gpusc: wrote {}\n", page.string());
+  return 0;
 }
 
 void printKeys(const std::vector<config::KeyInfo>& keys, bool markdown) {
@@ -707,6 +741,9 @@ int main(int argc, char** argv) {
   runCmd->add_option("--vcd-cycles", run.vcdCycles,
                      "Only these core cycles in voltage.vcd: START:END, END may be empty "
                      "(implies --vcd)");
+  runCmd->add_flag(
+      "--report", run.report,
+      "Also write report.html: the run's summary and plots on one self-contained page");
   runCmd->add_flag("--vcd", run.vcd,
                    "Trace every SM's supply voltage and current into voltage.vcd (sc_trace)");
 
@@ -826,6 +863,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 10000u))
       ->capture_default_str();
 
+  std::string reportPath, reportOut;
+  auto* reportCmd = app.add_subcommand(
+      "report", "Write the HTML report of a results folder that `gpusc run` wrote");
+  reportCmd->add_option("path", reportPath, "Results folder (holding stats.json)")->required();
+  reportCmd->add_option("--out,-o", reportOut, "Page to write (default PATH/report.html)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -841,6 +884,7 @@ int main(int argc, char** argv) {
     if (benchCmd->parsed()) return cmdBench(bench);
     if (expCmd->parsed()) return cli::runExperiment(experiment);
     if (pdnCmd->parsed()) return cli::cmdPdn(pdnOpts);
+    if (reportCmd->parsed()) return cmdReport(reportPath, reportOut);
     if (rtlAreaCmd->parsed()) return cli::cmdRtlArea(rtlArea);
   } catch (const InputError& e) {
     std::cerr << "gpusc: error: " << e.what() << "\n";

@@ -19,7 +19,7 @@ inline const std::vector<std::string>& ownedResultFiles() {
       "stats.json",      "config.yaml", "cta_timeline.csv",    "power.csv",
       "voltage.csv",     "droops.csv",  "droop_histogram.csv", "worst_droop.csv",
       "worst_droop.svg", "voltage.vcd", "state_dump.txt",      "vertex.s",
-      "fragment.s",      "printf.log"};
+      "fragment.s",      "printf.log",  "summary.txt",         "report.html"};
   return files;
 }
 

@@ -49,7 +49,7 @@ std::string joinCsv(const std::vector<LaunchRecord>& launches,
 
 }  // namespace
 
-void printVoltageSummary(const std::vector<LaunchRecord>& launches) {
+void appendVoltageSummary(std::string& out, const std::vector<LaunchRecord>& launches) {
   size_t at = 0;
   const pdn::VoltageReport* worst = worstVoltageLaunch(launches, &at);
   if (!worst) return;
@@ -73,18 +73,19 @@ void printVoltageSummary(const std::vector<LaunchRecord>& launches) {
   for (size_t i = 0; i < above.size() && i < th.size(); ++i)
     counts += fmt::format("{}{} > {:g}%", i ? ", " : "", above[i],
                           th[i].at("threshold_pct").get<double>());
-  fmt::print(
-      "  voltage            worst droop {:.2f}% (min {:.4f} V at sm{}, cycle {}{}), {} "
-      "emergencies\n",
-      worst->worstDroopPct, worst->minVoltage, worst->worstSm, worst->worstCycle,
-      launches.size() > 1 ? fmt::format(", launch {}", at) : "", emergencies);
-  fmt::print("  droop events       {}\n", counts);
+  fmt::format_to(std::back_inserter(out),
+                 "  voltage            worst droop {:.2f}% (min {:.4f} V at sm{}, cycle {}{}), {} "
+                 "emergencies\n",
+                 worst->worstDroopPct, worst->minVoltage, worst->worstSm, worst->worstCycle,
+                 launches.size() > 1 ? fmt::format(", launch {}", at) : "", emergencies);
+  fmt::format_to(std::back_inserter(out), "  droop events       {}\n", counts);
   if (large > 0) {
     std::string kinds;
     for (const auto& [name, c] : classes) kinds += fmt::format("{} {}, ", c, name);
-    fmt::print("  large droops       {} (>= {:g}%): {}{} local, {} global\n", large,
-               worst->summary.at("large").at("threshold_pct").get<double>(), kinds, local,
-               large - local);
+    fmt::format_to(std::back_inserter(out),
+                   "  large droops       {} (>= {:g}%): {}{} local, {} global\n", large,
+                   worst->summary.at("large").at("threshold_pct").get<double>(), kinds, local,
+                   large - local);
   }
 }
 

@@ -10,8 +10,9 @@
 
 namespace gpusc::cli {
 
-// "voltage" lines of the run summary (nothing when no launch has a voltage report).
-void printVoltageSummary(const std::vector<LaunchRecord>& launches);
+// Appends the "voltage" lines of the run summary to `out` (nothing when no launch has a voltage
+// report).
+void appendVoltageSummary(std::string& out, const std::vector<LaunchRecord>& launches);
 // Writes voltage.csv, droops.csv, droop_histogram.csv, worst_droop.csv and worst_droop.svg into
 // `outDir`; returns the names written (none when no launch has a voltage report).
 std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& launches,
