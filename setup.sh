@@ -15,7 +15,7 @@ packages=(
   python3 python3-jsonschema  # the test that every stats.json follows docs/stats.schema.json
   clang libclang-rt-14-dev  # ./build.sh sanitize and fuzz: clang with the ASan, UBSan and libFuzzer runtimes
   verilator                 # RTL co-simulation: models/rtl/verilog verilated into the build
-  yosys                     # the RTL blocks' area (test rtl.area, models/rtl/area.cmake)
+  yosys                     # the RTL blocks' area (`gpusc rtl area`, test cli.rtl_area)
 )
 missing=()
 for p in "${packages[@]}"; do

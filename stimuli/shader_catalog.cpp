@@ -1,8 +1,5 @@
 #include "shader_catalog.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,11 +11,10 @@
 
 #include "common/embedded.hpp"
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/strings.hpp"
 #include "shader/assembly.hpp"
 #include "shader/spirv_lowering.hpp"
-
-extern char** environ;
 
 namespace gpusc {
 extern const EmbeddedBinary kEmbeddedSpirv[];
@@ -93,24 +89,12 @@ namespace {
 // be started. Returns whether it succeeded and, when not, its first error line.
 std::pair<bool, std::string> runGlslang(const std::string& path, std::vector<std::string> args,
                                         const std::string& log) {
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "glslangValidator", &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
+  const int rc = runProgram(args, log);
+  if (rc < 0)
     throw InputError(
         fmt::format("{}: compiling GLSL needs glslangValidator (Debian package glslang-tools): {}",
-                    path, std::strerror(rc)));
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {true, ""};
+                    path, std::strerror(-rc)));
+  if (rc == 0) return {true, ""};
   for (const auto& l : split(readFile(log), '\n'))
     if (startsWith(std::string(trim(l)), "ERROR: ")) return {false, std::string(trim(l)).substr(7)};
   return {false, ""};

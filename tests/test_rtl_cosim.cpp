@@ -199,6 +199,9 @@ TEST(RtlConfig, BlockNamesAreTheRegistrysAndBadModesNameTheKey) {
 struct CatalogRun {
   std::vector<nlohmann::json> launches;
   uint64_t predictions = 0;
+  uint64_t wakeups = 0;           // of every switch: SMs, SIMD units, lanes
+  uint64_t lowerStateCycles = 0;  // cycles the issue control spent in states 2 .. 4
+  uint64_t detections = 0;        // of the global droop detector
   bool pass = false;
 };
 
@@ -224,26 +227,43 @@ CatalogRun runCatalog(const std::string& name, const std::vector<std::string>& s
     dropHostSeconds(r.launches.back());
     if (l.timing->smoothing.contains("local"))
       r.predictions += l.timing->smoothing["local"]["predictions"].get<uint64_t>();
+    if (l.timing->smoothing.contains("global"))
+      r.detections += l.timing->smoothing["global"]["detections"].get<uint64_t>();
+    const nlohmann::json& g = r.launches.back()["power_gating"];
+    for (const char* level : {"lanes", "simd_units", "sm_switches"})
+      r.wakeups += g[level]["wakeups"].get<uint64_t>();
+    for (int st = 1; st < 4; ++st) r.lowerStateCycles += g["state_cycles"][st].get<uint64_t>();
   }
   return r;
 }
 
 class CatalogRtl : public ::testing::TestWithParam<std::string> {};
 
-// Every catalog kernel with local smoothing: the predictor in lockstep never diverges, and
-// with the RTL in place of the model every statistic is the same.
-TEST_P(CatalogRtl, DroopPredictorLockstepAndVerilatedMatchTheModel) {
+// Every co-simulated block's feature on: hierarchical smoothing (the SMs' droop predictors and
+// the CTA scheduler's global droop detector), timeout power gating (the switches of SMs, SIMD
+// units and lanes) and the utilisation issue control (its state machine, with slices short
+// enough for tiny kernels to change state, and a global detector that fires on the few SMs
+// tiny kernels wake).
+const std::vector<std::string> kEveryBlock = {
+    "smoothing.mode=hierarchical", "smoothing.global.min_sms=2", "power.gating.idle_detect=timeout",
+    "power.simd_issue.policy=utilisation", "power.simd_issue.slice_cycles=100"};
+
+std::vector<std::string> everyBlock(const std::string& mode) {
+  std::vector<std::string> s = kEveryBlock;
+  for (const char* key :
+       {"rtl.droop_predictor=", "rtl.power_switch=", "rtl.simd_issue=", "rtl.droop_detector="})
+    s.push_back(key + mode);
+  return s;
+}
+
+// Every catalog kernel with every block's feature on: in lockstep no block diverges, and with
+// every block's RTL in place of its model every statistic is the same.
+TEST_P(CatalogRtl, EveryBlockLockstepAndVerilatedMatchTheModel) {
   const std::string& name = GetParam();
-  const std::vector<std::string> base = {"smoothing.mode=local"};
-  const auto with = [&](const char* mode) {
-    std::vector<std::string> s = base;
-    s.push_back(std::string("rtl.droop_predictor=") + mode);
-    return s;
-  };
-  const CatalogRun m = runCatalog(name, with("model"));
+  const CatalogRun m = runCatalog(name, everyBlock("model"));
   CatalogRun l, v;
-  ASSERT_NO_THROW(l = runCatalog(name, with("lockstep")));
-  ASSERT_NO_THROW(v = runCatalog(name, with("verilated")));
+  ASSERT_NO_THROW(l = runCatalog(name, everyBlock("lockstep")));
+  ASSERT_NO_THROW(v = runCatalog(name, everyBlock("verilated")));
   EXPECT_TRUE(m.pass && l.pass && v.pass);
   ASSERT_EQ(m.launches.size(), v.launches.size());
   for (size_t i = 0; i < m.launches.size(); ++i) {
@@ -254,13 +274,21 @@ TEST_P(CatalogRtl, DroopPredictorLockstepAndVerilatedMatchTheModel) {
 
 INSTANTIATE_TEST_SUITE_P(Tiny, CatalogRtl, ::testing::ValuesIn(catalog::names()));
 
-// The catalog run exercises the predictor: some kernels predict droops and are throttled.
-TEST(CatalogRtlCoverage, SomeKernelsPredictDroops) {
-  uint64_t predictions = 0;
-  for (const char* k : {"sgemm", "vecadd", "bfs"})
-    predictions +=
-        runCatalog(k, {"smoothing.mode=local", "rtl.droop_predictor=verilated"}).predictions;
-  EXPECT_GT(predictions, 0u);
+// The catalog run exercises every block: the predictor predicts droops, switches gate and
+// requests wait for wake-ups, the issue control leaves state 1, the global detector fires.
+TEST(CatalogRtlCoverage, EveryBlockActs) {
+  CatalogRun all;
+  for (const char* k : {"sgemm", "vecadd", "bfs"}) {
+    const CatalogRun r = runCatalog(k, everyBlock("verilated"));
+    all.predictions += r.predictions;
+    all.wakeups += r.wakeups;
+    all.lowerStateCycles += r.lowerStateCycles;
+    all.detections += r.detections;
+  }
+  EXPECT_GT(all.predictions, 0u);
+  EXPECT_GT(all.wakeups, 0u);
+  EXPECT_GT(all.lowerStateCycles, 0u);
+  EXPECT_GT(all.detections, 0u);
 }
 
 // End to end: the variant block in lockstep on a real kernel is reported; with the model's

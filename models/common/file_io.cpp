@@ -1,5 +1,8 @@
 #include "common/file_io.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+
+extern char** environ;
 
 namespace gpusc {
 
@@ -31,6 +36,25 @@ void writeFileAtomically(const std::string& path, std::string_view data) {
     std::remove(tmp.c_str());
     throw InputError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
   }
+}
+
+int runProgram(const std::vector<std::string>& argv, const std::string& log) {
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -rc;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -errno;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace gpusc

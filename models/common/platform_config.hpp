@@ -553,6 +553,37 @@ struct PlatformConfig : config::Section {
               fmt::format("rtl.droop_predictor {} needs smoothing.mode local or hierarchical (the "
                           "SMs have no droop predictor with smoothing.mode {})",
                           rtl.droop_predictor, smoothing.mode));
+    v.require(RtlConfig::isModel(rtl.power_switch) || power.gating.idle_detect == "timeout", "rtl",
+              fmt::format("rtl.power_switch {} needs power.gating.idle_detect timeout (the RTL "
+                          "controller implements timeout detection; idle_detect is {})",
+                          rtl.power_switch, power.gating.idle_detect));
+    v.require(RtlConfig::isModel(rtl.simd_issue) || power.simd_issue.policy == "utilisation", "rtl",
+              fmt::format("rtl.simd_issue {} needs power.simd_issue.policy utilisation (the SMs "
+                          "have no issue-control state machine with policy {})",
+                          rtl.simd_issue, power.simd_issue.policy));
+    v.require(RtlConfig::isModel(rtl.droop_detector) || smoothing.globalEnabled(), "rtl",
+              fmt::format("rtl.droop_detector {} needs smoothing.mode global or hierarchical (the "
+                          "CTA scheduler has no droop detector with smoothing.mode {})",
+                          rtl.droop_detector, smoothing.mode));
+    v.require(RtlConfig::isModel(rtl.droop_detector) || gpu.num_sms <= 128, "rtl",
+              fmt::format("rtl.droop_detector {}: the RTL detector has inputs for 128 SMs, "
+                          "gpu.num_sms is {}",
+                          rtl.droop_detector, gpu.num_sms));
+    // The widths of power_gating_switch.sv's configuration inputs.
+    const auto fitsSwitchRtl = [&](const char* level, const SwitchConfig& sw) {
+      const bool model = RtlConfig::isModel(rtl.power_switch);
+      v.require(model || sw.timeout_cycles < (1u << 20), "rtl",
+                fmt::format("power.gating.{}.timeout_cycles {} does not fit the RTL switch "
+                            "controller's 20-bit timeout (rtl.power_switch {})",
+                            level, sw.timeout_cycles, rtl.power_switch));
+      v.require(model || sw.wake_latency < (1u << 16), "rtl",
+                fmt::format("power.gating.{}.wake_latency {} does not fit the RTL switch "
+                            "controller's 16-bit wake-up counter (rtl.power_switch {})",
+                            level, sw.wake_latency, rtl.power_switch));
+    };
+    fitsSwitchRtl("sm", power.gating.sm);
+    fitsSwitchRtl("simd_unit", power.gating.simd_unit);
+    fitsSwitchRtl("lane", power.gating.lane);
     v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
               fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
                           "droop detector could never trigger",

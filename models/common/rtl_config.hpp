@@ -15,6 +15,9 @@ namespace gpusc {
 struct RtlConfig : config::Section {
   std::string droop_predictor = "model";
   std::string droop_predictor_block = "droop_predictor";
+  std::string power_switch = "model";
+  std::string simd_issue = "model";
+  std::string droop_detector = "model";
 
   static bool isModel(const std::string& mode) { return mode == "model"; }
 
@@ -32,6 +35,22 @@ struct RtlConfig : config::Section {
             "(the model's behaviour) or droop_predictor_3deep (a variant without the 4-cycle "
             "rise; docs/rtl-cosim.md)",
             config::OneOf{{"droop_predictor", "droop_predictor_3deep"}});
+    v.field("power_switch", power_switch,
+            "Power-gating switch controllers of the SMs, SIMD units and lanes "
+            "(power.gating.idle_detect timeout): model, verilated "
+            "(models/rtl/verilog/power_gating_switch.sv) or lockstep (both, compared in every "
+            "cycle the platform reads them)",
+            modes);
+    v.field("simd_issue", simd_issue,
+            "SIMD issue-control state machine of each SM (power.simd_issue.policy utilisation): "
+            "model, verilated (models/rtl/verilog/simd_issue_control.sv) or lockstep (both, "
+            "compared at every slice end)",
+            modes);
+    v.field("droop_detector", droop_detector,
+            "Global droop detector of the CTA scheduler (smoothing.mode global or hierarchical, "
+            "at most 128 SMs): model, verilated (models/rtl/verilog/global_droop_detector.sv) or "
+            "lockstep (both, compared at every report)",
+            modes);
   }
 };
 

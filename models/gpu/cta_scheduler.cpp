@@ -200,8 +200,7 @@ CtaScheduler::CtaScheduler(const sc_core::sc_module_name& name, const PlatformCo
   sensitive << wake_ << timer_;
   dont_initialize();
   if (cfg.smoothing.globalEnabled()) {
-    detector_ = std::make_unique<GlobalDroopDetector>(cfg.smoothing.global,
-                                                      static_cast<uint32_t>(sms_.size()));
+    detector_ = makeGlobalDroopDetector(cfg, static_cast<uint32_t>(sms_.size()));
     activeWarps_.assign(sms_.size(), 0);
     SC_METHOD(detectorStep);
     sensitive << detectorTick_;

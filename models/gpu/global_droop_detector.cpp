@@ -63,13 +63,19 @@ std::vector<uint32_t> GlobalDroopDetector::report(uint64_t cycle,
     const uint32_t d = j * stagger_;
     delays[set[j]] = d;
     longest = std::max(longest, d);
-    delayCycles_ += d;
-    if (d > 0) ++delayedSms_;
     lastRise_[set[j]] = kNever;  // consumed: these transitions cannot trigger again
   }
-  ++detections_;
+  account(delays);
   holdoffEnd_ = cycle + (holdoff_ > 0 ? holdoff_ : longest);
   return delays;
+}
+
+void GlobalDroopDetector::account(const std::vector<uint32_t>& delays) {
+  ++detections_;
+  for (uint32_t d : delays) {
+    delayCycles_ += d;
+    if (d > 0) ++delayedSms_;
+  }
 }
 
 }  // namespace gpusc::gpu

@@ -5,26 +5,40 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "common/smoothing_config.hpp"
 
+namespace gpusc {
+struct PlatformConfig;
+}
+
 namespace gpusc::gpu {
 
+// The C++ model; models/rtl derives the verilated RTL and both in lockstep from it
+// (rtl.droop_detector).
 class GlobalDroopDetector {
  public:
   // Throws InputError when min_sms exceeds `numSms` (no detection could ever happen).
   GlobalDroopDetector(const GlobalSmoothingConfig& cfg, uint32_t numSms);
+  virtual ~GlobalDroopDetector() = default;
+  GlobalDroopDetector(const GlobalDroopDetector&) = delete;
+  GlobalDroopDetector& operator=(const GlobalDroopDetector&) = delete;
 
   // The report at `cycle` (strictly after the previous one) of every SM's active warps
   // (activeWarps.size() == the SMs). Returns, on a detection, each SM's delay in cycles: the
   // j-th SM (j from 0, in SM-id order) of the detected set waits j x stagger_cycles, the others
   // 0; returns an empty vector when there is no detection (or during a holdoff).
-  std::vector<uint32_t> report(uint64_t cycle, const std::vector<uint32_t>& activeWarps);
+  virtual std::vector<uint32_t> report(uint64_t cycle, const std::vector<uint32_t>& activeWarps);
 
   // A new launch: every SM counts as idle before the next report; the recorded transitions and
   // the holdoff are forgotten (the counters stay).
-  void reset();
+  virtual void reset();
+
+  // Lockstep: the first divergence between the model and the RTL (empty: none).
+  virtual std::string divergence() const { return {}; }
 
   uint32_t reportInterval() const { return reportInterval_; }
   uint32_t numSms() const { return uint32_t(prev_.size()); }
@@ -34,6 +48,10 @@ class GlobalDroopDetector {
   uint64_t detections() const { return detections_; }
   uint64_t delayCycles() const { return delayCycles_; }  // sum of the delays imposed
   uint64_t delayedSms() const { return delayedSms_; }    // SMs given a delay > 0
+
+ protected:
+  // Counts a detection that gave these delays.
+  void account(const std::vector<uint32_t>& delays);
 
  private:
   static constexpr uint64_t kNever = ~uint64_t(0);
@@ -46,5 +64,9 @@ class GlobalDroopDetector {
   uint64_t holdoffEnd_ = 0;
   uint64_t detections_ = 0, delayCycles_ = 0, delayedSms_ = 0;
 };
+
+// The implementation rtl.droop_detector names (models/rtl/global_droop_detector_rtl.cpp).
+std::unique_ptr<GlobalDroopDetector> makeGlobalDroopDetector(const PlatformConfig& cfg,
+                                                             uint32_t numSms);
 
 }  // namespace gpusc::gpu

@@ -27,6 +27,7 @@ inline SwitchParams switchParams(const PlatformConfig& c, const SwitchConfig& s,
   p.detect = parseIdleDetect(c.power.gating.idle_detect);
   p.timeout = s.timeout_cycles;
   p.wakeLatency = s.wake_latency;
+  p.rtl = parseSwitchRtlMode(c.rtl.power_switch);
   p.switchPj = s.switch_pj * v.dynamic;
   p.leakageW = nominalLeakageW * v.leakage;
   p.gatedLeakageFraction = s.gated_leakage_fraction;

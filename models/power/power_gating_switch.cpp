@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/rtl_mode.hpp"
 
 namespace gpusc::power {
 
@@ -67,6 +68,24 @@ nlohmann::json toJson(const SwitchCounters& c) {
           {"idle_cycles_at_least_bet", c.idleCyclesAtLeastBet}};
 }
 
+SwitchRtlMode parseSwitchRtlMode(const std::string& name) {
+  switch (parseRtlMode("rtl.power_switch", name)) {
+    case RtlMode::Verilated:
+      return SwitchRtlMode::Verilated;
+    case RtlMode::Lockstep:
+      return SwitchRtlMode::Lockstep;
+    case RtlMode::Model:
+      break;
+  }
+  return SwitchRtlMode::Model;
+}
+
+PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, const SwitchParams& p)
+    : PowerGatingSwitch(name, p.detect, p.timeout, p.wakeLatency, p.breakEven) {
+  if (p.rtl != SwitchRtlMode::Model && p.detect == IdleDetect::Timeout)
+    attachRtl(makeSwitchRtl(p.timeout, p.wakeLatency), p.rtl);
+}
+
 PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDetect detect,
                                      uint32_t timeout, uint32_t wakeLatency, uint64_t breakEven)
     : sc_core::sc_module(name),
@@ -75,7 +94,28 @@ PowerGatingSwitch::PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDe
       wake_(wakeLatency),
       bet_(std::max<uint64_t>(1, breakEven)) {}
 
+void PowerGatingSwitch::attachRtl(std::unique_ptr<SwitchRtl> rtl, SwitchRtlMode mode) {
+  if (mode == SwitchRtlMode::Model || detect_ != IdleDetect::Timeout) {
+    rtl_.reset();
+    return;
+  }
+  rtl_ = std::make_unique<Rtl>(Rtl{std::move(rtl), mode, {}});
+}
+
+const std::string& PowerGatingSwitch::divergence() const {
+  static const std::string kNone;
+  return rtl_ ? rtl_->lockstep.divergence() : kNone;
+}
+
+uint64_t PowerGatingSwitch::decide(Cycle c, const char* signal, uint64_t model,
+                                   uint64_t rtl) const {
+  if (rtl_->mode == SwitchRtlMode::Verilated) return rtl;
+  rtl_->lockstep.check("power_switch", name(), c, signal, model, rtl);
+  return model;
+}
+
 void PowerGatingSwitch::begin(Cycle c) {
+  if (rtl_) rtl_->block->begin(c);
   n_ = SwitchCounters{};
   lastEnd_ = c;
   wakeUntil_ = 0;  // no wake-up under way: usable at once, even before c
@@ -89,7 +129,8 @@ void PowerGatingSwitch::resume(Cycle c) {
   if (!suspended_) return;
   suspended_ = false;
   lastEnd_ = std::max(lastEnd_, c);
-  wakeUntil_ = 0;  // resumed ON, with no wake-up under way
+  if (rtl_) rtl_->block->begin(lastEnd_);  // on and idle from there, like the model
+  wakeUntil_ = 0;                          // resumed ON, with no wake-up under way
   wakingTail_ = false;
 }
 
@@ -126,32 +167,46 @@ void PowerGatingSwitch::closeIdle(uint64_t len) {
   }
 }
 
-bool PowerGatingSwitch::gatedAt(Cycle c) const {
+bool PowerGatingSwitch::modelGatedAt(Cycle c) const {
   return detect_ == IdleDetect::Timeout && !open_ && !suspended_ && c > lastEnd_ &&
          c - lastEnd_ > timeout_;
 }
 
+bool PowerGatingSwitch::gatedAt(Cycle c) const {
+  const bool m = modelGatedAt(c);
+  if (!rtl_ || suspended_) return m;
+  return decide(c, "gated", m, rtl_->block->gatedAt(c)) != 0;
+}
+
 Cycle PowerGatingSwitch::usableFrom(Cycle c) const {
   if (suspended_) return c;
-  return gatedAt(c) ? kGated : std::max(c, wakeUntil_);
+  if (gatedAt(c)) return kGated;
+  const Cycle m = std::max(c, wakeUntil_);
+  if (!rtl_) return m;
+  return c + decide(c, "wait_cycles", m - c, rtl_->block->usableFrom(c) - c);
 }
 
 Cycle PowerGatingSwitch::acquire(Cycle c) {
   if (suspended_) return c;
-  if (!gatedAt(c)) return std::max(c, wakeUntil_);  // ON, or a wake-up already under way
-  // Gated since lastEnd_ + timeout: the idle period ends now and the block wakes.
-  closeIdle(c - lastEnd_);
+  const bool gated = gatedAt(c);
+  // ON, or a wake-up already under way; else gated since lastEnd_ + timeout.
+  Cycle ready = gated ? c + wake_ : std::max(c, wakeUntil_);
+  if (rtl_) ready = c + decide(c, "wait_cycles", ready - c, rtl_->block->acquire(c) - c);
+  if (!gated) return ready;
+  // The idle period ends now and the block wakes.
+  closeIdle(c > lastEnd_ ? c - lastEnd_ : 0);
   ++n_.wakeups;
-  n_.wakingCycles += wake_;
-  lastEnd_ = c + wake_;
-  wakeUntil_ = lastEnd_;
-  wakingTail_ = wake_ > 0;
-  return lastEnd_;
+  n_.wakingCycles += ready - c;
+  lastEnd_ = ready;
+  wakeUntil_ = ready;
+  wakingTail_ = ready > c;
+  return ready;
 }
 
 void PowerGatingSwitch::endIdleAt(Cycle c, const char* what) {
   if (c <= lastEnd_) return;
-  if (gatedAt(c))
+  const bool verilated = rtl_ && rtl_->mode == SwitchRtlMode::Verilated;
+  if (verilated ? rtl_->block->gatedAt(c) : modelGatedAt(c))
     throw InternalError(
         fmt::format("{}: {} at cycle {} while gated (call acquire() first)", name(), what, c));
   closeIdle(c - lastEnd_);
@@ -168,6 +223,7 @@ void PowerGatingSwitch::use(Cycle from, Cycle until) {
     lastEnd_ = until;
     wakingTail_ = false;
   }
+  if (rtl_) rtl_->block->use(from, until);
 }
 
 void PowerGatingSwitch::hold(Cycle from, Cycle until) {
@@ -179,6 +235,7 @@ void PowerGatingSwitch::hold(Cycle from, Cycle until) {
     wakingTail_ = true;
   }
   wakeUntil_ = std::max(wakeUntil_, until);
+  if (rtl_) rtl_->block->hold(from, until);
 }
 
 void PowerGatingSwitch::beginBusy(Cycle c) {
@@ -186,11 +243,13 @@ void PowerGatingSwitch::beginBusy(Cycle c) {
   endIdleAt(c, "made busy");
   busySince_ = lastEnd_;  // a wake-up in progress ends before the block is busy
   open_ = true;
+  if (rtl_) rtl_->block->beginBusy(c);
 }
 
 void PowerGatingSwitch::endBusy(Cycle c) {
   if (!open_) return;
   open_ = false;
+  if (rtl_) rtl_->block->endBusy(c);
   if (c > busySince_) {
     n_.busyCycles += c - busySince_;
     wakingTail_ = false;

@@ -14,6 +14,11 @@
 // idle block costs nothing to simulate. Calls come in non-decreasing cycle order.
 // Cycles are whole clock cycles: use(from, until) makes cycles from .. until-1 busy.
 //
+// With rtl.power_switch (docs/rtl-cosim.md) a timeout switch also drives the verilated switch
+// controller (SwitchRtl) with the same calls: `verilated` lets the RTL answer gatedAt(),
+// usableFrom() and acquire() (the counters account the stretches those answers make);
+// `lockstep` answers from the model and compares every answer with the RTL's.
+//
 // Accounting over a window [begin(), finish()): busy + idle + gated + waking cycles = window
 // (minus the cycles between suspend() and resume(); a stretch still running at finish() is cut
 // there).
@@ -25,16 +30,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "common/lockstep.hpp"
 #include "common/power_config.hpp"
+#include "power/switch_rtl.hpp"
 
 namespace gpusc::power {
-
-using Cycle = uint64_t;
 
 enum class IdleDetect : uint8_t { None, Ideal, Timeout };
 IdleDetect parseIdleDetect(const std::string& name);  // InputError for an unknown name
@@ -53,6 +59,7 @@ struct SwitchParams {
   double switchPj = 0;     // per gating, at the supply voltage
   double leakageW = 0;     // of the gated block, at the supply voltage
   double gatedLeakageFraction = 0;
+  SwitchRtlMode rtl = SwitchRtlMode::Model;  // rtl.power_switch (timeout detection only)
 };
 
 struct SwitchCounters {
@@ -76,8 +83,7 @@ nlohmann::json toJson(const SwitchCounters& c);
 
 class PowerGatingSwitch : public sc_core::sc_module {
  public:
-  PowerGatingSwitch(const sc_core::sc_module_name& name, const SwitchParams& p)
-      : PowerGatingSwitch(name, p.detect, p.timeout, p.wakeLatency, p.breakEven) {}
+  PowerGatingSwitch(const sc_core::sc_module_name& name, const SwitchParams& p);
   PowerGatingSwitch(const sc_core::sc_module_name& name, IdleDetect detect, uint32_t timeout,
                     uint32_t wakeLatency, uint64_t breakEven);
 
@@ -130,7 +136,23 @@ class PowerGatingSwitch : public sc_core::sc_module {
     return double(n_.gatedCycles) - double(n_.gatings) * double(bet_);
   }
 
+  // RTL co-simulation: from now on `rtl` (reset at the next begin()) runs beside the model,
+  // deciding (`verilated`) or compared (`lockstep`). Timeout detection only.
+  void attachRtl(std::unique_ptr<SwitchRtl> rtl, SwitchRtlMode mode);
+  // Lockstep: the first divergence between the model and the RTL (empty: none).
+  const std::string& divergence() const;
+
  private:
+  struct Rtl {
+    std::unique_ptr<SwitchRtl> block;
+    SwitchRtlMode mode;
+    LockstepMonitor lockstep;
+  };
+  // The model's own answer to gatedAt().
+  bool modelGatedAt(Cycle c) const;
+  // The value that drives the platform: the RTL's (verilated), else the model's, compared with
+  // the RTL's (lockstep).
+  uint64_t decide(Cycle c, const char* signal, uint64_t model, uint64_t rtl) const;
   // An idle period of `len` cycles ended (by a use, a wake-up or the window's end).
   void closeIdle(uint64_t len);
   // The block starts being used (or held) at `c`: the idle period before it ends there.
@@ -147,6 +169,7 @@ class PowerGatingSwitch : public sc_core::sc_module {
   bool wakingTail_ = false;  // the stretch ending at lastEnd_ is a wake-up (not a use)
   bool suspended_ = false;
   SwitchCounters n_;
+  std::unique_ptr<Rtl> rtl_;  // null: rtl.power_switch model
 };
 
 }  // namespace gpusc::power

@@ -3,19 +3,14 @@
 #include "Vdroop_predictor.h"
 #include "Vdroop_predictor_3deep.h"
 #include "rtl/droop_predictor_pins.hpp"
+#include "rtl/fixed_point.hpp"
 #include "rtl/verilated_pins.hpp"
 
-#include <cmath>
 #include <memory>
 
 namespace gpusc::rtl {
 
-uint32_t toFixedWatts(double watts) {
-  const double q = std::nearbyint(watts * double(1u << kPowerFracBits));
-  if (!(q > 0)) return 0;
-  if (q >= 4294967295.0) return 0xffffffffu;
-  return static_cast<uint32_t>(q);
-}
+uint32_t toFixedWatts(double watts) { return toFixed(watts, kPowerFracBits); }
 
 namespace {
 

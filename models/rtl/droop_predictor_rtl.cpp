@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <systemc>
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
+#include "common/rtl_mode.hpp"
 
 namespace gpusc::rtl {
 
@@ -82,19 +82,9 @@ uint64_t DroopPredictorTransactor::throttledCycles(uint64_t end) const {
   return throttled_ + left;
 }
 
-void LockstepDroopPredictor::diverged(uint64_t cycle, const char* signal, bool model, bool rtl) {
-  if (!divergence_.empty()) return;  // the first one is reported
-  divergence_ = fmt::format(
-      "rtl lockstep: block droop_predictor of {} diverged at cycle {}: {} is {} in "
-      "the model, {} in the RTL",
-      instance_, cycle, signal, int(model), int(rtl));
-  if (!sc_core::sc_is_running()) throw LockstepDivergence(divergence_);
-  sc_core::sc_pause();  // the timing engine throws it when sc_start returns
-}
-
 bool LockstepDroopPredictor::throttled(uint64_t c) {
   const bool m = model_.throttled(c), r = rtl_.throttled(c);
-  if (m != r) diverged(c, "throttle", m, r);
+  lockstep_.check("droop_predictor", instance_, c, "throttle", m, r);
   return m;
 }
 
@@ -102,7 +92,7 @@ void LockstepDroopPredictor::endCycle(uint64_t c, double watts) {
   const bool m = model_.push(watts);
   if (m) model_.trigger(c + 1);
   const bool r = rtl_.push(c, watts);
-  if (m != r) diverged(c, "predict", m, r);
+  lockstep_.check("droop_predictor", instance_, c, "predict", m, r);
 }
 
 void LockstepDroopPredictor::skipIdle(uint64_t first, uint64_t n, double idleWatts) {
@@ -118,18 +108,15 @@ std::unique_ptr<DroopPredictorUnit> makeDroopPredictorUnit(const PlatformConfig&
                                                            const PredictorWeights& w,
                                                            uint32_t smId) {
   const LocalSmoothingConfig& local = cfg.smoothing.local;
-  const std::string& mode = cfg.rtl.droop_predictor;
+  const RtlMode mode = parseRtlMode("rtl.droop_predictor", cfg.rtl.droop_predictor);
   LocalDroopPredictor model(local, w);
-  if (mode == "model") return std::make_unique<DroopPredictorUnit>(std::move(model));
+  if (mode == RtlMode::Model) return std::make_unique<DroopPredictorUnit>(std::move(model));
   const std::string instance = fmt::format("sm{}", smId);
   rtl::DroopPredictorTransactor t(rtl::droopPredictorBlocks().create(cfg.rtl.droop_predictor_block),
                                   local, instance);
-  if (mode == "verilated")
+  if (mode == RtlMode::Verilated)
     return std::make_unique<rtl::VerilatedDroopPredictor>(std::move(model), std::move(t));
-  if (mode == "lockstep")
-    return std::make_unique<rtl::LockstepDroopPredictor>(std::move(model), std::move(t), instance);
-  throw InputError(
-      fmt::format("rtl.droop_predictor: '{}' is not one of: model, verilated, lockstep", mode));
+  return std::make_unique<rtl::LockstepDroopPredictor>(std::move(model), std::move(t), instance);
 }
 
 }  // namespace gpusc::sm

@@ -85,9 +85,6 @@ class LockstepDroopPredictor : public sm::DroopPredictorUnit {
   DroopPredictorTransactor& transactor() { return rtl_; }
 
  private:
-  // Records the first divergence; throws it outside a simulation, else pauses the simulation.
-  void diverged(uint64_t cycle, const char* signal, bool model, bool rtl);
-
   DroopPredictorTransactor rtl_;
   const std::string instance_;
 };

@@ -1,6 +1,7 @@
 #include "rtl/power_gating_switch_rtl.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace gpusc::rtl {
 
@@ -18,6 +19,7 @@ void PowerGatingSwitchTransactor::begin(uint64_t c) {
   cycle_ = c;
   busy_.clear();
   open_ = acquirePending_ = lastBusy_ = false;
+  holdUntil_ = 0;
 }
 
 bool PowerGatingSwitchTransactor::busyAt(uint64_t c) {
@@ -65,9 +67,13 @@ bool PowerGatingSwitchTransactor::gatedAt(uint64_t c) {
   return pins_->gated && !acquirePending_;
 }
 
-uint64_t PowerGatingSwitchTransactor::acquire(uint64_t c) {
+uint64_t PowerGatingSwitchTransactor::usableFrom(uint64_t c) {
   advanceTo(c);
-  const uint64_t ready = c + pins_->waitCycles;
+  return std::max<uint64_t>(c + pins_->waitCycles, holdUntil_);
+}
+
+uint64_t PowerGatingSwitchTransactor::acquire(uint64_t c) {
+  const uint64_t ready = usableFrom(c);
   if (pins_->gated) acquirePending_ = true;
   return ready;
 }
@@ -78,6 +84,11 @@ void PowerGatingSwitchTransactor::use(uint64_t from, uint64_t until) {
     busy_.back().second = std::max(busy_.back().second, until);
   else
     busy_.emplace_back(from, until);
+}
+
+void PowerGatingSwitchTransactor::hold(uint64_t from, uint64_t until) {
+  use(from, until);
+  holdUntil_ = std::max(holdUntil_, until);
 }
 
 void PowerGatingSwitchTransactor::beginBusy(uint64_t c) {
@@ -92,3 +103,11 @@ void PowerGatingSwitchTransactor::endBusy(uint64_t c) {
 }
 
 }  // namespace gpusc::rtl
+
+namespace gpusc::power {
+
+std::unique_ptr<SwitchRtl> makeSwitchRtl(uint32_t timeout, uint32_t wakeLatency) {
+  return std::make_unique<rtl::PowerGatingSwitchTransactor>(timeout, wakeLatency);
+}
+
+}  // namespace gpusc::power

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "common/lockstep.hpp"
 #include "sm/local_droop_predictor.hpp"
 
 namespace gpusc {
@@ -44,15 +45,13 @@ class DroopPredictorUnit {
   // Cycles before `end` that were throttled (`end` not before the latest window's start).
   virtual uint64_t throttledCycles(uint64_t end) const { return model_.throttledCycles(end); }
 
-  // Lockstep: the first divergence between the model and the RTL (empty: none). SystemC turns
-  // an exception that leaves a process into a generic report, so inside a simulation the unit
-  // records the divergence and pauses the simulation, and the timing engine throws it as a
-  // LockstepDivergence when sc_start returns.
-  const std::string& divergence() const { return divergence_; }
+  // Lockstep: the first divergence between the model and the RTL (empty: none; see
+  // LockstepMonitor).
+  const std::string& divergence() const { return lockstep_.divergence(); }
 
  protected:
   LocalDroopPredictor model_;
-  std::string divergence_;
+  LockstepMonitor lockstep_;
 };
 
 // The implementation rtl.droop_predictor names, for SM `smId` (models/rtl/droop_predictor_rtl.cpp).

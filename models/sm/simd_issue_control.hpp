@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "common/platform_config.hpp"
 #include "common/registry.hpp"
@@ -31,12 +33,28 @@ class SimdIssuePolicy {
   // The state (1 .. kIssueStates) of the next slice, given the state of the slice that ended and
   // its lane utilisation (0 .. 1).
   virtual uint32_t next(uint32_t state, double utilisation) const = 0;
+  // What the Sm calls: next() for the slice that ended at cycle `end` (the first cycle of the
+  // next slice). A co-simulated policy (rtl.simd_issue) clocks its RTL here.
+  virtual uint32_t nextAt(uint64_t end, uint32_t state, double utilisation) {
+    (void)end;
+    return next(state, utilisation);
+  }
+  // A kernel starts: the state is 1 again (the state machine's reset).
+  virtual void begin() {}
+  // RTL co-simulation in lockstep (rtl.simd_issue): the first divergence between the model and
+  // the RTL (empty: none).
+  virtual std::string divergence() const { return {}; }
 };
 
 // "none" (state 1 forever) and "utilisation" (seed 002's four states with hysteresis: from
 // state s step down when the utilisation is below down_thresholds[s-1], else step up when it is
 // at least up_thresholds[s-2]; at most one step per slice).
 const Registry<SimdIssuePolicy, const SimdIssueConfig&>& simdIssuePolicies();
+
+// The policy power.simd_issue.policy names, as rtl.simd_issue runs it for SM `smId`: the model,
+// the verilated state machine (models/rtl/verilog/simd_issue_control.sv) or both in lockstep
+// (models/rtl/simd_issue_rtl.cpp).
+std::unique_ptr<SimdIssuePolicy> makeSimdIssuePolicy(const PlatformConfig& cfg, uint32_t smId);
 
 // What state `state` lets SIMD unit `unit` do. With a single unit, states 2 and 3 are state 1
 // (there is no other unit to split or leave out).

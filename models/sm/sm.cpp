@@ -40,8 +40,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id),
       fetch_("fetch_unit", cfg.sm, policiesOf(cfg).replacement),
-      issuePolicy_(
-          policiesOf(cfg).simdIssue.create(cfg.power.simd_issue.policy, cfg.power.simd_issue)),
+      issuePolicy_(makeSimdIssuePolicy(cfg, id)),
       adaptiveIssue_(issuePolicy_->adaptive()),
       compaction_(cfg.power.thread_compaction),
       wakeOnUse_(power::parseIdleDetect(cfg.power.gating.idle_detect) ==
@@ -107,6 +106,7 @@ void Sm::beginKernel(const KernelContext& k) {
   // The window covers the cycles the SM accounts: lastCycle_ + 1 .. the kernel's end.
   gating_ = SmGatingStats{};
   issueState_ = 1;
+  issuePolicy_->begin();
   sliceStart_ = lastCycle_ + 1;
   sliceLaneOps_ = simdLaneOps_ = 0;
   lastWakeStall_ = kNever;
@@ -116,6 +116,19 @@ void Sm::beginKernel(const KernelContext& k) {
       e->forEachSwitch([&](power::PowerGatingSwitch& s) { s.begin(lastCycle_ + 1); });
     suspendSimdSwitches(lastCycle_ + 1);
   }
+}
+
+std::string Sm::rtlDivergence() const {
+  if (predictor_ && !predictor_->divergence().empty()) return predictor_->divergence();
+  if (std::string d = issuePolicy_->divergence(); !d.empty()) return d;
+  if (!power_switch_.divergence().empty()) return power_switch_.divergence();
+  for (const auto& e : simd_) {
+    if (!e->unitSwitch()) continue;
+    if (!e->unitSwitch()->divergence().empty()) return e->unitSwitch()->divergence();
+    for (uint32_t l = 0; l < e->lanes(); ++l)
+      if (!e->laneSwitch(l).divergence().empty()) return e->laneSwitch(l).divergence();
+  }
+  return {};
 }
 
 void Sm::suspendSimdSwitches(Cycle now) {
@@ -154,7 +167,8 @@ void Sm::advanceSlices(Cycle now) {
                           double(sliceCycles_);
   while (now >= sliceStart_ + sliceCycles_) {
     const bool idleSlice = sliceLaneOps_ == 0;
-    const uint32_t next = issuePolicy_->next(issueState_, double(sliceLaneOps_) / capacity);
+    const uint32_t next = issuePolicy_->nextAt(sliceStart_ + sliceCycles_, issueState_,
+                                               double(sliceLaneOps_) / capacity);
     gating_.stateCycles[issueState_ - 1] += sliceCycles_;
     sliceStart_ += sliceCycles_;
     sliceLaneOps_ = 0;

@@ -123,6 +123,11 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // cover the current (or last) kernel.
   const DroopPredictorUnit* droopPredictor() const { return predictor_.get(); }
 
+  // ---- RTL co-simulation ----
+  // Lockstep: the first divergence of one of the SM's co-simulated blocks (its droop predictor,
+  // its own and its SIMD units' power-gating switches); empty when none diverged.
+  std::string rtlDivergence() const;
+
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
   void setIssueObserver(IssueObserver* o) { issueObserver_ = o; }

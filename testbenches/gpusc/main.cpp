@@ -41,6 +41,7 @@
 #include "gpu/report.hpp"
 #include "noc/mesh.hpp"
 #include "results_folder.hpp"
+#include "rtl_cli.hpp"
 #include "run_report.hpp"
 #include "shader/shader_config.hpp"
 #include "shader_cli.hpp"
@@ -841,6 +842,16 @@ int main(int argc, char** argv) {
   expCmd->add_option("--work", experiment.work, "Folder for each run's results")
       ->capture_default_str();
 
+  cli::RtlAreaOptions rtlArea;
+  auto* rtlCmd = app.add_subcommand("rtl", "The RTL blocks of co-simulation (docs/rtl-cosim.md)");
+  rtlCmd->require_subcommand(1);
+  auto* rtlAreaCmd = rtlCmd->add_subcommand(
+      "area", "Synthesize each RTL block with yosys and print its cell counts");
+  rtlAreaCmd->add_option("blocks", rtlArea.blocks, "Blocks (default: all)");
+  rtlAreaCmd->add_option("--yosys", rtlArea.yosys, "The yosys executable")->capture_default_str();
+  rtlAreaCmd->add_option("--work", rtlArea.work,
+                         "Keep the Verilog, the scripts and yosys's logs in this folder");
+
   cli::PdnOptions pdnOpts;
   pdnOpts.platform = kDefaultPlatform;
   auto* pdnCmd = app.add_subcommand(
@@ -928,6 +939,7 @@ int main(int argc, char** argv) {
       return cli::cmdSweep(sweep, &interruptRequested);
     }
     if (resultsCmd->parsed()) return cli::cmdResults(results);
+    if (rtlAreaCmd->parsed()) return cli::cmdRtlArea(rtlArea);
   } catch (const InputError& e) {
     std::cerr << "gpusc: error: " << e.what() << "\n";
     return kExitBadInput;
