@@ -56,19 +56,27 @@ std::string toSvg(const BarChart& c) {
   hi += 0.05 * span;
   if (lo < 0) lo -= 0.05 * span;
 
-  const double W = c.width, H = c.height;
+  const double W = c.width;
   const double top = (c.title.empty() ? 12 : 40) + kLegendFont + 12;  // title, legend row
   double catLabelW = 0;
   for (const auto& l : c.categories) catLabelW = std::max(catLabelW, textWidth(l, kTickFont));
-  const std::vector<Tick> yTicks = makeTicks(lo, hi, Scale::Linear, H - top - 80, 32);
+  const std::vector<Tick> yTicks = makeTicks(lo, hi, Scale::Linear, c.height - top - 80, 32);
   double yLabelW = 0;
   for (const Tick& t : yTicks)
     if (t.major) yLabelW = std::max(yLabelW, textWidth(t.label, kTickFont));
-  const double left = std::ceil(10 + (c.yLabel.empty() ? 0 : kLabelFont + 10) + yLabelW + 9);
-  const double right = 16, x0 = left, x1 = W - right, plotW = x1 - x0;
+  double left = std::ceil(10 + (c.yLabel.empty() ? 0 : kLabelFont + 10) + yLabelW + 9);
+  const double right = 16;
+  // Labels turned by 35 degrees when they would overlap: the chart grows by their height, and
+  // the first one's end must stay on the page.
+  const bool turned = catLabelW + 6 > (W - left - right) / double(nCat);
+  if (turned) {
+    const double firstW = textWidth(c.categories.front(), kTickFont) * 0.82;  // cos 35
+    left = std::max(left, std::ceil(firstW - (W - left - right) / double(nCat) / 2 + 8));
+  }
+  const double x0 = left, x1 = W - right, plotW = x1 - x0;
   const double groupW = plotW / double(nCat);
-  const bool turned = catLabelW + 6 > groupW;  // labels at -35 degrees when they would overlap
-  const double labelH = turned ? catLabelW * 0.6 + kTickFont : kTickFont;
+  const double labelH = turned ? catLabelW * 0.574 + kTickFont : kTickFont;  // sin 35
+  const double H = c.height + (turned ? labelH : 0);
   const double y1 = H - 12 - labelH - 8, y0 = top;
   if (y1 - y0 < 40 || plotW < 40)
     throw InputError(fmt::format("{}: {}x{} pixels leave no room for the plot", where, W, H));

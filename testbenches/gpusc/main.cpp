@@ -524,8 +524,8 @@ int cmdRun(const RunOptions& o) {
 // `gpusc report PATH`: the HTML page of a results folder.
 int cmdReport(const std::string& path, const std::string& out) {
   if (!fs::is_directory(path))
-    throw InputError(
-        fmt::format("report {}: expected a results folder written by gpusc run", path));
+    throw InputError(fmt::format(
+        "report {}: expected a results folder written by gpusc run, or a sweep spec", path));
   const fs::path page = out.empty() ? fs::path(path) / "report.html" : fs::path(out);
   writeFile(page, cli::runReportHtml(path));
   fmt::print("gpusc: wrote {}\n", page.string());
@@ -867,10 +867,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::string reportPath, reportOut;
+  std::string reportSweepOut;
   auto* reportCmd = app.add_subcommand(
-      "report", "Write the HTML report of a results folder that `gpusc run` wrote");
-  reportCmd->add_option("path", reportPath, "Results folder (holding stats.json)")->required();
-  reportCmd->add_option("--out,-o", reportOut, "Page to write (default PATH/report.html)");
+      "report",
+      "Write the HTML report of a results folder (gpusc run) or of a sweep (gpusc sweep)");
+  reportCmd->add_option("path", reportPath, "A results folder (holding stats.json) or a sweep spec")
+      ->required();
+  reportCmd->add_option("--output,-o", reportOut,
+                        "Page to write (default report.html in the results or sweep folder)");
+  reportCmd->add_option("--out", reportSweepOut,
+                        "A sweep's folder (as for gpusc sweep; default results/sweeps/<name>)");
 
   cli::SweepOptions sweep;
   auto* sweepCmd = app.add_subcommand(
@@ -932,7 +938,13 @@ int main(int argc, char** argv) {
     if (benchCmd->parsed()) return cmdBench(bench);
     if (expCmd->parsed()) return cli::runExperiment(experiment);
     if (pdnCmd->parsed()) return cli::cmdPdn(pdnOpts);
-    if (reportCmd->parsed()) return cmdReport(reportPath, reportOut);
+    if (reportCmd->parsed()) {
+      if (fs::is_regular_file(reportPath))
+        return cli::cmdSweepReport({reportPath, reportSweepOut, reportOut});
+      if (!reportSweepOut.empty())
+        throw InputError("report: --out names a sweep's folder; give a sweep spec with it");
+      return cmdReport(reportPath, reportOut);
+    }
 
     if (sweepCmd->parsed()) {
       installInterruptHandlers();

@@ -23,6 +23,7 @@
 #include "common/strings.hpp"
 #include "run_pool.hpp"
 #include "sweep_db.hpp"
+#include "sweep_report.hpp"
 #include "sweep_spec.hpp"
 
 namespace gpusc::cli {
@@ -509,17 +510,15 @@ std::string csvField(const nlohmann::json& v) {
 
 }  // namespace
 
-int cmdResults(const ResultsOptions& o) {
-  if (o.csv == o.json) throw InputError("results: give one of --csv and --json");
-  const Plan plan = makePlan(o.spec, o.out);
+// Every point of the spec, in spec order, with its row in the database; one not run yet (or run
+// with another configuration) is "pending".
+std::vector<nlohmann::json> currentTable(const Plan& plan, const std::string& specArg) {
   if (!fs::exists(plan.dbPath()))
     throw InputError(fmt::format("{}: no results database (run gpusc sweep {} first)",
-                                 plan.dbPath().string(), o.spec));
+                                 plan.dbPath().string(), specArg));
   SweepDb db(plan.dbPath().string());
   mergeShards(plan, db);
   const auto rows = rowsByLabel(db, plan.spec.name);
-  // Every point of the spec, in spec order; one not run yet (or run with another
-  // configuration) is "pending".
   std::vector<nlohmann::json> table;
   for (const auto& p : plan.points) {
     const nlohmann::json* r = currentRow(rows, p);
@@ -527,6 +526,29 @@ int cmdResults(const ResultsOptions& o) {
     if (!r) row["status"] = "pending";
     table.push_back(row);
   }
+  return table;
+}
+
+int cmdSweepReport(const SweepReportOptions& o) {
+  const Plan plan = makePlan(o.spec, o.out);
+  SweepReportInput in;
+  in.name = plan.spec.name;
+  in.specFile = o.spec;
+  in.axisKeys = plan.spec.axisKeys;
+  for (const auto& v : plan.spec.variants) in.variants.push_back(v.name);
+  in.rows = currentTable(plan, o.spec);
+  const fs::path page = o.output.empty() ? plan.dir / "report.html" : fs::path(o.output);
+  in.statsBase = plan.dir.string();
+  in.reportDir = page.parent_path().empty() ? "." : page.parent_path().string();
+  writeFileAtomically(page.string(), sweepReportHtml(in));
+  fmt::print("gpusc: wrote {}\n", page.string());
+  return 0;
+}
+
+int cmdResults(const ResultsOptions& o) {
+  if (o.csv == o.json) throw InputError("results: give one of --csv and --json");
+  const Plan plan = makePlan(o.spec, o.out);
+  const std::vector<nlohmann::json> table = currentTable(plan, o.spec);
   std::string text;
   if (o.json) {
     text = nlohmann::json(table).dump(2) + "\n";

@@ -41,4 +41,13 @@ struct ResultsOptions {
 // The sweep's table from its database, as CSV or JSON.
 int cmdResults(const ResultsOptions& o);
 
+struct SweepReportOptions {
+  std::string spec;
+  std::string out;     // the sweep's folder, as for gpusc sweep
+  std::string output;  // the page; empty: report.html in the sweep's folder
+};
+
+// `gpusc report SPEC.yaml`: the sweep's HTML report (sweep_report.hpp) from its database.
+int cmdSweepReport(const SweepReportOptions& o);
+
 }  // namespace gpusc::cli

@@ -13,26 +13,13 @@ import html
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 
+from cli_check import fail, fresh_workdir, runner
+
 exe, work = sys.argv[1], sys.argv[2]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-os.chdir(work)
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-
-def run(*args, rc=0):
-    p = subprocess.run([exe, *args], capture_output=True, text=True)
-    if p.returncode != rc:
-        fail(f"gpusc {' '.join(args)}: exit {p.returncode}, expected {rc}\n{p.stdout}\n{p.stderr}")
-    return p
+fresh_workdir(work)
+run = runner(exe)
 
 
 def sections(page):
