@@ -4,7 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 #include "common/file_io.hpp"
 #include "experiment.hpp"
 #include "run_pool.hpp"
+#include "sweep_spec.hpp"
 
 namespace gpusc::cli {
 
@@ -78,6 +81,32 @@ struct VariantRun {
 std::vector<RunSpec> runSpecs(const ExperimentOptions& o, const std::string& study,
                               const std::vector<std::string>& kernels,
                               const std::vector<VariantRun>& variants);
+
+// ---- Experiments run through the sweep engine (docs/sweeps.md, "Seed experiments") ----------
+
+// The experiment's sweep spec compiled into gpusc (stimuli/sweeps/NAME.yaml), with its kernels
+// replaced by --kernel's (when given) at --size.
+SweepSpec experimentSpec(const ExperimentOptions& o, const std::string& name);
+// The spec's kernel names, in spec order.
+std::vector<std::string> specKernels(const SweepSpec& spec);
+// InternalError unless the spec's variants are exactly these configurations: the same names in
+// the same order, each on its platform with the same overrides.
+void checkVariants(const SweepSpec& spec, const std::vector<VariantRun>& variants);
+// Runs the spec's points the database in <o.work>/<spec name> does not hold as done (none, when
+// an earlier experiment or `gpusc sweep SPEC --out <o.work>/<spec name>` ran them all) with
+// o.jobs children, then fills `rows` with every point's row in spec order. Returns 0, or the
+// sweep's exit code when it did not finish (interrupted); failed points are rows.
+int runExperimentSweep(const ExperimentOptions& o, const SweepSpec& spec,
+                       std::vector<nlohmann::json>& rows);
+// Rows by (kernel, variant).
+std::map<std::pair<std::string, std::string>, nlohmann::json> rowsByPoint(
+    const std::vector<nlohmann::json>& rows);
+inline bool rowOk(const nlohmann::json& row) { return row.value("status", "") == "ok"; }
+// A failed point's first error line (or its status when it has none).
+std::string rowError(const nlohmann::json& row);
+// A point's full stats.json (its row's stats_path, under <o.work>/<spec name>).
+nlohmann::json rowStats(const ExperimentOptions& o, const SweepSpec& spec,
+                        const nlohmann::json& row);
 
 // The experiments.
 int seed000(const ExperimentOptions& o);

@@ -42,12 +42,16 @@ struct Plan {
   fs::path dbPath() const { return dir / "results.sqlite"; }
 };
 
-Plan makePlan(const std::string& specPath, const std::string& out) {
+Plan makePlan(SweepSpec spec, const std::string& out) {
   Plan p;
-  p.spec = loadSweepSpec(specPath);
+  p.spec = std::move(spec);
   p.points = expandPoints(p.spec);
   p.dir = out.empty() ? fs::path("results") / "sweeps" / p.spec.name : fs::path(out);
   return p;
+}
+
+Plan makePlan(const std::string& specPath, const std::string& out) {
+  return makePlan(loadSweepSpec(specPath), out);
 }
 
 std::string utcNow() {
@@ -466,7 +470,12 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
     throw InputError(
         "--partition, --time, --mem, --array-throttle and --tasks are for --backend slurm");
   if (o.worker) return runWorker(o, interrupt);
-  const Plan plan = makePlan(o.args.back(), o.out);
+  return runSweep(loadSweepSpec(o.args.back()), o, interrupt);
+}
+
+int runSweep(SweepSpec spec, const SweepOptions& o, const std::atomic<bool>* interrupt) {
+  const bool status = o.args.size() == 2 && o.args[0] == "status";
+  const Plan plan = makePlan(std::move(spec), o.out);
   std::error_code ec;
   fs::create_directories(plan.dir, ec);
   if (ec)
@@ -527,6 +536,11 @@ std::vector<nlohmann::json> currentTable(const Plan& plan, const std::string& sp
     table.push_back(row);
   }
   return table;
+}
+
+std::vector<nlohmann::json> sweepTable(SweepSpec spec, const std::string& out) {
+  const Plan plan = makePlan(std::move(spec), out);
+  return currentTable(plan, plan.spec.file);
 }
 
 int cmdSweepReport(const SweepReportOptions& o) {

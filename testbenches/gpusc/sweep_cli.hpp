@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "sweep_spec.hpp"
+
 namespace gpusc::cli {
 
 struct SweepOptions {
@@ -29,6 +33,14 @@ struct SweepOptions {
 // Runs the points of a sweep that the database does not hold as done (or prints them, with
 // dryRun; or the counts by status, with `status SPEC`). `interrupt`: raised by SIGINT/SIGTERM.
 int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt);
+// The same for a spec already loaded (and perhaps changed; a seed experiment's, with its
+// --size and --kernel): o.args names only `status` or nothing else than the spec.
+int runSweep(SweepSpec spec, const SweepOptions& o, const std::atomic<bool>* interrupt);
+
+// Every point of the spec in spec order with its row in the database of the sweep's folder
+// `out` (empty: results/sweeps/<name>); a point without a row for its configuration is
+// "pending". InputError when the folder holds no database.
+std::vector<nlohmann::json> sweepTable(SweepSpec spec, const std::string& out);
 
 struct ResultsOptions {
   std::string spec;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A seed experiment runs through the sweep engine: a second run of it finds every point in the
+# sweep's database, runs none again (no point's stats.json is rewritten) and writes the same
+# tables. Used by the cli.experiment_*_resume tests.
+#   experiment_resume.sh GPUSC WORKDIR EXPERIMENT KERNEL
+set -u
+exe=$1 work=$2 name=$3 kernel=$4
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+run() {  # run OUT: the experiment at size tiny on one kernel, tables into OUT
+  "$exe" experiment "$name" --size tiny --kernel "$kernel" -j 2 --out "$1" --work work \
+    >"$1.txt" 2>&1 || fail "$name into $1: $(cat "$1.txt")"
+}
+run one
+points=$(sed -n "s/^gpusc: sweep $name: \([0-9]*\) points, \1 to run (0 ok and 0 failed before).*/\1/p" one.txt)
+[[ -n $points && $points -gt 0 ]] || fail "the first run did not run every point: $(cat one.txt)"
+[[ -f work/$name/results.sqlite ]] || fail "no sweep database in work/$name"
+[[ $(find work/$name/points -name stats.json | wc -l) == "$points" ]] ||
+  fail "expected $points points' stats.json in work/$name/points"
+stamps() { find work/$name/points -name stats.json -printf '%p %T@\n' | sort; }
+stamps >before.txt
+run two
+grep -q "^gpusc: sweep $name: $points points, 0 to run ($points ok and 0 failed before)" two.txt ||
+  fail "the second run ran points again: $(cat two.txt)"
+stamps >after.txt
+cmp -s before.txt after.txt || fail "the second run rewrote a point's stats.json"
+for f in one/*; do
+  cmp -s "$f" "two/${f#one/}" || fail "$f and two/${f#one/} differ"
+done
+[[ $(ls one | wc -l) -ge 2 ]] || fail "the experiment wrote $(ls one) (expected a CSV and a markdown table)"
+echo "ok: $name: $points points run once, tables unchanged on the second run"
