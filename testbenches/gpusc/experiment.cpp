@@ -243,7 +243,8 @@ void checkVariants(const SweepSpec& spec, const std::vector<VariantRun>& variant
   bool same = spec.variants.size() == variants.size();
   for (size_t i = 0; same && i < variants.size(); ++i) {
     const SweepVariant& s = spec.variants[i];
-    std::vector<std::string> sets;
+    std::vector<std::string> sets;  // the spec's own, then the variant's
+    for (const auto& o : spec.sets) sets.push_back(o.assignment);
     for (const auto& o : s.sets) sets.push_back(o.assignment);
     same = s.name == variants[i].key &&
            (s.platform.empty() ? spec.platform : s.platform) == variants[i].platform &&
@@ -265,6 +266,31 @@ int runExperimentSweep(const ExperimentOptions& o, const SweepSpec& spec,
   const int rc = runSweep(spec, so, nullptr);
   if (rc != 0 && rc != 1) return rc;  // 1: some points failed; their rows say why
   rows = sweepTable(spec, so.out);
+  return 0;
+}
+
+int runExperimentRuns(const ExperimentOptions& o, const std::string& name,
+                      const std::vector<VariantRun>& variants, std::vector<std::string>& kernels,
+                      std::vector<RunOutcome>& results) {
+  const SweepSpec spec = experimentSpec(o, name);
+  checkVariants(spec, variants);
+  kernels = specKernels(spec);
+  std::vector<nlohmann::json> rows;
+  if (const int rc = runExperimentSweep(o, spec, rows)) return rc;
+  const auto byPoint = rowsByPoint(rows);
+  results.clear();
+  for (const auto& k : kernels)
+    for (const auto& v : variants) {
+      const nlohmann::json& row = byPoint.at({k, v.key});
+      RunOutcome r;
+      r.ok = rowOk(row);
+      if (r.ok) {
+        r.stats = rowStats(o, spec, row);
+      } else {
+        r.error = rowError(row);
+      }
+      results.push_back(std::move(r));
+    }
   return 0;
 }
 

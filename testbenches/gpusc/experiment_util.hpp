@@ -98,6 +98,13 @@ void checkVariants(const SweepSpec& spec, const std::vector<VariantRun>& variant
 // sweep's exit code when it did not finish (interrupted); failed points are rows.
 int runExperimentSweep(const ExperimentOptions& o, const SweepSpec& spec,
                        std::vector<nlohmann::json>& rows);
+// The experiment `name`'s spec (experimentSpec) checked against `variants` and run
+// (runExperimentSweep), its points as runAll's outcomes would be: kernel-major over `kernels`
+// (set to the spec's) and `variants`, each ok one with its full stats.json, each failed one with
+// its error. Returns 0, or the sweep's exit code when it did not finish.
+int runExperimentRuns(const ExperimentOptions& o, const std::string& name,
+                      const std::vector<VariantRun>& variants, std::vector<std::string>& kernels,
+                      std::vector<RunOutcome>& results);
 // Rows by (kernel, variant).
 std::map<std::pair<std::string, std::string>, nlohmann::json> rowsByPoint(
     const std::vector<nlohmann::json>& rows);
