@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A seed experiment runs through the sweep engine: a second run of it finds every point in the
 # sweep's database, runs none again (no point's stats.json is rewritten) and writes the same
-# tables. Used by the cli.experiment_*_resume tests.
-#   experiment_resume.sh GPUSC WORKDIR EXPERIMENT KERNEL
+# tables. With SPEC (the shipped spec file), the points first run as a plain `gpusc sweep` of it
+# (at size tiny, on KERNEL) into the experiment's folder, and the experiment runs none of them.
+# Used by the cli.experiment_*_resume tests.
+#   experiment_resume.sh GPUSC WORKDIR EXPERIMENT KERNEL [SPEC]
 set -u
-exe=$1 work=$2 name=$3 kernel=$4
+exe=$1 work=$2 name=$3 kernel=$4 spec=${5:-}
 fail() {
   echo "FAIL: $*"
   exit 1
@@ -14,9 +16,22 @@ run() {  # run OUT: the experiment at size tiny on one kernel, tables into OUT
   "$exe" experiment "$name" --size tiny --kernel "$kernel" -j 2 --out "$1" --work work \
     >"$1.txt" 2>&1 || fail "$name into $1: $(cat "$1.txt")"
 }
-run one
-points=$(sed -n "s/^gpusc: sweep $name: \([0-9]*\) points, \1 to run (0 ok and 0 failed before).*/\1/p" one.txt)
-[[ -n $points && $points -gt 0 ]] || fail "the first run did not run every point: $(cat one.txt)"
+first=one.txt
+if [[ -n $spec ]]; then
+  sed -e 's/^sizes: .*/sizes: [tiny]/' -e "s/^kernels: .*/kernels: [$kernel]/" "$spec" >spec.yaml
+  grep -q "^kernels: \[$kernel\]" spec.yaml || fail "cannot set the kernels of $spec"
+  "$exe" sweep spec.yaml --jobs 2 --out "work/$name" >sweep.txt 2>&1 || fail "sweep: $(cat sweep.txt)"
+  first=sweep.txt
+else
+  run one
+fi
+points=$(sed -n "s/^gpusc: sweep $name: \([0-9]*\) points, \1 to run (0 ok and 0 failed before).*/\1/p" $first)
+[[ -n $points && $points -gt 0 ]] || fail "the first run did not run every point: $(cat $first)"
+if [[ -n $spec ]]; then
+  run one
+  grep -q "^gpusc: sweep $name: $points points, 0 to run ($points ok and 0 failed before)" one.txt ||
+    fail "the experiment ran points the sweep had run: $(cat one.txt)"
+fi
 [[ -f work/$name/results.sqlite ]] || fail "no sweep database in work/$name"
 [[ $(find work/$name/points -name stats.json | wc -l) == "$points" ]] ||
   fail "expected $points points' stats.json in work/$name/points"
