@@ -263,7 +263,7 @@ int runExperimentSweep(const ExperimentOptions& o, const SweepSpec& spec,
   so.args = {spec.file};
   so.out = (fs::path(o.work) / spec.name).string();
   so.jobs = o.jobs;
-  const int rc = runSweep(spec, so, nullptr);
+  const int rc = runSweep(spec, so, o.interrupt);
   if (rc != 0 && rc != 1) return rc;  // 1: some points failed; their rows say why
   rows = sweepTable(spec, so.out);
   return 0;
@@ -354,6 +354,12 @@ const std::vector<std::pair<std::string, std::string>>& experimentDescriptions()
        "\"Energy-aware code motion for GPU shader processors\")"},
   };
   return d;
+}
+
+bool experimentIsSweep(const std::string& name) {
+  for (const EmbeddedFile* f : listEmbedded(kEmbeddedSweeps))
+    if (fs::path(f->path).stem() == name) return true;
+  return false;
 }
 
 std::vector<std::string> experimentNames() {

@@ -3,6 +3,7 @@
 // paper's numbers beside ours) to the output folder.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,14 @@ struct ExperimentOptions {
   unsigned jobs = 2;
   std::string out = "docs/validation";
   std::string work = "gpusc-experiments";  // per-run result folders
+  // Raised by SIGINT/SIGTERM: an experiment run through the sweep engine stops cleanly (its
+  // running points are marked interrupted) and exits with 6. Null: not watched.
+  const std::atomic<bool>* interrupt = nullptr;
 };
+
+// Whether the experiment runs through the sweep engine (a spec in stimuli/sweeps/): it stops
+// cleanly on `interrupt` and resumes. The others run their own pool.
+bool experimentIsSweep(const std::string& name);
 
 // Returns the process exit code.
 int runExperiment(const ExperimentOptions& o);

@@ -936,7 +936,13 @@ int main(int argc, char** argv) {
     if (compileCmd->parsed()) return cli::cmdShaderCompile(shaderCompile);
     if (shaderRunCmd->parsed()) return cli::cmdShaderRun(shaderRun);
     if (benchCmd->parsed()) return cmdBench(bench);
-    if (expCmd->parsed()) return cli::runExperiment(experiment);
+    if (expCmd->parsed()) {
+      if (cli::experimentIsSweep(experiment.name)) {
+        installInterruptHandlers();
+        experiment.interrupt = &interruptRequested;
+      }
+      return cli::runExperiment(experiment);
+    }
     if (pdnCmd->parsed()) return cli::cmdPdn(pdnOpts);
     if (reportCmd->parsed()) {
       if (fs::is_regular_file(reportPath))
