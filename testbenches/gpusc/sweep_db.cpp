@@ -183,7 +183,8 @@ std::vector<nlohmann::json> SweepDb::query(const std::string& sql,
 void SweepDb::put(const nlohmann::json& row) {
   std::vector<std::string> names;
   std::vector<bool> json;
-  for (const auto& [k, v] : row.items()) {
+  for (const auto& item : row.items()) {
+    const std::string& k = item.key();  // not a structured binding: clang 14 cannot capture one
     const auto& cols = resultColumns();
     auto it =
         std::find_if(cols.begin(), cols.end(), [&](const DbColumn& c) { return c.name == k; });
