@@ -275,7 +275,12 @@ int runExperimentSweep(const ExperimentOptions& o, const SweepSpec& spec,
 int runExperimentRuns(const ExperimentOptions& o, const std::string& name,
                       const std::vector<VariantRun>& variants, std::vector<std::string>& kernels,
                       std::vector<RunOutcome>& results) {
-  const SweepSpec spec = experimentSpec(o, name);
+  return runExperimentRuns(o, experimentSpec(o, name), variants, kernels, results);
+}
+
+int runExperimentRuns(const ExperimentOptions& o, const SweepSpec& spec,
+                      const std::vector<VariantRun>& variants, std::vector<std::string>& kernels,
+                      std::vector<RunOutcome>& results) {
   checkVariants(spec, variants);
   kernels = specKernels(spec);
   std::vector<nlohmann::json> rows;
@@ -288,6 +293,7 @@ int runExperimentRuns(const ExperimentOptions& o, const std::string& name,
       RunOutcome r;
       r.ok = rowOk(row);
       if (r.ok) {
+        r.statsPath = (fs::path(o.work) / spec.name / row.value("stats_path", "")).string();
         r.stats = rowStats(o, spec, row);
       } else {
         r.error = rowError(row);

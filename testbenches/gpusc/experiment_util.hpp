@@ -101,8 +101,13 @@ int runExperimentSweep(const ExperimentOptions& o, const SweepSpec& spec,
 // The experiment `name`'s spec (experimentSpec) checked against `variants` and run
 // (runExperimentSweep), its points as runAll's outcomes would be: kernel-major over `kernels`
 // (set to the spec's) and `variants`, each ok one with its full stats.json, each failed one with
-// its error. Returns 0, or the sweep's exit code when it did not finish.
+// its error (and statsPath: its stats.json, beside the point's other files). Returns 0, or the
+// sweep's exit code when it did not finish.
 int runExperimentRuns(const ExperimentOptions& o, const std::string& name,
+                      const std::vector<VariantRun>& variants, std::vector<std::string>& kernels,
+                      std::vector<RunOutcome>& results);
+// The same for a spec the experiment built (a pass whose points depend on an earlier pass).
+int runExperimentRuns(const ExperimentOptions& o, const SweepSpec& spec,
                       const std::vector<VariantRun>& variants, std::vector<std::string>& kernels,
                       std::vector<RunOutcome>& results);
 // Rows by (kernel, variant).

@@ -35,11 +35,14 @@ fi
 [[ -f work/$name/results.sqlite ]] || fail "no sweep database in work/$name"
 [[ $(find work/$name/points -name stats.json | wc -l) == "$points" ]] ||
   fail "expected $points points' stats.json in work/$name/points"
-stamps() { find work/$name/points -name stats.json -printf '%p %T@\n' | sort; }
+# Every pass's points (seed001 runs a second sweep, seed001-lowered, into work/ too).
+stamps() { find work -path '*/points/*' -name stats.json -printf '%p %T@\n' | sort; }
 stamps >before.txt
 run two
 grep -q "^gpusc: sweep $name: $points points, 0 to run ($points ok and 0 failed before)" two.txt ||
   fail "the second run ran points again: $(cat two.txt)"
+! grep -q "^gpusc: sweep [^:]*: [0-9]* points, [1-9][0-9]* to run" two.txt ||
+  fail "the second run ran points of another pass again: $(cat two.txt)"
 stamps >after.txt
 cmp -s before.txt after.txt || fail "the second run rewrote a point's stats.json"
 for f in one/*; do
