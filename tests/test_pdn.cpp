@@ -394,19 +394,65 @@ TEST(PdnNetwork, LayoutErrorsNameTheGridKeys) {
 }
 
 // Not a check: the cost of one step on this machine, for the record.
+// The modal form (what step() uses) against the dense discretised step, on every built-in
+// package variant, the shared rail, and the 110-SM grid of stream-11x11, under currents that
+// change every cycle and stretches where they stay constant (the modal step's cached inputs).
+TEST(PdnNetwork, ModalStepMatchesDenseStep) {
+  std::vector<std::pair<std::string, PdnNetwork>> nets;
+  for (const char* pkg : {"default", "I", "II", "III"})
+    nets.emplace_back(pkg, gtx480({fmt::format("pdn.package={}", pkg)}));
+  nets.emplace_back("shared rail", gtx480({"pdn.uncore_rail=shared"}));
+  const PlatformConfig big = loadPlatform("stream-11x11");
+  nets.emplace_back("stream-11x11",
+                    PdnNetwork(big.pdn, big.gpu.clocks.core_mhz * 1e6, big.gpu.num_sms));
+  for (const auto& [name, n] : nets) {
+    ASSERT_TRUE(n.usesModalForm()) << name;
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> amps01(0.5, 8.0);
+    std::vector<double> amps(n.numSms(), 2.0), dm(n.numSms()), dd(n.numSms());
+    PdnState a = n.steadyState(amps.data(), 1.0), b = a;
+    double worst = 0, peak = 0;
+    for (int c = 0; c < 20000; ++c) {
+      if ((c / 500) % 2 == 0)  // 500 cycles of changing currents, then 500 constant
+        for (auto& x : amps) x = amps01(rng);
+      n.step(a, amps.data(), 1.0, dm.data());
+      n.stepDense(b, amps.data(), 1.0, dd.data());
+      for (size_t k = 0; k < dm.size(); ++k) {
+        worst = std::max(worst, std::abs(dm[k] - dd[k]));
+        peak = std::max(peak, std::abs(dd[k]));
+      }
+    }
+    EXPECT_LT(worst, 1e-9 * peak) << name;
+    fmt::print("{}: modal against dense step, worst difference {:.2e} V of a {:.2e} V peak\n", name,
+               worst, peak);
+  }
+}
+
 TEST(PdnNetwork, StepTiming) {
   const PdnNetwork n = gtx480();
   std::vector<double> amps(n.numSms(), 5.0), d(n.numSms());
-  PdnState s = n.zeroState();
   const int steps = 200000;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) {
-    amps[size_t(i) % amps.size()] = 3.0 + (i & 7);
-    n.step(s, amps.data(), 0.0, d.data());
-  }
-  const auto t1 = std::chrono::steady_clock::now();
-  fmt::print("PdnNetwork::step: {:.0f} ns per step ({} states, {} SMs)\n",
-             std::chrono::duration<double, std::nano>(t1 - t0).count() / steps, n.numStates(),
-             n.numSms());
+  // Per step: the modal form with one SM's current changing every cycle, with every current
+  // constant (an idle GPU), and the dense matrix.
+  const auto time = [&](bool changing, bool dense) {
+    PdnState s = n.zeroState();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < steps; ++i) {
+      if (changing) amps[size_t(i) % amps.size()] = 3.0 + (i & 7);
+      if (dense) {
+        n.stepDense(s, amps.data(), 0.0, d.data());
+      } else {
+        n.step(s, amps.data(), 0.0, d.data());
+      }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / steps;
+  };
+  const double changing = time(true, false), constant = time(false, false),
+               dense = time(true, true);
+  fmt::print(
+      "PdnNetwork::step: {:.0f} ns per step with changing currents, {:.0f} ns with constant "
+      "ones, dense matrix {:.0f} ns ({} states, {} modes, {} SMs)\n",
+      changing, constant, dense, n.numStates(), n.numModes(), n.numSms());
   EXPECT_TRUE(std::isfinite(d[0]));
 }

@@ -53,12 +53,18 @@ struct PdnCircuit {
   uint32_t rows = 1, cols = 1;      // the layout the first rows x cols nodes form (row-major)
 };
 
-// The state of one network instance: x = [decap drops; branch currents], scaled by sqrt(C) and
-// sqrt(L) (energy coordinates, for conditioning), and scratch space for step() (sized by
-// zeroState() and steadyState(), so stepping never allocates).
+// The state of one network instance and scratch space for step() (sized by zeroState() and
+// steadyState(), so stepping never allocates). With the network's modal form (the default) the
+// state is its modal coordinates q (one of each conjugate pair of modes, real and imaginary
+// parts apart), with the last inputs and what they contribute cached; without it, x = [decap
+// drops; branch currents], scaled by sqrt(C) and sqrt(L) (energy coordinates, for conditioning).
 struct PdnState {
-  Eigen::VectorXd x;
-  Eigen::VectorXd z_, out_;  // step() scratch: [x; u] and [x'; drops]
+  Eigen::VectorXd x;                            // dense form
+  Eigen::VectorXd z_, out_;                     // dense step() scratch: [x; u] and [x'; drops]
+  std::vector<double> qRe, qIm;                 // modal form
+  std::vector<double> u_, wRe_, wIm_, direct_;  // the last inputs, B u in modes, D u per SM
+  bool haveInputs_ = false;
+  uint32_t updates_ = 0;  // inputs changed since w and direct were last computed afresh
 };
 
 class PdnNetwork {
@@ -85,6 +91,12 @@ class PdnNetwork {
   // One core cycle with the currents held over the cycle; writes the drop (V) at every SM's
   // node at the end of the cycle into smDrop[numSms()]. Does not allocate.
   void step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const;
+  // Whether step() uses the modal form (see discretise()); false: the dense matrix.
+  bool usesModalForm() const { return nm_ != 0; }
+  // The modes step() advances (one of each conjugate pair); 0 with the dense matrix.
+  uint32_t numModes() const { return nm_; }
+  // The same step with the dense matrix, whatever the form (tests compare the two).
+  void stepDense(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const;
   // The drop at every node (numNodes()) for state `s` under the currents of its last cycle.
   void nodeDrops(const PdnState& s, const double* smAmps, double uncoreAmps,
                  double* nodeDrop) const;
@@ -111,6 +123,11 @@ class PdnNetwork {
                                        const Eigen::VectorXcd& w);
   // Takes circuit_'s continuous-time model `m` and discretises it at the core clock.
   void discretise(const Model& m);
+  // The modal form of the discrete step, when it reproduces the dense one (else none).
+  void diagonalise(const Eigen::MatrixXd& Ad, const Eigen::MatrixXd& Bd, const Eigen::MatrixXd& Cs,
+                   const Eigen::MatrixXd& Ds);
+  // The state x of `s` (the modal coordinates mapped back).
+  Eigen::VectorXd stateOf(const PdnState& s) const;
   Eigen::VectorXd inputs(const double* smAmps, double uncoreAmps) const;
 
   PdnCircuit circuit_;
@@ -122,6 +139,17 @@ class PdnNetwork {
   Eigen::MatrixXd G_;
   // DC gain: steady state x = Xdc u.
   Eigen::MatrixXd Xdc_;
+  // Modal form (Ad = V diag(lambda) V^-1, kept: the real modes, then one of each conjugate pair):
+  // q' = lambda q + Bq u, drops = Re(Cq q') + Ds u, with Cq's columns of conjugate pairs doubled.
+  // Real and imaginary parts apart, each matrix stored by columns, so step()'s inner loops run
+  // over contiguous independent elements and vectorise.
+  uint32_t nm_ = 0, nr_ = 0;  // modes; the first nr_ are real
+  std::vector<double> modeLambdaRe_, modeLambdaIm_;
+  std::vector<double> modeInRe_, modeInIm_;    // Bq (nm_ x nu_), by columns
+  std::vector<double> modeOutRe_, modeOutIm_;  // Cq (ns_ x nm_), by columns
+  std::vector<double> direct_;                 // Ds (ns_ x nu_), by columns
+  Eigen::MatrixXcd modeToState_;               // V's kept columns, conjugate pairs doubled
+  Eigen::MatrixXcd stateToMode_;               // V^-1's kept rows
   nlohmann::json elements_;
 };
 
