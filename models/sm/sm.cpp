@@ -820,13 +820,13 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
 
 void Sm::fetch(Cycle now) {
   const uint32_t n = static_cast<uint32_t>(warps_.size());
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t ws = (fetch_.nextWarp + k) % n;
+  // Round-robin from nextWarp (a wrapping index: a division per warp cost more than the rest).
+  for (uint32_t k = 0, ws = fetch_.nextWarp % n; k < n; ++k, ws = ws + 1 == n ? 0 : ws + 1) {
     WarpSlot& w = warps_[ws];
     if (!w.active || w.fetching || w.warp->done()) continue;
     const uint32_t pc = w.warp->pc();
     if (pc >= w.ibBegin && pc < w.ibEnd) continue;
-    fetch_.nextWarp = (ws + 1) % n;
+    fetch_.nextWarp = ws + 1 == n ? 0 : ws + 1;
     if (fetch_.fetch(ws, w, pc, now, act_) == FetchUnit::Result::Miss) {
       MemTransaction t;
       t.addr = fetch_.lineOf(pc);

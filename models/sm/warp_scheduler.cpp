@@ -54,14 +54,19 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
         byAge_.begin(), byAge_.end(), age,
         [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
     byAge_.insert(it, {age, w});
+    stale_ = true;
   }
   void remove(uint32_t w) override {
     byAge_.erase(
         std::remove_if(byAge_.begin(), byAge_.end(), [&](auto& e) { return e.second == w; }),
         byAge_.end());
     if (haveGreedy_ && greedy_ == w) haveGreedy_ = false;
+    stale_ = true;
   }
+  // Asked every cycle; the order changes only with the warps or the greedy one.
   const std::vector<uint32_t>& order() override {
+    if (!stale_) return out_;
+    stale_ = false;
     out_.clear();
     if (haveGreedy_) out_.push_back(greedy_);
     for (const auto& e : byAge_)
@@ -69,8 +74,10 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
     return out_;
   }
   void issued(uint32_t w) override {
+    if (haveGreedy_ && greedy_ == w) return;
     greedy_ = w;
     haveGreedy_ = true;
+    stale_ = true;
   }
 
  private:
@@ -78,6 +85,7 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
   std::vector<uint32_t> out_;
   uint32_t greedy_ = 0;
   bool haveGreedy_ = false;
+  bool stale_ = true;  // out_ no longer follows byAge_ and greedy_
 };
 
 class TwoLevel : public WarpSchedulingPolicy {
