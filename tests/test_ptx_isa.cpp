@@ -2016,6 +2016,708 @@ TEST(DeviceMalloc, TheHeapHasThePlatformsSizeAndOutlivesLaunches) {
                KernelFault);
 }
 
+// ---- video instructions ------------------------------------------------------------------------
+
+// The error message `body` makes the decoder report.
+std::string decodeErrorOf(const std::string& body) {
+  try {
+    eval1(body, 1);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A selected byte (".b0".."b3"), half-word (".h0", ".h1") or the word (""), extended.
+int64_t videoPart(uint32_t v, const std::string& sel, bool isSigned) {
+  uint32_t bitsWide = 32, pos = 0;
+  if (!sel.empty()) {
+    bitsWide = sel[1] == 'b' ? 8 : 16;
+    pos = uint32_t(sel[2] - '0') * bitsWide;
+  }
+  const uint64_t raw = (uint64_t(v) >> pos) & ((1ull << bitsWide) - 1);
+  if (isSigned && (raw >> (bitsWide - 1))) return int64_t(raw) - int64_t(1ll << bitsWide);
+  return int64_t(raw);
+}
+
+int64_t clampRange(int64_t x, unsigned w, bool isSigned) {
+  const int64_t lo = isSigned ? -(1ll << (w - 1)) : 0;
+  const int64_t hi = isSigned ? (1ll << (w - 1)) - 1 : (1ll << w) - 1;
+  return std::min(std::max(x, lo), hi);
+}
+
+struct ScalarVideo {
+  std::string op;  // vadd vsub vabsdiff vmin vmax vshl vshr vset
+  bool dS, aS, bS, sat;
+  std::string op2;   // "", "add", "min", "max"; or a comparison for vset
+  std::string cmp;   // vset
+  std::string mode;  // vshl/vshr: clamp or wrap
+  std::string dsel, asel, bsel;
+
+  std::string ptx() const {
+    auto ty = [](bool s) { return s ? ".s32" : ".u32"; };
+    std::string s = op;
+    if (op != "vset") s += ty(dS);
+    s += ty(aS);
+    s += (op == "vshl" || op == "vshr") ? ".u32" : ty(bS);
+    if (!cmp.empty()) s += "." + cmp;
+    if (sat) s += ".sat";
+    if (!mode.empty()) s += "." + mode;
+    if (!op2.empty()) s += "." + op2;
+    s += " %o32" + dsel + ", %a32" + asel + ", %b32" + bsel;
+    if (!op2.empty() || !dsel.empty()) s += ", %c32";
+    return s + ";";
+  }
+
+  uint32_t ref(uint32_t a, uint32_t b, uint32_t c) const {
+    __extension__ typedef __int128 I;  // exact: a shifted 33-bit value needs 65 bits
+    const bool shift = op == "vshl" || op == "vshr";
+    const I ta = videoPart(a, asel, aS), tb = videoPart(b, bsel, shift ? false : bS);
+    I t = 0;
+    if (op == "vadd") t = ta + tb;
+    if (op == "vsub") t = ta - tb;
+    if (op == "vabsdiff") t = ta > tb ? ta - tb : tb - ta;
+    if (op == "vmin") t = std::min(ta, tb);
+    if (op == "vmax") t = std::max(ta, tb);
+    if (shift) {
+      const int n = int(mode == "clamp" ? std::min<I>(tb, 32) : tb % 32);
+      I p = 1;
+      for (int i = 0; i < n; ++i) p *= 2;
+      // Shifting right floors (an arithmetic shift).
+      t = op == "vshl" ? ta * p : (ta >= 0 ? ta / p : -((-ta + p - 1) / p));
+    }
+    if (op == "vset") {
+      if (cmp == "eq") t = ta == tb;
+      if (cmp == "ne") t = ta != tb;
+      if (cmp == "lt") t = ta < tb;
+      if (cmp == "le") t = ta <= tb;
+      if (cmp == "gt") t = ta > tb;
+      if (cmp == "ge") t = ta >= tb;
+    }
+    if (sat) {
+      const unsigned w = dsel.empty() ? 32 : dsel[1] == 'b' ? 8 : 16;
+      const I lo = dS ? -(I(1) << (w - 1)) : I(0);
+      const I hi = dS ? (I(1) << (w - 1)) - 1 : (I(1) << w) - 1;
+      t = t < lo ? lo : t > hi ? hi : t;
+    }
+    const I tc = (op != "vset" && dS) ? I(int32_t(c)) : I(c);
+    if (op2 == "add") t += tc;
+    if (op2 == "min") t = std::min(t, tc);
+    if (op2 == "max") t = std::max(t, tc);
+    const uint32_t r = uint32_t(uint64_t(t));
+    if (dsel.empty()) return r;
+    const uint32_t w = dsel[1] == 'b' ? 8 : 16, pos = uint32_t(dsel[2] - '0') * w;
+    const uint32_t m = (w == 8 ? 0xffu : 0xffffu) << pos;
+    return ((r << pos) & m) | (c & ~m);
+  }
+};
+
+TEST(VideoInstructions, ScalarOpsWithSelectorsSaturationAndSecondaryOps) {
+  const Rows rows = grid(words(10, 71), words(8, 72), {0u, 0x7ffffff0u, 0x80000005u, 0xdeadbeefu});
+  const std::vector<std::string> sels = {"", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"};
+  const std::vector<std::string> op2s = {"", "add", "min", "max"};
+  const std::vector<std::string> ops = {"vadd", "vsub", "vabsdiff", "vmin", "vmax"};
+  std::mt19937 rng(73);
+  int n = 0;
+  for (const auto& op : ops)
+    for (int k = 0; k < 10; ++k) {
+      ScalarVideo v{
+          op, bool(rng() & 1), bool(rng() & 1), bool(rng() & 1), bool(rng() & 1), "", "", "",
+          "", sels[rng() % 7], sels[rng() % 7]};
+      if (k % 3 == 2)
+        v.dsel = sels[1 + rng() % 6];  // merge into c
+      else
+        v.op2 = op2s[rng() % 4];
+      if (k == 0) v = {op, true, true, true, true, "", "", "", "", "", ""};  // plain .s32 .sat
+      if (k == 1) v = {op, false, true, false, true, "", "", "", ".b2", ".h1", ".b3"};
+      checkRows32(v.ptx(), rows,
+                  [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+      ++n;
+    }
+  EXPECT_EQ(n, 50);
+  // The ISA's own examples.
+  EXPECT_EQ(eval1("vadd.s32.u32.s32.sat %o32, %a32.b0, %b32.h0;", 0xff, 0x8000).o32,
+            uint32_t(255 - 32768));
+  EXPECT_EQ(eval1("vadd.u32.u32.u32.sat %o32, %a32, %b32;", 0xfffffff0u, 0x20).o32, 0xffffffffu);
+  EXPECT_EQ(eval1("vsub.s32.s32.u32.sat %o32.h1, %a32, %b32.b1, %c32;", 5, 0xff00, 0x1234abcd).o32,
+            0xff06abcdu);  // 5 - 255 = -250 = 0xff06 in the high half-word
+}
+
+TEST(VideoInstructions, ShiftsClampOrWrapTheAmount) {
+  Rows rows = grid(words(12, 81), {0u, 1u, 7u, 31u, 32u, 33u, 40u, 0x1fu + 0x100u}, {0u, 9u});
+  std::mt19937 rng(82);
+  const std::vector<std::string> sels = {"", ".b0", ".b3", ".h0", ".h1"};
+  for (const char* op : {"vshl", "vshr"})
+    for (const char* mode : {"clamp", "wrap"})
+      for (int k = 0; k < 4; ++k) {
+        ScalarVideo v{op, bool(k & 1),     bool(k & 2),        false, k == 3, "", "", mode,
+                      "", sels[rng() % 5], k == 2 ? ".b0" : ""};
+        if (k == 2) v.op2 = "max";
+        checkRows32(v.ptx(), rows,
+                    [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+      }
+}
+
+TEST(VideoInstructions, VsetComparesSelectedParts) {
+  const Rows rows = grid(words(12, 91), words(12, 92), {0u, 0xabcdef01u});
+  std::mt19937 rng(93);
+  const std::vector<std::string> sels = {"", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"};
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"})
+    for (int k = 0; k < 3; ++k) {
+      ScalarVideo v{"vset", false, bool(rng() & 1), bool(rng() & 1), false, "", cmp,
+                    "",     "",    sels[rng() % 7], sels[rng() % 7]};
+      if (k == 1) v.op2 = "add";
+      if (k == 2) v.dsel = ".b1";
+      checkRows32(v.ptx(), rows,
+                  [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+    }
+  EXPECT_EQ(eval1("vset.u32.s32.lt %o32, %a32.b0, %b32.b0;", 0x80, 0x80).o32, 0u);  // 128 < -128
+  EXPECT_EQ(eval1("vset.s32.u32.lt %o32, %a32.b0, %b32.b0;", 0x80, 0x80).o32, 1u);  // -128 < 128
+}
+
+// vmad from the ISA's description: (a*b) (negated when exactly one of a, b is), plus c (or
+// minus c), plus one with .po; shifted right by 7 or 15; clamped to 32 bits with .sat.
+uint32_t refVmad(uint32_t a, uint32_t b, uint32_t c, bool aS, bool bS, bool negA, bool negB,
+                 bool negC, bool po, int shr, bool sat) {
+  __extension__ typedef __int128 I;
+  const I ta = videoPart(a, "", aS), tb = videoPart(b, "", bS);
+  const bool negP = negA != negB;
+  const bool signedFinal = aS || bS || negP || negC;
+  I prod = negP ? -(ta * tb) : ta * tb;
+  // c: sign-extended when the result is signed; "-c" is the complement of c's 32 bits plus one.
+  I tc = signedFinal ? I(int32_t(negC ? ~c : c)) : I(c);
+  if (negC) tc += 1;
+  I r = prod + tc + (po ? 1 : 0);
+  if (shr) r = r >= 0 ? r / (I(1) << shr) : -((-r + (I(1) << shr) - 1) / (I(1) << shr));
+  r = signedFinal ? I(int64_t(uint64_t(r))) : I(uint64_t(r));
+  if (sat) {
+    const I lo = signedFinal ? I(INT32_MIN) : I(0), hi = signedFinal ? I(INT32_MAX) : I(UINT32_MAX);
+    r = r < lo ? lo : r > hi ? hi : r;
+  }
+  return uint32_t(uint64_t(r));
+}
+
+TEST(VideoInstructions, VmadNegatesScalesAndSaturates) {
+  const Rows rows = grid(words(12, 101), words(10, 102), {0u, 1u, 0x7fffffffu, 0x80000000u, 77u});
+  struct Case {
+    bool aS, bS, negA, negB, negC, po;
+    int shr;
+    bool sat;
+  };
+  const std::vector<Case> cases = {
+      {false, false, false, false, false, false, 0, false},
+      {false, false, false, false, false, false, 0, true},
+      {true, true, false, false, false, false, 0, true},
+      {false, true, true, false, false, false, 7, false},
+      {false, false, true, false, false, false, 0, true},
+      {false, false, false, false, true, false, 15, false},
+      {true, false, false, false, true, false, 0, true},
+      {false, false, false, false, false, true, 7, true},
+      {true, true, true, true, false, false, 15, true},
+      {true, false, false, true, false, false, 0, false},
+  };
+  for (const auto& k : cases) {
+    std::string s = std::string("vmad.s32") + (k.aS ? ".s32" : ".u32") + (k.bS ? ".s32" : ".u32");
+    if (k.po) s += ".po";
+    if (k.sat) s += ".sat";
+    if (k.shr) s += ".shr" + std::to_string(k.shr);
+    s += std::string(" %o32, ") + (k.negA ? "-" : "") + "%a32, " + (k.negB ? "-" : "") + "%b32, " +
+         (k.negC ? "-" : "") + "%c32;";
+    checkRows32(s, rows, [&](uint32_t a, uint32_t b, uint32_t c) {
+      return refVmad(a, b, c, k.aS, k.bS, k.negA, k.negB, k.negC, k.po, k.shr, k.sat);
+    });
+  }
+  EXPECT_EQ(eval1("vmad.u32.u32.u32.po %o32, %a32, %b32, %c32;", 3, 4, 5).o32, 18u);
+  EXPECT_EQ(eval1("vmad.s32.u32.u32 %o32, %a32, %b32, -%c32;", 3, 4, 5).o32, 7u);
+  EXPECT_EQ(eval1("vmad.s32.u32.u32 %o32, -%a32, %b32, %c32;", 3, 4, 5).o32, uint32_t(-7));
+}
+
+// SIMD forms: lane i of a takes element asel[i] of the 64-bit {b, a} (half-words or bytes).
+struct SimdVideo {
+  std::string op;  // vadd vsub vavrg vabsdiff vmin vmax vset
+  int lanes;
+  bool dS, aS, bS, sat, add;
+  std::string cmp;
+  std::vector<int> asel, bsel;  // per lane; empty: the defaults
+  std::vector<int> mask;        // lanes written (descending); empty: all
+
+  static std::string digits(const std::vector<int>& v) {
+    std::string s;
+    for (size_t i = v.size(); i-- > 0;) s += char('0' + v[i]);
+    return s;
+  }
+  std::string ptx() const {
+    auto ty = [](bool s) { return s ? ".s32" : ".u32"; };
+    const char* letter = lanes == 2 ? ".h" : ".b";
+    std::string s = op + std::to_string(lanes);
+    if (op != "vset") s += ty(dS);
+    s += ty(aS);
+    s += ty(bS);
+    if (!cmp.empty()) s += "." + cmp;
+    if (sat) s += ".sat";
+    if (add) s += ".add";
+    s += " %o32";
+    if (!mask.empty()) {
+      s += letter;
+      for (int m : mask) s += char('0' + m);
+    }
+    s += ", %a32";
+    if (!asel.empty()) s += letter + digits(asel);
+    s += ", %b32";
+    if (!bsel.empty()) s += letter + digits(bsel);
+    return s + ", %c32;";
+  }
+  uint32_t ref(uint32_t a, uint32_t b, uint32_t c) const {
+    const unsigned w = 32 / lanes;
+    const uint64_t ab = uint64_t(b) << 32 | a;
+    auto elem = [&](int k, bool sgn) {
+      const uint64_t raw = (ab >> (k * w)) & ((1ull << w) - 1);
+      return (sgn && (raw >> (w - 1))) ? int64_t(raw) - int64_t(1ll << w) : int64_t(raw);
+    };
+    uint32_t d = add ? c : 0;
+    for (int i = 0; i < lanes; ++i) {
+      const int ka = asel.empty() ? i : asel[i], kb = bsel.empty() ? lanes + i : bsel[i];
+      const int64_t x = elem(ka, aS), y = elem(kb, bS);
+      int64_t t = 0;
+      if (op == "vadd") t = x + y;
+      if (op == "vsub") t = x - y;
+      if (op == "vavrg") t = (x + y >= 0) ? (x + y + 1) / 2 : -((-(x + y) + 1) / 2);
+      if (op == "vabsdiff") t = std::llabs(x - y);
+      if (op == "vmin") t = std::min(x, y);
+      if (op == "vmax") t = std::max(x, y);
+      if (op == "vset")
+        t = cmp == "eq"   ? x == y
+            : cmp == "ne" ? x != y
+            : cmp == "lt" ? x < y
+            : cmp == "le" ? x <= y
+            : cmp == "gt" ? x > y
+                          : x >= y;
+      if (sat) t = clampRange(t, w, dS);
+      const bool on = mask.empty() || std::find(mask.begin(), mask.end(), i) != mask.end();
+      const uint32_t m = uint32_t((1ull << w) - 1) << (w * i);
+      if (add)
+        d += on ? uint32_t(t) : 0;
+      else
+        d |= on ? (uint32_t(t) << (w * i)) & m : c & m;
+    }
+    return d;
+  }
+};
+
+TEST(VideoInstructions, SimdHalfWordAndByteFormsWithSelectorsMasksAndAccumulate) {
+  const Rows rows = grid(words(10, 111), words(10, 112), {0u, 0x01020304u, 0xfffefdfcu});
+  std::mt19937 rng(113);
+  const std::vector<std::vector<int>> masks2 = {{}, {0}, {1}, {1, 0}};
+  const std::vector<std::vector<int>> masks4 = {{}, {0}, {2}, {3, 1}, {3, 2, 0}, {2, 1, 0}};
+  int n = 0;
+  for (int lanes : {2, 4})
+    for (const char* op : {"vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"})
+      for (int k = 0; k < 4; ++k) {
+        SimdVideo v{
+            op, lanes, bool(rng() & 1), bool(rng() & 1), bool(rng() & 1), false, false, "", {},
+            {}, {}};
+        if (std::string(op) == "vset") {
+          const char* cmps[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+          v.cmp = cmps[rng() % 6];
+        } else if (k == 1 || k == 3) {
+          v.sat = true;
+        }
+        if (k == 2) v.add = true;
+        if (k >= 1) {
+          for (int i = 0; i < lanes; ++i) {
+            v.asel.push_back(int(rng() % (2 * lanes)));
+            v.bsel.push_back(int(rng() % (2 * lanes)));
+          }
+          const auto& ms = lanes == 2 ? masks2 : masks4;
+          v.mask = ms[rng() % ms.size()];
+        }
+        checkRows32(v.ptx(), rows,
+                    [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+        ++n;
+      }
+  EXPECT_EQ(n, 56);
+  // By hand: bytes 0x7f + 0x01 saturate to 0x7f as s8; u8 0xff + 0x01 wraps without .sat.
+  EXPECT_EQ(eval1("vadd4.s32.s32.s32.sat %o32, %a32, %b32, %c32;", 0x7f7f0102, 0x0181ff01, 0).o32,
+            0x7f000003u);
+  EXPECT_EQ(eval1("vadd4.u32.u32.u32 %o32, %a32, %b32, %c32;", 0xff, 0x01, 0).o32, 0u);
+  EXPECT_EQ(eval1("vavrg2.u32.u32.u32 %o32, %a32, %b32, %c32;", 0x00030001, 0x00040002, 0).o32,
+            0x00040002u);  // (3+4+1)/2 = 4, (1+2+1)/2 = 2
+  EXPECT_EQ(
+      eval1("vabsdiff4.u32.u32.u32.add %o32, %a32, %b32, %c32;", 0x0a000005, 0x000a0001, 100).o32,
+      100u + 10 + 10 + 0 + 4);  // a sum of absolute differences
+}
+
+TEST(VideoInstructions, MalformedVideoOperandsAreErrorsWithTheirPosition) {
+  auto expectError = [](const std::string& body, const std::string& what) {
+    const std::string e = decodeErrorOf(body);
+    EXPECT_NE(e.find(what), std::string::npos) << body << "\n" << e;
+    EXPECT_NE(e.find(".ptx:"), std::string::npos) << e;  // file:line:col
+  };
+  expectError("add.u32 %o32, %a32.b0, %b32;", "only valid in video instructions");
+  expectError("sub.u32 %o32, -%a32, %b32;", "only valid in vmad");
+  expectError("vadd.u32.u32.u32 %o32, %a32.h2, %b32;", "is not a selector of vadd");
+  expectError("vadd2.u32.u32.u32 %o32, %a32.h14, %b32, %c32;", "is not a source selector");
+  expectError("vadd4.u32.u32.u32 %o32.b0123, %a32, %b32, %c32;", "is not a destination mask");
+  expectError("vadd2.u32.u32.u32.sat.add %o32, %a32, %b32, %c32;", "saturation cannot");
+  expectError("vadd.u32.u32.u32 %o32, %a32, %b32, %c32;", "needs a secondary operation");
+  expectError("vadd.u32.u32.u32.add %o32.b1, %a32, %b32, %c32;", "exclude each other");
+  expectError("vmad.s32.u32.u32 %o32, -%a32, %b32, -%c32;", "not both");
+  expectError("vmad.u32.u32.u32.po %o32, -%a32, %b32, %c32;", "no negated operand");
+  expectError("vshl.u32.u32.s32.wrap %o32, %a32, %b32;", ".u32 shift amount");
+  expectError("vshl.u32.u32.u32 %o32, %a32, %b32;", "needs .clamp or .wrap");
+  expectError("vset.u32.u32 %o32, %a32, %b32;", "needs a comparison");
+  expectError("vadd.u32.u32 %o32, %a32, %b32;", "needs .dtype.atype.btype");
+  EXPECT_NE(decodeErrorOf("vadd.u64.u32.u32 %o32, %a32, %b32;").find("unsupported PTX at"),
+            std::string::npos);
+}
+
+// ---- newer warp, cache-policy, cluster and stack instructions ----------------------------------
+
+TEST(NewerInstructions, ElectSyncPicksTheLowestActiveMember) {
+  for (uint32_t members : {0xffffffffu, 0xf0f0f0f0u, 0x00000100u}) {
+    const uint32_t from = 5;  // threads below this one do not execute elect.sync
+    Rows rows;
+    for (uint32_t t = 0; t < 64; ++t) rows.push_back({from, members, 0});
+    auto out = eval(
+        "setp.ge.u32 %p1, %t, %a32;\n@%p1 elect.sync %r1|%p2, %b32;\n"
+        "selp.u32 %r2, 256, 0, %p2;\nor.b32 %o32, %r1, %r2;",
+        rows);
+    for (uint32_t t = 0; t < 64; ++t) {
+      uint32_t active = 0;
+      for (uint32_t l = 0; l < 32; ++l)
+        if ((t / 32) * 32 + l >= from) active |= 1u << l;
+      const uint32_t m = active & members;
+      uint32_t want = 0;
+      if (t >= from && m != 0) {
+        uint32_t leader = 0;
+        while (!((m >> leader) & 1u)) ++leader;
+        want = leader | ((t % 32) == leader ? 256u : 0u);
+      }
+      EXPECT_EQ(out[t].o32, want) << "thread " << t << " members 0x" << std::hex << members;
+    }
+  }
+}
+
+TEST(NewerInstructions, CachePoliciesAreHintsOnLoadsStoresAndAtomics) {
+  const std::string body =
+      "createpolicy.fractional.L2::evict_last.b64 %rd1, 0f3F000000;\n"
+      "createpolicy.fractional.L2::evict_first.L2::evict_unchanged.b64 %rd2;\n"
+      "createpolicy.range.global.L2::evict_last.L2::evict_first.b64 %rd3, [%addr], 8, 24;\n"
+      "createpolicy.cvt.L2.b64 %rd4, %a64;\n"
+      "ld.global.L2::cache_hint.u64 %rd5, [%addr+8], %rd1;\n"
+      "st.global.L2::cache_hint.u64 [%addr+16], %rd5, %rd2;\n"
+      "atom.global.add.L2::cache_hint.u64 %rd6, [%addr+16], 1, %rd3;\n"
+      "red.global.add.L2::cache_hint.u64 [%addr+16], 2, %rd3;\n"
+      "applypriority.global.L2::evict_normal [%addr], 128;\n"
+      "discard.global.L2 [%addr+128], 128;\n"
+      "prefetch.global.L2::evict_last [%addr];\nprefetchu.L1 [%addr];\n"
+      "ld.global.u64 %rd7, [%addr+16];\nxor.b64 %o, %rd7, %rd4;\n"
+      "setp.ne.u64 %p1, %rd1, %rd2;\nsetp.ne.u64 %p2, %rd6, %rd5;\nselp.u32 %o32, 1, 0, %p1;\n"
+      "@%p2 add.u32 %o32, %o32, 2;";
+  Rows rows;
+  std::mt19937_64 rng(121);
+  for (int i = 0; i < 40; ++i) rows.push_back({rng(), rng(), rng()});
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = eval(body, rows, mode);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(out[i].o, (rows[i][1] + 3) ^ rows[i][0]) << i;  // b + 1 + 2; cvt keeps a
+      EXPECT_EQ(out[i].o32, 1u) << i;  // distinct policies; the atomic saw b
+    }
+  }
+  EXPECT_NE(decodeErrorOf("ld.global.L2::cache_hint.u64 %o, [%addr];").find("takes 3 operands"),
+            std::string::npos);
+  EXPECT_NE(decodeErrorOf("createpolicy.fractional.L2::evict_last.b64 %rd1, 0f3FC00000;")
+                .find("the fraction must be in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(decodeErrorOf("discard.global.L2 [%addr], 64;").find("its size must be 128"),
+            std::string::npos);
+}
+
+TEST(NewerInstructions, AllocaStacksaveAndStackrestore) {
+  const std::string body =
+      "{\n.local .align 8 .b8 lbuf[40];\nmov.u64 %rd9, lbuf;\nst.local.u64 [%rd9+32], %c64;\n"
+      "alloca.u64 %rd1, 24, 16;\ncvta.local.u64 %rd2, %rd1;\n"
+      "st.u64 [%rd2], %a64;\nst.local.u64 [%rd1+8], %b64;\n"
+      "stacksave.u64 %rd3;\nand.b64 %rd10, %c64, 63;\nalloca.u64 %rd4, %rd10;\n"
+      "st.local.u8 [%rd4], %c32;\nstackrestore.u64 %rd3;\nalloca.u64 %rd5, 8;\n"
+      "alloca.u32 %r1, 4, 4;\n"
+      "ld.local.u64 %rd6, [%rd1];\nld.u64 %rd7, [%rd2+8];\nld.local.u64 %rd8, [lbuf+32];\n"
+      "add.u64 %o, %rd6, %rd7;\nxor.b64 %o, %o, %rd8;\n"
+      // 1: restore reuses the space; 2: 16-aligned; 4: after the local variables;
+      // 8: the u32 allocation follows the u64 one.
+      "setp.eq.u64 %p1, %rd5, %rd4;\nselp.u32 %o32, 1, 0, %p1;\n"
+      "and.b64 %rd11, %rd1, 15;\nsetp.eq.u64 %p2, %rd11, 0;\n@%p2 add.u32 %o32, %o32, 2;\n"
+      "add.u64 %rd12, %rd9, 40;\nsetp.ge.u64 %p3, %rd1, %rd12;\n@%p3 add.u32 %o32, %o32, 4;\n"
+      "cvt.u32.u64 %r2, %rd5;\nadd.u32 %r2, %r2, 8;\nsetp.eq.u32 %p4, %r1, %r2;\n"
+      "@%p4 add.u32 %o32, %o32, 8;\n}";
+  Rows rows;
+  std::mt19937_64 rng(131);
+  for (int i = 0; i < 40; ++i) rows.push_back({rng(), rng(), rng()});
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = eval(body, rows, mode);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(out[i].o, (rows[i][0] + rows[i][1]) ^ rows[i][2]) << i;
+      EXPECT_EQ(out[i].o32, 15u) << i;
+    }
+  }
+  // CUDA's default stack is 1 KiB per thread.
+  EXPECT_THROW(eval1("alloca.u64 %rd1, 1000; alloca.u64 %rd2, 100;", 0), KernelFault);
+  EXPECT_THROW(eval1("stackrestore.u64 %a64;", 1u << 20), KernelFault);
+  EXPECT_NE(decodeErrorOf("alloca.u64 %rd1, 8, 3;").find("power of two"), std::string::npos);
+}
+
+TEST(NewerInstructions, ClusterOfOneGridControlAndRegisterHints) {
+  const std::string body =
+      "{\n.shared .align 8 .b8 sbuf[64];\nmov.u64 %rd1, sbuf;\nadd.u64 %rd1, %rd1, %a64;\n"
+      "mapa.shared::cluster.u64 %rd2, %rd1, 0;\ngetctarank.shared::cluster.u32 %r1, %rd1;\n"
+      "cvta.shared.u64 %rd3, %rd1;\nmapa.u64 %rd4, %rd3, 0;\ngetctarank.u64 %r2, %rd3;\n"
+      "griddepcontrol.wait;\ngriddepcontrol.launch_dependents;\n"
+      "setmaxnreg.inc.sync.aligned.u32 240;\nsetmaxnreg.dec.sync.aligned.u32 24;\n"
+      "sub.u64 %o, %rd2, %rd1;\nsub.u64 %rd5, %rd4, %rd3;\nor.b64 %o, %o, %rd5;\n"
+      "add.u32 %o32, %r1, %r2;\nadd.u32 %o32, %o32, 7;\n}";
+  Rows rows;
+  for (uint64_t i = 0; i < 40; ++i) rows.push_back({i % 8 * 8, 0, 0});
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = eval(body, rows, mode);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(out[i].o, 0u) << i;
+      EXPECT_EQ(out[i].o32, 7u) << i;
+    }
+  }
+  EXPECT_THROW(eval1("mapa.u64 %o, %a64, %b32;", 0, 1), KernelFault);  // no block of rank 1
+  EXPECT_NE(decodeErrorOf("setmaxnreg.inc.sync.aligned.u32 250;").find("multiple of 8"),
+            std::string::npos);
+}
+
+TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
+  struct Case {
+    const char* body;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"wgmma.fence.sync.aligned;", "warpgroup"},
+      {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, "
+       "1, 1, 0, 0;",
+       "sm_90a"},
+      {"tcgen05.fence::before_thread_sync;", "tensor memory"},
+      {"multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];", "multimem"},
+      {"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], "
+       "[%rd2, {%r1}], [%rd3];",
+       "tensor maps"},
+      {"tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;", "tensor maps"},
+      {"prefetch.tensormap [%rd1];", "tensor maps"},
+      {"barrier.cluster.arrive;", "clusters are not modelled"},
+      {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
+       "clusters are not modelled"},
+      {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
+      {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
+       "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",
+       "sparse mma"},
+  };
+  for (const auto& k : cases) {
+    const std::string e = decodeErrorOf(k.body);
+    EXPECT_NE(e.find("unsupported PTX at eval.ptx:"), std::string::npos) << k.body << "\n" << e;
+    EXPECT_NE(e.find(k.why), std::string::npos) << k.body << "\n" << e;
+  }
+}
+
+// ---- fp8, fp6 and fp4 conversions; cvt.pack.sat ------------------------------------------------
+
+// A narrow format as a list of its finite values by code (from its exponent and mantissa fields).
+struct Narrow {
+  const char* name;
+  int ebits, mbits, bias;
+  bool e4m3, e5m2;  // 0x7f NaN (e4m3); IEEE infinities and NaNs at exponent 31 (e5m2)
+  bool finite(uint32_t mag) const {
+    if (e4m3) return mag != 0x7f;
+    if (e5m2) return (mag >> 2) != 0x1f;
+    return true;
+  }
+  // Magnitude of a code without its sign, as an integer M times 2^scale.
+  void parts(uint32_t mag, int64_t& m, int& scale) const {
+    const uint32_t e = mag >> mbits, f = mag & ((1u << mbits) - 1);
+    m = e == 0 ? f : (f | (1u << mbits));
+    scale = (e == 0 ? 1 : int(e)) - bias - mbits;
+  }
+  double value(uint32_t mag) const {
+    int64_t m;
+    int s;
+    parts(mag, m, s);
+    return std::ldexp(double(m), s);
+  }
+  uint32_t bitsWide() const { return uint32_t(1 + ebits + mbits); }
+  // The nearest finite value, ties to the even code; beyond the largest value, the largest
+  // (.satfinite); NaN: 0x7f, or the largest positive value for formats without NaN.
+  uint32_t nearest(double x, bool relu) const {
+    const uint32_t signBit = 1u << (ebits + mbits);
+    uint32_t best = 0;
+    for (uint32_t c = 0; c < signBit; ++c)
+      if (finite(c)) best = std::max(best, c);  // the largest finite code (codes grow)
+    const uint32_t maxCode = best;
+    if (std::isnan(x)) return (e4m3 || e5m2) ? 0x7fu : maxCode;
+    if (relu && std::signbit(x)) return 0;
+    const double a = std::fabs(x);
+    best = 0;
+    for (uint32_t c = 0; c <= maxCode; ++c) {
+      const double d = std::fabs(a - value(c)), bd = std::fabs(a - value(best));
+      if (d < bd || (d == bd && (c % 2) == 0 && (best % 2) == 1)) best = c;
+    }
+    if (a > value(maxCode)) best = maxCode;
+    return (std::signbit(x) ? signBit : 0) | best;
+  }
+};
+const Narrow kNarrows[] = {{"e4m3x2", 4, 3, 7, true, false},
+                           {"e5m2x2", 5, 2, 15, false, true},
+                           {"e2m3x2", 2, 3, 1, false, false},
+                           {"e3m2x2", 3, 2, 3, false, false},
+                           {"e2m1x2", 2, 1, 1, false, false}};
+
+// f32 inputs around a format's values: its midpoints (the ties), random values over its
+// exponent range, and the special values.
+std::vector<float> narrowInputs(const Narrow& n, uint32_t seed) {
+  std::vector<float> v = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1e-30f, -1e-30f};
+  const uint32_t top = 1u << (n.ebits + n.mbits);
+  for (uint32_t c = 0; c + 1 < top; ++c)
+    if (n.finite(c) && n.finite(c + 1)) {
+      const float mid = float((n.value(c) + n.value(c + 1)) / 2);
+      v.push_back(mid);
+      v.push_back(-mid);
+      v.push_back(std::nextafter(mid, 0.0f));
+      v.push_back(std::nextafter(mid, 1e30f));
+      v.push_back(float(n.value(c)));
+    }
+  std::mt19937 rng(seed);
+  const int lo = 1 - n.bias - n.mbits - 2, hi = (1 << n.ebits) - n.bias + 1;
+  while (v.size() < 900) {
+    const float m = 1.0f + float(rng() % 4096) / 4096.0f;
+    const float x = std::ldexp(m, lo + int(rng() % uint32_t(hi - lo + 1)));
+    v.push_back(rng() % 2 ? -x : x);
+  }
+  return v;
+}
+
+TEST(NarrowFloat, F32PairsRoundToNearestEvenAndSaturate) {
+  for (const Narrow& n : kNarrows) {
+    const bool fp4 = std::string(n.name) == "e2m1x2";
+    const std::vector<float> in = narrowInputs(n, 141);
+    for (bool relu : {false, true}) {
+      const std::string op = std::string("cvt.rn.satfinite") + (relu ? ".relu." : ".") + n.name +
+                             ".f32 %q, %fa, %fb;\n";
+      const std::string body = fp4 ? "{\n.reg .b8 %q;\n" + op + "cvt.u32.u8 %o32, %q;\n}"
+                                   : "{\n.reg .b16 %q;\n" + op + "cvt.u32.u16 %o32, %q;\n}";
+      Rows rows;
+      for (size_t i = 0; i < in.size(); ++i)
+        rows.push_back({bits(in[i]), bits(in[(i * 7 + 3) % in.size()]), 0});
+      for (size_t at = 0; at < rows.size(); at += 1024) {
+        const Rows part(rows.begin() + long(at),
+                        rows.begin() + long(std::min(rows.size(), at + 1024)));
+        auto out = eval(body, part);
+        for (size_t i = 0; i < part.size(); ++i) {
+          const float a = asFloat(uint32_t(part[i][0])), b = asFloat(uint32_t(part[i][1]));
+          const uint32_t w = fp4 ? 4 : 8;
+          const uint32_t want = n.nearest(a, relu) << w | n.nearest(b, relu);
+          EXPECT_EQ(out[i].o32, want) << n.name << (relu ? " relu " : " ") << a << ", " << b;
+        }
+      }
+    }
+  }
+}
+
+TEST(NarrowFloat, F16PairsToFp8) {
+  for (const Narrow& n : {kNarrows[0], kNarrows[1]}) {
+    Rows rows;
+    std::mt19937 rng(151);
+    for (uint32_t h : {0x0000u, 0x8000u, 0x7c00u, 0xfc00u, 0x7e00u, 0x7bffu, 0x0001u, 0x5f00u,
+                       0x5f80u, 0x5fc0u, 0x3c00u, 0x3c40u})
+      rows.push_back({h << 16 | (h ^ 0x8000u), 0, 0});
+    while (rows.size() < 800) rows.push_back({rng(), 0, 0});
+    for (bool relu : {false, true}) {
+      auto out = eval(std::string("cvt.rn.satfinite") + (relu ? ".relu." : ".") + n.name +
+                          ".f16x2 %h1, %a32;\ncvt.u32.u16 %o32, %h1;",
+                      rows);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const uint32_t a = uint32_t(rows[i][0]);
+        const uint32_t want = n.nearest(value(kF16, uint16_t(a >> 16)), relu) << 8 |
+                              n.nearest(value(kF16, uint16_t(a)), relu);
+        EXPECT_EQ(out[i].o32, want) << n.name << " 0x" << std::hex << a;
+      }
+    }
+  }
+}
+
+TEST(NarrowFloat, EveryCodePairToF16x2) {
+  for (const Narrow& n : kNarrows) {
+    const bool fp4 = std::string(n.name) == "e2m1x2";
+    const uint32_t w = fp4 ? 4 : 8, top = 1u << n.bitsWide();
+    // The f16 bits of a code: exact (every narrow value is an f16 value); NaN is 0x7fff.
+    auto half = [&](uint32_t code, bool relu) -> uint32_t {
+      const uint32_t signBit = top >> 1, mag = code & (signBit - 1);
+      const bool neg = code & signBit;
+      if (!n.finite(mag)) {
+        if (n.e5m2 && mag == 0x7c) return relu && neg ? 0u : neg ? 0xfc00u : 0x7c00u;
+        return 0x7fffu;
+      }
+      if (relu && neg) return 0;
+      int64_t m;
+      int s;
+      n.parts(mag, m, s);
+      return refRound(kF16, neg, m, s, Rnd::Rn);
+    };
+    Rows rows;
+    for (uint32_t hi = 0; hi < top; ++hi)
+      for (uint32_t lo = 0; lo < top; lo += (fp4 ? 1 : 3)) rows.push_back({hi << w | lo, 0, 0});
+    for (bool relu : {false, true}) {
+      const std::string op =
+          std::string("cvt.rn") + (relu ? ".relu" : "") + ".f16x2." + n.name + " %o32, %q;\n}";
+      const std::string body = fp4 ? "{\n.reg .b8 %q;\ncvt.u8.u32 %q, %a32;\n" + op
+                                   : "{\n.reg .b16 %q;\ncvt.u16.u32 %q, %a32;\n" + op;
+      for (size_t at = 0; at < rows.size(); at += 1024) {
+        const Rows part(rows.begin() + long(at),
+                        rows.begin() + long(std::min(rows.size(), at + 1024)));
+        auto out = eval(body, part);
+        for (size_t i = 0; i < part.size(); ++i) {
+          const uint32_t a = uint32_t(part[i][0]);
+          const uint32_t want = half(a >> w, relu) << 16 | half(a & (top - 1), relu);
+          EXPECT_EQ(out[i].o32, want) << n.name << " 0x" << std::hex << a;
+        }
+      }
+    }
+  }
+}
+
+TEST(NarrowFloat, CvtPackSatClampsAndPacks) {
+  const Rows rows =
+      grid({0u,          1u,          2u,          3u,          7u,          8u,
+            127u,        128u,        255u,        256u,        32767u,      40000u,
+            65535u,      70000u,      0xffffffffu, 0xfffffffeu, 0xfffffff8u, 0xffffff80u,
+            0xffffff7fu, 0xffff8000u, 0x80000000u, 0x7fffffffu},
+           {0u, 5u, 0xfffffffdu, 300u, 0xfffff000u}, {0u, 0x12345678u, 0xffffffffu});
+  auto sat = [](uint32_t v, unsigned w, bool sgn) {
+    const int64_t x = int32_t(v);
+    const int64_t lo = sgn ? -(int64_t(1) << (w - 1)) : 0;
+    const int64_t hi = sgn ? (int64_t(1) << (w - 1)) - 1 : (int64_t(1) << w) - 1;
+    return uint32_t(std::min(std::max(x, lo), hi)) & ((1u << w) - 1);
+  };
+  for (const char* t : {"u16", "s16"}) {
+    const bool sgn = t[0] == 's';
+    checkRows32(
+        std::string("cvt.pack.sat.") + t + ".s32 %o32, %a32, %b32;", rows,
+        [&](uint32_t a, uint32_t b, uint32_t) { return sat(a, 16, sgn) << 16 | sat(b, 16, sgn); });
+  }
+  for (const char* t : {"u8", "s8", "u4", "s4", "u2", "s2"}) {
+    const bool sgn = t[0] == 's';
+    const unsigned w = unsigned(std::atoi(t + 1));
+    checkRows32(std::string("cvt.pack.sat.") + t + ".s32.b32 %o32, %a32, %b32, %c32;", rows,
+                [&](uint32_t a, uint32_t b, uint32_t c) {
+                  return uint32_t(uint64_t(c) << (2 * w)) | sat(a, w, sgn) << w | sat(b, w, sgn);
+                });
+  }
+  EXPECT_NE(decodeErrorOf("cvt.pack.sat.u8.s32 %o32, %a32, %b32;").find("cvt.pack is"),
+            std::string::npos);
+  EXPECT_NE(decodeErrorOf("cvt.rn.e4m3x2.f32 %h1, %fa, %fb;").find("need .satfinite"),
+            std::string::npos);
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {
@@ -2040,6 +2742,25 @@ TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {
     EXPECT_EQ(f[i].o32, t[i].o32) << i;
     EXPECT_EQ(f[i].o, t[i].o) << i;
   }
+}
+
+TEST(PtxIsaTiming, VideoConversionAndNewerInstructionsRunInTheTimingModel) {
+  const std::string body =
+      "vadd.s32.u32.s32.sat.add %r1, %a32.b1, %b32.h1, %c32;\n"
+      "vmad.s32.s32.u32.shr7 %r2, -%a32, %b32, %r1; vshl.u32.u32.u32.clamp %r3, %r2, %b32.b0;\n"
+      "vset2.s32.u32.gt.add %r4, %a32.h21, %r3, %r2; vavrg4.u32.u32.s32.sat %r5.b31, %r4, "
+      "%b32.b0516, %c32;\n"
+      "vabsdiff4.u32.u32.u32.add %r6, %r5, %a32, %r4; xor.b32 %o32, %r6, %r3;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 %h1, %fa, %fb; cvt.rn.f16x2.e4m3x2 %r7, %h1;\n"
+      "cvt.pack.sat.s8.s32.b32 %r8, %r7, %r6, %r5; elect.sync %r9|%p1, 0xffffffff;\n"
+      "createpolicy.fractional.L2::evict_last.b64 %rd1; alloca.u32 %r10, 16;\n"
+      "add.u32 %o32, %o32, %r7; xor.b32 %o32, %o32, %r8; add.u32 %o32, %o32, %r9;";
+  Rows rows;
+  std::mt19937 rng(6);
+  for (int i = 0; i < 64; ++i) rows.push_back({rng(), rng(), rng()});
+  auto f = eval(body, rows);
+  auto t = eval(body, rows, ExecMode::Timing);
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(f[i].o32, t[i].o32) << i;
 }
 
 }  // namespace

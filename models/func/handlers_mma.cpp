@@ -23,27 +23,61 @@ struct Pos {
 };
 
 int elementsPerReg(MmaType t) {
-  return t == MmaType::TF32 ? 1 : (t == MmaType::S8 || t == MmaType::U8) ? 4 : 2;
+  switch (t) {
+    case MmaType::TF32:
+    case MmaType::F64:
+      return 1;
+    case MmaType::F16:
+    case MmaType::BF16:
+      return 2;
+    case MmaType::S4:
+    case MmaType::U4:
+      return 8;
+    case MmaType::B1:
+      return 32;
+    default:  // s8 u8 e4m3 e5m2
+      return 4;
+  }
 }
 
-Pos aPos(MmaShape s, int lane, int i) {
+int mOf(MmaShape s) {
+  switch (s) {
+    case MmaShape::M8N8K16Int:
+    case MmaShape::M8N8K4F64:
+      return 8;
+    default:
+      return 16;
+  }
+}
+
+// Where element i of a thread's A fragment sits; e: A elements per 32-bit register.
+Pos aPos(MmaShape s, int lane, int i, int e) {
   const int g = lane >> 2, t = lane & 3;
   switch (s) {
     case MmaShape::M16N8K8Half:
       return {g + 8 * (i >> 1), t * 2 + (i & 1)};
     case MmaShape::M16N8K16Half:
       return {g + 8 * ((i >> 1) & 1), t * 2 + (i & 1) + 8 * (i >> 2)};
-    case MmaShape::M16N8K8Tf32:
+    case MmaShape::M16N8K8Tf32:  // also m16n8k8 and m16n8k16 .f64
+    case MmaShape::M16N8K8F64:
+    case MmaShape::M16N8K16F64:
       return {g + 8 * (i & 1), t + 4 * (i >> 1)};
-    case MmaShape::M16N8K16Int:
-      return {g + 8 * (i >> 2), t * 4 + (i & 3)};
-    case MmaShape::M16N8K32Int:
-      return {g + 8 * ((i >> 2) & 1), t * 4 + (i & 3) + 16 * (i >> 3)};
+    case MmaShape::M16N8K4Tf32:  // also m16n8k4 .f64
+    case MmaShape::M16N8K4F64:
+      return {g + 8 * i, t};
+    case MmaShape::M16N8K16Int:  // one register per row half (s8 k16, s4 k32, b1 k128)
+      return {g + 8 * (i / e), t * e + i % e};
+    case MmaShape::M16N8K32Int:  // two (s8 k32, s4 k64, b1 k256, e4m3/e5m2 k32)
+      return {g + 8 * ((i / e) & 1), t * e + i % e + 4 * e * (i / (2 * e))};
+    case MmaShape::M8N8K16Int:  // s8 k16, s4 k32, b1 k128
+      return {g, t * e + i};
+    case MmaShape::M8N8K4F64:
+      return {g, t};
   }
   return {0, 0};
 }
 
-Pos bPos(MmaShape s, int lane, int i) {
+Pos bPos(MmaShape s, int lane, int i, int e) {
   const int g = lane >> 2, t = lane & 3;
   switch (s) {
     case MmaShape::M16N8K8Half:
@@ -51,39 +85,50 @@ Pos bPos(MmaShape s, int lane, int i) {
     case MmaShape::M16N8K16Half:
       return {t * 2 + (i & 1) + 8 * (i >> 1), g};
     case MmaShape::M16N8K8Tf32:
+    case MmaShape::M16N8K8F64:
+    case MmaShape::M16N8K16F64:
       return {t + 4 * i, g};
+    case MmaShape::M16N8K4Tf32:
+    case MmaShape::M16N8K4F64:
+    case MmaShape::M8N8K4F64:
+      return {t, g};
     case MmaShape::M16N8K16Int:
-      return {t * 4 + i, g};
+    case MmaShape::M8N8K16Int:
+      return {t * e + i, g};
     case MmaShape::M16N8K32Int:
-      return {t * 4 + (i & 3) + 16 * (i >> 2), g};
+      return {t * e + i % e + 4 * e * (i / e), g};
   }
   return {0, 0};
 }
 
+// C and D: four elements per thread for 16-row shapes, two for 8-row ones.
 Pos cPos(int lane, int i) { return {(lane >> 2) + 8 * (i >> 1), (lane & 3) * 2 + (i & 1)}; }
 
-int kOf(MmaShape s) {
-  switch (s) {
-    case MmaShape::M16N8K8Half:
-    case MmaShape::M16N8K8Tf32:
-      return 8;
-    case MmaShape::M16N8K16Half:
-    case MmaShape::M16N8K16Int:
-      return 16;
-    case MmaShape::M16N8K32Int:
-      return 32;
+double fp8Value(uint32_t b, bool e5m2) {
+  const bool neg = b & 0x80;
+  const int eb = e5m2 ? 5 : 4, mb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const uint32_t e = (b >> mb) & ((1u << eb) - 1), m = b & ((1u << mb) - 1);
+  double v;
+  if (!e5m2 && (b & 0x7f) == 0x7f) return std::nan("");
+  if (e5m2 && e == 31) {
+    if (m) return std::nan("");
+    v = INFINITY;
+  } else if (e == 0) {
+    v = std::ldexp(double(m), 1 - bias - mb);
+  } else {
+    v = std::ldexp(double((1u << mb) | m), int(e) - bias - mb);
   }
-  return 0;
+  return neg ? -v : v;
 }
 
-double element(MmaType t, uint32_t reg, int j) {
+double element(MmaType t, uint64_t reg, int j) {
   switch (t) {
     case MmaType::F16:
       return halfToFloat(uint16_t(reg >> (16 * j)));
     case MmaType::BF16:
       return bhalfToFloat(uint16_t(reg >> (16 * j)));
     case MmaType::TF32: {
-      uint32_t b = reg & 0xffffe000u;  // tf32 keeps 10 mantissa bits
+      uint32_t b = uint32_t(reg) & 0xffffe000u;  // tf32 keeps 10 mantissa bits
       float f;
       std::memcpy(&f, &b, 4);
       return f;
@@ -92,64 +137,92 @@ double element(MmaType t, uint32_t reg, int j) {
       return double(int8_t(uint8_t(reg >> (8 * j))));
     case MmaType::U8:
       return double(uint8_t(reg >> (8 * j)));
+    case MmaType::S4:
+      return double(int((reg >> (4 * j)) & 0xf) - (((reg >> (4 * j)) & 0x8) ? 16 : 0));
+    case MmaType::U4:
+      return double((reg >> (4 * j)) & 0xf);
+    case MmaType::B1:
+      return double((reg >> j) & 1);
+    case MmaType::E4M3:
+      return fp8Value(uint32_t(reg >> (8 * j)) & 0xff, false);
+    case MmaType::E5M2:
+      return fp8Value(uint32_t(reg >> (8 * j)) & 0xff, true);
+    case MmaType::F64: {
+      double d;
+      std::memcpy(&d, &reg, 8);
+      return d;
+    }
   }
   return 0;
 }
 
-// Operand list: D (4 slots, 2 for f16), A (na), B (nb), C (4, 2 for f16). mode: shape, mode2:
-// atype | btype << 4, flags: 1 integer accumulators, 2 .satfinite, 4 D f16, 8 C f16 (element i of
-// an f16 accumulator is half i % 2 of its register i / 2).
+// Operand list: D (rd slots), A, B, C (rc slots). mode: shape; aux2 (imm): k; mode2: atype |
+// btype << 4; flags: 1 integer accumulators, 2 .satfinite, 4 D f16, 8 C f16 (element i of an
+// f16 accumulator is half i % 2 of its register i / 2), 16 b1 .xor.popc, 32 b1 .and.popc, 64
+// f64 accumulators.
 void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask != kFullMask)
     c.fault(__builtin_ctz(mask | 0x80000000u), "mma.sync needs all 32 threads of the warp");
   const auto& ops = c.L->prog->operandLists[in.aux];
   const MmaShape shape = static_cast<MmaShape>(in.mode);
   const MmaType at = static_cast<MmaType>(in.mode2 & 0xf), bt = static_cast<MmaType>(in.mode2 >> 4);
-  const int k = kOf(shape);
-  const int na = 16 * k / 32, nb = 8 * k / 32;  // elements per thread
-  const int ra = na / elementsPerReg(at), rb = nb / elementsPerReg(bt);
+  const int k = static_cast<int>(in.imm), m = mOf(shape);
+  const int na = m * k / 32, nb = 8 * k / 32;  // elements per thread
+  const int pa = elementsPerReg(at), pb = elementsPerReg(bt);
+  const int ra = (na + pa - 1) / pa, rb = (nb + pb - 1) / pb;
   const bool integer = in.flags & 1, dHalf = in.flags & 4, cHalf = in.flags & 8;
-  const int rd = dHalf ? 2 : 4;
-  double A[16][32] = {}, B[32][8] = {}, C[16][8] = {};
+  const bool b1Xor = in.flags & 16, b1And = in.flags & 32, f64 = in.flags & 64;
+  const int nc = m * 8 / 32;  // C/D elements per thread
+  const int rd = dHalf ? nc / 2 : nc;
+  std::vector<double> A(size_t(m) * k), B(size_t(k) * 8);
+  double C[16][8] = {};
   for (int l = 0; l < kWarpSize; ++l) {
     for (int i = 0; i < na; ++i) {
-      const int per = elementsPerReg(at);
-      uint32_t reg = uint32_t(slot(c, ops[rd + i / per])[l]);
-      Pos p = aPos(shape, l, i);
-      A[p.row][p.col] = element(at, reg, i % per);
+      const uint64_t reg = slot(c, ops[rd + i / pa])[l];
+      Pos p = aPos(shape, l, i, pa);
+      A[size_t(p.row) * k + p.col] = element(at, reg, i % pa);
     }
     for (int i = 0; i < nb; ++i) {
-      const int per = elementsPerReg(bt);
-      uint32_t reg = uint32_t(slot(c, ops[rd + ra + i / per])[l]);
-      Pos p = bPos(shape, l, i);
-      B[p.row][p.col] = element(bt, reg, i % per);
+      const uint64_t reg = slot(c, ops[rd + ra + i / pb])[l];
+      Pos p = bPos(shape, l, i, pb);
+      B[size_t(p.row) * 8 + p.col] = element(bt, reg, i % pb);
     }
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < nc; ++i) {
       uint64_t v = slot(c, ops[rd + ra + rb + (cHalf ? i / 2 : i)])[l];
       Pos p = cPos(l, i);
       C[p.row][p.col] = integer ? double(int32_t(uint32_t(v)))
+                        : f64   ? element(MmaType::F64, v, 0)
                         : cHalf ? double(halfToFloat(uint16_t(v >> (16 * (i % 2)))))
                                 : double(get<float>(&v, 0));
     }
   }
-  uint32_t out[4][kWarpSize] = {};
+  uint64_t out[4][kWarpSize] = {};
   for (int l = 0; l < kWarpSize; ++l)
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < nc; ++i) {
       Pos p = cPos(l, i);
+      const double* arow = &A[size_t(p.row) * k];
       if (integer) {
         int64_t s = int64_t(C[p.row][p.col]);
-        for (int x = 0; x < k; ++x) s += int64_t(A[p.row][x]) * int64_t(B[x][p.col]);
+        for (int x = 0; x < k; ++x) {
+          const int64_t u = int64_t(arow[x]), v = int64_t(B[size_t(x) * 8 + p.col]);
+          s += b1Xor ? (u ^ v) : b1And ? (u & v) : u * v;
+        }
         if (in.flags & 2) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
         out[i][l] = uint32_t(uint64_t(s));
+      } else if (f64) {  // fused multiply-adds in k order
+        double s = C[p.row][p.col];
+        for (int x = 0; x < k; ++x) s = std::fma(arow[x], B[size_t(x) * 8 + p.col], s);
+        if (s != s) s = std::nan("");
+        std::memcpy(&out[i][l], &s, 8);
+        if (s != s) out[i][l] = 0x7fffffffffffffffull;
       } else if (dHalf) {
         double s = C[p.row][p.col];
-        for (int x = 0; x < k; ++x) s += A[p.row][x] * B[x][p.col];
-        out[i / 2][l] |= uint32_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
+        for (int x = 0; x < k; ++x) s += arow[x] * B[size_t(x) * 8 + p.col];
+        out[i / 2][l] |= uint64_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
       } else {
         double s = C[p.row][p.col];
-        for (int x = 0; x < k; ++x) s += A[p.row][x] * B[x][p.col];
+        for (int x = 0; x < k; ++x) s += arow[x] * B[size_t(x) * 8 + p.col];
         float f = static_cast<float>(s);
-        if (f != f) f = std::nanf("");
         uint32_t b;
         std::memcpy(&b, &f, 4);
         out[i][l] = f != f ? 0x7fffffffu : b;
@@ -357,8 +430,28 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
 }
 
+// movmatrix.sync.aligned.m8n8.trans.b16 d, a: a holds an 8x8 matrix in the ldmatrix fragment
+// layout (thread l: row l/4, columns 2(l%4) and 2(l%4)+1); d gets its transpose in that layout.
+void movmatrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (mask != kFullMask)
+    c.fault(__builtin_ctz(mask | 0x80000000u), "movmatrix needs all 32 threads of the warp");
+  const uint64_t* a = slot(c, in.src[0]);
+  uint16_t m[8][8];
+  for (int l = 0; l < kWarpSize; ++l) {
+    const uint32_t v = uint32_t(a[l]);
+    m[l >> 2][2 * (l & 3)] = uint16_t(v);
+    m[l >> 2][2 * (l & 3) + 1] = uint16_t(v >> 16);
+  }
+  uint64_t* d = slot(c, in.dst[0]);
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int g = l >> 2, t = l & 3;
+    d[l] = uint32_t(m[2 * t][g]) | uint32_t(m[2 * t + 1][g]) << 16;
+  }
+}
+
 }  // namespace
 
+Handler movmatrix() { return &movmatrixHandler; }
 Handler mma() { return &mmaHandler; }
 Handler matrixLoadStore() { return &matrixHandler; }
 Handler wmma() { return &wmmaHandler; }

@@ -741,6 +741,20 @@ class Parser {
       callOperands(in);
       return in;
     }
+    if (operandsNotParsed(in)) {
+      // An instruction family gpusc refuses with a reason when it decodes the kernel; its
+      // operands (tensor coordinates, matrix descriptors) are skipped, not parsed.
+      int depth = 0;
+      while (peek().kind != Tok::End && !(depth == 0 && peek().punct(';'))) {
+        const Token& t = next();
+        if (t.punct('{') || t.punct('[') || t.punct('(')) ++depth;
+        if (t.punct('}') || t.punct(']') || t.punct(')')) --depth;
+      }
+      if (!peek().punct(';'))
+        fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
+      next();
+      return in;
+    }
     if (!peek().punct(';') && !peek().punct('}')) {
       in.ops.push_back(operand());
       while (acceptPunct(',')) in.ops.push_back(operand());
@@ -749,6 +763,17 @@ class Parser {
       fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
     next();
     return in;
+  }
+
+  static bool operandsNotParsed(const Instruction& in) {
+    static const char* const families[] = {
+        "wgmma", "tcgen05", "multimem", "tensormap", "clusterlaunchcontrol", "tex", "tld4", "txq",
+        "suld",  "sust",    "sured",    "suq"};
+    for (const char* f : families)
+      if (in.opcode == f) return true;
+    for (const auto& m : in.mods)
+      if (m == ".tensor" || m == ".tensormap") return true;
+    return false;
   }
 
   // call[.uni] [(ret, ...),] callee [, (arg, ...)] [, proto];
@@ -858,6 +883,15 @@ class Parser {
       o.negate = true;
       return o;
     }
+    if (t.punct('-') && peek(1).kind == Tok::Ident) {  // a negated register (vmad)
+      next();
+      o = simpleOperand();
+      if (o.kind != Operand::Kind::Reg || o.var->type == Type::Pred)
+        fail(t, "'-' before a name applies only to data registers");
+      o.minus = true;
+      o.loc = locOf(t);
+      return o;
+    }
     if (t.punct('-') || t.kind == Tok::Int || t.kind == Tok::Float) {
       bool neg = acceptPunct('-');
       const Token& n = next();
@@ -891,6 +925,7 @@ class Parser {
           o.kind = Operand::Kind::Reg;
           o.var = v;
           o.name = name;
+          videoSelector(o);
           return o;
         }
         if (auto s = sregFromName(name)) {
@@ -907,10 +942,24 @@ class Parser {
       o.name = name;
       o.var = lookup(name);
       // A register whose name has no '%' (as in `{ .reg .pred P_OUT; ... }` of inline asm).
-      if (o.var && o.var->space == StateSpace::Reg) o.kind = Operand::Kind::Reg;
+      if (o.var && o.var->space == StateSpace::Reg) {
+        o.kind = Operand::Kind::Reg;
+        videoSelector(o);
+      }
       return o;  // labels and functions are resolved by the decoder
     }
     fail(t, "expected an operand but found " + describe(t));
+  }
+
+  // A sub-word selector or mask written right after a register: ".b0" .. ".b3", ".h0", ".h1",
+  // ".h10", ".b3210" (video instructions; the decoder refuses it anywhere else).
+  void videoSelector(Operand& o) {
+    const Token& s = peek();
+    if (s.kind != Tok::Directive || !s.adjacent || s.text.size() < 3) return;
+    if (s.text[1] != 'b' && s.text[1] != 'h') return;
+    for (size_t i = 2; i < s.text.size(); ++i)
+      if (s.text[i] < '0' || s.text[i] > '9') return;
+    o.sel = next().text;
   }
 
   std::string_view text_;
