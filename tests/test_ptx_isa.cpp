@@ -1267,6 +1267,304 @@ TEST(WarpMatrix, MmaSyncIntegerSaturation) {
   EXPECT_EQ(sat[5][2], 0x7fffffffu);
 }
 
+// ---- more mma shapes and types, movmatrix ------------------------------------------------------
+
+// Like runWarp, with 32 input words per thread (%i0..%i31) and 8 output words (%o0..%o7).
+std::vector<std::array<uint32_t, 8>> runWarpWide(const std::string& body,
+                                                 const std::vector<std::array<uint32_t, 32>>& in,
+                                                 ExecMode mode = ExecMode::Functional) {
+  std::string loads;
+  for (int i = 0; i < 8; ++i)
+    loads +=
+        "  ld.global.v4.b32 " + regs("i", 4 * i, 4) + ", [%rd1+" + std::to_string(16 * i) + "];\n";
+  const std::string text = module(R"(
+.visible .entry w(.param .u64 pin, .param .u64 pout)
+{
+  .reg .b32 %i<32>, %o<8>, %t;
+  .reg .f64 %x<48>;
+  .reg .b64 %rd<6>;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %rd1, [pin];
+  mul.wide.u32 %rd2, %t, 128;
+  add.s64 %rd1, %rd1, %rd2;
+)" + loads + body + R"(
+  ld.param.u64 %rd3, [pout];
+  mul.wide.u32 %rd2, %t, 32;
+  add.s64 %rd3, %rd3, %rd2;
+  st.global.v4.b32 [%rd3], {%o0, %o1, %o2, %o3};
+  st.global.v4.b32 [%rd3+16], {%o4, %o5, %o6, %o7};
+  ret;
+}
+)");
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(text, "warp.ptx");
+  std::vector<uint32_t> flat;
+  for (const auto& r : in) flat.insert(flat.end(), r.begin(), r.end());
+  DevPtr din = dev.upload(flat);
+  DevPtr dout = dev.malloc(32 * 32);
+  dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(din).ptr(dout));
+  auto raw = dev.download<uint32_t>(dout, 256);
+  std::vector<std::array<uint32_t, 8>> out(32);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) out[l][i] = raw[l * 8 + i];
+  return out;
+}
+
+// An element type of the new mma forms: its width and how a small integer is encoded.
+struct MmaElem {
+  std::string name;  // e4m3 e5m2 s4 u4 b1 s8 u8 f64 tf32
+  int bits() const {
+    if (name == "s4" || name == "u4") return 4;
+    if (name == "b1") return 1;
+    if (name == "f64") return 64;
+    if (name == "tf32") return 32;
+    return 8;
+  }
+  int lo() const { return name[0] == 'u' ? 0 : name == "b1" ? 0 : -4; }
+  int hi() const { return name == "b1" ? 1 : name == "u4" ? 9 : 4; }
+  uint64_t encode(int v) const {
+    if (name == "f64") return gpusc::test::bits(double(v));
+    if (name == "tf32")
+      return gpusc::test::bits(float(v)) | 0xfffu;  // tf32 ignores the low 13 bits
+    if (name == "e4m3" || name == "e5m2") {
+      const int mb = name == "e4m3" ? 3 : 2, bias = name == "e4m3" ? 7 : 15;
+      if (v == 0) return 0;
+      const int a = v < 0 ? -v : v;
+      int e = 0;
+      while ((a >> (e + 1)) != 0) ++e;  // a = 2^e * (1 + f)
+      const int frac = ((a << mb) >> e) & ((1 << mb) - 1);
+      return (v < 0 ? 0x80u : 0u) | uint32_t((e + bias) << mb) | uint32_t(frac);
+    }
+    return uint64_t(uint32_t(v)) & ((1ull << bits()) - 1);  // two's complement field
+  }
+};
+
+// The PTX ISA's fragment layouts for these shapes, case by case as its figures give them
+// (g = %laneid >> 2, t = %laneid % 4; e = elements per 32-bit register).
+struct MmaForm {
+  std::string shape, types;  // "m16n8k32", "f32.e4m3.e4m3.f32"
+  int m, k;
+  MmaElem a, b;
+  std::string acc;  // f32, f16, s32, f64
+  std::string b1op;
+  void aPos(int lane, int i, int& row, int& col) const {
+    const int g = lane >> 2, t = lane % 4, e = 32 / std::min(32, a.bits());
+    if (a.name == "f64" || a.name == "tf32") {
+      if (m == 8) {  // m8n8k4 .f64
+        row = g;
+        col = t;
+      } else {  // m16n8k4: a0 row g, a1 row g+8; m16n8k8/k16: a0..: rows g, g+8, columns +4
+        row = i % 2 ? g + 8 : g;
+        col = t + 4 * (i / 2);
+      }
+      return;
+    }
+    if (m == 8) {
+      row = g;
+      col = t * e + i;
+    } else if (k == 4 * e) {  // two registers: the first for row g, the second for row g+8
+      row = i < e ? g : g + 8;
+      col = t * e + i % e;
+    } else {  // four registers: rows g, g+8, g, g+8; the last two 4e columns further
+      row = (i / e) % 2 ? g + 8 : g;
+      col = t * e + i % e + (i >= 2 * e ? 4 * e : 0);
+    }
+  }
+  void bPos(int lane, int i, int& row, int& col) const {
+    const int g = lane >> 2, t = lane % 4, e = 32 / std::min(32, b.bits());
+    col = g;
+    if (b.name == "f64" || b.name == "tf32")
+      row = t + 4 * i;
+    else
+      row = t * e + i % e + (i >= e ? 4 * e : 0);
+  }
+  void cPos(int lane, int i, int& row, int& col) const {
+    row = (lane >> 2) + (i >= 2 ? 8 : 0);
+    col = (lane % 4) * 2 + i % 2;
+  }
+};
+
+void checkMmaForm(const MmaForm& f, ExecMode mode = ExecMode::Functional) {
+  const int na = f.m * f.k / 32, nb = 8 * f.k / 32, nc = f.m * 8 / 32;
+  // Words per register and elements per register of A/B (f64: two words, one element).
+  const int aPer = f.a.bits() >= 32 ? 1 : 32 / f.a.bits(),
+            bPer = f.b.bits() >= 32 ? 1 : 32 / f.b.bits();
+  const int wide = f.a.name == "f64" ? 2 : 1;
+  const int ra = na / aPer, rb = nb / bPer;
+  const bool accHalf = f.acc == "f16", accF64 = f.acc == "f64";
+  const int rc = accHalf ? nc / 2 : nc, cWords = accF64 ? 2 : 1;
+  std::vector<std::vector<int>> A(f.m, std::vector<int>(f.k)), B(f.k, std::vector<int>(8));
+  int C[16][8];
+  for (int r = 0; r < f.m; ++r)
+    for (int c = 0; c < f.k; ++c) A[r][c] = f.a.lo() + (r * 7 + c * 3) % (f.a.hi() - f.a.lo() + 1);
+  for (int r = 0; r < f.k; ++r)
+    for (int c = 0; c < 8; ++c) B[r][c] = f.b.lo() + (r * 5 + c * 11) % (f.b.hi() - f.b.lo() + 1);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c) C[r][c] = accHalf ? r - c : r * 8 - c * 13;
+  // Words: A at 0, B after it, C after B.
+  const int bAt = ra * wide, cAt = bAt + rb * wide;
+  std::vector<std::array<uint32_t, 32>> in(32);
+  for (int l = 0; l < 32; ++l) {
+    in[l].fill(0);
+    auto put = [&](int word0, int per, const MmaElem& el, int i, int v) {
+      const uint64_t code = el.encode(v);
+      if (el.bits() == 64) {
+        in[l][word0 + 2 * i] = uint32_t(code);
+        in[l][word0 + 2 * i + 1] = uint32_t(code >> 32);
+      } else {
+        in[l][word0 + i / per] |= uint32_t(code << (el.bits() * (i % per)));
+      }
+    };
+    for (int i = 0; i < na; ++i) {
+      int r, c;
+      f.aPos(l, i, r, c);
+      put(0, aPer, f.a, i, A[r][c]);
+    }
+    for (int i = 0; i < nb; ++i) {
+      int r, c;
+      f.bPos(l, i, r, c);
+      put(bAt, bPer, f.b, i, B[r][c]);
+    }
+    for (int i = 0; i < nc; ++i) {
+      int r, c;
+      f.cPos(l, i, r, c);
+      if (accHalf) {
+        in[l][cAt + i / 2] |= uint32_t(refRound(kF16, C[r][c] < 0, std::abs(C[r][c]), 0, Rnd::Rn))
+                              << (16 * (i % 2));
+      } else if (accF64) {
+        const uint64_t v = bits(double(C[r][c]));
+        in[l][cAt + 2 * i] = uint32_t(v);
+        in[l][cAt + 2 * i + 1] = uint32_t(v >> 32);
+      } else {
+        in[l][cAt + i] = f.acc == "s32" ? uint32_t(C[r][c]) : bits(float(C[r][c]));
+      }
+    }
+  }
+  // The instruction, with f64 registers assembled from word pairs.
+  std::string pre, post, dRegs, aRegs, bRegs, cRegs;
+  const int rd = accHalf ? nc / 2 : nc;
+  if (f.a.name == "f64") {
+    auto f64regs = [&](int first, int n, int word0, std::string& list) {
+      std::vector<std::string> names;
+      for (int j = 0; j < n; ++j) {
+        const std::string x = "%x" + std::to_string(first + j);
+        names.push_back(x);
+        if (word0 >= 0)
+          pre += "mov.b64 " + x + ", {%i" + std::to_string(word0 + 2 * j) + ", %i" +
+                 std::to_string(word0 + 2 * j + 1) + "};\n";
+      }
+      list = "{";
+      for (size_t j = 0; j < names.size(); ++j) list += (j ? ", " : "") + names[j];
+      list += "}";
+    };
+    f64regs(0, ra, 0, aRegs);
+    f64regs(10, rb, bAt, bRegs);
+    f64regs(20, rc, cAt, cRegs);
+    f64regs(30, rd, -1, dRegs);
+    for (int j = 0; j < rd; ++j)
+      post += "mov.b64 {%o" + std::to_string(2 * j) + ", %o" + std::to_string(2 * j + 1) + "}, %x" +
+              std::to_string(30 + j) + ";\n";
+  } else {
+    aRegs = regs("i", 0, ra);
+    bRegs = regs("i", bAt, rb);
+    cRegs = regs("i", cAt, rc);
+    dRegs = regs("o", 0, rd);
+  }
+  const std::string instr = "mma.sync.aligned." + f.shape + ".row.col" +
+                            (f.b1op.empty() ? "" : "." + f.b1op + ".popc") + "." + f.types + " " +
+                            dRegs + ", " + aRegs + ", " + bRegs + ", " + cRegs + ";\n";
+  auto out = runWarpWide(pre + instr + post, in, mode);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < nc; ++i) {
+      int r, c;
+      f.cPos(l, i, r, c);
+      int64_t want = C[r][c];
+      for (int x = 0; x < f.k; ++x) {
+        const int u = A[r][x], v = B[x][c];
+        want += f.b1op == "xor" ? (u ^ v) : f.b1op == "and" ? (u & v) : u * v;
+      }
+      uint64_t got, expect;
+      if (accHalf) {
+        got = (out[l][i / 2] >> (16 * (i % 2))) & 0xffffu;
+        expect = refRound(kF16, want < 0, want < 0 ? -want : want, 0, Rnd::Rn);
+      } else if (accF64) {
+        got = out[l][2 * i] | uint64_t(out[l][2 * i + 1]) << 32;
+        expect = bits(double(want));
+      } else {
+        got = out[l][i];
+        expect = f.acc == "s32" ? uint32_t(want) : bits(float(want));
+      }
+      EXPECT_EQ(got, expect) << instr << " lane " << l << " element " << i;
+    }
+  (void)cWords;
+}
+
+TEST(WarpMatrix, Fp8SubByteAndSingleBitMma) {
+  const MmaElem e4{"e4m3"}, e5{"e5m2"}, s4{"s4"}, u4{"u4"}, s8{"s8"}, u8{"u8"}, b1{"b1"};
+  checkMmaForm({"m16n8k32", "f32.e4m3.e4m3.f32", 16, 32, e4, e4, "f32", ""});
+  checkMmaForm({"m16n8k32", "f32.e5m2.e4m3.f32", 16, 32, e5, e4, "f32", ""});
+  checkMmaForm({"m16n8k32", "f16.e4m3.e5m2.f16", 16, 32, e4, e5, "f16", ""});
+  checkMmaForm({"m16n8k32", "s32.s4.s4.s32", 16, 32, s4, s4, "s32", ""});
+  checkMmaForm({"m16n8k64", "s32.u4.s4.s32", 16, 64, u4, s4, "s32", ""});
+  checkMmaForm({"m8n8k32", "s32.s4.u4.s32", 8, 32, s4, u4, "s32", ""});
+  checkMmaForm({"m8n8k16", "s32.s8.u8.s32", 8, 16, s8, u8, "s32", ""});
+  checkMmaForm({"m16n8k128", "s32.b1.b1.s32", 16, 128, b1, b1, "s32", "xor"});
+  checkMmaForm({"m16n8k256", "s32.b1.b1.s32", 16, 256, b1, b1, "s32", "and"});
+  checkMmaForm({"m8n8k128", "s32.b1.b1.s32", 8, 128, b1, b1, "s32", "xor"});
+  checkMmaForm({"m16n8k64", "s32.s4.s4.s32", 16, 64, s4, s4, "s32", ""}, ExecMode::Timing);
+  // The ISA's restrictions: b1 needs its popc operation; fp8 has no m8n8 or k16 shapes here.
+  auto bad = [](const std::string& instr) {
+    try {
+      runWarpWide(instr, std::vector<std::array<uint32_t, 32>>(32));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(bad("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32 {%o0, %o1}, {%i0}, {%i1}, "
+                "{%i2, %i3};")
+                .find(".xor.popc or .and.popc"),
+            std::string::npos);
+  EXPECT_NE(bad("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 {%o0, %o1, %o2, %o3}, "
+                "{%i0, %i1}, {%i2}, {%i4, %i5, %i6, %i7};")
+                .find("unsupported PTX at warp.ptx:"),
+            std::string::npos);
+  EXPECT_NE(bad("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%o0, %o1, %o2, %o3, %o4, %o5, "
+                "%o6, %o7}, {%i0, %i1}, {%i2, %i3}, {%i4, %i5, %i6, %i7, %i8, %i9, %i10, %i11};")
+                .find("quad-pair"),
+            std::string::npos);
+}
+
+TEST(WarpMatrix, Float64AndTf32K4Mma) {
+  const MmaElem f64{"f64"}, tf32{"tf32"};
+  checkMmaForm({"m8n8k4", "f64.f64.f64.f64", 8, 4, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k4", "f64.f64.f64.f64", 16, 4, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k8", "f64.f64.f64.f64", 16, 8, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k16", "f64.f64.f64.f64", 16, 16, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k4", "f32.tf32.tf32.f32", 16, 4, tf32, tf32, "f32", ""});
+  checkMmaForm({"m8n8k4", "f64.f64.f64.f64", 8, 4, f64, f64, "f64", ""}, ExecMode::Timing);
+}
+
+TEST(WarpMatrix, MovmatrixTransposesAnEightByEightTile) {
+  std::vector<std::array<uint32_t, 16>> in(32);
+  std::mt19937 rng(161);
+  for (auto& r : in) {
+    r.fill(0);
+    r[0] = rng();
+  }
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runWarp("movmatrix.sync.aligned.m8n8.trans.b16 %o0, %i0;", in, mode);
+    // Element (row, col) of the tile is half col % 2 of lane 4 row + col / 2.
+    auto at = [&](int row, int col) {
+      return (in[size_t(4 * row + col / 2)][0] >> (16 * (col % 2))) & 0xffffu;
+    };
+    for (int l = 0; l < 32; ++l) {
+      const int row = l / 4, col = 2 * (l % 4);  // this lane's elements of the transpose
+      EXPECT_EQ(out[size_t(l)][0], at(col, row) | at(col + 1, row) << 16) << l;
+    }
+  }
+}
+
 TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
   // Four 8x8 tiles of b16, element (j, r, c) = 64j + 8r + c: thread l writes row l (tile l/8,
   // row l%8) and supplies that row's address.
@@ -1487,6 +1785,70 @@ TEST(WarpMatrix, WmmaLoadMmaStore) {
   checkWmma(false, false, true, 16, ExecMode::Functional);
   checkWmma(true, true, false, 24, ExecMode::Functional);
   checkWmma(false, false, false, 20, ExecMode::Timing);
+}
+
+// Integer wmma (m16n16k16, m32n8k16, m8n32k16; s8/u8 inputs, s32 accumulators): load, mma, store
+// against a plain matrix product; .satfinite clamps to the s32 range.
+void checkIntWmma(const std::string& shape, int M, int N, bool aSigned, bool bSigned, bool aCol,
+                  bool bCol, bool sat, ExecMode mode) {
+  const int K = 16;
+  const std::string lay[2] = {"row", "col"};
+  const std::string at = aSigned ? "s8" : "u8", bt = bSigned ? "s8" : "u8";
+  auto frag = [](const char* p, int n) {
+    std::string s = "{";
+    for (int i = 0; i < n; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    return s + "}";
+  };
+  const int na = M * K / 32 / 4, nb = K * N / 32 / 4;  // four 8-bit elements per register
+  const std::string text = module(
+      ".visible .entry w(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+      "  .reg .b32 %a<4>, %b<4>, %c<8>, %d<8>;\n  .reg .b64 %rd<5>;\n"
+      "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd2, [pb];\n  ld.param.u64 %rd3, [pc];\n"
+      "  ld.param.u64 %rd4, [pd];\n"
+      "  wmma.load.a.sync.aligned." +
+      lay[aCol] + "." + shape + ".global." + at + " " + frag("a", na) +
+      ", [%rd1];\n  wmma.load.b.sync.aligned." + lay[bCol] + "." + shape + "." + bt + " " +
+      frag("b", nb) + ", [%rd2];\n  wmma.load.c.sync.aligned.row." + shape + ".global.s32 " +
+      frag("c", 8) + ", [%rd3];\n  wmma.mma.sync.aligned." + lay[aCol] + "." + lay[bCol] + "." +
+      shape + ".s32." + at + "." + bt + ".s32" + (sat ? ".satfinite " : " ") + frag("d", 8) + ", " +
+      frag("a", na) + ", " + frag("b", nb) + ", " + frag("c", 8) +
+      ";\n  wmma.store.d.sync.aligned.row." + shape + ".global.s32 [%rd4], " + frag("d", 8) +
+      ";\n  ret;\n}\n");
+  std::vector<int> A(M * K), B(K * N);
+  std::vector<int32_t> C(M * N);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < K; ++c)
+      A[r * K + c] = aSigned ? (r * 37 + c * 11) % 256 - 128 : (r * 37 + c * 11) % 256;
+  for (int r = 0; r < K; ++r)
+    for (int c = 0; c < N; ++c)
+      B[r * N + c] = bSigned ? (r * 13 + c * 29) % 256 - 128 : (r * 13 + c * 29) % 256;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c)
+      C[r * N + c] = sat ? (r % 2 ? INT32_MAX - 1000 : INT32_MIN + 1000) : r * 1000 - c * 77;
+  std::vector<uint8_t> a(M * K), b(K * N);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < K; ++c) a[aCol ? c * M + r : r * K + c] = uint8_t(A[r * K + c]);
+  for (int r = 0; r < K; ++r)
+    for (int c = 0; c < N; ++c) b[bCol ? c * K + r : r * N + c] = uint8_t(B[r * N + c]);
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(text, "wmma.ptx");
+  DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(C), pd = dev.malloc(M * N * 4);
+  dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+  auto d = dev.download<int32_t>(pd, size_t(M * N));
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      int64_t want = C[r * N + c];
+      for (int k = 0; k < K; ++k) want += int64_t(A[r * K + k]) * B[k * N + c];
+      if (sat) want = std::min<int64_t>(std::max<int64_t>(want, INT32_MIN), INT32_MAX);
+      EXPECT_EQ(d[r * N + c], int32_t(uint32_t(uint64_t(want)))) << shape << " " << r << "," << c;
+    }
+}
+
+TEST(WarpMatrix, IntegerWmma) {
+  checkIntWmma("m16n16k16", 16, 16, true, true, false, true, false, ExecMode::Functional);
+  checkIntWmma("m16n16k16", 16, 16, false, true, true, false, true, ExecMode::Functional);
+  checkIntWmma("m32n8k16", 32, 8, true, false, false, false, false, ExecMode::Functional);
+  checkIntWmma("m8n32k16", 8, 32, false, false, true, true, true, ExecMode::Timing);
 }
 
 // ---- indirect calls ----------------------------------------------------------------------------

@@ -2559,6 +2559,9 @@ class Decoder {
     };
     auto kindOf = [&](Type t, bool accum) -> int {
       if (t == Type::F32) return accum ? int(WmmaKind::F32) : -1;
+      if (t == Type::S32) return accum && !isTf32Shape ? int(WmmaKind::S32) : -1;
+      if ((t == Type::S8 || t == Type::U8) && !accum && !isTf32Shape)
+        return int(t == Type::S8 ? WmmaKind::S8 : WmmaKind::U8);
       if (t == Type::F16) return int(accum ? WmmaKind::F16Acc : WmmaKind::F16);
       if (t == Type::BF16 && !accum) return int(WmmaKind::BF16);
       return -1;
@@ -2567,9 +2570,19 @@ class Decoder {
       int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
       auto ts = mods.takeTypes();
       if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
-      WmmaKind ik;
+      WmmaKind ik, bk = WmmaKind::F16;
       bool dHalf = false, cHalf = false;
-      if (tf32 == 2 && ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32) {
+      const bool satFinite = mods.take(".satfinite");
+      const bool intIn = ts.size() == 4 && (ts[1] == Type::S8 || ts[1] == Type::U8);
+      if (intIn) {  // .s32.{s8,u8}.{s8,u8}.s32{.satfinite}
+        if (tf32 || ts[0] != Type::S32 || ts[3] != Type::S32 ||
+            (ts[2] != Type::S8 && ts[2] != Type::U8))
+          unsupported(in, "integer wmma.mma is .s32.{s8,u8}.{s8,u8}.s32");
+        ik = ts[1] == Type::S8 ? WmmaKind::S8 : WmmaKind::U8;
+        bk = ts[2] == Type::S8 ? WmmaKind::S8 : WmmaKind::U8;
+      } else if (satFinite) {
+        unsupported(in, "only integer wmma.mma takes .satfinite");
+      } else if (tf32 == 2 && ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32) {
         ik = WmmaKind::TF32;
       } else if (tf32 == 0 && ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 &&
                  ts[2] == Type::BF16 && ts[3] == Type::F32) {
@@ -2587,14 +2600,16 @@ class Decoder {
       if ((ik == WmmaKind::TF32) != isTf32Shape)
         unsupported(in, "tf32 wmma has the shape m16n16k8, and only tf32 has it");
       nopsCheck(in, 4);
+      if (!intIn) bk = ik;
       regs(in.ops[0], true, dHalf ? 4 : 8, Type::B32);
       regs(in.ops[1], false, wmmaRegs(ik, mm * kk / 32), Type::B32);
-      regs(in.ops[2], false, wmmaRegs(ik, kk * nn / 32), Type::B32);
-      regs(in.ops[3], false, cHalf ? 4 : 8, cHalf ? Type::B32 : Type::F32);
+      regs(in.ops[2], false, wmmaRegs(bk, kk * nn / 32), Type::B32);
+      regs(in.ops[3], false, cHalf ? 4 : 8, cHalf || intIn ? Type::B32 : Type::F32);
       x.mode = 2;
-      x.mode2 = static_cast<uint8_t>(ik);
-      x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0));
-      x.cls = InstClass::FpMad;
+      x.mode2 = static_cast<uint8_t>(int(ik) | (int(bk) << 4));
+      x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0) |
+                                     (satFinite ? 128 : 0));
+      x.cls = intIn ? InstClass::IntMad : InstClass::FpMad;
     } else {
       const bool store = kind == 1;
       int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
@@ -2608,8 +2623,8 @@ class Decoder {
       if (k < 0 || (k == int(WmmaKind::TF32)) != (isTf32Shape && !accum) ||
           (isTf32Shape && k == int(WmmaKind::F16Acc)))
         unsupported(in,
-                    "wmma fragments: A and B f16/bf16 (tf32 for m16n16k8), C and D f32 or "
-                    "f16 (f32 for m16n16k8)");
+                    "wmma fragments: A and B f16/bf16/s8/u8 (tf32 for m16n16k8), C and D f32, "
+                    "f16 or s32 (f32 for m16n16k8)");
       if (in.ops.size() != 2 && in.ops.size() != 3)
         invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
       const int rows = which == 1 ? kk : mm, cols = which == 0 ? kk : nn;

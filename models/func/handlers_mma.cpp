@@ -313,7 +313,11 @@ Where wmmaSlot(WmmaKind kind, int j) {
   switch (kind) {
     case WmmaKind::TF32:
     case WmmaKind::F32:
+    case WmmaKind::S32:
       return {j, -1};
+    case WmmaKind::S8:
+    case WmmaKind::U8:
+      return {j / 4, j % 4};  // byte j % 4 of register j / 4
     default:
       return {j / 2, j % 2};
   }
@@ -333,8 +337,28 @@ double wmmaRead(ExecCtx& c, const std::vector<uint32_t>& ops, size_t first, Wmma
       return element(MmaType::TF32, uint32_t(v), 0);
     case WmmaKind::F32:
       return get<float>(&v, 0);
+    case WmmaKind::S8:
+      return double(int8_t(uint8_t(v >> (8 * w.half))));
+    case WmmaKind::U8:
+      return double(uint8_t(v >> (8 * w.half)));
+    case WmmaKind::S32:
+      return double(int32_t(uint32_t(v)));
   }
   return 0;
+}
+
+unsigned wmmaBytes(WmmaKind kind) {
+  switch (kind) {
+    case WmmaKind::F32:
+    case WmmaKind::TF32:
+    case WmmaKind::S32:
+      return 4;
+    case WmmaKind::S8:
+    case WmmaKind::U8:
+      return 1;
+    default:
+      return 2;
+  }
 }
 
 void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
@@ -343,9 +367,11 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const auto& ops = c.L->prog->operandLists[in.aux];
   const Dims dm = wmmaDims(in.flags >> 3);
   if (in.mode == 2) {  // mma: D = A * B + C
-    const WmmaKind ik = static_cast<WmmaKind>(in.mode2);
+    const WmmaKind ik = static_cast<WmmaKind>(in.mode2 & 0xf);
+    const WmmaKind bk = static_cast<WmmaKind>(in.mode2 >> 4);
     const bool dHalf = in.flags & 32, cHalf = in.flags & 64;
-    const WmmaKind ck = cHalf ? WmmaKind::F16Acc : WmmaKind::F32;
+    const bool integer = ik == WmmaKind::S8 || ik == WmmaKind::U8;
+    const WmmaKind ck = integer ? WmmaKind::S32 : cHalf ? WmmaKind::F16Acc : WmmaKind::F32;
     const int ea = dm.m * dm.k / 32, eb = dm.k * dm.n / 32, ec = dm.m * dm.n / 32;
     const size_t nd = dHalf ? 4 : 8, na = wmmaRegs(ik, ea), nb = wmmaRegs(ik, eb);
     double A[32][32], B[32][32], C[32][32];
@@ -356,7 +382,7 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       }
       for (int j = 0; j < eb; ++j) {
         const int e = eb * l + j;
-        B[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na, ik, l, j);
+        B[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na, bk, l, j);
       }
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j;
@@ -368,8 +394,11 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j, r = e / dm.n, col = e % dm.n;
         double sum = C[r][col];
-        for (int x = 0; x < dm.k; ++x) sum += A[r][x] * B[x][col];
-        if (dHalf) {
+        for (int x = 0; x < dm.k; ++x) sum += A[r][x] * B[x][col];  // exact for integers
+        if (integer) {
+          if (in.flags & 128) sum = std::min<double>(std::max<double>(sum, INT32_MIN), INT32_MAX);
+          out[j][l] = uint32_t(uint64_t(int64_t(sum)));
+        } else if (dHalf) {
           out[j / 2][l] |= uint32_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
         } else {
           float f = static_cast<float>(sum);
@@ -390,7 +419,7 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const int rows = matrix == 1 ? dm.k : dm.m, cols = matrix == 0 ? dm.k : dm.n;
   const int e = rows * cols / 32;
   const size_t nregs = wmmaRegs(kind, e);
-  const unsigned esize = kind == WmmaKind::F32 || kind == WmmaKind::TF32 ? 4 : 2;
+  const unsigned esize = wmmaBytes(kind);
   const uint64_t base = slot(c, ops[nregs])[0] + static_cast<uint64_t>(in.imm);
   const uint64_t stride = uint32_t(slot(c, ops[nregs + 1])[0]);
   if (c.rec) c.rec->mask = 0;
@@ -406,12 +435,16 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         const uint32_t v = uint32_t(slot(c, ops[size_t(w.reg)])[l]);
         if (esize == 4) {
           std::memcpy(p, &v, 4);
+        } else if (esize == 1) {
+          *p = uint8_t(v >> (8 * w.half));
         } else {
           const uint16_t h = uint16_t(v >> (16 * w.half));
           std::memcpy(p, &h, 2);
         }
       } else if (esize == 4) {
         std::memcpy(&regs[w.reg][l], p, 4);
+      } else if (esize == 1) {
+        regs[w.reg][l] |= uint32_t(*p) << (8 * w.half);
       } else {
         uint16_t h;
         std::memcpy(&h, p, 2);
@@ -466,7 +499,11 @@ size_t wmmaRegs(WmmaKind kind, int elements) {
     case WmmaKind::BF16:
       return size_t(elements / 2);
     case WmmaKind::TF32:
+    case WmmaKind::S32:
       return size_t(elements);
+    case WmmaKind::S8:
+    case WmmaKind::U8:
+      return size_t(elements / 4);
   }
   return 0;
 }

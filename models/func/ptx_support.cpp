@@ -172,8 +172,8 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".f16 .bf16 .tf32 .e4m3 .e5m2 .s8 .u8 .s4 .u4 .b1 .f32 .s32 .f64"},
       {"Warp", "wmma",
        ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .m32n8k16 .m8n32k16 "
-       ".m16n16k8 .global .shared .shared::cta",
-       ".f16 .bf16 .tf32 .f32"},
+       ".m16n16k8 .global .shared .shared::cta .satfinite",
+       ".f16 .bf16 .tf32 .s8 .u8 .f32 .s32"},
       {"Warp", "ldmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "movmatrix", ".sync .aligned .m8n8 .trans", ".b16"},
       {"Warp", "stmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
