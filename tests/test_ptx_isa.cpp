@@ -2836,7 +2836,15 @@ TEST(NewerInstructions, ClusterOfOneGridControlAndRegisterHints) {
       "griddepcontrol.wait;\ngriddepcontrol.launch_dependents;\n"
       "setmaxnreg.inc.sync.aligned.u32 240;\nsetmaxnreg.dec.sync.aligned.u32 24;\n"
       "sub.u64 %o, %rd2, %rd1;\nsub.u64 %rd5, %rd4, %rd3;\nor.b64 %o, %o, %rd5;\n"
-      "add.u32 %o32, %r1, %r2;\nadd.u32 %o32, %o32, 7;\n}";
+      "add.u32 %o32, %r1, %r2;\nadd.u32 %o32, %o32, 7;\n"
+      // Special registers of a cluster of one block.
+      "mov.u32 %r3, %cluster_ctarank;\nmov.u32 %r4, %cluster_nctarank;\n"
+      "mov.u32 %r5, %clusterid.x;\nmov.u32 %r6, %ctaid.x;\nmov.u32 %r7, %cluster_nctaid.y;\n"
+      "mov.u32 %r8, %cluster_ctaid.z;\nmov.u32 %r9, %is_explicit_cluster;\n"
+      "mov.u32 %r10, %nclusterid.x;\nmov.u32 %r11, %nctaid.x;\n"
+      "add.u32 %o32, %o32, %r3;\nadd.u32 %o32, %o32, %r8;\nadd.u32 %o32, %o32, %r9;\n"
+      "sub.u32 %r5, %r5, %r6;\nsub.u32 %r10, %r10, %r11;\nadd.u32 %o32, %o32, %r5;\n"
+      "add.u32 %o32, %o32, %r10;\nmul.lo.u32 %o32, %o32, %r4;\nmul.lo.u32 %o32, %o32, %r7;\n}";
   Rows rows;
   for (uint64_t i = 0; i < 40; ++i) rows.push_back({i % 8 * 8, 0, 0});
   for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
@@ -2847,8 +2855,49 @@ TEST(NewerInstructions, ClusterOfOneGridControlAndRegisterHints) {
     }
   }
   EXPECT_THROW(eval1("mapa.u64 %o, %a64, %b32;", 0, 1), KernelFault);  // no block of rank 1
+  // A kernel may ask for clusters of one block, not more.
+  auto clusterKernel = [](const std::string& directive) {
+    Device dev(platform());
+    return std::string(
+        dev.loadModule(module(".visible .entry k() " + directive + "\n{\n  ret;\n}\n"),
+                       "cluster.ptx")
+            .kernel("k")
+            .name);
+  };
+  EXPECT_EQ(clusterKernel(".reqnctapercluster 1, 1, 1 .explicitcluster .maxclusterrank 1"), "k");
+  try {
+    clusterKernel(".reqnctapercluster 2, 1, 1");
+    ADD_FAILURE() << "a cluster of two blocks was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("clusters are not modelled"), std::string::npos)
+        << e.what();
+  }
   EXPECT_NE(decodeErrorOf("setmaxnreg.inc.sync.aligned.u32 250;").find("multiple of 8"),
             std::string::npos);
+}
+
+TEST(NewerInstructions, CpAsyncMbarrierArrive) {
+  // Copies complete at once: .noinc is one arrival; without it, the raised count and the
+  // arrival cancel. The state mbarrier.arrive returns has the count before its own arrival.
+  for (bool noinc : {true, false}) {
+    const std::string body = std::string(
+                                 "{\n.shared .align 8 .b64 bar;\nmbarrier.init.shared.b64 [bar], "
+                                 "3;\ncp.async.mbarrier.arrive") +
+                             (noinc ? ".noinc" : "") +
+                             ".shared.b64 [bar];\nmbarrier.arrive.shared.b64 %rd1, [bar];\n"
+                             "mbarrier.pending_count.b64 %o32, %rd1;\n}";
+    for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+      auto out = eval(body, Rows(1, {0, 0, 0}), mode);
+      EXPECT_EQ(out[0].o32, noinc ? 2u : 3u) << body;
+    }
+  }
+  // A block's own mbarrier through a .shared::cluster address (a cluster of one block).
+  auto out = eval1(
+      "{\n.shared .align 8 .b64 bar;\nmbarrier.init.shared.b64 [bar], 2;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [bar];\n"
+      "mbarrier.arrive.shared.b64 %rd1, [bar];\nmbarrier.pending_count.b64 %o32, %rd1;\n}",
+      0);
+  EXPECT_EQ(out.o32, 1u);
 }
 
 TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
@@ -2872,6 +2921,7 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
       {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
        "clusters are not modelled"},
       {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
+      {"wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r1}, [%rd1];", "sub-byte wmma"},
       {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
        "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",
        "sparse mma"},

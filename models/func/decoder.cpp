@@ -2154,6 +2154,31 @@ class Decoder {
       x.cls = InstClass::Nop;
       return;
     }
+    if (mods.take(".mbarrier")) {  // cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [a]
+      // The arrive-on happens when this thread's earlier cp.async copies complete, which they
+      // have (they copy at once). Without .noinc the pending count is first raised by one, so
+      // the two cancel; with .noinc it is an arrival like mbarrier.arrive's.
+      if (!mods.take(".arrive")) invalid(in.loc, "cp.async.mbarrier needs .arrive");
+      const bool noinc = mods.take(".noinc");
+      const bool shared = mods.takeOne({".shared", ".shared::cta"}) >= 0;
+      const auto types = mods.takeTypes();
+      if (types.size() != 1 || types[0] != Type::B64)
+        invalid(in.loc, "cp.async.mbarrier.arrive takes a .b64 mbarrier");
+      nopsCheck(in, 1);
+      Address a = address(in.ops[0], in, info);
+      x.space = sharedOrGeneric(shared, a, in.ops[0]);
+      x.src[0] = a.base;
+      x.imm = a.offset;
+      x.src[1] = constSlot(noinc ? 1 : 0);
+      x.nsrc = 2;
+      x.dst[0] = sinkSlot();
+      x.ndst = 1;
+      x.bytes = 8;
+      x.fn = noinc ? mbarrier(MbarOp::Arrive) : nop();
+      x.wakes = noinc;
+      x.cls = noinc ? InstClass::Atomic : InstClass::Nop;
+      return;
+    }
     if (mods.take(".wait_group")) {
       nopsCheck(in, 1);
       if (in.ops[0].kind != Operand::Kind::Imm)
@@ -2217,8 +2242,8 @@ class Decoder {
     if (arrive && mods.take(".expect_tx")) flags |= kMbarExpectTx;
     if (arrive && mods.take(".noComplete")) flags |= kMbarNoComplete;
     if (wait && mods.take(".parity")) flags |= kMbarParity;
-    const bool shared = mods.takeOne({".shared", ".shared::cta"}) >= 0;
-    if (mods.take(".shared::cluster")) unsupported(in, "clusters are not supported");
+    // .shared::cluster addresses name the block's own shared memory (a cluster of one block).
+    const bool shared = mods.takeOne({".shared", ".shared::cta", ".shared::cluster"}) >= 0;
     mods.takeMemoryHints();  // .release .acquire .relaxed .cta .cluster
     const auto types = mods.takeTypes();
     if (types.size() != 1 || types[0] != Type::B64) unsupported(in);

@@ -118,12 +118,13 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "cp",
        ".async .ca .cg .shared .shared::cta .global .commit_group .wait_group "
-       ".wait_all .bulk .shared::cluster .mbarrier::complete_tx::bytes .bulk_group .read "
+       ".wait_all .mbarrier .arrive .noinc .bulk .shared::cluster .mbarrier::complete_tx::bytes "
+       ".bulk_group .read "
        ".prefetch .L2 hints",
-       ""},
+       ".b64"},
       {"Memory", "mbarrier",
        ".init .inval .arrive .arrive_drop .expect_tx .complete_tx .noComplete .test_wait "
-       ".try_wait .parity .pending_count .shared .shared::cta hints",
+       ".try_wait .parity .pending_count .shared .shared::cta .shared::cluster hints",
        ".b64"},
       {"Memory", "prefetch", ".global .local .L1 .L2 hints", ""},
       {"Memory", "prefetchu", ".L1 hints", ""},
@@ -296,6 +297,10 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
     return "sparse mma (mma.sp) is not supported";
   if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))
     return "the sm_100a/sm_120a block-scaled mma kinds are not supported";
+  if (opcode == "wmma" && (has(".s4") || has(".u4") || has(".b1")))
+    return "sub-byte wmma (.s4, .u4, .b1; experimental in the ISA) is not supported; mma has "
+           "these types";
+  if (opcode == "wmma" && has(".f64")) return "f64 wmma is not supported; mma.m8n8k4.f64 is";
   if ((opcode == "ldmatrix" || opcode == "stmatrix") && (has(".m16n16") || has(".m8n16")))
     return "the 8-bit and sub-byte ldmatrix/stmatrix shapes (sm_100a) are not supported";
   return "";

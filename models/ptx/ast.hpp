@@ -106,6 +106,22 @@ enum class SReg : uint8_t {
   DynamicSmemSize,
   TotalSmemSize,
   Pm0,
+  // Clusters (sm_90): every block is a cluster of one block.
+  ClusterIdX,
+  ClusterIdY,
+  ClusterIdZ,
+  NClusterIdX,
+  NClusterIdY,
+  NClusterIdZ,
+  ClusterCtaIdX,
+  ClusterCtaIdY,
+  ClusterCtaIdZ,
+  ClusterNCtaIdX,
+  ClusterNCtaIdY,
+  ClusterNCtaIdZ,
+  ClusterCtaRank,
+  ClusterNCtaRank,
+  IsExplicitCluster,
 };
 
 std::optional<SReg> sregFromName(std::string_view name);  // "%tid.x"

@@ -115,6 +115,21 @@ std::optional<SReg> sregFromName(std::string_view n) {
       {"%dynamic_smem_size", SReg::DynamicSmemSize},
       {"%total_smem_size", SReg::TotalSmemSize},
       {"%pm0", SReg::Pm0},
+      {"%clusterid.x", SReg::ClusterIdX},
+      {"%clusterid.y", SReg::ClusterIdY},
+      {"%clusterid.z", SReg::ClusterIdZ},
+      {"%nclusterid.x", SReg::NClusterIdX},
+      {"%nclusterid.y", SReg::NClusterIdY},
+      {"%nclusterid.z", SReg::NClusterIdZ},
+      {"%cluster_ctaid.x", SReg::ClusterCtaIdX},
+      {"%cluster_ctaid.y", SReg::ClusterCtaIdY},
+      {"%cluster_ctaid.z", SReg::ClusterCtaIdZ},
+      {"%cluster_nctaid.x", SReg::ClusterNCtaIdX},
+      {"%cluster_nctaid.y", SReg::ClusterNCtaIdY},
+      {"%cluster_nctaid.z", SReg::ClusterNCtaIdZ},
+      {"%cluster_ctarank", SReg::ClusterCtaRank},
+      {"%cluster_nctarank", SReg::ClusterNCtaRank},
+      {"%is_explicit_cluster", SReg::IsExplicitCluster},
   };
   auto it = table.find(n);
   if (it == table.end()) return std::nullopt;
@@ -552,6 +567,14 @@ class Parser {
         fn->maxnreg = static_cast<uint32_t>(expectInt());
       } else if (d.text == ".maxnctapersm" || d.text == ".maxclusterrank") {
         expectInt();
+      } else if (d.text == ".reqnctapercluster") {
+        // Every block is a cluster of one block: only a cluster size of 1 can be honoured.
+        uint64_t n = expectInt();
+        for (int i = 1; i < 3 && acceptPunct(','); ++i) n *= expectInt();
+        if (n != 1)
+          throw InputError(unsupportedMessage(locOf(d), lineText(d.line)) +
+                           " (clusters are not modelled: every block is a cluster of one block)");
+      } else if (d.text == ".explicitcluster") {
       } else if (d.text == ".noreturn") {
       } else if (d.text == ".pragma") {
         skipToSemicolon();
