@@ -2922,6 +2922,7 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
        "clusters are not modelled"},
       {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
       {"wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r1}, [%rd1];", "sub-byte wmma"},
+      {"cvt.rs.satfinite.e4m3x4.f32 %r1, {%fa, %fb, %fc, %fa}, %r2;", "stochastic rounding"},
       {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
        "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",
        "sparse mma"},

@@ -297,6 +297,9 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
     return "sparse mma (mma.sp) is not supported";
   if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))
     return "the sm_100a/sm_120a block-scaled mma kinds are not supported";
+  if (opcode == "cvt" && (has(".rs") || has(".ue8m0x2") || has(".e2m1x4") || has(".e4m3x4") ||
+                          has(".e5m2x4") || has(".e2m3x4") || has(".e3m2x4")))
+    return "stochastic rounding (.rs) and ue8m0x2 conversions (sm_100a) are not supported";
   if (opcode == "wmma" && (has(".s4") || has(".u4") || has(".b1")))
     return "sub-byte wmma (.s4, .u4, .b1; experimental in the ISA) is not supported; mma has "
            "these types";
