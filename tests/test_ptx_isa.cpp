@@ -2900,6 +2900,51 @@ TEST(NewerInstructions, CpAsyncMbarrierArrive) {
   EXPECT_EQ(out.o32, 1u);
 }
 
+TEST(NewerInstructions, MalformedFormsAreInputErrors) {
+  for (const char* body : {
+           "createpolicy.fractional.L2::evict_last.b64;",
+           "createpolicy.range.L2::evict_last.b64 %rd1, [%addr], 8;",
+           "alloca.u64;",
+           "alloca.u64 %rd1;",
+           "alloca.b32 %r1, 8;",
+           "stacksave.u64;",
+           "stackrestore.u64 %rd1, %rd2;",
+           "elect.sync %r1;",
+           "elect.sync %r1, 0xffffffff;",
+           "movmatrix.sync.aligned.m8n8.trans.b16 %r1;",
+           "movmatrix.sync.aligned.m8n8.b16 %r1, %r2;",
+           "vadd.u32.u32.u32 %o32;",
+           "vadd.u32.u32.u32 %o32, %a32, %b32, %c32, %a32;",
+           "vmad.s32.s32.s32 %o32, %a32, %b32;",
+           "vset2.u32.u32.eq %o32, %a32, %b32;",
+           "vadd2.u32.u32.u32.min %o32, %a32, %b32, %c32;",
+           "cvt.rn.satfinite.e4m3x2.f32 %h1, %fa;",
+           "cvt.rn.satfinite.e2m1x2.f16x2 %h1, %a32;",
+           "cvt.rz.satfinite.e4m3x2.f32 %h1, %fa, %fb;",
+           "cvt.pack.sat.u8.s32.b32 %o32, %a32;",
+           "cvt.pack.u8.s32.b32 %o32, %a32, %b32, %c32;",
+           "cvt.rn.f32.b32 %fo, %a32;",
+           "mapa.u64 %rd1, %rd2;",
+           "getctarank.u32 %r1;",
+           "applypriority.global.L2::evict_normal [%addr];",
+           "discard.global.L2 [%addr], %r1;",
+           "griddepcontrol.wait %r1;",
+           "griddepcontrol;",
+           "setmaxnreg.inc.sync.aligned.u32 %r1;",
+           "setmaxnreg.sync.aligned.u32 32;",
+           "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f1}, {%r1}, {%r2}, {%f2};",
+           "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.s8.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, "
+           "%r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};",
+           "mma.sync.aligned.m8n8k4.row.col.f32.f64.f64.f32 {%f1, %f2}, {%fd1}, {%fd2}, {%f3, "
+           "%f4};",
+           "cp.async.mbarrier.arrive.b64 [%addr], 1;",
+           "cp.async.mbarrier.noinc.shared.b64 [%addr];",
+       }) {
+    const std::string e = decodeErrorOf(body);
+    EXPECT_TRUE(e.find("eval.ptx:") != std::string::npos) << body << "\n" << e;
+  }
+}
+
 TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
   struct Case {
     const char* body;

@@ -1581,7 +1581,6 @@ class Decoder {
     finish();
   }
 
-  // f16/bf16 (and x2) arithmetic. `nan`, `relu` and the float flags were taken by the caller.
   // The narrow floating-point format a cvt names (index in kNarrowNames), or -1.
   static constexpr std::string_view kNarrowNames[] = {".e4m3x2", ".e5m2x2", ".e2m3x2", ".e3m2x2",
                                                       ".e2m1x2"};
@@ -1657,7 +1656,8 @@ class Decoder {
       sec = mods.takeOne({".L2::evict_first", ".L2::evict_unchanged"});
     }
     if (oneTypeOf(in, mods) != Type::B64) invalid(in.loc, "createpolicy writes a .b64 policy");
-    x.dst[0] = dst(in.ops.at(0), in, info);
+    if (in.ops.empty()) invalid(in.loc, "createpolicy needs a destination");
+    x.dst[0] = dst(in.ops[0], in, info);
     x.ndst = 1;
     if (kind == 0) {
       if (in.ops.size() != 1 && in.ops.size() != 2)
@@ -1907,6 +1907,7 @@ class Decoder {
     x.cls = isMad ? InstClass::IntMad : InstClass::IntAdd;
   }
 
+  // f16/bf16 (and x2) arithmetic. `nan`, `relu` and the float flags were taken by the caller.
   void decodeHalf(const Instruction& in, Inst& x, InstInfo& info, HalfOp op, Type t, Round r,
                   bool nan, bool relu, uint8_t ff, bool xorSignAbs = false) {
     const bool bf = t == Type::BF16 || t == Type::BF16x2;
