@@ -2844,7 +2844,14 @@ TEST(NewerInstructions, ClusterOfOneGridControlAndRegisterHints) {
       "mov.u32 %r10, %nclusterid.x;\nmov.u32 %r11, %nctaid.x;\n"
       "add.u32 %o32, %o32, %r3;\nadd.u32 %o32, %o32, %r8;\nadd.u32 %o32, %o32, %r9;\n"
       "sub.u32 %r5, %r5, %r6;\nsub.u32 %r10, %r10, %r11;\nadd.u32 %o32, %o32, %r5;\n"
-      "add.u32 %o32, %o32, %r10;\nmul.lo.u32 %o32, %o32, %r4;\nmul.lo.u32 %o32, %o32, %r7;\n}";
+      "add.u32 %o32, %o32, %r10;\nmul.lo.u32 %o32, %o32, %r4;\nmul.lo.u32 %o32, %o32, %r7;\n"
+      // .shared::cluster addresses and spaces are the block's own shared memory.
+      "st.shared::cluster.u32 [%rd2], 5;\nld.shared::cluster.u32 %r12, [%rd1];\n"
+      "atom.shared::cluster.add.u32 %r13, [%rd2+4], 0;\n"
+      "cvta.shared::cluster.u64 %rd6, %rd1;\nsub.u64 %rd6, %rd6, %rd3;\nor.b64 %o, %o, %rd6;\n"
+      "isspacep.shared::cluster %p1, %rd3;\nselp.u32 %r14, 0, 100, %p1;\n"
+      "add.u32 %o32, %o32, %r14;\nsub.u32 %r12, %r12, 5;\nadd.u32 %o32, %o32, %r12;\n"
+      "prefetch.global.L2::evict_normal [%rd3];\n}";
   Rows rows;
   for (uint64_t i = 0; i < 40; ++i) rows.push_back({i % 8 * 8, 0, 0});
   for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
@@ -2939,6 +2946,8 @@ TEST(NewerInstructions, MalformedFormsAreInputErrors) {
            "%f4};",
            "cp.async.mbarrier.arrive.b64 [%addr], 1;",
            "cp.async.mbarrier.noinc.shared.b64 [%addr];",
+           "prefetch.global.L2;",
+           "prefetchu.L1 %r1;",
        }) {
     const std::string e = decodeErrorOf(body);
     EXPECT_TRUE(e.find("eval.ptx:") != std::string::npos) << body << "\n" << e;

@@ -1296,7 +1296,9 @@ class Decoder {
                                                    : InstClass::IntAdd;
     } else if (op == "cvta") {
       bool to = mods.take(".to");
-      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      int sp = mods.takeOne(
+          {".global", ".shared", ".local", ".const", ".param", ".shared::cta", ".shared::cluster"});
+      if (sp == 6) sp = 1;  // a cluster of one block: its own shared memory
       Type t = oneType();
       if (sp < 0) invalid(in.loc, "cvta needs a state space");
       set2(t);
@@ -1308,7 +1310,9 @@ class Decoder {
       }
       x.cls = InstClass::IntAdd;
     } else if (op == "isspacep") {
-      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      int sp = mods.takeOne(
+          {".global", ".shared", ".local", ".const", ".param", ".shared::cta", ".shared::cluster"});
+      if (sp == 6) sp = 1;  // a cluster of one block: its own shared memory
       if (sp < 0) invalid(in.loc, "isspacep needs a state space");
       nops(2);
       x.dst[0] = predDst(in.ops[0], info);
@@ -1349,6 +1353,8 @@ class Decoder {
       mods.takeOne({".global", ".local"});
       mods.takeOne({".L1", ".L2"});
       mods.takeMemoryHints();
+      nops(1);
+      address(in.ops[0], in, info);
       x.cls = InstClass::Nop;
       x.fn = nop();
     } else if (op == "membar" || op == "fence") {
@@ -2026,7 +2032,8 @@ class Decoder {
   void decodeLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, size_t fi) {
     const bool isStore = in.opcode == "st";
     int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta",
-                           ".param::func", ".param::entry"});
+                           ".param::func", ".param::entry", ".shared::cluster"});
+    if (sp == 8) sp = 1;  // a cluster of one block: its own shared memory
     mods.take(".nc");
     mods.takeMemoryHints();
     int v = mods.takeOne({".v2", ".v4"});
@@ -2109,7 +2116,7 @@ class Decoder {
 
   void decodeAtomic(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     const bool isRed = in.opcode == "red";
-    int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+    int sp = mods.takeOne({".global", ".shared", ".shared::cta", ".shared::cluster"});
     mods.takeMemoryHints();
     int aop = mods.takeOne(
         {".add", ".min", ".max", ".inc", ".dec", ".exch", ".cas", ".and", ".or", ".xor"});

@@ -97,23 +97,27 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".rn .rz .rm .rp .rni .rzi .rmi .rpi .rna .ftz .sat .relu .satfinite .pack",
        ".u2 .s2 .u4 .s4 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .b32 .f16 .f16x2 .bf16 .bf16x2 "
        ".tf32 .f32 .f64 .e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2 .e2m1x2"},
-      {"Convert, move", "cvta", ".to .global .shared .shared::cta .local .const .param",
-       ".u32 .u64"},
-      {"Convert, move", "isspacep", ".global .shared .shared::cta .local .const .param", ""},
+      {"Convert, move", "cvta",
+       ".to .global .shared .shared::cta .shared::cluster .local .const .param", ".u32 .u64"},
+      {"Convert, move", "isspacep",
+       ".global .shared .shared::cta .shared::cluster .local .const .param", ""},
       // ---- memory ----
       {"Memory", "ld",
-       ".global .shared .shared::cta .local .const .param .param::func "
+       ".global .shared .shared::cta .shared::cluster .local .const .param .param::func "
        ".param::entry .nc .v2 .v4 hints",
        all},
       {"Memory", "ldu", ".global .v2 .v4 hints", all},
-      {"Memory", "st", ".global .shared .shared::cta .local .param .param::func .v2 .v4 hints",
+      {"Memory", "st",
+       ".global .shared .shared::cta .shared::cluster .local .param .param::func .v2 .v4 hints",
        all},
       {"Memory", "atom",
-       ".global .shared .shared::cta .add .min .max .inc .dec .exch .cas .and .or .xor .noftz "
+       ".global .shared .shared::cta .shared::cluster .add .min .max .inc .dec .exch .cas .and "
+       ".or .xor .noftz "
        "hints",
        ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "red",
-       ".global .shared .shared::cta .add .min .max .inc .dec .exch .cas .and .or .xor .noftz "
+       ".global .shared .shared::cta .shared::cluster .add .min .max .inc .dec .exch .cas .and "
+       ".or .xor .noftz "
        "hints",
        ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "cp",
