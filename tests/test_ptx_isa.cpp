@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -2905,6 +2906,128 @@ TEST(NewerInstructions, CpAsyncMbarrierArrive) {
       "mbarrier.arrive.shared.b64 %rd1, [bar];\nmbarrier.pending_count.b64 %o32, %rd1;\n}",
       0);
   EXPECT_EQ(out.o32, 1u);
+}
+
+TEST(NewerInstructions, BulkReductionsIntoGlobalAndSharedMemory) {
+  // 16 bytes: the destination holds (a, b), the source (b, c); each element of the destination
+  // becomes dst op src.
+  struct Case {
+    const char* op;  // redOp.type
+    std::function<void(uint8_t*, const uint8_t*)> ref;
+  };
+  auto ints = [](auto f, auto tag) {
+    using T = decltype(tag);
+    return [f](uint8_t* d, const uint8_t* s) {
+      for (int i = 0; i < 16; i += int(sizeof(T))) {
+        T x, y;
+        std::memcpy(&x, d + i, sizeof(T));
+        std::memcpy(&y, s + i, sizeof(T));
+        x = f(x, y);
+        std::memcpy(d + i, &x, sizeof(T));
+      }
+    };
+  };
+  const std::vector<Case> cases = {
+      {"add.u32", ints([](uint32_t x, uint32_t y) { return x + y; }, uint32_t())},
+      {"min.s32", ints([](int32_t x, int32_t y) { return std::min(x, y); }, int32_t())},
+      {"max.u64", ints([](uint64_t x, uint64_t y) { return std::max(x, y); }, uint64_t())},
+      {"min.s64", ints([](int64_t x, int64_t y) { return std::min(x, y); }, int64_t())},
+      {"and.b64", ints([](uint64_t x, uint64_t y) { return x & y; }, uint64_t())},
+      {"xor.b32", ints([](uint32_t x, uint32_t y) { return x ^ y; }, uint32_t())},
+      {"inc.u32", ints([](uint32_t x, uint32_t y) { return x >= y ? 0u : x + 1; }, uint32_t())},
+      {"dec.u32",
+       ints([](uint32_t x, uint32_t y) { return (x == 0 || x > y) ? y : x - 1; }, uint32_t())},
+      {"add.f32", ints(
+                      [](uint32_t x, uint32_t y) {
+                        const float r = asFloat(x) + asFloat(y);
+                        return r != r ? 0x7fffffffu : bits(r);
+                      },
+                      uint32_t())},
+      {"add.f64", ints(
+                      [](uint64_t x, uint64_t y) {
+                        const double r = asDouble(x) + asDouble(y);
+                        return r != r ? 0x7fffffffffffffffull : bits(r);
+                      },
+                      uint64_t())},
+      {"add.noftz.f16", ints(
+                            [](uint16_t x, uint16_t y) {
+                              const double r = value(kF16, x) + value(kF16, y);
+                              if (r != r) return uint16_t(0x7fff);
+                              // Exact sums of two f16 values fit a double; round once.
+                              I128 m = 0;
+                              int e = 0;
+                              const double f = std::frexp(std::fabs(r), &e);
+                              m = I128(std::ldexp(f, 60));
+                              return refRound(kF16, r < 0, m, e - 60, Rnd::Rn);
+                            },
+                            uint16_t())},
+  };
+  std::mt19937_64 rng(171);
+  for (const auto& k : cases) {
+    const bool intOnly = std::string(k.op).find('f') == std::string::npos;
+    for (int trial = 0; trial < 6; ++trial) {
+      uint64_t a = rng(), b = rng(), c = rng();
+      if (trial == 0) a = b;  // equal elements (inc/dec edge)
+      if (trial == 1) a = 0;
+      if (std::string(k.op).find("f16") != std::string::npos) {  // finite halves, some NaN
+        a &= 0x3fff3fff3fff3fffull;
+        b &= 0xbbffbbffbbffbbffull;
+        if (trial == 2) c = 0x7e0000007e000000ull;
+      }
+      if (std::string(k.op).find("f32") != std::string::npos) {
+        a &= 0x3fffffff3fffffffull;
+        b &= 0xbfffffffbfffffffull;
+      }
+      if (std::string(k.op).find("f64") != std::string::npos) {
+        a &= 0x3fffffffffffffffull;
+        b &= 0xbfffffffffffffffull;
+      }
+      uint8_t want[16], src[16];
+      std::memcpy(want, &a, 8);
+      std::memcpy(want + 8, &b, 8);
+      std::memcpy(src, &b, 8);
+      std::memcpy(src + 8, &c, 8);
+      k.ref(want, src);
+      uint64_t w0, w1;
+      std::memcpy(&w0, want, 8);
+      std::memcpy(&w1, want + 8, 8);
+      const std::string toGlobal =
+          std::string(
+              "{\n.shared .align 16 .b8 sbuf[16];\nst.shared.v2.u64 [sbuf], {%b64, "
+              "%c64};\ncp.reduce.async.bulk.global.shared::cta.bulk_group.") +
+          k.op +
+          " [%addr], [sbuf], 16;\ncp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\n"
+          "ld.global.u64 %o, [%addr];\nld.global.u64 %rd5, [%addr+8];\nmov.b64 %do, %rd5;\n}";
+      for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+        auto out = eval(toGlobal, Rows(1, {a, b, c}), mode);
+        EXPECT_EQ(out[0].o, w0) << k.op << " trial " << trial;
+        EXPECT_EQ(bits(out[0].dfo), w1) << k.op << " trial " << trial;
+      }
+      if (!intOnly) continue;
+      const std::string toShared =
+          std::string(
+              "{\n.shared .align 16 .b8 sbuf[16];\n.shared .align 16 .b8 sdst[16];\n"
+              ".shared .align 8 .b64 bar;\nmbarrier.init.shared.b64 [bar], 1;\n"
+              "st.shared.v2.u64 [sdst], {%a64, %b64};\nst.shared.v2.u64 [sbuf], {%b64, %c64};\n"
+              "mbarrier.arrive.expect_tx.shared.b64 %rd1, [bar], 16;\n"
+              "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.") +
+          k.op +
+          " [sdst], [sbuf], 16, [bar];\nWAIT:\nmbarrier.try_wait.shared.b64 %p1, [bar], %rd1;\n"
+          "@!%p1 bra WAIT;\nld.shared.u64 %o, [sdst];\nld.shared.u64 %rd5, [sdst+8];\n"
+          "mov.b64 %do, %rd5;\n}";
+      auto out = eval(toShared, Rows(1, {a, b, c}));
+      EXPECT_EQ(out[0].o, w0) << k.op << " trial " << trial << " (shared)";
+      EXPECT_EQ(bits(out[0].dfo), w1) << k.op << " trial " << trial << " (shared)";
+    }
+  }
+  EXPECT_NE(decodeErrorOf("{\n.shared .align 16 .b8 s[16];\ncp.reduce.async.bulk.global.shared::"
+                          "cta.bulk_group.and.u32 [%addr], [s], 16;\n}")
+                .find("unsupported PTX at eval.ptx:"),
+            std::string::npos);
+  EXPECT_THROW(eval1("{\n.shared .align 16 .b8 s[32];\ncp.reduce.async.bulk.global.shared::cta."
+                     "bulk_group.add.u32 [%addr], [s], 24;\n}",
+                     0),
+               KernelFault);
 }
 
 TEST(NewerInstructions, MalformedFormsAreInputErrors) {

@@ -2326,6 +2326,46 @@ class Decoder {
       x.cls = InstClass::Nop;
       return;
     }
+    // cp.reduce.async.bulk: a reduction op and an element type.
+    const bool reduce = std::find(in.mods.begin(), in.mods.end(), ".reduce") != in.mods.end();
+    int redOp = -1;
+    BulkRedType redType = BulkRedType::B32;
+    if (reduce) {
+      mods.take(".reduce");
+      redOp = mods.takeOne({".and", ".or", ".xor", ".add", ".inc", ".dec", ".min", ".max"});
+      const bool noftz = mods.take(".noftz");
+      const auto ts = mods.takeTypes();
+      if (redOp < 0 || ts.size() != 1)
+        invalid(in.loc,
+                "cp.reduce.async.bulk needs a reduction (.and .or .xor .add .inc .dec "
+                ".min .max) and a type");
+      static const std::pair<Type, BulkRedType> types[] = {
+          {Type::B32, BulkRedType::B32}, {Type::U32, BulkRedType::U32},
+          {Type::S32, BulkRedType::S32}, {Type::B64, BulkRedType::B64},
+          {Type::U64, BulkRedType::U64}, {Type::S64, BulkRedType::S64},
+          {Type::F32, BulkRedType::F32}, {Type::F64, BulkRedType::F64},
+          {Type::F16, BulkRedType::F16}, {Type::BF16, BulkRedType::BF16}};
+      bool found = false;
+      for (const auto& [pt, bt] : types)
+        if (ts[0] == pt) {
+          redType = bt;
+          found = true;
+        }
+      const BulkRedOp ro = static_cast<BulkRedOp>(redOp);
+      const bool bits = redType == BulkRedType::B32 || redType == BulkRedType::B64;
+      const bool flt = redType >= BulkRedType::F32;
+      const bool half = redType == BulkRedType::F16 || redType == BulkRedType::BF16;
+      bool ok = found;
+      if (ro == BulkRedOp::And || ro == BulkRedOp::Or || ro == BulkRedOp::Xor)
+        ok = ok && bits;
+      else if (ro == BulkRedOp::Inc || ro == BulkRedOp::Dec)
+        ok = ok && redType == BulkRedType::U32;
+      else if (ro == BulkRedOp::Add)
+        ok = ok && !bits && redType != BulkRedType::S64 && half == noftz;
+      else
+        ok = ok && !bits && !flt;
+      if (!ok || (noftz && !half)) unsupported(in);
+    }
     // The destination space comes first: .shared::cta/.shared::cluster or .global.
     std::vector<std::string> spaces;
     for (const auto& m : in.mods)
@@ -2341,6 +2381,13 @@ class Decoder {
     const bool dstGlobal = spaces[0] == ".global", srcGlobal = spaces[1] == ".global";
     if (dstGlobal && srcGlobal) unsupported(in);
     x.mode = dstGlobal ? 1 : srcGlobal ? 0 : 2;
+    if (reduce) {
+      if (x.mode == 0) unsupported(in, "bulk reductions read shared memory (.shared::cta)");
+      if (x.mode == 2 && redType >= BulkRedType::F32)
+        unsupported(in, "bulk reductions into shared memory are on integers");
+      x.flags = static_cast<uint8_t>(redOp + 1);
+      x.mode2 = static_cast<uint8_t>(redType);
+    }
     if ((x.mode == 1) != group || (x.mode != 1) != complete)
       unsupported(in, x.mode == 1 ? "a copy to global memory completes through .bulk_group"
                                   : "a copy to shared memory completes through "
@@ -2377,6 +2424,7 @@ class Decoder {
     x.wakes = x.mode != 1;
     x.fn = cpAsyncBulk();
     x.cls = x.mode == 1 ? InstClass::Store : InstClass::Load;
+    if (reduce && x.mode == 1) x.cls = InstClass::Atomic;  // read-modify-write at the L2
   }
 
   // The registers of a { ... } vector operand (or a single register).

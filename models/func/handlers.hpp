@@ -238,6 +238,10 @@ enum class MbarOp : uint8_t {
 enum MbarFlags : uint8_t { kMbarParity = 1, kMbarExpectTx = 2, kMbarNoComplete = 4 };
 Handler mbarrier(MbarOp op);
 Handler cpAsyncBulk();  // cp.async.bulk (see handlers_async.cpp for the operands)
+// cp.reduce.async.bulk: the same handler; flags holds the BulkRedOp + 1 and mode2 the
+// BulkRedType (flags 0: a plain copy).
+enum class BulkRedOp : uint8_t { And, Or, Xor, Add, Inc, Dec, Min, Max };
+enum class BulkRedType : uint8_t { B32, U32, S32, B64, U64, S64, F32, F64, F16, BF16 };
 
 // Video instructions (models/func/handlers_video.cpp): the scalar vadd vsub vabsdiff vmin vmax
 // vshl vshr vmad vset and the SIMD vop2/vop4 forms. src[0] a, src[1] b, src[2] c (zero when the

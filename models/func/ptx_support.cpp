@@ -123,9 +123,9 @@ std::vector<PtxOpcodeInfo> buildTable() {
       {"Memory", "cp",
        ".async .ca .cg .shared .shared::cta .global .commit_group .wait_group "
        ".wait_all .mbarrier .arrive .noinc .bulk .shared::cluster .mbarrier::complete_tx::bytes "
-       ".bulk_group .read "
-       ".prefetch .L2 hints",
-       ".b64"},
+       ".bulk_group .read .prefetch .L2 .reduce .and .or .xor .add .inc .dec .min .max .noftz "
+       "hints",
+       ".b32 .u32 .s32 .b64 .u64 .s64 .f16 .bf16 .f32 .f64"},
       {"Memory", "mbarrier",
        ".init .inval .arrive .arrive_drop .expect_tx .complete_tx .noComplete .test_wait "
        ".try_wait .parity .pending_count .shared .shared::cta .shared::cluster hints",
@@ -296,7 +296,6 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
   if (has(".multicast::cluster") || (has(".async") && (opcode == "st" || opcode == "red")))
     return "clusters are not modelled: stores and reductions to other blocks' shared memory are "
            "not supported";
-  if (opcode == "cp" && has(".reduce")) return "bulk asynchronous reductions are not supported";
   if (opcode == "mma" && (has(".sp") || hasPrefix(".sp::")))
     return "sparse mma (mma.sp) is not supported";
   if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))
