@@ -1852,6 +1852,116 @@ TEST(WarpMatrix, IntegerWmma) {
   checkIntWmma("m8n32k16", 8, 32, false, false, true, true, true, ExecMode::Timing);
 }
 
+// wmma in the 8x8 shapes: m8n8k4 .f64, m8n8k32 .s4/.u4 and m8n8k128 .b1 (.xor.popc, .and.popc)
+// against a plain matrix product. Sub-byte elements are packed from the least significant bits
+// of each byte, A row-major and B column-major.
+void checkSmallWmma(const std::string& a, const std::string& b, const std::string& popc, bool aCol,
+                    bool bCol, ExecMode mode) {
+  const bool f64 = a == "f64", b1 = a == "b1";
+  const int K = f64 ? 4 : b1 ? 128 : 32, ebits = f64 ? 64 : b1 ? 1 : 4;
+  const std::string shape = f64 ? "m8n8k4" : b1 ? "m8n8k128" : "m8n8k32";
+  const std::string acc = f64 ? "f64" : "s32", lay[2] = {"row", "col"};
+  const std::string r = f64 ? "%f" : "%r";
+  const std::string text = module(
+      ".visible .entry w(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+      "  .reg .b32 %ra, %rb, %rc<2>, %rd<2>;\n  .reg .f64 %fa, %fb, %fc<2>, %fd<2>;\n"
+      "  .reg .b64 %p<5>;\n  ld.param.u64 %p1, [pa];\n  ld.param.u64 %p2, [pb];\n"
+      "  ld.param.u64 %p3, [pc];\n  ld.param.u64 %p4, [pd];\n"
+      "  wmma.load.a.sync.aligned." +
+      lay[aCol] + "." + shape + ".global." + a + " {" + r + "a}, [%p1];\n" +
+      "  wmma.load.b.sync.aligned." + lay[bCol] + "." + shape + ".global." + b + " {" + r +
+      "b}, [%p2];\n  wmma.load.c.sync.aligned.row." + shape + ".global." + acc + " {" + r + "c0, " +
+      r + "c1}, [%p3];\n  wmma.mma" + popc + ".sync.aligned." + lay[aCol] + "." + lay[bCol] + "." +
+      shape + "." + acc + "." + a + "." + b + "." + acc + " {" + r + "d0, " + r + "d1}, {" + r +
+      "a}, {" + r + "b}, {" + r + "c0, " + r + "c1};\n  wmma.store.d.sync.aligned.row." + shape +
+      ".global." + acc + " [%p4], {" + r + "d0, " + r + "d1};\n  ret;\n}\n");
+  auto range = [&](const std::string& t, int i) {
+    if (t == "b1") return i % 2;
+    if (t == "u4") return i % 16;
+    return i % 16 - 8;  // s4, f64
+  };
+  std::vector<int> A(8 * K), B(K * 8), C(64);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < K; ++j) A[i * K + j] = range(a, i * 7 + j * 3 + j / 5);
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < 8; ++j) B[i * 8 + j] = range(b, i * 5 + j * 11 + i / 3);
+  for (int i = 0; i < 64; ++i) C[i] = i * 37 - 1000;
+  // Memory images: f64 elements, or sub-byte fields packed from bit 0 of each byte.
+  auto image = [&](const std::vector<int>& m, int rows, int cols, bool col) {
+    std::vector<uint8_t> bytes(size_t(rows * cols * ebits / 8), 0);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const int at = col ? j * rows + i : i * cols + j;
+        if (f64) {
+          const uint64_t v = bits(double(m[i * cols + j]));
+          std::memcpy(&bytes[size_t(at) * 8], &v, 8);
+        } else {
+          const uint32_t field = uint32_t(m[i * cols + j]) & ((1u << ebits) - 1);
+          bytes[size_t(at * ebits / 8)] |= uint8_t(field << (at * ebits % 8));
+        }
+      }
+    return bytes;
+  };
+  Device dev(platform(), mode);
+  Module& mod = dev.loadModule(text, "wmma.ptx");
+  DevPtr pa = dev.upload(image(A, 8, K, aCol)), pb = dev.upload(image(B, K, 8, bCol));
+  std::vector<uint8_t> cimg(64 * (f64 ? 8 : 4));
+  for (int i = 0; i < 64; ++i) {
+    if (f64) {
+      const uint64_t v = bits(double(C[i]));
+      std::memcpy(&cimg[size_t(i) * 8], &v, 8);
+    } else {
+      std::memcpy(&cimg[size_t(i) * 4], &C[size_t(i)], 4);
+    }
+  }
+  DevPtr pc = dev.upload(cimg), pd = dev.malloc(cimg.size());
+  dev.launch(mod.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+  auto d = dev.download<uint8_t>(pd, cimg.size());
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      int64_t want = C[i * 8 + j];
+      for (int x = 0; x < K; ++x) {
+        const int u = A[i * K + x], v = B[x * 8 + j];
+        want += popc == ".xor.popc" ? (u ^ v) : popc == ".and.popc" ? (u & v) : u * v;
+      }
+      if (f64) {
+        uint64_t got;
+        std::memcpy(&got, &d[size_t(i * 8 + j) * 8], 8);
+        EXPECT_EQ(got, bits(double(want))) << shape << " " << i << "," << j;
+      } else {
+        int32_t got;
+        std::memcpy(&got, &d[size_t(i * 8 + j) * 4], 4);
+        EXPECT_EQ(got, int32_t(want))
+            << shape << " " << a << "." << b << popc << " " << i << "," << j;
+      }
+    }
+}
+
+TEST(WarpMatrix, Float64SubByteAndSingleBitWmma) {
+  checkSmallWmma("f64", "f64", "", false, true, ExecMode::Functional);
+  checkSmallWmma("f64", "f64", "", true, false, ExecMode::Timing);
+  checkSmallWmma("s4", "s4", "", false, true, ExecMode::Functional);
+  checkSmallWmma("u4", "s4", "", false, true, ExecMode::Timing);
+  checkSmallWmma("b1", "b1", ".xor.popc", false, true, ExecMode::Functional);
+  checkSmallWmma("b1", "b1", ".and.popc", false, true, ExecMode::Functional);
+  // Sub-byte A fragments are row-major and B column-major; b1 needs its popc operation.
+  auto bad = [](const std::string& instr) {
+    try {
+      eval1("{\n.reg .b32 %x<4>;\n" + instr + "\n}", 0);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(bad("wmma.load.a.sync.aligned.col.m8n8k32.global.s4 {%x0}, [%addr];")
+                .find("A is .row and B is .col"),
+            std::string::npos);
+  EXPECT_NE(bad("wmma.mma.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%x0, %x1}, {%x2}, {%x3}, "
+                "{%x0, %x1};")
+                .find(".xor.popc or .and.popc"),
+            std::string::npos);
+}
+
 // ---- indirect calls ----------------------------------------------------------------------------
 
 // nvcc's code for calls through a table of function pointers, a pointer picked by a condition,
@@ -3098,7 +3208,6 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
       {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
        "clusters are not modelled"},
       {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
-      {"wmma.load.a.sync.aligned.row.m8n8k32.s4 {%r1}, [%rd1];", "sub-byte wmma"},
       {"cvt.rs.satfinite.e4m3x4.f32 %r1, {%fa, %fb, %fc, %fa}, %r2;", "stochastic rounding"},
       {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
        "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",

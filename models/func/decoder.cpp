@@ -2615,7 +2615,110 @@ class Decoder {
   // wmma.load.{a,b,c} / wmma.store.d / wmma.mma in the shapes m16n16k16, m32n8k16, m8n32k16
   // (f16 or bf16 inputs) and m16n16k8 (tf32), with f32 or (f16 inputs) f16 accumulators; the
   // fragment layout is gpusc's own (see handlers_mma.cpp).
+  // wmma in the 8x8 shapes: m8n8k4 (f64), m8n8k32 (s4, u4) and m8n8k128 (b1), with s32 or f64
+  // accumulators. Their fragments use gpusc's layout (handlers_mma.cpp), as the other shapes do.
+  void decodeWmmaSmall(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int kind = mods.takeOne({".load", ".store", ".mma"});
+    const int shape = mods.takeOne({".m8n8k4", ".m8n8k32", ".m8n8k128"});
+    if (kind < 0 || shape < 0 || !mods.take(".sync") || !mods.take(".aligned"))
+      unsupported(in, "wmma needs .load, .store or .mma and .sync.aligned");
+    const int k = shape == 0 ? 4 : shape == 1 ? 32 : 128;
+    std::vector<std::string> ts;
+    for (const auto& m : in.mods)
+      if (m == ".f64" || m == ".s32" || m == ".s4" || m == ".u4" || m == ".b1") ts.push_back(m);
+    for (const auto& t : ts) mods.take(t);
+    auto kindOf = [](const std::string& t) {
+      return t == ".f64"  ? WmmaKind::F64
+             : t == ".s4" ? WmmaKind::S4
+             : t == ".u4" ? WmmaKind::U4
+             : t == ".b1" ? WmmaKind::B1
+                          : WmmaKind::S32;
+    };
+    // The input types each shape takes.
+    auto inputOk = [&](const std::string& t) {
+      return shape == 0 ? t == ".f64" : shape == 1 ? (t == ".s4" || t == ".u4") : t == ".b1";
+    };
+    const std::string acc = shape == 0 ? ".f64" : ".s32";
+    const Type regType = shape == 0 ? Type::F64 : Type::B32;
+    std::vector<uint32_t> list;
+    auto regs = [&](const Operand& o, bool isDst, size_t n, Type t) {
+      auto r = vectorElems(o);
+      if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
+      for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+    };
+    if (kind == 2) {  // mma
+      const int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
+      if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
+      const bool sat = mods.take(".satfinite");
+      const int b1op = mods.takeOne({".xor", ".and"});
+      const bool popc = mods.take(".popc");
+      if (shape == 0 && mods.takeOne({".rz", ".rm", ".rp"}) >= 0)
+        unsupported(in, "f64 wmma.mma rounds to nearest (.rn) only");
+      if (shape == 0) mods.take(".rn");
+      if (ts.size() != 4 || ts[0] != acc || ts[3] != acc || !inputOk(ts[1]) || !inputOk(ts[2]))
+        unsupported(in,
+                    "wmma.mma is .f64.f64.f64.f64 (m8n8k4), .s32.{s4,u4}.{s4,u4}.s32 "
+                    "(m8n8k32) or .s32.b1.b1.s32 (m8n8k128)");
+      if (shape > 0 && (al != 0 || bl != 1))
+        unsupported(in, "sub-byte wmma.mma takes .row.col layouts");
+      if ((shape == 2) != (b1op >= 0 && popc))
+        invalid(in.loc, shape == 2 ? "wmma.mma with .b1 inputs needs .xor.popc or .and.popc"
+                                   : ".xor/.and.popc apply to .b1 inputs only");
+      if (sat && shape != 1) unsupported(in, ".satfinite applies to s4/u4 wmma.mma only");
+      const WmmaKind ak = kindOf(ts[1]), bk = kindOf(ts[2]);
+      nopsCheck(in, 4);
+      regs(in.ops[0], true, 2, regType);
+      regs(in.ops[1], false, wmmaRegs(ak, 8 * k / 32), regType);
+      regs(in.ops[2], false, wmmaRegs(bk, k * 8 / 32), regType);
+      regs(in.ops[3], false, 2, shape == 0 ? Type::F64 : Type::S32);
+      x.mode = 2;
+      x.mode2 = static_cast<uint8_t>(int(ak) | (int(bk) << 4));
+      x.flags = sat ? 128 : 0;
+      x.imm = b1op < 0 ? 0 : b1op + 1;
+      x.cls = shape == 0 ? InstClass::DpMad : InstClass::IntMad;
+    } else {
+      const bool store = kind == 1;
+      const int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
+      const int layout = mods.takeOne({".row", ".col"});
+      const int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+      if (which < 0 || layout < 0 || ts.size() != 1) invalid(in.loc, "malformed wmma load/store");
+      const bool accum = which == 2;
+      if (accum ? ts[0] != acc : !inputOk(ts[0]))
+        unsupported(in,
+                    "wmma fragments: m8n8k4 .f64; m8n8k32 A/B .s4/.u4 and C/D .s32; "
+                    "m8n8k128 A/B .b1 and C/D .s32");
+      if (shape > 0 && !accum && layout != which)  // A .row (0), B .col (1)
+        unsupported(in, "sub-byte wmma fragments: A is .row and B is .col");
+      if (in.ops.size() != 2 && in.ops.size() != 3)
+        invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
+      const WmmaKind fk = kindOf(ts[0]);
+      const int rows = which == 1 ? k : 8, cols = which == 0 ? k : 8;
+      const Operand& frag = store ? in.ops[1] : in.ops[0];
+      regs(frag, !store, wmmaRegs(fk, rows * cols / 32), regType);
+      Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+      list.push_back(ad.base);
+      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
+                                        : constSlot(uint64_t(layout == 1 ? rows : cols)));
+      x.imm = ad.offset;
+      x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
+      if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
+          ad.symbolSpace != x.space)
+        invalid(in.loc, "wmma address is in a different state space");
+      x.mode = store ? 1 : 0;
+      x.mode2 = static_cast<uint8_t>(fk);
+      x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | (shape << 3) | 32);
+      x.bytes = 16;
+      x.cls = store ? InstClass::Store : InstClass::Load;
+    }
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.fn = wmma();
+  }
+
   void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    for (const auto& m : in.mods)
+      if (m == ".m8n8k4" || m == ".m8n8k32" || m == ".m8n8k128")
+        return decodeWmmaSmall(in, mods, x, info);
     int kind = mods.takeOne({".load", ".store", ".mma"});
     int shape = mods.takeOne({".m16n16k16", ".m32n8k16", ".m8n32k16", ".m16n16k8"});
     if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || shape < 0)

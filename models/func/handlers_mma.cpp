@@ -7,6 +7,7 @@
 // are summed in double and the sum is rounded once to f32 (the hardware's internal order and
 // precision may differ in the last bit). Integer forms are exact, wrapping or (.satfinite)
 // clamping to the s32 range.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -300,106 +301,163 @@ void matrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 struct Dims {
   int m, n, k;
 };
+// Shapes 0-3: m16n16k16, m32n8k16, m8n32k16, m16n16k8; 4-6: m8n8k4 (f64), m8n8k32 (s4, u4),
+// m8n8k128 (b1).
 Dims wmmaDims(int shape) {
-  static const Dims d[] = {{16, 16, 16}, {32, 8, 16}, {8, 32, 16}, {16, 16, 8}};
-  return d[shape & 3];
+  static const Dims d[] = {{16, 16, 16}, {32, 8, 16}, {8, 32, 16}, {16, 16, 8},
+                           {8, 8, 4},    {8, 8, 32},  {8, 8, 128}};
+  return d[shape >= 0 && shape < 7 ? shape : 0];
 }
 
-// The register and half (0/1) of element j of a fragment of `kind`.
+// Bits of one element of a fragment of `kind` in memory and in its register.
+unsigned wmmaBits(WmmaKind kind) {
+  switch (kind) {
+    case WmmaKind::F32:
+    case WmmaKind::TF32:
+    case WmmaKind::S32:
+      return 32;
+    case WmmaKind::F64:
+      return 64;
+    case WmmaKind::S8:
+    case WmmaKind::U8:
+      return 8;
+    case WmmaKind::S4:
+    case WmmaKind::U4:
+      return 4;
+    case WmmaKind::B1:
+      return 1;
+    default:
+      return 16;
+  }
+}
+
+// The register and position (in elements of wmmaBits, -1: the whole register) of element j.
 struct Where {
   int reg, half;
 };
 Where wmmaSlot(WmmaKind kind, int j) {
-  switch (kind) {
-    case WmmaKind::TF32:
-    case WmmaKind::F32:
-    case WmmaKind::S32:
-      return {j, -1};
-    case WmmaKind::S8:
-    case WmmaKind::U8:
-      return {j / 4, j % 4};  // byte j % 4 of register j / 4
-    default:
-      return {j / 2, j % 2};
-  }
+  const unsigned bits = wmmaBits(kind);
+  if (bits >= 32) return {j, -1};
+  const int per = int(32 / bits);
+  return {j / per, j % per};
 }
 
 double wmmaRead(ExecCtx& c, const std::vector<uint32_t>& ops, size_t first, WmmaKind kind, int l,
                 int j) {
   const Where w = wmmaSlot(kind, j);
   const uint64_t v = slot(c, ops[first + size_t(w.reg)])[l];
+  const unsigned bits = wmmaBits(kind);
+  const uint32_t field =
+      bits >= 32 ? 0 : uint32_t(v >> (bits * unsigned(w.half))) & ((1u << bits) - 1);
   switch (kind) {
     case WmmaKind::F16:
     case WmmaKind::F16Acc:
-      return halfToFloat(uint16_t(v >> (16 * w.half)));
+      return halfToFloat(uint16_t(field));
     case WmmaKind::BF16:
-      return bhalfToFloat(uint16_t(v >> (16 * w.half)));
+      return bhalfToFloat(uint16_t(field));
     case WmmaKind::TF32:
       return element(MmaType::TF32, uint32_t(v), 0);
     case WmmaKind::F32:
       return get<float>(&v, 0);
     case WmmaKind::S8:
-      return double(int8_t(uint8_t(v >> (8 * w.half))));
+      return double(int8_t(uint8_t(field)));
     case WmmaKind::U8:
-      return double(uint8_t(v >> (8 * w.half)));
+    case WmmaKind::U4:
+    case WmmaKind::B1:
+      return double(field);
+    case WmmaKind::S4:
+      return double(int(field) - (field & 8 ? 16 : 0));
     case WmmaKind::S32:
       return double(int32_t(uint32_t(v)));
+    case WmmaKind::F64:
+      return element(MmaType::F64, v, 0);
   }
   return 0;
 }
 
-unsigned wmmaBytes(WmmaKind kind) {
-  switch (kind) {
-    case WmmaKind::F32:
-    case WmmaKind::TF32:
-    case WmmaKind::S32:
-      return 4;
-    case WmmaKind::S8:
-    case WmmaKind::U8:
-      return 1;
-    default:
-      return 2;
+// wmma.load / wmma.store / wmma.mma. Operand list: the fragment registers, then (load/store) the
+// address and stride slots. mode: 0 load, 1 store, 2 mma. Load/store: mode2 the kind; flags 1
+// .col, 2-4 which matrix (a, b, c/d), bits 3-4 the shape, 32: shape + 4. mma: mode2 A kind | B
+// kind << 4; flags bits 3-4 the shape (the f64, s4/u4 and b1 kinds imply theirs), 32 D f16, 64
+// C f16, 128 .satfinite; imm: 1 .xor.popc, 2 .and.popc.
+int wmmaShapeOf(const Inst& in) {
+  if (in.mode == 2) {
+    switch (static_cast<WmmaKind>(in.mode2 & 0xf)) {
+      case WmmaKind::F64:
+        return 4;
+      case WmmaKind::S4:
+      case WmmaKind::U4:
+        return 5;
+      case WmmaKind::B1:
+        return 6;
+      default:
+        return (in.flags >> 3) & 3;
+    }
   }
+  return ((in.flags >> 3) & 3) + ((in.flags & 32) ? 4 : 0);
 }
 
 void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask != kFullMask)
     c.fault(__builtin_ctz(mask | 0x80000000u), "wmma needs all 32 threads of the warp");
   const auto& ops = c.L->prog->operandLists[in.aux];
-  const Dims dm = wmmaDims(in.flags >> 3);
+  const Dims dm = wmmaDims(wmmaShapeOf(in));
   if (in.mode == 2) {  // mma: D = A * B + C
     const WmmaKind ik = static_cast<WmmaKind>(in.mode2 & 0xf);
     const WmmaKind bk = static_cast<WmmaKind>(in.mode2 >> 4);
     const bool dHalf = in.flags & 32, cHalf = in.flags & 64;
-    const bool integer = ik == WmmaKind::S8 || ik == WmmaKind::U8;
-    const WmmaKind ck = integer ? WmmaKind::S32 : cHalf ? WmmaKind::F16Acc : WmmaKind::F32;
+    const bool f64 = ik == WmmaKind::F64;
+    const bool integer = !f64 && (ik == WmmaKind::S8 || ik == WmmaKind::U8 || ik == WmmaKind::S4 ||
+                                  ik == WmmaKind::U4 || ik == WmmaKind::B1);
+    const WmmaKind ck = f64       ? WmmaKind::F64
+                        : integer ? WmmaKind::S32
+                        : cHalf   ? WmmaKind::F16Acc
+                                  : WmmaKind::F32;
     const int ea = dm.m * dm.k / 32, eb = dm.k * dm.n / 32, ec = dm.m * dm.n / 32;
-    const size_t nd = dHalf ? 4 : 8, na = wmmaRegs(ik, ea), nb = wmmaRegs(ik, eb);
-    double A[32][32], B[32][32], C[32][32];
+    const size_t nd = dHalf ? size_t(ec / 2) : size_t(ec);
+    const size_t na = wmmaRegs(ik, ea), nb = wmmaRegs(bk, eb);
+    std::vector<double> A(size_t(dm.m) * dm.k), B(size_t(dm.k) * dm.n), C(size_t(dm.m) * dm.n);
     for (int l = 0; l < kWarpSize; ++l) {
       for (int j = 0; j < ea; ++j) {
         const int e = ea * l + j;
-        A[e / dm.k][e % dm.k] = wmmaRead(c, ops, nd, ik, l, j);
+        A[size_t(e)] = wmmaRead(c, ops, nd, ik, l, j);
       }
       for (int j = 0; j < eb; ++j) {
         const int e = eb * l + j;
-        B[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na, bk, l, j);
+        B[size_t(e)] = wmmaRead(c, ops, nd + na, bk, l, j);
       }
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j;
-        C[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na + nb, ck, l, j);
+        C[size_t(e)] = wmmaRead(c, ops, nd + na + nb, ck, l, j);
       }
     }
-    uint32_t out[8][kWarpSize] = {};
+    uint64_t out[8][kWarpSize] = {};
     for (int l = 0; l < kWarpSize; ++l)
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j, r = e / dm.n, col = e % dm.n;
-        double sum = C[r][col];
-        for (int x = 0; x < dm.k; ++x) sum += A[r][x] * B[x][col];  // exact for integers
+        double sum = C[size_t(e)];
+        if (f64) {  // fused multiply-adds in k order
+          for (int x = 0; x < dm.k; ++x)
+            sum = std::fma(A[size_t(r * dm.k + x)], B[size_t(x * dm.n + col)], sum);
+          uint64_t b;
+          std::memcpy(&b, &sum, 8);
+          out[j][l] = sum != sum ? 0x7fffffffffffffffull : b;
+          continue;
+        }
         if (integer) {
-          if (in.flags & 128) sum = std::min<double>(std::max<double>(sum, INT32_MIN), INT32_MAX);
-          out[j][l] = uint32_t(uint64_t(int64_t(sum)));
-        } else if (dHalf) {
-          out[j / 2][l] |= uint32_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
+          int64_t s = int64_t(sum);
+          for (int x = 0; x < dm.k; ++x) {
+            const int64_t u = int64_t(A[size_t(r * dm.k + x)]);
+            const int64_t v = int64_t(B[size_t(x * dm.n + col)]);
+            s += in.imm == 1 ? (u ^ v) : in.imm == 2 ? (u & v) : u * v;
+          }
+          if (in.flags & 128) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
+          out[j][l] = uint32_t(uint64_t(s));
+          continue;
+        }
+        for (int x = 0; x < dm.k; ++x) sum += A[size_t(r * dm.k + x)] * B[size_t(x * dm.n + col)];
+        if (dHalf) {
+          out[j / 2][l] |= uint64_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
         } else {
           float f = static_cast<float>(sum);
           uint32_t b;
@@ -419,32 +477,41 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const int rows = matrix == 1 ? dm.k : dm.m, cols = matrix == 0 ? dm.k : dm.n;
   const int e = rows * cols / 32;
   const size_t nregs = wmmaRegs(kind, e);
-  const unsigned esize = wmmaBytes(kind);
+  const unsigned ebits = wmmaBits(kind);
   const uint64_t base = slot(c, ops[nregs])[0] + static_cast<uint64_t>(in.imm);
   const uint64_t stride = uint32_t(slot(c, ops[nregs + 1])[0]);
   if (c.rec) c.rec->mask = 0;
-  uint32_t regs[8][kWarpSize] = {};
+  uint64_t regs[8][kWarpSize] = {};
   for (int l = 0; l < kWarpSize; ++l)
     for (int j = 0; j < e; ++j) {
       const int idx = e * l + j, r = idx / cols, col = idx % cols;
       const uint64_t at = colMajor ? uint64_t(col) * stride + r : uint64_t(r) * stride + col;
+      const Where w = wmmaSlot(kind, j);
+      if (ebits < 8) {  // s4, u4, b1: the element's bits in its byte (never stored: D is s32)
+        const uint64_t bit = at * ebits;
+        const uint8_t* p =
+            memoryPointer(c, in.space, base + bit / 8, 1, l, false, j == 0 ? c.rec : nullptr);
+        const uint32_t v = (uint32_t(*p) >> (bit % 8)) & ((1u << ebits) - 1);
+        regs[w.reg][l] |= uint64_t(v) << (ebits * unsigned(w.half));
+        continue;
+      }
+      const unsigned esize = ebits / 8;
       uint8_t* p =
           memoryPointer(c, in.space, base + at * esize, esize, l, store, j == 0 ? c.rec : nullptr);
-      const Where w = wmmaSlot(kind, j);
       if (store) {
-        const uint32_t v = uint32_t(slot(c, ops[size_t(w.reg)])[l]);
-        if (esize == 4) {
-          std::memcpy(p, &v, 4);
+        const uint64_t v = slot(c, ops[size_t(w.reg)])[l];
+        if (esize >= 4) {
+          std::memcpy(p, &v, esize);
         } else if (esize == 1) {
           *p = uint8_t(v >> (8 * w.half));
         } else {
           const uint16_t h = uint16_t(v >> (16 * w.half));
           std::memcpy(p, &h, 2);
         }
-      } else if (esize == 4) {
-        std::memcpy(&regs[w.reg][l], p, 4);
+      } else if (esize >= 4) {
+        std::memcpy(&regs[w.reg][l], p, esize);
       } else if (esize == 1) {
-        regs[w.reg][l] |= uint32_t(*p) << (8 * w.half);
+        regs[w.reg][l] |= uint64_t(*p) << (8 * w.half);
       } else {
         uint16_t h;
         std::memcpy(&h, p, 2);
@@ -452,7 +519,7 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         const int copies = kind == WmmaKind::F16 ? 16 / e : 1;
         for (int k = 0; k < copies; ++k) {
           const Where d = wmmaSlot(kind, j + k * e);
-          regs[d.reg][l] |= uint32_t(h) << (16 * d.half);
+          regs[d.reg][l] |= uint64_t(h) << (16 * d.half);
         }
       }
     }
@@ -500,10 +567,16 @@ size_t wmmaRegs(WmmaKind kind, int elements) {
       return size_t(elements / 2);
     case WmmaKind::TF32:
     case WmmaKind::S32:
+    case WmmaKind::F64:
       return size_t(elements);
     case WmmaKind::S8:
     case WmmaKind::U8:
       return size_t(elements / 4);
+    case WmmaKind::S4:
+    case WmmaKind::U4:
+      return size_t(std::max(1, elements / 8));
+    case WmmaKind::B1:
+      return size_t(std::max(1, elements / 32));
   }
   return 0;
 }

@@ -177,8 +177,9 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".f16 .bf16 .tf32 .e4m3 .e5m2 .s8 .u8 .s4 .u4 .b1 .f32 .s32 .f64"},
       {"Warp", "wmma",
        ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .m32n8k16 .m8n32k16 "
-       ".m16n16k8 .global .shared .shared::cta .satfinite",
-       ".f16 .bf16 .tf32 .s8 .u8 .f32 .s32"},
+       ".m16n16k8 .m8n8k4 .m8n8k32 .m8n8k128 .global .shared .shared::cta .satfinite .xor .and "
+       ".popc .rn .rz .rm .rp",
+       ".f16 .bf16 .tf32 .s8 .u8 .s4 .u4 .b1 .f32 .s32 .f64"},
       {"Warp", "ldmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "movmatrix", ".sync .aligned .m8n8 .trans", ".b16"},
       {"Warp", "stmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
@@ -303,10 +304,6 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
   if (opcode == "cvt" && (has(".rs") || has(".ue8m0x2") || has(".e2m1x4") || has(".e4m3x4") ||
                           has(".e5m2x4") || has(".e2m3x4") || has(".e3m2x4")))
     return "stochastic rounding (.rs) and ue8m0x2 conversions (sm_100a) are not supported";
-  if (opcode == "wmma" && (has(".s4") || has(".u4") || has(".b1")))
-    return "sub-byte wmma (.s4, .u4, .b1; experimental in the ISA) is not supported; mma has "
-           "these types";
-  if (opcode == "wmma" && has(".f64")) return "f64 wmma is not supported; mma.m8n8k4.f64 is";
   if ((opcode == "ldmatrix" || opcode == "stmatrix") && (has(".m16n16") || has(".m8n16")))
     return "the 8-bit and sub-byte ldmatrix/stmatrix shapes (sm_100a) are not supported";
   return "";
