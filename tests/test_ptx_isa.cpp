@@ -956,6 +956,34 @@ TEST(HalfPrecision, CvtFromF32InEveryRoundingMode) {
   EXPECT_EQ(eval1("cvt.rz.f16.u32 %h0, %a32; cvt.u32.u16 %o32, %h0;", 100000).o32, 0x7bffu);
 }
 
+TEST(HalfPrecision, CvtOneValueWithReluAndSatfinite) {
+  std::vector<uint32_t> xs = {0u,          0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                              0x477fe000u, 0x477ff000u, 0xc7800000u, 0x7f7fffffu, 0xff7fffffu,
+                              0x3f800000u, 0xbf800000u, 0x33800000u, 0xb3800001u};
+  std::mt19937 rng(181);
+  while (xs.size() < 300) xs.push_back(rng());
+  Rows rows;
+  for (uint32_t x : xs) rows.push_back({x, 0, 0});
+  for (const Fmt* f : {&kF16, &kBF16})
+    for (const char* rnd : {"rn", "rz"})
+      for (int mode = 1; mode < 4; ++mode) {  // 1 relu, 2 satfinite, 3 both
+        const bool relu = mode & 1, sat = mode & 2;
+        const std::string body = std::string("cvt.") + rnd + (relu ? ".relu" : "") +
+                                 (sat ? ".satfinite" : "") + (f == &kF16 ? ".f16" : ".bf16") +
+                                 ".f32 %h1, %fa;\ncvt.u32.u16 %o32, %h1;";
+        auto out = eval(body, rows);
+        const uint16_t inf = uint16_t(((1 << f->exp) - 1) << f->man);
+        for (size_t i = 0; i < rows.size(); ++i) {
+          uint16_t h = refFromFloat(*f, uint32_t(rows[i][0]), rnd[1] == 'n' ? Rnd::Rn : Rnd::Rz);
+          if (sat && (h & 0x7fffu) == inf) h = uint16_t((h & 0x8000u) | (inf - 1));
+          if (relu && isNan(*f, h)) h = 0x7fff;
+          if (relu && !isNan(*f, h) && (h & 0x8000u)) h = 0;
+          if (isNan(*f, h)) h = 0x7fff;
+          EXPECT_EQ(out[i].o32, h) << body << " 0x" << std::hex << rows[i][0];
+        }
+      }
+}
+
 TEST(HalfPrecision, ApproximateEx2AndTanh) {
   // Points where the exact result is representable.
   EXPECT_EQ(eval1("ex2.approx.f16x2 %o32, %a32;", 0x3c000000u).o32, 0x40003c00u);  // 2^1, 2^0
@@ -2962,7 +2990,9 @@ TEST(NewerInstructions, ClusterOfOneGridControlAndRegisterHints) {
       "cvta.shared::cluster.u64 %rd6, %rd1;\nsub.u64 %rd6, %rd6, %rd3;\nor.b64 %o, %o, %rd6;\n"
       "isspacep.shared::cluster %p1, %rd3;\nselp.u32 %r14, 0, 100, %p1;\n"
       "add.u32 %o32, %o32, %r14;\nsub.u32 %r12, %r12, 5;\nadd.u32 %o32, %o32, %r12;\n"
-      "prefetch.global.L2::evict_normal [%rd3];\n}";
+      "prefetch.global.L2::evict_normal [%rd3];\n"
+      "fence.acq_rel.sync_restrict::shared::cluster.cluster;\n"
+      "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;\n}";
   Rows rows;
   for (uint64_t i = 0; i < 40; ++i) rows.push_back({i % 8 * 8, 0, 0});
   for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
@@ -3208,6 +3238,11 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
       {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
        "clusters are not modelled"},
       {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
+      {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];", ".v8"},
+      {"st.bulk.weak.shared::cta [%rd1], 64, 0;", "st.bulk"},
+      {"add.rn.f32x2 %rd1, %rd2, %rd3;", "f32x2"},
+      {"fma.rn.oob.f16 %h1, %h2, %h3, %h4;", "fma.oob"},
+      {"set.eq.f16x2.f16x2 %r1, %r2, %r3;", "setp is"},
       {"cvt.rs.satfinite.e4m3x4.f32 %r1, {%fa, %fb, %fc, %fa}, %r2;", "stochastic rounding"},
       {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
        "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",

@@ -1278,6 +1278,16 @@ class Decoder {
         finish();
         return;
       }
+      if ((relu || satFinite) && (dt == Type::F16 || dt == Type::BF16) && st == Type::F32 && !ff &&
+          (rr == Round::Rn || rr == Round::Rz)) {
+        set2(st);
+        x.mode2 = static_cast<uint8_t>(rr);
+        x.flags = static_cast<uint8_t>((relu ? kHalfRelu : 0) | (satFinite ? kHalfSatFinite : 0));
+        x.fn = cvtHalfSingle(dt);
+        x.cls = InstClass::FpAdd;
+        finish();
+        return;
+      }
       if (relu || satFinite) unsupported(in);
       bool fromF = ptx::isFloat(st), toF = ptx::isFloat(dt);
       if (fromF && !toF && rr != Round::Rni && rr != Round::Rzi && rr != Round::Rmi &&
@@ -1365,8 +1375,11 @@ class Decoder {
       // fence.proxy.async{.space} orders the async proxy (bulk copies, which complete at once
       // here); fence.mbarrier_init orders mbarrier.init: nothing to do in either.
       mods.take(".async");
+      mods.take(".async::generic");
       mods.take(".mbarrier_init");
       mods.takeOne({".shared::cta", ".shared::cluster", ".global"});
+      // .sync_restrict narrows what the fence orders; everything is in order here anyway.
+      mods.takeOne({".sync_restrict::shared::cta", ".sync_restrict::shared::cluster"});
       x.cls = InstClass::Nop;
       x.fn = nop();
     } else if (op == "nanosleep" || op == "pmevent") {

@@ -135,6 +135,9 @@ enum HalfFlags : uint8_t {
 };
 Handler halfArith(HalfOp op, Type t);
 Handler cvtPackPair(Type dt);  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b
+// cvt.{rn,rz}{.relu}{.satfinite}.{f16,bf16}.f32 d, a (mode2: rounding, flags: kHalfRelu,
+// kHalfSatFinite).
+Handler cvtHalfSingle(Type dt);
 
 // Warp-collective matrix instructions (models/func/handlers_mma.cpp). Their operands are in
 // Program::operandLists[aux].

@@ -145,7 +145,9 @@ std::vector<PtxOpcodeInfo> buildTable() {
       {"Memory", "mapa", ".shared::cluster", ".u32 .u64"},
       {"Memory", "membar", ".gl hints", ""},
       {"Memory", "fence",
-       ".proxy .alias .async .mbarrier_init .shared::cta .shared::cluster .global hints", ""},
+       ".proxy .alias .async .async::generic .mbarrier_init .shared::cta .shared::cluster .global "
+       ".sync_restrict::shared::cta .sync_restrict::shared::cluster hints",
+       ""},
       // ---- video (SIMD within a register) ----
       {"Video", "vadd", ".sat .add .min .max", ".u32 .s32"},
       {"Video", "vsub", ".sat .add .min .max", ".u32 .s32"},
@@ -304,6 +306,14 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
   if (opcode == "cvt" && (has(".rs") || has(".ue8m0x2") || has(".e2m1x4") || has(".e4m3x4") ||
                           has(".e5m2x4") || has(".e2m3x4") || has(".e3m2x4")))
     return "stochastic rounding (.rs) and ue8m0x2 conversions (sm_100a) are not supported";
+  if ((opcode == "ld" || opcode == "st") && has(".v8"))
+    return "256-bit .v8 loads and stores (sm_100) are not supported";
+  if (opcode == "st" && has(".bulk")) return "st.bulk (sm_100) is not supported";
+  if (has(".f32x2")) return "packed .f32x2 arithmetic (sm_100) is not supported";
+  if (opcode == "fma" && has(".oob"))
+    return "fma.oob (the out-of-bounds NaN of tensor-map loads) is not supported";
+  if (opcode == "set" && (has(".f16x2") || has(".bf16x2")))
+    return "set with packed .f16x2/.bf16x2 operands is not supported; setp is";
   if ((opcode == "ldmatrix" || opcode == "stmatrix") && (has(".m16n16") || has(".m8n16")))
     return "the 8-bit and sub-byte ldmatrix/stmatrix shapes (sm_100a) are not supported";
   return "";
