@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -955,6 +956,34 @@ TEST(HalfPrecision, CvtFromF32InEveryRoundingMode) {
   EXPECT_EQ(eval1("cvt.rz.f16.u32 %h0, %a32; cvt.u32.u16 %o32, %h0;", 100000).o32, 0x7bffu);
 }
 
+TEST(HalfPrecision, CvtOneValueWithReluAndSatfinite) {
+  std::vector<uint32_t> xs = {0u,          0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                              0x477fe000u, 0x477ff000u, 0xc7800000u, 0x7f7fffffu, 0xff7fffffu,
+                              0x3f800000u, 0xbf800000u, 0x33800000u, 0xb3800001u};
+  std::mt19937 rng(181);
+  while (xs.size() < 300) xs.push_back(rng());
+  Rows rows;
+  for (uint32_t x : xs) rows.push_back({x, 0, 0});
+  for (const Fmt* f : {&kF16, &kBF16})
+    for (const char* rnd : {"rn", "rz"})
+      for (int mode = 1; mode < 4; ++mode) {  // 1 relu, 2 satfinite, 3 both
+        const bool relu = mode & 1, sat = mode & 2;
+        const std::string body = std::string("cvt.") + rnd + (relu ? ".relu" : "") +
+                                 (sat ? ".satfinite" : "") + (f == &kF16 ? ".f16" : ".bf16") +
+                                 ".f32 %h1, %fa;\ncvt.u32.u16 %o32, %h1;";
+        auto out = eval(body, rows);
+        const uint16_t inf = uint16_t(((1 << f->exp) - 1) << f->man);
+        for (size_t i = 0; i < rows.size(); ++i) {
+          uint16_t h = refFromFloat(*f, uint32_t(rows[i][0]), rnd[1] == 'n' ? Rnd::Rn : Rnd::Rz);
+          if (sat && (h & 0x7fffu) == inf) h = uint16_t((h & 0x8000u) | (inf - 1));
+          if (relu && isNan(*f, h)) h = 0x7fff;
+          if (relu && !isNan(*f, h) && (h & 0x8000u)) h = 0;
+          if (isNan(*f, h)) h = 0x7fff;
+          EXPECT_EQ(out[i].o32, h) << body << " 0x" << std::hex << rows[i][0];
+        }
+      }
+}
+
 TEST(HalfPrecision, ApproximateEx2AndTanh) {
   // Points where the exact result is representable.
   EXPECT_EQ(eval1("ex2.approx.f16x2 %o32, %a32;", 0x3c000000u).o32, 0x40003c00u);  // 2^1, 2^0
@@ -1267,6 +1296,304 @@ TEST(WarpMatrix, MmaSyncIntegerSaturation) {
   EXPECT_EQ(sat[5][2], 0x7fffffffu);
 }
 
+// ---- more mma shapes and types, movmatrix ------------------------------------------------------
+
+// Like runWarp, with 32 input words per thread (%i0..%i31) and 8 output words (%o0..%o7).
+std::vector<std::array<uint32_t, 8>> runWarpWide(const std::string& body,
+                                                 const std::vector<std::array<uint32_t, 32>>& in,
+                                                 ExecMode mode = ExecMode::Functional) {
+  std::string loads;
+  for (int i = 0; i < 8; ++i)
+    loads +=
+        "  ld.global.v4.b32 " + regs("i", 4 * i, 4) + ", [%rd1+" + std::to_string(16 * i) + "];\n";
+  const std::string text = module(R"(
+.visible .entry w(.param .u64 pin, .param .u64 pout)
+{
+  .reg .b32 %i<32>, %o<8>, %t;
+  .reg .f64 %x<48>;
+  .reg .b64 %rd<6>;
+  mov.u32 %t, %tid.x;
+  ld.param.u64 %rd1, [pin];
+  mul.wide.u32 %rd2, %t, 128;
+  add.s64 %rd1, %rd1, %rd2;
+)" + loads + body + R"(
+  ld.param.u64 %rd3, [pout];
+  mul.wide.u32 %rd2, %t, 32;
+  add.s64 %rd3, %rd3, %rd2;
+  st.global.v4.b32 [%rd3], {%o0, %o1, %o2, %o3};
+  st.global.v4.b32 [%rd3+16], {%o4, %o5, %o6, %o7};
+  ret;
+}
+)");
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(text, "warp.ptx");
+  std::vector<uint32_t> flat;
+  for (const auto& r : in) flat.insert(flat.end(), r.begin(), r.end());
+  DevPtr din = dev.upload(flat);
+  DevPtr dout = dev.malloc(32 * 32);
+  dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(din).ptr(dout));
+  auto raw = dev.download<uint32_t>(dout, 256);
+  std::vector<std::array<uint32_t, 8>> out(32);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) out[l][i] = raw[l * 8 + i];
+  return out;
+}
+
+// An element type of the new mma forms: its width and how a small integer is encoded.
+struct MmaElem {
+  std::string name;  // e4m3 e5m2 s4 u4 b1 s8 u8 f64 tf32
+  int bits() const {
+    if (name == "s4" || name == "u4") return 4;
+    if (name == "b1") return 1;
+    if (name == "f64") return 64;
+    if (name == "tf32") return 32;
+    return 8;
+  }
+  int lo() const { return name[0] == 'u' ? 0 : name == "b1" ? 0 : -4; }
+  int hi() const { return name == "b1" ? 1 : name == "u4" ? 9 : 4; }
+  uint64_t encode(int v) const {
+    if (name == "f64") return gpusc::test::bits(double(v));
+    if (name == "tf32")
+      return gpusc::test::bits(float(v)) | 0xfffu;  // tf32 ignores the low 13 bits
+    if (name == "e4m3" || name == "e5m2") {
+      const int mb = name == "e4m3" ? 3 : 2, bias = name == "e4m3" ? 7 : 15;
+      if (v == 0) return 0;
+      const int a = v < 0 ? -v : v;
+      int e = 0;
+      while ((a >> (e + 1)) != 0) ++e;  // a = 2^e * (1 + f)
+      const int frac = ((a << mb) >> e) & ((1 << mb) - 1);
+      return (v < 0 ? 0x80u : 0u) | uint32_t((e + bias) << mb) | uint32_t(frac);
+    }
+    return uint64_t(uint32_t(v)) & ((1ull << bits()) - 1);  // two's complement field
+  }
+};
+
+// The PTX ISA's fragment layouts for these shapes, case by case as its figures give them
+// (g = %laneid >> 2, t = %laneid % 4; e = elements per 32-bit register).
+struct MmaForm {
+  std::string shape, types;  // "m16n8k32", "f32.e4m3.e4m3.f32"
+  int m, k;
+  MmaElem a, b;
+  std::string acc;  // f32, f16, s32, f64
+  std::string b1op;
+  void aPos(int lane, int i, int& row, int& col) const {
+    const int g = lane >> 2, t = lane % 4, e = 32 / std::min(32, a.bits());
+    if (a.name == "f64" || a.name == "tf32") {
+      if (m == 8) {  // m8n8k4 .f64
+        row = g;
+        col = t;
+      } else {  // m16n8k4: a0 row g, a1 row g+8; m16n8k8/k16: a0..: rows g, g+8, columns +4
+        row = i % 2 ? g + 8 : g;
+        col = t + 4 * (i / 2);
+      }
+      return;
+    }
+    if (m == 8) {
+      row = g;
+      col = t * e + i;
+    } else if (k == 4 * e) {  // two registers: the first for row g, the second for row g+8
+      row = i < e ? g : g + 8;
+      col = t * e + i % e;
+    } else {  // four registers: rows g, g+8, g, g+8; the last two 4e columns further
+      row = (i / e) % 2 ? g + 8 : g;
+      col = t * e + i % e + (i >= 2 * e ? 4 * e : 0);
+    }
+  }
+  void bPos(int lane, int i, int& row, int& col) const {
+    const int g = lane >> 2, t = lane % 4, e = 32 / std::min(32, b.bits());
+    col = g;
+    if (b.name == "f64" || b.name == "tf32")
+      row = t + 4 * i;
+    else
+      row = t * e + i % e + (i >= e ? 4 * e : 0);
+  }
+  void cPos(int lane, int i, int& row, int& col) const {
+    row = (lane >> 2) + (i >= 2 ? 8 : 0);
+    col = (lane % 4) * 2 + i % 2;
+  }
+};
+
+void checkMmaForm(const MmaForm& f, ExecMode mode = ExecMode::Functional) {
+  const int na = f.m * f.k / 32, nb = 8 * f.k / 32, nc = f.m * 8 / 32;
+  // Words per register and elements per register of A/B (f64: two words, one element).
+  const int aPer = f.a.bits() >= 32 ? 1 : 32 / f.a.bits(),
+            bPer = f.b.bits() >= 32 ? 1 : 32 / f.b.bits();
+  const int wide = f.a.name == "f64" ? 2 : 1;
+  const int ra = na / aPer, rb = nb / bPer;
+  const bool accHalf = f.acc == "f16", accF64 = f.acc == "f64";
+  const int rc = accHalf ? nc / 2 : nc, cWords = accF64 ? 2 : 1;
+  std::vector<std::vector<int>> A(f.m, std::vector<int>(f.k)), B(f.k, std::vector<int>(8));
+  int C[16][8];
+  for (int r = 0; r < f.m; ++r)
+    for (int c = 0; c < f.k; ++c) A[r][c] = f.a.lo() + (r * 7 + c * 3) % (f.a.hi() - f.a.lo() + 1);
+  for (int r = 0; r < f.k; ++r)
+    for (int c = 0; c < 8; ++c) B[r][c] = f.b.lo() + (r * 5 + c * 11) % (f.b.hi() - f.b.lo() + 1);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c) C[r][c] = accHalf ? r - c : r * 8 - c * 13;
+  // Words: A at 0, B after it, C after B.
+  const int bAt = ra * wide, cAt = bAt + rb * wide;
+  std::vector<std::array<uint32_t, 32>> in(32);
+  for (int l = 0; l < 32; ++l) {
+    in[l].fill(0);
+    auto put = [&](int word0, int per, const MmaElem& el, int i, int v) {
+      const uint64_t code = el.encode(v);
+      if (el.bits() == 64) {
+        in[l][word0 + 2 * i] = uint32_t(code);
+        in[l][word0 + 2 * i + 1] = uint32_t(code >> 32);
+      } else {
+        in[l][word0 + i / per] |= uint32_t(code << (el.bits() * (i % per)));
+      }
+    };
+    for (int i = 0; i < na; ++i) {
+      int r, c;
+      f.aPos(l, i, r, c);
+      put(0, aPer, f.a, i, A[r][c]);
+    }
+    for (int i = 0; i < nb; ++i) {
+      int r, c;
+      f.bPos(l, i, r, c);
+      put(bAt, bPer, f.b, i, B[r][c]);
+    }
+    for (int i = 0; i < nc; ++i) {
+      int r, c;
+      f.cPos(l, i, r, c);
+      if (accHalf) {
+        in[l][cAt + i / 2] |= uint32_t(refRound(kF16, C[r][c] < 0, std::abs(C[r][c]), 0, Rnd::Rn))
+                              << (16 * (i % 2));
+      } else if (accF64) {
+        const uint64_t v = bits(double(C[r][c]));
+        in[l][cAt + 2 * i] = uint32_t(v);
+        in[l][cAt + 2 * i + 1] = uint32_t(v >> 32);
+      } else {
+        in[l][cAt + i] = f.acc == "s32" ? uint32_t(C[r][c]) : bits(float(C[r][c]));
+      }
+    }
+  }
+  // The instruction, with f64 registers assembled from word pairs.
+  std::string pre, post, dRegs, aRegs, bRegs, cRegs;
+  const int rd = accHalf ? nc / 2 : nc;
+  if (f.a.name == "f64") {
+    auto f64regs = [&](int first, int n, int word0, std::string& list) {
+      std::vector<std::string> names;
+      for (int j = 0; j < n; ++j) {
+        const std::string x = "%x" + std::to_string(first + j);
+        names.push_back(x);
+        if (word0 >= 0)
+          pre += "mov.b64 " + x + ", {%i" + std::to_string(word0 + 2 * j) + ", %i" +
+                 std::to_string(word0 + 2 * j + 1) + "};\n";
+      }
+      list = "{";
+      for (size_t j = 0; j < names.size(); ++j) list += (j ? ", " : "") + names[j];
+      list += "}";
+    };
+    f64regs(0, ra, 0, aRegs);
+    f64regs(10, rb, bAt, bRegs);
+    f64regs(20, rc, cAt, cRegs);
+    f64regs(30, rd, -1, dRegs);
+    for (int j = 0; j < rd; ++j)
+      post += "mov.b64 {%o" + std::to_string(2 * j) + ", %o" + std::to_string(2 * j + 1) + "}, %x" +
+              std::to_string(30 + j) + ";\n";
+  } else {
+    aRegs = regs("i", 0, ra);
+    bRegs = regs("i", bAt, rb);
+    cRegs = regs("i", cAt, rc);
+    dRegs = regs("o", 0, rd);
+  }
+  const std::string instr = "mma.sync.aligned." + f.shape + ".row.col" +
+                            (f.b1op.empty() ? "" : "." + f.b1op + ".popc") + "." + f.types + " " +
+                            dRegs + ", " + aRegs + ", " + bRegs + ", " + cRegs + ";\n";
+  auto out = runWarpWide(pre + instr + post, in, mode);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < nc; ++i) {
+      int r, c;
+      f.cPos(l, i, r, c);
+      int64_t want = C[r][c];
+      for (int x = 0; x < f.k; ++x) {
+        const int u = A[r][x], v = B[x][c];
+        want += f.b1op == "xor" ? (u ^ v) : f.b1op == "and" ? (u & v) : u * v;
+      }
+      uint64_t got, expect;
+      if (accHalf) {
+        got = (out[l][i / 2] >> (16 * (i % 2))) & 0xffffu;
+        expect = refRound(kF16, want < 0, want < 0 ? -want : want, 0, Rnd::Rn);
+      } else if (accF64) {
+        got = out[l][2 * i] | uint64_t(out[l][2 * i + 1]) << 32;
+        expect = bits(double(want));
+      } else {
+        got = out[l][i];
+        expect = f.acc == "s32" ? uint32_t(want) : bits(float(want));
+      }
+      EXPECT_EQ(got, expect) << instr << " lane " << l << " element " << i;
+    }
+  (void)cWords;
+}
+
+TEST(WarpMatrix, Fp8SubByteAndSingleBitMma) {
+  const MmaElem e4{"e4m3"}, e5{"e5m2"}, s4{"s4"}, u4{"u4"}, s8{"s8"}, u8{"u8"}, b1{"b1"};
+  checkMmaForm({"m16n8k32", "f32.e4m3.e4m3.f32", 16, 32, e4, e4, "f32", ""});
+  checkMmaForm({"m16n8k32", "f32.e5m2.e4m3.f32", 16, 32, e5, e4, "f32", ""});
+  checkMmaForm({"m16n8k32", "f16.e4m3.e5m2.f16", 16, 32, e4, e5, "f16", ""});
+  checkMmaForm({"m16n8k32", "s32.s4.s4.s32", 16, 32, s4, s4, "s32", ""});
+  checkMmaForm({"m16n8k64", "s32.u4.s4.s32", 16, 64, u4, s4, "s32", ""});
+  checkMmaForm({"m8n8k32", "s32.s4.u4.s32", 8, 32, s4, u4, "s32", ""});
+  checkMmaForm({"m8n8k16", "s32.s8.u8.s32", 8, 16, s8, u8, "s32", ""});
+  checkMmaForm({"m16n8k128", "s32.b1.b1.s32", 16, 128, b1, b1, "s32", "xor"});
+  checkMmaForm({"m16n8k256", "s32.b1.b1.s32", 16, 256, b1, b1, "s32", "and"});
+  checkMmaForm({"m8n8k128", "s32.b1.b1.s32", 8, 128, b1, b1, "s32", "xor"});
+  checkMmaForm({"m16n8k64", "s32.s4.s4.s32", 16, 64, s4, s4, "s32", ""}, ExecMode::Timing);
+  // The ISA's restrictions: b1 needs its popc operation; fp8 has no m8n8 or k16 shapes here.
+  auto bad = [](const std::string& instr) {
+    try {
+      runWarpWide(instr, std::vector<std::array<uint32_t, 32>>(32));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(bad("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32 {%o0, %o1}, {%i0}, {%i1}, "
+                "{%i2, %i3};")
+                .find(".xor.popc or .and.popc"),
+            std::string::npos);
+  EXPECT_NE(bad("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 {%o0, %o1, %o2, %o3}, "
+                "{%i0, %i1}, {%i2}, {%i4, %i5, %i6, %i7};")
+                .find("unsupported PTX at warp.ptx:"),
+            std::string::npos);
+  EXPECT_NE(bad("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%o0, %o1, %o2, %o3, %o4, %o5, "
+                "%o6, %o7}, {%i0, %i1}, {%i2, %i3}, {%i4, %i5, %i6, %i7, %i8, %i9, %i10, %i11};")
+                .find("quad-pair"),
+            std::string::npos);
+}
+
+TEST(WarpMatrix, Float64AndTf32K4Mma) {
+  const MmaElem f64{"f64"}, tf32{"tf32"};
+  checkMmaForm({"m8n8k4", "f64.f64.f64.f64", 8, 4, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k4", "f64.f64.f64.f64", 16, 4, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k8", "f64.f64.f64.f64", 16, 8, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k16", "f64.f64.f64.f64", 16, 16, f64, f64, "f64", ""});
+  checkMmaForm({"m16n8k4", "f32.tf32.tf32.f32", 16, 4, tf32, tf32, "f32", ""});
+  checkMmaForm({"m8n8k4", "f64.f64.f64.f64", 8, 4, f64, f64, "f64", ""}, ExecMode::Timing);
+}
+
+TEST(WarpMatrix, MovmatrixTransposesAnEightByEightTile) {
+  std::vector<std::array<uint32_t, 16>> in(32);
+  std::mt19937 rng(161);
+  for (auto& r : in) {
+    r.fill(0);
+    r[0] = rng();
+  }
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = runWarp("movmatrix.sync.aligned.m8n8.trans.b16 %o0, %i0;", in, mode);
+    // Element (row, col) of the tile is half col % 2 of lane 4 row + col / 2.
+    auto at = [&](int row, int col) {
+      return (in[size_t(4 * row + col / 2)][0] >> (16 * (col % 2))) & 0xffffu;
+    };
+    for (int l = 0; l < 32; ++l) {
+      const int row = l / 4, col = 2 * (l % 4);  // this lane's elements of the transpose
+      EXPECT_EQ(out[size_t(l)][0], at(col, row) | at(col + 1, row) << 16) << l;
+    }
+  }
+}
+
 TEST(WarpMatrix, LdmatrixAndStmatrixMoveEightByEightTiles) {
   // Four 8x8 tiles of b16, element (j, r, c) = 64j + 8r + c: thread l writes row l (tile l/8,
   // row l%8) and supplies that row's address.
@@ -1487,6 +1814,180 @@ TEST(WarpMatrix, WmmaLoadMmaStore) {
   checkWmma(false, false, true, 16, ExecMode::Functional);
   checkWmma(true, true, false, 24, ExecMode::Functional);
   checkWmma(false, false, false, 20, ExecMode::Timing);
+}
+
+// Integer wmma (m16n16k16, m32n8k16, m8n32k16; s8/u8 inputs, s32 accumulators): load, mma, store
+// against a plain matrix product; .satfinite clamps to the s32 range.
+void checkIntWmma(const std::string& shape, int M, int N, bool aSigned, bool bSigned, bool aCol,
+                  bool bCol, bool sat, ExecMode mode) {
+  const int K = 16;
+  const std::string lay[2] = {"row", "col"};
+  const std::string at = aSigned ? "s8" : "u8", bt = bSigned ? "s8" : "u8";
+  auto frag = [](const char* p, int n) {
+    std::string s = "{";
+    for (int i = 0; i < n; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    return s + "}";
+  };
+  const int na = M * K / 32 / 4, nb = K * N / 32 / 4;  // four 8-bit elements per register
+  const std::string text = module(
+      ".visible .entry w(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+      "  .reg .b32 %a<4>, %b<4>, %c<8>, %d<8>;\n  .reg .b64 %rd<5>;\n"
+      "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd2, [pb];\n  ld.param.u64 %rd3, [pc];\n"
+      "  ld.param.u64 %rd4, [pd];\n"
+      "  wmma.load.a.sync.aligned." +
+      lay[aCol] + "." + shape + ".global." + at + " " + frag("a", na) +
+      ", [%rd1];\n  wmma.load.b.sync.aligned." + lay[bCol] + "." + shape + "." + bt + " " +
+      frag("b", nb) + ", [%rd2];\n  wmma.load.c.sync.aligned.row." + shape + ".global.s32 " +
+      frag("c", 8) + ", [%rd3];\n  wmma.mma.sync.aligned." + lay[aCol] + "." + lay[bCol] + "." +
+      shape + ".s32." + at + "." + bt + ".s32" + (sat ? ".satfinite " : " ") + frag("d", 8) + ", " +
+      frag("a", na) + ", " + frag("b", nb) + ", " + frag("c", 8) +
+      ";\n  wmma.store.d.sync.aligned.row." + shape + ".global.s32 [%rd4], " + frag("d", 8) +
+      ";\n  ret;\n}\n");
+  std::vector<int> A(M * K), B(K * N);
+  std::vector<int32_t> C(M * N);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < K; ++c)
+      A[r * K + c] = aSigned ? (r * 37 + c * 11) % 256 - 128 : (r * 37 + c * 11) % 256;
+  for (int r = 0; r < K; ++r)
+    for (int c = 0; c < N; ++c)
+      B[r * N + c] = bSigned ? (r * 13 + c * 29) % 256 - 128 : (r * 13 + c * 29) % 256;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c)
+      C[r * N + c] = sat ? (r % 2 ? INT32_MAX - 1000 : INT32_MIN + 1000) : r * 1000 - c * 77;
+  std::vector<uint8_t> a(M * K), b(K * N);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < K; ++c) a[aCol ? c * M + r : r * K + c] = uint8_t(A[r * K + c]);
+  for (int r = 0; r < K; ++r)
+    for (int c = 0; c < N; ++c) b[bCol ? c * K + r : r * N + c] = uint8_t(B[r * N + c]);
+  Device dev(platform(), mode);
+  Module& m = dev.loadModule(text, "wmma.ptx");
+  DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(C), pd = dev.malloc(M * N * 4);
+  dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+  auto d = dev.download<int32_t>(pd, size_t(M * N));
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      int64_t want = C[r * N + c];
+      for (int k = 0; k < K; ++k) want += int64_t(A[r * K + k]) * B[k * N + c];
+      if (sat) want = std::min<int64_t>(std::max<int64_t>(want, INT32_MIN), INT32_MAX);
+      EXPECT_EQ(d[r * N + c], int32_t(uint32_t(uint64_t(want)))) << shape << " " << r << "," << c;
+    }
+}
+
+TEST(WarpMatrix, IntegerWmma) {
+  checkIntWmma("m16n16k16", 16, 16, true, true, false, true, false, ExecMode::Functional);
+  checkIntWmma("m16n16k16", 16, 16, false, true, true, false, true, ExecMode::Functional);
+  checkIntWmma("m32n8k16", 32, 8, true, false, false, false, false, ExecMode::Functional);
+  checkIntWmma("m8n32k16", 8, 32, false, false, true, true, true, ExecMode::Timing);
+}
+
+// wmma in the 8x8 shapes: m8n8k4 .f64, m8n8k32 .s4/.u4 and m8n8k128 .b1 (.xor.popc, .and.popc)
+// against a plain matrix product. Sub-byte elements are packed from the least significant bits
+// of each byte, A row-major and B column-major.
+void checkSmallWmma(const std::string& a, const std::string& b, const std::string& popc, bool aCol,
+                    bool bCol, ExecMode mode) {
+  const bool f64 = a == "f64", b1 = a == "b1";
+  const int K = f64 ? 4 : b1 ? 128 : 32, ebits = f64 ? 64 : b1 ? 1 : 4;
+  const std::string shape = f64 ? "m8n8k4" : b1 ? "m8n8k128" : "m8n8k32";
+  const std::string acc = f64 ? "f64" : "s32", lay[2] = {"row", "col"};
+  const std::string r = f64 ? "%f" : "%r";
+  const std::string text = module(
+      ".visible .entry w(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+      "  .reg .b32 %ra, %rb, %rc<2>, %rd<2>;\n  .reg .f64 %fa, %fb, %fc<2>, %fd<2>;\n"
+      "  .reg .b64 %p<5>;\n  ld.param.u64 %p1, [pa];\n  ld.param.u64 %p2, [pb];\n"
+      "  ld.param.u64 %p3, [pc];\n  ld.param.u64 %p4, [pd];\n"
+      "  wmma.load.a.sync.aligned." +
+      lay[aCol] + "." + shape + ".global." + a + " {" + r + "a}, [%p1];\n" +
+      "  wmma.load.b.sync.aligned." + lay[bCol] + "." + shape + ".global." + b + " {" + r +
+      "b}, [%p2];\n  wmma.load.c.sync.aligned.row." + shape + ".global." + acc + " {" + r + "c0, " +
+      r + "c1}, [%p3];\n  wmma.mma" + popc + ".sync.aligned." + lay[aCol] + "." + lay[bCol] + "." +
+      shape + "." + acc + "." + a + "." + b + "." + acc + " {" + r + "d0, " + r + "d1}, {" + r +
+      "a}, {" + r + "b}, {" + r + "c0, " + r + "c1};\n  wmma.store.d.sync.aligned.row." + shape +
+      ".global." + acc + " [%p4], {" + r + "d0, " + r + "d1};\n  ret;\n}\n");
+  auto range = [&](const std::string& t, int i) {
+    if (t == "b1") return i % 2;
+    if (t == "u4") return i % 16;
+    return i % 16 - 8;  // s4, f64
+  };
+  std::vector<int> A(8 * K), B(K * 8), C(64);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < K; ++j) A[i * K + j] = range(a, i * 7 + j * 3 + j / 5);
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < 8; ++j) B[i * 8 + j] = range(b, i * 5 + j * 11 + i / 3);
+  for (int i = 0; i < 64; ++i) C[i] = i * 37 - 1000;
+  // Memory images: f64 elements, or sub-byte fields packed from bit 0 of each byte.
+  auto image = [&](const std::vector<int>& m, int rows, int cols, bool col) {
+    std::vector<uint8_t> bytes(size_t(rows * cols * ebits / 8), 0);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const int at = col ? j * rows + i : i * cols + j;
+        if (f64) {
+          const uint64_t v = bits(double(m[i * cols + j]));
+          std::memcpy(&bytes[size_t(at) * 8], &v, 8);
+        } else {
+          const uint32_t field = uint32_t(m[i * cols + j]) & ((1u << ebits) - 1);
+          bytes[size_t(at * ebits / 8)] |= uint8_t(field << (at * ebits % 8));
+        }
+      }
+    return bytes;
+  };
+  Device dev(platform(), mode);
+  Module& mod = dev.loadModule(text, "wmma.ptx");
+  DevPtr pa = dev.upload(image(A, 8, K, aCol)), pb = dev.upload(image(B, K, 8, bCol));
+  std::vector<uint8_t> cimg(64 * (f64 ? 8 : 4));
+  for (int i = 0; i < 64; ++i) {
+    if (f64) {
+      const uint64_t v = bits(double(C[i]));
+      std::memcpy(&cimg[size_t(i) * 8], &v, 8);
+    } else {
+      std::memcpy(&cimg[size_t(i) * 4], &C[size_t(i)], 4);
+    }
+  }
+  DevPtr pc = dev.upload(cimg), pd = dev.malloc(cimg.size());
+  dev.launch(mod.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+  auto d = dev.download<uint8_t>(pd, cimg.size());
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      int64_t want = C[i * 8 + j];
+      for (int x = 0; x < K; ++x) {
+        const int u = A[i * K + x], v = B[x * 8 + j];
+        want += popc == ".xor.popc" ? (u ^ v) : popc == ".and.popc" ? (u & v) : u * v;
+      }
+      if (f64) {
+        uint64_t got;
+        std::memcpy(&got, &d[size_t(i * 8 + j) * 8], 8);
+        EXPECT_EQ(got, bits(double(want))) << shape << " " << i << "," << j;
+      } else {
+        int32_t got;
+        std::memcpy(&got, &d[size_t(i * 8 + j) * 4], 4);
+        EXPECT_EQ(got, int32_t(want))
+            << shape << " " << a << "." << b << popc << " " << i << "," << j;
+      }
+    }
+}
+
+TEST(WarpMatrix, Float64SubByteAndSingleBitWmma) {
+  checkSmallWmma("f64", "f64", "", false, true, ExecMode::Functional);
+  checkSmallWmma("f64", "f64", "", true, false, ExecMode::Timing);
+  checkSmallWmma("s4", "s4", "", false, true, ExecMode::Functional);
+  checkSmallWmma("u4", "s4", "", false, true, ExecMode::Timing);
+  checkSmallWmma("b1", "b1", ".xor.popc", false, true, ExecMode::Functional);
+  checkSmallWmma("b1", "b1", ".and.popc", false, true, ExecMode::Functional);
+  // Sub-byte A fragments are row-major and B column-major; b1 needs its popc operation.
+  auto bad = [](const std::string& instr) {
+    try {
+      eval1("{\n.reg .b32 %x<4>;\n" + instr + "\n}", 0);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(bad("wmma.load.a.sync.aligned.col.m8n8k32.global.s4 {%x0}, [%addr];")
+                .find("A is .row and B is .col"),
+            std::string::npos);
+  EXPECT_NE(bad("wmma.mma.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%x0, %x1}, {%x2}, {%x3}, "
+                "{%x0, %x1};")
+                .find(".xor.popc or .and.popc"),
+            std::string::npos);
 }
 
 // ---- indirect calls ----------------------------------------------------------------------------
@@ -2016,6 +2517,941 @@ TEST(DeviceMalloc, TheHeapHasThePlatformsSizeAndOutlivesLaunches) {
                KernelFault);
 }
 
+// ---- video instructions ------------------------------------------------------------------------
+
+// The error message `body` makes the decoder report.
+std::string decodeErrorOf(const std::string& body) {
+  try {
+    eval1(body, 1);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A selected byte (".b0".."b3"), half-word (".h0", ".h1") or the word (""), extended.
+int64_t videoPart(uint32_t v, const std::string& sel, bool isSigned) {
+  uint32_t bitsWide = 32, pos = 0;
+  if (!sel.empty()) {
+    bitsWide = sel[1] == 'b' ? 8 : 16;
+    pos = uint32_t(sel[2] - '0') * bitsWide;
+  }
+  const uint64_t raw = (uint64_t(v) >> pos) & ((1ull << bitsWide) - 1);
+  if (isSigned && (raw >> (bitsWide - 1))) return int64_t(raw) - int64_t(1ll << bitsWide);
+  return int64_t(raw);
+}
+
+int64_t clampRange(int64_t x, unsigned w, bool isSigned) {
+  const int64_t lo = isSigned ? -(1ll << (w - 1)) : 0;
+  const int64_t hi = isSigned ? (1ll << (w - 1)) - 1 : (1ll << w) - 1;
+  return std::min(std::max(x, lo), hi);
+}
+
+struct ScalarVideo {
+  std::string op;  // vadd vsub vabsdiff vmin vmax vshl vshr vset
+  bool dS, aS, bS, sat;
+  std::string op2;   // "", "add", "min", "max"; or a comparison for vset
+  std::string cmp;   // vset
+  std::string mode;  // vshl/vshr: clamp or wrap
+  std::string dsel, asel, bsel;
+
+  std::string ptx() const {
+    auto ty = [](bool s) { return s ? ".s32" : ".u32"; };
+    std::string s = op;
+    if (op != "vset") s += ty(dS);
+    s += ty(aS);
+    s += (op == "vshl" || op == "vshr") ? ".u32" : ty(bS);
+    if (!cmp.empty()) s += "." + cmp;
+    if (sat) s += ".sat";
+    if (!mode.empty()) s += "." + mode;
+    if (!op2.empty()) s += "." + op2;
+    s += " %o32" + dsel + ", %a32" + asel + ", %b32" + bsel;
+    if (!op2.empty() || !dsel.empty()) s += ", %c32";
+    return s + ";";
+  }
+
+  uint32_t ref(uint32_t a, uint32_t b, uint32_t c) const {
+    __extension__ typedef __int128 I;  // exact: a shifted 33-bit value needs 65 bits
+    const bool shift = op == "vshl" || op == "vshr";
+    const I ta = videoPart(a, asel, aS), tb = videoPart(b, bsel, shift ? false : bS);
+    I t = 0;
+    if (op == "vadd") t = ta + tb;
+    if (op == "vsub") t = ta - tb;
+    if (op == "vabsdiff") t = ta > tb ? ta - tb : tb - ta;
+    if (op == "vmin") t = std::min(ta, tb);
+    if (op == "vmax") t = std::max(ta, tb);
+    if (shift) {
+      const int n = int(mode == "clamp" ? std::min<I>(tb, 32) : tb % 32);
+      I p = 1;
+      for (int i = 0; i < n; ++i) p *= 2;
+      // Shifting right floors (an arithmetic shift).
+      t = op == "vshl" ? ta * p : (ta >= 0 ? ta / p : -((-ta + p - 1) / p));
+    }
+    if (op == "vset") {
+      if (cmp == "eq") t = ta == tb;
+      if (cmp == "ne") t = ta != tb;
+      if (cmp == "lt") t = ta < tb;
+      if (cmp == "le") t = ta <= tb;
+      if (cmp == "gt") t = ta > tb;
+      if (cmp == "ge") t = ta >= tb;
+    }
+    if (sat) {
+      const unsigned w = dsel.empty() ? 32 : dsel[1] == 'b' ? 8 : 16;
+      const I lo = dS ? -(I(1) << (w - 1)) : I(0);
+      const I hi = dS ? (I(1) << (w - 1)) - 1 : (I(1) << w) - 1;
+      t = t < lo ? lo : t > hi ? hi : t;
+    }
+    const I tc = (op != "vset" && dS) ? I(int32_t(c)) : I(c);
+    if (op2 == "add") t += tc;
+    if (op2 == "min") t = std::min(t, tc);
+    if (op2 == "max") t = std::max(t, tc);
+    const uint32_t r = uint32_t(uint64_t(t));
+    if (dsel.empty()) return r;
+    const uint32_t w = dsel[1] == 'b' ? 8 : 16, pos = uint32_t(dsel[2] - '0') * w;
+    const uint32_t m = (w == 8 ? 0xffu : 0xffffu) << pos;
+    return ((r << pos) & m) | (c & ~m);
+  }
+};
+
+TEST(VideoInstructions, ScalarOpsWithSelectorsSaturationAndSecondaryOps) {
+  const Rows rows = grid(words(10, 71), words(8, 72), {0u, 0x7ffffff0u, 0x80000005u, 0xdeadbeefu});
+  const std::vector<std::string> sels = {"", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"};
+  const std::vector<std::string> op2s = {"", "add", "min", "max"};
+  const std::vector<std::string> ops = {"vadd", "vsub", "vabsdiff", "vmin", "vmax"};
+  std::mt19937 rng(73);
+  int n = 0;
+  for (const auto& op : ops)
+    for (int k = 0; k < 10; ++k) {
+      ScalarVideo v{
+          op, bool(rng() & 1), bool(rng() & 1), bool(rng() & 1), bool(rng() & 1), "", "", "",
+          "", sels[rng() % 7], sels[rng() % 7]};
+      if (k % 3 == 2)
+        v.dsel = sels[1 + rng() % 6];  // merge into c
+      else
+        v.op2 = op2s[rng() % 4];
+      if (k == 0) v = {op, true, true, true, true, "", "", "", "", "", ""};  // plain .s32 .sat
+      if (k == 1) v = {op, false, true, false, true, "", "", "", ".b2", ".h1", ".b3"};
+      checkRows32(v.ptx(), rows,
+                  [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+      ++n;
+    }
+  EXPECT_EQ(n, 50);
+  // The ISA's own examples.
+  EXPECT_EQ(eval1("vadd.s32.u32.s32.sat %o32, %a32.b0, %b32.h0;", 0xff, 0x8000).o32,
+            uint32_t(255 - 32768));
+  EXPECT_EQ(eval1("vadd.u32.u32.u32.sat %o32, %a32, %b32;", 0xfffffff0u, 0x20).o32, 0xffffffffu);
+  EXPECT_EQ(eval1("vsub.s32.s32.u32.sat %o32.h1, %a32, %b32.b1, %c32;", 5, 0xff00, 0x1234abcd).o32,
+            0xff06abcdu);  // 5 - 255 = -250 = 0xff06 in the high half-word
+}
+
+TEST(VideoInstructions, ShiftsClampOrWrapTheAmount) {
+  Rows rows = grid(words(12, 81), {0u, 1u, 7u, 31u, 32u, 33u, 40u, 0x1fu + 0x100u}, {0u, 9u});
+  std::mt19937 rng(82);
+  const std::vector<std::string> sels = {"", ".b0", ".b3", ".h0", ".h1"};
+  for (const char* op : {"vshl", "vshr"})
+    for (const char* mode : {"clamp", "wrap"})
+      for (int k = 0; k < 4; ++k) {
+        ScalarVideo v{op, bool(k & 1),     bool(k & 2),        false, k == 3, "", "", mode,
+                      "", sels[rng() % 5], k == 2 ? ".b0" : ""};
+        if (k == 2) v.op2 = "max";
+        checkRows32(v.ptx(), rows,
+                    [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+      }
+}
+
+TEST(VideoInstructions, VsetComparesSelectedParts) {
+  const Rows rows = grid(words(12, 91), words(12, 92), {0u, 0xabcdef01u});
+  std::mt19937 rng(93);
+  const std::vector<std::string> sels = {"", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"};
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"})
+    for (int k = 0; k < 3; ++k) {
+      ScalarVideo v{"vset", false, bool(rng() & 1), bool(rng() & 1), false, "", cmp,
+                    "",     "",    sels[rng() % 7], sels[rng() % 7]};
+      if (k == 1) v.op2 = "add";
+      if (k == 2) v.dsel = ".b1";
+      checkRows32(v.ptx(), rows,
+                  [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+    }
+  EXPECT_EQ(eval1("vset.u32.s32.lt %o32, %a32.b0, %b32.b0;", 0x80, 0x80).o32, 0u);  // 128 < -128
+  EXPECT_EQ(eval1("vset.s32.u32.lt %o32, %a32.b0, %b32.b0;", 0x80, 0x80).o32, 1u);  // -128 < 128
+}
+
+// vmad from the ISA's description: (a*b) (negated when exactly one of a, b is), plus c (or
+// minus c), plus one with .po; shifted right by 7 or 15; clamped to 32 bits with .sat.
+uint32_t refVmad(uint32_t a, uint32_t b, uint32_t c, bool aS, bool bS, bool negA, bool negB,
+                 bool negC, bool po, int shr, bool sat) {
+  __extension__ typedef __int128 I;
+  const I ta = videoPart(a, "", aS), tb = videoPart(b, "", bS);
+  const bool negP = negA != negB;
+  const bool signedFinal = aS || bS || negP || negC;
+  I prod = negP ? -(ta * tb) : ta * tb;
+  // c: sign-extended when the result is signed; "-c" is the complement of c's 32 bits plus one.
+  I tc = signedFinal ? I(int32_t(negC ? ~c : c)) : I(c);
+  if (negC) tc += 1;
+  I r = prod + tc + (po ? 1 : 0);
+  if (shr) r = r >= 0 ? r / (I(1) << shr) : -((-r + (I(1) << shr) - 1) / (I(1) << shr));
+  r = signedFinal ? I(int64_t(uint64_t(r))) : I(uint64_t(r));
+  if (sat) {
+    const I lo = signedFinal ? I(INT32_MIN) : I(0), hi = signedFinal ? I(INT32_MAX) : I(UINT32_MAX);
+    r = r < lo ? lo : r > hi ? hi : r;
+  }
+  return uint32_t(uint64_t(r));
+}
+
+TEST(VideoInstructions, VmadNegatesScalesAndSaturates) {
+  const Rows rows = grid(words(12, 101), words(10, 102), {0u, 1u, 0x7fffffffu, 0x80000000u, 77u});
+  struct Case {
+    bool aS, bS, negA, negB, negC, po;
+    int shr;
+    bool sat;
+  };
+  const std::vector<Case> cases = {
+      {false, false, false, false, false, false, 0, false},
+      {false, false, false, false, false, false, 0, true},
+      {true, true, false, false, false, false, 0, true},
+      {false, true, true, false, false, false, 7, false},
+      {false, false, true, false, false, false, 0, true},
+      {false, false, false, false, true, false, 15, false},
+      {true, false, false, false, true, false, 0, true},
+      {false, false, false, false, false, true, 7, true},
+      {true, true, true, true, false, false, 15, true},
+      {true, false, false, true, false, false, 0, false},
+  };
+  for (const auto& k : cases) {
+    std::string s = std::string("vmad.s32") + (k.aS ? ".s32" : ".u32") + (k.bS ? ".s32" : ".u32");
+    if (k.po) s += ".po";
+    if (k.sat) s += ".sat";
+    if (k.shr) s += ".shr" + std::to_string(k.shr);
+    s += std::string(" %o32, ") + (k.negA ? "-" : "") + "%a32, " + (k.negB ? "-" : "") + "%b32, " +
+         (k.negC ? "-" : "") + "%c32;";
+    checkRows32(s, rows, [&](uint32_t a, uint32_t b, uint32_t c) {
+      return refVmad(a, b, c, k.aS, k.bS, k.negA, k.negB, k.negC, k.po, k.shr, k.sat);
+    });
+  }
+  EXPECT_EQ(eval1("vmad.u32.u32.u32.po %o32, %a32, %b32, %c32;", 3, 4, 5).o32, 18u);
+  EXPECT_EQ(eval1("vmad.s32.u32.u32 %o32, %a32, %b32, -%c32;", 3, 4, 5).o32, 7u);
+  EXPECT_EQ(eval1("vmad.s32.u32.u32 %o32, -%a32, %b32, %c32;", 3, 4, 5).o32, uint32_t(-7));
+}
+
+// SIMD forms: lane i of a takes element asel[i] of the 64-bit {b, a} (half-words or bytes).
+struct SimdVideo {
+  std::string op;  // vadd vsub vavrg vabsdiff vmin vmax vset
+  int lanes;
+  bool dS, aS, bS, sat, add;
+  std::string cmp;
+  std::vector<int> asel, bsel;  // per lane; empty: the defaults
+  std::vector<int> mask;        // lanes written (descending); empty: all
+
+  static std::string digits(const std::vector<int>& v) {
+    std::string s;
+    for (size_t i = v.size(); i-- > 0;) s += char('0' + v[i]);
+    return s;
+  }
+  std::string ptx() const {
+    auto ty = [](bool s) { return s ? ".s32" : ".u32"; };
+    const char* letter = lanes == 2 ? ".h" : ".b";
+    std::string s = op + std::to_string(lanes);
+    if (op != "vset") s += ty(dS);
+    s += ty(aS);
+    s += ty(bS);
+    if (!cmp.empty()) s += "." + cmp;
+    if (sat) s += ".sat";
+    if (add) s += ".add";
+    s += " %o32";
+    if (!mask.empty()) {
+      s += letter;
+      for (int m : mask) s += char('0' + m);
+    }
+    s += ", %a32";
+    if (!asel.empty()) s += letter + digits(asel);
+    s += ", %b32";
+    if (!bsel.empty()) s += letter + digits(bsel);
+    return s + ", %c32;";
+  }
+  uint32_t ref(uint32_t a, uint32_t b, uint32_t c) const {
+    const unsigned w = 32 / lanes;
+    const uint64_t ab = uint64_t(b) << 32 | a;
+    auto elem = [&](int k, bool sgn) {
+      const uint64_t raw = (ab >> (k * w)) & ((1ull << w) - 1);
+      return (sgn && (raw >> (w - 1))) ? int64_t(raw) - int64_t(1ll << w) : int64_t(raw);
+    };
+    uint32_t d = add ? c : 0;
+    for (int i = 0; i < lanes; ++i) {
+      const int ka = asel.empty() ? i : asel[i], kb = bsel.empty() ? lanes + i : bsel[i];
+      const int64_t x = elem(ka, aS), y = elem(kb, bS);
+      int64_t t = 0;
+      if (op == "vadd") t = x + y;
+      if (op == "vsub") t = x - y;
+      if (op == "vavrg") t = (x + y >= 0) ? (x + y + 1) / 2 : -((-(x + y) + 1) / 2);
+      if (op == "vabsdiff") t = std::llabs(x - y);
+      if (op == "vmin") t = std::min(x, y);
+      if (op == "vmax") t = std::max(x, y);
+      if (op == "vset")
+        t = cmp == "eq"   ? x == y
+            : cmp == "ne" ? x != y
+            : cmp == "lt" ? x < y
+            : cmp == "le" ? x <= y
+            : cmp == "gt" ? x > y
+                          : x >= y;
+      if (sat) t = clampRange(t, w, dS);
+      const bool on = mask.empty() || std::find(mask.begin(), mask.end(), i) != mask.end();
+      const uint32_t m = uint32_t((1ull << w) - 1) << (w * i);
+      if (add)
+        d += on ? uint32_t(t) : 0;
+      else
+        d |= on ? (uint32_t(t) << (w * i)) & m : c & m;
+    }
+    return d;
+  }
+};
+
+TEST(VideoInstructions, SimdHalfWordAndByteFormsWithSelectorsMasksAndAccumulate) {
+  const Rows rows = grid(words(10, 111), words(10, 112), {0u, 0x01020304u, 0xfffefdfcu});
+  std::mt19937 rng(113);
+  const std::vector<std::vector<int>> masks2 = {{}, {0}, {1}, {1, 0}};
+  const std::vector<std::vector<int>> masks4 = {{}, {0}, {2}, {3, 1}, {3, 2, 0}, {2, 1, 0}};
+  int n = 0;
+  for (int lanes : {2, 4})
+    for (const char* op : {"vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset"})
+      for (int k = 0; k < 4; ++k) {
+        SimdVideo v{
+            op, lanes, bool(rng() & 1), bool(rng() & 1), bool(rng() & 1), false, false, "", {},
+            {}, {}};
+        if (std::string(op) == "vset") {
+          const char* cmps[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+          v.cmp = cmps[rng() % 6];
+        } else if (k == 1 || k == 3) {
+          v.sat = true;
+        }
+        if (k == 2) v.add = true;
+        if (k >= 1) {
+          for (int i = 0; i < lanes; ++i) {
+            v.asel.push_back(int(rng() % (2 * lanes)));
+            v.bsel.push_back(int(rng() % (2 * lanes)));
+          }
+          const auto& ms = lanes == 2 ? masks2 : masks4;
+          v.mask = ms[rng() % ms.size()];
+        }
+        checkRows32(v.ptx(), rows,
+                    [&](uint32_t a, uint32_t b, uint32_t c) { return v.ref(a, b, c); });
+        ++n;
+      }
+  EXPECT_EQ(n, 56);
+  // By hand: bytes 0x7f + 0x01 saturate to 0x7f as s8; u8 0xff + 0x01 wraps without .sat.
+  EXPECT_EQ(eval1("vadd4.s32.s32.s32.sat %o32, %a32, %b32, %c32;", 0x7f7f0102, 0x0181ff01, 0).o32,
+            0x7f000003u);
+  EXPECT_EQ(eval1("vadd4.u32.u32.u32 %o32, %a32, %b32, %c32;", 0xff, 0x01, 0).o32, 0u);
+  EXPECT_EQ(eval1("vavrg2.u32.u32.u32 %o32, %a32, %b32, %c32;", 0x00030001, 0x00040002, 0).o32,
+            0x00040002u);  // (3+4+1)/2 = 4, (1+2+1)/2 = 2
+  EXPECT_EQ(
+      eval1("vabsdiff4.u32.u32.u32.add %o32, %a32, %b32, %c32;", 0x0a000005, 0x000a0001, 100).o32,
+      100u + 10 + 10 + 0 + 4);  // a sum of absolute differences
+}
+
+TEST(VideoInstructions, MalformedVideoOperandsAreErrorsWithTheirPosition) {
+  auto expectError = [](const std::string& body, const std::string& what) {
+    const std::string e = decodeErrorOf(body);
+    EXPECT_NE(e.find(what), std::string::npos) << body << "\n" << e;
+    EXPECT_NE(e.find(".ptx:"), std::string::npos) << e;  // file:line:col
+  };
+  expectError("add.u32 %o32, %a32.b0, %b32;", "only valid in video instructions");
+  expectError("sub.u32 %o32, -%a32, %b32;", "only valid in vmad");
+  expectError("vadd.u32.u32.u32 %o32, %a32.h2, %b32;", "is not a selector of vadd");
+  expectError("vadd2.u32.u32.u32 %o32, %a32.h14, %b32, %c32;", "is not a source selector");
+  expectError("vadd4.u32.u32.u32 %o32.b0123, %a32, %b32, %c32;", "is not a destination mask");
+  expectError("vadd2.u32.u32.u32.sat.add %o32, %a32, %b32, %c32;", "saturation cannot");
+  expectError("vadd.u32.u32.u32 %o32, %a32, %b32, %c32;", "needs a secondary operation");
+  expectError("vadd.u32.u32.u32.add %o32.b1, %a32, %b32, %c32;", "exclude each other");
+  expectError("vmad.s32.u32.u32 %o32, -%a32, %b32, -%c32;", "not both");
+  expectError("vmad.u32.u32.u32.po %o32, -%a32, %b32, %c32;", "no negated operand");
+  expectError("vshl.u32.u32.s32.wrap %o32, %a32, %b32;", ".u32 shift amount");
+  expectError("vshl.u32.u32.u32 %o32, %a32, %b32;", "needs .clamp or .wrap");
+  expectError("vset.u32.u32 %o32, %a32, %b32;", "needs a comparison");
+  expectError("vadd.u32.u32 %o32, %a32, %b32;", "needs .dtype.atype.btype");
+  EXPECT_NE(decodeErrorOf("vadd.u64.u32.u32 %o32, %a32, %b32;").find("unsupported PTX at"),
+            std::string::npos);
+}
+
+// ---- newer warp, cache-policy, cluster and stack instructions ----------------------------------
+
+TEST(NewerInstructions, ElectSyncPicksTheLowestActiveMember) {
+  for (uint32_t members : {0xffffffffu, 0xf0f0f0f0u, 0x00000100u}) {
+    const uint32_t from = 5;  // threads below this one do not execute elect.sync
+    Rows rows;
+    for (uint32_t t = 0; t < 64; ++t) rows.push_back({from, members, 0});
+    auto out = eval(
+        "setp.ge.u32 %p1, %t, %a32;\n@%p1 elect.sync %r1|%p2, %b32;\n"
+        "selp.u32 %r2, 256, 0, %p2;\nor.b32 %o32, %r1, %r2;",
+        rows);
+    for (uint32_t t = 0; t < 64; ++t) {
+      uint32_t active = 0;
+      for (uint32_t l = 0; l < 32; ++l)
+        if ((t / 32) * 32 + l >= from) active |= 1u << l;
+      const uint32_t m = active & members;
+      uint32_t want = 0;
+      if (t >= from && m != 0) {
+        uint32_t leader = 0;
+        while (!((m >> leader) & 1u)) ++leader;
+        want = leader | ((t % 32) == leader ? 256u : 0u);
+      }
+      EXPECT_EQ(out[t].o32, want) << "thread " << t << " members 0x" << std::hex << members;
+    }
+  }
+}
+
+TEST(NewerInstructions, CachePoliciesAreHintsOnLoadsStoresAndAtomics) {
+  const std::string body =
+      "createpolicy.fractional.L2::evict_last.b64 %rd1, 0f3F000000;\n"
+      "createpolicy.fractional.L2::evict_first.L2::evict_unchanged.b64 %rd2;\n"
+      "createpolicy.range.global.L2::evict_last.L2::evict_first.b64 %rd3, [%addr], 8, 24;\n"
+      "createpolicy.cvt.L2.b64 %rd4, %a64;\n"
+      "ld.global.L2::cache_hint.u64 %rd5, [%addr+8], %rd1;\n"
+      "st.global.L2::cache_hint.u64 [%addr+16], %rd5, %rd2;\n"
+      "atom.global.add.L2::cache_hint.u64 %rd6, [%addr+16], 1, %rd3;\n"
+      "red.global.add.L2::cache_hint.u64 [%addr+16], 2, %rd3;\n"
+      "applypriority.global.L2::evict_normal [%addr], 128;\n"
+      "discard.global.L2 [%addr+128], 128;\n"
+      "prefetch.global.L2::evict_last [%addr];\nprefetchu.L1 [%addr];\n"
+      "ld.global.u64 %rd7, [%addr+16];\nxor.b64 %o, %rd7, %rd4;\n"
+      "setp.ne.u64 %p1, %rd1, %rd2;\nsetp.ne.u64 %p2, %rd6, %rd5;\nselp.u32 %o32, 1, 0, %p1;\n"
+      "@%p2 add.u32 %o32, %o32, 2;";
+  Rows rows;
+  std::mt19937_64 rng(121);
+  for (int i = 0; i < 40; ++i) rows.push_back({rng(), rng(), rng()});
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = eval(body, rows, mode);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(out[i].o, (rows[i][1] + 3) ^ rows[i][0]) << i;  // b + 1 + 2; cvt keeps a
+      EXPECT_EQ(out[i].o32, 1u) << i;  // distinct policies; the atomic saw b
+    }
+  }
+  EXPECT_NE(decodeErrorOf("ld.global.L2::cache_hint.u64 %o, [%addr];").find("takes 3 operands"),
+            std::string::npos);
+  EXPECT_NE(decodeErrorOf("createpolicy.fractional.L2::evict_last.b64 %rd1, 0f3FC00000;")
+                .find("the fraction must be in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(decodeErrorOf("discard.global.L2 [%addr], 64;").find("its size must be 128"),
+            std::string::npos);
+}
+
+TEST(NewerInstructions, AllocaStacksaveAndStackrestore) {
+  const std::string body =
+      "{\n.local .align 8 .b8 lbuf[40];\nmov.u64 %rd9, lbuf;\nst.local.u64 [%rd9+32], %c64;\n"
+      "alloca.u64 %rd1, 24, 16;\ncvta.local.u64 %rd2, %rd1;\n"
+      "st.u64 [%rd2], %a64;\nst.local.u64 [%rd1+8], %b64;\n"
+      "stacksave.u64 %rd3;\nand.b64 %rd10, %c64, 63;\nalloca.u64 %rd4, %rd10;\n"
+      "st.local.u8 [%rd4], %c32;\nstackrestore.u64 %rd3;\nalloca.u64 %rd5, 8;\n"
+      "alloca.u32 %r1, 4, 4;\n"
+      "ld.local.u64 %rd6, [%rd1];\nld.u64 %rd7, [%rd2+8];\nld.local.u64 %rd8, [lbuf+32];\n"
+      "add.u64 %o, %rd6, %rd7;\nxor.b64 %o, %o, %rd8;\n"
+      // 1: restore reuses the space; 2: 16-aligned; 4: after the local variables;
+      // 8: the u32 allocation follows the u64 one.
+      "setp.eq.u64 %p1, %rd5, %rd4;\nselp.u32 %o32, 1, 0, %p1;\n"
+      "and.b64 %rd11, %rd1, 15;\nsetp.eq.u64 %p2, %rd11, 0;\n@%p2 add.u32 %o32, %o32, 2;\n"
+      "add.u64 %rd12, %rd9, 40;\nsetp.ge.u64 %p3, %rd1, %rd12;\n@%p3 add.u32 %o32, %o32, 4;\n"
+      "cvt.u32.u64 %r2, %rd5;\nadd.u32 %r2, %r2, 8;\nsetp.eq.u32 %p4, %r1, %r2;\n"
+      "@%p4 add.u32 %o32, %o32, 8;\n}";
+  Rows rows;
+  std::mt19937_64 rng(131);
+  for (int i = 0; i < 40; ++i) rows.push_back({rng(), rng(), rng()});
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = eval(body, rows, mode);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(out[i].o, (rows[i][0] + rows[i][1]) ^ rows[i][2]) << i;
+      EXPECT_EQ(out[i].o32, 15u) << i;
+    }
+  }
+  // CUDA's default stack is 1 KiB per thread.
+  EXPECT_THROW(eval1("alloca.u64 %rd1, 1000; alloca.u64 %rd2, 100;", 0), KernelFault);
+  EXPECT_THROW(eval1("stackrestore.u64 %a64;", 1u << 20), KernelFault);
+  EXPECT_NE(decodeErrorOf("alloca.u64 %rd1, 8, 3;").find("power of two"), std::string::npos);
+}
+
+TEST(NewerInstructions, ClusterOfOneGridControlAndRegisterHints) {
+  const std::string body =
+      "{\n.shared .align 8 .b8 sbuf[64];\nmov.u64 %rd1, sbuf;\nadd.u64 %rd1, %rd1, %a64;\n"
+      "mapa.shared::cluster.u64 %rd2, %rd1, 0;\ngetctarank.shared::cluster.u32 %r1, %rd1;\n"
+      "cvta.shared.u64 %rd3, %rd1;\nmapa.u64 %rd4, %rd3, 0;\ngetctarank.u64 %r2, %rd3;\n"
+      "griddepcontrol.wait;\ngriddepcontrol.launch_dependents;\n"
+      "setmaxnreg.inc.sync.aligned.u32 240;\nsetmaxnreg.dec.sync.aligned.u32 24;\n"
+      "sub.u64 %o, %rd2, %rd1;\nsub.u64 %rd5, %rd4, %rd3;\nor.b64 %o, %o, %rd5;\n"
+      "add.u32 %o32, %r1, %r2;\nadd.u32 %o32, %o32, 7;\n"
+      // Special registers of a cluster of one block.
+      "mov.u32 %r3, %cluster_ctarank;\nmov.u32 %r4, %cluster_nctarank;\n"
+      "mov.u32 %r5, %clusterid.x;\nmov.u32 %r6, %ctaid.x;\nmov.u32 %r7, %cluster_nctaid.y;\n"
+      "mov.u32 %r8, %cluster_ctaid.z;\nmov.u32 %r9, %is_explicit_cluster;\n"
+      "mov.u32 %r10, %nclusterid.x;\nmov.u32 %r11, %nctaid.x;\n"
+      "add.u32 %o32, %o32, %r3;\nadd.u32 %o32, %o32, %r8;\nadd.u32 %o32, %o32, %r9;\n"
+      "sub.u32 %r5, %r5, %r6;\nsub.u32 %r10, %r10, %r11;\nadd.u32 %o32, %o32, %r5;\n"
+      "add.u32 %o32, %o32, %r10;\nmul.lo.u32 %o32, %o32, %r4;\nmul.lo.u32 %o32, %o32, %r7;\n"
+      // .shared::cluster addresses and spaces are the block's own shared memory.
+      "st.shared::cluster.u32 [%rd2], 5;\nld.shared::cluster.u32 %r12, [%rd1];\n"
+      "atom.shared::cluster.add.u32 %r13, [%rd2+4], 0;\n"
+      "cvta.shared::cluster.u64 %rd6, %rd1;\nsub.u64 %rd6, %rd6, %rd3;\nor.b64 %o, %o, %rd6;\n"
+      "isspacep.shared::cluster %p1, %rd3;\nselp.u32 %r14, 0, 100, %p1;\n"
+      "add.u32 %o32, %o32, %r14;\nsub.u32 %r12, %r12, 5;\nadd.u32 %o32, %o32, %r12;\n"
+      "prefetch.global.L2::evict_normal [%rd3];\n"
+      "fence.acq_rel.sync_restrict::shared::cluster.cluster;\n"
+      "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;\n}";
+  Rows rows;
+  for (uint64_t i = 0; i < 40; ++i) rows.push_back({i % 8 * 8, 0, 0});
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    auto out = eval(body, rows, mode);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(out[i].o, 0u) << i;
+      EXPECT_EQ(out[i].o32, 7u) << i;
+    }
+  }
+  EXPECT_THROW(eval1("mapa.u64 %o, %a64, %b32;", 0, 1), KernelFault);  // no block of rank 1
+  // A kernel may ask for clusters of one block, not more.
+  auto clusterKernel = [](const std::string& directive) {
+    Device dev(platform());
+    return std::string(
+        dev.loadModule(module(".visible .entry k() " + directive + "\n{\n  ret;\n}\n"),
+                       "cluster.ptx")
+            .kernel("k")
+            .name);
+  };
+  EXPECT_EQ(clusterKernel(".reqnctapercluster 1, 1, 1 .explicitcluster .maxclusterrank 1"), "k");
+  try {
+    clusterKernel(".reqnctapercluster 2, 1, 1");
+    ADD_FAILURE() << "a cluster of two blocks was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("clusters are not modelled"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NE(decodeErrorOf("setmaxnreg.inc.sync.aligned.u32 250;").find("multiple of 8"),
+            std::string::npos);
+}
+
+TEST(NewerInstructions, CpAsyncMbarrierArrive) {
+  // Copies complete at once: .noinc is one arrival; without it, the raised count and the
+  // arrival cancel. The state mbarrier.arrive returns has the count before its own arrival.
+  for (bool noinc : {true, false}) {
+    const std::string body = std::string(
+                                 "{\n.shared .align 8 .b64 bar;\nmbarrier.init.shared.b64 [bar], "
+                                 "3;\ncp.async.mbarrier.arrive") +
+                             (noinc ? ".noinc" : "") +
+                             ".shared.b64 [bar];\nmbarrier.arrive.shared.b64 %rd1, [bar];\n"
+                             "mbarrier.pending_count.b64 %o32, %rd1;\n}";
+    for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+      auto out = eval(body, Rows(1, {0, 0, 0}), mode);
+      EXPECT_EQ(out[0].o32, noinc ? 2u : 3u) << body;
+    }
+  }
+  // A block's own mbarrier through a .shared::cluster address (a cluster of one block).
+  auto out = eval1(
+      "{\n.shared .align 8 .b64 bar;\nmbarrier.init.shared.b64 [bar], 2;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [bar];\n"
+      "mbarrier.arrive.shared.b64 %rd1, [bar];\nmbarrier.pending_count.b64 %o32, %rd1;\n}",
+      0);
+  EXPECT_EQ(out.o32, 1u);
+}
+
+TEST(NewerInstructions, BulkReductionsIntoGlobalAndSharedMemory) {
+  // 16 bytes: the destination holds (a, b), the source (b, c); each element of the destination
+  // becomes dst op src.
+  struct Case {
+    const char* op;  // redOp.type
+    std::function<void(uint8_t*, const uint8_t*)> ref;
+  };
+  auto ints = [](auto f, auto tag) {
+    using T = decltype(tag);
+    return [f](uint8_t* d, const uint8_t* s) {
+      for (int i = 0; i < 16; i += int(sizeof(T))) {
+        T x, y;
+        std::memcpy(&x, d + i, sizeof(T));
+        std::memcpy(&y, s + i, sizeof(T));
+        x = f(x, y);
+        std::memcpy(d + i, &x, sizeof(T));
+      }
+    };
+  };
+  const std::vector<Case> cases = {
+      {"add.u32", ints([](uint32_t x, uint32_t y) { return x + y; }, uint32_t())},
+      {"min.s32", ints([](int32_t x, int32_t y) { return std::min(x, y); }, int32_t())},
+      {"max.u64", ints([](uint64_t x, uint64_t y) { return std::max(x, y); }, uint64_t())},
+      {"min.s64", ints([](int64_t x, int64_t y) { return std::min(x, y); }, int64_t())},
+      {"and.b64", ints([](uint64_t x, uint64_t y) { return x & y; }, uint64_t())},
+      {"xor.b32", ints([](uint32_t x, uint32_t y) { return x ^ y; }, uint32_t())},
+      {"inc.u32", ints([](uint32_t x, uint32_t y) { return x >= y ? 0u : x + 1; }, uint32_t())},
+      {"dec.u32",
+       ints([](uint32_t x, uint32_t y) { return (x == 0 || x > y) ? y : x - 1; }, uint32_t())},
+      {"add.f32", ints(
+                      [](uint32_t x, uint32_t y) {
+                        const float r = asFloat(x) + asFloat(y);
+                        return r != r ? 0x7fffffffu : bits(r);
+                      },
+                      uint32_t())},
+      {"add.f64", ints(
+                      [](uint64_t x, uint64_t y) {
+                        const double r = asDouble(x) + asDouble(y);
+                        return r != r ? 0x7fffffffffffffffull : bits(r);
+                      },
+                      uint64_t())},
+      {"add.noftz.f16", ints(
+                            [](uint16_t x, uint16_t y) {
+                              const double r = value(kF16, x) + value(kF16, y);
+                              if (r != r) return uint16_t(0x7fff);
+                              // Exact sums of two f16 values fit a double; round once.
+                              I128 m = 0;
+                              int e = 0;
+                              const double f = std::frexp(std::fabs(r), &e);
+                              m = I128(std::ldexp(f, 60));
+                              return refRound(kF16, r < 0, m, e - 60, Rnd::Rn);
+                            },
+                            uint16_t())},
+  };
+  std::mt19937_64 rng(171);
+  for (const auto& k : cases) {
+    const bool intOnly = std::string(k.op).find('f') == std::string::npos;
+    for (int trial = 0; trial < 6; ++trial) {
+      uint64_t a = rng(), b = rng(), c = rng();
+      if (trial == 0) a = b;  // equal elements (inc/dec edge)
+      if (trial == 1) a = 0;
+      if (std::string(k.op).find("f16") != std::string::npos) {  // finite halves, some NaN
+        a &= 0x3fff3fff3fff3fffull;
+        b &= 0xbbffbbffbbffbbffull;
+        if (trial == 2) c = 0x7e0000007e000000ull;
+      }
+      if (std::string(k.op).find("f32") != std::string::npos) {
+        a &= 0x3fffffff3fffffffull;
+        b &= 0xbfffffffbfffffffull;
+      }
+      if (std::string(k.op).find("f64") != std::string::npos) {
+        a &= 0x3fffffffffffffffull;
+        b &= 0xbfffffffffffffffull;
+      }
+      uint8_t want[16], src[16];
+      std::memcpy(want, &a, 8);
+      std::memcpy(want + 8, &b, 8);
+      std::memcpy(src, &b, 8);
+      std::memcpy(src + 8, &c, 8);
+      k.ref(want, src);
+      uint64_t w0, w1;
+      std::memcpy(&w0, want, 8);
+      std::memcpy(&w1, want + 8, 8);
+      const std::string toGlobal =
+          std::string(
+              "{\n.shared .align 16 .b8 sbuf[16];\nst.shared.v2.u64 [sbuf], {%b64, "
+              "%c64};\ncp.reduce.async.bulk.global.shared::cta.bulk_group.") +
+          k.op +
+          " [%addr], [sbuf], 16;\ncp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;\n"
+          "ld.global.u64 %o, [%addr];\nld.global.u64 %rd5, [%addr+8];\nmov.b64 %do, %rd5;\n}";
+      for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+        auto out = eval(toGlobal, Rows(1, {a, b, c}), mode);
+        EXPECT_EQ(out[0].o, w0) << k.op << " trial " << trial;
+        EXPECT_EQ(bits(out[0].dfo), w1) << k.op << " trial " << trial;
+      }
+      if (!intOnly) continue;
+      const std::string toShared =
+          std::string(
+              "{\n.shared .align 16 .b8 sbuf[16];\n.shared .align 16 .b8 sdst[16];\n"
+              ".shared .align 8 .b64 bar;\nmbarrier.init.shared.b64 [bar], 1;\n"
+              "st.shared.v2.u64 [sdst], {%a64, %b64};\nst.shared.v2.u64 [sbuf], {%b64, %c64};\n"
+              "mbarrier.arrive.expect_tx.shared.b64 %rd1, [bar], 16;\n"
+              "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.") +
+          k.op +
+          " [sdst], [sbuf], 16, [bar];\nWAIT:\nmbarrier.try_wait.shared.b64 %p1, [bar], %rd1;\n"
+          "@!%p1 bra WAIT;\nld.shared.u64 %o, [sdst];\nld.shared.u64 %rd5, [sdst+8];\n"
+          "mov.b64 %do, %rd5;\n}";
+      auto out = eval(toShared, Rows(1, {a, b, c}));
+      EXPECT_EQ(out[0].o, w0) << k.op << " trial " << trial << " (shared)";
+      EXPECT_EQ(bits(out[0].dfo), w1) << k.op << " trial " << trial << " (shared)";
+    }
+  }
+  EXPECT_NE(decodeErrorOf("{\n.shared .align 16 .b8 s[16];\ncp.reduce.async.bulk.global.shared::"
+                          "cta.bulk_group.and.u32 [%addr], [s], 16;\n}")
+                .find("unsupported PTX at eval.ptx:"),
+            std::string::npos);
+  EXPECT_THROW(eval1("{\n.shared .align 16 .b8 s[32];\ncp.reduce.async.bulk.global.shared::cta."
+                     "bulk_group.add.u32 [%addr], [s], 24;\n}",
+                     0),
+               KernelFault);
+}
+
+TEST(NewerInstructions, MalformedFormsAreInputErrors) {
+  for (const char* body : {
+           "createpolicy.fractional.L2::evict_last.b64;",
+           "createpolicy.range.L2::evict_last.b64 %rd1, [%addr], 8;",
+           "alloca.u64;",
+           "alloca.u64 %rd1;",
+           "alloca.b32 %r1, 8;",
+           "stacksave.u64;",
+           "stackrestore.u64 %rd1, %rd2;",
+           "elect.sync %r1;",
+           "elect.sync %r1, 0xffffffff;",
+           "movmatrix.sync.aligned.m8n8.trans.b16 %r1;",
+           "movmatrix.sync.aligned.m8n8.b16 %r1, %r2;",
+           "vadd.u32.u32.u32 %o32;",
+           "vadd.u32.u32.u32 %o32, %a32, %b32, %c32, %a32;",
+           "vmad.s32.s32.s32 %o32, %a32, %b32;",
+           "vset2.u32.u32.eq %o32, %a32, %b32;",
+           "vadd2.u32.u32.u32.min %o32, %a32, %b32, %c32;",
+           "cvt.rn.satfinite.e4m3x2.f32 %h1, %fa;",
+           "cvt.rn.satfinite.e2m1x2.f16x2 %h1, %a32;",
+           "cvt.rz.satfinite.e4m3x2.f32 %h1, %fa, %fb;",
+           "cvt.pack.sat.u8.s32.b32 %o32, %a32;",
+           "cvt.pack.u8.s32.b32 %o32, %a32, %b32, %c32;",
+           "cvt.rn.f32.b32 %fo, %a32;",
+           "mapa.u64 %rd1, %rd2;",
+           "getctarank.u32 %r1;",
+           "applypriority.global.L2::evict_normal [%addr];",
+           "discard.global.L2 [%addr], %r1;",
+           "griddepcontrol.wait %r1;",
+           "griddepcontrol;",
+           "setmaxnreg.inc.sync.aligned.u32 %r1;",
+           "setmaxnreg.sync.aligned.u32 32;",
+           "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f1}, {%r1}, {%r2}, {%f2};",
+           "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.s8.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, "
+           "%r3, %r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};",
+           "mma.sync.aligned.m8n8k4.row.col.f32.f64.f64.f32 {%f1, %f2}, {%fd1}, {%fd2}, {%f3, "
+           "%f4};",
+           "cp.async.mbarrier.arrive.b64 [%addr], 1;",
+           "cp.async.mbarrier.noinc.shared.b64 [%addr];",
+           "prefetch.global.L2;",
+           "prefetchu.L1 %r1;",
+       }) {
+    const std::string e = decodeErrorOf(body);
+    EXPECT_TRUE(e.find("eval.ptx:") != std::string::npos) << body << "\n" << e;
+  }
+}
+
+TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
+  struct Case {
+    const char* body;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"wgmma.fence.sync.aligned;", "warpgroup"},
+      {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, "
+       "1, 1, 0, 0;",
+       "sm_90a"},
+      {"tcgen05.fence::before_thread_sync;", "tensor memory"},
+      {"multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];", "multimem"},
+      {"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd1], "
+       "[%rd2, {%r1}], [%rd3];",
+       "tensor maps"},
+      {"tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;", "tensor maps"},
+      {"prefetch.tensormap [%rd1];", "tensor maps"},
+      {"barrier.cluster.arrive;", "clusters are not modelled"},
+      {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
+       "clusters are not modelled"},
+      {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
+      {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];", ".v8"},
+      {"st.bulk.weak.shared::cta [%rd1], 64, 0;", "st.bulk"},
+      {"add.rn.f32x2 %rd1, %rd2, %rd3;", "f32x2"},
+      {"fma.rn.oob.f16 %h1, %h2, %h3, %h4;", "fma.oob"},
+      {"set.eq.f16x2.f16x2 %r1, %r2, %r3;", "setp is"},
+      {"cvt.rs.satfinite.e4m3x4.f32 %r1, {%fa, %fb, %fc, %fa}, %r2;", "stochastic rounding"},
+      {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
+       "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",
+       "sparse mma"},
+  };
+  for (const auto& k : cases) {
+    const std::string e = decodeErrorOf(k.body);
+    EXPECT_NE(e.find("unsupported PTX at eval.ptx:"), std::string::npos) << k.body << "\n" << e;
+    EXPECT_NE(e.find(k.why), std::string::npos) << k.body << "\n" << e;
+  }
+}
+
+// ---- fp8, fp6 and fp4 conversions; cvt.pack.sat ------------------------------------------------
+
+// A narrow format as a list of its finite values by code (from its exponent and mantissa fields).
+struct Narrow {
+  const char* name;
+  int ebits, mbits, bias;
+  bool e4m3, e5m2;  // 0x7f NaN (e4m3); IEEE infinities and NaNs at exponent 31 (e5m2)
+  bool finite(uint32_t mag) const {
+    if (e4m3) return mag != 0x7f;
+    if (e5m2) return (mag >> 2) != 0x1f;
+    return true;
+  }
+  // Magnitude of a code without its sign, as an integer M times 2^scale.
+  void parts(uint32_t mag, int64_t& m, int& scale) const {
+    const uint32_t e = mag >> mbits, f = mag & ((1u << mbits) - 1);
+    m = e == 0 ? f : (f | (1u << mbits));
+    scale = (e == 0 ? 1 : int(e)) - bias - mbits;
+  }
+  double value(uint32_t mag) const {
+    int64_t m;
+    int s;
+    parts(mag, m, s);
+    return std::ldexp(double(m), s);
+  }
+  uint32_t bitsWide() const { return uint32_t(1 + ebits + mbits); }
+  // The nearest finite value, ties to the even code; beyond the largest value, the largest
+  // (.satfinite); NaN: 0x7f, or the largest positive value for formats without NaN.
+  uint32_t nearest(double x, bool relu) const {
+    const uint32_t signBit = 1u << (ebits + mbits);
+    uint32_t best = 0;
+    for (uint32_t c = 0; c < signBit; ++c)
+      if (finite(c)) best = std::max(best, c);  // the largest finite code (codes grow)
+    const uint32_t maxCode = best;
+    if (std::isnan(x)) return (e4m3 || e5m2) ? 0x7fu : maxCode;
+    if (relu && std::signbit(x)) return 0;
+    const double a = std::fabs(x);
+    best = 0;
+    for (uint32_t c = 0; c <= maxCode; ++c) {
+      const double d = std::fabs(a - value(c)), bd = std::fabs(a - value(best));
+      if (d < bd || (d == bd && (c % 2) == 0 && (best % 2) == 1)) best = c;
+    }
+    if (a > value(maxCode)) best = maxCode;
+    return (std::signbit(x) ? signBit : 0) | best;
+  }
+};
+const Narrow kNarrows[] = {{"e4m3x2", 4, 3, 7, true, false},
+                           {"e5m2x2", 5, 2, 15, false, true},
+                           {"e2m3x2", 2, 3, 1, false, false},
+                           {"e3m2x2", 3, 2, 3, false, false},
+                           {"e2m1x2", 2, 1, 1, false, false}};
+
+// f32 inputs around a format's values: its midpoints (the ties), random values over its
+// exponent range, and the special values.
+std::vector<float> narrowInputs(const Narrow& n, uint32_t seed) {
+  std::vector<float> v = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1e-30f, -1e-30f};
+  const uint32_t top = 1u << (n.ebits + n.mbits);
+  for (uint32_t c = 0; c + 1 < top; ++c)
+    if (n.finite(c) && n.finite(c + 1)) {
+      const float mid = float((n.value(c) + n.value(c + 1)) / 2);
+      v.push_back(mid);
+      v.push_back(-mid);
+      v.push_back(std::nextafter(mid, 0.0f));
+      v.push_back(std::nextafter(mid, 1e30f));
+      v.push_back(float(n.value(c)));
+    }
+  std::mt19937 rng(seed);
+  const int lo = 1 - n.bias - n.mbits - 2, hi = (1 << n.ebits) - n.bias + 1;
+  while (v.size() < 900) {
+    const float m = 1.0f + float(rng() % 4096) / 4096.0f;
+    const float x = std::ldexp(m, lo + int(rng() % uint32_t(hi - lo + 1)));
+    v.push_back(rng() % 2 ? -x : x);
+  }
+  return v;
+}
+
+TEST(NarrowFloat, F32PairsRoundToNearestEvenAndSaturate) {
+  for (const Narrow& n : kNarrows) {
+    const bool fp4 = std::string(n.name) == "e2m1x2";
+    const std::vector<float> in = narrowInputs(n, 141);
+    for (bool relu : {false, true}) {
+      const std::string op = std::string("cvt.rn.satfinite") + (relu ? ".relu." : ".") + n.name +
+                             ".f32 %q, %fa, %fb;\n";
+      const std::string body = fp4 ? "{\n.reg .b8 %q;\n" + op + "cvt.u32.u8 %o32, %q;\n}"
+                                   : "{\n.reg .b16 %q;\n" + op + "cvt.u32.u16 %o32, %q;\n}";
+      Rows rows;
+      for (size_t i = 0; i < in.size(); ++i)
+        rows.push_back({bits(in[i]), bits(in[(i * 7 + 3) % in.size()]), 0});
+      for (size_t at = 0; at < rows.size(); at += 1024) {
+        const Rows part(rows.begin() + long(at),
+                        rows.begin() + long(std::min(rows.size(), at + 1024)));
+        auto out = eval(body, part);
+        for (size_t i = 0; i < part.size(); ++i) {
+          const float a = asFloat(uint32_t(part[i][0])), b = asFloat(uint32_t(part[i][1]));
+          const uint32_t w = fp4 ? 4 : 8;
+          const uint32_t want = n.nearest(a, relu) << w | n.nearest(b, relu);
+          EXPECT_EQ(out[i].o32, want) << n.name << (relu ? " relu " : " ") << a << ", " << b;
+        }
+      }
+    }
+  }
+}
+
+TEST(NarrowFloat, F16PairsToFp8) {
+  for (const Narrow& n : {kNarrows[0], kNarrows[1]}) {
+    Rows rows;
+    std::mt19937 rng(151);
+    for (uint32_t h : {0x0000u, 0x8000u, 0x7c00u, 0xfc00u, 0x7e00u, 0x7bffu, 0x0001u, 0x5f00u,
+                       0x5f80u, 0x5fc0u, 0x3c00u, 0x3c40u})
+      rows.push_back({h << 16 | (h ^ 0x8000u), 0, 0});
+    while (rows.size() < 800) rows.push_back({rng(), 0, 0});
+    for (bool relu : {false, true}) {
+      auto out = eval(std::string("cvt.rn.satfinite") + (relu ? ".relu." : ".") + n.name +
+                          ".f16x2 %h1, %a32;\ncvt.u32.u16 %o32, %h1;",
+                      rows);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const uint32_t a = uint32_t(rows[i][0]);
+        const uint32_t want = n.nearest(value(kF16, uint16_t(a >> 16)), relu) << 8 |
+                              n.nearest(value(kF16, uint16_t(a)), relu);
+        EXPECT_EQ(out[i].o32, want) << n.name << " 0x" << std::hex << a;
+      }
+    }
+  }
+}
+
+TEST(NarrowFloat, EveryCodePairToF16x2) {
+  for (const Narrow& n : kNarrows) {
+    const bool fp4 = std::string(n.name) == "e2m1x2";
+    const uint32_t w = fp4 ? 4 : 8, top = 1u << n.bitsWide();
+    // The f16 bits of a code: exact (every narrow value is an f16 value); NaN is 0x7fff.
+    auto half = [&](uint32_t code, bool relu) -> uint32_t {
+      const uint32_t signBit = top >> 1, mag = code & (signBit - 1);
+      const bool neg = code & signBit;
+      if (!n.finite(mag)) {
+        if (n.e5m2 && mag == 0x7c) return relu && neg ? 0u : neg ? 0xfc00u : 0x7c00u;
+        return 0x7fffu;
+      }
+      if (relu && neg) return 0;
+      int64_t m;
+      int s;
+      n.parts(mag, m, s);
+      return refRound(kF16, neg, m, s, Rnd::Rn);
+    };
+    Rows rows;
+    for (uint32_t hi = 0; hi < top; ++hi)
+      for (uint32_t lo = 0; lo < top; lo += (fp4 ? 1 : 3)) rows.push_back({hi << w | lo, 0, 0});
+    for (bool relu : {false, true}) {
+      const std::string op =
+          std::string("cvt.rn") + (relu ? ".relu" : "") + ".f16x2." + n.name + " %o32, %q;\n}";
+      const std::string body = fp4 ? "{\n.reg .b8 %q;\ncvt.u8.u32 %q, %a32;\n" + op
+                                   : "{\n.reg .b16 %q;\ncvt.u16.u32 %q, %a32;\n" + op;
+      for (size_t at = 0; at < rows.size(); at += 1024) {
+        const Rows part(rows.begin() + long(at),
+                        rows.begin() + long(std::min(rows.size(), at + 1024)));
+        auto out = eval(body, part);
+        for (size_t i = 0; i < part.size(); ++i) {
+          const uint32_t a = uint32_t(part[i][0]);
+          const uint32_t want = half(a >> w, relu) << 16 | half(a & (top - 1), relu);
+          EXPECT_EQ(out[i].o32, want) << n.name << " 0x" << std::hex << a;
+        }
+      }
+    }
+  }
+}
+
+TEST(NarrowFloat, CvtPackSatClampsAndPacks) {
+  const Rows rows =
+      grid({0u,          1u,          2u,          3u,          7u,          8u,
+            127u,        128u,        255u,        256u,        32767u,      40000u,
+            65535u,      70000u,      0xffffffffu, 0xfffffffeu, 0xfffffff8u, 0xffffff80u,
+            0xffffff7fu, 0xffff8000u, 0x80000000u, 0x7fffffffu},
+           {0u, 5u, 0xfffffffdu, 300u, 0xfffff000u}, {0u, 0x12345678u, 0xffffffffu});
+  auto sat = [](uint32_t v, unsigned w, bool sgn) {
+    const int64_t x = int32_t(v);
+    const int64_t lo = sgn ? -(int64_t(1) << (w - 1)) : 0;
+    const int64_t hi = sgn ? (int64_t(1) << (w - 1)) - 1 : (int64_t(1) << w) - 1;
+    return uint32_t(std::min(std::max(x, lo), hi)) & ((1u << w) - 1);
+  };
+  for (const char* t : {"u16", "s16"}) {
+    const bool sgn = t[0] == 's';
+    checkRows32(
+        std::string("cvt.pack.sat.") + t + ".s32 %o32, %a32, %b32;", rows,
+        [&](uint32_t a, uint32_t b, uint32_t) { return sat(a, 16, sgn) << 16 | sat(b, 16, sgn); });
+  }
+  for (const char* t : {"u8", "s8", "u4", "s4", "u2", "s2"}) {
+    const bool sgn = t[0] == 's';
+    const unsigned w = unsigned(std::atoi(t + 1));
+    checkRows32(std::string("cvt.pack.sat.") + t + ".s32.b32 %o32, %a32, %b32, %c32;", rows,
+                [&](uint32_t a, uint32_t b, uint32_t c) {
+                  return uint32_t(uint64_t(c) << (2 * w)) | sat(a, w, sgn) << w | sat(b, w, sgn);
+                });
+  }
+  EXPECT_NE(decodeErrorOf("cvt.pack.sat.u8.s32 %o32, %a32, %b32;").find("cvt.pack is"),
+            std::string::npos);
+  EXPECT_NE(decodeErrorOf("cvt.rn.e4m3x2.f32 %h1, %fa, %fb;").find("need .satfinite"),
+            std::string::npos);
+}
+
 // ---- timing mode -------------------------------------------------------------------------------
 
 TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {
@@ -2040,6 +3476,25 @@ TEST(PtxIsaTiming, NewInstructionsRunInTheTimingModel) {
     EXPECT_EQ(f[i].o32, t[i].o32) << i;
     EXPECT_EQ(f[i].o, t[i].o) << i;
   }
+}
+
+TEST(PtxIsaTiming, VideoConversionAndNewerInstructionsRunInTheTimingModel) {
+  const std::string body =
+      "vadd.s32.u32.s32.sat.add %r1, %a32.b1, %b32.h1, %c32;\n"
+      "vmad.s32.s32.u32.shr7 %r2, -%a32, %b32, %r1; vshl.u32.u32.u32.clamp %r3, %r2, %b32.b0;\n"
+      "vset2.s32.u32.gt.add %r4, %a32.h21, %r3, %r2; vavrg4.u32.u32.s32.sat %r5.b31, %r4, "
+      "%b32.b0516, %c32;\n"
+      "vabsdiff4.u32.u32.u32.add %r6, %r5, %a32, %r4; xor.b32 %o32, %r6, %r3;\n"
+      "cvt.rn.satfinite.e4m3x2.f32 %h1, %fa, %fb; cvt.rn.f16x2.e4m3x2 %r7, %h1;\n"
+      "cvt.pack.sat.s8.s32.b32 %r8, %r7, %r6, %r5; elect.sync %r9|%p1, 0xffffffff;\n"
+      "createpolicy.fractional.L2::evict_last.b64 %rd1; alloca.u32 %r10, 16;\n"
+      "add.u32 %o32, %o32, %r7; xor.b32 %o32, %o32, %r8; add.u32 %o32, %o32, %r9;";
+  Rows rows;
+  std::mt19937 rng(6);
+  for (int i = 0; i < 64; ++i) rows.push_back({rng(), rng(), rng()});
+  auto f = eval(body, rows);
+  auto t = eval(body, rows, ExecMode::Timing);
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(f[i].o32, t[i].o32) << i;
 }
 
 }  // namespace

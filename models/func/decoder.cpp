@@ -155,6 +155,7 @@ class Decoder {
     labels_.resize(funcs_.size());
     for (size_t i = 0; i < funcs_.size(); ++i) decodeFunction(i);
     fixup();
+    if (stackSlot_ != kNoPc) p_->localBytesPerThread += kStackBytes;
     p_->scratchSlot = newSlot();
     p_->numSlots = nextSlot_;
     for (auto& [bits, slot] : constSlots_) p_->constSlots.push_back({slot, bits});
@@ -669,14 +670,16 @@ class Decoder {
     const std::string& op = in.opcode;
     // The supported-instruction table (func/ptx_support.cpp) is the first gate.
     const PtxOpcodeInfo* known = findPtxOpcode(op);
-    if (known == nullptr) {
-      if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "sust" ||
-          op == "sured" || op == "suq" || op == "istypep")
-        unsupported(in, "textures and surfaces are not supported");
-      unsupported(in);
-    }
+    const std::string why = ptxUnsupportedReason(op, in.mods);
+    if (!why.empty()) unsupported(in, why);
+    if (known == nullptr) unsupported(in);
     for (const auto& m : in.mods)
       if (!ptxModifierAllowed(*known, m)) unsupported(in);
+    if (known->group != std::string_view("Video")) {
+      rejectVideoOperands(in.ops, op);
+      rejectVideoOperands(in.callArgs, op);
+      rejectVideoOperands(in.callRets, op);
+    }
     auto nops = [&](size_t n) {
       if (in.ops.size() != n)
         invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", op, n, in.ops.size()));
@@ -1210,6 +1213,41 @@ class Decoder {
     // ---- data movement and conversion ----
     else if (op == "mov") {
       decodeMov(in, mods, x, info);
+    } else if (op == "cvt" && mods.take(".pack")) {  // cvt.pack.sat.ctype.s32{.b32}
+      if (!mods.take(".sat")) invalid(in.loc, "cvt.pack needs .sat");
+      const int small = mods.takeOne({".u2", ".s2", ".u4", ".s4"});
+      const auto ts = mods.takeTypes();
+      unsigned width = 0;
+      bool isSigned = false;
+      if (small >= 0) {
+        width = small < 2 ? 2 : 4;
+        isSigned = small % 2 == 1;
+      } else if (!ts.empty()) {
+        width = 8 * ptx::typeBytes(ts[0]);
+        isSigned = ptx::isSigned(ts[0]);
+        if (ts[0] != Type::U8 && ts[0] != Type::S8 && ts[0] != Type::U16 && ts[0] != Type::S16)
+          unsupported(in);
+      }
+      const size_t rest = small >= 0 ? 0 : 1;  // types after the converted one
+      const bool wide = width == 16;
+      if (width == 0 || ts.size() != rest + (wide ? 1 : 2) || ts[rest] != Type::S32 ||
+          (!wide && ts[rest + 1] != Type::B32))
+        invalid(in.loc,
+                "cvt.pack is cvt.pack.sat.{u16,s16}.s32 d, a, b or "
+                "cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c");
+      if (wide) {
+        set3(Type::S32);
+        x.src[2] = constSlot(0);
+        x.nsrc = 3;
+      } else {
+        set4(Type::S32, Type::B32);
+      }
+      x.mode = static_cast<uint8_t>(width);
+      x.flags = isSigned ? 1 : 0;
+      x.fn = cvtPackSat();
+      x.cls = InstClass::IntAdd;
+    } else if (op == "cvt" && narrowFormatIndex(in.mods) >= 0) {
+      decodeNarrowCvt(in, mods, x, info);
     } else if (op == "cvt" && mods.take(".tf32")) {  // cvt.{rna,rn,rz}{.satfinite}.tf32.f32
       const int r = mods.takeOne({".rna", ".rn", ".rz"});
       const bool satFinite = mods.take(".satfinite");
@@ -1228,6 +1266,7 @@ class Decoder {
       auto ts = mods.takeTypes();
       if (ts.size() != 2) invalid(in.loc, "cvt needs a destination and a source type");
       Type dt = ts[0], st = ts[1];
+      if (dt == Type::B32 || st == Type::B32) unsupported(in);  // .b32 only in cvt.pack
       Round rr = roundFrom(r);
       if (dt == Type::F16x2 || dt == Type::BF16x2) {  // pack two f32 values
         if (st != Type::F32 || ff || (rr != Round::Rn && rr != Round::Rz)) unsupported(in);
@@ -1235,6 +1274,16 @@ class Decoder {
         x.mode2 = static_cast<uint8_t>(rr);
         x.flags = static_cast<uint8_t>((relu ? kHalfRelu : 0) | (satFinite ? kHalfSatFinite : 0));
         x.fn = cvtPackPair(dt);
+        x.cls = InstClass::FpAdd;
+        finish();
+        return;
+      }
+      if ((relu || satFinite) && (dt == Type::F16 || dt == Type::BF16) && st == Type::F32 && !ff &&
+          (rr == Round::Rn || rr == Round::Rz)) {
+        set2(st);
+        x.mode2 = static_cast<uint8_t>(rr);
+        x.flags = static_cast<uint8_t>((relu ? kHalfRelu : 0) | (satFinite ? kHalfSatFinite : 0));
+        x.fn = cvtHalfSingle(dt);
         x.cls = InstClass::FpAdd;
         finish();
         return;
@@ -1257,7 +1306,9 @@ class Decoder {
                                                    : InstClass::IntAdd;
     } else if (op == "cvta") {
       bool to = mods.take(".to");
-      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      int sp = mods.takeOne(
+          {".global", ".shared", ".local", ".const", ".param", ".shared::cta", ".shared::cluster"});
+      if (sp == 6) sp = 1;  // a cluster of one block: its own shared memory
       Type t = oneType();
       if (sp < 0) invalid(in.loc, "cvta needs a state space");
       set2(t);
@@ -1269,7 +1320,9 @@ class Decoder {
       }
       x.cls = InstClass::IntAdd;
     } else if (op == "isspacep") {
-      int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta"});
+      int sp = mods.takeOne(
+          {".global", ".shared", ".local", ".const", ".param", ".shared::cta", ".shared::cluster"});
+      if (sp == 6) sp = 1;  // a cluster of one block: its own shared memory
       if (sp < 0) invalid(in.loc, "isspacep needs a state space");
       nops(2);
       x.dst[0] = predDst(in.ops[0], info);
@@ -1291,6 +1344,15 @@ class Decoder {
       decodeWmma(in, mods, x, info);
     } else if (op == "ldmatrix" || op == "stmatrix") {
       decodeMatrixLoadStore(in, mods, x, info);
+    } else if (op == "movmatrix") {
+      if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m8n8") ||
+          !mods.take(".trans") || oneType() != Type::B16)
+        invalid(in.loc, "movmatrix is movmatrix.sync.aligned.m8n8.trans.b16 d, a");
+      set2(Type::B32);
+      x.fn = movmatrix();
+      x.cls = InstClass::Shfl;  // a register exchange across the warp, like shfl
+    } else if (known->group == std::string_view("Video")) {
+      decodeVideo(in, mods, x, info);
     } else if (op == "cp" && mods.take(".bulk")) {
       decodeCpAsyncBulk(in, mods, x, info);
     } else if (op == "cp") {
@@ -1301,6 +1363,8 @@ class Decoder {
       mods.takeOne({".global", ".local"});
       mods.takeOne({".L1", ".L2"});
       mods.takeMemoryHints();
+      nops(1);
+      address(in.ops[0], in, info);
       x.cls = InstClass::Nop;
       x.fn = nop();
     } else if (op == "membar" || op == "fence") {
@@ -1311,14 +1375,70 @@ class Decoder {
       // fence.proxy.async{.space} orders the async proxy (bulk copies, which complete at once
       // here); fence.mbarrier_init orders mbarrier.init: nothing to do in either.
       mods.take(".async");
+      mods.take(".async::generic");
       mods.take(".mbarrier_init");
       mods.takeOne({".shared::cta", ".shared::cluster", ".global"});
+      // .sync_restrict narrows what the fence orders; everything is in order here anyway.
+      mods.takeOne({".sync_restrict::shared::cta", ".sync_restrict::shared::cluster"});
       x.cls = InstClass::Nop;
       x.fn = nop();
     } else if (op == "nanosleep" || op == "pmevent") {
       mods.takeTypes();
       x.cls = InstClass::Nop;
       x.fn = nop();
+    } else if (op == "griddepcontrol") {
+      // One launch at a time: dependents start after this grid anyway, and the grids this one
+      // depends on have completed before it started, so both forms return at once.
+      if (mods.takeOne({".launch_dependents", ".wait"}) < 0)
+        invalid(in.loc, "griddepcontrol needs .launch_dependents or .wait");
+      nops(0);
+      x.cls = InstClass::Nop;
+      x.fn = nop();
+    } else if (op == "setmaxnreg") {
+      // A register-allocation hint for the warpgroup; the register file is not resized.
+      if (mods.takeOne({".inc", ".dec"}) < 0) invalid(in.loc, "setmaxnreg needs .inc or .dec");
+      if (!mods.take(".sync") || !mods.take(".aligned") || oneType() != Type::U32)
+        invalid(in.loc, "setmaxnreg is setmaxnreg.{inc,dec}.sync.aligned.u32");
+      nops(1);
+      const Operand& n = in.ops[0];
+      if (n.kind != Operand::Kind::Imm || n.imm < 24 || n.imm > 256 || n.imm % 8 != 0)
+        invalid(n.loc,
+                "setmaxnreg needs an immediate register count in [24, 256], a multiple of 8");
+      x.cls = InstClass::Nop;
+      x.fn = nop();
+    } else if (op == "applypriority" || op == "discard") {
+      // Cache-residency hints with no effect on values: applypriority only changes an L2
+      // line's eviction priority, and discard leaves the line's data unspecified, which the
+      // memory's unchanged contents satisfy.
+      mods.take(".global");
+      if (op == "applypriority" ? !mods.take(".L2::evict_normal") : !mods.take(".L2"))
+        invalid(in.loc, op + " needs ." + (op == "applypriority" ? "L2::evict_normal" : "L2"));
+      nops(2);
+      address(in.ops[0], in, info);
+      if (in.ops[1].kind != Operand::Kind::Imm || in.ops[1].imm != 128)
+        invalid(in.ops[1].loc, op + " works on 128-byte lines: its size must be 128");
+      x.cls = InstClass::Nop;
+      x.fn = nop();
+    } else if (op == "createpolicy") {
+      decodeCreatePolicy(in, mods, x, info);
+    } else if (op == "alloca" || op == "stacksave" || op == "stackrestore") {
+      decodeStack(in, mods, x, info);
+    } else if (op == "getctarank" || op == "mapa") {
+      // Clusters are not modelled: every block is a cluster of one, so an address's block rank
+      // is 0 and mapping an address to block 0 leaves it unchanged (other ranks fault).
+      const bool toCluster = mods.take(".shared::cluster");
+      const Type t = oneType();
+      nops(op == "mapa" ? 3 : 2);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.src[1] = op == "mapa" ? src(in.ops[2], Type::U32, in, info) : constSlot(0);
+      x.ndst = 1;
+      x.nsrc = 2;
+      x.mode = op == "mapa" ? 1 : 0;
+      x.flags = toCluster ? 1 : 0;
+      x.bytes = static_cast<uint8_t>(ptx::typeBytes(t));
+      x.fn = clusterOfOne();
+      x.cls = InstClass::IntAdd;
     }
     // ---- warp-level ----
     else if (op == "shfl") {
@@ -1367,6 +1487,19 @@ class Decoder {
       x.dst[0] = dst(in.ops[0], in, info);
       x.ndst = 1;
       x.fn = activemask();
+      x.cls = InstClass::Shfl;
+    } else if (op == "elect") {
+      if (!mods.take(".sync")) invalid(in.loc, "elect needs .sync");
+      nops(2);
+      const Operand& d = in.ops[0];
+      if (d.kind != Operand::Kind::Vector || !d.pipePair)
+        invalid(d.loc, "elect.sync writes 'd|p' (a register or _, and a predicate)");
+      x.dst[0] = dst(d.elems[0], in, info);
+      x.dst[1] = predDst(d.elems[1], info);
+      x.ndst = 2;
+      x.src[0] = src(in.ops[1], Type::B32, in, info);
+      x.nsrc = 1;
+      x.fn = electSync();
       x.cls = InstClass::Shfl;
     } else if (op == "match") {
       mods.take(".sync");
@@ -1465,6 +1598,332 @@ class Decoder {
       unsupported(in);
     }
     finish();
+  }
+
+  // The narrow floating-point format a cvt names (index in kNarrowNames), or -1.
+  static constexpr std::string_view kNarrowNames[] = {".e4m3x2", ".e5m2x2", ".e2m3x2", ".e3m2x2",
+                                                      ".e2m1x2"};
+  static int narrowFormatIndex(const std::vector<std::string>& mods) {
+    for (const auto& m : mods)
+      for (int i = 0; i < 5; ++i)
+        if (m == kNarrowNames[i]) return i;
+    return -1;
+  }
+
+  // cvt.rn.satfinite{.relu}.<f>x2.f32 d, a, b; cvt.rn.satfinite{.relu}.<f8>x2.f16x2 d, a;
+  // cvt.rn{.relu}.f16x2.<f>x2 d, a.
+  void decodeNarrowCvt(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int fi = narrowFormatIndex(in.mods);
+    mods.take(std::string(kNarrowNames[fi]));
+    size_t fpos = 0, tpos = 0;
+    for (size_t i = 0; i < in.mods.size(); ++i) {
+      if (in.mods[i] == kNarrowNames[fi]) fpos = i;
+      if (ptx::typeFromName(in.mods[i])) tpos = i;
+    }
+    const bool toNarrow = fpos < tpos;
+    if (!mods.take(".rn")) invalid(in.loc, "this cvt needs .rn");
+    const bool satFinite = mods.take(".satfinite");
+    x.flags = mods.take(".relu") ? 1 : 0;
+    const auto ts = mods.takeTypes();
+    if (ts.size() != 1) invalid(in.loc, "cvt needs a destination and a source type");
+    const bool f8 = fi <= 1;
+    if (toNarrow) {
+      if (!satFinite) invalid(in.loc, "conversions to fp8, fp6 and fp4 need .satfinite");
+      if (ts[0] == Type::F32) {
+        nops(in, 3);
+        x.src[0] = src(in.ops[1], Type::F32, in, info);
+        x.src[1] = src(in.ops[2], Type::F32, in, info);
+        x.mode2 = 0;
+      } else if (ts[0] == Type::F16x2 && f8) {
+        nops(in, 2);
+        x.src[0] = src(in.ops[1], Type::B32, in, info);
+        x.src[1] = constSlot(0);
+        x.mode2 = 1;
+      } else {
+        unsupported(in);
+      }
+    } else {
+      if (satFinite || ts[0] != Type::F16x2) unsupported(in);
+      nops(in, 2);
+      x.src[0] = src(in.ops[1], Type::B32, in, info);
+      x.src[1] = constSlot(0);
+      x.mode2 = 2;
+    }
+    x.dst[0] = dst(in.ops[0], in, info);
+    x.ndst = 1;
+    x.nsrc = 2;
+    x.fn = cvtNarrow(static_cast<NarrowFormat>(fi));
+    x.cls = InstClass::FpAdd;  // a conversion, issued like the other float conversions
+  }
+
+  // createpolicy.fractional.L2::primary{.L2::secondary}.b64 d{, fraction};
+  // createpolicy.range{.global}.L2::primary{.L2::secondary}.b64 d, [a], primary, total;
+  // createpolicy.cvt.L2.b64 d, access-property;
+  // The policy is an opaque 64-bit token: the kind and priorities in its high bits and the
+  // fraction's bits (or the primary size) in its low 32 bits. Loads and stores take it as a hint.
+  void decodeCreatePolicy(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int kind = mods.takeOne({".fractional", ".range", ".cvt"});
+    if (kind < 0) invalid(in.loc, "createpolicy needs .fractional, .range or .cvt");
+    if (kind == 1) mods.take(".global");
+    int prim = 0, sec = 0;
+    if (kind == 2) {
+      if (!mods.take(".L2")) invalid(in.loc, "createpolicy.cvt needs .L2");
+    } else {
+      prim = mods.takeOne(
+          {".L2::evict_last", ".L2::evict_normal", ".L2::evict_first", ".L2::evict_unchanged"});
+      if (prim < 0) invalid(in.loc, "createpolicy needs a primary priority (.L2::evict_*)");
+      sec = mods.takeOne({".L2::evict_first", ".L2::evict_unchanged"});
+    }
+    if (oneTypeOf(in, mods) != Type::B64) invalid(in.loc, "createpolicy writes a .b64 policy");
+    if (in.ops.empty()) invalid(in.loc, "createpolicy needs a destination");
+    x.dst[0] = dst(in.ops[0], in, info);
+    x.ndst = 1;
+    if (kind == 0) {
+      if (in.ops.size() != 1 && in.ops.size() != 2)
+        invalid(in.loc, "createpolicy.fractional takes a destination and an optional fraction");
+      if (in.ops.size() == 2) {
+        const Operand& f = in.ops[1];
+        if (f.kind == Operand::Kind::FImm && (f.fval <= 0 || f.fval > 1))
+          invalid(f.loc, "the fraction must be in (0, 1]");
+        x.src[0] = src(f, Type::F32, in, info);
+      } else {
+        x.src[0] = constSlot(0x3f800000u);  // 1.0
+      }
+    } else if (kind == 1) {
+      nops(in, 4);
+      address(in.ops[1], in, info);
+      x.src[0] = src(in.ops[2], Type::U32, in, info);
+      src(in.ops[3], Type::U32, in, info);
+    } else {
+      nops(in, 2);
+      x.src[0] = src(in.ops[1], Type::B64, in, info);
+    }
+    x.nsrc = 1;
+    x.mode = kind == 2 ? 1 : 0;  // cvt: the access property is the policy
+    x.imm = static_cast<int64_t>((uint64_t(kind + 1) << 60) | (uint64_t(prim) << 56) |
+                                 (uint64_t(sec + 1) << 52));
+    x.fn = createPolicy();
+    x.cls = InstClass::IntAdd;
+  }
+
+  // alloca.type ptr, size{, align}; stacksave.type d; stackrestore.type a. The stack is a
+  // per-thread region of kStackBytes placed after the kernel's local variables; alloca returns
+  // local addresses in it. A hidden register holds each thread's bytes in use.
+  void decodeStack(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const Type t = oneTypeOf(in, mods);
+    if (t != Type::U32 && t != Type::U64) invalid(in.loc, in.opcode + " takes .u32 or .u64");
+    if (stackSlot_ == kNoPc) stackSlot_ = newSlot();
+    x.aux = stackSlot_;
+    x.imm = p_->localBytesPerThread;  // the stack's base (local variables end there)
+    x.bytes = static_cast<uint8_t>(ptx::typeBytes(t));
+    if (in.opcode == "alloca") {
+      if (in.ops.size() != 2 && in.ops.size() != 3)
+        invalid(in.loc, "alloca takes a destination, a size and an optional alignment");
+      unsigned align = 8;
+      if (in.ops.size() == 3) {
+        const Operand& a = in.ops[2];
+        if (a.kind != Operand::Kind::Imm || a.imm <= 0 || a.imm > 4096 || (a.imm & (a.imm - 1)))
+          invalid(a.loc, "alloca's alignment is an immediate power of two up to 4096");
+        align = static_cast<unsigned>(a.imm);
+      }
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.ndst = 1;
+      x.src[0] = src(in.ops[1], t, in, info);
+      x.nsrc = 1;
+      x.mode = static_cast<uint8_t>(__builtin_ctz(align));
+      x.fn = stackAlloc();
+    } else if (in.opcode == "stacksave") {
+      nops(in, 1);
+      x.dst[0] = dst(in.ops[0], in, info);
+      x.ndst = 1;
+      x.fn = stackSave();
+    } else {
+      nops(in, 1);
+      x.src[0] = src(in.ops[0], t, in, info);
+      x.nsrc = 1;
+      x.fn = stackRestore();
+    }
+    x.cls = InstClass::IntAdd;
+  }
+
+  Type oneTypeOf(const Instruction& in, ModList& mods) const {
+    auto ts = mods.takeTypes();
+    if (ts.size() != 1) invalid(in.loc, fmt::format("'{}' needs exactly one type", in.opcode));
+    return ts[0];
+  }
+
+  void nops(const Instruction& in, size_t n) const {
+    if (in.ops.size() != n)
+      invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", in.opcode, n, in.ops.size()));
+  }
+
+  // Sub-word selectors and negated registers belong to video instructions only.
+  void rejectVideoOperands(const std::vector<Operand>& ops, const std::string& op) const {
+    for (const auto& o : ops) {
+      if (!o.sel.empty())
+        invalid(o.loc, fmt::format("the operand selector '{}' is only valid in video "
+                                   "instructions, not in '{}'",
+                                   o.sel, op));
+      if (o.minus)
+        invalid(o.loc, fmt::format("a negated register is only valid in vmad, not in '{}'", op));
+      rejectVideoOperands(o.elems, op);
+    }
+  }
+
+  // Scalar video selector: 0 none (the word), 1..4 .b0-.b3, 5..6 .h0/.h1.
+  uint8_t videoScalarSel(const Operand& o, const std::string& op) const {
+    static const char* const names[] = {".b0", ".b1", ".b2", ".b3", ".h0", ".h1"};
+    if (o.sel.empty()) return 0;
+    for (uint8_t i = 0; i < 6; ++i)
+      if (o.sel == names[i]) return static_cast<uint8_t>(i + 1);
+    invalid(o.loc,
+            fmt::format("'{}' is not a selector of {} (.b0 .b1 .b2 .b3 .h0 .h1)", o.sel, op));
+  }
+
+  // SIMD video source selector (.hxy for vop2, .bxyzw for vop4; the last digit picks lane 0's
+  // element of {b, a}): per lane i, the element index at bits 3i.
+  uint16_t videoSimdSel(const Operand& o, unsigned lanes, unsigned first,
+                        const std::string& op) const {
+    uint16_t sel = 0;
+    if (o.sel.empty()) {
+      for (unsigned i = 0; i < lanes; ++i) sel |= static_cast<uint16_t>((first + i) << (3 * i));
+      return sel;
+    }
+    const char letter = lanes == 2 ? 'h' : 'b';
+    const unsigned limit = lanes == 2 ? 4 : 8;
+    bool ok = o.sel.size() == 2 + lanes && o.sel[1] == letter;
+    for (unsigned i = 0; ok && i < lanes; ++i) {
+      const unsigned k = static_cast<unsigned>(o.sel[1 + lanes - i] - '0');
+      ok = k < limit;
+      sel |= static_cast<uint16_t>(k << (3 * i));
+    }
+    if (!ok)
+      invalid(o.loc, fmt::format("'{}' is not a source selector of {} ({})", o.sel, op,
+                                 lanes == 2 ? ".hxy, x and y in 0..3" : ".bxyzw, each in 0..7"));
+    return sel;
+  }
+
+  // SIMD video destination mask (.h0 .h1 .h10; .b0 .. .b3210): bit i set when lane i is written.
+  uint8_t videoMask(const Operand& o, unsigned lanes, const std::string& op) const {
+    if (o.sel.empty()) return static_cast<uint8_t>((1u << lanes) - 1);
+    const char letter = lanes == 2 ? 'h' : 'b';
+    bool ok = o.sel.size() >= 3 && o.sel.size() <= 2 + lanes && o.sel[1] == letter;
+    uint8_t m = 0;
+    int prev = 99;
+    for (size_t i = 2; ok && i < o.sel.size(); ++i) {
+      const int k = o.sel[i] - '0';
+      ok = k < static_cast<int>(lanes) && k < prev;  // digits in decreasing order
+      prev = k;
+      m |= static_cast<uint8_t>(1u << k);
+    }
+    if (!ok) invalid(o.loc, fmt::format("'{}' is not a destination mask of {}", o.sel, op));
+    return m;
+  }
+
+  // vadd vsub vabsdiff vmin vmax vshl vshr vmad vset, vop2 and vop4 (handlers_video.cpp).
+  void decodeVideo(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const std::string& op = in.opcode;
+    VideoParams v;
+    v.lanes = op.back() == '2' ? 2 : op.back() == '4' ? 4 : 1;
+    const std::string base = v.lanes == 1 ? op : op.substr(0, op.size() - 1);
+    static const std::pair<const char*, VideoOp> ops[] = {
+        {"vadd", VideoOp::Add},  {"vsub", VideoOp::Sub}, {"vabsdiff", VideoOp::AbsDiff},
+        {"vmin", VideoOp::Min},  {"vmax", VideoOp::Max}, {"vshl", VideoOp::Shl},
+        {"vshr", VideoOp::Shr},  {"vmad", VideoOp::Mad}, {"vset", VideoOp::Set},
+        {"vavrg", VideoOp::Avrg}};
+    for (const auto& [name, o] : ops)
+      if (base == name) v.op = o;
+    const bool isSet = v.op == VideoOp::Set, isMad = v.op == VideoOp::Mad;
+    const bool isShift = v.op == VideoOp::Shl || v.op == VideoOp::Shr;
+    if (isSet) {
+      const int cmp = mods.takeOne({".eq", ".ne", ".lt", ".le", ".gt", ".ge"});
+      if (cmp < 0) invalid(in.loc, op + " needs a comparison (.eq .ne .lt .le .gt .ge)");
+      v.cmp = static_cast<uint8_t>(cmp);
+    }
+    v.sat = mods.take(".sat");
+    const int op2 = mods.takeOne({".add", ".min", ".max"});
+    v.op2 = static_cast<uint8_t>(op2 + 1);
+    if (isShift) {
+      const int mode = mods.takeOne({".clamp", ".wrap"});
+      if (mode < 0) invalid(in.loc, op + " needs .clamp or .wrap");
+      v.clamp = mode == 0;
+    }
+    if (isMad) {
+      v.po = mods.take(".po");
+      const int sc = mods.takeOne({".shr7", ".shr15"});
+      v.scale = sc < 0 ? 0 : sc == 0 ? 7 : 15;
+    }
+    const auto ts = mods.takeTypes();
+    const size_t ntypes = isSet ? 2 : 3;
+    if (ts.size() != ntypes)
+      invalid(in.loc, fmt::format("{} needs {} types (.u32 or .s32)", op,
+                                  isSet ? ".atype.btype" : ".dtype.atype.btype"));
+    for (Type t : ts)
+      if (t != Type::U32 && t != Type::S32) invalid(in.loc, op + " types are .u32 or .s32");
+    if (isSet) {
+      v.aSigned = ts[0] == Type::S32;
+      v.bSigned = ts[1] == Type::S32;
+    } else {
+      v.dSigned = ts[0] == Type::S32;
+      v.aSigned = ts[1] == Type::S32;
+      v.bSigned = ts[2] == Type::S32;
+    }
+    if (isShift && v.bSigned) invalid(in.loc, op + " takes a .u32 shift amount (btype)");
+    if (!mods.allUsed()) unsupported(in);
+    if (in.ops.size() < 3 || in.ops.size() > 4)
+      invalid(in.loc, fmt::format("'{}' takes {} operands, found {}", op,
+                                  v.lanes == 1 && !isMad ? "3 or 4" : "4", in.ops.size()));
+    const Operand& d = in.ops[0];
+    if (v.lanes == 1) {
+      if (isMad) {
+        if (in.ops.size() != 4) invalid(in.loc, "vmad takes 4 operands (d, a, b, c)");
+        if (!d.sel.empty()) invalid(d.loc, "vmad has no destination selector");
+      } else if (in.ops.size() == 4) {
+        if (op2 < 0 && d.sel.empty())
+          invalid(in.loc, op + " with a c operand needs a secondary operation (.add .min .max) "
+                               "or a destination selector");
+        if (op2 >= 0 && !d.sel.empty())
+          invalid(d.loc, op + ": a secondary operation and a destination selector exclude each "
+                              "other");
+      } else if (op2 >= 0 || !d.sel.empty()) {
+        invalid(in.loc, op + " with a secondary operation or a destination selector needs c");
+      }
+      v.dsel = videoScalarSel(d, op);
+      v.asel = videoScalarSel(in.ops[1], op);
+      v.bsel = videoScalarSel(in.ops[2], op);
+      if (in.ops.size() == 4 && !in.ops[3].sel.empty())
+        invalid(in.ops[3].loc, op + ": c takes no selector");
+    } else {
+      if (in.ops.size() != 4) invalid(in.loc, op + " takes 4 operands (d, a, b, c)");
+      if (op2 > 0) invalid(in.loc, op + " has only the secondary operation .add");
+      if (v.sat && op2 == 0)
+        invalid(in.loc, op + ": saturation cannot be used with the secondary accumulate");
+      v.dsel = videoMask(d, v.lanes, op);
+      v.asel = videoSimdSel(in.ops[1], v.lanes, 0, op);
+      v.bsel = videoSimdSel(in.ops[2], v.lanes, v.lanes, op);
+      if (!in.ops[3].sel.empty()) invalid(in.ops[3].loc, op + ": c takes no selector");
+    }
+    for (size_t i = 0; i < in.ops.size(); ++i)
+      if (in.ops[i].minus && (!isMad || i == 0))
+        invalid(in.ops[i].loc, "a negated register is only valid in vmad's a, b and c");
+    if (isMad) {
+      v.negProduct = in.ops[1].minus != in.ops[2].minus;
+      v.negC = in.ops[3].minus;
+      if (v.po && (in.ops[1].minus || in.ops[2].minus || v.negC))
+        invalid(in.loc, "vmad.po takes no negated operand");
+      if (v.negProduct && v.negC) invalid(in.loc, "vmad negates either the product or c, not both");
+    }
+    x.dst[0] = dst(d, in, info);
+    x.src[0] = src(in.ops[1], Type::U32, in, info);
+    x.src[1] = src(in.ops[2], Type::U32, in, info);
+    x.src[2] = in.ops.size() == 4 ? src(in.ops[3], Type::U32, in, info) : constSlot(0);
+    x.ndst = 1;
+    x.nsrc = 3;
+    x.imm = static_cast<int64_t>(v.encode());
+    x.fn = video();
+    // Integer ALU work; vmad uses the multiplier. (GPUs since Maxwell emulate video instructions
+    // with short sequences of integer instructions, so these classes are a lower bound.)
+    x.cls = isMad ? InstClass::IntMad : InstClass::IntAdd;
   }
 
   // f16/bf16 (and x2) arithmetic. `nan`, `relu` and the float flags were taken by the caller.
@@ -1586,7 +2045,8 @@ class Decoder {
   void decodeLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, size_t fi) {
     const bool isStore = in.opcode == "st";
     int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta",
-                           ".param::func", ".param::entry"});
+                           ".param::func", ".param::entry", ".shared::cluster"});
+    if (sp == 8) sp = 1;  // a cluster of one block: its own shared memory
     mods.take(".nc");
     mods.takeMemoryHints();
     int v = mods.takeOne({".v2", ".v4"});
@@ -1597,7 +2057,14 @@ class Decoder {
     if (bytes == 0 || bytes > 8 || t == Type::Pred) unsupported(in);
     x.vec = static_cast<uint8_t>(v == 0 ? 2 : v == 1 ? 4 : 1);
     x.bytes = static_cast<uint8_t>(bytes);
-    if (in.ops.size() != 2) invalid(in.loc, in.opcode + " takes 2 operands");
+    // .L2::cache_hint adds a createpolicy value as a last operand (a hint: read, then unused).
+    const bool policy =
+        std::find(in.mods.begin(), in.mods.end(), ".L2::cache_hint") != in.mods.end();
+    if (in.ops.size() != (policy ? 3u : 2u))
+      invalid(in.loc, in.opcode + (policy ? " with .L2::cache_hint takes 3 operands (the last a "
+                                            "cache policy)"
+                                          : " takes 2 operands"));
+    if (policy) src(in.ops[2], Type::B64, in, info);
     const Operand& addrOp = isStore ? in.ops[0] : in.ops[1];
     const Operand& valOp = isStore ? in.ops[1] : in.ops[0];
     Address ad = address(addrOp, in, info);
@@ -1662,7 +2129,7 @@ class Decoder {
 
   void decodeAtomic(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     const bool isRed = in.opcode == "red";
-    int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+    int sp = mods.takeOne({".global", ".shared", ".shared::cta", ".shared::cluster"});
     mods.takeMemoryHints();
     int aop = mods.takeOne(
         {".add", ".min", ".max", ".inc", ".dec", ".exch", ".cas", ".and", ".or", ".xor"});
@@ -1672,9 +2139,12 @@ class Decoder {
     if (ts.size() != 1) invalid(in.loc, in.opcode + " needs exactly one type");
     Type t = ts[0];
     AtomOp op = static_cast<AtomOp>(aop);
-    size_t want = (isRed ? 2 : 3) + (op == AtomOp::Cas ? 1 : 0);
+    const bool policy =
+        std::find(in.mods.begin(), in.mods.end(), ".L2::cache_hint") != in.mods.end();
+    size_t want = (isRed ? 2 : 3) + (op == AtomOp::Cas ? 1 : 0) + (policy ? 1 : 0);
     if (in.ops.size() != want)
       invalid(in.loc, fmt::format("{} takes {} operands", in.opcode, want));
+    if (policy) src(in.ops[want - 1], Type::B64, in, info);  // the cache policy: a hint
     size_t i = 0;
     if (!isRed) {
       x.dst[0] = dst(in.ops[i++], in, info);
@@ -1703,6 +2173,31 @@ class Decoder {
       nopsCheck(in, 0);
       x.fn = nop();
       x.cls = InstClass::Nop;
+      return;
+    }
+    if (mods.take(".mbarrier")) {  // cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [a]
+      // The arrive-on happens when this thread's earlier cp.async copies complete, which they
+      // have (they copy at once). Without .noinc the pending count is first raised by one, so
+      // the two cancel; with .noinc it is an arrival like mbarrier.arrive's.
+      if (!mods.take(".arrive")) invalid(in.loc, "cp.async.mbarrier needs .arrive");
+      const bool noinc = mods.take(".noinc");
+      const bool shared = mods.takeOne({".shared", ".shared::cta"}) >= 0;
+      const auto types = mods.takeTypes();
+      if (types.size() != 1 || types[0] != Type::B64)
+        invalid(in.loc, "cp.async.mbarrier.arrive takes a .b64 mbarrier");
+      nopsCheck(in, 1);
+      Address a = address(in.ops[0], in, info);
+      x.space = sharedOrGeneric(shared, a, in.ops[0]);
+      x.src[0] = a.base;
+      x.imm = a.offset;
+      x.src[1] = constSlot(noinc ? 1 : 0);
+      x.nsrc = 2;
+      x.dst[0] = sinkSlot();
+      x.ndst = 1;
+      x.bytes = 8;
+      x.fn = noinc ? mbarrier(MbarOp::Arrive) : nop();
+      x.wakes = noinc;
+      x.cls = noinc ? InstClass::Atomic : InstClass::Nop;
       return;
     }
     if (mods.take(".wait_group")) {
@@ -1768,8 +2263,8 @@ class Decoder {
     if (arrive && mods.take(".expect_tx")) flags |= kMbarExpectTx;
     if (arrive && mods.take(".noComplete")) flags |= kMbarNoComplete;
     if (wait && mods.take(".parity")) flags |= kMbarParity;
-    const bool shared = mods.takeOne({".shared", ".shared::cta"}) >= 0;
-    if (mods.take(".shared::cluster")) unsupported(in, "clusters are not supported");
+    // .shared::cluster addresses name the block's own shared memory (a cluster of one block).
+    const bool shared = mods.takeOne({".shared", ".shared::cta", ".shared::cluster"}) >= 0;
     mods.takeMemoryHints();  // .release .acquire .relaxed .cta .cluster
     const auto types = mods.takeTypes();
     if (types.size() != 1 || types[0] != Type::B64) unsupported(in);
@@ -1844,6 +2339,46 @@ class Decoder {
       x.cls = InstClass::Nop;
       return;
     }
+    // cp.reduce.async.bulk: a reduction op and an element type.
+    const bool reduce = std::find(in.mods.begin(), in.mods.end(), ".reduce") != in.mods.end();
+    int redOp = -1;
+    BulkRedType redType = BulkRedType::B32;
+    if (reduce) {
+      mods.take(".reduce");
+      redOp = mods.takeOne({".and", ".or", ".xor", ".add", ".inc", ".dec", ".min", ".max"});
+      const bool noftz = mods.take(".noftz");
+      const auto ts = mods.takeTypes();
+      if (redOp < 0 || ts.size() != 1)
+        invalid(in.loc,
+                "cp.reduce.async.bulk needs a reduction (.and .or .xor .add .inc .dec "
+                ".min .max) and a type");
+      static const std::pair<Type, BulkRedType> types[] = {
+          {Type::B32, BulkRedType::B32}, {Type::U32, BulkRedType::U32},
+          {Type::S32, BulkRedType::S32}, {Type::B64, BulkRedType::B64},
+          {Type::U64, BulkRedType::U64}, {Type::S64, BulkRedType::S64},
+          {Type::F32, BulkRedType::F32}, {Type::F64, BulkRedType::F64},
+          {Type::F16, BulkRedType::F16}, {Type::BF16, BulkRedType::BF16}};
+      bool found = false;
+      for (const auto& [pt, bt] : types)
+        if (ts[0] == pt) {
+          redType = bt;
+          found = true;
+        }
+      const BulkRedOp ro = static_cast<BulkRedOp>(redOp);
+      const bool bits = redType == BulkRedType::B32 || redType == BulkRedType::B64;
+      const bool flt = redType >= BulkRedType::F32;
+      const bool half = redType == BulkRedType::F16 || redType == BulkRedType::BF16;
+      bool ok = found;
+      if (ro == BulkRedOp::And || ro == BulkRedOp::Or || ro == BulkRedOp::Xor)
+        ok = ok && bits;
+      else if (ro == BulkRedOp::Inc || ro == BulkRedOp::Dec)
+        ok = ok && redType == BulkRedType::U32;
+      else if (ro == BulkRedOp::Add)
+        ok = ok && !bits && redType != BulkRedType::S64 && half == noftz;
+      else
+        ok = ok && !bits && !flt;
+      if (!ok || (noftz && !half)) unsupported(in);
+    }
     // The destination space comes first: .shared::cta/.shared::cluster or .global.
     std::vector<std::string> spaces;
     for (const auto& m : in.mods)
@@ -1859,6 +2394,13 @@ class Decoder {
     const bool dstGlobal = spaces[0] == ".global", srcGlobal = spaces[1] == ".global";
     if (dstGlobal && srcGlobal) unsupported(in);
     x.mode = dstGlobal ? 1 : srcGlobal ? 0 : 2;
+    if (reduce) {
+      if (x.mode == 0) unsupported(in, "bulk reductions read shared memory (.shared::cta)");
+      if (x.mode == 2 && redType >= BulkRedType::F32)
+        unsupported(in, "bulk reductions into shared memory are on integers");
+      x.flags = static_cast<uint8_t>(redOp + 1);
+      x.mode2 = static_cast<uint8_t>(redType);
+    }
     if ((x.mode == 1) != group || (x.mode != 1) != complete)
       unsupported(in, x.mode == 1 ? "a copy to global memory completes through .bulk_group"
                                   : "a copy to shared memory completes through "
@@ -1895,6 +2437,7 @@ class Decoder {
     x.wakes = x.mode != 1;
     x.fn = cpAsyncBulk();
     x.cls = x.mode == 1 ? InstClass::Store : InstClass::Load;
+    if (reduce && x.mode == 1) x.cls = InstClass::Atomic;  // read-modify-write at the L2
   }
 
   // The registers of a { ... } vector operand (or a single register).
@@ -1911,80 +2454,142 @@ class Decoder {
   void decodeMma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".row") || !mods.take(".col"))
       unsupported(in, "mma needs .sync.aligned and the .row.col layout");
-    int shape = mods.takeOne({".m16n8k8", ".m16n8k16", ".m16n8k32"});
-    bool satFinite = mods.take(".satfinite");
-    int tf32 = 0;
-    while (mods.take(".tf32")) ++tf32;
-    std::vector<Type> ts = mods.takeTypes();
+    static const char* const shapes[] = {".m16n8k4",  ".m16n8k8",   ".m16n8k16",  ".m16n8k32",
+                                         ".m16n8k64", ".m16n8k128", ".m16n8k256", ".m8n8k4",
+                                         ".m8n8k16",  ".m8n8k32",   ".m8n8k128"};
+    int shape = -1;
+    for (int i = 0; i < 11 && shape < 0; ++i)
+      if (mods.take(shapes[i])) shape = i;
     if (shape < 0) unsupported(in);
-    if (tf32 == 2)
-      ts = {ts.size() == 2 ? ts[0] : Type::None, Type::None, Type::None,
-            ts.size() == 2 ? ts[1] : Type::None};
+    const bool m8 = shape >= 7;
+    const int k = std::atoi(shapes[shape] + (m8 ? 6 : 7));  // after ".m8n8k" or ".m16n8k"
+    const bool satFinite = mods.take(".satfinite");
+    const int b1op = mods.takeOne({".xor", ".and"});
+    const bool popc = mods.take(".popc");
+    // The four types d, a, b, c in order (some are not ptx::Type names: tf32, fp8, s4, u4, b1).
+    static const char* const names[] = {".f16", ".bf16", ".tf32", ".s8",   ".u8", ".s4",
+                                        ".u4",  ".b1",   ".e4m3", ".e5m2", ".f64"};
+    std::vector<std::string> ts;
+    for (const auto& m : in.mods)
+      if (m == ".f32" || m == ".s32" ||
+          std::find_if(std::begin(names), std::end(names), [&](const char* n) { return m == n; }) !=
+              std::end(names))
+        ts.push_back(m);
+    for (const auto& t : ts) mods.take(t);
+    if (ts.size() == 2 && ts[0] == ".f32" && ts[1] == ".tf32")
+      ts = {".f32", ".tf32", ".tf32", ".f32"};
     if (ts.size() != 4) invalid(in.loc, "mma needs .dtype.atype.btype.ctype");
-    auto kind = [&](Type t) -> int {
-      switch (t) {
-        case Type::F16:
-          return int(MmaType::F16);
-        case Type::BF16:
-          return int(MmaType::BF16);
-        case Type::S8:
-          return int(MmaType::S8);
-        case Type::U8:
-          return int(MmaType::U8);
-        case Type::None:
-          return tf32 == 2 ? int(MmaType::TF32) : -1;
-        default:
-          return -1;
-      }
+    auto kind = [&](const std::string& t) -> int {
+      for (int i = 0; i < 11; ++i)
+        if (t == names[i]) return i;  // the MmaType order
+      return -1;
     };
     const int at = kind(ts[1]), bt = kind(ts[2]);
     if (at < 0 || bt < 0) unsupported(in);
-    const bool isInt = at >= int(MmaType::S8);
-    if (isInt != (bt >= int(MmaType::S8)) || (!isInt && at != bt)) unsupported(in);
-    const Type acc = isInt ? Type::S32 : Type::F32;
-    // f16 inputs may have f16 accumulators (D and C each, two f16x2 registers).
-    const bool halfOk = at == int(MmaType::F16);
-    const bool dHalf = halfOk && ts[0] == Type::F16, cHalf = halfOk && ts[3] == Type::F16;
-    if ((ts[0] != acc && !dHalf) || (ts[3] != acc && !cHalf))
-      unsupported(in, "accumulators must be .f32 (.f16 with f16 inputs) or .s32");
-    if (satFinite && !isInt) unsupported(in);
-    MmaShape ms;
-    if (isInt) {
-      if (shape == 0) unsupported(in);
-      ms = shape == 1 ? MmaShape::M16N8K16Int : MmaShape::M16N8K32Int;
-    } else if (at == int(MmaType::TF32)) {
-      if (shape != 0) unsupported(in);
-      ms = MmaShape::M16N8K8Tf32;
-    } else {
-      if (shape == 2) unsupported(in);
-      ms = shape == 0 ? MmaShape::M16N8K8Half : MmaShape::M16N8K16Half;
+    const MmaType a = MmaType(at), b = MmaType(bt);
+    auto family = [](MmaType t) {
+      switch (t) {
+        case MmaType::S8:
+        case MmaType::U8:
+          return 1;
+        case MmaType::S4:
+        case MmaType::U4:
+          return 2;
+        case MmaType::B1:
+          return 3;
+        case MmaType::E4M3:
+        case MmaType::E5M2:
+          return 4;
+        default:
+          return 0;  // f16 bf16 tf32 f64: both inputs the same type
+      }
+    };
+    if (family(a) != family(b) || (family(a) == 0 && a != b)) unsupported(in);
+    const bool isInt = family(a) >= 1 && family(a) <= 3;
+    const bool isF64 = a == MmaType::F64;
+    if (a == MmaType::F16 && m8 && k == 4)
+      unsupported(in, "mma.m8n8k4 with .f16 inputs (the quad-pair form of sm_70) is not supported");
+    // Shape and input type: the fragment layout, and elements per register.
+    MmaShape ms{};
+    bool ok = false;
+    switch (a) {
+      case MmaType::F16:
+      case MmaType::BF16:
+        ok = !m8 && (k == 8 || k == 16);
+        ms = k == 8 ? MmaShape::M16N8K8Half : MmaShape::M16N8K16Half;
+        break;
+      case MmaType::TF32:
+        ok = !m8 && (k == 4 || k == 8);
+        ms = k == 4 ? MmaShape::M16N8K4Tf32 : MmaShape::M16N8K8Tf32;
+        break;
+      case MmaType::F64:
+        ok = (m8 && k == 4) || (!m8 && (k == 4 || k == 8 || k == 16));
+        ms = m8       ? MmaShape::M8N8K4F64
+             : k == 4 ? MmaShape::M16N8K4F64
+             : k == 8 ? MmaShape::M16N8K8F64
+                      : MmaShape::M16N8K16F64;
+        break;
+      default: {  // integer and fp8: k is one (or two) registers of elements per thread row
+        const int e = family(a) == 2 ? 8 : family(a) == 3 ? 32 : 4;
+        ok = (m8 && k == 4 * e && family(a) != 4) || (!m8 && k == 4 * e && family(a) != 4) ||
+             (!m8 && k == 8 * e);
+        ms = m8 ? MmaShape::M8N8K16Int : k == 4 * e ? MmaShape::M16N8K16Int : MmaShape::M16N8K32Int;
+        break;
+      }
     }
-    const int k = shape == 0 ? 8 : shape == 1 ? 16 : 32;
-    const int perReg = at == int(MmaType::TF32) ? 1 : isInt ? 4 : 2;
-    const size_t ra = size_t(16 * k / 32 / perReg), rb = size_t(8 * k / 32 / perReg);
+    if (!ok) unsupported(in);
+    if ((a == MmaType::B1) != (b1op >= 0 && popc))
+      invalid(in.loc, a == MmaType::B1 ? "mma with .b1 inputs needs .xor.popc or .and.popc"
+                                       : ".xor/.and.popc apply to .b1 inputs only");
+    if (satFinite && (!isInt || a == MmaType::B1)) unsupported(in);
+    // Accumulators: s32 (integer inputs), f64 (f64), f32 or f16 (f16 and fp8 inputs), f32.
+    const std::string acc = isInt ? ".s32" : isF64 ? ".f64" : ".f32";
+    const bool halfOk = a == MmaType::F16 || family(a) == 4;
+    const bool dHalf = halfOk && ts[0] == ".f16", cHalf = halfOk && ts[3] == ".f16";
+    if ((ts[0] != acc && !dHalf) || (ts[3] != acc && !cHalf))
+      unsupported(in,
+                  "accumulators must be .f32 (.f16 with f16 or fp8 inputs), .f64 (f64 "
+                  "inputs) or .s32 (integer inputs)");
+    const int mrows = m8 ? 8 : 16;
+    const int perA = a == MmaType::TF32 || isF64               ? 1
+                     : a == MmaType::F16 || a == MmaType::BF16 ? 2
+                     : family(a) == 2                          ? 8
+                     : family(a) == 3                          ? 32
+                                                               : 4;
+    const size_t ra = size_t(mrows * k / 32 / perA), rb = size_t(8 * k / 32 / perA);
+    const size_t nc = size_t(mrows * 8 / 32);
     nopsCheck(in, 4);
-    auto d = vectorElems(in.ops[0]), a = vectorElems(in.ops[1]), b = vectorElems(in.ops[2]),
+    auto d = vectorElems(in.ops[0]), av = vectorElems(in.ops[1]), bv = vectorElems(in.ops[2]),
          cc = vectorElems(in.ops[3]);
-    const size_t rd = dHalf ? 2 : 4, rc = cHalf ? 2 : 4;
-    if (d.size() != rd || a.size() != ra || b.size() != rb || cc.size() != rc)
+    const size_t rd = dHalf ? nc / 2 : nc, rc = cHalf ? nc / 2 : nc;
+    if (d.size() != rd || av.size() != ra || bv.size() != rb || cc.size() != rc)
       invalid(in.loc, fmt::format("this mma takes {{{}}}, {{{}}}, {{{}}} and {{{}}} registers", rd,
                                   ra, rb, rc));
+    const Type regType = isF64 ? Type::F64 : Type::B32;
     std::vector<uint32_t> list;
     for (const Operand* o : d) list.push_back(dst(*o, in, info));
-    for (const Operand* o : a) list.push_back(src(*o, Type::B32, in, info));
-    for (const Operand* o : b) list.push_back(src(*o, Type::B32, in, info));
-    for (const Operand* o : cc) list.push_back(src(*o, cHalf ? Type::B32 : acc, in, info));
+    for (const Operand* o : av) list.push_back(src(*o, regType, in, info));
+    for (const Operand* o : bv) list.push_back(src(*o, regType, in, info));
+    for (const Operand* o : cc)
+      list.push_back(src(*o,
+                         cHalf   ? Type::B32
+                         : isInt ? Type::S32
+                         : isF64 ? Type::F64
+                                 : Type::F32,
+                         in, info));
     x.aux = static_cast<uint32_t>(p_->operandLists.size());
     p_->operandLists.push_back(std::move(list));
     x.mode = static_cast<uint8_t>(ms);
     x.mode2 = static_cast<uint8_t>(at | (bt << 4));
+    x.imm = k;
     x.flags = static_cast<uint8_t>((isInt ? 1 : 0) | (satFinite ? 2 : 0) | (dHalf ? 4 : 0) |
-                                   (cHalf ? 8 : 0));
+                                   (cHalf ? 8 : 0) | (b1op == 0 ? 16 : 0) | (b1op == 1 ? 32 : 0) |
+                                   (isF64 ? 64 : 0));
     x.fn = mma();
-    x.cls = isInt ? InstClass::IntMad : InstClass::FpMad;
+    // Tensor-core work: issued with the multiply-add latency of its accumulator type.
+    x.cls = isInt ? InstClass::IntMad : isF64 ? InstClass::DpMad : InstClass::FpMad;
   }
 
-  // ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16 {r..}, [addr] (stmatrix: [addr], {r..})
   void decodeMatrixLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     const bool store = in.opcode == "stmatrix";
     if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m8n8")) unsupported(in);
@@ -2023,7 +2628,110 @@ class Decoder {
   // wmma.load.{a,b,c} / wmma.store.d / wmma.mma in the shapes m16n16k16, m32n8k16, m8n32k16
   // (f16 or bf16 inputs) and m16n16k8 (tf32), with f32 or (f16 inputs) f16 accumulators; the
   // fragment layout is gpusc's own (see handlers_mma.cpp).
+  // wmma in the 8x8 shapes: m8n8k4 (f64), m8n8k32 (s4, u4) and m8n8k128 (b1), with s32 or f64
+  // accumulators. Their fragments use gpusc's layout (handlers_mma.cpp), as the other shapes do.
+  void decodeWmmaSmall(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int kind = mods.takeOne({".load", ".store", ".mma"});
+    const int shape = mods.takeOne({".m8n8k4", ".m8n8k32", ".m8n8k128"});
+    if (kind < 0 || shape < 0 || !mods.take(".sync") || !mods.take(".aligned"))
+      unsupported(in, "wmma needs .load, .store or .mma and .sync.aligned");
+    const int k = shape == 0 ? 4 : shape == 1 ? 32 : 128;
+    std::vector<std::string> ts;
+    for (const auto& m : in.mods)
+      if (m == ".f64" || m == ".s32" || m == ".s4" || m == ".u4" || m == ".b1") ts.push_back(m);
+    for (const auto& t : ts) mods.take(t);
+    auto kindOf = [](const std::string& t) {
+      return t == ".f64"  ? WmmaKind::F64
+             : t == ".s4" ? WmmaKind::S4
+             : t == ".u4" ? WmmaKind::U4
+             : t == ".b1" ? WmmaKind::B1
+                          : WmmaKind::S32;
+    };
+    // The input types each shape takes.
+    auto inputOk = [&](const std::string& t) {
+      return shape == 0 ? t == ".f64" : shape == 1 ? (t == ".s4" || t == ".u4") : t == ".b1";
+    };
+    const std::string acc = shape == 0 ? ".f64" : ".s32";
+    const Type regType = shape == 0 ? Type::F64 : Type::B32;
+    std::vector<uint32_t> list;
+    auto regs = [&](const Operand& o, bool isDst, size_t n, Type t) {
+      auto r = vectorElems(o);
+      if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
+      for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+    };
+    if (kind == 2) {  // mma
+      const int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
+      if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
+      const bool sat = mods.take(".satfinite");
+      const int b1op = mods.takeOne({".xor", ".and"});
+      const bool popc = mods.take(".popc");
+      if (shape == 0 && mods.takeOne({".rz", ".rm", ".rp"}) >= 0)
+        unsupported(in, "f64 wmma.mma rounds to nearest (.rn) only");
+      if (shape == 0) mods.take(".rn");
+      if (ts.size() != 4 || ts[0] != acc || ts[3] != acc || !inputOk(ts[1]) || !inputOk(ts[2]))
+        unsupported(in,
+                    "wmma.mma is .f64.f64.f64.f64 (m8n8k4), .s32.{s4,u4}.{s4,u4}.s32 "
+                    "(m8n8k32) or .s32.b1.b1.s32 (m8n8k128)");
+      if (shape > 0 && (al != 0 || bl != 1))
+        unsupported(in, "sub-byte wmma.mma takes .row.col layouts");
+      if ((shape == 2) != (b1op >= 0 && popc))
+        invalid(in.loc, shape == 2 ? "wmma.mma with .b1 inputs needs .xor.popc or .and.popc"
+                                   : ".xor/.and.popc apply to .b1 inputs only");
+      if (sat && shape != 1) unsupported(in, ".satfinite applies to s4/u4 wmma.mma only");
+      const WmmaKind ak = kindOf(ts[1]), bk = kindOf(ts[2]);
+      nopsCheck(in, 4);
+      regs(in.ops[0], true, 2, regType);
+      regs(in.ops[1], false, wmmaRegs(ak, 8 * k / 32), regType);
+      regs(in.ops[2], false, wmmaRegs(bk, k * 8 / 32), regType);
+      regs(in.ops[3], false, 2, shape == 0 ? Type::F64 : Type::S32);
+      x.mode = 2;
+      x.mode2 = static_cast<uint8_t>(int(ak) | (int(bk) << 4));
+      x.flags = sat ? 128 : 0;
+      x.imm = b1op < 0 ? 0 : b1op + 1;
+      x.cls = shape == 0 ? InstClass::DpMad : InstClass::IntMad;
+    } else {
+      const bool store = kind == 1;
+      const int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
+      const int layout = mods.takeOne({".row", ".col"});
+      const int sp = mods.takeOne({".global", ".shared", ".shared::cta"});
+      if (which < 0 || layout < 0 || ts.size() != 1) invalid(in.loc, "malformed wmma load/store");
+      const bool accum = which == 2;
+      if (accum ? ts[0] != acc : !inputOk(ts[0]))
+        unsupported(in,
+                    "wmma fragments: m8n8k4 .f64; m8n8k32 A/B .s4/.u4 and C/D .s32; "
+                    "m8n8k128 A/B .b1 and C/D .s32");
+      if (shape > 0 && !accum && layout != which)  // A .row (0), B .col (1)
+        unsupported(in, "sub-byte wmma fragments: A is .row and B is .col");
+      if (in.ops.size() != 2 && in.ops.size() != 3)
+        invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
+      const WmmaKind fk = kindOf(ts[0]);
+      const int rows = which == 1 ? k : 8, cols = which == 0 ? k : 8;
+      const Operand& frag = store ? in.ops[1] : in.ops[0];
+      regs(frag, !store, wmmaRegs(fk, rows * cols / 32), regType);
+      Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+      list.push_back(ad.base);
+      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
+                                        : constSlot(uint64_t(layout == 1 ? rows : cols)));
+      x.imm = ad.offset;
+      x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
+      if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
+          ad.symbolSpace != x.space)
+        invalid(in.loc, "wmma address is in a different state space");
+      x.mode = store ? 1 : 0;
+      x.mode2 = static_cast<uint8_t>(fk);
+      x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | (shape << 3) | 32);
+      x.bytes = 16;
+      x.cls = store ? InstClass::Store : InstClass::Load;
+    }
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.fn = wmma();
+  }
+
   void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    for (const auto& m : in.mods)
+      if (m == ".m8n8k4" || m == ".m8n8k32" || m == ".m8n8k128")
+        return decodeWmmaSmall(in, mods, x, info);
     int kind = mods.takeOne({".load", ".store", ".mma"});
     int shape = mods.takeOne({".m16n16k16", ".m32n8k16", ".m8n32k16", ".m16n16k8"});
     if (kind < 0 || !mods.take(".sync") || !mods.take(".aligned") || shape < 0)
@@ -2048,6 +2756,9 @@ class Decoder {
     };
     auto kindOf = [&](Type t, bool accum) -> int {
       if (t == Type::F32) return accum ? int(WmmaKind::F32) : -1;
+      if (t == Type::S32) return accum && !isTf32Shape ? int(WmmaKind::S32) : -1;
+      if ((t == Type::S8 || t == Type::U8) && !accum && !isTf32Shape)
+        return int(t == Type::S8 ? WmmaKind::S8 : WmmaKind::U8);
       if (t == Type::F16) return int(accum ? WmmaKind::F16Acc : WmmaKind::F16);
       if (t == Type::BF16 && !accum) return int(WmmaKind::BF16);
       return -1;
@@ -2056,9 +2767,19 @@ class Decoder {
       int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
       auto ts = mods.takeTypes();
       if (al < 0 || bl < 0) invalid(in.loc, "wmma.mma needs the A and B layouts");
-      WmmaKind ik;
+      WmmaKind ik, bk = WmmaKind::F16;
       bool dHalf = false, cHalf = false;
-      if (tf32 == 2 && ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32) {
+      const bool satFinite = mods.take(".satfinite");
+      const bool intIn = ts.size() == 4 && (ts[1] == Type::S8 || ts[1] == Type::U8);
+      if (intIn) {  // .s32.{s8,u8}.{s8,u8}.s32{.satfinite}
+        if (tf32 || ts[0] != Type::S32 || ts[3] != Type::S32 ||
+            (ts[2] != Type::S8 && ts[2] != Type::U8))
+          unsupported(in, "integer wmma.mma is .s32.{s8,u8}.{s8,u8}.s32");
+        ik = ts[1] == Type::S8 ? WmmaKind::S8 : WmmaKind::U8;
+        bk = ts[2] == Type::S8 ? WmmaKind::S8 : WmmaKind::U8;
+      } else if (satFinite) {
+        unsupported(in, "only integer wmma.mma takes .satfinite");
+      } else if (tf32 == 2 && ts.size() == 2 && ts[0] == Type::F32 && ts[1] == Type::F32) {
         ik = WmmaKind::TF32;
       } else if (tf32 == 0 && ts.size() == 4 && ts[0] == Type::F32 && ts[1] == Type::BF16 &&
                  ts[2] == Type::BF16 && ts[3] == Type::F32) {
@@ -2076,14 +2797,16 @@ class Decoder {
       if ((ik == WmmaKind::TF32) != isTf32Shape)
         unsupported(in, "tf32 wmma has the shape m16n16k8, and only tf32 has it");
       nopsCheck(in, 4);
+      if (!intIn) bk = ik;
       regs(in.ops[0], true, dHalf ? 4 : 8, Type::B32);
       regs(in.ops[1], false, wmmaRegs(ik, mm * kk / 32), Type::B32);
-      regs(in.ops[2], false, wmmaRegs(ik, kk * nn / 32), Type::B32);
-      regs(in.ops[3], false, cHalf ? 4 : 8, cHalf ? Type::B32 : Type::F32);
+      regs(in.ops[2], false, wmmaRegs(bk, kk * nn / 32), Type::B32);
+      regs(in.ops[3], false, cHalf ? 4 : 8, cHalf || intIn ? Type::B32 : Type::F32);
       x.mode = 2;
-      x.mode2 = static_cast<uint8_t>(ik);
-      x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0));
-      x.cls = InstClass::FpMad;
+      x.mode2 = static_cast<uint8_t>(int(ik) | (int(bk) << 4));
+      x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0) |
+                                     (satFinite ? 128 : 0));
+      x.cls = intIn ? InstClass::IntMad : InstClass::FpMad;
     } else {
       const bool store = kind == 1;
       int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
@@ -2097,8 +2820,8 @@ class Decoder {
       if (k < 0 || (k == int(WmmaKind::TF32)) != (isTf32Shape && !accum) ||
           (isTf32Shape && k == int(WmmaKind::F16Acc)))
         unsupported(in,
-                    "wmma fragments: A and B f16/bf16 (tf32 for m16n16k8), C and D f32 or "
-                    "f16 (f32 for m16n16k8)");
+                    "wmma fragments: A and B f16/bf16/s8/u8 (tf32 for m16n16k8), C and D f32, "
+                    "f16 or s32 (f32 for m16n16k8)");
       if (in.ops.size() != 2 && in.ops.size() != 3)
         invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
       const int rows = which == 1 ? kk : mm, cols = which == 0 ? kk : nn;
@@ -2260,7 +2983,8 @@ class Decoder {
   std::vector<uint8_t> regWidth_;  // 32-bit units per register slot
   uint32_t nextSlot_ = 0;
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
-  const Function* vprintf_ = nullptr;       // the module's vprintf declaration, when called
+  uint32_t stackSlot_ = kNoPc;         // alloca's per-thread bytes in use (when the kernel has one)
+  const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
   std::vector<const Function*> heapFuncs_;  // malloc and free, when called
   std::vector<const Function*> addressTaken_;
   bool addressTakenDone_ = false;

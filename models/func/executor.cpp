@@ -104,6 +104,30 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
       return L.dynamicShared;
     case SReg::TotalSmemSize:
       return L.sharedBytes;
+    // Clusters are not modelled: each block is an implicit cluster of one block.
+    case SReg::ClusterIdX:
+      return cta.ctaid.x;
+    case SReg::ClusterIdY:
+      return cta.ctaid.y;
+    case SReg::ClusterIdZ:
+      return cta.ctaid.z;
+    case SReg::NClusterIdX:
+      return L.grid.x;
+    case SReg::NClusterIdY:
+      return L.grid.y;
+    case SReg::NClusterIdZ:
+      return L.grid.z;
+    case SReg::ClusterNCtaIdX:
+    case SReg::ClusterNCtaIdY:
+    case SReg::ClusterNCtaIdZ:
+    case SReg::ClusterNCtaRank:
+      return 1;
+    case SReg::ClusterCtaIdX:
+    case SReg::ClusterCtaIdY:
+    case SReg::ClusterCtaIdZ:
+    case SReg::ClusterCtaRank:
+    case SReg::IsExplicitCluster:
+      return 0;
     default:
       return 0;
   }

@@ -135,16 +135,36 @@ enum HalfFlags : uint8_t {
 };
 Handler halfArith(HalfOp op, Type t);
 Handler cvtPackPair(Type dt);  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 d, a, b
+// cvt.{rn,rz}{.relu}{.satfinite}.{f16,bf16}.f32 d, a (mode2: rounding, flags: kHalfRelu,
+// kHalfSatFinite).
+Handler cvtHalfSingle(Type dt);
 
 // Warp-collective matrix instructions (models/func/handlers_mma.cpp). Their operands are in
 // Program::operandLists[aux].
-enum class MmaShape : uint8_t { M16N8K8Half, M16N8K16Half, M16N8K8Tf32, M16N8K16Int, M16N8K32Int };
-enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8 };
+// Fragment layouts. The integer families hold e elements per register (s8, u8, e4m3, e5m2: 4;
+// s4, u4: 8; b1: 32): M16N8K16Int is m16n8k16 (s8), m16n8k32 (s4) and m16n8k128 (b1);
+// M16N8K32Int m16n8k32 (s8, e4m3, e5m2), m16n8k64 (s4) and m16n8k256 (b1); M8N8K16Int m8n8k16
+// (s8), m8n8k32 (s4) and m8n8k128 (b1). The k of an instruction travels in Inst::imm.
+enum class MmaShape : uint8_t {
+  M16N8K8Half,
+  M16N8K16Half,
+  M16N8K8Tf32,
+  M16N8K16Int,
+  M16N8K32Int,
+  M16N8K4Tf32,
+  M8N8K16Int,
+  M8N8K4F64,
+  M16N8K4F64,
+  M16N8K8F64,
+  M16N8K16F64
+};
+enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8, S4, U4, B1, E4M3, E5M2, F64 };
 Handler mma();
 Handler matrixLoadStore();  // ldmatrix / stmatrix
+Handler movmatrix();        // movmatrix.sync.aligned.m8n8.trans.b16 d, a (src[0], dst[0])
 Handler wmma();             // wmma.load / wmma.store / wmma.mma (see handlers_mma.cpp)
 // wmma fragment element kinds, and shapes (m16n16k16, m32n8k16, m8n32k16, m16n16k8).
-enum class WmmaKind : uint8_t { F16, BF16, TF32, F32, F16Acc };
+enum class WmmaKind : uint8_t { F16, BF16, TF32, F32, F16Acc, S8, U8, S32, F64, S4, U4, B1 };
 enum class WmmaShape : uint8_t { M16N16K16, M32N8K16, M8N32K16, M16N16K8 };
 // Registers of a fragment of `kind` holding `elements` elements per thread.
 size_t wmmaRegs(WmmaKind kind, int elements);
@@ -171,6 +191,15 @@ Handler cvt(Type dt, Type st, Round r, uint8_t flags);
 // cvt.{rna,rn,rz}{.satfinite}.tf32.f32: the f32 rounded to 10 mantissa bits (low 13 bits zero);
 // mode2: the rounding (Rna, Rn or Rz), flags 1: .satfinite.
 Handler cvtTf32();
+// Narrow floating-point formats, two values per register: cvt.rn.satfinite{.relu}.<f>x2.f32
+// d, a, b (mode2 0; a goes to the upper element), .<f8>x2.f16x2 d, a (mode2 1) and
+// cvt.rn{.relu}.f16x2.<f>x2 d, a (mode2 2); flags 1: .relu. fp8 and fp6 pairs are 16 bits (one
+// element per byte), fp4 pairs 8 bits.
+enum class NarrowFormat : uint8_t { E4M3, E5M2, E2M3, E3M2, E2M1 };
+Handler cvtNarrow(NarrowFormat f);
+// cvt.pack.sat: mode the converted width (2, 4, 8 or 16 bits), flags 1: signed; d = c << 2w |
+// sat(a) << w | sat(b) (no c for 16 bits).
+Handler cvtPackSat();
 Handler movPack(unsigned parts, unsigned partBytes);    // mov.b64 d, {a,b}
 Handler movUnpack(unsigned parts, unsigned partBytes);  // mov.b64 {a,b}, s
 Handler movSReg(ptx::SReg s);                           // dynamic special registers
@@ -212,6 +241,51 @@ enum class MbarOp : uint8_t {
 enum MbarFlags : uint8_t { kMbarParity = 1, kMbarExpectTx = 2, kMbarNoComplete = 4 };
 Handler mbarrier(MbarOp op);
 Handler cpAsyncBulk();  // cp.async.bulk (see handlers_async.cpp for the operands)
+// cp.reduce.async.bulk: the same handler; flags holds the BulkRedOp + 1 and mode2 the
+// BulkRedType (flags 0: a plain copy).
+enum class BulkRedOp : uint8_t { And, Or, Xor, Add, Inc, Dec, Min, Max };
+enum class BulkRedType : uint8_t { B32, U32, S32, B64, U64, S64, F32, F64, F16, BF16 };
+
+// Video instructions (models/func/handlers_video.cpp): the scalar vadd vsub vabsdiff vmin vmax
+// vshl vshr vmad vset and the SIMD vop2/vop4 forms. src[0] a, src[1] b, src[2] c (zero when the
+// instruction has none), dst[0] d; every other parameter travels in Inst::imm
+// (VideoParams::encode).
+enum class VideoOp : uint8_t { Add, Sub, AbsDiff, Min, Max, Shl, Shr, Mad, Set, Avrg };
+struct VideoParams {
+  VideoOp op = VideoOp::Add;
+  uint8_t lanes = 1;  // 1: scalar; 2: vop2 (half-words); 4: vop4 (bytes)
+  bool aSigned = false, bSigned = false, dSigned = false;
+  bool sat = false;
+  uint8_t op2 = 0;     // 0 none, 1 .add, 2 .min, 3 .max (SIMD forms: .add accumulates)
+  uint8_t cmp = 0;     // vset: Cmp::Eq .. Cmp::Ge
+  bool clamp = false;  // vshl/vshr: .clamp (else .wrap)
+  uint8_t scale = 0;   // vmad: 0, 7 (.shr7) or 15 (.shr15)
+  bool po = false, negProduct = false, negC = false;  // vmad
+  // Scalar: 0 the whole word, 1..4 byte 0..3, 5..6 half-word 0..1 (dsel 0: no merge).
+  // SIMD: asel/bsel hold, per lane i at bits 3i, the element of {b, a} it takes; dsel is the
+  // mask (bit i: lane i is written).
+  uint16_t asel = 0, bsel = 0;
+  uint8_t dsel = 0;
+  uint64_t encode() const;
+  static VideoParams decode(uint64_t bits);
+};
+Handler video();
+
+// elect.sync d|p, membermask: the lowest active lane of the member mask is the leader
+// (dst[0]: its lane id in every lane, dst[1]: the predicate, true in the leader).
+Handler electSync();
+// createpolicy: d = imm | the low 32 bits of src[0] (mode 1: d = src[0], the access property).
+Handler createPolicy();
+// getctarank (mode 0) / mapa (mode 1) with every block a cluster of one: rank 0, the same
+// address (a target rank other than 0 is a kernel fault). bytes: the type's size.
+Handler clusterOfOne();
+// alloca / stacksave / stackrestore. Each thread's stack: CUDA's default stack size
+// (cudaLimitStackSize), after the kernel's local variables. aux is the hidden slot of bytes in use,
+// imm the stack's local base, bytes the pointer size, mode log2 of alloca's alignment.
+constexpr uint32_t kStackBytes = 1024;
+Handler stackAlloc();
+Handler stackSave();
+Handler stackRestore();
 
 Handler shfl(ShflMode mode);
 Handler vote(VoteMode mode);  // ballot writes a data slot; the others a predicate

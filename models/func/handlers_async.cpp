@@ -150,6 +150,95 @@ void mbarrierHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 // cp.async.bulk (mode: 0 global -> shared, 1 shared -> global, 2 shared -> shared). src[0] + imm
 // is the destination, src[1] + aux (signed) the source, src[2] the size, src[3] + dst[0]
 // (signed) the mbarrier (modes 0 and 2).
+// One element of cp.reduce.async.bulk: *d = *d op *s.
+template <class T>
+T reduceInt(BulkRedOp op, T d, T s) {
+  switch (op) {
+    case BulkRedOp::And:
+      return d & s;
+    case BulkRedOp::Or:
+      return d | s;
+    case BulkRedOp::Xor:
+      return d ^ s;
+    case BulkRedOp::Add:
+      return static_cast<T>(d + s);
+    case BulkRedOp::Inc:  // as atom.inc: wraps to 0 past s
+      return d >= s ? T(0) : static_cast<T>(d + 1);
+    case BulkRedOp::Dec:  // as atom.dec: wraps to s below 1 or above s
+      return (d == 0 || d > s) ? s : static_cast<T>(d - 1);
+    case BulkRedOp::Min:
+      return std::min(d, s);
+    case BulkRedOp::Max:
+      return std::max(d, s);
+  }
+  return d;
+}
+
+template <class T>
+void reduceElements(BulkRedOp op, uint8_t* d, const uint8_t* s, unsigned bytes) {
+  for (unsigned i = 0; i < bytes; i += sizeof(T)) {
+    T x, y;
+    std::memcpy(&x, d + i, sizeof(T));
+    std::memcpy(&y, s + i, sizeof(T));
+    x = reduceInt<T>(op, x, y);
+    std::memcpy(d + i, &x, sizeof(T));
+  }
+}
+
+// Adds `bytes` of floating-point elements (f32, f64; f16 and bf16 rounded once to nearest even,
+// subnormals kept: .noftz). NaN sums are the canonical NaN.
+void reduceFloat(BulkRedType t, uint8_t* d, const uint8_t* s, unsigned bytes) {
+  const unsigned w = t == BulkRedType::F64 ? 8 : t == BulkRedType::F32 ? 4 : 2;
+  for (unsigned i = 0; i < bytes; i += w) {
+    if (t == BulkRedType::F32) {
+      float x, y;
+      std::memcpy(&x, d + i, 4);
+      std::memcpy(&y, s + i, 4);
+      float r = x + y;
+      uint32_t b;
+      std::memcpy(&b, &r, 4);
+      if (r != r) b = 0x7fffffffu;
+      std::memcpy(d + i, &b, 4);
+    } else if (t == BulkRedType::F64) {
+      double x, y;
+      std::memcpy(&x, d + i, 8);
+      std::memcpy(&y, s + i, 8);
+      double r = x + y;
+      uint64_t b;
+      std::memcpy(&b, &r, 8);
+      if (r != r) b = 0x7fffffffffffffffull;
+      std::memcpy(d + i, &b, 8);
+    } else {
+      uint16_t x, y;
+      std::memcpy(&x, d + i, 2);
+      std::memcpy(&y, s + i, 2);
+      const bool bf = t == BulkRedType::BF16;
+      const double r = bf ? double(bhalfToFloat(x)) + double(bhalfToFloat(y))
+                          : double(halfToFloat(x)) + double(halfToFloat(y));
+      uint16_t h = r != r ? 0x7fff : bf ? roundToBhalf(r, Round::Rn) : roundToHalf(r, Round::Rn);
+      std::memcpy(d + i, &h, 2);
+    }
+  }
+}
+
+void reduceChunk(const Inst& in, uint8_t* d, const uint8_t* s, unsigned bytes) {
+  const BulkRedOp op = static_cast<BulkRedOp>(in.flags - 1);
+  switch (static_cast<BulkRedType>(in.mode2)) {
+    case BulkRedType::B32:
+    case BulkRedType::U32:
+      return reduceElements<uint32_t>(op, d, s, bytes);
+    case BulkRedType::S32:
+      return reduceElements<int32_t>(op, d, s, bytes);
+    case BulkRedType::B64:
+    case BulkRedType::U64:
+      return reduceElements<uint64_t>(op, d, s, bytes);
+    case BulkRedType::S64:
+      return reduceElements<int64_t>(op, d, s, bytes);
+    default:
+      return reduceFloat(static_cast<BulkRedType>(in.mode2), d, s, bytes);
+  }
+}
+
 void bulkHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* dbase = slot(c, in.src[0]);
   const uint64_t* sbase = slot(c, in.src[1]);
@@ -162,14 +251,18 @@ void bulkHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
     const uint64_t size = sizes[l] & 0xffffffffu;
     if (size == 0 || size % 16)
-      c.fault(l, fmt::format("cp.async.bulk size {} is not a positive multiple of 16", size));
+      c.fault(l, fmt::format("{} size {} is not a positive multiple of 16",
+                             in.flags ? "cp.reduce.async.bulk" : "cp.async.bulk", size));
     const uint64_t src = sbase[l] + uint64_t(int64_t(int32_t(in.aux)));
     const uint64_t dst = dbase[l] + uint64_t(in.imm);
     uint64_t memAddr = 0;
     for (uint64_t off = 0; off < size; off += 16) {
       Resolved s = resolve(c, from, src + off, 16, l, false);
       Resolved d = resolve(c, to, dst + off, 16, l, true);
-      std::memmove(d.ptr, s.ptr, 16);
+      if (in.flags)
+        reduceChunk(in, d.ptr, s.ptr, 16);
+      else
+        std::memmove(d.ptr, s.ptr, 16);
       if (off == 0) memAddr = in.mode == 1 ? d.addr : s.addr;
     }
     if (c.rec) {

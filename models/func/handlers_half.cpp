@@ -263,7 +263,33 @@ void cvtPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) { d[l] = (one(get<float>(a, l)) << 16) | one(get<float>(b, l)); });
 }
 
+// cvt.{rn,rz}{.relu}{.satfinite}.{f16,bf16}.f32 d, a: one value, as one half of the pair form.
+template <bool Bf>
+void cvtSingleHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const Round r = static_cast<Round>(in.mode2);
+  forEachLane(mask, [&](int l) {
+    uint16_t h = fromDouble<Bf>(get<float>(a, l), r);
+    if ((in.flags & kHalfSatFinite) && !isNaN<Bf>(h) && (h & 0x7fffu) == (Bf ? 0x7f80u : 0x7c00u))
+      h = static_cast<uint16_t>((h & 0x8000u) | (Bf ? 0x7f7fu : 0x7bffu));
+    if (in.flags & kHalfRelu) {
+      if (isNaN<Bf>(h))
+        h = 0x7fff;
+      else if (h & 0x8000u)
+        h = 0;
+    }
+    d[l] = h;
+  });
+}
+
 }  // namespace
+
+Handler cvtHalfSingle(Type dt) {
+  if (dt == Type::F16) return &cvtSingleHandler<false>;
+  if (dt == Type::BF16) return &cvtSingleHandler<true>;
+  return nullptr;
+}
 
 Handler halfArith(HalfOp op, Type t) {
   switch (t) {

@@ -7,6 +7,7 @@
 // are summed in double and the sum is rounded once to f32 (the hardware's internal order and
 // precision may differ in the last bit). Integer forms are exact, wrapping or (.satfinite)
 // clamping to the s32 range.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -23,27 +24,61 @@ struct Pos {
 };
 
 int elementsPerReg(MmaType t) {
-  return t == MmaType::TF32 ? 1 : (t == MmaType::S8 || t == MmaType::U8) ? 4 : 2;
+  switch (t) {
+    case MmaType::TF32:
+    case MmaType::F64:
+      return 1;
+    case MmaType::F16:
+    case MmaType::BF16:
+      return 2;
+    case MmaType::S4:
+    case MmaType::U4:
+      return 8;
+    case MmaType::B1:
+      return 32;
+    default:  // s8 u8 e4m3 e5m2
+      return 4;
+  }
 }
 
-Pos aPos(MmaShape s, int lane, int i) {
+int mOf(MmaShape s) {
+  switch (s) {
+    case MmaShape::M8N8K16Int:
+    case MmaShape::M8N8K4F64:
+      return 8;
+    default:
+      return 16;
+  }
+}
+
+// Where element i of a thread's A fragment sits; e: A elements per 32-bit register.
+Pos aPos(MmaShape s, int lane, int i, int e) {
   const int g = lane >> 2, t = lane & 3;
   switch (s) {
     case MmaShape::M16N8K8Half:
       return {g + 8 * (i >> 1), t * 2 + (i & 1)};
     case MmaShape::M16N8K16Half:
       return {g + 8 * ((i >> 1) & 1), t * 2 + (i & 1) + 8 * (i >> 2)};
-    case MmaShape::M16N8K8Tf32:
+    case MmaShape::M16N8K8Tf32:  // also m16n8k8 and m16n8k16 .f64
+    case MmaShape::M16N8K8F64:
+    case MmaShape::M16N8K16F64:
       return {g + 8 * (i & 1), t + 4 * (i >> 1)};
-    case MmaShape::M16N8K16Int:
-      return {g + 8 * (i >> 2), t * 4 + (i & 3)};
-    case MmaShape::M16N8K32Int:
-      return {g + 8 * ((i >> 2) & 1), t * 4 + (i & 3) + 16 * (i >> 3)};
+    case MmaShape::M16N8K4Tf32:  // also m16n8k4 .f64
+    case MmaShape::M16N8K4F64:
+      return {g + 8 * i, t};
+    case MmaShape::M16N8K16Int:  // one register per row half (s8 k16, s4 k32, b1 k128)
+      return {g + 8 * (i / e), t * e + i % e};
+    case MmaShape::M16N8K32Int:  // two (s8 k32, s4 k64, b1 k256, e4m3/e5m2 k32)
+      return {g + 8 * ((i / e) & 1), t * e + i % e + 4 * e * (i / (2 * e))};
+    case MmaShape::M8N8K16Int:  // s8 k16, s4 k32, b1 k128
+      return {g, t * e + i};
+    case MmaShape::M8N8K4F64:
+      return {g, t};
   }
   return {0, 0};
 }
 
-Pos bPos(MmaShape s, int lane, int i) {
+Pos bPos(MmaShape s, int lane, int i, int e) {
   const int g = lane >> 2, t = lane & 3;
   switch (s) {
     case MmaShape::M16N8K8Half:
@@ -51,39 +86,50 @@ Pos bPos(MmaShape s, int lane, int i) {
     case MmaShape::M16N8K16Half:
       return {t * 2 + (i & 1) + 8 * (i >> 1), g};
     case MmaShape::M16N8K8Tf32:
+    case MmaShape::M16N8K8F64:
+    case MmaShape::M16N8K16F64:
       return {t + 4 * i, g};
+    case MmaShape::M16N8K4Tf32:
+    case MmaShape::M16N8K4F64:
+    case MmaShape::M8N8K4F64:
+      return {t, g};
     case MmaShape::M16N8K16Int:
-      return {t * 4 + i, g};
+    case MmaShape::M8N8K16Int:
+      return {t * e + i, g};
     case MmaShape::M16N8K32Int:
-      return {t * 4 + (i & 3) + 16 * (i >> 2), g};
+      return {t * e + i % e + 4 * e * (i / e), g};
   }
   return {0, 0};
 }
 
+// C and D: four elements per thread for 16-row shapes, two for 8-row ones.
 Pos cPos(int lane, int i) { return {(lane >> 2) + 8 * (i >> 1), (lane & 3) * 2 + (i & 1)}; }
 
-int kOf(MmaShape s) {
-  switch (s) {
-    case MmaShape::M16N8K8Half:
-    case MmaShape::M16N8K8Tf32:
-      return 8;
-    case MmaShape::M16N8K16Half:
-    case MmaShape::M16N8K16Int:
-      return 16;
-    case MmaShape::M16N8K32Int:
-      return 32;
+double fp8Value(uint32_t b, bool e5m2) {
+  const bool neg = b & 0x80;
+  const int eb = e5m2 ? 5 : 4, mb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const uint32_t e = (b >> mb) & ((1u << eb) - 1), m = b & ((1u << mb) - 1);
+  double v;
+  if (!e5m2 && (b & 0x7f) == 0x7f) return std::nan("");
+  if (e5m2 && e == 31) {
+    if (m) return std::nan("");
+    v = INFINITY;
+  } else if (e == 0) {
+    v = std::ldexp(double(m), 1 - bias - mb);
+  } else {
+    v = std::ldexp(double((1u << mb) | m), int(e) - bias - mb);
   }
-  return 0;
+  return neg ? -v : v;
 }
 
-double element(MmaType t, uint32_t reg, int j) {
+double element(MmaType t, uint64_t reg, int j) {
   switch (t) {
     case MmaType::F16:
       return halfToFloat(uint16_t(reg >> (16 * j)));
     case MmaType::BF16:
       return bhalfToFloat(uint16_t(reg >> (16 * j)));
     case MmaType::TF32: {
-      uint32_t b = reg & 0xffffe000u;  // tf32 keeps 10 mantissa bits
+      uint32_t b = uint32_t(reg) & 0xffffe000u;  // tf32 keeps 10 mantissa bits
       float f;
       std::memcpy(&f, &b, 4);
       return f;
@@ -92,64 +138,92 @@ double element(MmaType t, uint32_t reg, int j) {
       return double(int8_t(uint8_t(reg >> (8 * j))));
     case MmaType::U8:
       return double(uint8_t(reg >> (8 * j)));
+    case MmaType::S4:
+      return double(int((reg >> (4 * j)) & 0xf) - (((reg >> (4 * j)) & 0x8) ? 16 : 0));
+    case MmaType::U4:
+      return double((reg >> (4 * j)) & 0xf);
+    case MmaType::B1:
+      return double((reg >> j) & 1);
+    case MmaType::E4M3:
+      return fp8Value(uint32_t(reg >> (8 * j)) & 0xff, false);
+    case MmaType::E5M2:
+      return fp8Value(uint32_t(reg >> (8 * j)) & 0xff, true);
+    case MmaType::F64: {
+      double d;
+      std::memcpy(&d, &reg, 8);
+      return d;
+    }
   }
   return 0;
 }
 
-// Operand list: D (4 slots, 2 for f16), A (na), B (nb), C (4, 2 for f16). mode: shape, mode2:
-// atype | btype << 4, flags: 1 integer accumulators, 2 .satfinite, 4 D f16, 8 C f16 (element i of
-// an f16 accumulator is half i % 2 of its register i / 2).
+// Operand list: D (rd slots), A, B, C (rc slots). mode: shape; aux2 (imm): k; mode2: atype |
+// btype << 4; flags: 1 integer accumulators, 2 .satfinite, 4 D f16, 8 C f16 (element i of an
+// f16 accumulator is half i % 2 of its register i / 2), 16 b1 .xor.popc, 32 b1 .and.popc, 64
+// f64 accumulators.
 void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask != kFullMask)
     c.fault(__builtin_ctz(mask | 0x80000000u), "mma.sync needs all 32 threads of the warp");
   const auto& ops = c.L->prog->operandLists[in.aux];
   const MmaShape shape = static_cast<MmaShape>(in.mode);
   const MmaType at = static_cast<MmaType>(in.mode2 & 0xf), bt = static_cast<MmaType>(in.mode2 >> 4);
-  const int k = kOf(shape);
-  const int na = 16 * k / 32, nb = 8 * k / 32;  // elements per thread
-  const int ra = na / elementsPerReg(at), rb = nb / elementsPerReg(bt);
+  const int k = static_cast<int>(in.imm), m = mOf(shape);
+  const int na = m * k / 32, nb = 8 * k / 32;  // elements per thread
+  const int pa = elementsPerReg(at), pb = elementsPerReg(bt);
+  const int ra = (na + pa - 1) / pa, rb = (nb + pb - 1) / pb;
   const bool integer = in.flags & 1, dHalf = in.flags & 4, cHalf = in.flags & 8;
-  const int rd = dHalf ? 2 : 4;
-  double A[16][32] = {}, B[32][8] = {}, C[16][8] = {};
+  const bool b1Xor = in.flags & 16, b1And = in.flags & 32, f64 = in.flags & 64;
+  const int nc = m * 8 / 32;  // C/D elements per thread
+  const int rd = dHalf ? nc / 2 : nc;
+  std::vector<double> A(size_t(m) * k), B(size_t(k) * 8);
+  double C[16][8] = {};
   for (int l = 0; l < kWarpSize; ++l) {
     for (int i = 0; i < na; ++i) {
-      const int per = elementsPerReg(at);
-      uint32_t reg = uint32_t(slot(c, ops[rd + i / per])[l]);
-      Pos p = aPos(shape, l, i);
-      A[p.row][p.col] = element(at, reg, i % per);
+      const uint64_t reg = slot(c, ops[rd + i / pa])[l];
+      Pos p = aPos(shape, l, i, pa);
+      A[size_t(p.row) * k + p.col] = element(at, reg, i % pa);
     }
     for (int i = 0; i < nb; ++i) {
-      const int per = elementsPerReg(bt);
-      uint32_t reg = uint32_t(slot(c, ops[rd + ra + i / per])[l]);
-      Pos p = bPos(shape, l, i);
-      B[p.row][p.col] = element(bt, reg, i % per);
+      const uint64_t reg = slot(c, ops[rd + ra + i / pb])[l];
+      Pos p = bPos(shape, l, i, pb);
+      B[size_t(p.row) * 8 + p.col] = element(bt, reg, i % pb);
     }
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < nc; ++i) {
       uint64_t v = slot(c, ops[rd + ra + rb + (cHalf ? i / 2 : i)])[l];
       Pos p = cPos(l, i);
       C[p.row][p.col] = integer ? double(int32_t(uint32_t(v)))
+                        : f64   ? element(MmaType::F64, v, 0)
                         : cHalf ? double(halfToFloat(uint16_t(v >> (16 * (i % 2)))))
                                 : double(get<float>(&v, 0));
     }
   }
-  uint32_t out[4][kWarpSize] = {};
+  uint64_t out[4][kWarpSize] = {};
   for (int l = 0; l < kWarpSize; ++l)
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < nc; ++i) {
       Pos p = cPos(l, i);
+      const double* arow = &A[size_t(p.row) * k];
       if (integer) {
         int64_t s = int64_t(C[p.row][p.col]);
-        for (int x = 0; x < k; ++x) s += int64_t(A[p.row][x]) * int64_t(B[x][p.col]);
+        for (int x = 0; x < k; ++x) {
+          const int64_t u = int64_t(arow[x]), v = int64_t(B[size_t(x) * 8 + p.col]);
+          s += b1Xor ? (u ^ v) : b1And ? (u & v) : u * v;
+        }
         if (in.flags & 2) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
         out[i][l] = uint32_t(uint64_t(s));
+      } else if (f64) {  // fused multiply-adds in k order
+        double s = C[p.row][p.col];
+        for (int x = 0; x < k; ++x) s = std::fma(arow[x], B[size_t(x) * 8 + p.col], s);
+        if (s != s) s = std::nan("");
+        std::memcpy(&out[i][l], &s, 8);
+        if (s != s) out[i][l] = 0x7fffffffffffffffull;
       } else if (dHalf) {
         double s = C[p.row][p.col];
-        for (int x = 0; x < k; ++x) s += A[p.row][x] * B[x][p.col];
-        out[i / 2][l] |= uint32_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
+        for (int x = 0; x < k; ++x) s += arow[x] * B[size_t(x) * 8 + p.col];
+        out[i / 2][l] |= uint64_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
       } else {
         double s = C[p.row][p.col];
-        for (int x = 0; x < k; ++x) s += A[p.row][x] * B[x][p.col];
+        for (int x = 0; x < k; ++x) s += arow[x] * B[size_t(x) * 8 + p.col];
         float f = static_cast<float>(s);
-        if (f != f) f = std::nanf("");
         uint32_t b;
         std::memcpy(&b, &f, 4);
         out[i][l] = f != f ? 0x7fffffffu : b;
@@ -227,77 +301,163 @@ void matrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 struct Dims {
   int m, n, k;
 };
+// Shapes 0-3: m16n16k16, m32n8k16, m8n32k16, m16n16k8; 4-6: m8n8k4 (f64), m8n8k32 (s4, u4),
+// m8n8k128 (b1).
 Dims wmmaDims(int shape) {
-  static const Dims d[] = {{16, 16, 16}, {32, 8, 16}, {8, 32, 16}, {16, 16, 8}};
-  return d[shape & 3];
+  static const Dims d[] = {{16, 16, 16}, {32, 8, 16}, {8, 32, 16}, {16, 16, 8},
+                           {8, 8, 4},    {8, 8, 32},  {8, 8, 128}};
+  return d[shape >= 0 && shape < 7 ? shape : 0];
 }
 
-// The register and half (0/1) of element j of a fragment of `kind`.
+// Bits of one element of a fragment of `kind` in memory and in its register.
+unsigned wmmaBits(WmmaKind kind) {
+  switch (kind) {
+    case WmmaKind::F32:
+    case WmmaKind::TF32:
+    case WmmaKind::S32:
+      return 32;
+    case WmmaKind::F64:
+      return 64;
+    case WmmaKind::S8:
+    case WmmaKind::U8:
+      return 8;
+    case WmmaKind::S4:
+    case WmmaKind::U4:
+      return 4;
+    case WmmaKind::B1:
+      return 1;
+    default:
+      return 16;
+  }
+}
+
+// The register and position (in elements of wmmaBits, -1: the whole register) of element j.
 struct Where {
   int reg, half;
 };
 Where wmmaSlot(WmmaKind kind, int j) {
-  switch (kind) {
-    case WmmaKind::TF32:
-    case WmmaKind::F32:
-      return {j, -1};
-    default:
-      return {j / 2, j % 2};
-  }
+  const unsigned bits = wmmaBits(kind);
+  if (bits >= 32) return {j, -1};
+  const int per = int(32 / bits);
+  return {j / per, j % per};
 }
 
 double wmmaRead(ExecCtx& c, const std::vector<uint32_t>& ops, size_t first, WmmaKind kind, int l,
                 int j) {
   const Where w = wmmaSlot(kind, j);
   const uint64_t v = slot(c, ops[first + size_t(w.reg)])[l];
+  const unsigned bits = wmmaBits(kind);
+  const uint32_t field =
+      bits >= 32 ? 0 : uint32_t(v >> (bits * unsigned(w.half))) & ((1u << bits) - 1);
   switch (kind) {
     case WmmaKind::F16:
     case WmmaKind::F16Acc:
-      return halfToFloat(uint16_t(v >> (16 * w.half)));
+      return halfToFloat(uint16_t(field));
     case WmmaKind::BF16:
-      return bhalfToFloat(uint16_t(v >> (16 * w.half)));
+      return bhalfToFloat(uint16_t(field));
     case WmmaKind::TF32:
       return element(MmaType::TF32, uint32_t(v), 0);
     case WmmaKind::F32:
       return get<float>(&v, 0);
+    case WmmaKind::S8:
+      return double(int8_t(uint8_t(field)));
+    case WmmaKind::U8:
+    case WmmaKind::U4:
+    case WmmaKind::B1:
+      return double(field);
+    case WmmaKind::S4:
+      return double(int(field) - (field & 8 ? 16 : 0));
+    case WmmaKind::S32:
+      return double(int32_t(uint32_t(v)));
+    case WmmaKind::F64:
+      return element(MmaType::F64, v, 0);
   }
   return 0;
+}
+
+// wmma.load / wmma.store / wmma.mma. Operand list: the fragment registers, then (load/store) the
+// address and stride slots. mode: 0 load, 1 store, 2 mma. Load/store: mode2 the kind; flags 1
+// .col, 2-4 which matrix (a, b, c/d), bits 3-4 the shape, 32: shape + 4. mma: mode2 A kind | B
+// kind << 4; flags bits 3-4 the shape (the f64, s4/u4 and b1 kinds imply theirs), 32 D f16, 64
+// C f16, 128 .satfinite; imm: 1 .xor.popc, 2 .and.popc.
+int wmmaShapeOf(const Inst& in) {
+  if (in.mode == 2) {
+    switch (static_cast<WmmaKind>(in.mode2 & 0xf)) {
+      case WmmaKind::F64:
+        return 4;
+      case WmmaKind::S4:
+      case WmmaKind::U4:
+        return 5;
+      case WmmaKind::B1:
+        return 6;
+      default:
+        return (in.flags >> 3) & 3;
+    }
+  }
+  return ((in.flags >> 3) & 3) + ((in.flags & 32) ? 4 : 0);
 }
 
 void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask != kFullMask)
     c.fault(__builtin_ctz(mask | 0x80000000u), "wmma needs all 32 threads of the warp");
   const auto& ops = c.L->prog->operandLists[in.aux];
-  const Dims dm = wmmaDims(in.flags >> 3);
+  const Dims dm = wmmaDims(wmmaShapeOf(in));
   if (in.mode == 2) {  // mma: D = A * B + C
-    const WmmaKind ik = static_cast<WmmaKind>(in.mode2);
+    const WmmaKind ik = static_cast<WmmaKind>(in.mode2 & 0xf);
+    const WmmaKind bk = static_cast<WmmaKind>(in.mode2 >> 4);
     const bool dHalf = in.flags & 32, cHalf = in.flags & 64;
-    const WmmaKind ck = cHalf ? WmmaKind::F16Acc : WmmaKind::F32;
+    const bool f64 = ik == WmmaKind::F64;
+    const bool integer = !f64 && (ik == WmmaKind::S8 || ik == WmmaKind::U8 || ik == WmmaKind::S4 ||
+                                  ik == WmmaKind::U4 || ik == WmmaKind::B1);
+    const WmmaKind ck = f64       ? WmmaKind::F64
+                        : integer ? WmmaKind::S32
+                        : cHalf   ? WmmaKind::F16Acc
+                                  : WmmaKind::F32;
     const int ea = dm.m * dm.k / 32, eb = dm.k * dm.n / 32, ec = dm.m * dm.n / 32;
-    const size_t nd = dHalf ? 4 : 8, na = wmmaRegs(ik, ea), nb = wmmaRegs(ik, eb);
-    double A[32][32], B[32][32], C[32][32];
+    const size_t nd = dHalf ? size_t(ec / 2) : size_t(ec);
+    const size_t na = wmmaRegs(ik, ea), nb = wmmaRegs(bk, eb);
+    std::vector<double> A(size_t(dm.m) * dm.k), B(size_t(dm.k) * dm.n), C(size_t(dm.m) * dm.n);
     for (int l = 0; l < kWarpSize; ++l) {
       for (int j = 0; j < ea; ++j) {
         const int e = ea * l + j;
-        A[e / dm.k][e % dm.k] = wmmaRead(c, ops, nd, ik, l, j);
+        A[size_t(e)] = wmmaRead(c, ops, nd, ik, l, j);
       }
       for (int j = 0; j < eb; ++j) {
         const int e = eb * l + j;
-        B[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na, ik, l, j);
+        B[size_t(e)] = wmmaRead(c, ops, nd + na, bk, l, j);
       }
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j;
-        C[e / dm.n][e % dm.n] = wmmaRead(c, ops, nd + na + nb, ck, l, j);
+        C[size_t(e)] = wmmaRead(c, ops, nd + na + nb, ck, l, j);
       }
     }
-    uint32_t out[8][kWarpSize] = {};
+    uint64_t out[8][kWarpSize] = {};
     for (int l = 0; l < kWarpSize; ++l)
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j, r = e / dm.n, col = e % dm.n;
-        double sum = C[r][col];
-        for (int x = 0; x < dm.k; ++x) sum += A[r][x] * B[x][col];
+        double sum = C[size_t(e)];
+        if (f64) {  // fused multiply-adds in k order
+          for (int x = 0; x < dm.k; ++x)
+            sum = std::fma(A[size_t(r * dm.k + x)], B[size_t(x * dm.n + col)], sum);
+          uint64_t b;
+          std::memcpy(&b, &sum, 8);
+          out[j][l] = sum != sum ? 0x7fffffffffffffffull : b;
+          continue;
+        }
+        if (integer) {
+          int64_t s = int64_t(sum);
+          for (int x = 0; x < dm.k; ++x) {
+            const int64_t u = int64_t(A[size_t(r * dm.k + x)]);
+            const int64_t v = int64_t(B[size_t(x * dm.n + col)]);
+            s += in.imm == 1 ? (u ^ v) : in.imm == 2 ? (u & v) : u * v;
+          }
+          if (in.flags & 128) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
+          out[j][l] = uint32_t(uint64_t(s));
+          continue;
+        }
+        for (int x = 0; x < dm.k; ++x) sum += A[size_t(r * dm.k + x)] * B[size_t(x * dm.n + col)];
         if (dHalf) {
-          out[j / 2][l] |= uint32_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
+          out[j / 2][l] |= uint64_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
         } else {
           float f = static_cast<float>(sum);
           uint32_t b;
@@ -317,28 +477,41 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const int rows = matrix == 1 ? dm.k : dm.m, cols = matrix == 0 ? dm.k : dm.n;
   const int e = rows * cols / 32;
   const size_t nregs = wmmaRegs(kind, e);
-  const unsigned esize = kind == WmmaKind::F32 || kind == WmmaKind::TF32 ? 4 : 2;
+  const unsigned ebits = wmmaBits(kind);
   const uint64_t base = slot(c, ops[nregs])[0] + static_cast<uint64_t>(in.imm);
   const uint64_t stride = uint32_t(slot(c, ops[nregs + 1])[0]);
   if (c.rec) c.rec->mask = 0;
-  uint32_t regs[8][kWarpSize] = {};
+  uint64_t regs[8][kWarpSize] = {};
   for (int l = 0; l < kWarpSize; ++l)
     for (int j = 0; j < e; ++j) {
       const int idx = e * l + j, r = idx / cols, col = idx % cols;
       const uint64_t at = colMajor ? uint64_t(col) * stride + r : uint64_t(r) * stride + col;
+      const Where w = wmmaSlot(kind, j);
+      if (ebits < 8) {  // s4, u4, b1: the element's bits in its byte (never stored: D is s32)
+        const uint64_t bit = at * ebits;
+        const uint8_t* p =
+            memoryPointer(c, in.space, base + bit / 8, 1, l, false, j == 0 ? c.rec : nullptr);
+        const uint32_t v = (uint32_t(*p) >> (bit % 8)) & ((1u << ebits) - 1);
+        regs[w.reg][l] |= uint64_t(v) << (ebits * unsigned(w.half));
+        continue;
+      }
+      const unsigned esize = ebits / 8;
       uint8_t* p =
           memoryPointer(c, in.space, base + at * esize, esize, l, store, j == 0 ? c.rec : nullptr);
-      const Where w = wmmaSlot(kind, j);
       if (store) {
-        const uint32_t v = uint32_t(slot(c, ops[size_t(w.reg)])[l]);
-        if (esize == 4) {
-          std::memcpy(p, &v, 4);
+        const uint64_t v = slot(c, ops[size_t(w.reg)])[l];
+        if (esize >= 4) {
+          std::memcpy(p, &v, esize);
+        } else if (esize == 1) {
+          *p = uint8_t(v >> (8 * w.half));
         } else {
           const uint16_t h = uint16_t(v >> (16 * w.half));
           std::memcpy(p, &h, 2);
         }
-      } else if (esize == 4) {
-        std::memcpy(&regs[w.reg][l], p, 4);
+      } else if (esize >= 4) {
+        std::memcpy(&regs[w.reg][l], p, esize);
+      } else if (esize == 1) {
+        regs[w.reg][l] |= uint64_t(*p) << (8 * w.half);
       } else {
         uint16_t h;
         std::memcpy(&h, p, 2);
@@ -346,7 +519,7 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         const int copies = kind == WmmaKind::F16 ? 16 / e : 1;
         for (int k = 0; k < copies; ++k) {
           const Where d = wmmaSlot(kind, j + k * e);
-          regs[d.reg][l] |= uint32_t(h) << (16 * d.half);
+          regs[d.reg][l] |= uint64_t(h) << (16 * d.half);
         }
       }
     }
@@ -357,8 +530,28 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   }
 }
 
+// movmatrix.sync.aligned.m8n8.trans.b16 d, a: a holds an 8x8 matrix in the ldmatrix fragment
+// layout (thread l: row l/4, columns 2(l%4) and 2(l%4)+1); d gets its transpose in that layout.
+void movmatrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (mask != kFullMask)
+    c.fault(__builtin_ctz(mask | 0x80000000u), "movmatrix needs all 32 threads of the warp");
+  const uint64_t* a = slot(c, in.src[0]);
+  uint16_t m[8][8];
+  for (int l = 0; l < kWarpSize; ++l) {
+    const uint32_t v = uint32_t(a[l]);
+    m[l >> 2][2 * (l & 3)] = uint16_t(v);
+    m[l >> 2][2 * (l & 3) + 1] = uint16_t(v >> 16);
+  }
+  uint64_t* d = slot(c, in.dst[0]);
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int g = l >> 2, t = l & 3;
+    d[l] = uint32_t(m[2 * t][g]) | uint32_t(m[2 * t + 1][g]) << 16;
+  }
+}
+
 }  // namespace
 
+Handler movmatrix() { return &movmatrixHandler; }
 Handler mma() { return &mmaHandler; }
 Handler matrixLoadStore() { return &matrixHandler; }
 Handler wmma() { return &wmmaHandler; }
@@ -373,7 +566,17 @@ size_t wmmaRegs(WmmaKind kind, int elements) {
     case WmmaKind::BF16:
       return size_t(elements / 2);
     case WmmaKind::TF32:
+    case WmmaKind::S32:
+    case WmmaKind::F64:
       return size_t(elements);
+    case WmmaKind::S8:
+    case WmmaKind::U8:
+      return size_t(elements / 4);
+    case WmmaKind::S4:
+    case WmmaKind::U4:
+      return size_t(std::max(1, elements / 8));
+    case WmmaKind::B1:
+      return size_t(std::max(1, elements / 32));
   }
   return 0;
 }

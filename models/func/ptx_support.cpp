@@ -94,54 +94,102 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".pred .b8 .b16 .b32 .b64 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 "
        ".f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Convert, move", "cvt",
-       ".rn .rz .rm .rp .rni .rzi .rmi .rpi .rna .ftz .sat .relu .satfinite",
-       ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .tf32 .f32 .f64"},
-      {"Convert, move", "cvta", ".to .global .shared .shared::cta .local .const .param",
-       ".u32 .u64"},
-      {"Convert, move", "isspacep", ".global .shared .shared::cta .local .const .param", ""},
+       ".rn .rz .rm .rp .rni .rzi .rmi .rpi .rna .ftz .sat .relu .satfinite .pack",
+       ".u2 .s2 .u4 .s4 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .b32 .f16 .f16x2 .bf16 .bf16x2 "
+       ".tf32 .f32 .f64 .e4m3x2 .e5m2x2 .e2m3x2 .e3m2x2 .e2m1x2"},
+      {"Convert, move", "cvta",
+       ".to .global .shared .shared::cta .shared::cluster .local .const .param", ".u32 .u64"},
+      {"Convert, move", "isspacep",
+       ".global .shared .shared::cta .shared::cluster .local .const .param", ""},
       // ---- memory ----
       {"Memory", "ld",
-       ".global .shared .shared::cta .local .const .param .param::func "
+       ".global .shared .shared::cta .shared::cluster .local .const .param .param::func "
        ".param::entry .nc .v2 .v4 hints",
        all},
       {"Memory", "ldu", ".global .v2 .v4 hints", all},
-      {"Memory", "st", ".global .shared .shared::cta .local .param .param::func .v2 .v4 hints",
+      {"Memory", "st",
+       ".global .shared .shared::cta .shared::cluster .local .param .param::func .v2 .v4 hints",
        all},
       {"Memory", "atom",
-       ".global .shared .shared::cta .add .min .max .inc .dec .exch .cas .and .or .xor .noftz "
+       ".global .shared .shared::cta .shared::cluster .add .min .max .inc .dec .exch .cas .and "
+       ".or .xor .noftz "
        "hints",
        ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "red",
-       ".global .shared .shared::cta .add .min .max .inc .dec .exch .cas .and .or .xor .noftz "
+       ".global .shared .shared::cta .shared::cluster .add .min .max .inc .dec .exch .cas .and "
+       ".or .xor .noftz "
        "hints",
        ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "cp",
        ".async .ca .cg .shared .shared::cta .global .commit_group .wait_group "
-       ".wait_all .bulk .shared::cluster .mbarrier::complete_tx::bytes .bulk_group .read "
-       ".prefetch .L2 hints",
-       ""},
+       ".wait_all .mbarrier .arrive .noinc .bulk .shared::cluster .mbarrier::complete_tx::bytes "
+       ".bulk_group .read .prefetch .L2 .reduce .and .or .xor .add .inc .dec .min .max .noftz "
+       "hints",
+       ".b32 .u32 .s32 .b64 .u64 .s64 .f16 .bf16 .f32 .f64"},
       {"Memory", "mbarrier",
        ".init .inval .arrive .arrive_drop .expect_tx .complete_tx .noComplete .test_wait "
-       ".try_wait .parity .pending_count .shared .shared::cta hints",
+       ".try_wait .parity .pending_count .shared .shared::cta .shared::cluster hints",
        ".b64"},
       {"Memory", "prefetch", ".global .local .L1 .L2 hints", ""},
       {"Memory", "prefetchu", ".L1 hints", ""},
+      {"Memory", "createpolicy",
+       ".fractional .range .cvt .global .L2 .L2::evict_last .L2::evict_normal .L2::evict_first "
+       ".L2::evict_unchanged",
+       ".b64"},
+      {"Memory", "applypriority", ".global .L2::evict_normal", ""},
+      {"Memory", "discard", ".global .L2", ""},
+      {"Memory", "alloca", "", ".u32 .u64"},
+      {"Memory", "stacksave", "", ".u32 .u64"},
+      {"Memory", "stackrestore", "", ".u32 .u64"},
+      {"Memory", "getctarank", ".shared::cluster", ".u32 .u64"},
+      {"Memory", "mapa", ".shared::cluster", ".u32 .u64"},
       {"Memory", "membar", ".gl hints", ""},
       {"Memory", "fence",
-       ".proxy .alias .async .mbarrier_init .shared::cta .shared::cluster .global hints", ""},
+       ".proxy .alias .async .async::generic .mbarrier_init .shared::cta .shared::cluster .global "
+       ".sync_restrict::shared::cta .sync_restrict::shared::cluster hints",
+       ""},
+      // ---- video (SIMD within a register) ----
+      {"Video", "vadd", ".sat .add .min .max", ".u32 .s32"},
+      {"Video", "vsub", ".sat .add .min .max", ".u32 .s32"},
+      {"Video", "vabsdiff", ".sat .add .min .max", ".u32 .s32"},
+      {"Video", "vmin", ".sat .add .min .max", ".u32 .s32"},
+      {"Video", "vmax", ".sat .add .min .max", ".u32 .s32"},
+      {"Video", "vshl", ".sat .clamp .wrap .add .min .max", ".u32 .s32"},
+      {"Video", "vshr", ".sat .clamp .wrap .add .min .max", ".u32 .s32"},
+      {"Video", "vmad", ".sat .po .shr7 .shr15", ".u32 .s32"},
+      {"Video", "vset", ".eq .ne .lt .le .gt .ge .add .min .max", ".u32 .s32"},
+      {"Video", "vadd2", ".sat .add", ".u32 .s32"},
+      {"Video", "vsub2", ".sat .add", ".u32 .s32"},
+      {"Video", "vavrg2", ".sat .add", ".u32 .s32"},
+      {"Video", "vabsdiff2", ".sat .add", ".u32 .s32"},
+      {"Video", "vmin2", ".sat .add", ".u32 .s32"},
+      {"Video", "vmax2", ".sat .add", ".u32 .s32"},
+      {"Video", "vset2", ".eq .ne .lt .le .gt .ge .add", ".u32 .s32"},
+      {"Video", "vadd4", ".sat .add", ".u32 .s32"},
+      {"Video", "vsub4", ".sat .add", ".u32 .s32"},
+      {"Video", "vavrg4", ".sat .add", ".u32 .s32"},
+      {"Video", "vabsdiff4", ".sat .add", ".u32 .s32"},
+      {"Video", "vmin4", ".sat .add", ".u32 .s32"},
+      {"Video", "vmax4", ".sat .add", ".u32 .s32"},
+      {"Video", "vset4", ".eq .ne .lt .le .gt .ge .add", ".u32 .s32"},
       // ---- warp ----
-      {"Warp", "mma", ".sync .aligned .m16n8k8 .m16n8k16 .m16n8k32 .row .col .satfinite .tf32",
-       ".f16 .bf16 .s8 .u8 .f32 .s32"},
+      {"Warp", "mma",
+       ".sync .aligned .m8n8k4 .m8n8k16 .m8n8k32 .m8n8k128 .m16n8k4 .m16n8k8 .m16n8k16 .m16n8k32 "
+       ".m16n8k64 .m16n8k128 .m16n8k256 .row .col .satfinite .xor .and .popc",
+       ".f16 .bf16 .tf32 .e4m3 .e5m2 .s8 .u8 .s4 .u4 .b1 .f32 .s32 .f64"},
       {"Warp", "wmma",
        ".load .store .mma .a .b .c .d .sync .aligned .row .col .m16n16k16 .m32n8k16 .m8n32k16 "
-       ".m16n16k8 .global .shared .shared::cta",
-       ".f16 .bf16 .tf32 .f32"},
+       ".m16n16k8 .m8n8k4 .m8n8k32 .m8n8k128 .global .shared .shared::cta .satfinite .xor .and "
+       ".popc .rn .rz .rm .rp",
+       ".f16 .bf16 .tf32 .s8 .u8 .s4 .u4 .b1 .f32 .s32 .f64"},
       {"Warp", "ldmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
+      {"Warp", "movmatrix", ".sync .aligned .m8n8 .trans", ".b16"},
       {"Warp", "stmatrix", ".sync .aligned .m8n8 .x1 .x2 .x4 .trans .shared .shared::cta", ".b16"},
       {"Warp", "shfl", ".sync .up .down .bfly .idx", ".b32"},
       {"Warp", "vote", ".sync .all .any .uni .ballot", ".pred .b32"},
       {"Warp", "activemask", "", ".b32"},
       {"Warp", "match", ".sync .any .all", ".b32 .b64"},
+      {"Warp", "elect", ".sync", ""},
       {"Warp", "redux", ".sync .add .min .max .and .or .xor", ".u32 .s32 .b32"},
       // ---- control ----
       {"Control", "bra", ".uni", ""},
@@ -155,6 +203,8 @@ std::vector<PtxOpcodeInfo> buildTable() {
       {"Control", "barrier", ".cta .aligned .sync .arrive .red .popc .and .or", ".u32 .pred"},
       {"Control", "nanosleep", "", ".u32"},
       {"Control", "pmevent", ".mask", ""},
+      {"Control", "griddepcontrol", ".launch_dependents .wait", ""},
+      {"Control", "setmaxnreg", ".inc .dec .sync .aligned", ".u32"},
   };
 }
 
@@ -209,6 +259,64 @@ bool isMemoryHint(std::string_view m) {
 bool ptxModifierAllowed(const PtxOpcodeInfo& op, std::string_view mod) {
   if (listed(op.modifiers, mod) || listed(op.types, mod)) return true;
   return listed(op.modifiers, "hints") && isMemoryHint(mod);
+}
+
+std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std::string>& mods) {
+  auto has = [&](std::string_view m) {
+    for (const auto& x : mods)
+      if (x == m) return true;
+    return false;
+  };
+  auto hasPrefix = [&](std::string_view p) {
+    for (const auto& x : mods)
+      if (startsWith(x, p)) return true;
+    return false;
+  };
+  static const std::pair<std::string_view, std::string_view> byOpcode[] = {
+      {"tex", "textures and surfaces are not supported"},
+      {"tld4", "textures and surfaces are not supported"},
+      {"txq", "textures and surfaces are not supported"},
+      {"suld", "textures and surfaces are not supported"},
+      {"sust", "textures and surfaces are not supported"},
+      {"sured", "textures and surfaces are not supported"},
+      {"suq", "textures and surfaces are not supported"},
+      {"istypep", "textures and surfaces are not supported"},
+      {"wgmma", "warpgroup asynchronous matrix multiply-accumulate (sm_90a only) is not supported"},
+      {"tcgen05",
+       "the sm_100a/sm_101a fifth-generation tensor-core instructions and tensor memory are not "
+       "supported"},
+      {"multimem", "multimem operations on multicast memory objects are not supported"},
+      {"tensormap", "tensor maps are not supported"},
+      {"clusterlaunchcontrol", "clusters are not modelled"},
+  };
+  for (const auto& [op, why] : byOpcode)
+    if (opcode == op) return std::string(why);
+  if (has(".tensor") || has(".tensormap") || has(".tensormap::generic") || hasPrefix(".im2col") ||
+      hasPrefix(".tile"))
+    return "tensor maps are not supported";
+  if (has(".cluster") && (opcode == "barrier" || opcode == "bar"))
+    return "clusters are not modelled: cluster barriers are not supported";
+  if (has(".multicast::cluster") || (has(".async") && (opcode == "st" || opcode == "red")))
+    return "clusters are not modelled: stores and reductions to other blocks' shared memory are "
+           "not supported";
+  if (opcode == "mma" && (has(".sp") || hasPrefix(".sp::")))
+    return "sparse mma (mma.sp) is not supported";
+  if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))
+    return "the sm_100a/sm_120a block-scaled mma kinds are not supported";
+  if (opcode == "cvt" && (has(".rs") || has(".ue8m0x2") || has(".e2m1x4") || has(".e4m3x4") ||
+                          has(".e5m2x4") || has(".e2m3x4") || has(".e3m2x4")))
+    return "stochastic rounding (.rs) and ue8m0x2 conversions (sm_100a) are not supported";
+  if ((opcode == "ld" || opcode == "st") && has(".v8"))
+    return "256-bit .v8 loads and stores (sm_100) are not supported";
+  if (opcode == "st" && has(".bulk")) return "st.bulk (sm_100) is not supported";
+  if (has(".f32x2")) return "packed .f32x2 arithmetic (sm_100) is not supported";
+  if (opcode == "fma" && has(".oob"))
+    return "fma.oob (the out-of-bounds NaN of tensor-map loads) is not supported";
+  if (opcode == "set" && (has(".f16x2") || has(".bf16x2")))
+    return "set with packed .f16x2/.bf16x2 operands is not supported; setp is";
+  if ((opcode == "ldmatrix" || opcode == "stmatrix") && (has(".m16n16") || has(".m8n16")))
+    return "the 8-bit and sub-byte ldmatrix/stmatrix shapes (sm_100a) are not supported";
+  return "";
 }
 
 std::string ptxSupportMarkdown() {

@@ -23,6 +23,9 @@ const PtxOpcodeInfo* findPtxOpcode(std::string_view opcode);
 bool ptxModifierAllowed(const PtxOpcodeInfo& op, std::string_view mod);
 // The cache, eviction, ordering and scope qualifiers that have no functional effect.
 bool isMemoryHint(std::string_view mod);
+// Why an instruction outside the table is left out (empty when there is no specific reason):
+// the graphics, architecture-specific and cluster features gpusc does not model.
+std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std::string>& mods);
 // The table as markdown (one row per opcode).
 std::string ptxSupportMarkdown();
 

@@ -106,6 +106,22 @@ enum class SReg : uint8_t {
   DynamicSmemSize,
   TotalSmemSize,
   Pm0,
+  // Clusters (sm_90): every block is a cluster of one block.
+  ClusterIdX,
+  ClusterIdY,
+  ClusterIdZ,
+  NClusterIdX,
+  NClusterIdY,
+  NClusterIdZ,
+  ClusterCtaIdX,
+  ClusterCtaIdY,
+  ClusterCtaIdZ,
+  ClusterNCtaIdX,
+  ClusterNCtaIdY,
+  ClusterNCtaIdZ,
+  ClusterCtaRank,
+  ClusterNCtaRank,
+  IsExplicitCluster,
 };
 
 std::optional<SReg> sregFromName(std::string_view name);  // "%tid.x"
@@ -134,6 +150,10 @@ struct Operand {
   bool hasBase = false;        // Address: base register or symbol present
   std::vector<Operand> elems;  // Vector elements; setp/shfl "a|b" pairs also use this
   bool pipePair = false;       // operand was written "a|b"
+  // Video instructions only: a register's sub-word selector or mask ("%r1.b0", "%r2.h10",
+  // "%r3.b3210"; empty if none) and a negated register ("-%r1", vmad).
+  std::string sel;
+  bool minus = false;
   SourceLoc loc;
 };
 

@@ -115,6 +115,21 @@ std::optional<SReg> sregFromName(std::string_view n) {
       {"%dynamic_smem_size", SReg::DynamicSmemSize},
       {"%total_smem_size", SReg::TotalSmemSize},
       {"%pm0", SReg::Pm0},
+      {"%clusterid.x", SReg::ClusterIdX},
+      {"%clusterid.y", SReg::ClusterIdY},
+      {"%clusterid.z", SReg::ClusterIdZ},
+      {"%nclusterid.x", SReg::NClusterIdX},
+      {"%nclusterid.y", SReg::NClusterIdY},
+      {"%nclusterid.z", SReg::NClusterIdZ},
+      {"%cluster_ctaid.x", SReg::ClusterCtaIdX},
+      {"%cluster_ctaid.y", SReg::ClusterCtaIdY},
+      {"%cluster_ctaid.z", SReg::ClusterCtaIdZ},
+      {"%cluster_nctaid.x", SReg::ClusterNCtaIdX},
+      {"%cluster_nctaid.y", SReg::ClusterNCtaIdY},
+      {"%cluster_nctaid.z", SReg::ClusterNCtaIdZ},
+      {"%cluster_ctarank", SReg::ClusterCtaRank},
+      {"%cluster_nctarank", SReg::ClusterNCtaRank},
+      {"%is_explicit_cluster", SReg::IsExplicitCluster},
   };
   auto it = table.find(n);
   if (it == table.end()) return std::nullopt;
@@ -552,6 +567,14 @@ class Parser {
         fn->maxnreg = static_cast<uint32_t>(expectInt());
       } else if (d.text == ".maxnctapersm" || d.text == ".maxclusterrank") {
         expectInt();
+      } else if (d.text == ".reqnctapercluster") {
+        // Every block is a cluster of one block: only a cluster size of 1 can be honoured.
+        uint64_t n = expectInt();
+        for (int i = 1; i < 3 && acceptPunct(','); ++i) n *= expectInt();
+        if (n != 1)
+          throw InputError(unsupportedMessage(locOf(d), lineText(d.line)) +
+                           " (clusters are not modelled: every block is a cluster of one block)");
+      } else if (d.text == ".explicitcluster") {
       } else if (d.text == ".noreturn") {
       } else if (d.text == ".pragma") {
         skipToSemicolon();
@@ -741,6 +764,20 @@ class Parser {
       callOperands(in);
       return in;
     }
+    if (operandsNotParsed(in)) {
+      // An instruction family gpusc refuses with a reason when it decodes the kernel; its
+      // operands (tensor coordinates, matrix descriptors) are skipped, not parsed.
+      int depth = 0;
+      while (peek().kind != Tok::End && !(depth == 0 && peek().punct(';'))) {
+        const Token& t = next();
+        if (t.punct('{') || t.punct('[') || t.punct('(')) ++depth;
+        if (t.punct('}') || t.punct(']') || t.punct(')')) --depth;
+      }
+      if (!peek().punct(';'))
+        fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
+      next();
+      return in;
+    }
     if (!peek().punct(';') && !peek().punct('}')) {
       in.ops.push_back(operand());
       while (acceptPunct(',')) in.ops.push_back(operand());
@@ -749,6 +786,17 @@ class Parser {
       fail(peek(), "expected ';' after the instruction but found " + describe(peek()));
     next();
     return in;
+  }
+
+  static bool operandsNotParsed(const Instruction& in) {
+    static const char* const families[] = {
+        "wgmma", "tcgen05", "multimem", "tensormap", "clusterlaunchcontrol", "tex", "tld4", "txq",
+        "suld",  "sust",    "sured",    "suq"};
+    for (const char* f : families)
+      if (in.opcode == f) return true;
+    for (const auto& m : in.mods)
+      if (m == ".tensor" || m == ".tensormap") return true;
+    return false;
   }
 
   // call[.uni] [(ret, ...),] callee [, (arg, ...)] [, proto];
@@ -858,6 +906,15 @@ class Parser {
       o.negate = true;
       return o;
     }
+    if (t.punct('-') && peek(1).kind == Tok::Ident) {  // a negated register (vmad)
+      next();
+      o = simpleOperand();
+      if (o.kind != Operand::Kind::Reg || o.var->type == Type::Pred)
+        fail(t, "'-' before a name applies only to data registers");
+      o.minus = true;
+      o.loc = locOf(t);
+      return o;
+    }
     if (t.punct('-') || t.kind == Tok::Int || t.kind == Tok::Float) {
       bool neg = acceptPunct('-');
       const Token& n = next();
@@ -891,6 +948,7 @@ class Parser {
           o.kind = Operand::Kind::Reg;
           o.var = v;
           o.name = name;
+          videoSelector(o);
           return o;
         }
         if (auto s = sregFromName(name)) {
@@ -907,10 +965,24 @@ class Parser {
       o.name = name;
       o.var = lookup(name);
       // A register whose name has no '%' (as in `{ .reg .pred P_OUT; ... }` of inline asm).
-      if (o.var && o.var->space == StateSpace::Reg) o.kind = Operand::Kind::Reg;
+      if (o.var && o.var->space == StateSpace::Reg) {
+        o.kind = Operand::Kind::Reg;
+        videoSelector(o);
+      }
       return o;  // labels and functions are resolved by the decoder
     }
     fail(t, "expected an operand but found " + describe(t));
+  }
+
+  // A sub-word selector or mask written right after a register: ".b0" .. ".b3", ".h0", ".h1",
+  // ".h10", ".b3210" (video instructions; the decoder refuses it anywhere else).
+  void videoSelector(Operand& o) {
+    const Token& s = peek();
+    if (s.kind != Tok::Directive || !s.adjacent || s.text.size() < 3) return;
+    if (s.text[1] != 'b' && s.text[1] != 'h') return;
+    for (size_t i = 2; i < s.text.size(); ++i)
+      if (s.text[i] < '0' || s.text[i] > '9') return;
+    o.sel = next().text;
   }
 
   std::string_view text_;

@@ -53,6 +53,10 @@ enum class Op : uint8_t {
   ShfLWrap,
   ShfRClamp,
   WideMulShr,
+  VAdd4Sat,      // per byte, unsigned, clamped to [0, 255]
+  VAbsDiff4Add,  // c plus the four bytes' absolute differences
+  VMax2S,        // per signed half-word
+  VAddSatS,      // scalar, clamped to the int32 range
   Count
 };
 
@@ -63,19 +67,47 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOps[] = {
-    {"add.u32", 2, false},      {"sub.u32", 2, false},        {"mul.lo.u32", 2, false},
-    {"mul.hi.u32", 2, false},   {"mul.hi.s32", 2, true},      {"mad.lo.u32", 3, false},
-    {"min.u32", 2, false},      {"min.s32", 2, true},         {"max.u32", 2, false},
-    {"max.s32", 2, true},       {"and.b32", 2, false},        {"or.b32", 2, false},
-    {"xor.b32", 2, false},      {"not.b32", 1, false},        {"cnot.b32", 1, false},
-    {"neg.s32", 1, true},       {"abs.s32", 1, true},         {"shl.b32", 2, false},
-    {"shr.u32", 2, false},      {"shr.s32", 2, false},        {"popc.b32", 1, false},
-    {"clz.b32", 1, false},      {"brev.b32", 1, false},       {"bfe.u32", 3, false},
-    {"bfe.s32", 3, false},      {"bfi.b32", 4, false},        {"div.u32", 2, false},
-    {"rem.u32", 2, false},      {"div.s32", 2, true},         {"rem.s32", 2, true},
-    {"add.sat.s32", 2, true},   {"sad.u32", 3, false},        {"lop3.b32", 3, false},
-    {"prmt.b32", 3, false},     {"shf.l.wrap.b32", 3, false}, {"shf.r.clamp.b32", 3, false},
+    {"add.u32", 2, false},
+    {"sub.u32", 2, false},
+    {"mul.lo.u32", 2, false},
+    {"mul.hi.u32", 2, false},
+    {"mul.hi.s32", 2, true},
+    {"mad.lo.u32", 3, false},
+    {"min.u32", 2, false},
+    {"min.s32", 2, true},
+    {"max.u32", 2, false},
+    {"max.s32", 2, true},
+    {"and.b32", 2, false},
+    {"or.b32", 2, false},
+    {"xor.b32", 2, false},
+    {"not.b32", 1, false},
+    {"cnot.b32", 1, false},
+    {"neg.s32", 1, true},
+    {"abs.s32", 1, true},
+    {"shl.b32", 2, false},
+    {"shr.u32", 2, false},
+    {"shr.s32", 2, false},
+    {"popc.b32", 1, false},
+    {"clz.b32", 1, false},
+    {"brev.b32", 1, false},
+    {"bfe.u32", 3, false},
+    {"bfe.s32", 3, false},
+    {"bfi.b32", 4, false},
+    {"div.u32", 2, false},
+    {"rem.u32", 2, false},
+    {"div.s32", 2, true},
+    {"rem.s32", 2, true},
+    {"add.sat.s32", 2, true},
+    {"sad.u32", 3, false},
+    {"lop3.b32", 3, false},
+    {"prmt.b32", 3, false},
+    {"shf.l.wrap.b32", 3, false},
+    {"shf.r.clamp.b32", 3, false},
     {"mul.wide.u32", 2, false},
+    {"vadd4.u32.u32.u32.sat", 3, false},
+    {"vabsdiff4.u32.u32.u32.add", 3, false},
+    {"vmax2.s32.s32.s32", 3, true},
+    {"vadd.s32.s32.s32.sat", 2, true},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == size_t(Op::Count));
 
@@ -276,6 +308,27 @@ uint32_t eval(Op op, uint32_t a, uint32_t b, uint32_t c, uint32_t e, uint32_t im
     }
     case Op::WideMulShr:
       return u((uint64_t(a) * b) >> imm);
+    case Op::VAdd4Sat: {
+      uint32_t d = 0;
+      for (uint32_t i = 0; i < 32; i += 8)
+        d |= std::min<uint32_t>(((a >> i) & 0xff) + ((b >> i) & 0xff), 0xff) << i;
+      return d;
+    }
+    case Op::VAbsDiff4Add: {
+      uint32_t d = c;
+      for (uint32_t i = 0; i < 32; i += 8) {
+        const int32_t x = int32_t((a >> i) & 0xff), y = int32_t((b >> i) & 0xff);
+        d += u(x > y ? x - y : y - x);
+      }
+      return d;
+    }
+    case Op::VMax2S: {  // c is the merge source, unused with the default mask (both halves)
+      const int16_t lo = std::max(int16_t(a & 0xffff), int16_t(b & 0xffff));
+      const int16_t hi = std::max(int16_t(a >> 16), int16_t(b >> 16));
+      return uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16;
+    }
+    case Op::VAddSatS:
+      return u(std::clamp<int64_t>(int64_t(s(a)) + s(b), INT32_MIN, INT32_MAX));
     case Op::Count:
       break;
   }
