@@ -18,6 +18,7 @@ struct RtlConfig : config::Section {
   std::string power_switch = "model";
   std::string simd_issue = "model";
   std::string droop_detector = "model";
+  std::string drowsy_controller = "model";
 
   static bool isModel(const std::string& mode) { return mode == "model"; }
 
@@ -50,6 +51,12 @@ struct RtlConfig : config::Section {
             "Global droop detector of the CTA scheduler (smoothing.mode global or hierarchical, "
             "at most 128 SMs): model, verilated (models/rtl/verilog/global_droop_detector.sv) or "
             "lockstep (both, compared at every report)",
+            modes);
+    v.field("drowsy_controller", drowsy_controller,
+            "Drowsy-line controller of each bank of the L1 data caches and L2 slices whose "
+            "power.l1d/l2.drowsy.policy is not none: model, verilated "
+            "(models/rtl/verilog/drowsy_line_controller.sv) or lockstep (both, compared at every "
+            "hit and fill)",
             modes);
   }
 };
