@@ -63,7 +63,9 @@ module drowsy_line_controller #(
     end
   end
 
-  always_ff @(posedge clk) on_left <= on_left_next;
+  for (genvar g = 0; g < FRAMES; g++) begin : frame_counter
+    always_ff @(posedge clk) on_left[g] <= on_left_next[g];
+  end
 
   assign wake = access && drowsy[frame];
   assign wait_cycles = !wake ? '0 : early ? hidden_wait : cfg_wake_latency;
