@@ -164,8 +164,10 @@ void throwOnDivergence(Gpu& g, const std::vector<sm::Sm*>& sms, bool& poisoned) 
     if (d.empty()) d = s->rtlDivergence();
   const CtaScheduler& cs = g.ctaScheduler();
   if (d.empty() && cs.droopDetector()) d = cs.droopDetector()->divergence();
-  for (uint32_t i = 0; i < sms.size() && d.empty(); ++i) d = g.l1(i).drowsyDivergence();
-  for (uint32_t i = 0; i < g.l2Slices() && d.empty(); ++i) d = g.l2(i).drowsyDivergence();
+  if (g.hierarchy()) {  // the fixed-latency memory has no caches
+    for (uint32_t i = 0; i < sms.size() && d.empty(); ++i) d = g.l1(i).drowsyDivergence();
+    for (uint32_t i = 0; i < g.l2Slices() && d.empty(); ++i) d = g.l2(i).drowsyDivergence();
+  }
   if (d.empty()) return;
   poisoned = true;
   throw LockstepDivergence(d);

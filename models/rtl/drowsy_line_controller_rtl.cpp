@@ -127,7 +127,8 @@ std::unique_ptr<DrowsyLineController> makeDrowsyLineController(const DrowsyConfi
   const DrowsyLineController::Params p =
       DrowsyLineController::paramsOf(drowsy, policy, lookahead, cache);
   const RtlMode mode = parseRtlMode("rtl.drowsy_controller", rtlMode);
-  if (mode == RtlMode::Model || policy == DrowsyPolicy::None)
+  // A disabled cache is never touched: nothing to co-simulate either.
+  if (mode == RtlMode::Model || policy == DrowsyPolicy::None || !cache.enabled)
     return std::make_unique<DrowsyLineController>(p);
   rtl::DrowsyLineSettings s;
   s.timeoutPolicy = policy == DrowsyPolicy::Timeout;
