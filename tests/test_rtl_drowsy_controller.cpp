@@ -367,6 +367,19 @@ TEST(RtlDrowsyControllerConfig, ModesNeedDrowsyLinesAndFittingCaches) {
   EXPECT_NO_THROW(loadPlatform(
       "stream-4x4",
       {"power.l2.drowsy.policy=timeout", "rtl.drowsy_controller=lockstep", "l2.slice.banks=4"}));
+  // The broken variant holds 128 frames: an L1's bank, not an L2 slice's 512.
+  EXPECT_EQ(message({"power.l1d.drowsy.policy=timeout", "rtl.drowsy_controller=lockstep",
+                     "rtl.drowsy_controller_block=drowsy_line_controller_late"}),
+            "accepted");
+  EXPECT_NE(message({"power.l2.drowsy.policy=timeout", "rtl.drowsy_controller=lockstep",
+                     "rtl.drowsy_controller_block=drowsy_line_controller_late"})
+                .find("l2.slice has 512 line frames per bank: rtl.drowsy_controller_block "
+                      "drowsy_line_controller_late holds at most 128"),
+            std::string::npos);
+  EXPECT_NE(message({"power.l1d.drowsy.policy=timeout", "rtl.drowsy_controller=lockstep",
+                     "rtl.drowsy_controller_block=drowsy_line_controller_3deep"})
+                .find("rtl.drowsy_controller_block"),
+            std::string::npos);
   EXPECT_NE(message({"power.l1d.drowsy.policy=timeout", "rtl.drowsy_controller=rtl"})
                 .find("rtl.drowsy_controller"),
             std::string::npos);

@@ -98,12 +98,12 @@ class DrowsyLineController {
 
 // The implementation rtl.drowsy_controller (`rtlMode`) names for one cache: its geometry
 // `cache`, its drowsy settings `drowsy` with `policy`, `lookahead` (drowsy.lookahead is on),
-// `instance` naming it in lockstep messages ("L1 of sm3", "L2 slice 5"). Policy none always
-// gets the model (nothing to co-simulate). Defined in models/rtl/drowsy_line_controller_rtl.cpp.
-std::unique_ptr<DrowsyLineController> makeDrowsyLineController(const DrowsyConfig& drowsy,
-                                                               DrowsyPolicy policy, bool lookahead,
-                                                               const CacheConfig& cache,
-                                                               const std::string& rtlMode,
-                                                               const std::string& instance);
+// `instance` naming it in lockstep messages ("L1 of sm3", "L2 slice 5"), `block` the verilated
+// block (rtl.drowsy_controller_block). Policy none and a disabled cache always get the model
+// (nothing to co-simulate). Defined in models/rtl/drowsy_line_controller_rtl.cpp.
+std::unique_ptr<DrowsyLineController> makeDrowsyLineController(
+    const DrowsyConfig& drowsy, DrowsyPolicy policy, bool lookahead, const CacheConfig& cache,
+    const std::string& rtlMode, const std::string& instance,
+    const std::string& block = "drowsy_line_controller");
 
 }  // namespace gpusc::cache

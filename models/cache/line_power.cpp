@@ -128,7 +128,8 @@ DrowsyPolicy parsePolicy(const std::string& name, const std::string& key) {
 }  // namespace
 
 LinePower::LinePower(const CachePowerConfig& cfg, const CacheConfig& cache, const std::string& key,
-                     bool lookaheadAllowed, const std::string& rtlMode, const std::string& instance)
+                     bool lookaheadAllowed, const std::string& rtlMode, const std::string& instance,
+                     const std::string& rtlBlock)
     : policy_(parsePolicy(cfg.drowsy.policy, key)),
       lookahead_(cfg.drowsy.lookahead),
       ways_(cache.ways),
@@ -147,7 +148,8 @@ LinePower::LinePower(const CachePowerConfig& cfg, const CacheConfig& cache, cons
                                  key, subwordBytes_, cache.line_bytes));
   if (cfg.drowsy.timeout_cycles == 0 && policy_ == DrowsyPolicy::Timeout)
     throw InputError(fmt::format("{}.drowsy.timeout_cycles must be at least 1", key));
-  controller_ = makeDrowsyLineController(cfg.drowsy, policy_, lookahead_, cache, rtlMode, instance);
+  controller_ =
+      makeDrowsyLineController(cfg.drowsy, policy_, lookahead_, cache, rtlMode, instance, rtlBlock);
   c_.frames = static_cast<uint32_t>(windowAccesses_.size());
   c_.subwordsPerLine = std::max(1u, cache.line_bytes / subwordBytes_);
 }

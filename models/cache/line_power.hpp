@@ -99,11 +99,13 @@ class LinePower {
 
   // `cfg`: the cache's power section, named `key` in errors ("power.l1d"); `cache` its geometry.
   // `lookaheadAllowed`: whether drowsy.lookahead may be set (the warp scheduler reaches only
-  // the L1D). `rtlMode`: rtl.drowsy_controller; `instance` names the cache in lockstep messages
-  // ("L1 of sm3"). The window is open from cycle 0.
+  // the L1D). `rtlMode`, `rtlBlock`: rtl.drowsy_controller and rtl.drowsy_controller_block;
+  // `instance` names the cache in lockstep messages ("L1 of sm3"). The window is open from
+  // cycle 0.
   LinePower(const CachePowerConfig& cfg, const CacheConfig& cache, const std::string& key,
             bool lookaheadAllowed, const std::string& rtlMode = "model",
-            const std::string& instance = "");
+            const std::string& instance = "",
+            const std::string& rtlBlock = "drowsy_line_controller");
 
   DrowsyPolicy policy() const { return policy_; }
 

@@ -604,6 +604,11 @@ struct PlatformConfig : config::Section {
                             "holds whole sets per bank (rtl.drowsy_controller {})",
                             cacheKey, c.banks, c.sets, rtl.drowsy_controller));
       const uint64_t frames = uint64_t(c.sets / std::max(1u, c.banks)) * c.ways;
+      v.require(rtl.drowsy_controller_block != "drowsy_line_controller_late" || frames <= 128,
+                "rtl",
+                fmt::format("{} has {} line frames per bank: rtl.drowsy_controller_block "
+                            "drowsy_line_controller_late holds at most 128 (more {}.banks)",
+                            cacheKey, frames, cacheKey));
       v.require(frames <= 1024, "rtl",
                 fmt::format("{} has {} line frames per bank: the RTL drowsy-line controller "
                             "holds at most 1024 (more {}.banks; rtl.drowsy_controller {})",

@@ -19,6 +19,7 @@ struct RtlConfig : config::Section {
   std::string simd_issue = "model";
   std::string droop_detector = "model";
   std::string drowsy_controller = "model";
+  std::string drowsy_controller_block = "drowsy_line_controller";
 
   static bool isModel(const std::string& mode) { return mode == "model"; }
 
@@ -58,6 +59,12 @@ struct RtlConfig : config::Section {
             "(models/rtl/verilog/drowsy_line_controller.sv) or lockstep (both, compared at every "
             "hit and fill)",
             modes);
+    v.field("drowsy_controller_block", drowsy_controller_block,
+            "The verilated block rtl.drowsy_controller verilated or lockstep runs: "
+            "drowsy_line_controller (the model's behaviour) or drowsy_line_controller_late (a "
+            "broken variant whose timeout is one cycle late, at most 128 frames per bank; "
+            "docs/rtl-cosim.md)",
+            config::OneOf{{"drowsy_line_controller", "drowsy_line_controller_late"}});
   }
 };
 

@@ -119,11 +119,9 @@ cache::DrowsyLineController::Touch LockstepDrowsyLineController::touch(uint32_t 
 
 namespace gpusc::cache {
 
-std::unique_ptr<DrowsyLineController> makeDrowsyLineController(const DrowsyConfig& drowsy,
-                                                               DrowsyPolicy policy, bool lookahead,
-                                                               const CacheConfig& cache,
-                                                               const std::string& rtlMode,
-                                                               const std::string& instance) {
+std::unique_ptr<DrowsyLineController> makeDrowsyLineController(
+    const DrowsyConfig& drowsy, DrowsyPolicy policy, bool lookahead, const CacheConfig& cache,
+    const std::string& rtlMode, const std::string& instance, const std::string& block) {
   const DrowsyLineController::Params p =
       DrowsyLineController::paramsOf(drowsy, policy, lookahead, cache);
   const RtlMode mode = parseRtlMode("rtl.drowsy_controller", rtlMode);
@@ -135,7 +133,16 @@ std::unique_ptr<DrowsyLineController> makeDrowsyLineController(const DrowsyConfi
   s.timeout = drowsy.timeout_cycles;
   s.wakeLatency = drowsy.wake_latency;
   s.lookahead = p.lookahead;
-  rtl::DrowsyLineControllerTransactor t(s, cache.sets, cache.ways, cache.banks);
+  const bool late = block == "drowsy_line_controller_late";
+  if (!late && block != "drowsy_line_controller")
+    throw InputError(fmt::format("rtl.drowsy_controller_block: no block named '{}'", block));
+  const auto lateBlock = [](uint32_t frames) -> std::unique_ptr<rtl::DrowsyLineControllerPins> {
+    return frames <= 128 ? rtl::makeLateDrowsyLineControllerBlock() : nullptr;
+  };
+  rtl::DrowsyLineControllerTransactor t(
+      s, cache.sets, cache.ways, cache.banks,
+      late ? rtl::DrowsyLineControllerTransactor::BlockFactory(lateBlock)
+           : &rtl::makeDrowsyLineControllerBlock);
   if (mode == RtlMode::Verilated)
     return std::make_unique<rtl::VerilatedDrowsyLineController>(p, std::move(t));
   return std::make_unique<rtl::LockstepDrowsyLineController>(p, std::move(t), instance);
