@@ -2,7 +2,8 @@
 // threshold equality, FIFO fill and wrap, window extension) and against the C++ model on random
 // power traces; the lockstep comparator catching a one-LSB parameter slip and a variant block
 // at the exact cycle; every catalog kernel in lockstep with zero divergences and identical
-// statistics with the RTL in place of the model.
+// statistics with the RTL in place of the model (every block, the drowsy-line controllers with
+// the timeout policy; and the controllers alone with drowsy-after-access).
 #include <algorithm>
 #include <random>
 #include <string>
@@ -199,9 +200,11 @@ TEST(RtlConfig, BlockNamesAreTheRegistrysAndBadModesNameTheKey) {
 struct CatalogRun {
   std::vector<nlohmann::json> launches;
   uint64_t predictions = 0;
-  uint64_t wakeups = 0;           // of every switch: SMs, SIMD units, lanes
-  uint64_t lowerStateCycles = 0;  // cycles the issue control spent in states 2 .. 4
-  uint64_t detections = 0;        // of the global droop detector
+  uint64_t wakeups = 0;            // of every switch: SMs, SIMD units, lanes
+  uint64_t lowerStateCycles = 0;   // cycles the issue control spent in states 2 .. 4
+  uint64_t detections = 0;         // of the global droop detector
+  uint64_t lineWakeups = 0;        // drowsy cache lines woken (L1s and L2 slices)
+  uint64_t hiddenLineWakeups = 0;  // of which by the L1's look-ahead
   bool pass = false;
 };
 
@@ -233,6 +236,12 @@ CatalogRun runCatalog(const std::string& name, const std::vector<std::string>& s
     for (const char* level : {"lanes", "simd_units", "sm_switches"})
       r.wakeups += g[level]["wakeups"].get<uint64_t>();
     for (int st = 1; st < 4; ++st) r.lowerStateCycles += g["state_cycles"][st].get<uint64_t>();
+    const nlohmann::json& mem = r.launches.back()["memory"];
+    for (const char* cache : {"l1d", "l2"}) {
+      const nlohmann::json& ps = mem[cache]["totals"]["power_states"];
+      r.lineWakeups += ps["wakeups"].get<uint64_t>();
+      r.hiddenLineWakeups += ps["hidden_wakeups"].get<uint64_t>();
+    }
   }
   return r;
 }
@@ -243,17 +252,29 @@ class CatalogRtl : public ::testing::TestWithParam<std::string> {};
 // the CTA scheduler's global droop detector), timeout power gating (the switches of SMs, SIMD
 // units and lanes) and the utilisation issue control (its state machine, with slices short
 // enough for tiny kernels to change state, and a global detector that fires on the few SMs
-// tiny kernels wake).
+// tiny kernels wake), and drowsy L1 and L2 lines with the timeout policy (timeouts short
+// enough for tiny kernels' lines to turn drowsy between touches, and the L1's look-ahead).
 const std::vector<std::string> kEveryBlock = {
-    "smoothing.mode=hierarchical", "smoothing.global.min_sms=2", "power.gating.idle_detect=timeout",
-    "power.simd_issue.policy=utilisation", "power.simd_issue.slice_cycles=100"};
+    "smoothing.mode=hierarchical",        "smoothing.global.min_sms=2",
+    "power.gating.idle_detect=timeout",   "power.simd_issue.policy=utilisation",
+    "power.simd_issue.slice_cycles=100",  "power.l1d.drowsy.policy=timeout",
+    "power.l1d.drowsy.timeout_cycles=64", "power.l1d.drowsy.wake_latency=2",
+    "power.l1d.drowsy.lookahead=true",    "power.l2.drowsy.policy=timeout",
+    "power.l2.drowsy.timeout_cycles=100", "power.l2.drowsy.wake_latency=3"};
 
 std::vector<std::string> everyBlock(const std::string& mode) {
   std::vector<std::string> s = kEveryBlock;
-  for (const char* key :
-       {"rtl.droop_predictor=", "rtl.power_switch=", "rtl.simd_issue=", "rtl.droop_detector="})
+  for (const char* key : {"rtl.droop_predictor=", "rtl.power_switch=", "rtl.simd_issue=",
+                          "rtl.droop_detector=", "rtl.drowsy_controller="})
     s.push_back(key + mode);
   return s;
+}
+
+// The drowsy-line controllers alone with the other policy, drowsy-after-access, in both caches.
+std::vector<std::string> drowsyAfterAccess(const std::string& mode) {
+  return {"power.l1d.drowsy.policy=drowsy-after-access", "power.l1d.drowsy.wake_latency=2",
+          "power.l2.drowsy.policy=drowsy-after-access", "power.l2.drowsy.wake_latency=3",
+          "rtl.drowsy_controller=" + mode};
 }
 
 // Every catalog kernel with every block's feature on: in lockstep no block diverges, and with
@@ -274,6 +295,26 @@ TEST_P(CatalogRtl, EveryBlockLockstepAndVerilatedMatchTheModel) {
 
 INSTANTIATE_TEST_SUITE_P(Tiny, CatalogRtl, ::testing::ValuesIn(catalog::names()));
 
+class CatalogRtlDrowsyAfterAccess : public ::testing::TestWithParam<std::string> {};
+
+// Every catalog kernel with drowsy-after-access lines: the controllers in lockstep do not
+// diverge, and in their place the statistics are the model's.
+TEST_P(CatalogRtlDrowsyAfterAccess, LockstepAndVerilatedMatchTheModel) {
+  const std::string& name = GetParam();
+  const CatalogRun m = runCatalog(name, drowsyAfterAccess("model"));
+  CatalogRun l, v;
+  ASSERT_NO_THROW(l = runCatalog(name, drowsyAfterAccess("lockstep")));
+  ASSERT_NO_THROW(v = runCatalog(name, drowsyAfterAccess("verilated")));
+  EXPECT_TRUE(m.pass && l.pass && v.pass);
+  ASSERT_EQ(m.launches.size(), v.launches.size());
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    EXPECT_EQ(m.launches[i], l.launches[i]) << "launch " << i;
+    EXPECT_EQ(m.launches[i], v.launches[i]) << "launch " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, CatalogRtlDrowsyAfterAccess, ::testing::ValuesIn(catalog::names()));
+
 // The catalog run exercises every block: the predictor predicts droops, switches gate and
 // requests wait for wake-ups, the issue control leaves state 1, the global detector fires.
 TEST(CatalogRtlCoverage, EveryBlockActs) {
@@ -284,11 +325,22 @@ TEST(CatalogRtlCoverage, EveryBlockActs) {
     all.wakeups += r.wakeups;
     all.lowerStateCycles += r.lowerStateCycles;
     all.detections += r.detections;
+    all.lineWakeups += r.lineWakeups;
+    all.hiddenLineWakeups += r.hiddenLineWakeups;
   }
   EXPECT_GT(all.predictions, 0u);
   EXPECT_GT(all.wakeups, 0u);
   EXPECT_GT(all.lowerStateCycles, 0u);
   EXPECT_GT(all.detections, 0u);
+  EXPECT_GT(all.lineWakeups, all.hiddenLineWakeups);  // woken lines, not all by the look-ahead
+  EXPECT_GT(all.hiddenLineWakeups, 0u);
+  // Lines are woken again after their timeout, not only at their first touch: with timeouts
+  // longer than the run the same kernel wakes fewer.
+  std::vector<std::string> longTimeouts = everyBlock("verilated");
+  longTimeouts.push_back("power.l1d.drowsy.timeout_cycles=1000000");
+  longTimeouts.push_back("power.l2.drowsy.timeout_cycles=1000000");
+  EXPECT_LT(runCatalog("sgemm", longTimeouts).lineWakeups,
+            runCatalog("sgemm", everyBlock("verilated")).lineWakeups);
 }
 
 // End to end: the variant block in lockstep on a real kernel is reported; with the model's

@@ -36,7 +36,8 @@ L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
       hitLatency_(cfg.sm.l1d.hit_latency),
       missQueue_(cfg.sm.l1d.miss_queue),
       core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId, policiesOf(cfg).replacement),
-      power_(cfg.power.l1d, cfg.sm.l1d, "power.l1d", true),
+      power_(cfg.power.l1d, cfg.sm.l1d, "power.l1d", true, cfg.rtl.drowsy_controller,
+             fmt::format("L1 of sm{}", smId), cfg.rtl.drowsy_controller_block),
       down_(cfg.sm.l1d.miss_queue, cfg.sm.l1d.sends_per_cycle),
       pending_(size_t(cfg.sm.l1d.mshr_entries) * cfg.sm.l1d.mshr_max_merge) {
   sm_socket.register_nb_transport_fw(this, &L1DataCache::nb_transport_fw);

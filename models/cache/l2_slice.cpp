@@ -48,7 +48,8 @@ L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const Plat
       missQueue_(cfg.l2.slice.miss_queue),
       core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + slice,
             policiesOf(cfg).replacement),
-      power_(cfg.power.l2, cfg.l2.slice, "power.l2", false),
+      power_(cfg.power.l2, cfg.l2.slice, "power.l2", false, cfg.rtl.drowsy_controller,
+             fmt::format("L2 slice {}", slice), cfg.rtl.drowsy_controller_block),
       // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.
       down_(size_t(cfg.l2.slice.miss_queue) + cfg.l2.slice.mshr_entries,
             cfg.l2.slice.sends_per_cycle),

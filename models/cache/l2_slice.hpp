@@ -94,6 +94,9 @@ class L2Slice : public sc_core::sc_module {
   CachePowerCounters reportedPowerCounters() const { return power_.closedAt(clock_.now() + 1); }
   void beginPowerWindow(uint64_t cycle) { power_.beginWindow(cycle); }
   void closePowerWindow(uint64_t cycle) { power_.closeWindow(cycle); }
+  // Lockstep (rtl.drowsy_controller): the first divergence of a bank's drowsy-line controller.
+  const std::string& drowsyDivergence() const { return power_.divergence(); }
+  cache::LinePower& linePower() { return power_; }
 
  private:
   SC_HAS_PROCESS(L2Slice);

@@ -128,17 +128,12 @@ DrowsyPolicy parsePolicy(const std::string& name, const std::string& key) {
 }  // namespace
 
 LinePower::LinePower(const CachePowerConfig& cfg, const CacheConfig& cache, const std::string& key,
-                     bool lookaheadAllowed)
+                     bool lookaheadAllowed, const std::string& rtlMode, const std::string& instance,
+                     const std::string& rtlBlock)
     : policy_(parsePolicy(cfg.drowsy.policy, key)),
-      onCycles_(policy_ == DrowsyPolicy::Timeout ? cfg.drowsy.timeout_cycles : 1),
-      wakeLatency_(cfg.drowsy.wake_latency),
-      hiddenLatency_(cfg.drowsy.wake_latency > cfg.drowsy.lookahead_cycles
-                         ? cfg.drowsy.wake_latency - cfg.drowsy.lookahead_cycles
-                         : 0),
       lookahead_(cfg.drowsy.lookahead),
       ways_(cache.ways),
       subwordBytes_(cfg.subword_bytes),
-      lastTouch_(size_t(cache.sets) * cache.ways, kNever),
       windowAccesses_(size_t(cache.sets) * cache.ways, 0) {
   if (lookahead_ && !lookaheadAllowed)
     throw InputError(fmt::format(
@@ -153,25 +148,26 @@ LinePower::LinePower(const CachePowerConfig& cfg, const CacheConfig& cache, cons
                                  key, subwordBytes_, cache.line_bytes));
   if (cfg.drowsy.timeout_cycles == 0 && policy_ == DrowsyPolicy::Timeout)
     throw InputError(fmt::format("{}.drowsy.timeout_cycles must be at least 1", key));
-  c_.frames = static_cast<uint32_t>(lastTouch_.size());
+  controller_ =
+      makeDrowsyLineController(cfg.drowsy, policy_, lookahead_, cache, rtlMode, instance, rtlBlock);
+  c_.frames = static_cast<uint32_t>(windowAccesses_.size());
   c_.subwordsPerLine = std::max(1u, cache.line_bytes / subwordBytes_);
 }
 
-uint32_t LinePower::touch(size_t f, uint64_t t, bool byWarp, bool waits) {
-  const uint64_t last = lastTouch_[f];
-  uint32_t wait = 0;
-  if (policy_ != DrowsyPolicy::None && (last == kNever || t >= last + onCycles_)) {
-    const bool hidden = lookahead_ && byWarp;
-    wait = !waits ? 0 : hidden ? hiddenLatency_ : wakeLatency_;
-    if (open_) {
+uint32_t LinePower::touch(uint32_t set, uint32_t way, uint64_t t, bool byWarp, bool waits) {
+  const size_t f = size_t(set) * ways_ + way;
+  const uint64_t last = controller_->lastTouch(f);
+  const bool hidden = lookahead_ && byWarp;
+  const DrowsyLineController::Touch d = controller_->touch(set, way, t, hidden);
+  const uint32_t wait = d.wake && waits ? d.waitCycles : 0;
+  if (open_) {
+    if (d.wake) {
       ++c_.wakeups;
       c_.hiddenWakeups += hidden ? 1 : 0;
       c_.wakeStallCycles += wait;
     }
-  }
-  if (open_) {
     if (policy_ != DrowsyPolicy::None) {
-      const uint64_t from = std::max(drowsyFrom(last), windowStart_);
+      const uint64_t from = std::max(controller_->drowsyFrom(last), windowStart_);
       if (t > from) c_.drowsyLineCycles += t - from;
     }
     if (last != kNever) ++c_.interAccessHistogram[interAccessBucket(t > last ? t - last : 0)];
@@ -179,7 +175,6 @@ uint32_t LinePower::touch(size_t f, uint64_t t, bool byWarp, bool waits) {
     latestTouch_ = touchedInWindow_ ? std::max(latestTouch_, t) : t;
     touchedInWindow_ = true;
   }
-  lastTouch_[f] = last == kNever ? t : std::max(last, t);
   return wait;
 }
 
@@ -195,7 +190,7 @@ uint32_t LinePower::hit(uint32_t set, uint32_t way, uint64_t cycle, const ByteMa
       c_.writeSubwords += n;
     }
   }
-  return touch(size_t(set) * ways_ + way, cycle, byWarp, waits);
+  return touch(set, way, cycle, byWarp, waits);
 }
 
 uint32_t LinePower::fill(uint32_t set, uint32_t way, uint64_t cycle) {
@@ -203,11 +198,11 @@ uint32_t LinePower::fill(uint32_t set, uint32_t way, uint64_t cycle) {
     ++c_.fills;
     c_.fillSubwords += c_.subwordsPerLine;
   }
-  return touch(size_t(set) * ways_ + way, cycle, false, true);
+  return touch(set, way, cycle, false, true);
 }
 
 void LinePower::powerOn(uint64_t cycle) {
-  std::fill(lastTouch_.begin(), lastTouch_.end(), kNever);
+  controller_->powerOn(cycle);
   beginWindow(cycle);
 }
 
@@ -228,9 +223,10 @@ void LinePower::close(CachePowerCounters& c, uint64_t cycle) const {
   if (touchedInWindow_ && latestTouch_ >= end) end = latestTouch_ + 1;
   c.windowCycles = end - windowStart_;
   c.lineCycles = uint64_t(c.frames) * c.windowCycles;
-  for (size_t f = 0; f < lastTouch_.size(); ++f) {
+  for (size_t f = 0; f < windowAccesses_.size(); ++f) {
     if (policy_ != DrowsyPolicy::None) {
-      const uint64_t from = std::max(drowsyFrom(lastTouch_[f]), windowStart_);
+      const uint64_t from =
+          std::max(controller_->drowsyFrom(controller_->lastTouch(f)), windowStart_);
       if (end > from) c.drowsyLineCycles += end - from;
     }
     ++c.accessCountHistogram[accessCountBucket(windowAccesses_[f])];
@@ -247,12 +243,6 @@ CachePowerCounters LinePower::closedAt(uint64_t cycle) const {
   CachePowerCounters c = c_;
   if (open_) close(c, cycle);
   return c;
-}
-
-bool LinePower::drowsyAt(uint32_t set, uint32_t way, uint64_t cycle) const {
-  if (policy_ == DrowsyPolicy::None) return false;
-  const uint64_t last = lastTouch_[size_t(set) * ways_ + way];
-  return last == kNever || cycle >= last + onCycles_;
 }
 
 }  // namespace gpusc::cache

@@ -28,16 +28,22 @@
 // DWL. Every hit counts the sub-word-lines (subword_bytes each) its byte mask enables: a
 // sub-word is enabled if the access touches any of its bytes. Fills enable the whole line.
 // Counted whether or not power.*.dwl is on (the energy model applies it).
+//
+// RTL co-simulation (rtl.drowsy_controller, docs/rtl-cosim.md): the decisions (is a touched
+// frame DROWSY, how long does its access wait) are a DrowsyLineController's: the model, the
+// verilated controller of each bank, or both in lockstep. The accounting stays here.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_core.hpp"
+#include "cache/drowsy_line_controller.hpp"
 #include "common/platform_config.hpp"
 #include "common/power_config.hpp"
 
@@ -85,8 +91,6 @@ std::string interAccessBucketName(size_t bucket);
 // Sub-words of `subwordBytes` (a power of two) with at least one byte set in `mask`.
 uint32_t enabledSubwords(const ByteMask& mask, uint32_t subwordBytes);
 
-enum class DrowsyPolicy : uint8_t { None, AfterAccess, Timeout };
-
 class LinePower {
  public:
   // What a hit does to the data array: reads it, writes it, or neither (a store hit that only
@@ -95,9 +99,13 @@ class LinePower {
 
   // `cfg`: the cache's power section, named `key` in errors ("power.l1d"); `cache` its geometry.
   // `lookaheadAllowed`: whether drowsy.lookahead may be set (the warp scheduler reaches only
-  // the L1D). The window is open from cycle 0.
+  // the L1D). `rtlMode`, `rtlBlock`: rtl.drowsy_controller and rtl.drowsy_controller_block;
+  // `instance` names the cache in lockstep messages ("L1 of sm3"). The window is open from
+  // cycle 0.
   LinePower(const CachePowerConfig& cfg, const CacheConfig& cache, const std::string& key,
-            bool lookaheadAllowed);
+            bool lookaheadAllowed, const std::string& rtlMode = "model",
+            const std::string& instance = "",
+            const std::string& rtlBlock = "drowsy_line_controller");
 
   DrowsyPolicy policy() const { return policy_; }
 
@@ -137,25 +145,26 @@ class LinePower {
   CachePowerCounters closedAt(uint64_t cycle) const;
 
   // Whether frame (set, way) is DROWSY in `cycle` as far as the touches so far go.
-  bool drowsyAt(uint32_t set, uint32_t way, uint64_t cycle) const;
+  bool drowsyAt(uint32_t set, uint32_t way, uint64_t cycle) const {
+    return controller_->drowsyAt(set, way, cycle);
+  }
+  // Lockstep (rtl.drowsy_controller): the first divergence of a bank's RTL (empty: none).
+  const std::string& divergence() const { return controller_->divergence(); }
+  DrowsyLineController& controller() { return *controller_; }
 
  private:
-  static constexpr uint64_t kNever = ~0ull;
+  static constexpr uint64_t kNever = DrowsyLineController::kNever;
 
-  // The first DROWSY cycle after a touch at `last` (0 if never touched).
-  uint64_t drowsyFrom(uint64_t last) const { return last == kNever ? 0 : last + onCycles_; }
-  uint32_t touch(size_t frame, uint64_t cycle, bool byWarp, bool waits);
+  uint32_t touch(uint32_t set, uint32_t way, uint64_t cycle, bool byWarp, bool waits);
   // Adds the window's end to `c`: window and line-cycles, trailing drowsy cycles, histogram.
   void close(CachePowerCounters& c, uint64_t cycle) const;
 
   DrowsyPolicy policy_;
-  uint64_t onCycles_;  // cycles a frame stays ON after a touch (timeout; 1: after-access)
-  uint32_t wakeLatency_, hiddenLatency_;  // hiddenLatency_: with look-ahead (L1D hits)
   bool lookahead_;
   uint32_t ways_, subwordBytes_;
 
-  std::vector<uint64_t> lastTouch_;       // per frame: cycle of its last touch, or kNever
-  std::vector<uint32_t> windowAccesses_;  // per frame: touches in the window
+  std::unique_ptr<DrowsyLineController> controller_;  // the decisions, the last touches
+  std::vector<uint32_t> windowAccesses_;              // per frame: touches in the window
   bool open_ = true;
   uint64_t windowStart_ = 0;
   uint64_t latestTouch_ = 0;  // the latest touch cycle in the window (its end is past it)

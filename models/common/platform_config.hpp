@@ -584,6 +584,38 @@ struct PlatformConfig : config::Section {
     fitsSwitchRtl("sm", power.gating.sm);
     fitsSwitchRtl("simd_unit", power.gating.simd_unit);
     fitsSwitchRtl("lane", power.gating.lane);
+    // The drowsy-line controller (drowsy_line_controller.sv): one per bank of a drowsy cache,
+    // verilated for up to 1024 frames per bank, with a 20-bit timeout.
+    const bool drowsyModel = RtlConfig::isModel(rtl.drowsy_controller);
+    v.require(drowsyModel || power.l1d.drowsy.policy != "none" || power.l2.drowsy.policy != "none",
+              "rtl",
+              fmt::format("rtl.drowsy_controller {} needs drowsy lines (power.l1d.drowsy.policy or "
+                          "power.l2.drowsy.policy drowsy-after-access or timeout; both are none)",
+                          rtl.drowsy_controller));
+    const auto fitsDrowsyRtl = [&](const char* key, const char* cacheKey, const CachePowerConfig& p,
+                                   const CacheConfig& c) {
+      if (drowsyModel || p.drowsy.policy == "none" || !c.enabled) return;
+      v.require(p.drowsy.policy != "timeout" || p.drowsy.timeout_cycles < (1u << 20), "rtl",
+                fmt::format("{}.drowsy.timeout_cycles {} does not fit the RTL drowsy-line "
+                            "controller's 20-bit counters (rtl.drowsy_controller {})",
+                            key, p.drowsy.timeout_cycles, rtl.drowsy_controller));
+      v.require(c.banks <= c.sets, "rtl",
+                fmt::format("{}.banks {} exceeds its {} sets: the RTL drowsy-line controller "
+                            "holds whole sets per bank (rtl.drowsy_controller {})",
+                            cacheKey, c.banks, c.sets, rtl.drowsy_controller));
+      const uint64_t frames = uint64_t(c.sets / std::max(1u, c.banks)) * c.ways;
+      v.require(rtl.drowsy_controller_block != "drowsy_line_controller_late" || frames <= 128,
+                "rtl",
+                fmt::format("{} has {} line frames per bank: rtl.drowsy_controller_block "
+                            "drowsy_line_controller_late holds at most 128 (more {}.banks)",
+                            cacheKey, frames, cacheKey));
+      v.require(frames <= 1024, "rtl",
+                fmt::format("{} has {} line frames per bank: the RTL drowsy-line controller "
+                            "holds at most 1024 (more {}.banks; rtl.drowsy_controller {})",
+                            cacheKey, frames, cacheKey, rtl.drowsy_controller));
+    };
+    fitsDrowsyRtl("power.l1d", "sm.l1d", power.l1d, sm.l1d);
+    fitsDrowsyRtl("power.l2", "l2.slice", power.l2, l2.slice);
     v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
               fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
                           "droop detector could never trigger",

@@ -18,6 +18,8 @@ struct RtlConfig : config::Section {
   std::string power_switch = "model";
   std::string simd_issue = "model";
   std::string droop_detector = "model";
+  std::string drowsy_controller = "model";
+  std::string drowsy_controller_block = "drowsy_line_controller";
 
   static bool isModel(const std::string& mode) { return mode == "model"; }
 
@@ -51,6 +53,18 @@ struct RtlConfig : config::Section {
             "at most 128 SMs): model, verilated (models/rtl/verilog/global_droop_detector.sv) or "
             "lockstep (both, compared at every report)",
             modes);
+    v.field("drowsy_controller", drowsy_controller,
+            "Drowsy-line controller of each bank of the L1 data caches and L2 slices whose "
+            "power.l1d/l2.drowsy.policy is not none: model, verilated "
+            "(models/rtl/verilog/drowsy_line_controller.sv) or lockstep (both, compared at every "
+            "hit and fill)",
+            modes);
+    v.field("drowsy_controller_block", drowsy_controller_block,
+            "The verilated block rtl.drowsy_controller verilated or lockstep runs: "
+            "drowsy_line_controller (the model's behaviour) or drowsy_line_controller_late (a "
+            "broken variant whose timeout is one cycle late, at most 128 frames per bank; "
+            "docs/rtl-cosim.md)",
+            config::OneOf{{"drowsy_line_controller", "drowsy_line_controller_late"}});
   }
 };
 

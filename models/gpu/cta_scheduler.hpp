@@ -133,6 +133,7 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   void smEvaluated(uint32_t sm) override;
   // The global droop detector (nullptr unless smoothing.mode is global or hierarchical).
   const GlobalDroopDetector* droopDetector() const { return detector_.get(); }
+  GlobalDroopDetector* droopDetector() { return detector_.get(); }
   bool reportsEvaluations() const { return detector_ != nullptr; }
 
   // Notified when a kernel's first CTAs may start and when its last CTA has finished.

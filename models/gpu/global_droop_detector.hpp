@@ -15,6 +15,10 @@ namespace gpusc {
 struct PlatformConfig;
 }
 
+namespace gpusc::rtl {
+class RtlWaves;  // rtl/rtl_waves.hpp
+}
+
 namespace gpusc::gpu {
 
 // The C++ model; models/rtl derives the verilated RTL and both in lockstep from it
@@ -39,6 +43,13 @@ class GlobalDroopDetector {
 
   // Lockstep: the first divergence between the model and the RTL (empty: none).
   virtual std::string divergence() const { return {}; }
+  // gpusc run --vcd: the RTL's signals into `waves` under `scope` (rtl/rtl_waves.hpp), clocks
+  // of platform cycle c at c x `periodFs`. The model has none.
+  virtual void traceWaves(rtl::RtlWaves& waves, const std::string& scope, uint64_t periodFs) {
+    (void)waves;
+    (void)scope;
+    (void)periodFs;
+  }
 
   uint32_t reportInterval() const { return reportInterval_; }
   uint32_t numSms() const { return uint32_t(prev_.size()); }

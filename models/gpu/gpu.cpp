@@ -1,5 +1,7 @@
 #include "gpu/gpu.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -39,6 +41,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
         std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));
     for (auto& s : sms_)
       connect(s->memory_socket, fixed_->sm_sockets, fmt::format("check_{}", s->name()));
+    traceRtlBlocks();
     return;
   }
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
@@ -63,9 +66,50 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     connect(l2_[s]->dram_socket, mc_[s / cfg_.l2.slices_per_partition]->l2_socket,
             fmt::format("check_l2_{}_mc", s));
   }
+  traceRtlBlocks();
 }
 
 Gpu::~Gpu() = default;
+
+void Gpu::traceRtlBlocks() {
+  const RtlConfig& r = cfg_.rtl;
+  const bool anyRtl = !RtlConfig::isModel(r.droop_predictor) ||
+                      !RtlConfig::isModel(r.power_switch) || !RtlConfig::isModel(r.simd_issue) ||
+                      !RtlConfig::isModel(r.droop_detector) ||
+                      !RtlConfig::isModel(r.drowsy_controller);
+  if (!pdn_ || cfg_.pdn.monitor.vcd_file.empty() || !anyRtl) return;
+  waves_ = std::make_unique<rtl::RtlWaves>();
+  // Femtoseconds: the simulation's time resolution, in which a clock period is exact.
+  const auto fs = [](sc_core::sc_time t) { return uint64_t(std::llround(t.to_seconds() * 1e15)); };
+  const uint64_t coreFs = fs(period_), l2Fs = fs(Clock(cfg_.gpu.clocks.l2_mhz).period());
+  std::vector<uint32_t> ids = cfg_.pdn.monitor.vcd_sms;
+  if (ids.empty())
+    for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) ids.push_back(i);
+  for (uint32_t i : ids) {
+    if (i >= sms_.size()) continue;  // the voltage monitor reports it
+    sms_[i]->traceWaves(*waves_, coreFs);
+    if (i < l1_.size())
+      l1_[i]->linePower().controller().traceWaves(
+          *waves_, fmt::format("sm{}.l1d.drowsy_line_controller", i), coreFs);
+  }
+  for (size_t s = 0; s < l2_.size(); ++s)
+    l2_[s]->linePower().controller().traceWaves(
+        *waves_, fmt::format("l2_{}.drowsy_line_controller", s), l2Fs);
+  if (GlobalDroopDetector* d = ctaScheduler_->droopDetector())
+    d->traceWaves(*waves_, "cta_scheduler.global_droop_detector", coreFs);
+}
+
+void Gpu::closeWaves() {
+  if (!waves_ || wavesClosed_) return;
+  wavesClosed_ = true;
+  pdn_->monitor().closeVcd();
+  std::string path = cfg_.pdn.monitor.vcd_file;  // SystemC adds ".vcd" when it is missing
+  if (path.size() < 4 || path.compare(path.size() - 4, 4, ".vcd") != 0) path += ".vcd";
+  // The voltages' window (--vcd-cycles, in core cycles) cuts the blocks' waves too.
+  const uint64_t coreFs = uint64_t(std::llround(period_.to_seconds() * 1e15));
+  const VoltageMonitorConfig& m = cfg_.pdn.monitor;
+  waves_->mergeInto(path, m.vcd_start_cycle * coreFs, m.vcd_end_cycle * coreFs);
+}
 
 template <class From, class To>
 void Gpu::connect(From& from, To& to, const std::string& name) {

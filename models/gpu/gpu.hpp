@@ -23,6 +23,7 @@
 #include "noc/interconnect.hpp"
 #include "pdn/pdn.hpp"
 #include "power/energy_model.hpp"
+#include "rtl/rtl_waves.hpp"
 #include "sm/sm.hpp"
 
 namespace gpusc::gpu {
@@ -49,6 +50,12 @@ class Gpu : public sc_core::sc_module {
   // cycles of its own clock. resetMemoryStats() and resetMemoryState() open one too.
   void beginPowerWindow();
   void closePowerWindow();
+  // gpusc run --vcd with co-simulated blocks (docs/rtl-cosim.md "Waveforms"): closes the
+  // voltage VCD (pdn.monitor.vcd_file) and merges the verilated blocks' waves into it. Without
+  // them, nothing. InputError if the file cannot be rewritten.
+  void closeWaves();
+  // The waves of the verilated blocks (nullptr: not traced).
+  rtl::RtlWaves* rtlWaves() { return waves_.get(); }
   // Violations the protocol checkers recorded (gpu.check_protocol), after finishing them.
   std::vector<std::string> protocolViolations();
   // The memory units holding requests, e.g. "sm3.l1d, interconnect (5 packets)"; empty when
@@ -75,8 +82,14 @@ class Gpu : public sc_core::sc_module {
   template <class From, class To>
   void connect(From& from, To& to, const std::string& name);
 
+  // Traces the verilated blocks of the SMs pdn.monitor.vcd_sms selects, of their L1s, of the
+  // L2 slices and of the CTA scheduler into waves_.
+  void traceRtlBlocks();
+
   PlatformConfig cfg_;
   sc_core::sc_time period_;
+  std::unique_ptr<rtl::RtlWaves> waves_;  // first: outlives every block that writes to it
+  bool wavesClosed_ = false;
   std::unique_ptr<CongestionProbe> probe_;  // over the interconnect (hierarchy only)
   PayloadPool pool_;
   std::vector<std::unique_ptr<sm::Sm>> sms_;

@@ -158,11 +158,16 @@ namespace {
 
 // RTL co-simulation in lockstep: a block that diverged paused the simulation (docs/rtl-cosim.md).
 // The engine is then mid-launch and cannot run again (`poisoned`).
-void throwOnDivergence(const std::vector<sm::Sm*>& sms, const CtaScheduler& cs, bool& poisoned) {
+void throwOnDivergence(Gpu& g, const std::vector<sm::Sm*>& sms, bool& poisoned) {
   std::string d;
   for (const sm::Sm* s : sms)
     if (d.empty()) d = s->rtlDivergence();
+  const CtaScheduler& cs = g.ctaScheduler();
   if (d.empty() && cs.droopDetector()) d = cs.droopDetector()->divergence();
+  if (g.hierarchy()) {  // the fixed-latency memory has no caches
+    for (uint32_t i = 0; i < sms.size() && d.empty(); ++i) d = g.l1(i).drowsyDivergence();
+    for (uint32_t i = 0; i < g.l2Slices() && d.empty(); ++i) d = g.l2(i).drowsyDivergence();
+  }
   if (d.empty()) return;
   poisoned = true;
   throw LockstepDivergence(d);
@@ -257,7 +262,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     const uint64_t until =
         nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
     advance(sc_core::sc_time::from_value(until > now ? until - now : period));
-    throwOnDivergence(sms, g.ctaScheduler(), poisoned_);
+    throwOnDivergence(g, sms, poisoned_);
     if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
       energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
       nextSample = energy->nextSampleCycle(coreCycle());
@@ -305,7 +310,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     poisoned_ = true;
   else
     drain(label);
-  throwOnDivergence(sms, g.ctaScheduler(), poisoned_);
+  throwOnDivergence(g, sms, poisoned_);
   std::optional<pdn::VoltageReport> voltage;
   // The SMs that sleep through the launch's last cycles still draw the late stages of what they
   // dispatched: hand them to the PDN before it finishes.

@@ -51,6 +51,8 @@ class VoltageMonitor : public sc_core::sc_module {
   void attribute(const double* contrib) { analyzer_->attribute(contrib); }
   VoltageReport finishLaunch(const nlohmann::json& network);
   bool attribution() const { return cfg_.pdn.monitor.attribution; }
+  // Closes the VCD file (pdn.monitor.vcd_file) now; later samples are not traced.
+  void closeVcd();
 
  private:
   const PlatformConfig& cfg_;

@@ -141,6 +141,10 @@ class PowerGatingSwitch : public sc_core::sc_module {
   void attachRtl(std::unique_ptr<SwitchRtl> rtl, SwitchRtlMode mode);
   // Lockstep: the first divergence between the model and the RTL (empty: none).
   const std::string& divergence() const;
+  // gpusc run --vcd: the attached RTL's signals into `waves` under `scope` (none without RTL).
+  void traceWaves(rtl::RtlWaves& waves, const std::string& scope, uint64_t periodFs) {
+    if (rtl_) rtl_->block->trace(waves, scope, periodFs);
+  }
 
  private:
   struct Rtl {

@@ -10,6 +10,10 @@
 #include <memory>
 #include <string>
 
+namespace gpusc::rtl {
+class RtlWaves;  // rtl/rtl_waves.hpp
+}
+
 namespace gpusc::power {
 
 using Cycle = uint64_t;
@@ -36,6 +40,8 @@ class SwitchRtl {
   // Open-ended use from `c` until endBusy().
   virtual void beginBusy(Cycle c) = 0;
   virtual void endBusy(Cycle c) = 0;
+  // gpusc run --vcd: the controller's signals into `waves` under `scope`.
+  virtual void trace(rtl::RtlWaves& waves, const std::string& scope, uint64_t periodFs) = 0;
 };
 
 // The verilated controller with these settings (models/rtl/power_gating_switch_rtl.cpp).

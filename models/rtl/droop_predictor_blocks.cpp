@@ -19,6 +19,11 @@ template <class V>
 class DroopPredictorBlock : public DroopPredictorPins {
  public:
   void clock() override {
+    m_.startCycle(cycle, [](V& t) {
+      t.push = 0;
+      t.predict_en = 0;
+      t.clear = 0;
+    });
     V& t = m_.top();
     t.rst = rst;
     t.clear = clear;
@@ -33,6 +38,9 @@ class DroopPredictorBlock : public DroopPredictorPins {
     predict = t.predict;
     throttle = t.throttle;
     remaining = t.remaining;
+  }
+  void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) override {
+    m_.trace(waves, scope, periodFs);
   }
 
  private:

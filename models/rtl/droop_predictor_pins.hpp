@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/registry.hpp"
 
 namespace gpusc::rtl {
+
+class RtlWaves;
 
 // Watts in the RTL's fixed point (kPowerFracBits fractional bits, rounded to nearest,
 // saturating at the 32-bit maximum).
@@ -27,6 +30,10 @@ struct DroopPredictorPins {
   uint32_t remaining = 0;
   // One rising clock edge with the inputs above; updates the outputs.
   virtual void clock() = 0;
+  // The platform cycle of the next clock (the waveform's time; see verilated_pins.hpp).
+  uint64_t cycle = 0;
+  // Dumps every clock from now on into a stream of `waves` named `scope` (gpusc run --vcd).
+  virtual void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) = 0;
 };
 
 // The droop-predictor blocks that are built in, by name (rtl.droop_predictor_block).

@@ -27,6 +27,7 @@ DroopPredictorTransactor::DroopPredictorTransactor(std::unique_ptr<DroopPredicto
   p.thr4 = toFixedWatts(cfg.thresholds_w[2]);
   p.throttleCycles = cfg.throttle_cycles;
   p.rst = true;  // one reset clock
+  p.cycle = 0;
   p.clock();
   p.rst = false;
 }
@@ -37,6 +38,7 @@ void DroopPredictorTransactor::clock(bool push, bool predictEn, uint32_t power) 
   p.push = push;
   p.predictEn = predictEn;
   p.power = power;
+  p.cycle = cycle_;
   p.clock();
   ++cycle_;
   ++clocks_;

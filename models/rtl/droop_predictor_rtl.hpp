@@ -39,6 +39,9 @@ class DroopPredictorTransactor {
   uint64_t throttledCycles(uint64_t end) const;
   uint64_t clocks() const { return clocks_; }
   DroopPredictorPins& pins() { return *pins_; }
+  void trace(RtlWaves& w, const std::string& scope, uint64_t periodFs) {
+    pins_->trace(w, scope, periodFs);
+  }
 
  private:
   void clock(bool push, bool predictEn, uint32_t power);
@@ -65,6 +68,9 @@ class VerilatedDroopPredictor : public sm::DroopPredictorUnit {
   uint64_t triggers() const override { return rtl_.predictions(); }
   uint64_t throttledCycles(uint64_t end) const override { return rtl_.throttledCycles(end); }
   DroopPredictorTransactor& transactor() { return rtl_; }
+  void traceWaves(RtlWaves& w, const std::string& scope, uint64_t periodFs) override {
+    rtl_.trace(w, scope, periodFs);
+  }
 
  private:
   DroopPredictorTransactor rtl_;
@@ -83,6 +89,9 @@ class LockstepDroopPredictor : public sm::DroopPredictorUnit {
   void endCycle(uint64_t c, double watts) override;
   void skipIdle(uint64_t first, uint64_t n, double idleWatts) override;
   DroopPredictorTransactor& transactor() { return rtl_; }
+  void traceWaves(RtlWaves& w, const std::string& scope, uint64_t periodFs) override {
+    rtl_.trace(w, scope, periodFs);
+  }
 
  private:
   DroopPredictorTransactor rtl_;

@@ -11,6 +11,7 @@ namespace {
 class GlobalDroopDetectorBlock : public GlobalDroopDetectorPins {
  public:
   void clock() override {
+    m_.startCycle(cycle, [](Vglobal_droop_detector& t) { t.report = 0; });
     Vglobal_droop_detector& t = m_.top();
     t.rst = rst;
     t.report = report;
@@ -25,6 +26,9 @@ class GlobalDroopDetectorBlock : public GlobalDroopDetectorPins {
     holdLeft = t.hold_left;
     if (detect)
       for (uint32_t i = 0; i < kMaxSms; ++i) delay[i] = t.delay[i];
+  }
+  void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) override {
+    m_.trace(waves, scope, periodFs);
   }
 
  private:

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace gpusc::rtl {
+
+class RtlWaves;
 
 struct GlobalDroopDetectorPins {
   static constexpr uint32_t kMaxSms = 128;  // the block's parameter N
@@ -19,6 +22,10 @@ struct GlobalDroopDetectorPins {
   uint32_t delay[kMaxSms] = {};
   uint32_t holdLeft = 0;
   virtual void clock() = 0;
+  // The platform cycle of the next clock (the waveform's time; see verilated_pins.hpp).
+  uint64_t cycle = 0;
+  // Dumps every clock from now on into a stream of `waves` named `scope` (gpusc run --vcd).
+  virtual void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) = 0;
 };
 
 // The verilated global_droop_detector.sv.

@@ -26,6 +26,7 @@ GlobalDroopDetectorTransactor::GlobalDroopDetectorTransactor(const GlobalSmoothi
 
 void GlobalDroopDetectorTransactor::clock(bool report) {
   pins_->report = report;
+  pins_->cycle = cycle_;
   pins_->clock();
   ++cycle_;
   ++clocks_;

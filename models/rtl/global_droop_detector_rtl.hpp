@@ -31,6 +31,9 @@ class GlobalDroopDetectorTransactor {
   std::vector<uint32_t> report(uint64_t cycle, const std::vector<uint32_t>& activeWarps);
   uint64_t clocks() const { return clocks_; }
   GlobalDroopDetectorPins& pins() { return *pins_; }
+  void trace(RtlWaves& w, const std::string& scope, uint64_t periodFs) {
+    pins_->trace(w, scope, periodFs);
+  }
 
  private:
   void clock(bool report);
@@ -51,6 +54,9 @@ class RtlGlobalDroopDetector : public gpu::GlobalDroopDetector {
   void reset() override;
   std::string divergence() const override { return lockstep_.divergence(); }
   GlobalDroopDetectorTransactor& transactor() { return rtl_; }
+  void traceWaves(RtlWaves& w, const std::string& scope, uint64_t periodFs) override {
+    rtl_.trace(w, scope, periodFs);
+  }
 
  private:
   GlobalDroopDetectorTransactor rtl_;

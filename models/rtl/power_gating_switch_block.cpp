@@ -11,6 +11,7 @@ namespace {
 class PowerGatingSwitchBlock : public PowerGatingSwitchPins {
  public:
   void clock() override {
+    m_.startCycle(cycle, [](Vpower_gating_switch& t) { t.acquire = 0; });
     Vpower_gating_switch& t = m_.top();
     t.rst = rst;
     t.use_i = use;
@@ -21,6 +22,9 @@ class PowerGatingSwitchBlock : public PowerGatingSwitchPins {
     gated = t.gated;
     waking = t.waking;
     waitCycles = t.wait_cycles;
+  }
+  void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) override {
+    m_.trace(waves, scope, periodFs);
   }
 
  private:

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace gpusc::rtl {
+
+class RtlWaves;
 
 struct PowerGatingSwitchPins {
   virtual ~PowerGatingSwitchPins() = default;
@@ -16,6 +19,10 @@ struct PowerGatingSwitchPins {
   bool gated = false, waking = false;
   uint32_t waitCycles = 0;
   virtual void clock() = 0;
+  // The platform cycle of the next clock (the waveform's time; see verilated_pins.hpp).
+  uint64_t cycle = 0;
+  // Dumps every clock from now on into a stream of `waves` named `scope` (gpusc run --vcd).
+  virtual void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) = 0;
 };
 
 // The verilated power_gating_switch.sv.

@@ -14,6 +14,7 @@ PowerGatingSwitchTransactor::PowerGatingSwitchTransactor(uint32_t timeout, uint3
 
 void PowerGatingSwitchTransactor::begin(uint64_t c) {
   pins_->rst = true;
+  pins_->cycle = c;
   pins_->clock();
   pins_->rst = false;
   cycle_ = c;
@@ -30,6 +31,7 @@ bool PowerGatingSwitchTransactor::busyAt(uint64_t c) {
 void PowerGatingSwitchTransactor::clock(bool use) {
   pins_->use = use;
   pins_->acquire = acquirePending_;
+  pins_->cycle = cycle_;
   pins_->clock();
   acquirePending_ = false;
   lastBusy_ = use;

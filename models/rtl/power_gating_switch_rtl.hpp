@@ -37,6 +37,10 @@ class PowerGatingSwitchTransactor : public power::SwitchRtl {
   void beginBusy(uint64_t c) override;
   void endBusy(uint64_t c) override;
 
+  void trace(rtl::RtlWaves& w, const std::string& scope, uint64_t periodFs) override {
+    pins_->trace(w, scope, periodFs);
+  }
+
   uint64_t clocks() const { return clocks_; }
   PowerGatingSwitchPins& pins() { return *pins_; }
 

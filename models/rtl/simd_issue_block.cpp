@@ -11,6 +11,7 @@ namespace {
 class SimdIssueBlock : public SimdIssuePins {
  public:
   void clock() override {
+    m_.startCycle(cycle, [](Vsimd_issue_control& t) { t.slice_end = 0; });
     Vsimd_issue_control& t = m_.top();
     t.rst = rst;
     t.slice_end = sliceEnd;
@@ -23,6 +24,10 @@ class SimdIssueBlock : public SimdIssuePins {
     t.cfg_up4 = up[2];
     m_.clock();
     state = t.state;
+  }
+
+  void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) override {
+    m_.trace(waves, scope, periodFs);
   }
 
  private:

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace gpusc::rtl {
+
+class RtlWaves;
 
 // Utilisation and thresholds in the RTL's fixed point: 0 .. 1.0 with this many fractional bits.
 constexpr int kUtilFracBits = 16;
@@ -20,6 +23,10 @@ struct SimdIssuePins {
   // Outputs (valid after clock())
   uint32_t state = 1;
   virtual void clock() = 0;
+  // The platform cycle of the next clock (the waveform's time; see verilated_pins.hpp).
+  uint64_t cycle = 0;
+  // Dumps every clock from now on into a stream of `waves` named `scope` (gpusc run --vcd).
+  virtual void trace(RtlWaves& waves, const std::string& scope, uint64_t periodFs) = 0;
 };
 
 // The verilated simd_issue_control.sv.

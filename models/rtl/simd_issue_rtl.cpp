@@ -36,7 +36,8 @@ void SimdIssueTransactor::reset() {
   ++clocks_;
 }
 
-uint32_t SimdIssueTransactor::sliceEnd(double utilisation) {
+uint32_t SimdIssueTransactor::sliceEnd(double utilisation, uint64_t cycle) {
+  pins_->cycle = cycle;
   pins_->sliceEnd = true;
   pins_->util = toFixedFraction(utilisation);
   pins_->clock();
@@ -53,7 +54,7 @@ RtlSimdIssuePolicy::RtlSimdIssuePolicy(std::unique_ptr<sm::SimdIssuePolicy> mode
       instance_(std::move(instance)) {}
 
 uint32_t RtlSimdIssuePolicy::nextAt(uint64_t end, uint32_t state, double utilisation) {
-  const uint32_t r = rtl_.sliceEnd(utilisation);
+  const uint32_t r = rtl_.sliceEnd(utilisation, end);
   if (!lockstep_on_) return r;
   const uint32_t m = model_->next(state, utilisation);
   lockstep_.check("simd_issue_control", instance_, end, "state", m, r);

@@ -24,8 +24,12 @@ class SimdIssueTransactor {
   explicit SimdIssueTransactor(const SimdIssueConfig& cfg);
   // One reset clock: state 1.
   void reset();
-  // One clock with `slice_end` and `utilisation`: the state of the next slice.
-  uint32_t sliceEnd(double utilisation);
+  // One clock with `slice_end` and `utilisation` in platform cycle `cycle` (the waveform's
+  // time): the state of the next slice.
+  uint32_t sliceEnd(double utilisation, uint64_t cycle = 0);
+  void trace(RtlWaves& w, const std::string& scope, uint64_t periodFs) {
+    pins_->trace(w, scope, periodFs);
+  }
   uint32_t state() const { return pins_->state; }
   uint64_t clocks() const { return clocks_; }
 
@@ -48,6 +52,9 @@ class RtlSimdIssuePolicy : public sm::SimdIssuePolicy {
   void begin() override { rtl_.reset(); }
   std::string divergence() const override { return lockstep_.divergence(); }
   SimdIssueTransactor& transactor() { return rtl_; }
+  void traceWaves(RtlWaves& w, const std::string& scope, uint64_t periodFs) override {
+    rtl_.trace(w, scope, periodFs);
+  }
 
  private:
   std::unique_ptr<sm::SimdIssuePolicy> model_;

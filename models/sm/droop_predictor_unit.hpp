@@ -16,6 +16,10 @@ namespace gpusc {
 struct PlatformConfig;
 }
 
+namespace gpusc::rtl {
+class RtlWaves;  // rtl/rtl_waves.hpp
+}
+
 namespace gpusc::sm {
 
 class DroopPredictorUnit {
@@ -48,6 +52,13 @@ class DroopPredictorUnit {
   // Lockstep: the first divergence between the model and the RTL (empty: none; see
   // LockstepMonitor).
   const std::string& divergence() const { return lockstep_.divergence(); }
+  // gpusc run --vcd: the RTL's signals into `waves` under `scope` (rtl/rtl_waves.hpp), clocks
+  // of platform cycle c at c x `periodFs`. The model has none.
+  virtual void traceWaves(rtl::RtlWaves& waves, const std::string& scope, uint64_t periodFs) {
+    (void)waves;
+    (void)scope;
+    (void)periodFs;
+  }
 
  protected:
   LocalDroopPredictor model_;

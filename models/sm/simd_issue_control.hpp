@@ -21,6 +21,10 @@
 #include "common/platform_config.hpp"
 #include "common/registry.hpp"
 
+namespace gpusc::rtl {
+class RtlWaves;  // rtl/rtl_waves.hpp
+}
+
 namespace gpusc::sm {
 
 inline constexpr uint32_t kIssueStates = 4;
@@ -44,6 +48,13 @@ class SimdIssuePolicy {
   // RTL co-simulation in lockstep (rtl.simd_issue): the first divergence between the model and
   // the RTL (empty: none).
   virtual std::string divergence() const { return {}; }
+  // gpusc run --vcd: the RTL's signals into `waves` under `scope` (rtl/rtl_waves.hpp), clocks
+  // of platform cycle c at c x `periodFs`. The model has none.
+  virtual void traceWaves(rtl::RtlWaves& waves, const std::string& scope, uint64_t periodFs) {
+    (void)waves;
+    (void)scope;
+    (void)periodFs;
+  }
 };
 
 // "none" (state 1 forever) and "utilisation" (seed 002's four states with hysteresis: from

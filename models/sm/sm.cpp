@@ -90,6 +90,8 @@ void Sm::beginKernel(const KernelContext& k) {
   holdUntil_ = 0;
   if (predictor_) {  // counters per kernel
     predictor_ = makeDroopPredictorUnit(cfg_, predictorWeights_, id_);
+    if (waves_)
+      predictor_->traceWaves(*waves_, fmt::format("sm{}.droop_predictor", id_), wavesPeriodPs_);
     throttling_ = false;
     lastDispatched_ = 0;
     dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
@@ -129,6 +131,24 @@ std::string Sm::rtlDivergence() const {
       if (!e->laneSwitch(l).divergence().empty()) return e->laneSwitch(l).divergence();
   }
   return {};
+}
+
+void Sm::traceWaves(rtl::RtlWaves& waves, uint64_t periodFs) {
+  waves_ = &waves;
+  wavesPeriodPs_ = periodFs;
+  const std::string sm = fmt::format("sm{}", id_);
+  if (predictor_) predictor_->traceWaves(waves, sm + ".droop_predictor", periodFs);
+  issuePolicy_->traceWaves(waves, sm + ".simd_issue_control", periodFs);
+  power_switch_.traceWaves(waves, sm + ".power_gating_switch", periodFs);
+  for (size_t u = 0; u < simd_.size(); ++u) {
+    ExecutionUnit& e = *simd_[u];
+    if (!e.unitSwitch()) continue;
+    const std::string unit = fmt::format("{}.simd{}", sm, u);
+    e.unitSwitch()->traceWaves(waves, unit + ".power_gating_switch", periodFs);
+    for (uint32_t l = 0; l < e.lanes(); ++l)
+      e.laneSwitch(l).traceWaves(waves, fmt::format("{}.lane{}.power_gating_switch", unit, l),
+                                 periodFs);
+  }
 }
 
 void Sm::suspendSimdSwitches(Cycle now) {

@@ -127,6 +127,10 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // Lockstep: the first divergence of one of the SM's co-simulated blocks (its droop predictor,
   // its own and its SIMD units' power-gating switches); empty when none diverged.
   std::string rtlDivergence() const;
+  // gpusc run --vcd: the signals of the SM's verilated blocks (droop predictor, issue control,
+  // power-gating switches) into `waves` under sm<id>.*, clocks of cycle c at c x `periodFs`
+  // (docs/rtl-cosim.md "Waveforms"). A predictor made anew for a kernel is traced too.
+  void traceWaves(rtl::RtlWaves& waves, uint64_t periodFs);
 
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
@@ -233,9 +237,11 @@ class Sm : public sc_core::sc_module, private LdstHost {
   uint32_t usedThreads_ = 0, usedWarps_ = 0, usedRegisters_ = 0, usedShared_ = 0, usedCtas_ = 0;
   uint32_t peakCtas_ = 0;
   uint64_t warpAge_ = 0;
-  bool requestBlocked_ = false;  // waiting for END_REQ of the last request
-  bool regrouped_ = false;       // a scheduler changed its order during issue this cycle
-  Cycle holdUntil_ = 0;          // voltage smoothing: no issue before this cycle
+  bool requestBlocked_ = false;     // waiting for END_REQ of the last request
+  bool regrouped_ = false;          // a scheduler changed its order during issue this cycle
+  Cycle holdUntil_ = 0;             // voltage smoothing: no issue before this cycle
+  rtl::RtlWaves* waves_ = nullptr;  // gpusc run --vcd (traceWaves)
+  uint64_t wavesPeriodPs_ = 0;
   std::unique_ptr<DroopPredictorUnit> predictor_;  // voltage smoothing: local level
   PredictorWeights predictorWeights_;
   bool throttling_ = false;      // the DispatchUnit's limits are set

@@ -372,6 +372,10 @@ int cmdRun(const RunOptions& o) {
     writeFile(outDir / "state_dump.txt", detail);
     return fmt::format("{} (state dump: {})", what, (outDir / "state_dump.txt").string());
   };
+  // The verilated blocks' waves join voltage.vcd when the run ends (docs/rtl-cosim.md).
+  const auto closeWaves = [&] {
+    if (vcd && dev.timingEngine()) dev.timingEngine()->gpu().closeWaves();
+  };
   try {
     if (entry) {
       auto wl = entry->make(size);
@@ -409,12 +413,16 @@ int cmdRun(const RunOptions& o) {
         work["dumped"] = nlohmann::json::array();
       }
     }
+  } catch (const LockstepDivergence&) {
+    closeWaves();  // the waves up to the divergence, for a look at it
+    throw;
   } catch (const KernelFault& e) {
     throw KernelFault(withDump(e.what(), e.detail()));
   } catch (const InternalError& e) {
     throw InternalError(withDump(e.what(), e.detail()));
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  closeWaves();
 
   const func::ExecStats total = dev.totalStats();
   double simSeconds = 0;
