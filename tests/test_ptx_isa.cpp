@@ -1558,10 +1558,6 @@ TEST(WarpMatrix, Fp8SubByteAndSingleBitMma) {
                 "{%i0, %i1}, {%i2}, {%i4, %i5, %i6, %i7};")
                 .find("unsupported PTX at warp.ptx:"),
             std::string::npos);
-  EXPECT_NE(bad("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%o0, %o1, %o2, %o3, %o4, %o5, "
-                "%o6, %o7}, {%i0, %i1}, {%i2, %i3}, {%i4, %i5, %i6, %i7, %i8, %i9, %i10, %i11};")
-                .find("quad-pair"),
-            std::string::npos);
 }
 
 TEST(WarpMatrix, Float64AndTf32K4Mma) {
@@ -1572,6 +1568,136 @@ TEST(WarpMatrix, Float64AndTf32K4Mma) {
   checkMmaForm({"m16n8k16", "f64.f64.f64.f64", 16, 16, f64, f64, "f64", ""});
   checkMmaForm({"m16n8k4", "f32.tf32.tf32.f32", 16, 4, tf32, tf32, "f32", ""});
   checkMmaForm({"m8n8k4", "f64.f64.f64.f64", 8, 4, f64, f64, "f64", ""}, ExecMode::Timing);
+}
+
+// mma.m8n8k4 with .f16 inputs: four independent 8x8x4 products, one per quad-pair, in the
+// layouts of the PTX ISA's section "Matrix Fragments for mma.m8n8k4 with .f16 floating point
+// type", written out here as it states them.
+struct QuadPairLayout {
+  bool aCol, bCol;
+  // Which product lane l takes part in: lanes 0-3 and 16-19 in the first, 4-7 and 20-23 in the
+  // second, 8-11 and 24-27 in the third, 12-15 and 28-31 in the fourth.
+  static int product(int lane) { return (lane % 16) / 4; }
+  void a(int lane, int i, int& row, int& col) const {
+    if (!aCol) {  // row = %laneid % 4 (+ 4 from lane 16 on), col = i
+      row = lane < 16 ? lane % 4 : lane % 4 + 4;
+      col = i;
+    } else {  // row = i % 4 (+ 4 from lane 16 on), col = %laneid % 4
+      row = lane < 16 ? i % 4 : i % 4 + 4;
+      col = lane % 4;
+    }
+  }
+  void b(int lane, int i, int& row, int& col) const {
+    if (!bCol) {  // row = %laneid % 4, col = i (+ 4 from lane 16 on)
+      row = lane % 4;
+      col = lane < 16 ? i : i + 4;
+    } else {  // row = i, col = %laneid % 4 (+ 4 from lane 16 on)
+      row = i;
+      col = lane < 16 ? lane % 4 : lane % 4 + 4;
+    }
+  }
+  static void c(bool half, int lane, int i, int& row, int& col) {
+    if (half) {  // row = %laneid % 4 (+ 4 from lane 16 on), col = i
+      row = lane < 16 ? lane % 4 : lane % 4 + 4;
+      col = i;
+    } else {  // X = (%laneid & 0b1) + (i & 0b10); col = (i & 0b100) + (%laneid & 0b10) + (i & 0b1)
+      const int x = (lane & 1) + (i & 2);
+      row = lane < 16 ? x : x + 4;
+      col = (i & 4) + (lane & 2) + (i & 1);
+    }
+  }
+};
+
+// D = A * B + C for every quad-pair with small integers (exact in f16; the f16 results above
+// 2048 round to nearest even); A in %i0, %i1, B in %i2, %i3, C from %i4, D from %o0.
+void checkQuadPairMma(bool aCol, bool bCol, bool dHalf, bool cHalf, ExecMode mode) {
+  const QuadPairLayout L{aCol, bCol};
+  int A[4][8][4], B[4][4][8], C[4][8][8];
+  for (int q = 0; q < 4; ++q) {
+    for (int r = 0; r < 8; ++r)
+      for (int k = 0; k < 4; ++k) A[q][r][k] = (r * 7 + k * 3 + q * 5) % 9 - 4;
+    for (int k = 0; k < 4; ++k)
+      for (int c = 0; c < 8; ++c) B[q][k][c] = (k * 5 + c * 11 + q * 3) % 7 - 3;
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) C[q][r][c] = 2 * (q * 350 + r * 30 - c * 15 - 75);
+  }
+  std::vector<std::array<uint32_t, 32>> in(32);
+  for (int l = 0; l < 32; ++l) {
+    const int q = QuadPairLayout::product(l);
+    in[l].fill(0);
+    for (int i = 0; i < 4; ++i) {
+      int r, c;
+      L.a(l, i, r, c);
+      in[l][i / 2] |= encode(In::F16, A[q][r][c]) << (16 * (i % 2));
+      L.b(l, i, r, c);
+      in[l][2 + i / 2] |= encode(In::F16, B[q][r][c]) << (16 * (i % 2));
+    }
+    for (int i = 0; i < 8; ++i) {
+      int r, c;
+      QuadPairLayout::c(cHalf, l, i, r, c);
+      if (cHalf)
+        in[l][4 + i / 2] |= encode(In::F16, C[q][r][c]) << (16 * (i % 2));
+      else
+        in[l][4 + i] = bits(float(C[q][r][c]));
+    }
+  }
+  const int nd = dHalf ? 4 : 8, nc = cHalf ? 4 : 8;
+  const std::string instr =
+      std::string("mma.sync.aligned.m8n8k4.") + (aCol ? "col" : "row") + (bCol ? ".col" : ".row") +
+      (dHalf ? ".f16" : ".f32") + ".f16.f16" + (cHalf ? ".f16 " : ".f32 ") + regs("o", 0, nd) +
+      ", " + regs("i", 0, 2) + ", " + regs("i", 2, 2) + ", " + regs("i", 4, nc) + ";\n";
+  auto out = runWarpWide(instr, in, mode);
+  for (int l = 0; l < 32; ++l) {
+    const int q = QuadPairLayout::product(l);
+    for (int i = 0; i < 8; ++i) {
+      int r, c;
+      QuadPairLayout::c(dHalf, l, i, r, c);
+      int want = C[q][r][c];
+      for (int k = 0; k < 4; ++k) want += A[q][r][k] * B[q][k][c];
+      if (dHalf)
+        EXPECT_EQ((out[l][i / 2] >> (16 * (i % 2))) & 0xffffu, encode(In::F16, want))
+            << instr << " lane " << l << " element " << i;
+      else
+        EXPECT_EQ(out[l][i], bits(float(want))) << instr << " lane " << l << " element " << i;
+    }
+  }
+}
+
+TEST(WarpMatrix, QuadPairM8n8k4F16Mma) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing})
+    for (int layouts = 0; layouts < 4; ++layouts)
+      for (int acc = 0; acc < 4; ++acc)
+        checkQuadPairMma(layouts & 1, layouts & 2, acc & 1, acc & 2, mode);
+  // A malformed variant is an input error at its position; the other shapes keep .row.col.
+  auto bad = [](const std::string& instr) {
+    try {
+      runWarpWide(instr, std::vector<std::array<uint32_t, 32>>(32));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string wrongCount =
+      bad("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32 {%o0, %o1, %o2, %o3}, {%i0, %i1}, "
+          "{%i2, %i3}, {%i4, %i5, %i6, %i7, %i8, %i9, %i10, %i11};");
+  EXPECT_NE(wrongCount.find("warp.ptx:"), std::string::npos) << wrongCount;
+  EXPECT_NE(wrongCount.find("this mma takes {8}, {2}, {2} and {8} registers"), std::string::npos)
+      << wrongCount;
+  const std::string wrongA =
+      bad("mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16 {%o0, %o1, %o2, %o3}, {%i0}, {%i2, "
+          "%i3}, {%i4, %i5, %i6, %i7};");
+  EXPECT_NE(wrongA.find("warp.ptx:"), std::string::npos) << wrongA;
+  EXPECT_NE(wrongA.find("this mma takes {4}, {2}, {2} and {4} registers"), std::string::npos)
+      << wrongA;
+  EXPECT_NE(bad("mma.sync.aligned.m16n8k8.col.col.f32.f16.f16.f32 {%o0, %o1, %o2, %o3}, {%i0, "
+                "%i1}, {%i2}, {%i4, %i5, %i6, %i7};")
+                .find(".row.col layout"),
+            std::string::npos);
+  EXPECT_NE(bad("mma.sync.aligned.m8n8k4.row.col.f32.bf16.bf16.f32 {%o0, %o1, %o2, %o3, %o4, "
+                "%o5, %o6, %o7}, {%i0, %i1}, {%i2, %i3}, {%i4, %i5, %i6, %i7, %i8, %i9, %i10, "
+                "%i11};")
+                .find("unsupported PTX at warp.ptx:"),
+            std::string::npos);
 }
 
 TEST(WarpMatrix, MovmatrixTransposesAnEightByEightTile) {

@@ -2450,9 +2450,13 @@ class Decoder {
     return v;
   }
 
-  // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c
+  // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype d, a, b, c, and the
+  // quad-pair form mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype (any of .row and
+  // .col for A and B).
   void decodeMma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
-    if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".row") || !mods.take(".col"))
+    const bool syncAligned = mods.take(".sync") && mods.take(".aligned");
+    const int aLayout = mods.takeOne({".row", ".col"}), bLayout = mods.takeOne({".row", ".col"});
+    if (!syncAligned || aLayout < 0 || bLayout < 0)
       unsupported(in, "mma needs .sync.aligned and the .row.col layout");
     static const char* const shapes[] = {".m16n8k4",  ".m16n8k8",   ".m16n8k16",  ".m16n8k32",
                                          ".m16n8k64", ".m16n8k128", ".m16n8k256", ".m8n8k4",
@@ -2507,15 +2511,17 @@ class Decoder {
     if (family(a) != family(b) || (family(a) == 0 && a != b)) unsupported(in);
     const bool isInt = family(a) >= 1 && family(a) <= 3;
     const bool isF64 = a == MmaType::F64;
-    if (a == MmaType::F16 && m8 && k == 4)
-      unsupported(in, "mma.m8n8k4 with .f16 inputs (the quad-pair form of sm_70) is not supported");
+    // m8n8k4 with f16 inputs: four 8x8x4 products, one per quad-pair of threads, in any layout.
+    const bool quadPair = a == MmaType::F16 && m8 && k == 4;
+    if (!quadPair && (aLayout != 0 || bLayout != 1))
+      unsupported(in, "mma needs .sync.aligned and the .row.col layout");
     // Shape and input type: the fragment layout, and elements per register.
     MmaShape ms{};
     bool ok = false;
     switch (a) {
       case MmaType::F16:
       case MmaType::BF16:
-        ok = !m8 && (k == 8 || k == 16);
+        ok = quadPair || (!m8 && (k == 8 || k == 16));
         ms = k == 8 ? MmaShape::M16N8K8Half : MmaShape::M16N8K16Half;
         break;
       case MmaType::TF32:
@@ -2556,8 +2562,10 @@ class Decoder {
                      : family(a) == 2                          ? 8
                      : family(a) == 3                          ? 32
                                                                : 4;
-    const size_t ra = size_t(mrows * k / 32 / perA), rb = size_t(8 * k / 32 / perA);
-    const size_t nc = size_t(mrows * 8 / 32);
+    // The quad-pair form: each thread holds four A and four B elements and eight of C and D.
+    const size_t ra = quadPair ? 2 : size_t(mrows * k / 32 / perA),
+                 rb = quadPair ? 2 : size_t(8 * k / 32 / perA);
+    const size_t nc = quadPair ? 8 : size_t(mrows * 8 / 32);
     nopsCheck(in, 4);
     auto d = vectorElems(in.ops[0]), av = vectorElems(in.ops[1]), bv = vectorElems(in.ops[2]),
          cc = vectorElems(in.ops[3]);
@@ -2586,6 +2594,11 @@ class Decoder {
                                    (cHalf ? 8 : 0) | (b1op == 0 ? 16 : 0) | (b1op == 1 ? 32 : 0) |
                                    (isF64 ? 64 : 0));
     x.fn = mma();
+    if (quadPair) {  // its own handler: flags 4 D f16, 8 C f16, 16 A .col, 32 B .col
+      x.flags = static_cast<uint8_t>((dHalf ? 4 : 0) | (cHalf ? 8 : 0) | (aLayout == 1 ? 16 : 0) |
+                                     (bLayout == 1 ? 32 : 0));
+      x.fn = mmaQuadPair();
+    }
     // Tensor-core work: issued with the multiply-add latency of its accumulator type.
     x.cls = isInt ? InstClass::IntMad : isF64 ? InstClass::DpMad : InstClass::FpMad;
   }

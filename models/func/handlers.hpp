@@ -160,6 +160,7 @@ enum class MmaShape : uint8_t {
 };
 enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8, S4, U4, B1, E4M3, E5M2, F64 };
 Handler mma();
+Handler mmaQuadPair();      // mma.sync.aligned.m8n8k4 with .f16 inputs (see handlers_mma.cpp)
 Handler matrixLoadStore();  // ldmatrix / stmatrix
 Handler movmatrix();        // movmatrix.sync.aligned.m8n8.trans.b16 d, a (src[0], dst[0])
 Handler wmma();             // wmma.load / wmma.store / wmma.mma (see handlers_mma.cpp)

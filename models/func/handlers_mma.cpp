@@ -1,5 +1,6 @@
 // Warp-collective matrix instructions: mma.sync (m16n8k8, m16n8k16 and m16n8k32 with f16, bf16,
-// tf32, s8 and u8 inputs and f32 or s32 accumulators) and ldmatrix / stmatrix (m8n8 .b16).
+// tf32, s8 and u8 inputs and f32 or s32 accumulators, and the others below; the quad-pair form
+// m8n8k4 .f16 has its own handler) and ldmatrix / stmatrix (m8n8 .b16).
 //
 // The fragment layouts are the PTX ISA's: with g = %laneid >> 2 and t = %laneid % 4, each
 // thread's i-th element of A, B and C/D sits at the row and column the functions below give.
@@ -230,6 +231,77 @@ void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       }
     }
   for (int i = 0; i < rd; ++i) {
+    uint64_t* d = slot(c, ops[i]);
+    for (int l = 0; l < kWarpSize; ++l) d[l] = out[i][l];
+  }
+}
+
+// mma.sync.aligned.m8n8k4.{row,col}.{row,col}.{f16,f32}.f16.f16.{f16,f32}: the warp computes four
+// independent products D = A * B + C (A 8x4, B 4x8, C and D 8x8), product q by the quad-pair of
+// lanes 4q..4q+3 (the low group) and 4q+16..4q+19 (the high group). With t = %laneid % 4 and
+// h = 4 in the high group (0 in the low one), element i of a thread's fragment sits at (row, col):
+//   A .row: (t + h, i)    A .col: (i + h, t)    (i = 0..3; two f16x2 registers)
+//   B .row: (t, i + h)    B .col: (i, t + h)    (i = 0..3; two f16x2 registers)
+//   C/D .f16: (t + h, i)  (i = 0..7; four f16x2 registers)
+//   C/D .f32: ((%laneid & 1) + (i & 2) + h, (i & 4) + (%laneid & 2) + (i & 1))  (eight registers)
+// Element i of an f16x2 fragment is half i % 2 of register i / 2. The arithmetic is that of the
+// other f16 forms: exact products, summed with C in double precision in k order and rounded once
+// (to f32, or to f16 to nearest even).
+// Operand list: D (4 or 8 slots), A (2), B (2), C (4 or 8). flags: 4 D f16, 8 C f16, 16 A .col,
+// 32 B .col.
+Pos quadPairA(int lane, int i, bool col) {
+  const int t = lane & 3, h = lane >= 16 ? 4 : 0;
+  return col ? Pos{i + h, t} : Pos{t + h, i};
+}
+Pos quadPairB(int lane, int i, bool col) {
+  const int t = lane & 3, h = lane >= 16 ? 4 : 0;
+  return col ? Pos{i, t + h} : Pos{t, i + h};
+}
+Pos quadPairC(int lane, int i, bool half) {
+  const int h = lane >= 16 ? 4 : 0;
+  if (half) return {(lane & 3) + h, i};
+  return {(lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)};
+}
+
+void mmaQuadPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (mask != kFullMask)
+    c.fault(__builtin_ctz(mask | 0x80000000u), "mma.sync needs all 32 threads of the warp");
+  const auto& ops = c.L->prog->operandLists[in.aux];
+  const bool dHalf = in.flags & 4, cHalf = in.flags & 8, aCol = in.flags & 16, bCol = in.flags & 32;
+  const size_t rd = dHalf ? 4 : 8, aAt = rd, bAt = rd + 2, cAt = rd + 4;
+  // The four products' matrices, indexed by quad-pair ((%laneid >> 2) & 3).
+  double A[4][8][4], B[4][4][8], C[4][8][8];
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int q = (l >> 2) & 3;
+    for (int i = 0; i < 4; ++i) {
+      const Pos pa = quadPairA(l, i, aCol), pb = quadPairB(l, i, bCol);
+      A[q][pa.row][pa.col] = element(MmaType::F16, slot(c, ops[aAt + size_t(i / 2)])[l], i % 2);
+      B[q][pb.row][pb.col] = element(MmaType::F16, slot(c, ops[bAt + size_t(i / 2)])[l], i % 2);
+    }
+    for (int i = 0; i < 8; ++i) {
+      const Pos p = quadPairC(l, i, cHalf);
+      const uint64_t v = slot(c, ops[cAt + size_t(cHalf ? i / 2 : i)])[l];
+      C[q][p.row][p.col] = cHalf ? element(MmaType::F16, v, i % 2) : double(get<float>(&v, 0));
+    }
+  }
+  uint64_t out[8][kWarpSize] = {};
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int q = (l >> 2) & 3;
+    for (int i = 0; i < 8; ++i) {
+      const Pos p = quadPairC(l, i, dHalf);
+      double s = C[q][p.row][p.col];
+      for (int x = 0; x < 4; ++x) s += A[q][p.row][x] * B[q][x][p.col];
+      if (dHalf) {
+        out[i / 2][l] |= uint64_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
+      } else {
+        const float f = static_cast<float>(s);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        out[i][l] = f != f ? 0x7fffffffu : b;
+      }
+    }
+  }
+  for (size_t i = 0; i < rd; ++i) {
     uint64_t* d = slot(c, ops[i]);
     for (int l = 0; l < kWarpSize; ++l) d[l] = out[i][l];
   }
@@ -553,6 +625,7 @@ void movmatrixHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 Handler movmatrix() { return &movmatrixHandler; }
 Handler mma() { return &mmaHandler; }
+Handler mmaQuadPair() { return &mmaQuadPairHandler; }
 Handler matrixLoadStore() { return &matrixHandler; }
 Handler wmma() { return &wmmaHandler; }
 
