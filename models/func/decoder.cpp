@@ -2638,9 +2638,39 @@ class Decoder {
     x.cls = store ? InstClass::Store : InstClass::Load;
   }
 
-  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma in the shapes m16n16k16, m32n8k16, m8n32k16
-  // (f16 or bf16 inputs) and m16n16k8 (tf32), with f32 or (f16 inputs) f16 accumulators; the
-  // fragment layout is gpusc's own (see handlers_mma.cpp).
+  // The registers of the wmma fragment operand `o` ({r0, r1, ...}, n of them) onto `list`.
+  void wmmaFragment(std::vector<uint32_t>& list, const Operand& o, bool isDst, size_t n, Type t,
+                    const Instruction& in, InstInfo& info) {
+    auto r = vectorElems(o);
+    if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
+    for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+  }
+
+  // wmma.load.{a,b,c} / wmma.store.d of a rows x cols fragment (which: 0 A, 1 B, 2 C/D) of kind
+  // `fk` in state space `sp` (0 global, 1 shared, -1 generic): its registers, the address and
+  // the stride (the layout's leading dimension when the instruction gives none) onto `list`;
+  // `shapeFlags` is ORed into x.flags after the layout and `which`.
+  void wmmaLoadStore(const Instruction& in, Inst& x, InstInfo& info, std::vector<uint32_t>& list,
+                     bool store, int which, int layout, int sp, int rows, int cols, WmmaKind fk,
+                     Type regType, uint8_t shapeFlags) {
+    const Operand& frag = store ? in.ops[1] : in.ops[0];
+    wmmaFragment(list, frag, !store, wmmaRegs(fk, rows * cols / 32), regType, in, info);
+    Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
+    list.push_back(ad.base);
+    list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
+                                      : constSlot(uint64_t(layout == 1 ? rows : cols)));
+    x.imm = ad.offset;
+    x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
+    if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
+        ad.symbolSpace != x.space)
+      invalid(in.loc, "wmma address is in a different state space");
+    x.mode = store ? 1 : 0;
+    x.mode2 = static_cast<uint8_t>(fk);
+    x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | shapeFlags);
+    x.bytes = 16;
+    x.cls = store ? InstClass::Store : InstClass::Load;
+  }
+
   // wmma in the 8x8 shapes: m8n8k4 (f64), m8n8k32 (s4, u4) and m8n8k128 (b1), with s32 or f64
   // accumulators. Their fragments use gpusc's layout (handlers_mma.cpp), as the other shapes do.
   void decodeWmmaSmall(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
@@ -2668,9 +2698,7 @@ class Decoder {
     const Type regType = shape == 0 ? Type::F64 : Type::B32;
     std::vector<uint32_t> list;
     auto regs = [&](const Operand& o, bool isDst, size_t n, Type t) {
-      auto r = vectorElems(o);
-      if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
-      for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+      wmmaFragment(list, o, isDst, n, t, in, info);
     };
     if (kind == 2) {  // mma
       const int al = mods.takeOne({".row", ".col"}), bl = mods.takeOne({".row", ".col"});
@@ -2718,29 +2746,17 @@ class Decoder {
       if (in.ops.size() != 2 && in.ops.size() != 3)
         invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
       const WmmaKind fk = kindOf(ts[0]);
-      const int rows = which == 1 ? k : 8, cols = which == 0 ? k : 8;
-      const Operand& frag = store ? in.ops[1] : in.ops[0];
-      regs(frag, !store, wmmaRegs(fk, rows * cols / 32), regType);
-      Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
-      list.push_back(ad.base);
-      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
-                                        : constSlot(uint64_t(layout == 1 ? rows : cols)));
-      x.imm = ad.offset;
-      x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
-      if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
-          ad.symbolSpace != x.space)
-        invalid(in.loc, "wmma address is in a different state space");
-      x.mode = store ? 1 : 0;
-      x.mode2 = static_cast<uint8_t>(fk);
-      x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | (shape << 3) | 32);
-      x.bytes = 16;
-      x.cls = store ? InstClass::Store : InstClass::Load;
+      wmmaLoadStore(in, x, info, list, store, which, layout, sp, which == 1 ? k : 8,
+                    which == 0 ? k : 8, fk, regType, static_cast<uint8_t>((shape << 3) | 32));
     }
     x.aux = static_cast<uint32_t>(p_->operandLists.size());
     p_->operandLists.push_back(std::move(list));
     x.fn = wmma();
   }
 
+  // wmma.load.{a,b,c} / wmma.store.d / wmma.mma in the shapes m16n16k16, m32n8k16, m8n32k16
+  // (f16 or bf16 inputs) and m16n16k8 (tf32), with f32 or (f16 inputs) f16 accumulators; the
+  // fragment layout is gpusc's own (see handlers_mma.cpp).
   void decodeWmma(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     for (const auto& m : in.mods)
       if (m == ".m8n8k4" || m == ".m8n8k32" || m == ".m8n8k128")
@@ -2763,9 +2779,7 @@ class Decoder {
               kk = isTf32Shape ? 8 : 16;
     std::vector<uint32_t> list;
     auto regs = [&](const Operand& o, bool isDst, size_t n, Type t) {
-      auto r = vectorElems(o);
-      if (r.size() != n) invalid(o.loc, fmt::format("this wmma fragment has {} registers", n));
-      for (const Operand* e : r) list.push_back(isDst ? dst(*e, in, info) : src(*e, t, in, info));
+      wmmaFragment(list, o, isDst, n, t, in, info);
     };
     auto kindOf = [&](Type t, bool accum) -> int {
       if (t == Type::F32) return accum ? int(WmmaKind::F32) : -1;
@@ -2837,23 +2851,9 @@ class Decoder {
                     "f16 or s32 (f32 for m16n16k8)");
       if (in.ops.size() != 2 && in.ops.size() != 3)
         invalid(in.loc, "wmma load/store takes a fragment, an address and an optional stride");
-      const int rows = which == 1 ? kk : mm, cols = which == 0 ? kk : nn;
-      const Operand& frag = store ? in.ops[1] : in.ops[0];
-      regs(frag, !store, wmmaRegs(static_cast<WmmaKind>(k), rows * cols / 32), Type::B32);
-      Address ad = address(store ? in.ops[0] : in.ops[1], in, info);
-      list.push_back(ad.base);
-      list.push_back(in.ops.size() == 3 ? src(in.ops[2], Type::U32, in, info)
-                                        : constSlot(uint64_t(layout == 1 ? rows : cols)));
-      x.imm = ad.offset;
-      x.space = sp == 0 ? MemSpace::Global : sp > 0 ? MemSpace::Shared : MemSpace::Generic;
-      if (ad.symbolSpace != MemSpace::None && x.space != MemSpace::Generic &&
-          ad.symbolSpace != x.space)
-        invalid(in.loc, "wmma address is in a different state space");
-      x.mode = store ? 1 : 0;
-      x.mode2 = static_cast<uint8_t>(k);
-      x.flags = static_cast<uint8_t>((layout == 1 ? 1 : 0) | (which << 1) | (shape << 3));
-      x.bytes = 16;
-      x.cls = store ? InstClass::Store : InstClass::Load;
+      wmmaLoadStore(in, x, info, list, store, which, layout, sp, which == 1 ? kk : mm,
+                    which == 0 ? kk : nn, static_cast<WmmaKind>(k), Type::B32,
+                    static_cast<uint8_t>(shape << 3));
     }
     x.aux = static_cast<uint32_t>(p_->operandLists.size());
     p_->operandLists.push_back(std::move(list));
