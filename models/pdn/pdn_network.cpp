@@ -451,8 +451,9 @@ void PdnNetwork::diagonalise(const Eigen::MatrixXd& Ad, const Eigen::MatrixXd& B
                              const Eigen::MatrixXd& Cs, const Eigen::MatrixXd& Ds) {
   // The dense step costs (nx + ns) x (nx + nu) multiply-adds per cycle (73 x 74 on gtx480). In
   // modal coordinates the state update is one complex multiply per mode, and since the state is
-  // real only one mode of each conjugate pair needs stepping: about a fifth of the work, and a
-  // cycle whose currents equal the last cycle's (an idle GPU) skips the input product too.
+  // real only one mode of each conjugate pair needs stepping; with the inputs' part updated
+  // only for the currents that changed, a cycle takes about a fifth of the dense product's
+  // multiply-adds when few currents change (half the time, as measured: docs/pdn.md).
   // The eigen-decomposition is exact in exact arithmetic; in floating point it is used only
   // when it reproduces the dense step (below), which holds for the networks PdnConfig builds
   // (their modes are distinct); a circuit whose modes are not (a defective or nearly defective

@@ -196,25 +196,6 @@ int seed003(const ExperimentOptions& o) {
 
 }  // namespace
 
-std::vector<RunSpec> runSpecs(const ExperimentOptions& o, const std::string& study,
-                              const std::vector<std::string>& kernels,
-                              const std::vector<VariantRun>& variants) {
-  std::vector<RunSpec> specs;
-  for (const auto& k : kernels)
-    for (const auto& v : variants) {
-      RunSpec s;
-      s.label = fmt::format("{} {}", k, v.key);
-      s.outDir = (fs::path(o.work) / study / k / v.key).string();
-      s.args = {"--platform", v.platform, "--kernel", k, "--size", o.size, "--mode", "timing"};
-      for (const auto& set : v.sets) {
-        s.args.push_back("--set");
-        s.args.push_back(set);
-      }
-      specs.push_back(s);
-    }
-  return specs;
-}
-
 SweepSpec experimentSpec(const ExperimentOptions& o, const std::string& name) {
   const std::string path = "stimuli/sweeps/" + name + ".yaml";
   for (const EmbeddedFile* f : listEmbedded(kEmbeddedSweeps)) {

@@ -70,17 +70,13 @@ inline void writeText(const fs::path& p, const std::string& text) {
 std::vector<std::string> experimentKernels(const ExperimentOptions& o,
                                            const std::vector<std::string>& defaults);
 
-// One configuration of a study: a name for its folder and labels, a platform, --set overrides.
+// One configuration of a study: a name for its labels (its sweep variant), a platform, --set
+// overrides.
 struct VariantRun {
   std::string key;
   std::string platform;
   std::vector<std::string> sets;
 };
-// One timing-mode `gpusc run` per kernel and variant, kernel-major (results come back in this
-// order), each writing to <o.work>/<study>/<kernel>/<variant key>.
-std::vector<RunSpec> runSpecs(const ExperimentOptions& o, const std::string& study,
-                              const std::vector<std::string>& kernels,
-                              const std::vector<VariantRun>& variants);
 
 // ---- Experiments run through the sweep engine (docs/sweeps.md, "Seed experiments") ----------
 
