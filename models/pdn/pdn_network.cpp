@@ -493,25 +493,20 @@ void PdnNetwork::diagonalise(const Eigen::MatrixXd& Ad, const Eigen::MatrixXd& B
   const Eigen::MatrixXcd Cq = Cs.cast<std::complex<double>>() * modeToState_;
   nm_ = uint32_t(nm);
   std::vector<double> lRe(static_cast<size_t>(nm)), lIm(static_cast<size_t>(nm));
-  modeInRe_.assign(size_t(nm * nu), 0.0);
-  modeInIm_.assign(size_t(nm * nu), 0.0);
-  modeOutRe_.assign(size_t(ns * nm), 0.0);
-  modeOutIm_.assign(size_t(ns * nm), 0.0);
-  direct_.assign(size_t(ns * nu), 0.0);
+  const Eigen::Index nz = 2 * nm - nr_;  // real parts, then the complex modes' imaginary parts
+  modeIn_.setZero(nz, nu);
+  modeOut_.setZero(ns, nz);
   for (Eigen::Index j = 0; j < nm; ++j) {
     lRe[size_t(j)] = lambda(kept[size_t(j)]).real();
     lIm[size_t(j)] = lambda(kept[size_t(j)]).imag();
-    for (Eigen::Index k = 0; k < nu; ++k) {
-      modeInRe_[size_t(k * nm + j)] = Bq(j, k).real();
-      modeInIm_[size_t(k * nm + j)] = Bq(j, k).imag();
-    }
-    for (Eigen::Index r = 0; r < ns; ++r) {
-      modeOutRe_[size_t(j * ns + r)] = Cq(r, j).real();
-      modeOutIm_[size_t(j * ns + r)] = Cq(r, j).imag();
+    modeIn_.row(j) = Bq.row(j).real();
+    modeOut_.col(j) = Cq.col(j).real();
+    if (j >= Eigen::Index(nr_)) {
+      modeIn_.row(nm + j - nr_) = Bq.row(j).imag();
+      modeOut_.col(nm + j - nr_) = -Cq.col(j).imag();
     }
   }
-  for (Eigen::Index k = 0; k < nu; ++k)
-    for (Eigen::Index r = 0; r < ns; ++r) direct_[size_t(k * ns + r)] = Ds(r, k);
+  direct_ = Ds;
   modeLambdaRe_ = std::move(lRe);
   modeLambdaIm_ = std::move(lIm);
 
@@ -535,7 +530,7 @@ void PdnNetwork::diagonalise(const Eigen::MatrixXd& Ad, const Eigen::MatrixXd& B
 Eigen::VectorXd PdnNetwork::stateOf(const PdnState& s) const {
   if (!usesModalForm()) return s.x;
   Eigen::VectorXcd q(nm_);
-  for (uint32_t j = 0; j < nm_; ++j) q(j) = {s.qRe[j], s.qIm[j]};
+  for (uint32_t j = 0; j < nm_; ++j) q(j) = {s.q(j), j < nr_ ? 0.0 : s.q(nm_ + j - nr_)};
   return (modeToState_ * q).real();
 }
 
@@ -551,12 +546,11 @@ PdnState PdnNetwork::zeroState() const {
   s.x = Eigen::VectorXd::Zero(nx_);
   s.z_ = Eigen::VectorXd::Zero(nx_ + nu_);
   s.out_ = Eigen::VectorXd::Zero(nx_ + ns_);
-  s.qRe.assign(nm_, 0.0);
-  s.qIm.assign(nm_, 0.0);
+  const Eigen::Index nz = nm_ ? 2 * Eigen::Index(nm_) - nr_ : 0;
+  s.q = Eigen::VectorXd::Zero(nz);
+  s.w_ = Eigen::VectorXd::Zero(nz);
+  s.direct_ = Eigen::VectorXd::Zero(ns_);
   s.u_.assign(nu_, 0.0);
-  s.wRe_.assign(nm_, 0.0);
-  s.wIm_.assign(nm_, 0.0);
-  s.direct_.assign(ns_, 0.0);
   return s;
 }
 
@@ -566,74 +560,58 @@ PdnState PdnNetwork::steadyState(const double* smAmps, double uncoreAmps) const 
   if (nm_) {
     const Eigen::VectorXcd q = stateToMode_ * s.x.cast<std::complex<double>>();
     for (uint32_t j = 0; j < nm_; ++j) {
-      s.qRe[j] = q(j).real();
-      s.qIm[j] = q(j).imag();
+      s.q(j) = q(j).real();
+      if (j >= nr_) s.q(nm_ + j - nr_) = q(j).imag();
     }
   }
   return s;
 }
-
-namespace {
-// y += a x over n elements that do not overlap (so the loop vectorises without run-time checks).
-inline void addScaled(double* __restrict y, const double* __restrict x, double a, uint32_t n) {
-  for (uint32_t i = 0; i < n; ++i) y[i] += x[i] * a;
-}
-}  // namespace
 
 void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const {
   if (!usesModalForm()) {
     stepDense(s, smAmps, uncoreAmps, smDrop);
     return;
   }
-  if (s.qRe.size() != nm_ || s.u_.size() != nu_)
+  if (s.q.size() != modeIn_.rows() || s.u_.size() != nu_)
     throw InternalError("PdnNetwork::step: the state was not made by this network");
-  const uint32_t nm = nm_, nr = nr_, nu = nu_, ns = ns_;
-  double* wRe = s.wRe_.data();
-  double* wIm = s.wIm_.data();
-  double* direct = s.direct_.data();
+  const uint32_t nm = nm_, nr = nr_, ns = ns_;
   // The inputs' part of the step, Bq u and Ds u, follows the inputs that changed since the last
   // cycle (an SM that idles or repeats its current costs nothing). Every kRefresh updates it is
   // computed afresh from the inputs, which bounds the rounding the updates accumulate.
   constexpr uint32_t kRefresh = 4096;
-  // Loops run over modes (or SMs) inside, each iteration independent of the others, so the
-  // compiler vectorises them without reordering any sum.
-  const auto add = [&](uint32_t k, double du) {
-    addScaled(wRe, &modeInRe_[size_t(k) * nm], du, nm);
-    addScaled(wIm + nr, &modeInIm_[size_t(k) * nm + nr], du, nm - nr);
-    addScaled(direct, &direct_[size_t(k) * ns], du, ns);
-  };
   if (!s.haveInputs_ || s.updates_ >= kRefresh) {
     std::copy(smAmps, smAmps + ns, s.u_.begin());
     s.u_[ns] = uncoreAmps;
     s.haveInputs_ = true;
     s.updates_ = 0;
-    std::fill(s.wRe_.begin(), s.wRe_.end(), 0.0);
-    std::fill(s.wIm_.begin(), s.wIm_.end(), 0.0);
-    std::fill(s.direct_.begin(), s.direct_.end(), 0.0);
-    for (uint32_t k = 0; k < nu; ++k) add(k, s.u_[k]);
+    const Eigen::Map<const Eigen::VectorXd> u(s.u_.data(), nu_);
+    s.w_.noalias() = modeIn_ * u;
+    s.direct_.noalias() = direct_ * u;
   } else {
     for (uint32_t k = 0; k <= ns; ++k) {
       const double u = k < ns ? smAmps[k] : uncoreAmps;
       if (u == s.u_[k]) continue;
-      add(k, u - s.u_[k]);
+      s.w_.noalias() += modeIn_.col(k) * (u - s.u_[k]);
+      s.direct_.noalias() += direct_.col(k) * (u - s.u_[k]);
       s.u_[k] = u;
       s.updates_ += 1;
     }
   }
-  double* qRe = s.qRe.data();
-  double* qIm = s.qIm.data();
+  double* q = s.q.data();
+  const double* w = s.w_.data();
   const double* lRe = modeLambdaRe_.data();
   const double* lIm = modeLambdaIm_.data();
-  for (uint32_t j = 0; j < nr; ++j) qRe[j] = lRe[j] * qRe[j] + wRe[j];
-  for (uint32_t j = nr; j < nm; ++j) {
-    const double re = lRe[j] * qRe[j] - lIm[j] * qIm[j] + wRe[j];
-    const double im = lRe[j] * qIm[j] + lIm[j] * qRe[j] + wIm[j];
-    qRe[j] = re;
-    qIm[j] = im;
+  for (uint32_t j = 0; j < nr; ++j) q[j] = lRe[j] * q[j] + w[j];
+  for (uint32_t j = nr, i = nm; j < nm; ++j, ++i) {  // i: the imaginary part of mode j
+    const double re = lRe[j] * q[j] - lIm[j] * q[i] + w[j];
+    const double im = lRe[j] * q[i] + lIm[j] * q[j] + w[i];
+    q[j] = re;
+    q[i] = im;
   }
-  for (uint32_t r = 0; r < ns; ++r) smDrop[r] = direct[r];
-  for (uint32_t j = 0; j < nm; ++j) addScaled(smDrop, &modeOutRe_[size_t(j) * ns], qRe[j], ns);
-  for (uint32_t j = nr; j < nm; ++j) addScaled(smDrop, &modeOutIm_[size_t(j) * ns], -qIm[j], ns);
+  // The drops: one product with the state's real and imaginary parts.
+  Eigen::Map<Eigen::VectorXd> drop(smDrop, ns);
+  drop = s.direct_;
+  drop.noalias() += modeOut_ * s.q;
 }
 
 void PdnNetwork::stepDense(PdnState& s, const double* smAmps, double uncoreAmps,

@@ -59,10 +59,12 @@ struct PdnCircuit {
 // parts apart), with the last inputs and what they contribute cached; without it, x = [decap
 // drops; branch currents], scaled by sqrt(C) and sqrt(L) (energy coordinates, for conditioning).
 struct PdnState {
-  Eigen::VectorXd x;                            // dense form
-  Eigen::VectorXd z_, out_;                     // dense step() scratch: [x; u] and [x'; drops]
-  std::vector<double> qRe, qIm;                 // modal form
-  std::vector<double> u_, wRe_, wIm_, direct_;  // the last inputs, B u in modes, D u per SM
+  Eigen::VectorXd x;         // dense form
+  Eigen::VectorXd z_, out_;  // dense step() scratch: [x; u] and [x'; drops]
+  // Modal form: q holds the real parts of every mode, then the imaginary parts of the complex
+  // ones; w_ is Bq u in the same layout, direct_ is Ds u per SM, u_ the last inputs.
+  Eigen::VectorXd q, w_, direct_;
+  std::vector<double> u_;
   bool haveInputs_ = false;
   uint32_t updates_ = 0;  // inputs changed since w and direct were last computed afresh
 };
@@ -141,15 +143,14 @@ class PdnNetwork {
   Eigen::MatrixXd Xdc_;
   // Modal form (Ad = V diag(lambda) V^-1, kept: the real modes, then one of each conjugate pair):
   // q' = lambda q + Bq u, drops = Re(Cq q') + Ds u, with Cq's columns of conjugate pairs doubled.
-  // Real and imaginary parts apart, each matrix stored by columns, so step()'s inner loops run
-  // over contiguous independent elements and vectorise.
   uint32_t nm_ = 0, nr_ = 0;  // modes; the first nr_ are real
   std::vector<double> modeLambdaRe_, modeLambdaIm_;
-  std::vector<double> modeInRe_, modeInIm_;    // Bq (nm_ x nu_), by columns
-  std::vector<double> modeOutRe_, modeOutIm_;  // Cq (ns_ x nm_), by columns
-  std::vector<double> direct_;                 // Ds (ns_ x nu_), by columns
-  Eigen::MatrixXcd modeToState_;               // V's kept columns, conjugate pairs doubled
-  Eigen::MatrixXcd stateToMode_;               // V^-1's kept rows
+  // In PdnState::q's layout (nm_ real parts, then the complex modes' imaginary parts):
+  Eigen::MatrixXd modeIn_;        // Bq's parts, (2 nm_ - nr_) x nu_
+  Eigen::MatrixXd modeOut_;       // Re(Cq) and -Im(Cq), ns_ x (2 nm_ - nr_)
+  Eigen::MatrixXd direct_;        // Ds, ns_ x nu_
+  Eigen::MatrixXcd modeToState_;  // V's kept columns, conjugate pairs doubled
+  Eigen::MatrixXcd stateToMode_;  // V^-1's kept rows
   nlohmann::json elements_;
 };
 
