@@ -91,7 +91,7 @@ void Sm::beginKernel(const KernelContext& k) {
   if (predictor_) {  // counters per kernel
     predictor_ = makeDroopPredictorUnit(cfg_, predictorWeights_, id_);
     if (waves_)
-      predictor_->traceWaves(*waves_, fmt::format("sm{}.droop_predictor", id_), wavesPeriodPs_);
+      predictor_->traceWaves(*waves_, fmt::format("sm{}.droop_predictor", id_), wavesPeriodFs_);
     throttling_ = false;
     lastDispatched_ = 0;
     dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
@@ -135,7 +135,7 @@ std::string Sm::rtlDivergence() const {
 
 void Sm::traceWaves(rtl::RtlWaves& waves, uint64_t periodFs) {
   waves_ = &waves;
-  wavesPeriodPs_ = periodFs;
+  wavesPeriodFs_ = periodFs;
   const std::string sm = fmt::format("sm{}", id_);
   if (predictor_) predictor_->traceWaves(waves, sm + ".droop_predictor", periodFs);
   issuePolicy_->traceWaves(waves, sm + ".simd_issue_control", periodFs);

@@ -241,7 +241,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   bool regrouped_ = false;          // a scheduler changed its order during issue this cycle
   Cycle holdUntil_ = 0;             // voltage smoothing: no issue before this cycle
   rtl::RtlWaves* waves_ = nullptr;  // gpusc run --vcd (traceWaves)
-  uint64_t wavesPeriodPs_ = 0;
+  uint64_t wavesPeriodFs_ = 0;
   std::unique_ptr<DroopPredictorUnit> predictor_;  // voltage smoothing: local level
   PredictorWeights predictorWeights_;
   bool throttling_ = false;      // the DispatchUnit's limits are set
