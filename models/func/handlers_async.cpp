@@ -185,29 +185,28 @@ void reduceElements(BulkRedOp op, uint8_t* d, const uint8_t* s, unsigned bytes) 
   }
 }
 
+// d += s for one f32 or f64 element (F, stored as the bits B); a NaN sum is `canonicalNan`.
+template <class F, class B>
+void addFloatElement(uint8_t* d, const uint8_t* s, B canonicalNan) {
+  F x, y;
+  std::memcpy(&x, d, sizeof(F));
+  std::memcpy(&y, s, sizeof(F));
+  const F r = x + y;
+  B b;
+  std::memcpy(&b, &r, sizeof(F));
+  if (r != r) b = canonicalNan;
+  std::memcpy(d, &b, sizeof(F));
+}
+
 // Adds `bytes` of floating-point elements (f32, f64; f16 and bf16 rounded once to nearest even,
 // subnormals kept: .noftz). NaN sums are the canonical NaN.
 void reduceFloat(BulkRedType t, uint8_t* d, const uint8_t* s, unsigned bytes) {
   const unsigned w = t == BulkRedType::F64 ? 8 : t == BulkRedType::F32 ? 4 : 2;
   for (unsigned i = 0; i < bytes; i += w) {
     if (t == BulkRedType::F32) {
-      float x, y;
-      std::memcpy(&x, d + i, 4);
-      std::memcpy(&y, s + i, 4);
-      float r = x + y;
-      uint32_t b;
-      std::memcpy(&b, &r, 4);
-      if (r != r) b = 0x7fffffffu;
-      std::memcpy(d + i, &b, 4);
+      addFloatElement<float, uint32_t>(d + i, s + i, 0x7fffffffu);
     } else if (t == BulkRedType::F64) {
-      double x, y;
-      std::memcpy(&x, d + i, 8);
-      std::memcpy(&y, s + i, 8);
-      double r = x + y;
-      uint64_t b;
-      std::memcpy(&b, &r, 8);
-      if (r != r) b = 0x7fffffffffffffffull;
-      std::memcpy(d + i, &b, 8);
+      addFloatElement<double, uint64_t>(d + i, s + i, 0x7fffffffffffffffull);
     } else {
       uint16_t x, y;
       std::memcpy(&x, d + i, 2);
