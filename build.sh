@@ -7,6 +7,9 @@
 #                                        the test suite (a chosen part), the catalog in both modes
 #                                        at tiny, and every fuzz target for GPUSC_FUZZ_SECONDS (45)
 #   ./build.sh fuzz [SECONDS]            the same build; every fuzz target for SECONDS (default 60)
+#   ./build.sh tsan                      clang build with ThreadSanitizer: catalog kernels on two
+#                                        platforms with host threads, each checked equal to one
+#                                        thread
 # Each step prints one line naming its log file (under the build folder's logs/); a step that
 # fails prints the end of its log (the test step: the failing tests' output) and stops.
 set -euo pipefail
@@ -14,16 +17,18 @@ cd "$(dirname "$0")"
 what=${1:-run}
 shift || true
 case "$what" in
-  run | test | sanitize | fuzz) ;;
+  run | test | sanitize | fuzz | tsan) ;;
   *)
     echo "usage: ./build.sh run [gpusc run options] | ./build.sh test [ctest options]" \
-      "| ./build.sh sanitize | ./build.sh fuzz [SECONDS]" >&2
+      "| ./build.sh sanitize | ./build.sh fuzz [SECONDS] | ./build.sh tsan" >&2
     exit 2
     ;;
 esac
 build=${GPUSC_BUILD_DIR:-build}
 # The sanitizer build: clang, ASan + UBSan, libFuzzer instrumentation (one build for both).
 sbuild=${GPUSC_SANITIZE_BUILD_DIR:-build-sanitize}
+# The ThreadSanitizer build (host threads evaluating SMs).
+tbuild=${GPUSC_TSAN_BUILD_DIR:-build-tsan}
 jobs=$(nproc)
 logs="$build/logs"
 mkdir -p "$logs"
@@ -66,6 +71,13 @@ case "$what" in
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_stack_use_after_return=0:detect_leaks=1:abort_on_error=0}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
     export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0}
+    ;;
+  tsan)
+    step "configuring ($tbuild, clang, thread sanitizer)" "$logs/configure-tsan.log" \
+      env CC=clang CXX=clang++ cmake -S . -B "$tbuild" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
+      -DGPUSC_SANITIZE=thread
+    # A race report fails the run (exit 66) and prints both threads' stacks.
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:second_deadlock_stack=1}
     ;;
 esac
 
@@ -111,5 +123,20 @@ case "$what" in
   fuzz)
     build_step "$sbuild" build-sanitize.log fuzz_ptx fuzz_platform fuzz_launch_spec fuzz_run
     exec tests/fuzz/run_fuzzers.sh "$sbuild" "${1:-60}" "$jobs"
+    ;;
+  tsan)
+    build_step "$tbuild" build-tsan.log gpusc
+    # Kernels with global atomics, barriers, shuffles, irregular memory traffic and several
+    # launches, on the crossbar GTX480 and a mesh platform, each with 2 and 3 host threads (more
+    # threads than cores: the workers sleep and wake too) against one thread.
+    kernels=(vecadd sgemm bfs histogram reduce_shfl kmeans scan)
+    for p in gtx480 stream-4x4; do
+      for t in 2 3; do
+        step "ThreadSanitizer: ${kernels[*]} on $p, --threads $t against 1" \
+          "$logs/tsan-$p-$t.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \
+          "$PWD/$tbuild/tsan-runs/$p-$t" "$p" tiny "$t" "${kernels[@]}"
+        tail -n 1 "$logs/tsan-$p-$t.log"
+      done
+    done
     ;;
 esac

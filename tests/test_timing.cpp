@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "common/host_workers.hpp"
 #include "gpu/device.hpp"
 #include "support/ptx_harness.hpp"
 
@@ -662,6 +663,92 @@ TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
     EXPECT_EQ(a.timing->sms[i].schedulers, b.timing->sms[i].schedulers);
   }
   EXPECT_EQ(a.timing->timeline.size(), b.timing->timeline.size());
+}
+
+
+// ---- host threads
+// --------------------------------------------------------------------------------------
+
+TEST(HostWorkers, RunsEveryItemOnceInEveryBatch) {
+  for (unsigned threads : {1u, 2u, 3u, 5u}) {
+    HostWorkers w(threads);
+    EXPECT_EQ(w.threads(), threads);
+    for (size_t n : {size_t(0), size_t(1), size_t(2), size_t(7), size_t(110)}) {
+      for (int batch = 0; batch < 50; ++batch) {
+        std::vector<int> count(n, 0);
+        auto job = [&](size_t i) { count[i] += 1; };
+        w.run(n, job);
+        ASSERT_EQ(std::count(count.begin(), count.end(), 1), static_cast<long>(n))
+            << threads << " threads, " << n << " items";
+      }
+    }
+  }
+}
+
+// Every thread of 60 CTAs adds 1 to one counter and keeps the old value: on 15 SMs many atomics
+// meet in one cycle. Each SM's atomics of a cycle take effect after the cycle, SM by SM, so the
+// old values (and everything else) do not depend on the host threads.
+TEST(TimingHostThreads, AtomicsOfManySmsGiveTheSameRunOnEveryThreadCount) {
+  const std::string ptx = test::module(R"(
+.visible .entry k(.param .u64 counter, .param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mad.lo.u32 %r3, %r1, %r2, %r0;
+  ld.param.u64 %rd0, [counter];
+  atom.global.add.u32 %r4, [%rd0], 1;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r3, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+  ret;
+}
+)");
+  const uint32_t ctas = 60, threads = 128, n = ctas * threads;
+  struct Run {
+    std::vector<uint32_t> olds;
+    uint32_t counter = 0;
+    uint64_t cycles = 0;
+    std::vector<sm::SmCounters> sms;
+    uint64_t parallelCycles = 0;
+  };
+  auto once = [&](unsigned hostThreads) {
+    Device dev(test::platform(), ExecMode::Timing);
+    dev.setHostThreads(hostThreads);
+    Module& m = dev.loadModule(ptx, "atomics.ptx");
+    DevPtr counter = dev.malloc(4), out = dev.malloc(n * 4);
+    dev.memset(counter, 0, 4);
+    dev.launch(m.kernel("k"), {ctas}, {threads}, 0, KernelArgs().ptr(counter).ptr(out));
+    Run r;
+    r.olds = dev.download<uint32_t>(out, n);
+    r.counter = dev.download<uint32_t>(counter, 1)[0];
+    r.cycles = dev.launches().back().timing->cycles;
+    for (const auto& s : dev.launches().back().timing->sms) r.sms.push_back(s.counters);
+    r.parallelCycles = dev.timingEngine()->parallelCycles();
+    return r;
+  };
+  const Run one = once(1);
+  EXPECT_EQ(one.counter, n);  // every atomic counted
+  std::vector<uint32_t> sorted = one.olds;
+  std::sort(sorted.begin(), sorted.end());
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(sorted[i], i);  // each old value once
+  EXPECT_EQ(one.parallelCycles, 0u);
+  for (unsigned t : {2u, 3u}) {
+    const Run r = once(t);
+    EXPECT_GT(r.parallelCycles, 0u) << t << " threads evaluated no cycle in parallel";
+    EXPECT_EQ(r.counter, one.counter);
+    EXPECT_EQ(r.olds, one.olds) << t << " threads";
+    EXPECT_EQ(r.cycles, one.cycles) << t << " threads";
+    ASSERT_EQ(r.sms.size(), one.sms.size());
+    for (size_t i = 0; i < r.sms.size(); ++i) {
+      EXPECT_EQ(r.sms[i].issued, one.sms[i].issued);
+      EXPECT_EQ(r.sms[i].memRequests, one.sms[i].memRequests);
+      EXPECT_EQ(r.sms[i].warpCycles, one.sms[i].warpCycles);
+    }
+  }
 }
 
 }  // namespace

@@ -40,6 +40,7 @@
 #include "cache/cache_core.hpp"
 #include "cache/line_power.hpp"
 #include "common/clock.hpp"
+#include "common/event_outbox.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 
@@ -52,6 +53,10 @@ class L1DataCache : public sc_core::sc_module {
 
   L1DataCache(const sc_core::sc_module_name& name, uint32_t smId, const PlatformConfig& cfg,
               PayloadPool& pool);
+
+  // Notifications go through `o` (its SM's outbox, which holds them while a host thread
+  // evaluates the SM's cycle and the requests it sends here).
+  void setOutbox(EventOutbox* o) { outbox_ = o; }
 
   // The tag array, MSHRs and banks; the power model attaches its LineObserver here.
   CacheCore& core() { return core_; }
@@ -100,7 +105,12 @@ class L1DataCache : public sc_core::sc_module {
   void retryHeld(uint64_t cycle);
   void fill(uint32_t mshr, uint64_t cycle);
   void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
-  void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
+  void wakeAt(uint64_t cycle) {
+    if (outbox_)
+      outbox_->notify(wake_, clock_.until(cycle));
+    else
+      wake_.notify(clock_.until(cycle));
+  }
   void noteStall(Stall reason, uint64_t cycle);
 
   const uint32_t smId_;
@@ -115,6 +125,7 @@ class L1DataCache : public sc_core::sc_module {
   AnswerQueue answers_;
   PendingRequests pending_;
   sc_core::sc_event wake_;
+  EventOutbox* outbox_ = nullptr;  // its SM's (setOutbox)
 
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
   Stall heldFor_ = Stall::None;

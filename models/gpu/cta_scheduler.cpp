@@ -304,11 +304,11 @@ void CtaScheduler::stopKernel(sm::Cycle lastCycle) {
   for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
 }
 
-void CtaScheduler::ctaFinished(uint32_t sm) {
+void CtaScheduler::ctaFinished(uint32_t sm, uint32_t resident) {
   ++finished_;
   const sm::Cycle now = cycleNow();
   policy_->ctaFinished(now);
-  if (sms_[sm]->residentCtas() == 0) sms_[sm]->powerSwitch().endBusy(now);
+  if (resident == 0) sms_[sm]->powerSwitch().endBusy(now);
   if (finished_ == total_) {
     active_ = false;
     done_ = true;

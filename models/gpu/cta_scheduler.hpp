@@ -129,7 +129,7 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   // The placement policy's decision for the current (or last) kernel.
   PlacementDecision placementDecision() const { return policy_->decision(); }
 
-  void ctaFinished(uint32_t sm) override;
+  void ctaFinished(uint32_t sm, uint32_t resident) override;
   void smEvaluated(uint32_t sm) override;
   // The global droop detector (nullptr unless smoothing.mode is global or hierarchical).
   const GlobalDroopDetector* droopDetector() const { return detector_.get(); }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/host_workers.hpp"
 #include "common/strings.hpp"
 #include "ptx/parser.hpp"
 
@@ -69,7 +70,12 @@ Device::Device(PlatformConfig cfg, ExecMode mode)
   if (mode_ == ExecMode::Timing) {
     timing_ = &gpu::TimingEngine::get(cfg_);
     timing_->reset();
+    timing_->setThreads(1);  // the engine outlives Devices: each starts from the default
   }
+}
+
+void Device::setHostThreads(unsigned n) {
+  if (timing_ != nullptr) timing_->setThreads(n == 0 ? HostWorkers::available() : n);
 }
 
 Device::~Device() = default;

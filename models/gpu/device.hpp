@@ -173,6 +173,9 @@ class Device {
   void setProgress(gpu::ProgressFn fn) { progress_ = std::move(fn); }
   // Why the run stopped early, if it did.
   std::optional<StopReason> stopped() const { return stopped_; }
+  // Host threads evaluating the SMs' cycles in timing mode (default 1; 0: the cores available).
+  // The results are bit-identical whatever the count (docs/architecture.md, "Host threads").
+  void setHostThreads(unsigned n);
   // The cycle-level model (timing mode only), e.g. to attach observers.
   gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;

@@ -27,9 +27,12 @@ class InterconnectProbe : public CongestionProbe {
 
 Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     : sc_core::sc_module(name), cfg_(cfg), period_(Clock(cfg.gpu.clocks.core_mhz).period()) {
-  for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
-    sms_.push_back(
-        std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_, pool_, period_));
+  for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
+    smPools_.push_back(std::make_unique<PayloadPool>());
+    sms_.push_back(std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_,
+                                            *smPools_.back(), period_));
+  }
+  coreDomain_ = std::make_unique<CoreClockDomain>("core_clock_domain", sms(), period_);
   ctaScheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", cfg_, sms(), period_);
   if (cfg_.power.enabled) energy_ = std::make_unique<power::EnergyModel>("energy_model", cfg_);
   if (energy_ && cfg_.pdn.enabled) {
@@ -41,12 +44,16 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
         std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));
     for (auto& s : sms_)
       connect(s->memory_socket, fixed_->sm_sockets, fmt::format("check_{}", s->name()));
+    // The SMs' requests meet in one target: their order there is the evaluation order.
+    coreDomain_->setSerialReason("memory.model fixed-latency (one target for every SM)");
     traceRtlBlocks();
     return;
   }
-  for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
-    l1_.push_back(
-        std::make_unique<cache::L1DataCache>(fmt::format("l1d{}", i).c_str(), i, cfg_, pool_));
+  for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
+    l1_.push_back(std::make_unique<cache::L1DataCache>(fmt::format("l1d{}", i).c_str(), i, cfg_,
+                                                       *smPools_[i]));
+    l1_.back()->setOutbox(&sms_[i]->outbox());
+  }
   noc_ = noc::makeInterconnect("interconnect", cfg_);
   probe_ = std::make_unique<InterconnectProbe>(*noc_, cfg_.gpu.clocks);
   ctaScheduler_->setCongestionProbe(probe_.get());
@@ -77,6 +84,11 @@ void Gpu::traceRtlBlocks() {
                       !RtlConfig::isModel(r.power_switch) || !RtlConfig::isModel(r.simd_issue) ||
                       !RtlConfig::isModel(r.droop_detector) ||
                       !RtlConfig::isModel(r.drowsy_controller);
+  // Verilated blocks inside the SMs and their L1s share Verilator's runtime, and a lockstep
+  // divergence pauses the simulation from inside the SM: those SMs run on the simulation thread.
+  if (!RtlConfig::isModel(r.droop_predictor) || !RtlConfig::isModel(r.power_switch) ||
+      !RtlConfig::isModel(r.simd_issue) || !RtlConfig::isModel(r.drowsy_controller))
+    coreDomain_->setSerialReason("verilated blocks in the SMs (rtl.*)");
   if (!pdn_ || cfg_.pdn.monitor.vcd_file.empty() || !anyRtl) return;
   waves_ = std::make_unique<rtl::RtlWaves>();
   // Femtoseconds: the simulation's time resolution, in which a clock period is exact.

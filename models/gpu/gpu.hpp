@@ -13,6 +13,7 @@
 #include <systemc>
 
 #include "cache/l1_data_cache.hpp"
+#include "gpu/core_clock_domain.hpp"
 #include "cache/l2_slice.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
@@ -37,6 +38,8 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_time corePeriod() const { return period_; }
   std::vector<sm::Sm*> sms() const;
   CtaScheduler& ctaScheduler() { return *ctaScheduler_; }
+  // The process that evaluates the SMs' cycles, on one or more host threads.
+  CoreClockDomain& coreClockDomain() { return *coreDomain_; }
   bool hierarchy() const { return fixed_ == nullptr; }
 
   // The memory system's statistics: totals and per unit (L1 per SM, interconnect, L2 and DRAM
@@ -92,7 +95,11 @@ class Gpu : public sc_core::sc_module {
   bool wavesClosed_ = false;
   std::unique_ptr<CongestionProbe> probe_;  // over the interconnect (hierarchy only)
   PayloadPool pool_;
+  // Each SM and its L1 take payloads from a pool of their own: a host thread evaluating the SM
+  // acquires them (payloads go back to their pool on the simulation thread).
+  std::vector<std::unique_ptr<PayloadPool>> smPools_;
   std::vector<std::unique_ptr<sm::Sm>> sms_;
+  std::unique_ptr<CoreClockDomain> coreDomain_;
   std::unique_ptr<CtaScheduler> ctaScheduler_;
   std::unique_ptr<FixedLatencyMemory> fixed_;
   std::vector<std::unique_ptr<cache::L1DataCache>> l1_;

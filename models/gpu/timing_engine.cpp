@@ -142,6 +142,11 @@ void TimingEngine::setIssueObserver(sm::IssueObserver* o) {
   for (sm::Sm* s : gpu_->sms()) s->setIssueObserver(o);
 }
 
+void TimingEngine::setThreads(unsigned n) { gpu_->coreClockDomain().setThreads(n); }
+unsigned TimingEngine::threads() const { return gpu_->coreClockDomain().threads(); }
+std::string TimingEngine::serialReason() const { return gpu_->coreClockDomain().serialReason(); }
+uint64_t TimingEngine::parallelCycles() const { return gpu_->coreClockDomain().parallelCycles(); }
+
 void TimingEngine::drain(const std::string& label) {
   const sc_core::sc_time slice = gpu_->corePeriod() * double(kDrainSliceCycles);
   for (int i = 0; sc_core::sc_pending_activity(); ++i) {
@@ -186,6 +191,10 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   g.beginPowerWindow();
 
   func::Executor ex(L);
+  // Device printf and malloc/free change state every SM shares, in the order the SMs call them.
+  g.coreClockDomain().resetCounts();
+  g.coreClockDomain().setLaunchSerialReason(
+      L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc or free" : "");
   CtaScheduler& cs = g.ctaScheduler();
   sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations()};
   for (sm::Sm* s : sms) s->beginKernel(k);

@@ -79,6 +79,15 @@ class TimingEngine {
   // Sees every SM's activity (after the energy model, when there is one).
   void setActivityObserver(sm::ActivityObserver* o);
   void setIssueObserver(sm::IssueObserver* o);
+  // Host threads evaluating the SMs' cycles (1: the simulation thread alone). Results do not
+  // depend on it.
+  void setThreads(unsigned n);
+  unsigned threads() const;
+  // Why the last launch evaluated its SMs on the simulation thread alone (empty: it used the
+  // host threads), and the share of its evaluated cycles that ran on several threads.
+  std::string serialReason() const;
+  // Cycles of the last launch in which SMs were evaluated on several host threads.
+  uint64_t parallelCycles() const;
 
  private:
   explicit TimingEngine(const PlatformConfig& cfg);

@@ -70,9 +70,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
     predictorWeights_ = predictorWeights(power::EnergyTable(cfg), s.warp_size);
     predictor_ = makeDroopPredictorUnit(cfg, predictorWeights_, id);
   }
-  SC_METHOD(tick);
-  sensitive << wake_;
-  dont_initialize();
+  env_.log = &writeLog_;
 }
 
 // ---- CTAs --------------------------------------------------------------------------------------
@@ -97,6 +95,7 @@ void Sm::beginKernel(const KernelContext& k) {
     dispatch_.setLimits(DispatchUnit::kUnlimited, DispatchUnit::kUnlimited);
   }
   fetch_.setCodeBase(k.codeBase);
+  env_.tlb = func::GlobalMemory::Tlb{};  // allocations may have changed since the last kernel
   // Cycles are accounted from the kernel's start; until a CTA arrives the SM has no warps.
   lastCycle_ = cycleNow();
   evaluated_ = true;
@@ -251,7 +250,7 @@ void Sm::account(Cycle now) {
     const uint64_t skipped = now - lastCycle_ - 1;
     counters_.add(idle_, skipped);
     for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += skipped;
-    if (activityObserver_) activityObserver_->onActivity(id_, lastCycle_ + 1, skipped, idle_);
+    reportActivity(lastCycle_ + 1, skipped, idle_);
     if (predictor_) {
       predictor_->skipIdle(lastCycle_ + 1, skipped, predictor_->model().estimate(idle_));
       lastDispatched_ = 0;
@@ -259,23 +258,56 @@ void Sm::account(Cycle now) {
   }
 }
 
-void Sm::tick() {
-  if (fault_) return;  // stopped at a fault: nothing more to evaluate
-  try {
-    evaluate();
-  } catch (...) {
-    // Keep the exception as it was thrown and stop the simulation after this delta cycle.
-    fault_ = std::current_exception();
-    sc_core::sc_pause();
-  }
+void Sm::reportActivity(Cycle first, uint64_t cycles, const SmActivity& a) {
+  if (activityObserver_ == nullptr) return;
+  if (evaluating_)
+    heldActivity_.push_back({first, cycles, a});
+  else
+    activityObserver_->onActivity(id_, first, cycles, a);
 }
 
-void Sm::evaluate() {
-  const Cycle now = cycleNow();
-  if (evaluated_ && now <= lastCycle_) {  // woken again within a cycle already evaluated
-    wakeAt(lastCycle_ + 1);
+Cycle Sm::evaluateCycle(Cycle now) {
+  if (fault_) return kNever;  // stopped at a fault: nothing more to evaluate
+  if (evaluated_ && now <= lastCycle_) return lastCycle_ + 1;  // this cycle is done
+  evaluating_ = true;
+  selfWake_ = kNever;
+  outbox_.hold();
+  Cycle next = kNever;
+  try {
+    evaluate(now);
+    next = std::min(nextEvent(now), selfWake_);
+  } catch (...) {
+    // Kept as it was thrown: the clock domain pauses the simulation after the cycle, and the
+    // caller of sc_start rethrows it (SystemC would wrap it in an sc_report and lose its type).
+    fault_ = std::current_exception();
+  }
+  evaluating_ = false;
+  return next;
+}
+
+void Sm::commitCycle() {
+  outbox_.flush();
+  if (fault_) {
+    writeLog_.clear();
+    heldActivity_.clear();
+    heldIssues_.clear();
+    heldCtaEnds_.clear();
+    heldEvaluated_ = false;
     return;
   }
+  if (!writeLog_.empty()) writeLog_.apply(*kernel_.executor->launch().gmem);
+  for (const HeldActivity& h : heldActivity_)
+    activityObserver_->onActivity(id_, h.first, h.cycles, h.activity);
+  heldActivity_.clear();
+  for (const HeldIssue& h : heldIssues_) issueObserver_->onIssue(id_, h.cycle, h.slot, h.pc);
+  heldIssues_.clear();
+  for (uint32_t resident : heldCtaEnds_) kernel_.listener->ctaFinished(id_, resident);
+  heldCtaEnds_.clear();
+  if (heldEvaluated_) kernel_.listener->smEvaluated(id_);
+  heldEvaluated_ = false;
+}
+
+void Sm::evaluate(const Cycle now) {
   account(now);
   if (adaptiveIssue_ && now >= sliceStart_ + sliceCycles_) advanceSlices(now);
   act_.clear();
@@ -288,7 +320,7 @@ void Sm::evaluate() {
   issue(now);
   fetch(now);
   act_.activeWarps = usedWarps_;
-  if (kernel_.reportEvaluations) kernel_.listener->smEvaluated(id_);
+  if (kernel_.reportEvaluations) heldEvaluated_ = true;
   // Local smoothing: a predicted droop throttles the next cycles.
   if (predictor_) {
     predictor_->endCycle(now, predictor_->model().estimate(act_));
@@ -298,7 +330,7 @@ void Sm::evaluate() {
 
   counters_.add(act_, 1);
   counters_.evaluatedCycles += 1;
-  if (activityObserver_) activityObserver_->onActivity(id_, now, 1, act_);
+  reportActivity(now, 1, act_);
   idle_.clear();
   idle_.activeWarps = act_.activeWarps;
   for (auto& s : schedulers_) {
@@ -307,15 +339,6 @@ void Sm::evaluate() {
   }
   lastCycle_ = now;
   evaluated_ = true;
-
-  const Cycle next = nextEvent(now);
-  if (next == kNever) {
-    next_trigger(wake_);
-  } else {
-    next_trigger(
-        sc_core::sc_time::from_value(next * periodValue_ - sc_core::sc_time_stamp().value()),
-        wake_);
-  }
 }
 
 void Sm::flushAccounting(Cycle cycle) {
@@ -349,8 +372,10 @@ Cycle Sm::nextEvent(Cycle now) const {
 }
 
 void Sm::wakeAt(Cycle c) {
-  const uint64_t at = c * periodValue_, t = sc_core::sc_time_stamp().value();
-  wake_.notify(sc_core::sc_time::from_value(at > t ? at - t : 0));
+  if (evaluating_)
+    selfWake_ = std::min(selfWake_, c);
+  else if (scheduler_ != nullptr)
+    scheduler_->wake(id_, c);
 }
 
 // ---- writeback and retirement ------------------------------------------------------------------
@@ -405,7 +430,7 @@ void Sm::retire(Cycle now) {
       usedRegisters_ -= c.footprint.registers;
       usedShared_ -= c.footprint.sharedBytes;
       if (simdControl_ && usedCtas_ == 0) suspendSimdSwitches(now);
-      if (kernel_.listener) kernel_.listener->ctaFinished(id_);
+      if (kernel_.listener) heldCtaEnds_.push_back(usedCtas_);
     }
   }
 }
@@ -617,16 +642,16 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     idx = allocInFlight();
     in = &inflight_[idx];
   }
-  kernel_.executor->launch().clock = now;
+  env_.clock = now + 1;  // what %clock reads: the cycle after issue
   const func::StepResult r =
-      kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr);
+      kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr, &env_);
   if (r.released) releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
 
   act_.issued += 1;
   act_.issuedByClass[int(inst.cls)] += 1;
   act_.activeLanes += static_cast<uint32_t>(__builtin_popcount(r.active));
   schedulers_[w.scheduler]->policy().issued(slot);
-  if (issueObserver_) issueObserver_->onIssue(id_, now, slot, pc);
+  if (issueObserver_) heldIssues_.push_back({now, slot, pc});
 
   // The instruction buffer keeps the following instruction only if execution falls through.
   const uint32_t next = fw.done() ? 0 : fw.pc();

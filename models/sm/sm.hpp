@@ -5,10 +5,12 @@
 //     -> DispatchUnit (operand collectors, RegisterFile banks) -> ExecutionUnit (SIMD, SFU, DP)
 //        or LdstUnit (coalescer, SharedMemory, constant cache, memory socket) -> writeback
 //
-// One SC_METHOD evaluates a cycle of the whole pipeline, stage by stage in reverse order.
-// When nothing can change in the next cycle it sleeps until the next known event (a result
-// being written back, a buffer filling, a barrier releasing) or until woken (a memory
-// response, a new CTA); cycles it skips are accounted in bulk, so idle time costs nothing.
+// The core clock domain (gpu/core_clock_domain.hpp) evaluates a cycle of the whole pipeline,
+// stage by stage in reverse order (evaluateCycle), possibly on a host thread of its own, and
+// then, on the simulation thread in SM order, lets the SM hand on what the cycle did
+// (commitCycle). When nothing can change in the next cycle the SM sleeps until the next known
+// event (a result being written back, a buffer filling, a barrier releasing) or until woken (a
+// memory response, a new CTA); cycles it skips are accounted in bulk, so idle time costs nothing.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +24,11 @@
 #include <systemc>
 #include <tlm>
 
+#include "common/event_outbox.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 #include "func/executor.hpp"
+#include "func/step_env.hpp"
 #include "power/power_gating_switch.hpp"
 #include "sm/activity.hpp"
 #include "sm/dispatch_unit.hpp"
@@ -58,7 +62,8 @@ struct CtaRecord {
 class CtaListener {
  public:
   virtual ~CtaListener() = default;
-  virtual void ctaFinished(uint32_t sm) = 0;
+  // A CTA of SM `sm` ended; `resident` CTAs are left on it.
+  virtual void ctaFinished(uint32_t sm, uint32_t resident) = 0;
   // The SM evaluated a cycle (only with KernelContext::reportEvaluations: the global droop
   // detector sleeps while no SM does anything).
   virtual void smEvaluated(uint32_t sm) { (void)sm; }
@@ -68,6 +73,14 @@ class IssueObserver {
  public:
   virtual ~IssueObserver() = default;
   virtual void onIssue(uint32_t sm, Cycle cycle, uint32_t warpSlot, uint32_t pc) = 0;
+};
+
+// Who evaluates the SMs' cycles (the core clock domain).
+class SmScheduler {
+ public:
+  virtual ~SmScheduler() = default;
+  // Evaluate SM `sm` at cycle `c` at the latest (called on the simulation thread).
+  virtual void wake(uint32_t sm, Cycle c) = 0;
 };
 
 // What the SMs share during one kernel.
@@ -86,6 +99,22 @@ class Sm : public sc_core::sc_module, private LdstHost {
      sc_core::sc_time period);
 
   uint32_t id() const { return id_; }
+
+  // ---- evaluation (the core clock domain) ----
+  void setScheduler(SmScheduler* s) { scheduler_ = s; }
+  // The SM's and its L1 data cache's event notifications (held during evaluateCycle).
+  EventOutbox& outbox() { return outbox_; }
+  // Evaluates cycle `now` and returns the next cycle the SM must be evaluated in (kNever: not
+  // until woken). Safe on a host thread concurrently with other SMs' evaluateCycle: it touches
+  // only this SM, its L1 through the memory socket (whose notifications the outbox holds), and
+  // reads global memory; stores and atomics go to the SM's write log, and what the cycle
+  // reports (activity, issues, CTA ends, faults) waits for commitCycle. A fault is caught and
+  // kept (fault()).
+  Cycle evaluateCycle(Cycle now);
+  // On the simulation thread, SM by SM in index order after the cycle's evaluations: applies the
+  // cycle's global stores and atomics, issues the held notifications, and reports the cycle to
+  // the observers and the CTA scheduler.
+  void commitCycle();
 
   // ---- CTAs (the CtaScheduler) ----
   bool fits(const CtaFootprint& f) const;
@@ -161,8 +190,6 @@ class Sm : public sc_core::sc_module, private LdstHost {
   std::string describeState() const;
 
  private:
-  SC_HAS_PROCESS(Sm);
-
   struct CtaSlot {
     bool used = false;
     func::Cta cta;
@@ -177,8 +204,8 @@ class Sm : public sc_core::sc_module, private LdstHost {
   };
 
   Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / periodValue_; }
-  void tick();
-  void evaluate();
+  void evaluate(Cycle now);
+  void reportActivity(Cycle first, uint64_t cycles, const SmActivity& a);
   void account(Cycle now);
   void writeback(Cycle now);
   void retire(Cycle now);
@@ -214,7 +241,27 @@ class Sm : public sc_core::sc_module, private LdstHost {
   PayloadPool& pool_;
   const sc_core::sc_time period_;
   const uint64_t periodValue_;
-  sc_core::sc_event wake_;
+  SmScheduler* scheduler_ = nullptr;
+  EventOutbox outbox_;
+
+  // ---- one evaluation's effects, held until commitCycle ----
+  struct HeldActivity {
+    Cycle first;
+    uint64_t cycles;
+    SmActivity activity;
+  };
+  struct HeldIssue {
+    Cycle cycle;
+    uint32_t slot, pc;
+  };
+  bool evaluating_ = false;  // inside evaluateCycle
+  Cycle selfWake_ = kNever;  // wakeAt() during the evaluation
+  std::vector<HeldActivity> heldActivity_;
+  std::vector<HeldIssue> heldIssues_;
+  std::vector<uint32_t> heldCtaEnds_;  // CTAs left resident after each CTA that ended
+  bool heldEvaluated_ = false;         // report smEvaluated
+  func::GlobalWriteLog writeLog_;
+  func::StepEnv env_;
 
   power::PowerGatingSwitch power_switch_;
   RegisterFile rf_;

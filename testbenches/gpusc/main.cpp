@@ -26,12 +26,14 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "catalog.hpp"
 #include "common/error.hpp"
+#include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
 #include "experiment.hpp"
@@ -111,6 +113,7 @@ struct RunOptions {
   std::string vcdSms, vcdSignals, vcdCycles;  // the VCD's filter (each implies --vcd)
   std::optional<uint64_t> maxCycles, maxInstructions;
   std::optional<double> timeout;
+  std::optional<unsigned> threads;  // host threads for the SMs (default: the cores available)
 };
 
 ExecMode parseMode(const std::string& m) {
@@ -351,6 +354,7 @@ int cmdRun(const RunOptions& o) {
                              cfg.name, o.mode, outDir.string());
   }
   Device dev(cfg, mode);
+  dev.setHostThreads(o.threads.value_or(0));
   dev.setInterruptFlag(&interruptRequested);
   if (!o.quiet)
     dev.setProgress([](const gpu::LaunchProgress& p) {
@@ -448,6 +452,12 @@ int cmdRun(const RunOptions& o) {
       {"wall_seconds", wall},
       {"warp_instructions_per_second", simSeconds > 0 ? total.warpInsts / simSeconds : 0.0},
       {"thread_instructions_per_second", simSeconds > 0 ? total.threadInsts / simSeconds : 0.0}};
+  if (gpu::TimingEngine* t = dev.timingEngine()) {
+    // How the SMs were evaluated (host facts, like the seconds: the results do not depend on it).
+    j["simulation"]["host_threads"] = t->threads();
+    if (const std::string why = t->serialReason(); !why.empty() && t->threads() > 1)
+      j["simulation"]["serial_because"] = why;
+  }
   j["config"] = config::toJson(cfg);
   // Keys whose 0 in config.yaml means "derived", with the values this run used.
   nlohmann::json derived = nlohmann::json::object();
@@ -611,6 +621,7 @@ struct BenchOptions {
   unsigned repeat = 3;
   std::string json = "gpusc-bench.json";
   std::vector<std::string> sets;
+  std::vector<unsigned> threads;  // host-thread counts to measure (default: the cores available)
 };
 
 struct BenchRun {
@@ -621,10 +632,11 @@ struct BenchRun {
 };
 
 BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg,
-                   catalog::Size size, ExecMode mode, unsigned repeat) {
+                   catalog::Size size, ExecMode mode, unsigned repeat, unsigned threads = 1) {
   BenchRun best;
   for (unsigned r = 0; r < std::max(1u, repeat); ++r) {
     Device dev(cfg, mode);
+    dev.setHostThreads(threads);
     auto wl = entry.make(size);
     wl->setup(dev);
     wl->run(dev);
@@ -654,10 +666,13 @@ int cmdBench(const BenchOptions& o) {
   const bool timing = mode == ExecMode::Timing;
   fmt::print("{:<20} {:>11} {:>13} {:>9} {:>13} {:>14}{}\n", "kernel", "warp-insts", "thread-insts",
              "seconds", "warp-inst/s", "thread-inst/s", timing ? "      cycles  slowdown" : "");
+  // Host threads: the first count is the one measured (and the speedups' baseline).
+  const std::vector<unsigned> counts =
+      o.threads.empty() ? std::vector<unsigned>{HostWorkers::available()} : o.threads;
   bool allPass = true;
   for (const auto& name : names) {
     const auto& entry = catalog::find(name);
-    BenchRun run = benchOnce(entry, cfg, size, mode, o.repeat);
+    BenchRun run = benchOnce(entry, cfg, size, mode, o.repeat, counts.front());
     const double wps = run.seconds > 0 ? run.stats.warpInsts / run.seconds : 0;
     const double tps = run.seconds > 0 ? run.stats.threadInsts / run.seconds : 0;
     nlohmann::json j = {{"kernel", name},
@@ -679,6 +694,24 @@ int cmdBench(const BenchOptions& o) {
       j["simulated_cycles_per_second"] = run.seconds > 0 ? run.cycles / run.seconds : 0;
       extra = fmt::format(" {:>11} {:>8.1f}x", run.cycles, slowdown);
       run.pass = run.pass && f.pass;
+      j["host_threads"] = counts.front();
+      if (counts.size() > 1) {
+        // The same simulation on other thread counts: its time, and that it gave the same run.
+        nlohmann::json t = nlohmann::json::array();
+        for (unsigned c : counts) {
+          const BenchRun r = c == counts.front() ? run : benchOnce(entry, cfg, size, mode, o.repeat, c);
+          const bool same = r.cycles == run.cycles && r.stats.warpInsts == run.stats.warpInsts &&
+                            r.stats.threadInsts == run.stats.threadInsts;
+          const double speedup = r.seconds > 0 ? run.seconds / r.seconds : 0;
+          t.push_back({{"threads", c},
+                       {"seconds", r.seconds},
+                       {"speedup", speedup},
+                       {"same_results", same}});
+          if (c != counts.front()) extra += fmt::format("  x{}: {:.2f}x", c, speedup);
+          run.pass = run.pass && r.pass && same;
+        }
+        j["threads"] = t;
+      }
     }
     allPass = allPass && run.pass;
     fmt::print("{:<20} {:>11} {:>13} {:>9.4f} {:>13.0f} {:>14.0f}{}{}\n", name, run.stats.warpInsts,
@@ -697,6 +730,7 @@ int cmdBench(const BenchOptions& o) {
   if (o.platform != kDefaultPlatform) command += " --platform " + o.platform;
   for (const auto& k : o.kernels) command += " -k " + k;
   for (const auto& s : o.sets) command += " --set " + s;
+  if (!o.threads.empty()) command += fmt::format(" --threads {}", fmt::join(o.threads, ","));
   j["command"] = command;
   j["kernels"] = results;
   writeFile(o.json, j.dump(2) + "\n");
@@ -745,6 +779,11 @@ int main(int argc, char** argv) {
       ->add_option("--timeout", run.timeout,
                    "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
       ->check(CLI::NonNegativeNumber);
+  runCmd
+      ->add_option("--threads", run.threads,
+                   "Host threads evaluating the SMs in timing mode (default: the cores "
+                   "available); the results are the same for any count")
+      ->check(CLI::Range(1u, 1024u));
   runCmd->add_option("--vcd-sms", run.vcdSms,
                      "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)");
   runCmd->add_option("--vcd-signals", run.vcdSignals,
@@ -828,6 +867,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
   benchCmd->add_option("--set", bench.sets, "Override a platform key: key.path=value (repeatable)");
+  benchCmd
+      ->add_option("--threads", bench.threads,
+                   "Host-thread counts to measure in timing mode, e.g. 1,2 (default: the cores "
+                   "available); the first is the baseline of the speedups")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u));
 
   cli::ExperimentOptions experiment;
   auto* expCmd = app.add_subcommand("experiment",

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -63,6 +64,10 @@ void RunPool::start(size_t id, const RunSpec& s) {
   // The pool owns its work folders (its stderr.txt is already there): --force.
   argv.insert(argv.end(), {"--quiet", "--force", "--out", s.outDir});
   argv.insert(argv.end(), s.args.begin(), s.args.end());
+  // The pool runs simulations side by side, about one per core: each on one host thread.
+  if (s.command == std::vector<std::string>{"run"} &&
+      std::find(s.args.begin(), s.args.end(), "--threads") == s.args.end())
+    argv.insert(argv.end(), {"--threads", "1"});
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);

@@ -1,0 +1,90 @@
+#include "gpu/core_clock_domain.hpp"
+
+#include <algorithm>
+
+namespace gpusc::gpu {
+
+CoreClockDomain::CoreClockDomain(const sc_core::sc_module_name& name, std::vector<sm::Sm*> sms,
+                                 sc_core::sc_time period)
+    : sc_core::sc_module(name),
+      sms_(std::move(sms)),
+      periodValue_(period.value()),
+      due_(sms_.size(), sm::kNever) {
+  for (sm::Sm* s : sms_) s->setScheduler(this);
+  SC_METHOD(cycle);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+CoreClockDomain::~CoreClockDomain() = default;
+
+void CoreClockDomain::setThreads(unsigned n) {
+  n = std::max(1u, n);
+  if (n == threads_) return;
+  threads_ = n;
+  workers_.reset();
+  if (n > 1) workers_ = std::make_unique<HostWorkers>(n);
+}
+
+std::string CoreClockDomain::serialReason() const {
+  if (threads_ <= 1) return "one host thread";
+  if (!fixedSerial_.empty()) return fixedSerial_;
+  return launchSerial_;
+}
+
+void CoreClockDomain::wake(uint32_t sm, sm::Cycle c) {
+  const sm::Cycle now = cycleNow();
+  // Not before the current cycle, nor again in a cycle already evaluated.
+  c = std::max(c, lastCycle_ == now ? now + 1 : now);
+  if (c < due_[sm]) due_[sm] = c;
+  arm(c);
+}
+
+void CoreClockDomain::arm(sm::Cycle c) {
+  if (c >= armed_) return;
+  armed_ = c;
+  const uint64_t at = c * periodValue_, t = sc_core::sc_time_stamp().value();
+  wake_.notify(sc_core::sc_time::from_value(at > t ? at - t : 0));
+}
+
+void CoreClockDomain::cycle() {
+  const sm::Cycle now = cycleNow();
+  armed_ = sm::kNever;  // the notification that ran us is spent
+  if (lastCycle_ == now) {  // a second activation in a cycle already evaluated
+    sm::Cycle next = sm::kNever;
+    for (sm::Cycle d : due_) next = std::min(next, d);
+    if (next != sm::kNever) arm(std::max(next, now + 1));
+    return;
+  }
+  batch_.clear();
+  for (uint32_t i = 0; i < sms_.size(); ++i)
+    if (due_[i] <= now) {
+      batch_.push_back(i);
+      due_[i] = sm::kNever;
+    }
+  lastCycle_ = now;
+  if (!batch_.empty()) {
+    next_.resize(batch_.size());
+    auto evaluate = [&](size_t k) { next_[k] = sms_[batch_[k]]->evaluateCycle(now); };
+    ++evaluatedCycles_;
+    if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty()) {
+      ++parallelCycles_;
+      workers_->run(batch_.size(), evaluate);
+    } else {
+      for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
+    }
+    bool faulted = false;
+    for (size_t k = 0; k < batch_.size(); ++k) {
+      sm::Sm& s = *sms_[batch_[k]];
+      s.commitCycle();
+      faulted = faulted || s.fault() != nullptr;
+      due_[batch_[k]] = std::min(due_[batch_[k]], next_[k]);
+    }
+    if (faulted) sc_core::sc_pause();  // the timing engine rethrows the fault
+  }
+  sm::Cycle next = sm::kNever;
+  for (sm::Cycle d : due_) next = std::min(next, d);
+  if (next != sm::kNever) arm(std::max(next, now + 1));
+}
+
+}  // namespace gpusc::gpu

@@ -1,0 +1,68 @@
+// The core clock domain: the one SystemC process that evaluates the SMs' cycles.
+//
+// Each core cycle in which some SM has something to do, it evaluates those SMs
+// (Sm::evaluateCycle) -- on the host threads of a HostWorkers team when there are several -- and
+// then, on the simulation thread and in SM index order, commits what each did (Sm::commitCycle:
+// global stores and atomics, the notifications its L1 asked for, activity for the power model,
+// ended CTAs). An SM's evaluation sees only its own state, its L1 and global memory as it was at
+// the start of the cycle, and everything it hands on is committed in the same order whatever the
+// thread count: results are bit-identical for any number of threads (docs/architecture.md,
+// "Host threads"). From the outside the SMs and their sockets are unchanged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "common/host_workers.hpp"
+#include "sm/sm.hpp"
+
+namespace gpusc::gpu {
+
+class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
+ public:
+  CoreClockDomain(const sc_core::sc_module_name& name, std::vector<sm::Sm*> sms,
+                  sc_core::sc_time period);
+  ~CoreClockDomain() override;
+
+  // Host threads evaluating SMs (1: all on the simulation thread).
+  void setThreads(unsigned n);
+  unsigned threads() const { return threads_; }
+  // Why the SMs must be evaluated on the simulation thread, one after another in index order
+  // (empty: they may run on host threads). The results are the same either way; the reason is
+  // reported with the run. `launch` is the current kernel's reason (cleared per launch), `fixed`
+  // the platform's.
+  void setSerialReason(const std::string& fixed) { fixedSerial_ = fixed; }
+  void setLaunchSerialReason(const std::string& launch) { launchSerial_ = launch; }
+  std::string serialReason() const;
+  // Cycles in which SMs were evaluated, and those of them with two SMs or more on host threads.
+  uint64_t evaluatedCycles() const { return evaluatedCycles_; }
+  uint64_t parallelCycles() const { return parallelCycles_; }
+  void resetCounts() { evaluatedCycles_ = parallelCycles_ = 0; }
+
+  void wake(uint32_t sm, sm::Cycle c) override;
+
+ private:
+  SC_HAS_PROCESS(CoreClockDomain);
+  void cycle();
+  void arm(sm::Cycle c);
+  sm::Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / periodValue_; }
+
+  const std::vector<sm::Sm*> sms_;
+  const uint64_t periodValue_;
+  sc_core::sc_event wake_;
+  std::vector<sm::Cycle> due_;  // per SM: the cycle it must be evaluated in (kNever: asleep)
+  std::vector<uint32_t> batch_;  // SMs evaluated in the current cycle, in index order
+  std::vector<sm::Cycle> next_;  // their next cycles (parallel to batch_)
+  sm::Cycle armed_ = sm::kNever;    // the cycle wake_ is notified for
+  sm::Cycle lastCycle_ = sm::kNever;  // the last cycle evaluated (kNever: none yet)
+  unsigned threads_ = 1;
+  std::unique_ptr<HostWorkers> workers_;
+  std::string fixedSerial_, launchSerial_;
+  uint64_t evaluatedCycles_ = 0, parallelCycles_ = 0;
+};
+
+}  // namespace gpusc::gpu

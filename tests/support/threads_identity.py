@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Host threads change nothing: every catalog kernel (or the ones named) run with --threads 1 and
+with --threads N on one platform and size writes the same files, byte for byte: stats.json (but
+for its "simulation" section: host seconds and thread count), every CSV, the summary (but for its
+host-time lines) and, with --vcd, the voltage trace.
+
+Used by the cli.threads_identity_* tests.
+  threads_identity.py GPUSC WORKDIR PLATFORM SIZE THREADS [--vcd] [KERNEL...]
+"""
+import json
+import os
+import sys
+
+from cli_check import fail, fresh_workdir, runner
+
+exe, work, platform, size, threads = sys.argv[1:6]
+rest = sys.argv[6:]
+vcd = "--vcd" in rest
+kernels = [k for k in rest if k != "--vcd"]
+fresh_workdir(work)
+run = runner(exe)
+if not kernels:
+    kernels = [line.split()[0] for line in run("list", "kernels").stdout.splitlines() if line.strip()]
+
+
+def host_lines(text):
+    # Lines that report host time or speed (they differ between any two runs).
+    return [l for l in text.splitlines() if "host" not in l and "/s" not in l and " s)" not in l]
+
+
+def compare(a, b, what):
+    names = sorted(os.listdir(a))
+    if names != sorted(os.listdir(b)):
+        fail(f"{what}: different files: {names} vs {sorted(os.listdir(b))}")
+    for n in names:
+        pa, pb = os.path.join(a, n), os.path.join(b, n)
+        if n == "stats.json":
+            ja, jb = json.load(open(pa)), json.load(open(pb))
+            sa, sb = ja.pop("simulation"), jb.pop("simulation")
+            if sb.get("host_threads") != int(threads) and "serial_because" not in sb:
+                fail(f"{what}: the run with --threads {threads} reports {sb}")
+            if ja != jb:
+                keys = [k for k in ja if ja.get(k) != jb.get(k)]
+                fail(f"{what}: stats.json differs in {keys}")
+        elif n == "summary.txt":
+            if host_lines(open(pa).read()) != host_lines(open(pb).read()):
+                fail(f"{what}: summary.txt differs")
+        elif n in ("config.yaml",) or n.endswith((".csv", ".vcd", ".log")):
+            if open(pa, "rb").read() != open(pb, "rb").read():
+                fail(f"{what}: {n} differs")
+
+
+checked = 0
+for k in kernels:
+    args = ["run", "--kernel", k, "--size", size, "--platform", platform, "-q", "--force"]
+    if vcd:
+        args.append("--vcd")
+    run(*args, "--threads", "1", "--out", f"{k}-1")
+    run(*args, "--threads", threads, "--out", f"{k}-{threads}")
+    compare(f"{k}-1", f"{k}-{threads}", f"{k} {size} on {platform}")
+    checked += 1
+print(f"{checked} kernels at {size} on {platform}: --threads {threads} equals --threads 1")
