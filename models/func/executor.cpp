@@ -85,7 +85,7 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
     case SReg::NWarpId:
       return L.warpsPerCta;
     case SReg::SmId:
-      return L.smId;
+      return cta.smId;
     case SReg::NSmId:
       return L.numSms;
     case SReg::GridId:

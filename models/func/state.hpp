@@ -96,7 +96,8 @@ struct LaunchState {
   uint32_t dynamicShared = 0;
   uint32_t sharedBytes = 0;  // static + dynamic per CTA
   uint32_t warpsPerCta = 0;
-  uint32_t smId = 0, numSms = 1;
+  uint32_t smId = 0;  // not read: %smid is the CTA's (Cta::smId, from initCta)
+  uint32_t numSms = 1;
   // Value read by %clock (functional mode: instructions so far). A step with a StepEnv reads
   // StepEnv::clock instead and leaves this alone.
   uint64_t clock = 0;
