@@ -148,6 +148,7 @@ class Decoder {
     std::copy(std::begin(entry_.reqntid), std::end(entry_.reqntid), p_->reqntid);
     std::copy(std::begin(entry_.maxntid), std::end(entry_.maxntid), p_->maxntid);
     collectFunctions(&entry_, {});
+    p_->usesDeviceRuntime = vprintf_ != nullptr || !heapFuncs_.empty();
     assignRegisters();
     layoutShared();
     layoutLocal();

@@ -85,7 +85,7 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
     case SReg::NWarpId:
       return L.warpsPerCta;
     case SReg::SmId:
-      return L.smId;
+      return cta.smId;
     case SReg::NSmId:
       return L.numSms;
     case SReg::GridId:
@@ -192,7 +192,7 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
   Barrier& b = cta.barriers[in.aux];
   if (in.imm) {
     if (b.expectedThreads && b.expectedThreads != uint32_t(in.imm)) {
-      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), mask, r.pc, nullptr};
+      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), mask, r.pc, nullptr, nullptr};
       c.fault(__builtin_ctz(mask), fmt::format("barrier {} used with thread counts {} and {}",
                                                in.aux, b.expectedThreads, in.imm));
     }
@@ -251,7 +251,7 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
     uint32_t ti = 0;
     while (ti < ic.targets.size() && ic.targets[ti].address != fp) ++ti;
     if (ti == ic.targets.size()) {
-      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), r.active, pc, nullptr};
+      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), r.active, pc, nullptr, nullptr};
       c.fault(l, fp == 0 ? std::string("indirect call through a null function pointer")
                          : fmt::format("indirect call to 0x{:x}, which is not a function {}", fp,
                                        ic.fromTargetList ? "of the call's .calltargets list"
@@ -262,7 +262,7 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
     // A function the lane is still running would have its parameters overwritten.
     for (const SimtEntry& e : w.stack)
       if (e.frame && ((e.mask >> l) & 1u) && p.code[e.pc].func == t.func)
-        ExecCtx{&L_, &cta, &w, w.regs.data(), w.preds.data(), r.active, pc, nullptr}.fault(
+        ExecCtx{&L_, &cta, &w, w.regs.data(), w.preds.data(), r.active, pc, nullptr, nullptr}.fault(
             l, "recursive call to " + p.functions[t.func].name +
                    " through a function pointer "
                    "(recursion is not supported)");
@@ -335,7 +335,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     if (cta.barriers[id].expectedThreads == 0 && tryRelease(cta, id)) r.released = true;
 }
 
-StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
+StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, StepEnv* env) {
   const Program& p = *L_.prog;
   StepResult r;
   SimtEntry& top = w.stack.back();
@@ -355,12 +355,12 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
   st.byClass[static_cast<int>(in.cls)] += 1;
   st.activeLanes[n] += 1;
   w.instructions += 1;
-  L_.clock += 1;
+  if (env == nullptr) L_.clock += 1;  // shared by every SM: a step with an env leaves it alone
 
   switch (in.flow) {
     case Flow::Normal: {
       if (mask) {
-        ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
+        ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec, env};
         in.fn(c, in, mask);
       } else if (rec) {
         rec->mask = 0;
@@ -400,7 +400,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
         if (!((mask >> l) & 1u)) continue;
         uint32_t idx = static_cast<uint32_t>(w.regs[size_t(in.src[0]) * kWarpSize + l]);
         if (idx >= table.size()) {
-          ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
+          ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec, env};
           c.fault(l,
                   fmt::format("brx.idx index {} is outside its {}-entry table", idx, table.size()));
         }
@@ -476,7 +476,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec) {
     }
     case Flow::Trap: {
       if (mask) {
-        ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec};
+        ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec, env};
         c.fault(__builtin_ctz(mask), "trap instruction executed");
       }
       gotoPc(w, pc + 1);

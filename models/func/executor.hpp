@@ -9,6 +9,7 @@
 #include <string>
 
 #include "func/state.hpp"
+#include "func/step_env.hpp"
 
 namespace gpusc {
 class RunBudget;
@@ -52,8 +53,14 @@ class Executor {
   // warps, registers.
   void initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t smId) const;
 
-  // Executes one instruction of warp `w` of `cta`.
-  StepResult step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec = nullptr);
+  // Executes one instruction of warp `w` of `cta`. With `rec`, the memory addresses it
+  // accessed are recorded there. With `env` (the timing model's, one per SM): %clock reads
+  // env->clock and LaunchState::clock is left alone, global memory is translated through
+  // env->tlb, and with env->log global stores and atomics are logged instead of performed.
+  // Steps with distinct envs on distinct CTAs may then run on several threads at once, unless
+  // the program uses the device runtime (Program::usesDeviceRuntime).
+  StepResult step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec = nullptr,
+                  StepEnv* env = nullptr);
 
   // Runs every warp of `cta` to completion (functional mode). Throws KernelFault on deadlock.
   // Runs the CTA to completion. With a budget, throws RunStopped (after a whole warp

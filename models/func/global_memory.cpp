@@ -33,11 +33,8 @@ void GlobalMemory::release(uint64_t addr) {
     throw InputError(fmt::format("free of 0x{:x}, which is not an allocated device pointer", addr));
   uint64_t first = addr >> kPageBits;
   uint64_t last = (addr + it->second - 1) >> kPageBits;
-  for (uint64_t p = first; p <= last; ++p) {
-    pages_.erase(p);
-    TlbEntry& e = tlb_[p & (kTlbSize - 1)];
-    if (e.page == p) e = TlbEntry{};
-  }
+  for (uint64_t p = first; p <= last; ++p) pages_.erase(p);
+  epoch_ += 1;  // every Tlb may point into the freed pages
   allocated_ -= it->second;
   allocs_.erase(it);
 }
@@ -65,8 +62,13 @@ uint8_t* GlobalMemory::pageData(uint64_t page) {
   return slot.get();
 }
 
-uint8_t* GlobalMemory::translateSlow(uint64_t addr) {
+uint8_t* GlobalMemory::translateSlow(uint64_t addr, Tlb& tlb) {
+  if (tlb.epoch != epoch_) {
+    tlb = Tlb{};
+    tlb.epoch = epoch_;
+  }
   uint64_t page = addr >> kPageBits;
+  std::lock_guard<std::mutex> lock(slowPath_);
   // Valid when some allocation overlaps the page (page-granular, like a GPU's MMU).
   uint64_t pageBase = page << kPageBits;
   auto it = allocs_.upper_bound(pageBase + kPageSize - 1);
@@ -74,7 +76,7 @@ uint8_t* GlobalMemory::translateSlow(uint64_t addr) {
   --it;
   if (it->first + it->second <= pageBase) return nullptr;
   uint8_t* data = pageData(page);
-  tlb_[page & (kTlbSize - 1)] = TlbEntry{page, data};
+  tlb.entries[page & (Tlb::kSize - 1)] = Tlb::Entry{page, data};
   return data + (addr & (kPageSize - 1));
 }
 

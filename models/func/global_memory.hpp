@@ -1,12 +1,17 @@
 // Device global memory: a sparse store that addresses a multi-gigabyte device without
 // allocating it. Pages are created on first touch; a page is valid only inside an allocation,
 // so an access outside every allocation faults as it would on a GPU.
+//
+// Kernels reach it through translate(), which several host threads may call at once, each with
+// its own Tlb (the timing model evaluating SMs in parallel): the slow path is serialised, and
+// pages are never freed while a kernel runs. Everything else is for the host, between launches.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -32,26 +37,36 @@ class GlobalMemory {
   void read(uint64_t addr, void* dst, uint64_t bytes);
   void fill(uint64_t addr, uint8_t value, uint64_t bytes);
 
+  // A small cache of page translations. Each thread that translates concurrently uses its own;
+  // it notices a release() (pages freed) and starts afresh.
+  struct Tlb {
+    static constexpr unsigned kSize = 64;
+    struct Entry {
+      uint64_t page = ~0ull;
+      uint8_t* data = nullptr;
+    };
+    Entry entries[kSize];
+    uint64_t epoch = 0;  // GlobalMemory::epoch_ when the entries were filled
+  };
+
   // Pointer to `bytes` (<= 16, naturally aligned, so never crossing a page) at `addr`, or
-  // nullptr when the address is outside every allocation.
-  uint8_t* translate(uint64_t addr) {
+  // nullptr when the address is outside every allocation. The first touch of a page creates it
+  // (reads too). Thread-safe when each thread passes its own `tlb` and nothing allocates or
+  // releases meanwhile.
+  uint8_t* translate(uint64_t addr, Tlb& tlb) {
     uint64_t page = addr >> kPageBits;
-    TlbEntry& e = tlb_[page & (kTlbSize - 1)];
-    if (e.page == page) return e.data + (addr & (kPageSize - 1));
-    return translateSlow(addr);
+    Tlb::Entry& e = tlb.entries[page & (Tlb::kSize - 1)];
+    if (e.page == page && tlb.epoch == epoch_) return e.data + (addr & (kPageSize - 1));
+    return translateSlow(addr, tlb);
   }
+  // The same with the memory's own cache (one thread at a time).
+  uint8_t* translate(uint64_t addr) { return translate(addr, tlb_); }
 
   // True when [addr, addr+bytes) lies inside one allocation.
   bool isAllocated(uint64_t addr, uint64_t bytes) const;
 
  private:
-  static constexpr unsigned kTlbSize = 64;
-  struct TlbEntry {
-    uint64_t page = ~0ull;
-    uint8_t* data = nullptr;
-  };
-
-  uint8_t* translateSlow(uint64_t addr);
+  uint8_t* translateSlow(uint64_t addr, Tlb& tlb);
   uint8_t* pageData(uint64_t page);  // creates the page; caller checked validity
   void checkRange(uint64_t addr, uint64_t bytes, const char* what) const;
 
@@ -60,7 +75,9 @@ class GlobalMemory {
   uint64_t next_ = kHeapBase;
   std::map<uint64_t, uint64_t> allocs_;  // base -> size
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
-  TlbEntry tlb_[kTlbSize];
+  uint64_t epoch_ = 0;   // counts releases: a Tlb filled before one is stale
+  std::mutex slowPath_;  // translateSlow: allocs_ lookups, pages_ creation
+  Tlb tlb_;
 };
 
 }  // namespace gpusc::func

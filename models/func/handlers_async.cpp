@@ -220,9 +220,10 @@ void reduceFloat(BulkRedType t, uint8_t* d, const uint8_t* s, unsigned bytes) {
   }
 }
 
-void reduceChunk(const Inst& in, uint8_t* d, const uint8_t* s, unsigned bytes) {
-  const BulkRedOp op = static_cast<BulkRedOp>(in.flags - 1);
-  switch (static_cast<BulkRedType>(in.mode2)) {
+// One 16-byte chunk of cp.reduce.async.bulk (flags, mode2: the instruction's).
+void reduceChunk(uint8_t flags, uint8_t mode2, uint8_t* d, const uint8_t* s, unsigned bytes) {
+  const BulkRedOp op = static_cast<BulkRedOp>(flags - 1);
+  switch (static_cast<BulkRedType>(mode2)) {
     case BulkRedType::B32:
     case BulkRedType::U32:
       return reduceElements<uint32_t>(op, d, s, bytes);
@@ -234,8 +235,17 @@ void reduceChunk(const Inst& in, uint8_t* d, const uint8_t* s, unsigned bytes) {
     case BulkRedType::S64:
       return reduceElements<int64_t>(op, d, s, bytes);
     default:
-      return reduceFloat(static_cast<BulkRedType>(in.mode2), d, s, bytes);
+      return reduceFloat(static_cast<BulkRedType>(mode2), d, s, bytes);
   }
+}
+
+// A chunk reduced into global memory by a step with a write log: the source bytes in args.v,
+// the instruction's flags and mode2 in args.param.
+uint64_t reduceChunkRmw(uint8_t* d, const RmwArgs& args) {
+  uint8_t s[16];
+  std::memcpy(s, args.v, 16);
+  reduceChunk(uint8_t(args.param), uint8_t(args.param >> 8), d, s, 16);
+  return 0;
 }
 
 void bulkHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
@@ -257,11 +267,17 @@ void bulkHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     uint64_t memAddr = 0;
     for (uint64_t off = 0; off < size; off += 16) {
       Resolved s = resolve(c, from, src + off, 16, l, false);
-      Resolved d = resolve(c, to, dst + off, 16, l, true);
-      if (in.flags)
-        reduceChunk(in, d.ptr, s.ptr, 16);
-      else
+      Resolved d = resolve(c, to, dst + off, 16, l, true, in.flags != 0);
+      if (!in.flags) {
         std::memmove(d.ptr, s.ptr, 16);
+      } else if (GlobalWriteLog* log = deferredLog(c, d.space)) {
+        RmwArgs args;
+        std::memcpy(args.v, s.ptr, 16);
+        args.param = uint32_t(in.flags) | uint32_t(in.mode2) << 8;
+        log->rmw(d.addr, &reduceChunkRmw, args, nullptr);
+      } else {
+        reduceChunk(in.flags, in.mode2, d.ptr, s.ptr, 16);
+      }
       if (off == 0) memAddr = in.mode == 1 ? d.addr : s.addr;
     }
     if (c.rec) {

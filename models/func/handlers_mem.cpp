@@ -154,31 +154,45 @@ inline T atomicApply(AtomOp op, T old, T b, T cnew) {
   }
 }
 
+// One lane's read-modify-write of atom/red on T at `p` (b: args.v[0], cas's c: args.v[1]);
+// returns the old value's bits. Performed at once, or logged and performed after the cycle.
+template <class T, AtomOp Op>
+uint64_t atomicRmw(uint8_t* p, const RmwArgs& args) {
+  T old;
+  std::memcpy(&old, p, sizeof(T));
+  T nv = atomicApply<T>(Op, old, get<T>(args.v, 0), Op == AtomOp::Cas ? get<T>(args.v, 1) : T{});
+  std::memcpy(p, &nv, sizeof(T));
+  typename Raw<T>::type raw;
+  std::memcpy(&raw, &old, sizeof(T));
+  return raw;
+}
+
 template <class T, AtomOp Op, bool Ret>
 void atomicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* base = slot(c, in.src[0]);
   const uint64_t* b = slot(c, in.src[1]);
   const uint64_t* e = slot(c, in.src[2]);
+  uint64_t* d = Ret ? slot(c, in.dst[0]) : nullptr;
   const MemSpace space = in.space;
   if (c.rec) c.rec->mask = 0;
   uint64_t olds[kWarpSize];
+  uint32_t done = 0;  // lanes whose operation was performed (not logged)
   // Lanes perform their read-modify-write one after another, in lane order.
   forEachLane(mask, [&](int l) {
     uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
-    Resolved r = resolve(c, space, addr, sizeof(T), l, true);
-    T old;
-    std::memcpy(&old, r.ptr, sizeof(T));
-    T nv = atomicApply<T>(Op, old, get<T>(b, l), Op == AtomOp::Cas ? get<T>(e, l) : T{});
-    std::memcpy(r.ptr, &nv, sizeof(T));
-    typename Raw<T>::type raw;
-    std::memcpy(&raw, &old, sizeof(T));
-    olds[l] = raw;
+    Resolved r = resolve(c, space, addr, sizeof(T), l, true, true);
+    RmwArgs args;
+    args.v[0] = b[l];
+    args.v[1] = e[l];
+    if (GlobalWriteLog* log = deferredLog(c, r.space)) {
+      log->rmw(r.addr, &atomicRmw<T, Op>, args, Ret ? d + l : nullptr);
+    } else {
+      olds[l] = atomicRmw<T, Op>(r.ptr, args);
+      done |= 1u << l;
+    }
     if (c.rec) record(c, in, l, r.addr, r.space, true, true);
   });
-  if constexpr (Ret) {
-    uint64_t* d = slot(c, in.dst[0]);
-    forEachLane(mask, [&](int l) { d[l] = olds[l]; });
-  }
+  if constexpr (Ret) forEachLane(done, [&](int l) { d[l] = olds[l]; });
 }
 
 // ---- cp.async -----------------------------------------------------------------------------------

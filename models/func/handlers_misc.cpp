@@ -5,6 +5,7 @@
 
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
+#include "func/step_env.hpp"
 
 namespace gpusc::func {
 
@@ -515,22 +516,23 @@ void movUnpackHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 void movSRegHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t clock = c.env ? c.env->clock : c.L->clock;
   uint64_t v = 0;
   switch (static_cast<ptx::SReg>(in.mode)) {
     case ptx::SReg::Clock:
-      v = static_cast<uint32_t>(c.L->clock);
+      v = static_cast<uint32_t>(clock);
       break;
     case ptx::SReg::Clock64:
-      v = c.L->clock;
+      v = clock;
       break;
     case ptx::SReg::GlobalTimer:
-      v = c.L->clock;
+      v = clock;
       break;
     case ptx::SReg::GlobalTimerLo:
-      v = static_cast<uint32_t>(c.L->clock);
+      v = static_cast<uint32_t>(clock);
       break;
     case ptx::SReg::GlobalTimerHi:
-      v = static_cast<uint32_t>(c.L->clock >> 32);
+      v = static_cast<uint32_t>(clock >> 32);
       break;
     default:
       v = 0;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "func/state.hpp"
+#include "func/step_env.hpp"
 
 namespace gpusc::func::handlers {
 
@@ -18,8 +19,12 @@ struct Resolved {
 };
 
 // Resolves `addr` in `space` for lane `l`; faults on an invalid access.
+// A step with a write log (StepEnv::log) defers its global writes: a plain write (`write`, not
+// `rmw`) to global memory gets a staging slot of the log, pre-filled with the current bytes, for
+// the caller to write; a read-modify-write (`rmw`) gets the memory itself, for the caller to read
+// from or to log (deferredLog()), not to write.
 inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
-                        bool write) {
+                        bool write, bool rmw = false) {
   if (addr & (bytes - 1))
     c.fault(l, fmt::format("misaligned {}-byte {} access at {} address 0x{:x}", bytes,
                            write ? "write" : "read", memSpaceName(space), addr));
@@ -38,7 +43,8 @@ inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned byte
   uint8_t* p = nullptr;
   switch (space) {
     case MemSpace::Global:
-      p = c.L->gmem->translate(addr);
+      p = c.env ? c.L->gmem->translate(addr, c.env->tlb) : c.L->gmem->translate(addr);
+      if (p && write && !rmw && c.env && c.env->log) p = c.env->log->stage(addr, p, bytes);
       break;
     case MemSpace::Shared:
       if (addr + bytes <= c.cta->shared.size()) p = c.cta->shared.data() + addr;
@@ -67,6 +73,11 @@ inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned byte
     c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes,
                            write ? "write" : "read", memSpaceName(space), addr));
   return {p, space, addr};
+}
+
+// The log a read-modify-write resolved to `space` goes to, or null when it is performed at once.
+inline GlobalWriteLog* deferredLog(const ExecCtx& c, MemSpace space) {
+  return space == MemSpace::Global && c.env ? c.env->log : nullptr;
 }
 
 inline void record(ExecCtx& c, const Inst& in, int l, uint64_t addr, MemSpace space, bool write,

@@ -196,6 +196,10 @@ struct Program {
   uint32_t regsPerThread = 0;
   bool regsFromPtxas = false;
   uint32_t reqntid[3] = {0, 0, 0}, maxntid[3] = {0, 0, 0};
+  // The kernel (or a function it may call) calls vprintf, malloc or free, which change state
+  // shared by every SM (the printf log, the device heap) when they execute: its steps cannot run
+  // on several host threads at once.
+  bool usesDeviceRuntime = false;
 };
 
 }  // namespace gpusc::func

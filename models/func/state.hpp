@@ -12,6 +12,7 @@
 namespace gpusc::func {
 
 class DeviceHeap;
+struct StepEnv;
 
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
@@ -95,8 +96,11 @@ struct LaunchState {
   uint32_t dynamicShared = 0;
   uint32_t sharedBytes = 0;  // static + dynamic per CTA
   uint32_t warpsPerCta = 0;
-  uint32_t smId = 0, numSms = 1;
-  uint64_t clock = 0;                // value read by %clock (functional mode: instructions so far)
+  uint32_t smId = 0;  // not read: %smid is the CTA's (Cta::smId, from initCta)
+  uint32_t numSms = 1;
+  // Value read by %clock (functional mode: instructions so far). A step with a StepEnv reads
+  // StepEnv::clock instead and leaves this alone.
+  uint64_t clock = 0;
   std::string* printfLog = nullptr;  // device printf output (vprintf), appended in order
   DeviceHeap* heap = nullptr;        // device malloc/free
 };
@@ -111,6 +115,7 @@ struct ExecCtx {
   uint32_t active = 0;  // SIMT active mask before the guard predicate
   uint32_t pc = 0;
   MemRecord* rec = nullptr;  // set when the timing model wants addresses
+  StepEnv* env = nullptr;    // the timing model's per-SM environment (step_env.hpp), if any
 
   // Throws KernelFault naming the thread, block and instruction.
   [[noreturn]] void fault(int lane, const std::string& what) const;
