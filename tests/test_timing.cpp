@@ -665,7 +665,6 @@ TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
   EXPECT_EQ(a.timing->timeline.size(), b.timing->timeline.size());
 }
 
-
 // ---- host threads
 // --------------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <stdexcept>
 
 namespace gpusc {
 
@@ -13,14 +14,15 @@ inline void cpuRelax() {
 #endif
 }
 // How long an idle worker spins, then yields, before it sleeps. A cycle's serial part (the
-// memory system, the power model, SystemC's scheduler) takes a few microseconds; a kernel's
-// launch boundary or a long memory stall takes far longer.
-constexpr int kSpins = 4000;
+// memory system, the power model, SystemC's scheduler) takes microseconds; a launch boundary or
+// a long memory stall takes far longer.
+constexpr int kSpins = 2000;
 constexpr auto kYieldFor = std::chrono::microseconds(2000);
 }  // namespace
 
-HostWorkers::HostWorkers(unsigned threads) {
-  for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
+HostWorkers::HostWorkers(unsigned threads)
+    : threads_(threads < 1 ? 1 : threads), shares_(new Share[threads_]) {
+  for (unsigned t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { work(t); });
 }
 
 HostWorkers::~HostWorkers() {
@@ -43,12 +45,21 @@ unsigned HostWorkers::available() {
   return h > 0 ? h : 1;
 }
 
-void HostWorkers::share(unsigned self) {
-  const size_t t = threads(), begin = self * n_ / t, end = (self + 1) * n_ / t;
-  for (size_t i = begin; i < end; ++i) call_(job_, i);
-  // Every thread reports, even with nothing to do: the batch's fields are not rewritten until
-  // all have read them.
-  done_.fetch_add(1, std::memory_order_acq_rel);
+void HostWorkers::drainAll(unsigned self, uint64_t gen) {
+  for (unsigned k = 0; k < threads_; ++k) {
+    Share& s = shares_[(self + k) % threads_];
+    uint64_t w = s.word.load(std::memory_order_acquire);
+    for (;;) {
+      const uint64_t next = (w >> kGenBits) & kIndexMask, end = w >> (kGenBits + kIndexBits);
+      if ((w & kGenMask) != (gen & kGenMask) || next >= end) break;
+      if (!s.word.compare_exchange_weak(w, w + (1ull << kGenBits), std::memory_order_acq_rel,
+                                        std::memory_order_acquire))
+        continue;
+      call_(job_, next);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+      w = s.word.load(std::memory_order_acquire);
+    }
+  }
 }
 
 void HostWorkers::runErased(size_t n, void* job, Call call) {
@@ -57,17 +68,28 @@ void HostWorkers::runErased(size_t n, void* job, Call call) {
     for (size_t i = 0; i < n; ++i) call(job, i);
     return;
   }
+  if (n > kIndexMask) throw std::length_error("HostWorkers: too many items in one batch");
+  // Every item of the last batch is done: no thread reads these until it claims a new item.
   job_ = job;
   call_ = call;
-  n_ = n;
   done_.store(0, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_seq_cst);
+  const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  for (unsigned t = 0; t < threads_; ++t)
+    shares_[t].word.store(claimWord(gen, t * n / threads_, (t + 1) * n / threads_),
+                          std::memory_order_release);
+  generation_.store(gen, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wakeup_.notify_all();
   }
-  share(0);
-  while (done_.load(std::memory_order_acquire) != threads()) cpuRelax();
+  drainAll(0, gen);
+  // Only items a worker is evaluating now are left.
+  for (int spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
+    if (spins < 4000)
+      cpuRelax();
+    else
+      sched_yield();
+  }
 }
 
 void HostWorkers::work(unsigned self) {
@@ -85,7 +107,7 @@ void HostWorkers::work(unsigned self) {
              std::chrono::steady_clock::now() < until)
         sched_yield();
     }
-    if (g == seen) {
+    if (g == seen && !stop_.load()) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
       wakeup_.wait(lock, [&] {
@@ -97,7 +119,7 @@ void HostWorkers::work(unsigned self) {
     if (stop_.load()) return;
     if (g == seen) continue;
     seen = g;
-    share(self);
+    drainAll(self, g);
   }
 }
 

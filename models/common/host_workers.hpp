@@ -2,17 +2,19 @@
 // clock domain hands it a cycle's SM evaluations (docs/architecture.md, "Host threads").
 //
 // run() calls job(i) for i in [0, n) and returns when every call has returned. The calling
-// thread takes part: with T threads, item i runs on thread i x T / n (contiguous shares, so an SM
-// that is busy every cycle tends to stay on one thread and in its cache). Workers wait for the
-// next batch spinning briefly, then yielding, then asleep on a condition variable: a cycle's batch
-// comes microseconds after the last, and a machine shared with other work gets its cores back
-// when the simulation pauses. Jobs must not throw.
+// thread takes part. Each thread owns a contiguous share of the items (so an SM busy every
+// cycle tends to stay on one thread and in its cache) and claims them one by one; a thread
+// done with its share takes unclaimed items of the others. So the caller never waits for a
+// worker that is not running (another process may hold the core): it does that worker's share
+// itself, and waits only for items already being evaluated. Workers wait for the next batch
+// spinning briefly, then yielding, then asleep on a condition variable. Jobs must not throw.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,7 +29,7 @@ class HostWorkers {
   HostWorkers(const HostWorkers&) = delete;
   HostWorkers& operator=(const HostWorkers&) = delete;
 
-  unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  unsigned threads() const { return threads_; }
 
   template <class Job>
   void run(size_t n, Job& job) {
@@ -39,17 +41,33 @@ class HostWorkers {
 
  private:
   using Call = void (*)(void*, size_t);
+  // A share's claim word: the batch's generation (low 20 bits), the next item and the end of
+  // the share (22 bits each). One word, so a thread that fell behind by a batch cannot claim
+  // an item of the next one.
+  static constexpr unsigned kGenBits = 20, kIndexBits = 22;
+  static constexpr uint64_t kGenMask = (1ull << kGenBits) - 1,
+                            kIndexMask = (1ull << kIndexBits) - 1;
+  static uint64_t claimWord(uint64_t gen, uint64_t next, uint64_t end) {
+    return (gen & kGenMask) | (next << kGenBits) | (end << (kGenBits + kIndexBits));
+  }
+  struct alignas(64) Share {
+    std::atomic<uint64_t> word{0};
+  };
+
   void runErased(size_t n, void* job, Call call);
   void work(unsigned self);
-  void share(unsigned self);  // runs this thread's share of the current batch
+  void drainAll(unsigned self, uint64_t gen);  // claims and runs items of batch `gen`
 
+  const unsigned threads_;
+  std::unique_ptr<Share[]> shares_;
   std::vector<std::thread> workers_;
-  // The batch: written before `generation_` is bumped (release), read after (acquire).
+  // The batch: written before `generation_` is published (release), read by a thread only
+  // after it claimed an item of that batch (the caller cannot start another batch until the
+  // item is done).
   void* job_ = nullptr;
   Call call_ = nullptr;
-  size_t n_ = 0;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<size_t> done_{0};  // threads done with the current batch
+  alignas(64) std::atomic<size_t> done_{0};  // items finished in the current batch
   std::atomic<unsigned> sleepers_{0};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;

@@ -49,7 +49,7 @@ void CoreClockDomain::arm(sm::Cycle c) {
 
 void CoreClockDomain::cycle() {
   const sm::Cycle now = cycleNow();
-  armed_ = sm::kNever;  // the notification that ran us is spent
+  armed_ = sm::kNever;      // the notification that ran us is spent
   if (lastCycle_ == now) {  // a second activation in a cycle already evaluated
     sm::Cycle next = sm::kNever;
     for (sm::Cycle d : due_) next = std::min(next, d);

@@ -54,10 +54,10 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   const std::vector<sm::Sm*> sms_;
   const uint64_t periodValue_;
   sc_core::sc_event wake_;
-  std::vector<sm::Cycle> due_;  // per SM: the cycle it must be evaluated in (kNever: asleep)
-  std::vector<uint32_t> batch_;  // SMs evaluated in the current cycle, in index order
-  std::vector<sm::Cycle> next_;  // their next cycles (parallel to batch_)
-  sm::Cycle armed_ = sm::kNever;    // the cycle wake_ is notified for
+  std::vector<sm::Cycle> due_;        // per SM: the cycle it must be evaluated in (kNever: asleep)
+  std::vector<uint32_t> batch_;       // SMs evaluated in the current cycle, in index order
+  std::vector<sm::Cycle> next_;       // their next cycles (parallel to batch_)
+  sm::Cycle armed_ = sm::kNever;      // the cycle wake_ is notified for
   sm::Cycle lastCycle_ = sm::kNever;  // the last cycle evaluated (kNever: none yet)
   unsigned threads_ = 1;
   std::unique_ptr<HostWorkers> workers_;

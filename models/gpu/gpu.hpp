@@ -13,12 +13,12 @@
 #include <systemc>
 
 #include "cache/l1_data_cache.hpp"
-#include "gpu/core_clock_domain.hpp"
 #include "cache/l2_slice.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 #include "common/protocol_checker.hpp"
 #include "dram/memory_controller.hpp"
+#include "gpu/core_clock_domain.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/fixed_latency_memory.hpp"
 #include "noc/interconnect.hpp"

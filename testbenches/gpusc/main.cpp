@@ -699,7 +699,8 @@ int cmdBench(const BenchOptions& o) {
         // The same simulation on other thread counts: its time, and that it gave the same run.
         nlohmann::json t = nlohmann::json::array();
         for (unsigned c : counts) {
-          const BenchRun r = c == counts.front() ? run : benchOnce(entry, cfg, size, mode, o.repeat, c);
+          const BenchRun r =
+              c == counts.front() ? run : benchOnce(entry, cfg, size, mode, o.repeat, c);
           const bool same = r.cycles == run.cycles && r.stats.warpInsts == run.stats.warpInsts &&
                             r.stats.threadInsts == run.stats.threadInsts;
           const double speedup = r.seconds > 0 ? run.seconds / r.seconds : 0;
