@@ -472,11 +472,13 @@ int seed001Train(const ExperimentOptions& o) {
   for (const Point& p : front)
     if (p.fn + p.fp < best->fn + best->fp) best = &p;
 
+  // A threshold no rise reaches is written as the key's largest value (1e6 W), so the chosen set
+  // can be passed to --set as it is.
   const auto thText = [](const Point& p) {
     std::string t;
     for (int k = 0; k < 3; ++k)
       t += fmt::format("{}{}", k ? "," : "",
-                       p.th[k] > 1e29 ? std::string("1e9") : fmt::format("{:.3g}", p.th[k]));
+                       p.th[k] > 1e29 ? std::string("1e6") : fmt::format("{:.3g}", p.th[k]));
     return "[" + t + "]";
   };
   std::string csv = "rise2_w,rise3_w,rise4_w,false_negative,false_positive\n";
