@@ -66,7 +66,7 @@ void HostWorkers::drainAll(unsigned self, uint64_t gen) {
   if (ran > 0) done_.fetch_add(ran, std::memory_order_acq_rel);
 }
 
-void HostWorkers::runErased(size_t n, void* job, Call call) {
+void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds) {
   if (n == 0) return;
   if (workers_.empty()) {
     for (size_t i = 0; i < n; ++i) call(job, i);
@@ -78,9 +78,11 @@ void HostWorkers::runErased(size_t n, void* job, Call call) {
   call_ = call;
   done_.store(0, std::memory_order_relaxed);
   const uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
-  for (unsigned t = 0; t < threads_; ++t)
-    shares_[t].word.store(claimWord(gen, t * n / threads_, (t + 1) * n / threads_),
-                          std::memory_order_release);
+  for (unsigned t = 0; t < threads_; ++t) {
+    const uint64_t begin = bounds ? bounds[t] : t * n / threads_,
+                   end = bounds ? bounds[t + 1] : (t + 1) * n / threads_;
+    shares_[t].word.store(claimWord(gen, begin, end), std::memory_order_release);
+  }
   generation_.store(gen, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -2,8 +2,9 @@
 // clock domain hands it a cycle's SM evaluations (docs/architecture.md, "Host threads").
 //
 // run() calls job(i) for i in [0, n) and returns when every call has returned. The calling
-// thread takes part. Each thread owns a contiguous share of the items (so an SM busy every
-// cycle tends to stay on one thread and in its cache) and claims them one by one; a thread
+// thread takes part. Each thread owns a contiguous share of the items (equal shares, or the
+// caller's: the core clock domain keeps each SM on one thread, in that core's cache) and claims
+// them one by one; a thread
 // done with its share takes unclaimed items of the others. So the caller never waits for a
 // worker that is not running (another process may hold the core): it does that worker's share
 // itself, and waits only for items already being evaluated. Workers wait for the next batch
@@ -33,7 +34,15 @@ class HostWorkers {
 
   template <class Job>
   void run(size_t n, Job& job) {
-    runErased(n, &job, [](void* j, size_t i) { (*static_cast<Job*>(j))(i); });
+    runErased(
+        n, &job, [](void* j, size_t i) { (*static_cast<Job*>(j))(i); }, nullptr);
+  }
+  // The same with the shares given: thread t owns items [bounds[t], bounds[t + 1]) (threads() + 1
+  // ascending bounds from 0 to n), e.g. so that an item keeps its thread from batch to batch.
+  template <class Job>
+  void run(size_t n, Job& job, const size_t* bounds) {
+    runErased(
+        n, &job, [](void* j, size_t i) { (*static_cast<Job*>(j))(i); }, bounds);
   }
 
   // The cores this process may run on (its CPU affinity), at least 1.
@@ -54,7 +63,7 @@ class HostWorkers {
     std::atomic<uint64_t> word{0};
   };
 
-  void runErased(size_t n, void* job, Call call);
+  void runErased(size_t n, void* job, Call call, const size_t* bounds);
   void work(unsigned self);
   void drainAll(unsigned self, uint64_t gen);  // claims and runs items of batch `gen`
 

@@ -18,6 +18,11 @@ CoreClockDomain::CoreClockDomain(const sc_core::sc_module_name& name, std::vecto
 
 CoreClockDomain::~CoreClockDomain() = default;
 
+void CoreClockDomain::reset() {
+  std::fill(due_.begin(), due_.end(), sm::kNever);
+  lastCycle_ = sm::kNever;
+}
+
 void CoreClockDomain::setThreads(unsigned n) {
   n = std::max(1u, n);
   if (n == threads_) return;
@@ -69,7 +74,16 @@ void CoreClockDomain::cycle() {
     ++evaluatedCycles_;
     if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty()) {
       ++parallelCycles_;
-      workers_->run(batch_.size(), evaluate);
+      // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state in
+      // that core's cache) unless another thread runs out of work and takes it.
+      const size_t T = workers_->threads(), N = sms_.size();
+      bounds_.assign(T + 1, batch_.size());
+      bounds_[0] = 0;
+      for (size_t t = 1, k = 0; t < T; ++t) {
+        while (k < batch_.size() && batch_[k] < t * N / T) ++k;
+        bounds_[t] = k;
+      }
+      workers_->run(batch_.size(), evaluate, bounds_.data());
     } else {
       for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
     }

@@ -42,6 +42,8 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   uint64_t evaluatedCycles() const { return evaluatedCycles_; }
   uint64_t parallelCycles() const { return parallelCycles_; }
   void resetCounts() { evaluatedCycles_ = parallelCycles_ = 0; }
+  // A new run: no SM is due (the SMs' own state is reset too).
+  void reset();
 
   void wake(uint32_t sm, sm::Cycle c) override;
 
@@ -57,6 +59,7 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   std::vector<sm::Cycle> due_;        // per SM: the cycle it must be evaluated in (kNever: asleep)
   std::vector<uint32_t> batch_;       // SMs evaluated in the current cycle, in index order
   std::vector<sm::Cycle> next_;       // their next cycles (parallel to batch_)
+  std::vector<size_t> bounds_;        // the host threads' shares of batch_
   sm::Cycle armed_ = sm::kNever;      // the cycle wake_ is notified for
   sm::Cycle lastCycle_ = sm::kNever;  // the last cycle evaluated (kNever: none yet)
   unsigned threads_ = 1;

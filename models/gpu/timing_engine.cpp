@@ -101,6 +101,7 @@ void TimingEngine::reset() {
     s->resetState();
     s->resetStats();
   }
+  gpu_->coreClockDomain().reset();
   gpu_->resetMemoryState();
   gpu_->resetMemoryStats();
 }

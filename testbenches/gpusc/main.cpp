@@ -706,6 +706,8 @@ int cmdBench(const BenchOptions& o) {
           const double speedup = r.seconds > 0 ? run.seconds / r.seconds : 0;
           t.push_back({{"threads", c},
                        {"seconds", r.seconds},
+                       {"cycles", r.cycles},
+                       {"warp_instructions", r.stats.warpInsts},
                        {"speedup", speedup},
                        {"same_results", same}});
           if (c != counts.front()) extra += fmt::format("  x{}: {:.2f}x", c, speedup);
