@@ -213,8 +213,12 @@ struct SmConfig : config::Section {
     v.field("schedulers", schedulers, "Warp schedulers per SM", Range<uint32_t>{1, 64});
     v.field("scheduler", scheduler, "Warp scheduling policy",
             OneOf{{"lrr", "gto", "two-level", "dfifo"}});
-    v.field("max_issue_per_warp", max_issue_per_warp, "Instructions a warp may issue per cycle",
-            Range<uint32_t>{1, 4});
+    // Each warp belongs to one scheduler, which issues at most one instruction per cycle: more
+    // than one per warp is not modelled, so it is an error rather than a silent 1.
+    v.field("max_issue_per_warp", max_issue_per_warp,
+            "Instructions a warp may issue per cycle (the SM models 1: a warp's scheduler issues "
+            "one instruction per cycle)",
+            Range<uint32_t>{1, 1});
     v.field("simd_units", simd_units, "SIMD (SP) units per SM", Range<uint32_t>{1, 64});
     v.field("simd_lanes", simd_lanes, "Lanes per SIMD unit", Range<uint32_t>{1, 64}, PowerOfTwo{});
     v.field("sfu_units", sfu_units, "Special-function units per SM", Range<uint32_t>{1, 64});
