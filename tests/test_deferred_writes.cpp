@@ -96,6 +96,15 @@ uint32_t read32(func::GlobalMemory& g, uint64_t addr) {
 }
 void write32(func::GlobalMemory& g, uint64_t addr, uint32_t v) { g.write(addr, &v, 4); }
 
+// One SM's step environment whose global writes go to its own log (as the timing model's SMs).
+struct Deferring {
+  func::GlobalWriteLog log;
+  func::StepEnv env;
+  Deferring() { env.log = &log; }
+  Deferring(const Deferring&) = delete;
+  Deferring& operator=(const Deferring&) = delete;
+};
+
 // ---- three ways to run a launch
 // ------------------------------------------------------------------
 
@@ -120,18 +129,16 @@ void runEachStep(func::LaunchState& L) {
   func::Executor ex(L);
   func::Cta cta;
   func::ExecStats st;
-  func::GlobalWriteLog log;
-  func::StepEnv env;
-  env.log = &log;
+  Deferring d;
   for (uint64_t id = 0; id < L.grid.count(); ++id) {
     ex.initCta(cta, ctaidOf(L, id), id, 0);
     while (cta.liveWarps > 0) {  // runCta's order
       bool progress = false;
       for (func::Warp& w : cta.warps)
         while (w.state == func::WarpState::Ready) {
-          env.clock += 1;
-          ex.step(cta, w, st, nullptr, &env);
-          log.apply(*L.gmem);
+          d.env.clock += 1;
+          ex.step(cta, w, st, nullptr, &d.env);
+          d.log.apply(*L.gmem);
           progress = true;
         }
       if (!progress) throw KernelFault("deadlock");
@@ -145,8 +152,7 @@ void runLockstep(func::LaunchState& L, uint32_t sms) {
     func::Cta cta;
     bool busy = false;
     size_t nextWarp = 0;
-    func::GlobalWriteLog log;
-    func::StepEnv env;
+    Deferring d;
     func::ExecStats st;
   };
   std::vector<Sm> sm(sms);
@@ -162,8 +168,7 @@ void runLockstep(func::LaunchState& L, uint32_t sms) {
       }
       if (!m.busy) continue;
       any = true;
-      m.env.clock = cycle + 1;
-      m.env.log = &m.log;
+      m.d.env.clock = cycle + 1;
       const size_t n = m.cta.warps.size();
       std::vector<bool> issued(n, false);
       for (int issue = 0; issue < 2; ++issue)
@@ -171,7 +176,7 @@ void runLockstep(func::LaunchState& L, uint32_t sms) {
           const size_t wi = (m.nextWarp + k) % n;
           func::Warp& w = m.cta.warps[wi];
           if (issued[wi] || w.state != func::WarpState::Ready) continue;
-          ex.step(m.cta, w, m.st, nullptr, &m.env);
+          ex.step(m.cta, w, m.st, nullptr, &m.d.env);
           issued[wi] = true;
           stepped = true;
           m.nextWarp = wi + 1;
@@ -179,7 +184,7 @@ void runLockstep(func::LaunchState& L, uint32_t sms) {
         }
     }
     if (!any) break;
-    for (Sm& m : sm) m.log.apply(*L.gmem);
+    for (Sm& m : sm) m.d.log.apply(*L.gmem);
     for (Sm& m : sm)
       if (m.busy && m.cta.liveWarps == 0) m.busy = false;
     if (!stepped) throw KernelFault("deadlock");
@@ -191,13 +196,10 @@ void runThreads(func::LaunchState& L) {
   func::Executor ex(L);
   const uint64_t n = L.grid.count();
   std::vector<func::Cta> ctas(n);
-  std::vector<func::GlobalWriteLog> logs(n);
-  std::vector<func::StepEnv> envs(n);
+  std::vector<Deferring> sms(n);
   std::vector<std::thread> threads;
-  for (uint64_t id = 0; id < n; ++id) {
+  for (uint64_t id = 0; id < n; ++id)
     ex.initCta(ctas[id], ctaidOf(L, id), id, static_cast<uint32_t>(id));
-    envs[id].log = &logs[id];
-  }
   for (uint64_t id = 0; id < n; ++id)
     threads.emplace_back([&, id] {
       func::ExecStats st;
@@ -205,12 +207,12 @@ void runThreads(func::LaunchState& L) {
       while (cta.liveWarps > 0)
         for (func::Warp& w : cta.warps)
           while (w.state == func::WarpState::Ready) {
-            envs[id].clock += 1;
-            ex.step(cta, w, st, nullptr, &envs[id]);
+            sms[id].env.clock += 1;
+            ex.step(cta, w, st, nullptr, &sms[id].env);
           }
     });
   for (auto& t : threads) t.join();
-  for (auto& log : logs) log.apply(*L.gmem);
+  for (Deferring& d : sms) d.log.apply(*L.gmem);
 }
 
 struct Buffer {
@@ -299,25 +301,22 @@ TEST(DeferredWrites, AStoreIsInvisibleToLoadsOfItsCycleAndVisibleAfterApply) {
   exB.initCta(b, {0, 0, 0}, 0, 1);
   stepTo(exA, a, a.warps[0], "st.global");
   stepTo(exB, b, b.warps[0], "ld.global");
-  func::GlobalWriteLog logA, logB;
-  func::StepEnv envA, envB;
-  envA.log = &logA;
-  envB.log = &logB;
+  Deferring A, B;
   func::ExecStats st;
   // One cycle: SM A stores, SM B loads the same word.
-  exA.step(a, a.warps[0], st, nullptr, &envA);
-  exB.step(b, b.warps[0], st, nullptr, &envB);
-  EXPECT_FALSE(logA.empty());
-  EXPECT_TRUE(logB.empty());
+  exA.step(a, a.warps[0], st, nullptr, &A.env);
+  exB.step(b, b.warps[0], st, nullptr, &B.env);
+  EXPECT_FALSE(A.log.empty());
+  EXPECT_TRUE(B.log.empty());
   EXPECT_EQ(read32(g, buf), 7u) << "the store was not deferred";
-  logA.apply(g);
-  logB.apply(g);
-  EXPECT_TRUE(logA.empty());
+  A.log.apply(g);
+  B.log.apply(g);
+  EXPECT_TRUE(A.log.empty());
   EXPECT_EQ(read32(g, buf), 42u);
   // Next cycle: B stores what it loaded, the old value.
-  exB.step(b, b.warps[0], st, nullptr, &envB);
+  exB.step(b, b.warps[0], st, nullptr, &B.env);
   EXPECT_EQ(read32(g, out), 0u);
-  logB.apply(g);
+  B.log.apply(g);
   EXPECT_EQ(read32(g, out), 7u);
   // A load of a later cycle sees the new value.
   func::Cta c;
@@ -358,22 +357,19 @@ TEST(DeferredWrites, TwoSmsAddingToOneWordInACycleBothCountInApplyOrder) {
     uint64_t& dstA = destLane0(a.warps[0], *k.prog, pc);
     uint64_t& dstB = destLane0(b.warps[0], *k.prog, pc);
     dstA = dstB = 0xdead;
-    func::GlobalWriteLog logA, logB;
-    func::StepEnv envA, envB;
-    envA.log = &logA;
-    envB.log = &logB;
+    Deferring A, B;
     func::ExecStats st;
-    exA.step(a, a.warps[0], st, nullptr, &envA);
-    exB.step(b, b.warps[0], st, nullptr, &envB);
+    exA.step(a, a.warps[0], st, nullptr, &A.env);
+    exB.step(b, b.warps[0], st, nullptr, &B.env);
     EXPECT_EQ(read32(g, word), 100u);
     EXPECT_EQ(dstA, 0xdeadu) << "the deferred atomic wrote its destination at step time";
     EXPECT_EQ(dstB, 0xdeadu);
     if (aFirst) {
-      logA.apply(g);
-      logB.apply(g);
+      A.log.apply(g);
+      B.log.apply(g);
     } else {
-      logB.apply(g);
-      logA.apply(g);
+      B.log.apply(g);
+      A.log.apply(g);
     }
     EXPECT_EQ(read32(g, word), 103u);
     EXPECT_EQ(dstA, aFirst ? 100u : 102u);
@@ -466,12 +462,10 @@ TEST(DeferredWrites, AnIllegalGlobalWriteFaultsAtStepTime) {
     func::Cta cta;
     ex.initCta(cta, {0, 0, 0}, 0, 0);
     stepTo(ex, cta, cta.warps[0], kind == 0 ? "st.global" : "atom");
-    func::GlobalWriteLog log;
-    func::StepEnv env;
-    env.log = &log;
+    Deferring d;
     func::ExecStats st;
-    EXPECT_THROW(ex.step(cta, cta.warps[0], st, nullptr, &env), KernelFault) << kind;
-    EXPECT_TRUE(log.empty());
+    EXPECT_THROW(ex.step(cta, cta.warps[0], st, nullptr, &d.env), KernelFault) << kind;
+    EXPECT_TRUE(d.log.empty());
   }
 }
 
@@ -498,16 +492,14 @@ TEST(DeferredWrites, ClockReadsTheEnvAndLeavesTheLaunchClockAlone) {
   func::Executor ex(L);
   func::Cta cta;
   ex.initCta(cta, {0, 0, 0}, 0, 0);
-  func::GlobalWriteLog log;
-  func::StepEnv env;
-  env.log = &log;
+  Deferring d;
   func::ExecStats st;
   func::Warp& w = cta.warps[0];
   for (uint64_t clock : {0x1'0000'0010ull, 0x1'0000'0020ull, 0x1'0000'0030ull, 0x1'0000'0040ull,
                          0x1'0000'0050ull, 0x1'0000'0060ull}) {
-    env.clock = clock;
-    if (!w.done()) ex.step(cta, w, st, nullptr, &env);
-    log.apply(g);
+    d.env.clock = clock;
+    if (!w.done()) ex.step(cta, w, st, nullptr, &d.env);
+    d.log.apply(g);
   }
   EXPECT_TRUE(w.done());
   EXPECT_EQ(L.clock, 5u);
