@@ -3,8 +3,10 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <chrono>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -135,7 +137,23 @@ SweepDb::SweepDb(const std::string& path, Journal journal) : path_(path) {
   // Writers wait for each other (up to a minute) instead of failing with "database is locked".
   sqlite3_busy_timeout(db_, 60000);
   try {
-    exec(journal == Journal::Wal ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=DELETE");
+    // Switching the journal mode needs the database to itself, and SQLite answers "database is
+    // locked" at once, without the busy handler, while another process opening the same new
+    // file holds it (eight sweep workers starting together): retry for the same minute.
+    const std::string want = journal == Journal::Wal ? "wal" : "delete";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int attempt = 0;; ++attempt) {
+      char* err = nullptr;
+      const int rc = sqlite3_exec(db_, fmt::format("PRAGMA journal_mode={}", want).c_str(), nullptr,
+                                  nullptr, &err);
+      const std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      if (rc == SQLITE_OK) break;  // the mode SQLite could set (a file system without WAL: delete)
+      if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline)
+        throw InputError(
+            fmt::format("{}: results database: PRAGMA journal_mode={}: {}", path_, want, msg));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt % 20));
+    }
     exec("PRAGMA synchronous=NORMAL");
     std::string cols;
     for (const auto& c : resultColumns())
