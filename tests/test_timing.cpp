@@ -22,6 +22,7 @@
 #include "common/error.hpp"
 #include "common/host_workers.hpp"
 #include "gpu/device.hpp"
+#include "sm/shared_memory.hpp"
 #include "support/ptx_harness.hpp"
 
 using namespace gpusc;
@@ -353,6 +354,40 @@ TEST(TimingSharedMemory, BroadcastIsNotAConflict) {
   Launch l = run(dev, loopKernel("  mov.u32 %r5, 64;\n", repeat("ld.shared.u32 %r6, [%r5];", 4)),
                  {1}, {128}, 5, 4096);
   EXPECT_EQ(l.counters.sharedBankConflicts, 0u);
+}
+
+// The conflict degree of random accesses (few distinct words, so broadcasts and repeated
+// conflicts mix; 4- to 16-byte lanes; every bank count) is the largest number of distinct
+// words one bank delivers, or of accesses for atomics, counted here the plain way.
+TEST(TimingSharedMemory, ConflictDegreeIsTheMostDistinctWordsOfOneBank) {
+  uint64_t seed = 12345;
+  const auto next = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(seed >> 33);
+  };
+  for (int trial = 0; trial < 4000; ++trial) {
+    const uint32_t banks = 1u << (next() % 8);
+    func::MemRecord rec;
+    rec.mask = trial % 7 == 0 ? 0xffffffffu : next() | (next() << 16);
+    rec.bytes = uint8_t(4u << (next() % 3));
+    const bool atomic = next() % 4 == 0;
+    const uint32_t spread = 1 + next() % 512;  // distinct word addresses to pick from
+    for (auto& a : rec.addr) a = uint64_t(next() % spread) * rec.bytes;
+    std::map<uint32_t, std::vector<uint64_t>> perBank;
+    for (uint32_t l = 0; l < 32; ++l) {
+      if (!((rec.mask >> l) & 1u)) continue;
+      for (uint32_t k = 0; k < std::max(1u, rec.bytes / 4u); ++k) {
+        const uint64_t word = rec.addr[l] / 4 + k;
+        auto& list = perBank[uint32_t(word % banks)];
+        if (atomic || std::find(list.begin(), list.end(), word) == list.end()) list.push_back(word);
+      }
+    }
+    size_t want = 1;
+    for (const auto& [bank, list] : perBank) want = std::max(want, list.size());
+    ASSERT_EQ(sm::sharedConflictDegree(rec, banks, atomic), want)
+        << "trial " << trial << ", banks " << banks << ", bytes " << int(rec.bytes)
+        << (atomic ? ", atomic" : "");
+  }
 }
 
 // ---- barriers

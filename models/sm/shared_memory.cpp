@@ -5,30 +5,39 @@
 
 namespace gpusc::sm {
 
-uint32_t SharedMemory::conflictDegree(const func::MemRecord& rec, bool atomic) const {
+uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool atomic) {
   if (rec.mask == 0) return 1;
   // Words each lane touches (an 8- or 16-byte access covers several consecutive words).
   const unsigned wordsPerLane = std::max<unsigned>(1, (rec.bytes + 3) / 4);
-  // Distinct words (or accesses, for atomics) per bank; each bank keeps a short list of its
-  // words, so a conflict-free access costs one comparison per lane.
-  uint32_t counts[128] = {};
+  const uint64_t bankMask = banks - 1;
+  // Distinct words (or accesses, for atomics) per bank. Each bank remembers its first word, so
+  // a conflict-free or broadcast access costs one comparison per lane; only a bank holding two
+  // or more distinct words searches the list of every word seen so far.
+  uint8_t counts[128];
+  uint64_t first[128];
+  std::fill(counts, counts + banks, uint8_t(0));
   uint64_t words[32 * 4];
   uint8_t banksOf[32 * 4];
   unsigned n = 0;
   uint32_t degree = 1;
-  for (int l = 0; l < func::kWarpSize; ++l) {
-    if (!((rec.mask >> l) & 1u)) continue;
+  for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
+    const int l = __builtin_ctz(m);
     for (unsigned k = 0; k < wordsPerLane && n < 32 * 4; ++k) {
       const uint64_t word = rec.addr[l] / 4 + k;
-      const uint32_t bank = static_cast<uint32_t>(word % banks_);
-      bool seen = false;
-      if (!atomic && counts[bank])
-        for (unsigned i = 0; i < n && !seen; ++i)
-          seen = banksOf[i] == bank && words[i] == word;  // broadcast
-      if (seen) continue;
+      const uint32_t bank = static_cast<uint32_t>(word & bankMask);
+      const uint8_t c = counts[bank];
+      if (c == 0) {
+        first[bank] = word;
+      } else if (!atomic) {
+        bool seen = first[bank] == word;  // broadcast
+        for (unsigned i = 0; i < n && !seen && c > 1; ++i)
+          seen = banksOf[i] == bank && words[i] == word;
+        if (seen) continue;
+      }
       words[n] = word;
       banksOf[n++] = static_cast<uint8_t>(bank);
-      degree = std::max(degree, ++counts[bank]);
+      counts[bank] = uint8_t(c + 1);
+      degree = std::max<uint32_t>(degree, c + 1u);
     }
   }
   return degree;

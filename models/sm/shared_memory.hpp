@@ -13,13 +13,20 @@
 
 namespace gpusc::sm {
 
+// Passes needed for the lanes in rec.mask accessing rec.bytes each at rec.addr[lane] in `banks`
+// banks (a power of two, 1..128): the largest number of distinct words one bank must deliver
+// (for atomics: of accesses, since atomics to one word are serialised).
+uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool atomic);
+
 class SharedMemory : public sc_core::sc_module {
  public:
   SharedMemory(const sc_core::sc_module_name& name, uint32_t banks)
       : sc_core::sc_module(name), banks_(banks) {}
 
   // Passes needed for the lanes in `mask` accessing `bytes` each at rec.addr[lane].
-  uint32_t conflictDegree(const func::MemRecord& rec, bool atomic) const;
+  uint32_t conflictDegree(const func::MemRecord& rec, bool atomic) const {
+    return sharedConflictDegree(rec, banks_, atomic);
+  }
   uint32_t banks() const { return banks_; }
 
  private:
