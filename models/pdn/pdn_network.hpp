@@ -65,6 +65,7 @@ struct PdnState {
   // ones; w_ is Bq u in the same layout, direct_ is Ds u per SM, u_ the last inputs.
   Eigen::VectorXd q, w_, direct_;
   std::vector<double> u_;
+  std::vector<double> acc_;  // the drops' modal part, padded to the network's output rows
   bool haveInputs_ = false;
   uint32_t updates_ = 0;  // inputs changed since w and direct were last computed afresh
 };
@@ -146,9 +147,14 @@ class PdnNetwork {
   uint32_t nm_ = 0, nr_ = 0;  // modes; the first nr_ are real
   std::vector<double> modeLambdaRe_, modeLambdaIm_;
   // In PdnState::q's layout (nm_ real parts, then the complex modes' imaginary parts):
-  Eigen::MatrixXd modeIn_;        // Bq's parts, (2 nm_ - nr_) x nu_
-  Eigen::MatrixXd modeOut_;       // Re(Cq) and -Im(Cq), ns_ x (2 nm_ - nr_)
-  Eigen::MatrixXd direct_;        // Ds, ns_ x nu_
+  Eigen::MatrixXd modeIn_;   // Bq's parts, (2 nm_ - nr_) x nu_
+  Eigen::MatrixXd modeOut_;  // Re(Cq) and -Im(Cq), ns_ x (2 nm_ - nr_)
+  Eigen::MatrixXd direct_;   // Ds, ns_ x nu_
+  // modeOut_ column by column with each column padded to outLd_ rows (a multiple of 4, zeros
+  // below ns_), for step()'s product: every column a whole number of SIMD vectors.
+  std::vector<double> outPadded_;
+  uint32_t outLd_ = 0;
+  bool avx_ = false;  // the processor has AVX: step() uses the AVX form of the product
   Eigen::MatrixXcd modeToState_;  // V's kept columns, conjugate pairs doubled
   Eigen::MatrixXcd stateToMode_;  // V^-1's kept rows
   nlohmann::json elements_;

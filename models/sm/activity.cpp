@@ -120,7 +120,11 @@ void SmCounters::add(const SmActivity& a, uint64_t cycles) {
   uint64_t sum[n];
   std::memcpy(in, &a, sizeof in);
   std::memcpy(sum, this, sizeof sum);
-  for (size_t i = 0; i < n; ++i) sum[i] += uint64_t(in[i]) * cycles;
+  if (cycles == 1) {  // every evaluated cycle: no 64-bit multiply (SSE2 has none)
+    for (size_t i = 0; i < n; ++i) sum[i] += in[i];
+  } else {
+    for (size_t i = 0; i < n; ++i) sum[i] += uint64_t(in[i]) * cycles;
+  }
   std::memcpy(this, sum, sizeof sum);
 }
 

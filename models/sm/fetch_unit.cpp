@@ -62,7 +62,7 @@ void FetchUnit::fill(uint64_t lineAddr, Cycle now, std::vector<WarpSlot>& warps)
   for (uint32_t ws : it->second) {
     WarpSlot& w = warps[ws];
     if (!w.active || !w.fetching) continue;
-    fillBuffer(w, w.warp->pc(), now + cfg_.decode_latency);
+    fillBuffer(w, w.pc, now + cfg_.decode_latency);
   }
   pending_.erase(it);
 }

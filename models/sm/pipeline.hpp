@@ -20,6 +20,17 @@ enum : uint8_t { kReady = 0, kPendingAlu = 1, kPendingMemory = 2 };
 struct WarpSlot {
   bool active = false;
   func::Warp* warp = nullptr;
+  // The functional warp's pc and state, as of the last sync(). Only the functional engine's step
+  // changes them (a step of this warp, or of another warp of its CTA releasing it: the SM
+  // syncs the CTA's slots then), so the per-cycle scans over the slots (fetch, issue, the next
+  // event) read these instead of the warp itself, which is a cache miss per warp.
+  uint32_t pc = func::kNoPc;
+  func::WarpState state = func::WarpState::Done;
+  void sync() {
+    pc = warp->pc();
+    state = warp->state;
+  }
+  bool done() const { return state == func::WarpState::Done; }
   uint32_t cta = 0;  // CTA slot of the SM
   uint32_t scheduler = 0;
   uint64_t age = 0;  // start order, for greedy-then-oldest

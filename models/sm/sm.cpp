@@ -231,6 +231,7 @@ void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linea
     s = WarpSlot{};
     s.active = true;
     s.warp = &w;
+    s.sync();
     s.cta = slot;
     s.scheduler = ws % static_cast<uint32_t>(schedulers_.size());
     s.age = warpAge_++;
@@ -358,10 +359,10 @@ Cycle Sm::nextEvent(Cycle now) const {
   if (!requestBlocked_) next = std::min(next, ldst_.nextEvent(now));
   if (!wbq_.empty()) next = std::min(next, std::max(wbq_.top().at, now + 1));
   for (const WarpSlot& w : warps_) {
-    if (!w.active || w.warp->done()) continue;
+    if (!w.active || w.done()) continue;
     if (w.eligibleAt > now) next = std::min(next, w.eligibleAt);
     if (w.fetching) continue;
-    const uint32_t pc = w.warp->pc();
+    const uint32_t pc = w.pc;
     if (pc >= w.ibBegin && pc < w.ibEnd) {
       if (w.ibReady > now) next = std::min(next, w.ibReady);
     } else if (!requestBlocked_) {
@@ -395,14 +396,14 @@ void Sm::writeback(Cycle now) {
       if (w.predPending[p] == kPendingMemory) --w.memoryPending;
       w.predPending[p] = kReady;
     }
-    if (in.loadsFromMemory && w.waitingLong && w.warp->state != func::WarpState::AtBarrier &&
-        w.warp->state != func::WarpState::MbarrierWait) {
+    if (in.loadsFromMemory && w.waitingLong && w.state != func::WarpState::AtBarrier &&
+        w.state != func::WarpState::MbarrierWait) {
       w.waitingLong = false;
       schedulers_[w.scheduler]->policy().longWaitOver(in.warp);
     }
     w.scoreboardVersion += 1;
     w.inFlight -= 1;
-    if (w.inFlight == 0 && w.warp->done()) finishing_.push_back(in.warp);
+    if (w.inFlight == 0 && w.done()) finishing_.push_back(in.warp);
     freeInFlight(i);
   }
 }
@@ -546,7 +547,7 @@ void Sm::holdIssue(Cycle until) {
 uint32_t Sm::activeWarps() const {
   uint32_t n = 0;
   for (const WarpSlot& w : warps_)
-    if (w.active && !w.warp->done() && !w.waitingLong && !w.fetching) ++n;
+    if (w.active && !w.done() && !w.waitingLong && !w.fetching) ++n;
   return n;
 }
 
@@ -579,10 +580,9 @@ void Sm::issue(Cycle now) {
 
 bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   WarpSlot& w = warps_[slot];
-  func::Warp& fw = *w.warp;
-  if (fw.state != func::WarpState::Ready || w.eligibleAt > now) {
+  if (w.state != func::WarpState::Ready || w.eligibleAt > now) {
     reason = Stall::Barrier;
-    if ((fw.state == func::WarpState::AtBarrier || fw.state == func::WarpState::MbarrierWait) &&
+    if ((w.state == func::WarpState::AtBarrier || w.state == func::WarpState::MbarrierWait) &&
         !w.waitingLong) {
       w.waitingLong = true;
       schedulers_[w.scheduler]->policy().waitsLong(slot);
@@ -590,7 +590,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     }
     return false;
   }
-  const uint32_t pc = fw.pc();
+  const uint32_t pc = w.pc;
   if (!w.hasInstruction(pc, now)) {
     reason = Stall::Fetch;
     return false;
@@ -626,6 +626,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   }
 
   // Issue: the functional engine executes the instruction now.
+  func::Warp& fw = *w.warp;
   CtaSlot& c = ctas_[w.cta];
   // Only a barrier, an exit or an mbarrier operation can release waiting warps: note which
   // warps wait before it.
@@ -645,7 +646,13 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   env_.clock = now + 1;  // what %clock reads: the cycle after issue
   const func::StepResult r =
       kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr, &env_);
-  if (r.released) releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
+  w.sync();
+  if (r.released) {
+    // Other warps of the CTA changed state (a barrier or an mbarrier phase completed).
+    for (WarpSlot& o : warps_)
+      if (o.active && o.cta == w.cta) o.sync();
+    releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
+  }
 
   act_.issued += 1;
   act_.issuedByClass[int(inst.cls)] += 1;
@@ -868,8 +875,8 @@ void Sm::fetch(Cycle now) {
   // Round-robin from nextWarp (a wrapping index: a division per warp cost more than the rest).
   for (uint32_t k = 0, ws = fetch_.nextWarp % n; k < n; ++k, ws = ws + 1 == n ? 0 : ws + 1) {
     WarpSlot& w = warps_[ws];
-    if (!w.active || w.fetching || w.warp->done()) continue;
-    const uint32_t pc = w.warp->pc();
+    if (!w.active || w.fetching || w.done()) continue;
+    const uint32_t pc = w.pc;
     if (pc >= w.ibBegin && pc < w.ibEnd) continue;
     fetch_.nextWarp = ws + 1 == n ? 0 : ws + 1;
     if (fetch_.fetch(ws, w, pc, now, act_) == FetchUnit::Result::Miss) {
@@ -906,7 +913,7 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
   ext.tag = inst;
   if (t.kind == AccessKind::InstructionFetch) {
     ext.warp = inst;
-    ext.pc = warps_[inst].warp->pc();
+    ext.pc = warps_[inst].pc;
   } else {
     ext.warp = inflight_[inst].warp;
     ext.pc = inflight_[inst].pc;
