@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog.hpp"
 #include "common/error.hpp"
 #include "common/host_workers.hpp"
 #include "gpu/device.hpp"
@@ -698,6 +699,32 @@ TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
     EXPECT_EQ(a.timing->sms[i].schedulers, b.timing->sms[i].schedulers);
   }
   EXPECT_EQ(a.timing->timeline.size(), b.timing->timeline.size());
+}
+
+// A new Device on the same platform reuses the timing engine of the one before it; every launch
+// takes the cycles it took on the first Device. gaussian's 73 launches on the mesh run with the
+// SMs' in-flight records and warp schedulers as the first Device left them unless they are
+// reset: which record an instruction gets orders its writeback among those of the same cycle
+// (dfifo requeues the warps in that order), and lrr and two-level start after the warp that
+// issued last.
+TEST(TimingDeterminism, ASecondDeviceRepeatsEveryLaunchOfTheFirst) {
+  for (const char* scheduler : {"dfifo", "lrr", "two-level"}) {
+    const PlatformConfig cfg =
+        loadPlatform("stream-4x4", {std::string("sm.scheduler=") + scheduler});
+    auto cycles = [&] {
+      Device dev(cfg, ExecMode::Timing);
+      auto wl = catalog::find("gaussian").make(catalog::Size::Tiny);
+      wl->setup(dev);
+      wl->run(dev);
+      EXPECT_TRUE(wl->check(dev).pass) << scheduler;
+      std::vector<uint64_t> out;
+      for (const LaunchRecord& l : dev.launches()) out.push_back(l.timing->cycles);
+      return out;
+    };
+    const std::vector<uint64_t> first = cycles();
+    EXPECT_EQ(first.size(), 73u) << scheduler;
+    EXPECT_EQ(cycles(), first) << scheduler;
+  }
 }
 
 // ---- host threads

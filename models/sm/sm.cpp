@@ -1030,6 +1030,12 @@ std::string Sm::describeState() const {
 }
 
 void Sm::resetState() {
+  // Nothing is in flight now, but which free records the next instructions get (and so the
+  // order of their same-cycle writebacks, which the scheduling policy sees) depends on the
+  // frees before: back to none allocated, as when the SM was built.
+  inflight_.clear();
+  freeInFlight_.clear();
+  for (auto& s : schedulers_) s->policy().reset();
   fetch_.reset();
   ldst_.reset();
   dispatch_.reset();

@@ -174,7 +174,8 @@ class Sm : public sc_core::sc_module, private LdstHost {
   uint32_t peakResidentCtas() const { return peakCtas_; }
   // Clears statistics (counters, outcomes, timeline); caches and units keep their state.
   void resetStats();
-  // Returns caches and units to their power-on state (a new run).
+  // Returns caches, units, the in-flight records and the warp schedulers to their power-on
+  // state (a new run: a new Device reuses the timing engine of the last one).
   void resetState();
   // Accounts cycles up to `cycle` (end of a kernel) as idle.
   void flushAccounting(Cycle cycle);
@@ -276,6 +277,8 @@ class Sm : public sc_core::sc_module, private LdstHost {
   const func::Program* prog_ = nullptr;
   std::vector<WarpSlot> warps_;
   std::vector<CtaSlot> ctas_;
+  // In-flight instruction records: an index is an instruction's tag, and the order of
+  // writebacks due in the same cycle, so the free list's order is state (resetState).
   std::vector<InFlight> inflight_;
   std::vector<uint32_t> freeInFlight_;
   std::priority_queue<Writeback, std::vector<Writeback>, std::greater<Writeback>> wbq_;

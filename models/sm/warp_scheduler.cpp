@@ -40,6 +40,7 @@ class LooseRoundRobin : public WarpSchedulingPolicy {
     last_ = w;
     haveLast_ = true;
   }
+  void reset() override { *this = LooseRoundRobin(); }
 
  private:
   std::vector<uint32_t> ring_, out_;  // ring_: warp slots in increasing order
@@ -79,6 +80,7 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
     haveGreedy_ = true;
     stale_ = true;
   }
+  void reset() override { *this = GreedyThenOldest(); }
 
  private:
   std::vector<std::pair<uint64_t, uint32_t>> byAge_;  // (start order, warp), oldest first
@@ -124,6 +126,7 @@ class TwoLevel : public WarpSchedulingPolicy {
     eraseValue(waiting_, w);
     refill();
   }
+  void reset() override { *this = TwoLevel(size_); }
 
  private:
   // Moves ready pending warps, oldest first, into free places of the active group.
@@ -166,6 +169,7 @@ class DynamicFifo : public WarpSchedulingPolicy {
     eraseValue(waiting_, w);
     queue_.push_back(w);
   }
+  void reset() override { *this = DynamicFifo(); }
 
  private:
   std::vector<uint32_t> queue_, waiting_;

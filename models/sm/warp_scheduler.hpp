@@ -35,6 +35,10 @@ class WarpSchedulingPolicy {
   // The warp waits for a long-latency event (a memory load, a barrier) / the wait is over.
   virtual void waitsLong(uint32_t) {}
   virtual void longWaitOver(uint32_t) {}
+  // Back to the state of a new policy (the SM is reset for another Device: the timing engine,
+  // and so the policy, outlives a Device). The default suits a policy whose state is its warps,
+  // all of which are removed when a kernel ends.
+  virtual void reset() {}
 };
 
 const Registry<WarpSchedulingPolicy, const SmConfig&>& warpSchedulingPolicies();
