@@ -353,7 +353,11 @@ int cmdRun(const RunOptions& o) {
     std::cerr << fmt::format("gpusc: running {} on {} ({} mode), results in {}/\n", workName,
                              cfg.name, o.mode, outDir.string());
   }
+  // voltage.csv and droops.csv are written as the launches run (declared before the Device,
+  // which holds it, so that it outlives it).
+  pdn::VoltageFiles voltageFiles(outDir, cfg.gpu.num_sms);
   Device dev(cfg, mode);
+  dev.setVoltageSink(&voltageFiles);
   dev.setHostThreads(o.threads.value_or(0));
   dev.setInterruptFlag(&interruptRequested);
   if (!o.quiet)
@@ -475,7 +479,8 @@ int cmdRun(const RunOptions& o) {
   if (mode == ExecMode::Timing) {
     writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
     if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
-    for (const std::string& f : cli::writeVoltageResults(dev.launches(), outDir)) extra += ", " + f;
+    for (const std::string& f : cli::writeVoltageResults(dev.launches(), voltageFiles, outDir))
+      extra += ", " + f;
     if (vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
   }
   if (!dev.printfOutput().empty()) {  // device printf
