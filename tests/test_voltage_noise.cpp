@@ -3,18 +3,29 @@
 // voltage does not change timing, and the smoothing mechanisms act: the global detector staggers
 // SMs that start together by the configured delays; the power virus's worst droop is a burst of
 // register writes that smoothing cannot see coming.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
+#include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/strings.hpp"
 #include "gpu/device.hpp"
+#include "gpu/report.hpp"
 #include "pdn/pdn_network.hpp"
+#include "pdn/voltage_files.hpp"
 #include "power/energy_model.hpp"
 #include "support/ptx_harness.hpp"
 
@@ -293,4 +304,117 @@ TEST(Pdn, AttributionSharesAddUpToTheWholeDrop) {
     ++events;
   }
   EXPECT_GT(events, 0u);
+}
+
+namespace {
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The records' CSV tables of every launch in one, as gpusc run wrote them before they were
+// streamed: a "launch" column first, one header.
+std::string joinedCsv(const std::vector<LaunchRecord>& launches,
+                      std::string pdn::VoltageReport::*table) {
+  std::string out;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    std::istringstream in((*launches[i].timing->voltage).*table);
+    std::string line;
+    for (bool first = true; std::getline(in, line); first = false) {
+      if (first && out.empty()) out += "launch," + line + "\n";
+      if (!first) out += std::to_string(i) + "," + line + "\n";
+    }
+  }
+  return out;
+}
+
+// Three launches of different lengths; `sink` (optional) gets their voltage detail.
+std::vector<LaunchRecord> threeLaunches(pdn::VoltageSink* sink) {
+  Device dev(loadPlatform("gtx480", {"pdn.monitor.trace_every=10"}), ExecMode::Timing);
+  dev.setVoltageSink(sink);
+  Module& m = dev.loadModule(test::module(kKernel), "voltage.ptx");
+  DevPtr in = dev.upload(std::vector<float>(60 * 128, 0.25f));
+  DevPtr out = dev.malloc(60 * 128 * 4);
+  for (uint32_t ctas : {30u, 60u, 15u})
+    dev.launch(m.kernel("k"), {ctas}, {128}, 0, KernelArgs().u32(200).ptr(in).ptr(out));
+  return dev.launches();
+}
+
+}  // namespace
+
+// gpusc run's droops.csv and voltage.csv, streamed through small buffers as the launches run,
+// are byte for byte the tables the launch records hold without a sink; the records then keep
+// no per-cycle data, and the sink keeps the worst launch's window. (A second Device in one
+// process starts at later cycles, so the run without a sink is made in a child process forked
+// from the same state, which writes what its records hold.)
+TEST(Pdn, StreamedVoltageFilesEqualTheRecordsTables) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("gpusc-voltage-files-{}", ::getpid());
+  fs::create_directories(dir);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int rc = 1;
+    try {
+      const std::vector<LaunchRecord> kept = threeLaunches(nullptr);
+      size_t at = 0;
+      const pdn::VoltageReport* k = worstVoltageLaunch(kept, &at);
+      std::string summaries;
+      for (const LaunchRecord& l : kept)
+        summaries += l.timing->voltage->summary.dump() + "\n" + l.timing->voltage->histogramCsv;
+      writeFileAtomically((dir / "kept-droops.csv").string(),
+                          joinedCsv(kept, &pdn::VoltageReport::eventsCsv));
+      writeFileAtomically((dir / "kept-voltage.csv").string(),
+                          joinedCsv(kept, &pdn::VoltageReport::traceCsv));
+      writeFileAtomically((dir / "kept-worst.csv").string(),
+                          fmt::format("{}\n{}", at, k ? k->worstWindowCsv : ""));
+      writeFileAtomically((dir / "kept-summaries.txt").string(), summaries);
+      rc = 0;
+    } catch (...) {
+    }
+    std::_Exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  pdn::VoltageFiles files(dir, 15, 100);
+  const std::vector<LaunchRecord> streamed = threeLaunches(&files);
+  EXPECT_FALSE(fs::exists(dir / "droops.csv"));  // only when committed
+  files.commit();
+  const std::string droops = readFile(dir / "kept-droops.csv");
+  EXPECT_GT(std::count(droops.begin(), droops.end(), '\n'), 10);  // events in several launches
+  EXPECT_EQ(readFile(dir / "droops.csv"), droops);
+  EXPECT_EQ(readFile(dir / "voltage.csv"), readFile(dir / "kept-voltage.csv"));
+  size_t at = 9;
+  const pdn::VoltageReport* w = files.worst(&at);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(fmt::format("{}\n{}", at, w->worstWindowCsv), readFile(dir / "kept-worst.csv"));
+  EXPECT_EQ(w->windowCycles.size(), w->windowVolts.at(w->worstSm).size());
+  std::string summaries;
+  for (const LaunchRecord& l : streamed) {
+    const pdn::VoltageReport& v = *l.timing->voltage;
+    EXPECT_TRUE(v.eventsCsv.empty() && v.traceCsv.empty() && v.worstWindowCsv.empty() &&
+                v.windowCycles.empty() && v.windowVolts.empty());
+    summaries += v.summary.dump() + "\n" + v.histogramCsv;
+  }
+  EXPECT_EQ(summaries, readFile(dir / "kept-summaries.txt"));
+  fs::remove_all(dir);
+}
+
+// A file that cannot be written is an InputError naming it.
+TEST(Pdn, StreamedFileErrorsNameTheFile) {
+  try {
+    StreamedFile f("/nonexistent-folder/droops.csv");
+    FAIL() << "opened";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'/nonexistent-folder/droops.csv'"), std::string::npos)
+        << e.what();
+  }
+  pdn::VoltageFiles none("/nonexistent-folder", 15);
+  EXPECT_THROW(none.beginLaunch(0), InputError);
 }

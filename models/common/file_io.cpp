@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -35,6 +36,41 @@ void writeFileAtomically(const std::string& path, std::string_view data) {
     const int err = errno;
     std::remove(tmp.c_str());
     throw InputError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+  }
+}
+
+StreamedFile::StreamedFile(std::string path, size_t bufferBytes)
+    : path_(std::move(path)),
+      tmp_(fmt::format("{}.tmp-{}", path_, ::getpid())),
+      cap_(std::max<size_t>(bufferBytes, 1)) {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (!file_) throw InputError(fmt::format("cannot write '{}': {}", path_, std::strerror(errno)));
+  buf_.reserve(cap_);
+}
+
+StreamedFile::~StreamedFile() {
+  if (!file_) return;
+  std::fclose(file_);
+  std::remove(tmp_.c_str());
+}
+
+void StreamedFile::flush() {
+  if (!buf_.empty() && error_ == 0 &&
+      std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
+    error_ = errno ? errno : EIO;
+  buf_.clear();
+}
+
+void StreamedFile::commit() {
+  if (!file_) throw InternalError(fmt::format("StreamedFile '{}': committed twice", path_));
+  flush();
+  if (std::fflush(file_) != 0 && error_ == 0) error_ = errno ? errno : EIO;
+  if (std::fclose(file_) != 0 && error_ == 0) error_ = errno ? errno : EIO;
+  file_ = nullptr;
+  if (error_ == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0) error_ = errno;
+  if (error_ != 0) {
+    std::remove(tmp_.c_str());
+    throw InputError(fmt::format("cannot write '{}': {}", path_, std::strerror(error_)));
   }
 }
 

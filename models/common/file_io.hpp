@@ -3,6 +3,8 @@
 // signal, a crash, a full disk) leaves either the previous file or the new one, never half of one.
 #pragma once
 
+#include <cstddef>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,36 @@ namespace gpusc {
 
 // Writes `data` to `path` (InputError naming the path when it cannot).
 void writeFileAtomically(const std::string& path, std::string_view data);
+
+// A result file written while a run goes, whole or not at all like writeFileAtomically: the text
+// goes through a bounded buffer (`bufferBytes`) into a temporary file beside `path`, and commit()
+// renames that over `path`. Destroyed without commit() (an error ended the run), it removes the
+// temporary file. Opening throws InputError naming `path`; a failed write is remembered (write()
+// never throws, so it may be called from a simulation process) and commit() throws it.
+class StreamedFile {
+ public:
+  explicit StreamedFile(std::string path, size_t bufferBytes = size_t(1) << 16);
+  ~StreamedFile();
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+
+  void write(std::string_view text) {
+    buf_.append(text);
+    if (buf_.size() >= cap_) flush();
+  }
+  // Writes what is buffered, closes the file and renames it to path() (InputError naming it
+  // when any of that, or an earlier write, failed). Once only.
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  void flush();
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  std::string buf_;
+  size_t cap_;
+  int error_ = 0;  // errno of the first failed write, 0 while all went well
+};
 
 // Runs the program argv[0] (looked up on PATH) with `argv`, its stdout and stderr to the file
 // `log`, and waits for it: its exit status (128 + the signal when one ended it), or -errno when

@@ -78,7 +78,16 @@ void Device::setHostThreads(unsigned n) {
   if (timing_ != nullptr) timing_->setThreads(n == 0 ? HostWorkers::available() : n);
 }
 
-Device::~Device() = default;
+void Device::setVoltageSink(pdn::VoltageSink* sink) {
+  if (timing_ == nullptr) return;
+  pdn::Pdn* pdn = timing_->gpu().pdn();
+  if (pdn == nullptr) return;
+  voltageSink_ = sink;
+  pdn->monitor().setSink(sink);
+}
+
+// The engine outlives the Device: it keeps no pointer to what the Device was given.
+Device::~Device() { setVoltageSink(nullptr); }
 
 DevPtr Device::malloc(uint64_t bytes) { return gmem_.allocate(bytes); }
 void Device::free(DevPtr p) { gmem_.release(p); }
@@ -333,6 +342,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
                .emplace(k.program.get(),
                         sm::FetchUnit::kCodeBase + (uint64_t(codeBase_.size()) << 24))
                .first;
+    if (voltageSink_) voltageSink_->beginLaunch(launches_.size());
     rec.timing = timing_->run(L, rec.stats, f, it->second,
                               fmt::format("kernel {} ({})", launches_.size() + 1, k.name), &budget_,
                               &progress_);

@@ -176,6 +176,11 @@ class Device {
   // Host threads evaluating the SMs' cycles in timing mode (default 1; 0: the cores available).
   // The results are bit-identical whatever the count (docs/architecture.md, "Host threads").
   void setHostThreads(unsigned n);
+  // Timing mode with pdn.enabled: each launch's droop events, voltage-trace rows and worst-droop
+  // window go to `sink` as they are produced instead of into the launch records, whose memory
+  // then does not grow with the launches' length (pdn::VoltageReport; null: kept in the
+  // records). `sink` must outlive the Device or be detached (nullptr) before it goes.
+  void setVoltageSink(pdn::VoltageSink* sink);
   // The cycle-level model (timing mode only), e.g. to attach observers.
   gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;
@@ -200,6 +205,7 @@ class Device {
   gpu::TimingEngine* timing_ = nullptr;
   RunBudget budget_;
   gpu::ProgressFn progress_;
+  pdn::VoltageSink* voltageSink_ = nullptr;
   std::optional<StopReason> stopped_;
   std::string stopMessage_;
   std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel

@@ -464,7 +464,13 @@ void DroopAnalyzer::finalize(Pending& p) {
   ++histogram_[b];
   for (size_t k = 0; k < thr_.size() && p.frac > thr_[k]; ++k) perThreshold_[k].add(e);
   if (p.frac >= cfg_.large_droop_pct / 100.0) large_.add(e);
-  if (events_.size() < cfg_.max_events) events_.push_back(e);
+  if (listed_ < cfg_.max_events) {
+    ++listed_;
+    if (sink_)
+      sink_->droopEvent(e);
+    else
+      events_.push_back(e);
+  }
 }
 
 // ---- traces -----------------------------------------------------------------------------------
@@ -489,6 +495,10 @@ void DroopAnalyzer::captureWorstWindow() {
 }
 
 void DroopAnalyzer::flushTraceRow() {
+  if (sink_) {
+    sink_->traceRow(traceBinStart_, traceBinCycles_, traceCur_.data());
+    return;
+  }
   traceStart_.push_back(traceBinStart_);
   traceCycles_.push_back(traceBinCycles_);
   traceMin_.insert(traceMin_.end(), traceCur_.begin(), traceCur_.end());
@@ -536,7 +546,7 @@ nlohmann::json DroopAnalyzer::summary() const {
   j["lowpass_mhz"] = cfg_.lowpass_mhz;
   j["dominance"] = cfg_.dominance;
   j["events"] = finalized_;
-  j["events_listed"] = events_.size();
+  j["events_listed"] = listed_;
   json thresholds = json::array();
   for (size_t k = 0; k < thr_.size(); ++k) {
     json t = perThreshold_[k].toJson(cfg_.thresholds_pct[k]);
@@ -562,35 +572,54 @@ nlohmann::json DroopAnalyzer::summary() const {
   return j;
 }
 
-void DroopAnalyzer::writeEventsCsv(std::ostream& os) const {
-  os << "start,end,worst_cycle,worst_sm,droop_pct,first_order_pct,second_order_pct,class,"
-        "sms_seeing,cluster,scope,share_self,share_cluster,share_all,truncated,rise2_w,rise3_w,"
-        "rise4_w\n";
-  for (const DroopEvent& e : events_) {
-    os << e.start << ',' << e.end << ',' << e.worstCycle << ',' << e.worstSm << ','
-       << num(e.droopPct) << ',' << num(e.firstOrderPct) << ',' << num(e.secondOrderPct) << ','
-       << toString(e.cls) << ',' << e.smsSeeing << ','
-       << (e.cluster == 0 ? std::string("all") : std::to_string(e.cluster)) << ','
-       << (e.local ? "local" : "global") << ',';
-    if (e.attributed)
-      os << num(e.shareSelf) << ',' << num(e.shareCluster) << ',' << num(e.shareAll);
-    else
-      os << ",,";
-    os << ',' << (e.truncated ? 1 : 0) << ',' << num(e.rise[0]) << ',' << num(e.rise[1]) << ','
-       << num(e.rise[2]) << '\n';
+std::string DroopAnalyzer::eventsCsvHeader() {
+  return "start,end,worst_cycle,worst_sm,droop_pct,first_order_pct,second_order_pct,class,"
+         "sms_seeing,cluster,scope,share_self,share_cluster,share_all,truncated,rise2_w,rise3_w,"
+         "rise4_w\n";
+}
+
+std::string DroopAnalyzer::eventCsvRow(const DroopEvent& e) {
+  std::string row =
+      fmt::format("{},{},{},{},{},{},{},{},{},{},{},", e.start, e.end, e.worstCycle, e.worstSm,
+                  num(e.droopPct), num(e.firstOrderPct), num(e.secondOrderPct), toString(e.cls),
+                  e.smsSeeing, e.cluster == 0 ? std::string("all") : std::to_string(e.cluster),
+                  e.local ? "local" : "global");
+  if (e.attributed)
+    row += fmt::format("{},{},{}", num(e.shareSelf), num(e.shareCluster), num(e.shareAll));
+  else
+    row += ",,";
+  row += fmt::format(",{},{},{},{}\n", e.truncated ? 1 : 0, num(e.rise[0]), num(e.rise[1]),
+                     num(e.rise[2]));
+  return row;
+}
+
+std::string DroopAnalyzer::traceCsvHeader(uint32_t numSms) {
+  std::string h = "start_cycle,cycles,min_v";
+  for (uint32_t s = 0; s < numSms; ++s) h += fmt::format(",sm{}_v", s);
+  return h + '\n';
+}
+
+std::string DroopAnalyzer::traceCsvRow(uint64_t startCycle, uint32_t cycles,
+                                       const double* smMinVolts, uint32_t numSms) {
+  std::string row = fmt::format("{},{},{}", startCycle, cycles,
+                                num(*std::min_element(smMinVolts, smMinVolts + numSms)));
+  for (uint32_t s = 0; s < numSms; ++s) {
+    row += ',';
+    row += num(smMinVolts[s]);
   }
+  row += '\n';
+  return row;
+}
+
+void DroopAnalyzer::writeEventsCsv(std::ostream& os) const {
+  os << eventsCsvHeader();
+  for (const DroopEvent& e : events_) os << eventCsvRow(e);
 }
 
 void DroopAnalyzer::writeTraceCsv(std::ostream& os) const {
-  os << "start_cycle,cycles,min_v";
-  for (uint32_t s = 0; s < n_; ++s) os << ",sm" << s << "_v";
-  os << '\n';
-  for (size_t r = 0; r < traceStart_.size(); ++r) {
-    const double* row = traceMin_.data() + r * n_;
-    os << traceStart_[r] << ',' << traceCycles_[r] << ',' << num(*std::min_element(row, row + n_));
-    for (uint32_t s = 0; s < n_; ++s) os << ',' << num(row[s]);
-    os << '\n';
-  }
+  os << traceCsvHeader(n_);
+  for (size_t r = 0; r < traceStart_.size(); ++r)
+    os << traceCsvRow(traceStart_[r], traceCycles_[r], traceMin_.data() + r * n_, n_);
 }
 
 void DroopAnalyzer::writeWorstWindowCsv(std::ostream& os) const {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -82,12 +83,27 @@ struct DroopEvent {
   double rise[3] = {0.0, 0.0, 0.0};
 };
 
+// Where a DroopAnalyzer's events and voltage-trace rows go as they are produced, instead of into
+// its lists (events(), traceStart(), ... then stay empty): with a sink, the analyzer's memory does
+// not grow with the run's length.
+class DroopSink {
+ public:
+  virtual ~DroopSink() = default;
+  // A classified event: the first max_events of them, in order.
+  virtual void droopEvent(const DroopEvent& e) = 0;
+  // A voltage-trace row: cycles [startCycle, startCycle + cycles), each SM's minimum voltage.
+  virtual void traceRow(uint64_t startCycle, uint32_t cycles, const double* smMinVolts) = 0;
+};
+
 class DroopAnalyzer {
  public:
   // `cfg` is checked again here (InputError naming the key). The low-pass cut-off must be below
   // 0.45 x coreClockHz. Throws InputError for a bad layout (an SM outside the grid).
   DroopAnalyzer(const VoltageMonitorConfig& cfg, uint32_t numSms, double supplyV,
                 double coreClockHz, GridLayout layout);
+
+  // Sends events and trace rows to `sink` from now on (nullptr: keeps them in the lists again).
+  void setSink(DroopSink* sink) { sink_ = sink; }
 
   // One core cycle: every SM node's voltage (V) and current (A), numSms values each. Cycles must
   // be consecutive (InternalError otherwise, and after finish()).
@@ -127,8 +143,10 @@ class DroopAnalyzer {
   uint64_t largeClassCount(DroopClass c) const { return large_.byClass[size_t(c)]; }
   uint64_t emergencies() const { return emergencies_; }
   uint64_t emergencyCycles() const { return emergencyCycles_; }
-  // The first max_events classified events, in order.
+  // The first max_events classified events, in order (without a sink); how many were listed
+  // (kept or sent to the sink).
   const std::vector<DroopEvent>& events() const { return events_; }
+  uint64_t eventsListed() const { return listed_; }
   // Event magnitudes: count of bin b covers [b, b+1) x histogram_bin_pct (the last bin is open).
   const std::vector<uint64_t>& histogram() const { return histogram_; }
   double histogramBinPct() const { return cfg_.histogram_bin_pct; }
@@ -143,8 +161,8 @@ class DroopAnalyzer {
   };
   const Window& worstWindow() const { return window_; }
 
-  // Voltage trace: row r covers cycles [traceStart()[r], + traceCycles()[r]) (bins aligned to
-  // multiples of trace_every) and holds each SM's minimum voltage at [r * numSms + s].
+  // Voltage trace (without a sink): row r covers cycles [traceStart()[r], + traceCycles()[r]) (bins
+  // aligned to multiples of trace_every) and holds each SM's minimum voltage at [r * numSms + s].
   const std::vector<uint64_t>& traceStart() const { return traceStart_; }
   const std::vector<uint32_t>& traceCycles() const { return traceCycles_; }
   const std::vector<double>& traceMinVolts() const { return traceMin_; }
@@ -154,6 +172,12 @@ class DroopAnalyzer {
   void writeTraceCsv(std::ostream& os) const;
   void writeWorstWindowCsv(std::ostream& os) const;
   void writeHistogramCsv(std::ostream& os) const;
+  // The CSV files' header lines and rows (with '\n'), as write*Csv write them.
+  static std::string eventsCsvHeader();
+  static std::string eventCsvRow(const DroopEvent& e);
+  static std::string traceCsvHeader(uint32_t numSms);
+  static std::string traceCsvRow(uint64_t startCycle, uint32_t cycles, const double* smMinVolts,
+                                 uint32_t numSms);
 
  private:
   struct Counts {
@@ -247,6 +271,8 @@ class DroopAnalyzer {
   Counts large_;
   std::vector<uint64_t> histogram_;
   std::vector<DroopEvent> events_;
+  uint64_t listed_ = 0;
+  DroopSink* sink_ = nullptr;
 
   // voltage trace
   bool traceOpen_ = false;

@@ -52,6 +52,8 @@ void VoltageMonitor::closeVcd() {
 void VoltageMonitor::beginLaunch() {
   analyzer_ = std::make_unique<DroopAnalyzer>(cfg_.pdn.monitor, numSms_, cfg_.power.supply_voltage,
                                               cfg_.gpu.clocks.core_mhz * 1e6, layout_);
+  launchSink_ = sink_;
+  analyzer_->setSink(launchSink_);
 }
 
 void VoltageMonitor::sample(uint64_t cycle, const double* smVolts, const double* smAmps,
@@ -80,8 +82,10 @@ VoltageReport VoltageMonitor::finishLaunch(const nlohmann::json& network) {
   for (size_t i = 0; i < cfg_.pdn.monitor.thresholds_pct.size(); ++i)
     r.eventsAbove.push_back(a.eventsAbove(i));
   std::ostringstream ev, tr, ww, hi;
-  a.writeEventsCsv(ev);
-  a.writeTraceCsv(tr);
+  if (!launchSink_) {  // else the sink has had their rows
+    a.writeEventsCsv(ev);
+    a.writeTraceCsv(tr);
+  }
   a.writeWorstWindowCsv(ww);
   a.writeHistogramCsv(hi);
   const DroopAnalyzer::Window& w = a.worstWindow();
@@ -98,6 +102,13 @@ VoltageReport VoltageMonitor::finishLaunch(const nlohmann::json& network) {
   r.traceCsv = tr.str();
   r.worstWindowCsv = ww.str();
   r.histogramCsv = hi.str();
+  if (launchSink_) {
+    launchSink_->finishLaunch(r);
+    r.worstWindowCsv = std::string();
+    r.windowCycles = std::vector<uint64_t>();
+    r.windowVolts = r.windowAmps = std::vector<std::vector<double>>();
+  }
+  analyzer_.reset();  // its ring buffers and window: the next launch makes its own
   return r;
 }
 

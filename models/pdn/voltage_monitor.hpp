@@ -21,6 +21,9 @@
 namespace gpusc::pdn {
 
 // What a launch's voltage looked like: the analyzer's summary and its tables as CSV text.
+// Without a VoltageSink all of it is kept; with one, eventsCsv and traceCsv stay empty (the sink
+// got their rows) and so do the worst-droop window's fields (the sink saw them in finishLaunch),
+// so that a launch record does not grow with the launch's length.
 struct VoltageReport {
   nlohmann::json summary;  // DroopAnalyzer::summary() plus the network's parameters
   double supplyVoltage = 0;
@@ -37,10 +40,27 @@ struct VoltageReport {
 };
 nlohmann::json toJson(const VoltageReport& r);
 
+// Where a run's voltage detail goes as it is produced (VoltageMonitor::setSink,
+// Device::setVoltageSink): each launch's droop events and voltage-trace rows (DroopSink), and its
+// report with the worst-droop window before the launch record keeps it without that window.
+class VoltageSink : public DroopSink {
+ public:
+  // A launch starts; `launch` is the index its record will have in Device::launches().
+  virtual void beginLaunch(size_t launch) = 0;
+  // The launch's report, complete; it may take the window fields (windowCycles, windowVolts,
+  // windowAmps, worstWindowCsv), which are cleared afterwards in any case.
+  virtual void finishLaunch(VoltageReport& report) = 0;
+};
+
 class VoltageMonitor : public sc_core::sc_module {
  public:
   VoltageMonitor(const sc_core::sc_module_name& name, const PlatformConfig& cfg, GridLayout layout);
   ~VoltageMonitor() override;
+
+  // Sends the following launches' events, trace rows and worst-droop windows to `sink`
+  // (nullptr: they are kept in the reports). `sink` must outlive its use.
+  void setSink(VoltageSink* sink) { sink_ = sink; }
+  VoltageSink* sink() const { return sink_; }
 
   void beginLaunch();
   // One core cycle's voltages and currents at every SM's node, and the power the local droop
@@ -59,6 +79,8 @@ class VoltageMonitor : public sc_core::sc_module {
   const GridLayout layout_;
   const uint32_t numSms_;
   std::unique_ptr<DroopAnalyzer> analyzer_;
+  VoltageSink* sink_ = nullptr;
+  VoltageSink* launchSink_ = nullptr;  // sink_ when the launch began
   sc_core::sc_trace_file* vcd_ = nullptr;
   std::vector<double> traceVolts_, traceAmps_;  // what the VCD file traces
 };

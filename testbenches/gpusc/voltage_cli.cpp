@@ -90,18 +90,17 @@ void appendVoltageSummary(std::string& out, const std::vector<LaunchRecord>& lau
 }
 
 std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& launches,
-                                             const fs::path& outDir) {
+                                             pdn::VoltageFiles& files, const fs::path& outDir) {
   size_t at = 0;
-  const pdn::VoltageReport* worst = worstVoltageLaunch(launches, &at);
-  if (!worst) return {};
-  std::vector<std::string> written;
+  const pdn::VoltageReport* worst = files.worst(&at);
+  if (!worst || !worstVoltageLaunch(launches)) return {};
+  files.commit();
+  std::vector<std::string> written{"voltage.csv", "droops.csv"};
   const auto put = [&](const char* name, const std::string& text) {
     if (text.empty()) return;
     writeText(outDir / name, text);
     written.push_back(name);
   };
-  put("voltage.csv", joinCsv(launches, &pdn::VoltageReport::traceCsv));
-  put("droops.csv", joinCsv(launches, &pdn::VoltageReport::eventsCsv));
   put("droop_histogram.csv", joinCsv(launches, &pdn::VoltageReport::histogramCsv));
   put("worst_droop.csv", worst->worstWindowCsv);
   if (!worst->windowCycles.empty()) {

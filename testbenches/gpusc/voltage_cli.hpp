@@ -7,15 +7,18 @@
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "pdn/voltage_files.hpp"
 
 namespace gpusc::cli {
 
 // Appends the "voltage" lines of the run summary to `out` (nothing when no launch has a voltage
 // report).
 void appendVoltageSummary(std::string& out, const std::vector<LaunchRecord>& launches);
-// Writes voltage.csv, droops.csv, droop_histogram.csv, worst_droop.csv and worst_droop.svg into
-// `outDir`; returns the names written (none when no launch has a voltage report).
+// Completes voltage.csv and droops.csv, which `files` (the Device's voltage sink) wrote into
+// `outDir` during the run, and writes droop_histogram.csv, worst_droop.csv and worst_droop.svg
+// beside them; returns the names written (none when no launch has a voltage report).
 std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& launches,
+                                             pdn::VoltageFiles& files,
                                              const std::filesystem::path& outDir);
 
 struct PdnOptions {
