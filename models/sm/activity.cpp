@@ -1,8 +1,5 @@
 #include "sm/activity.hpp"
 
-#include <cstddef>
-#include <cstring>
-
 namespace gpusc::sm {
 
 const char* stallName(Stall s) {
@@ -85,47 +82,43 @@ LaneKind laneKindOf(func::InstClass c) {
   }
 }
 
-// SmCounters begins with SmActivity's fields, widened: every field at twice its offset.
-#define GPUSC_SAME_PLACE(f) \
-  static_assert(offsetof(SmCounters, f) == 2 * offsetof(SmActivity, f), #f " moved");
-GPUSC_SAME_PLACE(issued)
-GPUSC_SAME_PLACE(issuedByClass)
-GPUSC_SAME_PLACE(activeLanes)
-GPUSC_SAME_PLACE(dispatched)
-GPUSC_SAME_PLACE(unitBusy)
-GPUSC_SAME_PLACE(laneOps)
-GPUSC_SAME_PLACE(laneOpsByKind)
-GPUSC_SAME_PLACE(rfReads)
-GPUSC_SAME_PLACE(rfWrites)
-GPUSC_SAME_PLACE(rfBankConflicts)
-GPUSC_SAME_PLACE(collectorsBusy)
-GPUSC_SAME_PLACE(sharedAccesses)
-GPUSC_SAME_PLACE(sharedBankConflicts)
-GPUSC_SAME_PLACE(icacheAccesses)
-GPUSC_SAME_PLACE(icacheMisses)
-GPUSC_SAME_PLACE(constAccesses)
-GPUSC_SAME_PLACE(constMisses)
-GPUSC_SAME_PLACE(memRequests)
-GPUSC_SAME_PLACE(stalls)
-#undef GPUSC_SAME_PLACE
-static_assert(offsetof(SmCounters, warpCycles) == 2 * offsetof(SmActivity, activeWarps));
-static_assert(offsetof(SmCounters, evaluatedCycles) == 2 * sizeof(SmActivity));
-static_assert(sizeof(SmActivity) % sizeof(uint32_t) == 0);
+namespace {
+
+// Calls f(total, value) for every field of SmActivity with its total in SmCounters.
+template <class F>
+inline void forEachField(SmCounters& t, const SmActivity& a, F f) {
+  f(t.issued, a.issued);
+  for (int i = 0; i < func::kNumInstClasses; ++i) f(t.issuedByClass[i], a.issuedByClass[i]);
+  f(t.activeLanes, a.activeLanes);
+  for (int i = 0; i < kNumUnits; ++i) {
+    f(t.dispatched[i], a.dispatched[i]);
+    f(t.unitBusy[i], a.unitBusy[i]);
+  }
+  f(t.laneOps, a.laneOps);
+  for (int i = 0; i < kNumLaneKinds; ++i) f(t.laneOpsByKind[i], a.laneOpsByKind[i]);
+  f(t.rfReads, a.rfReads);
+  f(t.rfWrites, a.rfWrites);
+  f(t.rfBankConflicts, a.rfBankConflicts);
+  f(t.collectorsBusy, a.collectorsBusy);
+  f(t.sharedAccesses, a.sharedAccesses);
+  f(t.sharedBankConflicts, a.sharedBankConflicts);
+  f(t.icacheAccesses, a.icacheAccesses);
+  f(t.icacheMisses, a.icacheMisses);
+  f(t.constAccesses, a.constAccesses);
+  f(t.constMisses, a.constMisses);
+  f(t.memRequests, a.memRequests);
+  f(t.warpCycles, a.activeWarps);
+  for (int i = 0; i < kNumStalls; ++i) f(t.stalls[i], a.stalls[i]);
+}
+
+}  // namespace
 
 void SmCounters::add(const SmActivity& a, uint64_t cycles) {
-  // One loop over the fields as arrays (the compiler vectorises it): this runs every evaluated
-  // cycle of every SM. warpCycles sums activeWarps.
-  constexpr size_t n = sizeof(SmActivity) / sizeof(uint32_t);
-  uint32_t in[n];
-  uint64_t sum[n];
-  std::memcpy(in, &a, sizeof in);
-  std::memcpy(sum, this, sizeof sum);
-  if (cycles == 1) {  // every evaluated cycle: no 64-bit multiply (SSE2 has none)
-    for (size_t i = 0; i < n; ++i) sum[i] += in[i];
-  } else {
-    for (size_t i = 0; i < n; ++i) sum[i] += uint64_t(in[i]) * cycles;
-  }
-  std::memcpy(this, sum, sizeof sum);
+  // Runs every evaluated cycle of every SM: that case (one cycle) without 64-bit multiplies.
+  if (cycles == 1)
+    forEachField(*this, a, [](uint64_t& t, uint32_t v) { t += v; });
+  else
+    forEachField(*this, a, [cycles](uint64_t& t, uint32_t v) { t += uint64_t(v) * cycles; });
 }
 
 SmCounters& SmCounters::operator+=(const SmCounters& b) {

@@ -38,7 +38,6 @@ inline constexpr int kNumLaneKinds = static_cast<int>(LaneKind::Count_);
 const char* laneKindName(LaneKind k);
 LaneKind laneKindOf(func::InstClass c);
 
-// Only uint32_t fields: SmCounters mirrors them, in this order, as uint64_t.
 struct SmActivity {
   uint32_t issued = 0;                                 // warp instructions issued
   uint32_t issuedByClass[func::kNumInstClasses] = {};  // ... by instruction class
@@ -76,7 +75,6 @@ struct SmCounters {
   uint64_t memRequests = 0;
   uint64_t warpCycles = 0;  // sum over cycles of resident warps (occupancy = warpCycles / cycles)
   uint64_t stalls[kNumStalls] = {};
-  // The fields above are SmActivity's, in its order (add() sums them as one array).
   uint64_t evaluatedCycles = 0;  // cycles the SM's process actually ran (the rest were skipped)
 
   // Adds `cycles` cycles of activity `a`.
