@@ -20,6 +20,7 @@
 
 #include "common/error.hpp"
 #include "common/file_io.hpp"
+#include "common/host_workers.hpp"
 #include "common/strings.hpp"
 #include "run_pool.hpp"
 #include "sweep_db.hpp"
@@ -496,7 +497,7 @@ int runSweep(SweepSpec spec, const SweepOptions& o, const std::atomic<bool>* int
   const std::vector<std::string> todo = pointsToRun(plan, db, g, o.retryFailed, before);
   const size_t total = plan.points.size();
   if (o.backend == "slurm") return submitSlurm(o, plan, todo);
-  const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs = o.jobs ? o.jobs : HostWorkers::available();
   if (!o.quiet)
     std::cerr << fmt::format(
         "gpusc: sweep {}: {} points, {} to run ({} ok and {} failed before), {} jobs, results "

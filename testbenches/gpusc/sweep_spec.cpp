@@ -15,6 +15,7 @@
 #include "catalog.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/rng.hpp"
 #include "common/strings.hpp"
@@ -627,8 +628,8 @@ std::vector<SweepPoint> expandPoints(const SweepSpec& spec) {
   }
   // Resolving is most of the cost (parsing and writing YAML): one thread per core, each
   // taking every n-th point. The error reported is the first point's, as if serial.
-  const size_t n = std::max<size_t>(
-      1, std::min<size_t>(std::thread::hardware_concurrency(), points.size() / 16));
+  const size_t n =
+      std::max<size_t>(1, std::min<size_t>(HostWorkers::available(), points.size() / 16));
   std::vector<std::exception_ptr> errors(points.size());
   const auto work = [&](size_t first) {
     for (size_t i = first; i < points.size(); i += n) try {
