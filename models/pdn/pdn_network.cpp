@@ -449,14 +449,31 @@ void PdnNetwork::discretise(const Model& m) {
 
 namespace {
 
-// acc[0, ld) = m q, m column-major with ld rows (ld a multiple of 4) and nz columns: for each
-// row, the products summed over the columns in order, each rounded on its own (no fused
-// multiply-add), starting from zero. That is the arithmetic of Eigen's matrix-vector product
-// for fewer than 128 columns, which this replaced: the drops are the same to the last bit.
-// Four columns per pass over the rows; the rows are what the compiler vectorises.
-inline __attribute__((always_inline)) void modalProduct(const double* __restrict m,
-                                                        const double* __restrict q, uint32_t nz,
-                                                        uint32_t ld, double* __restrict acc) {
+// One modal step after the inputs' part: the inputs that changed since the last step update it,
+// the modes advance, and the drops are Ds u plus the product of the modal outputs with the state.
+struct ModalStep {
+  const double* smAmps;
+  double uncoreAmps;
+  uint32_t ns, nm, nr, nz, ld;  // SMs, modes (the first nr real), state entries, padded rows
+  bool incremental;             // update w and direct from the inputs that changed
+  double* u;                    // the last inputs
+  uint32_t* updates;
+  double* w;                // Bq u
+  double* direct;           // Ds u
+  const double* modeIn;     // Bq, column-major nz x (ns + 1)
+  const double* directIn;   // Ds, column-major ns x (ns + 1)
+  double* q;                // the modal state
+  const double *lRe, *lIm;  // the modes' eigenvalues
+  const double* out;        // the modal outputs, column-major ld x nz (rows past ns zero)
+  double* acc;              // ld entries of scratch
+  double* smDrop;           // the result, ns entries
+};
+
+// acc[0, ld) = m q, m column-major with ld rows (a multiple of 4) and nz columns, four columns
+// per pass over the rows.
+inline __attribute__((always_inline)) void product(const double* __restrict m,
+                                                   const double* __restrict q, uint32_t nz,
+                                                   uint32_t ld, double* __restrict acc) {
   std::fill(acc, acc + ld, 0.0);
   uint32_t j = 0;
   for (; j + 4 <= nz; j += 4) {
@@ -481,15 +498,61 @@ inline __attribute__((always_inline)) void modalProduct(const double* __restrict
   }
 }
 
-// The same product for processors with AVX (four doubles per instruction; AVX has no fused
-// multiply-add, so the rounding is the same), chosen at run time: the build targets the
+// The arithmetic is Eigen's, which these loops replaced, to the last bit: an input update is
+// w + col * du per element; the product sums, for each row, the column products in order from
+// zero, each rounded on its own (no fused multiply-add), as Eigen's matrix-vector product does
+// for fewer than 128 columns. The loops vectorise over elements and rows only, which changes
+// no rounding.
+inline __attribute__((always_inline)) void modalStep(const ModalStep& a) {
+  if (a.incremental) {
+    for (uint32_t k = 0; k <= a.ns; ++k) {
+      const double u = k < a.ns ? a.smAmps[k] : a.uncoreAmps;
+      if (u == a.u[k]) continue;
+      const double du = u - a.u[k];
+      const double* __restrict in = a.modeIn + size_t(k) * a.nz;
+      double* __restrict w = a.w;
+      for (uint32_t z = 0; z < a.nz; ++z) w[z] += in[z] * du;
+      const double* __restrict d = a.directIn + size_t(k) * a.ns;
+      double* __restrict dir = a.direct;
+      for (uint32_t i = 0; i < a.ns; ++i) dir[i] += d[i] * du;
+      a.u[k] = u;
+      *a.updates += 1;
+    }
+  }
+  double* __restrict q = a.q;
+  const double* __restrict w = a.w;
+  const double* __restrict lRe = a.lRe;
+  const double* __restrict lIm = a.lIm;
+  const uint32_t nr = a.nr, nm = a.nm, nc = nm - nr;
+  for (uint32_t j = 0; j < nr; ++j) q[j] = lRe[j] * q[j] + w[j];
+  // The complex modes: real parts at q[nr, nm), imaginary parts at q[nm, nm + nc).
+  double* __restrict re = q + nr;
+  double* __restrict im = q + nm;
+  const double* __restrict wRe = w + nr;
+  const double* __restrict wIm = w + nm;
+  const double* __restrict cRe = lRe + nr;
+  const double* __restrict cIm = lIm + nr;
+  for (uint32_t j = 0; j < nc; ++j) {
+    const double r = cRe[j] * re[j] - cIm[j] * im[j] + wRe[j];
+    const double i = cRe[j] * im[j] + cIm[j] * re[j] + wIm[j];
+    re[j] = r;
+    im[j] = i;
+  }
+  product(a.out, q, a.nz, a.ld, a.acc);
+  for (uint32_t i = 0; i < a.ns; ++i) a.smDrop[i] = a.direct[i] + a.acc[i];
+}
+
+// The same step compiled for processors with AVX (four doubles per instruction; AVX has no
+// fused multiply-add, so the rounding is the same), chosen at run time: the build targets the
 // baseline x86-64 instruction set.
 #if defined(__x86_64__)
 __attribute__((target("avx")))
 #endif
-void modalProductAvx(const double* m, const double* q, uint32_t nz, uint32_t ld, double* acc) {
-  modalProduct(m, q, nz, ld, acc);
+void modalStepAvx(const ModalStep& a) {
+  modalStep(a);
 }
+
+void modalStepBase(const ModalStep& a) { modalStep(a); }
 
 bool hasAvx() {
 #if defined(__x86_64__)
@@ -497,10 +560,6 @@ bool hasAvx() {
 #else
   return false;
 #endif
-}
-
-void modalProductBase(const double* m, const double* q, uint32_t nz, uint32_t ld, double* acc) {
-  modalProduct(m, q, nz, ld, acc);
 }
 
 }  // namespace
@@ -638,12 +697,13 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
   }
   if (s.q.size() != modeIn_.rows() || s.u_.size() != nu_ || s.acc_.size() != outLd_)
     throw InternalError("PdnNetwork::step: the state was not made by this network");
-  const uint32_t nm = nm_, nr = nr_, ns = ns_;
+  const uint32_t ns = ns_;
   // The inputs' part of the step, Bq u and Ds u, follows the inputs that changed since the last
   // cycle (an SM that idles or repeats its current costs nothing). Every kRefresh updates it is
   // computed afresh from the inputs, which bounds the rounding the updates accumulate.
   constexpr uint32_t kRefresh = 4096;
-  if (!s.haveInputs_ || s.updates_ >= kRefresh) {
+  const bool fresh = !s.haveInputs_ || s.updates_ >= kRefresh;
+  if (fresh) {
     std::copy(smAmps, smAmps + ns, s.u_.begin());
     s.u_[ns] = uncoreAmps;
     s.haveInputs_ = true;
@@ -651,42 +711,31 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
     const Eigen::Map<const Eigen::VectorXd> u(s.u_.data(), nu_);
     s.w_.noalias() = modeIn_ * u;
     s.direct_.noalias() = direct_ * u;
-  } else {
-    // Plain loops, in the same arithmetic as Eigen's w += col * du (per element: w + col * du).
-    double* w = s.w_.data();
-    double* dir = s.direct_.data();
-    const uint32_t nz = uint32_t(s.w_.size());
-    for (uint32_t k = 0; k <= ns; ++k) {
-      const double u = k < ns ? smAmps[k] : uncoreAmps;
-      if (u == s.u_[k]) continue;
-      const double du = u - s.u_[k];
-      const double* in = modeIn_.data() + size_t(k) * nz;
-      for (uint32_t z = 0; z < nz; ++z) w[z] += in[z] * du;
-      const double* d = direct_.data() + size_t(k) * ns;
-      for (uint32_t i = 0; i < ns; ++i) dir[i] += d[i] * du;
-      s.u_[k] = u;
-      s.updates_ += 1;
-    }
   }
-  double* q = s.q.data();
-  const double* w = s.w_.data();
-  const double* lRe = modeLambdaRe_.data();
-  const double* lIm = modeLambdaIm_.data();
-  for (uint32_t j = 0; j < nr; ++j) q[j] = lRe[j] * q[j] + w[j];
-  for (uint32_t j = nr, i = nm; j < nm; ++j, ++i) {  // i: the imaginary part of mode j
-    const double re = lRe[j] * q[j] - lIm[j] * q[i] + w[j];
-    const double im = lRe[j] * q[i] + lIm[j] * q[j] + w[i];
-    q[j] = re;
-    q[i] = im;
-  }
-  // The drops: Ds u plus the product of the modal outputs with the state (modalProduct).
-  double* acc = s.acc_.data();
+  const ModalStep a{smAmps,
+                    uncoreAmps,
+                    ns,
+                    nm_,
+                    nr_,
+                    uint32_t(s.q.size()),
+                    outLd_,
+                    !fresh,
+                    s.u_.data(),
+                    &s.updates_,
+                    s.w_.data(),
+                    s.direct_.data(),
+                    modeIn_.data(),
+                    direct_.data(),
+                    s.q.data(),
+                    modeLambdaRe_.data(),
+                    modeLambdaIm_.data(),
+                    outPadded_.data(),
+                    s.acc_.data(),
+                    smDrop};
   if (avx_)
-    modalProductAvx(outPadded_.data(), q, uint32_t(s.q.size()), outLd_, acc);
+    modalStepAvx(a);
   else
-    modalProductBase(outPadded_.data(), q, uint32_t(s.q.size()), outLd_, acc);
-  const double* dir = s.direct_.data();
-  for (uint32_t i = 0; i < ns; ++i) smDrop[i] = dir[i] + acc[i];
+    modalStepBase(a);
 }
 
 void PdnNetwork::stepDense(PdnState& s, const double* smAmps, double uncoreAmps,
