@@ -40,6 +40,7 @@
 #include "experiment.hpp"
 #include "func/ptx_support.hpp"
 #include "gpu/device.hpp"
+#include "gpu/launch_files.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
 #include "noc/mesh.hpp"
@@ -386,11 +387,13 @@ int cmdRun(const RunOptions& o) {
     std::cerr << fmt::format("gpusc: running {} on {} ({} mode), results in {}/\n", workName,
                              cfg.name, o.mode, outDir.string());
   }
-  // voltage.csv and droops.csv are written as the launches run (declared before the Device,
-  // which holds it, so that it outlives it).
+  // voltage.csv and droops.csv, power.csv and cta_timeline.csv are written as the launches run
+  // (declared before the Device, which holds them, so that they outlive it).
   pdn::VoltageFiles voltageFiles(outDir, cfg.gpu.num_sms);
+  LaunchFiles launchFiles(outDir);
   Device dev(cfg, mode);
   dev.setVoltageSink(&voltageFiles);
+  dev.setLaunchSink(&launchFiles);
   dev.setHostThreads(o.threads.value_or(0));
   dev.setInterruptFlag(&interruptRequested);
   if (!o.quiet)
@@ -506,11 +509,9 @@ int cmdRun(const RunOptions& o) {
   derived["pdn.grid.rows"] = gridRows;
   derived["pdn.grid.cols"] = gridCols;
   j["derived"] = derived;
-  const std::string powerCsv = powerTimeSeriesCsv(dev.launches());
   std::string extra;
   if (mode == ExecMode::Timing) {
-    writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
-    if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
+    launchFiles.commit();  // cta_timeline.csv, and power.csv with power.enabled
     for (const std::string& f : cli::writeVoltageResults(dev.launches(), voltageFiles, outDir))
       extra += ", " + f;
     if (vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
@@ -566,7 +567,7 @@ int cmdRun(const RunOptions& o) {
     fmt::print("{}", summary);
     fmt::print("results: {}/ (stats.json, config.yaml, summary.txt{}{}{}{})\n", outDir.string(),
                mode == ExecMode::Timing ? ", cta_timeline.csv" : "",
-               powerCsv.empty() ? "" : ", power.csv", extra, report);
+               launchFiles.hasPower() ? ", power.csv" : "", extra, report);
   }
   if (stop) {
     std::fflush(stdout);
