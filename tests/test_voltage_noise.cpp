@@ -436,7 +436,8 @@ std::string recordJson(const LaunchRecord& l) {
 
 // gpusc run's power.csv and cta_timeline.csv, streamed through small buffers as the launches
 // run, are byte for byte what powerTimeSeriesCsv and ctaTimelineCsv make of the records kept
-// without a sink; the records then keep neither series, and nothing else of theirs changes.
+// without a sink, and stats.json's launches are the records' JSON; the records then keep neither
+// series and their memory statistics' totals only, and nothing else of theirs changes.
 TEST(Pdn, StreamedLaunchFilesEqualTheRecordsTables) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("gpusc-launch-files-{}", ::getpid());
@@ -472,12 +473,28 @@ TEST(Pdn, StreamedLaunchFilesEqualTheRecordsTables) {
   const std::string timeline = readFile(dir / "kept-timeline.csv");
   EXPECT_EQ(std::count(timeline.begin(), timeline.end(), '\n'), 1 + 30 + 60 + 15);
   EXPECT_EQ(readFile(dir / "cta_timeline.csv"), timeline);
-  std::string records;
-  for (const LaunchRecord& l : streamed) {
+
+  // stats.json: what dump(2) writes of the object with the records' JSON in "launches".
+  files.writeStats(dir / "stats.json",
+                   {{"a", 1}, {"launches", nlohmann::json::array()}, {"z", {{"b", 2.5}}}});
+  const std::string text = readFile(dir / "stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(text);
+  EXPECT_EQ(stats.dump(2) + "\n", text);
+  ASSERT_EQ(stats.at("launches").size(), streamed.size());
+  EXPECT_EQ(stats.at("z").at("b"), 2.5);
+  std::string fromFile;
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    const LaunchRecord& l = streamed[i];
+    nlohmann::json j = stats["launches"][i];
+    EXPECT_EQ(j.at("host_seconds").get<double>(), l.seconds);
     EXPECT_TRUE(l.timing->timeline.empty() && l.timing->power->samples.empty());
-    records += recordJson(l) + "\n";
+    EXPECT_EQ(l.timing->memory, memoryTotalsJson(j.at("timing").at("memory")));
+    EXPECT_TRUE(l.timing->memory.at("l1d").contains("totals") &&
+                !l.timing->memory.at("l1d").contains("per_sm"));
+    j.erase("host_seconds");
+    fromFile += j.dump() + "\n";
   }
-  EXPECT_EQ(records, readFile(dir / "kept-records.txt"));
+  EXPECT_EQ(fromFile, readFile(dir / "kept-records.txt"));
   fs::remove_all(dir);
 }
 
@@ -507,5 +524,9 @@ TEST(Pdn, LaunchFilesErrorsNameTheFile) {
   empty.commit();
   EXPECT_EQ(readFile(dir / "cta_timeline.csv"), ctaTimelineCsv({}));
   EXPECT_FALSE(empty.hasPower() || fs::exists(dir / "power.csv"));
+  const nlohmann::json stats = {{"launches", nlohmann::json::array()}};
+  empty.writeStats(dir / "stats.json", stats);
+  EXPECT_EQ(readFile(dir / "stats.json"), stats.dump(2) + "\n");
+  EXPECT_THROW(empty.writeStats("/nonexistent-folder/stats.json", stats), InputError);
   fs::remove_all(dir);
 }

@@ -112,15 +112,18 @@ struct LaunchRecord {
 };
 
 // Where each launch's record goes as the launch ends (Device::setLaunchSink), e.g. to write its
-// power time series and CTA timeline while the run goes (LaunchFiles, gpu/launch_files.hpp).
+// power time series, CTA timeline and statistics while the run goes (LaunchFiles,
+// gpu/launch_files.hpp).
 class LaunchSink {
  public:
   virtual ~LaunchSink() = default;
   // Launch `launch` (the index its record gets in Device::launches()) ended, complete or
-  // stopped by a run limit. The Device then keeps the record without the series that grow with
-  // the launch's length: timing->timeline and timing->power->samples stay empty. An exception
-  // thrown here (e.g. InputError: a file cannot be written) leaves launch() with it.
-  virtual void launchDone(size_t launch, const LaunchRecord& record) = 0;
+  // stopped by a run limit. The sink may reduce what it has written out of `record` (LaunchFiles:
+  // the memory statistics to their totals); the Device then keeps the record without the series
+  // that grow with the launch's length in any case: timing->timeline and timing->power->samples
+  // stay empty. An exception thrown here (e.g. InputError: a file cannot be written) leaves
+  // launch() with it.
+  virtual void launchDone(size_t launch, LaunchRecord& record) = 0;
 };
 
 enum class ExecMode { Functional, Timing };

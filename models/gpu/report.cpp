@@ -199,6 +199,21 @@ nlohmann::json toJson(const LaunchRecord& l) {
   return j;
 }
 
+nlohmann::json memoryTotalsJson(const nlohmann::json& memory) {
+  if (!memory.is_object()) return memory;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [part, v] : memory.items()) {
+    if (!v.is_object()) {
+      out[part] = v;
+      continue;
+    }
+    nlohmann::json& o = out[part] = nlohmann::json::object();
+    for (const auto& [key, x] : v.items())
+      if (key == "totals" || !x.is_structured()) o[key] = x;
+  }
+  return out;
+}
+
 RunEnergy runEnergy(const std::vector<LaunchRecord>& launches) {
   RunEnergy r;
   for (const auto& l : launches) {

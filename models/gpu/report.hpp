@@ -27,6 +27,9 @@ const pdn::VoltageReport* worstVoltageLaunch(const std::vector<LaunchRecord>& la
 // voltage parts when the energy model or the PDN are off. stats.json's "run".
 nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg);
 nlohmann::json toJson(const Dim3& d);
+// The launch's memory statistics (TimingResult::memory) without the detail per SM, slice,
+// partition or link: each part's figures and its "totals" (what the run's summary uses).
+nlohmann::json memoryTotalsJson(const nlohmann::json& memory);
 
 nlohmann::json toJson(const gpu::TimingResult& t);
 
