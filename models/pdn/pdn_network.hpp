@@ -154,7 +154,7 @@ class PdnNetwork {
   // below ns_), for step()'s product: every column a whole number of SIMD vectors.
   std::vector<double> outPadded_;
   uint32_t outLd_ = 0;
-  bool avx_ = false;  // the processor has AVX: step() uses the AVX form of the product
+  bool avx_ = false;              // the processor has AVX: step() uses the AVX form of the product
   Eigen::MatrixXcd modeToState_;  // V's kept columns, conjugate pairs doubled
   Eigen::MatrixXcd stateToMode_;  // V^-1's kept rows
   nlohmann::json elements_;
