@@ -23,6 +23,7 @@
 #include "common/file_io.hpp"
 #include "common/strings.hpp"
 #include "gpu/device.hpp"
+#include "gpu/launch_files.hpp"
 #include "gpu/report.hpp"
 #include "pdn/pdn_network.hpp"
 #include "pdn/voltage_files.hpp"
@@ -331,10 +332,13 @@ std::string joinedCsv(const std::vector<LaunchRecord>& launches,
   return out;
 }
 
-// Three launches of different lengths; `sink` (optional) gets their voltage detail.
-std::vector<LaunchRecord> threeLaunches(pdn::VoltageSink* sink) {
-  Device dev(loadPlatform("gtx480", {"pdn.monitor.trace_every=10"}), ExecMode::Timing);
+// Three launches of different lengths; `sink` (optional) gets their voltage detail,
+// `launchSink` (optional) their records.
+std::vector<LaunchRecord> threeLaunches(pdn::VoltageSink* sink, LaunchSink* launchSink = nullptr) {
+  Device dev(loadPlatform("gtx480", {"pdn.monitor.trace_every=10", "power.sample_cycles=50"}),
+             ExecMode::Timing);
   dev.setVoltageSink(sink);
+  dev.setLaunchSink(launchSink);
   Module& m = dev.loadModule(test::module(kKernel), "voltage.ptx");
   DevPtr in = dev.upload(std::vector<float>(60 * 128, 0.25f));
   DevPtr out = dev.malloc(60 * 128 * 4);
@@ -417,4 +421,112 @@ TEST(Pdn, StreamedFileErrorsNameTheFile) {
   }
   pdn::VoltageFiles none("/nonexistent-folder", 15);
   EXPECT_THROW(none.beginLaunch(0), InputError);
+}
+
+namespace {
+
+// A record's statistics as stats.json has them, without the host's seconds.
+std::string recordJson(const LaunchRecord& l) {
+  nlohmann::json j = toJson(l);
+  j.erase("host_seconds");
+  return j.dump();
+}
+
+}  // namespace
+
+// gpusc run's power.csv and cta_timeline.csv, streamed through small buffers as the launches
+// run, are byte for byte what powerTimeSeriesCsv and ctaTimelineCsv make of the records kept
+// without a sink, and stats.json's launches are the records' JSON; the records then keep neither
+// series and their memory statistics' totals only, and nothing else of theirs changes.
+TEST(Pdn, StreamedLaunchFilesEqualTheRecordsTables) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("gpusc-launch-files-{}", ::getpid());
+  fs::create_directories(dir);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int rc = 1;
+    try {
+      const std::vector<LaunchRecord> kept = threeLaunches(nullptr);
+      std::string records;
+      for (const LaunchRecord& l : kept) records += recordJson(l) + "\n";
+      writeFileAtomically((dir / "kept-power.csv").string(), powerTimeSeriesCsv(kept));
+      writeFileAtomically((dir / "kept-timeline.csv").string(), ctaTimelineCsv(kept));
+      writeFileAtomically((dir / "kept-records.txt").string(), records);
+      rc = 0;
+    } catch (...) {
+    }
+    std::_Exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  LaunchFiles files(dir, 100);
+  const std::vector<LaunchRecord> streamed = threeLaunches(nullptr, &files);
+  EXPECT_FALSE(fs::exists(dir / "power.csv"));  // only when committed
+  EXPECT_TRUE(files.hasPower());
+  files.commit();
+  const std::string power = readFile(dir / "kept-power.csv");
+  EXPECT_GT(std::count(power.begin(), power.end(), '\n'), 10);
+  EXPECT_EQ(readFile(dir / "power.csv"), power);
+  const std::string timeline = readFile(dir / "kept-timeline.csv");
+  EXPECT_EQ(std::count(timeline.begin(), timeline.end(), '\n'), 1 + 30 + 60 + 15);
+  EXPECT_EQ(readFile(dir / "cta_timeline.csv"), timeline);
+
+  // stats.json: what dump(2) writes of the object with the records' JSON in "launches".
+  files.writeStats(dir / "stats.json",
+                   {{"a", 1}, {"launches", nlohmann::json::array()}, {"z", {{"b", 2.5}}}});
+  const std::string text = readFile(dir / "stats.json");
+  const nlohmann::json stats = nlohmann::json::parse(text);
+  EXPECT_EQ(stats.dump(2) + "\n", text);
+  ASSERT_EQ(stats.at("launches").size(), streamed.size());
+  EXPECT_EQ(stats.at("z").at("b"), 2.5);
+  std::string fromFile;
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    const LaunchRecord& l = streamed[i];
+    nlohmann::json j = stats["launches"][i];
+    EXPECT_EQ(j.at("host_seconds").get<double>(), l.seconds);
+    EXPECT_TRUE(l.timing->timeline.empty() && l.timing->power->samples.empty());
+    EXPECT_EQ(l.timing->memory, memoryTotalsJson(j.at("timing").at("memory")));
+    EXPECT_TRUE(l.timing->memory.at("l1d").contains("totals") &&
+                !l.timing->memory.at("l1d").contains("per_sm"));
+    j.erase("host_seconds");
+    fromFile += j.dump() + "\n";
+  }
+  EXPECT_EQ(fromFile, readFile(dir / "kept-records.txt"));
+  fs::remove_all(dir);
+}
+
+// LaunchFiles' files that cannot be written are InputErrors naming them; without a timing-mode
+// launch, commit() writes cta_timeline.csv's header alone and no power.csv.
+TEST(Pdn, LaunchFilesErrorsNameTheFile) {
+  namespace fs = std::filesystem;
+  LaunchRecord functional;
+  LaunchFiles none("/nonexistent-folder");
+  none.launchDone(0, functional);  // nothing to write: no file yet
+  try {
+    none.commit();
+    FAIL() << "committed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'/nonexistent-folder/cta_timeline.csv'"),
+              std::string::npos)
+        << e.what();
+  }
+  LaunchRecord timed;
+  timed.timing.emplace();
+  LaunchFiles bad("/nonexistent-folder");
+  EXPECT_THROW(bad.launchDone(0, timed), InputError);
+
+  const fs::path dir = fs::temp_directory_path() / fmt::format("gpusc-launch-none-{}", ::getpid());
+  fs::create_directories(dir);
+  LaunchFiles empty(dir);
+  empty.commit();
+  EXPECT_EQ(readFile(dir / "cta_timeline.csv"), ctaTimelineCsv({}));
+  EXPECT_FALSE(empty.hasPower() || fs::exists(dir / "power.csv"));
+  const nlohmann::json stats = {{"launches", nlohmann::json::array()}};
+  empty.writeStats(dir / "stats.json", stats);
+  EXPECT_EQ(readFile(dir / "stats.json"), stats.dump(2) + "\n");
+  EXPECT_THROW(empty.writeStats("/nonexistent-folder/stats.json", stats), InputError);
+  fs::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -72,6 +73,42 @@ void StreamedFile::commit() {
     std::remove(tmp_.c_str());
     throw InputError(fmt::format("cannot write '{}': {}", path_, std::strerror(error_)));
   }
+}
+
+SpoolFile::SpoolFile(std::string what, size_t bufferBytes)
+    : what_(std::move(what)), cap_(std::max<size_t>(bufferBytes, 1)) {
+  file_ = std::tmpfile();
+  if (!file_)
+    throw InputError(
+        fmt::format("cannot write {}: no temporary file: {}", what_, std::strerror(errno)));
+  buf_.reserve(cap_);
+}
+
+SpoolFile::~SpoolFile() { std::fclose(file_); }
+
+void SpoolFile::flush() {
+  if (!buf_.empty() && error_ == 0 &&
+      std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
+    error_ = errno ? errno : EIO;
+  buf_.clear();
+}
+
+void SpoolFile::copyTo(StreamedFile& out) {
+  flush();
+  if (error_ == 0 && (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0))
+    error_ = errno ? errno : EIO;
+  std::string chunk(cap_, '\0');
+  while (error_ == 0) {
+    const size_t n = std::fread(chunk.data(), 1, chunk.size(), file_);
+    out.write(std::string_view(chunk.data(), n));
+    if (n < chunk.size()) {
+      if (std::ferror(file_)) error_ = errno ? errno : EIO;
+      break;
+    }
+  }
+  if (error_ != 0)
+    throw InputError(fmt::format("cannot write {}: {}", what_, std::strerror(error_)));
+  std::fseek(file_, 0, SEEK_END);  // later writes add to what there is
 }
 
 int runProgram(const std::vector<std::string>& argv, const std::string& log) {

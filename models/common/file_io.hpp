@@ -44,6 +44,33 @@ class StreamedFile {
   int error_ = 0;  // errno of the first failed write, 0 while all went well
 };
 
+// Text set aside while a run goes, to be copied into a result file at its end: it goes through a
+// bounded buffer (`bufferBytes`) into an unnamed temporary file (std::tmpfile: it leaves nothing
+// behind, whatever ends the process). `what` names it in errors (InputError, e.g. "the launches
+// of 'out/stats.json'"); a failed write is remembered like StreamedFile's and copyTo() throws it.
+class SpoolFile {
+ public:
+  explicit SpoolFile(std::string what, size_t bufferBytes = size_t(1) << 16);
+  ~SpoolFile();
+  SpoolFile(const SpoolFile&) = delete;
+  SpoolFile& operator=(const SpoolFile&) = delete;
+
+  void write(std::string_view text) {
+    buf_.append(text);
+    if (buf_.size() >= cap_) flush();
+  }
+  // Appends everything written so far to `out`, a buffer's size at a time.
+  void copyTo(StreamedFile& out);
+
+ private:
+  void flush();
+  std::string what_;
+  std::FILE* file_ = nullptr;
+  std::string buf_;
+  size_t cap_;
+  int error_ = 0;
+};
+
 // Runs the program argv[0] (looked up on PATH) with `argv`, its stdout and stderr to the file
 // `log`, and waits for it: its exit status (128 + the signal when one ended it), or -errno when
 // it could not be started (e.g. -ENOENT: not installed).

@@ -288,6 +288,13 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   const auto finish = [&] {
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     budget_.spend(rec.timing ? rec.timing->cycles : 0, rec.stats.warpInsts);
+    if (launchSink_) {
+      launchSink_->launchDone(launches_.size(), rec);
+      if (rec.timing) {
+        std::vector<sm::CtaRecord>().swap(rec.timing->timeline);
+        if (rec.timing->power) std::vector<power::PowerSample>().swap(rec.timing->power->samples);
+      }
+    }
     launches_.push_back(std::move(rec));
   };
   if (mode_ == ExecMode::Functional) {

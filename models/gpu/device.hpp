@@ -111,6 +111,21 @@ struct LaunchRecord {
   std::optional<StopReason> stopped;
 };
 
+// Where each launch's record goes as the launch ends (Device::setLaunchSink), e.g. to write its
+// power time series, CTA timeline and statistics while the run goes (LaunchFiles,
+// gpu/launch_files.hpp).
+class LaunchSink {
+ public:
+  virtual ~LaunchSink() = default;
+  // Launch `launch` (the index its record gets in Device::launches()) ended, complete or
+  // stopped by a run limit. The sink may reduce what it has written out of `record` (LaunchFiles:
+  // the memory statistics to their totals); the Device then keeps the record without the series
+  // that grow with the launch's length in any case: timing->timeline and timing->power->samples
+  // stay empty. An exception thrown here (e.g. InputError: a file cannot be written) leaves
+  // launch() with it.
+  virtual void launchDone(size_t launch, LaunchRecord& record) = 0;
+};
+
 enum class ExecMode { Functional, Timing };
 
 class Device {
@@ -181,6 +196,10 @@ class Device {
   // then does not grow with the launches' length (pdn::VoltageReport; null: kept in the
   // records). `sink` must outlive the Device or be detached (nullptr) before it goes.
   void setVoltageSink(pdn::VoltageSink* sink);
+  // Each launch's record goes to `sink` when the launch ends, before launches() keeps it without
+  // its CTA timeline and power time series, so that the records do not grow with the launches'
+  // length (null, the default: they keep everything). `sink` must outlive the Device's launches.
+  void setLaunchSink(LaunchSink* sink) { launchSink_ = sink; }
   // The cycle-level model (timing mode only), e.g. to attach observers.
   gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;
@@ -206,6 +225,7 @@ class Device {
   RunBudget budget_;
   gpu::ProgressFn progress_;
   pdn::VoltageSink* voltageSink_ = nullptr;
+  LaunchSink* launchSink_ = nullptr;
   std::optional<StopReason> stopped_;
   std::string stopMessage_;
   std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel

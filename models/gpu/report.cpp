@@ -1,6 +1,7 @@
 #include "gpu/report.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -126,39 +127,57 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
   return j;
 }
 
+std::string powerCsvHeader(const power::PowerReport& p) {
+  std::string out = "launch,kernel,start_cycle,cycles";
+  for (size_t s = 0; s < p.perSm.size(); ++s) out += fmt::format(",sm{}_w", s);
+  for (int b = power::kNumSmBlocks; b < power::kNumBlocks; ++b)
+    out += fmt::format(",{}_w", power::blockName(static_cast<power::Block>(b)));
+  out += ",total_w\n";
+  return out;
+}
+
+void appendPowerCsvRow(std::string& out, size_t launch, const std::string& kernel,
+                       const power::PowerSample& s) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "{},{},{},{}", launch, kernel, s.startCycle, s.cycles);
+  for (double w : s.smW) fmt::format_to(it, ",{:.6g}", w);
+  for (int b = power::kNumSmBlocks; b < power::kNumBlocks; ++b)
+    fmt::format_to(it, ",{:.6g}", s.blockW[b]);
+  fmt::format_to(it, ",{:.6g}\n", s.totalW);
+}
+
 std::string powerTimeSeriesCsv(const std::vector<LaunchRecord>& launches) {
   std::string out;
   for (size_t i = 0; i < launches.size(); ++i) {
     if (!launches[i].timing || !launches[i].timing->power) continue;
     const power::PowerReport& p = *launches[i].timing->power;
-    if (out.empty()) {
-      out = "launch,kernel,start_cycle,cycles";
-      for (size_t s = 0; s < p.perSm.size(); ++s) out += fmt::format(",sm{}_w", s);
-      for (int b = power::kNumSmBlocks; b < power::kNumBlocks; ++b)
-        out += fmt::format(",{}_w", power::blockName(static_cast<power::Block>(b)));
-      out += ",total_w\n";
-    }
-    for (const auto& s : p.samples) {
-      out += fmt::format("{},{},{},{}", i, launches[i].kernel, s.startCycle, s.cycles);
-      for (double w : s.smW) out += fmt::format(",{:.6g}", w);
-      for (int b = power::kNumSmBlocks; b < power::kNumBlocks; ++b)
-        out += fmt::format(",{:.6g}", s.blockW[b]);
-      out += fmt::format(",{:.6g}\n", s.totalW);
-    }
+    if (out.empty()) out = powerCsvHeader(p);
+    for (const auto& s : p.samples) appendPowerCsvRow(out, i, launches[i].kernel, s);
   }
   return out;
 }
 
+const char* const kCtaTimelineCsvHeader = "launch,kernel,sm,cta,x,y,z,start_cycle,end_cycle\n";
+
+std::vector<sm::CtaRecord> ctaTimelineRows(const gpu::TimingResult& t) {
+  std::vector<sm::CtaRecord> rows = t.timeline;
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.linearId < b.linearId; });
+  return rows;
+}
+
+void appendCtaTimelineCsvRow(std::string& out, size_t launch, const std::string& kernel,
+                             const sm::CtaRecord& r) {
+  fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{}\n", launch, kernel, r.sm,
+                 r.linearId, r.ctaid.x, r.ctaid.y, r.ctaid.z, r.start, r.end);
+}
+
 std::string ctaTimelineCsv(const std::vector<LaunchRecord>& launches) {
-  std::string out = "launch,kernel,sm,cta,x,y,z,start_cycle,end_cycle\n";
+  std::string out = kCtaTimelineCsvHeader;
   for (size_t i = 0; i < launches.size(); ++i) {
     if (!launches[i].timing) continue;
-    auto rows = launches[i].timing->timeline;
-    std::sort(rows.begin(), rows.end(),
-              [](const auto& a, const auto& b) { return a.linearId < b.linearId; });
-    for (const auto& r : rows)
-      out += fmt::format("{},{},{},{},{},{},{},{},{}\n", i, launches[i].kernel, r.sm, r.linearId,
-                         r.ctaid.x, r.ctaid.y, r.ctaid.z, r.start, r.end);
+    for (const auto& r : ctaTimelineRows(*launches[i].timing))
+      appendCtaTimelineCsvRow(out, i, launches[i].kernel, r);
   }
   return out;
 }
@@ -178,6 +197,21 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["stats"] = toJson(l.stats);
   if (l.timing) j["timing"] = toJson(*l.timing);
   return j;
+}
+
+nlohmann::json memoryTotalsJson(const nlohmann::json& memory) {
+  if (!memory.is_object()) return memory;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [part, v] : memory.items()) {
+    if (!v.is_object()) {
+      out[part] = v;
+      continue;
+    }
+    nlohmann::json& o = out[part] = nlohmann::json::object();
+    for (const auto& [key, x] : v.items())
+      if (key == "totals" || !x.is_structured()) o[key] = x;
+  }
+  return out;
 }
 
 RunEnergy runEnergy(const std::vector<LaunchRecord>& launches) {

@@ -27,6 +27,9 @@ const pdn::VoltageReport* worstVoltageLaunch(const std::vector<LaunchRecord>& la
 // voltage parts when the energy model or the PDN are off. stats.json's "run".
 nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg);
 nlohmann::json toJson(const Dim3& d);
+// The launch's memory statistics (TimingResult::memory) without the detail per SM, slice,
+// partition or link: each part's figures and its "totals" (what the run's summary uses).
+nlohmann::json memoryTotalsJson(const nlohmann::json& memory);
 
 nlohmann::json toJson(const gpu::TimingResult& t);
 
@@ -39,10 +42,22 @@ sm::SmCounters counterTotals(const gpu::TimingResult& t);
 
 // The power time series of every timing-mode launch as CSV (empty when there is none): launch,
 // kernel, start_cycle, cycles, then the average power in W over the sample of each SM (its blocks
-// and L1D) and of each memory-side block, and the total.
+// and L1D) and of each memory-side block, and the total. (power.csv; LaunchFiles streams it.)
 std::string powerTimeSeriesCsv(const std::vector<LaunchRecord>& launches);
+// Its parts: the header (the columns of `p`'s SMs and blocks), and the row of sample `s` of
+// launch `launch` (its index) of kernel `kernel`, appended to `out`.
+std::string powerCsvHeader(const power::PowerReport& p);
+void appendPowerCsvRow(std::string& out, size_t launch, const std::string& kernel,
+                       const power::PowerSample& s);
 
 // The CTA timeline of every timing-mode launch as CSV: launch, sm, cta, x, y, z, start, end.
+// (cta_timeline.csv; LaunchFiles streams it.)
 std::string ctaTimelineCsv(const std::vector<LaunchRecord>& launches);
+// Its parts: the header, a launch's CTAs in the file's order (by linear CTA id), and one CTA's
+// row appended to `out`.
+extern const char* const kCtaTimelineCsvHeader;
+std::vector<sm::CtaRecord> ctaTimelineRows(const gpu::TimingResult& t);
+void appendCtaTimelineCsvRow(std::string& out, size_t launch, const std::string& kernel,
+                             const sm::CtaRecord& r);
 
 }  // namespace gpusc

@@ -1,6 +1,7 @@
 #include "pdn/voltage_files.hpp"
 
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,16 @@ void VoltageFiles::droopEvent(const DroopEvent& e) {
 void VoltageFiles::traceRow(uint64_t startCycle, uint32_t cycles, const double* smMinVolts) {
   trace_->write(prefix_);
   trace_->write(DroopAnalyzer::traceCsvRow(startCycle, cycles, smMinVolts, numSms_));
+}
+
+bool VoltageFiles::takesWindow(double worstDroopPct) {
+  if (worst_ && !(worstDroopPct > worst_->worstDroopPct)) return false;
+  if (worst_) {  // replaced by the coming launch's (finishLaunch): its window is not needed
+    worst_->worstWindowCsv = std::string();
+    worst_->windowCycles = std::vector<uint64_t>();
+    worst_->windowVolts = worst_->windowAmps = std::vector<std::vector<double>>();
+  }
+  return true;
 }
 
 void VoltageFiles::finishLaunch(VoltageReport& report) {

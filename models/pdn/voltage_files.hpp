@@ -27,6 +27,8 @@ class VoltageFiles : public VoltageSink {
   void beginLaunch(size_t launch) override;
   void droopEvent(const DroopEvent& e) override;
   void traceRow(uint64_t startCycle, uint32_t cycles, const double* smMinVolts) override;
+  // Yes for a launch worse than every earlier one (then the earlier worst window goes at once).
+  bool takesWindow(double worstDroopPct) override;
   void finishLaunch(VoltageReport& report) override;
 
   // Whether any launch began, i.e. whether there are files to commit.

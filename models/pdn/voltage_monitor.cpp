@@ -86,21 +86,26 @@ VoltageReport VoltageMonitor::finishLaunch(const nlohmann::json& network) {
     a.writeEventsCsv(ev);
     a.writeTraceCsv(tr);
   }
-  a.writeWorstWindowCsv(ww);
   a.writeHistogramCsv(hi);
-  const DroopAnalyzer::Window& w = a.worstWindow();
-  r.windowVolts.assign(numSms_, {});
-  r.windowAmps.assign(numSms_, {});
-  for (uint32_t t = 0; t < w.length; ++t) {
-    r.windowCycles.push_back(w.firstCycle + t);
-    for (uint32_t s = 0; s < numSms_; ++s) {
-      r.windowVolts[s].push_back(w.volts[size_t(t) * numSms_ + s]);
-      r.windowAmps[s].push_back(w.amps[size_t(t) * numSms_ + s]);
+  // With a sink, the window is made only for a launch whose window the sink takes (the worst so
+  // far), so that no more than one is held at a time.
+  if (!launchSink_ || launchSink_->takesWindow(r.worstDroopPct)) {
+    a.writeWorstWindowCsv(ww);
+    const DroopAnalyzer::Window& w = a.worstWindow();
+    r.windowVolts.assign(numSms_, {});
+    r.windowAmps.assign(numSms_, {});
+    for (uint32_t t = 0; t < w.length; ++t) {
+      r.windowCycles.push_back(w.firstCycle + t);
+      for (uint32_t s = 0; s < numSms_; ++s) {
+        r.windowVolts[s].push_back(w.volts[size_t(t) * numSms_ + s]);
+        r.windowAmps[s].push_back(w.amps[size_t(t) * numSms_ + s]);
+      }
     }
+    r.worstWindowCsv = ww.str();
+    ww.str(std::string());
   }
   r.eventsCsv = ev.str();
   r.traceCsv = tr.str();
-  r.worstWindowCsv = ww.str();
   r.histogramCsv = hi.str();
   if (launchSink_) {
     launchSink_->finishLaunch(r);

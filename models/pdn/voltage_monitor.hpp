@@ -47,6 +47,14 @@ class VoltageSink : public DroopSink {
  public:
   // A launch starts; `launch` is the index its record will have in Device::launches().
   virtual void beginLaunch(size_t launch) = 0;
+  // Whether the sink takes the worst-droop window of the launch ending now, whose worst droop is
+  // `worstDroopPct`: asked just before finishLaunch, whose report has the window fields only when
+  // the answer is yes (they are not even made otherwise). A sink answering yes may let go of a
+  // window it holds at once. Default: yes.
+  virtual bool takesWindow(double worstDroopPct) {
+    (void)worstDroopPct;
+    return true;
+  }
   // The launch's report, complete; it may take the window fields (windowCycles, windowVolts,
   // windowAmps, worstWindowCsv), which are cleared afterwards in any case.
   virtual void finishLaunch(VoltageReport& report) = 0;

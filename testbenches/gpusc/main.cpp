@@ -40,6 +40,7 @@
 #include "experiment.hpp"
 #include "func/ptx_support.hpp"
 #include "gpu/device.hpp"
+#include "gpu/launch_files.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
 #include "noc/mesh.hpp"
@@ -313,38 +314,6 @@ std::pair<uint64_t, uint64_t> parseCycleWindow(const std::string& text) {
   }
 }
 
-// Writes stats.json: `stats`, whose "launches" is an empty array, as stats.dump(2) writes it with
-// toJson(l) of every launch in that array. One launch's JSON is built at a time and spliced in,
-// so that the file's text and all launches' trees are never in memory together.
-void writeStatsJson(const fs::path& path, const nlohmann::json& stats,
-                    const std::vector<LaunchRecord>& launches) {
-  const std::string text = stats.dump(2) + "\n";
-  const std::string slot = "\n  \"launches\": []";
-  const size_t at = text.find(slot);
-  if (at == std::string::npos || launches.empty()) {
-    writeFile(path, text);
-    return;
-  }
-  StreamedFile out(path.string());
-  out.write(std::string_view(text).substr(0, at));
-  out.write("\n  \"launches\": [\n");
-  for (size_t i = 0; i < launches.size(); ++i) {
-    // An array element's lines are its own dump's, indented by the array's depth (4 spaces).
-    const std::string one = toJson(launches[i]).dump(2);
-    std::string element = "    ";
-    element.reserve(one.size() + one.size() / 8);
-    for (char c : one) {
-      element += c;
-      if (c == '\n') element += "    ";
-    }
-    element += i + 1 < launches.size() ? ",\n" : "\n";
-    out.write(element);
-  }
-  out.write("  ]");
-  out.write(std::string_view(text).substr(at + slot.size()));
-  out.commit();
-}
-
 int cmdRun(const RunOptions& o) {
   installInterruptHandlers();
   if (!o.kernel.empty() && !o.launch.empty())
@@ -386,11 +355,14 @@ int cmdRun(const RunOptions& o) {
     std::cerr << fmt::format("gpusc: running {} on {} ({} mode), results in {}/\n", workName,
                              cfg.name, o.mode, outDir.string());
   }
-  // voltage.csv and droops.csv are written as the launches run (declared before the Device,
-  // which holds it, so that it outlives it).
+  // voltage.csv and droops.csv, power.csv and cta_timeline.csv are written as the launches run,
+  // and their stats.json entries set aside (declared before the Device, which holds them, so
+  // that they outlive it).
   pdn::VoltageFiles voltageFiles(outDir, cfg.gpu.num_sms);
+  LaunchFiles launchFiles(outDir);
   Device dev(cfg, mode);
   dev.setVoltageSink(&voltageFiles);
+  dev.setLaunchSink(&launchFiles);
   dev.setHostThreads(o.threads.value_or(0));
   dev.setInterruptFlag(&interruptRequested);
   if (!o.quiet)
@@ -482,7 +454,7 @@ int cmdRun(const RunOptions& o) {
   }
   j["run"] = runTotalsJson(dev.launches(), cfg);
   j["totals"] = toJson(total);
-  j["launches"] = nlohmann::json::array();  // filled by writeStatsJson, one launch at a time
+  j["launches"] = nlohmann::json::array();  // filled by LaunchFiles::writeStats
   j["simulation"] = {
       {"host_seconds", simSeconds},
       {"wall_seconds", wall},
@@ -506,11 +478,9 @@ int cmdRun(const RunOptions& o) {
   derived["pdn.grid.rows"] = gridRows;
   derived["pdn.grid.cols"] = gridCols;
   j["derived"] = derived;
-  const std::string powerCsv = powerTimeSeriesCsv(dev.launches());
   std::string extra;
   if (mode == ExecMode::Timing) {
-    writeFile(outDir / "cta_timeline.csv", ctaTimelineCsv(dev.launches()));
-    if (!powerCsv.empty()) writeFile(outDir / "power.csv", powerCsv);
+    launchFiles.commit();  // cta_timeline.csv, and power.csv with power.enabled
     for (const std::string& f : cli::writeVoltageResults(dev.launches(), voltageFiles, outDir))
       extra += ", " + f;
     if (vcd && fs::exists(outDir / "voltage.vcd")) extra += ", voltage.vcd";
@@ -519,7 +489,7 @@ int cmdRun(const RunOptions& o) {
     writeFile(outDir / "printf.log", dev.printfOutput());
     extra += ", printf.log";
   }
-  writeStatsJson(outDir / "stats.json", j, dev.launches());
+  launchFiles.writeStats(outDir / "stats.json", j);
   writeFile(outDir / "config.yaml", cli::configYaml(config::toYaml(cfg)));
 
   // The summary: printed, and kept as summary.txt for the HTML report and for later reading.
@@ -566,7 +536,7 @@ int cmdRun(const RunOptions& o) {
     fmt::print("{}", summary);
     fmt::print("results: {}/ (stats.json, config.yaml, summary.txt{}{}{}{})\n", outDir.string(),
                mode == ExecMode::Timing ? ", cta_timeline.csv" : "",
-               powerCsv.empty() ? "" : ", power.csv", extra, report);
+               launchFiles.hasPower() ? ", power.csv" : "", extra, report);
   }
   if (stop) {
     std::fflush(stdout);
