@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -391,6 +392,34 @@ TEST(PdnNetwork, LayoutErrorsNameTheGridKeys) {
   // More series resistance than the damping q allows.
   const std::string dc = errorOf([] { gtx480({"pdn.second_order.dc_resistance_mohm=5"}); });
   EXPECT_NE(dc.find("pdn.second_order.dc_resistance_mohm"), std::string::npos) << dc;
+}
+
+// step()'s plain loops (AVX where the processor has it) give Eigen's arithmetic to the last bit,
+// on a network with fewer than 128 state entries (gtx480: one sum per drop) and on the mesh
+// platforms' larger ones (Eigen sums 16 columns at a time there).
+TEST(PdnNetwork, ModalStepIsEigensArithmeticToTheBit) {
+  std::vector<std::pair<std::string, PdnNetwork>> nets;
+  nets.emplace_back("gtx480", gtx480({}));
+  for (const char* name : {"stream-8x8", "stream-11x11"}) {
+    const PlatformConfig p = loadPlatform(name);
+    nets.emplace_back(name, PdnNetwork(p.pdn, p.gpu.clocks.core_mhz * 1e6, p.gpu.num_sms));
+  }
+  for (const auto& [name, n] : nets) {
+    ASSERT_TRUE(n.usesModalForm()) << name;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> amps(0.5, 8.0);
+    std::vector<double> u(n.numSms(), 2.0), a(n.numSms()), b(n.numSms());
+    PdnState x = n.steadyState(u.data(), 1.0), y = x;
+    for (int c = 0; c < 6000; ++c) {  // past one refresh of the inputs' part (4096 updates)
+      for (auto& v : u)
+        if (rng() % 4 == 0) v = amps(rng);
+      const double uncore = c % 50 < 25 ? 1.0 : 3.0;
+      n.step(x, u.data(), uncore, a.data());
+      n.stepModalEigen(y, u.data(), uncore, b.data());
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(double)))
+          << name << ", cycle " << c;
+    }
+  }
 }
 
 // Not a check: the cost of one step on this machine, for the record.

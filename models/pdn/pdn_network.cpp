@@ -455,6 +455,7 @@ struct ModalStep {
   const double* smAmps;
   double uncoreAmps;
   uint32_t ns, nm, nr, nz, ld;  // SMs, modes (the first nr real), state entries, padded rows
+  uint32_t block;               // columns summed apart before they are added to the drops
   bool incremental;             // update w and direct from the inputs that changed
   double* u;                    // the last inputs
   uint32_t* updates;
@@ -465,44 +466,54 @@ struct ModalStep {
   double* q;                // the modal state
   const double *lRe, *lIm;  // the modes' eigenvalues
   const double* out;        // the modal outputs, column-major ld x nz (rows past ns zero)
-  double* acc;              // ld entries of scratch
+  double* acc;              // 2 ld entries of scratch
   double* smDrop;           // the result, ns entries
 };
 
-// acc[0, ld) = m q, m column-major with ld rows (a multiple of 4) and nz columns, four columns
-// per pass over the rows.
+// res[0, ld) = direct + m q, m column-major with ld rows (a multiple of 4) and nz columns, the
+// columns summed in blocks of `block`: each block's products from zero in column order, then
+// added to res (block = nz: one sum). Four columns per pass over the rows.
 inline __attribute__((always_inline)) void product(const double* __restrict m,
                                                    const double* __restrict q, uint32_t nz,
-                                                   uint32_t ld, double* __restrict acc) {
-  std::fill(acc, acc + ld, 0.0);
-  uint32_t j = 0;
-  for (; j + 4 <= nz; j += 4) {
-    const double b0 = q[j], b1 = q[j + 1], b2 = q[j + 2], b3 = q[j + 3];
-    const double* c0 = m + size_t(j) * ld;
-    const double* c1 = c0 + ld;
-    const double* c2 = c1 + ld;
-    const double* c3 = c2 + ld;
-    for (uint32_t i = 0; i < ld; ++i) {
-      double a = acc[i];
-      a += c0[i] * b0;
-      a += c1[i] * b1;
-      a += c2[i] * b2;
-      a += c3[i] * b3;
-      acc[i] = a;
+                                                   uint32_t ld, uint32_t block,
+                                                   const double* __restrict direct, uint32_t ns,
+                                                   double* __restrict sum, double* __restrict res) {
+  std::copy(direct, direct + ns, res);
+  std::fill(res + ns, res + ld, 0.0);
+  for (uint32_t j0 = 0; j0 < nz; j0 += block) {
+    const uint32_t end = std::min(nz, j0 + block);
+    std::fill(sum, sum + ld, 0.0);
+    uint32_t j = j0;
+    for (; j + 4 <= end; j += 4) {
+      const double b0 = q[j], b1 = q[j + 1], b2 = q[j + 2], b3 = q[j + 3];
+      const double* c0 = m + size_t(j) * ld;
+      const double* c1 = c0 + ld;
+      const double* c2 = c1 + ld;
+      const double* c3 = c2 + ld;
+      for (uint32_t i = 0; i < ld; ++i) {
+        double a = sum[i];
+        a += c0[i] * b0;
+        a += c1[i] * b1;
+        a += c2[i] * b2;
+        a += c3[i] * b3;
+        sum[i] = a;
+      }
     }
-  }
-  for (; j < nz; ++j) {
-    const double b = q[j];
-    const double* c = m + size_t(j) * ld;
-    for (uint32_t i = 0; i < ld; ++i) acc[i] += c[i] * b;
+    for (; j < end; ++j) {
+      const double b = q[j];
+      const double* c = m + size_t(j) * ld;
+      for (uint32_t i = 0; i < ld; ++i) sum[i] += c[i] * b;
+    }
+    for (uint32_t i = 0; i < ld; ++i) res[i] += sum[i];
   }
 }
 
-// The arithmetic is Eigen's, which these loops replaced, to the last bit: an input update is
-// w + col * du per element; the product sums, for each row, the column products in order from
-// zero, each rounded on its own (no fused multiply-add), as Eigen's matrix-vector product does
-// for fewer than 128 columns. The loops vectorise over elements and rows only, which changes
-// no rounding.
+// The arithmetic is Eigen's (3.4), which these loops replaced, to the last bit: an input update
+// is w + col * du per element; the drops are Ds u plus, block by block, each block's column
+// products summed in order from zero, each rounded on its own (no fused multiply-add), with
+// Eigen's matrix-vector product's column blocks (all the columns when there are fewer than 128;
+// else 16, or 4 for tall matrices). The loops vectorise over elements and rows only, which
+// changes no rounding.
 inline __attribute__((always_inline)) void modalStep(const ModalStep& a) {
   if (a.incremental) {
     for (uint32_t k = 0; k <= a.ns; ++k) {
@@ -538,8 +549,9 @@ inline __attribute__((always_inline)) void modalStep(const ModalStep& a) {
     re[j] = r;
     im[j] = i;
   }
-  product(a.out, q, a.nz, a.ld, a.acc);
-  for (uint32_t i = 0; i < a.ns; ++i) a.smDrop[i] = a.direct[i] + a.acc[i];
+  double* res = a.acc + a.ld;
+  product(a.out, q, a.nz, a.ld, a.block, a.direct, a.ns, a.acc, res);
+  std::copy(res, res + a.ns, a.smDrop);
 }
 
 // The same step compiled for processors with AVX (four doubles per instruction; AVX has no
@@ -625,6 +637,9 @@ void PdnNetwork::diagonalise(const Eigen::MatrixXd& Ad, const Eigen::MatrixXd& B
   }
   direct_ = Ds;
   outLd_ = (ns_ + 3) / 4 * 4;
+  // Eigen 3.4's column blocks for a matrix-vector product (GeneralMatrixVector.h), which step()
+  // reproduces: all the columns below 128, else 16 (4 for matrices of more than 4,000 rows).
+  outBlock_ = uint32_t(nz < 128 ? nz : (ns_ * sizeof(double) < 32000 ? 16 : 4));
   avx_ = hasAvx();
   outPadded_.assign(size_t(outLd_) * size_t(nz), 0.0);
   for (Eigen::Index j = 0; j < nz; ++j)
@@ -673,7 +688,7 @@ PdnState PdnNetwork::zeroState() const {
   s.w_ = Eigen::VectorXd::Zero(nz);
   s.direct_ = Eigen::VectorXd::Zero(ns_);
   s.u_.assign(nu_, 0.0);
-  s.acc_.assign(outLd_, 0.0);
+  s.acc_.assign(2 * size_t(outLd_), 0.0);
   return s;
 }
 
@@ -695,7 +710,7 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
     stepDense(s, smAmps, uncoreAmps, smDrop);
     return;
   }
-  if (s.q.size() != modeIn_.rows() || s.u_.size() != nu_ || s.acc_.size() != outLd_)
+  if (s.q.size() != modeIn_.rows() || s.u_.size() != nu_ || s.acc_.size() != 2 * size_t(outLd_))
     throw InternalError("PdnNetwork::step: the state was not made by this network");
   const uint32_t ns = ns_;
   // The inputs' part of the step, Bq u and Ds u, follows the inputs that changed since the last
@@ -719,6 +734,7 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
                     nr_,
                     uint32_t(s.q.size()),
                     outLd_,
+                    outBlock_,
                     !fresh,
                     s.u_.data(),
                     &s.updates_,
@@ -736,6 +752,43 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
     modalStepAvx(a);
   else
     modalStepBase(a);
+}
+
+void PdnNetwork::stepModalEigen(PdnState& s, const double* smAmps, double uncoreAmps,
+                                double* smDrop) const {
+  if (!usesModalForm()) throw InternalError("PdnNetwork::stepModalEigen: no modal form");
+  const uint32_t nm = nm_, nr = nr_, ns = ns_;
+  constexpr uint32_t kRefresh = 4096;
+  if (!s.haveInputs_ || s.updates_ >= kRefresh) {
+    std::copy(smAmps, smAmps + ns, s.u_.begin());
+    s.u_[ns] = uncoreAmps;
+    s.haveInputs_ = true;
+    s.updates_ = 0;
+    const Eigen::Map<const Eigen::VectorXd> u(s.u_.data(), nu_);
+    s.w_.noalias() = modeIn_ * u;
+    s.direct_.noalias() = direct_ * u;
+  } else {
+    for (uint32_t k = 0; k <= ns; ++k) {
+      const double u = k < ns ? smAmps[k] : uncoreAmps;
+      if (u == s.u_[k]) continue;
+      s.w_.noalias() += modeIn_.col(k) * (u - s.u_[k]);
+      s.direct_.noalias() += direct_.col(k) * (u - s.u_[k]);
+      s.u_[k] = u;
+      s.updates_ += 1;
+    }
+  }
+  double* q = s.q.data();
+  const double* w = s.w_.data();
+  for (uint32_t j = 0; j < nr; ++j) q[j] = modeLambdaRe_[j] * q[j] + w[j];
+  for (uint32_t j = nr, i = nm; j < nm; ++j, ++i) {
+    const double re = modeLambdaRe_[j] * q[j] - modeLambdaIm_[j] * q[i] + w[j];
+    const double im = modeLambdaRe_[j] * q[i] + modeLambdaIm_[j] * q[j] + w[i];
+    q[j] = re;
+    q[i] = im;
+  }
+  Eigen::Map<Eigen::VectorXd> drop(smDrop, ns);
+  drop = s.direct_;
+  drop.noalias() += modeOut_ * s.q;
 }
 
 void PdnNetwork::stepDense(PdnState& s, const double* smAmps, double uncoreAmps,

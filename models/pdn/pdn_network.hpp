@@ -65,7 +65,7 @@ struct PdnState {
   // ones; w_ is Bq u in the same layout, direct_ is Ds u per SM, u_ the last inputs.
   Eigen::VectorXd q, w_, direct_;
   std::vector<double> u_;
-  std::vector<double> acc_;  // the drops' modal part, padded to the network's output rows
+  std::vector<double> acc_;  // step() scratch: twice the network's padded output rows
   bool haveInputs_ = false;
   uint32_t updates_ = 0;  // inputs changed since w and direct were last computed afresh
 };
@@ -100,6 +100,9 @@ class PdnNetwork {
   uint32_t numModes() const { return nm_; }
   // The same step with the dense matrix, whatever the form (tests compare the two).
   void stepDense(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const;
+  // The modal step written with Eigen's vector operations and matrix-vector product, which
+  // step()'s plain loops reproduce to the last bit (tests compare the two).
+  void stepModalEigen(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const;
   // The drop at every node (numNodes()) for state `s` under the currents of its last cycle.
   void nodeDrops(const PdnState& s, const double* smAmps, double uncoreAmps,
                  double* nodeDrop) const;
@@ -154,6 +157,7 @@ class PdnNetwork {
   // below ns_), for step()'s product: every column a whole number of SIMD vectors.
   std::vector<double> outPadded_;
   uint32_t outLd_ = 0;
+  uint32_t outBlock_ = 0;         // the product's column blocks (see step())
   bool avx_ = false;              // the processor has AVX: step() uses the AVX form of the product
   Eigen::MatrixXcd modeToState_;  // V's kept columns, conjugate pairs doubled
   Eigen::MatrixXcd stateToMode_;  // V^-1's kept rows
