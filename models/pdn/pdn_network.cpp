@@ -705,6 +705,22 @@ PdnState PdnNetwork::steadyState(const double* smAmps, double uncoreAmps) const 
   return s;
 }
 
+bool PdnNetwork::refreshInputs(PdnState& s, const double* smAmps, double uncoreAmps) const {
+  // The inputs' part of the step, Bq u and Ds u, follows the inputs that changed since the last
+  // cycle (an SM that idles or repeats its current costs nothing). Every kRefresh updates it is
+  // computed afresh from the inputs, which bounds the rounding the updates accumulate.
+  constexpr uint32_t kRefresh = 4096;
+  if (s.haveInputs_ && s.updates_ < kRefresh) return false;
+  std::copy(smAmps, smAmps + ns_, s.u_.begin());
+  s.u_[ns_] = uncoreAmps;
+  s.haveInputs_ = true;
+  s.updates_ = 0;
+  const Eigen::Map<const Eigen::VectorXd> u(s.u_.data(), nu_);
+  s.w_.noalias() = modeIn_ * u;
+  s.direct_.noalias() = direct_ * u;
+  return true;
+}
+
 void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const {
   if (!usesModalForm()) {
     stepDense(s, smAmps, uncoreAmps, smDrop);
@@ -712,24 +728,10 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
   }
   if (s.q.size() != modeIn_.rows() || s.u_.size() != nu_ || s.acc_.size() != 2 * size_t(outLd_))
     throw InternalError("PdnNetwork::step: the state was not made by this network");
-  const uint32_t ns = ns_;
-  // The inputs' part of the step, Bq u and Ds u, follows the inputs that changed since the last
-  // cycle (an SM that idles or repeats its current costs nothing). Every kRefresh updates it is
-  // computed afresh from the inputs, which bounds the rounding the updates accumulate.
-  constexpr uint32_t kRefresh = 4096;
-  const bool fresh = !s.haveInputs_ || s.updates_ >= kRefresh;
-  if (fresh) {
-    std::copy(smAmps, smAmps + ns, s.u_.begin());
-    s.u_[ns] = uncoreAmps;
-    s.haveInputs_ = true;
-    s.updates_ = 0;
-    const Eigen::Map<const Eigen::VectorXd> u(s.u_.data(), nu_);
-    s.w_.noalias() = modeIn_ * u;
-    s.direct_.noalias() = direct_ * u;
-  }
+  const bool fresh = refreshInputs(s, smAmps, uncoreAmps);
   const ModalStep a{smAmps,
                     uncoreAmps,
-                    ns,
+                    ns_,
                     nm_,
                     nr_,
                     uint32_t(s.q.size()),
@@ -758,16 +760,7 @@ void PdnNetwork::stepModalEigen(PdnState& s, const double* smAmps, double uncore
                                 double* smDrop) const {
   if (!usesModalForm()) throw InternalError("PdnNetwork::stepModalEigen: no modal form");
   const uint32_t nm = nm_, nr = nr_, ns = ns_;
-  constexpr uint32_t kRefresh = 4096;
-  if (!s.haveInputs_ || s.updates_ >= kRefresh) {
-    std::copy(smAmps, smAmps + ns, s.u_.begin());
-    s.u_[ns] = uncoreAmps;
-    s.haveInputs_ = true;
-    s.updates_ = 0;
-    const Eigen::Map<const Eigen::VectorXd> u(s.u_.data(), nu_);
-    s.w_.noalias() = modeIn_ * u;
-    s.direct_.noalias() = direct_ * u;
-  } else {
+  if (!refreshInputs(s, smAmps, uncoreAmps)) {
     for (uint32_t k = 0; k <= ns; ++k) {
       const double u = k < ns ? smAmps[k] : uncoreAmps;
       if (u == s.u_[k]) continue;

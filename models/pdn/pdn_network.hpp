@@ -135,6 +135,9 @@ class PdnNetwork {
   // The state x of `s` (the modal coordinates mapped back).
   Eigen::VectorXd stateOf(const PdnState& s) const;
   Eigen::VectorXd inputs(const double* smAmps, double uncoreAmps) const;
+  // The modal step's inputs' part computed afresh from the inputs, when the state has none yet
+  // or its updates are due for it; false: it is to be updated from the inputs that changed.
+  bool refreshInputs(PdnState& s, const double* smAmps, double uncoreAmps) const;
 
   PdnCircuit circuit_;
   double clockHz_ = 0;
