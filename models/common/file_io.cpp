@@ -40,13 +40,27 @@ void writeFileAtomically(const std::string& path, std::string_view data) {
   }
 }
 
+BufferedFile::BufferedFile(size_t bufferBytes) : cap_(std::max<size_t>(bufferBytes, 1)) {
+  buf_.reserve(cap_);
+}
+
+void BufferedFile::fail() {
+  if (error_ == 0) error_ = errno ? errno : EIO;
+}
+
+void BufferedFile::flush() {
+  if (!buf_.empty() && error_ == 0 &&
+      std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
+    fail();
+  buf_.clear();
+}
+
 StreamedFile::StreamedFile(std::string path, size_t bufferBytes)
-    : path_(std::move(path)),
-      tmp_(fmt::format("{}.tmp-{}", path_, ::getpid())),
-      cap_(std::max<size_t>(bufferBytes, 1)) {
+    : BufferedFile(bufferBytes),
+      path_(std::move(path)),
+      tmp_(fmt::format("{}.tmp-{}", path_, ::getpid())) {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) throw InputError(fmt::format("cannot write '{}': {}", path_, std::strerror(errno)));
-  buf_.reserve(cap_);
 }
 
 StreamedFile::~StreamedFile() {
@@ -55,18 +69,11 @@ StreamedFile::~StreamedFile() {
   std::remove(tmp_.c_str());
 }
 
-void StreamedFile::flush() {
-  if (!buf_.empty() && error_ == 0 &&
-      std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
-    error_ = errno ? errno : EIO;
-  buf_.clear();
-}
-
 void StreamedFile::commit() {
   if (!file_) throw InternalError(fmt::format("StreamedFile '{}': committed twice", path_));
   flush();
-  if (std::fflush(file_) != 0 && error_ == 0) error_ = errno ? errno : EIO;
-  if (std::fclose(file_) != 0 && error_ == 0) error_ = errno ? errno : EIO;
+  if (std::fflush(file_) != 0) fail();
+  if (std::fclose(file_) != 0) fail();
   file_ = nullptr;
   if (error_ == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0) error_ = errno;
   if (error_ != 0) {
@@ -76,33 +83,24 @@ void StreamedFile::commit() {
 }
 
 SpoolFile::SpoolFile(std::string what, size_t bufferBytes)
-    : what_(std::move(what)), cap_(std::max<size_t>(bufferBytes, 1)) {
+    : BufferedFile(bufferBytes), what_(std::move(what)) {
   file_ = std::tmpfile();
   if (!file_)
     throw InputError(
         fmt::format("cannot write {}: no temporary file: {}", what_, std::strerror(errno)));
-  buf_.reserve(cap_);
 }
 
 SpoolFile::~SpoolFile() { std::fclose(file_); }
 
-void SpoolFile::flush() {
-  if (!buf_.empty() && error_ == 0 &&
-      std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
-    error_ = errno ? errno : EIO;
-  buf_.clear();
-}
-
 void SpoolFile::copyTo(StreamedFile& out) {
   flush();
-  if (error_ == 0 && (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0))
-    error_ = errno ? errno : EIO;
+  if (error_ == 0 && (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)) fail();
   std::string chunk(cap_, '\0');
   while (error_ == 0) {
     const size_t n = std::fread(chunk.data(), 1, chunk.size(), file_);
     out.write(std::string_view(chunk.data(), n));
     if (n < chunk.size()) {
-      if (std::ferror(file_)) error_ = errno ? errno : EIO;
+      if (std::ferror(file_)) fail();
       break;
     }
   }

@@ -14,61 +14,63 @@ namespace gpusc {
 // Writes `data` to `path` (InputError naming the path when it cannot).
 void writeFileAtomically(const std::string& path, std::string_view data);
 
-// A result file written while a run goes, whole or not at all like writeFileAtomically: the text
-// goes through a bounded buffer (`bufferBytes`) into a temporary file beside `path`, and commit()
-// renames that over `path`. Destroyed without commit() (an error ended the run), it removes the
-// temporary file. Opening throws InputError naming `path`; a failed write is remembered (write()
-// never throws, so it may be called from a simulation process) and commit() throws it.
-class StreamedFile {
+// Text written through a bounded buffer into a file: the part StreamedFile and SpoolFile share.
+// write() never throws, so it may be called from a simulation process; the first failed write
+// is remembered (error_) for the owner to report.
+class BufferedFile {
  public:
-  explicit StreamedFile(std::string path, size_t bufferBytes = size_t(1) << 16);
-  ~StreamedFile();
-  StreamedFile(const StreamedFile&) = delete;
-  StreamedFile& operator=(const StreamedFile&) = delete;
+  BufferedFile(const BufferedFile&) = delete;
+  BufferedFile& operator=(const BufferedFile&) = delete;
 
   void write(std::string_view text) {
     buf_.append(text);
     if (buf_.size() >= cap_) flush();
   }
+
+ protected:
+  explicit BufferedFile(size_t bufferBytes);
+  ~BufferedFile() = default;
+  void flush();                // writes what is buffered
+  void fail();                 // remembers errno (EIO without one) unless an error came first
+  std::FILE* file_ = nullptr;  // opened by the owner
+  std::string buf_;
+  size_t cap_;
+  int error_ = 0;  // errno of the first failed write, 0 while all went well
+};
+
+// A result file written while a run goes, whole or not at all like writeFileAtomically: the text
+// goes through a bounded buffer (`bufferBytes`) into a temporary file beside `path`, and commit()
+// renames that over `path`. Destroyed without commit() (an error ended the run), it removes the
+// temporary file. Opening throws InputError naming `path`; a failed write is remembered (write()
+// never throws, so it may be called from a simulation process) and commit() throws it.
+class StreamedFile : public BufferedFile {
+ public:
+  explicit StreamedFile(std::string path, size_t bufferBytes = size_t(1) << 16);
+  ~StreamedFile();
+
   // Writes what is buffered, closes the file and renames it to path() (InputError naming it
   // when any of that, or an earlier write, failed). Once only.
   void commit();
   const std::string& path() const { return path_; }
 
  private:
-  void flush();
   std::string path_, tmp_;
-  std::FILE* file_ = nullptr;
-  std::string buf_;
-  size_t cap_;
-  int error_ = 0;  // errno of the first failed write, 0 while all went well
 };
 
 // Text set aside while a run goes, to be copied into a result file at its end: it goes through a
 // bounded buffer (`bufferBytes`) into an unnamed temporary file (std::tmpfile: it leaves nothing
 // behind, whatever ends the process). `what` names it in errors (InputError, e.g. "the launches
 // of 'out/stats.json'"); a failed write is remembered like StreamedFile's and copyTo() throws it.
-class SpoolFile {
+class SpoolFile : public BufferedFile {
  public:
   explicit SpoolFile(std::string what, size_t bufferBytes = size_t(1) << 16);
   ~SpoolFile();
-  SpoolFile(const SpoolFile&) = delete;
-  SpoolFile& operator=(const SpoolFile&) = delete;
 
-  void write(std::string_view text) {
-    buf_.append(text);
-    if (buf_.size() >= cap_) flush();
-  }
   // Appends everything written so far to `out`, a buffer's size at a time.
   void copyTo(StreamedFile& out);
 
  private:
-  void flush();
   std::string what_;
-  std::FILE* file_ = nullptr;
-  std::string buf_;
-  size_t cap_;
-  int error_ = 0;
 };
 
 // Runs the program argv[0] (looked up on PATH) with `argv`, its stdout and stderr to the file
