@@ -24,9 +24,15 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-PdnNetwork gtx480(const std::vector<std::string>& sets = {}, uint32_t numSms = 0) {
-  const PlatformConfig c = loadPlatform("gtx480", sets);
+// The PDN of a built-in platform (with `sets` applied; numSms 0: the platform's SM count).
+PdnNetwork networkOf(const std::string& platform, const std::vector<std::string>& sets = {},
+                     uint32_t numSms = 0) {
+  const PlatformConfig c = loadPlatform(platform, sets);
   return PdnNetwork(c.pdn, c.gpu.clocks.core_mhz * 1e6, numSms ? numSms : c.gpu.num_sms);
+}
+
+PdnNetwork gtx480(const std::vector<std::string>& sets = {}, uint32_t numSms = 0) {
+  return networkOf("gtx480", sets, numSms);
 }
 
 // Node drops for the node injections `inj` at `hz`, by nodal analysis of the circuit (the
@@ -399,11 +405,8 @@ TEST(PdnNetwork, LayoutErrorsNameTheGridKeys) {
 // platforms' larger ones (Eigen sums 16 columns at a time there).
 TEST(PdnNetwork, ModalStepIsEigensArithmeticToTheBit) {
   std::vector<std::pair<std::string, PdnNetwork>> nets;
-  nets.emplace_back("gtx480", gtx480({}));
-  for (const char* name : {"stream-8x8", "stream-11x11"}) {
-    const PlatformConfig p = loadPlatform(name);
-    nets.emplace_back(name, PdnNetwork(p.pdn, p.gpu.clocks.core_mhz * 1e6, p.gpu.num_sms));
-  }
+  for (const char* name : {"gtx480", "stream-8x8", "stream-11x11"})
+    nets.emplace_back(name, networkOf(name));
   for (const auto& [name, n] : nets) {
     ASSERT_TRUE(n.usesModalForm()) << name;
     std::mt19937_64 rng(11);
@@ -422,7 +425,6 @@ TEST(PdnNetwork, ModalStepIsEigensArithmeticToTheBit) {
   }
 }
 
-// Not a check: the cost of one step on this machine, for the record.
 // The modal form (what step() uses) against the dense discretised step, on every built-in
 // package variant, the shared rail, and the 110-SM grid of stream-11x11, under currents that
 // change every cycle and stretches where they stay constant (the modal step's cached inputs).
@@ -431,9 +433,7 @@ TEST(PdnNetwork, ModalStepMatchesDenseStep) {
   for (const char* pkg : {"default", "I", "II", "III"})
     nets.emplace_back(pkg, gtx480({fmt::format("pdn.package={}", pkg)}));
   nets.emplace_back("shared rail", gtx480({"pdn.uncore_rail=shared"}));
-  const PlatformConfig big = loadPlatform("stream-11x11");
-  nets.emplace_back("stream-11x11",
-                    PdnNetwork(big.pdn, big.gpu.clocks.core_mhz * 1e6, big.gpu.num_sms));
+  nets.emplace_back("stream-11x11", networkOf("stream-11x11"));
   for (const auto& [name, n] : nets) {
     ASSERT_TRUE(n.usesModalForm()) << name;
     std::mt19937_64 rng(7);
@@ -457,6 +457,7 @@ TEST(PdnNetwork, ModalStepMatchesDenseStep) {
   }
 }
 
+// Not a check: the cost of one step on this machine, for the record.
 TEST(PdnNetwork, StepTiming) {
   const PdnNetwork n = gtx480();
   std::vector<double> amps(n.numSms(), 5.0), d(n.numSms());

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -347,44 +348,51 @@ std::vector<LaunchRecord> threeLaunches(pdn::VoltageSink* sink, LaunchSink* laun
   return dev.launches();
 }
 
-}  // namespace
-
-// gpusc run's droops.csv and voltage.csv, streamed through small buffers as the launches run,
-// are byte for byte the tables the launch records hold without a sink; the records then keep
-// no per-cycle data, and the sink keeps the worst launch's window. (A second Device in one
-// process starts at later cycles, so the run without a sink is made in a child process forked
-// from the same state, which writes what its records hold.)
-TEST(Pdn, StreamedVoltageFilesEqualTheRecordsTables) {
-  namespace fs = std::filesystem;
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("gpusc-voltage-files-{}", ::getpid());
-  fs::create_directories(dir);
+// Runs `work` in a child process forked from this one (a second Device in one process starts
+// at later cycles, so a run to compare with is made from the same state there) and waits for
+// it: whether it finished without an exception.
+bool inChild(const std::function<void()>& work) {
   const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
+  if (child < 0) return false;
   if (child == 0) {
     int rc = 1;
     try {
-      const std::vector<LaunchRecord> kept = threeLaunches(nullptr);
-      size_t at = 0;
-      const pdn::VoltageReport* k = worstVoltageLaunch(kept, &at);
-      std::string summaries;
-      for (const LaunchRecord& l : kept)
-        summaries += l.timing->voltage->summary.dump() + "\n" + l.timing->voltage->histogramCsv;
-      writeFileAtomically((dir / "kept-droops.csv").string(),
-                          joinedCsv(kept, &pdn::VoltageReport::eventsCsv));
-      writeFileAtomically((dir / "kept-voltage.csv").string(),
-                          joinedCsv(kept, &pdn::VoltageReport::traceCsv));
-      writeFileAtomically((dir / "kept-worst.csv").string(),
-                          fmt::format("{}\n{}", at, k ? k->worstWindowCsv : ""));
-      writeFileAtomically((dir / "kept-summaries.txt").string(), summaries);
+      work();
       rc = 0;
     } catch (...) {
     }
     std::_Exit(rc);
   }
   int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  return ::waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+// gpusc run's droops.csv and voltage.csv, streamed through small buffers as the launches run,
+// are byte for byte the tables the launch records hold without a sink; the records then keep
+// no per-cycle data, and the sink keeps the worst launch's window. (The run without a sink is
+// made in a child process, inChild, which writes what its records hold.)
+TEST(Pdn, StreamedVoltageFilesEqualTheRecordsTables) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("gpusc-voltage-files-{}", ::getpid());
+  fs::create_directories(dir);
+  ASSERT_TRUE(inChild([&] {
+    const std::vector<LaunchRecord> kept = threeLaunches(nullptr);
+    size_t at = 0;
+    const pdn::VoltageReport* k = worstVoltageLaunch(kept, &at);
+    std::string summaries;
+    for (const LaunchRecord& l : kept)
+      summaries += l.timing->voltage->summary.dump() + "\n" + l.timing->voltage->histogramCsv;
+    writeFileAtomically((dir / "kept-droops.csv").string(),
+                        joinedCsv(kept, &pdn::VoltageReport::eventsCsv));
+    writeFileAtomically((dir / "kept-voltage.csv").string(),
+                        joinedCsv(kept, &pdn::VoltageReport::traceCsv));
+    writeFileAtomically((dir / "kept-worst.csv").string(),
+                        fmt::format("{}\n{}", at, k ? k->worstWindowCsv : ""));
+    writeFileAtomically((dir / "kept-summaries.txt").string(), summaries);
+  }));
 
   pdn::VoltageFiles files(dir, 15, 100);
   const std::vector<LaunchRecord> streamed = threeLaunches(&files);
@@ -442,25 +450,14 @@ TEST(Pdn, StreamedLaunchFilesEqualTheRecordsTables) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("gpusc-launch-files-{}", ::getpid());
   fs::create_directories(dir);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    int rc = 1;
-    try {
-      const std::vector<LaunchRecord> kept = threeLaunches(nullptr);
-      std::string records;
-      for (const LaunchRecord& l : kept) records += recordJson(l) + "\n";
-      writeFileAtomically((dir / "kept-power.csv").string(), powerTimeSeriesCsv(kept));
-      writeFileAtomically((dir / "kept-timeline.csv").string(), ctaTimelineCsv(kept));
-      writeFileAtomically((dir / "kept-records.txt").string(), records);
-      rc = 0;
-    } catch (...) {
-    }
-    std::_Exit(rc);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_TRUE(inChild([&] {
+    const std::vector<LaunchRecord> kept = threeLaunches(nullptr);
+    std::string records;
+    for (const LaunchRecord& l : kept) records += recordJson(l) + "\n";
+    writeFileAtomically((dir / "kept-power.csv").string(), powerTimeSeriesCsv(kept));
+    writeFileAtomically((dir / "kept-timeline.csv").string(), ctaTimelineCsv(kept));
+    writeFileAtomically((dir / "kept-records.txt").string(), records);
+  }));
 
   LaunchFiles files(dir, 100);
   const std::vector<LaunchRecord> streamed = threeLaunches(nullptr, &files);
