@@ -812,4 +812,41 @@ TEST(TimingHostThreads, AtomicsOfManySmsGiveTheSameRunOnEveryThreadCount) {
   }
 }
 
+// On a mesh the routers of a busy interconnect cycle are evaluated on the host threads too; what
+// they hand on is committed router by router, so every launch takes the same cycles and the
+// network's statistics (packets, latencies, every link's flits) are the same on any thread count.
+TEST(TimingHostThreads, MeshRoutersOnHostThreadsGiveTheSameRun) {
+  const PlatformConfig cfg = loadPlatform("stream-4x4", {});
+  struct Run {
+    std::vector<uint64_t> cycles;
+    std::vector<nlohmann::json> memory;
+    uint64_t routerParallelCycles = 0;
+  };
+  auto once = [&](unsigned hostThreads) {
+    Device dev(cfg, ExecMode::Timing);
+    dev.setHostThreads(hostThreads);
+    auto wl = catalog::find("sgemm").make(catalog::Size::Tiny);
+    wl->setup(dev);
+    wl->run(dev);
+    EXPECT_TRUE(wl->check(dev).pass) << hostThreads << " threads";
+    Run r;
+    for (const LaunchRecord& l : dev.launches()) {
+      r.cycles.push_back(l.timing->cycles);
+      r.memory.push_back(l.timing->memory);
+    }
+    r.routerParallelCycles = dev.timingEngine()->routerParallelCycles();
+    return r;
+  };
+  const Run one = once(1);
+  EXPECT_EQ(one.routerParallelCycles, 0u);
+  for (unsigned t : {2u, 3u}) {
+    const Run r = once(t);
+    EXPECT_GT(r.routerParallelCycles, 0u) << t << " threads evaluated no routers in parallel";
+    EXPECT_EQ(r.cycles, one.cycles) << t << " threads";
+    ASSERT_EQ(r.memory.size(), one.memory.size());
+    for (size_t i = 0; i < r.memory.size(); ++i)
+      EXPECT_EQ(r.memory[i], one.memory[i]) << t << " threads, launch " << i;
+  }
+}
+
 }  // namespace

@@ -45,6 +45,17 @@ unsigned HostWorkers::available() {
   return h > 0 ? h : 1;
 }
 
+void HostWorkers::ownerShares(const std::vector<uint32_t>& items, size_t n,
+                              std::vector<size_t>& bounds) const {
+  const size_t T = threads_;
+  bounds.assign(T + 1, items.size());
+  bounds[0] = 0;
+  for (size_t t = 1, k = 0; t < T; ++t) {
+    while (k < items.size() && items[k] < t * n / T) ++k;
+    bounds[t] = k;
+  }
+}
+
 void HostWorkers::drainAll(unsigned self, uint64_t gen) {
   size_t ran = 0;
   for (unsigned k = 0; k < threads_; ++k) {

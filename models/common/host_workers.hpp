@@ -45,6 +45,11 @@ class HostWorkers {
         n, &job, [](void* j, size_t i) { (*static_cast<Job*>(j))(i); }, bounds);
   }
 
+  // Shares for run(items.size(), job, bounds.data()) that keep each item on the thread owning
+  // it: `items` are ascending indices into [0, n), and thread t owns those in
+  // [t x n / T, (t + 1) x n / T) for T = threads(). Writes T + 1 bounds.
+  void ownerShares(const std::vector<uint32_t>& items, size_t n, std::vector<size_t>& bounds) const;
+
   // The cores this process may run on (its CPU affinity), at least 1.
   static unsigned available();
 

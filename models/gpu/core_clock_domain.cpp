@@ -76,13 +76,7 @@ void CoreClockDomain::cycle() {
       ++parallelCycles_;
       // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state in
       // that core's cache) unless another thread runs out of work and takes it.
-      const size_t T = workers_->threads(), N = sms_.size();
-      bounds_.assign(T + 1, batch_.size());
-      bounds_[0] = 0;
-      for (size_t t = 1, k = 0; t < T; ++t) {
-        while (k < batch_.size() && batch_[k] < t * N / T) ++k;
-        bounds_[t] = k;
-      }
+      workers_->ownerShares(batch_, sms_.size(), bounds_);
       workers_->run(batch_.size(), evaluate, bounds_.data());
     } else {
       for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);

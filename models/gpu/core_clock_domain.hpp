@@ -31,6 +31,8 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   // Host threads evaluating SMs (1: all on the simulation thread).
   void setThreads(unsigned n);
   unsigned threads() const { return threads_; }
+  // The team (null with one thread); other processes of the simulation thread may use it too.
+  HostWorkers* workers() const { return workers_.get(); }
   // Why the SMs must be evaluated on the simulation thread, one after another in index order
   // (empty: they may run on host threads). The results are the same either way; the reason is
   // reported with the run. `launch` is the current kernel's reason (cleared per launch), `fixed`

@@ -134,6 +134,11 @@ void Gpu::connect(From& from, To& to, const std::string& name) {
   checkers_.back()->downstream.bind(to);
 }
 
+void Gpu::setHostThreads(unsigned n) {
+  coreDomain_->setThreads(n);
+  if (noc_) noc_->setWorkers(coreDomain_->workers());
+}
+
 std::vector<sm::Sm*> Gpu::sms() const {
   std::vector<sm::Sm*> out;
   for (const auto& s : sms_) out.push_back(s.get());

@@ -40,6 +40,9 @@ class Gpu : public sc_core::sc_module {
   CtaScheduler& ctaScheduler() { return *ctaScheduler_; }
   // The process that evaluates the SMs' cycles, on one or more host threads.
   CoreClockDomain& coreClockDomain() { return *coreDomain_; }
+  // Host threads (1: the simulation thread alone) for the SMs and the mesh's routers; results do
+  // not depend on it.
+  void setHostThreads(unsigned n);
   bool hierarchy() const { return fixed_ == nullptr; }
 
   // The memory system's statistics: totals and per unit (L1 per SM, interconnect, L2 and DRAM

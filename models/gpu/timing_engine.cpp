@@ -143,10 +143,13 @@ void TimingEngine::setIssueObserver(sm::IssueObserver* o) {
   for (sm::Sm* s : gpu_->sms()) s->setIssueObserver(o);
 }
 
-void TimingEngine::setThreads(unsigned n) { gpu_->coreClockDomain().setThreads(n); }
+void TimingEngine::setThreads(unsigned n) { gpu_->setHostThreads(n); }
 unsigned TimingEngine::threads() const { return gpu_->coreClockDomain().threads(); }
 std::string TimingEngine::serialReason() const { return gpu_->coreClockDomain().serialReason(); }
 uint64_t TimingEngine::parallelCycles() const { return gpu_->coreClockDomain().parallelCycles(); }
+uint64_t TimingEngine::routerParallelCycles() const {
+  return gpu_->hierarchy() ? gpu_->interconnect().parallelCycles() : 0;
+}
 
 void TimingEngine::drain(const std::string& label) {
   const sc_core::sc_time slice = gpu_->corePeriod() * double(kDrainSliceCycles);

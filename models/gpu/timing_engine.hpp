@@ -79,8 +79,8 @@ class TimingEngine {
   // Sees every SM's activity (after the energy model, when there is one).
   void setActivityObserver(sm::ActivityObserver* o);
   void setIssueObserver(sm::IssueObserver* o);
-  // Host threads evaluating the SMs' cycles (1: the simulation thread alone). Results do not
-  // depend on it.
+  // Host threads evaluating the SMs' and the mesh routers' cycles (1: the simulation thread
+  // alone). Results do not depend on it.
   void setThreads(unsigned n);
   unsigned threads() const;
   // Why the last launch evaluated its SMs on the simulation thread alone (empty: it used the
@@ -88,6 +88,9 @@ class TimingEngine {
   std::string serialReason() const;
   // Cycles of the last launch in which SMs were evaluated on several host threads.
   uint64_t parallelCycles() const;
+  // Interconnect cycles, since the engine was built, in which the mesh's routers were evaluated
+  // on several host threads.
+  uint64_t routerParallelCycles() const;
 
  private:
   explicit TimingEngine(const PlatformConfig& cfg);

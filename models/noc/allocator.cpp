@@ -11,6 +11,7 @@ namespace gpusc::noc {
 
 namespace {
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint64_t kIndexMask = (1u << 20) - 1;  // of a request index in an accept key
 }  // namespace
 
 Allocator::Allocator(const AllocatorShape& shape) : shape_(shape) {
@@ -39,6 +40,11 @@ void Allocator::advance(const AllocRequest& r) {
 
 // ---- iSLIP -------------------------------------------------------------------------------------
 
+IslipAllocator::IslipAllocator(const AllocatorShape& shape) : Allocator(shape) {
+  if (shape.inputs > kIndexMask || shape.outputs > kIndexMask)
+    throw InternalError("IslipAllocator: more than 2^20 inputs or outputs");
+}
+
 void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
                               std::vector<uint32_t>& grants) {
   grants.clear();
@@ -53,6 +59,7 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
     outputMatched_[r.output] = 0;
   }
   const uint32_t n = static_cast<uint32_t>(requests.size());
+  if (n > kIndexMask) throw InternalError("IslipAllocator: more than 2^20 requests at once");
   for (uint32_t iter = 0; iter < shape_.iterations; ++iter) {
     // Grant: every unmatched output picks the input nearest its pointer (and that input's id
     // nearest the input's id pointer).
@@ -76,19 +83,19 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
     }
     if (touched_.empty()) break;
     // Accept: each input takes the granting outputs nearest its accept pointer, up to capacity.
-    order_.clear();
+    // The grants in order of input, then of that distance (a strict order: an output grants once)
+    // as one integer key each: input, distance, then the request's index.
+    keys_.clear();
     for (uint32_t o : touched_) {
-      order_.push_back(best_[o]);
+      const AllocRequest& r = requests[best_[o]];
+      keys_.push_back(uint64_t(r.input) << 40 |
+                      uint64_t(distance(acceptPointer_[r.input], r.output, shape_.outputs)) << 20 |
+                      best_[o]);
       best_[o] = kNone;
     }
-    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-      const AllocRequest& ra = requests[a];
-      const AllocRequest& rb = requests[b];
-      if (ra.input != rb.input) return ra.input < rb.input;
-      return distance(acceptPointer_[ra.input], ra.output, shape_.outputs) <
-             distance(acceptPointer_[rb.input], rb.output, shape_.outputs);
-    });
-    for (uint32_t idx : order_) {
+    std::sort(keys_.begin(), keys_.end());
+    for (uint64_t key : keys_) {
+      const uint32_t idx = uint32_t(key & kIndexMask);
       const AllocRequest& r = requests[idx];
       if (inputGrants_[r.input] >= shape_.inputCapacity) continue;
       ++inputGrants_[r.input];

@@ -70,11 +70,12 @@ class Allocator {
   std::vector<uint32_t> best_;          // per output: index of the best request this round
   std::vector<uint32_t> touched_;       // outputs with a best_ entry this round
   std::vector<uint32_t> order_;         // request indices
+  std::vector<uint64_t> keys_;          // sort keys of requests
 };
 
 class IslipAllocator : public Allocator {
  public:
-  using Allocator::Allocator;
+  explicit IslipAllocator(const AllocatorShape& shape);
   void allocate(const std::vector<AllocRequest>& requests, std::vector<uint32_t>& grants) override;
 };
 

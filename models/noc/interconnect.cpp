@@ -113,12 +113,32 @@ void Interconnect::step() {
   fabric_.progress = false;
   fabric_.deliverCredits();
   for (auto& ni : nis_) ni->step();
-  for (Router* r : routers_) r->step();
+  stepRouters();
   lastCycle_ = now;
   evaluated_ = true;
   dispatch();
   const uint64_t next = fabric_.progress ? now + 1 : fabric_.nextMarked();
   if (next != kNever) scheduleAt(next);
+}
+
+void Interconnect::stepRouters() {
+  dueRouters_.clear();
+  for (uint32_t i = 0; i < routers_.size(); ++i)
+    if (routers_[i]->due()) dueRouters_.push_back(i);
+  if (workers_ && dueRouters_.size() >= kParallelRouters) {
+    ++parallelCycles_;
+    // Thread t owns the routers [t x R / T, (t + 1) x R / T), as the core clock domain does
+    // with the SMs.
+    workers_->ownerShares(dueRouters_, routers_.size(), bounds_);
+    auto evaluate = [&](size_t k) { routers_[dueRouters_[k]]->step(); };
+    workers_->run(dueRouters_.size(), evaluate, bounds_.data());
+    auto deliver = [&](size_t k) { routers_[dueRouters_[k]]->deliver(); };
+    workers_->run(dueRouters_.size(), deliver, bounds_.data());
+  } else {
+    for (uint32_t i : dueRouters_) routers_[i]->step();
+    for (uint32_t i : dueRouters_) routers_[i]->deliver();
+  }
+  for (uint32_t i : dueRouters_) routers_[i]->commit();
 }
 
 void Interconnect::dispatch() {

@@ -29,8 +29,9 @@
 // arrives, a credit returns or a pipeline stage completes (the Fabric's calendar), and with
 // nothing in flight it sleeps until a socket call wakes it. Per cycle: credits due, every NI
 // (ejection, delivery to the L2, injection), every router that can act in the cycle (route
-// computation, VC allocation, switch allocation and traversal), then the socket calls the NIs
-// asked for.
+// computation, VC allocation, switch allocation and traversal; on host threads when there are
+// many, with the flits and credits they send committed after all of them, FabricWrites), then
+// the socket calls the NIs asked for.
 //
 // Statistics (statsJson): packets, flits and latency (cycles from the NI taking a packet to the
 // ejection of its tail: average, maximum, power-of-two histogram) per virtual network, average
@@ -59,6 +60,7 @@
 
 #include "common/address_map.hpp"
 #include "common/clock.hpp"
+#include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "noc/mesh_router.hpp"
 #include "noc/network_interface.hpp"
@@ -106,6 +108,15 @@ class Interconnect : public sc_core::sc_module {
   // Cycles the network's process has evaluated since it was built (idle cycles cost nothing).
   uint64_t evaluatedCycles() const { return evaluatedCycles_; }
 
+  // Host threads for the routers (null: the simulation thread alone; not owned). In a cycle in
+  // which at least kParallelRouters routers may act, they are evaluated on the team and what
+  // they hand on is committed router by router in index order: results are the same for any
+  // number of threads (docs/architecture.md, "Host threads").
+  void setWorkers(HostWorkers* workers) { workers_ = workers; }
+  static constexpr size_t kParallelRouters = 8;
+  // Interconnect cycles whose routers were evaluated on host threads.
+  uint64_t parallelCycles() const { return parallelCycles_; }
+
  protected:
   Interconnect(const sc_core::sc_module_name& name, const PlatformConfig& cfg,
                std::string topology);
@@ -127,6 +138,7 @@ class Interconnect : public sc_core::sc_module {
 
   uint64_t injectionStallCycles(const NetworkInterface& ni, uint64_t now) const;
   void step();  // SC_METHOD: evaluates one interconnect cycle
+  void stepRouters();
   void scheduleAt(uint64_t cycle);
   void dispatch();  // the socket calls the NIs asked for this cycle
   std::vector<const OutputChannel*> links() const;
@@ -142,6 +154,10 @@ class Interconnect : public sc_core::sc_module {
   std::vector<Delivery> outbox_;
   std::vector<std::unique_ptr<NetworkInterface>> nis_;
   std::vector<Router*> routers_;
+  HostWorkers* workers_ = nullptr;
+  std::vector<uint32_t> dueRouters_;  // the routers that may act in the current cycle
+  std::vector<size_t> bounds_;        // the host threads' shares of them
+  uint64_t parallelCycles_ = 0;
 
   sc_core::sc_event wake_;
   uint64_t scheduled_ = kNever;  // the cycle wake_ is notified for

@@ -1,6 +1,7 @@
 #include "noc/mesh_router.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -28,7 +29,7 @@ void InputChannel::reset() {
 
 Flit InputChannel::pop(uint32_t vc) {
   const Flit f = slots_[vc * depth_ + head_[vc]];
-  head_[vc] = (head_[vc] + 1) % depth_;
+  head_[vc] = head_[vc] + 1 == depth_ ? 0 : head_[vc] + 1;
   --occupancy_;
   frontArrival_[vc] = --count_[vc] ? slots_[vc * depth_ + head_[vc]].arrival : kNever;
   return f;
@@ -37,9 +38,11 @@ Flit InputChannel::pop(uint32_t vc) {
 void InputChannel::push(uint32_t vc, const Flit& f) {
   if (count_[vc] == depth_)
     throw InternalError(fmt::format("noc: a flit arrived at a full VC {} (credit accounting)", vc));
-  slots_[vc * depth_ + (head_[vc] + count_[vc]) % depth_] = f;
+  uint32_t tail = head_[vc] + count_[vc];
+  if (tail >= depth_) tail -= depth_;
+  slots_[vc * depth_ + tail] = f;
   if (count_[vc]++ == 0) frontArrival_[vc] = f.arrival;
-  if (wake && f.arrival < *wake) *wake = f.arrival;
+  if (wake) lowerWake(*wake, f.arrival);
   ++occupancy_;
 }
 
@@ -82,22 +85,48 @@ uint64_t Fabric::nextMarked() const {
 }
 
 void Fabric::send(OutputChannel& oc, uint32_t vc, Flit f) {
+  send(oc, vc, f, immediate_);
+  deliver(immediate_);
+  commit(immediate_);
+}
+
+void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay) {
+  returnCredit(to, vc, delay, immediate_);
+  commit(immediate_);
+}
+
+void Fabric::send(OutputChannel& oc, uint32_t vc, Flit f, FabricWrites& w) const {
   if (oc.credits_[vc] == 0)
     throw InternalError(fmt::format("noc: {} -> {} sent a flit without a credit", oc.from, oc.to));
   --oc.credits_[vc];
   f.arrival = now + oc.delay;
   if (f.tail) oc.busy_[vc] = 0;
-  oc.downstream->push(vc, f);
   ++oc.flits;
-  markAt(f.arrival);
-  progress = true;
+  w.pushes.push_back(FabricWrites::Push{oc.downstream, vc, f});
+  if (w.marks.empty() || w.marks.back() != f.arrival) w.marks.push_back(f.arrival);
+  w.progress = true;
 }
 
-void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay) {
-  const uint64_t due = now + std::max<uint32_t>(delay, 1);
-  creditWheel_[due & mask_].push_back(Credit{&to, vc});
-  ++creditsInFlight_;
-  markAt(due);
+void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, FabricWrites& w) const {
+  w.credits.push_back(FabricWrites::Credit{&to, vc, now + std::max<uint32_t>(delay, 1)});
+}
+
+void Fabric::deliver(FabricWrites& w) {
+  for (const FabricWrites::Push& p : w.pushes) p.to->push(p.vc, p.flit);
+  w.pushes.clear();
+}
+
+void Fabric::commit(FabricWrites& w) {
+  for (const FabricWrites::Credit& c : w.credits) {
+    creditWheel_[c.due & mask_].push_back(Credit{c.to, c.vc});
+    ++creditsInFlight_;
+    markAt(c.due);
+  }
+  for (uint64_t m : w.marks) markAt(m);
+  progress = progress || w.progress;
+  w.credits.clear();
+  w.marks.clear();
+  w.progress = false;
 }
 
 void Fabric::deliverCredits() {
@@ -105,7 +134,7 @@ void Fabric::deliverCredits() {
   if (due.empty()) return;
   for (const Credit& c : due) {
     ++c.to->credits_[c.vc];
-    if (c.to->wake && now < *c.to->wake) *c.to->wake = now;
+    if (c.to->wake) lowerWake(*c.to->wake, now);
   }
   creditsInFlight_ -= due.size();
   due.clear();
@@ -158,8 +187,30 @@ Router::Router(const sc_core::sc_module_name& name, Fabric& fabric, uint32_t por
 }
 
 void Router::step() {
+  if (!due()) return;
+  try {
+    evaluate();
+  } catch (...) {
+    fault_ = std::current_exception();
+  }
+}
+
+void Router::deliver() {
+  if (writes_.pushes.empty() || fault_) return;
+  try {
+    Fabric::deliver(writes_);
+  } catch (...) {
+    fault_ = std::current_exception();
+  }
+}
+
+void Router::commit() {
+  if (fault_) std::rethrow_exception(std::exchange(fault_, nullptr));
+  fabric_.commit(writes_);
+}
+
+void Router::evaluate() {
   const uint64_t now = fabric_.now;
-  if (wakeAt_ > now) return;
   const uint32_t ports = this->ports();
   uint64_t wake = kNever;  // the next cycle something here completes, if nothing moves now
   bool moved = false;
@@ -195,7 +246,7 @@ void Router::step() {
           throw InternalError(fmt::format("{}: no link on port {}", name(), s.outPort));
         s.stage = Stage::VcAlloc;
         s.readyAt = f.arrival + routingDelay_;
-        fabric_.markAt(s.readyAt);
+        fabric_.markAt(s.readyAt, writes_);
       }
       if (s.readyAt > now) {
         wake = std::min(wake, s.readyAt);
@@ -218,7 +269,7 @@ void Router::step() {
       OutputChannel& oc = outputs_[s.outPort];
       oc.claim(s.outVc);
       s.readyAt = now + vcAllocDelay_;
-      fabric_.markAt(s.readyAt);
+      fabric_.markAt(s.readyAt, writes_);
       moved = true;
       if (s.readyAt <= now && oc.credits(s.outVc) != 0) candidates_.push_back(r.input);
     }
@@ -233,8 +284,8 @@ void Router::step() {
     for (uint32_t g : grants_) traverse(requests_[g].input, requests_[g].id);
     moved |= !grants_.empty();
   }
-  if (moved) fabric_.progress = true;
-  wakeAt_ = moved ? now + 1 : wake;
+  if (moved) writes_.progress = true;
+  wakeAt_.store(moved ? now + 1 : wake, std::memory_order_relaxed);
 }
 
 void Router::traverse(uint32_t port, uint32_t vc) {
@@ -242,16 +293,19 @@ void Router::traverse(uint32_t port, uint32_t vc) {
   InputChannel& in = inputs_[port];
   Flit f = in.pop(vc);
   // The buffer slot frees when the flit crosses the switch; the credit follows credit_delay later.
-  if (in.upstream) fabric_.returnCredit(*in.upstream, vc, switchAllocDelay_ + creditDelay_);
+  if (in.upstream)
+    fabric_.returnCredit(*in.upstream, vc, switchAllocDelay_ + creditDelay_, writes_);
   if (f.head) ++f.hops;
   const bool tail = f.tail;
-  fabric_.send(outputs_[s.outPort], s.outVc, f);
+  fabric_.send(outputs_[s.outPort], s.outVc, f, writes_);
   s.readyAt = 0;  // body flits go as soon as they are here
   if (tail) s.stage = Stage::Idle;
 }
 
 void Router::reset() {
   wakeAt_ = kNever;
+  writes_ = FabricWrites{};
+  fault_ = nullptr;
   for (auto& in : inputs_) in.reset();
   for (auto& out : outputs_) out.reset();
   std::fill(state_.begin(), state_.end(), VcState{});

@@ -38,7 +38,9 @@
 // arrives; until then the receiver treats it as on the link.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,8 +114,9 @@ class InputChannel {
 
   OutputChannel* upstream = nullptr;  // the sender, which gets the credits
   // The receiver's next evaluation cycle, lowered to a flit's arrival when one is written (null:
-  // the receiver is evaluated every cycle anyway).
-  uint64_t* wake = nullptr;
+  // the receiver is evaluated every cycle anyway). Atomic: the senders on a router's several
+  // inputs may write at once (Router::deliver); lowering commutes.
+  std::atomic<uint64_t>* wake = nullptr;
 
  private:
   std::vector<Flit> slots_;  // vcs x depth rings
@@ -135,10 +138,11 @@ class OutputChannel {
   const std::vector<uint32_t>& allCredits() const { return credits_; }
 
   InputChannel* downstream = nullptr;
-  uint32_t delay = 0;        // cycles from winning the channel to arriving downstream
-  uint64_t* wake = nullptr;  // the sender's next evaluation cycle, lowered when a credit returns
-  std::string from, to;      // endpoints, for statistics
-  uint64_t flits = 0;        // flits sent since the statistics were reset
+  uint32_t delay = 0;                     // cycles from winning the channel to arriving downstream
+  std::atomic<uint64_t>* wake = nullptr;  // the sender's next evaluation cycle, lowered when a
+                                          // credit returns
+  std::string from, to;                   // endpoints, for statistics
+  uint64_t flits = 0;                     // flits sent since the statistics were reset
 
  private:
   friend class Fabric;
@@ -148,6 +152,39 @@ class OutputChannel {
 };
 
 void connect(OutputChannel& from, InputChannel& to, uint32_t delay);
+
+// Lowers `wake` to `cycle` if it is later.
+inline void lowerWake(std::atomic<uint64_t>& wake, uint64_t cycle) {
+  uint64_t w = wake.load(std::memory_order_relaxed);
+  while (cycle < w && !wake.compare_exchange_weak(w, cycle, std::memory_order_relaxed)) {
+  }
+}
+
+// What a router's evaluation of a cycle hands on to the rest of the network, held back until
+// every router of the cycle has been evaluated: flits for downstream buffers, credits on their
+// way back upstream, the cycles it marked, and whether anything moved. A router touches nothing
+// but its own state while it is evaluated, so the routers of a cycle can be evaluated on host
+// threads. Then each router writes its flits into the buffers downstream (Router::deliver: every
+// buffer has one sender, so the routers can do that on host threads too), and the rest is
+// committed router by router in index order (Fabric::commit). Nothing a router hands on can
+// matter to another router in the same cycle (a flit arrives and a credit returns a cycle later
+// at the earliest), so holding it back changes no result.
+struct FabricWrites {
+  struct Push {
+    InputChannel* to;
+    uint32_t vc;
+    Flit flit;
+  };
+  struct Credit {
+    OutputChannel* to;
+    uint32_t vc;
+    uint64_t due;
+  };
+  std::vector<Push> pushes;
+  std::vector<Credit> credits;
+  std::vector<uint64_t> marks;
+  bool progress = false;
+};
 
 // Network-wide timing shared by the routers and network interfaces of one interconnect.
 class Fabric {
@@ -176,6 +213,17 @@ class Fabric {
   // A flit left VC `vc` of the channel fed by `to`: the credit reaches `to` after `delay` cycles
   // (at least one).
   void returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay);
+  // The same three for a router, whose effects on the rest of the network wait in `w` (the
+  // sender's own credit counter, VC and statistics change at once).
+  void markAt(uint64_t cycle, FabricWrites& w) const {
+    if (cycle > now) w.marks.push_back(cycle);
+  }
+  void send(OutputChannel& oc, uint32_t vc, Flit f, FabricWrites& w) const;
+  void returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, FabricWrites& w) const;
+  // Writes the flits `w` holds into their buffers (they must come from one sender).
+  static void deliver(FabricWrites& w);
+  // Applies the rest of `w` (credits, marks, progress), in order, and empties it.
+  void commit(FabricWrites& w);
   // Applies the credits due now.
   void deliverCredits();
   bool creditsInFlight() const { return creditsInFlight_ != 0; }
@@ -192,6 +240,7 @@ class Fabric {
   std::vector<uint64_t> calendar_;                // slot (cycle & mask) holds a marked cycle
   std::vector<std::vector<Credit>> creditWheel_;  // slot (cycle & mask): credits due then
   uint64_t creditsInFlight_ = 0;
+  FabricWrites immediate_;  // for send() and returnCredit() without a FabricWrites
 };
 
 class Router : public sc_core::sc_module {
@@ -210,9 +259,19 @@ class Router : public sc_core::sc_module {
     return noc.switch_alloc_delay + 1 + noc.link_latency;
   }
 
-  // Evaluates cycle fabric.now: nothing unless the router may act in it (a flit arrives or a
-  // stage completes, a credit returns, or it moved a flit in the cycle before).
+  // Whether the router may act in cycle fabric.now (a flit arrives or a stage completes, a
+  // credit returns, or it moved a flit in the cycle before); step() does nothing otherwise.
+  bool due() const { return wakeAt_.load(std::memory_order_relaxed) <= fabric_.now; }
+  // Evaluates cycle fabric.now. It changes only this router's state; what it hands on to the
+  // rest of the network waits for deliver() and commit() (FabricWrites). May run on a host
+  // thread: an error is kept for commit() to throw.
   void step();
+  // Writes the flits the last step() sent into the buffers downstream. May run on a host thread
+  // (once every router's step() is done), as may other routers' deliver().
+  void deliver();
+  // Applies the rest of what the last step() handed on (on the simulation thread, routers in
+  // index order) and throws an error step() or deliver() kept.
+  void commit();
   void reset();
 
  private:
@@ -226,10 +285,13 @@ class Router : public sc_core::sc_module {
     uint64_t readyAt = 0;
   };
 
+  void evaluate();
   void traverse(uint32_t port, uint32_t vc);
 
   Fabric& fabric_;
-  uint64_t wakeAt_ = kNever;  // the first cycle in which this router may act
+  FabricWrites writes_;
+  std::exception_ptr fault_;
+  std::atomic<uint64_t> wakeAt_{kNever};  // the first cycle in which this router may act
   std::vector<uint16_t> route_;
   uint32_t vcs_;
   uint32_t routingDelay_, vcAllocDelay_, switchAllocDelay_, creditDelay_;
