@@ -127,10 +127,11 @@ case "$what" in
   tsan)
     build_step "$tbuild" build-tsan.log gpusc
     # Kernels with global atomics, barriers, shuffles, irregular memory traffic and several
-    # launches, on the crossbar GTX480 and a mesh platform, each with 2 and 3 host threads (more
-    # threads than cores: the workers sleep and wake too) against one thread.
+    # launches, on the crossbar GTX480 and a mesh large enough for its routers to run on the
+    # threads too, each with 2 and 3 host threads (more threads than cores: the workers sleep and
+    # wake too) against one thread.
     kernels=(vecadd sgemm bfs histogram reduce_shfl kmeans scan)
-    for p in gtx480 stream-4x4; do
+    for p in gtx480 stream-8x8; do
       for t in 2 3; do
         step "ThreadSanitizer: ${kernels[*]} on $p, --threads $t against 1" \
           "$logs/tsan-$p-$t.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \

@@ -816,7 +816,7 @@ TEST(TimingHostThreads, AtomicsOfManySmsGiveTheSameRunOnEveryThreadCount) {
 // they hand on is committed router by router, so every launch takes the same cycles and the
 // network's statistics (packets, latencies, every link's flits) are the same on any thread count.
 TEST(TimingHostThreads, MeshRoutersOnHostThreadsGiveTheSameRun) {
-  const PlatformConfig cfg = loadPlatform("stream-4x4", {});
+  const PlatformConfig cfg = loadPlatform("stream-8x8", {});
   struct Run {
     std::vector<uint64_t> cycles;
     std::vector<nlohmann::json> memory;

@@ -113,7 +113,9 @@ class Interconnect : public sc_core::sc_module {
   // they hand on is committed router by router in index order: results are the same for any
   // number of threads (docs/architecture.md, "Host threads").
   void setWorkers(HostWorkers* workers) { workers_ = workers; }
-  static constexpr size_t kParallelRouters = 8;
+  // (Measured with SGEMM: 16 routers of stream-4x4 run faster on one thread, 64 of stream-8x8
+  // and 121 of stream-11x11 on two; docs/performance.md.)
+  static constexpr size_t kParallelRouters = 24;
   // Interconnect cycles whose routers were evaluated on host threads.
   uint64_t parallelCycles() const { return parallelCycles_; }
 
