@@ -122,6 +122,10 @@ void Interconnect::step() {
 }
 
 void Interconnect::stepRouters() {
+  if (!workers_) {  // one thread: one after another, each router's effects applied at once
+    for (Router* r : routers_) r->step(false);
+    return;
+  }
   dueRouters_.clear();
   for (uint32_t i = 0; i < routers_.size(); ++i)
     if (routers_[i]->due()) dueRouters_.push_back(i);
@@ -130,15 +134,14 @@ void Interconnect::stepRouters() {
     // Thread t owns the routers [t x R / T, (t + 1) x R / T), as the core clock domain does
     // with the SMs.
     workers_->ownerShares(dueRouters_, routers_.size(), bounds_);
-    auto evaluate = [&](size_t k) { routers_[dueRouters_[k]]->step(); };
+    auto evaluate = [&](size_t k) { routers_[dueRouters_[k]]->step(true); };
     workers_->run(dueRouters_.size(), evaluate, bounds_.data());
     auto deliver = [&](size_t k) { routers_[dueRouters_[k]]->deliver(); };
     workers_->run(dueRouters_.size(), deliver, bounds_.data());
+    for (uint32_t i : dueRouters_) routers_[i]->commit();
   } else {
-    for (uint32_t i : dueRouters_) routers_[i]->step();
-    for (uint32_t i : dueRouters_) routers_[i]->deliver();
+    for (uint32_t i : dueRouters_) routers_[i]->step(false);
   }
-  for (uint32_t i : dueRouters_) routers_[i]->commit();
 }
 
 void Interconnect::dispatch() {

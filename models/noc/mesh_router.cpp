@@ -84,31 +84,33 @@ uint64_t Fabric::nextMarked() const {
   return kNever;
 }
 
-void Fabric::send(OutputChannel& oc, uint32_t vc, Flit f) {
-  send(oc, vc, f, immediate_);
-  deliver(immediate_);
-  commit(immediate_);
-}
-
-void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay) {
-  returnCredit(to, vc, delay, immediate_);
-  commit(immediate_);
-}
-
-void Fabric::send(OutputChannel& oc, uint32_t vc, Flit f, FabricWrites& w) const {
+void Fabric::send(OutputChannel& oc, uint32_t vc, Flit f, FabricWrites* w) {
   if (oc.credits_[vc] == 0)
     throw InternalError(fmt::format("noc: {} -> {} sent a flit without a credit", oc.from, oc.to));
   --oc.credits_[vc];
   f.arrival = now + oc.delay;
   if (f.tail) oc.busy_[vc] = 0;
   ++oc.flits;
-  w.pushes.push_back(FabricWrites::Push{oc.downstream, vc, f});
-  if (w.marks.empty() || w.marks.back() != f.arrival) w.marks.push_back(f.arrival);
-  w.progress = true;
+  if (!w) {
+    oc.downstream->push(vc, f);
+    markAt(f.arrival);
+    progress = true;
+    return;
+  }
+  w->pushes.push_back(FabricWrites::Push{oc.downstream, vc, f});
+  if (w->marks.empty() || w->marks.back() != f.arrival) w->marks.push_back(f.arrival);
+  w->progress = true;
 }
 
-void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, FabricWrites& w) const {
-  w.credits.push_back(FabricWrites::Credit{&to, vc, now + std::max<uint32_t>(delay, 1)});
+void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, FabricWrites* w) {
+  const uint64_t due = now + std::max<uint32_t>(delay, 1);
+  if (!w) {
+    creditWheel_[due & mask_].push_back(Credit{&to, vc});
+    ++creditsInFlight_;
+    markAt(due);
+    return;
+  }
+  w->credits.push_back(FabricWrites::Credit{&to, vc, due});
 }
 
 void Fabric::deliver(FabricWrites& w) {
@@ -186,10 +188,14 @@ Router::Router(const sc_core::sc_module_name& name, Fabric& fabric, uint32_t por
     if (port >= ports) throw InternalError(fmt::format("{}: route to port {}", name, port));
 }
 
-void Router::step() {
+void Router::step(bool defer) {
   if (!due()) return;
+  if (!defer) {
+    evaluate(nullptr);
+    return;
+  }
   try {
-    evaluate();
+    evaluate(&writes_);
   } catch (...) {
     fault_ = std::current_exception();
   }
@@ -209,7 +215,7 @@ void Router::commit() {
   fabric_.commit(writes_);
 }
 
-void Router::evaluate() {
+void Router::evaluate(FabricWrites* w) {
   const uint64_t now = fabric_.now;
   const uint32_t ports = this->ports();
   uint64_t wake = kNever;  // the next cycle something here completes, if nothing moves now
@@ -246,7 +252,7 @@ void Router::evaluate() {
           throw InternalError(fmt::format("{}: no link on port {}", name(), s.outPort));
         s.stage = Stage::VcAlloc;
         s.readyAt = f.arrival + routingDelay_;
-        fabric_.markAt(s.readyAt, writes_);
+        fabric_.markAt(s.readyAt, w);
       }
       if (s.readyAt > now) {
         wake = std::min(wake, s.readyAt);
@@ -269,7 +275,7 @@ void Router::evaluate() {
       OutputChannel& oc = outputs_[s.outPort];
       oc.claim(s.outVc);
       s.readyAt = now + vcAllocDelay_;
-      fabric_.markAt(s.readyAt, writes_);
+      fabric_.markAt(s.readyAt, w);
       moved = true;
       if (s.readyAt <= now && oc.credits(s.outVc) != 0) candidates_.push_back(r.input);
     }
@@ -281,23 +287,22 @@ void Router::evaluate() {
     for (uint32_t ivc : candidates_)
       requests_.push_back(AllocRequest{ivc / vcs_, state_[ivc].outPort, ivc % vcs_});
     switchAllocator_->allocate(requests_, grants_);
-    for (uint32_t g : grants_) traverse(requests_[g].input, requests_[g].id);
+    for (uint32_t g : grants_) traverse(requests_[g].input, requests_[g].id, w);
     moved |= !grants_.empty();
   }
-  if (moved) writes_.progress = true;
+  if (moved) fabric_.moved(w);
   wakeAt_.store(moved ? now + 1 : wake, std::memory_order_relaxed);
 }
 
-void Router::traverse(uint32_t port, uint32_t vc) {
+void Router::traverse(uint32_t port, uint32_t vc, FabricWrites* w) {
   VcState& s = state_[port * vcs_ + vc];
   InputChannel& in = inputs_[port];
   Flit f = in.pop(vc);
   // The buffer slot frees when the flit crosses the switch; the credit follows credit_delay later.
-  if (in.upstream)
-    fabric_.returnCredit(*in.upstream, vc, switchAllocDelay_ + creditDelay_, writes_);
+  if (in.upstream) fabric_.returnCredit(*in.upstream, vc, switchAllocDelay_ + creditDelay_, w);
   if (f.head) ++f.hops;
   const bool tail = f.tail;
-  fabric_.send(outputs_[s.outPort], s.outVc, f, writes_);
+  fabric_.send(outputs_[s.outPort], s.outVc, f, w);
   s.readyAt = 0;  // body flits go as soon as they are here
   if (tail) s.stage = Stage::Idle;
 }

@@ -168,7 +168,8 @@ inline void lowerWake(std::atomic<uint64_t>& wake, uint64_t cycle) {
 // buffer has one sender, so the routers can do that on host threads too), and the rest is
 // committed router by router in index order (Fabric::commit). Nothing a router hands on can
 // matter to another router in the same cycle (a flit arrives and a credit returns a cycle later
-// at the earliest), so holding it back changes no result.
+// at the earliest), so holding it back changes no result: routers evaluated one after another
+// with their effects applied at once (one thread, or few routers due) give the same.
 struct FabricWrites {
   struct Push {
     InputChannel* to;
@@ -209,17 +210,25 @@ class Fabric {
 
   // Sends `f` on `oc`'s VC `vc`: spends a credit, writes the flit into the downstream buffer with
   // its arrival cycle, counts it for the link; a tail frees the VC for the next packet.
-  void send(OutputChannel& oc, uint32_t vc, Flit f);
+  // A router evaluated on a host thread passes its FabricWrites `w`: the sender's own credit
+  // counter, VC and statistics change at once, the rest waits in `w`. Null: all at once.
+  void send(OutputChannel& oc, uint32_t vc, Flit f, FabricWrites* w = nullptr);
   // A flit left VC `vc` of the channel fed by `to`: the credit reaches `to` after `delay` cycles
   // (at least one).
-  void returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay);
-  // The same three for a router, whose effects on the rest of the network wait in `w` (the
-  // sender's own credit counter, VC and statistics change at once).
-  void markAt(uint64_t cycle, FabricWrites& w) const {
-    if (cycle > now) w.marks.push_back(cycle);
+  void returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, FabricWrites* w = nullptr);
+  // markAt and progress for a router, at once or into `w`.
+  void markAt(uint64_t cycle, FabricWrites* w) {
+    if (!w)
+      markAt(cycle);
+    else if (cycle > now)
+      w->marks.push_back(cycle);
   }
-  void send(OutputChannel& oc, uint32_t vc, Flit f, FabricWrites& w) const;
-  void returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, FabricWrites& w) const;
+  void moved(FabricWrites* w) {
+    if (w)
+      w->progress = true;
+    else
+      progress = true;
+  }
   // Writes the flits `w` holds into their buffers (they must come from one sender).
   static void deliver(FabricWrites& w);
   // Applies the rest of `w` (credits, marks, progress), in order, and empties it.
@@ -240,7 +249,6 @@ class Fabric {
   std::vector<uint64_t> calendar_;                // slot (cycle & mask) holds a marked cycle
   std::vector<std::vector<Credit>> creditWheel_;  // slot (cycle & mask): credits due then
   uint64_t creditsInFlight_ = 0;
-  FabricWrites immediate_;  // for send() and returnCredit() without a FabricWrites
 };
 
 class Router : public sc_core::sc_module {
@@ -262,10 +270,12 @@ class Router : public sc_core::sc_module {
   // Whether the router may act in cycle fabric.now (a flit arrives or a stage completes, a
   // credit returns, or it moved a flit in the cycle before); step() does nothing otherwise.
   bool due() const { return wakeAt_.load(std::memory_order_relaxed) <= fabric_.now; }
-  // Evaluates cycle fabric.now. It changes only this router's state; what it hands on to the
-  // rest of the network waits for deliver() and commit() (FabricWrites). May run on a host
-  // thread: an error is kept for commit() to throw.
-  void step();
+  // Evaluates cycle fabric.now. With `defer` false what it hands on to the rest of the network
+  // takes effect at once (the routers evaluated one after another on the simulation thread).
+  // With `defer` true it changes only this router's state, and what it hands on waits for
+  // deliver() and commit() (FabricWrites); it may then run on a host thread, and an error is
+  // kept for commit() to throw. Both give the same results.
+  void step(bool defer);
   // Writes the flits the last step() sent into the buffers downstream. May run on a host thread
   // (once every router's step() is done), as may other routers' deliver().
   void deliver();
@@ -285,8 +295,8 @@ class Router : public sc_core::sc_module {
     uint64_t readyAt = 0;
   };
 
-  void evaluate();
-  void traverse(uint32_t port, uint32_t vc);
+  void evaluate(FabricWrites* w);
+  void traverse(uint32_t port, uint32_t vc, FabricWrites* w);
 
   Fabric& fabric_;
   FabricWrites writes_;
