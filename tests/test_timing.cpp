@@ -374,6 +374,12 @@ TEST(TimingSharedMemory, ConflictDegreeIsTheMostDistinctWordsOfOneBank) {
     const bool atomic = next() % 4 == 0;
     const uint32_t spread = 1 + next() % 512;  // distinct word addresses to pick from
     for (auto& a : rec.addr) a = uint64_t(next() % spread) * rec.bytes;
+    if (trial % 3 == 1) {  // strided, as kernels index: broadcast, consecutive, padded, ...
+      static const uint32_t strides[] = {0, 1, 2, 3, 4, 8, 16, 17, 32, 33};
+      const uint32_t stride = strides[next() % 10], base = next() % 4096;
+      for (uint32_t l = 0; l < 32; ++l) rec.addr[l] = uint64_t(base + l * stride) * rec.bytes;
+      if (next() % 2) rec.addr[next() % 32] = rec.addr[next() % 32];  // a lane repeats another
+    }
     std::map<uint32_t, std::vector<uint64_t>> perBank;
     for (uint32_t l = 0; l < 32; ++l) {
       if (!((rec.mask >> l) & 1u)) continue;
