@@ -65,7 +65,7 @@ struct PdnState {
   // ones; w_ is Bq u in the same layout, direct_ is Ds u per SM, u_ the last inputs.
   Eigen::VectorXd q, w_, direct_;
   std::vector<double> u_;
-  std::vector<double> acc_;  // step() scratch: twice the network's padded output rows
+  std::vector<double> acc_;  // step() scratch: the network's padded output rows
   bool haveInputs_ = false;
   uint32_t updates_ = 0;  // inputs changed since w and direct were last computed afresh
 };
