@@ -35,14 +35,14 @@ Flit InputChannel::pop(uint32_t vc) {
   return f;
 }
 
-void InputChannel::push(uint32_t vc, const Flit& f) {
+void InputChannel::push(uint32_t vc, const Flit& f, bool concurrent) {
   if (count_[vc] == depth_)
     throw InternalError(fmt::format("noc: a flit arrived at a full VC {} (credit accounting)", vc));
   uint32_t tail = head_[vc] + count_[vc];
   if (tail >= depth_) tail -= depth_;
   slots_[vc * depth_ + tail] = f;
   if (count_[vc]++ == 0) frontArrival_[vc] = f.arrival;
-  if (wake) lowerWake(*wake, f.arrival);
+  if (wake) lowerWake(*wake, f.arrival, concurrent);
   ++occupancy_;
 }
 
@@ -114,7 +114,7 @@ void Fabric::returnCredit(OutputChannel& to, uint32_t vc, uint32_t delay, Fabric
 }
 
 void Fabric::deliver(FabricWrites& w) {
-  for (const FabricWrites::Push& p : w.pushes) p.to->push(p.vc, p.flit);
+  for (const FabricWrites::Push& p : w.pushes) p.to->push(p.vc, p.flit, true);
   w.pushes.clear();
 }
 

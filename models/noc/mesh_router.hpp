@@ -110,7 +110,9 @@ class InputChannel {
   // Arrival cycle of the front flit of `vc`, kNever if the VC is empty.
   uint64_t frontArrival(uint32_t vc) const { return frontArrival_[vc]; }
   Flit pop(uint32_t vc);
-  void push(uint32_t vc, const Flit& f);
+  // `concurrent`: other senders into the receiver may push at the same time (Router::deliver on
+  // the host threads), so its wake cycle is lowered atomically.
+  void push(uint32_t vc, const Flit& f, bool concurrent = false);
 
   OutputChannel* upstream = nullptr;  // the sender, which gets the credits
   // The receiver's next evaluation cycle, lowered to a flit's arrival when one is written (null:
@@ -153,9 +155,14 @@ class OutputChannel {
 
 void connect(OutputChannel& from, InputChannel& to, uint32_t delay);
 
-// Lowers `wake` to `cycle` if it is later.
-inline void lowerWake(std::atomic<uint64_t>& wake, uint64_t cycle) {
+// Lowers `wake` to `cycle` if it is later; with `concurrent`, as one of several threads that may
+// do so at once (a compare-and-swap loop), else a plain store.
+inline void lowerWake(std::atomic<uint64_t>& wake, uint64_t cycle, bool concurrent = false) {
   uint64_t w = wake.load(std::memory_order_relaxed);
+  if (!concurrent) {
+    if (cycle < w) wake.store(cycle, std::memory_order_relaxed);
+    return;
+  }
   while (cycle < w && !wake.compare_exchange_weak(w, cycle, std::memory_order_relaxed)) {
   }
 }
@@ -229,7 +236,8 @@ class Fabric {
     else
       progress = true;
   }
-  // Writes the flits `w` holds into their buffers (they must come from one sender).
+  // Writes the flits `w` holds into their buffers (they must come from one sender), while other
+  // routers may do the same for theirs.
   static void deliver(FabricWrites& w);
   // Applies the rest of `w` (credits, marks, progress), in order, and empties it.
   void commit(FabricWrites& w);
