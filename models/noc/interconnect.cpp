@@ -129,7 +129,7 @@ void Interconnect::stepRouters() {
   dueRouters_.clear();
   for (uint32_t i = 0; i < routers_.size(); ++i)
     if (routers_[i]->due()) dueRouters_.push_back(i);
-  if (workers_ && dueRouters_.size() >= kParallelRouters) {
+  if (dueRouters_.size() >= kParallelRouters) {
     ++parallelCycles_;
     // Thread t owns the routers [t x R / T, (t + 1) x R / T), as the core clock domain does
     // with the SMs.
