@@ -64,6 +64,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
     schedulers_.push_back(std::make_unique<WarpScheduler>(
         fmt::format("warp_scheduler{}", i).c_str(), s, policiesOf(cfg).warpSchedulers));
   warps_.resize(s.max_warps);
+  activeWarps_.assign((s.max_warps + 63) / 64, 0);
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
@@ -230,6 +231,7 @@ void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linea
     WarpSlot& s = warps_[ws];
     s = WarpSlot{};
     s.active = true;
+    activeWarps_[ws >> 6] |= 1ull << (ws & 63);
     s.warp = &w;
     s.sync();
     s.cta = slot;
@@ -421,6 +423,7 @@ void Sm::retire(Cycle now) {
     schedulers_[w.scheduler]->policy().remove(ws);
     CtaSlot& c = ctas_[w.cta];
     w.active = false;
+    activeWarps_[ws >> 6] &= ~(1ull << (ws & 63));
     if (--c.liveWarps == 0) {
       c.used = false;
       c.record.end = now;
@@ -872,26 +875,41 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
 
 void Sm::fetch(Cycle now) {
   const uint32_t n = static_cast<uint32_t>(warps_.size());
-  // Round-robin from nextWarp (a wrapping index: a division per warp cost more than the rest).
-  for (uint32_t k = 0, ws = fetch_.nextWarp % n; k < n; ++k, ws = ws + 1 == n ? 0 : ws + 1) {
-    WarpSlot& w = warps_[ws];
-    if (!w.active || w.fetching || w.done()) continue;
-    const uint32_t pc = w.pc;
-    if (pc >= w.ibBegin && pc < w.ibEnd) continue;
-    fetch_.nextWarp = ws + 1 == n ? 0 : ws + 1;
-    if (fetch_.fetch(ws, w, pc, now, act_) == FetchUnit::Result::Miss) {
-      MemTransaction t;
-      t.addr = fetch_.lineOf(pc);
-      t.bytes = cfg_.sm.icache.line_bytes;
-      t.lanes = 0;
-      t.kind = AccessKind::InstructionFetch;
-      if (send(ws, t))
-        act_.icacheMisses += 1;  // a miss is a line requested (not a warp joining a request)
-      else
-        fetch_.cancel(t.addr, warps_);  // the memory system is busy: ask again later
+  const uint32_t start = fetch_.nextWarp % n;
+  // Round-robin over the active slots from nextWarp: [start, n), then [0, start).
+  for (uint32_t pass = 0; pass < 2; ++pass) {
+    const uint32_t lo = pass == 0 ? start : 0, hi = pass == 0 ? n : start;
+    for (uint32_t word = lo >> 6; word < activeWarps_.size() && (word << 6) < hi; ++word) {
+      uint64_t bits = activeWarps_[word];
+      if (word == lo >> 6) bits &= ~0ull << (lo & 63);
+      for (; bits != 0; bits &= bits - 1) {
+        const uint32_t ws = (word << 6) + uint32_t(__builtin_ctzll(bits));
+        if (ws >= hi) break;
+        if (fetchFor(ws, now)) return;  // one warp per cycle
+      }
     }
-    return;  // one warp per cycle
   }
+}
+
+bool Sm::fetchFor(uint32_t ws, Cycle now) {
+  const uint32_t n = static_cast<uint32_t>(warps_.size());
+  WarpSlot& w = warps_[ws];
+  if (w.fetching || w.done()) return false;
+  const uint32_t pc = w.pc;
+  if (pc >= w.ibBegin && pc < w.ibEnd) return false;
+  fetch_.nextWarp = ws + 1 == n ? 0 : ws + 1;
+  if (fetch_.fetch(ws, w, pc, now, act_) == FetchUnit::Result::Miss) {
+    MemTransaction t;
+    t.addr = fetch_.lineOf(pc);
+    t.bytes = cfg_.sm.icache.line_bytes;
+    t.lanes = 0;
+    t.kind = AccessKind::InstructionFetch;
+    if (send(ws, t))
+      act_.icacheMisses += 1;  // a miss is a line requested (not a warp joining a request)
+    else
+      fetch_.cancel(t.addr, warps_);  // the memory system is busy: ask again later
+  }
+  return true;
 }
 
 // ---- memory ------------------------------------------------------------------------------------

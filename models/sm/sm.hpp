@@ -214,6 +214,8 @@ class Sm : public sc_core::sc_module, private LdstHost {
   void throttle(Cycle now);  // local smoothing: the DispatchUnit's limits this cycle
   bool tryIssue(uint32_t slot, Cycle now, Stall& reason);
   void fetch(Cycle now);
+  // Fetch for slot ws if it needs instructions; false: it does not (fetch tries the next).
+  bool fetchFor(uint32_t ws, Cycle now);
   bool dispatchTo(uint32_t inst, Unit u, Cycle now);
   bool dispatchSimd(uint32_t inst, Cycle now);      // with gating, issue control or compaction
   bool dispatchDpOnSimd(uint32_t inst, Cycle now);  // sm.dp_path simd: every SIMD unit at once
@@ -276,6 +278,9 @@ class Sm : public sc_core::sc_module, private LdstHost {
   std::exception_ptr fault_;
   const func::Program* prog_ = nullptr;
   std::vector<WarpSlot> warps_;
+  // Bit ws of word ws / 64: warps_[ws].active. The fetch scan visits these slots only (an
+  // inactive slot is a cache line loaded for nothing).
+  std::vector<uint64_t> activeWarps_;
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
   // writebacks due in the same cycle, so the free list's order is state (resetState).
