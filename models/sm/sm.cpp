@@ -230,8 +230,7 @@ void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linea
     while (warps_[ws].active) ++ws;
     WarpSlot& s = warps_[ws];
     s = WarpSlot{};
-    s.active = true;
-    activeWarps_[ws >> 6] |= 1ull << (ws & 63);
+    setActive(ws, true);
     s.warp = &w;
     s.sync();
     s.cta = slot;
@@ -422,8 +421,7 @@ void Sm::retire(Cycle now) {
     finishing_.pop_back();
     schedulers_[w.scheduler]->policy().remove(ws);
     CtaSlot& c = ctas_[w.cta];
-    w.active = false;
-    activeWarps_[ws >> 6] &= ~(1ull << (ws & 63));
+    setActive(ws, false);
     if (--c.liveWarps == 0) {
       c.used = false;
       c.record.end = now;
@@ -879,7 +877,7 @@ void Sm::fetch(Cycle now) {
   // Round-robin over the active slots from nextWarp: [start, n), then [0, start).
   for (uint32_t pass = 0; pass < 2; ++pass) {
     const uint32_t lo = pass == 0 ? start : 0, hi = pass == 0 ? n : start;
-    for (uint32_t word = lo >> 6; word < activeWarps_.size() && (word << 6) < hi; ++word) {
+    for (uint32_t word = lo >> 6; (word << 6) < hi; ++word) {  // hi <= n: within activeWarps_
       uint64_t bits = activeWarps_[word];
       if (word == lo >> 6) bits &= ~0ull << (lo & 63);
       for (; bits != 0; bits &= bits - 1) {
@@ -889,6 +887,12 @@ void Sm::fetch(Cycle now) {
       }
     }
   }
+}
+
+void Sm::setActive(uint32_t ws, bool active) {
+  warps_[ws].active = active;
+  const uint64_t bit = 1ull << (ws & 63);
+  activeWarps_[ws >> 6] = active ? activeWarps_[ws >> 6] | bit : activeWarps_[ws >> 6] & ~bit;
 }
 
 bool Sm::fetchFor(uint32_t ws, Cycle now) {

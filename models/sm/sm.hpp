@@ -216,6 +216,8 @@ class Sm : public sc_core::sc_module, private LdstHost {
   void fetch(Cycle now);
   // Fetch for slot ws if it needs instructions; false: it does not (fetch tries the next).
   bool fetchFor(uint32_t ws, Cycle now);
+  // Sets warps_[ws].active and its bit in activeWarps_ (the two change only together).
+  void setActive(uint32_t ws, bool active);
   bool dispatchTo(uint32_t inst, Unit u, Cycle now);
   bool dispatchSimd(uint32_t inst, Cycle now);      // with gating, issue control or compaction
   bool dispatchDpOnSimd(uint32_t inst, Cycle now);  // sm.dp_path simd: every SIMD unit at once
