@@ -83,7 +83,7 @@ gpu::TimingResult runKernel(const std::vector<std::string>& sets, uint32_t ctas,
 
 // The droop events of a launch (its droops.csv), each as column name -> text.
 std::vector<std::map<std::string, std::string>> droopEvents(const gpu::TimingResult& t) {
-  std::istringstream in(t.voltage->eventsCsv);
+  std::istringstream in(pdn::eventsCsv(*t.voltage));
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> head = split(line, ',');
@@ -320,10 +320,10 @@ std::string readFile(const std::filesystem::path& p) {
 // The records' CSV tables of every launch in one, as gpusc run wrote them before they were
 // streamed: a "launch" column first, one header.
 std::string joinedCsv(const std::vector<LaunchRecord>& launches,
-                      std::string pdn::VoltageReport::*table) {
+                      std::string (*table)(const pdn::VoltageReport&)) {
   std::string out;
   for (size_t i = 0; i < launches.size(); ++i) {
-    std::istringstream in((*launches[i].timing->voltage).*table);
+    std::istringstream in(table(*launches[i].timing->voltage));
     std::string line;
     for (bool first = true; std::getline(in, line); first = false) {
       if (first && out.empty()) out += "launch," + line + "\n";
@@ -385,12 +385,10 @@ TEST(Pdn, StreamedVoltageFilesEqualTheRecordsTables) {
     std::string summaries;
     for (const LaunchRecord& l : kept)
       summaries += l.timing->voltage->summary.dump() + "\n" + l.timing->voltage->histogramCsv;
-    writeFileAtomically((dir / "kept-droops.csv").string(),
-                        joinedCsv(kept, &pdn::VoltageReport::eventsCsv));
-    writeFileAtomically((dir / "kept-voltage.csv").string(),
-                        joinedCsv(kept, &pdn::VoltageReport::traceCsv));
+    writeFileAtomically((dir / "kept-droops.csv").string(), joinedCsv(kept, &pdn::eventsCsv));
+    writeFileAtomically((dir / "kept-voltage.csv").string(), joinedCsv(kept, &pdn::traceCsv));
     writeFileAtomically((dir / "kept-worst.csv").string(),
-                        fmt::format("{}\n{}", at, k ? k->worstWindowCsv : ""));
+                        fmt::format("{}\n{}", at, k ? pdn::worstWindowCsv(*k) : ""));
     writeFileAtomically((dir / "kept-summaries.txt").string(), summaries);
   }));
 
@@ -405,12 +403,12 @@ TEST(Pdn, StreamedVoltageFilesEqualTheRecordsTables) {
   size_t at = 9;
   const pdn::VoltageReport* w = files.worst(&at);
   ASSERT_TRUE(w);
-  EXPECT_EQ(fmt::format("{}\n{}", at, w->worstWindowCsv), readFile(dir / "kept-worst.csv"));
+  EXPECT_EQ(fmt::format("{}\n{}", at, pdn::worstWindowCsv(*w)), readFile(dir / "kept-worst.csv"));
   EXPECT_EQ(w->windowCycles.size(), w->windowVolts.at(w->worstSm).size());
   std::string summaries;
   for (const LaunchRecord& l : streamed) {
     const pdn::VoltageReport& v = *l.timing->voltage;
-    EXPECT_TRUE(v.eventsCsv.empty() && v.traceCsv.empty() && v.worstWindowCsv.empty() &&
+    EXPECT_TRUE(v.events.empty() && v.traceStart.empty() && v.traceMinVolts.empty() &&
                 v.windowCycles.empty() && v.windowVolts.empty());
     summaries += v.summary.dump() + "\n" + v.histogramCsv;
   }

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -33,9 +34,17 @@ class Checker {
   }
 };
 
-std::string num(double v) { return fmt::format("{:.9g}", v); }
+std::string num(double v) {
+  std::string s;
+  DroopAnalyzer::appendNum(s, v);
+  return s;
+}
 
 }  // namespace
+
+void DroopAnalyzer::appendNum(std::string& out, double v) {
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.9g}"), v);
+}
 
 const char* toString(DroopClass c) {
   switch (c) {
@@ -578,19 +587,37 @@ std::string DroopAnalyzer::eventsCsvHeader() {
          "rise4_w\n";
 }
 
-std::string DroopAnalyzer::eventCsvRow(const DroopEvent& e) {
-  std::string row =
-      fmt::format("{},{},{},{},{},{},{},{},{},{},{},", e.start, e.end, e.worstCycle, e.worstSm,
-                  num(e.droopPct), num(e.firstOrderPct), num(e.secondOrderPct), toString(e.cls),
-                  e.smsSeeing, e.cluster == 0 ? std::string("all") : std::to_string(e.cluster),
-                  e.local ? "local" : "global");
-  if (e.attributed)
-    row += fmt::format("{},{},{}", num(e.shareSelf), num(e.shareCluster), num(e.shareAll));
+void DroopAnalyzer::appendEventCsvRow(std::string& out, const DroopEvent& e) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, FMT_COMPILE("{},{},{},{},"), e.start, e.end, e.worstCycle, e.worstSm);
+  appendNum(out, e.droopPct);
+  out += ',';
+  appendNum(out, e.firstOrderPct);
+  out += ',';
+  appendNum(out, e.secondOrderPct);
+  out += ',';
+  out += toString(e.cls);
+  fmt::format_to(o, FMT_COMPILE(",{},"), e.smsSeeing);
+  if (e.cluster == 0)
+    out += "all";
   else
-    row += ",,";
-  row += fmt::format(",{},{},{},{}\n", e.truncated ? 1 : 0, num(e.rise[0]), num(e.rise[1]),
-                     num(e.rise[2]));
-  return row;
+    fmt::format_to(o, FMT_COMPILE("{}"), e.cluster);
+  out += e.local ? ",local," : ",global,";
+  if (e.attributed) {
+    appendNum(out, e.shareSelf);
+    out += ',';
+    appendNum(out, e.shareCluster);
+    out += ',';
+    appendNum(out, e.shareAll);
+  } else {
+    out += ",,";
+  }
+  out += e.truncated ? ",1" : ",0";
+  for (double r : e.rise) {
+    out += ',';
+    appendNum(out, r);
+  }
+  out += '\n';
 }
 
 std::string DroopAnalyzer::traceCsvHeader(uint32_t numSms) {
@@ -599,41 +626,47 @@ std::string DroopAnalyzer::traceCsvHeader(uint32_t numSms) {
   return h + '\n';
 }
 
-std::string DroopAnalyzer::traceCsvRow(uint64_t startCycle, uint32_t cycles,
-                                       const double* smMinVolts, uint32_t numSms) {
-  std::string row = fmt::format("{},{},{}", startCycle, cycles,
-                                num(*std::min_element(smMinVolts, smMinVolts + numSms)));
+void DroopAnalyzer::appendTraceCsvRow(std::string& out, uint64_t startCycle, uint32_t cycles,
+                                      const double* smMinVolts, uint32_t numSms) {
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{},"), startCycle, cycles);
+  appendNum(out, *std::min_element(smMinVolts, smMinVolts + numSms));
   for (uint32_t s = 0; s < numSms; ++s) {
-    row += ',';
-    row += num(smMinVolts[s]);
+    out += ',';
+    appendNum(out, smMinVolts[s]);
   }
-  row += '\n';
-  return row;
+  out += '\n';
+}
+
+std::string DroopAnalyzer::windowCsvHeader(uint32_t numSms) {
+  std::string h = "cycle,offset";
+  for (uint32_t s = 0; s < numSms; ++s) h += fmt::format(",sm{}_v", s);
+  for (uint32_t s = 0; s < numSms; ++s) h += fmt::format(",sm{}_a", s);
+  return h + '\n';
+}
+
+void DroopAnalyzer::appendWindowCsvRow(std::string& out, uint64_t cycle, uint64_t worstCycle) {
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{},{}"), cycle,
+                 int64_t(cycle) - int64_t(worstCycle));
 }
 
 void DroopAnalyzer::writeEventsCsv(std::ostream& os) const {
-  os << eventsCsvHeader();
-  for (const DroopEvent& e : events_) os << eventCsvRow(e);
+  std::string out = eventsCsvHeader();
+  for (const DroopEvent& e : events_) appendEventCsvRow(out, e);
+  os << out;
 }
 
 void DroopAnalyzer::writeTraceCsv(std::ostream& os) const {
-  os << traceCsvHeader(n_);
+  std::string out = traceCsvHeader(n_);
   for (size_t r = 0; r < traceStart_.size(); ++r)
-    os << traceCsvRow(traceStart_[r], traceCycles_[r], traceMin_.data() + r * n_, n_);
+    appendTraceCsvRow(out, traceStart_[r], traceCycles_[r], traceMin_.data() + r * n_, n_);
+  os << out;
 }
 
 void DroopAnalyzer::writeWorstWindowCsv(std::ostream& os) const {
-  os << "cycle,offset";
-  for (uint32_t s = 0; s < n_; ++s) os << ",sm" << s << "_v";
-  for (uint32_t s = 0; s < n_; ++s) os << ",sm" << s << "_a";
-  os << '\n';
-  for (uint32_t t = 0; t < window_.length; ++t) {
-    const uint64_t cycle = window_.firstCycle + t;
-    os << cycle << ',' << (int64_t(cycle) - int64_t(worstCycle_));
-    for (uint32_t s = 0; s < n_; ++s) os << ',' << num(window_.volts[size_t(t) * n_ + s]);
-    for (uint32_t s = 0; s < n_; ++s) os << ',' << num(window_.amps[size_t(t) * n_ + s]);
-    os << '\n';
-  }
+  os << windowCsv(
+      n_, window_.firstCycle, window_.length, worstCycle_,
+      [&](uint32_t t, uint32_t s) { return window_.volts[size_t(t) * n_ + s]; },
+      [&](uint32_t t, uint32_t s) { return window_.amps[size_t(t) * n_ + s]; });
 }
 
 void DroopAnalyzer::writeHistogramCsv(std::ostream& os) const {

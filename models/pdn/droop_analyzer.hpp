@@ -166,18 +166,50 @@ class DroopAnalyzer {
   const std::vector<uint64_t>& traceStart() const { return traceStart_; }
   const std::vector<uint32_t>& traceCycles() const { return traceCycles_; }
   const std::vector<double>& traceMinVolts() const { return traceMin_; }
+  // Hand the event list and the voltage trace over (they are left empty), for a caller done with
+  // the analyzer.
+  std::vector<DroopEvent> takeEvents() { return std::move(events_); }
+  void takeTrace(std::vector<uint64_t>& start, std::vector<uint32_t>& cycles,
+                 std::vector<double>& minVolts) {
+    start = std::move(traceStart_);
+    cycles = std::move(traceCycles_);
+    minVolts = std::move(traceMin_);
+  }
 
   nlohmann::json summary() const;
   void writeEventsCsv(std::ostream& os) const;
   void writeTraceCsv(std::ostream& os) const;
   void writeWorstWindowCsv(std::ostream& os) const;
   void writeHistogramCsv(std::ostream& os) const;
-  // The CSV files' header lines and rows (with '\n'), as write*Csv write them.
+  // The CSV files' header lines and rows (appended with '\n'), as write*Csv write them.
   static std::string eventsCsvHeader();
-  static std::string eventCsvRow(const DroopEvent& e);
+  static void appendEventCsvRow(std::string& out, const DroopEvent& e);
   static std::string traceCsvHeader(uint32_t numSms);
-  static std::string traceCsvRow(uint64_t startCycle, uint32_t cycles, const double* smMinVolts,
-                                 uint32_t numSms);
+  static void appendTraceCsvRow(std::string& out, uint64_t startCycle, uint32_t cycles,
+                                const double* smMinVolts, uint32_t numSms);
+  // The worst-droop window's CSV: `length` rows from firstCycle (offsets from worstCycle);
+  // volt(t, s) and amp(t, s) are SM s's voltage and current at row t.
+  template <class Volt, class Amp>
+  static std::string windowCsv(uint32_t numSms, uint64_t firstCycle, uint32_t length,
+                               uint64_t worstCycle, Volt volt, Amp amp) {
+    std::string out = windowCsvHeader(numSms);
+    out.reserve(out.size() + size_t(length) * (24 + 2 * numSms * 12));
+    for (uint32_t t = 0; t < length; ++t) {
+      appendWindowCsvRow(out, firstCycle + t, worstCycle);
+      for (uint32_t s = 0; s < numSms; ++s) {
+        out += ',';
+        appendNum(out, volt(t, s));
+      }
+      for (uint32_t s = 0; s < numSms; ++s) {
+        out += ',';
+        appendNum(out, amp(t, s));
+      }
+      out += '\n';
+    }
+    return out;
+  }
+  // A value as every CSV here writes it: up to 9 significant digits ("{:.9g}").
+  static void appendNum(std::string& out, double v);
 
  private:
   struct Counts {
@@ -214,6 +246,9 @@ class DroopAnalyzer {
   bool inBlock(uint32_t node, uint32_t r0, uint32_t c0, uint32_t h, uint32_t w) const;
   template <class F>
   void forEachBlock(uint32_t node, F&& f) const;
+  static std::string windowCsvHeader(uint32_t numSms);
+  // A window row's first two columns: the cycle and its offset from worstCycle.
+  static void appendWindowCsvRow(std::string& out, uint64_t cycle, uint64_t worstCycle);
 
   VoltageMonitorConfig cfg_;
   uint32_t n_;

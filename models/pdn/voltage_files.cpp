@@ -21,19 +21,20 @@ void VoltageFiles::beginLaunch(size_t launch) {
 }
 
 void VoltageFiles::droopEvent(const DroopEvent& e) {
-  droops_->write(prefix_);
-  droops_->write(DroopAnalyzer::eventCsvRow(e));
+  row_.assign(prefix_);
+  DroopAnalyzer::appendEventCsvRow(row_, e);
+  droops_->write(row_);
 }
 
 void VoltageFiles::traceRow(uint64_t startCycle, uint32_t cycles, const double* smMinVolts) {
-  trace_->write(prefix_);
-  trace_->write(DroopAnalyzer::traceCsvRow(startCycle, cycles, smMinVolts, numSms_));
+  row_.assign(prefix_);
+  DroopAnalyzer::appendTraceCsvRow(row_, startCycle, cycles, smMinVolts, numSms_);
+  trace_->write(row_);
 }
 
 bool VoltageFiles::takesWindow(double worstDroopPct) {
   if (worst_ && !(worstDroopPct > worst_->worstDroopPct)) return false;
   if (worst_) {  // replaced by the coming launch's (finishLaunch): its window is not needed
-    worst_->worstWindowCsv = std::string();
     worst_->windowCycles = std::vector<uint64_t>();
     worst_->windowVolts = worst_->windowAmps = std::vector<std::vector<double>>();
   }
@@ -44,6 +45,7 @@ void VoltageFiles::finishLaunch(VoltageReport& report) {
   if (worst_ && !(report.worstDroopPct > worst_->worstDroopPct)) return;
   // The figures of the worst droop and its window; not the summary, which the record keeps.
   VoltageReport w;
+  w.numSms = report.numSms;
   w.supplyVoltage = report.supplyVoltage;
   w.minVoltage = report.minVoltage;
   w.worstDroopPct = report.worstDroopPct;
@@ -51,7 +53,6 @@ void VoltageFiles::finishLaunch(VoltageReport& report) {
   w.worstCycle = report.worstCycle;
   w.emergencies = report.emergencies;
   w.eventsAbove = report.eventsAbove;
-  w.worstWindowCsv = std::move(report.worstWindowCsv);
   w.windowCycles = std::move(report.windowCycles);
   w.windowVolts = std::move(report.windowVolts);
   w.windowAmps = std::move(report.windowAmps);

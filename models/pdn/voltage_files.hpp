@@ -46,6 +46,7 @@ class VoltageFiles : public VoltageSink {
   size_t bufferBytes_;
   size_t launch_ = 0;
   std::string prefix_;  // "<launch>,"
+  std::string row_;     // the row being written
   std::unique_ptr<StreamedFile> droops_, trace_;
   std::optional<VoltageReport> worst_;
   size_t worstLaunch_ = 0;

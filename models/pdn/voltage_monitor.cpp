@@ -10,6 +10,29 @@ namespace gpusc::pdn {
 
 nlohmann::json toJson(const VoltageReport& r) { return r.summary; }
 
+std::string eventsCsv(const VoltageReport& r) {
+  std::string out = DroopAnalyzer::eventsCsvHeader();
+  for (const DroopEvent& e : r.events) DroopAnalyzer::appendEventCsvRow(out, e);
+  return out;
+}
+
+std::string traceCsv(const VoltageReport& r) {
+  std::string out = DroopAnalyzer::traceCsvHeader(r.numSms);
+  for (size_t i = 0; i < r.traceStart.size(); ++i)
+    DroopAnalyzer::appendTraceCsvRow(out, r.traceStart[i], r.traceCycles[i],
+                                     r.traceMinVolts.data() + i * r.numSms, r.numSms);
+  return out;
+}
+
+std::string worstWindowCsv(const VoltageReport& r) {
+  if (r.windowCycles.empty() && r.windowVolts.empty()) return {};
+  return DroopAnalyzer::windowCsv(
+      r.numSms, r.windowCycles.empty() ? 0 : r.windowCycles.front(),
+      static_cast<uint32_t>(r.windowCycles.size()), r.worstCycle,
+      [&](uint32_t t, uint32_t s) { return r.windowVolts[s][t]; },
+      [&](uint32_t t, uint32_t s) { return r.windowAmps[s][t]; });
+}
+
 VoltageMonitor::VoltageMonitor(const sc_core::sc_module_name& name, const PlatformConfig& cfg,
                                GridLayout layout)
     : sc_core::sc_module(name),
@@ -81,19 +104,25 @@ VoltageReport VoltageMonitor::finishLaunch(const nlohmann::json& network) {
   r.emergencies = a.emergencies();
   for (size_t i = 0; i < cfg_.pdn.monitor.thresholds_pct.size(); ++i)
     r.eventsAbove.push_back(a.eventsAbove(i));
-  std::ostringstream ev, tr, ww, hi;
-  if (!launchSink_) {  // else the sink has had their rows
-    a.writeEventsCsv(ev);
-    a.writeTraceCsv(tr);
-  }
+  std::ostringstream hi;
   a.writeHistogramCsv(hi);
+  r.histogramCsv = hi.str();
+  r.numSms = numSms_;
+  if (!launchSink_) {  // else the sink has had their rows
+    r.events = a.takeEvents();
+    a.takeTrace(r.traceStart, r.traceCycles, r.traceMinVolts);
+  }
   // With a sink, the window is made only for a launch whose window the sink takes (the worst so
   // far), so that no more than one is held at a time.
   if (!launchSink_ || launchSink_->takesWindow(r.worstDroopPct)) {
-    a.writeWorstWindowCsv(ww);
     const DroopAnalyzer::Window& w = a.worstWindow();
     r.windowVolts.assign(numSms_, {});
     r.windowAmps.assign(numSms_, {});
+    r.windowCycles.reserve(w.length);
+    for (uint32_t s = 0; s < numSms_; ++s) {
+      r.windowVolts[s].reserve(w.length);
+      r.windowAmps[s].reserve(w.length);
+    }
     for (uint32_t t = 0; t < w.length; ++t) {
       r.windowCycles.push_back(w.firstCycle + t);
       for (uint32_t s = 0; s < numSms_; ++s) {
@@ -101,15 +130,9 @@ VoltageReport VoltageMonitor::finishLaunch(const nlohmann::json& network) {
         r.windowAmps[s].push_back(w.amps[size_t(t) * numSms_ + s]);
       }
     }
-    r.worstWindowCsv = ww.str();
-    ww.str(std::string());
   }
-  r.eventsCsv = ev.str();
-  r.traceCsv = tr.str();
-  r.histogramCsv = hi.str();
   if (launchSink_) {
     launchSink_->finishLaunch(r);
-    r.worstWindowCsv = std::string();
     r.windowCycles = std::vector<uint64_t>();
     r.windowVolts = r.windowAmps = std::vector<std::vector<double>>();
   }

@@ -20,12 +20,15 @@
 
 namespace gpusc::pdn {
 
-// What a launch's voltage looked like: the analyzer's summary and its tables as CSV text.
-// Without a VoltageSink all of it is kept; with one, eventsCsv and traceCsv stay empty (the sink
-// got their rows) and so do the worst-droop window's fields (the sink saw them in finishLaunch),
-// so that a launch record does not grow with the launch's length.
+// What a launch's voltage looked like: the analyzer's summary, its droop events, voltage trace
+// and worst-droop window, and the histogram as CSV text. Without a VoltageSink all of it is kept;
+// with one, the events and the trace stay empty (the sink got their rows) and so do the
+// worst-droop window's fields (the sink saw them in finishLaunch), so that a launch record does
+// not grow with the launch's length. eventsCsv(), traceCsv() and worstWindowCsv() below make the
+// CSV text of the lists when it is asked for.
 struct VoltageReport {
   nlohmann::json summary;  // DroopAnalyzer::summary() plus the network's parameters
+  uint32_t numSms = 0;
   double supplyVoltage = 0;
   double minVoltage = 0;
   double worstDroopPct = 0;
@@ -33,11 +36,24 @@ struct VoltageReport {
   uint64_t worstCycle = 0;
   uint64_t emergencies = 0;
   std::vector<uint64_t> eventsAbove;  // per pdn.monitor.thresholds_pct
-  std::string eventsCsv, traceCsv, worstWindowCsv, histogramCsv;
+  std::string histogramCsv;
+  // The classified droop events (the first pdn.monitor.max_events), in order.
+  std::vector<DroopEvent> events;
+  // The voltage trace: row r covers cycles [traceStart[r], + traceCycles[r]) and holds each SM's
+  // minimum voltage at traceMinVolts[r * numSms + s].
+  std::vector<uint64_t> traceStart;
+  std::vector<uint32_t> traceCycles;
+  std::vector<double> traceMinVolts;
   // Around the worst droop: the cycles, and each SM's voltage and current at them ([sm][i]).
   std::vector<uint64_t> windowCycles;
   std::vector<std::vector<double>> windowVolts, windowAmps;
 };
+// The report's lists as the CSV files droops.csv, voltage.csv and worst_droop.csv hold them (each
+// with its header line; a launch without the list gives the header alone, and worstWindowCsv an
+// empty text).
+std::string eventsCsv(const VoltageReport& r);
+std::string traceCsv(const VoltageReport& r);
+std::string worstWindowCsv(const VoltageReport& r);
 nlohmann::json toJson(const VoltageReport& r);
 
 // Where a run's voltage detail goes as it is produced (VoltageMonitor::setSink,
@@ -56,7 +72,7 @@ class VoltageSink : public DroopSink {
     return true;
   }
   // The launch's report, complete; it may take the window fields (windowCycles, windowVolts,
-  // windowAmps, worstWindowCsv), which are cleared afterwards in any case.
+  // windowAmps), which are cleared afterwards in any case.
   virtual void finishLaunch(VoltageReport& report) = 0;
 };
 

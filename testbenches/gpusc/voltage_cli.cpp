@@ -102,7 +102,7 @@ std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& la
     written.push_back(name);
   };
   put("droop_histogram.csv", joinCsv(launches, &pdn::VoltageReport::histogramCsv));
-  put("worst_droop.csv", worst->worstWindowCsv);
+  put("worst_droop.csv", pdn::worstWindowCsv(*worst));
   if (!worst->windowCycles.empty()) {
     plot::Figure f;
     f.title = fmt::format("Worst droop: {:.2f}% at sm{}, cycle {}{}", worst->worstDroopPct,
