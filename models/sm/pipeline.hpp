@@ -2,6 +2,7 @@
 // and scoreboards, and the records of instructions between issue and writeback.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -17,42 +18,50 @@ inline constexpr Cycle kNever = std::numeric_limits<Cycle>::max();
 // Scoreboard states of a register.
 enum : uint8_t { kReady = 0, kPendingAlu = 1, kPendingMemory = 2 };
 
-struct WarpSlot {
+// The fields every cycle's scans read (fetch, issue, the scoreboard check) come first and fill
+// one 64-byte cache line, and a slot starts on a line: a warp that cannot issue costs one line,
+// not the three its fields spanned when they were ordered by topic.
+struct alignas(64) WarpSlot {
+  // ---- read by the per-cycle scans (one cache line) ----
   bool active = false;
-  func::Warp* warp = nullptr;
   // The functional warp's pc and state, as of the last sync(). Only the functional engine's step
   // changes them (a step of this warp, or of another warp of its CTA releasing it: the SM
   // syncs the CTA's slots then), so the per-cycle scans over the slots (fetch, issue, the next
   // event) read these instead of the warp itself, which is a cache miss per warp.
-  uint32_t pc = func::kNoPc;
   func::WarpState state = func::WarpState::Done;
+  bool fetching = false;     // waits for an instruction-cache miss
+  bool waitingLong = false;  // its scheduler was told it waits on a load or a barrier
+  uint32_t pc = func::kNoPc;
+  // Instruction buffer: decoded instructions for pcs [ibBegin, ibEnd), usable from ibReady.
+  uint32_t ibBegin = 0, ibEnd = 0;
+  uint32_t checkedPc = ~0u;
+  uint8_t checkedPending = kReady;
+  Cycle ibReady = 0;
+  Cycle eligibleAt = 0;  // may not issue before (CTA start, barrier release)
+  // The scoreboard's answer for the instruction at checkedPc, valid while scoreboardVersion
+  // (bumped whenever one of the warp's registers is written back) equals checkedVersion.
+  uint64_t scoreboardVersion = 0, checkedVersion = ~0ull;
+
+  // ---- the rest ----
+  func::Warp* warp = nullptr;
+  uint32_t cta = 0;  // CTA slot of the SM
+  uint32_t scheduler = 0;
+  uint64_t age = 0;          // start order, for greedy-then-oldest
+  uint32_t inFlight = 0;     // issued instructions not complete, including unacknowledged stores
+  uint32_t memoryPending = 0;  // registers and predicates waiting for a load
+  std::vector<uint8_t> regPending, predPending;
+
   void sync() {
     pc = warp->pc();
     state = warp->state;
   }
   bool done() const { return state == func::WarpState::Done; }
-  uint32_t cta = 0;  // CTA slot of the SM
-  uint32_t scheduler = 0;
-  uint64_t age = 0;  // start order, for greedy-then-oldest
-  // Instruction buffer: decoded instructions for pcs [ibBegin, ibEnd), usable from ibReady.
-  uint32_t ibBegin = 0, ibEnd = 0;
-  Cycle ibReady = 0;
-  bool fetching = false;     // waits for an instruction-cache miss
-  Cycle eligibleAt = 0;      // may not issue before (CTA start, barrier release)
-  uint32_t inFlight = 0;     // issued instructions not complete, including unacknowledged stores
-  bool waitingLong = false;  // its scheduler was told it waits on a load or a barrier
-  std::vector<uint8_t> regPending, predPending;
-  uint32_t memoryPending = 0;  // registers and predicates waiting for a load
-  // The scoreboard's answer for the instruction at checkedPc, valid while scoreboardVersion
-  // (bumped whenever one of the warp's registers is written back) equals checkedVersion.
-  uint64_t scoreboardVersion = 0, checkedVersion = ~0ull;
-  uint32_t checkedPc = ~0u;
-  uint8_t checkedPending = kReady;
-
   bool hasInstruction(uint32_t pc, Cycle now) const {
     return pc >= ibBegin && pc < ibEnd && ibReady <= now;
   }
 };
+static_assert(offsetof(WarpSlot, checkedVersion) + sizeof(uint64_t) <= 64,
+              "the scans' fields of a warp slot fit one cache line");
 
 // One instruction between issue and writeback.
 struct InFlight {
