@@ -46,8 +46,8 @@ struct alignas(64) WarpSlot {
   func::Warp* warp = nullptr;
   uint32_t cta = 0;  // CTA slot of the SM
   uint32_t scheduler = 0;
-  uint64_t age = 0;          // start order, for greedy-then-oldest
-  uint32_t inFlight = 0;     // issued instructions not complete, including unacknowledged stores
+  uint64_t age = 0;            // start order, for greedy-then-oldest
+  uint32_t inFlight = 0;       // issued instructions not complete, including unacknowledged stores
   uint32_t memoryPending = 0;  // registers and predicates waiting for a load
   std::vector<uint8_t> regPending, predPending;
 

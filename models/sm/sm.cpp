@@ -552,6 +552,27 @@ uint32_t Sm::activeWarps() const {
   return n;
 }
 
+// Most warps a scheduler tries cannot issue, for a reason tryIssue would find without changing
+// anything (it changes state only when a warp first waits long): this inline check gives that
+// answer without the call, and leaves every other case to tryIssue.
+inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) {
+  if (w.state != func::WarpState::Ready || w.eligibleAt > now) {
+    reason = Stall::Barrier;
+    return w.waitingLong ||
+           (w.state != func::WarpState::AtBarrier && w.state != func::WarpState::MbarrierWait);
+  }
+  if (!w.hasInstruction(w.pc, now)) {
+    reason = Stall::Fetch;
+    return true;
+  }
+  if (w.checkedPc == w.pc && w.checkedVersion == w.scoreboardVersion &&
+      w.checkedPending != kReady) {
+    reason = w.checkedPending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;
+    return reason == Stall::DataAlu || w.waitingLong;
+  }
+  return false;
+}
+
 void Sm::issue(Cycle now) {
   for (auto& sp : schedulers_) {
     WarpScheduler& s = *sp;
@@ -569,6 +590,10 @@ void Sm::issue(Cycle now) {
     candidates_.assign(order.begin(), order.end());  // issuing changes the policy's order
     for (uint32_t slot : candidates_) {
       Stall why = Stall::Issued;
+      if (quietStall(warps_[slot], now, why)) {
+        if (first == Stall::Count_) first = why;
+        continue;
+      }
       if (tryIssue(slot, now, why)) {
         issued = true;
         break;
