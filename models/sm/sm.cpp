@@ -65,6 +65,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
         fmt::format("warp_scheduler{}", i).c_str(), s, policiesOf(cfg).warpSchedulers));
   warps_.resize(s.max_warps);
   activeWarps_.assign((s.max_warps + 63) / 64, 0);
+  fetchWatch_ = activeWarps_;
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
@@ -673,10 +674,16 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   const func::StepResult r =
       kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr, &env_);
   w.sync();
+  watchFetch(slot);
   if (r.released) {
     // Other warps of the CTA changed state (a barrier or an mbarrier phase completed).
-    for (WarpSlot& o : warps_)
-      if (o.active && o.cta == w.cta) o.sync();
+    for (uint32_t k = 0; k < warps_.size(); ++k) {
+      WarpSlot& o = warps_[k];
+      if (o.active && o.cta == w.cta) {
+        o.sync();
+        watchFetch(k);
+      }
+    }
     releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
   }
 
@@ -902,8 +909,8 @@ void Sm::fetch(Cycle now) {
   // Round-robin over the active slots from nextWarp: [start, n), then [0, start).
   for (uint32_t pass = 0; pass < 2; ++pass) {
     const uint32_t lo = pass == 0 ? start : 0, hi = pass == 0 ? n : start;
-    for (uint32_t word = lo >> 6; (word << 6) < hi; ++word) {  // hi <= n: within activeWarps_
-      uint64_t bits = activeWarps_[word];
+    for (uint32_t word = lo >> 6; (word << 6) < hi; ++word) {  // hi <= n: within fetchWatch_
+      uint64_t bits = fetchWatch_[word];
       if (word == lo >> 6) bits &= ~0ull << (lo & 63);
       for (; bits != 0; bits &= bits - 1) {
         const uint32_t ws = (word << 6) + uint32_t(__builtin_ctzll(bits));
@@ -918,14 +925,17 @@ void Sm::setActive(uint32_t ws, bool active) {
   warps_[ws].active = active;
   const uint64_t bit = 1ull << (ws & 63);
   activeWarps_[ws >> 6] = active ? activeWarps_[ws >> 6] | bit : activeWarps_[ws >> 6] & ~bit;
+  fetchWatch_[ws >> 6] = active ? fetchWatch_[ws >> 6] | bit : fetchWatch_[ws >> 6] & ~bit;
 }
 
 bool Sm::fetchFor(uint32_t ws, Cycle now) {
   const uint32_t n = static_cast<uint32_t>(warps_.size());
   WarpSlot& w = warps_[ws];
-  if (w.fetching || w.done()) return false;
   const uint32_t pc = w.pc;
-  if (pc >= w.ibBegin && pc < w.ibEnd) return false;
+  if (w.fetching || w.done() || (pc >= w.ibBegin && pc < w.ibEnd)) {
+    fetchWatch_[ws >> 6] &= ~(1ull << (ws & 63));  // until its pc, buffer or fetch changes
+    return false;
+  }
   fetch_.nextWarp = ws + 1 == n ? 0 : ws + 1;
   if (fetch_.fetch(ws, w, pc, now, act_) == FetchUnit::Result::Miss) {
     MemTransaction t;
@@ -933,10 +943,12 @@ bool Sm::fetchFor(uint32_t ws, Cycle now) {
     t.bytes = cfg_.sm.icache.line_bytes;
     t.lanes = 0;
     t.kind = AccessKind::InstructionFetch;
-    if (send(ws, t))
+    if (send(ws, t)) {
       act_.icacheMisses += 1;  // a miss is a line requested (not a warp joining a request)
-    else
+    } else {
       fetch_.cancel(t.addr, warps_);  // the memory system is busy: ask again later
+      fetchWatch_ = activeWarps_;     // the warps that waited for the line fetch again
+    }
   }
   return true;
 }
@@ -1009,6 +1021,7 @@ void Sm::response(tlm::tlm_generic_payload& gp) {
   const Cycle at = cycleNow() + 1;
   if (ext.kind == AccessKind::InstructionFetch) {
     fetch_.fill(gp.get_address(), at, warps_);
+    fetchWatch_ = activeWarps_;  // the warps that waited for the line have new buffers
   } else {
     if (ext.kind == AccessKind::ConstLoad) {
       // Every instruction waiting on the line (its MSHR's merged requests) gets it, one per

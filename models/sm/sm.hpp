@@ -284,6 +284,12 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // Bit ws of word ws / 64: warps_[ws].active. The fetch scan visits these slots only (an
   // inactive slot is a cache line loaded for nothing).
   std::vector<uint64_t> activeWarps_;
+  // The active slots the fetch scan looks at: a slot's bit is cleared when the scan finds it
+  // needs no fetch (it waits for a line, is done, or its buffer holds its pc), and set again by
+  // whatever may change that (its pc or state: sync(); its buffer or wait: a line filled or a
+  // fetch cancelled), so a clear bit always means "no fetch" and the scan's choice is the same.
+  std::vector<uint64_t> fetchWatch_;
+  void watchFetch(uint32_t ws) { fetchWatch_[ws >> 6] |= 1ull << (ws & 63); }
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
   // writebacks due in the same cycle, so the free list's order is state (resetState).
