@@ -5,8 +5,10 @@
 
 namespace gpusc::sm {
 
-uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool atomic) {
-  if (rec.mask == 0) return 1;
+namespace {
+
+// The general count, for any access size and for atomics.
+uint32_t countConflicts(const func::MemRecord& rec, uint32_t banks, bool atomic) {
   // Words each lane touches (an 8- or 16-byte access covers several consecutive words).
   const unsigned wordsPerLane = std::max<unsigned>(1, (rec.bytes + 3) / 4);
   const uint64_t bankMask = banks - 1;
@@ -41,6 +43,33 @@ uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool a
     }
   }
   return degree;
+}
+
+}  // namespace
+
+uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool atomic) {
+  if (rec.mask == 0) return 1;
+  // Most accesses read or write one word per lane and either spread over distinct banks or share
+  // words (a broadcast): one pass with a bit per bank shows it, and the first bank asked for a
+  // second distinct word hands the access to the general count.
+  if (!atomic && rec.bytes <= 4 && banks <= 64) {
+    const uint64_t bankMask = banks - 1;
+    uint64_t used = 0;
+    uint64_t first[64];
+    for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
+      const uint64_t word = rec.addr[__builtin_ctz(m)] / 4;
+      const uint32_t bank = static_cast<uint32_t>(word & bankMask);
+      const uint64_t bit = 1ull << bank;
+      if (!(used & bit)) {
+        used |= bit;
+        first[bank] = word;
+      } else if (first[bank] != word) {
+        return countConflicts(rec, banks, atomic);
+      }
+    }
+    return 1;
+  }
+  return countConflicts(rec, banks, atomic);
 }
 
 }  // namespace gpusc::sm
