@@ -16,12 +16,7 @@ void DispatchUnit::reset() {
   for (auto& g : groups_)
     for (auto& c : g) c = Collector{};
   occupied_ = 0;
-}
-
-bool DispatchUnit::hasFreeCollector(Unit u) const {
-  for (const auto& c : groups_[group(u)])
-    if (!c.busy) return true;
-  return false;
+  std::fill(std::begin(busyIn_), std::end(busyIn_), 0u);
 }
 
 void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
@@ -44,6 +39,7 @@ void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vect
       c.banks[c.left++] = static_cast<uint8_t>(rf_.bank(r, warp));
     }
     ++occupied_;
+    ++busyIn_[group(u)];
     return;
   }
 }
@@ -85,6 +81,7 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act,
       ++sent;
       c->busy = false;
       --occupied_;
+      --busyIn_[group(c->unit)];
     }
   }
 }

@@ -22,7 +22,10 @@ class DispatchUnit : public sc_core::sc_module {
  public:
   DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg, RegisterFile& rf);
 
-  bool hasFreeCollector(Unit u) const;
+  bool hasFreeCollector(Unit u) const {
+    const int g = group(u);
+    return busyIn_[g] < groups_[g].size();
+  }
   // Instruction `inst` of warp slot `warp` enters a collector; it reads the registers `regs`.
   void collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
                uint32_t numRegSlots, Cycle now);
@@ -59,6 +62,7 @@ class DispatchUnit : public sc_core::sc_module {
   std::vector<Collector*> byAge_;
   std::vector<uint8_t> bankTaken_;
   uint32_t occupied_ = 0;
+  uint32_t busyIn_[3] = {0, 0, 0};  // busy collectors of each group
   uint64_t issueOrder_ = 0;
   uint32_t maxDispatch_ = kUnlimited, maxReads_ = kUnlimited;
 };
