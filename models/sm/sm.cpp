@@ -66,6 +66,8 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   warps_.resize(s.max_warps);
   activeWarps_.assign((s.max_warps + 63) / 64, 0);
   fetchWatch_ = activeWarps_;
+  parked_ = activeWarps_;  // all clear
+  parkedReason_.assign(s.max_warps, Stall::Issued);
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
@@ -389,6 +391,7 @@ void Sm::writeback(Cycle now) {
     wbq_.pop();
     InFlight& in = inflight_[i];
     WarpSlot& w = warps_[in.warp];
+    unpark(in.warp);
     for (uint32_t r : in.info->regWrites) {
       if (w.regPending[r] == kPendingMemory) --w.memoryPending;
       w.regPending[r] = kReady;
@@ -591,7 +594,19 @@ void Sm::issue(Cycle now) {
     candidates_.assign(order.begin(), order.end());  // issuing changes the policy's order
     for (uint32_t slot : candidates_) {
       Stall why = Stall::Issued;
-      if (quietStall(warps_[slot], now, why)) {
+      if ((parked_[slot >> 6] >> (slot & 63)) & 1) {
+        if (first == Stall::Count_) first = parkedReason_[slot];
+        continue;
+      }
+      const WarpSlot& w = warps_[slot];
+      if (quietStall(w, now, why)) {
+        // Not ready, or waiting on the scoreboard: the answer holds until the warp's state,
+        // pc or scoreboard changes, which unpark it.
+        if (why == Stall::DataMemory || why == Stall::DataAlu ||
+            (why == Stall::Barrier && w.state != func::WarpState::Ready)) {
+          parked_[slot >> 6] |= 1ull << (slot & 63);
+          parkedReason_[slot] = why;
+        }
         if (first == Stall::Count_) first = why;
         continue;
       }
@@ -675,6 +690,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
       kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr, &env_);
   w.sync();
   watchFetch(slot);
+  unpark(slot);
   if (r.released) {
     // Other warps of the CTA changed state (a barrier or an mbarrier phase completed).
     for (uint32_t k = 0; k < warps_.size(); ++k) {
@@ -682,6 +698,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
       if (o.active && o.cta == w.cta) {
         o.sync();
         watchFetch(k);
+        unpark(k);
       }
     }
     releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
@@ -926,6 +943,7 @@ void Sm::setActive(uint32_t ws, bool active) {
   const uint64_t bit = 1ull << (ws & 63);
   activeWarps_[ws >> 6] = active ? activeWarps_[ws >> 6] | bit : activeWarps_[ws >> 6] & ~bit;
   fetchWatch_[ws >> 6] = active ? fetchWatch_[ws >> 6] | bit : fetchWatch_[ws >> 6] & ~bit;
+  unpark(ws);
 }
 
 bool Sm::fetchFor(uint32_t ws, Cycle now) {

@@ -290,6 +290,14 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // fetch cancelled), so a clear bit always means "no fetch" and the scan's choice is the same.
   std::vector<uint64_t> fetchWatch_;
   void watchFetch(uint32_t ws) { fetchWatch_[ws >> 6] |= 1ull << (ws & 63); }
+  // Warps the issue scan passes over without looking at their slot: each was found unable to
+  // issue for a reason that holds until its state, pc or scoreboard changes (not ready: at a
+  // barrier or done; or waiting on a register), kept in parkedReason_. Whatever changes those
+  // (a sync, a writeback, a release, the slot's start or end) unparks the warp, so the scan's
+  // outcome is the one it would find by looking.
+  std::vector<uint64_t> parked_;
+  std::vector<Stall> parkedReason_;
+  void unpark(uint32_t ws) { parked_[ws >> 6] &= ~(1ull << (ws & 63)); }
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
   // writebacks due in the same cycle, so the free list's order is state (resetState).
