@@ -36,6 +36,7 @@ struct alignas(64) WarpSlot {
   uint32_t ibBegin = 0, ibEnd = 0;
   uint32_t checkedPc = ~0u;
   uint8_t checkedPending = kReady;
+  Unit checkedUnit = Unit::None;  // the unit of the instruction at checkedPc
   Cycle ibReady = 0;
   Cycle eligibleAt = 0;  // may not issue before (CTA start, barrier release)
   // The scoreboard's answer for the instruction at checkedPc, valid while scoreboardVersion

@@ -559,7 +559,7 @@ uint32_t Sm::activeWarps() const {
 // Most warps a scheduler tries cannot issue, for a reason tryIssue would find without changing
 // anything (it changes state only when a warp first waits long): this inline check gives that
 // answer without the call, and leaves every other case to tryIssue.
-inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) {
+inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) const {
   if (w.state != func::WarpState::Ready || w.eligibleAt > now) {
     reason = Stall::Barrier;
     return w.waitingLong ||
@@ -569,10 +569,14 @@ inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) {
     reason = Stall::Fetch;
     return true;
   }
-  if (w.checkedPc == w.pc && w.checkedVersion == w.scoreboardVersion &&
-      w.checkedPending != kReady) {
+  if (w.checkedPc != w.pc || w.checkedVersion != w.scoreboardVersion) return false;
+  if (w.checkedPending != kReady) {
     reason = w.checkedPending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;
     return reason == Stall::DataAlu || w.waitingLong;
+  }
+  if (w.checkedUnit != Unit::None && !dispatch_.hasFreeCollector(w.checkedUnit)) {
+    reason = Stall::Structural;
+    return true;
   }
   return false;
 }
@@ -651,6 +655,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     w.checkedPc = pc;
     w.checkedVersion = w.scoreboardVersion;
     w.checkedPending = pending;
+    w.checkedUnit = unitOf(inst.cls);
   }
   if (pending != kReady) {
     reason = pending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;

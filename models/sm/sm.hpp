@@ -212,7 +212,7 @@ class Sm : public sc_core::sc_module, private LdstHost {
   void retire(Cycle now);
   void issue(Cycle now);
   void throttle(Cycle now);  // local smoothing: the DispatchUnit's limits this cycle
-  static bool quietStall(const WarpSlot& w, Cycle now, Stall& reason);
+  bool quietStall(const WarpSlot& w, Cycle now, Stall& reason) const;
   bool tryIssue(uint32_t slot, Cycle now, Stall& reason);
   void fetch(Cycle now);
   // Fetch for slot ws if it needs instructions; false: it does not (fetch tries the next).
