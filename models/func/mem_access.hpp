@@ -18,16 +18,30 @@ struct Resolved {
   uint64_t addr;   // the address within that space
 };
 
+// The faults, out of line: they are rare, and resolve() stays small enough to inline into the
+// handlers' lane loops (where the space is often a constant).
+[[noreturn, gnu::cold, gnu::noinline]] inline void faultMisaligned(ExecCtx& c, int l,
+                                                                   unsigned bytes, bool write,
+                                                                   MemSpace space, uint64_t addr) {
+  c.fault(l, fmt::format("misaligned {}-byte {} access at {} address 0x{:x}", bytes,
+                         write ? "write" : "read", memSpaceName(space), addr));
+}
+[[noreturn, gnu::cold, gnu::noinline]] inline void faultIllegal(ExecCtx& c, int l, unsigned bytes,
+                                                                bool write, MemSpace space,
+                                                                uint64_t addr) {
+  c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes, write ? "write" : "read",
+                         memSpaceName(space), addr));
+}
+
 // Resolves `addr` in `space` for lane `l`; faults on an invalid access.
 // A step with a write log (StepEnv::log) defers its global writes: a plain write (`write`, not
 // `rmw`) to global memory gets a staging slot of the log, pre-filled with the current bytes, for
 // the caller to write; a read-modify-write (`rmw`) gets the memory itself, for the caller to read
 // from or to log (deferredLog()), not to write.
-inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned bytes, int l,
-                        bool write, bool rmw = false) {
-  if (addr & (bytes - 1))
-    c.fault(l, fmt::format("misaligned {}-byte {} access at {} address 0x{:x}", bytes,
-                           write ? "write" : "read", memSpaceName(space), addr));
+[[gnu::always_inline]] inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr,
+                                               unsigned bytes, int l, bool write,
+                                               bool rmw = false) {
+  if (__builtin_expect(addr & (bytes - 1), 0)) faultMisaligned(c, l, bytes, write, space, addr);
   if (space == MemSpace::Generic) {
     if (addr >= kWindowBase && addr < kParamWindow + kWindowSize) {
       uint64_t window = (addr - kWindowBase) / kWindowSize;
@@ -69,9 +83,7 @@ inline Resolved resolve(ExecCtx& c, MemSpace space, uint64_t addr, unsigned byte
     default:
       break;
   }
-  if (p == nullptr)
-    c.fault(l, fmt::format("illegal {}-byte {} at {} address 0x{:x}", bytes,
-                           write ? "write" : "read", memSpaceName(space), addr));
+  if (__builtin_expect(p == nullptr, 0)) faultIllegal(c, l, bytes, write, space, addr);
   return {p, space, addr};
 }
 
