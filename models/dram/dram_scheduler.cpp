@@ -75,17 +75,25 @@ class BankMarks {
 
 class FirstReadyFcfs : public DramSchedulingPolicy {
  public:
-  explicit FirstReadyFcfs(const DramConfig& cfg) : hasHit_(cfg.banks), seen_(cfg.banks) {}
+  explicit FirstReadyFcfs(const DramConfig& cfg)
+      : hasHit_(cfg.banks), seen_(cfg.banks), triedRead_(cfg.banks), triedWrite_(cfg.banks) {}
 
   DramDecision decide(const RequestQueue& q, const DramChannel& ch, uint64_t now) override {
     DramDecision d;
     hasHit_.newRound();
     seen_.newRound();
-    // First ready: the oldest row hit whose column command may issue now.
+    triedRead_.newRound();
+    triedWrite_.newRound();
+    // First ready: the oldest row hit whose column command may issue now. A bank's earliest
+    // read (write) column command is the same for all its hits, so after its oldest read
+    // (write) hit could not issue, its younger ones cannot either.
     for (uint32_t i = q.oldest(); i != RequestQueue::kEnd; i = q.next(i)) {
       const DramRequest& r = q[i];
       if (!ch.isRowHit(r.bank, r.row)) continue;
       hasHit_.mark(r.bank);
+      BankMarks& tried = r.write ? triedWrite_ : triedRead_;
+      if (tried.marked(r.bank)) continue;
+      tried.mark(r.bank);
       const uint64_t t = ch.earliestColumn(r.bank, r.write);
       if (t <= now) return DramDecision{Kind::Column, i, now};
       d.retry = std::min(d.retry, t);
@@ -104,7 +112,7 @@ class FirstReadyFcfs : public DramSchedulingPolicy {
   }
 
  private:
-  BankMarks hasHit_, seen_;
+  BankMarks hasHit_, seen_, triedRead_, triedWrite_;
 };
 
 class Fcfs : public DramSchedulingPolicy {
