@@ -47,22 +47,28 @@ void LdstUnit::coalesce(const InFlight& in, AccessKind kind) {
   next_ = 0;
   const func::MemRecord& r = in.mem;
   const uint64_t line = cfg_.sm.l1d.line_bytes;
-  for (int l = 0; l < func::kWarpSize; ++l) {
-    if (!((r.mask >> l) & 1u)) continue;
+  const uint64_t byteEnd = std::min<uint64_t>(line, 256);  // the byte mask covers 256 bytes
+  size_t cur = 0;  // the transaction of the last lane: most lanes share their neighbour's line
+  for (uint32_t m = r.mask; m != 0; m &= m - 1) {
+    const int l = __builtin_ctz(m);
     uint64_t a = r.space == MemSpace::Local ? localAddress(in.warp, l, r.addr[l]) : r.addr[l];
     // An access never crosses a line when it is naturally aligned and at most a line long;
     // a wider vector access still fits one line of a GPU's 128-byte lines.
-    uint64_t base = a & ~(line - 1);
-    auto it = std::find_if(toSend_.begin(), toSend_.end(),
-                           [&](const MemTransaction& t) { return t.addr == base; });
-    if (it == toSend_.end()) {
-      toSend_.push_back(MemTransaction{base, static_cast<uint32_t>(line), 0, {}, kind});
-      it = toSend_.end() - 1;
+    const uint64_t base = a & ~(line - 1);
+    if (cur >= toSend_.size() || toSend_[cur].addr != base) {
+      cur = 0;
+      while (cur < toSend_.size() && toSend_[cur].addr != base) ++cur;
+      if (cur == toSend_.size())
+        toSend_.push_back(MemTransaction{base, static_cast<uint32_t>(line), 0, {}, kind});
     }
-    it->lanes |= 1u << l;
-    for (unsigned b = 0; b < r.bytes && (a - base) + b < line && (a - base) + b < 256; ++b) {
-      unsigned i = static_cast<unsigned>(a - base + b);
-      it->byteMask[i / 64] |= 1ull << (i % 64);
+    MemTransaction& t = toSend_[cur];
+    t.lanes |= 1u << l;
+    // Bytes [a - base, + r.bytes) of the line, within the mask.
+    const uint64_t end = std::min<uint64_t>(a - base + r.bytes, byteEnd);
+    for (uint64_t i = a - base; i < end;) {
+      const uint64_t lo = i % 64, n = std::min<uint64_t>(end - i, 64 - lo);
+      t.byteMask[i / 64] |= (n == 64 ? ~0ull : ((1ull << n) - 1)) << lo;
+      i += n;
     }
   }
   if (kind != AccessKind::Atomic) return;
