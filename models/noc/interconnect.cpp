@@ -112,7 +112,8 @@ void Interconnect::step() {
   fabric_.now = now;
   fabric_.progress = false;
   fabric_.deliverCredits();
-  for (auto& ni : nis_) ni->step();
+  for (auto& ni : nis_)
+    if (!ni->quiet()) ni->step();
   stepRouters();
   lastCycle_ = now;
   evaluated_ = true;

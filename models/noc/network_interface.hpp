@@ -127,6 +127,12 @@ class NetworkInterface : public sc_core::sc_module {
 
   // Evaluates cycle fabric.now: ejection, delivery, injection.
   void step();
+  // step() would do nothing this cycle: nothing to eject, hand to the L2 or inject, and no
+  // stall to clear. Asked inline for every interface every cycle; most are quiet.
+  bool quiet() const {
+    return !stalled_ && ejection_.occupancy() == 0 && injectQueue_.empty() &&
+           (side_ != Side::kL2 || awaiting_ != nullptr || ejectQueue_.empty());
+  }
   // `cycles` cycles passed unevaluated, in the state of the last evaluated one.
   void accountSkipped(uint64_t cycles) {
     if (stalled_) stallCycles_ += cycles;
