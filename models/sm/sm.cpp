@@ -666,7 +666,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     }
     return false;
   }
-  const Unit unit = unitOf(inst.cls);
+  const Unit unit = w.checkedUnit;  // unitOf(inst.cls), cached with the scoreboard answer
   if (unit != Unit::None && !dispatch_.hasFreeCollector(unit)) {
     reason = Stall::Structural;
     return false;
