@@ -595,8 +595,14 @@ void Sm::issue(Cycle now) {
     }
     Stall first = Stall::Count_;
     bool issued = false;
-    candidates_.assign(order.begin(), order.end());  // issuing changes the policy's order
-    for (uint32_t slot : candidates_) {
+    // tryIssue may change the policy's order (an issue, a warp that starts to wait long): the
+    // scan goes on over a copy of the rest from the first call on. The checks before it change
+    // nothing of the policy's.
+    const uint32_t* it = order.data();
+    const uint32_t* end = it + order.size();
+    bool copied = false;
+    for (; it != end; ++it) {
+      const uint32_t slot = *it;
       Stall why = Stall::Issued;
       if ((parked_[slot >> 6] >> (slot & 63)) & 1) {
         if (first == Stall::Count_) first = parkedReason_[slot];
@@ -613,6 +619,12 @@ void Sm::issue(Cycle now) {
         }
         if (first == Stall::Count_) first = why;
         continue;
+      }
+      if (!copied) {
+        candidates_.assign(it, end);
+        it = candidates_.data();
+        end = it + candidates_.size();
+        copied = true;
       }
       if (tryIssue(slot, now, why)) {
         issued = true;

@@ -68,10 +68,23 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
   const std::vector<uint32_t>& order() override {
     if (!stale_) return out_;
     stale_ = false;
-    out_.clear();
-    if (haveGreedy_) out_.push_back(greedy_);
-    for (const auto& e : byAge_)
-      if (!haveGreedy_ || e.second != greedy_) out_.push_back(e.second);
+    const size_t n = byAge_.size();
+    if (!haveGreedy_) {
+      out_.resize(n);
+      for (size_t k = 0; k < n; ++k) out_[k] = byAge_[k].second;
+      return out_;
+    }
+    // The greedy warp, then the others oldest first: written without a branch per warp (the
+    // greedy one's age-order copy lands on the place the next warp overwrites; a spare last
+    // element takes it when it is the youngest), as this runs whenever another warp issues.
+    out_.resize(n + 1);
+    out_[0] = greedy_;
+    size_t j = 1;
+    for (const auto& e : byAge_) {
+      out_[j] = e.second;
+      j += e.second != greedy_;
+    }
+    out_.resize(j);
     return out_;
   }
   void issued(uint32_t w) override {
