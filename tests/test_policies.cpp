@@ -1,10 +1,13 @@
 // Policies a testbench registers (common/policies.hpp): every policy key accepts the names
 // registered for it, the model creates its units' policies from the platform's Policies, and
 // nothing is global (the built-ins and other Policies objects never see a registration).
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cache/replacement.hpp"
@@ -75,6 +78,65 @@ TEST(Policies, EveryPolicyKeyUsesTheRegisteredPolicy) {
   EXPECT_EQ(n.cta.load(), 1u);
   EXPECT_EQ(n.simd.load(), cfg.gpu.num_sms);
   EXPECT_EQ(n.dram.load(), cfg.memory.partitions);
+}
+
+// Greedy-then-oldest written the plain way: the greedy warp first inside order(), no
+// preferred(). The built-in gto gives its greedy warp through preferred() instead; the warps
+// tried, and so every result, must be the same.
+class GtoInOrder : public sm::WarpSchedulingPolicy {
+ public:
+  void add(uint32_t w, uint64_t age) override {
+    auto it = std::upper_bound(
+        byAge_.begin(), byAge_.end(), age,
+        [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
+    byAge_.insert(it, {age, w});
+  }
+  void remove(uint32_t w) override {
+    byAge_.erase(
+        std::remove_if(byAge_.begin(), byAge_.end(), [&](auto& e) { return e.second == w; }),
+        byAge_.end());
+    if (haveGreedy_ && greedy_ == w) haveGreedy_ = false;
+  }
+  const std::vector<uint32_t>& order() override {
+    out_.clear();
+    if (haveGreedy_) out_.push_back(greedy_);
+    for (const auto& e : byAge_)
+      if (!haveGreedy_ || e.second != greedy_) out_.push_back(e.second);
+    return out_;
+  }
+  void issued(uint32_t w) override {
+    greedy_ = w;
+    haveGreedy_ = true;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, uint32_t>> byAge_;
+  std::vector<uint32_t> out_;
+  uint32_t greedy_ = 0;
+  bool haveGreedy_ = false;
+};
+
+TEST(Policies, PreferredWarpIsTriedFirstAsIfFirstInTheOrder) {
+  auto p = std::make_shared<Policies>();
+  p->warpSchedulers.add("gto-in-order", "gto with the greedy warp in order()",
+                        [](const SmConfig&) { return std::make_unique<GtoInOrder>(); });
+  std::vector<std::pair<uint64_t, std::vector<std::array<uint64_t, sm::kNumStalls>>>> runs;
+  for (const char* name : {"gto", "gto-in-order"}) {
+    Device dev(loadPlatform("gtx480", {fmt::format("sm.scheduler={}", name), "gpu.num_sms=4"}, p),
+               ExecMode::Timing);
+    auto w = catalog::find("hotspot").make(catalog::Size::Tiny);
+    w->setup(dev);
+    w->run(dev);
+    ASSERT_TRUE(w->check(dev).pass) << name;
+    const gpu::TimingResult& t = *dev.launches().back().timing;
+    std::vector<std::array<uint64_t, sm::kNumStalls>> outcomes;
+    for (const gpu::SmTiming& sm : t.sms)
+      outcomes.insert(outcomes.end(), sm.schedulers.begin(), sm.schedulers.end());
+    runs.emplace_back(t.cycles, outcomes);
+  }
+  EXPECT_GT(runs[0].first, 0u);
+  EXPECT_EQ(runs[0].first, runs[1].first);    // cycles
+  EXPECT_EQ(runs[0].second, runs[1].second);  // every scheduler's issues and stall reasons
 }
 
 TEST(Policies, AnotherPoliciesObjectGetsAModelOfItsOwn) {

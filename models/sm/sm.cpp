@@ -584,8 +584,10 @@ inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) const {
 void Sm::issue(Cycle now) {
   for (auto& sp : schedulers_) {
     WarpScheduler& s = *sp;
-    const std::vector<uint32_t>& order = s.policy().order();
-    if (order.empty()) {
+    WarpSchedulingPolicy& policy = s.policy();
+    const uint32_t lead = policy.preferred();
+    const std::vector<uint32_t>& order = policy.order();
+    if (order.empty() && lead == WarpSchedulingPolicy::kNoWarp) {
       s.lastOutcome = Stall::NoWarp;
       continue;
     }
@@ -594,19 +596,12 @@ void Sm::issue(Cycle now) {
       continue;
     }
     Stall first = Stall::Count_;
-    bool issued = false;
-    // tryIssue may change the policy's order (an issue, a warp that starts to wait long): the
-    // scan goes on over a copy of the rest from the first call on. The checks before it change
-    // nothing of the policy's.
-    const uint32_t* it = order.data();
-    const uint32_t* end = it + order.size();
-    bool copied = false;
-    for (; it != end; ++it) {
-      const uint32_t slot = *it;
+    // Tries one warp; true when it issued.
+    const auto attempt = [&](uint32_t slot) __attribute__((always_inline)) {
       Stall why = Stall::Issued;
       if ((parked_[slot >> 6] >> (slot & 63)) & 1) {
         if (first == Stall::Count_) first = parkedReason_[slot];
-        continue;
+        return false;
       }
       const WarpSlot& w = warps_[slot];
       if (quietStall(w, now, why)) {
@@ -618,19 +613,21 @@ void Sm::issue(Cycle now) {
           parkedReason_[slot] = why;
         }
         if (first == Stall::Count_) first = why;
-        continue;
+        return false;
       }
-      if (!copied) {
-        candidates_.assign(it, end);
-        it = candidates_.data();
-        end = it + candidates_.size();
-        copied = true;
-      }
-      if (tryIssue(slot, now, why)) {
-        issued = true;
-        break;
-      }
+      if (tryIssue(slot, now, why)) return true;
       if (first == Stall::Count_) first = why;
+      return false;
+    };
+    bool issued = lead != WarpSchedulingPolicy::kNoWarp && attempt(lead);
+    if (!issued) {
+      candidates_.assign(order.begin(), order.end());  // issuing changes the policy's order
+      for (uint32_t slot : candidates_) {
+        if (slot != lead && attempt(slot)) {
+          issued = true;
+          break;
+        }
+      }
     }
     s.lastOutcome = issued ? Stall::Issued : (first == Stall::Count_ ? Stall::NoWarp : first);
   }

@@ -64,34 +64,19 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
     if (haveGreedy_ && greedy_ == w) haveGreedy_ = false;
     stale_ = true;
   }
-  // Asked every cycle; the order changes only with the warps or the greedy one.
+  // The warps oldest first; the greedy warp goes first through preferred(). Rebuilt only when
+  // the warps change.
   const std::vector<uint32_t>& order() override {
     if (!stale_) return out_;
     stale_ = false;
-    const size_t n = byAge_.size();
-    if (!haveGreedy_) {
-      out_.resize(n);
-      for (size_t k = 0; k < n; ++k) out_[k] = byAge_[k].second;
-      return out_;
-    }
-    // The greedy warp, then the others oldest first: written without a branch per warp (the
-    // greedy one's age-order copy lands on the place the next warp overwrites; a spare last
-    // element takes it when it is the youngest), as this runs whenever another warp issues.
-    out_.resize(n + 1);
-    out_[0] = greedy_;
-    size_t j = 1;
-    for (const auto& e : byAge_) {
-      out_[j] = e.second;
-      j += e.second != greedy_;
-    }
-    out_.resize(j);
+    out_.resize(byAge_.size());
+    for (size_t k = 0; k < byAge_.size(); ++k) out_[k] = byAge_[k].second;
     return out_;
   }
+  uint32_t preferred() const override { return haveGreedy_ ? greedy_ : kNoWarp; }
   void issued(uint32_t w) override {
-    if (haveGreedy_ && greedy_ == w) return;
     greedy_ = w;
     haveGreedy_ = true;
-    stale_ = true;
   }
   void reset() override { *this = GreedyThenOldest(); }
 
@@ -100,7 +85,7 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
   std::vector<uint32_t> out_;
   uint32_t greedy_ = 0;
   bool haveGreedy_ = false;
-  bool stale_ = true;  // out_ no longer follows byAge_ and greedy_
+  bool stale_ = true;  // out_ no longer follows byAge_
 };
 
 class TwoLevel : public WarpSchedulingPolicy {

@@ -29,8 +29,13 @@ class WarpSchedulingPolicy {
   virtual ~WarpSchedulingPolicy() = default;
   virtual void add(uint32_t warp, uint64_t age) = 0;  // a warp starts (age: start order)
   virtual void remove(uint32_t warp) = 0;             // a warp finished
+  static constexpr uint32_t kNoWarp = 0xffffffffu;
   // The warps to try this cycle, best first.
   virtual const std::vector<uint32_t>& order() = 0;
+  // A warp to try before order()'s, which the scheduler then passes over in order() (kNoWarp:
+  // none). For a policy whose order changes in its first warp alone (GTO: the greedy warp), so
+  // that order() need not be rebuilt whenever that warp changes.
+  virtual uint32_t preferred() const { return kNoWarp; }
   virtual void issued(uint32_t warp) = 0;
   // The warp waits for a long-latency event (a memory load, a barrier) / the wait is over.
   virtual void waitsLong(uint32_t) {}
