@@ -159,34 +159,46 @@ double ratio(const nlohmann::json& j, const char* num, const char* den) {
 
 // Totals over units: counts summed, "max..." the maximum, other numbers averaged, hit rates
 // recomputed from the summed hits and accesses.
-nlohmann::json sumFields(const std::vector<nlohmann::json>& units) {
+nlohmann::json sumFields(const std::vector<const nlohmann::json*>& units) {
   nlohmann::json total = nlohmann::json::object();
   if (units.empty()) return total;
-  for (auto it = units[0].begin(); it != units[0].end(); ++it) {
+  std::vector<const nlohmann::json*> fields;  // each unit's value of one key (those that have it)
+  for (auto it = units[0]->begin(); it != units[0]->end(); ++it) {
+    const std::string& key = it.key();
+    fields.clear();
+    for (const nlohmann::json* u : units) {
+      if (!u->is_object()) continue;
+      const auto f = u->find(key);
+      if (f != u->end()) fields.push_back(&*f);
+    }
     if (it.value().is_number_integer() || it.value().is_number_unsigned()) {
-      const bool isMax = it.key().rfind("max", 0) == 0;
+      const bool isMax = key.rfind("max", 0) == 0;
       uint64_t s = 0;
-      for (const auto& u : units)
-        if (u.contains(it.key()) && u[it.key()].is_number()) {
-          const auto v = u[it.key()].get<uint64_t>();
+      for (const nlohmann::json* f : fields)
+        if (f->is_number()) {
+          const auto v = f->get<uint64_t>();
           s = isMax ? std::max(s, v) : s + v;
         }
-      total[it.key()] = s;
+      total[key] = s;
     } else if (it.value().is_number_float()) {
       double s = 0;
-      for (const auto& u : units)
-        if (u.contains(it.key()) && u[it.key()].is_number()) s += u[it.key()].get<double>();
-      total[it.key()] = s / double(units.size());
+      for (const nlohmann::json* f : fields)
+        if (f->is_number()) s += f->get<double>();
+      total[key] = s / double(units.size());
     } else if (it.value().is_object()) {
-      std::vector<nlohmann::json> sub;
-      for (const auto& u : units)
-        if (u.contains(it.key())) sub.push_back(u[it.key()]);
-      total[it.key()] = sumFields(sub);
+      total[key] = sumFields(fields);
     }
   }
   if (total.contains("hit_rate") && total.contains("hits") && total.contains("accesses"))
     total["hit_rate"] = ratio(total, "hits", "accesses");
   return total;
+}
+
+std::vector<const nlohmann::json*> pointersTo(const nlohmann::json::array_t& units) {
+  std::vector<const nlohmann::json*> p;
+  p.reserve(units.size());
+  for (const nlohmann::json& u : units) p.push_back(&u);
+  return p;
 }
 
 }  // namespace
@@ -198,11 +210,12 @@ nlohmann::json Gpu::memoryStatsJson() const {
     j["requests"] = fixed_->requests();
     return j;
   }
-  std::vector<nlohmann::json> l1, l2, mc;
+  nlohmann::json::array_t l1, l2, mc;
   for (const auto& c : l1_) l1.push_back(c->statsJson());
   for (const auto& c : l2_) l2.push_back(c->statsJson());
   for (const auto& c : mc_) mc.push_back(c->statsJson());
-  nlohmann::json l1t = sumFields(l1), l2t = sumFields(l2), mct = sumFields(mc);
+  nlohmann::json l1t = sumFields(pointersTo(l1)), l2t = sumFields(pointersTo(l2)),
+                 mct = sumFields(pointersTo(mc));
   const uint64_t rowAccesses = mct.value("row_hits", uint64_t(0)) +
                                mct.value("row_misses", uint64_t(0)) +
                                mct.value("row_conflicts", uint64_t(0));
@@ -230,10 +243,17 @@ nlohmann::json Gpu::memoryStatsJson() const {
   for (const auto& c : l2_) l2p += c->reportedPowerCounters();
   l1t["power_states"] = cache::toJson(l1p);
   l2t["power_states"] = cache::toJson(l2p);
-  j["l1d"] = {{"totals", l1t}, {"per_sm", l1}};
+  // Moved in, not copied: the per-unit trees are most of the launch's statistics.
+  const auto part = [](nlohmann::json&& totals, const char* name, nlohmann::json::array_t&& units) {
+    nlohmann::json p = nlohmann::json::object();
+    p["totals"] = std::move(totals);
+    p[name] = std::move(units);
+    return p;
+  };
+  j["l1d"] = part(std::move(l1t), "per_sm", std::move(l1));
   j["interconnect"] = noc_->statsJson();
-  j["l2"] = {{"totals", l2t}, {"per_slice", l2}};
-  j["dram"] = {{"totals", mct}, {"per_partition", mc}};
+  j["l2"] = part(std::move(l2t), "per_slice", std::move(l2));
+  j["dram"] = part(std::move(mct), "per_partition", std::move(mc));
   return j;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.hpp"
 #include "gpu/report.hpp"
 
 namespace gpusc {
@@ -12,23 +13,18 @@ LaunchFiles::LaunchFiles(std::filesystem::path folder, size_t bufferBytes)
     : folder_(std::move(folder)), bufferBytes_(bufferBytes) {}
 
 void LaunchFiles::launchDone(size_t launch, LaunchRecord& record) {
-  // The record's stats.json entry: an array element's lines are its own dump's, indented by the
-  // array's depth (4 spaces).
+  // The record's stats.json entry: an element of the array two levels deep (4 spaces).
   if (!stats_)
     stats_ = std::make_unique<SpoolFile>(
         fmt::format("the launches of '{}'", (folder_ / "stats.json").string()), bufferBytes_);
-  const std::string one = toJson(record).dump(2);
-  std::string element = launches_ ? ",\n    " : "    ";
-  element.reserve(element.size() + one.size() + one.size() / 8);
-  for (char c : one) {
-    element += c;
-    if (c == '\n') element += "    ";
-  }
-  stats_->write(element);
+  nlohmann::json entry = takeJson(record);
+  row_.assign(launches_ ? ",\n    " : "    ");
+  appendJson(row_, entry, 2, 4);
+  stats_->write(row_);
   ++launches_;
   if (!record.timing) return;
   gpu::TimingResult& t = *record.timing;
-  t.memory = memoryTotalsJson(t.memory);
+  t.memory = memoryTotalsJson(entry["timing"]["memory"]);
   if (!timeline_) {
     timeline_ =
         std::make_unique<StreamedFile>((folder_ / "cta_timeline.csv").string(), bufferBytes_);
@@ -66,7 +62,9 @@ void LaunchFiles::commit() {
 namespace gpusc {
 
 void LaunchFiles::writeStats(const std::filesystem::path& path, const nlohmann::json& stats) {
-  const std::string text = stats.dump(2) + "\n";
+  std::string text;
+  appendJson(text, stats);
+  text += '\n';
   const std::string slot = "\n  \"launches\": []";
   const size_t at = text.find(slot);
   if (at == std::string::npos || launches_ == 0) {

@@ -105,12 +105,12 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
     js["ipc"] = t.cycles ? double(s.counters.issued) / double(t.cycles) : 0.0;
     nlohmann::json sch = nlohmann::json::array();
     for (const auto& o : s.schedulers) sch.push_back(stallsJson(o));
-    js["schedulers"] = sch;
+    js["schedulers"] = std::move(sch);
     js["power_gating"] = sm::toJson(s.gating);
     js["power_gating"]["sm_switch"] = power::toJson(s.smSwitch);
-    sms.push_back(js);
+    sms.push_back(std::move(js));
   }
-  j["sms"] = sms;
+  j["sms"] = std::move(sms);
   if (t.power) j["power"] = power::toJson(*t.power);
   if (t.voltage) j["voltage"] = pdn::toJson(*t.voltage);
   if (!t.smoothing.is_null()) j["smoothing"] = t.smoothing;
@@ -196,6 +196,15 @@ nlohmann::json toJson(const LaunchRecord& l) {
   if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
   j["stats"] = toJson(l.stats);
   if (l.timing) j["timing"] = toJson(*l.timing);
+  return j;
+}
+
+nlohmann::json takeJson(LaunchRecord& l) {
+  if (!l.timing) return toJson(l);
+  nlohmann::json memory = std::move(l.timing->memory);
+  l.timing->memory = nullptr;
+  nlohmann::json j = toJson(l);
+  j["timing"]["memory"] = std::move(memory);
   return j;
 }
 

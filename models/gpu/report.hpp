@@ -9,6 +9,9 @@ namespace gpusc {
 
 nlohmann::json toJson(const func::ExecStats& s);
 nlohmann::json toJson(const LaunchRecord& l);
+// toJson(l), with the launch's memory statistics moved into the result instead of copied
+// (l.timing->memory is left null): for a sink that keeps only their totals afterwards.
+nlohmann::json takeJson(LaunchRecord& l);
 // The energy of every launch with power figures (timing mode, power.enabled) together.
 struct RunEnergy {
   bool any = false;
