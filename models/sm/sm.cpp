@@ -68,6 +68,8 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   fetchWatch_ = activeWarps_;
   parked_ = activeWarps_;  // all clear
   parkedReason_.assign(s.max_warps, Stall::Issued);
+  scan_.assign(s.schedulers, ScanCache{});
+  scanPos_.assign(s.max_warps, 0xff);
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
@@ -582,8 +584,8 @@ inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) const {
 }
 
 void Sm::issue(Cycle now) {
-  for (auto& sp : schedulers_) {
-    WarpScheduler& s = *sp;
+  for (size_t si = 0; si < schedulers_.size(); ++si) {
+    WarpScheduler& s = *schedulers_[si];
     WarpSchedulingPolicy& policy = s.policy();
     const uint32_t lead = policy.preferred();
     const std::vector<uint32_t>& order = policy.order();
@@ -596,22 +598,16 @@ void Sm::issue(Cycle now) {
       continue;
     }
     Stall first = Stall::Count_;
-    // Tries one warp; true when it issued.
+    // Tries a warp that is not parked; true when it issued.
     const auto attempt = [&](uint32_t slot) __attribute__((always_inline)) {
       Stall why = Stall::Issued;
-      if ((parked_[slot >> 6] >> (slot & 63)) & 1) {
-        if (first == Stall::Count_) first = parkedReason_[slot];
-        return false;
-      }
       const WarpSlot& w = warps_[slot];
       if (quietStall(w, now, why)) {
         // Not ready, or waiting on the scoreboard: the answer holds until the warp's state,
         // pc or scoreboard changes, which unpark it.
         if (why == Stall::DataMemory || why == Stall::DataAlu ||
-            (why == Stall::Barrier && w.state != func::WarpState::Ready)) {
-          parked_[slot >> 6] |= 1ull << (slot & 63);
-          parkedReason_[slot] = why;
-        }
+            (why == Stall::Barrier && w.state != func::WarpState::Ready))
+          park(slot, why);
         if (first == Stall::Count_) first = why;
         return false;
       }
@@ -619,13 +615,54 @@ void Sm::issue(Cycle now) {
       if (first == Stall::Count_) first = why;
       return false;
     };
-    bool issued = lead != WarpSchedulingPolicy::kNoWarp && attempt(lead);
+    // The warps in the scan's order: a parked one gives its reason when it is the first tried.
+    bool issued = false;
+    if (lead != WarpSchedulingPolicy::kNoWarp) {
+      if (isParked(lead))
+        first = parkedReason_[lead];
+      else
+        issued = attempt(lead);
+    }
     if (!issued) {
-      candidates_.assign(order.begin(), order.end());  // issuing changes the policy's order
-      for (uint32_t slot : candidates_) {
-        if (slot != lead && attempt(slot)) {
-          issued = true;
-          break;
+      ScanCache& c = scan_[si];
+      if (order.size() <= 64) {
+        if (order.size() != c.order.size() ||
+            !std::equal(order.begin(), order.end(), c.order.begin())) {
+          for (uint32_t slot : c.order) scanPos_[slot] = 0xff;
+          c.order.assign(order.begin(), order.end());  // tryIssue may change the policy's order
+          c.live = 0;
+          for (uint32_t p = 0; p < c.order.size(); ++p) {
+            scanPos_[c.order[p]] = static_cast<uint8_t>(p);
+            if (!isParked(c.order[p])) c.live |= 1ull << p;
+          }
+        }
+        uint64_t todo = c.live;
+        if (lead != WarpSchedulingPolicy::kNoWarp && scanPos_[lead] < c.order.size() &&
+            c.order[scanPos_[lead]] == lead)
+          todo &= ~(1ull << scanPos_[lead]);
+        if (first == Stall::Count_) {
+          // The first warp tried, when it is parked (else trying it sets `first`).
+          const uint32_t p0 = !c.order.empty() && c.order[0] == lead ? 1 : 0;
+          if (p0 < c.order.size() && !((c.live >> p0) & 1)) first = parkedReason_[c.order[p0]];
+        }
+        for (; todo != 0; todo &= todo - 1) {
+          if (attempt(c.order[__builtin_ctzll(todo)])) {
+            issued = true;
+            break;
+          }
+        }
+      } else {
+        candidates_.assign(order.begin(), order.end());  // tryIssue may change the policy's order
+        for (uint32_t slot : candidates_) {
+          if (slot == lead) continue;
+          if (isParked(slot)) {
+            if (first == Stall::Count_) first = parkedReason_[slot];
+            continue;
+          }
+          if (attempt(slot)) {
+            issued = true;
+            break;
+          }
         }
       }
     }

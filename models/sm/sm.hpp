@@ -297,7 +297,29 @@ class Sm : public sc_core::sc_module, private LdstHost {
   // outcome is the one it would find by looking.
   std::vector<uint64_t> parked_;
   std::vector<Stall> parkedReason_;
-  void unpark(uint32_t ws) { parked_[ws >> 6] &= ~(1ull << (ws & 63)); }
+  void unpark(uint32_t ws) {
+    parked_[ws >> 6] &= ~(1ull << (ws & 63));
+    ScanCache& c = scan_[ws % scan_.size()];
+    const uint8_t p = scanPos_[ws];
+    if (p < c.order.size() && c.order[p] == ws) c.live |= 1ull << p;
+  }
+  // Per scheduler, the policy's order as last seen and which of its places hold a warp that is
+  // not parked (bit p: order[p]), kept with parked_, so the scan visits only those. Rebuilt
+  // when the order differs; used when a scheduler has at most 64 warps.
+  struct ScanCache {
+    std::vector<uint32_t> order;
+    uint64_t live = 0;
+  };
+  std::vector<ScanCache> scan_;
+  std::vector<uint8_t> scanPos_;  // a slot's place in its scheduler's cached order
+  void park(uint32_t ws, Stall why) {
+    parked_[ws >> 6] |= 1ull << (ws & 63);
+    parkedReason_[ws] = why;
+    ScanCache& c = scan_[ws % scan_.size()];
+    const uint8_t p = scanPos_[ws];
+    if (p < c.order.size() && c.order[p] == ws) c.live &= ~(1ull << p);
+  }
+  bool isParked(uint32_t ws) const { return (parked_[ws >> 6] >> (ws & 63)) & 1; }
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
   // writebacks due in the same cycle, so the free list's order is state (resetState).
