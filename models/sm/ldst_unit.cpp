@@ -48,6 +48,39 @@ void LdstUnit::coalesce(const InFlight& in, AccessKind kind) {
   const func::MemRecord& r = in.mem;
   const uint64_t line = cfg_.sm.l1d.line_bytes;
   const uint64_t byteEnd = std::min<uint64_t>(line, 256);  // the byte mask covers 256 bytes
+  // Sets bytes [from, to) of a transaction's mask.
+  const auto setBytes = [](MemTransaction& t, uint64_t from, uint64_t to) {
+    for (uint64_t i = from; i < to;) {
+      const uint64_t lo = i % 64, n = std::min<uint64_t>(to - i, 64 - lo);
+      t.byteMask[i / 64] |= (n == 64 ? ~0ull : ((1ull << n) - 1)) << lo;
+      i += n;
+    }
+  };
+  if (r.mask == ~0u && r.space != MemSpace::Local) {
+    // The common coalesced access: every lane, lane l at addr[0] + l x bytes. The lines come in
+    // address order, each with a run of lanes whose bytes are one range: what the loop below
+    // gives lane by lane.
+    const uint64_t a0 = r.addr[0], w = r.bytes;
+    bool run = true;
+    for (int l = 1; l < func::kWarpSize; ++l) run &= r.addr[l] == a0 + uint64_t(l) * w;
+    if (run) {
+      int l = 0;
+      while (l < func::kWarpSize) {
+        const uint64_t base = (a0 + uint64_t(l) * w) & ~(line - 1);
+        int end = l + 1;
+        while (end < func::kWarpSize && ((a0 + uint64_t(end) * w) & ~(line - 1)) == base) ++end;
+        MemTransaction t{base, static_cast<uint32_t>(line), 0, {}, kind};
+        t.lanes = (end == 32 ? ~0u : (1u << end) - 1) & ~((1u << l) - 1);
+        const uint64_t from = a0 + uint64_t(l) * w - base;
+        setBytes(t, std::min(from, byteEnd),
+                 std::min<uint64_t>(a0 + uint64_t(end - 1) * w - base + w, byteEnd));
+        toSend_.push_back(t);
+        l = end;
+      }
+      if (kind == AccessKind::Atomic) serialiseAtomics(r);
+      return;
+    }
+  }
   size_t cur = 0;  // the transaction of the last lane: most lanes share their neighbour's line
   for (uint32_t m = r.mask; m != 0; m &= m - 1) {
     const int l = __builtin_ctz(m);
@@ -64,15 +97,13 @@ void LdstUnit::coalesce(const InFlight& in, AccessKind kind) {
     MemTransaction& t = toSend_[cur];
     t.lanes |= 1u << l;
     // Bytes [a - base, + r.bytes) of the line, within the mask.
-    const uint64_t end = std::min<uint64_t>(a - base + r.bytes, byteEnd);
-    for (uint64_t i = a - base; i < end;) {
-      const uint64_t lo = i % 64, n = std::min<uint64_t>(end - i, 64 - lo);
-      t.byteMask[i / 64] |= (n == 64 ? ~0ull : ((1ull << n) - 1)) << lo;
-      i += n;
-    }
+    setBytes(t, a - base, std::min<uint64_t>(a - base + r.bytes, byteEnd));
   }
-  if (kind != AccessKind::Atomic) return;
-  // Lanes on the same word of a transaction are serialised where the atomics are performed.
+  if (kind == AccessKind::Atomic) serialiseAtomics(r);
+}
+
+// Lanes on the same word of a transaction are serialised where the atomics are performed.
+void LdstUnit::serialiseAtomics(const func::MemRecord& r) {
   for (MemTransaction& t : toSend_) {
     uint32_t most = 1;
     for (int l = 0; l < func::kWarpSize; ++l) {

@@ -85,6 +85,7 @@ class LdstUnit : public sc_core::sc_module {
 
  private:
   void coalesce(const InFlight& in, AccessKind kind);
+  void serialiseAtomics(const func::MemRecord& r);  // each transaction's atomicSerial
   // Works through the constant lines of the instruction in the unit, one per cycle; false while
   // it waits for an MSHR.
   bool constCycle(Cycle now, LdstHost& host, SmActivity& act);
