@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bits.hpp"
 #include "common/error.hpp"
 
 namespace gpusc::cache {
@@ -110,7 +111,7 @@ uint32_t enabledSubwords(const ByteMask& mask, uint32_t subwordBytes) {
   const uint64_t firsts = ~0ull / ((1ull << subwordBytes) - 1);  // bit 0 of every sub-word
   for (uint64_t w : mask) {
     for (uint32_t s = 1; s < subwordBytes; s <<= 1) w |= w >> s;  // OR of a sub-word into its bit 0
-    n += static_cast<uint32_t>(__builtin_popcountll(w & firsts));
+    n += popcount64(w & firsts);
   }
   return n;
 }

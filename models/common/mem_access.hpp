@@ -10,6 +10,8 @@
 
 #include <tlm>
 
+#include "common/bits.hpp"
+
 namespace gpusc {
 
 enum class AccessKind : uint8_t { Load, Store, Atomic, InstructionFetch, ConstLoad };
@@ -36,7 +38,7 @@ struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
   void setByte(unsigned i) { byteMask[i / 64] |= 1ull << (i % 64); }
   unsigned bytesTouched() const {
     unsigned n = 0;
-    for (uint64_t w : byteMask) n += static_cast<unsigned>(__builtin_popcountll(w));
+    for (uint64_t w : byteMask) n += popcount64(w);
     return n;
   }
 

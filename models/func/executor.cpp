@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bits.hpp"
 #include "common/error.hpp"
 #include "common/run_budget.hpp"
 
@@ -202,7 +203,7 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
   b.arrivedWarps += 1;
   if (in.mode == 2) {
     uint32_t p = (in.predSrcNeg & 4 ? ~w.preds[in.src[2]] : w.preds[in.src[2]]) & mask;
-    b.redPopc += static_cast<uint32_t>(__builtin_popcount(p));
+    b.redPopc += popcount32(p);
     b.redAnd = b.redAnd && p == mask;
     b.redOr = b.redOr || p != 0;
   }
@@ -349,7 +350,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
   r.pc = pc;
   r.active = active;
   r.executed = mask;
-  const int n = __builtin_popcount(active);
+  const int n = static_cast<int>(popcount32(active));
   st.warpInsts += 1;
   st.threadInsts += static_cast<uint64_t>(n);
   st.byClass[static_cast<int>(in.cls)] += 1;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/bits.hpp"
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
 
@@ -163,7 +164,7 @@ void unary(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
     T x = get<T>(a, l);
     if constexpr (Op == IntUn::Popc) {
-      put<uint32_t>(d, l, static_cast<uint32_t>(__builtin_popcountll(U<T>(x))));
+      put<uint32_t>(d, l, popcount64(U<T>(x)));
     } else if constexpr (Op == IntUn::Clz) {
       U<T> u = U<T>(x);
       uint32_t n = u == 0 ? kBits<T> : static_cast<uint32_t>(__builtin_clzll(u) - (64 - kBits<T>));

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "common/bits.hpp"
+
 namespace gpusc::sm {
 
 namespace {
@@ -65,7 +67,7 @@ uint64_t simdLaneMask(uint32_t executed, uint32_t lanes, uint32_t warpSize, bool
   if (lanes == 0) return 0;
   const uint32_t passes = (warpSize + lanes - 1) / lanes;
   if (compact) {
-    const uint32_t k = static_cast<uint32_t>(__builtin_popcount(executed));
+    const uint32_t k = popcount32(executed);
     const uint32_t used = (k + passes - 1) / passes;
     return used >= 64 ? ~0ull : (1ull << used) - 1;
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bits.hpp"
 #include "common/error.hpp"
 #include "common/policies.hpp"
 #include "power/energy_model.hpp"
@@ -757,7 +758,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
 
   act_.issued += 1;
   act_.issuedByClass[int(inst.cls)] += 1;
-  act_.activeLanes += static_cast<uint32_t>(__builtin_popcount(r.active));
+  act_.activeLanes += popcount32(r.active);
   schedulers_[w.scheduler]->policy().issued(slot);
   if (issueObserver_) heldIssues_.push_back({now, slot, pc});
 
@@ -771,7 +772,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     in->inst = &inst;
     in->info = &info;
     in->unit = unit;
-    in->lanes = static_cast<uint32_t>(__builtin_popcount(r.executed));
+    in->lanes = popcount32(r.executed);
     in->executed = r.executed;
     in->outstanding = 0;
     const OpTiming& t = timingOf(inst.cls);
@@ -1045,7 +1046,7 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
   } else {
     ext.warp = inflight_[inst].warp;
     ext.pc = inflight_[inst].pc;
-    ext.warpThreads = static_cast<uint32_t>(__builtin_popcount(inflight_[inst].mem.mask));
+    ext.warpThreads = popcount32(inflight_[inst].mem.mask);
   }
   gp->set_command(t.kind == AccessKind::Store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   gp->set_address(t.addr);
