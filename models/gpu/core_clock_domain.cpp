@@ -62,11 +62,15 @@ void CoreClockDomain::cycle() {
     return;
   }
   batch_.clear();
-  for (uint32_t i = 0; i < sms_.size(); ++i)
+  sm::Cycle rest = sm::kNever;  // the earliest due cycle of the SMs not in the batch
+  for (uint32_t i = 0; i < sms_.size(); ++i) {
     if (due_[i] <= now) {
       batch_.push_back(i);
       due_[i] = sm::kNever;
+    } else {
+      rest = std::min(rest, due_[i]);
     }
+  }
   lastCycle_ = now;
   if (!batch_.empty()) {
     next_.resize(batch_.size());
@@ -90,8 +94,9 @@ void CoreClockDomain::cycle() {
     }
     if (faulted) sc_core::sc_pause();  // the timing engine rethrows the fault
   }
-  sm::Cycle next = sm::kNever;
-  for (sm::Cycle d : due_) next = std::min(next, d);
+  // The other SMs' due cycles are as they were, or lowered by wake(), which arms for itself.
+  sm::Cycle next = rest;
+  for (uint32_t i : batch_) next = std::min(next, due_[i]);
   if (next != sm::kNever) arm(std::max(next, now + 1));
 }
 

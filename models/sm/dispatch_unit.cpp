@@ -52,8 +52,14 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act,
     for (auto& c : g)
       if (c.busy && c.from <= now) byAge_.push_back(&c);
   act.collectorsBusy += occupied_;
-  std::sort(byAge_.begin(), byAge_.end(),
-            [](const Collector* a, const Collector* b) { return a->order < b->order; });
+  // Oldest first (issue orders are unique). Insertion sort: a handful of collectors, mostly
+  // in order already.
+  for (size_t i = 1; i < byAge_.size(); ++i) {
+    Collector* c = byAge_[i];
+    size_t j = i;
+    for (; j > 0 && byAge_[j - 1]->order > c->order; --j) byAge_[j] = byAge_[j - 1];
+    byAge_[j] = c;
+  }
   std::fill(bankTaken_.begin(), bankTaken_.end(), 0);
   uint32_t reads = 0;
   for (Collector* c : byAge_) {
