@@ -1,6 +1,7 @@
 #include "cache/cache_core.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -267,7 +268,7 @@ nlohmann::json DataCacheStats::json(bool enabled) const {
       {"hits", hits},
       {"misses", misses},
       {"hit_rate", accesses ? double(hits) / double(accesses) : 0.0},
-      {"by_kind", byKind},
+      {"by_kind", std::move(byKind)},
       {"mshr_merges", mshrMerges},
       {"fills", fills},
       {"evictions", evictions},

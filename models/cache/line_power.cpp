@@ -1,6 +1,9 @@
 #include "cache/line_power.hpp"
 
 #include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -40,10 +43,19 @@ CachePowerCounters& CachePowerCounters::operator+=(const CachePowerCounters& o) 
 }
 
 nlohmann::json toJson(const CachePowerCounters& c) {
+  // The bucket names, made once (every cache's statistics, every launch, use them).
+  static const auto names = [] {
+    std::array<std::array<std::string, kPowerHistogramBuckets>, 2> n;
+    for (size_t b = 0; b < kPowerHistogramBuckets; ++b) {
+      n[0][b] = accessCountBucketName(b);
+      n[1][b] = interAccessBucketName(b);
+    }
+    return n;
+  }();
   nlohmann::json accesses = nlohmann::json::object(), gaps = nlohmann::json::object();
   for (size_t b = 0; b < kPowerHistogramBuckets; ++b) {
-    accesses[accessCountBucketName(b)] = c.accessCountHistogram[b];
-    gaps[interAccessBucketName(b)] = c.interAccessHistogram[b];
+    accesses[names[0][b]] = c.accessCountHistogram[b];
+    gaps[names[1][b]] = c.interAccessHistogram[b];
   }
   const double readLines = double(c.reads) * double(c.subwordsPerLine);
   return nlohmann::json{
@@ -70,8 +82,8 @@ nlohmann::json toJson(const CachePowerCounters& c) {
       {"thread_utilisation",
        c.warpRequests ? double(c.activeThreads) / (32.0 * double(c.warpRequests)) : 0.0},
       {"read_block_utilisation", readLines > 0 ? double(c.readSubwords) / readLines : 0.0},
-      {"access_count_histogram", accesses},
-      {"inter_access_histogram", gaps},
+      {"access_count_histogram", std::move(accesses)},
+      {"inter_access_histogram", std::move(gaps)},
   };
 }
 

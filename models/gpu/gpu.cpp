@@ -163,13 +163,27 @@ nlohmann::json sumFields(const std::vector<const nlohmann::json*>& units) {
   nlohmann::json total = nlohmann::json::object();
   if (units.empty()) return total;
   std::vector<const nlohmann::json*> fields;  // each unit's value of one key (those that have it)
+  // Units have the same keys as a rule: each unit's fields are walked in step with the first
+  // unit's (the objects keep their keys sorted), looked up only where a unit differs.
+  using Object = nlohmann::json::object_t;
+  std::vector<Object::const_iterator> at;
+  at.reserve(units.size());
+  for (const nlohmann::json* u : units)
+    at.push_back(u->is_object() ? u->get_ref<const Object&>().begin() : Object::const_iterator{});
   for (auto it = units[0]->begin(); it != units[0]->end(); ++it) {
     const std::string& key = it.key();
     fields.clear();
-    for (const nlohmann::json* u : units) {
+    for (size_t k = 0; k < units.size(); ++k) {
+      const nlohmann::json* u = units[k];
       if (!u->is_object()) continue;
-      const auto f = u->find(key);
-      if (f != u->end()) fields.push_back(&*f);
+      const Object& o = u->get_ref<const Object&>();
+      if (at[k] == o.end() || at[k]->first != key) at[k] = o.find(key);
+      if (at[k] != o.end()) {
+        fields.push_back(&at[k]->second);
+        ++at[k];
+      } else {
+        at[k] = o.upper_bound(key);  // the next key after this one, as if it had been there
+      }
     }
     if (it.value().is_number_integer() || it.value().is_number_unsigned()) {
       const bool isMax = key.rfind("max", 0) == 0;

@@ -1,5 +1,7 @@
 #include "noc/interconnect.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -309,7 +311,7 @@ nlohmann::json Interconnect::statsJson() const {
   j["average_latency"] = packets ? double(latency) / double(packets) : 0.0;
   j["max_latency"] = maxLatency;
   j["average_hops"] = packets ? double(hops) / double(packets) : 0.0;
-  j["networks"] = nets;
+  j["networks"] = std::move(nets);
   nlohmann::json stalls = nlohmann::json::object(), holds = nlohmann::json::object();
   uint64_t totalStalls = 0;
   for (const auto& ni : nis_) {
@@ -318,9 +320,9 @@ nlohmann::json Interconnect::statsJson() const {
     totalStalls += n;
     if (ni->node() < numSms_) holds[nodeName(ni->node())] = ni->holdCycles();
   }
-  j["injection_stall_cycles"] = stalls;
+  j["injection_stall_cycles"] = std::move(stalls);
   j["injection_stall_cycles_total"] = totalStalls;
-  j["request_hold_cycles"] = holds;
+  j["request_hold_cycles"] = std::move(holds);
   nlohmann::json linkList = nlohmann::json::array();
   for (const OutputChannel* l : links()) {
     linkList.push_back({{"from", l->from},
@@ -328,7 +330,7 @@ nlohmann::json Interconnect::statsJson() const {
                         {"flits", l->flits},
                         {"utilization", cycles ? double(l->flits) / double(cycles) : 0.0}});
   }
-  j["links"] = linkList;
+  j["links"] = std::move(linkList);
   return j;
 }
 
