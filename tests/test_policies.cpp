@@ -1,11 +1,11 @@
 // Policies a testbench registers (common/policies.hpp): every policy key accepts the names
 // registered for it, the model creates its units' policies from the platform's Policies, and
 // nothing is global (the built-ins and other Policies objects never see a registration).
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -80,46 +80,41 @@ TEST(Policies, EveryPolicyKeyUsesTheRegisteredPolicy) {
   EXPECT_EQ(n.dram.load(), cfg.memory.partitions);
 }
 
-// Greedy-then-oldest written the plain way: the greedy warp first inside order(), no
-// preferred(). The built-in gto gives its greedy warp through preferred() instead; the warps
-// tried, and so every result, must be the same.
-class GtoInOrder : public sm::WarpSchedulingPolicy {
+// Any policy with its preferred warp moved into the order: that warp first, then the policy's
+// order without it, and no preferred(). The built-in gto gives its greedy warp through
+// preferred(); wrapped, the same warps are tried in the same order, so every result must be
+// the same.
+class PreferredInOrder : public sm::WarpSchedulingPolicy {
  public:
-  void add(uint32_t w, uint64_t age) override {
-    auto it = std::upper_bound(
-        byAge_.begin(), byAge_.end(), age,
-        [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
-    byAge_.insert(it, {age, w});
-  }
-  void remove(uint32_t w) override {
-    byAge_.erase(
-        std::remove_if(byAge_.begin(), byAge_.end(), [&](auto& e) { return e.second == w; }),
-        byAge_.end());
-    if (haveGreedy_ && greedy_ == w) haveGreedy_ = false;
-  }
+  explicit PreferredInOrder(std::unique_ptr<sm::WarpSchedulingPolicy> inner)
+      : inner_(std::move(inner)) {}
+  void add(uint32_t w, uint64_t age) override { inner_->add(w, age); }
+  void remove(uint32_t w) override { inner_->remove(w); }
   const std::vector<uint32_t>& order() override {
+    const uint32_t lead = inner_->preferred();
     out_.clear();
-    if (haveGreedy_) out_.push_back(greedy_);
-    for (const auto& e : byAge_)
-      if (!haveGreedy_ || e.second != greedy_) out_.push_back(e.second);
+    if (lead != kNoWarp) out_.push_back(lead);
+    for (uint32_t w : inner_->order())
+      if (w != lead) out_.push_back(w);
     return out_;
   }
-  void issued(uint32_t w) override {
-    greedy_ = w;
-    haveGreedy_ = true;
-  }
+  void issued(uint32_t w) override { inner_->issued(w); }
+  void waitsLong(uint32_t w) override { inner_->waitsLong(w); }
+  void longWaitOver(uint32_t w) override { inner_->longWaitOver(w); }
+  void reset() override { inner_->reset(); }
 
  private:
-  std::vector<std::pair<uint64_t, uint32_t>> byAge_;
+  std::unique_ptr<sm::WarpSchedulingPolicy> inner_;
   std::vector<uint32_t> out_;
-  uint32_t greedy_ = 0;
-  bool haveGreedy_ = false;
 };
 
 TEST(Policies, PreferredWarpIsTriedFirstAsIfFirstInTheOrder) {
   auto p = std::make_shared<Policies>();
   p->warpSchedulers.add("gto-in-order", "gto with the greedy warp in order()",
-                        [](const SmConfig&) { return std::make_unique<GtoInOrder>(); });
+                        [](const SmConfig& c) {
+                          return std::make_unique<PreferredInOrder>(
+                              Policies::builtin().warpSchedulers.create("gto", c));
+                        });
   std::vector<std::pair<uint64_t, std::vector<std::array<uint64_t, sm::kNumStalls>>>> runs;
   for (const char* name : {"gto", "gto-in-order"}) {
     Device dev(loadPlatform("gtx480", {fmt::format("sm.scheduler={}", name), "gpu.num_sms=4"}, p),
