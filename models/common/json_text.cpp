@@ -16,46 +16,18 @@ class JsonText {
   void value(const nlohmann::json& j, unsigned indent) {
     using T = nlohmann::json::value_t;
     switch (j.type()) {
-      case T::object: {
-        const auto& o = j.get_ref<const nlohmann::json::object_t&>();
-        if (o.empty()) {
-          out_ += "{}";
-          return;
-        }
-        out_ += '{';
-        const unsigned inner = indent + unsigned(step_);
-        bool first = true;
-        for (const auto& [key, v] : o) {
-          if (!first) out_ += ',';
-          first = false;
-          newline(inner);
-          string(key);
-          out_ += step_ >= 0 ? "\": " : "\":";
-          value(v, inner);
-        }
-        newline(indent);
-        out_ += '}';
+      case T::object:
+        container(j.get_ref<const nlohmann::json::object_t&>(), '{', '}', indent,
+                  [&](const auto& member, unsigned inner) {
+                    string(member.first);
+                    out_ += step_ >= 0 ? "\": " : "\":";
+                    value(member.second, inner);
+                  });
         return;
-      }
-      case T::array: {
-        const auto& a = j.get_ref<const nlohmann::json::array_t&>();
-        if (a.empty()) {
-          out_ += "[]";
-          return;
-        }
-        out_ += '[';
-        const unsigned inner = indent + unsigned(step_);
-        bool first = true;
-        for (const auto& v : a) {
-          if (!first) out_ += ',';
-          first = false;
-          newline(inner);
-          value(v, inner);
-        }
-        newline(indent);
-        out_ += ']';
+      case T::array:
+        container(j.get_ref<const nlohmann::json::array_t&>(), '[', ']', indent,
+                  [&](const nlohmann::json& v, unsigned inner) { value(v, inner); });
         return;
-      }
       case T::string:
         string(j.get_ref<const std::string&>());
         out_ += '"';
@@ -85,6 +57,25 @@ class JsonText {
   }
 
  private:
+  // An object or array: its items one per line, `item` writing each at depth `inner`.
+  template <typename Items, typename Item>
+  void container(const Items& items, char open, char close, unsigned indent, Item&& item) {
+    out_ += open;
+    if (items.empty()) {
+      out_ += close;
+      return;
+    }
+    const unsigned inner = indent + unsigned(step_);
+    bool first = true;
+    for (const auto& x : items) {
+      if (!first) out_ += ',';
+      first = false;
+      newline(inner);
+      item(x, inner);
+    }
+    newline(indent);
+    out_ += close;
+  }
   // A line break and the indentation of the next line (nothing in the compact form).
   void newline(unsigned indent) {
     if (step_ < 0) return;
