@@ -57,6 +57,10 @@ class L1DataCache : public sc_core::sc_module {
   // Notifications go through `o` (its SM's outbox, which holds them while a host thread
   // evaluates the SM's cycle and the requests it sends here).
   void setOutbox(EventOutbox* o) { outbox_ = o; }
+  // In a platform: runs from `s` (its own process stays idle).
+  void attach(EdgeScheduler& s) {
+    wakeup_.attach(s, s.add(EdgeScheduler::kL1, [this] { run(); }));
+  }
 
   // The tag array, MSHRs and banks; the power model attaches its LineObserver here.
   CacheCore& core() { return core_; }
@@ -107,9 +111,9 @@ class L1DataCache : public sc_core::sc_module {
   void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
   void wakeAt(uint64_t cycle) {
     if (outbox_)
-      outbox_->notify(wake_, clock_.until(cycle));
+      outbox_->notify(wakeup_, cycle * clock_.periodValue());
     else
-      wake_.notify(clock_.until(cycle));
+      wakeup_.at(cycle * clock_.periodValue());
   }
   void noteStall(Stall reason, uint64_t cycle);
 
@@ -124,7 +128,8 @@ class L1DataCache : public sc_core::sc_module {
   SendQueue down_;
   AnswerQueue answers_;
   PendingRequests pending_;
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;  // its own process's, while not attached to a scheduler
+  Wakeup wakeup_{wake_};
   EventOutbox* outbox_ = nullptr;  // its SM's (setOutbox)
 
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back

@@ -48,6 +48,7 @@
 #include "cache/line_power.hpp"
 #include "common/address_map.hpp"
 #include "common/clock.hpp"
+#include "common/edge_scheduler.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 
@@ -61,6 +62,10 @@ class L2Slice : public sc_core::sc_module {
   // L2 slice `slice` of the platform (AddressMap::slice numbering: partition-major).
   L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const PlatformConfig& cfg,
           PayloadPool& pool);
+  // In a platform: runs from `s` (its own process stays idle).
+  void attach(EdgeScheduler& s) {
+    wakeup_.attach(s, s.add(EdgeScheduler::kL2, [this] { run(); }));
+  }
 
   // The tag array (indexed by partition-local addresses), MSHRs and banks; the power model
   // attaches its LineObserver here.
@@ -117,7 +122,7 @@ class L2Slice : public sc_core::sc_module {
   void retryHeld(uint64_t cycle);
   void fill(uint32_t mshr, uint64_t cycle);
   void answerAt(uint64_t cycle, tlm::tlm_generic_payload* gp);
-  void wakeAt(uint64_t cycle) { wake_.notify(clock_.until(cycle)); }
+  void wakeAt(uint64_t cycle) { wakeup_.at(cycle * clock_.periodValue()); }
   void noteStall(Stall reason, uint64_t cycle);
 
   const uint32_t slice_, partition_;
@@ -132,7 +137,8 @@ class L2Slice : public sc_core::sc_module {
   SendQueue down_;
   AnswerQueue answers_;
   PendingRequests pending_;
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;  // its own process's, while not attached to a scheduler
+  Wakeup wakeup_{wake_};
 
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
   Stall heldFor_ = Stall::None;

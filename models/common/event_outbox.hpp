@@ -1,4 +1,4 @@
-// Event notifications held back while host threads evaluate SMs' cycles.
+// Wake-up requests held back while host threads evaluate SMs' cycles.
 //
 // SystemC's kernel is single-threaded: while a worker thread evaluates an SM's cycle (and the
 // requests it hands its L1 data cache through the socket), nothing may call into the kernel.
@@ -12,30 +12,31 @@
 
 #include <systemc>
 
+#include "common/edge_scheduler.hpp"
+
 namespace gpusc {
 
 class EventOutbox {
  public:
-  // Notifies `e` after `delay` now, or after the evaluations when holding.
-  void notify(sc_core::sc_event& e, const sc_core::sc_time& delay) {
+  // Asks `w` for a run at `time` (sc_time values) now, or after the evaluations when holding.
+  void notify(Wakeup& w, uint64_t time) {
     if (holding_)
-      held_.emplace_back(&e, delay);
+      held_.emplace_back(&w, time);
     else
-      e.notify(delay);
+      w.at(time);
   }
   void hold() { holding_ = true; }
-  // Issues the held notifications in the order they were made (the simulation time has not
-  // moved since, so each delay is still relative to the moment it was asked for) and stops
-  // holding.
+  // Issues the held requests in the order they were made (the simulation time has not moved
+  // since) and stops holding.
   void flush() {
     holding_ = false;
-    for (auto& [e, delay] : held_) e->notify(delay);
+    for (auto& [w, time] : held_) w->at(time);
     held_.clear();
   }
 
  private:
   bool holding_ = false;
-  std::vector<std::pair<sc_core::sc_event*, sc_core::sc_time>> held_;
+  std::vector<std::pair<Wakeup*, uint64_t>> held_;
 };
 
 }  // namespace gpusc

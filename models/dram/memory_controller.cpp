@@ -34,10 +34,10 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
   if (memCfg_.dram.tREFI > 0) refreshDue_ = memCfg_.dram.tREFI;
   l2_socket.register_nb_transport_fw(this, &MemoryController::nb_transport_fw);
   SC_METHOD(schedule);
-  sensitive << work_;
+  sensitive << workEvent_;
   dont_initialize();
   SC_METHOD(respond);
-  sensitive << answerDue_;
+  sensitive << answerEvent_;
   dont_initialize();
 }
 
@@ -69,7 +69,7 @@ tlm::tlm_sync_enum MemoryController::nb_transport_fw(int port, tlm::tlm_generic_
     return tlm::TLM_ACCEPTED;
   }
   enqueue(gp, arrival, port);
-  work_.notify(sc_core::SC_ZERO_TIME);
+  work_.after(sc_core::SC_ZERO_TIME);
   phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
 }
@@ -98,13 +98,10 @@ void MemoryController::enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCor
 void MemoryController::schedule() {
   const uint64_t now = dram_.nextEdge();
   if (now * dram_.periodValue() != sc_core::sc_time_stamp().value()) {  // between two edges
-    next_trigger(dram_.until(now), work_);
+    work_.at(now * dram_.periodValue());
     return;
   }
-  if (queue_.empty()) {  // idle: sleep until a request arrives (refresh is caught up then)
-    next_trigger();
-    return;
-  }
+  if (queue_.empty()) return;  // idle: sleep until a request arrives (refresh is caught up then)
   if (refreshDue_ <= now) refreshDue_ = channel_.refreshUntil(refreshDue_, now);
 
   const DramDecision d = policy_->decide(queue_, channel_, now);
@@ -118,12 +115,10 @@ void MemoryController::schedule() {
   }
 
   next = std::min(next, refreshDue_);
-  if (queue_.empty()) {
-    next_trigger();
-  } else {
+  if (!queue_.empty()) {
     if (next == kNever)  // every queued request must have a command that may issue some time
       throw InternalError(fmt::format("{}: queued requests can never be served", name()));
-    next_trigger(dram_.until(next), work_);
+    work_.at(next * dram_.periodValue());
   }
 
   if (toAccept_) {  // an entry freed: accept the held request (last: the initiator may send)
@@ -171,7 +166,7 @@ void MemoryController::issueColumn(uint32_t slot, uint64_t now) {
                  r.write};
   const bool earliest = answers_.empty() || a.coreCycle < answers_.top().coreCycle;
   answers_.push(a);
-  if (earliest) answerDue_.notify(core_.until(a.coreCycle));
+  if (earliest) answerDue_.at(a.coreCycle * core_.periodValue());
 
   queueSizeChanging();
   queue_.remove(slot);
@@ -221,7 +216,7 @@ void MemoryController::respond() {
       throw InternalError(fmt::format("{}: the initiator must complete BEGIN_RESP", name()));
     a.gp->release();
   }
-  if (!answers_.empty()) answerDue_.notify(core_.until(answers_.top().coreCycle));
+  if (!answers_.empty()) answerDue_.at(answers_.top().coreCycle * core_.periodValue());
 }
 
 // ---- statistics --------------------------------------------------------------------------------

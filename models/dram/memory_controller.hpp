@@ -41,6 +41,7 @@
 
 #include "common/address_map.hpp"
 #include "common/clock.hpp"
+#include "common/edge_scheduler.hpp"
 #include "common/platform_config.hpp"
 #include "dram/dram_channel.hpp"
 #include "dram/dram_scheduler.hpp"
@@ -71,6 +72,11 @@ class MemoryController : public sc_core::sc_module {
   // Power-on state (a new Device): rows closed, refresh schedule restarted, statistics reset.
   // The controller must be idle (nothing queued or unanswered).
   void resetState();
+  // In a platform: runs from `s` (its own processes stay idle).
+  void attach(EdgeScheduler& s) {
+    work_.attach(s, s.add(EdgeScheduler::kMemoryController, [this] { schedule(); }));
+    answerDue_.attach(s, s.add(EdgeScheduler::kMemoryAnswers, [this] { respond(); }));
+  }
   bool idle() const { return queue_.empty() && held_.empty() && answers_.empty(); }
 
  private:
@@ -138,7 +144,10 @@ class MemoryController : public sc_core::sc_module {
   std::optional<Held> toAccept_;  // END_REQ to send at the end of this cycle
   uint64_t seq_ = 0;
   uint64_t refreshDue_ = kNever;  // DRAM cycle of the next refresh (kNever: disabled)
-  sc_core::sc_event work_, answerDue_;
+  // The processes' own events, while not attached to a scheduler.
+  sc_core::sc_event workEvent_, answerEvent_;
+  Wakeup work_{workEvent_};         // schedule(): a command cycle
+  Wakeup answerDue_{answerEvent_};  // respond(): an answer is due
 
   Stats stats_;
   uint64_t statsStart_ = 0;       // time value of the last resetStats()

@@ -48,8 +48,7 @@ void CoreClockDomain::wake(uint32_t sm, sm::Cycle c) {
 void CoreClockDomain::arm(sm::Cycle c) {
   if (c >= armed_) return;
   armed_ = c;
-  const uint64_t at = c * periodValue_, t = sc_core::sc_time_stamp().value();
-  wake_.notify(sc_core::sc_time::from_value(at > t ? at - t : 0));
+  wakeup_.at(c * periodValue_);
 }
 
 void CoreClockDomain::cycle() {

@@ -17,6 +17,7 @@
 
 #include <systemc>
 
+#include "common/edge_scheduler.hpp"
 #include "common/host_workers.hpp"
 #include "sm/sm.hpp"
 
@@ -49,6 +50,11 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
 
   void wake(uint32_t sm, sm::Cycle c) override;
 
+  // Runs the domain's cycles from `s` (in the platform), in its place among the other units.
+  void attach(EdgeScheduler& s) {
+    wakeup_.attach(s, s.add(EdgeScheduler::kCoreDomain, [this] { cycle(); }));
+  }
+
  private:
   SC_HAS_PROCESS(CoreClockDomain);
   void cycle();
@@ -58,6 +64,8 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   const std::vector<sm::Sm*> sms_;
   const uint64_t periodValue_;
   sc_core::sc_event wake_;
+  Wakeup wakeup_{wake_};
+
   std::vector<sm::Cycle> due_;        // per SM: the cycle it must be evaluated in (kNever: asleep)
   std::vector<uint32_t> batch_;       // SMs evaluated in the current cycle, in index order
   std::vector<sm::Cycle> next_;       // their next cycles (parallel to batch_)

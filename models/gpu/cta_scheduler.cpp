@@ -197,13 +197,13 @@ CtaScheduler::CtaScheduler(const sc_core::sc_module_name& name, const PlatformCo
       period_(period),
       startedNow_(sms_.size(), 0) {
   SC_METHOD(assign);
-  sensitive << wake_ << timer_;
+  sensitive << passEvent_;
   dont_initialize();
   if (cfg.smoothing.globalEnabled()) {
     detector_ = makeGlobalDroopDetector(cfg, static_cast<uint32_t>(sms_.size()));
     activeWarps_.assign(sms_.size(), 0);
     SC_METHOD(detectorStep);
-    sensitive << detectorTick_;
+    sensitive << detectorEvent_;
     dont_initialize();
   }
 }
@@ -219,7 +219,7 @@ void CtaScheduler::armDetector() {
   const sm::Cycle now = cycleNow();
   const uint64_t k = (now - startCycle_) / every + 1;
   detectorArmed_ = true;
-  detectorTick_.notify(
+  detectorTick_.after(
       sc_core::sc_time::from_value((startCycle_ + k * every - now) * period_.value()));
 }
 
@@ -235,7 +235,7 @@ void CtaScheduler::detectorStep() {
   if (smTicked_) {
     smTicked_ = false;
     detectorArmed_ = true;
-    next_trigger(
+    detectorTick_.after(
         sc_core::sc_time::from_value(cfg_.smoothing.global.report_interval * period_.value()));
   }
 }
@@ -254,11 +254,32 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
                        sms_);
   // The SMs' windows cover the kernel's cycles: startCycle + 1 .. endCycle (as SM accounting).
   for (sm::Sm* s : sms_) s->powerSwitch().begin(startCycle_ + 1);
-  wake_.notify(sc_core::SC_ZERO_TIME);
+  requestPass(soonAt_, sc_core::SC_ZERO_TIME);
   kernel_started.notify(sc_core::SC_ZERO_TIME);
 }
 
+void CtaScheduler::requestPass(uint64_t& at, const sc_core::sc_time& delay) {
+  at = std::min<uint64_t>(at, sc_core::sc_time_stamp().value() + delay.value());
+  pass_.after(delay);
+}
+
+void CtaScheduler::dropPass(uint64_t& at) {
+  at = EdgeScheduler::kNever;
+  pass_.cancel();
+  const uint64_t rest = std::min(soonAt_, timerAt_);
+  const uint64_t t = sc_core::sc_time_stamp().value();
+  if (rest != EdgeScheduler::kNever)
+    pass_.after(sc_core::sc_time::from_value(rest > t ? rest - t : 0));
+}
+
 void CtaScheduler::assign() {
+  {  // the passes due now are spent; the other one stays due
+    const uint64_t t = sc_core::sc_time_stamp().value();
+    if (soonAt_ <= t) soonAt_ = EdgeScheduler::kNever;
+    if (timerAt_ <= t) timerAt_ = EdgeScheduler::kNever;
+    const uint64_t rest = std::min(soonAt_, timerAt_);
+    if (rest != EdgeScheduler::kNever) pass_.after(sc_core::sc_time::from_value(rest - t));
+  }
   if (!active_) return;
   const sm::Cycle now = cycleNow();
   sm::Cycle again = policy_->update(now);
@@ -289,17 +310,17 @@ void CtaScheduler::assign() {
   }
   if (next_ < total_) {
     // SMs that just took their per-cycle maximum may take more next cycle.
-    if (started) wake_.notify(period_);
+    if (started) requestPass(soonAt_, period_);
     if (again != sm::kNever && again > now)
-      timer_.notify(sc_core::sc_time::from_value((again - now) * period_.value()));
+      requestPass(timerAt_, sc_core::sc_time::from_value((again - now) * period_.value()));
   }
 }
 
 void CtaScheduler::stopKernel(sm::Cycle lastCycle) {
   active_ = false;
   endCycle_ = lastCycle;
-  timer_.cancel();
-  wake_.cancel();
+  dropPass(timerAt_);
+  dropPass(soonAt_);
   // As at a kernel's end: the SMs' windows cover startCycle .. lastCycle.
   for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
 }
@@ -313,13 +334,13 @@ void CtaScheduler::ctaFinished(uint32_t sm, uint32_t resident) {
     active_ = false;
     done_ = true;
     endCycle_ = now;
-    timer_.cancel();
+    dropPass(timerAt_);
     // The SMs' windows cover the kernel's cycles startCycle .. endCycle.
     for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
     kernel_finished.notify(sc_core::SC_ZERO_TIME);
     sc_core::sc_pause();  // the launch is over: return control to the host
   } else if (next_ < total_) {
-    wake_.notify(sc_core::SC_ZERO_TIME);
+    requestPass(soonAt_, sc_core::SC_ZERO_TIME);
   }
 }
 

@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "common/edge_scheduler.hpp"
 #include "common/platform_config.hpp"
 #include "common/registry.hpp"
 #include "gpu/global_droop_detector.hpp"
@@ -139,6 +140,13 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   // Notified when a kernel's first CTAs may start and when its last CTA has finished.
   sc_core::sc_event kernel_started, kernel_finished;
 
+  // In a platform: runs from `s` (its own processes stay idle).
+  void attach(EdgeScheduler& s) {
+    pass_.attach(s, s.add(EdgeScheduler::kCtaScheduler, [this] { assign(); }));
+    if (detector_)
+      detectorTick_.attach(s, s.add(EdgeScheduler::kCtaScheduler, [this] { detectorStep(); }));
+  }
+
  private:
   SC_HAS_PROCESS(CtaScheduler);
   void assign();
@@ -151,8 +159,13 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   std::unique_ptr<CtaPlacementPolicy> policy_;
   const uint32_t perCycle_;
   const sc_core::sc_time period_;
-  sc_core::sc_event wake_;   // a pass as soon as possible
-  sc_core::sc_event timer_;  // a pass at a given cycle (a policy's wish, an SM awake)
+  // Passes of assign(): one as soon as possible (soonAt_), one at a given cycle (timerAt_: a
+  // policy's wish, an SM awake); time values, kNever when none. pass_ is due at the earlier.
+  void requestPass(uint64_t& at, const sc_core::sc_time& delay);
+  void dropPass(uint64_t& at);
+  sc_core::sc_event passEvent_;  // its own process's, while not attached to a scheduler
+  Wakeup pass_{passEvent_};
+  uint64_t soonAt_ = EdgeScheduler::kNever, timerAt_ = EdgeScheduler::kNever;
   const CongestionProbe* probe_ = nullptr;
   KernelGrid kernel_;
   uint64_t total_ = 0, next_ = 0, finished_ = 0;
@@ -161,7 +174,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   std::vector<uint32_t> startedNow_;
   // global droop smoothing
   std::unique_ptr<GlobalDroopDetector> detector_;
-  sc_core::sc_event detectorTick_;
+  sc_core::sc_event detectorEvent_;  // its own process's, while not attached to a scheduler
+  Wakeup detectorTick_{detectorEvent_};
   bool detectorArmed_ = false;  // a report is scheduled
   bool smTicked_ = false;       // an SM evaluated a cycle since the last report
   std::vector<uint32_t> activeWarps_;

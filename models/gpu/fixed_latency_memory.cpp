@@ -11,7 +11,7 @@ FixedLatencyMemory::FixedLatencyMemory(const sc_core::sc_module_name& name,
     : sc_core::sc_module(name), sm_sockets("sm_sockets"), latency_(latency) {
   sm_sockets.register_nb_transport_fw(this, &FixedLatencyMemory::nb_transport_fw);
   SC_METHOD(respond);
-  sensitive << due_;
+  sensitive << dueEvent_;
   dont_initialize();
 }
 
@@ -24,7 +24,7 @@ tlm::tlm_sync_enum FixedLatencyMemory::nb_transport_fw(int id, tlm::tlm_generic_
   gp.acquire();
   const sc_core::sc_time wait = delay + latency_;
   const uint64_t due = (sc_core::sc_time_stamp() + wait).value();
-  if (pending_.empty() || due < pending_.top().due) due_.notify(wait);
+  if (pending_.empty() || due < pending_.top().due) due_.after(wait);
   pending_.push(Pending{due, seq_++, &gp, id});
   phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
@@ -41,7 +41,7 @@ void FixedLatencyMemory::respond() {
     sm_sockets[p.socket]->nb_transport_bw(*p.gp, phase, t);  // the initiator completes it
     p.gp->release();
   }
-  if (!pending_.empty()) due_.notify(sc_core::sc_time::from_value(pending_.top().due - now));
+  if (!pending_.empty()) due_.after(sc_core::sc_time::from_value(pending_.top().due - now));
 }
 
 }  // namespace gpusc::gpu

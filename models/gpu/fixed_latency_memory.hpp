@@ -11,6 +11,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "common/edge_scheduler.hpp"
+
 namespace gpusc::gpu {
 
 class FixedLatencyMemory : public sc_core::sc_module {
@@ -21,6 +23,10 @@ class FixedLatencyMemory : public sc_core::sc_module {
 
   uint64_t requests() const { return requests_; }
   void resetStats() { requests_ = 0; }
+  // In a platform: runs from `s` (its own process stays idle).
+  void attach(EdgeScheduler& s) {
+    due_.attach(s, s.add(EdgeScheduler::kMemoryAnswers, [this] { respond(); }));
+  }
 
  private:
   SC_HAS_PROCESS(FixedLatencyMemory);
@@ -41,7 +47,8 @@ class FixedLatencyMemory : public sc_core::sc_module {
   // A heap rather than TLM's payload event queue, whose insertion is linear in the number of
   // outstanding requests (thousands here).
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending_;
-  sc_core::sc_event due_;
+  sc_core::sc_event dueEvent_;  // its own process's, while not attached to a scheduler
+  Wakeup due_{dueEvent_};
   uint64_t seq_ = 0;
   uint64_t requests_ = 0;
 };

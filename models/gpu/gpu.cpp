@@ -32,6 +32,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     sms_.push_back(std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_,
                                             *smPools_.back(), period_));
   }
+  edges_ = std::make_unique<EdgeScheduler>("edge_scheduler");
   coreDomain_ = std::make_unique<CoreClockDomain>("core_clock_domain", sms(), period_);
   ctaScheduler_ = std::make_unique<CtaScheduler>("cta_scheduler", cfg_, sms(), period_);
   if (cfg_.power.enabled) energy_ = std::make_unique<power::EnergyModel>("energy_model", cfg_);
@@ -46,6 +47,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
       connect(s->memory_socket, fixed_->sm_sockets, fmt::format("check_{}", s->name()));
     // The SMs' requests meet in one target: their order there is the evaluation order.
     coreDomain_->setSerialReason("memory.model fixed-latency (one target for every SM)");
+    attachUnits();
     traceRtlBlocks();
     return;
   }
@@ -73,7 +75,19 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     connect(l2_[s]->dram_socket, mc_[s / cfg_.l2.slices_per_partition]->l2_socket,
             fmt::format("check_l2_{}_mc", s));
   }
+  attachUnits();
   traceRtlBlocks();
+}
+
+void Gpu::attachUnits() {
+  // Each kind in index order; the scheduler orders the kinds (EdgeScheduler::Rank).
+  for (auto& mc : mc_) mc->attach(*edges_);
+  if (fixed_) fixed_->attach(*edges_);
+  for (auto& l2 : l2_) l2->attach(*edges_);
+  if (noc_) noc_->attach(*edges_);
+  for (auto& l1 : l1_) l1->attach(*edges_);
+  ctaScheduler_->attach(*edges_);
+  coreDomain_->attach(*edges_);
 }
 
 Gpu::~Gpu() = default;

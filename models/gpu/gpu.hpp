@@ -91,6 +91,7 @@ class Gpu : public sc_core::sc_module {
   // Traces the verilated blocks of the SMs pdn.monitor.vcd_sms selects, of their L1s, of the
   // L2 slices and of the CTA scheduler into waves_.
   void traceRtlBlocks();
+  void attachUnits();
 
   PlatformConfig cfg_;
   sc_core::sc_time period_;
@@ -102,6 +103,8 @@ class Gpu : public sc_core::sc_module {
   // acquires them (payloads go back to their pool on the simulation thread).
   std::vector<std::unique_ptr<PayloadPool>> smPools_;
   std::vector<std::unique_ptr<sm::Sm>> sms_;
+  // Runs the clocked units below in a fixed order within each instant (edge_scheduler.hpp).
+  std::unique_ptr<EdgeScheduler> edges_;
   std::unique_ptr<CoreClockDomain> coreDomain_;
   std::unique_ptr<CtaScheduler> ctaScheduler_;
   std::unique_ptr<FixedLatencyMemory> fixed_;

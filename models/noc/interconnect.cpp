@@ -98,7 +98,7 @@ tlm::tlm_sync_enum Interconnect::fromL2(int id, tlm::tlm_generic_payload& gp, tl
 void Interconnect::scheduleAt(uint64_t cycle) {
   if (cycle >= scheduled_) return;
   scheduled_ = cycle;
-  wake_.notify(clock_.until(cycle));  // replaces a later pending notification
+  wakeup_.at(cycle * clock_.periodValue());  // replaces a later pending request
 }
 
 void Interconnect::step() {
@@ -192,7 +192,7 @@ void Interconnect::resetState() {
   for (Router* r : routers_) r->reset();
   fabric_.reset();
   outbox_.clear();
-  wake_.cancel();
+  wakeup_.cancel();
   scheduled_ = kNever;
   evaluated_ = false;
   lastCycle_ = 0;

@@ -60,6 +60,7 @@
 
 #include "common/address_map.hpp"
 #include "common/clock.hpp"
+#include "common/edge_scheduler.hpp"
 #include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "noc/mesh_router.hpp"
@@ -96,6 +97,10 @@ class Interconnect : public sc_core::sc_module {
   // Routers that leak: the mesh's routers, or one per node of a crossbar.
   uint32_t leakingRouters() const;
   void resetState();
+  // In a platform: runs from `s` (its own process stays idle).
+  void attach(EdgeScheduler& s) {
+    wakeup_.attach(s, s.add(EdgeScheduler::kInterconnect, [this] { step(); }));
+  }
   // Packets inside the network (taken in, not yet delivered).
   size_t packetsInFlight() const { return packets_.live(); }
 
@@ -161,7 +166,8 @@ class Interconnect : public sc_core::sc_module {
   std::vector<size_t> bounds_;        // the host threads' shares of them
   uint64_t parallelCycles_ = 0;
 
-  sc_core::sc_event wake_;
+  sc_core::sc_event wake_;  // its own process's, while not attached to a scheduler
+  Wakeup wakeup_{wake_};
   uint64_t scheduled_ = kNever;  // the cycle wake_ is notified for
   uint64_t lastCycle_ = 0;       // the last evaluated cycle
   bool evaluated_ = false;
