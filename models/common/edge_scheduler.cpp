@@ -14,41 +14,52 @@ EdgeScheduler::EdgeScheduler(const sc_core::sc_module_name& name) : sc_core::sc_
 
 EdgeScheduler::Unit EdgeScheduler::add(uint32_t rank, std::function<void()> run) {
   const Unit u = Unit(run_.size());
-  if (u > kUnitMask || rank >= (1u << 24))
+  if (u >= (1u << 24) || rank >= (1u << 24))
     throw InternalError("EdgeScheduler: more than 2^24 units or ranks");
   run_.push_back(std::move(run));
   order_.push_back(uint64_t(rank) << 24 | u);
   time_.push_back(kNever);
-  key_.push_back(0);
+  pos_.push_back(kOut);
   return u;
 }
 
-EdgeScheduler::Instant& EdgeScheduler::instantAt(uint64_t time) {
-  size_t i = 0;
-  while (i < instants_.size() && instants_[i].time < time) ++i;
-  if (i < instants_.size() && instants_[i].time == time) return instants_[i];
-  Instant in;
-  in.time = time;
-  if (!spareKeys_.empty()) {
-    in.keys = std::move(spareKeys_.back());
-    spareKeys_.pop_back();
+void EdgeScheduler::siftUp(uint32_t i) {
+  const Slot s = heap_[i];
+  while (i > 0) {
+    const uint32_t parent = (i - 1) / 2;
+    if (!(s < heap_[parent])) break;
+    place(i, heap_[parent]);
+    i = parent;
   }
-  return *instants_.insert(instants_.begin() + long(i), std::move(in));
+  place(i, s);
 }
 
-void EdgeScheduler::retireFirst() {
-  std::vector<uint64_t> keys = std::move(instants_.front().keys);
-  keys.clear();
-  spareKeys_.push_back(std::move(keys));
-  instants_.erase(instants_.begin());
+void EdgeScheduler::siftDown(uint32_t i) {
+  const Slot s = heap_[i];
+  const uint32_t n = uint32_t(heap_.size());
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && heap_[c + 1] < heap_[c]) ++c;
+    if (!(heap_[c] < s)) break;
+    place(i, heap_[c]);
+    i = c;
+  }
+  place(i, s);
 }
 
-bool EdgeScheduler::live(const Instant& in) const {
-  for (size_t k = in.next; k < in.keys.size(); ++k) {
-    const Unit u = Unit(in.keys[k] & kUnitMask);
-    if (time_[u] == in.time && key_[u] == in.keys[k]) return true;
-  }
-  return false;
+void EdgeScheduler::remove(uint32_t i) {
+  const Unit u = unitOf(heap_[i]);
+  pos_[u] = kOut;
+  time_[u] = kNever;
+  const Slot last = heap_.back();
+  heap_.pop_back();
+  if (unitOf(last) == u) return;
+  place(i, last);
+  if (i > 0 && last < heap_[(i - 1) / 2])
+    siftUp(i);
+  else
+    siftDown(i);
 }
 
 void EdgeScheduler::wakeAt(Unit u, uint64_t time) {
@@ -56,65 +67,49 @@ void EdgeScheduler::wakeAt(Unit u, uint64_t time) {
   time = std::max(time, t0);
   if (time >= time_[u]) return;  // due earlier already
   uint64_t key = order_[u];
-  const bool thisInstant = running_ && time == t0;
-  if (thisInstant) {  // in this pass if it comes later in it, else in the next
+  if (running_ && time == t0) {  // in this pass if it comes later in it, else in the next
     const uint64_t pass = runningKey_ / kPass;
     key += (key > runningKey_ % kPass ? pass : pass + 1) * kPass;
     if (key / kPass >= (1ull << 15))
       throw InternalError("EdgeScheduler: units keep waking each other within one instant");
   }
   time_[u] = time;
-  key_[u] = key;
-  Instant& in = instantAt(time);
-  if (thisInstant) {  // the instant running: among its keys still to run, in order
-    in.keys.insert(std::upper_bound(in.keys.begin() + long(in.next), in.keys.end(), key), key);
+  if (pos_[u] == kOut) {
+    heap_.push_back(Slot{time, key});
+    pos_[u] = uint32_t(heap_.size() - 1);
   } else {
-    in.sorted = in.sorted && (in.keys.empty() || in.keys.back() <= key);
-    in.keys.push_back(key);
+    heap_[pos_[u]] = Slot{time, key};
   }
+  siftUp(pos_[u]);  // an earlier time only moves it up
   if (!running_ && time < armed_) arm();
 }
 
 void EdgeScheduler::cancel(Unit u) {
-  time_[u] = kNever;
-  if (!running_) arm();  // the next instant may have nothing left
+  if (pos_[u] != kOut) remove(pos_[u]);
 }
 
 void EdgeScheduler::arm() {
-  while (!instants_.empty() && !live(instants_.front())) retireFirst();
-  if (instants_.empty()) {
+  if (heap_.empty()) {
     if (armed_ != kNever) tick_.cancel();
     armed_ = kNever;
     return;
   }
-  const uint64_t t = instants_.front().time, now = sc_core::sc_time_stamp().value();
+  const uint64_t t = heap_.front().time, now = sc_core::sc_time_stamp().value();
   if (t == armed_) return;
   armed_ = t;
   tick_.cancel();
-  tick_.notify(sc_core::sc_time::from_value(t > now ? t - now : 0));
+  tick_.notify(sc_core::sc_time::from_value(t - now));
 }
 
 void EdgeScheduler::step() {
   now_ = sc_core::sc_time_stamp().value();
   armed_ = kNever;  // the notification that ran us is spent
   running_ = true;
-  // instants_ may grow while a unit runs (a later instant): the first stays first.
-  while (!instants_.empty() && instants_.front().time <= now_) {
-    {
-      Instant& in = instants_.front();
-      if (!in.sorted) std::sort(in.keys.begin() + long(in.next), in.keys.end());
-      in.sorted = true;
-    }
-    while (instants_.front().next < instants_.front().keys.size()) {
-      Instant& in = instants_.front();
-      const uint64_t key = in.keys[in.next++];
-      const Unit u = Unit(key & kUnitMask);
-      if (time_[u] != in.time || key_[u] != key) continue;  // stale
-      time_[u] = kNever;
-      runningKey_ = key;
-      run_[u]();
-    }
-    retireFirst();
+  while (!heap_.empty() && heap_.front().time <= now_) {
+    const Slot s = heap_.front();
+    runningKey_ = s.key;
+    remove(0);
+    run_[unitOf(s)]();
   }
   running_ = false;
   arm();

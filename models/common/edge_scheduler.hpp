@@ -62,29 +62,29 @@ class EdgeScheduler : public sc_core::sc_module {
   void step();
   void arm();
 
-  // The due units, by instant: the few times at which some unit is due (an edge of each clock),
-  // each with the keys of its units (pass << 48 | rank << 24 | unit), sorted when the instant
-  // comes (and kept sorted while it runs). A unit woken earlier, or cancelled, leaves a stale key
-  // behind, skipped because it no longer matches the unit's time and key.
-  struct Instant {
-    uint64_t time = 0;
-    std::vector<uint64_t> keys;
-    size_t next = 0;  // while it runs: the next key to run
-    bool sorted = true;
+  // An indexed binary min-heap of the due units by (time, key): a unit is in it at most once,
+  // and an earlier request moves it up in place. A key is pass << 48 | rank << 24 | unit.
+  struct Slot {
+    uint64_t time, key;
+    bool operator<(const Slot& o) const { return time != o.time ? time < o.time : key < o.key; }
   };
-  Instant& instantAt(uint64_t time);
-  void retireFirst();
-  bool live(const Instant& in) const;
+  static Unit unitOf(const Slot& s) { return Unit(s.key & 0xffffff); }
+  void place(uint32_t i, const Slot& s) {
+    heap_[i] = s;
+    pos_[unitOf(s)] = i;
+  }
+  void siftUp(uint32_t i);
+  void siftDown(uint32_t i);
+  void remove(uint32_t i);
   uint64_t now() const { return running_ ? now_ : sc_core::sc_time_stamp().value(); }
   static constexpr uint64_t kPass = 1ull << 48;
-  static constexpr uint64_t kUnitMask = (1ull << 24) - 1;
+  static constexpr uint32_t kOut = ~0u;
 
   std::vector<std::function<void()>> run_;
-  std::vector<uint64_t> order_;                   // per unit: rank << 24 | unit
-  std::vector<uint64_t> time_;                    // per unit: its due time (kNever: none)
-  std::vector<uint64_t> key_;                     // per unit, while due: its key
-  std::vector<Instant> instants_;                 // by time
-  std::vector<std::vector<uint64_t>> spareKeys_;  // retired instants' buffers
+  std::vector<uint64_t> order_;  // per unit: rank << 24 | unit
+  std::vector<uint64_t> time_;   // per unit: its due time (kNever: none)
+  std::vector<uint32_t> pos_;    // per unit: its place in heap_ (kOut: not due)
+  std::vector<Slot> heap_;
   sc_core::sc_event tick_;
   uint64_t armed_ = kNever;  // the time tick_ is notified for
   bool running_ = false;
