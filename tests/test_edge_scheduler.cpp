@@ -124,6 +124,14 @@ TEST(EdgeScheduler, ACancelledUnitDoesNotRunAndTheSimulationRunsDry) {
   EXPECT_EQ(b.log, (std::vector<std::string>{"v@2000"}));
   EXPECT_FALSE(sc_core::sc_pending_activity());
   EXPECT_EQ(s.pendingTime(u), EdgeScheduler::kNever);
+  // Cancelled between runs, the only due unit leaves nothing scheduled: time does not move on.
+  s.wakeAt(u, 9000);
+  EXPECT_TRUE(sc_core::sc_pending_activity());
+  s.cancel(u);
+  EXPECT_FALSE(sc_core::sc_pending_activity());
+  sc_core::sc_start();
+  EXPECT_EQ(sc_core::sc_time_stamp().value(), 2000u);
+  EXPECT_EQ(b.log.size(), 1u);
 }
 
 // A process outside the model, here one that runs at every edge of the core and DRAM clocks

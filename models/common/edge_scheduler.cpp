@@ -85,7 +85,9 @@ void EdgeScheduler::wakeAt(Unit u, uint64_t time) {
 }
 
 void EdgeScheduler::cancel(Unit u) {
-  if (pos_[u] != kOut) remove(pos_[u]);
+  if (pos_[u] == kOut) return;
+  remove(pos_[u]);
+  if (!running_) arm();  // nothing may stay scheduled for it (SystemC would see activity)
 }
 
 void EdgeScheduler::arm() {
@@ -105,6 +107,10 @@ void EdgeScheduler::step() {
   now_ = sc_core::sc_time_stamp().value();
   armed_ = kNever;  // the notification that ran us is spent
   running_ = true;
+  struct Done {  // also when a unit throws (the engine then stops)
+    bool& running;
+    ~Done() { running = false; }
+  } done{running_};
   while (!heap_.empty() && heap_.front().time <= now_) {
     const Slot s = heap_.front();
     runningKey_ = s.key;
