@@ -1,10 +1,10 @@
 // Wake-up requests held back while host threads evaluate SMs' cycles.
 //
-// SystemC's kernel is single-threaded: while a worker thread evaluates an SM's cycle (and the
-// requests it hands its L1 data cache through the socket), nothing may call into the kernel.
-// The SM and its L1 notify their events through one EventOutbox; while the outbox holds, the
-// notifications are kept in order and issued by flush(), which the core clock domain calls on
-// the simulation thread, SM by SM in index order, after the cycle's evaluations.
+// SystemC's kernel and the edge scheduler are single-threaded: while a worker thread evaluates an
+// SM's cycle (and the requests it hands its L1 data cache through the socket), nothing may call
+// into them. The SM's L1 asks for its runs through one EventOutbox; while the outbox holds, the
+// requests are kept in order and made by flush(), which the core clock domain calls on the
+// simulation thread, SM by SM in index order, after the cycle's evaluations.
 #pragma once
 
 #include <utility>
