@@ -112,6 +112,35 @@ TEST(EdgeScheduler, AUnitWokenForNowRunsInThisPassIfLaterElseInAnotherPass) {
   EXPECT_EQ(b.log, (std::vector<std::string>{"mid@1000", "late@1000", "early@1000", "mid@3000"}));
 }
 
+// The running unit's own requests: the earliest one counts (one for now runs in a later pass,
+// after the units still due in this one), and a cancel drops what it asked for.
+TEST(EdgeScheduler, TheRunningUnitsOwnRequestsReplaceOrCancelItsNextRun) {
+  Bench b;
+  EdgeScheduler s("edges");
+  EdgeScheduler::Unit self = 0, other = 0;
+  int runs = 0;
+  self = b.add(s, 0, "self", [&] {
+    ++runs;
+    if (runs == 1) {
+      s.wakeAt(self, 5000);
+      s.wakeAt(self, 1000);  // earlier: replaces 5000
+      s.wakeAt(self, 7000);  // later than a pending request: ignored
+      EXPECT_EQ(s.pendingTime(self), 1000u);
+    } else if (runs == 2) {
+      s.wakeAt(self, 6000);
+      s.cancel(self);  // nothing more
+      EXPECT_EQ(s.pendingTime(self), EdgeScheduler::kNever);
+    }
+  });
+  other = b.add(s, 1, "other");
+  s.wakeAt(self, 1000);
+  s.wakeAt(other, 1000);
+  sc_core::sc_start();
+  EXPECT_EQ(b.log, (std::vector<std::string>{"self@1000", "other@1000", "self@1000"}));
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(sc_core::sc_time_stamp().value(), 1000u);
+}
+
 TEST(EdgeScheduler, ACancelledUnitDoesNotRunAndTheSimulationRunsDry) {
   Bench b;
   EdgeScheduler s("edges");

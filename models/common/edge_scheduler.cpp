@@ -74,6 +74,10 @@ void EdgeScheduler::wakeAt(Unit u, uint64_t time) {
       throw InternalError("EdgeScheduler: units keep waking each other within one instant");
   }
   time_[u] = time;
+  if (u == runningUnit_) {  // the running unit's next run: placed when it returns
+    runningNextKey_ = key;
+    return;
+  }
   if (pos_[u] == kOut) {
     heap_.push_back(Slot{time, key});
     pos_[u] = uint32_t(heap_.size() - 1);
@@ -85,6 +89,10 @@ void EdgeScheduler::wakeAt(Unit u, uint64_t time) {
 }
 
 void EdgeScheduler::cancel(Unit u) {
+  if (u == runningUnit_) {
+    time_[u] = kNever;
+    return;
+  }
   if (pos_[u] == kOut) return;
   remove(pos_[u]);
   if (!running_) arm();  // nothing may stay scheduled for it (SystemC would see activity)
@@ -107,18 +115,37 @@ void EdgeScheduler::step() {
   now_ = sc_core::sc_time_stamp().value();
   armed_ = kNever;  // the notification that ran us is spent
   running_ = true;
-  struct Done {  // also when a unit throws (the engine then stops)
-    bool& running;
-    ~Done() { running = false; }
-  } done{running_};
+  struct Done {  // also when a unit throws (the engine then stops): the unit leaves the heap
+    EdgeScheduler& s;
+    ~Done() {
+      if (s.runningUnit_ != kNoUnit) {
+        s.time_[s.runningUnit_] = kNever;
+        s.runningUnit_ = kNoUnit;
+        s.remove(0);
+      }
+      s.running_ = false;
+    }
+  } done{*this};
+  // The running unit stays at the top of the heap while it runs: every unit it wakes is due
+  // after it (later in this pass, in a later pass or at a later time), so the top stays the
+  // least. Its own next request waits beside the heap; when it returns, that request replaces
+  // the top with one sift down (or the top is removed), instead of a removal and an insertion.
   while (!heap_.empty() && heap_.front().time <= now_) {
     const Slot s = heap_.front();
+    const Unit u = unitOf(s);
     runningKey_ = s.key;
-    remove(0);
-    run_[unitOf(s)]();
+    runningUnit_ = u;
+    time_[u] = kNever;
+    run_[u]();
+    runningUnit_ = kNoUnit;
+    if (time_[u] != kNever) {
+      place(0, Slot{time_[u], runningNextKey_});
+      siftDown(0);
+    } else {
+      remove(0);
+    }
   }
   running_ = false;
   arm();
 }
-
 }  // namespace gpusc

@@ -65,7 +65,10 @@ class EdgeScheduler : public sc_core::sc_module {
   // and an earlier request moves it up in place. A key is pass << 48 | rank << 24 | unit.
   struct Slot {
     uint64_t time, key;
-    bool operator<(const Slot& o) const { return time != o.time ? time < o.time : key < o.key; }
+    // One 128-bit comparison (compare and subtract-with-borrow), not two branches.
+    bool operator<(const Slot& o) const { return wide() < o.wide(); }
+    __extension__ using Wide = unsigned __int128;
+    Wide wide() const { return Wide(time) << 64 | key; }
   };
   static Unit unitOf(const Slot& s) { return Unit(s.key & 0xffffff); }
   void place(uint32_t i, const Slot& s) {
@@ -89,6 +92,9 @@ class EdgeScheduler : public sc_core::sc_module {
   bool running_ = false;
   uint64_t now_ = 0;         // while running: the current time
   uint64_t runningKey_ = 0;  // while running: the key of the unit that runs
+  static constexpr Unit kNoUnit = ~0u;
+  Unit runningUnit_ = kNoUnit;   // while running: the unit that runs (at the heap's top)
+  uint64_t runningNextKey_ = 0;  // its key for the next run it asked for (time in time_)
 };
 
 // A unit's wake-up requests: to its scheduler once attached, else to its own event.
