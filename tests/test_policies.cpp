@@ -1,6 +1,7 @@
 // Policies a testbench registers (common/policies.hpp): every policy key accepts the names
 // registered for it, the model creates its units' policies from the platform's Policies, and
 // nothing is global (the built-ins and other Policies objects never see a registration).
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -132,6 +133,107 @@ TEST(Policies, PreferredWarpIsTriedFirstAsIfFirstInTheOrder) {
   EXPECT_GT(runs[0].first, 0u);
   EXPECT_EQ(runs[0].first, runs[1].first);    // cycles
   EXPECT_EQ(runs[0].second, runs[1].second);  // every scheduler's issues and stall reasons
+}
+
+// Every built-in warp scheduling policy keeps an order version, so the SM skips comparing the
+// order warp by warp: whenever order()'s contents change, so must the version (else the SM would
+// scan a stale order), through any sequence of the policy's calls, a reset included.
+TEST(Policies, TheOrderVersionChangesWheneverTheOrderDoes) {
+  SmConfig cfg;
+  cfg.two_level_active = 3;
+  for (const char* name : {"lrr", "gto", "two-level", "dfifo"}) {
+    auto policy = Policies::builtin().warpSchedulers.create(name, cfg);
+    std::vector<uint32_t> last = policy->order();
+    uint64_t version = policy->orderVersion();
+    ASSERT_NE(version, sm::WarpSchedulingPolicy::kUnversioned) << name;
+    std::vector<uint32_t> live;
+    uint64_t age = 0, changes = 0;
+    uint32_t seed = 12345;
+    auto next = [&](uint32_t n) {
+      seed = seed * 1103515245u + 12345u;
+      return (seed >> 16) % n;
+    };
+    for (int step = 0; step < 4000; ++step) {
+      const uint32_t op = next(8);
+      if (op == 0 || live.empty()) {
+        const uint32_t w = next(16);
+        if (std::find(live.begin(), live.end(), w) == live.end()) {
+          policy->add(w, age++);
+          live.push_back(w);
+        }
+      } else {
+        const uint32_t w = live[next(uint32_t(live.size()))];
+        if (op == 1) {
+          policy->remove(w);
+          live.erase(std::find(live.begin(), live.end(), w));
+        } else if (op <= 4) {
+          policy->issued(w);
+        } else if (op == 5) {
+          policy->waitsLong(w);
+        } else if (op == 6) {
+          policy->longWaitOver(w);
+        } else if (next(50) == 0) {
+          policy->reset();
+          live.clear();
+        }
+      }
+      const std::vector<uint32_t>& order = policy->order();
+      const uint64_t v = policy->orderVersion();
+      if (order != last) {
+        EXPECT_NE(v, version) << name << " at step " << step;
+        ++changes;
+      }
+      last = order;
+      version = v;
+    }
+    EXPECT_GT(changes, 100u) << name;  // the sequence did change the order
+  }
+}
+
+// A policy that keeps no order version (kUnversioned): the SM compares the order instead. Both
+// ways must give the same run.
+class Unversioned : public sm::WarpSchedulingPolicy {
+ public:
+  explicit Unversioned(std::unique_ptr<sm::WarpSchedulingPolicy> inner)
+      : inner_(std::move(inner)) {}
+  void add(uint32_t w, uint64_t age) override { inner_->add(w, age); }
+  void remove(uint32_t w) override { inner_->remove(w); }
+  const std::vector<uint32_t>& order() override { return inner_->order(); }
+  uint32_t preferred() const override { return inner_->preferred(); }
+  void issued(uint32_t w) override { inner_->issued(w); }
+  void waitsLong(uint32_t w) override { inner_->waitsLong(w); }
+  void longWaitOver(uint32_t w) override { inner_->longWaitOver(w); }
+  void reset() override { inner_->reset(); }
+
+ private:
+  std::unique_ptr<sm::WarpSchedulingPolicy> inner_;
+};
+
+TEST(Policies, APolicyWithoutAnOrderVersionRunsTheSame) {
+  for (const char* name : {"lrr", "gto", "two-level", "dfifo"}) {
+    auto p = std::make_shared<Policies>();
+    p->warpSchedulers.add(
+        "unversioned", "the policy without its order version", [name](const SmConfig& c) {
+          return std::make_unique<Unversioned>(Policies::builtin().warpSchedulers.create(name, c));
+        });
+    std::vector<std::pair<uint64_t, std::vector<std::array<uint64_t, sm::kNumStalls>>>> runs;
+    for (const char* use : {name, "unversioned"}) {
+      Device dev(loadPlatform("gtx480", {fmt::format("sm.scheduler={}", use), "gpu.num_sms=4"}, p),
+                 ExecMode::Timing);
+      auto w = catalog::find("bfs").make(catalog::Size::Tiny);
+      w->setup(dev);
+      w->run(dev);
+      ASSERT_TRUE(w->check(dev).pass) << use;
+      const gpu::TimingResult& t = *dev.launches().back().timing;
+      std::vector<std::array<uint64_t, sm::kNumStalls>> outcomes;
+      for (const gpu::SmTiming& sm : t.sms)
+        outcomes.insert(outcomes.end(), sm.schedulers.begin(), sm.schedulers.end());
+      runs.emplace_back(t.cycles, outcomes);
+    }
+    EXPECT_GT(runs[0].first, 0u) << name;
+    EXPECT_EQ(runs[0].first, runs[1].first) << name;
+    EXPECT_EQ(runs[0].second, runs[1].second) << name;
+  }
 }
 
 TEST(Policies, AnotherPoliciesObjectGetsAModelOfItsOwn) {

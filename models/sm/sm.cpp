@@ -627,10 +627,15 @@ void Sm::issue(Cycle now) {
     if (!issued) {
       ScanCache& c = scan_[si];
       if (order.size() <= 64) {
-        if (order.size() != c.order.size() ||
-            !std::equal(order.begin(), order.end(), c.order.begin())) {
+        const uint64_t version = policy.orderVersion();
+        const bool same = version != WarpSchedulingPolicy::kUnversioned
+                              ? version == c.version
+                              : order.size() == c.order.size() &&
+                                    std::equal(order.begin(), order.end(), c.order.begin());
+        if (!same) {
           for (uint32_t slot : c.order) scanPos_[slot] = 0xff;
           c.order.assign(order.begin(), order.end());  // tryIssue may change the policy's order
+          c.version = version;
           c.live = 0;
           for (uint32_t p = 0; p < c.order.size(); ++p) {
             scanPos_[c.order[p]] = static_cast<uint8_t>(p);
@@ -1166,6 +1171,8 @@ void Sm::resetState() {
   inflight_.clear();
   freeInFlight_.clear();
   for (auto& s : schedulers_) s->policy().reset();
+  for (ScanCache& c : scan_) c = ScanCache{};  // rebuilt from the reset policies' orders
+  std::fill(scanPos_.begin(), scanPos_.end(), uint8_t(0xff));
   fetch_.reset();
   ldst_.reset();
   dispatch_.reset();

@@ -305,10 +305,12 @@ class Sm : public sc_core::sc_module, private LdstHost {
   }
   // Per scheduler, the policy's order as last seen and which of its places hold a warp that is
   // not parked (bit p: order[p]), kept with parked_, so the scan visits only those. Rebuilt
-  // when the order differs; used when a scheduler has at most 64 warps.
+  // when the order differs (known from the policy's order version when it keeps one, else by
+  // comparing); used when a scheduler has at most 64 warps.
   struct ScanCache {
     std::vector<uint32_t> order;
     uint64_t live = 0;
+    uint64_t version = WarpSchedulingPolicy::kUnversioned;  // the policy's, for `order`
   };
   std::vector<ScanCache> scan_;
   std::vector<uint8_t> scanPos_;  // a slot's place in its scheduler's cached order

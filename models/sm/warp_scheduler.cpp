@@ -30,22 +30,39 @@ class LooseRoundRobin : public WarpSchedulingPolicy {
  public:
   void add(uint32_t w, uint64_t) override {
     ring_.insert(std::upper_bound(ring_.begin(), ring_.end(), w), w);
+    stale_ = true;
   }
-  void remove(uint32_t w) override { eraseValue(ring_, w); }
+  void remove(uint32_t w) override {
+    eraseValue(ring_, w);
+    stale_ = true;
+  }
+  // Rebuilt only when the warps or the last issued warp changed.
   const std::vector<uint32_t>& order() override {
+    if (!stale_) return out_;
+    stale_ = false;
+    ++version_;
     rotateAfter(ring_, last_, haveLast_, out_);
     return out_;
   }
+  uint64_t orderVersion() const override { return version_; }
   void issued(uint32_t w) override {
+    if (haveLast_ && last_ == w) return;
     last_ = w;
     haveLast_ = true;
+    stale_ = true;
   }
-  void reset() override { *this = LooseRoundRobin(); }
+  void reset() override {
+    const uint64_t v = version_;  // a version never repeats
+    *this = LooseRoundRobin();
+    version_ = v;
+  }
 
  private:
   std::vector<uint32_t> ring_, out_;  // ring_: warp slots in increasing order
   uint32_t last_ = 0;
   bool haveLast_ = false;
+  bool stale_ = true;  // out_ no longer follows ring_ and last_
+  uint64_t version_ = 0;
 };
 
 class GreedyThenOldest : public WarpSchedulingPolicy {
@@ -69,16 +86,22 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
   const std::vector<uint32_t>& order() override {
     if (!stale_) return out_;
     stale_ = false;
+    ++version_;
     out_.resize(byAge_.size());
     for (size_t k = 0; k < byAge_.size(); ++k) out_[k] = byAge_[k].second;
     return out_;
   }
+  uint64_t orderVersion() const override { return version_; }
   uint32_t preferred() const override { return haveGreedy_ ? greedy_ : kNoWarp; }
   void issued(uint32_t w) override {
     greedy_ = w;
     haveGreedy_ = true;
   }
-  void reset() override { *this = GreedyThenOldest(); }
+  void reset() override {
+    const uint64_t v = version_;  // a version never repeats
+    *this = GreedyThenOldest();
+    version_ = v;
+  }
 
  private:
   std::vector<std::pair<uint64_t, uint32_t>> byAge_;  // (start order, warp), oldest first
@@ -86,6 +109,7 @@ class GreedyThenOldest : public WarpSchedulingPolicy {
   uint32_t greedy_ = 0;
   bool haveGreedy_ = false;
   bool stale_ = true;  // out_ no longer follows byAge_
+  uint64_t version_ = 0;
 };
 
 class TwoLevel : public WarpSchedulingPolicy {
@@ -97,20 +121,29 @@ class TwoLevel : public WarpSchedulingPolicy {
     } else {
       pending_.push_back(w);
     }
+    stale_ = true;
   }
   void remove(uint32_t w) override {
     eraseValue(active_, w);
     eraseValue(pending_, w);
     eraseValue(waiting_, w);
     refill();
+    stale_ = true;
   }
+  // Rebuilt only when the active group or the last issued warp changed.
   const std::vector<uint32_t>& order() override {
+    if (!stale_) return out_;
+    stale_ = false;
+    ++version_;
     rotateAfter(active_, last_, haveLast_, out_);
     return out_;
   }
+  uint64_t orderVersion() const override { return version_; }
   void issued(uint32_t w) override {
+    if (haveLast_ && last_ == w) return;
     last_ = w;
     haveLast_ = true;
+    stale_ = true;
   }
   void waitsLong(uint32_t w) override {
     if (!contains(waiting_, w)) waiting_.push_back(w);
@@ -119,12 +152,18 @@ class TwoLevel : public WarpSchedulingPolicy {
       pending_.push_back(w);
       refill();
     }
+    stale_ = true;
   }
   void longWaitOver(uint32_t w) override {
     eraseValue(waiting_, w);
     refill();
+    stale_ = true;
   }
-  void reset() override { *this = TwoLevel(size_); }
+  void reset() override {
+    const uint64_t v = version_;  // a version never repeats
+    *this = TwoLevel(size_);
+    version_ = v;
+  }
 
  private:
   // Moves ready pending warps, oldest first, into free places of the active group.
@@ -143,34 +182,50 @@ class TwoLevel : public WarpSchedulingPolicy {
   std::vector<uint32_t> active_, pending_, waiting_, out_;
   uint32_t last_ = 0;
   bool haveLast_ = false;
+  bool stale_ = true;  // out_ no longer follows active_ and last_
+  uint64_t version_ = 0;
 };
 
 class DynamicFifo : public WarpSchedulingPolicy {
  public:
-  void add(uint32_t w, uint64_t) override { queue_.push_back(w); }
+  void add(uint32_t w, uint64_t) override {
+    queue_.push_back(w);
+    ++version_;
+  }
   void remove(uint32_t w) override {
     eraseValue(queue_, w);
     eraseValue(waiting_, w);
+    ++version_;
   }
   const std::vector<uint32_t>& order() override { return queue_; }
+  uint64_t orderVersion() const override { return version_; }
   void issued(uint32_t w) override {  // to the back of the queue
+    if (!queue_.empty() && queue_.back() == w) return;
     eraseValue(queue_, w);
     queue_.push_back(w);
+    ++version_;
   }
   void waitsLong(uint32_t w) override {
     if (contains(waiting_, w)) return;
     waiting_.push_back(w);
     eraseValue(queue_, w);
+    ++version_;
   }
   void longWaitOver(uint32_t w) override {
     if (!contains(waiting_, w)) return;
     eraseValue(waiting_, w);
     queue_.push_back(w);
+    ++version_;
   }
-  void reset() override { *this = DynamicFifo(); }
+  void reset() override {
+    const uint64_t v = version_;  // a version never repeats
+    *this = DynamicFifo();
+    version_ = v + 1;
+  }
 
  private:
   std::vector<uint32_t> queue_, waiting_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace

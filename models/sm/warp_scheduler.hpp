@@ -36,6 +36,11 @@ class WarpSchedulingPolicy {
   // none). For a policy whose order changes in its first warp alone (GTO: the greedy warp), so
   // that order() need not be rebuilt whenever that warp changes.
   virtual uint32_t preferred() const { return kNoWarp; }
+  // A number that changes whenever order()'s contents may have changed since it last returned
+  // (read after order()), so the scheduler need not compare the order warp by warp every cycle;
+  // kUnversioned (the default, for a policy that does not keep one): it compares.
+  static constexpr uint64_t kUnversioned = ~0ull;
+  virtual uint64_t orderVersion() const { return kUnversioned; }
   virtual void issued(uint32_t warp) = 0;
   // The warp waits for a long-latency event (a memory load, a barrier) / the wait is over.
   virtual void waitsLong(uint32_t) {}
