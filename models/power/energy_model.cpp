@@ -321,7 +321,7 @@ size_t EnergyModel::binOf(uint64_t cycle) const {
   return cycle <= start_ ? 0 : static_cast<size_t>((cycle - start_) / sampleCycles_);
 }
 
-void EnergyModel::ensureBins(size_t n) {
+void EnergyModel::addBins(size_t n) {
   while (smCoreJ_.size() < n) {
     smCoreJ_.emplace_back(numSms_, 0.0);
     l1J_.emplace_back(numSms_, 0.0);

@@ -243,7 +243,10 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   void book(uint32_t sm, uint64_t c, const sm::SmActivity& a);
   void setPendingEnd(uint32_t sm, uint64_t end);
   size_t binOf(uint64_t cycle) const;
-  void ensureBins(size_t n);
+  void ensureBins(size_t n) {  // per SM and cycle: the check inline, the growth out of line
+    if (smCoreJ_.size() < n) addBins(n);
+  }
+  void addBins(size_t n);
 
   const PlatformConfig cfg_;
   const EnergyTable table_;

@@ -268,9 +268,16 @@ void Sm::account(Cycle now) {
 
 void Sm::reportActivity(Cycle first, uint64_t cycles, const SmActivity& a) {
   if (activityObserver_ == nullptr) return;
-  if (evaluating_)
-    heldActivity_.push_back({first, cycles, a});
-  else
+  if (evaluating_) {
+    if (heldOwnCycle_ != kNever) {  // a report after the cycle's own: keep the order
+      heldActivity_.push_back({heldOwnCycle_, 1, act_});
+      heldOwnCycle_ = kNever;
+    }
+    if (&a == &act_ && cycles == 1)
+      heldOwnCycle_ = first;
+    else
+      heldActivity_.push_back({first, cycles, a});
+  } else
     activityObserver_->onActivity(id_, first, cycles, a);
 }
 
@@ -298,6 +305,7 @@ void Sm::commitCycle() {
   if (fault_) {
     writeLog_.clear();
     heldActivity_.clear();
+    heldOwnCycle_ = kNever;
     heldIssues_.clear();
     heldCtaEnds_.clear();
     heldEvaluated_ = false;
@@ -307,6 +315,10 @@ void Sm::commitCycle() {
   for (const HeldActivity& h : heldActivity_)
     activityObserver_->onActivity(id_, h.first, h.cycles, h.activity);
   heldActivity_.clear();
+  if (heldOwnCycle_ != kNever) {
+    activityObserver_->onActivity(id_, heldOwnCycle_, 1, act_);
+    heldOwnCycle_ = kNever;
+  }
   for (const HeldIssue& h : heldIssues_) issueObserver_->onIssue(id_, h.cycle, h.slot, h.pc);
   heldIssues_.clear();
   for (uint32_t resident : heldCtaEnds_) kernel_.listener->ctaFinished(id_, resident);

@@ -263,6 +263,9 @@ class Sm : public sc_core::sc_module, private LdstHost {
   bool evaluating_ = false;  // inside evaluateCycle
   Cycle selfWake_ = kNever;  // wakeAt() during the evaluation
   std::vector<HeldActivity> heldActivity_;
+  // The evaluated cycle's own activity is act_, which stays as it is until the next evaluation:
+  // held by reference (its cycle), not copied, and reported after heldActivity_.
+  Cycle heldOwnCycle_ = kNever;
   std::vector<HeldIssue> heldIssues_;
   std::vector<uint32_t> heldCtaEnds_;  // CTAs left resident after each CTA that ended
   bool heldEvaluated_ = false;         // report smEvaluated
