@@ -49,25 +49,41 @@ uint32_t countConflicts(const func::MemRecord& rec, uint32_t banks, bool atomic)
 
 uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool atomic) {
   if (rec.mask == 0) return 1;
-  // Most accesses read or write one word per lane and either spread over distinct banks or share
-  // words (a broadcast): one pass with a bit per bank shows it, and the first bank asked for a
-  // second distinct word hands the access to the general count.
-  if (!atomic && rec.bytes <= 4 && banks <= 64) {
-    const uint64_t bankMask = banks - 1;
-    uint64_t used = 0;
-    uint64_t first[64];
-    for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
-      const uint64_t word = rec.addr[__builtin_ctz(m)] / 4;
-      const uint32_t bank = static_cast<uint32_t>(word & bankMask);
-      const uint64_t bit = 1ull << bank;
-      if (!(used & bit)) {
-        used |= bit;
-        first[bank] = word;
-      } else if (first[bank] != word) {
-        return countConflicts(rec, banks, atomic);
+  // Most accesses spread over distinct banks, share words (a broadcast) or put two words in a
+  // bank (an 8-byte access by a warp, or a stride of two words): one pass that remembers up to
+  // two distinct units per bank class shows it, and the first class asked for a third distinct
+  // unit hands the access to the general count. A unit is a word (accesses of up to 4 bytes;
+  // a class is a bank) or an aligned 8-byte pair of words, whose words sit in banks 2p and
+  // 2p + 1 with the same distinct pairs (a class is such a bank pair: banks / 2 classes).
+  if (!atomic && (rec.bytes <= 4 || (rec.bytes == 8 && banks >= 2))) {
+    const unsigned shift = rec.bytes <= 4 ? 2 : 3;
+    const uint32_t classes = rec.bytes <= 4 ? banks : banks / 2;
+    if (classes <= 64) {
+      const uint64_t classMask = classes - 1;
+      uint64_t one = 0, two = 0;  // classes holding at least one (two) distinct units
+      uint64_t first[64], second[64];
+      uint32_t degree = 1;
+      for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
+        const uint64_t a = rec.addr[__builtin_ctz(m)];
+        if (shift == 3 && (a & 7) != 0) return countConflicts(rec, banks, atomic);
+        const uint64_t unit = a >> shift;
+        const uint32_t c = static_cast<uint32_t>(unit & classMask);
+        const uint64_t bit = 1ull << c;
+        if (!(one & bit)) {
+          one |= bit;
+          first[c] = unit;
+        } else if (first[c] == unit) {
+          continue;
+        } else if (!(two & bit)) {
+          two |= bit;
+          second[c] = unit;
+          degree = 2;
+        } else if (second[c] != unit) {
+          return countConflicts(rec, banks, atomic);
+        }
       }
+      return degree;
     }
-    return 1;
   }
   return countConflicts(rec, banks, atomic);
 }
