@@ -44,8 +44,7 @@ void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vect
   }
 }
 
-void DispatchUnit::cycle(Cycle now, SmActivity& act,
-                         const std::function<bool(uint32_t, Unit)>& dispatch) {
+void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
   if (occupied_ == 0) return;
   byAge_.clear();
   for (auto& g : groups_)
@@ -80,14 +79,20 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act,
     c->left = kept;
   }
   uint32_t sent = 0;
+  uint32_t busyKinds = 0;  // unit kinds that answered Busy: the same answer, without effects
   for (Collector* c : byAge_) {
     if (c->left != 0) continue;
     if (sent >= maxDispatch_) break;
-    if (dispatch(c->inst, c->unit)) {
+    const uint32_t kind = 1u << static_cast<uint32_t>(c->unit);
+    if (busyKinds & kind) continue;
+    const DispatchTarget::Answer a = target.dispatch(c->inst, c->unit, now);
+    if (a == DispatchTarget::Answer::Taken) {
       ++sent;
       c->busy = false;
       --occupied_;
       --busyIn_[group(c->unit)];
+    } else if (a == DispatchTarget::Answer::Busy) {
+      busyKinds |= kind;
     }
   }
 }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include <systemc>
@@ -17,6 +16,21 @@
 #include "sm/register_file.hpp"
 
 namespace gpusc::sm {
+
+// Where the DispatchUnit sends an instruction whose operands are read (the SM's units).
+class DispatchTarget {
+ public:
+  enum class Answer : uint8_t {
+    Taken,    // the instruction left for a unit
+    Busy,     // every unit that could take it is busy, and nothing changed: no further
+              // instruction for this unit kind can leave in this cycle either
+    Refused,  // not taken, and the attempt may have had effects (a gated unit began waking)
+  };
+  virtual Answer dispatch(uint32_t inst, Unit u, Cycle now) = 0;
+
+ protected:
+  ~DispatchTarget() = default;
+};
 
 class DispatchUnit : public sc_core::sc_module {
  public:
@@ -29,9 +43,9 @@ class DispatchUnit : public sc_core::sc_module {
   // Instruction `inst` of warp slot `warp` enters a collector; it reads the registers `regs`.
   void collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
                uint32_t numRegSlots, Cycle now);
-  // One cycle: bank arbitration, then `dispatch(inst, unit)` for each collector whose operands
-  // are all read, oldest first; it returns false when no unit can take the instruction.
-  void cycle(Cycle now, SmActivity& act, const std::function<bool(uint32_t, Unit)>& dispatch);
+  // One cycle: bank arbitration, then `target.dispatch` for each collector whose operands are
+  // all read, oldest first (after a Busy answer, not again for that unit kind in this cycle).
+  void cycle(Cycle now, SmActivity& act, DispatchTarget& target);
   bool busy() const { return occupied_ > 0; }
   // Voltage smoothing (seed 001) throttles the unit: at most `dispatches` instructions leave
   // for the execution units and at most `reads` register operands are read per cycle

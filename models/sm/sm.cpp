@@ -336,7 +336,7 @@ void Sm::evaluate(const Cycle now) {
   retire(now);
   if (predictor_) throttle(now);
   ldst_.cycle(now, *this, act_);
-  dispatch_.cycle(now, act_, [&](uint32_t inst, Unit u) { return dispatchTo(inst, u, now); });
+  dispatch_.cycle(now, act_, *this);
   issue(now);
   fetch(now);
   act_.activeWarps = usedWarps_;
@@ -832,15 +832,16 @@ void Sm::releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, 
 
 // ---- dispatch to units -------------------------------------------------------------------------
 
-bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
+DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
   InFlight& in = inflight_[inst];
   if (u == Unit::Ldst) {
-    if (!ldst_.free(now)) return false;
+    if (!ldst_.free(now)) return Answer::Busy;
     act_.dispatched[int(Unit::Ldst)] += 1;
     ldst_.accept(inst, now, *this, act_);
-    return true;
+    return Answer::Taken;
   }
-  if (u == Unit::Sp && simdControl_) return dispatchSimd(inst, now);
+  if (u == Unit::Sp && simdControl_)
+    return dispatchSimd(inst, now) ? Answer::Taken : Answer::Refused;
   if (u == Unit::Dp && dpOnSimd_) return dispatchDpOnSimd(inst, now);
   auto& units = u == Unit::Sp ? simd_ : u == Unit::Sfu ? sfu_ : dp_;
   for (auto& e : units) {
@@ -853,15 +854,15 @@ bool Sm::dispatchTo(uint32_t inst, Unit u, Cycle now) {
     act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
     if (u == Unit::Sp) simdLaneOps_ += in.lanes;
     wbq_.push({now + in.latency, inst});
-    return true;
+    return Answer::Taken;
   }
-  return false;
+  return Answer::Busy;
 }
 
-bool Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
+DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
   InFlight& in = inflight_[inst];
   for (auto& e : simd_)
-    if (!e->free(now)) return false;
+    if (!e->free(now)) return Answer::Busy;
   // The lanes of the active threads, in every unit (each DP operation pairs a lane of each group).
   const uint64_t used = simdLaneMask(in.executed, cfg_.sm.simd_lanes, cfg_.sm.warp_size, false);
   if (simdControl_ && wakeOnUse_) {
@@ -896,7 +897,7 @@ bool Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
         ++gating_.wakeStallCycles;
         lastWakeStall_ = now;
       }
-      return false;
+      return Answer::Refused;
     }
   }
   const uint32_t occ = std::max(in.occupancy, simd_.front()->warpCycles());
@@ -914,7 +915,7 @@ bool Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
   simdLaneOps_ += in.lanes;
   sliceLaneOps_ += in.lanes;
   wbq_.push({now + in.latency, inst});
-  return true;
+  return Answer::Taken;
 }
 
 bool Sm::dispatchSimd(uint32_t inst, Cycle now) {

@@ -91,7 +91,7 @@ struct KernelContext {
   bool reportEvaluations = false;  // call listener->smEvaluated() every evaluated cycle
 };
 
-class Sm : public sc_core::sc_module, private LdstHost {
+class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
  public:
   tlm_utils::simple_initiator_socket<Sm> memory_socket;
 
@@ -219,10 +219,11 @@ class Sm : public sc_core::sc_module, private LdstHost {
   bool fetchFor(uint32_t ws, Cycle now);
   // Sets warps_[ws].active and its bit in activeWarps_ (the two change only together).
   void setActive(uint32_t ws, bool active);
-  bool dispatchTo(uint32_t inst, Unit u, Cycle now);
-  bool dispatchSimd(uint32_t inst, Cycle now);      // with gating, issue control or compaction
-  bool dispatchDpOnSimd(uint32_t inst, Cycle now);  // sm.dp_path simd: every SIMD unit at once
-  void advanceSlices(Cycle now);                    // issue control: slices that ended before `now`
+  // DispatchTarget
+  Answer dispatch(uint32_t inst, Unit u, Cycle now) override;
+  bool dispatchSimd(uint32_t inst, Cycle now);        // with gating, issue control or compaction
+  Answer dispatchDpOnSimd(uint32_t inst, Cycle now);  // sm.dp_path simd: every SIMD unit at once
+  void advanceSlices(Cycle now);  // issue control: slices that ended before `now`
   void suspendSimdSwitches(Cycle now);
   void resumeSimdSwitches(Cycle now);
   void releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, Cycle now);
