@@ -23,6 +23,7 @@
 #include "common/error.hpp"
 #include "common/host_workers.hpp"
 #include "gpu/device.hpp"
+#include "sm/dispatch_unit.hpp"
 #include "sm/shared_memory.hpp"
 #include "support/ptx_harness.hpp"
 
@@ -395,6 +396,53 @@ TEST(TimingSharedMemory, ConflictDegreeIsTheMostDistinctWordsOfOneBank) {
         << "trial " << trial << ", banks " << banks << ", bytes " << int(rec.bytes)
         << (atomic ? ", atomic" : "");
   }
+}
+
+// ---- dispatch
+// --------------------------------------------------------------------------------------
+
+namespace {
+class CountingTarget : public sm::DispatchTarget {
+ public:
+  Answer answer = Answer::Busy;
+  std::vector<std::pair<uint32_t, sm::Unit>> asked;
+  Answer dispatch(uint32_t inst, sm::Unit u, sm::Cycle) override {
+    asked.emplace_back(inst, u);
+    return answer;
+  }
+};
+}  // namespace
+
+// A Busy answer (no unit of that kind free, nothing changed) stands for the rest of the cycle:
+// the DispatchUnit does not ask again for that kind, but still asks for the other kinds; after
+// Refused (the attempt may have had effects, a gated unit began waking) it asks for the next.
+TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  SmConfig cfg;
+  sm::RegisterFile rf("rf", 16);
+  sm::DispatchUnit du("dispatch", cfg, rf);
+  for (uint32_t i = 0; i < 3; ++i) du.collect(i, sm::Unit::Sp, 0, {}, 0, 0);
+  du.collect(3, sm::Unit::Sfu, 0, {}, 0, 0);
+  du.collect(4, sm::Unit::Sp, 0, {}, 0, 0);
+  using P = std::pair<uint32_t, sm::Unit>;
+  CountingTarget t;
+  sm::SmActivity act;
+  du.cycle(1, act, t);  // every operand read (none to read): oldest first
+  EXPECT_EQ(t.asked, (std::vector<P>{{0, sm::Unit::Sp}, {3, sm::Unit::Sfu}}));
+  t.asked.clear();
+  t.answer = CountingTarget::Answer::Refused;
+  du.cycle(2, act, t);
+  EXPECT_EQ(t.asked, (std::vector<P>{{0, sm::Unit::Sp},
+                                     {1, sm::Unit::Sp},
+                                     {2, sm::Unit::Sp},
+                                     {3, sm::Unit::Sfu},
+                                     {4, sm::Unit::Sp}}));
+  t.asked.clear();
+  t.answer = CountingTarget::Answer::Taken;
+  du.cycle(3, act, t);
+  EXPECT_EQ(t.asked.size(), 5u);
+  EXPECT_FALSE(du.busy());
 }
 
 // ---- barriers
