@@ -263,23 +263,23 @@ void CtaScheduler::requestPass(uint64_t& at, const sc_core::sc_time& delay) {
   pass_.after(delay);
 }
 
+void CtaScheduler::armPass() {
+  const uint64_t rest = std::min(soonAt_, timerAt_);
+  if (rest != EdgeScheduler::kNever) pass_.at(rest);
+}
+
 void CtaScheduler::dropPass(uint64_t& at) {
   at = EdgeScheduler::kNever;
   pass_.cancel();
-  const uint64_t rest = std::min(soonAt_, timerAt_);
-  const uint64_t t = sc_core::sc_time_stamp().value();
-  if (rest != EdgeScheduler::kNever)
-    pass_.after(sc_core::sc_time::from_value(rest > t ? rest - t : 0));
+  armPass();
 }
 
 void CtaScheduler::assign() {
-  {  // the passes due now are spent; the other one stays due
-    const uint64_t t = sc_core::sc_time_stamp().value();
-    if (soonAt_ <= t) soonAt_ = EdgeScheduler::kNever;
-    if (timerAt_ <= t) timerAt_ = EdgeScheduler::kNever;
-    const uint64_t rest = std::min(soonAt_, timerAt_);
-    if (rest != EdgeScheduler::kNever) pass_.after(sc_core::sc_time::from_value(rest - t));
-  }
+  // The passes due now are spent; the other one stays due.
+  const uint64_t t = sc_core::sc_time_stamp().value();
+  if (soonAt_ <= t) soonAt_ = EdgeScheduler::kNever;
+  if (timerAt_ <= t) timerAt_ = EdgeScheduler::kNever;
+  armPass();
   if (!active_) return;
   const sm::Cycle now = cycleNow();
   sm::Cycle again = policy_->update(now);

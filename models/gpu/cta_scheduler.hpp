@@ -163,6 +163,7 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   // policy's wish, an SM awake); time values, kNever when none. pass_ is due at the earlier.
   void requestPass(uint64_t& at, const sc_core::sc_time& delay);
   void dropPass(uint64_t& at);
+  void armPass();                // pass_ due at the earlier pending pass, if any
   sc_core::sc_event passEvent_;  // its own process's, while not attached to a scheduler
   Wakeup pass_{passEvent_};
   uint64_t soonAt_ = EdgeScheduler::kNever, timerAt_ = EdgeScheduler::kNever;

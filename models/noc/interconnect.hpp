@@ -168,7 +168,7 @@ class Interconnect : public sc_core::sc_module {
 
   sc_core::sc_event wake_;  // its own process's, while not attached to a scheduler
   Wakeup wakeup_{wake_};
-  uint64_t scheduled_ = kNever;  // the cycle wake_ is notified for
+  uint64_t scheduled_ = kNever;  // the cycle wakeup_ is asked for
   uint64_t lastCycle_ = 0;       // the last evaluated cycle
   bool evaluated_ = false;
   uint64_t statsStart_ = 0;  // cycle the statistics were reset
