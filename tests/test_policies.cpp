@@ -81,16 +81,31 @@ TEST(Policies, EveryPolicyKeyUsesTheRegisteredPolicy) {
   EXPECT_EQ(n.dram.load(), cfg.memory.partitions);
 }
 
+// A built-in policy passed through; it keeps no order version (kUnversioned), so the SM
+// compares the order warp by warp.
+class Forwarding : public sm::WarpSchedulingPolicy {
+ public:
+  explicit Forwarding(std::unique_ptr<sm::WarpSchedulingPolicy> inner) : inner_(std::move(inner)) {}
+  void add(uint32_t w, uint64_t age) override { inner_->add(w, age); }
+  void remove(uint32_t w) override { inner_->remove(w); }
+  const std::vector<uint32_t>& order() override { return inner_->order(); }
+  uint32_t preferred() const override { return inner_->preferred(); }
+  void issued(uint32_t w) override { inner_->issued(w); }
+  void waitsLong(uint32_t w) override { inner_->waitsLong(w); }
+  void longWaitOver(uint32_t w) override { inner_->longWaitOver(w); }
+  void reset() override { inner_->reset(); }
+
+ protected:
+  std::unique_ptr<sm::WarpSchedulingPolicy> inner_;
+};
+
 // Any policy with its preferred warp moved into the order: that warp first, then the policy's
 // order without it, and no preferred(). The built-in gto gives its greedy warp through
 // preferred(); wrapped, the same warps are tried in the same order, so every result must be
 // the same.
-class PreferredInOrder : public sm::WarpSchedulingPolicy {
+class PreferredInOrder : public Forwarding {
  public:
-  explicit PreferredInOrder(std::unique_ptr<sm::WarpSchedulingPolicy> inner)
-      : inner_(std::move(inner)) {}
-  void add(uint32_t w, uint64_t age) override { inner_->add(w, age); }
-  void remove(uint32_t w) override { inner_->remove(w); }
+  using Forwarding::Forwarding;
   const std::vector<uint32_t>& order() override {
     const uint32_t lead = inner_->preferred();
     out_.clear();
@@ -99,15 +114,34 @@ class PreferredInOrder : public sm::WarpSchedulingPolicy {
       if (w != lead) out_.push_back(w);
     return out_;
   }
-  void issued(uint32_t w) override { inner_->issued(w); }
-  void waitsLong(uint32_t w) override { inner_->waitsLong(w); }
-  void longWaitOver(uint32_t w) override { inner_->longWaitOver(w); }
-  void reset() override { inner_->reset(); }
+  uint32_t preferred() const override { return kNoWarp; }
 
  private:
-  std::unique_ptr<sm::WarpSchedulingPolicy> inner_;
   std::vector<uint32_t> out_;
 };
+
+// A run of `kernel` at tiny on 4 SMs of gtx480 with sm.scheduler `scheduler`: its cycles and
+// every scheduler's issues and stall reasons.
+struct SchedulerRun {
+  bool passed = false;
+  uint64_t cycles = 0;
+  std::vector<std::array<uint64_t, sm::kNumStalls>> outcomes;
+};
+SchedulerRun runWithScheduler(const char* kernel, const std::string& scheduler,
+                              std::shared_ptr<const Policies> p) {
+  Device dev(loadPlatform("gtx480", {"sm.scheduler=" + scheduler, "gpu.num_sms=4"}, p),
+             ExecMode::Timing);
+  auto w = catalog::find(kernel).make(catalog::Size::Tiny);
+  w->setup(dev);
+  w->run(dev);
+  SchedulerRun r;
+  r.passed = w->check(dev).pass;
+  const gpu::TimingResult& t = *dev.launches().back().timing;
+  r.cycles = t.cycles;
+  for (const gpu::SmTiming& sm : t.sms)
+    r.outcomes.insert(r.outcomes.end(), sm.schedulers.begin(), sm.schedulers.end());
+  return r;
+}
 
 TEST(Policies, PreferredWarpIsTriedFirstAsIfFirstInTheOrder) {
   auto p = std::make_shared<Policies>();
@@ -116,23 +150,13 @@ TEST(Policies, PreferredWarpIsTriedFirstAsIfFirstInTheOrder) {
                           return std::make_unique<PreferredInOrder>(
                               Policies::builtin().warpSchedulers.create("gto", c));
                         });
-  std::vector<std::pair<uint64_t, std::vector<std::array<uint64_t, sm::kNumStalls>>>> runs;
-  for (const char* name : {"gto", "gto-in-order"}) {
-    Device dev(loadPlatform("gtx480", {fmt::format("sm.scheduler={}", name), "gpu.num_sms=4"}, p),
-               ExecMode::Timing);
-    auto w = catalog::find("hotspot").make(catalog::Size::Tiny);
-    w->setup(dev);
-    w->run(dev);
-    ASSERT_TRUE(w->check(dev).pass) << name;
-    const gpu::TimingResult& t = *dev.launches().back().timing;
-    std::vector<std::array<uint64_t, sm::kNumStalls>> outcomes;
-    for (const gpu::SmTiming& sm : t.sms)
-      outcomes.insert(outcomes.end(), sm.schedulers.begin(), sm.schedulers.end());
-    runs.emplace_back(t.cycles, outcomes);
-  }
-  EXPECT_GT(runs[0].first, 0u);
-  EXPECT_EQ(runs[0].first, runs[1].first);    // cycles
-  EXPECT_EQ(runs[0].second, runs[1].second);  // every scheduler's issues and stall reasons
+  const SchedulerRun gto = runWithScheduler("hotspot", "gto", p);
+  const SchedulerRun inOrder = runWithScheduler("hotspot", "gto-in-order", p);
+  ASSERT_TRUE(gto.passed);
+  ASSERT_TRUE(inOrder.passed);
+  EXPECT_GT(gto.cycles, 0u);
+  EXPECT_EQ(gto.cycles, inOrder.cycles);
+  EXPECT_EQ(gto.outcomes, inOrder.outcomes);  // every scheduler's issues and stall reasons
 }
 
 // Every built-in warp scheduling policy keeps an order version, so the SM skips comparing the
@@ -190,49 +214,22 @@ TEST(Policies, TheOrderVersionChangesWheneverTheOrderDoes) {
   }
 }
 
-// A policy that keeps no order version (kUnversioned): the SM compares the order instead. Both
-// ways must give the same run.
-class Unversioned : public sm::WarpSchedulingPolicy {
- public:
-  explicit Unversioned(std::unique_ptr<sm::WarpSchedulingPolicy> inner)
-      : inner_(std::move(inner)) {}
-  void add(uint32_t w, uint64_t age) override { inner_->add(w, age); }
-  void remove(uint32_t w) override { inner_->remove(w); }
-  const std::vector<uint32_t>& order() override { return inner_->order(); }
-  uint32_t preferred() const override { return inner_->preferred(); }
-  void issued(uint32_t w) override { inner_->issued(w); }
-  void waitsLong(uint32_t w) override { inner_->waitsLong(w); }
-  void longWaitOver(uint32_t w) override { inner_->longWaitOver(w); }
-  void reset() override { inner_->reset(); }
-
- private:
-  std::unique_ptr<sm::WarpSchedulingPolicy> inner_;
-};
-
+// Each built-in policy passed through Forwarding, which keeps no order version: the SM then
+// compares the order instead, and the run must be the same.
 TEST(Policies, APolicyWithoutAnOrderVersionRunsTheSame) {
   for (const char* name : {"lrr", "gto", "two-level", "dfifo"}) {
     auto p = std::make_shared<Policies>();
     p->warpSchedulers.add(
         "unversioned", "the policy without its order version", [name](const SmConfig& c) {
-          return std::make_unique<Unversioned>(Policies::builtin().warpSchedulers.create(name, c));
+          return std::make_unique<Forwarding>(Policies::builtin().warpSchedulers.create(name, c));
         });
-    std::vector<std::pair<uint64_t, std::vector<std::array<uint64_t, sm::kNumStalls>>>> runs;
-    for (const char* use : {name, "unversioned"}) {
-      Device dev(loadPlatform("gtx480", {fmt::format("sm.scheduler={}", use), "gpu.num_sms=4"}, p),
-                 ExecMode::Timing);
-      auto w = catalog::find("bfs").make(catalog::Size::Tiny);
-      w->setup(dev);
-      w->run(dev);
-      ASSERT_TRUE(w->check(dev).pass) << use;
-      const gpu::TimingResult& t = *dev.launches().back().timing;
-      std::vector<std::array<uint64_t, sm::kNumStalls>> outcomes;
-      for (const gpu::SmTiming& sm : t.sms)
-        outcomes.insert(outcomes.end(), sm.schedulers.begin(), sm.schedulers.end());
-      runs.emplace_back(t.cycles, outcomes);
-    }
-    EXPECT_GT(runs[0].first, 0u) << name;
-    EXPECT_EQ(runs[0].first, runs[1].first) << name;
-    EXPECT_EQ(runs[0].second, runs[1].second) << name;
+    const SchedulerRun versioned = runWithScheduler("bfs", name, p);
+    const SchedulerRun unversioned = runWithScheduler("bfs", "unversioned", p);
+    ASSERT_TRUE(versioned.passed) << name;
+    ASSERT_TRUE(unversioned.passed) << name;
+    EXPECT_GT(versioned.cycles, 0u) << name;
+    EXPECT_EQ(versioned.cycles, unversioned.cycles) << name;
+    EXPECT_EQ(versioned.outcomes, unversioned.outcomes) << name;
   }
 }
 
