@@ -139,5 +139,11 @@ case "$what" in
         tail -n 1 "$logs/tsan-$p-$t.log"
       done
     done
+    # The adaptive policy, which leaves the threads out and takes them back as it measures (the
+    # workers go to sleep and wake between epochs).
+    step "ThreadSanitizer: sgemm and bfs at small on stream-8x8, adaptive --threads 2 against 1" \
+      "$logs/tsan-adaptive.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \
+      "$PWD/$tbuild/tsan-runs/adaptive" stream-8x8 small 2 --adaptive sgemm bfs
+    tail -n 1 "$logs/tsan-adaptive.log"
     ;;
 esac

@@ -13,14 +13,18 @@
 // result is ready `latency` cycles later; a unit takes a new warp every
 // max(initiation interval, warp size / lanes) cycles.
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
 #include "common/error.hpp"
+#include "common/host_thread_governor.hpp"
 #include "common/host_workers.hpp"
 #include "gpu/device.hpp"
 #include "sm/dispatch_unit.hpp"
@@ -800,6 +804,129 @@ TEST(HostWorkers, RunsEveryItemOnceInEveryBatch) {
   }
 }
 
+// While the team is not engaged the caller runs every item itself, in order, and the workers
+// take none; engaged again, they take part as before.
+TEST(HostWorkers, RunsEveryItemOnTheCallerWhileNotEngaged) {
+  HostWorkers w(3);
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 3; ++round) {
+    w.setEngaged(false);
+    EXPECT_FALSE(w.engaged());
+    std::vector<size_t> order;
+    std::vector<std::thread::id> who(40);
+    auto job = [&](size_t i) {
+      order.push_back(i);
+      who[i] = std::this_thread::get_id();
+    };
+    for (int batch = 0; batch < 20; ++batch) {
+      order.clear();
+      w.run(who.size(), job);
+      ASSERT_EQ(order.size(), who.size());
+      for (size_t i = 0; i < order.size(); ++i) ASSERT_EQ(order[i], i);
+      for (const auto& id : who) ASSERT_EQ(id, caller);
+    }
+    w.setEngaged(true);
+    std::vector<std::atomic<int>> count(200);
+    auto engagedJob = [&](size_t i) { count[i].fetch_add(1); };
+    for (int batch = 0; batch < 20; ++batch) {
+      for (auto& c : count) c.store(0);
+      w.run(count.size(), engagedJob);
+      for (auto& c : count) ASSERT_EQ(c.load(), 1);
+    }
+  }
+}
+
+// The governor of the adaptive thread policy, on a clock the test advances: each epoch of
+// `work` units costs what the mode it ran in costs per unit.
+namespace {
+struct GovernorRun {
+  double now = 0;
+  HostThreadGovernor::Params p{100, 2, 8, 0.03};
+  HostThreadGovernor g{[this] { return now; }, p};
+  std::vector<bool> modes;  // the mode of each epoch run
+  // Runs `epochs` epochs; `cost(engaged, epoch)` is the seconds per unit of work.
+  template <class Cost>
+  void run(int epochs, Cost cost) {
+    for (int e = 0; e < epochs; ++e) {
+      const bool engaged = g.engaged();
+      modes.push_back(engaged);
+      for (int k = 0; k < 10; ++k) {
+        now += cost(engaged, int(modes.size()) - 1) * 10;
+        g.add(10);
+      }
+    }
+  }
+};
+}  // namespace
+
+TEST(HostThreadGovernor, KeepsTheThreadsWhileTheyPayAndProbesLessAndLessOften) {
+  GovernorRun r;
+  r.run(60, [](bool engaged, int) { return engaged ? 1.0 : 1.6; });
+  // Engaged throughout but for one-epoch probes: the first after 2 epochs, each later one 4, 8,
+  // 8, ... epochs after the epoch that follows a probe.
+  std::vector<int> probes;
+  for (int e = 0; e < int(r.modes.size()); ++e)
+    if (!r.modes[e]) probes.push_back(e);
+  EXPECT_EQ(probes, (std::vector<int>{2, 8, 18, 28, 38, 48, 58}));
+  EXPECT_EQ(r.g.switches(), 0u);
+  EXPECT_EQ(r.g.probes(), probes.size());
+  EXPECT_EQ(r.g.epochs(), 60u);
+  EXPECT_EQ(r.g.engagedEpochs(), 60u - probes.size());
+}
+
+TEST(HostThreadGovernor, LeavesTheThreadsOutWhenOneThreadIsCheaperAndComesBack) {
+  GovernorRun r;
+  // One thread is cheaper for the first 40 epochs (a slow second core), then dearer.
+  r.run(80,
+        [](bool engaged, int e) { return e < 40 ? (engaged ? 1.5 : 1.0) : (engaged ? 1.0 : 1.5); });
+  // The first probe (epoch 2, alone) is cheaper than the epochs on both sides: from epoch 4 on
+  // the threads are out, but for probes.
+  EXPECT_TRUE(r.modes[0] && r.modes[1] && !r.modes[2] && r.modes[3]);
+  for (int e = 4; e < 40; ++e) {
+    if (r.modes[e]) {
+      EXPECT_FALSE(r.modes[e - 1] || r.modes[e + 1]) << "epoch " << e;
+    }
+  }
+  EXPECT_FALSE(r.modes[4]);
+  // After the change the next probe of the threads wins, and they stay.
+  int back = -1;
+  for (int e = 40; e + 1 < 80 && back < 0; ++e)
+    if (r.modes[e] && r.modes[e + 1]) back = e;
+  ASSERT_GE(back, 40);
+  EXPECT_LE(back, 40 + 8 + 3);  // within one longest wait and a probe
+  for (int e = back; e + 1 < 80; ++e) {
+    if (!r.modes[e]) {
+      EXPECT_TRUE(r.modes[e - 1] && r.modes[e + 1]) << "epoch " << e;
+    }
+  }
+  EXPECT_EQ(r.g.switches(), 2u);
+}
+
+TEST(HostThreadGovernor, APhaseGettingCheaperDoesNotPassForTheProbesDoing) {
+  GovernorRun r;
+  // The work gets 10 % cheaper epoch by epoch whatever the mode, the threads a little cheaper
+  // still: each probe of one thread is cheaper than the epoch before it, not than the one after.
+  r.run(40, [](bool engaged, int e) { return (engaged ? 1.0 : 1.01) * std::pow(0.9, e); });
+  EXPECT_EQ(r.g.switches(), 0u);
+  EXPECT_GT(r.g.probes(), 2u);
+  // A margin: a probe within 3 % of its neighbours does not switch either.
+  GovernorRun close;
+  close.run(40, [](bool engaged, int) { return engaged ? 1.0 : 0.98; });
+  EXPECT_EQ(close.g.switches(), 0u);
+}
+
+TEST(HostThreadGovernor, TimeBetweenLaunchesIsNotCounted) {
+  GovernorRun r;
+  const auto oneThreadCheaper = [](bool engaged, int) { return engaged ? 1.5 : 1.0; };
+  r.run(2, oneThreadCheaper);
+  ASSERT_FALSE(r.g.engaged());  // the probe of one thread begins
+  r.now += 1000;                // the testbench's time between two launches
+  r.g.restart();
+  r.run(2, oneThreadCheaper);
+  EXPECT_EQ(r.g.switches(), 1u);  // counted, the gap would have made the probe the dearest
+  EXPECT_FALSE(r.g.engaged());
+}
+
 // Every thread of 60 CTAs adds 1 to one counter and keeps the old value: on 15 SMs many atomics
 // meet in one cycle. Each SM's atomics of a cycle take effect after the cycle, SM by SM, so the
 // old values (and everything else) do not depend on the host threads.
@@ -832,7 +959,7 @@ TEST(TimingHostThreads, AtomicsOfManySmsGiveTheSameRunOnEveryThreadCount) {
   };
   auto once = [&](unsigned hostThreads) {
     Device dev(test::platform(), ExecMode::Timing);
-    dev.setHostThreads(hostThreads);
+    dev.setHostThreads(hostThreads, ThreadPolicy::Fixed);
     Module& m = dev.loadModule(ptx, "atomics.ptx");
     DevPtr counter = dev.malloc(4), out = dev.malloc(n * 4);
     dev.memset(counter, 0, 4);
@@ -878,7 +1005,7 @@ TEST(TimingHostThreads, MeshRoutersOnHostThreadsGiveTheSameRun) {
   };
   auto once = [&](unsigned hostThreads) {
     Device dev(cfg, ExecMode::Timing);
-    dev.setHostThreads(hostThreads);
+    dev.setHostThreads(hostThreads, ThreadPolicy::Fixed);
     auto wl = catalog::find("sgemm").make(catalog::Size::Tiny);
     wl->setup(dev);
     wl->run(dev);

@@ -77,9 +77,15 @@ void HostWorkers::drainAll(unsigned self, uint64_t gen) {
   if (ran > 0) done_.fetch_add(ran, std::memory_order_acq_rel);
 }
 
+void HostWorkers::setEngaged(bool on) {
+  // A worker spinning or yielding sees the change and goes to sleep; the next batch run while
+  // engaged wakes it (run() notifies whenever a worker sleeps).
+  engaged_.store(on, std::memory_order_relaxed);
+}
+
 void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds) {
   if (n == 0) return;
-  if (workers_.empty()) {
+  if (workers_.empty() || !engaged_.load(std::memory_order_relaxed)) {
     for (size_t i = 0; i < n; ++i) call(job, i);
     return;
   }
@@ -114,14 +120,15 @@ void HostWorkers::work(unsigned self) {
   for (;;) {
     // Wait for a new batch: spin, then yield, then sleep.
     uint64_t g = generation_.load(std::memory_order_acquire);
-    for (int i = 0; g == seen && i < kSpins; ++i) {
+    const auto idle = [&] { return !engaged_.load(std::memory_order_relaxed); };
+    for (int i = 0; g == seen && i < kSpins && !idle(); ++i) {
       cpuRelax();
       g = generation_.load(std::memory_order_acquire);
     }
-    if (g == seen) {
+    if (g == seen && !idle()) {
       const auto until = std::chrono::steady_clock::now() + kYieldFor;
       while ((g = generation_.load(std::memory_order_acquire)) == seen && !stop_.load() &&
-             std::chrono::steady_clock::now() < until)
+             !idle() && std::chrono::steady_clock::now() < until)
         sched_yield();
     }
     if (g == seen && !stop_.load()) {

@@ -8,7 +8,8 @@
 // done with its share takes unclaimed items of the others. So the caller never waits for a
 // worker that is not running (another process may hold the core): it does that worker's share
 // itself, and waits only for items already being evaluated. Workers wait for the next batch
-// spinning briefly, then yielding, then asleep on a condition variable. Jobs must not throw.
+// spinning briefly, then yielding, then asleep on a condition variable (at once while the team
+// is not engaged). Jobs must not throw.
 #pragma once
 
 #include <atomic>
@@ -31,6 +32,12 @@ class HostWorkers {
   HostWorkers& operator=(const HostWorkers&) = delete;
 
   unsigned threads() const { return threads_; }
+
+  // Whether the workers take part (the default). While not, run() calls every job on the
+  // calling thread and the workers sleep, leaving their cores to others (a HostThreadGovernor
+  // decides). Only the thread that calls run() may change it.
+  void setEngaged(bool on);
+  bool engaged() const { return engaged_.load(std::memory_order_relaxed); }
 
   template <class Job>
   void run(size_t n, Job& job) {
@@ -83,6 +90,7 @@ class HostWorkers {
   std::atomic<uint64_t> generation_{0};
   alignas(64) std::atomic<size_t> done_{0};  // items finished in the current batch
   std::atomic<unsigned> sleepers_{0};
+  std::atomic<bool> engaged_{true};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable wakeup_;

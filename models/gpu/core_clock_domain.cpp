@@ -21,14 +21,23 @@ CoreClockDomain::~CoreClockDomain() = default;
 void CoreClockDomain::reset() {
   std::fill(due_.begin(), due_.end(), sm::kNever);
   lastCycle_ = sm::kNever;
+  // A launch begins: the time since the last one (the testbench's) is not the simulation's.
+  if (governor_) governor_->restart();
 }
 
-void CoreClockDomain::setThreads(unsigned n) {
+void CoreClockDomain::setThreads(unsigned n, ThreadPolicy policy) {
   n = std::max(1u, n);
-  if (n == threads_) return;
-  threads_ = n;
-  workers_.reset();
-  if (n > 1) workers_ = std::make_unique<HostWorkers>(n);
+  if (n != threads_) {
+    threads_ = n;
+    workers_.reset();
+    if (n > 1) workers_ = std::make_unique<HostWorkers>(n);
+  }
+  policy_ = policy;
+  governor_.reset();
+  if (workers_) {
+    workers_->setEngaged(true);
+    if (policy == ThreadPolicy::Adaptive) governor_ = std::make_unique<HostThreadGovernor>();
+  }
 }
 
 std::string CoreClockDomain::serialReason() const {
@@ -76,14 +85,22 @@ void CoreClockDomain::cycle() {
     auto evaluate = [&](size_t k) { next_[k] = sms_[batch_[k]]->evaluateCycle(now); };
     ++evaluatedCycles_;
     if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty()) {
-      ++parallelCycles_;
-      // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state in
-      // that core's cache) unless another thread runs out of work and takes it.
-      workers_->ownerShares(batch_, sms_.size(), bounds_);
-      workers_->run(batch_.size(), evaluate, bounds_.data());
+      ++sharableCycles_;
+      if (workers_->engaged()) {
+        ++parallelCycles_;
+        // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state
+        // in that core's cache) unless another thread runs out of work and takes it.
+        workers_->ownerShares(batch_, sms_.size(), bounds_);
+        workers_->run(batch_.size(), evaluate, bounds_.data());
+      } else {
+        for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
+      }
     } else {
       for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
     }
+    // The epochs count SM evaluations (the work the threads share), and time everything else
+    // the simulation does with them.
+    if (governor_ && governor_->add(batch_.size())) workers_->setEngaged(governor_->engaged());
     bool faulted = false;
     for (size_t k = 0; k < batch_.size(); ++k) {
       sm::Sm& s = *sms_[batch_[k]];

@@ -18,6 +18,7 @@
 #include <systemc>
 
 #include "common/edge_scheduler.hpp"
+#include "common/host_thread_governor.hpp"
 #include "common/host_workers.hpp"
 #include "sm/sm.hpp"
 
@@ -29,9 +30,14 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
                   sc_core::sc_time period);
   ~CoreClockDomain() override;
 
-  // Host threads evaluating SMs (1: all on the simulation thread).
-  void setThreads(unsigned n);
+  // Host threads evaluating SMs (1: all on the simulation thread), and how they are used:
+  // `Fixed`, in every cycle with several SMs to evaluate; `Adaptive`, while a HostThreadGovernor
+  // finds that they pay.
+  void setThreads(unsigned n, ThreadPolicy policy = ThreadPolicy::Adaptive);
   unsigned threads() const { return threads_; }
+  ThreadPolicy threadPolicy() const { return policy_; }
+  // The adaptive policy's governor (null unless threads > 1 and the policy is adaptive).
+  const HostThreadGovernor* governor() const { return governor_.get(); }
   // The team (null with one thread); other processes of the simulation thread may use it too.
   HostWorkers* workers() const { return workers_.get(); }
   // Why the SMs must be evaluated on the simulation thread, one after another in index order
@@ -41,10 +47,12 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   void setSerialReason(const std::string& fixed) { fixedSerial_ = fixed; }
   void setLaunchSerialReason(const std::string& launch) { launchSerial_ = launch; }
   std::string serialReason() const;
-  // Cycles in which SMs were evaluated, and those of them with two SMs or more on host threads.
+  // Cycles in which SMs were evaluated, those of them with two SMs or more that could run on
+  // host threads, and those that did.
   uint64_t evaluatedCycles() const { return evaluatedCycles_; }
+  uint64_t sharableCycles() const { return sharableCycles_; }
   uint64_t parallelCycles() const { return parallelCycles_; }
-  void resetCounts() { evaluatedCycles_ = parallelCycles_ = 0; }
+  void resetCounts() { evaluatedCycles_ = sharableCycles_ = parallelCycles_ = 0; }
   // A new run: no SM is due (the SMs' own state is reset too).
   void reset();
 
@@ -73,9 +81,11 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   sm::Cycle armed_ = sm::kNever;      // the cycle wake_ is notified for
   sm::Cycle lastCycle_ = sm::kNever;  // the last cycle evaluated (kNever: none yet)
   unsigned threads_ = 1;
+  ThreadPolicy policy_ = ThreadPolicy::Adaptive;
   std::unique_ptr<HostWorkers> workers_;
+  std::unique_ptr<HostThreadGovernor> governor_;
   std::string fixedSerial_, launchSerial_;
-  uint64_t evaluatedCycles_ = 0, parallelCycles_ = 0;
+  uint64_t evaluatedCycles_ = 0, sharableCycles_ = 0, parallelCycles_ = 0;
 };
 
 }  // namespace gpusc::gpu

@@ -74,8 +74,8 @@ Device::Device(PlatformConfig cfg, ExecMode mode)
   }
 }
 
-void Device::setHostThreads(unsigned n) {
-  if (timing_ != nullptr) timing_->setThreads(n == 0 ? HostWorkers::available() : n);
+void Device::setHostThreads(unsigned n, ThreadPolicy policy) {
+  if (timing_ != nullptr) timing_->setThreads(n == 0 ? HostWorkers::available() : n, policy);
 }
 
 void Device::setVoltageSink(pdn::VoltageSink* sink) {

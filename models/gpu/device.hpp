@@ -188,9 +188,11 @@ class Device {
   void setProgress(gpu::ProgressFn fn) { progress_ = std::move(fn); }
   // Why the run stopped early, if it did.
   std::optional<StopReason> stopped() const { return stopped_; }
-  // Host threads evaluating the SMs' cycles in timing mode (default 1; 0: the cores available).
-  // The results are bit-identical whatever the count (docs/architecture.md, "Host threads").
-  void setHostThreads(unsigned n);
+  // Host threads evaluating the SMs' cycles in timing mode (default 1; 0: the cores available),
+  // engaged while they pay (ThreadPolicy::Adaptive) or in every cycle with several SMs to
+  // evaluate (Fixed). The results are bit-identical whatever the count and the policy
+  // (docs/architecture.md, "Host threads").
+  void setHostThreads(unsigned n, ThreadPolicy policy = ThreadPolicy::Adaptive);
   // Timing mode with pdn.enabled: each launch's droop events, voltage-trace rows and worst-droop
   // window go to `sink` as they are produced instead of into the launch records, whose memory
   // then does not grow with the launches' length (pdn::VoltageReport; null: kept in the

@@ -148,8 +148,8 @@ void Gpu::connect(From& from, To& to, const std::string& name) {
   checkers_.back()->downstream.bind(to);
 }
 
-void Gpu::setHostThreads(unsigned n) {
-  coreDomain_->setThreads(n);
+void Gpu::setHostThreads(unsigned n, ThreadPolicy policy) {
+  coreDomain_->setThreads(n, policy);
   if (noc_) noc_->setWorkers(coreDomain_->workers());
 }
 

@@ -42,7 +42,7 @@ class Gpu : public sc_core::sc_module {
   CoreClockDomain& coreClockDomain() { return *coreDomain_; }
   // Host threads (1: the simulation thread alone) for the SMs and the mesh's routers; results do
   // not depend on it.
-  void setHostThreads(unsigned n);
+  void setHostThreads(unsigned n, ThreadPolicy policy);
   bool hierarchy() const { return fixed_ == nullptr; }
 
   // The memory system's statistics: totals and per unit (L1 per SM, interconnect, L2 and DRAM

@@ -143,7 +143,11 @@ void TimingEngine::setIssueObserver(sm::IssueObserver* o) {
   for (sm::Sm* s : gpu_->sms()) s->setIssueObserver(o);
 }
 
-void TimingEngine::setThreads(unsigned n) { gpu_->setHostThreads(n); }
+void TimingEngine::setThreads(unsigned n, ThreadPolicy policy) { gpu_->setHostThreads(n, policy); }
+ThreadPolicy TimingEngine::threadPolicy() const { return gpu_->coreClockDomain().threadPolicy(); }
+const HostThreadGovernor* TimingEngine::threadGovernor() const {
+  return gpu_->coreClockDomain().governor();
+}
 unsigned TimingEngine::threads() const { return gpu_->coreClockDomain().threads(); }
 std::string TimingEngine::serialReason() const { return gpu_->coreClockDomain().serialReason(); }
 uint64_t TimingEngine::parallelCycles() const { return gpu_->coreClockDomain().parallelCycles(); }

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/host_thread_governor.hpp"
 #include "common/platform_config.hpp"
 #include "common/run_budget.hpp"
 #include "func/executor.hpp"
@@ -80,9 +81,12 @@ class TimingEngine {
   void setActivityObserver(sm::ActivityObserver* o);
   void setIssueObserver(sm::IssueObserver* o);
   // Host threads evaluating the SMs' and the mesh routers' cycles (1: the simulation thread
-  // alone). Results do not depend on it.
-  void setThreads(unsigned n);
+  // alone), and how they are used (ThreadPolicy). Results do not depend on either.
+  void setThreads(unsigned n, ThreadPolicy policy = ThreadPolicy::Adaptive);
   unsigned threads() const;
+  ThreadPolicy threadPolicy() const;
+  // The adaptive policy's governor, with its epochs since setThreads (null: none).
+  const HostThreadGovernor* threadGovernor() const;
   // Why the last launch evaluated its SMs on the simulation thread alone (empty: it used the
   // host threads), and the share of its evaluated cycles that ran on several threads.
   std::string serialReason() const;

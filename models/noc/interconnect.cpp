@@ -125,7 +125,8 @@ void Interconnect::step() {
 }
 
 void Interconnect::stepRouters() {
-  if (!workers_) {  // one thread: one after another, each router's effects applied at once
+  if (!workers_ || !workers_->engaged()) {
+    // One thread: one after another, each router's effects applied at once.
     for (Router* r : routers_) r->step(false);
     return;
   }

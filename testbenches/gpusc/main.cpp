@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -34,6 +35,7 @@
 #include "catalog.hpp"
 #include "common/error.hpp"
 #include "common/file_io.hpp"
+#include "common/host_thread_governor.hpp"
 #include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
@@ -116,6 +118,7 @@ struct RunOptions {
   std::optional<uint64_t> maxCycles, maxInstructions;
   std::optional<double> timeout;
   std::optional<unsigned> threads;  // host threads for the SMs (default: the cores available)
+  ThreadPolicy threadPolicy = ThreadPolicy::Adaptive;
 };
 
 ExecMode parseMode(const std::string& m) {
@@ -363,7 +366,7 @@ int cmdRun(const RunOptions& o) {
   Device dev(cfg, mode);
   dev.setVoltageSink(&voltageFiles);
   dev.setLaunchSink(&launchFiles);
-  dev.setHostThreads(o.threads.value_or(0));
+  dev.setHostThreads(o.threads.value_or(0), o.threadPolicy);
   dev.setInterruptFlag(&interruptRequested);
   if (!o.quiet)
     dev.setProgress([](const gpu::LaunchProgress& p) {
@@ -463,6 +466,9 @@ int cmdRun(const RunOptions& o) {
   if (gpu::TimingEngine* t = dev.timingEngine()) {
     // How the SMs were evaluated (host facts, like the seconds: the results do not depend on it).
     j["simulation"]["host_threads"] = t->threads();
+    if (t->threads() > 1) j["simulation"]["thread_policy"] = toString(t->threadPolicy());
+    if (const HostThreadGovernor* g = t->threadGovernor(); g != nullptr && g->epochs() > 0)
+      j["simulation"]["threads_engaged_share"] = double(g->engagedEpochs()) / double(g->epochs());
     if (const std::string why = t->serialReason(); !why.empty() && t->threads() > 1)
       j["simulation"]["serial_because"] = why;
   }
@@ -629,6 +635,7 @@ struct BenchOptions {
   std::string json = "gpusc-bench.json";
   std::vector<std::string> sets;
   std::vector<unsigned> threads;  // host-thread counts to measure (default: the cores available)
+  ThreadPolicy threadPolicy = ThreadPolicy::Adaptive;
 };
 
 struct BenchRun {
@@ -636,14 +643,16 @@ struct BenchRun {
   func::ExecStats stats;
   uint64_t cycles = 0;
   bool pass = true;
+  double engagedShare = -1;  // the share of epochs the adaptive policy engaged the threads in
 };
 
 BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg,
-                   catalog::Size size, ExecMode mode, unsigned repeat, unsigned threads = 1) {
+                   catalog::Size size, ExecMode mode, unsigned repeat, unsigned threads = 1,
+                   ThreadPolicy policy = ThreadPolicy::Adaptive) {
   BenchRun best;
   for (unsigned r = 0; r < std::max(1u, repeat); ++r) {
     Device dev(cfg, mode);
-    dev.setHostThreads(threads);
+    dev.setHostThreads(threads, policy);
     auto wl = entry.make(size);
     wl->setup(dev);
     wl->run(dev);
@@ -654,7 +663,13 @@ BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg
       secs += l.seconds;
       if (l.timing) cycles += l.timing->cycles;
     }
-    if (r == 0 || secs < best.seconds) best.seconds = secs;
+    if (r == 0 || secs < best.seconds) {
+      best.seconds = secs;
+      const gpu::TimingEngine* t = dev.timingEngine();
+      const HostThreadGovernor* g = t != nullptr ? t->threadGovernor() : nullptr;
+      best.engagedShare =
+          g != nullptr && g->epochs() > 0 ? double(g->engagedEpochs()) / double(g->epochs()) : -1;
+    }
     best.stats = dev.totalStats();
     best.cycles = cycles;
   }
@@ -679,7 +694,7 @@ int cmdBench(const BenchOptions& o) {
   bool allPass = true;
   for (const auto& name : names) {
     const auto& entry = catalog::find(name);
-    BenchRun run = benchOnce(entry, cfg, size, mode, o.repeat, counts.front());
+    BenchRun run = benchOnce(entry, cfg, size, mode, o.repeat, counts.front(), o.threadPolicy);
     const double wps = run.seconds > 0 ? run.stats.warpInsts / run.seconds : 0;
     const double tps = run.seconds > 0 ? run.stats.threadInsts / run.seconds : 0;
     nlohmann::json j = {{"kernel", name},
@@ -702,12 +717,14 @@ int cmdBench(const BenchOptions& o) {
       extra = fmt::format(" {:>11} {:>8.1f}x", run.cycles, slowdown);
       run.pass = run.pass && f.pass;
       j["host_threads"] = counts.front();
+      j["thread_policy"] = toString(o.threadPolicy);
       if (counts.size() > 1) {
         // The same simulation on other thread counts: its time, and that it gave the same run.
         nlohmann::json t = nlohmann::json::array();
         for (unsigned c : counts) {
-          const BenchRun r =
-              c == counts.front() ? run : benchOnce(entry, cfg, size, mode, o.repeat, c);
+          const BenchRun r = c == counts.front()
+                                 ? run
+                                 : benchOnce(entry, cfg, size, mode, o.repeat, c, o.threadPolicy);
           const bool same = r.cycles == run.cycles && r.stats.warpInsts == run.stats.warpInsts &&
                             r.stats.threadInsts == run.stats.threadInsts;
           const double speedup = r.seconds > 0 ? run.seconds / r.seconds : 0;
@@ -717,6 +734,7 @@ int cmdBench(const BenchOptions& o) {
                        {"warp_instructions", r.stats.warpInsts},
                        {"speedup", speedup},
                        {"same_results", same}});
+          if (r.engagedShare >= 0) t.back()["threads_engaged_share"] = r.engagedShare;
           if (c != counts.front()) extra += fmt::format("  x{}: {:.2f}x", c, speedup);
           run.pass = run.pass && r.pass && same;
         }
@@ -741,11 +759,23 @@ int cmdBench(const BenchOptions& o) {
   for (const auto& k : o.kernels) command += " -k " + k;
   for (const auto& s : o.sets) command += " --set " + s;
   if (!o.threads.empty()) command += fmt::format(" --threads {}", fmt::join(o.threads, ","));
+  if (o.threadPolicy != ThreadPolicy::Adaptive)
+    command += fmt::format(" --thread-policy {}", toString(o.threadPolicy));
   j["command"] = command;
   j["kernels"] = results;
   writeFile(o.json, j.dump(2) + "\n");
   fmt::print("wrote {}\n", o.json);
   return allPass ? 0 : kExitCheckFailed;
+}
+
+void addThreadPolicyOption(CLI::App* cmd, ThreadPolicy& policy) {
+  const std::map<std::string, ThreadPolicy> names{{"adaptive", ThreadPolicy::Adaptive},
+                                                  {"fixed", ThreadPolicy::Fixed}};
+  cmd->add_option("--thread-policy", policy,
+                  "How the host threads are used: adaptive (while they pay, as measured) or fixed "
+                  "(in every cycle with several SMs to evaluate); the results are the same")
+      ->transform(CLI::CheckedTransformer(names))
+      ->default_str("adaptive");
 }
 
 }  // namespace
@@ -794,6 +824,7 @@ int main(int argc, char** argv) {
                    "Host threads evaluating the SMs in timing mode (default: the cores "
                    "available); the results are the same for any count")
       ->check(CLI::Range(1u, 1024u));
+  addThreadPolicyOption(runCmd, run.threadPolicy);
   runCmd->add_option("--vcd-sms", run.vcdSms,
                      "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)");
   runCmd->add_option("--vcd-signals", run.vcdSignals,
@@ -883,6 +914,7 @@ int main(int argc, char** argv) {
                    "available); the first is the baseline of the speedups")
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u));
+  addThreadPolicyOption(benchCmd, bench.threadPolicy);
 
   cli::ExperimentOptions experiment;
   auto* expCmd = app.add_subcommand("experiment",

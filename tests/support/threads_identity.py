@@ -4,8 +4,11 @@ with --threads N on one platform and size writes the same files, byte for byte: 
 for its host facts: the "simulation" section and each launch's host seconds), every CSV, the summary (but for its
 host-time lines) and, with --vcd, the voltage trace (but for the time its header was written).
 
+The runs with THREADS use --thread-policy fixed, so that the threads take part in every cycle
+they can (the adaptive policy may leave them out), unless --adaptive is given.
+
 Used by the cli.threads_identity_* tests.
-  threads_identity.py GPUSC WORKDIR PLATFORM SIZE THREADS [--vcd] [KERNEL...]
+  threads_identity.py GPUSC WORKDIR PLATFORM SIZE THREADS [--vcd] [--adaptive] [KERNEL...]
 """
 import json
 import os
@@ -17,7 +20,8 @@ from cli_check import fail, fresh_workdir, runner
 exe, work, platform, size, threads = sys.argv[1:6]
 rest = sys.argv[6:]
 vcd = "--vcd" in rest
-kernels = [k for k in rest if k != "--vcd"]
+policy = "adaptive" if "--adaptive" in rest else "fixed"
+kernels = [k for k in rest if k not in ("--vcd", "--adaptive")]
 fresh_workdir(work)
 run = runner(exe)
 if not kernels:
@@ -47,6 +51,8 @@ def compare(a, b, what):
                 launch.pop("host_seconds", None)
             if sb.get("host_threads") != int(threads) and "serial_because" not in sb:
                 fail(f"{what}: the run with --threads {threads} reports {sb}")
+            if sb.get("thread_policy") != policy:
+                fail(f"{what}: the run with --thread-policy {policy} reports {sb}")
             if ja != jb:
                 keys = [k for k in ja if ja.get(k) != jb.get(k)]
                 fail(f"{what}: stats.json differs in {keys}")
@@ -70,8 +76,9 @@ for k in kernels:
     for t in ("1", threads):
         os.makedirs(f"threads{t}", exist_ok=True)
         os.chdir(f"threads{t}")
-        run(*args, "--threads", t, "--out", k)
+        policy_args = [] if t == "1" else ["--thread-policy", policy]
+        run(*args, "--threads", t, *policy_args, "--out", k)
         os.chdir("..")
     compare(f"threads1/{k}", f"threads{threads}/{k}", f"{k} {size} on {platform}")
     checked += 1
-print(f"{checked} kernels at {size} on {platform}: --threads {threads} equals --threads 1")
+print(f"{checked} kernels at {size} on {platform}: --threads {threads} ({policy}) equals --threads 1")
