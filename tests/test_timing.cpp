@@ -843,6 +843,7 @@ struct GovernorRun {
   double now = 0;
   HostThreadGovernor::Params p{100, 2, 8, 0.03};
   HostThreadGovernor g{[this] { return now; }, p};
+  GovernorRun() { g.resume(); }
   std::vector<bool> modes;  // the mode of each epoch run
   // Runs `epochs` epochs; `cost(engaged, epoch)` is the seconds per unit of work.
   template <class Cost>
@@ -920,10 +921,21 @@ TEST(HostThreadGovernor, TimeBetweenLaunchesIsNotCounted) {
   const auto oneThreadCheaper = [](bool engaged, int) { return engaged ? 1.5 : 1.0; };
   r.run(2, oneThreadCheaper);
   ASSERT_FALSE(r.g.engaged());  // the probe of one thread begins
-  r.now += 1000;                // the testbench's time between two launches
-  r.g.restart();
-  r.run(2, oneThreadCheaper);
-  EXPECT_EQ(r.g.switches(), 1u);  // counted, the gap would have made the probe the dearest
+  // Launches shorter than an epoch, with the testbench's time between them: the probe epoch
+  // spans three of them.
+  for (int launch = 0; launch < 3; ++launch) {
+    r.g.resume();
+    r.now += 1.0 * 30;
+    r.g.add(30);
+    r.g.pause();
+    r.now += 1000;
+  }
+  ASSERT_EQ(r.g.epochs(), 2u);
+  r.g.resume();
+  r.now += 1.0 * 10;
+  EXPECT_TRUE(r.g.add(10));  // the probe's epoch closes: 100 units in 100 s
+  r.run(1, oneThreadCheaper);
+  EXPECT_EQ(r.g.switches(), 1u);  // counted, the gaps would have made the probe the dearest
   EXPECT_FALSE(r.g.engaged());
 }
 

@@ -19,18 +19,25 @@ HostThreadGovernor::HostThreadGovernor(Clock clock, Params p) : clock_(std::move
   p_.firstWait = std::max<uint32_t>(1, p_.firstWait);
   p_.longestWait = std::max(p_.firstWait, p_.longestWait);
   wait_ = interval_ = p_.firstWait;
-  start_ = clock_();
 }
 
-void HostThreadGovernor::restart() {
+void HostThreadGovernor::pause() {
+  if (paused_) return;
+  banked_ += clock_() - start_;
+  paused_ = true;
+}
+
+void HostThreadGovernor::resume() {
+  if (!paused_) return;
   start_ = clock_();
-  work_ = 0;
+  paused_ = false;
 }
 
 bool HostThreadGovernor::closeEpoch() {
   const double now = clock_();
-  const double cost = (now - start_) / double(work_);
+  const double cost = (banked_ + (paused_ ? 0.0 : now - start_)) / double(work_);
   start_ = now;
+  banked_ = 0;
   work_ = 0;
   ++epochs_;
   if (engaged_) ++engagedEpochs_;

@@ -50,9 +50,10 @@ class HostThreadGovernor {
     work_ += work;
     return work_ >= p_.epochWork && closeEpoch();
   }
-  // The simulation paused (between launches, say): the next epoch starts now, the time that
-  // passed is not counted. The mode and the probe schedule stay.
-  void restart();
+  // The simulation stops (a launch ended) and goes on again: the time between is not counted.
+  // An epoch may span launches. The governor starts paused: call resume() when a launch begins.
+  void pause();
+  void resume();
 
   // Epochs closed, of them those run engaged, probes, and switches of the settled mode.
   uint64_t epochs() const { return epochs_; }
@@ -70,8 +71,10 @@ class HostThreadGovernor {
   bool engaged_ = true;  // the mode of the current epoch
   Phase phase_ = Phase::Settled;
   uint32_t wait_, interval_;  // settled epochs left before the next probe; the current interval
-  double start_;              // when the current epoch began
-  uint64_t work_ = 0;         // work done in it
+  bool paused_ = true;
+  double start_ = 0;               // when the current epoch began, or went on after a pause
+  double banked_ = 0;              // the epoch's time before its last pause
+  uint64_t work_ = 0;              // work done in it
   double before_ = 0, probe_ = 0;  // cost per unit: the last settled epoch, the probe
   uint64_t epochs_ = 0, engagedEpochs_ = 0, probes_ = 0, switches_ = 0;
 };

@@ -21,8 +21,6 @@ CoreClockDomain::~CoreClockDomain() = default;
 void CoreClockDomain::reset() {
   std::fill(due_.begin(), due_.end(), sm::kNever);
   lastCycle_ = sm::kNever;
-  // A launch begins: the time since the last one (the testbench's) is not the simulation's.
-  if (governor_) governor_->restart();
 }
 
 void CoreClockDomain::setThreads(unsigned n, ThreadPolicy policy) {

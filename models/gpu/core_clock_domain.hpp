@@ -55,6 +55,13 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   void resetCounts() { evaluatedCycles_ = sharableCycles_ = parallelCycles_ = 0; }
   // A new run: no SM is due (the SMs' own state is reset too).
   void reset();
+  // A launch begins and ends: the adaptive policy times only what lies between.
+  void resumeTiming() {
+    if (governor_) governor_->resume();
+  }
+  void pauseTiming() {
+    if (governor_) governor_->pause();
+  }
 
   void wake(uint32_t sm, sm::Cycle c) override;
 

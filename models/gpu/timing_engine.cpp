@@ -199,6 +199,12 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   g.beginPowerWindow();
 
   func::Executor ex(L);
+  // The adaptive thread policy times the launch, not what the testbench does between launches.
+  g.coreClockDomain().resumeTiming();
+  struct PauseTiming {
+    CoreClockDomain& d;
+    ~PauseTiming() { d.pauseTiming(); }
+  } pauseTiming{g.coreClockDomain()};
   // Device printf and malloc/free change state every SM shares, in the order the SMs call them.
   g.coreClockDomain().resetCounts();
   g.coreClockDomain().setLaunchSerialReason(
