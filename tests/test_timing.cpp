@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@
 #include "common/host_thread_governor.hpp"
 #include "common/host_workers.hpp"
 #include "gpu/device.hpp"
+#include "gpu/gpu.hpp"
 #include "sm/dispatch_unit.hpp"
 #include "sm/shared_memory.hpp"
 #include "support/ptx_harness.hpp"
@@ -937,6 +939,84 @@ TEST(HostThreadGovernor, TimeBetweenLaunchesIsNotCounted) {
   r.run(1, oneThreadCheaper);
   EXPECT_EQ(r.g.switches(), 1u);  // counted, the gaps would have made the probe the dearest
   EXPECT_FALSE(r.g.engaged());
+}
+
+// The core clock domain hands on the energy model's final currents and steps the PDN before a
+// cycle's commits (with host threads, while the SMs are evaluated), which the first commit
+// would otherwise begin with. Every power and voltage figure is the same without it, on one and
+// on two threads, for kernels whose SMs skip single cycles (bfs) and run back to back (sgemm).
+namespace {
+// A CSV with header whose cycle columns (start, end, worst_cycle, start_cycle, cycle) count from
+// `start`.
+std::string fromLaunchStart(const std::string& csv, uint64_t start) {
+  std::istringstream in(csv);
+  std::string line, out;
+  std::vector<bool> isCycle;
+  for (bool header = true; std::getline(in, line); header = false) {
+    std::vector<std::string> fields;
+    std::stringstream ls(line);
+    for (std::string f; std::getline(ls, f, ',');) fields.push_back(f);
+    if (header) {
+      for (const std::string& f : fields)
+        isCycle.push_back(f == "start" || f == "end" || f == "worst_cycle" || f == "start_cycle" ||
+                          f == "cycle");
+    } else {
+      for (size_t i = 0; i < fields.size() && i < isCycle.size(); ++i)
+        if (isCycle[i]) fields[i] = std::to_string(std::stoull(fields[i]) - start);
+    }
+    for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + fields[i];
+    out += "\n";
+  }
+  return out;
+}
+}  // namespace
+
+TEST(TimingHostThreads, HandingOnBeforeTheCommitsChangesNoPowerOrVoltage) {
+  struct Run {
+    std::vector<nlohmann::json> power, voltage;
+    std::vector<std::string> events, trace, window;
+  };
+  // A trace row per cycle: every cycle's voltages are compared (rows of several cycles align
+  // to absolute cycles, which differ between Devices).
+  PlatformConfig cfg = test::platform();
+  cfg.pdn.monitor.trace_every = 1;
+  auto once = [&](const std::string& kernel, unsigned threads, bool before, Run& r) {
+    Device dev(cfg, ExecMode::Timing);
+    dev.setHostThreads(threads, ThreadPolicy::Fixed);
+    gpu::CoreClockDomain& domain = dev.timingEngine()->gpu().coreClockDomain();
+    const auto made = domain.beforeCommits();  // the engine outlives the Device: put it back
+    ASSERT_TRUE(made) << "the Gpu sets the hand-on up when there is an energy model";
+    if (!before) domain.setBeforeCommits({});
+    auto wl = catalog::find(kernel).make(catalog::Size::Tiny);
+    wl->setup(dev);
+    wl->run(dev);
+    // Each Device continues the engine's time: cycles count from the launch's start.
+    for (const LaunchRecord& l : dev.launches()) {
+      const uint64_t start = l.timing->startCycle;
+      r.power.push_back(power::toJson(*l.timing->power));
+      nlohmann::json v = pdn::toJson(*l.timing->voltage);
+      if (v.contains("worst")) v["worst"]["cycle"] = v["worst"]["cycle"].get<uint64_t>() - start;
+      r.voltage.push_back(v);
+      r.events.push_back(fromLaunchStart(pdn::eventsCsv(*l.timing->voltage), start));
+      r.trace.push_back(fromLaunchStart(pdn::traceCsv(*l.timing->voltage), start));
+      r.window.push_back(fromLaunchStart(pdn::worstWindowCsv(*l.timing->voltage), start));
+    }
+    domain.setBeforeCommits(made);
+  };
+  for (const std::string kernel : {"sgemm", "bfs"}) {
+    Run ref;
+    once(kernel, 1, false, ref);
+    ASSERT_FALSE(ref.power.empty());
+    for (unsigned threads : {1u, 2u}) {
+      Run r;
+      once(kernel, threads, true, r);
+      EXPECT_EQ(r.power, ref.power) << kernel << ", " << threads << " threads";
+      EXPECT_EQ(r.voltage, ref.voltage) << kernel << ", " << threads << " threads";
+      EXPECT_EQ(r.events, ref.events) << kernel << ", " << threads << " threads";
+      EXPECT_EQ(r.trace, ref.trace) << kernel << ", " << threads << " threads";
+      EXPECT_EQ(r.window, ref.window) << kernel << ", " << threads << " threads";
+    }
+  }
 }
 
 // Every thread of 60 CTAs adds 1 to one counter and keeps the old value: on 15 SMs many atomics

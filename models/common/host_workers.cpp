@@ -83,9 +83,14 @@ void HostWorkers::setEngaged(bool on) {
   engaged_.store(on, std::memory_order_relaxed);
 }
 
-void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds) {
-  if (n == 0) return;
+void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds, void* first,
+                            Call0 callFirst) {
+  if (n == 0) {
+    if (callFirst) callFirst(first);
+    return;
+  }
   if (workers_.empty() || !engaged_.load(std::memory_order_relaxed)) {
+    if (callFirst) callFirst(first);
     for (size_t i = 0; i < n; ++i) call(job, i);
     return;
   }
@@ -105,6 +110,7 @@ void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds
     std::lock_guard<std::mutex> lock(mutex_);
     wakeup_.notify_all();
   }
+  if (callFirst) callFirst(first);
   drainAll(0, gen);
   // Only items a worker is evaluating now are left.
   for (int spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {

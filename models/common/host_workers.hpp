@@ -51,6 +51,15 @@ class HostWorkers {
     runErased(
         n, &job, [](void* j, size_t i) { (*static_cast<Job*>(j))(i); }, bounds);
   }
+  // The same, with `first()` run on the calling thread once the batch is handed out and before
+  // the caller takes items: serial work that no item may see or change, done while the others
+  // start on the items (taking the caller's too if it is long).
+  template <class Job, class First>
+  void run(size_t n, Job& job, const size_t* bounds, First& first) {
+    runErased(
+        n, &job, [](void* j, size_t i) { (*static_cast<Job*>(j))(i); }, bounds, &first,
+        [](void* f) { (*static_cast<First*>(f))(); });
+  }
 
   // Shares for run(items.size(), job, bounds.data()) that keep each item on the thread owning
   // it: `items` are ascending indices into [0, n), and thread t owns those in
@@ -62,6 +71,7 @@ class HostWorkers {
 
  private:
   using Call = void (*)(void*, size_t);
+  using Call0 = void (*)(void*);
   // A share's claim word: the batch's generation (low 20 bits), the next item and the end of
   // the share (22 bits each). One word, so a thread that fell behind by a batch cannot claim
   // an item of the next one.
@@ -75,7 +85,8 @@ class HostWorkers {
     std::atomic<uint64_t> word{0};
   };
 
-  void runErased(size_t n, void* job, Call call, const size_t* bounds);
+  void runErased(size_t n, void* job, Call call, const size_t* bounds, void* first = nullptr,
+                 Call0 callFirst = nullptr);
   void work(unsigned self);
   void drainAll(unsigned self, uint64_t gen);  // claims and runs items of batch `gen`
 

@@ -82,18 +82,28 @@ void CoreClockDomain::cycle() {
     next_.resize(batch_.size());
     auto evaluate = [&](size_t k) { next_[k] = sms_[batch_[k]]->evaluateCycle(now); };
     ++evaluatedCycles_;
-    if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty()) {
+    // What the first commit would begin with, on this thread while the others start on the
+    // SMs (setBeforeCommits): everything before this cycle, or before the one an SM skipped
+    // (its report of that cycle comes first).
+    auto first = [&] {
+      if (!beforeCommits_) return;
+      sm::Cycle upTo = now;
+      for (uint32_t i : batch_)
+        if (sms_[i]->reportsSkippedCycle(now)) upTo = now - 1;
+      beforeCommits_(upTo);
+    };
+    if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty() &&
+        workers_->engaged()) {
       ++sharableCycles_;
-      if (workers_->engaged()) {
-        ++parallelCycles_;
-        // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state
-        // in that core's cache) unless another thread runs out of work and takes it.
-        workers_->ownerShares(batch_, sms_.size(), bounds_);
-        workers_->run(batch_.size(), evaluate, bounds_.data());
-      } else {
-        for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
-      }
+      ++parallelCycles_;
+      // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state in
+      // that core's cache) unless another thread runs out of work and takes it.
+      workers_->ownerShares(batch_, sms_.size(), bounds_);
+      workers_->run(batch_.size(), evaluate, bounds_.data(), first);
     } else {
+      if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty())
+        ++sharableCycles_;
+      first();
       for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
     }
     // The epochs count SM evaluations (the work the threads share), and time everything else

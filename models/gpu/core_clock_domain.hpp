@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,14 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   void resetCounts() { evaluatedCycles_ = sharableCycles_ = parallelCycles_ = 0; }
   // A new run: no SM is due (the SMs' own state is reset too).
   void reset();
+  // Work of the simulation thread that the first of a cycle's commits would begin with and that
+  // no SM evaluation can see or change: f(c) hands on what is final before cycle c (the energy
+  // model's currents, the PDN's steps: Gpu). It runs once per cycle with SMs to evaluate,
+  // before the commits, on the simulation thread while the host threads start on the SMs; c is
+  // the cycle, or the one before when an SM of the batch reports that one alone first
+  // (Sm::reportsSkippedCycle). The results are the same as without it.
+  void setBeforeCommits(std::function<void(sm::Cycle)> f) { beforeCommits_ = std::move(f); }
+  const std::function<void(sm::Cycle)>& beforeCommits() const { return beforeCommits_; }
   // A launch begins and ends: the adaptive policy times only what lies between.
   void resumeTiming() {
     if (governor_) governor_->resume();
@@ -92,6 +101,7 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   std::unique_ptr<HostWorkers> workers_;
   std::unique_ptr<HostThreadGovernor> governor_;
   std::string fixedSerial_, launchSerial_;
+  std::function<void(sm::Cycle)> beforeCommits_;
   uint64_t evaluatedCycles_ = 0, sharableCycles_ = 0, parallelCycles_ = 0;
 };
 

@@ -40,6 +40,14 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     pdn_ = std::make_unique<pdn::Pdn>("pdn", cfg_, energy_->idleSmAmps());
     energy_->addCurrentSink(pdn_.get());
   }
+  if (energy_) {
+    // The first SM report of a cycle begins with these; with host threads they overlap the SMs'
+    // evaluations (CoreClockDomain::setBeforeCommits).
+    coreDomain_->setBeforeCommits([this](sm::Cycle c) {
+      energy_->streamBefore(c);
+      if (pdn_) pdn_->stepBefore(c);
+    });
+  }
   if (cfg_.memory.model == "fixed-latency") {
     fixed_ =
         std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));

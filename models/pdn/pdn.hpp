@@ -55,6 +55,13 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   // an SM evaluates a cycle after its middle.
   uint64_t lateReports() const { return lateReports_; }
 
+  // Steps the cycles before `cycle` (what an SM's report of `cycle` begins with): the caller
+  // knows no report of an earlier cycle can come.
+  void stepBefore(uint64_t cycle) {
+    if (!active_ || cycle >= end_) return;
+    while (next_ < cycle) stepCycle(next_++);
+  }
+
   void onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) override;
   void onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) override;
 

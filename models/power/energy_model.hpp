@@ -219,6 +219,11 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   // sinks now (an SM that sleeps still draws the late stages of what it dispatched). The timing
   // engine calls it with the launch's end before the sinks finish the launch.
   void completeBefore(uint64_t cycle);
+  // What an SM's report of `cycle` would begin with: completeBefore(cycle) when the model
+  // streams (to sinks or a time series).
+  void streamBefore(uint64_t cycle) {
+    if (!sinks_.empty() || sampleCycles_ > 0) completeBefore(cycle);
+  }
   // The next sample boundary after `cycle`, or ~0 when there is no time series.
   uint64_t nextSampleCycle(uint64_t cycle) const;
   // Cumulative counts at a sample boundary (`cycle`), for the time series.

@@ -115,6 +115,10 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   // cycle's global stores and atomics, issues the held notifications, and reports the cycle to
   // the observers and the CTA scheduler.
   void commitCycle();
+  // Whether evaluating cycle `now` reports an earlier cycle alone: the one it skipped, when it
+  // last evaluated the cycle before that (its report of a longer skipped stretch draws only the
+  // idle current, which the power model hands on with the others).
+  bool reportsSkippedCycle(Cycle now) const { return evaluated_ && lastCycle_ + 2 == now; }
 
   // ---- CTAs (the CtaScheduler) ----
   bool fits(const CtaFootprint& f) const;
