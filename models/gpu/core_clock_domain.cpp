@@ -84,13 +84,14 @@ void CoreClockDomain::cycle() {
     ++evaluatedCycles_;
     // What the first commit would begin with, on this thread while the others start on the
     // SMs (setBeforeCommits): everything before this cycle, or before the one an SM skipped
-    // (its report of that cycle comes first).
-    auto first = [&] {
-      if (!beforeCommits_) return;
-      sm::Cycle upTo = now;
+    // (its report of that cycle comes first). Found before the SMs are handed out: their
+    // evaluations change what reportsSkippedCycle reads.
+    sm::Cycle upTo = now;
+    if (beforeCommits_)
       for (uint32_t i : batch_)
         if (sms_[i]->reportsSkippedCycle(now)) upTo = now - 1;
-      beforeCommits_(upTo);
+    auto first = [&] {
+      if (beforeCommits_) beforeCommits_(upTo);
     };
     if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty() &&
         workers_->engaged()) {
