@@ -93,17 +93,14 @@ void CoreClockDomain::cycle() {
     auto first = [&] {
       if (beforeCommits_) beforeCommits_(upTo);
     };
-    if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty() &&
-        workers_->engaged()) {
-      ++sharableCycles_;
+    if (workers_ && workers_->engaged() && batch_.size() > 1 && fixedSerial_.empty() &&
+        launchSerial_.empty()) {
       ++parallelCycles_;
       // Thread t owns SMs [t x N / T, (t + 1) x N / T): an SM stays on one thread (its state in
       // that core's cache) unless another thread runs out of work and takes it.
       workers_->ownerShares(batch_, sms_.size(), bounds_);
       workers_->run(batch_.size(), evaluate, bounds_.data(), first);
     } else {
-      if (workers_ && batch_.size() > 1 && fixedSerial_.empty() && launchSerial_.empty())
-        ++sharableCycles_;
       first();
       for (size_t k = 0; k < batch_.size(); ++k) evaluate(k);
     }

@@ -7,7 +7,9 @@
 // ended CTAs). An SM's evaluation sees only its own state, its L1 and global memory as it was at
 // the start of the cycle, and everything it hands on is committed in the same order whatever the
 // thread count: results are bit-identical for any number of threads (docs/architecture.md,
-// "Host threads"). From the outside the SMs and their sockets are unchanged.
+// "Host threads"). With the adaptive thread policy a HostThreadGovernor decides, epoch by
+// epoch, whether the host threads take part at all. From the outside the SMs and their sockets
+// are unchanged.
 #pragma once
 
 #include <cstdint>
@@ -48,12 +50,10 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   void setSerialReason(const std::string& fixed) { fixedSerial_ = fixed; }
   void setLaunchSerialReason(const std::string& launch) { launchSerial_ = launch; }
   std::string serialReason() const;
-  // Cycles in which SMs were evaluated, those of them with two SMs or more that could run on
-  // host threads, and those that did.
+  // Cycles in which SMs were evaluated, and those of them with two SMs or more on host threads.
   uint64_t evaluatedCycles() const { return evaluatedCycles_; }
-  uint64_t sharableCycles() const { return sharableCycles_; }
   uint64_t parallelCycles() const { return parallelCycles_; }
-  void resetCounts() { evaluatedCycles_ = sharableCycles_ = parallelCycles_ = 0; }
+  void resetCounts() { evaluatedCycles_ = parallelCycles_ = 0; }
   // A new run: no SM is due (the SMs' own state is reset too).
   void reset();
   // Work of the simulation thread that the first of a cycle's commits would begin with and that
@@ -102,7 +102,7 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   std::unique_ptr<HostThreadGovernor> governor_;
   std::string fixedSerial_, launchSerial_;
   std::function<void(sm::Cycle)> beforeCommits_;
-  uint64_t evaluatedCycles_ = 0, sharableCycles_ = 0, parallelCycles_ = 0;
+  uint64_t evaluatedCycles_ = 0, parallelCycles_ = 0;
 };
 
 }  // namespace gpusc::gpu
