@@ -838,6 +838,37 @@ TEST(HostWorkers, RunsEveryItemOnTheCallerWhileNotEngaged) {
   }
 }
 
+// run()'s first work runs once per batch on the calling thread, engaged or not, and before the
+// calling thread takes any item; every item still runs once.
+TEST(HostWorkers, RunsTheFirstWorkOnceOnTheCaller) {
+  HostWorkers w(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  for (bool engaged : {true, false}) {
+    w.setEngaged(engaged);
+    for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(110)}) {
+      std::vector<std::atomic<int>> count(n);
+      std::atomic<int> firsts{0};
+      std::atomic<bool> callerTookItemBeforeFirst{false};
+      auto job = [&](size_t i) {
+        if (std::this_thread::get_id() == caller && firsts.load() == 0)
+          callerTookItemBeforeFirst = true;
+        count[i].fetch_add(1);
+      };
+      std::thread::id firstOn;
+      auto first = [&] {
+        firstOn = std::this_thread::get_id();
+        firsts.fetch_add(1);
+      };
+      const size_t bounds[] = {0, n / 2, n};
+      w.run(n, job, bounds, first);
+      EXPECT_EQ(firsts.load(), 1) << n << " items, engaged " << engaged;
+      EXPECT_EQ(firstOn, caller);
+      EXPECT_FALSE(callerTookItemBeforeFirst.load());
+      for (auto& c : count) ASSERT_EQ(c.load(), 1);
+    }
+  }
+}
+
 // The governor of the adaptive thread policy, on a clock the test advances: each epoch of
 // `work` units costs what the mode it ran in costs per unit.
 namespace {
