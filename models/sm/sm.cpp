@@ -348,8 +348,8 @@ void Sm::evaluate(const Cycle now) {
     for (uint32_t d : act_.dispatched) lastDispatched_ += d;
   }
 
-  counters_.add(act_, 1);
-  counters_.evaluatedCycles += 1;
+  accumulate(pendingCounts_, act_);
+  if (++pendingCycles_ == kCountCycles) flushCounts();
   reportActivity(now, 1, act_);
   idle_.clear();
   idle_.activeWarps = act_.activeWarps;
@@ -1134,6 +1134,8 @@ void Sm::complete(uint32_t inst, Cycle at) { wbq_.push({at, inst}); }
 
 void Sm::resetStats() {
   counters_ = SmCounters{};
+  pendingCounts_.clear();
+  pendingCycles_ = 0;
   execStats_ = func::ExecStats{};
   for (auto& s : schedulers_)
     for (auto& o : s->outcomes) o = 0;

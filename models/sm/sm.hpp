@@ -168,7 +168,10 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
   void setIssueObserver(IssueObserver* o) { issueObserver_ = o; }
-  const SmCounters& counters() const { return counters_; }
+  const SmCounters& counters() const {
+    flushCounts();
+    return counters_;
+  }
   const func::ExecStats& execStats() const { return execStats_; }
   uint64_t schedulerOutcomes(uint32_t s, Stall st) const {
     return schedulers_[s]->outcomes[int(st)];
@@ -353,7 +356,19 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   const tlm::tlm_generic_payload* blockedRequest_ = nullptr;  // that request
 
   func::ExecStats execStats_;
-  SmCounters counters_;
+  // The evaluated cycles' activity is summed in 32 bits (accumulate) and added to counters_
+  // every kCountCycles cycles, and whenever counters() is read: the same totals, fewer adds.
+  mutable SmCounters counters_;
+  mutable SmActivity pendingCounts_;
+  mutable uint32_t pendingCycles_ = 0;
+  static constexpr uint32_t kCountCycles = 1024;  // per-cycle counts stay far below 2^32 / this
+  void flushCounts() const {
+    if (pendingCycles_ == 0) return;
+    counters_.add(pendingCounts_, 1);
+    counters_.evaluatedCycles += pendingCycles_;
+    pendingCounts_.clear();
+    pendingCycles_ = 0;
+  }
   SmActivity act_;
   Cycle lastCycle_ = 0;     // last evaluated cycle
   bool evaluated_ = false;  // lastCycle_ is valid
