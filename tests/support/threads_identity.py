@@ -67,6 +67,13 @@ def compare(a, b, what):
                 fail(f"{what}: {n} differs")
 
 
+if policy == "adaptive":
+    # A policy that does not exist is a clear error, before anything runs.
+    for cmd in (["run", "--kernel", "vecadd"], ["bench", "-k", "vecadd", "--json", "b.json"]):
+        p = run(*cmd, "--thread-policy", "adaptiv", rc=2)
+        if "--thread-policy adaptiv: expected adaptive or fixed (did you mean 'adaptive'?)" not in p.stderr:
+            fail(f"gpusc {' '.join(cmd)} --thread-policy adaptiv says: {p.stderr}")
+
 checked = 0
 for k in kernels:
     args = ["run", "--kernel", k, "--size", size, "--platform", platform, "-q", "--force"]
