@@ -168,6 +168,8 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   // ---- observation ----
   void setActivityObserver(ActivityObserver* o) { activityObserver_ = o; }
   void setIssueObserver(IssueObserver* o) { issueObserver_ = o; }
+  // The run totals (adding the cycles summed since the last read: call it on the simulation
+  // thread, not while the SM is being evaluated).
   const SmCounters& counters() const {
     flushCounts();
     return counters_;
