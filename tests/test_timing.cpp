@@ -18,7 +18,6 @@
 #include <functional>
 #include <map>
 #include <numeric>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -27,6 +26,7 @@
 #include "common/error.hpp"
 #include "common/host_thread_governor.hpp"
 #include "common/host_workers.hpp"
+#include "common/strings.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gpu.hpp"
 #include "sm/dispatch_unit.hpp"
@@ -895,6 +895,7 @@ struct GovernorRun {
 
 TEST(HostThreadGovernor, KeepsTheThreadsWhileTheyPayAndProbesLessAndLessOften) {
   GovernorRun r;
+  EXPECT_FALSE(r.g.engagedShare());  // no epoch closed yet
   r.run(60, [](bool engaged, int) { return engaged ? 1.0 : 1.6; });
   // Engaged throughout but for one-epoch probes: the first after 2 epochs, each later one 4, 8,
   // 8, ... epochs after the epoch that follows a probe.
@@ -906,6 +907,7 @@ TEST(HostThreadGovernor, KeepsTheThreadsWhileTheyPayAndProbesLessAndLessOften) {
   EXPECT_EQ(r.g.probes(), probes.size());
   EXPECT_EQ(r.g.epochs(), 60u);
   EXPECT_EQ(r.g.engagedEpochs(), 60u - probes.size());
+  EXPECT_DOUBLE_EQ(*r.g.engagedShare(), double(60 - probes.size()) / 60.0);
 }
 
 TEST(HostThreadGovernor, LeavesTheThreadsOutWhenOneThreadIsCheaperAndComesBack) {
@@ -980,13 +982,12 @@ namespace {
 // A CSV with header whose cycle columns (start, end, worst_cycle, start_cycle, cycle) count from
 // `start`.
 std::string fromLaunchStart(const std::string& csv, uint64_t start) {
-  std::istringstream in(csv);
-  std::string line, out;
+  std::vector<std::string> lines = split(csv, '\n');
   std::vector<bool> isCycle;
-  for (bool header = true; std::getline(in, line); header = false) {
-    std::vector<std::string> fields;
-    std::stringstream ls(line);
-    for (std::string f; std::getline(ls, f, ',');) fields.push_back(f);
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (lines[l].empty()) continue;  // after the last line's newline
+    const bool header = l == 0;
+    std::vector<std::string> fields = split(lines[l], ',');
     if (header) {
       for (const std::string& f : fields)
         isCycle.push_back(f == "start" || f == "end" || f == "worst_cycle" || f == "start_cycle" ||
@@ -995,10 +996,9 @@ std::string fromLaunchStart(const std::string& csv, uint64_t start) {
       for (size_t i = 0; i < fields.size() && i < isCycle.size(); ++i)
         if (isCycle[i]) fields[i] = std::to_string(std::stoull(fields[i]) - start);
     }
-    for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + fields[i];
-    out += "\n";
+    lines[l] = join(fields, ",");
   }
-  return out;
+  return join(lines, "\n");
 }
 }  // namespace
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 namespace gpusc {
 
@@ -60,6 +61,11 @@ class HostThreadGovernor {
   uint64_t engagedEpochs() const { return engagedEpochs_; }
   uint64_t probes() const { return probes_; }
   uint64_t switches() const { return switches_; }
+  // The share of the closed epochs run engaged (none closed: nullopt).
+  std::optional<double> engagedShare() const {
+    if (epochs_ == 0) return std::nullopt;
+    return double(engagedEpochs_) / double(epochs_);
+  }
 
  private:
   bool closeEpoch();

@@ -474,8 +474,8 @@ int cmdRun(const RunOptions& o) {
     // How the SMs were evaluated (host facts, like the seconds: the results do not depend on it).
     j["simulation"]["host_threads"] = t->threads();
     if (t->threads() > 1) j["simulation"]["thread_policy"] = toString(t->threadPolicy());
-    if (const HostThreadGovernor* g = t->threadGovernor(); g != nullptr && g->epochs() > 0)
-      j["simulation"]["threads_engaged_share"] = double(g->engagedEpochs()) / double(g->epochs());
+    if (const HostThreadGovernor* g = t->threadGovernor(); g != nullptr && g->engagedShare())
+      j["simulation"]["threads_engaged_share"] = *g->engagedShare();
     if (const std::string why = t->serialReason(); !why.empty() && t->threads() > 1)
       j["simulation"]["serial_because"] = why;
   }
@@ -650,7 +650,7 @@ struct BenchRun {
   func::ExecStats stats;
   uint64_t cycles = 0;
   bool pass = true;
-  double engagedShare = -1;  // the share of epochs the adaptive policy engaged the threads in
+  std::optional<double> engagedShare;  // the adaptive policy's (HostThreadGovernor)
 };
 
 BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg,
@@ -674,8 +674,7 @@ BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg
       best.seconds = secs;
       const gpu::TimingEngine* t = dev.timingEngine();
       const HostThreadGovernor* g = t != nullptr ? t->threadGovernor() : nullptr;
-      best.engagedShare =
-          g != nullptr && g->epochs() > 0 ? double(g->engagedEpochs()) / double(g->epochs()) : -1;
+      best.engagedShare = g != nullptr ? g->engagedShare() : std::nullopt;
     }
     best.stats = dev.totalStats();
     best.cycles = cycles;
@@ -741,7 +740,7 @@ int cmdBench(const BenchOptions& o) {
                        {"warp_instructions", r.stats.warpInsts},
                        {"speedup", speedup},
                        {"same_results", same}});
-          if (r.engagedShare >= 0) t.back()["threads_engaged_share"] = r.engagedShare;
+          if (r.engagedShare) t.back()["threads_engaged_share"] = *r.engagedShare;
           if (c != counts.front()) extra += fmt::format("  x{}: {:.2f}x", c, speedup);
           run.pass = run.pass && r.pass && same;
         }
