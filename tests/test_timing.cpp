@@ -14,10 +14,12 @@
 // max(initiation interval, warp size / lanes) cycles.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -869,6 +871,113 @@ TEST(HostWorkers, RunsTheFirstWorkOnceOnTheCaller) {
   }
 }
 
+// A first work that throws (a voltage sink's error, from the PDN's hand-on) does not leave the
+// workers evaluating items of a job that is gone: every item runs, then run() rethrows.
+TEST(HostWorkers, AFirstWorkThatThrowsStillCompletesTheBatch) {
+  HostWorkers w(2);
+  for (bool engaged : {true, false}) {
+    w.setEngaged(engaged);
+    std::vector<std::atomic<int>> count(64);
+    auto job = [&](size_t i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      count[i].fetch_add(1);
+    };
+    auto first = [] { throw std::runtime_error("the sink failed"); };
+    const size_t bounds[] = {0, 32, 64};
+    EXPECT_THROW(w.run(count.size(), job, bounds, first), std::runtime_error);
+    for (auto& c : count) EXPECT_EQ(c.load(), 1) << "engaged " << engaged;
+  }
+}
+
+// Background work a test hands on item by item, like the PDN's cycles.
+namespace {
+struct CountingBackground : HostWorkers::Background {
+  std::atomic<uint64_t> pending{0}, done{0};
+  std::atomic<bool> inside{false}, sawInterrupt{false}, spinUntilInterrupted{false};
+  std::atomic<int> holdMs{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> ranOnCaller{false};
+  bool runSome(const HostWorkers::Interrupt& interrupted) override {
+    inside = true;
+    if (std::this_thread::get_id() == caller) ranOnCaller = true;
+    bool did = false;
+    if (holdMs.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(holdMs.load()));
+    while (spinUntilInterrupted.load() && !interrupted()) std::this_thread::yield();
+    if (spinUntilInterrupted.load() && interrupted()) sawInterrupt = true;
+    while (done.load() < pending.load() && !interrupted()) {
+      done.fetch_add(1);
+      did = true;
+    }
+    inside = false;
+    return did;
+  }
+  bool wantsWorker() const override { return done.load() < pending.load(); }
+};
+// Waits up to ten seconds for `cond`.
+template <class Cond>
+bool eventually(Cond cond) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+}  // namespace
+
+// A worker does the background work while it waits for batches, engaged or not, and a sleeping
+// worker wakes for it; the caller never does it.
+TEST(HostWorkers, WorkersDoTheBackgroundWorkWhileTheyWait) {
+  for (bool engaged : {true, false}) {
+    HostWorkers w(2);
+    w.setEngaged(engaged);
+    CountingBackground b;
+    w.setBackground(&b);
+    // Let the worker go to sleep (it yields for two milliseconds when engaged).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    b.pending = 1000;
+    w.wakeForBackground();
+    ASSERT_TRUE(eventually([&] { return b.done.load() == 1000; })) << "engaged " << engaged;
+    EXPECT_FALSE(b.ranOnCaller.load());
+    // Batches still run every item once.
+    std::vector<std::atomic<int>> count(50);
+    auto job = [&](size_t i) { count[i].fetch_add(1); };
+    for (int batch = 0; batch < 20; ++batch) {
+      b.pending.fetch_add(10);
+      w.wakeForBackground();
+      w.run(count.size(), job);
+    }
+    for (auto& c : count) ASSERT_EQ(c.load(), 20);
+    ASSERT_TRUE(eventually([&] { return b.done.load() == 1200; })) << "engaged " << engaged;
+    w.setBackground(nullptr);
+  }
+}
+
+// A batch interrupts the background work, and setBackground returns only when no worker is in
+// the old one.
+TEST(HostWorkers, ABatchInterruptsTheBackgroundAndDetachingWaitsForIt) {
+  HostWorkers w(2);
+  CountingBackground b;
+  b.spinUntilInterrupted = true;
+  b.pending = 1;
+  w.setBackground(&b);
+  w.wakeForBackground();
+  ASSERT_TRUE(eventually([&] { return b.inside.load(); }));
+  std::vector<std::atomic<int>> count(8);
+  auto job = [&](size_t i) { count[i].fetch_add(1); };
+  w.run(count.size(), job);
+  for (auto& c : count) EXPECT_EQ(c.load(), 1);
+  ASSERT_TRUE(eventually([&] { return b.sawInterrupt.load(); }));
+  // Held in the background for 50 ms: detaching waits until the worker has left it.
+  b.spinUntilInterrupted = false;
+  b.holdMs = 50;
+  b.pending.fetch_add(1000);
+  w.wakeForBackground();
+  ASSERT_TRUE(eventually([&] { return b.inside.load(); }));
+  w.setBackground(nullptr);
+  EXPECT_FALSE(b.inside.load());
+}
+
 // The governor of the adaptive thread policy, on a clock the test advances: each epoch of
 // `work` units costs what the mode it ran in costs per unit.
 namespace {
@@ -1046,6 +1155,127 @@ TEST(TimingHostThreads, HandingOnBeforeTheCommitsChangesNoPowerOrVoltage) {
       EXPECT_EQ(r.events, ref.events) << kernel << ", " << threads << " threads";
       EXPECT_EQ(r.trace, ref.trace) << kernel << ", " << threads << " threads";
       EXPECT_EQ(r.window, ref.window) << kernel << ", " << threads << " threads";
+    }
+  }
+}
+
+// With host threads the PDN steps on the workers (the team's background work): the voltage
+// report, the per-cycle trace, the events and what a VoltageSink gets equal one thread's, and the
+// workers did step cycles. With a VCD file the PDN steps on the simulation thread.
+namespace {
+struct RecordingVoltageSink : pdn::VoltageSink {
+  struct Launch {
+    std::vector<pdn::DroopEvent> events;
+    std::vector<uint64_t> starts;
+    std::vector<uint32_t> cycles;
+    std::vector<double> volts;
+  };
+  std::vector<Launch> launches;
+  uint32_t numSms = 0;
+  std::string throwAfterRows;  // non-empty: traceRow throws an InputError with it after 100 rows
+  size_t rows = 0;
+  void beginLaunch(size_t) override { launches.emplace_back(); }
+  void droopEvent(const pdn::DroopEvent& e) override { launches.back().events.push_back(e); }
+  void traceRow(uint64_t start, uint32_t cycles, const double* v) override {
+    if (!throwAfterRows.empty() && ++rows > 100) throw InputError(throwAfterRows);
+    launches.back().starts.push_back(start);
+    launches.back().cycles.push_back(cycles);
+    launches.back().volts.insert(launches.back().volts.end(), v, v + numSms);
+  }
+  void finishLaunch(pdn::VoltageReport&) override {}
+};
+}  // namespace
+
+TEST(TimingHostThreads, ThePdnSteppedByTheWorkersGivesTheSameVoltages) {
+  PlatformConfig cfg = test::platform();
+  cfg.pdn.monitor.trace_every = 1;
+  struct Run {
+    std::vector<nlohmann::json> voltage;
+    std::vector<std::string> events, trace;
+    uint64_t byWorkers = 0;
+    bool steppedByWorkers = false;
+  };
+  auto once = [&](const std::string& kernel, unsigned threads, ThreadPolicy policy, bool sink) {
+    Run r;
+    Device dev(cfg, ExecMode::Timing);
+    dev.setHostThreads(threads, policy);
+    pdn::Pdn* p = dev.timingEngine()->gpu().pdn();
+    EXPECT_NE(p, nullptr);
+    if (p == nullptr) return r;
+    r.steppedByWorkers = p->steppedByWorkers();
+    const uint64_t before = p->cyclesSteppedByWorkers();
+    RecordingVoltageSink s;
+    s.numSms = cfg.gpu.num_sms;
+    if (sink) dev.setVoltageSink(&s);
+    auto wl = catalog::find(kernel).make(catalog::Size::Tiny);
+    wl->setup(dev);
+    wl->run(dev);
+    r.byWorkers = p->cyclesSteppedByWorkers() - before;
+    for (size_t i = 0; i < dev.launches().size(); ++i) {
+      const LaunchRecord& l = dev.launches()[i];
+      const uint64_t start = l.timing->startCycle;
+      pdn::VoltageReport v = *l.timing->voltage;
+      if (sink) {  // the sink had the lists
+        EXPECT_TRUE(v.events.empty() && v.traceStart.empty());
+        v.events = s.launches.at(i).events;
+        v.traceStart = s.launches.at(i).starts;
+        v.traceCycles = s.launches.at(i).cycles;
+        v.traceMinVolts = s.launches.at(i).volts;
+      }
+      nlohmann::json j = pdn::toJson(*l.timing->voltage);
+      if (j.contains("worst")) j["worst"]["cycle"] = j["worst"]["cycle"].get<uint64_t>() - start;
+      r.voltage.push_back(j);
+      r.events.push_back(fromLaunchStart(pdn::eventsCsv(v), start));
+      r.trace.push_back(fromLaunchStart(pdn::traceCsv(v), start));
+    }
+    return r;
+  };
+  for (const std::string kernel : {"sgemm", "bfs"}) {
+    const Run ref = once(kernel, 1, ThreadPolicy::Fixed, false);
+    ASSERT_FALSE(ref.trace.empty());
+    EXPECT_FALSE(ref.steppedByWorkers);
+    EXPECT_EQ(ref.byWorkers, 0u);
+    for (ThreadPolicy policy : {ThreadPolicy::Fixed, ThreadPolicy::Adaptive}) {
+      for (bool sink : {false, true}) {
+        const Run r = once(kernel, 2, policy, sink);
+        const std::string what =
+            kernel + ", policy " + std::to_string(int(policy)) + ", sink " + std::to_string(sink);
+        EXPECT_TRUE(r.steppedByWorkers) << what;
+        EXPECT_GT(r.byWorkers, 0u) << what;
+        EXPECT_EQ(r.voltage, ref.voltage) << what;
+        EXPECT_EQ(r.events, ref.events) << what;
+        EXPECT_EQ(r.trace, ref.trace) << what;
+      }
+    }
+  }
+  // SystemC samples a VCD file's values on the simulation thread.
+  PlatformConfig vcd = test::platform();
+  vcd.pdn.monitor.vcd_file = testing::TempDir() + "pdn_on_workers";
+  Device dev(vcd, ExecMode::Timing);
+  dev.setHostThreads(2, ThreadPolicy::Fixed);
+  ASSERT_NE(dev.timingEngine()->gpu().pdn(), nullptr);
+  EXPECT_FALSE(dev.timingEngine()->gpu().pdn()->steppedByWorkers());
+}
+
+// A VoltageSink that fails while a worker steps the PDN fails the run on the simulation thread
+// with its message, as with one thread.
+TEST(TimingHostThreads, AVoltageSinkErrorOnAWorkerFailsTheRun) {
+  PlatformConfig cfg = test::platform();
+  cfg.pdn.monitor.trace_every = 1;
+  for (unsigned threads : {1u, 2u}) {
+    Device dev(cfg, ExecMode::Timing);
+    dev.setHostThreads(threads, ThreadPolicy::Fixed);
+    RecordingVoltageSink s;
+    s.numSms = cfg.gpu.num_sms;
+    s.throwAfterRows = "voltage.csv: no space left on the device";
+    dev.setVoltageSink(&s);
+    auto wl = catalog::find("sgemm").make(catalog::Size::Tiny);
+    wl->setup(dev);
+    try {
+      wl->run(dev);
+      ADD_FAILURE() << threads << " threads: the run did not fail";
+    } catch (const std::exception& e) {  // SystemC reports what its processes throw
+      EXPECT_NE(std::string(e.what()).find("no space left"), std::string::npos) << e.what();
     }
   }
 }

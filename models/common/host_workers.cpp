@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <exception>
 #include <stdexcept>
 
 namespace gpusc {
@@ -90,8 +91,16 @@ void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds
     return;
   }
   if (workers_.empty() || !engaged_.load(std::memory_order_relaxed)) {
-    if (callFirst) callFirst(first);
+    std::exception_ptr firstError;  // as below: every item runs in any case
+    if (callFirst) {
+      try {
+        callFirst(first);
+      } catch (...) {
+        firstError = std::current_exception();
+      }
+    }
     for (size_t i = 0; i < n; ++i) call(job, i);
+    if (firstError) std::rethrow_exception(firstError);
     return;
   }
   if (n > kIndexMask) throw std::length_error("HostWorkers: too many items in one batch");
@@ -110,7 +119,16 @@ void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds
     std::lock_guard<std::mutex> lock(mutex_);
     wakeup_.notify_all();
   }
-  if (callFirst) callFirst(first);
+  // The first work may throw (e.g. a voltage sink's error): the batch still completes before
+  // the error leaves, since the workers are evaluating items of the caller's job.
+  std::exception_ptr firstError;
+  if (callFirst) {
+    try {
+      callFirst(first);
+    } catch (...) {
+      firstError = std::current_exception();
+    }
+  }
   drainAll(0, gen);
   // Only items a worker is evaluating now are left.
   for (int spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
@@ -119,35 +137,79 @@ void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds
     else
       sched_yield();
   }
+  if (firstError) std::rethrow_exception(firstError);
+}
+
+void HostWorkers::setBackground(Background* b) {
+  background_.store(b, std::memory_order_seq_cst);
+  // A worker that read the previous pointer is done with it once it leaves.
+  while (inBackground_.load(std::memory_order_seq_cst) != 0) sched_yield();
+  if (b != nullptr) wakeForBackground();
+}
+
+void HostWorkers::notifyAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  wakeup_.notify_all();
+}
+
+bool HostWorkers::runBackground(uint64_t seen) {
+  if (background_.load(std::memory_order_relaxed) == nullptr) return false;
+  inBackground_.fetch_add(1, std::memory_order_seq_cst);
+  Background* b = background_.load(std::memory_order_seq_cst);
+  const bool did = b != nullptr && b->runSome(Interrupt(generation_, seen, stop_));
+  inBackground_.fetch_sub(1, std::memory_order_seq_cst);
+  return did;
 }
 
 void HostWorkers::work(unsigned self) {
   uint64_t seen = 0;
+  const auto idle = [&] { return !engaged_.load(std::memory_order_relaxed); };
+  // Whether the background work wants a sleeping worker (the same guard as runBackground).
+  const auto wanted = [&] {
+    if (background_.load(std::memory_order_relaxed) == nullptr) return false;
+    inBackground_.fetch_add(1, std::memory_order_seq_cst);
+    Background* b = background_.load(std::memory_order_seq_cst);
+    const bool w = b != nullptr && b->wantsWorker();
+    inBackground_.fetch_sub(1, std::memory_order_seq_cst);
+    return w;
+  };
   for (;;) {
-    // Wait for a new batch: spin, then yield, then sleep.
+    // Wait for a new batch, doing background work meanwhile: spin, then yield, then sleep. While
+    // the team is not engaged no batch comes, and the worker sleeps at once unless it has just
+    // done background work, which comes in bursts (more of it is likely soon: a futex wake-up
+    // per burst would cost the simulation thread more than the spinning costs this core).
     uint64_t g = generation_.load(std::memory_order_acquire);
-    const auto idle = [&] { return !engaged_.load(std::memory_order_relaxed); };
-    for (int i = 0; g == seen && i < kSpins && !idle(); ++i) {
-      cpuRelax();
-      g = generation_.load(std::memory_order_acquire);
-    }
-    if (g == seen && !idle()) {
-      const auto until = std::chrono::steady_clock::now() + kYieldFor;
-      while ((g = generation_.load(std::memory_order_acquire)) == seen && !stop_.load() &&
-             !idle() && std::chrono::steady_clock::now() < until)
+    int spins = 0;
+    bool yielding = false, busy = false;
+    std::chrono::steady_clock::time_point until;
+    while (g == seen && !stop_.load(std::memory_order_relaxed)) {
+      const bool active = busy || !idle();
+      if (runBackground(seen)) {
+        spins = 0;
+        yielding = false;
+        busy = true;
+      } else if (active && spins < kSpins) {
+        cpuRelax();
+        ++spins;
+      } else if (active && !yielding) {
+        yielding = true;
+        until = std::chrono::steady_clock::now() + kYieldFor;
         sched_yield();
-    }
-    if (g == seen && !stop_.load()) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      sleepers_.fetch_add(1, std::memory_order_seq_cst);
-      wakeup_.wait(lock, [&] {
-        return stop_.load() || generation_.load(std::memory_order_seq_cst) != seen;
-      });
-      sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+      } else if (active && std::chrono::steady_clock::now() < until) {
+        sched_yield();
+      } else {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        wakeup_.wait(lock, [&] {
+          return stop_.load() || generation_.load(std::memory_order_seq_cst) != seen || wanted();
+        });
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+        spins = 0;
+        yielding = busy = false;
+      }
       g = generation_.load(std::memory_order_acquire);
     }
     if (stop_.load()) return;
-    if (g == seen) continue;
     seen = g;
     drainAll(self, g);
   }

@@ -10,6 +10,10 @@
 // itself, and waits only for items already being evaluated. Workers wait for the next batch
 // spinning briefly, then yielding, then asleep on a condition variable (at once while the team
 // is not engaged). Jobs must not throw.
+//
+// While they wait for a batch, the workers do the team's background work, if it has any
+// (setBackground): serial work the simulation thread hands on and does not wait for, such as
+// the PDN's cycles (pdn::Pdn). A worker doing it returns to the batches as soon as one comes.
 #pragma once
 
 #include <atomic>
@@ -39,6 +43,42 @@ class HostWorkers {
   void setEngaged(bool on);
   bool engaged() const { return engaged_.load(std::memory_order_relaxed); }
 
+  // Background work: done by at most one worker at a time while it waits for a batch, engaged
+  // or not (docs/architecture.md, "Host threads").
+  class Interrupt;
+  class Background {
+   public:
+    virtual ~Background() = default;
+    // Does some of the pending work; false when there was none (or another thread holds it).
+    // Returns soon after `interrupted()` becomes true (a batch is waiting). Must not throw.
+    virtual bool runSome(const Interrupt& interrupted) = 0;
+    // Whether enough work is pending that a sleeping worker should wake for it.
+    virtual bool wantsWorker() const = 0;
+  };
+  class Interrupt {
+   public:
+    bool operator()() const {
+      return generation_.load(std::memory_order_relaxed) != seen_ ||
+             stop_.load(std::memory_order_relaxed);
+    }
+
+   private:
+    friend class HostWorkers;
+    Interrupt(const std::atomic<uint64_t>& g, uint64_t seen, const std::atomic<bool>& stop)
+        : generation_(g), seen_(seen), stop_(stop) {}
+    const std::atomic<uint64_t>& generation_;
+    const uint64_t seen_;
+    const std::atomic<bool>& stop_;
+  };
+  // Sets the background work (nullptr: none); returns once no worker runs the previous one.
+  // `b` must outlive its use. Only the thread that calls run() may change it.
+  void setBackground(Background* b);
+  // Wakes a sleeping worker for the background work: the producer calls it when wantsWorker()
+  // has just become true.
+  void wakeForBackground() {
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) notifyAll();
+  }
+
   template <class Job>
   void run(size_t n, Job& job) {
     runErased(
@@ -53,7 +93,8 @@ class HostWorkers {
   }
   // The same, with `first()` run on the calling thread once the batch is handed out and before
   // the caller takes items: serial work that no item may see or change, done while the others
-  // start on the items (taking the caller's too if it is long).
+  // start on the items (taking the caller's too if it is long). If it throws, every item still
+  // runs, and run() then rethrows its exception.
   template <class Job, class First>
   void run(size_t n, Job& job, const size_t* bounds, First& first) {
     runErased(
@@ -88,6 +129,9 @@ class HostWorkers {
   void runErased(size_t n, void* job, Call call, const size_t* bounds, void* first = nullptr,
                  Call0 callFirst = nullptr);
   void work(unsigned self);
+  // Runs the background work once if there is any; false when there was none.
+  bool runBackground(uint64_t seen);
+  void notifyAll();
   void drainAll(unsigned self, uint64_t gen);  // claims and runs items of batch `gen`
 
   const unsigned threads_;
@@ -103,6 +147,8 @@ class HostWorkers {
   std::atomic<unsigned> sleepers_{0};
   std::atomic<bool> engaged_{true};
   std::atomic<bool> stop_{false};
+  std::atomic<Background*> background_{nullptr};
+  std::atomic<unsigned> inBackground_{0};  // workers between reading background_ and done
   std::mutex mutex_;
   std::condition_variable wakeup_;
 };

@@ -157,8 +157,10 @@ void Gpu::connect(From& from, To& to, const std::string& name) {
 }
 
 void Gpu::setHostThreads(unsigned n, ThreadPolicy policy) {
+  if (pdn_) pdn_->setWorkers(nullptr);  // before the team it works for may go
   coreDomain_->setThreads(n, policy);
   if (noc_) noc_->setWorkers(coreDomain_->workers());
+  if (pdn_) pdn_->setWorkers(coreDomain_->workers());
 }
 
 std::vector<sm::Sm*> Gpu::sms() const {

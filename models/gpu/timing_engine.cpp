@@ -218,6 +218,14 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   if (energy) energy->beginLaunch(cs.startCycle() + 1);
   pdn::Pdn* pdn = g.pdn();
   if (pdn) pdn->beginLaunch(cs.startCycle() + 1, uncoreStaticAmps(g));
+  // A launch that throws leaves: the host threads must not step its cycles afterwards (into a
+  // voltage sink the caller may destroy while handling the error).
+  struct AbandonPdn {
+    pdn::Pdn* p;
+    ~AbandonPdn() {
+      if (p) p->abandonLaunch();
+    }
+  } abandonPdn{pdn};
 
   // Run in slices so a long run can report progress, ending a slice at every sample boundary
   // of the power time series.

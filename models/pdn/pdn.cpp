@@ -7,6 +7,14 @@
 namespace gpusc::pdn {
 
 namespace {
+// Asks for the cache lines of [p, p + bytes) to be owned by this core, to write them: the ring's
+// slots were last read by the worker, so a plain store would wait for the line to move. PREFETCHW
+// where the processor has it (the caller checks), compiled for it in this function alone.
+__attribute__((target("prfchw"))) void prefetchForWrite(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 1, 3);
+}
+
 GridLayout layoutOf(const PdnNetwork& n) {
   GridLayout l;
   l.rows = n.rows();
@@ -40,7 +48,41 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       one_(numSms_, 0.0),
       contrib_(size_t(numSms_) * numSms_, 0.0) {}
 
+Pdn::~Pdn() {
+  if (workers_) workers_->setBackground(nullptr);
+}
+
+void Pdn::setWorkers(HostWorkers* workers) {
+  if (active_) throw InternalError("Pdn::setWorkers during a launch");
+  // SystemC samples the VCD file's values on the simulation thread.
+  if (!cfg_.pdn.monitor.vcd_file.empty()) workers = nullptr;
+  if (workers_) workers_->setBackground(nullptr);
+  workers_ = workers;
+  if (!workers_) return;
+  prefetchW_ = __builtin_cpu_supports("prfchw");
+  // A ring of at most 256 KB, 64 to 1,024 cycles: the workers keep up within far fewer.
+  const size_t perCycle = size_t(numSms_) * 2 * sizeof(double);
+  ringCycles_ = 1024;
+  while (ringCycles_ > 64 && size_t(ringCycles_) * perCycle > (256u << 10)) ringCycles_ /= 2;
+  wakeDepth_ = ringCycles_ / 8;
+  ringCycle_.assign(ringCycles_, 0);
+  ringAmps_.assign(size_t(ringCycles_) * numSms_, 0.0);
+  ringEstimates_.assign(size_t(ringCycles_) * numSms_, 0.0);
+  produce_.head.store(0);
+  gather_.next = gather_.tailSeen = 0;
+  consume_.tail.store(0);
+  consume_.headSeen = 0;
+  workers_->setBackground(this);
+}
+
 void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
+  // A launch that failed may have left cycles in the ring, and a worker may still step them.
+  std::lock_guard<std::mutex> lock(stepping_);
+  produce_.head.store(gather_.next, std::memory_order_release);
+  consume_.tail.store(gather_.next, std::memory_order_release);
+  gather_.tailSeen = consume_.headSeen = gather_.next;
+  consume_.error = nullptr;
+  produce_.failed.store(false);
   uncoreAmps_ = cfg_.pdn.uncore_rail == "shared" ? uncoreAmps : 0.0;
   std::vector<double> idle(numSms_, idleAmps_);
   state_ = net_.steadyState(idle.data(), uncoreAmps_);
@@ -91,37 +133,151 @@ void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double 
 }
 
 void Pdn::stepCycle(uint64_t c) {
+  double* amps = amps_.data();
+  double* estimates = estimate_.data();
+  const uint64_t h = gather_.next;
+  if (workers_) {
+    if (h - gather_.tailSeen == ringCycles_) {
+      gather_.tailSeen = consume_.tail.load(std::memory_order_acquire);
+      if (h - gather_.tailSeen == ringCycles_) stepRing();  // the workers are behind
+    }
+    if (produce_.failed.load(std::memory_order_relaxed)) stepRing();  // rethrows
+    const size_t k = size_t(h & (ringCycles_ - 1)) * numSms_;
+    amps = &ringAmps_[k];
+    estimates = &ringEstimates_[k];
+    if (prefetchW_) {  // the slot kPrefetchAhead cycles on
+      const size_t a = size_t((h + kPrefetchAhead) & (ringCycles_ - 1)) * numSms_;
+      prefetchForWrite(&ringAmps_[a], numSms_ * sizeof(double));
+      prefetchForWrite(&ringEstimates_[a], numSms_ * sizeof(double));
+    }
+  }
   for (uint32_t s = 0; s < numSms_; ++s) {
     const size_t i = slot(s, c);
     double booked = idleAmps_;  // an SM that did not evaluate cycle c is idle
-    estimate_[s] = 0.0;         // and dispatches nothing
+    estimates[s] = 0.0;         // and dispatches nothing
     if (slotCycle_[i] == c) booked = slotAmps_[i];
-    if (slotEstimateCycle_[i] == c) estimate_[s] = slotEstimate_[i];
+    if (slotEstimateCycle_[i] == c) estimates[s] = slotEstimate_[i];
     if (spread_ == 1) {
-      amps_[s] = booked;
+      amps[s] = booked;
     } else {  // the moving average of the booked currents (pdn.current_spread_cycles)
       double& oldest = history_[size_t(s) * spread_ + c % spread_];
       historySum_[s] += booked - oldest;
       oldest = booked;
-      amps_[s] = historySum_[s] / double(spread_);
+      amps[s] = historySum_[s] / double(spread_);
     }
   }
-  net_.step(state_, amps_.data(), uncoreAmps_, drop_.data());
+  if (!workers_) {
+    advance(c, amps, estimates);
+    return;
+  }
+  ringCycle_[h & (ringCycles_ - 1)] = c;
+  gather_.next = h + 1;
+  if ((h + 1) % kPublish == 0) {
+    // A release store: a sequentially consistent one would wait for every store before it (the
+    // ring's, whose cache lines the worker holds) to complete.
+    produce_.head.store(h + 1, std::memory_order_release);
+    if (h + 1 - gather_.tailSeen >= wakeDepth_) {
+      gather_.tailSeen = consume_.tail.load(std::memory_order_acquire);
+      if (h + 1 - gather_.tailSeen >= wakeDepth_) {
+        // The head's store before the load of the sleepers (a sleeping worker counts itself
+        // before it reads the head): one of the two sees the other.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        workers_->wakeForBackground();
+      }
+    }
+  }
+}
+
+void Pdn::advance(uint64_t c, const double* amps, const double* estimates) {
+  consume_.stepped.store(consume_.stepped.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
+  net_.step(state_, amps, uncoreAmps_, drop_.data());
   for (uint32_t s = 0; s < numSms_; ++s) volts_[s] = supply_ - drop_[s];
-  monitor_.sample(c, volts_.data(), amps_.data(), estimate_.data());
+  monitor_.sample(c, volts_.data(), amps, estimates);
   if (!perSm_.empty()) {
     for (uint32_t s = 0; s < numSms_; ++s) {
       std::fill(one_.begin(), one_.end(), 0.0);
-      one_[s] = amps_[s];
+      one_[s] = amps[s];
       net_.step(perSm_[s], one_.data(), 0.0, &contrib_[size_t(s) * numSms_]);
     }
     monitor_.attribute(contrib_.data());
   }
 }
 
+bool Pdn::runSome(const HostWorkers::Interrupt& interrupted) {
+  if (produce_.head.load(std::memory_order_acquire) ==
+          consume_.tail.load(std::memory_order_relaxed) ||
+      produce_.failed.load(std::memory_order_relaxed))
+    return false;
+  std::unique_lock<std::mutex> lock(stepping_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;  // the simulation thread is stepping them
+  uint64_t t = consume_.tail.load(std::memory_order_relaxed), stepped = 0;
+  try {
+    for (;;) {
+      if (t == consume_.headSeen) {
+        consume_.headSeen = produce_.head.load(std::memory_order_acquire);
+        if (t == consume_.headSeen) break;
+      }
+      if (interrupted()) break;
+      const size_t k = size_t(t & (ringCycles_ - 1));
+      advance(ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_]);
+      ++t;
+      ++stepped;
+      if (t % kPublish == 0) {
+        consume_.tail.store(t, std::memory_order_release);
+        if (produce_.waiting.load(std::memory_order_relaxed)) break;  // it steps the rest
+      }
+    }
+  } catch (...) {  // the simulation thread rethrows it
+    consume_.error = std::current_exception();
+    produce_.failed.store(true);
+  }
+  consume_.tail.store(t, std::memory_order_release);
+  consume_.byWorkers.fetch_add(stepped, std::memory_order_relaxed);
+  return stepped > 0;
+}
+
+bool Pdn::wantsWorker() const {
+  return produce_.head.load(std::memory_order_seq_cst) -
+                 consume_.tail.load(std::memory_order_acquire) >=
+             wakeDepth_ &&
+         !produce_.failed.load(std::memory_order_relaxed);
+}
+
+void Pdn::stepRing() {
+  produce_.waiting.store(true, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(stepping_);
+  produce_.waiting.store(false, std::memory_order_relaxed);
+  if (consume_.error) std::rethrow_exception(consume_.error);
+  const uint64_t h = gather_.next;
+  uint64_t t = consume_.tail.load(std::memory_order_relaxed);
+  for (; t != h; ++t) {
+    const size_t k = size_t(t & (ringCycles_ - 1));
+    advance(ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_]);
+  }
+  // Everything gathered is stepped: publish it all, as if the workers had.
+  produce_.head.store(h, std::memory_order_release);
+  consume_.tail.store(h, std::memory_order_release);
+  consume_.headSeen = gather_.tailSeen = h;
+}
+
+void Pdn::abandonLaunch() noexcept {
+  if (!active_) return;
+  active_ = false;
+  if (!workers_) return;
+  produce_.waiting.store(true, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(stepping_);  // a worker stepping stops within 16 cycles
+  produce_.waiting.store(false, std::memory_order_relaxed);
+  // Drop what waits, as if it had been stepped.
+  produce_.head.store(gather_.next, std::memory_order_release);
+  consume_.tail.store(gather_.next, std::memory_order_release);
+  consume_.headSeen = gather_.tailSeen = gather_.next;
+}
+
 VoltageReport Pdn::finishLaunch() {
   if (end_ == ~0ull) throw InternalError("Pdn::finishLaunch before endLaunchAt");
   while (next_ < end_) stepCycle(next_++);
+  if (workers_) stepRing();
   active_ = false;
   return monitor_.finishLaunch(net_.elements());
 }

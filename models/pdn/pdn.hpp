@@ -18,13 +18,27 @@
 // that SM's current alone: by superposition their drops add up to the full drop, and the monitor
 // learns which SMs caused each droop (seed 001's spatial analysis). It costs a full network step
 // per SM, so it is off by default.
+//
+// With host threads (Gpu::setHostThreads) the Pdn runs as the team's background work
+// (HostWorkers::Background): the simulation thread only gathers each cycle's currents and
+// estimates into a ring of cycles, and a waiting worker steps the network and the monitor through
+// them in order, one thread at a time, while the simulation goes on. A full ring and a launch's
+// end make the simulation thread step what is left itself; a launch that fails drops it
+// (abandonLaunch), so that no thread steps it afterwards. The arithmetic and its
+// order are the same, so the results are the same bit for bit. The monitor's VoltageSink then
+// gets its rows on whichever thread steps them, never two at once; with a VCD file
+// (pdn.monitor.vcd_file), which SystemC samples on the simulation thread, the Pdn steps there.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <vector>
 
 #include <systemc>
 
+#include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "pdn/pdn_network.hpp"
 #include "pdn/voltage_monitor.hpp"
@@ -33,10 +47,12 @@
 
 namespace gpusc::pdn {
 
-class Pdn : public sc_core::sc_module, public power::CurrentSink {
+class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWorkers::Background {
  public:
   // `idleSmAmps`: the current of an SM that does nothing (leakage and clock).
   Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double idleSmAmps);
+
+  ~Pdn() override;
 
   const PdnNetwork& network() const { return net_; }
   VoltageMonitor& monitor() { return monitor_; }
@@ -51,6 +67,9 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   void endLaunchAt(uint64_t endCycle) { end_ = endCycle; }
   // Steps the cycles not stepped yet before the end and stops.
   VoltageReport finishLaunch();
+  // Stops a launch that will not finish (an error), without stepping what is left: once it
+  // returns, no thread steps a cycle of it. Does nothing after finishLaunch. Does not throw.
+  void abandonLaunch() noexcept;
   // Reports of cycles that were already stepped (their current was taken as idle): 0 unless
   // an SM evaluates a cycle after its middle.
   uint64_t lateReports() const { return lateReports_; }
@@ -62,11 +81,33 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
     while (next_ < cycle) stepCycle(next_++);
   }
 
+  // Hands the stepping to the workers' background (`workers`: the team to wake, nullptr: the
+  // simulation thread steps every cycle at once). Not during a launch. With a VCD file the
+  // Pdn keeps stepping on the simulation thread.
+  void setWorkers(HostWorkers* workers);
+  bool steppedByWorkers() const { return workers_ != nullptr; }
+  // The cycles stepped since the Pdn was made, and how many of them the workers stepped (the
+  // rest the simulation thread did).
+  uint64_t cyclesStepped() const { return consume_.stepped.load(std::memory_order_relaxed); }
+  uint64_t cyclesSteppedByWorkers() const {
+    return consume_.byWorkers.load(std::memory_order_relaxed);
+  }
+
   void onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) override;
   void onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) override;
 
+  // HostWorkers::Background: steps the cycles in the ring.
+  bool runSome(const HostWorkers::Interrupt& interrupted) override;
+  bool wantsWorker() const override;
+
  private:
+  // Gathers cycle c's currents and estimates and steps it, or puts it in the ring.
   void stepCycle(uint64_t c);
+  // Steps the network and the monitor through one cycle (the caller holds stepping_ when the
+  // workers step).
+  void advance(uint64_t c, const double* amps, const double* estimates);
+  // On the simulation thread: steps every cycle in the ring (and rethrows a worker's error).
+  void stepRing();
 
   const PlatformConfig& cfg_;
   const uint32_t numSms_;
@@ -97,6 +138,36 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink {
   const uint32_t spread_;
   std::vector<double> history_, historySum_;
   std::vector<double> one_, contrib_;  // attribution scratch: one SM's currents; [src][node]
+
+  // Stepping by the workers: the ring of cycles (ringCycles_ a power of two) the simulation
+  // thread has gathered, [sm] per cycle in ringAmps_ and ringEstimates_. Cycles
+  // [consume_.tail, gather_.next) wait, those before produce_.head for the workers too; whoever
+  // holds stepping_ steps them and advances consume_.tail (every kPublish cycles, and when it
+  // stops). Each side keeps the other's index as it last read it, so the two cache lines move
+  // between the cores only every so many cycles.
+  static constexpr uint64_t kPublish = 16;
+  static constexpr uint64_t kPrefetchAhead = 8;  // cycles
+  bool prefetchW_ = false;                       // the processor has PREFETCHW
+  HostWorkers* workers_ = nullptr;
+  uint32_t ringCycles_ = 0, wakeDepth_ = 0;
+  std::vector<uint64_t> ringCycle_;
+  std::vector<double> ringAmps_, ringEstimates_;
+  struct alignas(64) {      // the simulation thread's alone
+    uint64_t next = 0;      // the cycles gathered
+    uint64_t tailSeen = 0;  // consume_.tail as last read
+  } gather_;
+  struct alignas(64) {
+    std::atomic<uint64_t> head{0};     // gather_.next, published every kPublish cycles
+    std::atomic<bool> failed{false};   // a worker's step threw
+    std::atomic<bool> waiting{false};  // the simulation thread waits for stepping_
+  } produce_;
+  struct alignas(64) {  // whoever holds stepping_
+    std::atomic<uint64_t> tail{0};
+    uint64_t headSeen = 0;
+    std::exception_ptr error;  // what a worker's step threw
+    std::atomic<uint64_t> stepped{0}, byWorkers{0};
+  } consume_;
+  std::mutex stepping_;
 };
 
 }  // namespace gpusc::pdn

@@ -41,10 +41,12 @@
 #include "experiment.hpp"
 #include "func/ptx_support.hpp"
 #include "gpu/device.hpp"
+#include "gpu/gpu.hpp"
 #include "gpu/launch_files.hpp"
 #include "gpu/launch_spec.hpp"
 #include "gpu/report.hpp"
 #include "noc/mesh.hpp"
+#include "pdn/pdn.hpp"
 #include "results_folder.hpp"
 #include "rtl_cli.hpp"
 #include "run_report.hpp"
@@ -478,6 +480,10 @@ int cmdRun(const RunOptions& o) {
       j["simulation"]["threads_engaged_share"] = *g->engagedShare();
     if (const std::string why = t->serialReason(); !why.empty() && t->threads() > 1)
       j["simulation"]["serial_because"] = why;
+    // The share of the PDN's cycles the host threads stepped in the background.
+    if (const pdn::Pdn* p = t->gpu().pdn(); p != nullptr && p->steppedByWorkers())
+      j["simulation"]["pdn_worker_share"] =
+          p->cyclesStepped() > 0 ? double(p->cyclesSteppedByWorkers()) / p->cyclesStepped() : 0.0;
   }
   j["config"] = config::toJson(cfg);
   // Keys whose 0 in config.yaml means "derived", with the values this run used.
