@@ -1,5 +1,9 @@
 #include "pdn/pdn.hpp"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 
 #include "common/error.hpp"
@@ -10,9 +14,23 @@ namespace {
 // Asks for the cache lines of [p, p + bytes) to be owned by this core, to write them: the ring's
 // slots were last read by the worker, so a plain store would wait for the line to move. PREFETCHW
 // where the processor has it (the caller checks), compiled for it in this function alone.
-__attribute__((target("prfchw"))) void prefetchForWrite(const void* p, size_t bytes) {
+#if defined(__x86_64__)
+__attribute__((target("prfchw")))
+#endif
+void prefetchForWrite(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 1, 3);
+}
+
+// Whether the processor has PREFETCHW (CPUID 8000_0001h, ECX bit 8), as GCC and clang both read.
+bool hasPrefetchW() {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0x80000001u, &a, &b, &c, &d)) return false;
+  return (c & (1u << 8)) != 0;
+#else
+  return false;
+#endif
 }
 
 GridLayout layoutOf(const PdnNetwork& n) {
@@ -59,7 +77,7 @@ void Pdn::setWorkers(HostWorkers* workers) {
   if (workers_) workers_->setBackground(nullptr);
   workers_ = workers;
   if (!workers_) return;
-  prefetchW_ = __builtin_cpu_supports("prfchw");
+  prefetchW_ = hasPrefetchW();
   // A ring of at most 256 KB, 64 to 1,024 cycles: the workers keep up within far fewer.
   const size_t perCycle = size_t(numSms_) * 2 * sizeof(double);
   ringCycles_ = 1024;
