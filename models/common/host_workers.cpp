@@ -152,27 +152,27 @@ void HostWorkers::notifyAll() {
   wakeup_.notify_all();
 }
 
-bool HostWorkers::runBackground(uint64_t seen) {
+template <class F>
+bool HostWorkers::withBackground(F call) {
   if (background_.load(std::memory_order_relaxed) == nullptr) return false;
+  // Counted in before the pointer is read again: setBackground waits for the count to drop.
   inBackground_.fetch_add(1, std::memory_order_seq_cst);
   Background* b = background_.load(std::memory_order_seq_cst);
-  const bool did = b != nullptr && b->runSome(Interrupt(generation_, seen, stop_));
+  const bool r = b != nullptr && call(*b);
   inBackground_.fetch_sub(1, std::memory_order_seq_cst);
-  return did;
+  return r;
+}
+
+bool HostWorkers::runBackground(uint64_t seen) {
+  return withBackground(
+      [&](Background& b) { return b.runSome(Interrupt(generation_, seen, stop_)); });
 }
 
 void HostWorkers::work(unsigned self) {
   uint64_t seen = 0;
   const auto idle = [&] { return !engaged_.load(std::memory_order_relaxed); };
-  // Whether the background work wants a sleeping worker (the same guard as runBackground).
-  const auto wanted = [&] {
-    if (background_.load(std::memory_order_relaxed) == nullptr) return false;
-    inBackground_.fetch_add(1, std::memory_order_seq_cst);
-    Background* b = background_.load(std::memory_order_seq_cst);
-    const bool w = b != nullptr && b->wantsWorker();
-    inBackground_.fetch_sub(1, std::memory_order_seq_cst);
-    return w;
-  };
+  // Whether the background work wants a sleeping worker.
+  const auto wanted = [&] { return withBackground([](Background& b) { return b.wantsWorker(); }); };
   for (;;) {
     // Wait for a new batch, doing background work meanwhile: spin, then yield, then sleep. While
     // the team is not engaged no batch comes, and the worker sleeps at once unless it has just

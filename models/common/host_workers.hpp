@@ -129,6 +129,9 @@ class HostWorkers {
   void runErased(size_t n, void* job, Call call, const size_t* bounds, void* first = nullptr,
                  Call0 callFirst = nullptr);
   void work(unsigned self);
+  // call(background) if there is background work, guarded against setBackground; else false.
+  template <class F>
+  bool withBackground(F call);
   // Runs the background work once if there is any; false when there was none.
   bool runBackground(uint64_t seen);
   void notifyAll();

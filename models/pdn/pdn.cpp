@@ -86,19 +86,15 @@ void Pdn::setWorkers(HostWorkers* workers) {
   ringCycle_.assign(ringCycles_, 0);
   ringAmps_.assign(size_t(ringCycles_) * numSms_, 0.0);
   ringEstimates_.assign(size_t(ringCycles_) * numSms_, 0.0);
-  produce_.head.store(0);
-  gather_.next = gather_.tailSeen = 0;
-  consume_.tail.store(0);
-  consume_.headSeen = 0;
+  gather_.next = 0;
+  settleRing();
   workers_->setBackground(this);
 }
 
 void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
   // A launch that failed may have left cycles in the ring, and a worker may still step them.
-  std::lock_guard<std::mutex> lock(stepping_);
-  produce_.head.store(gather_.next, std::memory_order_release);
-  consume_.tail.store(gather_.next, std::memory_order_release);
-  gather_.tailSeen = consume_.headSeen = gather_.next;
+  const std::unique_lock<std::mutex> lock = takeStepping();
+  settleRing();
   consume_.error = nullptr;
   produce_.failed.store(false);
   uncoreAmps_ = cfg_.pdn.uncore_rail == "shared" ? uncoreAmps : 0.0;
@@ -237,8 +233,7 @@ bool Pdn::runSome(const HostWorkers::Interrupt& interrupted) {
         if (t == consume_.headSeen) break;
       }
       if (interrupted()) break;
-      const size_t k = size_t(t & (ringCycles_ - 1));
-      advance(ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_]);
+      advanceSlot(t);
       ++t;
       ++stepped;
       if (t % kPublish == 0) {
@@ -262,34 +257,39 @@ bool Pdn::wantsWorker() const {
          !produce_.failed.load(std::memory_order_relaxed);
 }
 
-void Pdn::stepRing() {
+void Pdn::advanceSlot(uint64_t t) {
+  const size_t k = size_t(t & (ringCycles_ - 1));
+  advance(ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_]);
+}
+
+std::unique_lock<std::mutex> Pdn::takeStepping() {
   produce_.waiting.store(true, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(stepping_);
+  std::unique_lock<std::mutex> lock(stepping_);  // a worker stepping stops within kPublish cycles
   produce_.waiting.store(false, std::memory_order_relaxed);
-  if (consume_.error) std::rethrow_exception(consume_.error);
+  return lock;
+}
+
+void Pdn::settleRing() {
   const uint64_t h = gather_.next;
-  uint64_t t = consume_.tail.load(std::memory_order_relaxed);
-  for (; t != h; ++t) {
-    const size_t k = size_t(t & (ringCycles_ - 1));
-    advance(ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_]);
-  }
-  // Everything gathered is stepped: publish it all, as if the workers had.
   produce_.head.store(h, std::memory_order_release);
   consume_.tail.store(h, std::memory_order_release);
   consume_.headSeen = gather_.tailSeen = h;
+}
+
+void Pdn::stepRing() {
+  const std::unique_lock<std::mutex> lock = takeStepping();
+  if (consume_.error) std::rethrow_exception(consume_.error);
+  for (uint64_t t = consume_.tail.load(std::memory_order_relaxed); t != gather_.next; ++t)
+    advanceSlot(t);
+  settleRing();  // everything gathered is stepped, as if the workers had
 }
 
 void Pdn::abandonLaunch() noexcept {
   if (!active_) return;
   active_ = false;
   if (!workers_) return;
-  produce_.waiting.store(true, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(stepping_);  // a worker stepping stops within 16 cycles
-  produce_.waiting.store(false, std::memory_order_relaxed);
-  // Drop what waits, as if it had been stepped.
-  produce_.head.store(gather_.next, std::memory_order_release);
-  consume_.tail.store(gather_.next, std::memory_order_release);
-  consume_.headSeen = gather_.tailSeen = gather_.next;
+  const std::unique_lock<std::mutex> lock = takeStepping();
+  settleRing();  // drop what waits, as if it had been stepped
 }
 
 VoltageReport Pdn::finishLaunch() {

@@ -108,6 +108,12 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   void advance(uint64_t c, const double* amps, const double* estimates);
   // On the simulation thread: steps every cycle in the ring (and rethrows a worker's error).
   void stepRing();
+  // Steps the ring's slot of gathered cycle t (the caller holds stepping_).
+  void advanceSlot(uint64_t t);
+  // On the simulation thread: stepping_, with a worker holding it asked to stop.
+  std::unique_lock<std::mutex> takeStepping();
+  // Marks every gathered cycle as stepped (the caller holds stepping_, or no worker has the ring).
+  void settleRing();
 
   const PlatformConfig& cfg_;
   const uint32_t numSms_;
