@@ -127,7 +127,8 @@ case "$what" in
   tsan)
     build_step "$tbuild" build-tsan.log gpusc test_timing
     # The host-thread team and the timing engine's thread tests: background work, batches whose
-    # first work throws, the PDN stepped by the workers and a voltage sink failing on one.
+    # first work throws, the PDN stepped by the workers (fixed and adaptive policies, the
+    # workers waking for it between the SMs' cycles) and a voltage sink failing on one.
     step "ThreadSanitizer: test_timing's host-thread tests" "$logs/tsan-test-timing.log" \
       "$tbuild/tests/test_timing" --gtest_filter='HostWorkers.*:TimingHostThreads.*'
     tail -n 1 "$logs/tsan-test-timing.log"
@@ -150,11 +151,6 @@ case "$what" in
       "$logs/tsan-adaptive.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \
       "$PWD/$tbuild/tsan-runs/adaptive" stream-8x8 small 2 --adaptive sgemm bfs
     tail -n 1 "$logs/tsan-adaptive.log"
-    # The same on gtx480, whose PDN the workers step between the SMs' cycles (and wake for).
-    step "ThreadSanitizer: sgemm at small on gtx480, adaptive --threads 2 against 1" \
-      "$logs/tsan-adaptive-pdn.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \
-      "$PWD/$tbuild/tsan-runs/adaptive-pdn" gtx480 small 2 --adaptive sgemm
-    tail -n 1 "$logs/tsan-adaptive-pdn.log"
     # A launch that fails while the workers step its PDN: they stop before the error is handled.
     step "ThreadSanitizer: a deadlocked launch, --threads 2" "$logs/tsan-deadlock.log" \
       sh -c '"$1" run --launch tests/data/deadlock.yaml --threads 2 --thread-policy fixed -q \
