@@ -457,32 +457,104 @@ TEST(PdnNetwork, ModalStepMatchesDenseStep) {
   }
 }
 
+// Several cycles at once give what as many single steps give, to the last bit: with the output
+// rows in whole tiles (15 SMs: 16 rows) and a half tile (6 SMs: 8 rows, 7: 8), the product's
+// column blocks (stream-11x11 has more than 128 state entries), runs of any length, currents that
+// change every cycle (the inputs' part is computed afresh every 4,096 updates) or hold.
+TEST(PdnNetwork, StepCyclesGivesTheStepsBitForBit) {
+  std::vector<std::pair<std::string, PdnNetwork>> nets;
+  nets.emplace_back("gtx480", gtx480());
+  nets.emplace_back("gtx480, 6 SMs", gtx480({}, 6));
+  nets.emplace_back("gtx480, 3 SMs, shared rail", gtx480({"pdn.uncore_rail=shared"}, 3));
+  nets.emplace_back("stream-11x11", networkOf("stream-11x11"));
+  for (const auto& [name, n] : nets) {
+    ASSERT_TRUE(n.usesModalForm()) << name;
+    const uint32_t ns = n.numSms();
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> amps01(0.5, 8.0);
+    std::uniform_int_distribution<uint32_t> runLength(1, 11);
+    std::vector<double> start(ns, 2.0);
+    PdnState one = n.steadyState(start.data(), 1.0), many = one;
+    uint64_t cycle = 0, compared = 0;
+    while (cycle < 6000) {
+      const uint32_t run = runLength(rng);
+      std::vector<double> amps(size_t(run) * (ns + 3), 0.0);  // a stride past the SMs
+      for (uint32_t i = 0; i < run; ++i) {
+        const bool changing = (cycle + i) / 700 % 2 == 0;
+        for (uint32_t s = 0; s < ns; ++s)
+          amps[size_t(i) * (ns + 3) + s] =
+              changing ? amps01(rng) : (i ? amps[size_t(i - 1) * (ns + 3) + s] : 3.0);
+      }
+      std::vector<double> dOne(size_t(run) * ns), dMany(size_t(run) * ns);
+      for (uint32_t i = 0; i < run; ++i)
+        n.step(one, &amps[size_t(i) * (ns + 3)], 1.0, &dOne[size_t(i) * ns]);
+      n.stepCycles(many, run, amps.data(), ns + 3, 1.0, dMany.data());
+      ASSERT_EQ(0, std::memcmp(dOne.data(), dMany.data(), dOne.size() * sizeof(double)))
+          << name << ", cycles " << cycle << " to " << cycle + run;
+      compared += run;
+      cycle += run;
+    }
+    ASSERT_EQ(0, std::memcmp(one.q.data(), many.q.data(), size_t(one.q.size()) * sizeof(double)))
+        << name;
+    EXPECT_EQ(compared, cycle);
+  }
+}
+
 // Not a check: the cost of one step on this machine, for the record.
 TEST(PdnNetwork, StepTiming) {
   const PdnNetwork n = gtx480();
-  std::vector<double> amps(n.numSms(), 5.0), d(n.numSms());
+  const size_t ns = n.numSms();
   const int steps = 200000;
+  // The best of five runs (other processes share the machine), in ns per cycle.
+  const auto best = [&](const std::function<void()>& run) {
+    double fastest = 1e300;
+    for (int r = 0; r < 5; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      const auto t1 = std::chrono::steady_clock::now();
+      fastest =
+          std::min(fastest, std::chrono::duration<double, std::nano>(t1 - t0).count() / steps);
+    }
+    return fastest;
+  };
   // Per step: the modal form with one SM's current changing every cycle, with every current
   // constant (an idle GPU), and the dense matrix.
+  std::vector<double> amps(ns, 5.0), d(ns);
   const auto time = [&](bool changing, bool dense) {
-    PdnState s = n.zeroState();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < steps; ++i) {
-      if (changing) amps[size_t(i) % amps.size()] = 3.0 + (i & 7);
-      if (dense) {
-        n.stepDense(s, amps.data(), 0.0, d.data());
-      } else {
-        n.step(s, amps.data(), 0.0, d.data());
+    return best([&] {
+      PdnState s = n.zeroState();
+      for (int i = 0; i < steps; ++i) {
+        if (changing) amps[size_t(i) % ns] = 3.0 + (i & 7);
+        if (dense) {
+          n.stepDense(s, amps.data(), 0.0, d.data());
+        } else {
+          n.step(s, amps.data(), 0.0, d.data());
+        }
       }
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / steps;
+    });
   };
   const double changing = time(true, false), constant = time(false, false),
                dense = time(true, true);
+  // stepCycles() over runs of 16 cycles, with the same currents.
+  std::vector<double> run(16 * ns, 5.0), drops(run.size());
+  const auto timeCycles = [&](bool changing) {
+    return best([&] {
+      PdnState s = n.zeroState();
+      for (int i = 0; i < steps; i += 16) {
+        std::copy(run.end() - long(ns), run.end(), run.begin());
+        for (size_t k = 0; k < 16; ++k) {
+          if (k > 0) std::copy(&run[(k - 1) * ns], &run[k * ns], &run[k * ns]);
+          if (changing) run[k * ns + (size_t(i) + k) % ns] = 3.0 + double((size_t(i) + k) & 7);
+        }
+        n.stepCycles(s, 16, run.data(), ns, 0.0, drops.data());
+      }
+    });
+  };
+  const double cyclesChanging = timeCycles(true), cyclesConstant = timeCycles(false);
   fmt::print(
       "PdnNetwork::step: {:.0f} ns per step with changing currents, {:.0f} ns with constant "
-      "ones, dense matrix {:.0f} ns ({} states, {} modes, {} SMs)\n",
-      changing, constant, dense, n.numStates(), n.numModes(), n.numSms());
-  EXPECT_TRUE(std::isfinite(d[0]));
+      "ones, dense matrix {:.0f} ns; stepCycles: {:.0f} and {:.0f} ns per cycle ({} states, {} "
+      "modes, {} SMs)\n",
+      changing, constant, dense, cyclesChanging, cyclesConstant, n.numStates(), n.numModes(), ns);
+  EXPECT_TRUE(std::isfinite(d[0]) && std::isfinite(drops[0]));
 }

@@ -50,21 +50,23 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       monitor_("voltage_monitor", cfg, layoutOf(net_)),
       supply_(cfg.power.supply_voltage),
       idleAmps_(idleSmAmps),
-      amps_(numSms_, idleSmAmps),
       slotAmps_(2 * numSms_, idleSmAmps),
       slotEstimate_(2 * numSms_, 0.0),
       slotCycle_(2 * numSms_, ~0ull),
       slotEstimateCycle_(2 * numSms_, ~0ull),
-      drop_(numSms_, 0.0),
       volts_(numSms_, 0.0),
       estimator_(cfg.smoothing.local,
                  sm::predictorWeights(power::EnergyTable(cfg), cfg.sm.warp_size)),
-      estimate_(numSms_, 0.0),
       spread_(std::max<uint32_t>(cfg.pdn.current_spread_cycles, 1)),
       history_(size_t(numSms_) * std::max<uint32_t>(spread_, 1), idleSmAmps),
       historySum_(numSms_, idleSmAmps * double(spread_)),
       one_(numSms_, 0.0),
-      contrib_(size_t(numSms_) * numSms_, 0.0) {}
+      contrib_(size_t(numSms_) * numSms_, 0.0),
+      drops_(size_t(PdnNetwork::kStepCycles) * numSms_, 0.0),
+      batchCycles_(cfg.pdn.monitor.vcd_file.empty() ? kBatchCycles : 1),
+      batchCycle_(batchCycles_, 0),
+      batchAmps_(size_t(batchCycles_) * numSms_, 0.0),
+      batchEstimates_(size_t(batchCycles_) * numSms_, 0.0) {}
 
 Pdn::~Pdn() {
   if (workers_) workers_->setBackground(nullptr);
@@ -113,6 +115,7 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
   std::fill(history_.begin(), history_.end(), idleAmps_);
   std::fill(historySum_.begin(), historySum_.end(), idleAmps_ * double(spread_));
   monitor_.beginLaunch();
+  batched_ = 0;
   next_ = firstCycle;
   active_ = true;
   end_ = ~0ull;
@@ -147,8 +150,8 @@ void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double 
 }
 
 void Pdn::stepCycle(uint64_t c) {
-  double* amps = amps_.data();
-  double* estimates = estimate_.data();
+  double* amps = &batchAmps_[size_t(batched_) * numSms_];
+  double* estimates = &batchEstimates_[size_t(batched_) * numSms_];
   const uint64_t h = gather_.next;
   if (workers_) {
     if (h - gather_.tailSeen == ringCycles_) {
@@ -181,7 +184,8 @@ void Pdn::stepCycle(uint64_t c) {
     }
   }
   if (!workers_) {
-    advance(c, amps, estimates);
+    batchCycle_[batched_] = c;
+    if (++batched_ == batchCycles_) stepBatch();
     return;
   }
   ringCycle_[h & (ringCycles_ - 1)] = c;
@@ -202,19 +206,31 @@ void Pdn::stepCycle(uint64_t c) {
   }
 }
 
-void Pdn::advance(uint64_t c, const double* amps, const double* estimates) {
-  consume_.stepped.store(consume_.stepped.load(std::memory_order_relaxed) + 1,
+void Pdn::stepBatch() {
+  advance(batchCycle_.data(), batchAmps_.data(), batchEstimates_.data(), batched_);
+  batched_ = 0;
+}
+
+void Pdn::advance(const uint64_t* cycles, const double* amps, const double* estimates, uint32_t n) {
+  consume_.stepped.store(consume_.stepped.load(std::memory_order_relaxed) + n,
                          std::memory_order_relaxed);
-  net_.step(state_, amps, uncoreAmps_, drop_.data());
-  for (uint32_t s = 0; s < numSms_; ++s) volts_[s] = supply_ - drop_[s];
-  monitor_.sample(c, volts_.data(), amps, estimates);
-  if (!perSm_.empty()) {
-    for (uint32_t s = 0; s < numSms_; ++s) {
-      std::fill(one_.begin(), one_.end(), 0.0);
-      one_[s] = amps[s];
-      net_.step(perSm_[s], one_.data(), 0.0, &contrib_[size_t(s) * numSms_]);
+  for (uint32_t first = 0; first < n; first += PdnNetwork::kStepCycles) {
+    const uint32_t m = std::min(n - first, PdnNetwork::kStepCycles);
+    const double* a = amps + size_t(first) * numSms_;
+    net_.stepCycles(state_, m, a, numSms_, uncoreAmps_, drops_.data());
+    for (uint32_t i = 0; i < m; ++i, a += numSms_) {
+      const double* drop = &drops_[size_t(i) * numSms_];
+      for (uint32_t s = 0; s < numSms_; ++s) volts_[s] = supply_ - drop[s];
+      monitor_.sample(cycles[first + i], volts_.data(), a, estimates + size_t(first + i) * numSms_);
+      if (!perSm_.empty()) {
+        for (uint32_t s = 0; s < numSms_; ++s) {
+          std::fill(one_.begin(), one_.end(), 0.0);
+          one_[s] = a[s];
+          net_.step(perSm_[s], one_.data(), 0.0, &contrib_[size_t(s) * numSms_]);
+        }
+        monitor_.attribute(contrib_.data());
+      }
     }
-    monitor_.attribute(contrib_.data());
   }
 }
 
@@ -233,9 +249,13 @@ bool Pdn::runSome(const HostWorkers::Interrupt& interrupted) {
         if (t == consume_.headSeen) break;
       }
       if (interrupted()) break;
-      advanceSlot(t);
-      ++t;
-      ++stepped;
+      // At most what the network steps at once: a batch for the workers waits no longer.
+      const uint32_t n = uint32_t(
+          std::min<uint64_t>({consume_.headSeen - t, PdnNetwork::kStepCycles,
+                              ringCycles_ - (t & (ringCycles_ - 1)), kPublish - t % kPublish}));
+      advanceSlots(t, n);
+      t += n;
+      stepped += n;
       if (t % kPublish == 0) {
         consume_.tail.store(t, std::memory_order_release);
         if (produce_.waiting.load(std::memory_order_relaxed)) break;  // it steps the rest
@@ -257,9 +277,9 @@ bool Pdn::wantsWorker() const {
          !produce_.failed.load(std::memory_order_relaxed);
 }
 
-void Pdn::advanceSlot(uint64_t t) {
+void Pdn::advanceSlots(uint64_t t, uint32_t n) {
   const size_t k = size_t(t & (ringCycles_ - 1));
-  advance(ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_]);
+  advance(&ringCycle_[k], &ringAmps_[k * numSms_], &ringEstimates_[k * numSms_], n);
 }
 
 std::unique_lock<std::mutex> Pdn::takeStepping() {
@@ -279,14 +299,19 @@ void Pdn::settleRing() {
 void Pdn::stepRing() {
   const std::unique_lock<std::mutex> lock = takeStepping();
   if (consume_.error) std::rethrow_exception(consume_.error);
-  for (uint64_t t = consume_.tail.load(std::memory_order_relaxed); t != gather_.next; ++t)
-    advanceSlot(t);
+  for (uint64_t t = consume_.tail.load(std::memory_order_relaxed); t != gather_.next;) {
+    const uint32_t n =
+        uint32_t(std::min<uint64_t>(gather_.next - t, ringCycles_ - (t & (ringCycles_ - 1))));
+    advanceSlots(t, n);
+    t += n;
+  }
   settleRing();  // everything gathered is stepped, as if the workers had
 }
 
 void Pdn::abandonLaunch() noexcept {
   if (!active_) return;
   active_ = false;
+  batched_ = 0;  // what waits is dropped, as the ring's is
   if (!workers_) return;
   const std::unique_lock<std::mutex> lock = takeStepping();
   settleRing();  // drop what waits, as if it had been stepped
@@ -295,7 +320,10 @@ void Pdn::abandonLaunch() noexcept {
 VoltageReport Pdn::finishLaunch() {
   if (end_ == ~0ull) throw InternalError("Pdn::finishLaunch before endLaunchAt");
   while (next_ < end_) stepCycle(next_++);
-  if (workers_) stepRing();
+  if (workers_)
+    stepRing();
+  else
+    stepBatch();
   active_ = false;
   return monitor_.finishLaunch(net_.elements());
 }

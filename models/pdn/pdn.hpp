@@ -103,13 +103,17 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
  private:
   // Gathers cycle c's currents and estimates and steps it, or puts it in the ring.
   void stepCycle(uint64_t c);
-  // Steps the network and the monitor through one cycle (the caller holds stepping_ when the
-  // workers step).
-  void advance(uint64_t c, const double* amps, const double* estimates);
+  // Steps the network and the monitor through n consecutive cycles, cycles[i]'s currents and
+  // estimates at amps and estimates + i * numSms_ (the caller holds stepping_ when the workers
+  // step). The network steps up to kStepCycles of them at once (PdnNetwork::stepCycles).
+  void advance(const uint64_t* cycles, const double* amps, const double* estimates, uint32_t n);
+  // Without workers: steps the cycles gathered in the batch.
+  void stepBatch();
   // On the simulation thread: steps every cycle in the ring (and rethrows a worker's error).
   void stepRing();
-  // Steps the ring's slot of gathered cycle t (the caller holds stepping_).
-  void advanceSlot(uint64_t t);
+  // Steps the ring's slots of gathered cycles [t, t + n), which do not wrap around the ring's
+  // end (the caller holds stepping_).
+  void advanceSlots(uint64_t t, uint32_t n);
   // On the simulation thread: stepping_, with a worker holding it asked to stop.
   std::unique_lock<std::mutex> takeStepping();
   // Marks every gathered cycle as stepped (the caller holds stepping_, or no worker has the ring).
@@ -128,22 +132,31 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   uint64_t lateReports_ = 0;  // reports of cycles already stepped (a bug if not 0)
   PdnState state_;
   std::vector<PdnState> perSm_;  // attribution: one network per SM
-  std::vector<double> amps_;     // the cycle's current per SM
   // What each SM reported for the cycle being stepped and the next one: [sm * 2 + cycle % 2].
   // A cycle the SM did not evaluate has a current (the late stages of earlier instructions) but
   // no activity, hence no estimate.
   std::vector<double> slotAmps_, slotEstimate_;
   std::vector<uint64_t> slotCycle_, slotEstimateCycle_;
   size_t slot(uint32_t sm, uint64_t cycle) const { return size_t(sm) * 2 + (cycle & 1); }
-  std::vector<double> drop_, volts_;  // per SM node
+  std::vector<double> volts_;  // per SM node
   // The power the local droop predictor estimates for each SM's cycle (its features for the
   // training, recorded whether or not smoothing is on).
   sm::LocalDroopPredictor estimator_;
-  std::vector<double> estimate_;
   // pdn.current_spread_cycles: each SM's last booked currents and their sum.
   const uint32_t spread_;
   std::vector<double> history_, historySum_;
   std::vector<double> one_, contrib_;  // attribution scratch: one SM's currents; [src][node]
+  std::vector<double> drops_;          // PdnNetwork::kStepCycles cycles' drops, [cycle][sm]
+
+  // Stepping on the simulation thread (no workers): the cycles are gathered kBatchCycles at a
+  // time and stepped together, and the rest when the launch finishes. The network is an
+  // observer (nothing in the model reads a voltage during a run), so only the order of the
+  // monitor's samples matters, which batching keeps. With a VCD file, which SystemC samples as
+  // simulated time passes, every cycle is stepped as it completes (batchCycles_ 1).
+  static constexpr uint32_t kBatchCycles = 16;
+  uint32_t batchCycles_ = 1, batched_ = 0;
+  std::vector<uint64_t> batchCycle_;
+  std::vector<double> batchAmps_, batchEstimates_;
 
   // Stepping by the workers: the ring of cycles (ringCycles_ a power of two) the simulation
   // thread has gathered, [sm] per cycle in ringAmps_ and ringEstimates_. Cycles

@@ -448,7 +448,7 @@ void PdnNetwork::discretise(const Model& m) {
   diagonalise(Ad, Bd, Cs, Ds);
 }
 
-namespace {
+namespace detail {
 
 // One modal step after the inputs' part: the inputs that changed since the last step update it,
 // the modes advance, and the drops are Ds u plus the product of the modal outputs with the state.
@@ -470,6 +470,12 @@ struct ModalStep {
   double* acc;              // ld entries of scratch
   double* smDrop;           // the result, ns entries
 };
+
+}  // namespace detail
+
+namespace {
+
+using detail::ModalStep;
 
 // Four doubles, element by element (GCC's vector extension: AVX registers in the AVX clone,
 // pairs of SSE2 registers otherwise; a multiply and an add stay two roundings).
@@ -529,22 +535,9 @@ inline __attribute__((always_inline)) void product(const double* __restrict m,
 // Eigen's matrix-vector product's column blocks (all the columns when there are fewer than 128;
 // else 16, or 4 for tall matrices). The loops vectorise over elements and rows only, which
 // changes no rounding.
-inline __attribute__((always_inline)) void modalStep(const ModalStep& a) {
-  if (a.incremental) {
-    for (uint32_t k = 0; k <= a.ns; ++k) {
-      const double u = k < a.ns ? a.smAmps[k] : a.uncoreAmps;
-      if (u == a.u[k]) continue;
-      const double du = u - a.u[k];
-      const double* __restrict in = a.modeIn + size_t(k) * a.nz;
-      double* __restrict w = a.w;
-      for (uint32_t z = 0; z < a.nz; ++z) w[z] += in[z] * du;
-      const double* __restrict d = a.directIn + size_t(k) * a.ns;
-      double* __restrict dir = a.direct;
-      for (uint32_t i = 0; i < a.ns; ++i) dir[i] += d[i] * du;
-      a.u[k] = u;
-      *a.updates += 1;
-    }
-  }
+// The modes' step, q' = lambda q + w: in place (step()), or from qIn into a distinct qOut
+// (stepCycles(), each cycle's state kept for the product). The same arithmetic; both vectorise.
+inline __attribute__((always_inline)) void modalModesInPlace(const ModalStep& a) {
   double* __restrict q = a.q;
   const double* __restrict w = a.w;
   const double* __restrict lRe = a.lRe;
@@ -564,9 +557,134 @@ inline __attribute__((always_inline)) void modalStep(const ModalStep& a) {
     re[j] = r;
     im[j] = i;
   }
+}
+
+inline __attribute__((always_inline)) void modalModesInto(const ModalStep& a,
+                                                          const double* __restrict qIn,
+                                                          double* __restrict qOut) {
+  const double* __restrict w = a.w;
+  const double* __restrict lRe = a.lRe;
+  const double* __restrict lIm = a.lIm;
+  const uint32_t nr = a.nr, nm = a.nm, nc = nm - nr;
+  for (uint32_t j = 0; j < nr; ++j) qOut[j] = lRe[j] * qIn[j] + w[j];
+  const double* __restrict re = qIn + nr;
+  const double* __restrict im = qIn + nm;
+  double* __restrict reOut = qOut + nr;
+  double* __restrict imOut = qOut + nm;
+  const double* __restrict wRe = w + nr;
+  const double* __restrict wIm = w + nm;
+  const double* __restrict cRe = lRe + nr;
+  const double* __restrict cIm = lIm + nr;
+  for (uint32_t j = 0; j < nc; ++j) {
+    reOut[j] = cRe[j] * re[j] - cIm[j] * im[j] + wRe[j];
+    imOut[j] = cRe[j] * im[j] + cIm[j] * re[j] + wIm[j];
+  }
+}
+
+// The inputs' part of the step: w and direct follow the inputs that changed.
+inline __attribute__((always_inline)) void modalInputs(const ModalStep& a) {
+  if (!a.incremental) return;
+  for (uint32_t k = 0; k <= a.ns; ++k) {
+    const double u = k < a.ns ? a.smAmps[k] : a.uncoreAmps;
+    if (u == a.u[k]) continue;
+    const double du = u - a.u[k];
+    const double* __restrict in = a.modeIn + size_t(k) * a.nz;
+    double* __restrict w = a.w;
+    for (uint32_t z = 0; z < a.nz; ++z) w[z] += in[z] * du;
+    const double* __restrict d = a.directIn + size_t(k) * a.ns;
+    double* __restrict dir = a.direct;
+    for (uint32_t i = 0; i < a.ns; ++i) dir[i] += d[i] * du;
+    a.u[k] = u;
+    *a.updates += 1;
+  }
+}
+
+inline __attribute__((always_inline)) void modalStep(const ModalStep& a) {
+  modalInputs(a);
+  modalModesInPlace(a);
   double* res = a.acc;
-  product(a.out, q, a.nz, a.ld, a.block, a.direct, a.ns, res);
+  product(a.out, a.q, a.nz, a.ld, a.block, a.direct, a.ns, res);
   std::copy(res, res + a.ns, a.smDrop);
+}
+
+// One cycle of stepCycles(): the inputs' part, the state from qIn into qOut, and res (ld rows)
+// set to the cycle's direct part, zeros past ns.
+inline __attribute__((always_inline)) void cycleUpdate(const ModalStep& a, const double* qIn,
+                                                       double* qOut, double* __restrict res) {
+  modalInputs(a);
+  modalModesInto(a, qIn, qOut);
+  for (uint32_t i = 0; i < a.ns; ++i) res[i] = a.direct[i];
+  for (uint32_t i = a.ns; i < a.ld; ++i) res[i] = 0.0;
+}
+
+// Several cycles' drops at once: the products of rows [r0, r0 + 4R) of m with the states of M
+// cycles (q + i * nz) over columns [j0, end), each cycle's sums from zero in column order as in
+// rowTile, added to that cycle's res (res + i * ld). Each column of m is loaded once for the M
+// cycles, and the M x R sums are independent chains (one cycle's R sums wait on each other's
+// additions: the product of a single cycle is bound by the adds' latency).
+template <uint32_t M, uint32_t R>
+inline __attribute__((always_inline)) void cyclesTile(const double* __restrict m,
+                                                      const double* __restrict q, uint32_t nz,
+                                                      uint32_t j0, uint32_t end, uint32_t ld,
+                                                      uint32_t r0, double* __restrict res) {
+  Double4 acc[M][R] = {};
+  for (uint32_t j = j0; j < end; ++j) {
+    const double* c = m + size_t(j) * ld + r0;
+    Double4 v[R];
+    for (uint32_t k = 0; k < R; ++k) load4(v[k], c + 4 * k);
+    for (uint32_t i = 0; i < M; ++i) {
+      const double x = q[size_t(i) * nz + j];
+      const Double4 b = {x, x, x, x};
+      for (uint32_t k = 0; k < R; ++k) acc[i][k] += v[k] * b;
+    }
+  }
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t k = 0; k < R; ++k) {
+      double* out = res + size_t(i) * ld + r0 + 4 * k;
+      Double4 r;
+      load4(r, out);
+      r += acc[i][k];
+      std::memcpy(out, &r, sizeof r);
+    }
+}
+
+// product() for M cycles: res + i * ld holds cycle i's direct part (zeros past ns) and gets its
+// drops, to the last bit what product() gives for that cycle alone.
+template <uint32_t M>
+inline __attribute__((always_inline)) void cyclesProduct(const double* __restrict m,
+                                                         const double* __restrict q, uint32_t nz,
+                                                         uint32_t ld, uint32_t block,
+                                                         double* __restrict res) {
+  for (uint32_t j0 = 0; j0 < nz; j0 += block) {
+    const uint32_t end = std::min(nz, j0 + block);
+    uint32_t r0 = 0;
+    for (; r0 + 8 <= ld; r0 += 8) cyclesTile<M, 2>(m, q, nz, j0, end, ld, r0, res);
+    for (; r0 < ld; r0 += 4) cyclesTile<M, 1>(m, q, nz, j0, end, ld, r0, res);
+  }
+}
+
+// The drops of `cycles` (1 to 4) cycles whose states are at q + i * nz and direct parts at
+// res + i * ld, into drops + i * ns.
+inline __attribute__((always_inline)) void cyclesProductOf(uint32_t cycles, const double* m,
+                                                           const double* q, uint32_t nz,
+                                                           uint32_t ld, uint32_t block, double* res,
+                                                           uint32_t ns, double* __restrict drops) {
+  switch (cycles) {
+    case 1:
+      cyclesProduct<1>(m, q, nz, ld, block, res);
+      break;
+    case 2:
+      cyclesProduct<2>(m, q, nz, ld, block, res);
+      break;
+    case 3:
+      cyclesProduct<3>(m, q, nz, ld, block, res);
+      break;
+    default:
+      cyclesProduct<4>(m, q, nz, ld, block, res);
+      break;
+  }
+  for (uint32_t i = 0; i < cycles; ++i)
+    for (uint32_t k = 0; k < ns; ++k) drops[size_t(i) * ns + k] = res[size_t(i) * ld + k];
 }
 
 // The same step compiled for processors with AVX (four doubles per instruction; AVX has no
@@ -580,6 +698,30 @@ void modalStepAvx(const ModalStep& a) {
 }
 
 void modalStepBase(const ModalStep& a) { modalStep(a); }
+
+#if defined(__x86_64__)
+__attribute__((target("avx")))
+#endif
+void cycleUpdateAvx(const ModalStep& a, const double* qIn, double* qOut, double* res) {
+  cycleUpdate(a, qIn, qOut, res);
+}
+
+void cycleUpdateBase(const ModalStep& a, const double* qIn, double* qOut, double* res) {
+  cycleUpdate(a, qIn, qOut, res);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx")))
+#endif
+void cyclesProductAvx(uint32_t cycles, const double* m, const double* q, uint32_t nz, uint32_t ld,
+                      uint32_t block, double* res, uint32_t ns, double* drops) {
+  cyclesProductOf(cycles, m, q, nz, ld, block, res, ns, drops);
+}
+
+void cyclesProductBase(uint32_t cycles, const double* m, const double* q, uint32_t nz, uint32_t ld,
+                       uint32_t block, double* res, uint32_t ns, double* drops) {
+  cyclesProductOf(cycles, m, q, nz, ld, block, res, ns, drops);
+}
 
 bool hasAvx() {
 #if defined(__x86_64__)
@@ -704,6 +846,8 @@ PdnState PdnNetwork::zeroState() const {
   s.direct_ = Eigen::VectorXd::Zero(ns_);
   s.u_.assign(nu_, 0.0);
   s.acc_.assign(size_t(outLd_), 0.0);
+  s.cyclesQ_.assign(size_t(kStepCycles) * size_t(nz), 0.0);
+  s.cyclesRes_.assign(size_t(kStepCycles) * outLd_, 0.0);
   return s;
 }
 
@@ -736,6 +880,30 @@ bool PdnNetwork::refreshInputs(PdnState& s, const double* smAmps, double uncoreA
   return true;
 }
 
+detail::ModalStep PdnNetwork::modalStepOf(PdnState& s, double uncoreAmps) const {
+  return ModalStep{nullptr,
+                   uncoreAmps,
+                   ns_,
+                   nm_,
+                   nr_,
+                   uint32_t(s.q.size()),
+                   outLd_,
+                   outBlock_,
+                   false,
+                   s.u_.data(),
+                   &s.updates_,
+                   s.w_.data(),
+                   s.direct_.data(),
+                   modeIn_.data(),
+                   direct_.data(),
+                   s.q.data(),
+                   modeLambdaRe_.data(),
+                   modeLambdaIm_.data(),
+                   outPadded_.data(),
+                   s.acc_.data(),
+                   nullptr};
+}
+
 void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const {
   if (!usesModalForm()) {
     stepDense(s, smAmps, uncoreAmps, smDrop);
@@ -743,32 +911,52 @@ void PdnNetwork::step(PdnState& s, const double* smAmps, double uncoreAmps, doub
   }
   if (s.q.size() != modeIn_.rows() || s.u_.size() != nu_ || s.acc_.size() != size_t(outLd_))
     throw InternalError("PdnNetwork::step: the state was not made by this network");
-  const bool fresh = refreshInputs(s, smAmps, uncoreAmps);
-  const ModalStep a{smAmps,
-                    uncoreAmps,
-                    ns_,
-                    nm_,
-                    nr_,
-                    uint32_t(s.q.size()),
-                    outLd_,
-                    outBlock_,
-                    !fresh,
-                    s.u_.data(),
-                    &s.updates_,
-                    s.w_.data(),
-                    s.direct_.data(),
-                    modeIn_.data(),
-                    direct_.data(),
-                    s.q.data(),
-                    modeLambdaRe_.data(),
-                    modeLambdaIm_.data(),
-                    outPadded_.data(),
-                    s.acc_.data(),
-                    smDrop};
+  ModalStep a = modalStepOf(s, uncoreAmps);
+  a.smAmps = smAmps;
+  a.incremental = !refreshInputs(s, smAmps, uncoreAmps);
+  a.smDrop = smDrop;
   if (avx_)
     modalStepAvx(a);
   else
     modalStepBase(a);
+}
+
+void PdnNetwork::stepCycles(PdnState& s, uint32_t cycles, const double* smAmps, size_t ampsStride,
+                            double uncoreAmps, double* smDrops) const {
+  if (!usesModalForm()) {
+    for (uint32_t i = 0; i < cycles; ++i)
+      stepDense(s, smAmps + i * ampsStride, uncoreAmps, smDrops + size_t(i) * ns_);
+    return;
+  }
+  const uint32_t nz = uint32_t(s.q.size()), ld = outLd_;
+  if (nz != modeIn_.rows() || s.u_.size() != nu_ || s.acc_.size() != size_t(ld) ||
+      s.cyclesQ_.size() != size_t(kStepCycles) * nz)
+    throw InternalError("PdnNetwork::stepCycles: the state was not made by this network");
+  ModalStep a = modalStepOf(s, uncoreAmps);
+  for (uint32_t first = 0; first < cycles; first += kStepCycles) {
+    const uint32_t m = std::min(cycles - first, kStepCycles);
+    // Each cycle's state (from the one before) and direct part, in order (the updates are
+    // step()'s), then the drops of the m cycles in one product.
+    for (uint32_t i = 0; i < m; ++i) {
+      a.smAmps = smAmps + size_t(first + i) * ampsStride;
+      a.incremental = !refreshInputs(s, a.smAmps, uncoreAmps);
+      const double* qIn = i ? &s.cyclesQ_[size_t(i - 1) * nz] : s.q.data();
+      double* qOut = &s.cyclesQ_[size_t(i) * nz];
+      double* res = &s.cyclesRes_[size_t(i) * ld];
+      if (avx_)
+        cycleUpdateAvx(a, qIn, qOut, res);
+      else
+        cycleUpdateBase(a, qIn, qOut, res);
+    }
+    std::copy(&s.cyclesQ_[size_t(m - 1) * nz], &s.cyclesQ_[size_t(m) * nz], s.q.data());
+    double* drops = smDrops + size_t(first) * ns_;
+    if (avx_)
+      cyclesProductAvx(m, outPadded_.data(), s.cyclesQ_.data(), nz, ld, outBlock_,
+                       s.cyclesRes_.data(), ns_, drops);
+    else
+      cyclesProductBase(m, outPadded_.data(), s.cyclesQ_.data(), nz, ld, outBlock_,
+                        s.cyclesRes_.data(), ns_, drops);
+  }
 }
 
 void PdnNetwork::stepModalEigen(PdnState& s, const double* smAmps, double uncoreAmps,

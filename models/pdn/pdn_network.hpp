@@ -35,6 +35,10 @@
 
 namespace gpusc::pdn {
 
+namespace detail {
+struct ModalStep;  // pdn_network.cpp's arguments of one modal step
+}
+
 // A lumped RLC network in drop coordinates, for PdnNetwork. Node n has a decap `c` (farad) with
 // series resistance `esr` (ohm) to the reference; a branch is a series R (ohm) + L (henry, > 0)
 // from node `from` (-1: the regulator) to node `to`; its current flows from `from` to `to`.
@@ -66,6 +70,8 @@ struct PdnState {
   Eigen::VectorXd q, w_, direct_;
   std::vector<double> u_;
   std::vector<double> acc_;  // step() scratch: the network's padded output rows
+  // stepCycles() scratch: the states and padded output rows of PdnNetwork::kStepCycles cycles.
+  std::vector<double> cyclesQ_, cyclesRes_;
   bool haveInputs_ = false;
   uint32_t updates_ = 0;  // inputs changed since w and direct were last computed afresh
 };
@@ -94,6 +100,12 @@ class PdnNetwork {
   // One core cycle with the currents held over the cycle; writes the drop (V) at every SM's
   // node at the end of the cycle into smDrop[numSms()]. Does not allocate.
   void step(PdnState& s, const double* smAmps, double uncoreAmps, double* smDrop) const;
+  // `cycles` steps, as many calls of step() give them to the last bit: cycle i's currents at
+  // smAmps + i * ampsStride, its drops into smDrops + i * numSms(). Faster per cycle: the
+  // modal form's output product goes kStepCycles cycles at a time. Does not allocate.
+  static constexpr uint32_t kStepCycles = 4;
+  void stepCycles(PdnState& s, uint32_t cycles, const double* smAmps, size_t ampsStride,
+                  double uncoreAmps, double* smDrops) const;
   // Whether step() uses the modal form (see discretise()); false: the dense matrix.
   bool usesModalForm() const { return nm_ != 0; }
   // The modes step() advances (one of each conjugate pair); 0 with the dense matrix.
@@ -138,6 +150,8 @@ class PdnNetwork {
   // The modal step's inputs' part computed afresh from the inputs, when the state has none yet
   // or its updates are due for it; false: it is to be updated from the inputs that changed.
   bool refreshInputs(PdnState& s, const double* smAmps, double uncoreAmps) const;
+  // The modal step's arguments for state `s` (no currents, not incremental, no result yet).
+  detail::ModalStep modalStepOf(PdnState& s, double uncoreAmps) const;
 
   PdnCircuit circuit_;
   double clockHz_ = 0;
