@@ -82,8 +82,8 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   }
 
   // Hands the stepping to the workers' background (`workers`: the team to wake, nullptr: the
-  // simulation thread steps every cycle at once). Not during a launch. With a VCD file the
-  // Pdn keeps stepping on the simulation thread.
+  // simulation thread steps the cycles, kBatchCycles at a time). Not during a launch. With a VCD
+  // file the Pdn keeps stepping on the simulation thread, every cycle as it completes.
   void setWorkers(HostWorkers* workers);
   bool steppedByWorkers() const { return workers_ != nullptr; }
   // The cycles stepped since the Pdn was made, and how many of them the workers stepped (the
