@@ -91,14 +91,7 @@ void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds
     return;
   }
   if (workers_.empty() || !engaged_.load(std::memory_order_relaxed)) {
-    std::exception_ptr firstError;  // as below: every item runs in any case
-    if (callFirst) {
-      try {
-        callFirst(first);
-      } catch (...) {
-        firstError = std::current_exception();
-      }
-    }
+    const std::exception_ptr firstError = runFirst(first, callFirst);  // as below
     for (size_t i = 0; i < n; ++i) call(job, i);
     if (firstError) std::rethrow_exception(firstError);
     return;
@@ -115,20 +108,10 @@ void HostWorkers::runErased(size_t n, void* job, Call call, const size_t* bounds
     shares_[t].word.store(claimWord(gen, begin, end), std::memory_order_release);
   }
   generation_.store(gen, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    wakeup_.notify_all();
-  }
+  wakeSleepers();
   // The first work may throw (e.g. a voltage sink's error): the batch still completes before
   // the error leaves, since the workers are evaluating items of the caller's job.
-  std::exception_ptr firstError;
-  if (callFirst) {
-    try {
-      callFirst(first);
-    } catch (...) {
-      firstError = std::current_exception();
-    }
-  }
+  const std::exception_ptr firstError = runFirst(first, callFirst);
   drainAll(0, gen);
   // Only items a worker is evaluating now are left.
   for (int spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
@@ -147,9 +130,20 @@ void HostWorkers::setBackground(Background* b) {
   if (b != nullptr) wakeForBackground();
 }
 
-void HostWorkers::notifyAll() {
+void HostWorkers::wakeSleepers() {
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   wakeup_.notify_all();
+}
+
+std::exception_ptr HostWorkers::runFirst(void* first, Call0 callFirst) {
+  if (!callFirst) return nullptr;
+  try {
+    callFirst(first);
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
 }
 
 template <class F>

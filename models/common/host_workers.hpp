@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -75,9 +76,7 @@ class HostWorkers {
   void setBackground(Background* b);
   // Wakes a sleeping worker for the background work: the producer calls it when wantsWorker()
   // has just become true.
-  void wakeForBackground() {
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) notifyAll();
-  }
+  void wakeForBackground() { wakeSleepers(); }
 
   template <class Job>
   void run(size_t n, Job& job) {
@@ -134,7 +133,10 @@ class HostWorkers {
   bool withBackground(F call);
   // Runs the background work once if there is any; false when there was none.
   bool runBackground(uint64_t seen);
-  void notifyAll();
+  // Wakes the sleeping workers, if any (the check before the lock: the caller published first).
+  void wakeSleepers();
+  // Runs callFirst(first), if any; what it threw, else nullptr.
+  static std::exception_ptr runFirst(void* first, Call0 callFirst);
   void drainAll(unsigned self, uint64_t gen);  // claims and runs items of batch `gen`
 
   const unsigned threads_;

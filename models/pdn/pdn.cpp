@@ -63,7 +63,7 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       one_(numSms_, 0.0),
       contrib_(size_t(numSms_) * numSms_, 0.0),
       drops_(size_t(PdnNetwork::kStepCycles) * numSms_, 0.0),
-      batchCycles_(cfg.pdn.monitor.vcd_file.empty() ? kBatchCycles : 1),
+      batchCycles_(steppedAsTimePasses() ? 1 : kBatchCycles),
       batchCycle_(batchCycles_, 0),
       batchAmps_(size_t(batchCycles_) * numSms_, 0.0),
       batchEstimates_(size_t(batchCycles_) * numSms_, 0.0) {}
@@ -74,8 +74,7 @@ Pdn::~Pdn() {
 
 void Pdn::setWorkers(HostWorkers* workers) {
   if (active_) throw InternalError("Pdn::setWorkers during a launch");
-  // SystemC samples the VCD file's values on the simulation thread.
-  if (!cfg_.pdn.monitor.vcd_file.empty()) workers = nullptr;
+  if (steppedAsTimePasses()) workers = nullptr;
   if (workers_) workers_->setBackground(nullptr);
   workers_ = workers;
   if (!workers_) return;

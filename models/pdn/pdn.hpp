@@ -109,6 +109,9 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   void advance(const uint64_t* cycles, const double* amps, const double* estimates, uint32_t n);
   // Without workers: steps the cycles gathered in the batch.
   void stepBatch();
+  // Whether each cycle is stepped on the simulation thread as it completes: with a VCD file,
+  // whose values SystemC samples there as simulated time passes (no workers, no batches).
+  bool steppedAsTimePasses() const { return !cfg_.pdn.monitor.vcd_file.empty(); }
   // On the simulation thread: steps every cycle in the ring (and rethrows a worker's error).
   void stepRing();
   // Steps the ring's slots of gathered cycles [t, t + n), which do not wrap around the ring's

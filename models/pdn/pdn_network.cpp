@@ -534,7 +534,8 @@ inline __attribute__((always_inline)) void product(const double* __restrict m,
 // products summed in order from zero, each rounded on its own (no fused multiply-add), with
 // Eigen's matrix-vector product's column blocks (all the columns when there are fewer than 128;
 // else 16, or 4 for tall matrices). The loops vectorise over elements and rows only, which
-// changes no rounding.
+// changes no rounding. The pieces of the modal step follow, then modalStep itself.
+
 // The modes' step, q' = lambda q + w: in place (step()), or from qIn into a distinct qOut
 // (stepCycles(), each cycle's state kept for the product). The same arithmetic; both vectorise.
 inline __attribute__((always_inline)) void modalModesInPlace(const ModalStep& a) {
