@@ -446,6 +446,35 @@ TEST(Simt, OutOfBoundsSharedAccessFaults) {
                KernelFault);
 }
 
+// Shared-memory faults name the access, the space, the offset and the first faulting thread, for
+// reads and writes, scalars and vectors.
+TEST(Simt, SharedAccessFaultsNameTheThreadAndTheOffset) {
+  const auto faultOf = [](const std::string& body) {
+    try {
+      KernelRun r(kernel(R"(
+  .shared .align 8 .b32 s[8];
+  mov.u32 %r3, s;
+  shl.b32 %r4, %r12, 2;
+  add.u32 %r3, %r3, %r4;
+)" + body),
+                  {1}, {32}, 32);
+    } catch (const KernelFault& e) {
+      return std::string(e.what());
+    }
+    return std::string("no fault");
+  };
+  const std::string write = faultOf("  st.shared.u32 [%r3], %r1;");
+  EXPECT_NE(write.find("illegal 4-byte write at shared address 0x20"), std::string::npos) << write;
+  EXPECT_NE(write.find("thread (8,0,0)"), std::string::npos) << write;
+  const std::string read = faultOf("  ld.shared.u32 %r5, [%r3+4];");
+  EXPECT_NE(read.find("illegal 4-byte read at shared address 0x20"), std::string::npos) << read;
+  EXPECT_NE(read.find("thread (7,0,0)"), std::string::npos) << read;
+  const std::string vector = faultOf("  ld.shared.v2.u32 {%r5, %r6}, [%r3];");
+  EXPECT_NE(vector.find("misaligned 8-byte read access at shared address 0x4"), std::string::npos)
+      << vector;
+  EXPECT_NE(vector.find("thread (1,0,0)"), std::string::npos) << vector;
+}
+
 TEST(Simt, DeadlockIsReported) {
   // Only warp 1 arrives at a barrier expecting 64 threads.
   try {

@@ -40,20 +40,101 @@ inline uint64_t loadValue(const uint8_t* p) {
   }
 }
 
+// The spaces that are one window of bytes for the whole instruction: the CTA's shared memory, and
+// for reads the constant bank and the kernel's parameters. resolve() returns p == nullptr for a
+// write to the read-only ones, which keep the generic path.
+template <MemSpace Space>
+constexpr bool isWindow(bool write) {
+  return Space == MemSpace::Shared ||
+         (!write && (Space == MemSpace::Const || Space == MemSpace::KernelParam));
+}
+
+// A window space's lanes: what resolve() and record() do for that space, with the window and the
+// record read once per instruction (in the generic loop the compiler reloads them after every
+// lane, as the record's byte-sized fields may alias them), and the record's header set once. The
+// faults are resolve()'s; the record's mask is set as the lanes are done (by the destructor, also
+// when a fault unwinds), so a fault leaves the lanes before the faulting one recorded, as
+// record() does.
+template <MemSpace Space>
+class WindowLanes {
+ public:
+  WindowLanes(ExecCtx& c, const Inst& in, uint32_t mask, unsigned bytes, bool write)
+      : c_(c), rec_(c.rec), bytes_(bytes), write_(write) {
+    static_assert(Space == MemSpace::Shared || Space == MemSpace::Const ||
+                  Space == MemSpace::KernelParam);
+    if (rec_) rec_->mask = 0;
+    if (mask == 0) return;  // no lane resolves: nothing is read (a launch may lack a bank)
+    if constexpr (Space == MemSpace::Shared) {
+      window_ = c.cta->shared.data();
+      size_ = c.cta->shared.size();
+    } else if constexpr (Space == MemSpace::Const) {
+      window_ = const_cast<uint8_t*>(c.L->constBank->data());
+      size_ = c.L->constBank->size();
+    } else {
+      window_ = c.L->params.data();
+      size_ = c.L->params.size();
+    }
+    if (!rec_) return;
+    rec_->space = Space;
+    rec_->bytes = static_cast<uint8_t>(in.bytes * in.vec);
+    rec_->write = write;
+    rec_->atomic = false;
+  }
+  // Lane l's bytes at addr, recorded.
+  [[gnu::always_inline]] uint8_t* resolve(int l, uint64_t addr) {
+    if (__builtin_expect(addr & (bytes_ - 1), 0))
+      faultMisaligned(c_, l, bytes_, write_, Space, addr);
+    if (__builtin_expect(addr + bytes_ > size_, 0))
+      faultIllegal(c_, l, bytes_, write_, Space, addr);
+    if (rec_) rec_->addr[l] = addr;
+    done_ |= 1u << l;
+    return window_ + addr;
+  }
+  ~WindowLanes() {
+    if (rec_) rec_->mask = done_;
+  }
+  WindowLanes(const WindowLanes&) = delete;
+  WindowLanes& operator=(const WindowLanes&) = delete;
+
+ private:
+  ExecCtx& c_;
+  uint8_t* window_ = nullptr;
+  uint64_t size_ = 0;
+  MemRecord* const rec_;
+  const unsigned bytes_;
+  const bool write_;
+  uint32_t done_ = 0;
+};
+
 template <MemSpace Space, unsigned Bytes, bool Signed>
 void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* base = slot(c, in.src[0]);
   const unsigned vec = in.vec;
   const unsigned total = Bytes * vec;
-  if (c.rec) c.rec->mask = 0;
   // Read every lane before writing any destination: a destination may be the address register.
   uint64_t vals[4][kWarpSize];
-  forEachLane(mask, [&](int l) {
-    uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
-    Resolved r = resolve(c, Space, addr, total, l, false);
-    for (unsigned v = 0; v < vec; ++v) vals[v][l] = loadValue<Bytes, Signed>(r.ptr + v * Bytes);
-    if (c.rec) record(c, in, l, r.addr, r.space, false, false);
-  });
+  if constexpr (isWindow<Space>(false)) {
+    WindowLanes<Space> lanes(c, in, mask, total, false);
+    // The vector length as a constant (.v2 and .v4 loads are rare; most loads are scalars).
+    auto load = [&](auto n) {
+      forEachLane(mask, [&](int l) {
+        const uint8_t* p = lanes.resolve(l, base[l] + static_cast<uint64_t>(in.imm));
+        for (unsigned v = 0; v < n(); ++v) vals[v][l] = loadValue<Bytes, Signed>(p + v * Bytes);
+      });
+    };
+    if (vec == 1)
+      load(std::integral_constant<unsigned, 1>{});
+    else
+      load([vec] { return vec; });
+  } else {
+    if (c.rec) c.rec->mask = 0;
+    forEachLane(mask, [&](int l) {
+      uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
+      Resolved r = resolve(c, Space, addr, total, l, false);
+      for (unsigned v = 0; v < vec; ++v) vals[v][l] = loadValue<Bytes, Signed>(r.ptr + v * Bytes);
+      if (c.rec) record(c, in, l, r.addr, r.space, false, false);
+    });
+  }
   for (unsigned v = 0; v < vec; ++v) {
     uint64_t* d = slot(c, in.dst[v]);
     forEachLane(mask, [&](int l) { d[l] = vals[v][l]; });
@@ -65,6 +146,17 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* base = slot(c, in.src[0]);
   const unsigned vec = in.vec;
   const unsigned total = Bytes * vec;
+  if constexpr (isWindow<Space>(true)) {
+    WindowLanes<Space> lanes(c, in, mask, total, true);
+    forEachLane(mask, [&](int l) {
+      uint8_t* p = lanes.resolve(l, base[l] + static_cast<uint64_t>(in.imm));
+      for (unsigned v = 0; v < vec; ++v) {
+        uint64_t x = slot(c, in.src[1 + v])[l];
+        std::memcpy(p + v * Bytes, &x, Bytes);  // little-endian: the low bytes
+      }
+    });
+    return;
+  }
   if (c.rec) c.rec->mask = 0;
   forEachLane(mask, [&](int l) {
     uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
