@@ -58,6 +58,24 @@ uint32_t sharedConflictDegree(const func::MemRecord& rec, uint32_t banks, bool a
   if (!atomic && (rec.bytes <= 4 || (rec.bytes == 8 && banks >= 2))) {
     const unsigned shift = rec.bytes <= 4 ? 2 : 3;
     const uint32_t classes = rec.bytes <= 4 ? banks : banks / 2;
+    // First the commonest case, without the pass's branches: when every unit lies within
+    // `classes` consecutive units, distinct units sit in distinct classes and the access is
+    // conflict-free (consecutive words, or a broadcast, or rows of a tile shorter than a bank
+    // row). One pass of min and max tells.
+    uint64_t lo = ~0ull, hi = 0, offsets = 0;
+    const auto span = [&](uint64_t a) {
+      offsets |= a;
+      const uint64_t unit = a >> shift;
+      lo = std::min(lo, unit);
+      hi = std::max(hi, unit);
+    };
+    if (rec.mask == ~0u) {
+      for (uint32_t l = 0; l < 32; ++l) span(rec.addr[l]);
+    } else {
+      for (uint32_t m = rec.mask; m != 0; m &= m - 1) span(rec.addr[__builtin_ctz(m)]);
+    }
+    if (shift == 3 && (offsets & 7) != 0) return countConflicts(rec, banks, atomic);
+    if (hi - lo < classes) return 1;
     if (classes <= 64) {
       const uint64_t classMask = classes - 1;
       uint64_t one = 0, two = 0;  // classes holding at least one (two) distinct units
