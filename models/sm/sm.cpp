@@ -71,6 +71,9 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   parkedReason_.assign(s.max_warps, Stall::Issued);
   scan_.assign(s.schedulers, ScanCache{});
   scanPos_.assign(s.max_warps, 0xff);
+  slotScheduler_.resize(s.max_warps);
+  for (uint32_t ws = 0; ws < s.max_warps; ++ws)
+    slotScheduler_[ws] = static_cast<uint8_t>(ws % s.schedulers);
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
