@@ -537,24 +537,28 @@ TEST(PdnNetwork, StepTiming) {
                dense = time(true, true);
   // stepCycles() over runs of 16 cycles, with the same currents.
   std::vector<double> run(16 * ns, 5.0), drops(run.size());
-  const auto timeCycles = [&](bool changing) {
+  // changed: how many SMs' currents change per cycle (0, 1, or all of them: a busy kernel).
+  const auto timeCycles = [&](size_t changed) {
     return best([&] {
       PdnState s = n.zeroState();
       for (int i = 0; i < steps; i += 16) {
         std::copy(run.end() - long(ns), run.end(), run.begin());
         for (size_t k = 0; k < 16; ++k) {
           if (k > 0) std::copy(&run[(k - 1) * ns], &run[k * ns], &run[k * ns]);
-          if (changing) run[k * ns + (size_t(i) + k) % ns] = 3.0 + double((size_t(i) + k) & 7);
+          for (size_t c = 0; c < changed; ++c)
+            run[k * ns + (size_t(i) + k + c) % ns] = 3.0 + double((size_t(i) + k + c) & 7);
         }
         n.stepCycles(s, 16, run.data(), ns, 0.0, drops.data());
       }
     });
   };
-  const double cyclesChanging = timeCycles(true), cyclesConstant = timeCycles(false);
+  const double cyclesChanging = timeCycles(1), cyclesConstant = timeCycles(0),
+               cyclesBusy = timeCycles(ns);
   fmt::print(
       "PdnNetwork::step: {:.0f} ns per step with changing currents, {:.0f} ns with constant "
-      "ones, dense matrix {:.0f} ns; stepCycles: {:.0f} and {:.0f} ns per cycle ({} states, {} "
-      "modes, {} SMs)\n",
-      changing, constant, dense, cyclesChanging, cyclesConstant, n.numStates(), n.numModes(), ns);
+      "ones, dense matrix {:.0f} ns; stepCycles: {:.0f} and {:.0f} ns per cycle, {:.0f} ns with "
+      "every current changing ({} states, {} modes, {} SMs)\n",
+      changing, constant, dense, cyclesChanging, cyclesConstant, cyclesBusy, n.numStates(),
+      n.numModes(), ns);
   EXPECT_TRUE(std::isfinite(d[0]) && std::isfinite(drops[0]));
 }
