@@ -7,39 +7,44 @@ namespace gpusc::sm {
 
 namespace {
 
-// The general count, for any access size and for atomics.
+// The general count, for any access size and for atomics: the most distinct words (for atomics,
+// the most accesses) any one bank delivers. The distinct words are found with a small hash set
+// (each lane's words cost a probe or two, where comparing with every word seen so far cost up to
+// 32 x 31 / 2 comparisons for a warp whose words all fall in one bank).
 uint32_t countConflicts(const func::MemRecord& rec, uint32_t banks, bool atomic) {
   // Words each lane touches (an 8- or 16-byte access covers several consecutive words).
   const unsigned wordsPerLane = std::max<unsigned>(1, (rec.bytes + 3) / 4);
   const uint64_t bankMask = banks - 1;
-  // Distinct words (or accesses, for atomics) per bank. Each bank remembers its first word, so
-  // a conflict-free or broadcast access costs one comparison per lane; only a bank holding two
-  // or more distinct words searches the list of every word seen so far.
   uint8_t counts[128];
-  uint64_t first[128];
   std::fill(counts, counts + banks, uint8_t(0));
-  uint64_t words[32 * 4];
-  uint8_t banksOf[32 * 4];
+  // At most 32 x 4 words: a set of 256 slots stays at most half full.
+  constexpr unsigned kSlots = 256;
+  uint64_t slotWord[kSlots];
+  uint64_t used[kSlots / 64] = {};
   unsigned n = 0;
   uint32_t degree = 1;
   for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
     const int l = __builtin_ctz(m);
     for (unsigned k = 0; k < wordsPerLane && n < 32 * 4; ++k) {
       const uint64_t word = rec.addr[l] / 4 + k;
-      const uint32_t bank = static_cast<uint32_t>(word & bankMask);
-      const uint8_t c = counts[bank];
-      if (c == 0) {
-        first[bank] = word;
-      } else if (!atomic) {
-        bool seen = first[bank] == word;  // broadcast
-        for (unsigned i = 0; i < n && !seen && c > 1; ++i)
-          seen = banksOf[i] == bank && words[i] == word;
-        if (seen) continue;
+      if (!atomic) {
+        unsigned h = static_cast<unsigned>((word * 0x9e3779b97f4a7c15ull) >> 56);
+        bool seen = false;
+        while ((used[h / 64] >> (h % 64)) & 1u) {
+          if (slotWord[h] == word) {
+            seen = true;
+            break;
+          }
+          h = (h + 1) % kSlots;
+        }
+        if (seen) continue;  // a broadcast of a word already delivered
+        used[h / 64] |= 1ull << (h % 64);
+        slotWord[h] = word;
       }
-      words[n] = word;
-      banksOf[n++] = static_cast<uint8_t>(bank);
-      counts[bank] = uint8_t(c + 1);
-      degree = std::max<uint32_t>(degree, c + 1u);
+      ++n;
+      const uint32_t bank = static_cast<uint32_t>(word & bankMask);
+      counts[bank] = uint8_t(counts[bank] + 1);
+      degree = std::max<uint32_t>(degree, counts[bank]);
     }
   }
   return degree;
