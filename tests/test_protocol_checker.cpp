@@ -563,6 +563,37 @@ TEST(ProtocolChecker, NonZeroDelayReturnedByTheTarget) {
   expectOnly(chk, "the target returned a non-zero delay (1 ns) to BEGIN_REQ");
 }
 
+// A pool's payload is known by its own data buffer and its extension read directly; any other
+// payload's extension is looked up, a payload without one has none, and a pool payload whose
+// data pointer was moved elsewhere is looked up too.
+TEST(PayloadPool, ExtensionOfPoolAndForeignPayloads) {
+  PayloadPool pool;
+  tlm::tlm_generic_payload* a = pool.acquire();
+  tlm::tlm_generic_payload* b = pool.acquire();
+  MemAccessExtension* ea = nullptr;
+  a->get_extension(ea);
+  ASSERT_NE(ea, nullptr);
+  EXPECT_EQ(PayloadPool::extensionOf(*a), ea);
+  EXPECT_NE(PayloadPool::extensionOf(*b), ea);
+  accessOf(*a).sm = 7;
+  EXPECT_EQ(ea->sm, 7u);
+  unsigned char elsewhere[16];
+  a->set_data_ptr(elsewhere);
+  EXPECT_EQ(PayloadPool::extensionOf(*a), ea);  // looked up
+  a->release();
+  b->release();
+
+  tlm::tlm_generic_payload gp;
+  unsigned char data[64];
+  gp.set_data_ptr(data);
+  EXPECT_EQ(PayloadPool::extensionOf(gp), nullptr);
+  MemAccessExtension ext;
+  gp.set_extension(&ext);
+  EXPECT_EQ(PayloadPool::extensionOf(gp), &ext);
+  EXPECT_EQ(&accessOf(gp), &ext);
+  gp.clear_extension(&ext);
+}
+
 TEST(ProtocolChecker, PayloadWithoutMemoryManager) {
   newSimulation();
   HandInitiator ini("initiator", [](HandInitiator& self) {

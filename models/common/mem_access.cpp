@@ -1,5 +1,7 @@
 #include "common/mem_access.hpp"
 
+#include "common/error.hpp"
+
 namespace gpusc {
 
 const char* accessKindName(AccessKind k) {
@@ -29,6 +31,12 @@ tlm::tlm_generic_payload* PayloadPool::acquire() {
   Slot* s;
   if (free_.empty()) {
     s = new Slot;
+    if (reinterpret_cast<uintptr_t>(s->data) -
+            reinterpret_cast<uintptr_t>(static_cast<tlm::tlm_generic_payload*>(s)) !=
+        kSlotDataOffset) {
+      delete s;
+      throw InternalError("PayloadPool: the compiler's offset of a slot's buffer is not its own");
+    }
     s->set_mm(this);
     s->set_extension(&s->ext);
     all_.push_back(s);

@@ -178,8 +178,7 @@ void MemoryController::issueColumn(uint32_t slot, uint64_t now) {
 }
 
 uint32_t MemoryController::maskedBursts(const tlm::tlm_generic_payload& gp) const {
-  const MemAccessExtension* ext = nullptr;
-  gp.get_extension(ext);
+  const MemAccessExtension* ext = PayloadPool::extensionOf(gp);
   const uint32_t len = gp.get_data_length();
   const uint32_t bursts = (len + burstBytes_ - 1) / burstBytes_;
   if (!ext || len > 8 * sizeof(ext->byteMask)) return bursts;

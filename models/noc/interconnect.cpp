@@ -59,8 +59,7 @@ tlm::tlm_sync_enum Interconnect::fromSm(int id, tlm::tlm_generic_payload& gp, tl
   if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
   if (phase != tlm::BEGIN_REQ)
     throw InternalError(fmt::format("{}: unexpected phase {} from SM {}", name(), phase, id));
-  MemAccessExtension* ext = nullptr;
-  gp.get_extension(ext);
+  MemAccessExtension* ext = PayloadPool::extensionOf(gp);
   if (!ext) throw InternalError(fmt::format("{}: a request without MemAccessExtension", name()));
   const uint64_t cycle = clock_.now();
   gp.acquire();
@@ -83,8 +82,7 @@ tlm::tlm_sync_enum Interconnect::fromL2(int id, tlm::tlm_generic_payload& gp, tl
   }
   if (phase != tlm::BEGIN_RESP)
     throw InternalError(fmt::format("{}: unexpected phase {} from L2 slice {}", name(), phase, id));
-  MemAccessExtension* ext = nullptr;
-  gp.get_extension(ext);
+  MemAccessExtension* ext = PayloadPool::extensionOf(gp);
   if (!ext || ext->sm >= numSms_)
     throw InternalError(fmt::format("{}: a reply from L2 slice {} for no SM", name(), id));
   gp.acquire();
