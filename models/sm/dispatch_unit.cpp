@@ -6,7 +6,7 @@ namespace gpusc::sm {
 
 DispatchUnit::DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg,
                            RegisterFile& rf)
-    : sc_core::sc_module(name), rf_(rf), bankTaken_(rf.banks(), 0) {
+    : sc_core::sc_module(name), rf_(rf) {
   groups_[0].resize(cfg.collectors_sp);
   groups_[1].resize(cfg.collectors_sfu);
   groups_[2].resize(cfg.collectors_mem);
@@ -17,6 +17,7 @@ void DispatchUnit::reset() {
     for (auto& c : g) c = Collector{};
   occupied_ = 0;
   std::fill(std::begin(busyIn_), std::end(busyIn_), 0u);
+  live_.clear();
 }
 
 void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
@@ -40,36 +41,30 @@ void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vect
     }
     ++occupied_;
     ++busyIn_[group(u)];
+    live_.push_back(&c);  // issue orders grow: live_ stays in issue order
     return;
   }
 }
 
 void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
   if (occupied_ == 0) return;
+  // Oldest first: live_ holds the busy collectors in issue order.
   byAge_.clear();
-  for (auto& g : groups_)
-    for (auto& c : g)
-      if (c.busy && c.from <= now) byAge_.push_back(&c);
+  for (Collector* c : live_)
+    if (c->from <= now) byAge_.push_back(c);
   act.collectorsBusy += occupied_;
-  // Oldest first (issue orders are unique). Insertion sort: a handful of collectors, mostly
-  // in order already.
-  for (size_t i = 1; i < byAge_.size(); ++i) {
-    Collector* c = byAge_[i];
-    size_t j = i;
-    for (; j > 0 && byAge_[j - 1]->order > c->order; --j) byAge_[j] = byAge_[j - 1];
-    byAge_[j] = c;
-  }
-  std::fill(bankTaken_.begin(), bankTaken_.end(), 0);
+  uint64_t bankTaken[4] = {0, 0, 0, 0};  // a bit per register-file bank (at most 256)
   uint32_t reads = 0;
   for (Collector* c : byAge_) {
     uint8_t kept = 0;
     for (uint8_t i = 0; i < c->left; ++i) {
       uint8_t b = c->banks[i];
+      const uint64_t bit = 1ull << (b % 64);
       if (reads >= maxReads_) {  // throttled: the operand waits for a later cycle
         c->banks[kept++] = b;
-      } else if (!bankTaken_[b]) {
+      } else if (!(bankTaken[b / 64] & bit)) {
         ++reads;
-        bankTaken_[b] = 1;
+        bankTaken[b / 64] |= bit;
         act.rfReads += 1;
       } else {
         act.rfBankConflicts += 1;
@@ -95,6 +90,10 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
       busyKinds |= kind;
     }
   }
+  if (sent != 0)
+    live_.erase(
+        std::remove_if(live_.begin(), live_.end(), [](const Collector* c) { return !c->busy; }),
+        live_.end());
 }
 
 }  // namespace gpusc::sm

@@ -73,8 +73,10 @@ class DispatchUnit : public sc_core::sc_module {
 
   RegisterFile& rf_;
   std::vector<Collector> groups_[3];
+  // The busy collectors in issue order (collect() appends, cycle() drops those that left), and
+  // those of them that may read in this cycle.
+  std::vector<Collector*> live_;
   std::vector<Collector*> byAge_;
-  std::vector<uint8_t> bankTaken_;
   uint32_t occupied_ = 0;
   uint32_t busyIn_[3] = {0, 0, 0};  // busy collectors of each group
   uint64_t issueOrder_ = 0;
