@@ -538,6 +538,8 @@ inline __attribute__((always_inline)) void product(const double* __restrict m,
 
 // The modes' step, q' = lambda q + w: in place (step()), or from qIn into a distinct qOut
 // (stepCycles(), each cycle's state kept for the product). The same arithmetic; both vectorise.
+// Two loops on purpose: in place, input and output alias, and one loop written for both (without
+// __restrict between them) left the complex modes' update scalar.
 inline __attribute__((always_inline)) void modalModesInPlace(const ModalStep& a) {
   double* __restrict q = a.q;
   const double* __restrict w = a.w;
