@@ -728,4 +728,102 @@ TEST(NocAllocator, GrantsRespectCapacitiesAndRotateFairly) {
   EXPECT_THROW(allocator("wavefront", 1, 1, 1, 1, 1), InputError);
 }
 
+// iSLIP as its header describes it, written plainly (every output scans every request, every
+// input sorts its grants): the allocator must give the same grants, in the same order, with the
+// same pointer movement, over long random sequences. The request sets mix several inputs (the
+// general path) and a single input (a head flit asking for its port's free VCs, or one port's
+// VCs in switch allocation: a path of its own).
+class ReferenceIslip {
+ public:
+  explicit ReferenceIslip(const AllocatorShape& s)
+      : s_(s), grant_(s.outputs, 0), accept_(s.inputs, 0), id_(s.inputs, 0) {}
+
+  std::vector<uint32_t> allocate(const std::vector<AllocRequest>& req) {
+    auto dist = [](uint32_t from, uint32_t to, uint32_t n) { return (to + n - from) % n; };
+    std::vector<uint32_t> grants, given(s_.inputs, 0);
+    std::vector<bool> matched(s_.outputs, false);
+    for (uint32_t iter = 0; iter < s_.iterations; ++iter) {
+      // Grant: each unmatched output picks among the requests of inputs with room left the one
+      // whose input is nearest its pointer, then whose id is nearest the input's id pointer.
+      std::vector<std::pair<uint32_t, uint32_t>> granted;  // (input, request index)
+      for (uint32_t o = 0; o < s_.outputs; ++o) {
+        if (matched[o]) continue;
+        int best = -1;
+        for (uint32_t i = 0; i < req.size(); ++i) {
+          const AllocRequest& r = req[i];
+          if (r.output != o || given[r.input] >= s_.inputCapacity) continue;
+          if (best < 0) {
+            best = int(i);
+            continue;
+          }
+          const AllocRequest& b = req[size_t(best)];
+          const auto key =
+              std::make_pair(dist(grant_[o], r.input, s_.inputs), dist(id_[r.input], r.id, s_.ids));
+          if (key <
+              std::make_pair(dist(grant_[o], b.input, s_.inputs), dist(id_[b.input], b.id, s_.ids)))
+            best = int(i);
+        }
+        if (best >= 0) granted.emplace_back(req[size_t(best)].input, uint32_t(best));
+      }
+      if (granted.empty()) break;
+      // Accept: inputs in order, each taking its grants nearest its accept pointer first (the
+      // distances as the iteration began), up to its capacity. First-iteration matches move the
+      // pointers.
+      std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> order;  // (input, distance, index)
+      for (auto [in, idx] : granted)
+        order.emplace_back(in, dist(accept_[in], req[idx].output, s_.outputs), idx);
+      std::sort(order.begin(), order.end());
+      for (auto [in, d, idx] : order) {
+        if (given[in] >= s_.inputCapacity) continue;
+        ++given[in];
+        matched[req[idx].output] = true;
+        grants.push_back(idx);
+        if (iter != 0) continue;
+        grant_[req[idx].output] = (in + 1) % s_.inputs;
+        accept_[in] = (req[idx].output + 1) % s_.outputs;
+        id_[in] = (req[idx].id + 1) % s_.ids;
+      }
+    }
+    return grants;
+  }
+
+ private:
+  AllocatorShape s_;
+  std::vector<uint32_t> grant_, accept_, id_;
+};
+
+TEST(NocAllocator, IslipMatchesItsSpecificationOnRandomRequests) {
+  Rng rng(20261128);
+  for (int shapeNo = 0; shapeNo < 60; ++shapeNo) {
+    AllocatorShape s;
+    s.inputs = 1 + rng.below(8);
+    s.outputs = 1 + rng.below(10);
+    s.ids = 1 + rng.below(4);
+    s.inputCapacity = 1 + rng.below(3);
+    s.iterations = 1 + rng.below(3);
+    SCOPED_TRACE(fmt::format("shape {}: {} inputs, {} outputs, {} ids, capacity {}, {} iterations",
+                             shapeNo, s.inputs, s.outputs, s.ids, s.inputCapacity, s.iterations));
+    auto islip = allocatorPolicies().create("islip", s);
+    ReferenceIslip ref(s);
+    std::vector<uint32_t> grants;
+    for (int call = 0; call < 300; ++call) {
+      // Each (input, output, id) at most once; half the sets come from one input.
+      const bool one = rng.below(2) == 0;
+      const uint32_t onlyInput = rng.below(s.inputs);
+      const uint32_t density = 1 + rng.below(4);
+      std::vector<AllocRequest> req;
+      for (uint32_t in = 0; in < s.inputs; ++in) {
+        if (one && in != onlyInput) continue;
+        for (uint32_t out = 0; out < s.outputs; ++out)
+          for (uint32_t id = 0; id < s.ids; ++id)
+            if (rng.below(8) < density) req.push_back({in, out, id});
+      }
+      // In an order of their own, not the loops' (the router's request order varies too).
+      for (size_t i = req.size(); i > 1; --i) std::swap(req[i - 1], req[rng.below(uint32_t(i))]);
+      islip->allocate(req, grants);
+      ASSERT_EQ(grants, ref.allocate(req)) << "call " << call << ", " << req.size() << " requests";
+    }
+  }
+}
+
 }  // namespace

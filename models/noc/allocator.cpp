@@ -12,6 +12,24 @@ namespace gpusc::noc {
 namespace {
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 constexpr uint64_t kIndexMask = (1u << 20) - 1;  // of a request index in an accept key
+
+// x + 1 modulo n, for x < n (without a division: this runs for every grant).
+inline uint32_t successor(uint32_t x, uint32_t n) { return x + 1 == n ? 0 : x + 1; }
+
+// The accept keys of one iteration, ascending: at most one per output, usually a handful, which
+// an insertion sort orders without std::sort's call and set-up.
+void sortKeys(std::vector<uint64_t>& keys) {
+  if (keys.size() > 16) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  for (size_t i = 1; i < keys.size(); ++i) {
+    const uint64_t v = keys[i];
+    size_t j = i;
+    for (; j > 0 && keys[j - 1] > v; --j) keys[j] = keys[j - 1];
+    keys[j] = v;
+  }
+}
 }  // namespace
 
 Allocator::Allocator(const AllocatorShape& shape) : shape_(shape) {
@@ -33,9 +51,9 @@ void Allocator::reset() {
 }
 
 void Allocator::advance(const AllocRequest& r) {
-  grantPointer_[r.output] = (r.input + 1) % shape_.inputs;
-  acceptPointer_[r.input] = (r.output + 1) % shape_.outputs;
-  idPointer_[r.input] = (r.id + 1) % shape_.ids;
+  grantPointer_[r.output] = successor(r.input, shape_.inputs);
+  acceptPointer_[r.input] = successor(r.output, shape_.outputs);
+  idPointer_[r.input] = successor(r.id, shape_.ids);
 }
 
 // ---- iSLIP -------------------------------------------------------------------------------------
@@ -54,12 +72,19 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
     advance(requests[0]);
     return;
   }
+  const uint32_t n = static_cast<uint32_t>(requests.size());
+  if (n > kIndexMask) throw InternalError("IslipAllocator: more than 2^20 requests at once");
+  const uint32_t input = requests[0].input;
+  bool oneInput = true;
+  for (uint32_t i = 1; i < n && oneInput; ++i) oneInput = requests[i].input == input;
+  if (oneInput) {
+    allocateOneInput(requests, grants);
+    return;
+  }
   for (const AllocRequest& r : requests) {
     inputGrants_[r.input] = 0;
     outputMatched_[r.output] = 0;
   }
-  const uint32_t n = static_cast<uint32_t>(requests.size());
-  if (n > kIndexMask) throw InternalError("IslipAllocator: more than 2^20 requests at once");
   for (uint32_t iter = 0; iter < shape_.iterations; ++iter) {
     // Grant: every unmatched output picks the input nearest its pointer (and that input's id
     // nearest the input's id pointer).
@@ -93,7 +118,7 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
                       best_[o]);
       best_[o] = kNone;
     }
-    std::sort(keys_.begin(), keys_.end());
+    sortKeys(keys_);
     for (uint64_t key : keys_) {
       const uint32_t idx = uint32_t(key & kIndexMask);
       const AllocRequest& r = requests[idx];
@@ -103,6 +128,44 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
       grants.push_back(idx);
       if (iter == 0) advance(r);
     }
+  }
+}
+
+// All requests from one input: a head flit asking for its output port's free VCs (VC allocation),
+// or one input port's VCs (switch allocation). Every output asked grants that input, with the
+// request whose id is nearest the input's id pointer; the input accepts the outputs nearest its
+// accept pointer, up to its capacity. Further iterations add nothing: every output left unmatched
+// was declined by an input that is then full. The same grants in the same order as allocate()'s
+// general path, without its per-input and per-output bookkeeping.
+void IslipAllocator::allocateOneInput(const std::vector<AllocRequest>& requests,
+                                      std::vector<uint32_t>& grants) {
+  const uint32_t input = requests[0].input;
+  const uint32_t n = static_cast<uint32_t>(requests.size());
+  const uint32_t idPointer = idPointer_[input];
+  touched_.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    const AllocRequest& r = requests[i];
+    uint32_t& b = best_[r.output];
+    if (b == kNone) {
+      b = i;
+      touched_.push_back(r.output);
+    } else if (distance(idPointer, r.id, shape_.ids) <
+               distance(idPointer, requests[b].id, shape_.ids)) {
+      b = i;
+    }
+  }
+  const uint32_t acceptPointer = acceptPointer_[input];
+  keys_.clear();
+  for (uint32_t o : touched_) {
+    keys_.push_back(uint64_t(distance(acceptPointer, o, shape_.outputs)) << 20 | best_[o]);
+    best_[o] = kNone;
+  }
+  sortKeys(keys_);
+  const size_t take = std::min<size_t>(keys_.size(), shape_.inputCapacity);
+  for (size_t k = 0; k < take; ++k) {
+    const uint32_t idx = uint32_t(keys_[k] & kIndexMask);
+    grants.push_back(idx);
+    advance(requests[idx]);
   }
 }
 

@@ -77,6 +77,9 @@ class IslipAllocator : public Allocator {
  public:
   explicit IslipAllocator(const AllocatorShape& shape);
   void allocate(const std::vector<AllocRequest>& requests, std::vector<uint32_t>& grants) override;
+
+ private:
+  void allocateOneInput(const std::vector<AllocRequest>& requests, std::vector<uint32_t>& grants);
 };
 
 class RoundRobinAllocator : public Allocator {

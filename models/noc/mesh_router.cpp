@@ -12,12 +12,15 @@ namespace gpusc::noc {
 // ---- links -------------------------------------------------------------------------------------
 
 void InputChannel::init(uint32_t vcs, uint32_t depth) {
+  if (vcs > kMaxVcs)
+    throw InternalError(fmt::format("noc: {} VCs per link (at most {})", vcs, kMaxVcs));
   depth_ = depth;
   slots_.assign(size_t(vcs) * depth, Flit{});
   head_.assign(vcs, 0);
   count_.assign(vcs, 0);
   frontArrival_.assign(vcs, kNever);
   occupancy_ = 0;
+  std::fill(std::begin(nonEmpty_), std::end(nonEmpty_), 0);
 }
 
 void InputChannel::reset() {
@@ -25,13 +28,19 @@ void InputChannel::reset() {
   std::fill(count_.begin(), count_.end(), 0);
   std::fill(frontArrival_.begin(), frontArrival_.end(), kNever);
   occupancy_ = 0;
+  std::fill(std::begin(nonEmpty_), std::end(nonEmpty_), 0);
 }
 
 Flit InputChannel::pop(uint32_t vc) {
   const Flit f = slots_[vc * depth_ + head_[vc]];
   head_[vc] = head_[vc] + 1 == depth_ ? 0 : head_[vc] + 1;
   --occupancy_;
-  frontArrival_[vc] = --count_[vc] ? slots_[vc * depth_ + head_[vc]].arrival : kNever;
+  if (--count_[vc]) {
+    frontArrival_[vc] = slots_[vc * depth_ + head_[vc]].arrival;
+  } else {
+    frontArrival_[vc] = kNever;
+    nonEmpty_[vc / 64] &= ~(uint64_t(1) << (vc % 64));
+  }
   return f;
 }
 
@@ -41,7 +50,10 @@ void InputChannel::push(uint32_t vc, const Flit& f, bool concurrent) {
   uint32_t tail = head_[vc] + count_[vc];
   if (tail >= depth_) tail -= depth_;
   slots_[vc * depth_ + tail] = f;
-  if (count_[vc]++ == 0) frontArrival_[vc] = f.arrival;
+  if (count_[vc]++ == 0) {
+    frontArrival_[vc] = f.arrival;
+    nonEmpty_[vc / 64] |= uint64_t(1) << (vc % 64);
+  }
   if (wake) lowerWake(*wake, f.arrival, concurrent);
   ++occupancy_;
 }
@@ -229,11 +241,11 @@ void Router::evaluate(FabricWrites* w) {
   for (uint32_t p = 0; p < ports; ++p) {
     const InputChannel& in = inputs_[p];
     if (in.occupancy() == 0) continue;
-    for (uint32_t k = 0; k < vcs_; ++k) {
+    in.forEachNonEmpty([&](uint32_t k) {
       const uint64_t arrival = in.frontArrival(k);
-      if (arrival > now) {  // empty (kNever), or its front is still on the link
+      if (arrival > now) {  // its front is still on the link
         wake = std::min(wake, arrival);
-        continue;
+        return;
       }
       const uint32_t ivc = p * vcs_ + k;
       VcState& s = state_[ivc];
@@ -242,7 +254,7 @@ void Router::evaluate(FabricWrites* w) {
           wake = std::min(wake, s.readyAt);
         else if (outputs_[s.outPort].credits(s.outVc) != 0)
           candidates_.push_back(ivc);  // (without a credit, the credit's return wakes us)
-        continue;
+        return;
       }
       if (s.stage == Stage::Idle) {
         const Flit& f = in.front(k);
@@ -256,14 +268,14 @@ void Router::evaluate(FabricWrites* w) {
       }
       if (s.readyAt > now) {
         wake = std::min(wake, s.readyAt);
-        continue;
+        return;
       }
       // (If every VC is busy, a tail leaving this router frees one: that is a move here.)
       const OutputChannel& oc = outputs_[s.outPort];
       const uint32_t first = fabric_.networkOf(k) * perNetwork;
       for (uint32_t j = first; j < first + perNetwork; ++j)
         if (!oc.busy(j)) requests_.push_back(AllocRequest{ivc, s.outPort * vcs_ + j, 0});
-    }
+    });
   }
   if (!requests_.empty()) {
     vcAllocator_->allocate(requests_, grants_);

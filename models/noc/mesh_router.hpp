@@ -109,10 +109,21 @@ class InputChannel {
   const Flit& front(uint32_t vc) const { return slots_[vc * depth_ + head_[vc]]; }
   // Arrival cycle of the front flit of `vc`, kNever if the VC is empty.
   uint64_t frontArrival(uint32_t vc) const { return frontArrival_[vc]; }
+  // Calls f(vc) for every VC holding a flit (in its buffer or on the link), in VC order: a
+  // router's scan visits only those (most of a busy router's VCs are empty).
+  template <class F>
+  void forEachNonEmpty(F&& f) const {
+    for (uint32_t w = 0; w < kMaskWords; ++w)
+      for (uint64_t m = nonEmpty_[w]; m != 0; m &= m - 1)
+        f(w * 64 + static_cast<uint32_t>(__builtin_ctzll(m)));
+  }
   Flit pop(uint32_t vc);
   // `concurrent`: other senders into the receiver may push at the same time (Router::deliver on
   // the host threads), so its wake cycle is lowered atomically.
   void push(uint32_t vc, const Flit& f, bool concurrent = false);
+
+  // The most VCs a link has: 2 virtual networks x noc.virtual_channels (at most 64).
+  static constexpr uint32_t kMaxVcs = 128;
 
   OutputChannel* upstream = nullptr;  // the sender, which gets the credits
   // The receiver's next evaluation cycle, lowered to a flit's arrival when one is written (null:
@@ -125,6 +136,8 @@ class InputChannel {
   std::vector<uint32_t> head_, count_;
   std::vector<uint64_t> frontArrival_;  // compact copy of each front's arrival, for the scans
   uint32_t depth_ = 0, occupancy_ = 0;
+  static constexpr uint32_t kMaskWords = kMaxVcs / 64;
+  uint64_t nonEmpty_[kMaskWords] = {};  // bit vc: count_[vc] != 0
 };
 
 // The sending end of a link: per VC of the receiver, the credits left and whether a packet holds
