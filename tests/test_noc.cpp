@@ -730,9 +730,10 @@ TEST(NocAllocator, GrantsRespectCapacitiesAndRotateFairly) {
 
 // iSLIP as its header describes it, written plainly (every output scans every request, every
 // input sorts its grants): the allocator must give the same grants, in the same order, with the
-// same pointer movement, over long random sequences. The request sets mix several inputs (the
-// general path) and a single input (a head flit asking for its port's free VCs, or one port's
-// VCs in switch allocation: a path of its own).
+// same pointer movement, over long random sequences. The request sets mix several inputs asking
+// for shared outputs (the general path), a single input (a head flit asking for its port's free
+// VCs, or one port's VCs in switch allocation) and outputs asked at most once each (input ports
+// bound for different output ports): the last two have paths of their own.
 class ReferenceIslip {
  public:
   explicit ReferenceIslip(const AllocatorShape& s)
@@ -807,16 +808,23 @@ TEST(NocAllocator, IslipMatchesItsSpecificationOnRandomRequests) {
     ReferenceIslip ref(s);
     std::vector<uint32_t> grants;
     for (int call = 0; call < 300; ++call) {
-      // Each (input, output, id) at most once; half the sets come from one input.
-      const bool one = rng.below(2) == 0;
+      // Each (input, output, id) at most once; a third of the sets come from one input, a third
+      // name each output at most once.
+      const uint32_t kind = rng.below(3);
       const uint32_t onlyInput = rng.below(s.inputs);
       const uint32_t density = 1 + rng.below(4);
       std::vector<AllocRequest> req;
-      for (uint32_t in = 0; in < s.inputs; ++in) {
-        if (one && in != onlyInput) continue;
+      if (kind == 2) {
         for (uint32_t out = 0; out < s.outputs; ++out)
-          for (uint32_t id = 0; id < s.ids; ++id)
-            if (rng.below(8) < density) req.push_back({in, out, id});
+          if (rng.below(8) < 2 * density)
+            req.push_back({rng.below(s.inputs), out, rng.below(s.ids)});
+      } else {
+        for (uint32_t in = 0; in < s.inputs; ++in) {
+          if (kind == 1 && in != onlyInput) continue;
+          for (uint32_t out = 0; out < s.outputs; ++out)
+            for (uint32_t id = 0; id < s.ids; ++id)
+              if (rng.below(8) < density) req.push_back({in, out, id});
+        }
       }
       // In an order of their own, not the loops' (the router's request order varies too).
       for (size_t i = req.size(); i > 1; --i) std::swap(req[i - 1], req[rng.below(uint32_t(i))]);

@@ -58,7 +58,8 @@ void Allocator::advance(const AllocRequest& r) {
 
 // ---- iSLIP -------------------------------------------------------------------------------------
 
-IslipAllocator::IslipAllocator(const AllocatorShape& shape) : Allocator(shape) {
+IslipAllocator::IslipAllocator(const AllocatorShape& shape)
+    : Allocator(shape), outputSeen_(shape.outputs, 0) {
   if (shape.inputs > kIndexMask || shape.outputs > kIndexMask)
     throw InternalError("IslipAllocator: more than 2^20 inputs or outputs");
 }
@@ -79,6 +80,10 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
   for (uint32_t i = 1; i < n && oneInput; ++i) oneInput = requests[i].input == input;
   if (oneInput) {
     allocateOneInput(requests, grants);
+    return;
+  }
+  if (distinctOutputs(requests)) {
+    allocateDistinctOutputs(requests, grants);
     return;
   }
   for (const AllocRequest& r : requests) {
@@ -155,6 +160,18 @@ void IslipAllocator::allocateOneInput(const std::vector<AllocRequest>& requests,
     }
   }
   const uint32_t acceptPointer = acceptPointer_[input];
+  if (shape_.inputCapacity == 1) {  // VC allocation, and switch allocation without speedup
+    uint64_t nearest = ~0ull;
+    for (uint32_t o : touched_) {
+      nearest =
+          std::min(nearest, uint64_t(distance(acceptPointer, o, shape_.outputs)) << 20 | best_[o]);
+      best_[o] = kNone;
+    }
+    const uint32_t idx = uint32_t(nearest & kIndexMask);
+    grants.push_back(idx);
+    advance(requests[idx]);
+    return;
+  }
   keys_.clear();
   for (uint32_t o : touched_) {
     keys_.push_back(uint64_t(distance(acceptPointer, o, shape_.outputs)) << 20 | best_[o]);
@@ -166,6 +183,45 @@ void IslipAllocator::allocateOneInput(const std::vector<AllocRequest>& requests,
     const uint32_t idx = uint32_t(keys_[k] & kIndexMask);
     grants.push_back(idx);
     advance(requests[idx]);
+  }
+}
+
+// Whether no two requests name the same output (each output's grant is then its one request).
+bool IslipAllocator::distinctOutputs(const std::vector<AllocRequest>& requests) {
+  if (++generation_ == 0) {  // after 2^32 calls: no mark may look current
+    std::fill(outputSeen_.begin(), outputSeen_.end(), 0);
+    generation_ = 1;
+  }
+  for (const AllocRequest& r : requests) {
+    if (outputSeen_[r.output] == generation_) return false;
+    outputSeen_[r.output] = generation_;
+  }
+  return true;
+}
+
+// Every output is asked by one request, so it grants that request (no input is full before the
+// accept step); each input accepts its grants nearest its accept pointer, up to its capacity.
+// Further iterations add nothing: an output left unmatched was declined by an input that is then
+// full. The same grants in the same order as allocate()'s general path.
+void IslipAllocator::allocateDistinctOutputs(const std::vector<AllocRequest>& requests,
+                                             std::vector<uint32_t>& grants) {
+  const uint32_t n = static_cast<uint32_t>(requests.size());
+  keys_.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    const AllocRequest& r = requests[i];
+    inputGrants_[r.input] = 0;
+    keys_.push_back(uint64_t(r.input) << 40 |
+                    uint64_t(distance(acceptPointer_[r.input], r.output, shape_.outputs)) << 20 |
+                    i);
+  }
+  sortKeys(keys_);
+  for (uint64_t key : keys_) {
+    const uint32_t idx = uint32_t(key & kIndexMask);
+    const AllocRequest& r = requests[idx];
+    if (inputGrants_[r.input] >= shape_.inputCapacity) continue;
+    ++inputGrants_[r.input];
+    grants.push_back(idx);
+    advance(r);
   }
 }
 

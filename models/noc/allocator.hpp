@@ -80,6 +80,12 @@ class IslipAllocator : public Allocator {
 
  private:
   void allocateOneInput(const std::vector<AllocRequest>& requests, std::vector<uint32_t>& grants);
+  bool distinctOutputs(const std::vector<AllocRequest>& requests);
+  void allocateDistinctOutputs(const std::vector<AllocRequest>& requests,
+                               std::vector<uint32_t>& grants);
+
+  std::vector<uint32_t> outputSeen_;  // per output: the call (generation_) that last named it
+  uint32_t generation_ = 0;
 };
 
 class RoundRobinAllocator : public Allocator {

@@ -648,7 +648,8 @@ void Sm::issue(Cycle now) {
                               : order.size() == c.order.size() &&
                                     std::equal(order.begin(), order.end(), c.order.begin());
         if (!same) {
-          for (uint32_t slot : c.order) scanPos_[slot] = 0xff;
+          // (The places of warps no longer in the order are left as they are: every reader of
+          // scanPos_ checks that the order holds the warp at that place.)
           c.order.assign(order.begin(), order.end());  // tryIssue may change the policy's order
           c.version = version;
           c.live = 0;
