@@ -131,11 +131,12 @@ void Fabric::deliver(FabricWrites& w) {
 }
 
 void Fabric::commit(FabricWrites& w) {
+  uint64_t marked = 0;  // a router's credits of a cycle share their due cycle: one mark
   for (const FabricWrites::Credit& c : w.credits) {
     creditWheel_[c.due & mask_].push_back(Credit{c.to, c.vc});
-    ++creditsInFlight_;
-    markAt(c.due);
+    if (c.due != marked) markAt(marked = c.due);
   }
+  creditsInFlight_ += w.credits.size();
   for (uint64_t m : w.marks) markAt(m);
   progress = progress || w.progress;
   w.credits.clear();

@@ -240,8 +240,8 @@ class Fabric {
   void markAt(uint64_t cycle, FabricWrites* w) {
     if (!w)
       markAt(cycle);
-    else if (cycle > now)
-      w->marks.push_back(cycle);
+    else if (cycle > now && (w->marks.empty() || w->marks.back() != cycle))
+      w->marks.push_back(cycle);  // (a router marks the same cycle for several VCs)
   }
   void moved(FabricWrites* w) {
     if (w)
