@@ -304,6 +304,8 @@ void EnergyModel::beginLaunch(uint64_t startCycle) {
   pendingSms_ = 0;
   horizon_ = startCycle;
   smCoreJ_.clear();
+  lastBin_ = 0;
+  lastBinFrom_ = lastBinTo_ = 0;  // no bin yet
   l1J_.clear();
   uncoreJ_.clear();
   binEnd_.clear();
@@ -331,6 +333,12 @@ void EnergyModel::addBins(size_t n) {
 }
 
 void EnergyModel::addSmDynamic(uint32_t sm, uint64_t first, uint64_t cycles, double jPerCycle) {
+  // Most calls are one cycle of an SM in the bin of the call before (every SM's every evaluated
+  // cycle): that bin without binOf()'s division. (jPerCycle x 1.0 is jPerCycle exactly.)
+  if (cycles == 1 && first >= lastBinFrom_ && first < lastBinTo_) {
+    smCoreJ_[lastBin_][sm] += jPerCycle;
+    return;
+  }
   uint64_t c = std::max(first, start_);
   const uint64_t end = first + cycles;
   while (c < end) {
@@ -339,6 +347,9 @@ void EnergyModel::addSmDynamic(uint32_t sm, uint64_t first, uint64_t cycles, dou
     const uint64_t n = std::min(end, binEnd) - c;
     ensureBins(b + 1);
     smCoreJ_[b][sm] += jPerCycle * double(n);
+    lastBin_ = b;
+    lastBinFrom_ = start_ + uint64_t(b) * sampleCycles_;
+    lastBinTo_ = binEnd;
     c += n;
   }
 }

@@ -279,7 +279,9 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   uint64_t start_ = 0;
   // Time series: per bin, the SMs' core dynamic energy (streamed), and the deltas of the
   // sampled counts (L1 per SM, uncore per block).
-  std::vector<std::vector<double>> smCoreJ_;             // [bin][sm]
+  std::vector<std::vector<double>> smCoreJ_;  // [bin][sm]
+  size_t lastBin_ = 0;  // addSmDynamic's last bin, cycles [lastBinFrom_, lastBinTo_)
+  uint64_t lastBinFrom_ = 0, lastBinTo_ = 0;
   std::vector<std::vector<double>> l1J_;                 // [bin][sm]
   std::vector<std::array<double, kNumBlocks>> uncoreJ_;  // [bin][block]
   std::vector<uint64_t> binEnd_;                         // sampled boundaries
