@@ -117,22 +117,30 @@ void IslipAllocator::allocate(const std::vector<AllocRequest>& requests,
     // as one integer key each: input, distance, then the request's index.
     keys_.clear();
     for (uint32_t o : touched_) {
-      const AllocRequest& r = requests[best_[o]];
-      keys_.push_back(uint64_t(r.input) << 40 |
-                      uint64_t(distance(acceptPointer_[r.input], r.output, shape_.outputs)) << 20 |
-                      best_[o]);
+      keys_.push_back(acceptKey(requests, best_[o]));
       best_[o] = kNone;
     }
-    sortKeys(keys_);
-    for (uint64_t key : keys_) {
-      const uint32_t idx = uint32_t(key & kIndexMask);
-      const AllocRequest& r = requests[idx];
-      if (inputGrants_[r.input] >= shape_.inputCapacity) continue;
-      ++inputGrants_[r.input];
-      outputMatched_[r.output] = 1;
-      grants.push_back(idx);
-      if (iter == 0) advance(r);
-    }
+    accept(requests, grants, iter == 0);
+  }
+}
+
+uint64_t IslipAllocator::acceptKey(const std::vector<AllocRequest>& requests, uint32_t idx) const {
+  const AllocRequest& r = requests[idx];
+  return uint64_t(r.input) << 40 |
+         uint64_t(distance(acceptPointer_[r.input], r.output, shape_.outputs)) << 20 | idx;
+}
+
+void IslipAllocator::accept(const std::vector<AllocRequest>& requests,
+                            std::vector<uint32_t>& grants, bool movePointers) {
+  sortKeys(keys_);
+  for (uint64_t key : keys_) {
+    const uint32_t idx = uint32_t(key & kIndexMask);
+    const AllocRequest& r = requests[idx];
+    if (inputGrants_[r.input] >= shape_.inputCapacity) continue;
+    ++inputGrants_[r.input];
+    outputMatched_[r.output] = 1;
+    grants.push_back(idx);
+    if (movePointers) advance(r);
   }
 }
 
@@ -159,12 +167,10 @@ void IslipAllocator::allocateOneInput(const std::vector<AllocRequest>& requests,
       b = i;
     }
   }
-  const uint32_t acceptPointer = acceptPointer_[input];
   if (shape_.inputCapacity == 1) {  // VC allocation, and switch allocation without speedup
     uint64_t nearest = ~0ull;
     for (uint32_t o : touched_) {
-      nearest =
-          std::min(nearest, uint64_t(distance(acceptPointer, o, shape_.outputs)) << 20 | best_[o]);
+      nearest = std::min(nearest, acceptKey(requests, best_[o]));
       best_[o] = kNone;
     }
     const uint32_t idx = uint32_t(nearest & kIndexMask);
@@ -174,16 +180,11 @@ void IslipAllocator::allocateOneInput(const std::vector<AllocRequest>& requests,
   }
   keys_.clear();
   for (uint32_t o : touched_) {
-    keys_.push_back(uint64_t(distance(acceptPointer, o, shape_.outputs)) << 20 | best_[o]);
+    keys_.push_back(acceptKey(requests, best_[o]));
     best_[o] = kNone;
   }
-  sortKeys(keys_);
-  const size_t take = std::min<size_t>(keys_.size(), shape_.inputCapacity);
-  for (size_t k = 0; k < take; ++k) {
-    const uint32_t idx = uint32_t(keys_[k] & kIndexMask);
-    grants.push_back(idx);
-    advance(requests[idx]);
-  }
+  inputGrants_[input] = 0;
+  accept(requests, grants, true);
 }
 
 // Whether no two requests name the same output (each output's grant is then its one request).
@@ -208,21 +209,10 @@ void IslipAllocator::allocateDistinctOutputs(const std::vector<AllocRequest>& re
   const uint32_t n = static_cast<uint32_t>(requests.size());
   keys_.clear();
   for (uint32_t i = 0; i < n; ++i) {
-    const AllocRequest& r = requests[i];
-    inputGrants_[r.input] = 0;
-    keys_.push_back(uint64_t(r.input) << 40 |
-                    uint64_t(distance(acceptPointer_[r.input], r.output, shape_.outputs)) << 20 |
-                    i);
+    inputGrants_[requests[i].input] = 0;
+    keys_.push_back(acceptKey(requests, i));
   }
-  sortKeys(keys_);
-  for (uint64_t key : keys_) {
-    const uint32_t idx = uint32_t(key & kIndexMask);
-    const AllocRequest& r = requests[idx];
-    if (inputGrants_[r.input] >= shape_.inputCapacity) continue;
-    ++inputGrants_[r.input];
-    grants.push_back(idx);
-    advance(r);
-  }
+  accept(requests, grants, true);
 }
 
 // ---- round-robin (separable, input first) ------------------------------------------------------

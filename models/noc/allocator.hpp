@@ -81,6 +81,13 @@ class IslipAllocator : public Allocator {
  private:
   void allocateOneInput(const std::vector<AllocRequest>& requests, std::vector<uint32_t>& grants);
   bool distinctOutputs(const std::vector<AllocRequest>& requests);
+  // The accept order of request `idx`'s grant: its input, then its output's distance from the
+  // input's accept pointer, then the index, as one integer.
+  uint64_t acceptKey(const std::vector<AllocRequest>& requests, uint32_t idx) const;
+  // The accept step over keys_: in key order, each input up to its capacity; `movePointers`:
+  // the first iteration's matches move the pointers.
+  void accept(const std::vector<AllocRequest>& requests, std::vector<uint32_t>& grants,
+              bool movePointers);
   void allocateDistinctOutputs(const std::vector<AllocRequest>& requests,
                                std::vector<uint32_t>& grants);
 
