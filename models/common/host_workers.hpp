@@ -149,11 +149,16 @@ class HostWorkers {
   Call call_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   alignas(64) std::atomic<size_t> done_{0};  // items finished in the current batch
-  std::atomic<unsigned> sleepers_{0};
-  std::atomic<bool> engaged_{true};
+  // Read on every cycle by the simulation thread (engaged_) and on every spin by the workers,
+  // written rarely: a line of their own. The workers' count of background calls, changed twice
+  // per spin while there is background work, has another: beside these, every read of
+  // engaged_ waited for the line to come back from the spinning worker's core.
+  alignas(64) std::atomic<bool> engaged_{true};
   std::atomic<bool> stop_{false};
   std::atomic<Background*> background_{nullptr};
-  std::atomic<unsigned> inBackground_{0};  // workers between reading background_ and done
+  std::atomic<unsigned> sleepers_{0};
+  alignas(64) std::atomic<unsigned> inBackground_{
+      0};  // workers between reading background_ and done
   std::mutex mutex_;
   std::condition_variable wakeup_;
 };
