@@ -1173,11 +1173,17 @@ struct RecordingVoltageSink : pdn::VoltageSink {
   std::vector<Launch> launches;
   uint32_t numSms = 0;
   std::string throwAfterRows;  // non-empty: traceRow throws an InputError with it after 100 rows
+  std::chrono::microseconds rowDelay{0};  // how long each of the first slowRows rows takes
+  size_t slowRows = 0;
   size_t rows = 0;
   void beginLaunch(size_t) override { launches.emplace_back(); }
   void droopEvent(const pdn::DroopEvent& e) override { launches.back().events.push_back(e); }
   void traceRow(uint64_t start, uint32_t cycles, const double* v) override {
     if (!throwAfterRows.empty() && ++rows > 100) throw InputError(throwAfterRows);
+    if (slowRows > 0) {
+      --slowRows;
+      std::this_thread::sleep_for(rowDelay);
+    }
     launches.back().starts.push_back(start);
     launches.back().cycles.push_back(cycles);
     launches.back().volts.insert(launches.back().volts.end(), v, v + numSms);
@@ -1192,10 +1198,11 @@ TEST(TimingHostThreads, ThePdnSteppedByTheWorkersGivesTheSameVoltages) {
   struct Run {
     std::vector<nlohmann::json> voltage;
     std::vector<std::string> events, trace;
-    uint64_t byWorkers = 0;
+    uint64_t byWorkers = 0, stepped = 0;
     bool steppedByWorkers = false;
   };
-  auto once = [&](const std::string& kernel, unsigned threads, ThreadPolicy policy, bool sink) {
+  auto once = [&](const std::string& kernel, unsigned threads, ThreadPolicy policy, bool sink,
+                  std::chrono::microseconds rowDelay = {}) {
     Run r;
     Device dev(cfg, ExecMode::Timing);
     dev.setHostThreads(threads, policy);
@@ -1203,14 +1210,17 @@ TEST(TimingHostThreads, ThePdnSteppedByTheWorkersGivesTheSameVoltages) {
     EXPECT_NE(p, nullptr);
     if (p == nullptr) return r;
     r.steppedByWorkers = p->steppedByWorkers();
-    const uint64_t before = p->cyclesSteppedByWorkers();
+    const uint64_t before = p->cyclesSteppedByWorkers(), steppedBefore = p->cyclesStepped();
     RecordingVoltageSink s;
     s.numSms = cfg.gpu.num_sms;
+    s.rowDelay = rowDelay;
+    s.slowRows = rowDelay.count() > 0 ? 3000 : 0;
     if (sink) dev.setVoltageSink(&s);
     auto wl = catalog::find(kernel).make(catalog::Size::Tiny);
     wl->setup(dev);
     wl->run(dev);
     r.byWorkers = p->cyclesSteppedByWorkers() - before;
+    r.stepped = p->cyclesStepped() - steppedBefore;
     for (size_t i = 0; i < dev.launches().size(); ++i) {
       const LaunchRecord& l = dev.launches()[i];
       const uint64_t start = l.timing->startCycle;
@@ -1247,6 +1257,16 @@ TEST(TimingHostThreads, ThePdnSteppedByTheWorkersGivesTheSameVoltages) {
         EXPECT_EQ(r.trace, ref.trace) << what;
       }
     }
+    // A sink slow at first (50 microseconds for each of the first 3,000 rows, a row per cycle),
+    // so that the ring of at most 1,024 cycles fills: the simulation thread steps the cycles the
+    // workers have not, from wherever it stands in a block of gathered cycles, and the workers
+    // go on after it. Every voltage is still the same.
+    const Run slow = once(kernel, 2, ThreadPolicy::Fixed, true, std::chrono::microseconds(50));
+    EXPECT_GT(slow.byWorkers, 0u) << kernel;
+    EXPECT_LT(slow.byWorkers, slow.stepped) << kernel;
+    EXPECT_EQ(slow.voltage, ref.voltage) << kernel;
+    EXPECT_EQ(slow.events, ref.events) << kernel;
+    EXPECT_EQ(slow.trace, ref.trace) << kernel;
   }
   // SystemC samples a VCD file's values on the simulation thread.
   PlatformConfig vcd = test::platform();

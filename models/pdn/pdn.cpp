@@ -1,36 +1,49 @@
 #include "pdn/pdn.hpp"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
+#include <emmintrin.h>
 #endif
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "common/error.hpp"
 
 namespace gpusc::pdn {
 
 namespace {
-// Asks for the cache lines of [p, p + bytes) to be owned by this core, to write them: the ring's
-// slots were last read by the worker, so a plain store would wait for the line to move. PREFETCHW
-// where the processor has it (the caller checks), compiled for it in this function alone.
+// Copies n 8-byte values from src to dst without taking dst's cache lines into this core's cache
+// (non-temporal stores, MOVNTI: SSE2, in every x86-64). The ring's slots were last read by the
+// worker on another core: plain stores would wait for each line to come back, and the stores
+// after them in the store buffer (the SMs' next evaluations') would wait behind them. Copied a
+// line-aligned block at a time, the stores fill whole write-combining buffers. They are weakly
+// ordered: streamFence() comes before the store that publishes them.
+template <class T>
+void streamCopy(T* dst, const T* src, size_t n) {
+  static_assert(sizeof(T) == 8, "8-byte values");
 #if defined(__x86_64__)
-__attribute__((target("prfchw")))
+  for (size_t i = 0; i < n; ++i) {
+    long long bits;
+    std::memcpy(&bits, &src[i], sizeof bits);
+    _mm_stream_si64(reinterpret_cast<long long*>(&dst[i]), bits);
+  }
+#else
+  std::copy(src, src + n, dst);
 #endif
-void prefetchForWrite(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 1, 3);
+}
+void streamFence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
 }
 
-// Whether the processor has PREFETCHW (CPUID 8000_0001h, ECX bit 8), as GCC and clang both read.
-bool hasPrefetchW() {
-#if defined(__x86_64__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(0x80000001u, &a, &b, &c, &d)) return false;
-  return (c & (1u << 8)) != 0;
-#else
-  return false;
-#endif
+// n values in v, starting at a 64-byte boundary (the returned pointer).
+template <class T>
+T* lineAligned(std::vector<T>& v, size_t n) {
+  v.assign(n + 64 / sizeof(T), T{});
+  const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
+  return reinterpret_cast<T*>((p + 63) & ~uintptr_t(63));
 }
 
 GridLayout layoutOf(const PdnNetwork& n) {
@@ -78,15 +91,17 @@ void Pdn::setWorkers(HostWorkers* workers) {
   if (workers_) workers_->setBackground(nullptr);
   workers_ = workers;
   if (!workers_) return;
-  prefetchW_ = hasPrefetchW();
   // A ring of at most 256 KB, 64 to 1,024 cycles: the workers keep up within far fewer.
   const size_t perCycle = size_t(numSms_) * 2 * sizeof(double);
   ringCycles_ = 1024;
   while (ringCycles_ > 64 && size_t(ringCycles_) * perCycle > (256u << 10)) ringCycles_ /= 2;
   wakeDepth_ = ringCycles_ / 8;
-  ringCycle_.assign(ringCycles_, 0);
-  ringAmps_.assign(size_t(ringCycles_) * numSms_, 0.0);
-  ringEstimates_.assign(size_t(ringCycles_) * numSms_, 0.0);
+  ringCycle_ = lineAligned(ringCycleStore_, ringCycles_);
+  ringAmps_ = lineAligned(ringAmpsStore_, size_t(ringCycles_) * numSms_);
+  ringEstimates_ = lineAligned(ringEstimatesStore_, size_t(ringCycles_) * numSms_);
+  stageCycle_.assign(kPublish, 0);
+  stageAmps_.assign(size_t(kPublish) * numSms_, 0.0);
+  stageEstimates_.assign(size_t(kPublish) * numSms_, 0.0);
   gather_.next = 0;
   settleRing();
   workers_->setBackground(this);
@@ -149,49 +164,28 @@ void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double 
 }
 
 void Pdn::stepCycle(uint64_t c) {
-  double* amps = &batchAmps_[size_t(batched_) * numSms_];
-  double* estimates = &batchEstimates_[size_t(batched_) * numSms_];
-  const uint64_t h = gather_.next;
-  if (workers_) {
-    if (h - gather_.tailSeen == ringCycles_) {
-      gather_.tailSeen = consume_.tail.load(std::memory_order_acquire);
-      if (h - gather_.tailSeen == ringCycles_) stepRing();  // the workers are behind
-    }
-    if (produce_.failed.load(std::memory_order_relaxed)) stepRing();  // rethrows
-    const size_t k = size_t(h & (ringCycles_ - 1)) * numSms_;
-    amps = &ringAmps_[k];
-    estimates = &ringEstimates_[k];
-    if (prefetchW_) {  // the slot kPrefetchAhead cycles on
-      const size_t a = size_t((h + kPrefetchAhead) & (ringCycles_ - 1)) * numSms_;
-      prefetchForWrite(&ringAmps_[a], numSms_ * sizeof(double));
-      prefetchForWrite(&ringEstimates_[a], numSms_ * sizeof(double));
-    }
-  }
-  for (uint32_t s = 0; s < numSms_; ++s) {
-    const size_t i = slot(s, c);
-    double booked = idleAmps_;  // an SM that did not evaluate cycle c is idle
-    estimates[s] = 0.0;         // and dispatches nothing
-    if (slotCycle_[i] == c) booked = slotAmps_[i];
-    if (slotEstimateCycle_[i] == c) estimates[s] = slotEstimate_[i];
-    if (spread_ == 1) {
-      amps[s] = booked;
-    } else {  // the moving average of the booked currents (pdn.current_spread_cycles)
-      double& oldest = history_[size_t(s) * spread_ + c % spread_];
-      historySum_[s] += booked - oldest;
-      oldest = booked;
-      amps[s] = historySum_[s] / double(spread_);
-    }
-  }
   if (!workers_) {
+    gatherCycle(c, &batchAmps_[size_t(batched_) * numSms_],
+                &batchEstimates_[size_t(batched_) * numSms_], [](double* p, double v) { *p = v; });
     batchCycle_[batched_] = c;
     if (++batched_ == batchCycles_) stepBatch();
     return;
   }
-  ringCycle_[h & (ringCycles_ - 1)] = c;
+  const uint64_t h = gather_.next;
+  if (h - gather_.tailSeen == ringCycles_) {
+    gather_.tailSeen = consume_.tail.load(std::memory_order_acquire);
+    if (h - gather_.tailSeen == ringCycles_) stepRing();  // the workers are behind
+  }
+  if (produce_.failed.load(std::memory_order_relaxed)) stepRing();  // rethrows
+  // Into the block of kPublish cycles on this core, copied into the ring when it is published.
+  const size_t k = size_t(h % kPublish);
+  gatherCycle(c, &stageAmps_[k * numSms_], &stageEstimates_[k * numSms_],
+              [](double* p, double v) { *p = v; });
+  stageCycle_[k] = c;
   gather_.next = h + 1;
   if ((h + 1) % kPublish == 0) {
-    // A release store: a sequentially consistent one would wait for every store before it (the
-    // ring's, whose cache lines the worker holds) to complete.
+    flushStage();
+    // A release store: a sequentially consistent one would wait for every store before it.
     produce_.head.store(h + 1, std::memory_order_release);
     if (h + 1 - gather_.tailSeen >= wakeDepth_) {
       gather_.tailSeen = consume_.tail.load(std::memory_order_acquire);
@@ -288,8 +282,22 @@ std::unique_lock<std::mutex> Pdn::takeStepping() {
   return lock;
 }
 
+void Pdn::flushStage() {
+  // [flushed, next) lies within one block of kPublish cycles (a block is flushed when it fills),
+  // and so within the staging block and, the ring being a multiple of kPublish, the ring.
+  const uint64_t from = gather_.flushed, n = gather_.next - from;
+  if (n == 0) return;
+  const size_t s = size_t(from % kPublish), r = size_t(from & (ringCycles_ - 1));
+  streamCopy(&ringCycle_[r], &stageCycle_[s], n);
+  streamCopy(&ringAmps_[r * numSms_], &stageAmps_[s * numSms_], n * numSms_);
+  streamCopy(&ringEstimates_[r * numSms_], &stageEstimates_[s * numSms_], n * numSms_);
+  streamFence();
+  gather_.flushed = gather_.next;
+}
+
 void Pdn::settleRing() {
   const uint64_t h = gather_.next;
+  gather_.flushed = h;  // staged cycles are stepped or dropped with the ring's
   produce_.head.store(h, std::memory_order_release);
   consume_.tail.store(h, std::memory_order_release);
   consume_.headSeen = gather_.tailSeen = h;
@@ -298,6 +306,7 @@ void Pdn::settleRing() {
 void Pdn::stepRing() {
   const std::unique_lock<std::mutex> lock = takeStepping();
   if (consume_.error) std::rethrow_exception(consume_.error);
+  flushStage();
   for (uint64_t t = consume_.tail.load(std::memory_order_relaxed); t != gather_.next;) {
     const uint32_t n =
         uint32_t(std::min<uint64_t>(gather_.next - t, ringCycles_ - (t & (ringCycles_ - 1))));

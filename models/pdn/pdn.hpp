@@ -103,6 +103,32 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
  private:
   // Gathers cycle c's currents and estimates and steps it, or puts it in the ring.
   void stepCycle(uint64_t c);
+  // Cycle c's booked current and estimate of each SM, written with store(p, value) into
+  // amps[sm] and estimates[sm].
+  template <class Store>
+  void gatherCycle(uint64_t c, double* amps, double* estimates, Store store) {
+    // An SM that did not evaluate cycle c is idle and dispatches nothing.
+    const auto booked = [&](size_t i) { return slotCycle_[i] == c ? slotAmps_[i] : idleAmps_; };
+    const auto estimate = [&](size_t i) {
+      return slotEstimateCycle_[i] == c ? slotEstimate_[i] : 0.0;
+    };
+    if (spread_ == 1) {
+      for (uint32_t s = 0; s < numSms_; ++s) {
+        store(&amps[s], booked(slot(s, c)));
+        store(&estimates[s], estimate(slot(s, c)));
+      }
+      return;
+    }
+    for (uint32_t s = 0; s < numSms_; ++s) {
+      // The moving average of the booked currents (pdn.current_spread_cycles).
+      const double b = booked(slot(s, c));
+      double& oldest = history_[size_t(s) * spread_ + c % spread_];
+      historySum_[s] += b - oldest;
+      oldest = b;
+      store(&amps[s], historySum_[s] / double(spread_));
+      store(&estimates[s], estimate(slot(s, c)));
+    }
+  }
   // Steps the network and the monitor through n consecutive cycles, cycles[i]'s currents and
   // estimates at amps and estimates + i * numSms_ (the caller holds stepping_ when the workers
   // step). The network steps up to kStepCycles of them at once (PdnNetwork::stepCycles).
@@ -114,6 +140,8 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   bool steppedAsTimePasses() const { return !cfg_.pdn.monitor.vcd_file.empty(); }
   // On the simulation thread: steps every cycle in the ring (and rethrows a worker's error).
   void stepRing();
+  // On the simulation thread: copies the staged cycles not yet in the ring into it.
+  void flushStage();
   // Steps the ring's slots of gathered cycles [t, t + n), which do not wrap around the ring's
   // end (the caller holds stepping_).
   void advanceSlots(uint64_t t, uint32_t n);
@@ -167,15 +195,20 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   // holds stepping_ steps them and advances consume_.tail (every kPublish cycles, and when it
   // stops). Each side keeps the other's index as it last read it, so the two cache lines move
   // between the cores only every so many cycles.
+  // The simulation thread gathers a block of kPublish cycles in stageCycle_, stageAmps_ and
+  // stageEstimates_ (the same layout), on its own core, and copies it into the ring (whose
+  // blocks start on cache lines) with non-temporal stores when it publishes it (flushStage).
   static constexpr uint64_t kPublish = 16;
-  static constexpr uint64_t kPrefetchAhead = 8;  // cycles
-  bool prefetchW_ = false;                       // the processor has PREFETCHW
   HostWorkers* workers_ = nullptr;
   uint32_t ringCycles_ = 0, wakeDepth_ = 0;
-  std::vector<uint64_t> ringCycle_;
-  std::vector<double> ringAmps_, ringEstimates_;
+  uint64_t* ringCycle_ = nullptr;  // into ringCycleStore_, on a 64-byte boundary
+  double* ringAmps_ = nullptr;     // likewise
+  double* ringEstimates_ = nullptr;
+  std::vector<uint64_t> ringCycleStore_, stageCycle_;
+  std::vector<double> ringAmpsStore_, ringEstimatesStore_, stageAmps_, stageEstimates_;
   struct alignas(64) {      // the simulation thread's alone
     uint64_t next = 0;      // the cycles gathered
+    uint64_t flushed = 0;   // the cycles copied into the ring
     uint64_t tailSeen = 0;  // consume_.tail as last read
   } gather_;
   struct alignas(64) {
