@@ -295,13 +295,15 @@ EnergyModel::EnergyModel(const sc_core::sc_module_name& name, const PlatformConf
       sampleCycles_(cfg.power.sample_cycles),
       smStaticA_(table_.smOnW() / cfg.power.supply_voltage),
       streams_(numSms_),
-      ring_(size_t(numSms_) * kRing, 0.0) {}
+      ring_(size_t(numSms_) * kRing, 0.0),
+      pendingMask_((numSms_ + 63) / 64, 0) {}
 
 void EnergyModel::beginLaunch(uint64_t startCycle) {
   start_ = startCycle;
   streams_.assign(numSms_, Stream{startCycle, startCycle});
   ring_.assign(size_t(numSms_) * kRing, 0.0);
   pendingSms_ = 0;
+  pendingMask_.assign((numSms_ + 63) / 64, 0);
   horizon_ = startCycle;
   smCoreJ_.clear();
   lastBin_ = 0;
@@ -366,7 +368,10 @@ void EnergyModel::setPendingEnd(uint32_t sm, uint64_t end) {
   Stream& st = streams_[sm];
   const bool was = st.pending();
   st.pendingEnd = std::max(st.pendingEnd, end);
-  if (!was && st.pending()) ++pendingSms_;
+  if (!was && st.pending()) {
+    ++pendingSms_;
+    markPending(sm, true);
+  }
 }
 
 void EnergyModel::book(uint32_t sm, uint64_t c, const sm::SmActivity& a) {
@@ -388,7 +393,10 @@ void EnergyModel::emitCycle(uint32_t sm, uint64_t c, const sm::SmActivity* a) {
   slot = 0.0;
   const bool was = st.pending();
   st.next = c + 1;
-  if (was && !st.pending()) --pendingSms_;
+  if (was && !st.pending()) {
+    --pendingSms_;
+    markPending(sm, false);
+  }
   if (j > 0 && sampleCycles_ > 0) addSmDynamic(sm, c, 1, j);
   if (!sinks_.empty()) {
     const double amps = j / table_.cycleSeconds / table_.supplyVoltage + smStaticA_;
@@ -404,12 +412,17 @@ void EnergyModel::completeBefore(uint64_t cycle) {
   horizon_ = cycle;
   if (pendingSms_ == 0) return;
   uint64_t x = ~0ull;
-  for (const Stream& st : streams_)
-    if (st.pending()) x = std::min(x, st.next);
-  // Booked stages end at most kRing cycles after a pending SM's next cycle.
+  for (size_t w = 0; w < pendingMask_.size(); ++w)
+    for (uint64_t b = pendingMask_[w]; b != 0; b &= b - 1)
+      x = std::min(x, streams_[w * 64 + size_t(__builtin_ctzll(b))].next);
+  // Booked stages end at most kRing cycles after a pending SM's next cycle. In SM order: the
+  // SMs pending when x's turn begins (handing a cycle on books nothing new).
   for (; x < cycle && pendingSms_ > 0; ++x)
-    for (uint32_t s = 0; s < numSms_; ++s)
-      if (streams_[s].pending() && streams_[s].next == x) emitCycle(s, x, nullptr);
+    for (size_t w = 0; w < pendingMask_.size(); ++w)
+      for (uint64_t b = pendingMask_[w]; b != 0; b &= b - 1) {
+        const uint32_t s = uint32_t(w * 64 + size_t(__builtin_ctzll(b)));
+        if (streams_[s].next == x) emitCycle(s, x, nullptr);
+      }
 }
 
 void EnergyModel::dropBookedFrom(uint64_t cycle) {
@@ -421,6 +434,7 @@ void EnergyModel::dropBookedFrom(uint64_t cycle) {
       ring_[s * kRing + c % kRing] = 0.0;
     st.pendingEnd = st.next;
     --pendingSms_;
+    markPending(s, false);
   }
 }
 
