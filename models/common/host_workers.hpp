@@ -157,8 +157,8 @@ class HostWorkers {
   std::atomic<bool> stop_{false};
   std::atomic<Background*> background_{nullptr};
   std::atomic<unsigned> sleepers_{0};
-  alignas(64) std::atomic<unsigned> inBackground_{
-      0};  // workers between reading background_ and done
+  // Workers between reading background_ and done.
+  alignas(64) std::atomic<unsigned> inBackground_{0};
   std::mutex mutex_;
   std::condition_variable wakeup_;
 };
