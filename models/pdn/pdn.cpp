@@ -163,10 +163,34 @@ void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double 
   slotCycle_[i] = firstCycle;
 }
 
+void Pdn::gatherCycle(uint64_t c, double* amps, double* estimates) {
+  // An SM that did not evaluate cycle c is idle and dispatches nothing.
+  const auto booked = [&](size_t i) { return slotCycle_[i] == c ? slotAmps_[i] : idleAmps_; };
+  const auto estimate = [&](size_t i) {
+    return slotEstimateCycle_[i] == c ? slotEstimate_[i] : 0.0;
+  };
+  if (spread_ == 1) {
+    for (uint32_t s = 0; s < numSms_; ++s) {
+      amps[s] = booked(slot(s, c));
+      estimates[s] = estimate(slot(s, c));
+    }
+    return;
+  }
+  for (uint32_t s = 0; s < numSms_; ++s) {
+    // The moving average of the booked currents (pdn.current_spread_cycles).
+    const double b = booked(slot(s, c));
+    double& oldest = history_[size_t(s) * spread_ + c % spread_];
+    historySum_[s] += b - oldest;
+    oldest = b;
+    amps[s] = historySum_[s] / double(spread_);
+    estimates[s] = estimate(slot(s, c));
+  }
+}
+
 void Pdn::stepCycle(uint64_t c) {
   if (!workers_) {
     gatherCycle(c, &batchAmps_[size_t(batched_) * numSms_],
-                &batchEstimates_[size_t(batched_) * numSms_], [](double* p, double v) { *p = v; });
+                &batchEstimates_[size_t(batched_) * numSms_]);
     batchCycle_[batched_] = c;
     if (++batched_ == batchCycles_) stepBatch();
     return;
@@ -179,8 +203,7 @@ void Pdn::stepCycle(uint64_t c) {
   if (produce_.failed.load(std::memory_order_relaxed)) stepRing();  // rethrows
   // Into the block of kPublish cycles on this core, copied into the ring when it is published.
   const size_t k = size_t(h % kPublish);
-  gatherCycle(c, &stageAmps_[k * numSms_], &stageEstimates_[k * numSms_],
-              [](double* p, double v) { *p = v; });
+  gatherCycle(c, &stageAmps_[k * numSms_], &stageEstimates_[k * numSms_]);
   stageCycle_[k] = c;
   gather_.next = h + 1;
   if ((h + 1) % kPublish == 0) {

@@ -103,32 +103,8 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
  private:
   // Gathers cycle c's currents and estimates and steps it, or puts it in the ring.
   void stepCycle(uint64_t c);
-  // Cycle c's booked current and estimate of each SM, written with store(p, value) into
-  // amps[sm] and estimates[sm].
-  template <class Store>
-  void gatherCycle(uint64_t c, double* amps, double* estimates, Store store) {
-    // An SM that did not evaluate cycle c is idle and dispatches nothing.
-    const auto booked = [&](size_t i) { return slotCycle_[i] == c ? slotAmps_[i] : idleAmps_; };
-    const auto estimate = [&](size_t i) {
-      return slotEstimateCycle_[i] == c ? slotEstimate_[i] : 0.0;
-    };
-    if (spread_ == 1) {
-      for (uint32_t s = 0; s < numSms_; ++s) {
-        store(&amps[s], booked(slot(s, c)));
-        store(&estimates[s], estimate(slot(s, c)));
-      }
-      return;
-    }
-    for (uint32_t s = 0; s < numSms_; ++s) {
-      // The moving average of the booked currents (pdn.current_spread_cycles).
-      const double b = booked(slot(s, c));
-      double& oldest = history_[size_t(s) * spread_ + c % spread_];
-      historySum_[s] += b - oldest;
-      oldest = b;
-      store(&amps[s], historySum_[s] / double(spread_));
-      store(&estimates[s], estimate(slot(s, c)));
-    }
-  }
+  // Cycle c's booked current and estimate of each SM, into amps[sm] and estimates[sm].
+  void gatherCycle(uint64_t c, double* amps, double* estimates);
   // Steps the network and the monitor through n consecutive cycles, cycles[i]'s currents and
   // estimates at amps and estimates + i * numSms_ (the caller holds stepping_ when the workers
   // step). The network steps up to kStepCycles of them at once (PdnNetwork::stepCycles).

@@ -302,7 +302,6 @@ void EnergyModel::beginLaunch(uint64_t startCycle) {
   start_ = startCycle;
   streams_.assign(numSms_, Stream{startCycle, startCycle});
   ring_.assign(size_t(numSms_) * kRing, 0.0);
-  pendingSms_ = 0;
   pendingMask_.assign((numSms_ + 63) / 64, 0);
   horizon_ = startCycle;
   smCoreJ_.clear();
@@ -368,10 +367,7 @@ void EnergyModel::setPendingEnd(uint32_t sm, uint64_t end) {
   Stream& st = streams_[sm];
   const bool was = st.pending();
   st.pendingEnd = std::max(st.pendingEnd, end);
-  if (!was && st.pending()) {
-    ++pendingSms_;
-    markPending(sm, true);
-  }
+  if (!was && st.pending()) markPending(sm, true);
 }
 
 void EnergyModel::book(uint32_t sm, uint64_t c, const sm::SmActivity& a) {
@@ -393,10 +389,7 @@ void EnergyModel::emitCycle(uint32_t sm, uint64_t c, const sm::SmActivity* a) {
   slot = 0.0;
   const bool was = st.pending();
   st.next = c + 1;
-  if (was && !st.pending()) {
-    --pendingSms_;
-    markPending(sm, false);
-  }
+  if (was && !st.pending()) markPending(sm, false);
   if (j > 0 && sampleCycles_ > 0) addSmDynamic(sm, c, 1, j);
   if (!sinks_.empty()) {
     const double amps = j / table_.cycleSeconds / table_.supplyVoltage + smStaticA_;
@@ -410,19 +403,15 @@ void EnergyModel::emitCycle(uint32_t sm, uint64_t c, const sm::SmActivity* a) {
 void EnergyModel::completeBefore(uint64_t cycle) {
   if (cycle <= horizon_) return;
   horizon_ = cycle;
-  if (pendingSms_ == 0) return;
+  if (!anyPending()) return;
   uint64_t x = ~0ull;
-  for (size_t w = 0; w < pendingMask_.size(); ++w)
-    for (uint64_t b = pendingMask_[w]; b != 0; b &= b - 1)
-      x = std::min(x, streams_[w * 64 + size_t(__builtin_ctzll(b))].next);
+  forEachPending([&](uint32_t s) { x = std::min(x, streams_[s].next); });
   // Booked stages end at most kRing cycles after a pending SM's next cycle. In SM order: the
   // SMs pending when x's turn begins (handing a cycle on books nothing new).
-  for (; x < cycle && pendingSms_ > 0; ++x)
-    for (size_t w = 0; w < pendingMask_.size(); ++w)
-      for (uint64_t b = pendingMask_[w]; b != 0; b &= b - 1) {
-        const uint32_t s = uint32_t(w * 64 + size_t(__builtin_ctzll(b)));
-        if (streams_[s].next == x) emitCycle(s, x, nullptr);
-      }
+  for (; x < cycle && anyPending(); ++x)
+    forEachPending([&](uint32_t s) {
+      if (streams_[s].next == x) emitCycle(s, x, nullptr);
+    });
 }
 
 void EnergyModel::dropBookedFrom(uint64_t cycle) {
@@ -433,7 +422,6 @@ void EnergyModel::dropBookedFrom(uint64_t cycle) {
     for (uint64_t c = std::max(st.next, cycle); c < st.pendingEnd; ++c)
       ring_[s * kRing + c % kRing] = 0.0;
     st.pendingEnd = st.next;
-    --pendingSms_;
     markPending(s, false);
   }
 }

@@ -273,9 +273,9 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   };
   std::vector<Stream> streams_;
   std::vector<double> ring_;  // [sm * kRing + cycle % kRing]: J booked for that cycle
-  uint32_t pendingSms_ = 0;   // SMs with booked energy not handed on yet
-  // The same SMs as a bit set (bit sm % 64 of word sm / 64): completeBefore visits only them,
-  // in SM order, instead of every SM's stream every cycle (most SMs idle in a kernel of few CTAs).
+  // The SMs with booked energy not handed on yet, as a bit set (bit sm % 64 of word sm / 64):
+  // completeBefore visits only them, in SM order, instead of every SM's stream every cycle (most
+  // SMs idle in a kernel of few CTAs).
   std::vector<uint64_t> pendingMask_;
   void markPending(uint32_t sm, bool on) {
     const uint64_t bit = 1ull << (sm % 64);
@@ -283,6 +283,18 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
       pendingMask_[sm / 64] |= bit;
     else
       pendingMask_[sm / 64] &= ~bit;
+  }
+  bool anyPending() const {
+    for (uint64_t w : pendingMask_)
+      if (w != 0) return true;
+    return false;
+  }
+  // f(sm) for each pending SM in SM order, as the set stood when its word was reached.
+  template <class F>
+  void forEachPending(F f) const {
+    for (size_t w = 0; w < pendingMask_.size(); ++w)
+      for (uint64_t b = pendingMask_[w]; b != 0; b &= b - 1)
+        f(uint32_t(w * 64 + size_t(__builtin_ctzll(b))));
   }
   uint64_t horizon_ = 0;
 
