@@ -36,10 +36,13 @@ class DispatchUnit : public sc_core::sc_module {
  public:
   DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg, RegisterFile& rf);
 
-  bool hasFreeCollector(Unit u) const {
-    const int g = group(u);
-    return busyIn_[g] < groups_[g].size();
+  bool hasFreeCollector(Unit u) const { return groupHasFree(group(u)); }
+  // The collector groups (SIMD, SFU/DP, memory): a unit's group, and whether it has a free one.
+  static constexpr int kGroups = 3;
+  static int group(Unit u) {
+    return u == Unit::Ldst ? 2 : (u == Unit::Sfu || u == Unit::Dp) ? 1 : 0;
   }
+  bool groupHasFree(int g) const { return busyIn_[g] < groups_[g].size(); }
   // Instruction `inst` of warp slot `warp` enters a collector; it reads the registers `regs`.
   void collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
                uint32_t numRegSlots, Cycle now);
@@ -67,18 +70,14 @@ class DispatchUnit : public sc_core::sc_module {
     uint8_t banks[8] = {};
     uint8_t left = 0;  // operands still to read
   };
-  static int group(Unit u) {
-    return u == Unit::Ldst ? 2 : (u == Unit::Sfu || u == Unit::Dp) ? 1 : 0;
-  }
-
   RegisterFile& rf_;
-  std::vector<Collector> groups_[3];
+  std::vector<Collector> groups_[kGroups];
   // The busy collectors in issue order (collect() appends, cycle() drops those that left), and
   // those of them that may read in this cycle.
   std::vector<Collector*> live_;
   std::vector<Collector*> byAge_;
   uint32_t occupied_ = 0;
-  uint32_t busyIn_[3] = {0, 0, 0};  // busy collectors of each group
+  uint32_t busyIn_[kGroups] = {0, 0, 0};  // busy collectors of each group
   uint64_t issueOrder_ = 0;
   uint32_t maxDispatch_ = kUnlimited, maxReads_ = kUnlimited;
 };

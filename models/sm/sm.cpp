@@ -68,6 +68,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   activeWarps_.assign((s.max_warps + 63) / 64, 0);
   fetchWatch_ = activeWarps_;
   parked_ = activeWarps_;  // all clear
+  structParked_.fill(activeWarps_);
   parkedReason_.assign(s.max_warps, Stall::Issued);
   scan_.assign(s.schedulers, ScanCache{});
   scanPos_.assign(s.max_warps, 0xff);
@@ -340,6 +341,7 @@ void Sm::evaluate(const Cycle now) {
   if (predictor_) throttle(now);
   ldst_.cycle(now, *this, act_);
   dispatch_.cycle(now, act_, *this);
+  if (structGroups_ != 0) unparkStructural(false);
   issue(now);
   fetch(now);
   act_.activeWarps = usedWarps_;
@@ -599,6 +601,19 @@ inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) const {
   return false;
 }
 
+void Sm::unparkStructural(bool all) {
+  for (int g = 0; g < DispatchUnit::kGroups; ++g) {
+    if (!((structGroups_ >> g) & 1) || !(all || dispatch_.groupHasFree(g))) continue;
+    std::vector<uint64_t>& words = structParked_[g];
+    for (size_t i = 0; i < words.size(); ++i) {
+      for (uint64_t m = words[i]; m != 0; m &= m - 1)
+        unpark(static_cast<uint32_t>(i * 64 + __builtin_ctzll(m)));
+      words[i] = 0;
+    }
+    structGroups_ &= ~(1u << g);
+  }
+}
+
 void Sm::issue(Cycle now) {
   for (size_t si = 0; si < schedulers_.size(); ++si) {
     WarpScheduler& s = *schedulers_[si];
@@ -624,6 +639,8 @@ void Sm::issue(Cycle now) {
         if (why == Stall::DataMemory || why == Stall::DataAlu ||
             (why == Stall::Barrier && w.state != func::WarpState::Ready))
           park(slot, why);
+        else if (why == Stall::Structural)
+          parkStructural(slot, w.checkedUnit);
         if (first == Stall::Count_) first = why;
         return false;
       }
@@ -1195,6 +1212,7 @@ void Sm::resetState() {
   fetch_.reset();
   ldst_.reset();
   dispatch_.reset();
+  unparkStructural(true);
   for (auto* units : {&simd_, &sfu_, &dp_})
     for (auto& e : *units) e->reset();
 }

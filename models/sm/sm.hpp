@@ -13,6 +13,7 @@
 // memory response, a new CTA); cycles it skips are accounted in bulk, so idle time costs nothing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -338,6 +339,20 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
     if (p < c.order.size() && c.order[p] == ws) c.live &= ~(1ull << p);
   }
   bool isParked(uint32_t ws) const { return (parked_[ws >> 6] >> (ws & 63)) & 1; }
+  // Warps parked for a structural stall, by collector group (DispatchUnit::group): each found
+  // its instruction ready but no free collector of its unit's group. That holds until its state,
+  // pc or scoreboard changes (which unpark it as above) or a collector of the group frees, which
+  // only the dispatch stage does: after it, the warps of a group with a free collector are
+  // unparked together (unparkStructural).
+  std::array<std::vector<uint64_t>, DispatchUnit::kGroups> structParked_;
+  uint32_t structGroups_ = 0;  // bit g: structParked_[g] may hold a warp
+  void parkStructural(uint32_t ws, Unit u) {
+    park(ws, Stall::Structural);
+    const int g = DispatchUnit::group(u);
+    structParked_[g][ws >> 6] |= 1ull << (ws & 63);
+    structGroups_ |= 1u << g;
+  }
+  void unparkStructural(bool all);
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
   // writebacks due in the same cycle, so the free list's order is state (resetState).
