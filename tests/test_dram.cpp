@@ -671,6 +671,152 @@ TEST(Dram, ResetStateClosesEveryRow) {
   EXPECT_EQ(b.mc.statsJson()["row_misses"], 1u);
 }
 
+// The scheduling rules as written (docs/memory-system.md), applied to the whole queue oldest
+// first: what the policies, which look at each bank's requests only, must decide.
+dram::DramDecision referenceDecision(const std::string& policy, const dram::RequestQueue& q,
+                                     const dram::DramChannel& ch, uint64_t now) {
+  using dram::DramDecision;
+  using dram::RequestQueue;
+  DramDecision d;
+  std::vector<bool> hasHit(ch.banks()), seen(ch.banks()), triedRd(ch.banks()), triedWr(ch.banks());
+  if (policy == "fr-fcfs") {
+    for (uint32_t i = q.oldest(); i != RequestQueue::kEnd; i = q.next(i)) {
+      const dram::DramRequest& r = q[i];
+      if (!ch.isRowHit(r.bank, r.row)) continue;
+      hasHit[r.bank] = true;
+      std::vector<bool>& tried = r.write ? triedWr : triedRd;
+      if (tried[r.bank]) continue;
+      tried[r.bank] = true;
+      const uint64_t t = ch.earliestColumn(r.bank, r.write);
+      if (t <= now) return DramDecision{DramDecision::Kind::Column, i, now};
+      d.retry = std::min(d.retry, t);
+    }
+  } else {
+    const uint32_t h = q.oldest();
+    if (h != RequestQueue::kEnd && ch.isRowHit(q[h].bank, q[h].row)) {
+      const uint64_t t = ch.earliestColumn(q[h].bank, q[h].write);
+      if (t <= now) return DramDecision{DramDecision::Kind::Column, h, now};
+      d.retry = t;
+    }
+  }
+  for (uint32_t i = q.oldest(); i != RequestQueue::kEnd; i = q.next(i)) {
+    const uint32_t bank = q[i].bank;
+    if (hasHit[bank] || seen[bank]) continue;
+    seen[bank] = true;
+    if (policy == "fcfs" && ch.isRowHit(bank, q[i].row)) continue;
+    const uint64_t t = ch.earliestRowCommand(bank);
+    if (t <= now) return DramDecision{DramDecision::Kind::Row, i, now};
+    d.retry = std::min(d.retry, t);
+  }
+  return d;
+}
+
+TEST(Dram, PoliciesDecideAsTheRulesOverTheWholeQueue) {
+  // Random queues (requests to few rows of every bank, slots reused out of order) against a
+  // channel driven by random legal commands; every decision compared with the reference's.
+  const PlatformConfig cfg = platformWith();
+  const DramConfig& dc = cfg.memory.dram;
+  for (const std::string policy : {"fr-fcfs", "fcfs"}) {
+    auto p = dram::dramSchedulingPolicies().create(policy, dc);
+    dram::DramChannel ch(dc);
+    dram::RequestQueue q(cfg.memory.controller.queue_entries, dc.banks);
+    Rng rng(policy == "fcfs" ? 11 : 7);
+    uint64_t seq = 0, now = 0;
+    uint32_t columns = 0, rows = 0, nones = 0;
+    for (int step = 0; step < 20000; ++step) {
+      now += 1 + rng.below(3);
+      // Arrivals and departures keep the queue between empty and full.
+      for (uint32_t n = rng.below(4); n > 0 && !q.full(); --n) {
+        dram::DramRequest r;
+        r.seq = seq++;
+        r.bank = rng.below(dc.banks);
+        r.row = rng.below(3);
+        r.write = rng.below(4) == 0;
+        r.burstsLeft = 1;
+        q.push(r);
+      }
+      if (q.empty()) continue;
+      const dram::DramDecision want = referenceDecision(policy, q, ch, now);
+      const dram::DramDecision got = p->decide(q, ch, now);
+      ASSERT_EQ(int(got.kind), int(want.kind)) << policy << " at step " << step;
+      ASSERT_EQ(got.request, want.request) << policy << " at step " << step;
+      ASSERT_EQ(got.retry, want.retry) << policy << " at step " << step;
+      // Carry the decision out, as the controller does, so the channel's rows and timing move.
+      if (got.kind == dram::DramDecision::Kind::Column) {
+        ++columns;
+        const dram::DramRequest& r = q[got.request];
+        if (r.write)
+          ch.write(r.bank, now);
+        else
+          ch.read(r.bank, now);
+        q.remove(got.request);
+      } else if (got.kind == dram::DramDecision::Kind::Row) {
+        ++rows;
+        const dram::DramRequest& r = q[got.request];
+        if (ch.isOpen(r.bank))
+          ch.precharge(r.bank, now);
+        else
+          ch.activate(r.bank, r.row, now);
+      } else {
+        ++nones;
+      }
+      // Now and then a request leaves from anywhere (its slot is reused out of order).
+      if (!q.empty() && rng.below(8) == 0) {
+        uint32_t i = q.oldest();
+        for (uint32_t k = rng.below(q.size()); k > 0; --k) i = q.next(i);
+        q.remove(i);
+      }
+    }
+    // Every kind of decision was compared many times.
+    EXPECT_GT(columns, 1000u) << policy;
+    EXPECT_GT(rows, 1000u) << policy;
+    EXPECT_GT(nones, 1000u) << policy;
+  }
+}
+
+TEST(Dram, RequestQueueKeepsEachBanksReadsAndWritesInArrivalOrder) {
+  dram::RequestQueue q(10, 4);
+  std::vector<uint32_t> slot;
+  for (uint32_t k = 0; k < 10; ++k) {
+    dram::DramRequest r;
+    r.seq = k;
+    r.bank = k % 3;        // banks 0, 1, 2; bank 3 empty
+    r.write = k % 4 == 3;  // 3 and 7 write
+    slot.push_back(q.push(r));
+  }
+  EXPECT_EQ(q.banksWithRequests(), 0b0111u);
+  const auto seqsOf = [&](uint32_t bank, bool write) {
+    std::vector<uint64_t> s;
+    for (uint32_t i = q.bankOldest(bank, write); i != dram::RequestQueue::kEnd; i = q.bankNext(i))
+      s.push_back(q[i].seq);
+    return s;
+  };
+  EXPECT_EQ(seqsOf(0, false), (std::vector<uint64_t>{0, 6, 9}));
+  EXPECT_EQ(seqsOf(0, true), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(seqsOf(1, true), (std::vector<uint64_t>{7}));
+  q.remove(slot[0]);  // bank 0's oldest: its oldest is now the write
+  EXPECT_EQ(q[q.bankOldest(0)].seq, 3u);
+  q.remove(slot[1]);  // bank 1: reads 4; write 7
+  q.remove(slot[4]);
+  EXPECT_EQ(q[q.bankOldest(1)].seq, 7u);
+  q.remove(slot[7]);  // bank 1 empty
+  EXPECT_EQ(q.bankOldest(1), dram::RequestQueue::kEnd);
+  EXPECT_EQ(q.banksWithRequests(), 0b0101u);
+  EXPECT_EQ(seqsOf(0, false), (std::vector<uint64_t>{6, 9}));
+  EXPECT_EQ(seqsOf(2, false), (std::vector<uint64_t>{2, 5, 8}));
+  dram::DramRequest r;
+  r.seq = 10;
+  r.bank = 1;
+  r.write = true;
+  q.push(r);  // into a freed slot
+  EXPECT_EQ(seqsOf(1, true), (std::vector<uint64_t>{10}));
+  EXPECT_EQ(q.banksWithRequests(), 0b0111u);
+  q.clear();
+  EXPECT_EQ(q.banksWithRequests(), 0u);
+  EXPECT_EQ(q.bankOldest(0), dram::RequestQueue::kEnd);
+  EXPECT_EQ(q.bankOldest(2, false), dram::RequestQueue::kEnd);
+}
+
 TEST(Dram, SchedulingPoliciesByName) {
   const auto& reg = dram::dramSchedulingPolicies();
   EXPECT_EQ(reg.names(), (std::vector<std::string>{"fr-fcfs", "fcfs"}));

@@ -42,17 +42,12 @@ uint64_t DramChannel::earliestPrecharge(uint32_t bank) const {
   return std::max(cmdReady_, banks_[bank].preReady);
 }
 
-uint64_t DramChannel::earliestColumn(uint32_t bank, bool write) const {
-  const Bank& b = banks_[bank];
-  if (!b.open) return kNever;
-  const uint64_t t =
-      std::max({cmdReady_, b.colReady, colReady_, groupColReady_[bankGroupOf(bank)]});
+DramChannel::ColumnBounds DramChannel::columnBounds() const {
+  const uint64_t t = std::max(cmdReady_, colReady_);
   // The burst's data must find the bus free: data leave the bus in command order.
-  if (write) {
-    const uint64_t free = busFree_ + (busCarriesRead_ ? cfg_.read_write_turnaround : 0);
-    return std::max(t, minus(free, cfg_.tWL));
-  }
-  return std::max({t, readReady_, minus(busFree_, cfg_.tCL)});
+  const uint64_t freeForWrite = busFree_ + (busCarriesRead_ ? cfg_.read_write_turnaround : 0);
+  return ColumnBounds{std::max({t, readReady_, minus(busFree_, cfg_.tCL)}),
+                      std::max(t, minus(freeForWrite, cfg_.tWL))};
 }
 
 // ---- commands ----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 // next command of each kind may issue, so asking "when may X issue" costs a few comparisons.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -54,7 +55,20 @@ class DramChannel {
   // The first cycle at which each command may issue (given every command issued so far).
   uint64_t earliestActivate(uint32_t bank) const;
   uint64_t earliestPrecharge(uint32_t bank) const;
-  uint64_t earliestColumn(uint32_t bank, bool write) const;  // the bank must be open
+  uint64_t earliestColumn(uint32_t bank, bool write) const {  // kNever if the bank is closed
+    return earliestColumn(bank, write, columnBounds());
+  }
+  // The part of earliestColumn common to every bank (the command bus, the column spacing across
+  // banks, the data bus), for a scheduler that asks about many banks in one cycle.
+  struct ColumnBounds {
+    uint64_t read, write;
+  };
+  ColumnBounds columnBounds() const;
+  uint64_t earliestColumn(uint32_t bank, bool write, const ColumnBounds& c) const {
+    const Bank& b = banks_[bank];
+    if (!b.open) return kNever;
+    return std::max({write ? c.write : c.read, b.colReady, groupColReady_[bankGroupOf(bank)]});
+  }
   // PRE if the bank is open (on another row), ACT if it is closed.
   uint64_t earliestRowCommand(uint32_t bank) const {
     return banks_[bank].open ? earliestPrecharge(bank) : earliestActivate(bank);

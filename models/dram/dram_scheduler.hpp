@@ -42,12 +42,15 @@ struct DramRequest {
 };
 
 // A bounded queue in arrival order, with removal from anywhere: a fixed array of slots linked
-// oldest to youngest, so neither pushing nor removing allocates.
+// oldest to youngest, so neither pushing nor removing allocates. Each slot is also linked into
+// the list of its bank's reads or its bank's writes (oldest to youngest), so a policy can look
+// at one bank's requests of one kind, or at each bank's oldest, without walking the queue.
 class RequestQueue {
  public:
   static constexpr uint32_t kEnd = 0xffffffffu;
 
-  explicit RequestQueue(uint32_t capacity);
+  // `banks`: at most 64 (DramConfig::banks).
+  RequestQueue(uint32_t capacity, uint32_t banks);
 
   uint32_t capacity() const { return static_cast<uint32_t>(slots_.size()); }
   uint32_t size() const { return size_; }
@@ -62,6 +65,13 @@ class RequestQueue {
   // Iteration from the oldest request: for (i = oldest(); i != kEnd; i = next(i)).
   uint32_t oldest() const { return head_; }
   uint32_t next(uint32_t slot) const { return slots_[slot].next; }
+  // Bit b: bank b has a queued request. A bank's reads (writes) from the oldest:
+  // for (i = bankOldest(b, write); i != kEnd; i = bankNext(i)).
+  uint64_t banksWithRequests() const { return banksUsed_; }
+  uint32_t bankOldest(uint32_t bank, bool write) const { return listHead_[list(bank, write)]; }
+  uint32_t bankNext(uint32_t slot) const { return slots_[slot].bankNext; }
+  // The bank's oldest request of either kind (kEnd if none).
+  uint32_t bankOldest(uint32_t bank) const;
   DramRequest& operator[](uint32_t slot) { return slots_[slot].req; }
   const DramRequest& operator[](uint32_t slot) const { return slots_[slot].req; }
 
@@ -69,9 +79,13 @@ class RequestQueue {
   struct Slot {
     DramRequest req;
     uint32_t prev = kEnd, next = kEnd;
+    uint32_t bankPrev = kEnd, bankNext = kEnd;
   };
+  static uint32_t list(uint32_t bank, bool write) { return 2 * bank + (write ? 1 : 0); }
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
+  std::vector<uint32_t> listHead_, listTail_;  // per bank, reads then writes
+  uint64_t banksUsed_ = 0;
   uint32_t head_ = kEnd, tail_ = kEnd, size_ = 0;
 };
 

@@ -23,7 +23,7 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
       channel_(cfg.memory.dram),
       policy_(
           policiesOf(cfg).dramSchedulers.create(cfg.memory.controller.scheduler, cfg.memory.dram)),
-      queue_(cfg.memory.controller.queue_entries) {
+      queue_(cfg.memory.controller.queue_entries, cfg.memory.dram.banks) {
   if (partition >= cfg.memory.partitions)
     throw InternalError(
         fmt::format("{}: partition {} of {}", this->name(), partition, cfg.memory.partitions));
