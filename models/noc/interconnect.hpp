@@ -160,6 +160,9 @@ class Interconnect : public sc_core::sc_module {
   TrafficStats traffic_;
   std::vector<Delivery> outbox_;
   std::vector<std::unique_ptr<NetworkInterface>> nis_;
+  // Per NI (by node): 1 when it may have work this cycle (NetworkInterface::setActivityFlag);
+  // 0 only when it was found quiet and nothing has happened to it since.
+  std::vector<uint8_t> niActive_;
   std::vector<Router*> routers_;
   HostWorkers* workers_ = nullptr;
   std::vector<uint32_t> dueRouters_;  // the routers that may act in the current cycle

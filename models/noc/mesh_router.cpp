@@ -55,6 +55,7 @@ void InputChannel::push(uint32_t vc, const Flit& f, bool concurrent) {
     nonEmpty_[vc / 64] |= uint64_t(1) << (vc % 64);
   }
   if (wake) lowerWake(*wake, f.arrival, concurrent);
+  if (activity) *activity = 1;
   ++occupancy_;
 }
 

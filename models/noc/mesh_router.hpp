@@ -130,6 +130,10 @@ class InputChannel {
   // the receiver is evaluated every cycle anyway). Atomic: the senders on a router's several
   // inputs may write at once (Router::deliver); lowering commutes.
   std::atomic<uint64_t>* wake = nullptr;
+  // Set to 1 when a flit is written (null: none): a network interface's ejection channel marks
+  // the interface as having work (Interconnect::step). One sender per channel, so the byte has
+  // one writer even when routers deliver on the host threads.
+  uint8_t* activity = nullptr;
 
  private:
   std::vector<Flit> slots_;  // vcs x depth rings

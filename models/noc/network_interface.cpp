@@ -114,6 +114,7 @@ void NetworkInterface::requestAccepted(tlm::tlm_generic_payload& gp) {
   packets_.free(ejectQueue_.front());
   ejectQueue_.pop_front();
   gp.release();
+  markActive();  // the next queued request may go to the L2
 }
 
 void NetworkInterface::enqueue(tlm::tlm_generic_payload& gp, uint32_t dst, uint64_t cycle) {
@@ -127,6 +128,7 @@ void NetworkInterface::enqueue(tlm::tlm_generic_payload& gp, uint32_t dst, uint6
   p.flits = static_cast<uint16_t>(packetFlits(headerBytes_, flitBytes_, dataBytes(gp, network_)));
   injectQueue_.push_back(packets_.create(p));
   ++stats_.network[network_].injectedPackets;
+  markActive();
 }
 
 void NetworkInterface::step() {
@@ -274,6 +276,7 @@ void NetworkInterface::reset() {
   ejectPointer_ = 0;
   ejectQueue_.clear();
   awaiting_ = nullptr;  // its packet's payload is released with the packet table
+  markActive();
   injection_.reset();
   ejection_.reset();
 }

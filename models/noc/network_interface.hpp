@@ -133,6 +133,14 @@ class NetworkInterface : public sc_core::sc_module {
     return !stalled_ && ejection_.occupancy() == 0 && injectQueue_.empty() &&
            (side_ != Side::kL2 || awaiting_ != nullptr || ejectQueue_.empty());
   }
+  // A byte the NI sets to 1 whenever it may stop being quiet: a packet to inject, a flit written
+  // into its ejection channel, the L2 taking a request while more wait. The interconnect clears
+  // it when it finds the NI quiet, and steps only NIs whose byte is set.
+  void setActivityFlag(uint8_t* flag) {
+    activity_ = flag;
+    ejection_.activity = flag;
+    markActive();
+  }
   // `cycles` cycles passed unevaluated, in the state of the last evaluated one.
   void accountSkipped(uint64_t cycles) {
     if (stalled_) stallCycles_ += cycles;
@@ -179,7 +187,11 @@ class NetworkInterface : public sc_core::sc_module {
   tlm::tlm_generic_payload* held_ = nullptr;  // an L1 request waiting for END_REQ
   uint32_t heldDst_ = 0;
   uint64_t heldSince_ = 0;
-  bool stalled_ = false;  // the head packet could not start entering the network this cycle
+  bool stalled_ = false;         // the head packet could not start entering the network this cycle
+  uint8_t* activity_ = nullptr;  // setActivityFlag
+  void markActive() {
+    if (activity_) *activity_ = 1;
+  }
 
   // Ejection.
   std::vector<Reassembly> reassembly_;  // per VC
