@@ -65,10 +65,13 @@ TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   // different configuration gets a new context; the old engine and context are left alive
   // (SystemC objects cannot be destroyed once their context is no longer current, nor during
   // static destruction), which costs the memory of one finished platform per switch. An engine
-  // that stopped mid-launch (a fault, a run limit) is replaced the same way.
+  // that stopped mid-launch (a fault, a run limit) is replaced the same way, and so is one
+  // whose context is no longer the current one (a testbench made a context of its own).
   static TimingEngine* engine = nullptr;
   const std::string key = engineKey(cfg);
-  if (engine != nullptr && engine->configKey_ == key && !engine->poisoned_) return *engine;
+  if (engine != nullptr && engine->configKey_ == key && !engine->poisoned_ &&
+      engine->context_ == sc_core::sc_curr_simcontext)
+    return *engine;
   if (engine != nullptr) {
     sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
     sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
@@ -83,6 +86,7 @@ TimingEngine::TimingEngine(const PlatformConfig& cfg)
   // No SystemC banner on stdout: gpusc prints its own report.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  context_ = sc_core::sc_curr_simcontext;
   gpu_ = std::make_unique<Gpu>("gpu", cfg);
   if (gpu_->energyModel())
     for (sm::Sm* s : gpu_->sms()) s->setActivityObserver(gpu_->energyModel());

@@ -107,6 +107,10 @@ class TimingEngine {
   std::string stateDump() const;
   std::string configKey_;
   bool poisoned_ = false;  // stopped mid-launch or faulted: SystemC state is not reusable
+  // The SystemC context the engine was elaborated in: reused only while it is the current one
+  // (a testbench that makes a context of its own, as a block-level test does, leaves the engine
+  // behind: sc_start would run the new, empty context).
+  sc_core::sc_simcontext* context_ = nullptr;
   // Runs until nothing is pending (the memory system is idle); InternalError if that takes
   // implausibly long. `label` names the launch in the message.
   void drain(const std::string& label);
