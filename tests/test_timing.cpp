@@ -336,6 +336,37 @@ TEST(TimingSharedMemory, ConflictDegreesOneToThirtyTwo) {
   }
 }
 
+TEST(TimingSharedMemory, WarpsWaitingForTheMemoryCollectorsGetTheUnitAtItsConflictRate) {
+  // Eight warps load with conflict degree d: the load/store unit serves one access every d
+  // cycles, so the memory group's collectors stay full and the other warps' loads wait for one
+  // (a structural stall, for which the issue scan parks them until a collector frees). The unit
+  // stays the bound: eight warps x d cycles per instance of the body, within 3 % (the warps'
+  // loop tails overlap the loads less well in the shorter body, as with the SIMD units).
+  const PlatformConfig cfg = throughputPlatform();
+  Device dev(cfg, ExecMode::Timing);
+  const uint32_t warps = 8, d = 8;
+  const std::string setup = "  and.b32 %r2, %r0, 31;\n  div.u32 %r3, %r2, " + std::to_string(d) +
+                            ";\n  rem.u32 %r4, %r2, " + std::to_string(d) +
+                            ";\n  mad.lo.u32 %r5, %r4, 32, %r3;\n  shl.b32 %r5, %r5, 2;\n";
+  const double s = slopeOf(
+      dev, setup, [](int k) { return independent("ld.shared.u32 $, [%r5];", k, 6); }, {warps * 32},
+      2, 6, 4096);
+  EXPECT_NEAR(s, double(warps * d), 0.03 * warps * d);
+  // Most of the cycles in which the busy SM's schedulers had warps were such stalls.
+  Launch l = run(dev, loopKernel(setup, independent("ld.shared.u32 $, [%r5];", kK2, 6)), {1},
+                 {warps * 32}, 6, 4096);
+  uint64_t structural = 0, withWarps = 0;
+  for (const gpu::SmTiming& sm : l.timing->sms) {
+    for (const auto& outcomes : sm.schedulers) {
+      if (outcomes[int(sm::Stall::Issued)] == 0) continue;  // an idle SM's
+      for (int i = 0; i < sm::kNumStalls; ++i)
+        if (i != int(sm::Stall::NoWarp)) withWarps += outcomes[i];
+      structural += outcomes[int(sm::Stall::Structural)];
+    }
+  }
+  EXPECT_GT(structural, withWarps / 2);
+}
+
 TEST(TimingSharedMemory, AtomicsOnOneWordAreSerialisedButDistinctBanksAreNot) {
   // A read is a broadcast when lanes share a word, but atomics on one word read each other's
   // results: `k` lanes on one word take `k` passes of the bank. Lanes on words of distinct banks
@@ -769,6 +800,23 @@ TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
 // reset: which record an instruction gets orders its writeback among those of the same cycle
 // (dfifo requeues the warps in that order), and lrr and two-level start after the warp that
 // issued last.
+TEST(TimingDeterminism, ATestbenchsOwnSystemCContextDoesNotStrandTheEngine) {
+  // A block-level testbench makes a SystemC context of its own (as TimingDispatch above does).
+  // A device launching afterwards, with the configuration of the engine left in the previous
+  // context, must get an engine in a context that runs, not the old one (sc_start would then
+  // run the new, empty context: no activity, a deadlock report): the same cycles as before.
+  const PlatformConfig cfg = platformWith({});
+  const auto cycles = [&] {
+    Device dev(cfg, ExecMode::Timing);
+    return run(dev, loopKernel("", repeat("add.u32 %r1, %r1, %r2;", 8)), {1}, {64}, 20).cycles;
+  };
+  const uint64_t first = cycles();
+  EXPECT_EQ(cycles(), first);  // the engine reused in its own context
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  EXPECT_EQ(cycles(), first);
+}
+
 TEST(TimingDeterminism, ASecondDeviceRepeatsEveryLaunchOfTheFirst) {
   for (const char* scheduler : {"dfifo", "lrr", "two-level"}) {
     const PlatformConfig cfg =
