@@ -312,16 +312,21 @@ TEST(TimingRegisterFile, TwoOperandsInOneBankCostACycle) {
 // ---- shared memory
 // ------------------------------------------------------------------------------------
 
+// Setup code leaving in %r5 the byte address lane l reads with conflict degree d: word
+// (l / d) + (l % d) * 32, so groups of d lanes share a bank with d distinct words and the
+// access needs d passes.
+std::string conflictSetup(uint32_t d) {
+  return "  and.b32 %r2, %r0, 31;\n  div.u32 %r3, %r2, " + std::to_string(d) +
+         ";\n  rem.u32 %r4, %r2, " + std::to_string(d) +
+         ";\n  mad.lo.u32 %r5, %r4, 32, %r3;\n  shl.b32 %r5, %r5, 2;\n";
+}
+
 TEST(TimingSharedMemory, ConflictDegreesOneToThirtyTwo) {
   const PlatformConfig cfg = throughputPlatform();
   Device dev(cfg, ExecMode::Timing);
   const uint32_t warps = 1;
   for (uint32_t d = 1; d <= 32; ++d) {
-    // Lane l reads word (l / d) + (l % d) * 32: groups of d lanes share a bank, with d distinct
-    // words, so the access needs d passes.
-    const std::string setup = "  and.b32 %r2, %r0, 31;\n  div.u32 %r3, %r2, " + std::to_string(d) +
-                              ";\n  rem.u32 %r4, %r2, " + std::to_string(d) +
-                              ";\n  mad.lo.u32 %r5, %r4, 32, %r3;\n  shl.b32 %r5, %r5, 2;\n";
+    const std::string setup = conflictSetup(d);
     // Each load writes its own register, so no load waits for another.
     const double s = slopeOf(
         dev, setup, [](int k) { return independent("ld.shared.u32 $, [%r5];", k, 6); },
@@ -345,9 +350,7 @@ TEST(TimingSharedMemory, WarpsWaitingForTheMemoryCollectorsGetTheUnitAtItsConfli
   const PlatformConfig cfg = throughputPlatform();
   Device dev(cfg, ExecMode::Timing);
   const uint32_t warps = 8, d = 8;
-  const std::string setup = "  and.b32 %r2, %r0, 31;\n  div.u32 %r3, %r2, " + std::to_string(d) +
-                            ";\n  rem.u32 %r4, %r2, " + std::to_string(d) +
-                            ";\n  mad.lo.u32 %r5, %r4, 32, %r3;\n  shl.b32 %r5, %r5, 2;\n";
+  const std::string setup = conflictSetup(d);
   const double s = slopeOf(
       dev, setup, [](int k) { return independent("ld.shared.u32 $, [%r5];", k, 6); }, {warps * 32},
       2, 6, 4096);

@@ -37,8 +37,7 @@ Interconnect::Interconnect(const sc_core::sc_module_name& name, const PlatformCo
         sm ? noc_.injection_queue_packets : 0, noc_.ejection_queue_packets));
   }
   niActive_.assign((nis_.size() + 7) / 8 * 8, 0);  // whole words of 8 (the scan reads words)
-  std::fill_n(niActive_.begin(), nis_.size(), uint8_t(1));
-  for (size_t n = 0; n < nis_.size(); ++n) nis_[n]->setActivityFlag(&niActive_[n]);
+  for (size_t n = 0; n < nis_.size(); ++n) nis_[n]->setActivityFlag(&niActive_[n]);  // sets it
   SC_METHOD(step);
   sensitive << wake_;
   dont_initialize();
