@@ -307,7 +307,6 @@ TEST(EnergyModel, StageCurrentOfOneInstructionAddsUpAndStartsAfterDispatch) {
       model.beginLaunch(issue);
       sm::SmActivity issued, dispatched, written, nothing;
       issued.issued = 1;
-      issued.issuedByClass[int(func::InstClass::FpMad)] = 1;
       dispatched.rfReads = 3;
       dispatched.dispatched[int(sm::Unit::Sp)] = 1;
       dispatched.laneOps = 32;

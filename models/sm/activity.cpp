@@ -88,7 +88,6 @@ namespace {
 template <class F>
 inline void forEachField(SmCounters& t, const SmActivity& a, F f) {
   f(t.issued, a.issued);
-  for (int i = 0; i < func::kNumInstClasses; ++i) f(t.issuedByClass[i], a.issuedByClass[i]);
   f(t.activeLanes, a.activeLanes);
   for (int i = 0; i < kNumUnits; ++i) {
     f(t.dispatched[i], a.dispatched[i]);

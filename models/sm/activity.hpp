@@ -40,8 +40,10 @@ const char* laneKindName(LaneKind k);
 LaneKind laneKindOf(func::InstClass c);
 
 struct SmActivity {
-  uint32_t issued = 0;                                 // warp instructions issued
-  uint32_t issuedByClass[func::kNumInstClasses] = {};  // ... by instruction class
+  // Warp instructions issued (by class: the SM counts those into SmCounters itself, at issue;
+  // nothing that prices or observes a cycle's activity needs them, and the 33 counts were
+  // most of what every evaluated cycle cleared, summed and handed on).
+  uint32_t issued = 0;
   uint32_t activeLanes = 0;             // sum of active threads of the issued instructions
   uint32_t dispatched[kNumUnits] = {};  // instructions that entered each unit
   uint32_t unitBusy[kNumUnits] = {};    // units occupied this cycle

@@ -110,9 +110,8 @@ void Sm::beginKernel(const KernelContext& k) {
   // Cycles are accounted from the kernel's start; until a CTA arrives the SM has no warps.
   lastCycle_ = cycleNow();
   evaluated_ = true;
-  idle_.clear();
   for (auto& s : schedulers_) s->lastOutcome = Stall::NoWarp;
-  idle_.stalls[int(Stall::NoWarp)] = static_cast<uint32_t>(schedulers_.size());
+  idleWarps_ = 0;
   // Power gating: the issue control starts in state 1; the SIMD switches account only while
   // the SM holds CTAs (the SM's own switch covers the rest), so they start suspended.
   // The window covers the cycles the SM accounts: lastCycle_ + 1 .. the kernel's end.
@@ -260,11 +259,16 @@ void Sm::account(Cycle now) {
   // Cycles skipped since the last evaluated one looked exactly like its idle part.
   if (evaluated_ && now > lastCycle_ + 1) {
     const uint64_t skipped = now - lastCycle_ - 1;
-    counters_.add(idle_, skipped);
-    for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += skipped;
-    reportActivity(lastCycle_ + 1, skipped, idle_);
+    SmActivity idle;
+    idle.activeWarps = idleWarps_;
+    for (auto& s : schedulers_) {
+      s->outcomes[int(s->lastOutcome)] += skipped;
+      idle.stalls[int(s->lastOutcome)] += 1;
+    }
+    counters_.add(idle, skipped);
+    reportActivity(lastCycle_ + 1, skipped, idle);
     if (predictor_) {
-      predictor_->skipIdle(lastCycle_ + 1, skipped, predictor_->model().estimate(idle_));
+      predictor_->skipIdle(lastCycle_ + 1, skipped, predictor_->model().estimate(idle));
       lastDispatched_ = 0;
     }
   }
@@ -356,12 +360,10 @@ void Sm::evaluate(const Cycle now) {
   accumulate(pendingCounts_, act_);
   if (++pendingCycles_ == kCountCycles) flushCounts();
   reportActivity(now, 1, act_);
-  idle_.clear();
-  idle_.activeWarps = act_.activeWarps;
-  for (auto& s : schedulers_) {
-    s->outcomes[int(s->lastOutcome)] += 1;
-    idle_.stalls[int(s->lastOutcome)] += 1;
-  }
+  // The skipped cycles until the next evaluated one look like this cycle's idle part: its
+  // schedulers' outcomes (lastOutcome, which only issue() changes) and its resident warps.
+  idleWarps_ = act_.activeWarps;
+  for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += 1;
   lastCycle_ = now;
   evaluated_ = true;
 }
@@ -795,7 +797,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   }
 
   act_.issued += 1;
-  act_.issuedByClass[int(inst.cls)] += 1;
+  counters_.issuedByClass[int(inst.cls)] += 1;
   act_.activeLanes += popcount32(r.active);
   schedulers_[w.scheduler]->policy().issued(slot);
   if (issueObserver_) heldIssues_.push_back({now, slot, pc});

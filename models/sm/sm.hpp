@@ -392,7 +392,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   SmActivity act_;
   Cycle lastCycle_ = 0;     // last evaluated cycle
   bool evaluated_ = false;  // lastCycle_ is valid
-  SmActivity idle_;         // activity of a cycle in which nothing changes (for skipped cycles)
+  uint32_t idleWarps_ = 0;  // resident warps in the skipped cycles after the last evaluated one
   std::vector<CtaRecord> timeline_;
   ActivityObserver* activityObserver_ = nullptr;
   IssueObserver* issueObserver_ = nullptr;
