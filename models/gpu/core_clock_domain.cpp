@@ -67,15 +67,25 @@ void CoreClockDomain::cycle() {
     if (next != sm::kNever) arm(std::max(next, now + 1));
     return;
   }
-  batch_.clear();
+  // The SMs due now, into batch_ (sized for all of them once): through local pointers, which
+  // the batch's stores cannot alias as the compiler must assume of the vectors' own fields.
   sm::Cycle rest = sm::kNever;  // the earliest due cycle of the SMs not in the batch
-  for (uint32_t i = 0; i < sms_.size(); ++i) {
-    if (due_[i] <= now) {
-      batch_.push_back(i);
-      due_[i] = sm::kNever;
-    } else {
-      rest = std::min(rest, due_[i]);
+  {
+    const uint32_t n = uint32_t(due_.size());
+    batch_.resize(n);
+    sm::Cycle* due = due_.data();
+    uint32_t* batch = batch_.data();
+    uint32_t taken = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const sm::Cycle d = due[i];
+      if (d <= now) {
+        batch[taken++] = i;
+        due[i] = sm::kNever;
+      } else if (d < rest) {
+        rest = d;
+      }
     }
+    batch_.resize(taken);
   }
   lastCycle_ = now;
   if (!batch_.empty()) {

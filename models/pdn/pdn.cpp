@@ -66,7 +66,6 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       slotAmps_(2 * numSms_, idleSmAmps),
       slotEstimate_(2 * numSms_, 0.0),
       slotCycle_(2 * numSms_, ~0ull),
-      slotEstimateCycle_(2 * numSms_, ~0ull),
       volts_(numSms_, 0.0),
       estimator_(cfg.smoothing.local,
                  sm::predictorWeights(power::EnergyTable(cfg), cfg.sm.warp_size)),
@@ -125,7 +124,8 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
     }
   }
   std::fill(slotCycle_.begin(), slotCycle_.end(), ~0ull);
-  std::fill(slotEstimateCycle_.begin(), slotEstimateCycle_.end(), ~0ull);
+  std::fill(slotAmps_.begin(), slotAmps_.end(), idleAmps_);  // a failed launch may have left some
+  std::fill(slotEstimate_.begin(), slotEstimate_.end(), 0.0);
   std::fill(history_.begin(), history_.end(), idleAmps_);
   std::fill(historySum_.begin(), historySum_.end(), idleAmps_ * double(spread_));
   monitor_.beginLaunch();
@@ -142,7 +142,6 @@ void Pdn::onSmActivity(uint32_t sm, uint64_t cycle, const sm::SmActivity& a) {
   // estimate (same slot) from being overwritten before it is used.
   while (next_ < cycle) stepCycle(next_++);
   slotEstimate_[slot(sm, cycle)] = estimator_.estimate(a);
-  slotEstimateCycle_[slot(sm, cycle)] = cycle;
 }
 
 void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double amps) {
@@ -163,27 +162,32 @@ void Pdn::onSmCurrent(uint32_t sm, uint64_t firstCycle, uint64_t cycles, double 
   slotCycle_[i] = firstCycle;
 }
 
-void Pdn::gatherCycle(uint64_t c, double* amps, double* estimates) {
-  // An SM that did not evaluate cycle c is idle and dispatches nothing.
-  const auto booked = [&](size_t i) { return slotCycle_[i] == c ? slotAmps_[i] : idleAmps_; };
-  const auto estimate = [&](size_t i) {
-    return slotEstimateCycle_[i] == c ? slotEstimate_[i] : 0.0;
-  };
+void Pdn::gatherCycle(uint64_t c, double* __restrict amps, double* __restrict estimates) {
+  // An SM that did not evaluate cycle c is idle and dispatches nothing: its slots hold the idle
+  // values. They are left so for cycle c + 2.
+  double* __restrict booked = &slotAmps_[slot(0, c)];
+  double* __restrict estimate = &slotEstimate_[slot(0, c)];
+  const double idle = idleAmps_;
+  const uint32_t n = numSms_;
   if (spread_ == 1) {
-    for (uint32_t s = 0; s < numSms_; ++s) {
-      amps[s] = booked(slot(s, c));
-      estimates[s] = estimate(slot(s, c));
+    for (uint32_t s = 0; s < n; ++s) {
+      amps[s] = booked[s];
+      booked[s] = idle;
+      estimates[s] = estimate[s];
+      estimate[s] = 0.0;
     }
     return;
   }
   for (uint32_t s = 0; s < numSms_; ++s) {
     // The moving average of the booked currents (pdn.current_spread_cycles).
-    const double b = booked(slot(s, c));
+    const double b = booked[s];
     double& oldest = history_[size_t(s) * spread_ + c % spread_];
     historySum_[s] += b - oldest;
     oldest = b;
     amps[s] = historySum_[s] / double(spread_);
-    estimates[s] = estimate(slot(s, c));
+    booked[s] = idle;
+    estimates[s] = estimate[s];
+    estimate[s] = 0.0;
   }
 }
 

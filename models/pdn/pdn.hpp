@@ -139,12 +139,14 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   uint64_t lateReports_ = 0;  // reports of cycles already stepped (a bug if not 0)
   PdnState state_;
   std::vector<PdnState> perSm_;  // attribution: one network per SM
-  // What each SM reported for the cycle being stepped and the next one: [sm * 2 + cycle % 2].
-  // A cycle the SM did not evaluate has a current (the late stages of earlier instructions) but
-  // no activity, hence no estimate.
+  // What each SM reported for the cycle being stepped and the next one: [cycle % 2 * SMs + sm],
+  // the idle current and no estimate where it reported nothing. A cycle the SM did not evaluate
+  // has a current (the late stages of earlier instructions) but no activity, hence no estimate.
+  // A report of cycle c steps the cycles before it first, so cycle c - 2's slots were gathered
+  // (and set back to the idle values) before c's are written: each cycle's slots are one block.
   std::vector<double> slotAmps_, slotEstimate_;
-  std::vector<uint64_t> slotCycle_, slotEstimateCycle_;
-  size_t slot(uint32_t sm, uint64_t cycle) const { return size_t(sm) * 2 + (cycle & 1); }
+  std::vector<uint64_t> slotCycle_;  // the cycle each current slot was last written for
+  size_t slot(uint32_t sm, uint64_t cycle) const { return (cycle & 1) * numSms_ + sm; }
   std::vector<double> volts_;  // per SM node
   // The power the local droop predictor estimates for each SM's cycle (its features for the
   // training, recorded whether or not smoothing is on).
