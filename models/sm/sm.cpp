@@ -384,15 +384,19 @@ Cycle Sm::nextEvent(Cycle now) const {
   // nor a fetch can send: END_REQ wakes the SM.
   if (!requestBlocked_) next = std::min(next, ldst_.nextEvent(now));
   if (!wbq_.empty()) next = std::min(next, std::max(wbq_.top().at, now + 1));
-  for (const WarpSlot& w : warps_) {
-    if (!w.active || w.done()) continue;
-    if (w.eligibleAt > now) next = std::min(next, w.eligibleAt);
-    if (w.fetching) continue;
-    const uint32_t pc = w.pc;
-    if (pc >= w.ibBegin && pc < w.ibEnd) {
-      if (w.ibReady > now) next = std::min(next, w.ibReady);
-    } else if (!requestBlocked_) {
-      next = std::min(next, now + 1);  // needs a fetch
+  // The active slots only (their bits): an inactive slot's lines are not touched.
+  for (size_t i = 0; i < activeWarps_.size(); ++i) {
+    for (uint64_t m = activeWarps_[i]; m != 0; m &= m - 1) {
+      const WarpSlot& w = warps_[i * 64 + size_t(__builtin_ctzll(m))];
+      if (w.done()) continue;
+      if (w.eligibleAt > now) next = std::min(next, w.eligibleAt);
+      if (w.fetching) continue;
+      const uint32_t pc = w.pc;
+      if (pc >= w.ibBegin && pc < w.ibEnd) {
+        if (w.ibReady > now) next = std::min(next, w.ibReady);
+      } else if (!requestBlocked_) {
+        next = std::min(next, now + 1);  // needs a fetch
+      }
     }
   }
   return next;
