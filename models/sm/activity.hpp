@@ -41,8 +41,8 @@ LaneKind laneKindOf(func::InstClass c);
 
 struct SmActivity {
   // Warp instructions issued (by class: the SM counts those into SmCounters itself, at issue;
-  // nothing that prices or observes a cycle's activity needs them, and the 33 counts were
-  // most of what every evaluated cycle cleared, summed and handed on).
+  // nothing that prices or observes a cycle's activity needs them, and the 26 counts were
+  // 40 % of what every evaluated cycle cleared, summed and handed on).
   uint32_t issued = 0;
   uint32_t activeLanes = 0;             // sum of active threads of the issued instructions
   uint32_t dispatched[kNumUnits] = {};  // instructions that entered each unit
