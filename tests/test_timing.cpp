@@ -797,12 +797,6 @@ TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
   EXPECT_EQ(a.timing->timeline.size(), b.timing->timeline.size());
 }
 
-// A new Device on the same platform reuses the timing engine of the one before it; every launch
-// takes the cycles it took on the first Device. gaussian's 73 launches on the mesh run with the
-// SMs' in-flight records and warp schedulers as the first Device left them unless they are
-// reset: which record an instruction gets orders its writeback among those of the same cycle
-// (dfifo requeues the warps in that order), and lrr and two-level start after the warp that
-// issued last.
 TEST(TimingDeterminism, ATestbenchsOwnSystemCContextDoesNotStrandTheEngine) {
   // A block-level testbench makes a SystemC context of its own (as TimingDispatch above does).
   // A device launching afterwards, with the configuration of the engine left in the previous
@@ -820,6 +814,12 @@ TEST(TimingDeterminism, ATestbenchsOwnSystemCContextDoesNotStrandTheEngine) {
   EXPECT_EQ(cycles(), first);
 }
 
+// A new Device on the same platform reuses the timing engine of the one before it; every launch
+// takes the cycles it took on the first Device. gaussian's 73 launches on the mesh run with the
+// SMs' in-flight records and warp schedulers as the first Device left them unless they are
+// reset: which record an instruction gets orders its writeback among those of the same cycle
+// (dfifo requeues the warps in that order), and lrr and two-level start after the warp that
+// issued last.
 TEST(TimingDeterminism, ASecondDeviceRepeatsEveryLaunchOfTheFirst) {
   for (const char* scheduler : {"dfifo", "lrr", "two-level"}) {
     const PlatformConfig cfg =

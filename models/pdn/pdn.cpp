@@ -178,7 +178,7 @@ void Pdn::gatherCycle(uint64_t c, double* __restrict amps, double* __restrict es
     }
     return;
   }
-  for (uint32_t s = 0; s < numSms_; ++s) {
+  for (uint32_t s = 0; s < n; ++s) {
     // The moving average of the booked currents (pdn.current_spread_cycles).
     const double b = booked[s];
     double& oldest = history_[size_t(s) * spread_ + c % spread_];
