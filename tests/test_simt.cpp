@@ -206,6 +206,40 @@ TEST(Simt, BarrierReduction) {
   for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r2.out[i], even + 1000) << i;
 }
 
+TEST(Simt, BarrierReductionResultGoesOnlyToTheLanesThatExecutedIt) {
+  // Lanes 16-31 of each warp skip the bar.red by its guard: they keep their own value, and
+  // their predicates do not count.
+  KernelRun r(kernel(R"(
+  mov.u32 %r4, 7;
+  and.b32 %r3, %r12, 31;
+  setp.lt.u32 %p3, %r3, 16;
+  setp.eq.u32 %p1, %r3, 3;
+  @%p3 bar.red.popc.u32 %r4, 0, %p1;
+  st.global.u32 [%rd1], %r4;)"),
+              {1}, {128}, 128);
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], i % 32 < 16 ? 4u : 7u) << i;
+}
+
+TEST(Simt, BarrierReductionReleasedByAnExitingWarpDeliversItsResult) {
+  // The last warp exits after the other three wait in bar.red: its exit releases the barrier,
+  // and the waiting warps still get the count (their 96 threads, all with %p1 set).
+  KernelRun r(kernel(R"(
+  mov.u32 %r4, 7;
+  setp.ge.u32 %p2, %r12, 96;
+  @%p2 bra LAST;
+  setp.ne.u32 %p1, %r2, 1000000;
+  bar.red.popc.u32 %r4, 0, %p1;
+  st.global.u32 [%rd1], %r4;
+  ret;
+LAST:
+  add.u32 %r5, %r2, 1;
+  add.u32 %r5, %r5, 1;
+  st.global.u32 [%rd1], %r5;
+  exit;)"),
+              {1}, {128}, 128);
+  for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], i < 96 ? 96u : i + 2) << i;
+}
+
 TEST(Simt, AtomicsUnderContention) {
   // Every thread adds to one global counter, increments a wrapping counter, and takes the max.
   KernelRun r(kernel(R"(

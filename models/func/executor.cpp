@@ -168,6 +168,8 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
     w.idInCta = wi;
     w.state = WarpState::Ready;
     w.barrierId = 0;
+    w.redPc = kNoPc;
+    w.redMask = 0;
     w.instructions = 0;
     w.stack.clear();
     w.stack.push_back({p.functions[0].begin, kNoPc, w.live, false});
@@ -183,6 +185,19 @@ bool Executor::tryRelease(Cta& cta, uint32_t id) {
     if (!((b.waiting >> wi) & 1u)) continue;
     Warp& w = cta.warps[wi];
     w.state = WarpState::Ready;
+    // A bar.red's result is known only now: it goes to the lanes that executed it (not lanes
+    // whose guard was false, nor lanes at another pc: those registers are not its to write).
+    if (w.redPc == kNoPc) continue;  // bar.sync on the same barrier
+    const Inst& ri = L_.prog->code[w.redPc];
+    const uint32_t lanes = w.redMask;
+    w.redPc = kNoPc;
+    if (ri.mode2 == 0) {
+      for (int l = 0; l < kWarpSize; ++l)
+        if ((lanes >> l) & 1u) w.regs[size_t(ri.dst[0]) * kWarpSize + l] = b.redPopc;
+    } else {
+      const bool v = ri.mode2 == 1 ? b.redAnd : b.redOr;
+      w.preds[ri.dst[0]] = (w.preds[ri.dst[0]] & ~lanes) | (v ? lanes : 0u);
+    }
   }
   b = Barrier{};
   cta.syncEpoch += 1;
@@ -212,30 +227,12 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
     w.state = WarpState::AtBarrier;
     w.barrierId = in.aux;
     r.kind = StepKind::AtBarrier;
-  }
-  // A reduction's result is known only when the barrier completes; deliver it then.
-  const bool isRed = in.mode == 2;
-  const uint32_t popc = b.redPopc;
-  const bool andR = b.redAnd, orR = b.redOr;
-  uint64_t waiting = b.waiting;
-  if (tryRelease(cta, in.aux)) {
-    r.released = true;
-    if (isRed) {
-      for (uint32_t wi = 0; wi < cta.warps.size(); ++wi) {
-        if (!((waiting >> wi) & 1u)) continue;
-        Warp& o = cta.warps[wi];
-        // Every waiting warp is at this same bar.red instruction; write its result.
-        const uint32_t lanes = o.activeMask();
-        if (in.mode2 == 0) {
-          for (int l = 0; l < kWarpSize; ++l)
-            if ((lanes >> l) & 1u) o.regs[size_t(in.dst[0]) * kWarpSize + l] = popc;
-        } else {
-          bool v = in.mode2 == 1 ? andR : orR;
-          o.preds[in.dst[0]] = (o.preds[in.dst[0]] & ~lanes) | (v ? lanes : 0u);
-        }
-      }
+    if (in.mode == 2) {
+      w.redPc = r.pc;
+      w.redMask = mask;
     }
   }
+  if (tryRelease(cta, in.aux)) r.released = true;
 }
 
 void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {

@@ -15,7 +15,8 @@ void electSyncHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask == 0) return;
   // The member mask names the participating threads (the ISA requires the same value in each).
   const uint32_t members = static_cast<uint32_t>(m[__builtin_ctz(mask)]) & mask;
-  if (members == 0) {
+  if (members == 0) {  // undefined in the ISA; no leader: the lane number reads 0
+    forEachLane(mask, [&](int l) { d[l] = 0; });
     writePred(c, in.dst[1], mask, 0);
     return;
   }

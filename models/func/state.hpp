@@ -46,6 +46,9 @@ struct Warp {
   uint32_t idInCta = 0;
   WarpState state = WarpState::Ready;
   uint32_t barrierId = 0;
+  // Waiting in a bar.red: its pc, and the lanes that executed it (they get its result).
+  uint32_t redPc = kNoPc;
+  uint32_t redMask = 0;
   uint64_t instructions = 0;  // warp instructions executed
 
   bool done() const { return state == WarpState::Done; }
