@@ -1,6 +1,9 @@
 // Control-flow analysis: immediate post-dominators on hand-made CFGs (if/else, nested loops,
 // early exit, break out of a loop, an endless loop), reconvergence points of decoded branches,
-// and the register-pressure estimate.
+// the register-pressure estimate, and which registers share a register row.
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "func/cfg.hpp"
@@ -94,9 +97,8 @@ LOOP:
   EXPECT_EQ(p.code[9].reconv, 10u);  // the loop's exit
 }
 
-TEST(RegisterEstimate, CountsLiveValuesIn32BitUnits) {
-  Device dev(test::platform());
-  Module& m = dev.loadModule(test::module(R"(
+// Straight-line code: three values live at once beside a 64-bit pointer.
+const char* kStraightLine = R"(
 .visible .entry k(.param .u64 out)
 {
   .reg .b32 %r<6>;
@@ -110,10 +112,97 @@ TEST(RegisterEstimate, CountsLiveValuesIn32BitUnits) {
   st.global.u32 [%rd1], %r5;
   ret;
 }
-)"),
-                             "regs.ptx");
+)";
+
+TEST(RegisterEstimate, CountsLiveValuesIn32BitUnits) {
+  Device dev(test::platform());
+  Module& m = dev.loadModule(test::module(kStraightLine), "regs.ptx");
   // Most pressure just before the first add: %r1 %r2 %r3 and the 64-bit %rd1 = 5 units.
   EXPECT_EQ(m.kernel("k").program->regsPerThread, 5u);
+}
+
+// Rows of the kernel above: registers live at once have rows of their own; one whose live range
+// starts after another's ends may take its row.
+TEST(RegisterRows, RegistersLiveAtOnceHaveDistinctRowsAndDeadOnesAreReused) {
+  Device dev(test::platform());
+  Module& m = dev.loadModule(test::module(kStraightLine), "rows.ptx");
+  const Program& p = *m.kernel("k").program;
+  const uint32_t rd1 = p.code[0].dst[0], r1 = p.code[1].dst[0], r2 = p.code[2].dst[0],
+                 r3 = p.code[3].dst[0], r4 = p.code[4].dst[0], r5 = p.code[5].dst[0];
+  for (uint32_t row : {rd1, r1, r2, r3, r4, r5}) EXPECT_LT(row, p.numRegRows);
+  // Live together: %rd1 %r1 %r2 %r3; then %rd1 %r3 %r4; then %rd1 %r5.
+  const std::vector<uint32_t> together = {rd1, r1, r2, r3};
+  EXPECT_EQ(std::set<uint32_t>(together.begin(), together.end()).size(), 4u);
+  for (uint32_t other : {rd1, r3}) EXPECT_NE(r4, other);
+  EXPECT_NE(r5, rd1);
+  // An instruction's destination never shares a row with its sources.
+  for (uint32_t src : {r1, r2}) EXPECT_NE(r4, src);
+  for (uint32_t src : {r4, r3}) EXPECT_NE(r5, src);
+  // %r5 reuses a row (of %r1 or %r2, dead by then): six registers in fewer rows.
+  EXPECT_TRUE(r5 == r1 || r5 == r2);
+  EXPECT_LT(p.numRegRows, 6u);
+  // The timing model still sees PTX registers, numbered as declared (%r0-%r5, %rd0, %rd1).
+  EXPECT_EQ(p.numRegSlots, 8u);
+  EXPECT_EQ(p.info[0].regWrites, std::vector<uint32_t>{7});
+  EXPECT_EQ(p.info[1].regWrites, std::vector<uint32_t>{1});
+  EXPECT_EQ(p.info[5].regWrites, std::vector<uint32_t>{5});
+  EXPECT_EQ(p.info[5].regReads, (std::vector<uint32_t>{4, 3}));
+}
+
+// A register read before it is written (0 in a kernel; in a function, what the previous call left)
+// keeps a row no other register uses, even one whose live range it does not meet.
+TEST(RegisterRows, RegistersReadBeforeWrittenKeepRowsOfTheirOwn) {
+  Device dev(test::platform());
+  Module& m = dev.loadModule(test::module(R"(
+.func (.param .b32 r) f(.param .b32 a)
+{
+  .reg .b32 %r<4>;
+  ld.param.b32 %r1, [a];
+  add.u32 %r2, %r3, %r1;
+  mov.u32 %r3, %r2;
+  st.param.b32 [r], %r2;
+  ret;
+}
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  {
+  .param .b32 a;
+  .param .b32 r;
+  st.param.b32 [a], 5;
+  call (r), f, (a);
+  ld.param.b32 %r1, [r];
+  }
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+)"),
+                             "rows.ptx");
+  const Program& p = *m.kernel("k").program;
+  ASSERT_EQ(p.functions.size(), 2u);
+  const FunctionInfo& f = p.functions[1];
+  // In f, %r3 is read by the add before the mov writes it: it carries a value from call to call.
+  uint32_t r3 = kNoPc;
+  std::set<uint32_t> others;
+  for (uint32_t pc = f.begin; pc < f.end; ++pc) {
+    const std::string& op = p.info[pc].opcode;
+    if (op.rfind("add", 0) == 0) r3 = p.code[pc].src[0];
+    if (op.rfind("ld.param", 0) == 0 || op.rfind("add", 0) == 0) others.insert(p.code[pc].dst[0]);
+  }
+  ASSERT_NE(r3, kNoPc);
+  EXPECT_EQ(others.count(r3), 0u);
+  // The function's rows are not the kernel's: a call keeps its caller's values.
+  for (uint32_t pc = p.functions[0].begin; pc < p.functions[0].end; ++pc)
+    if (!p.info[pc].regWrites.empty()) {
+      EXPECT_NE(p.code[pc].dst[0], r3);
+      EXPECT_EQ(others.count(p.code[pc].dst[0]), 0u);
+    }
+  // The kernel runs: f's %r3 reads 0 at its first call, so it returns 0 + 5.
+  DevPtr out = dev.malloc(4);
+  dev.launch(m.kernel("k"), {1}, {1}, 0, KernelArgs().ptr(out));
+  EXPECT_EQ(dev.download<uint32_t>(out, 1)[0], 5u);
 }
 
 }  // namespace

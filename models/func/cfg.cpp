@@ -143,41 +143,68 @@ void computeReconvergence(Program& p, const FunctionInfo& f) {
   }
 }
 
-uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths) {
-  const size_t words = (p.numRegSlots + 63) / 64;
-  auto liveMax = [&](const FunctionInfo& f) {
-    auto blocks = buildBlocks(p, f);
-    const size_t n = blocks.size();
-    std::vector<std::vector<uint64_t>> liveIn(n, std::vector<uint64_t>(words, 0));
-    auto liveOutOf = [&](size_t i, std::vector<uint64_t>& out) {
-      std::fill(out.begin(), out.end(), 0);
-      for (uint32_t s : blocks[i].succs)
-        if (s != kExitBlock)
-          for (size_t w = 0; w < words; ++w) out[w] |= liveIn[s][w];
-    };
-    std::vector<uint64_t> live(words);
-    auto step = [&](uint32_t pc) {
-      const InstInfo& ii = p.info[pc];
-      if (p.code[pc].guard < 0)
-        for (uint32_t s : ii.regWrites) live[s / 64] &= ~(1ull << (s % 64));
-      for (uint32_t s : ii.regReads) live[s / 64] |= 1ull << (s % 64);
-    };
+namespace {
+
+// Per-thread register liveness of one function, as bit sets over PTX register numbers.
+// Predicated writes do not end a live range: a lane whose predicate is false keeps the old value.
+class Liveness {
+ public:
+  Liveness(const Program& p, const FunctionInfo& f)
+      : p_(p), blocks_(buildBlocks(p, f)), words_((p.numRegSlots + 63) / 64) {
+    const size_t n = blocks_.size();
+    liveIn_.assign(n, std::vector<uint64_t>(words_, 0));
+    std::vector<uint64_t> live(words_);
     bool changed = true;
     while (changed) {
       changed = false;
       for (size_t i = n; i-- > 0;) {
-        liveOutOf(i, live);
-        for (uint32_t pc = blocks[i].end; pc-- > blocks[i].begin;) step(pc);
-        if (live != liveIn[i]) {
-          liveIn[i] = live;
+        liveOut(i, live);
+        for (uint32_t pc = blocks_[i].end; pc-- > blocks_[i].begin;) step(pc, live);
+        if (live != liveIn_[i]) {
+          liveIn_[i] = live;
           changed = true;
         }
       }
     }
+  }
+
+  const std::vector<BasicBlock>& blocks() const { return blocks_; }
+  size_t words() const { return words_; }
+  // Registers live at the function's entry (read before any write on some path).
+  const std::vector<uint64_t>& atEntry() const { return liveIn_.at(0); }
+
+  // The registers live after block i.
+  void liveOut(size_t i, std::vector<uint64_t>& out) const {
+    std::fill(out.begin(), out.end(), 0);
+    for (uint32_t s : blocks_[i].succs)
+      if (s != kExitBlock)
+        for (size_t w = 0; w < words_; ++w) out[w] |= liveIn_[s][w];
+  }
+  // Turns the registers live after `pc` into those live before it.
+  void step(uint32_t pc, std::vector<uint64_t>& live) const {
+    const InstInfo& ii = p_.info[pc];
+    if (p_.code[pc].guard < 0)
+      for (uint32_t s : ii.regWrites) live[s / 64] &= ~(1ull << (s % 64));
+    for (uint32_t s : ii.regReads) live[s / 64] |= 1ull << (s % 64);
+  }
+
+ private:
+  const Program& p_;
+  std::vector<BasicBlock> blocks_;
+  size_t words_;
+  std::vector<std::vector<uint64_t>> liveIn_;
+};
+
+}  // namespace
+
+uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths) {
+  auto liveMax = [&](const FunctionInfo& f) {
+    const Liveness lv(p, f);
+    std::vector<uint64_t> live(lv.words());
     uint32_t best = 0;
     auto units = [&]() {
       uint32_t u = 0;
-      for (size_t w = 0; w < words; ++w) {
+      for (size_t w = 0; w < live.size(); ++w) {
         uint64_t bits = live[w];
         while (bits) {
           int b = __builtin_ctzll(bits);
@@ -187,11 +214,11 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
       }
       return u;
     };
-    for (size_t i = 0; i < n; ++i) {
-      liveOutOf(i, live);
+    for (size_t i = 0; i < lv.blocks().size(); ++i) {
+      lv.liveOut(i, live);
       best = std::max(best, units());
-      for (uint32_t pc = blocks[i].end; pc-- > blocks[i].begin;) {
-        step(pc);
+      for (uint32_t pc = lv.blocks()[i].end; pc-- > lv.blocks()[i].begin;) {
+        lv.step(pc, live);
         best = std::max(best, units());
       }
     }
@@ -201,6 +228,80 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
   for (const auto& f : p.functions)
     (f.isEntry ? entry : callee) = std::max(f.isEntry ? entry : callee, liveMax(f));
   return entry + callee;
+}
+
+std::vector<uint32_t> shareRegisterRows(const Program& p,
+                                        const std::vector<uint32_t>& firstRegOfFunction,
+                                        uint32_t& numRows) {
+  std::vector<uint32_t> rowOf(p.numRegSlots, 0);
+  numRows = 0;
+  for (size_t fi = 0; fi < p.functions.size(); ++fi) {
+    const uint32_t rb = firstRegOfFunction.at(fi), re = firstRegOfFunction.at(fi + 1);
+    const uint32_t n = re - rb;
+    if (n == 0) continue;
+    const Liveness lv(p, p.functions[fi]);
+    const size_t words = lv.words(), nw = (n + 63) / 64;
+    // Interference of the function's registers (local numbers r - rb), n x n bits.
+    std::vector<uint64_t> adj(size_t(n) * nw, 0);
+    auto mine = [&](uint32_t r) { return r >= rb && r < re; };
+    auto edge = [&](uint32_t a, uint32_t b) {
+      if (!mine(a) || !mine(b) || a == b) return;
+      a -= rb;
+      b -= rb;
+      adj[size_t(a) * nw + b / 64] |= 1ull << (b % 64);
+      adj[size_t(b) * nw + a / 64] |= 1ull << (a % 64);
+    };
+    std::vector<uint64_t> live(words);
+    for (size_t i = 0; i < lv.blocks().size(); ++i) {
+      lv.liveOut(i, live);
+      for (uint32_t pc = lv.blocks()[i].end; pc-- > lv.blocks()[i].begin;) {
+        const InstInfo& ii = p.info[pc];
+        for (uint32_t w : ii.regWrites) {
+          // A write interferes with every register live after it, and with the instruction's
+          // other operands: a handler may read a source after writing a destination (another
+          // lane's, for cross-lane operations), or write its destinations in any order.
+          for (size_t k = 0; k < words; ++k)
+            for (uint64_t bits = live[k]; bits; bits &= bits - 1)
+              edge(w, uint32_t(k * 64 + __builtin_ctzll(bits)));
+          for (uint32_t r : ii.regReads) edge(w, r);
+          for (uint32_t r : ii.regWrites) edge(w, r);
+        }
+        lv.step(pc, live);
+      }
+    }
+    // Registers live at entry are read before they are written (they read 0 in the entry, or
+    // the previous call's value in a function): each keeps a row of its own.
+    std::vector<uint32_t> colour(n, UINT32_MAX);
+    std::vector<char> exclusive;
+    uint32_t colours = 0;
+    for (uint32_t a = 0; a < n; ++a)
+      if ((lv.atEntry()[(rb + a) / 64] >> ((rb + a) % 64)) & 1u) {
+        colour[a] = colours++;
+        exclusive.push_back(1);
+      }
+    // Greedy colouring in declaration order: the lowest row no interfering register holds.
+    std::vector<uint32_t> takenBy(colours, UINT32_MAX);
+    for (uint32_t a = 0; a < n; ++a) {
+      if (colour[a] != UINT32_MAX) continue;
+      for (size_t k = 0; k < nw; ++k)
+        for (uint64_t bits = adj[size_t(a) * nw + k]; bits; bits &= bits - 1) {
+          const uint32_t b = uint32_t(k * 64 + __builtin_ctzll(bits));
+          if (colour[b] != UINT32_MAX) takenBy[colour[b]] = a;
+        }
+      uint32_t c = 0;
+      while (c < colours && (exclusive[c] || takenBy[c] == a)) ++c;
+      if (c == colours) {
+        ++colours;
+        exclusive.push_back(0);
+        takenBy.push_back(UINT32_MAX);
+      }
+      colour[a] = c;
+    }
+    // Each function has rows of its own, so a call keeps its caller's values.
+    for (uint32_t a = 0; a < n; ++a) rowOf[rb + a] = numRows + colour[a];
+    numRows += colours;
+  }
+  return rowOf;
 }
 
 }  // namespace gpusc::func

@@ -30,4 +30,15 @@ void computeReconvergence(Program& p, const FunctionInfo& f);
 // the entry, plus the largest in any callee. `widths[s]` is 1 or 2 units for register slot s.
 uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths);
 
+// Register rows for `p`, decoded with a row per PTX register: rowOf[r] for each PTX register r,
+// and their number in `numRows`. Registers of one function whose per-thread live ranges never
+// overlap share a row: a handler writes only its active lanes, and a lane's cells are touched
+// only by that lane's own instructions, so what one register leaves in a row is dead for every
+// lane by the time another writes it. Registers read before any write keep their own rows, and
+// each function has rows of its own. Function fi's registers are
+// [firstRegOfFunction[fi], firstRegOfFunction[fi + 1]).
+std::vector<uint32_t> shareRegisterRows(const Program& p,
+                                        const std::vector<uint32_t>& firstRegOfFunction,
+                                        uint32_t& numRows);
+
 }  // namespace gpusc::func

@@ -139,8 +139,20 @@ Type bitsType(Type t) {
 
 class Decoder {
  public:
-  Decoder(const ptx::Module& m, const Function& entry, const ModuleSymbols& syms)
-      : m_(m), entry_(entry), syms_(syms), p_(std::make_unique<Program>()) {}
+  // `rowOf`, when given, places PTX register r (numbered in declaration order, function by
+  // function) in register row rowOf[r] of `numRows` rows; else each register has its own row.
+  Decoder(const ptx::Module& m, const Function& entry, const ModuleSymbols& syms,
+          const std::vector<uint32_t>* rowOf = nullptr, uint32_t numRows = 0)
+      : m_(m),
+        entry_(entry),
+        syms_(syms),
+        p_(std::make_unique<Program>()),
+        rowOf_(rowOf),
+        numRows_(numRows) {}
+
+  // The first PTX register of each function (in Program::functions order), and the register
+  // count after the last: what shareRegisterRows needs. Valid after run().
+  const std::vector<uint32_t>& firstRegOfFunction() const { return firstReg_; }
 
   std::unique_ptr<Program> run() {
     p_->name = entry_.name;
@@ -299,7 +311,9 @@ class Decoder {
   uint32_t newSlot() { return nextSlot_++; }
 
   void assignRegisters() {
+    uint32_t reg = 0;
     for (const Function* f : funcs_) {
+      firstReg_.push_back(reg);
       for (const auto& v : f->locals) {
         if (v->space != StateSpace::Reg) continue;
         if (v->vecWidth != 1 || v->type == Type::B128)
@@ -307,8 +321,8 @@ class Decoder {
         if (v->type == Type::Pred) {
           predOf_[v.get()] = p_->numPreds++;
         } else {
-          uint32_t s = newSlot();
-          slotOf_[v.get()] = s;
+          regOf_[v.get()] = {rowOf_ ? (*rowOf_)[reg] : reg, reg};
+          ++reg;
           regWidth_.push_back(ptx::typeBytes(v->type) > 4 ? 2 : 1);
         }
       }
@@ -316,7 +330,9 @@ class Decoder {
         if (v->space == StateSpace::Reg) invalid(v->loc, ".reg parameters are not supported");
       }
     }
-    p_->numRegSlots = nextSlot_;
+    firstReg_.push_back(reg);
+    p_->numRegSlots = reg;
+    p_->numRegRows = nextSlot_ = rowOf_ ? numRows_ : reg;
   }
 
   void layoutShared() {
@@ -528,10 +544,14 @@ class Decoder {
     }
   }
 
-  uint32_t dataSlot(const Operand& o, const Instruction& in) {
+  // A data register operand: its row, and (recorded in InstInfo) its PTX register number.
+  struct RegRef {
+    uint32_t row, reg;
+  };
+  RegRef dataReg(const Operand& o, const Instruction& in) {
     if (o.kind != Operand::Kind::Reg) invalid(o.loc, "expected a register");
-    auto it = slotOf_.find(o.var);
-    if (it == slotOf_.end()) {
+    auto it = regOf_.find(o.var);
+    if (it == regOf_.end()) {
       if (o.var->type == Type::Pred)
         invalid(o.loc, "'" + o.var->name + "' is a predicate; expected a data register");
       unsupported(in);
@@ -542,9 +562,9 @@ class Decoder {
   uint32_t src(const Operand& o, Type t, const Instruction& in, InstInfo& info) {
     switch (o.kind) {
       case Operand::Kind::Reg: {
-        uint32_t s = dataSlot(o, in);
-        info.regReads.push_back(s);
-        return s;
+        RegRef r = dataReg(o, in);
+        info.regReads.push_back(r.reg);
+        return r.row;
       }
       case Operand::Kind::Imm:
       case Operand::Kind::FImm:
@@ -566,9 +586,9 @@ class Decoder {
 
   uint32_t dst(const Operand& o, const Instruction& in, InstInfo& info) {
     if (o.kind == Operand::Kind::Sink) return sinkSlot();
-    uint32_t s = dataSlot(o, in);
-    info.regWrites.push_back(s);
-    return s;
+    RegRef r = dataReg(o, in);
+    info.regWrites.push_back(r.reg);
+    return r.row;
   }
 
   uint32_t sinkSlot() {
@@ -613,9 +633,9 @@ class Decoder {
       if (o.var->type == Type::Pred) invalid(o.loc, "a predicate cannot be an address");
       Operand reg = o;
       reg.kind = Operand::Kind::Reg;
-      uint32_t s = dataSlot(reg, in);
-      info.regReads.push_back(s);
-      return {s, o.imm};
+      RegRef r = dataReg(reg, in);
+      info.regReads.push_back(r.reg);
+      return {r.row, o.imm};
     }
     Operand sym = o;
     sym.kind = Operand::Kind::Symbol;
@@ -2985,7 +3005,11 @@ class Decoder {
   const ModuleSymbols& syms_;
   std::unique_ptr<Program> p_;
   std::vector<const Function*> funcs_;
-  std::unordered_map<const Variable*, uint32_t> slotOf_, predOf_;
+  const std::vector<uint32_t>* rowOf_;
+  uint32_t numRows_;
+  std::vector<uint32_t> firstReg_;
+  std::unordered_map<const Variable*, RegRef> regOf_;
+  std::unordered_map<const Variable*, uint32_t> predOf_;
   std::unordered_map<const Variable*, uint64_t> addrOf_;
   std::unordered_map<const Variable*, MemSpace> spaceOf_;
   std::vector<const Variable*> externShared_;
@@ -3032,8 +3056,15 @@ std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view n
 }
 
 std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,
-                                      const ModuleSymbols& syms) {
-  return Decoder(m, entry, syms).run();
+                                      const ModuleSymbols& syms, const DecodeOptions& opt) {
+  Decoder first(m, entry, syms);
+  auto p = first.run();
+  if (!opt.shareRegisterRows) return p;
+  // Decode again with registers whose live ranges do not overlap in one row (the operands are
+  // resolved to rows as they are decoded, so no per-opcode knowledge is needed to rename them).
+  uint32_t rows = 0;
+  const std::vector<uint32_t> rowOf = shareRegisterRows(*p, first.firstRegOfFunction(), rows);
+  return Decoder(m, entry, syms, &rowOf, rows).run();
 }
 
 const char* instClassName(InstClass c) {

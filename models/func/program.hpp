@@ -2,10 +2,12 @@
 // every function it calls, with operands resolved to register-file slots.
 //
 // Register file of a warp: `uint64_t R[numSlots][32]` (slot-major, one 64-bit cell per lane)
-// and `uint32_t P[numPreds]` (one lane mask per predicate register). Slots
-// [0, numRegSlots) are the PTX registers; the slots after them hold immediates and special
-// registers that do not change while a warp runs (filled when the warp starts), so every
-// operand is read the same way.
+// and `uint32_t P[numPreds]` (one lane mask per predicate register). Slots [0, numRegRows) are
+// the rows of the PTX registers: registers whose live ranges never overlap share a row (see
+// shareRegisterRows in cfg.hpp), so Inst operands name rows, while InstInfo keeps the PTX
+// register numbers [0, numRegSlots) for the timing model's scoreboard and register banks. The
+// slots after the rows hold immediates and special registers that do not change while a warp
+// runs (filled when the warp starts), so every operand is read the same way.
 #pragma once
 
 #include <cstdint>
@@ -125,7 +127,7 @@ struct InstInfo {
   ptx::SourceLoc loc;
   std::string text;                           // source text, for messages and traces
   std::string opcode;                         // full opcode with modifiers, e.g. "ld.global.nc.u32"
-  std::vector<uint32_t> regReads, regWrites;  // PTX register slots (for the scoreboard)
+  std::vector<uint32_t> regReads, regWrites;  // PTX register numbers (scoreboard, banks)
   std::vector<uint32_t> predReads, predWrites;
 };
 
@@ -176,7 +178,8 @@ struct Program {
   std::vector<IndirectCall> indirectCalls;          // call through a pointer (Inst::aux)
 
   uint32_t numSlots = 0;     // all data slots
-  uint32_t numRegSlots = 0;  // PTX registers: slots [0, numRegSlots)
+  uint32_t numRegSlots = 0;  // PTX registers (the numbers in InstInfo::regReads/regWrites)
+  uint32_t numRegRows = 0;   // rows holding them: slots [0, numRegRows)
   uint32_t numPreds = 0;
   std::vector<std::pair<uint32_t, uint64_t>> constSlots;  // slot -> value (same in every lane)
   std::vector<SRegSlot> sregSlots;

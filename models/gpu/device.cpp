@@ -276,6 +276,8 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   rec.dynamicShared = dyn;
   rec.regsPerThread = k.program->regsPerThread;
   rec.regsFromPtxas = k.program->regsFromPtxas;
+  rec.ptxRegisters = k.program->numRegSlots;
+  rec.registerRows = k.program->numRegRows;
   rec.sharedPerCta = L.sharedBytes;
 
   if (stopped_) throw RunStopped(*stopped_, stopMessage_);

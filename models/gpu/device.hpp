@@ -103,6 +103,8 @@ struct LaunchRecord {
   uint32_t dynamicShared = 0;
   uint32_t regsPerThread = 0;
   bool regsFromPtxas = false;  // ptxas's recorded count (else the liveness estimate)
+  uint32_t ptxRegisters = 0;   // data registers the PTX declares (kernel and callees)
+  uint32_t registerRows = 0;   // register rows per warp in the engine (registers share rows)
   uint32_t sharedPerCta = 0;
   func::ExecStats stats;
   double seconds = 0;                       // host wall-clock time of the simulation

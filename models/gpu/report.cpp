@@ -191,6 +191,8 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["shared_bytes_per_cta"] = l.sharedPerCta;
   j["registers_per_thread"] = l.regsPerThread;
   j["registers_from"] = l.regsFromPtxas ? "ptxas" : "estimate";
+  j["ptx_registers"] = l.ptxRegisters;
+  j["host_register_rows"] = l.registerRows;
   j["host_seconds"] = l.seconds;
   j["complete"] = !l.stopped;
   if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
