@@ -509,6 +509,31 @@ TEST(Simt, SharedAccessFaultsNameTheThreadAndTheOffset) {
   EXPECT_NE(vector.find("thread (1,0,0)"), std::string::npos) << vector;
 }
 
+// An address just below a space's start wraps to the top of the 64-bit range: it faults (the
+// bound check must not overflow into accepting it), for every window space, read or write.
+TEST(Simt, AddressesThatWrapAroundFault) {
+  for (const char* access :
+       {"ld.shared.u32 %r5, [%rd5];", "st.shared.u32 [%rd5], %r1;", "ld.local.u32 %r5, [%rd5];",
+        "st.local.u32 [%rd5], %r1;", "ld.const.u32 %r5, [%rd5];", "ld.param.u32 %r5, [%rd5];",
+        "ld.shared.u32 %r5, [%rd6+-4];"}) {
+    try {
+      KernelRun r(kernel(std::string(R"(
+  .shared .align 4 .b32 s[32];
+  .local .align 4 .b32 l[4];
+  mov.u64 %rd5, -4;
+  mov.u64 %rd6, 0;
+  )") + access + "\n  st.global.u32 [%rd1], %r5;",
+                         R"(.const .align 4 .b32 c[4];
+)"),
+                  {1}, {32}, 32);
+      ADD_FAILURE() << "no fault: " << access;
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find("0xfffffffffffffffc"), std::string::npos)
+          << access << ": " << e.what();
+    }
+  }
+}
+
 TEST(Simt, DeadlockIsReported) {
   // Only warp 1 arrives at a barrier expecting 64 threads.
   try {

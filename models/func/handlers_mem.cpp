@@ -84,7 +84,7 @@ class WindowLanes {
   [[gnu::always_inline]] uint8_t* resolve(int l, uint64_t addr) {
     if (__builtin_expect(addr & (bytes_ - 1), 0))
       faultMisaligned(c_, l, bytes_, write_, Space, addr);
-    if (__builtin_expect(addr + bytes_ > size_, 0))
+    if (__builtin_expect(!within(addr, bytes_, size_), 0))
       faultIllegal(c_, l, bytes_, write_, Space, addr);
     if (rec_) rec_->addr[l] = addr;
     done_ |= 1u << l;

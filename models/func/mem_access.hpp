@@ -33,6 +33,12 @@ struct Resolved {
                          memSpaceName(space), addr));
 }
 
+// `bytes` at `addr` lie within a space of `size` bytes. (Not `addr + bytes <= size`: an address
+// just below the space's start is near 2^64, and the sum wraps around.)
+[[gnu::always_inline]] inline bool within(uint64_t addr, uint64_t bytes, uint64_t size) {
+  return addr < size && size - addr >= bytes;
+}
+
 // Resolves `addr` in `space` for lane `l`; faults on an invalid access.
 // A step with a write log (StepEnv::log) defers its global writes: a plain write (`write`, not
 // `rmw`) to global memory gets a staging slot of the log, pre-filled with the current bytes, for
@@ -61,23 +67,23 @@ struct Resolved {
       if (p && write && !rmw && c.env && c.env->log) p = c.env->log->stage(addr, p, bytes);
       break;
     case MemSpace::Shared:
-      if (addr + bytes <= c.cta->shared.size()) p = c.cta->shared.data() + addr;
+      if (within(addr, bytes, c.cta->shared.size())) p = c.cta->shared.data() + addr;
       break;
     case MemSpace::Local: {
       const uint64_t per = c.L->prog->localBytesPerThread;
-      if (addr + bytes <= per) p = c.w->local.data() + l * per + addr;
+      if (within(addr, bytes, per)) p = c.w->local.data() + l * per + addr;
       break;
     }
     case MemSpace::Const:
-      if (!write && addr + bytes <= c.L->constBank->size())
+      if (!write && within(addr, bytes, c.L->constBank->size()))
         p = const_cast<uint8_t*>(c.L->constBank->data()) + addr;
       break;
     case MemSpace::KernelParam:
-      if (!write && addr + bytes <= c.L->params.size()) p = c.L->params.data() + addr;
+      if (!write && within(addr, bytes, c.L->params.size())) p = c.L->params.data() + addr;
       break;
     case MemSpace::CallParam: {
       const uint64_t per = c.L->prog->callParamBytesPerThread;
-      if (addr + bytes <= per) p = c.w->callParams.data() + l * per + addr;
+      if (within(addr, bytes, per)) p = c.w->callParams.data() + l * per + addr;
       break;
     }
     default:
