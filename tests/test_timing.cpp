@@ -1296,24 +1296,28 @@ TEST(TimingHostThreads, ThePdnSteppedByTheWorkersGivesTheSameVoltages) {
     ASSERT_FALSE(ref.trace.empty());
     EXPECT_FALSE(ref.steppedByWorkers);
     EXPECT_EQ(ref.byWorkers, 0u);
+    // How many cycles the workers step depends on how the host schedules its threads (on a
+    // loaded machine a worker may not run before the simulation thread needs the cycles): the
+    // voltages must not. The workers must step some over the four runs.
+    uint64_t byWorkers = 0;
     for (ThreadPolicy policy : {ThreadPolicy::Fixed, ThreadPolicy::Adaptive}) {
       for (bool sink : {false, true}) {
         const Run r = once(kernel, 2, policy, sink);
         const std::string what =
             kernel + ", policy " + std::to_string(int(policy)) + ", sink " + std::to_string(sink);
         EXPECT_TRUE(r.steppedByWorkers) << what;
-        EXPECT_GT(r.byWorkers, 0u) << what;
+        byWorkers += r.byWorkers;
         EXPECT_EQ(r.voltage, ref.voltage) << what;
         EXPECT_EQ(r.events, ref.events) << what;
         EXPECT_EQ(r.trace, ref.trace) << what;
       }
     }
+    EXPECT_GT(byWorkers, 0u) << kernel;
     // A sink slow at first (50 microseconds for each of the first 3,000 rows, a row per cycle),
     // so that the ring of at most 1,024 cycles fills: the simulation thread steps the cycles the
     // workers have not, from wherever it stands in a block of gathered cycles, and the workers
-    // go on after it. Every voltage is still the same.
+    // go on after it (if the host gives them time). Every voltage is still the same.
     const Run slow = once(kernel, 2, ThreadPolicy::Fixed, true, std::chrono::microseconds(50));
-    EXPECT_GT(slow.byWorkers, 0u) << kernel;
     EXPECT_LT(slow.byWorkers, slow.stepped) << kernel;
     EXPECT_EQ(slow.voltage, ref.voltage) << kernel;
     EXPECT_EQ(slow.events, ref.events) << kernel;
