@@ -90,6 +90,24 @@ class WindowLanes {
     done_ |= 1u << l;
     return window_ + addr;
   }
+  // All 32 lanes at once, when none of them faults: each lane's address (base + offset) into
+  // `addr`, recorded, and true. False when some lane would fault, with nothing recorded: the
+  // caller then resolves lane by lane, which faults at the first such lane. The checks are one
+  // pass of or and max the compiler vectorises, where resolve() branches per lane.
+  [[gnu::always_inline]] bool resolveWarp(const uint64_t* base, uint64_t offset,
+                                          uint64_t (&addr)[kWarpSize]) {
+    uint64_t bits = 0, top = 0;
+    for (int l = 0; l < kWarpSize; ++l) {
+      addr[l] = base[l] + offset;
+      bits |= addr[l];
+      top = std::max(top, addr[l]);
+    }
+    if ((bits & (bytes_ - 1)) != 0 || !within(top, bytes_, size_)) return false;
+    if (rec_) std::memcpy(rec_->addr, addr, sizeof addr);
+    done_ = kFullMask;
+    return true;
+  }
+  uint8_t* window() const { return window_; }
   ~WindowLanes() {
     if (rec_) rec_->mask = done_;
   }
@@ -115,6 +133,15 @@ void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t vals[4][kWarpSize];
   if constexpr (isWindow<Space>(false)) {
     WindowLanes<Space> lanes(c, in, mask, total, false);
+    if (mask == kFullMask && vec == 1) {
+      uint64_t addr[kWarpSize];
+      if (lanes.resolveWarp(base, static_cast<uint64_t>(in.imm), addr)) {
+        uint64_t* d = slot(c, in.dst[0]);  // the addresses are all read: d may be the base
+        for (int l = 0; l < kWarpSize; ++l)
+          d[l] = loadValue<Bytes, Signed>(lanes.window() + addr[l]);
+        return;
+      }
+    }
     // The vector length as a constant (.v2 and .v4 loads are rare; most loads are scalars).
     auto load = [&](auto n) {
       forEachLane(mask, [&](int l) {
@@ -148,6 +175,15 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const unsigned total = Bytes * vec;
   if constexpr (isWindow<Space>(true)) {
     WindowLanes<Space> lanes(c, in, mask, total, true);
+    if (mask == kFullMask && vec == 1) {
+      uint64_t addr[kWarpSize];
+      if (lanes.resolveWarp(base, static_cast<uint64_t>(in.imm), addr)) {
+        const uint64_t* x = slot(c, in.src[1]);
+        for (int l = 0; l < kWarpSize; ++l)  // in lane order: the last lane's store wins
+          std::memcpy(lanes.window() + addr[l], &x[l], Bytes);
+        return;
+      }
+    }
     forEachLane(mask, [&](int l) {
       uint8_t* p = lanes.resolve(l, base[l] + static_cast<uint64_t>(in.imm));
       for (unsigned v = 0; v < vec; ++v) {
