@@ -205,4 +205,41 @@ TEST(RegisterRows, RegistersReadBeforeWrittenKeepRowsOfTheirOwn) {
   EXPECT_EQ(dev.download<uint32_t>(out, 1)[0], 5u);
 }
 
+// Declared registers no instruction names take no row, so a large `.reg .b32 %r<N>` costs
+// nothing per warp; past 8,192 registers named in one function, each keeps a row of its own (the
+// interference matrix grows as their square), and the kernel still runs.
+TEST(RegisterRows, UnnamedRegistersTakeNoRowAndLargeFunctionsKeepARowEach) {
+  Device dev(test::platform());
+  Module& sparse = dev.loadModule(test::module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<60000>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r59998, 7;
+  st.global.u32 [%rd1], %r59998;
+  ret;
+}
+)"),
+                                  "sparse.ptx");
+  const Program& ps = *sparse.kernel("k").program;
+  EXPECT_EQ(ps.numRegSlots, 60002u);
+  EXPECT_LE(ps.numRegRows, 2u);
+
+  constexpr uint32_t kNamed = 8200;
+  std::string body = ".visible .entry k(.param .u64 out)\n{\n  .reg .b32 %r<" +
+                     std::to_string(kNamed) +
+                     ">;\n  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [out];\n";
+  for (uint32_t i = 0; i < kNamed; ++i)
+    body += "  mov.u32 %r" + std::to_string(i) + ", " + std::to_string(i) +
+            ";\n  st.global.u32 [%rd1], %r" + std::to_string(i) + ";\n";
+  body += "  ret;\n}\n";
+  Module& large = dev.loadModule(test::module(body), "large.ptx");
+  const Program& pl = *large.kernel("k").program;
+  EXPECT_EQ(pl.numRegRows, kNamed + 1);  // %r0-%r8199 and %rd1, a row each
+  DevPtr out = dev.malloc(4);
+  dev.launch(large.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(out));
+  EXPECT_EQ(dev.download<uint32_t>(out, 1)[0], kNamed - 1);
+}
+
 }  // namespace

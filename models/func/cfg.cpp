@@ -233,21 +233,40 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
 std::vector<uint32_t> shareRegisterRows(const Program& p,
                                         const std::vector<uint32_t>& firstRegOfFunction,
                                         uint32_t& numRows) {
+  // Past this many registers named in one function, its registers keep a row each: the
+  // interference matrix grows as the square (8,192 registers: 8 MB).
+  constexpr uint32_t kMaxColoured = 8192;
   std::vector<uint32_t> rowOf(p.numRegSlots, 0);
   numRows = 0;
   for (size_t fi = 0; fi < p.functions.size(); ++fi) {
+    const FunctionInfo& f = p.functions[fi];
     const uint32_t rb = firstRegOfFunction.at(fi), re = firstRegOfFunction.at(fi + 1);
-    const uint32_t n = re - rb;
-    if (n == 0) continue;
-    const Liveness lv(p, p.functions[fi]);
-    const size_t words = lv.words(), nw = (n + 63) / 64;
-    // Interference of the function's registers (local numbers r - rb), n x n bits.
-    std::vector<uint64_t> adj(size_t(n) * nw, 0);
+    // The function's registers its instructions name, numbered densely. A declared register no
+    // instruction names needs no row (nothing reads or writes it; `.reg .b32 %r<N>` declares
+    // many such).
+    std::vector<uint32_t> local(re - rb, UINT32_MAX), named;
     auto mine = [&](uint32_t r) { return r >= rb && r < re; };
+    for (uint32_t pc = f.begin; pc < f.end; ++pc)
+      for (const auto* list : {&p.info[pc].regReads, &p.info[pc].regWrites})
+        for (uint32_t r : *list)
+          if (mine(r) && local[r - rb] == UINT32_MAX) {
+            local[r - rb] = uint32_t(named.size());
+            named.push_back(r);
+          }
+    const uint32_t n = uint32_t(named.size());
+    if (n > kMaxColoured) {
+      for (uint32_t a = 0; a < n; ++a) rowOf[named[a]] = numRows + a;
+      numRows += n;
+      continue;
+    }
+    const Liveness lv(p, f);
+    const size_t words = lv.words(), nw = (n + 63) / 64;
+    // Interference of the named registers (dense numbers), n x n bits.
+    std::vector<uint64_t> adj(size_t(n) * nw, 0);
     auto edge = [&](uint32_t a, uint32_t b) {
       if (!mine(a) || !mine(b) || a == b) return;
-      a -= rb;
-      b -= rb;
+      a = local[a - rb];
+      b = local[b - rb];
       adj[size_t(a) * nw + b / 64] |= 1ull << (b % 64);
       adj[size_t(b) * nw + a / 64] |= 1ull << (a % 64);
     };
@@ -275,11 +294,12 @@ std::vector<uint32_t> shareRegisterRows(const Program& p,
     std::vector<char> exclusive;
     uint32_t colours = 0;
     for (uint32_t a = 0; a < n; ++a)
-      if ((lv.atEntry()[(rb + a) / 64] >> ((rb + a) % 64)) & 1u) {
+      if ((lv.atEntry()[named[a] / 64] >> (named[a] % 64)) & 1u) {
         colour[a] = colours++;
         exclusive.push_back(1);
       }
-    // Greedy colouring in declaration order: the lowest row no interfering register holds.
+    // Greedy colouring in the order the registers are first named: the lowest row no
+    // interfering register holds.
     std::vector<uint32_t> takenBy(colours, UINT32_MAX);
     for (uint32_t a = 0; a < n; ++a) {
       if (colour[a] != UINT32_MAX) continue;
@@ -298,7 +318,7 @@ std::vector<uint32_t> shareRegisterRows(const Program& p,
       colour[a] = c;
     }
     // Each function has rows of its own, so a call keeps its caller's values.
-    for (uint32_t a = 0; a < n; ++a) rowOf[rb + a] = numRows + colour[a];
+    for (uint32_t a = 0; a < n; ++a) rowOf[named[a]] = numRows + colour[a];
     numRows += colours;
   }
   return rowOf;

@@ -35,7 +35,8 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
 // overlap share a row: a handler writes only its active lanes, and a lane's cells are touched
 // only by that lane's own instructions, so what one register leaves in a row is dead for every
 // lane by the time another writes it. Registers read before any write keep their own rows, and
-// each function has rows of its own. Function fi's registers are
+// each function has rows of its own; a declared register no instruction names gets none (its
+// rowOf is 0, never used). Function fi's registers are
 // [firstRegOfFunction[fi], firstRegOfFunction[fi + 1]).
 std::vector<uint32_t> shareRegisterRows(const Program& p,
                                         const std::vector<uint32_t>& firstRegOfFunction,
