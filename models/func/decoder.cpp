@@ -3056,10 +3056,9 @@ std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view n
 }
 
 std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,
-                                      const ModuleSymbols& syms, const DecodeOptions& opt) {
+                                      const ModuleSymbols& syms) {
   Decoder first(m, entry, syms);
-  auto p = first.run();
-  if (!opt.shareRegisterRows) return p;
+  const auto p = first.run();
   // Decode again with registers whose live ranges do not overlap in one row (the operands are
   // resolved to rows as they are decoded, so no per-opcode knowledge is needed to rename them).
   uint32_t rows = 0;

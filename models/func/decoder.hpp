@@ -28,15 +28,10 @@ void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms);
 // index in the module; nothing for names that are not a .func of `m`.
 std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view name);
 
-struct DecodeOptions {
-  // Registers whose live ranges never overlap share a register row (the default). Off: each PTX
-  // register has its own row, as a reference for tests; results are the same either way.
-  bool shareRegisterRows = true;
-};
-
-// Decodes `entry`. Throws InputError "unsupported PTX at FILE:LINE:COL: ..." for constructs the
-// engine does not execute, and "FILE:LINE:COL: error: ..." for invalid ones.
+// Decodes `entry`, with registers whose live ranges never overlap in one register row (see
+// shareRegisterRows in cfg.hpp). Throws InputError "unsupported PTX at FILE:LINE:COL: ..." for
+// constructs the engine does not execute, and "FILE:LINE:COL: error: ..." for invalid ones.
 std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function& entry,
-                                      const ModuleSymbols& syms, const DecodeOptions& opt = {});
+                                      const ModuleSymbols& syms);
 
 }  // namespace gpusc::func
