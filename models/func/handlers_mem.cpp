@@ -93,7 +93,7 @@ class WindowLanes {
   // All 32 lanes at once, when none of them faults: each lane's address (base + offset) into
   // `addr`, recorded, and true. False when some lane would fault, with nothing recorded: the
   // caller then resolves lane by lane, which faults at the first such lane. The checks are one
-  // pass of or and max the compiler vectorises, where resolve() branches per lane.
+  // branch-free pass (an or and a max), where resolve() branches twice per lane.
   [[gnu::always_inline]] bool resolveWarp(const uint64_t* base, uint64_t offset,
                                           uint64_t (&addr)[kWarpSize]) {
     uint64_t bits = 0, top = 0;
