@@ -19,11 +19,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -688,6 +692,84 @@ BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg
   return best;
 }
 
+// What a benchmark's kernels give together, per host-thread count: the geometric mean of the
+// timing over functional host time, the slowest kernel by that ratio and by warp instructions per
+// second, and the sum of the host seconds. The ratios are the kernels' own (each kernel's seconds
+// with that thread count over its functional seconds); a kernel that measured no time (0 s) is
+// left out of the ratios and counted in "kernels_without_time".
+nlohmann::json benchSummaryOf(const nlohmann::json& kernels, bool timing, unsigned threads,
+                              bool firstCount) {
+  double logSum = 0, totalSeconds = 0;
+  size_t ratios = 0, unmeasured = 0;
+  std::optional<std::pair<double, std::string>> maxSlowdown, minRate;
+  for (const auto& k : kernels) {
+    double seconds = k.at("seconds").get<double>();
+    if (!firstCount)
+      for (const auto& t : k.at("threads"))
+        if (t.at("threads").get<unsigned>() == threads) seconds = t.at("seconds").get<double>();
+    const std::string name = k.at("kernel").get<std::string>();
+    totalSeconds += seconds;
+    const double fs = timing ? k.at("functional_seconds").get<double>() : 0.0;
+    if (seconds <= 0 || (timing && fs <= 0)) {
+      ++unmeasured;
+      continue;
+    }
+    const double rate = k.at("warp_instructions").get<double>() / seconds;
+    if (!minRate || rate < minRate->first) minRate = std::make_pair(rate, name);
+    if (timing) {
+      const double slowdown = seconds / fs;
+      logSum += std::log(slowdown);
+      ++ratios;
+      if (!maxSlowdown || slowdown > maxSlowdown->first)
+        maxSlowdown = std::make_pair(slowdown, name);
+    }
+  }
+  nlohmann::json s = {{"kernels", kernels.size()},
+                      {"kernels_without_time", unmeasured},
+                      {"seconds_total", totalSeconds}};
+  if (timing) s["threads"] = threads;  // the functional engine runs on one thread
+  if (minRate) {
+    s["warp_instructions_per_second_min"] = minRate->first;
+    s["warp_instructions_per_second_min_kernel"] = minRate->second;
+  }
+  if (timing && ratios > 0) {
+    s["slowdown_vs_functional_geomean"] = std::exp(logSum / double(ratios));
+    s["slowdown_vs_functional_max"] = maxSlowdown->first;
+    s["slowdown_vs_functional_max_kernel"] = maxSlowdown->second;
+  }
+  return s;
+}
+
+nlohmann::json benchSummary(const nlohmann::json& kernels, bool timing,
+                            const std::vector<unsigned>& counts) {
+  nlohmann::json out = nlohmann::json::array();
+  // Timing mode with several counts measures each; otherwise only the first count ran.
+  const bool several = timing && counts.size() > 1;
+  for (size_t i = 0; i < (several ? counts.size() : 1); ++i)
+    out.push_back(benchSummaryOf(kernels, timing, counts[i], i == 0));
+  return out;
+}
+
+void printBenchSummary(const nlohmann::json& summary) {
+  for (const auto& s : summary) {
+    std::string line;
+    if (s.contains("threads"))
+      line = fmt::format("{} thread{}: ", s["threads"].get<unsigned>(),
+                         s["threads"].get<unsigned>() == 1 ? "" : "s");
+    line += fmt::format("{:.2f} s in all", s["seconds_total"].get<double>());
+    if (s.contains("slowdown_vs_functional_geomean"))
+      line += fmt::format(", timing / functional {:.1f}x geomean, {:.1f}x at most ({})",
+                          s["slowdown_vs_functional_geomean"].get<double>(),
+                          s["slowdown_vs_functional_max"].get<double>(),
+                          s["slowdown_vs_functional_max_kernel"].get<std::string>());
+    if (s.contains("warp_instructions_per_second_min"))
+      line += fmt::format(", slowest {:.0f} warp-inst/s ({})",
+                          s["warp_instructions_per_second_min"].get<double>(),
+                          s["warp_instructions_per_second_min_kernel"].get<std::string>());
+    fmt::print("{}\n", line);
+  }
+}
+
 // Simulation speed of each catalog kernel: the simulated launches' host time (set-up and
 // reference checks excluded), the best of `repeat` runs. Timing mode also measures the
 // functional mode, for the ratio.
@@ -775,6 +857,8 @@ int cmdBench(const BenchOptions& o) {
     command += fmt::format(" --thread-policy {}", toString(policy));
   j["command"] = command;
   j["kernels"] = results;
+  j["summary"] = benchSummary(results, timing, counts);
+  printBenchSummary(j["summary"]);
   writeFile(o.json, j.dump(2) + "\n");
   fmt::print("wrote {}\n", o.json);
   return allPass ? 0 : kExitCheckFailed;
