@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +42,7 @@
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
 #include "experiment.hpp"
+#include "experiment_util.hpp"
 #include "func/ptx_support.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gpu.hpp"
@@ -699,8 +699,9 @@ BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg
 // left out of the ratios and counted in "kernels_without_time".
 nlohmann::json benchSummaryOf(const nlohmann::json& kernels, bool timing, unsigned threads,
                               bool firstCount) {
-  double logSum = 0, totalSeconds = 0;
-  size_t ratios = 0, unmeasured = 0;
+  double totalSeconds = 0;
+  size_t unmeasured = 0;
+  std::vector<double> slowdowns;
   std::optional<std::pair<double, std::string>> maxSlowdown, minRate;
   for (const auto& k : kernels) {
     double seconds = k.at("seconds").get<double>();
@@ -718,8 +719,7 @@ nlohmann::json benchSummaryOf(const nlohmann::json& kernels, bool timing, unsign
     if (!minRate || rate < minRate->first) minRate = std::make_pair(rate, name);
     if (timing) {
       const double slowdown = seconds / fs;
-      logSum += std::log(slowdown);
-      ++ratios;
+      slowdowns.push_back(slowdown);
       if (!maxSlowdown || slowdown > maxSlowdown->first)
         maxSlowdown = std::make_pair(slowdown, name);
     }
@@ -732,8 +732,8 @@ nlohmann::json benchSummaryOf(const nlohmann::json& kernels, bool timing, unsign
     s["warp_instructions_per_second_min"] = minRate->first;
     s["warp_instructions_per_second_min_kernel"] = minRate->second;
   }
-  if (timing && ratios > 0) {
-    s["slowdown_vs_functional_geomean"] = std::exp(logSum / double(ratios));
+  if (timing && !slowdowns.empty()) {
+    s["slowdown_vs_functional_geomean"] = cli::geomean(slowdowns);
     s["slowdown_vs_functional_max"] = maxSlowdown->first;
     s["slowdown_vs_functional_max_kernel"] = maxSlowdown->second;
   }
