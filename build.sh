@@ -10,6 +10,9 @@
 #   ./build.sh tsan                      clang build with ThreadSanitizer: catalog kernels on two
 #                                        platforms with host threads, each checked equal to one
 #                                        thread
+#   ./build.sh fuzz-config [SECONDS]     the Release build; the configuration fuzzer for SECONDS
+#                                        (default 600): platform variants on catalog kernels, each
+#                                        run correct or refused (GPUSC_FUZZ_SEED: its seed)
 # Each step prints one line naming its log file (under the build folder's logs/); a step that
 # fails prints the end of its log (the test step: the failing tests' output) and stops.
 set -euo pipefail
@@ -17,10 +20,11 @@ cd "$(dirname "$0")"
 what=${1:-run}
 shift || true
 case "$what" in
-  run | test | sanitize | fuzz | tsan) ;;
+  run | test | sanitize | fuzz | tsan | fuzz-config) ;;
   *)
     echo "usage: ./build.sh run [gpusc run options] | ./build.sh test [ctest options]" \
-      "| ./build.sh sanitize | ./build.sh fuzz [SECONDS] | ./build.sh tsan" >&2
+      "| ./build.sh sanitize | ./build.sh fuzz [SECONDS] | ./build.sh tsan" \
+      "| ./build.sh fuzz-config [SECONDS]" >&2
     exit 2
     ;;
 esac
@@ -56,7 +60,7 @@ build_step() {
 step "checking and installing Debian packages" "$logs/setup.log" ./setup.sh
 
 case "$what" in
-  run | test)
+  run | test | fuzz-config)
     step "configuring ($build, ${GPUSC_BUILD_TYPE:-Release})" "$logs/configure.log" \
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${GPUSC_BUILD_TYPE:-Release}"
     ;;
@@ -123,6 +127,15 @@ case "$what" in
   fuzz)
     build_step "$sbuild" build-sanitize.log fuzz_ptx fuzz_platform fuzz_launch_spec fuzz_run
     exec tests/fuzz/run_fuzzers.sh "$sbuild" "${1:-60}" "$jobs"
+    ;;
+  fuzz-config)
+    build_step "$build" build.log gpusc
+    seed=${GPUSC_FUZZ_SEED:-$(date +%s)}
+    out="$build/config-fuzz/seed-$seed"
+    echo "build.sh: the configuration fuzzer for ${1:-600} s, seed $seed, $jobs at a time" \
+      "(results: $out; a defect's reproducer: $out/defects/)"
+    exec python3 tests/support/config_fuzz.py --gpusc "$build/gpusc" --out "$out" --seed "$seed" \
+      --seconds "${1:-600}" --jobs "$jobs"
     ;;
   tsan)
     build_step "$tbuild" build-tsan.log gpusc test_timing

@@ -700,7 +700,10 @@ TEST(L1DataCache, RandomTrafficUnderBackPressureLosesNothing) {
 TEST(L1DataCache, UnsupportedWritePolicyIsAnInputError) {
   newSimulation();
   PayloadPool pool;
-  const PlatformConfig cfg = platform({"sm.l1d.write_policy=write-back"});
+  // A platform file is refused when it loads; a configuration built in code by the L1 itself.
+  EXPECT_THROW(platform({"sm.l1d.write_policy=write-back"}), InputError);
+  PlatformConfig cfg = platform();
+  cfg.sm.l1d.write_policy = "write-back";
   EXPECT_THROW(L1DataCache("l1d", 0, cfg, pool), InputError);
 }
 

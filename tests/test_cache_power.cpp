@@ -316,7 +316,9 @@ TEST(CachePowerUnits, BadConfigurationNamesTheKey) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("power.l2.drowsy.lookahead"), std::string::npos);
   }
-  const PlatformConfig wide = gtx480({"power.l1d.subword_bytes=256"});
+  EXPECT_THROW(gtx480({"power.l1d.subword_bytes=256"}), InputError);  // refused on loading
+  PlatformConfig wide = gtx480();
+  wide.power.l1d.subword_bytes = 256;  // a configuration built in code
   try {
     LinePower(wide.power.l1d, wide.sm.l1d, "power.l1d", true);
     ADD_FAILURE() << "sub-words wider than the line accepted";

@@ -72,8 +72,8 @@ TEST(Config, WrongTypeAndRange) {
 
 TEST(Config, CrossFieldRules) {
   EXPECT_EQ(errorOf("sm:\n  max_warps: 8\n"),
-            "p.yaml:2:14: sm.max_warps: max_warps (8) x warp_size (32) is smaller than max_threads "
-            "(1536)");
+            "p.yaml:2:14: sm.max_warps, sm.warp_size, sm.max_threads: max_warps (8) x warp_size "
+            "(32) is smaller than max_threads (1536)");
 }
 
 // An instruction's lanes draw their energy before its result is written back: a unit's execute
@@ -84,7 +84,10 @@ TEST(Config, ExecuteStagesEndByTheWriteback) {
             "(no error)");
   const std::string e =
       errorOf("power:\n  sm:\n    execute_stages:\n      simd: {delay: 2, cycles: 4}\n");
-  EXPECT_NE(e.find("power.sm.execute_stages.simd: delay 2 + cycles 4 reaches past the writeback"),
+  EXPECT_NE(e.find("sm.latency.int_add.latency, power.sm.execute_stages.simd.delay, "
+                   "power.sm.execute_stages.simd.cycles: the lanes of the fastest simd instruction "
+                   "(sm.latency.int_add.latency: written back 4 cycles after dispatch) would draw "
+                   "energy until delay 2 + cycles 4 - 1 = 5 cycles after it"),
             std::string::npos)
       << e;
   EXPECT_NE(errorOf("", {"sm.latency.sfu.latency=5", "power.sm.execute_stages.sfu.cycles=6"})

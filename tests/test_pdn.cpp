@@ -24,9 +24,11 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// The PDN of a built-in platform (with `sets` applied; numSms 0: the platform's SM count).
-PdnNetwork networkOf(const std::string& platform, const std::vector<std::string>& sets = {},
+// The PDN of a built-in platform (with `sets` applied; numSms 0: the platform's SM count, else
+// the platform with that many SMs).
+PdnNetwork networkOf(const std::string& platform, std::vector<std::string> sets = {},
                      uint32_t numSms = 0) {
+  if (numSms) sets.insert(sets.begin(), fmt::format("gpu.num_sms={}", numSms));
   const PlatformConfig c = loadPlatform(platform, sets);
   return PdnNetwork(c.pdn, c.gpu.clocks.core_mhz * 1e6, numSms ? numSms : c.gpu.num_sms);
 }
@@ -369,13 +371,13 @@ TEST(PdnNetwork, SharedUncoreRail) {
 TEST(PdnNetwork, LayoutErrorsNameTheGridKeys) {
   EXPECT_NE(errorOf([] {
               gtx480({"pdn.grid.rows=2", "pdn.grid.cols=4"});
-            }).find("pdn.grid: 15 SMs do not fit the 2x4 grid"),
+            }).find("pdn.grid.rows, pdn.grid.cols, gpu.num_sms: 15 SMs do not fit the 2x4 grid"),
             std::string::npos);
   // A given row count alone: the columns follow (15 SMs in 2 rows of 8).
   EXPECT_EQ(gtx480({"pdn.grid.rows=2"}).numSms(), 15u);
   EXPECT_NE(errorOf([] {
               gtx480({"pdn.grid.sm_nodes=[0,1,2]"});
-            }).find("pdn.grid.sm_nodes: lists 3 nodes for 15 SMs"),
+            }).find("pdn.grid.sm_nodes, gpu.num_sms: 3 nodes listed for 15 SMs"),
             std::string::npos);
   const std::string dup = errorOf(
       [] { loadPlatform("gtx480", {"pdn.grid.sm_nodes=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,13]"}); });

@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog.hpp"
 #include "common/error.hpp"
+#include "common/policies.hpp"
+#include "dram/dram_scheduler.hpp"
 #include "gpu/device.hpp"
 #include "support/ptx_harness.hpp"
 
@@ -262,6 +265,55 @@ DONE:
       EXPECT_NE(e.detail().find(cta), std::string::npos) << e.detail();
     EXPECT_NE(e.detail().find("deadlock.ptx:"), std::string::npos) << e.detail();
   }
+}
+
+// ---- the no-progress watchdog -----------------------------------------------------------------
+
+// A deliberately broken DRAM scheduler: it never issues a command, but asks to be evaluated again
+// every DRAM cycle, so events stay pending and only the no-progress watchdog can tell that the
+// launch will never end. (One that asks for no retry with requests queued is caught by the
+// memory controller itself: "queued requests can never be served".)
+class NeverIssues : public dram::DramSchedulingPolicy {
+ public:
+  dram::DramDecision decide(const dram::RequestQueue&, const dram::DramChannel&,
+                            uint64_t now) override {
+    dram::DramDecision d;
+    d.retry = now + 1;
+    return d;
+  }
+};
+
+std::string brokenDramRun() {
+  auto policies = std::make_shared<Policies>();
+  policies->dramSchedulers.add("never-issues", "a broken scheduler that never issues",
+                               [](const DramConfig&) { return std::make_unique<NeverIssues>(); });
+  const PlatformConfig cfg = loadPlatform(
+      "gtx480", {"memory.controller.scheduler=never-issues", "gpu.num_sms=2"}, policies);
+  Device dev(cfg, ExecMode::Timing);
+  auto w = catalog::find("vecadd").make(catalog::Size::Tiny);
+  w->setup(dev);
+  try {
+    w->run(dev);
+  } catch (const InternalError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "the message is one line";
+    EXPECT_NE(e.detail().find("the oldest request waits in gpu.mc"), std::string::npos)
+        << "the state dump names it too: " << e.detail();
+    return e.what();
+  }
+  ADD_FAILURE() << "the launch finished with a scheduler that never issues";
+  return "";
+}
+
+// Requests pile up in the controllers' queues while a controller wakes every cycle: the watchdog
+// stops the launch after its two million cycles without an instruction or a finished CTA, and
+// names the controller, whose queue holds the request that has waited longest anywhere (the L2
+// slices and L1s behind it hold younger ones, backed up).
+TEST(RunControl, TheNoProgressWatchdogNamesTheUnitHoldingTheOldestRequest) {
+  const std::string what = brokenDramRun();
+  EXPECT_NE(what.find("made no progress for 2000"), std::string::npos) << what;
+  EXPECT_NE(what.find("the oldest request waits in gpu.mc"), std::string::npos) << what;
+  EXPECT_NE(what.find("in the request queue"), std::string::npos) << what;
+  EXPECT_NE(what.find("load of 0x"), std::string::npos) << what;
 }
 
 }  // namespace

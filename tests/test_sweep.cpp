@@ -251,8 +251,11 @@ TEST(SweepHash, EveryKeyChangedChangesTheHash) {
         }
       if (accepted) {
         ++choicesTested;
-      } else if (lastError.find(" needs ") != std::string::npos) {
-        ++choicesDependent;  // e.g. rtl.power_switch needs timeout gating: no value alone
+      } else if (lastError.find(" needs ") != std::string::npos ||
+                 lastError.find(" is not modelled") != std::string::npos) {
+        // e.g. rtl.power_switch needs timeout gating: no value alone; the caches share their
+        // write policies' names, and each models only some of them (the L1 never allocates).
+        ++choicesDependent;
       } else {
         ADD_FAILURE() << k.path << ": no other choice accepted (" << lastError << ")";
       }

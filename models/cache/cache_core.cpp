@@ -214,6 +214,14 @@ void SendQueue::send(uint64_t cycle, tlm::tlm_fw_transport_if<>& next, DataCache
   }
 }
 
+void SendQueue::oldestHeld(std::optional<HeldRequest>& best, uint64_t periodValue,
+                           const std::string& where) const {
+  for (size_t i = 0; i < size_; ++i) {
+    const Item& it = items_[(head_ + i) % items_.size()];
+    keepOlder(best, it.notBefore * periodValue, describeRequest(*it.gp) + ", " + where);
+  }
+}
+
 uint64_t SendQueue::wakeCycle(uint64_t cycle) const {
   if (size_ == 0 || sending_) return kNever;
   const uint64_t nextSend =
@@ -275,6 +283,7 @@ nlohmann::json DataCacheStats::json(bool enabled) const {
       {"invalidations", invalidations},
       {"dirty_writebacks", dirtyWritebacks},
       {"bypassed", bypassed},
+      {"split_requests", splitRequests},
       {"sent_down",
        {{"reads", sentReads}, {"writes", sentWrites}, {"total", sentReads + sentWrites}}},
       {"stall_cycles",
@@ -285,6 +294,16 @@ nlohmann::json DataCacheStats::json(bool enabled) const {
       // Back-pressure for want of an MSHR (none free, or the line's at its merge limit).
       {"mshr_full_stall_cycles", stall(Stall::MshrFull) + stall(Stall::MergeLimit)},
   };
+}
+
+std::optional<HeldRequest> oldestHeldOf(const tlm::tlm_generic_payload* held, uint64_t heldAt,
+                                        const SendQueue& down, const AnswerQueue& answers,
+                                        uint64_t periodValue) {
+  std::optional<HeldRequest> best;
+  if (held) keepOlder(best, heldAt * periodValue, describeRequest(*held) + ", not accepted yet");
+  down.oldestHeld(best, periodValue, "in the miss queue");
+  answers.oldestHeld(best, periodValue, "answered, not delivered");
+  return best;
 }
 
 }  // namespace gpusc::cache

@@ -42,7 +42,7 @@ namespace gpusc::cache {
 // Bit i: byte i of a line (or of a transaction) is touched. 256 bits: the widest line the data
 // caches support (the width of MemAccessExtension::byteMask).
 using ByteMask = std::array<uint64_t, 4>;
-inline constexpr uint32_t kMaxLineBytes = 256;
+inline constexpr uint32_t kMaxLineBytes = kMaxDataLineBytes;
 
 // Bytes [0, n) set.
 ByteMask firstBytes(uint32_t n);
@@ -193,6 +193,7 @@ struct DataCacheStats {
   uint64_t invalidations = 0;              // lines removed by a store (write-evict)
   uint64_t dirtyWritebacks = 0;            // evicted dirty lines written to the next level
   uint64_t bypassed = 0;                   // requests passed through without a lookup
+  uint64_t splitRequests = 0;              // requests taken line by line (L2: lookupInParts)
   uint64_t sentReads = 0, sentWrites = 0;  // requests sent to the next level (reads: line
                                            // fetches and forwarded reads)
   std::array<uint64_t, kStallReasons> stallCycles{};  // cycles END_REQ was held, by Stall
@@ -227,6 +228,10 @@ class SendQueue {
   uint64_t wakeCycle(uint64_t cycle) const;
   // Nothing queued and no request phase open.
   bool idle() const { return size_ == 0 && sending_ == nullptr; }
+  // Its requests not yet sent (waiting since the cycle each was queued for, of `periodValue`),
+  // into `best` when older (the no-progress watchdog; `where` describes the queue).
+  void oldestHeld(std::optional<HeldRequest>& best, uint64_t periodValue,
+                  const std::string& where) const;
   // The per-cycle count starts again (power-on). Only while idle().
   void reset() {
     sendCycle_ = kNever;
@@ -266,6 +271,13 @@ class AnswerQueue {
   // Sends every answer due by `cycle` up through `up` (BEGIN_RESP, taken at once by the
   // conventions) and releases the queue's reference to it.
   void deliver(uint64_t cycle, tlm::tlm_bw_transport_if<>& up);
+  // The earliest answer due (waiting since its cycle, of `periodValue`), into `best` when older.
+  void oldestHeld(std::optional<HeldRequest>& best, uint64_t periodValue,
+                  const std::string& where) const {
+    if (!heap_.empty())
+      keepOlder(best, heap_.top().cycle * periodValue,
+                describeRequest(*heap_.top().gp) + ", " + where);
+  }
 
  private:
   struct Item {
@@ -304,5 +316,11 @@ class PendingRequests {
   std::vector<Record> records_;
   std::vector<uint32_t> free_;
 };
+
+// A data cache's oldest held request (HeldRequest): the one whose END_REQ it holds back (arrived
+// at cycle `heldAt`), those in its miss queue, its answers not yet delivered.
+std::optional<HeldRequest> oldestHeldOf(const tlm::tlm_generic_payload* held, uint64_t heldAt,
+                                        const SendQueue& down, const AnswerQueue& answers,
+                                        uint64_t periodValue);
 
 }  // namespace gpusc::cache

@@ -66,6 +66,7 @@ tlm::tlm_sync_enum L1DataCache::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
   held_ = &gp;
   heldFor_ = s;
   heldSince_ = cycle;
+  heldAt_ = cycle;
   if (s == Stall::BankConflict) wakeAt(retryAt_);
   return tlm::TLM_ACCEPTED;
 }
@@ -318,6 +319,10 @@ void L1DataCache::run() {
 bool L1DataCache::idle() const {
   return !held_ && down_.idle() && answers_.empty() && forwarded_ == 0 &&
          core_.mshrs().used() == 0 && pending_.openCount() == 0;
+}
+
+std::optional<HeldRequest> L1DataCache::oldestHeld() const {
+  return oldestHeldOf(held_, heldAt_, down_, answers_, clock_.periodValue());
 }
 
 nlohmann::json L1DataCache::statsJson() const {

@@ -69,6 +69,9 @@ class L1DataCache : public sc_core::sc_module {
   bool enabled() const { return enabled_; }
   // Nothing held, queued, outstanding or due.
   bool idle() const;
+  // The request held here longest (accepted with END_REQ held back, queued to go down, or an
+  // answer not yet delivered), for the no-progress watchdog.
+  std::optional<HeldRequest> oldestHeld() const;
 
   // The statistics; "power_states" holds the line power counters (toJson(powerCounters())
   // once the window is closed; while it is open, the window so far).
@@ -134,6 +137,7 @@ class L1DataCache : public sc_core::sc_module {
 
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
   Stall heldFor_ = Stall::None;
+  uint64_t heldAt_ = 0;     // cycle held_ arrived
   uint64_t heldSince_ = 0;  // cycle from which heldFor_ is accounted
   uint64_t retryAt_ = 0;    // bank conflicts: when the bank is free
   uint32_t forwarded_ = 0;  // forwarded requests not yet answered by the next level

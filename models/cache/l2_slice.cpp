@@ -81,6 +81,7 @@ tlm::tlm_sync_enum L2Slice::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::t
   held_ = &gp;
   heldFor_ = s;
   heldSince_ = cycle;
+  heldAt_ = cycle;
   if (s == Stall::BankConflict) wakeAt(retryAt_);
   return tlm::TLM_ACCEPTED;
 }
@@ -100,42 +101,62 @@ Stall L2Slice::passThrough(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   return Stall::None;
 }
 
-Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
-  MemAccessExtension& ext = accessOf(gp);
-  const AccessKind kind = ext.kind;
-  const bool write = kind == AccessKind::Store || kind == AccessKind::Atomic;
-  const uint64_t addr = gp.get_address();
-  const uint32_t len = std::max(1u, gp.get_data_length());
-  const uint32_t lineBytes = core_.lineBytes();
+// What one request needs of the slice, line by line: shared by taking it whole and in parts.
+struct L2Slice::LineWalk {
+  L2Slice& s;
+  tlm::tlm_generic_payload& gp;
+  MemAccessExtension& ext;
+  const bool write, store, demand;
+  const uint64_t addr;
+  const uint32_t len, lineBytes, serial;
+  DataCacheStats::Kind& st;
+
+  LineWalk(L2Slice& slice, tlm::tlm_generic_payload& p)
+      : s(slice),
+        gp(p),
+        ext(accessOf(p)),
+        write(ext.kind == AccessKind::Store || ext.kind == AccessKind::Atomic),
+        store(ext.kind == AccessKind::Store),
+        // The bytes the requesting warp needs, for the divided word lines: an L1 fetches whole
+        // lines.
+        demand(std::any_of(ext.demandMask.begin(), ext.demandMask.end(),
+                           [](uint64_t w) { return w != 0; })),
+        addr(p.get_address()),
+        len(std::max(1u, p.get_data_length())),
+        lineBytes(slice.core_.lineBytes()),
+        // An atomic's operations on one word run one after another: its bank is busy that
+        // long, and the answer waits for the last one.
+        serial(ext.kind == AccessKind::Atomic ? std::max(1u, ext.atomicSerial) : 1u),
+        st(slice.stats_.of(ext.kind)) {}
+
   // Lines are walked in device addresses (what requests carry) and looked up by their
   // slice-local address.
-  const uint64_t first = core_.lineOf(addr), last = core_.lineOf(addr + len - 1);
-  MshrTable& mshrs = core_.mshrs();
+  uint64_t first() const { return s.core_.lineOf(addr); }
+  uint64_t last() const { return s.core_.lineOf(addr + len - 1); }
+  ByteMask mask(uint64_t line) const { return lineMask(ext.byteMask, addr, len, line, lineBytes); }
   // A store that misses allocates the line without reading DRAM when it covers the whole line
   // (nothing of the old line survives) or, with write-validate, always (the line then holds
   // only the bytes written). A read or an atomic needs the bytes it touches: a line that lacks
   // some of them is fetched (merged with what was written when the data arrive).
-  const bool store = kind == AccessKind::Store;
-  const auto allocateWithoutFetch = [&](uint64_t line) {
-    return store && (writeValidate_ ||
-                     coversAll(lineMask(ext.byteMask, addr, len, line, lineBytes), lineBytes));
-  };
-  const auto holdsNeeded = [&](uint64_t local, uint32_t way, uint64_t line) {
-    return store ||
-           core_.holds(core_.setOf(local), way, lineMask(ext.byteMask, addr, len, line, lineBytes));
-  };
+  bool allocateWithoutFetch(uint64_t line) const {
+    return store && (s.writeValidate_ || coversAll(mask(line), lineBytes));
+  }
+  bool holdsNeeded(uint64_t local, uint32_t way, uint64_t line) const {
+    return store || s.core_.holds(s.core_.setOf(local), way, mask(line));
+  }
 
-  // Resources first, so a request is taken whole or not at all.
-  uint32_t fetches = 0, queued = 0;
-  for (uint64_t line = first; line <= last; line += lineBytes) {
-    const uint64_t local = localOf(line);
-    const uint32_t bank = core_.bankOf(local);
-    if (!core_.bankFree(bank, cycle)) {
-      retryAt_ = core_.bankFreeAt(bank);
+  // The resources `line` needs: a stall, or nothing (and the MSHR and miss-queue entries it
+  // takes added to `fetches` and `queued`).
+  Stall needs(uint64_t line, uint64_t cycle, uint32_t& fetches, uint32_t& queued) const {
+    const uint64_t local = s.localOf(line);
+    const uint32_t bank = s.core_.bankOf(local);
+    if (!s.core_.bankFree(bank, cycle)) {
+      s.retryAt_ = s.core_.bankFreeAt(bank);
       return Stall::BankConflict;
     }
-    const uint32_t present = core_.find(local);
-    if (present != CacheCore::kNoWay && holdsNeeded(local, present, line)) continue;
+    const uint32_t present = s.core_.find(local);
+    if (present != CacheCore::kNoWay && holdsNeeded(local, present, line)) return Stall::None;
+    MshrTable& mshrs = s.core_.mshrs();
     const uint32_t e = mshrs.find(local);
     if (e != MshrTable::kNone) {
       if (!mshrs.canMerge(e)) return Stall::MergeLimit;
@@ -148,75 +169,132 @@ Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       ++fetches;
       ++queued;
     }
+    return Stall::None;
   }
-  if (fetches > mshrs.available()) return Stall::MshrFull;
-  if (down_.size() + queued > missQueue_) return Stall::MissQueueFull;
 
-  // The bytes the requesting warp needs, for the divided word lines: an L1 fetches whole lines.
-  const bool demand =
-      std::any_of(ext.demandMask.begin(), ext.demandMask.end(), [](uint64_t w) { return w != 0; });
-  DataCacheStats::Kind& st = stats_.of(kind);
-  ++st.requests;
-  if (kind == AccessKind::Load || kind == AccessKind::Store || kind == AccessKind::Atomic)
-    power_.warpRequest(ext.warpThreads);
-  uint64_t ready = cycle;
-  uint32_t record = MshrTable::kNone;
-  // An atomic's operations on one word run one after another: its bank is busy that long, and
-  // the answer waits for the last one.
-  const uint32_t serial = kind == AccessKind::Atomic ? std::max(1u, ext.atomicSerial) : 1u;
-  for (uint64_t line = first; line <= last; line += lineBytes) {
-    const uint64_t local = localOf(line);
-    const uint64_t slot = core_.claimBank(core_.bankOf(local), cycle, serial);
-    const ByteMask mask = lineMask(ext.byteMask, addr, len, line, lineBytes);
+  // Looks `line` up and takes what it needs (needs() said it may): a hit sets `ready`; a miss
+  // opens the request's record (once) and joins or allocates the line's MSHR.
+  void take(uint64_t line, uint64_t cycle, uint64_t& ready, uint32_t& record) {
+    const uint64_t local = s.localOf(line);
+    const uint64_t slot = s.core_.claimBank(s.core_.bankOf(local), cycle, serial);
+    const ByteMask m = mask(line);
     ++st.accesses;
-    power_.lookup();
-    const uint32_t way = core_.access(local, slot, mask, write);
+    s.power_.lookup();
+    const uint32_t way = s.core_.access(local, slot, m, write);
     if (way != CacheCore::kNoWay && holdsNeeded(local, way, line)) {
       ++st.hits;
-      const uint32_t set = core_.setOf(local);
+      const uint32_t set = s.core_.setOf(local);
       if (write) {
-        core_.setDirty(set, way);
-        core_.addBytes(set, way, mask);
+        s.core_.setDirty(set, way);
+        s.core_.addBytes(set, way, m);
       }
-      const uint32_t wake = power_.hit(
-          set, way, slot, demand ? lineMask(ext.demandMask, addr, len, line, lineBytes) : mask,
+      const uint32_t wake = s.power_.hit(
+          set, way, slot, demand ? lineMask(ext.demandMask, addr, len, line, lineBytes) : m,
           write ? LinePower::Data::Write : LinePower::Data::Read, false);
-      ready = std::max(ready, slot + wake + (serial - 1) + hitLatency_);
-      continue;
+      ready = std::max(ready, slot + wake + (serial - 1) + s.hitLatency_);
+      return;
     }
     ++st.misses;
+    MshrTable& mshrs = s.core_.mshrs();
     uint32_t e = mshrs.find(local);
     if (e == MshrTable::kNone && way == CacheCore::kNoWay && allocateWithoutFetch(line)) {
-      const FillResult r = core_.fill(local, slot, true, mask);
-      ++stats_.fills;
-      const uint32_t wake = power_.fill(r.set, r.way, slot);
-      evicted(r, ext.sm, slot + wake);
-      ready = std::max(ready, slot + wake + hitLatency_);
-      continue;
+      const FillResult r = s.core_.fill(local, slot, true, m);
+      ++s.stats_.fills;
+      const uint32_t wake = s.power_.fill(r.set, r.way, slot);
+      s.evicted(r, ext.sm, slot + wake);
+      ready = std::max(ready, slot + wake + s.hitLatency_);
+      return;
     }
     if (record == MshrTable::kNone) {
       gp.acquire();  // ours until answered
-      record = pending_.open(&gp);
-      pending_.at(record).afterFill = serial - 1;
+      record = s.pending_.open(&gp);
+      s.pending_.at(record).afterFill = serial - 1;
     }
-    ++pending_.at(record).linesLeft;
+    ++s.pending_.at(record).linesLeft;
     if (e != MshrTable::kNone) {
-      ++stats_.mshrMerges;
+      ++s.stats_.mshrMerges;
     } else {
       e = mshrs.allocate(local);
-      tlm::tlm_generic_payload* f = newRequest(tlm::TLM_READ_COMMAND, line, ext.sm, e);
+      tlm::tlm_generic_payload* f = s.newRequest(tlm::TLM_READ_COMMAND, line, ext.sm, e);
       mshrs.entry(e).fetch = f;
-      down_.push(f, slot);
-      wakeAt(slot);
+      s.down_.push(f, slot);
+      s.wakeAt(slot);
     }
     if (write) mshrs.entry(e).dirtyOnFill = true;
     mshrs.addWaiter(e, record);
   }
-  if (record == MshrTable::kNone) {
-    gp.acquire();
-    answerAt(ready, &gp);
+
+  // Every line taken: the answer, when nothing waits for a fill.
+  void finish(uint64_t ready, uint32_t record) {
+    if (record == MshrTable::kNone) {
+      gp.acquire();
+      s.answerAt(ready, &gp);
+    } else {
+      s.pending_.at(record).ready = ready;
+    }
+  }
+};
+
+Stall L2Slice::lookup(tlm::tlm_generic_payload& gp, uint64_t cycle) {
+  LineWalk w(*this, gp);
+  const uint64_t first = w.first(), last = w.last();
+  MshrTable& mshrs = core_.mshrs();
+  const uint64_t lines = (last - first) / w.lineBytes + 1;
+  // A request whose lines could never all have their miss-queue entries and MSHRs at once (an
+  // L2 line much smaller than the requester's, under a short miss queue) is split into its
+  // lines, taken in address order as the resources free up (inParts).
+  if (inParts_.gp == &gp || lines > missQueue_ || lines > mshrs.capacity())
+    return lookupInParts(w, cycle);
+
+  // Resources first, so a request is taken whole or not at all.
+  uint32_t fetches = 0, queued = 0;
+  for (uint64_t line = first; line <= last; line += w.lineBytes)
+    if (const Stall s = w.needs(line, cycle, fetches, queued); s != Stall::None) return s;
+  if (fetches > mshrs.available()) return Stall::MshrFull;
+  if (down_.size() + queued > missQueue_) return Stall::MissQueueFull;
+
+  ++w.st.requests;
+  if (w.ext.kind == AccessKind::Load || w.store || w.ext.kind == AccessKind::Atomic)
+    power_.warpRequest(w.ext.warpThreads);
+  uint64_t ready = cycle;
+  uint32_t record = MshrTable::kNone;
+  for (uint64_t line = first; line <= last; line += w.lineBytes) w.take(line, cycle, ready, record);
+  w.finish(ready, record);
+  return Stall::None;
+}
+
+Stall L2Slice::lookupInParts(LineWalk& w, uint64_t cycle) {
+  MshrTable& mshrs = core_.mshrs();
+  if (inParts_.gp != &w.gp) {
+    inParts_ = InParts{&w.gp, w.first(), cycle, MshrTable::kNone};
+    ++w.st.requests;
+    ++stats_.splitRequests;
+    if (w.ext.kind == AccessKind::Load || w.store || w.ext.kind == AccessKind::Atomic)
+      power_.warpRequest(w.ext.warpThreads);
+  }
+  const uint64_t last = w.last();
+  for (; inParts_.next <= last; inParts_.next += w.lineBytes) {
+    uint32_t fetches = 0, queued = 0;
+    if (const Stall s = w.needs(inParts_.next, cycle, fetches, queued); s != Stall::None) return s;
+    if (fetches > mshrs.available()) return Stall::MshrFull;
+    if (down_.size() + queued > missQueue_) return Stall::MissQueueFull;
+    const bool opened = inParts_.record != MshrTable::kNone;
+    w.take(inParts_.next, cycle, inParts_.ready, inParts_.record);
+    // A fill may answer lines taken earlier before the last line is taken: the record holds one
+    // line more until then.
+    if (!opened && inParts_.record != MshrTable::kNone) ++pending_.at(inParts_.record).linesLeft;
+  }
+  const InParts done = inParts_;
+  inParts_ = InParts{};
+  if (done.record == MshrTable::kNone) {
+    w.finish(done.ready, done.record);
   } else {
-    pending_.at(record).ready = ready;
+    PendingRequests::Record& rec = pending_.at(done.record);
+    rec.ready = std::max(rec.ready, done.ready);
+    if (--rec.linesLeft == 0) {
+      answerAt(rec.ready, rec.gp);
+      pending_.close(done.record);
+    }
   }
   return Stall::None;
 }
@@ -360,6 +438,10 @@ void L2Slice::run() {
 bool L2Slice::idle() const {
   return !held_ && down_.idle() && answers_.empty() && forwarded_ == 0 && writeBacks_ == 0 &&
          core_.mshrs().used() == 0 && pending_.openCount() == 0;
+}
+
+std::optional<HeldRequest> L2Slice::oldestHeld() const {
+  return oldestHeldOf(held_, heldAt_, down_, answers_, clock_.periodValue());
 }
 
 nlohmann::json L2Slice::statsJson() const {

@@ -22,7 +22,11 @@
 // divided-word-line counting uses a request's demandMask when it has one (an L1's line fetch:
 // the bytes its warp needs), else its byteMask.
 // A request covering several L2 lines (64-byte L2 lines under 128-byte L1 lines) is answered
-// when all of its lines have been served.
+// when all of its lines have been served. It is taken whole (every line's MSHR and miss-queue
+// entry free at once) unless it covers more lines than the miss queue or the MSHRs hold (16-byte
+// L2 lines under 128-byte L1 lines and a 4-entry miss queue): then it is split into its lines,
+// taken in address order as their resources free up (stats: split_requests), as a slice whose
+// input splits requests into line requests would.
 //
 // l2.slice.enabled = false: no L2; requests pass straight through to dram_socket and answers
 // straight back (in the cycle they arrive).
@@ -80,6 +84,9 @@ class L2Slice : public sc_core::sc_module {
   uint64_t deviceOf(uint64_t local) const { return map_.device(slice_, local); }
   // Nothing held, queued, outstanding or due.
   bool idle() const;
+  // The request held here longest (accepted with END_REQ held back, queued to go down, or an
+  // answer not yet delivered), for the no-progress watchdog.
+  std::optional<HeldRequest> oldestHeld() const;
 
   // The statistics; "power_states" holds the line power counters (toJson(powerCounters())
   // once the window is closed; while it is open, the window so far).
@@ -115,7 +122,9 @@ class L2Slice : public sc_core::sc_module {
 
   Stall tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle);
   Stall passThrough(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  struct LineWalk;
   Stall lookup(tlm::tlm_generic_payload& gp, uint64_t cycle);
+  Stall lookupInParts(LineWalk& w, uint64_t cycle);
   tlm::tlm_generic_payload* newRequest(tlm::tlm_command cmd, uint64_t deviceAddr, uint32_t sm,
                                        uint64_t tag);
   void evicted(const FillResult& r, uint32_t sm, uint64_t cycle);
@@ -141,7 +150,16 @@ class L2Slice : public sc_core::sc_module {
   Wakeup wakeup_{wake_};
 
   tlm::tlm_generic_payload* held_ = nullptr;  // request whose END_REQ is held back
+  // The request being taken line by line (lookupInParts): the next line to take, when its
+  // answer may go at the earliest, and its record once a line missed.
+  struct InParts {
+    tlm::tlm_generic_payload* gp = nullptr;
+    uint64_t next = 0, ready = 0;
+    uint32_t record = ~0u;
+  };
+  InParts inParts_;
   Stall heldFor_ = Stall::None;
+  uint64_t heldAt_ = 0;  // cycle held_ arrived
   uint64_t heldSince_ = 0;
   uint64_t retryAt_ = 0;     // bank conflicts: when the bank is free
   uint32_t forwarded_ = 0;   // passed-through requests not yet answered (no L2)

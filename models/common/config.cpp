@@ -193,6 +193,32 @@ void Reader::require(bool ok, const char* key, const std::string& message) {
   fail(join(key), it != entries_.end() ? it->second.value.Mark() : mark_, message);
 }
 
+void Reader::require(bool ok, std::initializer_list<const char*> keys, const std::string& message) {
+  if (ok) return;
+  std::vector<std::string> paths;
+  for (const char* k : keys) paths.push_back(join(k));
+  // Reported where the user set one of them: a --set, else the first key's (or its section's)
+  // place in the file.
+  std::string where;
+  for (const std::string& p : paths)
+    if (src_.overrides.count(p)) {
+      where = src_.where(p, YAML::Mark::null_mark());
+      break;
+    }
+  if (where.empty()) {
+    YAML::Mark mark = mark_;
+    for (const char* k : keys) {
+      const std::string first = split(k, '.').front();
+      if (auto it = entries_.find(first); it != entries_.end()) {
+        mark = it->second.value.Mark();
+        break;
+      }
+    }
+    where = src_.where(paths.front(), mark);
+  }
+  throw InputError(fmt::format("{}: {}: {}", where, gpusc::join(paths, ", "), message));
+}
+
 void Reader::finish() {
   for (const auto& [key, e] : entries_) {
     if (e.used) continue;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -174,6 +175,10 @@ class Reader {
 
   // A rule that involves several fields; reported at `key`.
   void require(bool ok, const char* key, const std::string& message);
+  // A rule between several keys (relative to this section, dotted paths allowed), reported with
+  // every one's path ("memory.dram.tRC, memory.dram.tRAS: ...") at the first one a --set gave, or
+  // else at the first one's place in the file.
+  void require(bool ok, std::initializer_list<const char*> keys, const std::string& message);
 
   // Errors for keys that no field consumed, with the closest valid key.
   void finish();
@@ -248,6 +253,7 @@ class YamlWriter {
     }
   }
   void require(bool, const char*, const std::string&) {}
+  void require(bool, std::initializer_list<const char*>, const std::string&) {}
 
  private:
   template <class T>
@@ -286,6 +292,7 @@ class JsonWriter {
     out_[key] = toJson(value);
   }
   void require(bool, const char*, const std::string&) {}
+  void require(bool, std::initializer_list<const char*>, const std::string&) {}
 
  private:
   template <class T>
@@ -307,8 +314,14 @@ class JsonWriter {
 };
 
 // One row per key for the configuration reference (`gpusc list keys`, docs/configuration.md).
+// The constraint is also given field by field, for tools that draw values (the configuration
+// fuzzer, `gpusc list keys --json`): the range's bounds (empty: none), whether the value must be a
+// power of two, and the names a OneOf key accepts.
 struct KeyInfo {
   std::string path, type, defaultValue, constraint, doc;
+  std::string lo, hi;
+  bool powerOfTwo = false;
+  std::vector<std::string> choices;
 };
 
 class KeyLister {
@@ -322,12 +335,18 @@ class KeyLister {
       KeyLister sub(out_, path);
       const_cast<T&>(value).visit(sub);
     } else {
-      KeyInfo k{path, typeName<T>(), render(value), "", doc};
+      KeyInfo k;
+      k.path = path;
+      k.type = typeName<T>();
+      k.defaultValue = render(value);
+      k.doc = doc;
       ((k.constraint += (k.constraint.empty() ? "" : "; ") + describe(checks)), ...);
+      (note(k, checks), ...);
       out_.push_back(std::move(k));
     }
   }
   void require(bool, const char*, const std::string&) {}
+  void require(bool, std::initializer_list<const char*>, const std::string&) {}
 
  private:
   template <class T>
@@ -352,6 +371,13 @@ class KeyLister {
   }
   static std::string describe(const OneOf& o);
   static std::string describe(const PowerOfTwo&) { return "power of two"; }
+  template <class U>
+  static void note(KeyInfo& k, const Range<U>& r) {
+    k.lo = fmt::format("{}", r.lo);
+    k.hi = fmt::format("{}", r.hi);
+  }
+  static void note(KeyInfo& k, const OneOf& o) { k.choices = o.names; }
+  static void note(KeyInfo& k, const PowerOfTwo&) { k.powerOfTwo = true; }
 
   std::vector<KeyInfo>& out_;
   std::string path_;
@@ -396,6 +422,14 @@ nlohmann::json toJson(const T& cfg) {
   return j;
 }
 
+// The keys with the values of `cfg` as their defaults (a loaded platform's).
+template <class T>
+std::vector<KeyInfo> listKeys(const T& cfg) {
+  std::vector<KeyInfo> out;
+  KeyLister l(out, "");
+  const_cast<T&>(cfg).visit(l);
+  return out;
+}
 template <class T>
 std::vector<KeyInfo> listKeys() {
   std::vector<KeyInfo> out;

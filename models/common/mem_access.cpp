@@ -1,5 +1,7 @@
 #include "common/mem_access.hpp"
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 
 namespace gpusc {
@@ -56,5 +58,15 @@ tlm::tlm_generic_payload* PayloadPool::acquire() {
 }
 
 void PayloadPool::free(tlm::tlm_generic_payload* gp) { free_.push_back(static_cast<Slot*>(gp)); }
+
+std::string describeRequest(const tlm::tlm_generic_payload& gp) {
+  const MemAccessExtension* e = PayloadPool::extensionOf(gp);
+  if (!e) return fmt::format("request of 0x{:x}", gp.get_address());
+  return fmt::format("{} of 0x{:x} from SM {}", accessKindName(e->kind), gp.get_address(), e->sm);
+}
+
+void keepOlder(std::optional<HeldRequest>& best, uint64_t since, const std::string& what) {
+  if (!best || since < best->since) best = HeldRequest{since, what};
+}
 
 }  // namespace gpusc

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <tlm>
@@ -104,5 +106,17 @@ class PayloadPool : public tlm::tlm_mm_interface {
 inline MemAccessExtension& accessOf(tlm::tlm_generic_payload& gp) {
   return *PayloadPool::extensionOf(gp);
 }
+
+// A request a memory unit holds and must act on itself (not waiting on a unit further down):
+// accepted but its END_REQ held back, queued to be sent on, or answered but not yet delivered.
+// The no-progress watchdog names the unit holding the oldest one: where a request got stuck.
+struct HeldRequest {
+  uint64_t since = 0;  // simulation time (sc_time value) from which it has waited there
+  std::string what;    // "load of 0x1f80 from SM 3, in the miss queue"
+};
+// "load of 0x1f80 from SM 3" (the payload carries its MemAccessExtension).
+std::string describeRequest(const tlm::tlm_generic_payload& gp);
+// Keeps the older of `best` and {since, what}.
+void keepOlder(std::optional<HeldRequest>& best, uint64_t since, const std::string& what);
 
 }  // namespace gpusc

@@ -114,10 +114,11 @@ struct VoltageMonitorConfig : config::Section {
             "First core cycle the VCD records (gpusc run --vcd-cycles START:END)");
     v.field("vcd_end_cycle", vcd_end_cycle,
             "Core cycle the VCD stops recording at, exclusive (0: the end of the run)");
-    v.require(vcd_end_cycle == 0 || vcd_end_cycle > vcd_start_cycle, "vcd_end_cycle",
+    v.require(vcd_end_cycle == 0 || vcd_end_cycle > vcd_start_cycle,
+              {"vcd_end_cycle", "vcd_start_cycle"},
               fmt::format("vcd_end_cycle ({}) must be above vcd_start_cycle ({}), or 0",
                           vcd_end_cycle, vcd_start_cycle));
-    v.require(lead_cycles + 4 <= window_before, "lead_cycles",
+    v.require(lead_cycles + 4 <= window_before, {"lead_cycles", "window_before"},
               fmt::format("lead_cycles ({}) + 4 must not exceed window_before ({})", lead_cycles,
                           window_before));
     v.require(!thresholds_pct.empty(), "thresholds_pct", "needs at least one threshold");
@@ -125,7 +126,8 @@ struct VoltageMonitorConfig : config::Section {
       v.require(thresholds_pct[i] > thresholds_pct[i - 1], "thresholds_pct",
                 fmt::format("thresholds must be strictly ascending ({} after {})",
                             thresholds_pct[i], thresholds_pct[i - 1]));
-    v.require(thresholds_pct.empty() || hysteresis_pct < thresholds_pct.front(), "hysteresis_pct",
+    v.require(thresholds_pct.empty() || hysteresis_pct < thresholds_pct.front(),
+              {"hysteresis_pct", "thresholds_pct"},
               fmt::format("hysteresis {} must be below the first threshold", hysteresis_pct));
   }
 };

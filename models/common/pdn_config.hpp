@@ -90,8 +90,9 @@ struct PdnGridConfig : config::Section {
     v.field("sm_nodes", sm_nodes,
             "Grid node (row-major index) of each SM, in SM order (empty: SM k at node k)");
     v.field("link_resistance_mohm", link_resistance_mohm,
-            "Resistance of the grid between two neighbouring nodes in milliohm",
-            config::Range<double>{0.0, 1e6});
+            "Resistance of the grid between two neighbouring nodes in milliohm (a metal grid has "
+            "some: 0 would leave its LC modes undamped)",
+            config::Range<double>{1e-3, 1e6});
     v.field("link_inductance_ph", link_inductance_ph,
             "Inductance of the grid between two neighbouring nodes in picohenry",
             config::Range<double>{1e-3, 1e9});
@@ -148,7 +149,8 @@ struct PdnConfig : config::Section {
             "sensitivity studies)",
             config::Range<uint32_t>{1, 64});
     v.field("monitor", monitor, "Voltage monitor: droop events, classification, traces");
-    v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz, "first_order",
+    v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz,
+              {"first_order.frequency_mhz", "second_order.frequency_mhz"},
               fmt::format("first_order.frequency_mhz ({}) must be at least 4x "
                           "second_order.frequency_mhz ({}) for the two peaks to be separate",
                           first_order.frequency_mhz, second_order.frequency_mhz));

@@ -25,6 +25,13 @@ using config::OneOf;
 using config::PowerOfTwo;
 using config::Range;
 
+// The longest line of a data cache (L1D, L2 slice): its byte mask per line is four 64-bit words.
+inline constexpr uint32_t kMaxDataLineBytes = 256;
+// The largest cache instance (CacheConfig::visit says why).
+inline constexpr uint64_t kMaxCacheBytes = 16ull << 20;
+// The largest on-chip grid of the power-delivery network (PlatformConfig::visit says why).
+inline constexpr uint64_t kMaxPdnGridNodes = 144;
+
 struct ClockConfig : config::Section {
   double core_mhz = 700.0;
   double interconnect_mhz = 700.0;
@@ -148,6 +155,13 @@ struct CacheConfig : config::Section {
             Range<uint32_t>{1, 64});
     v.field("replacement_seed", replacement_seed,
             "Seed of the random replacement policy; unit n (SM or partition) uses seed + n");
+    // Every line frame is modelled (tags, power state), per SM or slice: 16 MiB per cache is 64
+    // times the largest L1 shipped (256 KB on H100) and keeps a 110-SM platform's L1s under
+    // 200 MB of host memory.
+    v.require(!enabled || sizeBytes() <= kMaxCacheBytes, {"sets", "ways", "line_bytes"},
+              fmt::format("{} sets x {} ways x {} bytes = {} bytes is more than the {} bytes "
+                          "(16 MiB) one cache may hold",
+                          sets, ways, line_bytes, sizeBytes(), kMaxCacheBytes));
   }
 };
 
@@ -265,9 +279,22 @@ struct SmConfig : config::Section {
     v.field("icache", icache, "Per-SM instruction cache (2 KB on GTX480)");
     v.field("const_cache", const_cache, "Per-SM constant cache");
     v.field("l1d", l1d, "Per-SM L1 data cache");
-    v.require(max_warps * warp_size >= max_threads, "max_warps",
+    v.require(max_warps * warp_size >= max_threads, {"max_warps", "warp_size", "max_threads"},
               fmt::format("max_warps ({}) x warp_size ({}) is smaller than max_threads ({})",
                           max_warps, warp_size, max_threads));
+    // The L1 data cache keeps a byte mask per line (64-bit words), and is written through or
+    // evicts on a store; it never allocates on a write miss. Its line is also the unit the
+    // LD/ST unit coalesces a warp's accesses into, with or without the cache.
+    v.require(l1d.line_bytes <= kMaxDataLineBytes, {"l1d.line_bytes"},
+              fmt::format("{} bytes: a data cache line holds at most {} bytes", l1d.line_bytes,
+                          kMaxDataLineBytes));
+    v.require(!l1d.enabled ||
+                  (l1d.write_allocate == "no-allocate" &&
+                   (l1d.write_policy == "write-evict" || l1d.write_policy == "write-through")),
+              {"l1d.write_policy", "l1d.write_allocate"},
+              fmt::format("the L1 data cache is write-evict or write-through with no-allocate; "
+                          "'{}' with '{}' is not modelled",
+                          l1d.write_policy, l1d.write_allocate));
   }
 };
 
@@ -303,7 +330,8 @@ struct DramConfig : config::Section {
             Range<uint32_t>{1, 16});
     v.field("row_bytes", row_bytes, "Bytes of one row (page) across the channel",
             Range<uint32_t>{64, 1u << 20}, PowerOfTwo{});
-    v.field("banks", banks, "Banks per channel", Range<uint32_t>{1, 256}, PowerOfTwo{});
+    // The request queue keeps a bit per bank in one 64-bit word; DRAM parts have 16 to 32.
+    v.field("banks", banks, "Banks per channel", Range<uint32_t>{1, 64}, PowerOfTwo{});
     v.field("bank_groups", bank_groups, "Bank groups (1: none)", Range<uint32_t>{1, 64},
             PowerOfTwo{});
     v.field("tCCD", tCCD, "Column to column, different bank group", Range<uint32_t>{1, 1000});
@@ -324,11 +352,17 @@ struct DramConfig : config::Section {
     v.field("read_write_turnaround", read_write_turnaround,
             "Idle data-bus cycles between read data and following write data",
             Range<uint32_t>{0, 1000});
-    v.require(tRC >= tRAS, "tRC", fmt::format("tRC ({}) must be at least tRAS ({})", tRC, tRAS));
-    v.require(bank_groups <= banks, "bank_groups",
+    v.require(tRC >= tRAS, {"tRC", "tRAS"},
+              fmt::format("tRC ({}) must be at least tRAS ({})", tRC, tRAS));
+    v.require(bank_groups <= banks, {"bank_groups", "banks"},
               fmt::format("bank_groups ({}) exceeds banks ({})", bank_groups, banks));
-    v.require(tREFI == 0 || tRFC < tREFI, "tRFC",
-              fmt::format("tRFC ({}) must be shorter than tREFI ({})", tRFC, tREFI));
+    // A refresh closes every bank and keeps them closed for tRFC; unless a row cycle fits
+    // between two refreshes, no access would ever be served (JEDEC parts: tREFI 3.9-7.8 us
+    // against tRFC of a few hundred ns).
+    v.require(tREFI == 0 || tREFI > tRFC + tRC, {"tREFI", "tRFC", "tRC"},
+              fmt::format("a refresh every {} cycles leaves no room for an access: tREFI must "
+                          "exceed tRFC ({}) + tRC ({}), or be 0 (no refresh)",
+                          tREFI, tRFC, tRC));
   }
 };
 
@@ -553,23 +587,28 @@ struct PlatformConfig : config::Section {
     v.field("smoothing", smoothing, "Voltage-droop smoothing (seed 001)");
     v.field("limits", limits, "Run limits: cycles, instructions, wall-clock seconds");
     v.field("rtl", rtl, "RTL co-simulation: the C++ model, its verilated RTL, or both in lockstep");
-    v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(), "rtl",
+    v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(),
+              {"rtl.droop_predictor", "smoothing.mode"},
               fmt::format("rtl.droop_predictor {} needs smoothing.mode local or hierarchical (the "
                           "SMs have no droop predictor with smoothing.mode {})",
                           rtl.droop_predictor, smoothing.mode));
-    v.require(RtlConfig::isModel(rtl.power_switch) || power.gating.idle_detect == "timeout", "rtl",
+    v.require(RtlConfig::isModel(rtl.power_switch) || power.gating.idle_detect == "timeout",
+              {"rtl.power_switch", "power.gating.idle_detect"},
               fmt::format("rtl.power_switch {} needs power.gating.idle_detect timeout (the RTL "
                           "controller implements timeout detection; idle_detect is {})",
                           rtl.power_switch, power.gating.idle_detect));
-    v.require(RtlConfig::isModel(rtl.simd_issue) || power.simd_issue.policy == "utilisation", "rtl",
+    v.require(RtlConfig::isModel(rtl.simd_issue) || power.simd_issue.policy == "utilisation",
+              {"rtl.simd_issue", "power.simd_issue.policy"},
               fmt::format("rtl.simd_issue {} needs power.simd_issue.policy utilisation (the SMs "
                           "have no issue-control state machine with policy {})",
                           rtl.simd_issue, power.simd_issue.policy));
-    v.require(RtlConfig::isModel(rtl.droop_detector) || smoothing.globalEnabled(), "rtl",
+    v.require(RtlConfig::isModel(rtl.droop_detector) || smoothing.globalEnabled(),
+              {"rtl.droop_detector", "smoothing.mode"},
               fmt::format("rtl.droop_detector {} needs smoothing.mode global or hierarchical (the "
                           "CTA scheduler has no droop detector with smoothing.mode {})",
                           rtl.droop_detector, smoothing.mode));
-    v.require(RtlConfig::isModel(rtl.droop_detector) || gpu.num_sms <= 128, "rtl",
+    v.require(RtlConfig::isModel(rtl.droop_detector) || gpu.num_sms <= 128,
+              {"rtl.droop_detector", "gpu.num_sms"},
               fmt::format("rtl.droop_detector {}: the RTL detector has inputs for 128 SMs, "
                           "gpu.num_sms is {}",
                           rtl.droop_detector, gpu.num_sms));
@@ -620,19 +659,46 @@ struct PlatformConfig : config::Section {
     };
     fitsDrowsyRtl("power.l1d", "sm.l1d", power.l1d, sm.l1d);
     fitsDrowsyRtl("power.l2", "l2.slice", power.l2, l2.slice);
-    v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms, "smoothing",
+    v.require(!smoothing.globalEnabled() || smoothing.global.min_sms <= gpu.num_sms,
+              {"smoothing.global.min_sms", "gpu.num_sms", "smoothing.mode"},
               fmt::format("smoothing.global.min_sms ({}) exceeds gpu.num_sms ({}): the global "
                           "droop detector could never trigger",
                           smoothing.global.min_sms, gpu.num_sms));
     const auto [gridRows, gridCols] = pdn.grid.resolvedShape(gpu.num_sms);
     for (size_t i = 0; i < pdn.grid.sm_nodes.size(); ++i)
-      v.require(pdn.grid.sm_nodes[i] < gridRows * gridCols, "pdn",
+      v.require(pdn.grid.sm_nodes[i] < gridRows * gridCols,
+                {"pdn.grid.sm_nodes", "pdn.grid.rows", "pdn.grid.cols"},
                 fmt::format("pdn.grid.sm_nodes[{}] = {} is not a node of the {}x{} grid (0 .. {})",
                             i, pdn.grid.sm_nodes[i], gridRows, gridCols, gridRows * gridCols - 1));
-    v.require(!pdn.enabled || power.enabled, "pdn",
+    v.require(!pdn.enabled || power.enabled, {"pdn.enabled", "power.enabled"},
               "pdn.enabled needs power.enabled (the PDN is driven by the energy model's "
               "current)");
-    v.require(!smoothing.localEnabled() || power.enabled, "smoothing",
+    if (pdn.enabled) {
+      const uint64_t gridNodes = uint64_t(gridRows) * gridCols;
+      v.require(gpu.num_sms <= gridNodes, {"pdn.grid.rows", "pdn.grid.cols", "gpu.num_sms"},
+                fmt::format("{} SMs do not fit the {}x{} grid ({} nodes, one SM per node)",
+                            gpu.num_sms, gridRows, gridCols, gridNodes));
+      v.require(pdn.grid.sm_nodes.empty() || pdn.grid.sm_nodes.size() == gpu.num_sms,
+                {"pdn.grid.sm_nodes", "gpu.num_sms"},
+                fmt::format("{} nodes listed for {} SMs: give one per SM or none",
+                            pdn.grid.sm_nodes.size(), gpu.num_sms));
+      // The network's synthesis places the impedance peaks by eigen-decomposing the whole grid's
+      // state space, a cost that grows with the cube of the nodes (gpusc run on stream-4x4 with
+      // the grid derived from gpu.num_sms: 1.3 s at 100 nodes, 4.9 s at 144, 41 s at 256).
+      v.require(gridNodes <= kMaxPdnGridNodes,
+                {"pdn.enabled", "pdn.grid.rows", "pdn.grid.cols", "gpu.num_sms"},
+                fmt::format("a {}x{} grid ({} nodes) is more than the PDN synthesises in "
+                            "reasonable time (at most {} nodes, one SM per node): with more than "
+                            "{} SMs set pdn.enabled false",
+                            gridRows, gridCols, gridNodes, kMaxPdnGridNodes, kMaxPdnGridNodes));
+      // The monitor's low-pass filter is sampled at the core clock.
+      v.require(pdn.monitor.lowpass_mhz < 0.45 * gpu.clocks.core_mhz,
+                {"pdn.monitor.lowpass_mhz", "gpu.clocks.core_mhz"},
+                fmt::format("the monitor's {} MHz low-pass is not below 0.45 x the core clock "
+                            "({} MHz)",
+                            pdn.monitor.lowpass_mhz, 0.45 * gpu.clocks.core_mhz));
+    }
+    v.require(!smoothing.localEnabled() || power.enabled, {"smoothing.mode", "power.enabled"},
               fmt::format("smoothing.mode {} needs power.enabled (the local predictor's "
                           "energies)",
                           smoothing.mode));
@@ -640,39 +706,136 @@ struct PlatformConfig : config::Section {
     // the last cycle they draw may be no later than the writeback of the unit's fastest
     // instruction: delay + cycles - 1 <= latency.
     const LatencyConfig& lat = sm.latency;
-    const auto fastest = [](std::initializer_list<OpTiming> ops) {
-      uint32_t m = ~0u;
-      for (const OpTiming& o : ops) m = std::min(m, o.latency);
+    struct Op {
+      const char* key;
+      uint32_t latency;
+    };
+    const auto fastest = [](std::initializer_list<Op> ops) {
+      Op m{"", ~0u};
+      for (const Op& o : ops)
+        if (o.latency < m.latency) m = o;
       return m;
     };
     const ExecuteStagesConfig& st = power.sm.execute_stages;
     const struct {
-      const char* name;
+      const char *name, *delayKey, *cyclesKey;
       const ExecuteStageConfig& stage;
-      uint32_t latency;
+      Op op;
     } stages[] = {
-        {"simd", st.simd,
-         fastest({lat.int_add, lat.int_max, lat.int_mul, lat.int_mad, lat.int_div, lat.int_shfl,
-                  lat.fp_add, lat.fp_max, lat.fp_mul, lat.fp_mad, lat.fp_div})},
-        {"sfu", st.sfu, lat.sfu.latency},
-        {"dp", st.dp, fastest({lat.dp_add, lat.dp_max, lat.dp_mul, lat.dp_mad, lat.dp_div})}};
+        {"simd", "power.sm.execute_stages.simd.delay", "power.sm.execute_stages.simd.cycles",
+         st.simd,
+         fastest({{"sm.latency.int_add.latency", lat.int_add.latency},
+                  {"sm.latency.int_max.latency", lat.int_max.latency},
+                  {"sm.latency.int_mul.latency", lat.int_mul.latency},
+                  {"sm.latency.int_mad.latency", lat.int_mad.latency},
+                  {"sm.latency.int_div.latency", lat.int_div.latency},
+                  {"sm.latency.int_shfl.latency", lat.int_shfl.latency},
+                  {"sm.latency.fp_add.latency", lat.fp_add.latency},
+                  {"sm.latency.fp_max.latency", lat.fp_max.latency},
+                  {"sm.latency.fp_mul.latency", lat.fp_mul.latency},
+                  {"sm.latency.fp_mad.latency", lat.fp_mad.latency},
+                  {"sm.latency.fp_div.latency", lat.fp_div.latency}})},
+        {"sfu", "power.sm.execute_stages.sfu.delay", "power.sm.execute_stages.sfu.cycles", st.sfu,
+         Op{"sm.latency.sfu.latency", lat.sfu.latency}},
+        {"dp", "power.sm.execute_stages.dp.delay", "power.sm.execute_stages.dp.cycles", st.dp,
+         fastest({{"sm.latency.dp_add.latency", lat.dp_add.latency},
+                  {"sm.latency.dp_max.latency", lat.dp_max.latency},
+                  {"sm.latency.dp_mul.latency", lat.dp_mul.latency},
+                  {"sm.latency.dp_mad.latency", lat.dp_mad.latency},
+                  {"sm.latency.dp_div.latency", lat.dp_div.latency}})}};
     for (const auto& u : stages)
-      v.require(u.stage.delay + u.stage.cycles <= u.latency + 1, "power",
-                fmt::format("power.sm.execute_stages.{0}: delay {1} + cycles {2} reaches past the "
-                            "writeback of the fastest {0} instruction (sm.latency: {3} cycles "
-                            "after dispatch); delay + cycles may be at most {4}",
-                            u.name, u.stage.delay, u.stage.cycles, u.latency, u.latency + 1));
+      v.require(u.stage.delay + u.stage.cycles <= u.op.latency + 1,
+                {u.op.key, u.delayKey, u.cyclesKey},
+                fmt::format("the lanes of the fastest {0} instruction ({1}: written back {2} "
+                            "cycles after dispatch) would draw energy until delay {3} + cycles {4} "
+                            "- 1 = {5} cycles after it: delay + cycles may be at most {6}",
+                            u.name, u.op.key, u.op.latency, u.stage.delay, u.stage.cycles,
+                            u.stage.delay + u.stage.cycles - 1, u.op.latency + 1));
     // SIMD issue control measures utilisation over every lane, so state s can reach at most the
-    // share of lanes it uses: a threshold to step up from it must lie below that.
+    // share of lanes it uses: a threshold to step up from it must lie below that. Only checked
+    // where issue control runs.
     const auto& up = power.simd_issue.up_thresholds;
     const double units = sm.simd_units;
     const double reach[3] = {(1.0 + (units - 1.0) * 0.5) / units, 1.0 / units, 0.5 / units};
-    for (size_t i = 0; i < 3 && i < up.size(); ++i)
-      v.require(up[i] < reach[i] || (i == 0 && units == 1) || (i == 1 && units == 1), "power",
-                fmt::format("power.simd_issue.up_thresholds[{}] ({}) is not below the lane "
-                            "utilisation state {} can reach with {} SIMD units ({}): the "
-                            "control could never step up from it",
+    for (size_t i = 0; i < 3 && i < up.size() && power.simd_issue.policy != "none"; ++i)
+      v.require(up[i] < reach[i] || (i == 0 && units == 1) || (i == 1 && units == 1),
+                {"power.simd_issue.up_thresholds", "sm.simd_units"},
+                fmt::format("up_thresholds[{}] ({}) is not below the lane utilisation state {} "
+                            "can reach with {} SIMD units ({}): the control could never step up "
+                            "from it",
                             i, up[i], i + 2, sm.simd_units, reach[i]));
+    // The memory side (memory.model hierarchy).
+    if (memory.model == "hierarchy") {
+      const CacheConfig& c = l2.slice;
+      v.require(
+          !c.enabled || (c.write_policy == "write-back" &&
+                         (c.write_allocate == "allocate" || c.write_allocate == "write-validate")),
+          {"l2.slice.write_policy", "l2.slice.write_allocate"},
+          fmt::format("the L2 slice is write-back with allocate or write-validate; '{}' "
+                      "with '{}' is not modelled",
+                      c.write_policy, c.write_allocate));
+      v.require(!c.enabled || c.line_bytes <= kMaxDataLineBytes, {"l2.slice.line_bytes"},
+                fmt::format("{} bytes: a data cache line holds at most {} bytes", c.line_bytes,
+                            kMaxDataLineBytes));
+      v.require(!c.enabled || c.line_bytes <= memory.partition_interleave_bytes,
+                {"l2.slice.line_bytes", "memory.partition_interleave_bytes"},
+                fmt::format("an L2 line ({} bytes) must lie within one partition's interleave "
+                            "chunk ({} bytes)",
+                            c.line_bytes, memory.partition_interleave_bytes));
+      // Every request an SM sends (an L1 line, a coalesced access without the L1, an
+      // instruction or constant cache line) goes to one partition.
+      const struct {
+        const char* key;
+        uint32_t bytes;
+      } requesters[] = {{"sm.l1d.line_bytes", sm.l1d.line_bytes},
+                        {"sm.icache.line_bytes", sm.icache.line_bytes},
+                        {"sm.const_cache.line_bytes", sm.const_cache.line_bytes}};
+      for (const auto& r : requesters)
+        v.require(r.bytes <= memory.partition_interleave_bytes,
+                  {r.key, "memory.partition_interleave_bytes"},
+                  fmt::format("a {}-byte request must lie within one partition's interleave "
+                              "chunk ({} bytes)",
+                              r.bytes, memory.partition_interleave_bytes));
+      if (noc.topology == "mesh") {
+        // The mesh's shape (noc::meshLayout derives it the same way): a router per node.
+        const uint64_t slices = uint64_t(memory.partitions) * l2.slices_per_partition;
+        const uint64_t nodes = gpu.num_sms + slices;
+        uint64_t cols = noc.mesh_columns, rows = noc.mesh_rows;
+        if (cols == 0 && rows == 0) {
+          cols = 1;
+          while (cols * cols < nodes) ++cols;
+          rows = cols;
+        } else if (cols == 0) {
+          cols = (nodes + rows - 1) / rows;
+        } else if (rows == 0) {
+          rows = (nodes + cols - 1) / cols;
+        }
+        v.require(cols * rows >= nodes,
+                  {"noc.mesh_columns", "noc.mesh_rows", "gpu.num_sms", "memory.partitions",
+                   "l2.slices_per_partition"},
+                  fmt::format("a {}x{} mesh has {} routers for {} nodes ({} SMs and {} L2 slices)",
+                              cols, rows, cols * rows, nodes, gpu.num_sms, slices));
+        v.require(noc.sm_positions.empty() || noc.sm_positions.size() == gpu.num_sms,
+                  {"noc.sm_positions", "gpu.num_sms"},
+                  fmt::format("{} positions for {} SMs: give one per SM or none",
+                              noc.sm_positions.size(), gpu.num_sms));
+        v.require(noc.mc_positions.empty() || noc.mc_positions.size() == slices,
+                  {"noc.mc_positions", "memory.partitions", "l2.slices_per_partition"},
+                  fmt::format("{} positions for {} L2 slices ({} partitions x {} slices): give "
+                              "one per L2 slice or none",
+                              noc.mc_positions.size(), slices, memory.partitions,
+                              l2.slices_per_partition));
+      }
+    }
+    // A data cache's sub-word lines lie within its lines.
+    v.require(!sm.l1d.enabled || power.l1d.subword_bytes <= sm.l1d.line_bytes,
+              {"power.l1d.subword_bytes", "sm.l1d.line_bytes"},
+              fmt::format("{}-byte sub-word lines do not fit {}-byte lines",
+                          power.l1d.subword_bytes, sm.l1d.line_bytes));
+    v.require(!l2.slice.enabled || power.l2.subword_bytes <= l2.slice.line_bytes,
+              {"power.l2.subword_bytes", "l2.slice.line_bytes"},
+              fmt::format("{}-byte sub-word lines do not fit {}-byte lines", power.l2.subword_bytes,
+                          l2.slice.line_bytes));
   }
 };
 

@@ -261,6 +261,22 @@ MemoryController::EnergyCounts MemoryController::energyCounts() const {
   return e;
 }
 
+std::optional<HeldRequest> MemoryController::oldestHeld() const {
+  std::optional<HeldRequest> best;
+  const uint64_t p = core_.periodValue();
+  for (const Held& h : held_)
+    keepOlder(best, h.arrival * p, describeRequest(*h.gp) + ", not accepted yet (queue full)");
+  for (uint32_t i = queue_.oldest(); i != RequestQueue::kEnd; i = queue_.next(i))
+    keepOlder(best, queue_[i].arrivalCoreCycle * p,
+              describeRequest(*queue_[i].gp) +
+                  fmt::format(", in the request queue (bank {}, {} of its bursts issued)",
+                              queue_[i].bank, queue_[i].started ? "some" : "none"));
+  if (!answers_.empty())
+    keepOlder(best, answers_.top().coreCycle * p,
+              describeRequest(*answers_.top().gp) + ", answered, not delivered");
+  return best;
+}
+
 nlohmann::json MemoryController::statsJson() const {
   const uint64_t t = sc_core::sc_time_stamp().value();
   const double elapsedTime = double(t - statsStart_);

@@ -42,6 +42,7 @@
 #include "common/address_map.hpp"
 #include "common/clock.hpp"
 #include "common/edge_scheduler.hpp"
+#include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 #include "dram/dram_channel.hpp"
 #include "dram/dram_scheduler.hpp"
@@ -78,6 +79,9 @@ class MemoryController : public sc_core::sc_module {
     answerDue_.attach(s, s.add(EdgeScheduler::kMemoryAnswers, [this] { respond(); }));
   }
   bool idle() const { return queue_.empty() && held_.empty() && answers_.empty(); }
+  // The request held here longest (not accepted yet, queued, or answered but not delivered), for
+  // the no-progress watchdog.
+  std::optional<HeldRequest> oldestHeld() const;
 
  private:
   SC_HAS_PROCESS(MemoryController);

@@ -211,14 +211,19 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
   const uint64_t threads = block.count();
   const uint64_t maxThreads = std::min<uint64_t>(1024, cfg_.sm.max_threads);
   if (threads > maxThreads)
-    bad(fmt::format("{} threads per block; the platform allows {}", threads, maxThreads));
+    bad(
+        fmt::format("{} threads per block; the platform allows {} (sm.max_threads {}, at most "
+                    "1024 per block)",
+                    threads, maxThreads, cfg_.sm.max_threads));
   if (p.reqntid[0] && (block.x != p.reqntid[0] || (p.reqntid[1] && block.y != p.reqntid[1]) ||
                        (p.reqntid[2] && block.z != p.reqntid[2])))
     bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
                     std::max(1u, p.reqntid[1]), std::max(1u, p.reqntid[2])));
   const uint64_t shared = uint64_t(p.dynamicSharedOffset) + dyn;
   if (shared > cfg_.sm.shared_memory_bytes)
-    bad(fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {}",
+    bad(
+        fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {} "
+                    "(sm.shared_memory_bytes)",
                     shared, p.dynamicSharedOffset, dyn, cfg_.sm.shared_memory_bytes));
 }
 
@@ -339,12 +344,15 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     const SmConfig& s = cfg_.sm;
     if (f.registers > s.registers)
       throw InputError(fmt::format(
-          "launch of {}: a block of {} threads needs {} registers ({} per thread); an SM "
-          "has {}",
-          k.name, f.threads, f.registers, k.program->regsPerThread, s.registers));
+          "launch of {}: a block of {} threads needs {} registers ({} per thread, each warp's "
+          "rounded up to sm.register_allocation_granularity {}); an SM has {} (sm.registers)",
+          k.name, f.threads, f.registers, k.program->regsPerThread,
+          s.register_allocation_granularity, s.registers));
     if (f.warps > s.max_warps)
-      throw InputError(fmt::format("launch of {}: a block of {} warps exceeds the SM's {}", k.name,
-                                   f.warps, s.max_warps));
+      throw InputError(
+          fmt::format("launch of {}: a block of {} warps exceeds the SM's {} "
+                      "(sm.max_warps)",
+                      k.name, f.warps, s.max_warps));
     auto it = codeBase_.find(k.program.get());
     if (it == codeBase_.end())
       it = codeBase_

@@ -322,15 +322,37 @@ void Gpu::resetMemoryState() {
 
 std::string Gpu::memoryUnitsInFlight() const {
   std::vector<std::string> busy;
-  for (const auto& c : l1_)
+  // The unit holding the request that has waited longest on that unit itself: where traffic
+  // got stuck (the units behind it hold younger requests, backed up).
+  std::optional<HeldRequest> oldest;
+  std::string oldestUnit;
+  const auto consider = [&](const std::string& unit, const std::optional<HeldRequest>& h) {
+    if (h && (!oldest || h->since < oldest->since)) {
+      oldest = h;
+      oldestUnit = unit;
+    }
+  };
+  for (const auto& c : l1_) {
     if (!c->idle()) busy.push_back(c->name());
-  if (noc_ && noc_->packetsInFlight() > 0)
+    consider(c->name(), c->oldestHeld());
+  }
+  if (noc_ && noc_->packetsInFlight() > 0) {
     busy.push_back(fmt::format("{} ({} packets)", noc_->name(), noc_->packetsInFlight()));
-  for (const auto& c : l2_)
+    consider(noc_->name(), noc_->oldestHeld());
+  }
+  for (const auto& c : l2_) {
     if (!c->idle()) busy.push_back(c->name());
-  for (const auto& c : mc_)
+    consider(c->name(), c->oldestHeld());
+  }
+  for (const auto& c : mc_) {
     if (!c->idle()) busy.push_back(c->name());
-  return fmt::format("{}", fmt::join(busy, ", "));
+    consider(c->name(), c->oldestHeld());
+  }
+  std::string out = fmt::format("{}", fmt::join(busy, ", "));
+  if (oldest && !out.empty())
+    out += fmt::format("; the oldest request waits in {} since core cycle {}: {}", oldestUnit,
+                       oldest->since / corePeriod().value(), oldest->what);
+  return out;
 }
 
 namespace {

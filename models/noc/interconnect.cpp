@@ -348,6 +348,18 @@ nlohmann::json Interconnect::statsJson() const {
 
 // ---- factory -----------------------------------------------------------------------------------
 
+std::optional<HeldRequest> Interconnect::oldestHeld() const {
+  std::optional<HeldRequest> best;
+  for (uint32_t i = 0; i < packets_.slots(); ++i) {
+    if (!packets_.isLive(i) || !packets_[i].gp) continue;
+    const Packet& p = packets_[i];
+    keepOlder(best, p.accepted * clock_.periodValue(),
+              fmt::format("{}, a {} packet from node {} to node {}", describeRequest(*p.gp),
+                          p.network == kRequestNetwork ? "request" : "reply", p.src, p.dst));
+  }
+  return best;
+}
+
 std::unique_ptr<Interconnect> makeInterconnect(const sc_core::sc_module_name& name,
                                                const PlatformConfig& cfg) {
   if (cfg.noc.topology == "mesh") {

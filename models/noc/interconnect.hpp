@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,7 @@
 #include "common/clock.hpp"
 #include "common/edge_scheduler.hpp"
 #include "common/host_workers.hpp"
+#include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 #include "noc/mesh_router.hpp"
 #include "noc/network_interface.hpp"
@@ -103,6 +105,9 @@ class Interconnect : public sc_core::sc_module {
   }
   // Packets inside the network (taken in, not yet delivered).
   size_t packetsInFlight() const { return packets_.live(); }
+  // The packet in the network longest (since its network interface took it), for the
+  // no-progress watchdog.
+  std::optional<HeldRequest> oldestHeld() const;
 
   // ---- for tests and debugging ----
   // Every sender-side credit counter (router outputs and NI injection links): each equals

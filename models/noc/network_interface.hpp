@@ -56,6 +56,8 @@ class PacketTable {
   const Packet& operator[](uint32_t i) const { return packets_[i]; }
   void free(uint32_t i);
   size_t live() const { return packets_.size() - free_.size(); }
+  bool isLive(uint32_t i) const { return i < live_.size() && live_[i]; }
+  size_t slots() const { return packets_.size(); }
   // Releases the payload of every live packet and forgets them all.
   void clear();
 

@@ -32,6 +32,9 @@ class Checker {
   void require(bool ok, const char* key, const std::string& message) {
     if (!ok) throw InputError(fmt::format("voltage monitor: {}: {}", key, message));
   }
+  void require(bool ok, std::initializer_list<const char*> keys, const std::string& message) {
+    if (!ok) require(ok, *keys.begin(), message);
+  }
 };
 
 std::string num(double v) {

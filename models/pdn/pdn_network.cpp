@@ -303,14 +303,18 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
     s2 = deriveStage(fd2, zd2, q2, r2);
     if (s1.esr < 0)
       throw InputError(fmt::format(
-          "pdn.first_order.dc_resistance_mohm: {} mohm exceeds the damping q = {} leaves for "
-          "the decap ({:.4g} mohm = Z / q^2); lower q or the resistance",
-          cfg.first_order.dc_resistance_mohm, q1, s1.z0 / q1 / kMilli));
+          "pdn.first_order.dc_resistance_mohm, pdn.first_order.q, "
+          "pdn.first_order.impedance_mohm: {} mohm exceeds the damping q = {} leaves for the "
+          "decap ({:.4g} mohm = Z / q^2 at Z = {} mohm); lower q or the resistance, or raise "
+          "the impedance",
+          cfg.first_order.dc_resistance_mohm, q1, s1.z0 / q1 / kMilli, z1 / kMilli));
     if (s2.esr < 0)
       throw InputError(fmt::format(
-          "pdn.second_order.dc_resistance_mohm: {} mohm exceeds the damping q = {} leaves for "
-          "the decap ({:.4g} mohm = Z / q^2); lower q or the resistance",
-          cfg.second_order.dc_resistance_mohm, q2, s2.z0 / q2 / kMilli));
+          "pdn.second_order.dc_resistance_mohm, pdn.second_order.q, "
+          "pdn.second_order.impedance_mohm: {} mohm exceeds the damping q = {} leaves for the "
+          "decap ({:.4g} mohm = Z / q^2 at Z = {} mohm); lower q or the resistance, or raise "
+          "the impedance",
+          cfg.second_order.dc_resistance_mohm, q2, s2.z0 / q2 / kMilli, z2 / kMilli));
     const PdnCircuit c = gridCircuit(g, s1, s2, smNodes, uncore);
     const Model m = buildModel(c);
     const Modal z = modal(m.A, m.B, m.Cn, m.Dn, probe.u, probe.w);
@@ -356,9 +360,13 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
     peak(split, f1 * 8, fm1, zm1);
     if (std::isnan(fm1) || std::isnan(fm2))
       throw InputError(fmt::format(
-          "pdn: the die impedance has no {} peak near {} MHz; check pdn.first_order and "
-          "pdn.second_order",
-          std::isnan(fm1) ? "first-order" : "second-order", (std::isnan(fm1) ? f1 : f2) / 1e6));
+          "pdn.first_order.frequency_mhz, pdn.first_order.impedance_mohm, pdn.first_order.q, "
+          "pdn.second_order.frequency_mhz, pdn.second_order.impedance_mohm, pdn.second_order.q, "
+          "pdn.grid.rows, pdn.grid.cols: the die impedance has no {} peak near {} MHz (targets: "
+          "first order {} MHz {} mohm q {}, second order {} MHz {} mohm q {}, on a {}x{} grid); "
+          "the package cannot be fitted to them",
+          std::isnan(fm1) ? "first-order" : "second-order", (std::isnan(fm1) ? f1 : f2) / 1e6,
+          f1 / 1e6, z1 / kMilli, q1, f2 / 1e6, z2 / kMilli, q2, g.rows, g.cols));
     const double tol = 5e-4;
     met = std::abs(fm1 / f1 - 1) < tol && std::abs(zm1 / z1 - 1) < tol &&
           std::abs(fm2 / f2 - 1) < tol && std::abs(zm2 / z2 - 1) < tol;
@@ -372,9 +380,12 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
   if (std::abs(fm1 / f1 - 1) > 0.02 || std::abs(zm1 / z1 - 1) > 0.02 ||
       std::abs(fm2 / f2 - 1) > 0.02 || std::abs(zm2 / z2 - 1) > 0.02)
     throw InputError(fmt::format(
-        "pdn: cannot place the impedance peaks at the targets (first order {} MHz {} mohm, "
+        "pdn.first_order.frequency_mhz, pdn.first_order.impedance_mohm, "
+        "pdn.second_order.frequency_mhz, pdn.second_order.impedance_mohm: cannot place the "
+        "impedance peaks at the targets (first order {} MHz {} mohm, "
         "reached {:.4g} MHz {:.4g} mohm; second order {} MHz {} mohm, reached {:.4g} MHz {:.4g} "
-        "mohm); the grid links or the stages' q and dc_resistance_mohm do not allow it",
+        "mohm); the grid links (pdn.grid.link_resistance_mohm, pdn.grid.link_inductance_ph) or "
+        "the stages' q and dc_resistance_mohm do not allow it",
         f1 / 1e6, z1 / kMilli, fm1 / 1e6, zm1 / kMilli, f2 / 1e6, z2 / kMilli, fm2 / 1e6,
         zm2 / kMilli));
 

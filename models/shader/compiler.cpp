@@ -44,9 +44,10 @@ class NaiveMotion : public CodeMotionVariant {
            std::vector<CompileStage>& stages) const override {
     if (!naiveCodeMotion(p, b, o.temporaries))
       throw InputError(fmt::format(
-          "{}: naive code motion of the {} buffer needs more than the core's {} temporaries "
-          "(the paper's compiler fails on such programs)",
-          p.name, bufferName(b), o.temporaries));
+          "{}: naive code motion of the {} buffer (compiler.{}_motion naive) needs more than the "
+          "core's {} temporaries (core.temporaries; the paper's compiler fails on such "
+          "programs)",
+          p.name, bufferName(b), bufferName(b), o.temporaries));
     stages.push_back({stepName(b, "naive code motion"), p});
   }
 };

@@ -2,6 +2,7 @@
 //
 //   gpusc run [--platform P] [--kernel K | --launch SPEC] [--size S] [--set key=value]...
 //   gpusc list platforms | kernels | keys | shaders | shader-keys | ptx [--markdown]
+//   gpusc list keys | shader-keys --json [--platform P] [--set K=V]...
 //   gpusc shader compile <shader> [--stage S] [--emit asm|cfg] [--input-motion V] ...
 //   gpusc shader run [--shader NAME | --draw FILE] [--platform P] [--set key=value]...
 //   gpusc bench [--kernel K]... [--size S] [--repeat N] [--json FILE]
@@ -605,7 +606,39 @@ void printKeys(const std::vector<config::KeyInfo>& keys, bool markdown) {
   }
 }
 
-int cmdList(const std::string& what, bool markdown) {
+// Every key as a JSON array: path, type, the platform's value, its constraint as text and field by
+// field (lo, hi, power_of_two, choices), and its description.
+void printKeysJson(const std::vector<config::KeyInfo>& keys) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : keys) {
+    nlohmann::json j{{"key", k.path},
+                     {"type", k.type},
+                     {"value", k.defaultValue},
+                     {"constraint", k.constraint},
+                     {"power_of_two", k.powerOfTwo},
+                     {"description", k.doc}};
+    if (!k.lo.empty()) j["lo"] = k.lo;
+    if (!k.hi.empty()) j["hi"] = k.hi;
+    if (!k.choices.empty()) j["choices"] = k.choices;
+    out.push_back(std::move(j));
+  }
+  fmt::print("{}\n", out.dump(1));
+}
+
+struct ListOptions {
+  bool markdown = false, json = false;
+  std::string platform;  // keys: the values of this platform (default: the built-in defaults)
+  std::vector<std::string> sets;
+};
+
+int cmdList(const std::string& what, const ListOptions& o) {
+  const bool markdown = o.markdown;
+  if ((!o.platform.empty() || !o.sets.empty()) && what != "keys" && what != "shader-keys")
+    throw InputError(
+        fmt::format("list {}: --platform and --set apply to keys and shader-keys", what));
+  if (o.json && what != "keys" && what != "shader-keys")
+    throw InputError(fmt::format("list {}: --json applies to keys and shader-keys", what));
+  if (o.json && o.markdown) throw InputError("list: --json and --markdown exclude each other");
   if (what == "platforms") {
     for (const auto& n : builtinPlatformNames()) {
       PlatformConfig c = loadPlatform(n);
@@ -620,9 +653,18 @@ int cmdList(const std::string& what, bool markdown) {
     for (const auto& e : catalog::all())
       fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
   } else if (what == "keys") {
-    printKeys(config::listKeys<PlatformConfig>(), markdown);
+    const auto keys = o.platform.empty() && o.sets.empty()
+                          ? config::listKeys<PlatformConfig>()
+                          : config::listKeys(loadPlatform(
+                                o.platform.empty() ? kDefaultPlatform : o.platform, o.sets));
+    o.json ? printKeysJson(keys) : printKeys(keys, markdown);
   } else if (what == "shader-keys") {
-    printKeys(config::listKeys<shader::ShaderPlatformConfig>(), markdown);
+    const auto keys =
+        o.platform.empty() && o.sets.empty()
+            ? config::listKeys<shader::ShaderPlatformConfig>()
+            : config::listKeys(shader::loadShaderPlatform(
+                  o.platform.empty() ? std::string("shader-cluster") : o.platform, o.sets));
+    o.json ? printKeysJson(keys) : printKeys(keys, markdown);
   } else if (what == "shaders") {
     cli::listShaders();
   } else if (what == "experiments") {
@@ -932,7 +974,7 @@ int main(int argc, char** argv) {
                    "Trace every SM's supply voltage and current into voltage.vcd (sc_trace)");
 
   std::string listWhat;
-  bool markdown = false;
+  ListOptions listOpts;
   auto* listCmd = app.add_subcommand(
       "list",
       "List built-in platforms, catalog kernels, shader benchmarks, platform keys, the seed "
@@ -941,8 +983,13 @@ int main(int argc, char** argv) {
       ->add_option("what", listWhat,
                    "platforms | kernels | keys | shaders | shader-keys | experiments | ptx")
       ->required();
+  listCmd->add_flag("--json", listOpts.json,
+                    "Keys as JSON: each key's type, value, range, power-of-two and choices");
+  listCmd->add_option("--platform,-p", listOpts.platform,
+                      "Keys: give this platform's values instead of the built-in defaults");
+  listCmd->add_option("--set", listOpts.sets, "Keys: override a key first, as gpusc run --set");
   listCmd->add_flag(
-      "--markdown", markdown,
+      "--markdown", listOpts.markdown,
       "Keys or PTX instructions as a markdown table (docs/configuration.md, docs/ptx-support.md)");
 
   auto* shaderCmd = app.add_subcommand(
@@ -1120,7 +1167,7 @@ int main(int argc, char** argv) {
 
   try {
     if (runCmd->parsed()) return cmdRun(run);
-    if (listCmd->parsed()) return cmdList(listWhat, markdown);
+    if (listCmd->parsed()) return cmdList(listWhat, listOpts);
     if (compileCmd->parsed()) return cli::cmdShaderCompile(shaderCompile);
     if (shaderRunCmd->parsed()) return cli::cmdShaderRun(shaderRun);
     if (benchCmd->parsed()) return cmdBench(bench);
