@@ -682,6 +682,16 @@ std::string toSvg(const Figure& f) {
         w("</g>\n");
         continue;
       }
+      if (s.points) {
+        // Every measured point (a sweep's few points; thinning keeps them all anyway).
+        const double r = std::max(2.5, s.width * 1.6);
+        w("<g fill=\"{}\" fill-opacity=\"{}\">", color, num(s.opacity));
+        for (const auto& [x, y] : px) {
+          w("<circle cx=\"{}\" cy=\"{}\" r=\"{}\"/>", num(x), num(y), num(r));
+          cover.point(x, y);
+        }
+        w("</g>\n");
+      }
       px = thin(px);
       if (px.size() == 1) {
         w("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"{}\"/>\n",

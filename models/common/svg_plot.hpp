@@ -51,6 +51,7 @@ struct Series {
   bool dashed = false;
   double opacity = 1.0;  // stroke (or bar fill) opacity, 0..1
   bool markers = false;  // a dot at each point instead of a line (lines panels), e.g. events
+  bool points = false;   // the line and a dot at each measured point (lines panels), e.g. sweeps
 };
 
 enum class Scale { Linear, Log10 };

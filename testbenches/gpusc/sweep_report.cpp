@@ -103,37 +103,102 @@ std::vector<const Metric*> presentMetrics(const SweepReportInput& in) {
   return out;
 }
 
+// Whether an axis's values form a geometric progression (sizes, set counts, SM counts): at least
+// three, all positive, each at least 1.4 times the one before, the ratios within 1.5x of each
+// other. Such an axis is drawn on a log scale, where its points are evenly spaced.
+bool geometric(const std::set<double>& values) {
+  if (values.size() < 3 || *values.begin() <= 0) return false;
+  double lo = INFINITY, hi = 0, prev = 0;
+  for (double v : values) {
+    if (prev > 0) {
+      lo = std::min(lo, v / prev);
+      hi = std::max(hi, v / prev);
+    }
+    prev = v;
+  }
+  return lo >= 1.4 && hi <= lo * 1.5;
+}
+
+// A metric's lines are drawn relative to the baseline variant when the sweep has variants and
+// the values of the panel lie within this share of each other: absolute lines would be flat and
+// overlaid, their differences a few pixels.
+constexpr double kRelativeSpread = 0.1;
+
 void linePlots(HtmlPage& page, const SweepReportInput& in, const Grouping& g,
                const std::vector<std::string>& numeric, const std::vector<const Metric*>& metrics) {
+  const std::string& baseline = in.variants.empty() ? std::string() : in.variants.front();
+  Grouping work = g;  // a series' name without its variant: finds the baseline's run
+  work.variants = false;
   for (const std::string& axis : numeric) {
+    std::set<double> xs;
+    for (const auto& r : in.rows)
+      if (ok(r) && r.value("axes", json::object()).contains(axis))
+        xs.insert(r["axes"][axis].get<double>());
     plot::Figure f;
     f.title = "Metrics against " + axis;
     f.x.label = axis;
+    const bool log = geometric(xs);
+    if (log) f.x.scale = plot::Scale::Log10;
     f.panelHeight = 260;
+    bool anyRelative = false;
     for (size_t mi = 0; mi < metrics.size() && mi < kPlottedMetrics; ++mi) {
       const Metric& m = *metrics[mi];
       std::map<std::string, std::map<double, double>> series;  // name -> x -> y
+      std::map<std::pair<std::string, double>, double> base;   // (work, x) -> baseline's value
+      double lo = INFINITY, hi = -INFINITY;
       for (const auto& r : in.rows) {
         const auto v = metric(r, m.column);
         const json& axes = r.value("axes", json::object());
         if (!ok(r) || !v || !axes.contains(axis)) continue;
-        series[g.name(r, {axis})][axes[axis].get<double>()] = *v * m.scale;
+        const double x = axes[axis].get<double>(), y = *v * m.scale;
+        series[g.name(r, {axis})][x] = y;
+        if (g.variants && r.value("variant", "") == baseline) base[{work.name(r, {axis}), x}] = y;
+        lo = std::min(lo, y);
+        hi = std::max(hi, y);
       }
       plot::Panel p;
       p.title = m.title;
       p.legend = mi == 0;  // the same series in every panel: one legend
-      for (const auto& [name, points] : series) {
+      const bool relative =
+          g.variants && !base.empty() && lo > 0 && (hi - lo) <= kRelativeSpread * hi;
+      if (relative) {
+        p.title = fmt::format("{} relative to {}", m.title, baseline);
+        p.hlines = {1.0};
+        anyRelative = true;
+      }
+      for (const auto& r : in.rows) {  // rows name their series; keep the rows' order of names
+        if (!ok(r) || !r.value("axes", json::object()).contains(axis)) continue;
+        const std::string name = g.name(r, {axis});
+        const auto it = series.find(name);
+        if (it == series.end()) continue;
         plot::Series s;
         s.label = name;
-        for (const auto& [x, y] : points) s.x.push_back(x), s.y.push_back(y);
-        p.series.push_back(s);
+        s.points = true;  // every measured point marked
+        for (const auto& [x, y] : it->second) {
+          if (relative) {
+            const auto b = base.find({work.name(r, {axis}), x});
+            if (b == base.end() || !(b->second > 0)) continue;
+            s.x.push_back(x), s.y.push_back(y / b->second);
+          } else {
+            s.x.push_back(x), s.y.push_back(y);
+          }
+        }
+        series.erase(it);
+        if (!s.x.empty()) p.series.push_back(s);
       }
       if (!p.series.empty()) f.panels.push_back(p);
     }
     if (f.panels.empty()) continue;
     page.subsection("Against " + axis);
-    page.figure(plot::toSvg(f), fmt::format("One line per {}; each point is one run.",
-                                            g.variants ? "kernel and variant" : "kernel"));
+    std::string caption = fmt::format("One line per {}; a dot for each run.",
+                                      g.variants ? "kernel and variant" : "kernel");
+    if (log) caption += fmt::format(" {} is on a log scale (its values grow geometrically).", axis);
+    if (anyRelative)
+      caption += fmt::format(
+          " Panels titled \"relative to {}\" divide each run's value by {}'s for the same "
+          "kernel and axis values: their absolute values differ by less than {:.0f} %.",
+          baseline, baseline, kRelativeSpread * 100);
+    page.figure(plot::toSvg(f), caption);
   }
 }
 

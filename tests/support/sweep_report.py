@@ -32,7 +32,7 @@ variants:
     set: {gpu.cta_placement: packed}
 axes:
   grid:
-    sm.l1d.sets: [16, 64]
+    sm.l1d.sets: [16, 64, 256]
     gpu.num_sms: [8, 15]
 """)
 run("sweep", "study.yaml", "-q")
@@ -78,6 +78,37 @@ for r in rows:
     svg = page[at:page.find("</svg>", at)]
     if f">{r['ipc']:.2f}<" not in svg:
         fail(f"heatmap '{title}' does not show {r['ipc']:.2f}")
+
+# Lines against each axis: sm.l1d.sets (16, 64, 256) grows geometrically and is drawn on a log
+# scale, gpu.num_sms (8, 15: two values) on a linear one; every run is a dot; a metric whose
+# values lie within 10 % of each other is drawn relative to the base variant.
+def figure_after(heading):
+    at = page.find(f">{heading}</h3>")
+    if at < 0:
+        fail(f"no line plots '{heading}'")
+    fig = page[at:page.find("</figure>", at)]
+    return fig, page[page.find("<figcaption", at):page.find("</figcaption>", at)]
+
+
+metrics = ["cycles", "ipc", "energy_j", "average_power_w", "worst_droop_pct"]
+titles = {"cycles": "Cycles", "ipc": "IPC (warp instructions per cycle)",
+          "energy_j": "Energy (mJ)", "average_power_w": "Average power (W)",
+          "worst_droop_pct": "Worst droop (% of supply)"}
+for axis, log in (("sm.l1d.sets", True), ("gpu.num_sms", False)):
+    fig, caption = figure_after(f"Against {axis}")
+    if (f"{axis} is on a log scale" in caption) != log:
+        fail(f"{axis}: log scale {not log} in the caption: {caption}")
+    # Every run is a dot in each panel: the points of the 5 metrics.
+    dots = fig.count("<circle ")
+    if dots < len(rows) * len(metrics):
+        fail(f"{axis}: {dots} dots for {len(rows)} runs in {len(metrics)} panels")
+    for m in metrics:
+        values = [r[m] for r in rows if r.get(m) is not None]
+        relative = min(values) > 0 and max(values) - min(values) <= 0.1 * max(values)
+        title = f"{titles[m]} relative to base"
+        if (title in fig) != relative:
+            fail(f"{axis}: '{title}' {'missing' if relative else 'drawn'} for values "
+                 f"{min(values)}..{max(values)}")
 
 # The table: a row per point, each linking its stats.json relative to the page.
 table = page[page.find("<tbody>"):page.find("</tbody>")]
