@@ -457,7 +457,7 @@ TEST(Pdn, StreamedLaunchFilesEqualTheRecordsTables) {
     writeFileAtomically((dir / "kept-records.txt").string(), records);
   }));
 
-  LaunchFiles files(dir, 100);
+  LaunchFiles files(dir, StatsForm::Full, 100);
   const std::vector<LaunchRecord> streamed = threeLaunches(nullptr, &files);
   EXPECT_FALSE(fs::exists(dir / "power.csv"));  // only when committed
   EXPECT_TRUE(files.hasPower());

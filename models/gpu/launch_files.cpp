@@ -9,19 +9,31 @@
 
 namespace gpusc {
 
-LaunchFiles::LaunchFiles(std::filesystem::path folder, size_t bufferBytes)
-    : folder_(std::move(folder)), bufferBytes_(bufferBytes) {}
+LaunchFiles::LaunchFiles(std::filesystem::path folder, StatsForm form, size_t bufferBytes)
+    : folder_(std::move(folder)), bufferBytes_(bufferBytes), form_(form) {}
+
+StatsForm LaunchFiles::form() const {
+  if (form_ != StatsForm::Auto) return form_;
+  return launches_ > kFullStatsLaunches ? StatsForm::Summary : StatsForm::Full;
+}
 
 void LaunchFiles::launchDone(size_t launch, LaunchRecord& record) {
   // The record's stats.json entry: an element of the array two levels deep (4 spaces).
-  if (!stats_)
-    stats_ = std::make_unique<SpoolFile>(
-        fmt::format("the launches of '{}'", (folder_ / "stats.json").string()), bufferBytes_);
+  const auto spool = [&](std::unique_ptr<SpoolFile>& f, const nlohmann::json& entry) {
+    if (!f)
+      f = std::make_unique<SpoolFile>(
+          fmt::format("the launches of '{}'", (folder_ / "stats.json").string()), bufferBytes_);
+    row_.assign(launches_ ? ",\n    " : "    ");
+    appendJson(row_, entry, 2, 4);
+    f->write(row_);
+  };
   nlohmann::json entry = takeJson(record);
-  row_.assign(launches_ ? ",\n    " : "    ");
-  appendJson(row_, entry, 2, 4);
-  stats_->write(row_);
-  ++launches_;
+  const size_t n = launches_ + 1;  // the launches with this one
+  if (form_ == StatsForm::Auto && n > kFullStatsLaunches) full_.reset();  // past the last full
+  if (form_ == StatsForm::Full || (form_ == StatsForm::Auto && n <= kFullStatsLaunches))
+    spool(full_, entry);
+  if (form_ != StatsForm::Full) spool(summary_, launchSummaryJson(entry));
+  launches_ = n;
   if (!record.timing) return;
   gpu::TimingResult& t = *record.timing;
   t.memory = memoryTotalsJson(entry["timing"]["memory"]);
@@ -71,10 +83,11 @@ void LaunchFiles::writeStats(const std::filesystem::path& path, const nlohmann::
     writeFileAtomically(path.string(), text);
     return;
   }
+  SpoolFile& entries = form() == StatsForm::Full ? *full_ : *summary_;
   StreamedFile out(path.string(), bufferBytes_);
   out.write(std::string_view(text).substr(0, at));
   out.write("\n  \"launches\": [\n");
-  stats_->copyTo(out);
+  entries.copyTo(out);
   out.write("\n  ]");
   out.write(std::string_view(text).substr(at + slot.size()));
   out.commit();

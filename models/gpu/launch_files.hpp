@@ -2,10 +2,12 @@
 // timing-mode launch's power time series into power.csv and its CTA timeline into
 // cta_timeline.csv (the files of `gpusc run`, byte for byte powerTimeSeriesCsv and
 // ctaTimelineCsv of the launch records kept without a sink), through bounded buffers into
-// temporary files that commit() renames, and sets every launch's stats.json entry (toJson of its
-// record) aside in an unnamed temporary file for writeStats(). The records then keep their memory
-// statistics' totals only (memoryTotalsJson), besides losing their timeline and power samples:
-// what the sink and the records hold grows by a few KB per launch, whatever its length.
+// temporary files that commit() renames, and sets every launch's stats.json entry aside in an
+// unnamed temporary file for writeStats(): its full entry (toJson of its record), its summary
+// (launchSummaryJson), or both while the form is auto and the run has had at most
+// kFullStatsLaunches launches. The records then keep their memory statistics' totals only
+// (memoryTotalsJson), besides losing their timeline and power samples: what the sink and the
+// records hold grows by a few KB per launch, whatever its length.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,7 @@
 
 #include "common/file_io.hpp"
 #include "gpu/device.hpp"
+#include "gpu/report.hpp"
 
 namespace gpusc {
 
@@ -24,7 +27,8 @@ class LaunchFiles : public LaunchSink {
  public:
   // The files go into `folder` when the first timing-mode launch ends (InputError naming the
   // file when it cannot be created); each buffers up to `bufferBytes`.
-  explicit LaunchFiles(std::filesystem::path folder, size_t bufferBytes = size_t(1) << 16);
+  explicit LaunchFiles(std::filesystem::path folder, StatsForm form = StatsForm::Auto,
+                       size_t bufferBytes = size_t(1) << 16);
 
   void launchDone(size_t launch, LaunchRecord& record) override;
 
@@ -34,9 +38,11 @@ class LaunchFiles : public LaunchSink {
   // power.csv (when a launch had power figures); InputError naming a file that could not be
   // written.
   void commit();
+  // The form writeStats() writes: Full or Summary (Auto resolved by the launches so far).
+  StatsForm form() const;
   // Writes stats.json to `path`: `stats`, whose "launches" is an empty array, as
-  // stats.dump(2) + "\n" writes it with that array holding toJson() of every launch record the
-  // sink got (so that the file's text and all launches' trees are never in memory together).
+  // stats.dump(2) + "\n" writes it with that array holding every launch's entry in form()
+  // (so that the file's text and all launches' trees are never in memory together).
   // InputError naming `path` when it cannot be written.
   void writeStats(const std::filesystem::path& path, const nlohmann::json& stats);
 
@@ -45,7 +51,9 @@ class LaunchFiles : public LaunchSink {
   size_t bufferBytes_;
   std::string row_;  // one row's text, reused
   std::unique_ptr<StreamedFile> timeline_, power_;
-  std::unique_ptr<SpoolFile> stats_;  // the launches' stats.json entries, "," between them
+  StatsForm form_;
+  // The launches' stats.json entries, "," between them: full, and summaries.
+  std::unique_ptr<SpoolFile> full_, summary_;
   size_t launches_ = 0;
 };
 

@@ -225,6 +225,35 @@ nlohmann::json memoryTotalsJson(const nlohmann::json& memory) {
   return out;
 }
 
+StatsForm parseStatsForm(const std::string& name) {
+  if (name == "auto") return StatsForm::Auto;
+  if (name == "full") return StatsForm::Full;
+  if (name == "summary") return StatsForm::Summary;
+  throw InputError(fmt::format("--stats {}: expected auto, full or summary", name));
+}
+
+const char* statsFormName(StatsForm f) {
+  switch (f) {
+    case StatsForm::Auto:
+      return "auto";
+    case StatsForm::Full:
+      return "full";
+    case StatsForm::Summary:
+      return "summary";
+  }
+  return "?";
+}
+
+nlohmann::json launchSummaryJson(nlohmann::json full) {
+  if (!full.contains("timing")) return full;  // functional mode: no detail to leave out
+  nlohmann::json& t = full["timing"];
+  t.erase("sms");
+  if (t.contains("memory")) t["memory"] = memoryTotalsJson(t["memory"]);
+  if (t.contains("power") && t["power"].is_object()) t["power"].erase("per_sm");
+  if (t.contains("voltage") && t["voltage"].is_object()) t["voltage"].erase("network");
+  return full;
+}
+
 RunEnergy runEnergy(const std::vector<LaunchRecord>& launches) {
   RunEnergy r;
   for (const auto& l : launches) {

@@ -34,6 +34,19 @@ nlohmann::json toJson(const Dim3& d);
 // partition or link: each part's figures and its "totals" (what the run's summary uses).
 nlohmann::json memoryTotalsJson(const nlohmann::json& memory);
 
+// The two forms of stats.json's launches: "full" (every launch's entry as toJson gives it) and
+// "summary" (launchSummaryJson of each: its headline figures and totals). "auto" is full for a
+// run of at most kFullStatsLaunches launches, summary beyond.
+enum class StatsForm { Auto, Full, Summary };
+inline constexpr size_t kFullStatsLaunches = 16;
+StatsForm parseStatsForm(const std::string& name);  // InputError naming --stats
+const char* statsFormName(StatsForm f);
+// A launch's entry in the summary form, from its full entry: everything but the detail per SM,
+// per cache slice, memory partition and link, per-SM power and the PDN's description (its
+// memory statistics are memoryTotalsJson's). Every value it keeps is the full entry's, at the
+// same path.
+nlohmann::json launchSummaryJson(nlohmann::json full);
+
 nlohmann::json toJson(const gpu::TimingResult& t);
 
 // Average active threads per warp instruction (SIMD utilisation), from the lane histogram.

@@ -125,6 +125,7 @@ struct RunOptions {
   std::optional<double> timeout;
   std::optional<unsigned> threads;  // host threads for the SMs (default: the cores available)
   std::string threadPolicy = "adaptive";
+  std::string stats = "auto";  // stats.json's launches: auto, full or summary
 };
 
 ThreadPolicy parseThreadPolicy(const std::string& p) {
@@ -336,6 +337,7 @@ int cmdRun(const RunOptions& o) {
     throw InputError("--kernel and --launch: give one, not both");
   const ExecMode mode = parseMode(o.mode);
   const ThreadPolicy threadPolicy = parseThreadPolicy(o.threadPolicy);
+  const StatsForm statsForm = parseStatsForm(o.stats);
   // The limit options are the `limits` keys: the resolved configuration records them.
   std::vector<std::string> sets = o.sets;
   if (o.maxCycles) sets.push_back(fmt::format("limits.max_cycles={}", *o.maxCycles));
@@ -376,7 +378,7 @@ int cmdRun(const RunOptions& o) {
   // and their stats.json entries set aside (declared before the Device, which holds them, so
   // that they outlive it).
   pdn::VoltageFiles voltageFiles(outDir, cfg.gpu.num_sms);
-  LaunchFiles launchFiles(outDir);
+  LaunchFiles launchFiles(outDir, statsForm);
   Device dev(cfg, mode);
   dev.setVoltageSink(&voltageFiles);
   dev.setLaunchSink(&launchFiles);
@@ -471,6 +473,8 @@ int cmdRun(const RunOptions& o) {
   }
   j["run"] = runTotalsJson(dev.launches(), cfg);
   j["totals"] = toJson(total);
+  // The launches' entries: every one's detail, or their summaries (a run of many launches).
+  j["stats_form"] = statsFormName(launchFiles.form());
   j["launches"] = nlohmann::json::array();  // filled by LaunchFiles::writeStats
   j["simulation"] = {
       {"host_seconds", simSeconds},
@@ -967,6 +971,12 @@ int main(int argc, char** argv) {
   runCmd->add_option("--vcd-cycles", run.vcdCycles,
                      "Only these core cycles in voltage.vcd: START:END, END may be empty "
                      "(implies --vcd)");
+  runCmd
+      ->add_option("--stats", run.stats,
+                   "stats.json's launches: full (every launch's detail per SM, slice, "
+                   "partition and link), summary (each launch's headline figures and totals) "
+                   "or auto (full up to 16 launches, summary beyond)")
+      ->capture_default_str();
   runCmd->add_flag(
       "--report", run.report,
       "Also write report.html: the run's summary and plots on one self-contained page");

@@ -427,7 +427,16 @@ std::string meshSvg(const std::vector<Link>& links) {
 void interconnectSection(HtmlPage& page, const json& stats) {
   std::string topology;
   std::vector<Link> links = interconnectLinks(stats, topology);
-  if (links.empty()) return;
+  if (links.empty()) {
+    // The summary form of stats.json (a run of many launches) keeps no link figures.
+    if (stats.value("stats_form", "full") == "summary") {
+      page.section("Interconnect");
+      page.paragraph(
+          "stats.json holds each launch's summary, without the figures per link: run with "
+          "--stats full for the interconnect's link utilisation.");
+    }
+    return;
+  }
   page.section("Interconnect");
   if (topology == "mesh") {
     const std::string svg = meshSvg(links);

@@ -22,6 +22,9 @@ run mesh 0 --kernel bfs --size tiny --platform stream-4x4
 run nopower 0 --kernel vecadd --size tiny --set pdn.enabled=false --set power.enabled=false
 run spec 0 --launch "$src/stimuli/launch/stream_read/stream_read.yaml" --set gpu.num_sms=30
 run stopped 5 --launch "$src/tests/data/runaway.yaml" --max-instructions 20000
+run summary 0 --kernel bfs --size tiny --stats summary
+run summary_functional 0 --kernel bfs --size tiny --mode functional --stats summary
+run full_many 0 --kernel gaussian --size tiny --stats full --set pdn.enabled=false
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3
 "$python" "$src/tests/support/validate_stats.py" "$src/docs/stats.schema.json" */stats.json
