@@ -9,12 +9,12 @@
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/smoothing_config.hpp"
-#include "gpu/global_droop_detector.hpp"
+#include "pdn/global_droop_detector.hpp"
 #include "power/energy_model.hpp"
 #include "sm/local_droop_predictor.hpp"
 
 using namespace gpusc;
-using gpu::GlobalDroopDetector;
+using pdn::GlobalDroopDetector;
 using sm::LaneKind;
 using sm::LocalDroopPredictor;
 using sm::PredictorWeights;

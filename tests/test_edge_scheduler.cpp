@@ -10,8 +10,8 @@
 #include "catalog.hpp"
 #include "common/clock.hpp"
 #include "common/edge_scheduler.hpp"
-#include "common/policies.hpp"
 #include "gpu/device.hpp"
+#include "gpu/policies.hpp"
 
 using namespace gpusc;
 

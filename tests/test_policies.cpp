@@ -1,6 +1,7 @@
-// Policies a testbench registers (common/policies.hpp): every policy key accepts the names
-// registered for it, the model creates its units' policies from the platform's Policies, and
-// nothing is global (the built-ins and other Policies objects never see a registration).
+// Policies a testbench registers (gpu/policies.hpp, shader/shader_policies.hpp): every policy key
+// accepts the names registered for it, the model creates its units' policies from the platform's
+// Policies, and nothing is global (the built-ins and other Policies objects never see a
+// registration).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -14,12 +15,13 @@
 #include "cache/replacement.hpp"
 #include "catalog.hpp"
 #include "common/error.hpp"
-#include "common/policies.hpp"
 #include "dram/dram_scheduler.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/device.hpp"
+#include "gpu/policies.hpp"
 #include "shader/shader_config.hpp"
 #include "shader/shader_core.hpp"
+#include "shader/shader_policies.hpp"
 #include "sm/simd_issue_control.hpp"
 #include "sm/warp_scheduler.hpp"
 #include "support/tlm_harness.hpp"
@@ -297,12 +299,12 @@ TEST(Policies, EveryCacheUsesTheRegisteredReplacementPolicy) {
 
 TEST(Policies, ShaderBufferGatingUsesTheRegisteredPolicy) {
   std::atomic<uint32_t> made{0};
-  auto p = std::make_shared<Policies>();
-  p->shaderGating.add("counted-immediate", "immediate, counted",
-                      [&made](const shader::ShaderGatingConfig& g) {
-                        ++made;
-                        return Policies::builtin().shaderGating.create("immediate", g);
-                      });
+  auto p = std::make_shared<shader::ShaderPolicies>();
+  p->gating.add("counted-immediate", "immediate, counted",
+                [&made](const shader::ShaderGatingConfig& g) {
+                  ++made;
+                  return shader::ShaderPolicies::builtin().gating.create("immediate", g);
+                });
   const shader::ShaderPlatformConfig cfg =
       shader::loadShaderPlatform("shader-cluster", {"gating.input=counted-immediate"}, p);
   test::newSimulation();

@@ -12,7 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
-#include "gpu/global_droop_detector.hpp"
+#include "pdn/global_droop_detector.hpp"
 #include "rtl/global_droop_detector_rtl.hpp"
 
 using namespace gpusc;
@@ -102,7 +102,7 @@ TEST(RtlDroopDetectorVsModel, SameDelaysOnRandomReports) {
         holdoff(0, 60), gap(1, 25), coin(0, 3);
     GlobalSmoothingConfig c =
         cfg(minSms(rng), window(rng), stagger(rng), holdoff(rng) % 3 == 0 ? 0 : holdoff(rng));
-    gpu::GlobalDroopDetector m(c, kSms);
+    pdn::GlobalDroopDetector m(c, kSms);
     GlobalDroopDetectorTransactor r(c, kSms);
     uint64_t cycle = 0;
     for (int i = 0; i < 300; ++i) {

@@ -11,9 +11,9 @@
 
 #include "catalog.hpp"
 #include "common/error.hpp"
-#include "common/policies.hpp"
 #include "dram/dram_scheduler.hpp"
 #include "gpu/device.hpp"
+#include "gpu/policies.hpp"
 #include "support/ptx_harness.hpp"
 
 using namespace gpusc;

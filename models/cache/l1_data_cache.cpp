@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/policies.hpp"
 
 namespace gpusc::cache {
 
@@ -24,7 +23,8 @@ bool checkWritePolicy(const CacheConfig& c) {
 }  // namespace
 
 L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
-                         const PlatformConfig& cfg, PayloadPool& pool)
+                         const PlatformConfig& cfg, PayloadPool& pool,
+                         const ReplacementRegistry& replacement)
     : sc_core::sc_module(name),
       sm_socket("sm_socket"),
       memory_socket("memory_socket"),
@@ -35,7 +35,7 @@ L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
       writeThrough_(enabled_ && checkWritePolicy(cfg.sm.l1d)),
       hitLatency_(cfg.sm.l1d.hit_latency),
       missQueue_(cfg.sm.l1d.miss_queue),
-      core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId, policiesOf(cfg).replacement),
+      core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId, replacement),
       power_(cfg.power.l1d, cfg.sm.l1d, "power.l1d", true, cfg.rtl.drowsy_controller,
              fmt::format("L1 of sm{}", smId), cfg.rtl.drowsy_controller_block),
       down_(cfg.sm.l1d.miss_queue, cfg.sm.l1d.sends_per_cycle),

@@ -51,8 +51,10 @@ class L1DataCache : public sc_core::sc_module {
   tlm_utils::simple_target_socket<L1DataCache> sm_socket;
   tlm_utils::simple_initiator_socket<L1DataCache> memory_socket;
 
+  // `replacement`: where cfg.sm.l1d.replacement is looked up (the platform's Policies, handed
+  // down by the Gpu, or the built-ins).
   L1DataCache(const sc_core::sc_module_name& name, uint32_t smId, const PlatformConfig& cfg,
-              PayloadPool& pool);
+              PayloadPool& pool, const ReplacementRegistry& replacement = replacementPolicies());
 
   // Notifications go through `o` (its SM's outbox, which holds them while a host thread
   // evaluates the SM's cycle and the requests it sends here).

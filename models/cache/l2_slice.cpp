@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/policies.hpp"
 
 namespace gpusc::cache {
 
@@ -33,7 +32,7 @@ bool validated(const PlatformConfig& cfg, uint32_t slice) {
 }  // namespace
 
 L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const PlatformConfig& cfg,
-                 PayloadPool& pool)
+                 PayloadPool& pool, const ReplacementRegistry& replacement)
     : sc_core::sc_module(name),
       noc_socket("noc_socket"),
       dram_socket("dram_socket"),
@@ -46,8 +45,7 @@ L2Slice::L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const Plat
       writeValidate_(cfg.l2.slice.write_allocate == "write-validate"),
       hitLatency_(cfg.l2.slice.hit_latency),
       missQueue_(cfg.l2.slice.miss_queue),
-      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + slice,
-            policiesOf(cfg).replacement),
+      core_(cfg.l2.slice, "l2.slice", cfg.l2.slice.replacement_seed + slice, replacement),
       power_(cfg.power.l2, cfg.l2.slice, "power.l2", false, cfg.rtl.drowsy_controller,
              fmt::format("L2 slice {}", slice), cfg.rtl.drowsy_controller_block),
       // Room for the write-backs fills cause beyond the miss queue: at most one per MSHR.

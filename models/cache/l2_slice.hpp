@@ -64,8 +64,10 @@ class L2Slice : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<L2Slice> dram_socket;
 
   // L2 slice `slice` of the platform (AddressMap::slice numbering: partition-major).
+  // `replacement`: where cfg.l2.slice.replacement is looked up (the platform's Policies, handed
+  // down by the Gpu, or the built-ins).
   L2Slice(const sc_core::sc_module_name& name, uint32_t slice, const PlatformConfig& cfg,
-          PayloadPool& pool);
+          PayloadPool& pool, const ReplacementRegistry& replacement = replacementPolicies());
   // In a platform: runs from `s` (its own process stays idle).
   void attach(EdgeScheduler& s) {
     wakeup_.attach(s, s.add(EdgeScheduler::kL2, [this] { run(); }));

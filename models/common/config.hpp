@@ -84,7 +84,7 @@ std::optional<std::string> check(const T& v, const PowerOfTwo&) {
 using Overrides = std::map<std::string, std::string>;
 
 // Names a testbench registered beside the built-in policies, per key path ("sm.scheduler"): a
-// OneOf field at that path accepts them too (see common/policies.hpp).
+// OneOf field at that path accepts them too (see gpu/policies.hpp).
 using RegisteredNames = std::map<std::string, std::vector<std::string>>;
 
 struct Source {

@@ -86,12 +86,15 @@ struct VoltageMonitorConfig : config::Section {
     v.field("trace_every", trace_every,
             "Voltage trace: one row of per-SM minimum voltages per this many cycles (0: none)",
             config::Range<uint32_t>{0, 1u << 30});
+    // Every SM's voltage and current over both windows is kept in a ring and copied whenever a
+    // new worst droop matures: 65,536 cycles (94 us at 700 MHz, 65 periods of the 1 MHz
+    // second-order resonance) keep that copy at 16 MB for 15 SMs.
     v.field("window_before", window_before,
             "Cycles kept before a droop's worst cycle (classification, worst-droop window)",
-            config::Range<uint32_t>{0, 1u << 20});
+            config::Range<uint32_t>{0, 1u << 16});
     v.field("window_after", window_after,
             "Cycles kept after a droop's worst cycle (classification, worst-droop window)",
-            config::Range<uint32_t>{0, 1u << 20});
+            config::Range<uint32_t>{0, 1u << 16});
     v.field("max_events", max_events,
             "Events listed in the event file; later events are counted but not listed",
             config::Range<uint32_t>{0, 1u << 30});

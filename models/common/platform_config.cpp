@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "common/embedded.hpp"
-#include "common/policies.hpp"
 #include "common/strings.hpp"
 
 namespace gpusc {
@@ -51,16 +50,8 @@ PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind) {
 }
 
 PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets) {
-  return loadPlatform(nameOrFile, sets, nullptr);
-}
-
-PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets,
-                            std::shared_ptr<const Policies> policies) {
   const PlatformText t = findPlatform(nameOrFile, PlatformKind::Gpu);
-  PlatformConfig cfg = config::load<PlatformConfig>(
-      t.text, t.path, sets, policies ? policies->namesByKey() : config::RegisteredNames{});
-  cfg.policies = std::move(policies);
-  return cfg;
+  return config::load<PlatformConfig>(t.text, t.path, sets);
 }
 
 }  // namespace gpusc

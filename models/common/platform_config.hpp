@@ -554,7 +554,7 @@ struct LimitsConfig : config::Section {
   bool any() const { return max_cycles || max_warp_instructions || timeout_seconds > 0; }
 };
 
-class Policies;  // common/policies.hpp
+class Policies;  // gpu/policies.hpp: the platform holds it, the Gpu reads it
 
 struct PlatformConfig : config::Section {
   std::string name = "gtx480";
@@ -569,7 +569,8 @@ struct PlatformConfig : config::Section {
   SmoothingConfig smoothing;
   LimitsConfig limits;
   // The policies the model's keys name (sm.scheduler, gpu.cta_placement, ...): null means the
-  // built-in ones. Set by loadPlatform(..., policies) for a testbench's own; not a YAML key.
+  // built-in ones. Set by loadPlatform(..., policies) for a testbench's own; not a YAML key. An
+  // opaque handle here: the Gpu, which composes the platform, creates the policies from it.
   std::shared_ptr<const Policies> policies;
   RtlConfig rtl;
 
@@ -843,10 +844,7 @@ struct PlatformConfig : config::Section {
 // `sets` are --set key.path=value overrides. Throws InputError on any problem.
 PlatformConfig loadPlatform(const std::string& nameOrFile,
                             const std::vector<std::string>& sets = {});
-// The same with a testbench's policies (common/policies.hpp): the platform's policy keys may
-// name the policies registered in `policies`, and the model built from it creates them there.
-PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets,
-                            std::shared_ptr<const Policies> policies);
+// With a testbench's policies: loadPlatform(nameOrFile, sets, policies) in gpu/policies.hpp.
 // The built-in platforms of a kind: GPUs, or shader clusters (platforms/shader-*.yaml, read by
 // shader::loadShaderPlatform).
 enum class PlatformKind { Gpu, ShaderCluster };

@@ -1,8 +1,9 @@
 // String-keyed factories for policies (warp schedulers, CTA placement, replacement, ...), so a
 // platform file picks an implementation by name. Each subsystem keeps its built-in entries in a
 // const registry (immutable, shared by every run). A testbench that brings its own policy copies
-// the built-ins into a Policies object (common/policies.hpp), add()s to it, and hands it to the
-// platform it builds: there is no global registry to mutate.
+// the built-ins into a Policies object (gpu/policies.hpp; the shader cluster:
+// shader/shader_policies.hpp), add()s to it, and hands it to the platform it builds: there is no
+// global registry to mutate.
 #pragma once
 
 #include <functional>

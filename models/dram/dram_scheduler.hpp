@@ -110,6 +110,7 @@ class DramSchedulingPolicy {
                               uint64_t now) = 0;
 };
 
-const Registry<DramSchedulingPolicy, const DramConfig&>& dramSchedulingPolicies();
+using DramSchedulerRegistry = Registry<DramSchedulingPolicy, const DramConfig&>;
+const DramSchedulerRegistry& dramSchedulingPolicies();
 
 }  // namespace gpusc::dram

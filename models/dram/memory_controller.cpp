@@ -6,12 +6,12 @@
 
 #include "common/error.hpp"
 #include "common/mem_access.hpp"
-#include "common/policies.hpp"
 
 namespace gpusc::dram {
 
 MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t partition,
-                                   const PlatformConfig& cfg)
+                                   const PlatformConfig& cfg,
+                                   const DramSchedulerRegistry& schedulers)
     : sc_core::sc_module(name),
       l2_socket("l2_socket"),
       partition_(partition),
@@ -21,8 +21,7 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, uint32_t
       map_(cfg),
       burstBytes_(cfg.memory.dram.burstBytes()),
       channel_(cfg.memory.dram),
-      policy_(
-          policiesOf(cfg).dramSchedulers.create(cfg.memory.controller.scheduler, cfg.memory.dram)),
+      policy_(schedulers.create(cfg.memory.controller.scheduler, cfg.memory.dram)),
       queue_(cfg.memory.controller.queue_entries, cfg.memory.dram.banks) {
   if (partition >= cfg.memory.partitions)
     throw InternalError(

@@ -54,8 +54,11 @@ class MemoryController : public sc_core::sc_module {
   // One port per L2 slice of the partition (l2.slices_per_partition), in slice order.
   tlm_utils::multi_passthrough_target_socket<MemoryController> l2_socket;
 
+  // `schedulers`: where cfg.memory.controller.scheduler is looked up (the platform's Policies,
+  // handed down by the Gpu, or the built-ins).
   MemoryController(const sc_core::sc_module_name& name, uint32_t partition,
-                   const PlatformConfig& cfg);
+                   const PlatformConfig& cfg,
+                   const DramSchedulerRegistry& schedulers = dramSchedulingPolicies());
 
   uint32_t partition() const { return partition_; }
   const DramChannel& channel() const { return channel_; }

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/policies.hpp"
+#include "gpu/policies.hpp"
 
 namespace gpusc::gpu {
 
@@ -200,7 +200,7 @@ CtaScheduler::CtaScheduler(const sc_core::sc_module_name& name, const PlatformCo
   sensitive << passEvent_;
   dont_initialize();
   if (cfg.smoothing.globalEnabled()) {
-    detector_ = makeGlobalDroopDetector(cfg, static_cast<uint32_t>(sms_.size()));
+    detector_ = pdn::makeGlobalDroopDetector(cfg, static_cast<uint32_t>(sms_.size()));
     activeWarps_.assign(sms_.size(), 0);
     SC_METHOD(detectorStep);
     sensitive << detectorEvent_;

@@ -35,7 +35,7 @@
 #include "common/edge_scheduler.hpp"
 #include "common/platform_config.hpp"
 #include "common/registry.hpp"
-#include "gpu/global_droop_detector.hpp"
+#include "pdn/global_droop_detector.hpp"
 #include "sm/sm.hpp"
 
 namespace gpusc::gpu {
@@ -133,8 +133,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   void ctaFinished(uint32_t sm, uint32_t resident) override;
   void smEvaluated(uint32_t sm) override;
   // The global droop detector (nullptr unless smoothing.mode is global or hierarchical).
-  const GlobalDroopDetector* droopDetector() const { return detector_.get(); }
-  GlobalDroopDetector* droopDetector() { return detector_.get(); }
+  const pdn::GlobalDroopDetector* droopDetector() const { return detector_.get(); }
+  pdn::GlobalDroopDetector* droopDetector() { return detector_.get(); }
   bool reportsEvaluations() const { return detector_ != nullptr; }
 
   // Notified when a kernel's first CTAs may start and when its last CTA has finished.
@@ -174,7 +174,7 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   sm::Cycle startCycle_ = 0, endCycle_ = 0;
   std::vector<uint32_t> startedNow_;
   // global droop smoothing
-  std::unique_ptr<GlobalDroopDetector> detector_;
+  std::unique_ptr<pdn::GlobalDroopDetector> detector_;
   sc_core::sc_event detectorEvent_;  // its own process's, while not attached to a scheduler
   Wakeup detectorTick_{detectorEvent_};
   bool detectorArmed_ = false;  // a report is scheduled

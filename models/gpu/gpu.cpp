@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "common/clock.hpp"
+#include "gpu/policies.hpp"
 
 namespace gpusc::gpu {
 
@@ -27,10 +28,14 @@ class InterconnectProbe : public CongestionProbe {
 
 Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
     : sc_core::sc_module(name), cfg_(cfg), period_(Clock(cfg.gpu.clocks.core_mhz).period()) {
+  // The policies every unit creates its own from: the platform's (a testbench's registries) or
+  // the built-ins.
+  const Policies& policies = policiesOf(cfg_);
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
     smPools_.push_back(std::make_unique<PayloadPool>());
-    sms_.push_back(std::make_unique<sm::Sm>(fmt::format("sm{}", i).c_str(), i, cfg_,
-                                            *smPools_.back(), period_));
+    sms_.push_back(std::make_unique<sm::Sm>(
+        fmt::format("sm{}", i).c_str(), i, cfg_, *smPools_.back(), period_,
+        sm::SmPolicies{policies.warpSchedulers, policies.replacement, policies.simdIssue}));
   }
   edges_ = std::make_unique<EdgeScheduler>("edge_scheduler");
   coreDomain_ = std::make_unique<CoreClockDomain>("core_clock_domain", sms(), period_);
@@ -61,7 +66,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
   }
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
     l1_.push_back(std::make_unique<cache::L1DataCache>(fmt::format("l1d{}", i).c_str(), i, cfg_,
-                                                       *smPools_[i]));
+                                                       *smPools_[i], policies.replacement));
     l1_.back()->setOutbox(&sms_[i]->outbox());
   }
   noc_ = noc::makeInterconnect("interconnect", cfg_);
@@ -69,11 +74,11 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
   ctaScheduler_->setCongestionProbe(probe_.get());
   const uint32_t slices = cfg_.memory.partitions * cfg_.l2.slices_per_partition;
   for (uint32_t s = 0; s < slices; ++s)
-    l2_.push_back(
-        std::make_unique<cache::L2Slice>(fmt::format("l2_{}", s).c_str(), s, cfg_, pool_));
+    l2_.push_back(std::make_unique<cache::L2Slice>(fmt::format("l2_{}", s).c_str(), s, cfg_, pool_,
+                                                   policies.replacement));
   for (uint32_t p = 0; p < cfg_.memory.partitions; ++p)
-    mc_.push_back(
-        std::make_unique<dram::MemoryController>(fmt::format("mc{}", p).c_str(), p, cfg_));
+    mc_.push_back(std::make_unique<dram::MemoryController>(fmt::format("mc{}", p).c_str(), p, cfg_,
+                                                           policies.dramSchedulers));
   for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i) {
     connect(sms_[i]->memory_socket, l1_[i]->sm_socket, fmt::format("check_sm{}_l1", i));
     connect(l1_[i]->memory_socket, noc_->sm_sockets, fmt::format("check_l1_{}_noc", i));
@@ -129,7 +134,7 @@ void Gpu::traceRtlBlocks() {
   for (size_t s = 0; s < l2_.size(); ++s)
     l2_[s]->linePower().controller().traceWaves(
         *waves_, fmt::format("l2_{}.drowsy_line_controller", s), l2Fs);
-  if (GlobalDroopDetector* d = ctaScheduler_->droopDetector())
+  if (pdn::GlobalDroopDetector* d = ctaScheduler_->droopDetector())
     d->traceWaves(*waves_, "cta_scheduler.global_droop_detector", coreFs);
 }
 

@@ -1,9 +1,8 @@
-#include "common/policies.hpp"
+#include "gpu/policies.hpp"
 
 #include "cache/replacement.hpp"
 #include "dram/dram_scheduler.hpp"
 #include "gpu/cta_scheduler.hpp"
-#include "shader/shader_core.hpp"
 #include "sm/simd_issue_control.hpp"
 #include "sm/warp_scheduler.hpp"
 
@@ -14,8 +13,7 @@ Policies::Policies()
       ctaPlacement(gpu::ctaPlacementPolicies()),
       simdIssue(sm::simdIssuePolicies()),
       dramSchedulers(dram::dramSchedulingPolicies()),
-      replacement(cache::replacementPolicies()),
-      shaderGating(shader::gatingPolicies()) {}
+      replacement(cache::replacementPolicies()) {}
 
 config::RegisteredNames Policies::namesByKey() const {
   return {{"sm.scheduler", warpSchedulers.names()},
@@ -25,14 +23,21 @@ config::RegisteredNames Policies::namesByKey() const {
           {"sm.icache.replacement", replacement.names()},
           {"sm.const_cache.replacement", replacement.names()},
           {"sm.l1d.replacement", replacement.names()},
-          {"l2.slice.replacement", replacement.names()},
-          {"gating.input", shaderGating.names()},
-          {"gating.output", shaderGating.names()}};
+          {"l2.slice.replacement", replacement.names()}};
 }
 
 const Policies& Policies::builtin() {
   static const Policies p;
   return p;
+}
+
+PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets,
+                            std::shared_ptr<const Policies> policies) {
+  const PlatformText t = findPlatform(nameOrFile, PlatformKind::Gpu);
+  PlatformConfig cfg = config::load<PlatformConfig>(
+      t.text, t.path, sets, policies ? policies->namesByKey() : config::RegisteredNames{});
+  cfg.policies = std::move(policies);
+  return cfg;
 }
 
 }  // namespace gpusc

@@ -1,6 +1,9 @@
 // The policies a GPU platform picks by name, one registry per kind, as an object a testbench
 // owns: the built-ins are registered when it is made, a testbench add()s its own, and the
-// platform built with it (loadPlatform(name, sets, policies)) accepts and creates them.
+// platform built with it (loadPlatform(name, sets, policies)) accepts and creates them. It lives
+// where the platform is composed (the Gpu hands each unit the registry it creates its policies
+// from); each registry's built-in entries live with their units (sm/, cache/, dram/, gpu/). The
+// shader cluster's buffer gating has its own, shader::ShaderPolicies (shader/shader_policies.hpp).
 //
 //   auto policies = std::make_shared<gpusc::Policies>();   // lrr, gto, two-level, dfifo, ...
 //   policies->warpSchedulers.add("youngest-first", "the newest warp first",
@@ -40,10 +43,6 @@ class ReplacementPolicy;  // cache/replacement.hpp
 namespace dram {
 class DramSchedulingPolicy;  // dram/dram_scheduler.hpp
 }
-namespace shader {
-class GatingPolicy;         // shader/shader_core.hpp
-struct ShaderGatingConfig;  // shader/shader_config.hpp
-}  // namespace shader
 
 class Policies {
  public:
@@ -58,9 +57,6 @@ class Policies {
   // The caches' replacement: sm.icache, sm.const_cache, sm.l1d and l2.slice .replacement. A
   // factory gets (sets, ways, seed).
   Registry<cache::ReplacementPolicy, uint32_t, uint32_t, uint64_t> replacement;
-  // The shader cluster's I/O buffer clock gating (gating.input, gating.output of a shader
-  // platform, shader::loadShaderPlatform(name, sets, policies)).
-  Registry<shader::GatingPolicy, const shader::ShaderGatingConfig&> shaderGating;
 
   // Key path -> every name the key accepts (built-in and registered), for the platform reader.
   config::RegisteredNames namesByKey() const;
@@ -69,11 +65,15 @@ class Policies {
   static const Policies& builtin();
 };
 
-// The policies a model built from `cfg` (a PlatformConfig or a shader::ShaderPlatformConfig)
-// creates its units' policies from.
-template <class Config>
-const Policies& policiesOf(const Config& cfg) {
+// The policies a model built from `cfg` creates its units' policies from.
+inline const Policies& policiesOf(const PlatformConfig& cfg) {
   return cfg.policies ? *cfg.policies : Policies::builtin();
 }
+
+// Platform lookup as loadPlatform(nameOrFile, sets), with a testbench's policies: the platform's
+// policy keys may name the policies registered in `policies`, and the model built from it creates
+// them there.
+PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets,
+                            std::shared_ptr<const Policies> policies);
 
 }  // namespace gpusc

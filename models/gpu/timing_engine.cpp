@@ -430,7 +430,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       r.smoothing["local"] = {
           {"predictions", predictions}, {"triggers", triggers}, {"throttled_sm_cycles", throttled}};
     }
-    if (const GlobalDroopDetector* d = cs.droopDetector())
+    if (const pdn::GlobalDroopDetector* d = cs.droopDetector())
       r.smoothing["global"] = {{"detections", d->detections()},
                                {"delay_cycles", d->delayCycles()},
                                {"delayed_sms", d->delayedSms()}};

@@ -1,4 +1,4 @@
-#include "gpu/global_droop_detector.hpp"
+#include "pdn/global_droop_detector.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 
-namespace gpusc::gpu {
+namespace gpusc::pdn {
 
 GlobalDroopDetector::GlobalDroopDetector(const GlobalSmoothingConfig& cfg, uint32_t numSms)
     : reportInterval_(cfg.report_interval),
@@ -78,4 +78,4 @@ void GlobalDroopDetector::account(const std::vector<uint32_t>& delays) {
   }
 }
 
-}  // namespace gpusc::gpu
+}  // namespace gpusc::pdn

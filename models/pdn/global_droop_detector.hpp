@@ -19,7 +19,7 @@ namespace gpusc::rtl {
 class RtlWaves;  // rtl/rtl_waves.hpp
 }
 
-namespace gpusc::gpu {
+namespace gpusc::pdn {
 
 // The C++ model; models/rtl derives the verilated RTL and both in lockstep from it
 // (rtl.droop_detector).
@@ -80,4 +80,4 @@ class GlobalDroopDetector {
 std::unique_ptr<GlobalDroopDetector> makeGlobalDroopDetector(const PlatformConfig& cfg,
                                                              uint32_t numSms);
 
-}  // namespace gpusc::gpu
+}  // namespace gpusc::pdn

@@ -89,7 +89,7 @@ std::vector<uint32_t> RtlGlobalDroopDetector::report(uint64_t cycle,
 
 }  // namespace gpusc::rtl
 
-namespace gpusc::gpu {
+namespace gpusc::pdn {
 
 std::unique_ptr<GlobalDroopDetector> makeGlobalDroopDetector(const PlatformConfig& cfg,
                                                              uint32_t numSms) {
@@ -100,4 +100,4 @@ std::unique_ptr<GlobalDroopDetector> makeGlobalDroopDetector(const PlatformConfi
                                                        mode == RtlMode::Lockstep);
 }
 
-}  // namespace gpusc::gpu
+}  // namespace gpusc::pdn

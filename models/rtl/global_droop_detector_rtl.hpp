@@ -1,6 +1,6 @@
 // The transactor of the verilated global droop detector
 // (models/rtl/verilog/global_droop_detector.sv) and the `verilated` and `lockstep`
-// implementations of gpu::GlobalDroopDetector built on it (rtl.droop_detector).
+// implementations of pdn::GlobalDroopDetector built on it (rtl.droop_detector).
 //
 // The block runs on the core clock. The transactor clocks it up to each report: the cycles
 // since the previous report as plain clocks, except those after the block went quiet (no
@@ -15,7 +15,7 @@
 
 #include "common/lockstep.hpp"
 #include "common/smoothing_config.hpp"
-#include "gpu/global_droop_detector.hpp"
+#include "pdn/global_droop_detector.hpp"
 #include "rtl/global_droop_detector_pins.hpp"
 
 namespace gpusc::rtl {
@@ -47,7 +47,7 @@ class GlobalDroopDetectorTransactor {
 
 // rtl.droop_detector verilated (the RTL's delays drive the SMs and are counted) or lockstep
 // (the model's do, and every report compares `detect` and each SM's delay).
-class RtlGlobalDroopDetector : public gpu::GlobalDroopDetector {
+class RtlGlobalDroopDetector : public pdn::GlobalDroopDetector {
  public:
   RtlGlobalDroopDetector(const GlobalSmoothingConfig& cfg, uint32_t numSms, bool lockstep);
   std::vector<uint32_t> report(uint64_t cycle, const std::vector<uint32_t>& activeWarps) override;

@@ -4,7 +4,6 @@
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
-#include "common/policies.hpp"
 #include "common/rtl_mode.hpp"
 #include "rtl/fixed_point.hpp"
 
@@ -65,9 +64,10 @@ uint32_t RtlSimdIssuePolicy::nextAt(uint64_t end, uint32_t state, double utilisa
 
 namespace gpusc::sm {
 
-std::unique_ptr<SimdIssuePolicy> makeSimdIssuePolicy(const PlatformConfig& cfg, uint32_t smId) {
+std::unique_ptr<SimdIssuePolicy> makeSimdIssuePolicy(const PlatformConfig& cfg, uint32_t smId,
+                                                     const SimdIssueRegistry& registry) {
   const SimdIssueConfig& c = cfg.power.simd_issue;
-  auto model = policiesOf(cfg).simdIssue.create(c.policy, c);
+  auto model = registry.create(c.policy, c);
   const RtlMode mode = parseRtlMode("rtl.simd_issue", cfg.rtl.simd_issue);
   if (mode == RtlMode::Model) return model;
   return std::make_unique<rtl::RtlSimdIssuePolicy>(std::move(model), rtl::SimdIssueTransactor(c),

@@ -9,11 +9,9 @@
 
 #include "common/config.hpp"
 
-namespace gpusc {
-class Policies;  // common/policies.hpp
-}
-
 namespace gpusc::shader {
+
+class ShaderPolicies;  // shader/shader_policies.hpp
 
 using config::OneOf;
 using config::Range;
@@ -144,7 +142,7 @@ struct ShaderPlatformConfig : config::Section {
   ShaderCompilerConfig compiler;
   // The buffer gating policies gating.input and gating.output name: null means the built-in
   // ones. Set by loadShaderPlatform(..., policies) for a testbench's own; not a YAML key.
-  std::shared_ptr<const Policies> policies;
+  std::shared_ptr<const ShaderPolicies> policies;
   template <class V>
   void visit(V& v) {
     v.field("name", name, "Platform name");
@@ -162,10 +160,10 @@ struct ShaderPlatformConfig : config::Section {
 // A built-in shader platform name or a YAML file.
 ShaderPlatformConfig loadShaderPlatform(const std::string& nameOrFile,
                                         const std::vector<std::string>& sets = {});
-// The same with a testbench's policies (common/policies.hpp): gating.input and gating.output
-// may name the buffer gating policies registered in `policies`.
+// The same with a testbench's policies (shader/shader_policies.hpp): gating.input and
+// gating.output may name the buffer gating policies registered in `policies`.
 ShaderPlatformConfig loadShaderPlatform(const std::string& nameOrFile,
                                         const std::vector<std::string>& sets,
-                                        std::shared_ptr<const Policies> policies);
+                                        std::shared_ptr<const ShaderPolicies> policies);
 
 }  // namespace gpusc::shader

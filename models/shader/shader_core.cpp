@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/policies.hpp"
 #include "shader/interpreter.hpp"
+#include "shader/shader_policies.hpp"
 
 namespace gpusc::shader {
 
@@ -287,8 +287,8 @@ uint32_t inputEntries(const Program& p) {
 ShaderCore::ShaderCore(sc_core::sc_module_name name, const ShaderPlatformConfig& cfg)
     : sc_module(name),
       cfg_(cfg),
-      inGate_(policiesOf(cfg).shaderGating.create(cfg.gating.input, cfg.gating)),
-      outGate_(policiesOf(cfg).shaderGating.create(cfg.gating.output, cfg.gating)),
+      inGate_(policiesOf(cfg).gating.create(cfg.gating.input, cfg.gating)),
+      outGate_(policiesOf(cfg).gating.create(cfg.gating.output, cfg.gating)),
       period_(sc_core::sc_time(1e3 / cfg.clock_mhz, sc_core::SC_NS)) {
   SC_HAS_PROCESS(ShaderCore);
   SC_THREAD(run);

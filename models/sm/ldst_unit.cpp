@@ -2,18 +2,17 @@
 
 #include <algorithm>
 
-#include "common/policies.hpp"
-
 namespace gpusc::sm {
 
 using func::MemSpace;
 
-LdstUnit::LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId)
+LdstUnit::LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId,
+                   const cache::ReplacementRegistry& replacement)
     : sc_core::sc_module(name),
       cfg_(cfg),
       smId_(smId),
       shared_("shared_memory", cfg.sm.shared_memory_banks),
-      constCache_(cfg.sm.const_cache, smId, policiesOf(cfg).replacement),
+      constCache_(cfg.sm.const_cache, smId, replacement),
       constMshrs_(cfg.sm.const_cache.mshr_entries),
       constMaxMerge_(cfg.sm.const_cache.mshr_max_merge) {}
 

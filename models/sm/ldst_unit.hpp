@@ -52,7 +52,9 @@ class LdstHost {
 
 class LdstUnit : public sc_core::sc_module {
  public:
-  LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId);
+  // `replacement`: where the constant cache's policy is looked up.
+  LdstUnit(const sc_core::sc_module_name& name, const PlatformConfig& cfg, uint32_t smId,
+           const cache::ReplacementRegistry& replacement = cache::replacementPolicies());
 
   bool free(Cycle now) const { return !current_ && !constPending_ && busyUntil_ <= now; }
   bool busy(Cycle now) const { return current_ || constPending_ || busyUntil_ > now; }

@@ -60,12 +60,14 @@ class SimdIssuePolicy {
 // "none" (state 1 forever) and "utilisation" (seed 002's four states with hysteresis: from
 // state s step down when the utilisation is below down_thresholds[s-1], else step up when it is
 // at least up_thresholds[s-2]; at most one step per slice).
-const Registry<SimdIssuePolicy, const SimdIssueConfig&>& simdIssuePolicies();
+using SimdIssueRegistry = Registry<SimdIssuePolicy, const SimdIssueConfig&>;
+const SimdIssueRegistry& simdIssuePolicies();
 
-// The policy power.simd_issue.policy names, as rtl.simd_issue runs it for SM `smId`: the model,
-// the verilated state machine (models/rtl/verilog/simd_issue_control.sv) or both in lockstep
-// (models/rtl/simd_issue_rtl.cpp).
-std::unique_ptr<SimdIssuePolicy> makeSimdIssuePolicy(const PlatformConfig& cfg, uint32_t smId);
+// The policy power.simd_issue.policy names (looked up in `registry`), as rtl.simd_issue runs it
+// for SM `smId`: the model, the verilated state machine (models/rtl/verilog/simd_issue_control.sv)
+// or both in lockstep (models/rtl/simd_issue_rtl.cpp).
+std::unique_ptr<SimdIssuePolicy> makeSimdIssuePolicy(const PlatformConfig& cfg, uint32_t smId,
+                                                     const SimdIssueRegistry& registry);
 
 // What state `state` lets SIMD unit `unit` do. With a single unit, states 2 and 3 are state 1
 // (there is no other unit to split or leave out).

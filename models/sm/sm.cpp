@@ -6,7 +6,6 @@
 
 #include "common/bits.hpp"
 #include "common/error.hpp"
-#include "common/policies.hpp"
 #include "power/energy_model.hpp"
 #include "power/gating_params.hpp"
 
@@ -28,7 +27,7 @@ bool isNone(const std::string& s) { return s == "none"; }
 }  // namespace
 
 Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& cfg,
-       PayloadPool& pool, sc_core::sc_time period)
+       PayloadPool& pool, sc_core::sc_time period, const SmPolicies& policies)
     : sc_core::sc_module(name),
       memory_socket("memory_socket"),
       id_(id),
@@ -39,9 +38,9 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       power_switch_("power_switch", power::smSwitchParams(cfg)),
       rf_("register_file", cfg.sm.register_banks),
       dispatch_("dispatch_unit", cfg.sm, rf_),
-      ldst_("ldst_unit", cfg, id),
-      fetch_("fetch_unit", cfg.sm, policiesOf(cfg).replacement),
-      issuePolicy_(makeSimdIssuePolicy(cfg, id)),
+      ldst_("ldst_unit", cfg, id, policies.replacement),
+      fetch_("fetch_unit", cfg.sm, policies.replacement),
+      issuePolicy_(makeSimdIssuePolicy(cfg, id, policies.simdIssue)),
       adaptiveIssue_(issuePolicy_->adaptive()),
       compaction_(cfg.power.thread_compaction),
       wakeOnUse_(power::parseIdleDetect(cfg.power.gating.idle_detect) ==
@@ -63,7 +62,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
         std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp, s.simd_lanes, s));
   for (uint32_t i = 0; i < s.schedulers; ++i)
     schedulers_.push_back(std::make_unique<WarpScheduler>(
-        fmt::format("warp_scheduler{}", i).c_str(), s, policiesOf(cfg).warpSchedulers));
+        fmt::format("warp_scheduler{}", i).c_str(), s, policies.warpSchedulers));
   warps_.resize(s.max_warps);
   activeWarps_.assign((s.max_warps + 63) / 64, 0);
   fetchWatch_ = activeWarps_;

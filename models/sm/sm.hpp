@@ -92,12 +92,23 @@ struct KernelContext {
   bool reportEvaluations = false;  // call listener->smEvaluated() every evaluated cycle
 };
 
+// The registries an SM creates its policies from: the platform's Policies (handed down by the Gpu,
+// which composes the platform), or the built-ins.
+struct SmPolicies {
+  const WarpSchedulerRegistry& warpSchedulers;    // sm.scheduler
+  const cache::ReplacementRegistry& replacement;  // sm.icache and sm.const_cache .replacement
+  const SimdIssueRegistry& simdIssue;             // power.simd_issue.policy
+  static SmPolicies builtin() {
+    return {warpSchedulingPolicies(), cache::replacementPolicies(), simdIssuePolicies()};
+  }
+};
+
 class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
  public:
   tlm_utils::simple_initiator_socket<Sm> memory_socket;
 
   Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& cfg, PayloadPool& pool,
-     sc_core::sc_time period);
+     sc_core::sc_time period, const SmPolicies& policies = SmPolicies::builtin());
 
   uint32_t id() const { return id_; }
 

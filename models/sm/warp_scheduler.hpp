@@ -51,14 +51,14 @@ class WarpSchedulingPolicy {
   virtual void reset() {}
 };
 
-const Registry<WarpSchedulingPolicy, const SmConfig&>& warpSchedulingPolicies();
+using WarpSchedulerRegistry = Registry<WarpSchedulingPolicy, const SmConfig&>;
+const WarpSchedulerRegistry& warpSchedulingPolicies();
 
 class WarpScheduler : public sc_core::sc_module {
  public:
   // `policies`: where cfg.scheduler is looked up (a testbench's registry, or the built-ins).
-  WarpScheduler(
-      const sc_core::sc_module_name& name, const SmConfig& cfg,
-      const Registry<WarpSchedulingPolicy, const SmConfig&>& policies = warpSchedulingPolicies());
+  WarpScheduler(const sc_core::sc_module_name& name, const SmConfig& cfg,
+                const WarpSchedulerRegistry& policies = warpSchedulingPolicies());
   WarpSchedulingPolicy& policy() { return *policy_; }
 
   Stall lastOutcome = Stall::NoWarp;  // this cycle's outcome, also for skipped cycles

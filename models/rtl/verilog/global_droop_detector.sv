@@ -1,5 +1,5 @@
 // Global second-order droop detector of the CTA scheduler (seed 001 section 5.3): the hardware
-// of gpu::GlobalDroopDetector (docs/pdn.md "Smoothing").
+// of pdn::GlobalDroopDetector (docs/pdn.md "Smoothing").
 //
 // Spec (the C++ model's behaviour; one clock per core cycle):
 // - `report` is high in a cycle where the SMs report their active warps: `active[i]` is high

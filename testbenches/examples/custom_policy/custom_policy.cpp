@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
-#include "common/policies.hpp"
 #include "gpu/device.hpp"
+#include "gpu/policies.hpp"
 #include "sm/warp_scheduler.hpp"
 
 namespace {
