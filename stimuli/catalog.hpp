@@ -92,4 +92,7 @@ CheckResult compareClose(const std::vector<T>& got, const std::vector<T>& want, 
 // Combines several checks: fails with the first failure.
 CheckResult allOf(std::initializer_list<CheckResult> results);
 
+// Floats widened, for references computed in double precision.
+inline std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
 }  // namespace gpusc::catalog

@@ -8,16 +8,13 @@
 
 #include "common/error.hpp"
 #include "common/svg_plot.hpp"
+#include "common/svg_style.hpp"
 
 namespace gpusc::plot {
 
 namespace {
 
-constexpr const char* kFontFamily = "DejaVu Sans, Helvetica, Arial, sans-serif";
-constexpr const char* kTextColor = "#222";
-constexpr double kTickFont = 11, kLabelFont = 12, kTitleFont = 15, kLegendFont = 11;
-
-std::string num(double v) { return svgNumber(v); }
+using namespace style;
 
 void validate(const BarChart& c, const std::string& where) {
   if (c.categories.empty()) throw InputError(where + ": no categories");

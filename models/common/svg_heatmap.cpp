@@ -9,29 +9,19 @@
 
 #include "common/error.hpp"
 #include "common/svg_plot.hpp"
+#include "common/svg_style.hpp"
 
 namespace gpusc::plot {
 
 namespace {
 
-constexpr const char* kFontFamily = "DejaVu Sans, Helvetica, Arial, sans-serif";
-constexpr const char* kTextColor = "#222";
-constexpr double kTickFont = 11, kLabelFont = 12, kTitleFont = 15;
+using namespace style;
+
 constexpr double kBarWidth = 14;  // the colour bar
 
 // The viridis colour map's anchors (from dark blue to yellow), evenly spaced over [0, 1].
 constexpr unsigned kAnchors[] = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e,
                                  0x1f9e89, 0x35b779, 0x6ece58, 0xb5de2b, 0xfde725};
-
-std::string num(double v) { return svgNumber(v); }
-
-struct Writer {
-  std::string out;
-  template <class... A>
-  void operator()(fmt::format_string<A...> f, A&&... a) {
-    fmt::format_to(std::back_inserter(out), f, std::forward<A>(a)...);
-  }
-};
 
 std::string text(double x, double y, double font, const char* anchor, const std::string& s,
                  const char* extra = "") {

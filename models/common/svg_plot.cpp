@@ -1,4 +1,5 @@
 #include "common/svg_plot.hpp"
+#include "common/svg_style.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,17 +19,16 @@ namespace gpusc::plot {
 
 namespace {
 
+using namespace style;
+
 // ---- style --------------------------------------------------------------------------------------
 
-constexpr const char* kFontFamily = "DejaVu Sans, Helvetica, Arial, sans-serif";
-constexpr double kTickFont = 11, kLabelFont = 12, kTitleFont = 15, kPanelTitleFont = 12.5,
-                 kLegendFont = 11;
+constexpr double kPanelTitleFont = 12.5;
 constexpr double kMajorTick = 5, kMinorTick = 3;
 constexpr double kPanelGap = 16;      // between one panel's plot area and the next panel
 constexpr double kLegendRow = 16;     // legend line height
 constexpr double kLegendSwatch = 22;  // legend line sample length
 constexpr size_t kInsideLegendMax = 8;
-constexpr const char* kTextColor = "#222";
 constexpr const char* kAxisColor = "#333";
 constexpr const char* kGridMajor = "#e3e3e3";
 constexpr const char* kGridMinor = "#f1f1f1";
@@ -38,8 +38,6 @@ constexpr const char* kRefLineColor = "#3a3a3a";
 constexpr const char* kPalette[] = {
     "#1f63c6", "#e8710a", "#1e9e4a", "#d1323a", "#7b4fc9", "#8a5a3b", "#d45fb0", "#5f6b7a",
     "#a8a11a", "#14a5b8", "#0b2f6b", "#f2b21b", "#5fbf3a", "#8c1c3c", "#4bb5f0", "#b08ee8"};
-
-std::string num(double v) { return svgNumber(v); }
 
 double toT(double v, Scale s) { return s == Scale::Log10 ? std::log10(v) : v; }
 
@@ -271,14 +269,6 @@ std::string textAttrs(double fontPx, const char* anchor, const char* extra = "")
   return fmt::format("font-size=\"{}\" text-anchor=\"{}\" fill=\"{}\"{}", num(fontPx), anchor,
                      kTextColor, extra);
 }
-
-struct Writer {
-  std::string out;
-  template <class... A>
-  void operator()(fmt::format_string<A...> f, A&&... a) {
-    fmt::format_to(std::back_inserter(out), f, std::forward<A>(a)...);
-  }
-};
 
 }  // namespace
 

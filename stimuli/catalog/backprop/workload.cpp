@@ -42,8 +42,6 @@ std::vector<T> hiddenDeltas(const std::vector<T>& h, const std::vector<float>& v
   return delta;
 }
 
-std::vector<double> toDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 class Backprop : public Workload {
  public:
   explicit Backprop(Size s) : in_(s == Size::Tiny ? 256 : s == Size::Small ? 24576 : 65536) {}
@@ -121,10 +119,10 @@ class Backprop : public Workload {
     // up to ~1e-5 (they are short sums that may cancel too), so the changes and the weights get
     // an absolute tolerance of 1e-5 x 3e-3 = 3e-8 besides a few float roundings.
     return allOf(
-        {compareClose(toDouble(dev.download<float>(dhidden_, kHid)), h, 1e-5, 1e-6, "hidden"),
-         compareClose(toDouble(dev.download<float>(doldw_, dw.size())), dw, 1e-5, 3e-8,
+        {compareClose(asDouble(dev.download<float>(dhidden_, kHid)), h, 1e-5, 1e-6, "hidden"),
+         compareClose(asDouble(dev.download<float>(doldw_, dw.size())), dw, 1e-5, 3e-8,
                       "weight change"),
-         compareClose(toDouble(dev.download<float>(dw_, w.size())), w, 1e-5, 3e-8, "weights")});
+         compareClose(asDouble(dev.download<float>(dw_, w.size())), w, 1e-5, 3e-8, "weights")});
   }
 
  private:

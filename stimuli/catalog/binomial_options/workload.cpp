@@ -11,10 +11,8 @@ namespace gpusc::catalog {
 
 namespace {
 
-constexpr float kRate = 0.06f;
-constexpr float kVolatility = 0.10f;
-
-std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+constexpr float kOptionRate = 0.06f;
+constexpr float kOptionVolatility = 0.10f;
 
 class BinomialOptions : public Workload {
  public:
@@ -61,8 +59,8 @@ class BinomialOptions : public Workload {
                    .ptr(dspot_)
                    .ptr(dstrike_)
                    .ptr(dyears_)
-                   .f32(kRate)
-                   .f32(kVolatility)
+                   .f32(kOptionRate)
+                   .f32(kOptionVolatility)
                    .i32(static_cast<int32_t>(steps_)));
   }
 
@@ -72,7 +70,7 @@ class BinomialOptions : public Workload {
     std::vector<double> tree(n + 1);
     for (uint32_t o = 0; o < options_; ++o) {
       double dt = static_cast<double>(years_[o]) / n;
-      double vDt = kVolatility * std::sqrt(dt), rDt = kRate * dt;
+      double vDt = kOptionVolatility * std::sqrt(dt), rDt = kOptionRate * dt;
       double growth = std::exp(rDt), discount = std::exp(-rDt);
       double up = std::exp(vDt), down = std::exp(-vDt);
       double pu = (growth - down) / (up - down);

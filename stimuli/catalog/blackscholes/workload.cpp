@@ -24,8 +24,6 @@ double cumulativeNormal(double d) {
   return d > 0 ? 1.0 - tail : tail;
 }
 
-std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 class BlackScholes : public Workload {
  public:
   explicit BlackScholes(Size s)

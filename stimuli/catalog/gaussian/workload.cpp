@@ -12,8 +12,6 @@ namespace gpusc::catalog {
 
 namespace {
 
-std::vector<double> toDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 class Gaussian : public Workload {
  public:
   explicit Gaussian(Size s) : n_(s == Size::Tiny ? 37 : s == Size::Small ? 130 : 180) {}
@@ -108,10 +106,10 @@ class Gaussian : public Workload {
     // 1); the solution multiplies them by cond(A) < 3.
     const double tol = n * FLT_EPSILON;
     return allOf(
-        {compareClose(toDouble(dev.download<float>(dx_, n)), x, 3 * tol, 3 * tol, "x"),
+        {compareClose(asDouble(dev.download<float>(dx_, n)), x, 3 * tol, 3 * tol, "x"),
          compareClose(gotU, wantU, tol, tol, "upper triangle of a"),
          compareClose(gotM, wantM, tol, 2 * FLT_EPSILON, "multipliers m"),
-         compareClose(toDouble(dev.download<float>(db_, n)), b, tol, tol, "eliminated b")});
+         compareClose(asDouble(dev.download<float>(db_, n)), b, tol, tol, "eliminated b")});
   }
 
  private:

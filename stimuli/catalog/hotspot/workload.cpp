@@ -13,8 +13,6 @@ namespace gpusc::catalog {
 
 namespace {
 
-std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 // Chip parameters (as in Rodinia's hotspot).
 constexpr double kChipHeight = 0.016, kChipWidth = 0.016, kChipThickness = 0.0005;
 constexpr double kFactorChip = 0.5, kSpecHeatSi = 1.75e6, kConductivitySi = 100;

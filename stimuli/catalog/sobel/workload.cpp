@@ -10,8 +10,6 @@ namespace gpusc::catalog {
 
 namespace {
 
-std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 class Sobel : public Workload {
  public:
   explicit Sobel(Size s) {

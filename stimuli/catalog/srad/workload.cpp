@@ -13,8 +13,6 @@ namespace gpusc::catalog {
 
 namespace {
 
-std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
 constexpr float kLambda = 0.5f;
 
 class Srad : public Workload {
