@@ -4,11 +4,13 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
+  lld                       # a faster linker, used when present
   libsystemc-dev            # SystemC 2.3.4 + TLM-2.0 (built for C++17)
   libboost-dev libboost-graph-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev            # the sweep engine's results database
+  libzstd-dev liblz4-dev    # CUDA programs: the compressed PTX in nvcc's fat binaries
   munge slurmctld slurmd slurm-client  # test cli.sweep_slurm: a single-node Slurm cluster for the sweeps' Slurm backend
   spirv-tools spirv-headers # the shader front end reads SPIR-V (validation, disassembly)
   glslang-tools             # GLSL -> SPIR-V for stimuli/shaders/regen_spirv.sh (not needed to build)

@@ -1,0 +1,67 @@
+// The fat binary that nvcc embeds in a program's host code (section .nv_fatbin), as the CUDA
+// runtime receives it from __cudaRegisterFatBinary: one or more containers, each a header and a
+// list of entries, an entry being the PTX or the SASS (a CUDA ELF) of one architecture, stored
+// plain or compressed (LZ4 or Zstandard, nvcc's --compress-mode).
+//
+// Container header (16 bytes, little endian):  u32 magic 0xBA55ED50, u16 version 1,
+//   u16 header size, u64 bytes of entries that follow the header.
+// Entry header (its own size given, 64 or more bytes):  u16 kind (1 PTX, 2 ELF), u16 version,
+//   u32 header size, u64 payload bytes (after the header, padded), u32 compressed bytes,
+//   u32 -, u16 minor and u16 major (the PTX ISA version of a PTX entry), u32 architecture
+//   (75: sm_75 / compute_75), u32 -, u32 -, u64 flags (0x2000: LZ4, 0x8000: Zstandard),
+//   u64 -, u64 uncompressed bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusc::cudart {
+
+enum class FatbinKind : uint16_t { Ptx = 1, Elf = 2 };
+
+enum class FatbinCompression { None, Lz4, Zstd };
+
+struct FatbinEntry {
+  FatbinKind kind = FatbinKind::Ptx;
+  unsigned arch = 0;                            // 75 for compute_75 (PTX) or sm_75 (ELF)
+  unsigned versionMajor = 0, versionMinor = 0;  // PTX ISA version of a PTX entry
+  FatbinCompression compression = FatbinCompression::None;
+  uint64_t uncompressedBytes = 0;  // 0 when not compressed
+  std::vector<uint8_t> payload;    // as stored (compressed or not), padding included
+};
+
+struct FatBinary {
+  std::vector<FatbinEntry> entries;
+  uint64_t bytes = 0;  // the containers' length, headers included
+};
+
+constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
+// The wrapper nvcc's host code passes to __cudaRegisterFatBinary: {int magic; int version;
+// const void* data; void* unused}, data pointing at the first container.
+constexpr uint32_t kFatbinWrapperMagic = 0x466243B1u;
+
+// Parses the containers at `data`, which holds at most `maxBytes` (a section's size; SIZE_MAX
+// when only the containers' own lengths bound it). Containers follow each other as long as the
+// next one starts with the magic. `what` names the binary in messages. Throws InputError.
+FatBinary parseFatbin(const uint8_t* data, size_t maxBytes, const std::string& what);
+
+// The container the wrapper points to (one: the next container in the section belongs to another
+// wrapper). Throws InputError on a bad magic.
+FatBinary parseFatbinWrapper(const void* wrapper, const std::string& what);
+
+// The text of a PTX entry, decompressed, without the trailing padding. Throws InputError when a
+// compressed payload does not decompress to the size its header gives.
+std::string ptxText(const FatbinEntry& e, const std::string& what);
+
+// The PTX entry to run on a device of compute capability `arch` (e.g. 20 for 2.0): the one with
+// the highest architecture not above it, else the lowest one (a simulated device runs any PTX
+// its ISA covers; nvcc 13's oldest target is compute_75). Null when there is no PTX entry.
+const FatbinEntry* bestPtx(const FatBinary& fb, unsigned arch);
+
+// One line for a fat binary without PTX: the architectures it has SASS for, and the nvcc flags
+// that embed PTX.
+std::string noPtxMessage(const FatBinary& fb, const std::string& what);
+
+}  // namespace gpusc::cudart
