@@ -301,20 +301,27 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
   for (int iter = 0; iter < 40 && !met; ++iter) {
     s1 = deriveStage(fd1, zd1, q1, r1);
     s2 = deriveStage(fd2, zd2, q2, r2);
+    // From the second iteration on, each stage's targets are corrected by where the whole
+    // network's peaks landed, so both stages' keys shape a stage that cannot be damped.
+    const auto undamped = [&](const char* stage, const char* other, double resistance, double q,
+                              const Stage& st, double z) {
+      const std::string keys =
+          fmt::format("pdn.{0}.dc_resistance_mohm, pdn.{0}.q, pdn.{0}.impedance_mohm", stage);
+      return InputError(fmt::format(
+          "{}{}: {} mohm exceeds the damping q = {} leaves for the decap ({:.4g} mohm = Z / q^2 at "
+          "Z = {} mohm); lower q or the resistance, or raise the impedance{}",
+          keys,
+          iter == 0 ? std::string()
+                    : fmt::format(", pdn.{0}.dc_resistance_mohm, pdn.{0}.q, pdn.{0}.impedance_mohm",
+                                  other),
+          resistance, q, st.z0 / q / kMilli, z / kMilli,
+          iter == 0 ? "" : fmt::format(" (the {} stage's peak moved its target)", other)));
+    };
     if (s1.esr < 0)
-      throw InputError(fmt::format(
-          "pdn.first_order.dc_resistance_mohm, pdn.first_order.q, "
-          "pdn.first_order.impedance_mohm: {} mohm exceeds the damping q = {} leaves for the "
-          "decap ({:.4g} mohm = Z / q^2 at Z = {} mohm); lower q or the resistance, or raise "
-          "the impedance",
-          cfg.first_order.dc_resistance_mohm, q1, s1.z0 / q1 / kMilli, z1 / kMilli));
+      throw undamped("first_order", "second_order", cfg.first_order.dc_resistance_mohm, q1, s1, z1);
     if (s2.esr < 0)
-      throw InputError(fmt::format(
-          "pdn.second_order.dc_resistance_mohm, pdn.second_order.q, "
-          "pdn.second_order.impedance_mohm: {} mohm exceeds the damping q = {} leaves for the "
-          "decap ({:.4g} mohm = Z / q^2 at Z = {} mohm); lower q or the resistance, or raise "
-          "the impedance",
-          cfg.second_order.dc_resistance_mohm, q2, s2.z0 / q2 / kMilli, z2 / kMilli));
+      throw undamped("second_order", "first_order", cfg.second_order.dc_resistance_mohm, q2, s2,
+                     z2);
     const PdnCircuit c = gridCircuit(g, s1, s2, smNodes, uncore);
     const Model m = buildModel(c);
     const Modal z = modal(m.A, m.B, m.Cn, m.Dn, probe.u, probe.w);

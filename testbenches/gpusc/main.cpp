@@ -497,7 +497,7 @@ int cmdRun(const RunOptions& o) {
   j["config"] = config::toJson(cfg);
   // Keys whose 0 in config.yaml means "derived", with the values this run used.
   nlohmann::json derived = nlohmann::json::object();
-  if (cfg.noc.topology == "mesh") {
+  if (cfg.memory.model == "hierarchy" && cfg.noc.topology == "mesh") {  // the mesh exists
     const noc::MeshLayout m = noc::meshLayout(cfg);
     derived["noc.mesh_columns"] = m.columns;
     derived["noc.mesh_rows"] = m.rows;
