@@ -114,11 +114,12 @@ FatBinary parseFatbinWrapper(const void* wrapper, const std::string& what) {
   const auto* data = load<const uint8_t*>(w + 8);
   if (data == nullptr)
     throw InputError(fmt::format("{}: the fat binary wrapper has no data", what));
-  // The container's header bounds what is read; one container per wrapper.
+  // The container's header bounds what is read (parseContainer checks its magic first); one
+  // container per wrapper.
   const auto headerSize = load<uint16_t>(data + 6);
   const auto bodySize = load<uint64_t>(data + 8);
-  if (load<uint32_t>(data) != kFatbinMagic || bodySize > kMaxEntryBytes)
-    return parseFatbin(data, kContainerHeader, what);  // reports what is wrong
+  if (bodySize > kMaxEntryBytes)
+    throw InputError(fmt::format("{}: fat binary container claims {} bytes", what, bodySize));
   FatBinary fb;
   fb.bytes = parseContainer(data, size_t(headerSize) + bodySize, 0, what, fb);
   return fb;
