@@ -1,6 +1,10 @@
 #include "func/global_memory.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -10,6 +14,45 @@
 namespace gpusc::func {
 
 GlobalMemory::GlobalMemory(uint64_t capacityBytes) : capacity_(capacityBytes) {}
+
+GlobalMemory::~GlobalMemory() {
+  for (const auto& [base, span] : shared_) ::munmap(reinterpret_cast<void*>(base), span);
+}
+
+uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (allocated_ + bytes > capacity_)
+    throw InputError(fmt::format("out of device memory: {} bytes requested, {} of {} in use", bytes,
+                                 allocated_, capacity_));
+  const uint64_t span = (bytes + kPageSize - 1) & ~(kPageSize - 1);
+  // The host maps the pages at the device address; where the process already has a mapping
+  // there, the next free range of the device's address space is tried.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const uint64_t base = next_;
+    next_ += span + kPageSize;
+    if (next_ >= kWindowBase) break;
+    void* want = reinterpret_cast<void*>(base);
+    void* got = ::mmap(want, span, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == MAP_FAILED) {
+      if (errno == EEXIST) continue;
+      throw InputError(fmt::format("cannot map {} bytes of host memory for the device: {}", span,
+                                   std::strerror(errno)));
+    }
+    if (got != want) {  // a kernel without MAP_FIXED_NOREPLACE treats the address as a hint
+      ::munmap(got, span);
+      continue;
+    }
+    for (uint64_t p = base >> kPageBits; p < (base + span) >> kPageBits; ++p)
+      pages_[p] = Page{nullptr, static_cast<uint8_t*>(want) + ((p << kPageBits) - base)};
+    allocs_[base] = bytes;
+    shared_[base] = span;
+    allocated_ += bytes;
+    return base;
+  }
+  throw InputError(
+      fmt::format("cannot map {} bytes of host memory at a free device address", bytes));
+}
 
 uint64_t GlobalMemory::allocate(uint64_t bytes) {
   if (bytes == 0) bytes = 1;
@@ -35,6 +78,10 @@ void GlobalMemory::release(uint64_t addr) {
   uint64_t last = (addr + it->second - 1) >> kPageBits;
   for (uint64_t p = first; p <= last; ++p) pages_.erase(p);
   epoch_ += 1;  // every Tlb may point into the freed pages
+  if (auto sh = shared_.find(addr); sh != shared_.end()) {
+    ::munmap(reinterpret_cast<void*>(addr), sh->second);
+    shared_.erase(sh);
+  }
   allocated_ -= it->second;
   allocs_.erase(it);
 }
@@ -54,12 +101,13 @@ void GlobalMemory::checkRange(uint64_t addr, uint64_t bytes, const char* what) c
 }
 
 uint8_t* GlobalMemory::pageData(uint64_t page) {
-  auto& slot = pages_[page];
-  if (!slot) {
-    slot.reset(new uint8_t[kPageSize]);
-    std::memset(slot.get(), 0, kPageSize);
+  Page& slot = pages_[page];
+  if (!slot.data) {
+    slot.owned.reset(new uint8_t[kPageSize]);
+    std::memset(slot.owned.get(), 0, kPageSize);
+    slot.data = slot.owned.get();
   }
-  return slot.get();
+  return slot.data;
 }
 
 uint8_t* GlobalMemory::translateSlow(uint64_t addr, Tlb& tlb) {
@@ -101,7 +149,7 @@ void GlobalMemory::read(uint64_t addr, void* dst, uint64_t bytes) {
     if (it == pages_.end()) {
       std::memset(d, 0, n);
     } else {
-      std::memcpy(d, it->second.get() + (addr & (kPageSize - 1)), n);
+      std::memcpy(d, it->second.data + (addr & (kPageSize - 1)), n);
     }
     addr += n;
     d += n;

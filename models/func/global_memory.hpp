@@ -24,10 +24,19 @@ class GlobalMemory {
   static constexpr uint64_t kHeapBase = 0x1'0000'0000ull;  // first device address
 
   explicit GlobalMemory(uint64_t capacityBytes);
+  ~GlobalMemory();
+  GlobalMemory(const GlobalMemory&) = delete;
+  GlobalMemory& operator=(const GlobalMemory&) = delete;
 
   // Allocation (cudaMalloc / cudaFree). Throws InputError when the device is full or the
   // pointer was not allocated.
   uint64_t allocate(uint64_t bytes);
+  // An allocation the host program shares at the same address (CUDA's managed memory and mapped
+  // host memory): its bytes are host memory mapped at the returned device address, so the program
+  // reads and writes them through that pointer and kernels through the device. Throws InputError
+  // when the device is full or the host cannot map memory there.
+  uint64_t allocateShared(uint64_t bytes);
+  bool isShared(uint64_t addr) const { return shared_.count(addr) != 0; }
   void release(uint64_t addr);
   uint64_t bytesAllocated() const { return allocated_; }
   uint64_t capacity() const { return capacity_; }
@@ -74,7 +83,13 @@ class GlobalMemory {
   uint64_t allocated_ = 0;
   uint64_t next_ = kHeapBase;
   std::map<uint64_t, uint64_t> allocs_;  // base -> size
-  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
+  // A page's bytes: owned, or (a shared allocation's) the host mapping.
+  struct Page {
+    std::unique_ptr<uint8_t[]> owned;
+    uint8_t* data = nullptr;
+  };
+  std::unordered_map<uint64_t, Page> pages_;
+  std::map<uint64_t, uint64_t> shared_;  // shared allocations: base -> mapped bytes
   uint64_t epoch_ = 0;   // counts releases: a Tlb filled before one is stale
   std::mutex slowPath_;  // translateSlow: allocs_ lookups, pages_ creation
   Tlb tlb_;

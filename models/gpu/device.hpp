@@ -142,6 +142,9 @@ class Device {
 
   // ---- memory ----
   DevPtr malloc(uint64_t bytes);
+  // Memory the host shares with the device at the same address (CUDA's managed and mapped host
+  // memory): the returned address is a valid host pointer too (func::GlobalMemory::allocateShared).
+  DevPtr mallocShared(uint64_t bytes) { return gmem_.allocateShared(bytes); }
   void free(DevPtr p);
   void copyToDevice(DevPtr dst, const void* src, uint64_t bytes);
   void copyToHost(void* dst, DevPtr src, uint64_t bytes);

@@ -1,0 +1,40 @@
+// The CUDA runtime's error codes (cudaError_t), with the names and messages the real runtime
+// gives them (cuda_errors.inc, generated from the toolkit's libcudart by regen_errors.sh).
+#pragma once
+
+namespace gpusc::cudart {
+
+// The codes gpusc's runtime returns (values of CUDA's cudaError_t).
+enum CudaError : int {
+  kSuccess = 0,
+  kErrorInvalidValue = 1,
+  kErrorMemoryAllocation = 2,
+  kErrorInitializationError = 3,
+  kErrorInvalidConfiguration = 9,
+  kErrorInvalidSymbol = 13,
+  kErrorInvalidDevicePointer = 17,
+  kErrorInvalidMemcpyDirection = 21,
+  kErrorInvalidDeviceFunction = 98,
+  kErrorNoDevice = 100,
+  kErrorInvalidDevice = 101,
+  kErrorInvalidKernelImage = 200,
+  kErrorNoKernelImageForDevice = 209,
+  kErrorInvalidResourceHandle = 400,
+  kErrorNotReady = 600,
+  kErrorIllegalAddress = 700,
+  kErrorLaunchOutOfResources = 701,
+  kErrorLaunchTimeout = 702,
+  kErrorAssert = 710,
+  kErrorIllegalInstruction = 715,
+  kErrorMisalignedAddress = 716,
+  kErrorLaunchFailure = 719,
+  kErrorNotSupported = 801,
+  kErrorUnknown = 999,
+};
+
+// cudaGetErrorName and cudaGetErrorString: as the toolkit's runtime answers, including for a code
+// it does not know ("unrecognized error code").
+const char* errorName(int code);
+const char* errorString(int code);
+
+}  // namespace gpusc::cudart

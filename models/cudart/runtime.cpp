@@ -1,0 +1,434 @@
+#include "cudart/runtime.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::cudart {
+
+namespace {
+
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+int faultCode(const KernelFault& fault) {
+  const std::string what = fault.what();
+  if (startsWith(what, "illegal ")) return kErrorIllegalAddress;
+  if (startsWith(what, "misaligned ")) return kErrorMisalignedAddress;
+  if (startsWith(what, "deadlock ")) return kErrorLaunchTimeout;
+  return kErrorLaunchFailure;
+}
+
+Runtime::Runtime(DeviceFactory makeDevice, unsigned computeCapability, std::string programName)
+    : makeDevice_(std::move(makeDevice)),
+      computeCapability_(computeCapability),
+      programName_(std::move(programName)) {}
+
+Runtime::~Runtime() = default;
+
+Device& Runtime::device() {
+  if (!device_) {
+    try {
+      device_ = makeDevice_();
+    } catch (const std::exception& e) {
+      throw CudaFailure(kErrorInitializationError, e.what());
+    }
+    if (!device_) throw CudaFailure(kErrorNoDevice, "no simulated device");
+  }
+  return *device_;
+}
+
+// ---- registration ----
+
+void** Runtime::registerFatBinary(const void* wrapper) {
+  auto b = std::make_unique<Binary>();
+  b->name = fmt::format("{} (fat binary {})", programName_, binaries_.size() + 1);
+  const FatBinary fb = parseFatbinWrapper(wrapper, b->name);
+  if (const FatbinEntry* e = bestPtx(fb, computeCapability_))
+    b->ptx = ptxText(*e, b->name);
+  else
+    b->noPtx = noPtxMessage(fb, b->name);
+  handles_.push_back(std::make_unique<void*>(nullptr));
+  void** handle = handles_.back().get();
+  binaries_[handle] = std::move(b);
+  return handle;
+}
+
+void Runtime::registerFunction(void** handle, const void* hostFun, const char* deviceName) {
+  auto it = binaries_.find(handle);
+  if (it == binaries_.end())
+    throw CudaFailure(kErrorInvalidResourceHandle,
+                      fmt::format("__cudaRegisterFunction({}): not a registered fat binary",
+                                  deviceName ? deviceName : "?"));
+  functions_[hostFun] = Function{it->second.get(), deviceName ? deviceName : ""};
+}
+
+void Runtime::registerVar(void** handle, const void* hostVar, const char* deviceName, size_t bytes,
+                          bool constant) {
+  auto it = binaries_.find(handle);
+  if (it == binaries_.end())
+    throw CudaFailure(kErrorInvalidResourceHandle,
+                      fmt::format("__cudaRegisterVar({}): not a registered fat binary",
+                                  deviceName ? deviceName : "?"));
+  variables_[hostVar] = Variable{it->second.get(), deviceName ? deviceName : "", bytes, constant};
+}
+
+void Runtime::unregisterFatBinary(void** handle) {
+  auto it = binaries_.find(handle);
+  if (it == binaries_.end()) return;
+  const Binary* b = it->second.get();
+  for (auto f = functions_.begin(); f != functions_.end();)
+    f = f->second.binary == b ? functions_.erase(f) : std::next(f);
+  for (auto v = variables_.begin(); v != variables_.end();)
+    v = v->second.binary == b ? variables_.erase(v) : std::next(v);
+  binaries_.erase(it);  // a loaded module stays in the Device (its launches' records name it)
+}
+
+Module& Runtime::moduleOf(Binary& b) {
+  if (!b.module) {
+    if (b.ptx.empty()) throw CudaFailure(kErrorNoKernelImageForDevice, b.noPtx);
+    try {
+      b.module = &device().loadModule(b.ptx, b.name);
+    } catch (const InputError& e) {
+      throw CudaFailure(kErrorInvalidKernelImage, e.what());
+    }
+  }
+  return *b.module;
+}
+
+// ---- launches ----
+
+void Runtime::pushConfiguration(Dim3 grid, Dim3 block, size_t sharedBytes, void* stream) {
+  configurations_.push_back(Configuration{grid, block, sharedBytes, stream});
+}
+
+void Runtime::popConfiguration(Dim3* grid, Dim3* block, size_t* sharedBytes, void** stream) {
+  if (configurations_.empty())
+    throw CudaFailure(kErrorInvalidConfiguration,
+                      "__cudaPopCallConfiguration without a configuration pushed");
+  const Configuration c = configurations_.back();
+  configurations_.pop_back();
+  if (grid) *grid = c.grid;
+  if (block) *block = c.block;
+  if (sharedBytes) *sharedBytes = c.sharedBytes;
+  if (stream) *stream = c.stream;
+}
+
+const Kernel& Runtime::kernel(const void* hostFun) {
+  auto it = functions_.find(hostFun);
+  if (it == functions_.end())
+    throw CudaFailure(kErrorInvalidDeviceFunction,
+                      fmt::format("{}: no kernel registered for host function {}", programName_,
+                                  hostFun));
+  Module& m = moduleOf(*it->second.binary);
+  try {
+    return m.kernel(it->second.name);
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidDeviceFunction, e.what());
+  }
+}
+
+void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedBytes) {
+  // What a GPU refuses before running anything: cudaErrorInvalidConfiguration for dimensions,
+  // threads and shared memory it can never provide.
+  const PlatformConfig& cfg = device().config();
+  const auto bad = [&](const std::string& why) {
+    throw CudaFailure(kErrorInvalidConfiguration, fmt::format("launch of {}: {}", k.name, why));
+  };
+  if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+    bad(fmt::format("a grid of {}x{}x{} blocks of {}x{}x{} threads", grid.x, grid.y, grid.z,
+                    block.x, block.y, block.z));
+  if (grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
+    bad(fmt::format("grid {}x{}x{} exceeds 2147483647x65535x65535", grid.x, grid.y, grid.z));
+  if (block.x > 1024 || block.y > 1024 || block.z > 64)
+    bad(fmt::format("block {}x{}x{} exceeds 1024x1024x64", block.x, block.y, block.z));
+  const uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  const uint64_t maxThreads = std::min<uint64_t>(1024, cfg.sm.max_threads);
+  if (threads > maxThreads)
+    bad(fmt::format("{} threads per block; the device allows {} (sm.max_threads)", threads,
+                    maxThreads));
+  const uint64_t shared = uint64_t(k.program->dynamicSharedOffset) + sharedBytes;
+  if (shared > cfg.sm.shared_memory_bytes)
+    bad(fmt::format("{} bytes of shared memory per block ({} static, {} dynamic); the device has "
+                    "{} (sm.shared_memory_bytes)",
+                    shared, k.program->dynamicSharedOffset, sharedBytes,
+                    cfg.sm.shared_memory_bytes));
+}
+
+void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
+                     void* stream) {
+  checkStream(stream);
+  const Kernel& k = kernel(hostFun);
+  checkLaunch(k, grid, block, sharedBytes);
+  KernelArgs ka;
+  const auto& params = k.program->params;
+  if (!params.empty() && args == nullptr)
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("launch of {}: no arguments for its {} parameters", k.name,
+                                  params.size()));
+  for (size_t i = 0; i < params.size(); ++i) ka.raw(args[i], params[i].size, "argument");
+  Device& dev = device();
+  const size_t before = dev.launches().size();
+  try {
+    dev.launch(k, {grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
+               static_cast<uint32_t>(sharedBytes), ka);
+  } catch (const KernelFault& e) {
+    throw CudaFailure(faultCode(e), e.what());
+  } catch (const InputError& e) {
+    // What the device refuses beyond the checks above: a block's registers.
+    const bool registers = std::string(e.what()).find("register") != std::string::npos;
+    throw CudaFailure(registers ? kErrorLaunchOutOfResources : kErrorInvalidConfiguration,
+                      e.what());
+  }
+  for (size_t i = before; i < dev.launches().size(); ++i)
+    if (const auto& t = dev.launches()[i].timing; t && t->coreMhz > 0)
+      simulatedSeconds_ += double(t->cycles) / (t->coreMhz * 1e6);
+}
+
+// ---- memory ----
+
+void* Runtime::malloc(size_t bytes) {
+  try {
+    return reinterpret_cast<void*>(device().malloc(bytes));
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorMemoryAllocation, e.what());
+  }
+}
+
+void* Runtime::mallocShared(size_t bytes) {
+  try {
+    return reinterpret_cast<void*>(device().mallocShared(bytes));
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorMemoryAllocation, e.what());
+  }
+}
+
+void Runtime::free(void* p) {
+  if (p == nullptr) return;
+  const auto addr = reinterpret_cast<DevPtr>(p);
+  if (!device().memory().isAllocated(addr, 1))
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaFree({}): not a pointer cudaMalloc returned", p));
+  try {
+    device().free(addr);
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidValue, e.what());
+  }
+}
+
+void Runtime::freeHost(void* p) {
+  if (p == nullptr) return;
+  const auto addr = reinterpret_cast<DevPtr>(p);
+  if (!device().memory().isShared(addr))
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaFreeHost({}): not a pointer cudaMallocHost returned", p));
+  device().free(addr);
+}
+
+bool Runtime::isDevicePointer(const void* p, size_t bytes) {
+  return device().memory().isAllocated(reinterpret_cast<DevPtr>(p), std::max<size_t>(1, bytes));
+}
+
+void Runtime::memcpy(void* dst, const void* src, size_t bytes, int kind) {
+  if (bytes == 0) return;
+  if (dst == nullptr || src == nullptr)
+    throw CudaFailure(kErrorInvalidValue, "cudaMemcpy with a null pointer");
+  Device& dev = device();
+  const bool dstDevice = isDevicePointer(dst, bytes), srcDevice = isDevicePointer(src, bytes);
+  // Shared (managed, host-mapped) memory is host memory too: copies touch it directly.
+  const bool dstShared = dstDevice && dev.memory().isShared(reinterpret_cast<DevPtr>(dst));
+  const bool srcShared = srcDevice && dev.memory().isShared(reinterpret_cast<DevPtr>(src));
+  bool toDevice = false, fromDevice = false;
+  switch (kind) {
+    case kHostToHost: break;
+    case kHostToDevice: toDevice = true; break;
+    case kDeviceToHost: fromDevice = true; break;
+    case kDeviceToDevice: toDevice = fromDevice = true; break;
+    case kDefault:
+      toDevice = dstDevice;
+      fromDevice = srcDevice;
+      break;
+    default:
+      throw CudaFailure(kErrorInvalidMemcpyDirection,
+                        fmt::format("cudaMemcpy kind {} is not a cudaMemcpyKind", kind));
+  }
+  if ((toDevice && !dstDevice) || (fromDevice && !srcDevice))
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaMemcpy of {} bytes from {} to {}: the {} pointer is not "
+                                  "inside a device allocation",
+                                  bytes, src, dst, toDevice && !dstDevice ? "destination" : "source"));
+  const bool hostDst = !toDevice || dstShared, hostSrc = !fromDevice || srcShared;
+  if (hostDst && hostSrc) {
+    std::memmove(dst, src, bytes);
+  } else if (hostSrc) {
+    dev.copyToDevice(reinterpret_cast<DevPtr>(dst), src, bytes);
+  } else if (hostDst) {
+    dev.copyToHost(dst, reinterpret_cast<DevPtr>(src), bytes);
+  } else {
+    std::vector<uint8_t> tmp(bytes);
+    dev.copyToHost(tmp.data(), reinterpret_cast<DevPtr>(src), bytes);
+    dev.copyToDevice(reinterpret_cast<DevPtr>(dst), tmp.data(), bytes);
+  }
+}
+
+void Runtime::memset(void* dst, int value, size_t bytes) {
+  if (bytes == 0) return;
+  if (!isDevicePointer(dst, bytes))
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaMemset of {} bytes at {}: not inside a device allocation",
+                                  bytes, dst));
+  device().memset(reinterpret_cast<DevPtr>(dst), static_cast<uint8_t>(value), bytes);
+}
+
+const Runtime::Variable& Runtime::variable(const void* symbol) {
+  auto it = variables_.find(symbol);
+  if (it == variables_.end())
+    throw CudaFailure(kErrorInvalidSymbol,
+                      fmt::format("{}: {} is not a registered __device__ or __constant__ variable",
+                                  programName_, symbol));
+  return it->second;
+}
+
+void Runtime::memcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset,
+                             int kind) {
+  const Variable& v = variable(symbol);
+  if (kind != kHostToDevice && kind != kDeviceToDevice && kind != kDefault)
+    throw CudaFailure(kErrorInvalidMemcpyDirection,
+                      fmt::format("cudaMemcpyToSymbol({}) with kind {}", v.name, kind));
+  if (offset + bytes > v.bytes)
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaMemcpyToSymbol: {} bytes at offset {} do not fit {} ({} "
+                                  "bytes)",
+                                  bytes, offset, v.name, v.bytes));
+  Module& m = moduleOf(*v.binary);
+  std::vector<uint8_t> staged;
+  const void* from = src;
+  if (isDevicePointer(src, bytes) && !device().memory().isShared(reinterpret_cast<DevPtr>(src))) {
+    staged.resize(bytes);
+    device().copyToHost(staged.data(), reinterpret_cast<DevPtr>(src), bytes);
+    from = staged.data();
+  }
+  try {
+    device().copyToSymbol(m, v.name, from, bytes, offset);
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidSymbol, e.what());
+  }
+}
+
+void Runtime::memcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset,
+                               int kind) {
+  const Variable& v = variable(symbol);
+  if (kind != kDeviceToHost && kind != kDeviceToDevice && kind != kDefault)
+    throw CudaFailure(kErrorInvalidMemcpyDirection,
+                      fmt::format("cudaMemcpyFromSymbol({}) with kind {}", v.name, kind));
+  if (offset + bytes > v.bytes)
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaMemcpyFromSymbol: {} bytes at offset {} do not fit {} ({} "
+                                  "bytes)",
+                                  bytes, offset, v.name, v.bytes));
+  Module& m = moduleOf(*v.binary);
+  const bool toDevice =
+      isDevicePointer(dst, bytes) && !device().memory().isShared(reinterpret_cast<DevPtr>(dst));
+  std::vector<uint8_t> staged(toDevice ? bytes : 0);
+  try {
+    device().copyFromSymbol(m, v.name, toDevice ? staged.data() : dst, bytes, offset);
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidSymbol, e.what());
+  }
+  if (toDevice) device().copyToDevice(reinterpret_cast<DevPtr>(dst), staged.data(), bytes);
+}
+
+void* Runtime::symbolAddress(const void* symbol) {
+  const Variable& v = variable(symbol);
+  Module& m = moduleOf(*v.binary);
+  try {
+    return reinterpret_cast<void*>(m.symbolAddress(v.name));
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidSymbol, e.what());
+  }
+}
+
+size_t Runtime::symbolSize(const void* symbol) { return variable(symbol).bytes; }
+
+// ---- streams and events ----
+
+void* Runtime::createStream() {
+  auto s = std::make_unique<int>(0);
+  void* h = s.get();
+  streams_[h] = std::move(s);
+  return h;
+}
+
+void Runtime::destroyStream(void* stream) {
+  checkStream(stream);
+  if (stream != nullptr) streams_.erase(stream);
+}
+
+void Runtime::checkStream(void* stream) const {
+  // 0 is the legacy default stream; 1 and 2 are cudaStreamLegacy and cudaStreamPerThread.
+  if (stream == nullptr || stream == reinterpret_cast<void*>(1) ||
+      stream == reinterpret_cast<void*>(2) || streams_.count(stream))
+    return;
+  throw CudaFailure(kErrorInvalidResourceHandle, fmt::format("{} is not a stream", stream));
+}
+
+void* Runtime::createEvent() {
+  auto e = std::make_unique<Event>();
+  void* h = e.get();
+  events_[h] = std::move(e);
+  return h;
+}
+
+void Runtime::destroyEvent(void* event) {
+  if (!events_.erase(event))
+    throw CudaFailure(kErrorInvalidResourceHandle, fmt::format("{} is not an event", event));
+}
+
+void Runtime::recordEvent(void* event, void* stream) {
+  checkStream(stream);
+  auto it = events_.find(event);
+  if (it == events_.end())
+    throw CudaFailure(kErrorInvalidResourceHandle, fmt::format("{} is not an event", event));
+  it->second->seconds = simulatedSeconds_;  // streams are served in order: all work so far ended
+}
+
+float Runtime::elapsedMs(void* start, void* end) {
+  auto a = events_.find(start), b = events_.find(end);
+  if (a == events_.end() || b == events_.end())
+    throw CudaFailure(kErrorInvalidResourceHandle, "cudaEventElapsedTime: not an event");
+  if (!a->second->seconds || !b->second->seconds)
+    throw CudaFailure(kErrorInvalidResourceHandle,
+                      "cudaEventElapsedTime: an event that was never recorded");
+  return float((*b->second->seconds - *a->second->seconds) * 1e3);
+}
+
+// ---- errors ----
+
+int Runtime::fail(const CudaFailure& f) {
+  lastError_ = f.code();
+  switch (f.code()) {
+    case kErrorIllegalAddress:
+    case kErrorMisalignedAddress:
+    case kErrorLaunchFailure:
+    case kErrorLaunchTimeout:
+    case kErrorIllegalInstruction:
+    case kErrorAssert:
+      sticky_ = f.code();  // the context is lost, as on a GPU
+      break;
+    default:
+      break;
+  }
+  return f.code();
+}
+
+int Runtime::lastError(bool reset) {
+  const int e = sticky_ ? sticky_ : lastError_;
+  if (reset) lastError_ = kSuccess;
+  return e;
+}
+
+}  // namespace gpusc::cudart

@@ -1,0 +1,184 @@
+// The state behind the CUDA runtime API for one program: its fat binaries, kernels and
+// variables as its host code registers them, its allocations, streams and events, the launch
+// configurations <<<>>> pushes, and the errors the API reports. Backed by a Device made on first
+// use (registration happens before main, when nothing has asked for a device yet).
+//
+// The C functions of libgpusc_cudart (testbenches/cudart) call one Runtime each; they turn a
+// CudaFailure into its code. The Runtime itself is an ordinary object: tests drive it directly.
+//
+// Streams are served in the order their work is issued, one operation at a time (every call
+// completes before it returns): that orders each stream's work as CUDA requires, and a program
+// that relies on two streams overlapping sees them one after the other. Events record the
+// simulated time at which the work issued before them ended (the sum of the launches' simulated
+// durations; memory copies take no simulated time; functional mode has no time: 0).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cudart/cuda_errors.hpp"
+#include "cudart/fatbin.hpp"
+#include "gpu/device.hpp"
+
+namespace gpusc::cudart {
+
+// CUDA's dim3.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// cudaMemcpyKind.
+enum MemcpyKind : int {
+  kHostToHost = 0,
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kDeviceToDevice = 3,
+  kDefault = 4
+};
+
+// A call that fails: the code the API returns and what gpusc says about it (stderr).
+class CudaFailure : public std::runtime_error {
+ public:
+  CudaFailure(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+// The CUDA error a kernel fault gives on a GPU: an illegal address 700, a misaligned one 716, a
+// trap 719 (unspecified launch failure), a launch that never finishes 702 (the watchdog's
+// timeout); anything else 719.
+int faultCode(const KernelFault& fault);
+
+class Runtime {
+ public:
+  using DeviceFactory = std::function<std::unique_ptr<Device>()>;
+
+  // `computeCapability` (e.g. 20 for 2.0) picks the PTX in each fat binary; `programName` names
+  // the program in messages.
+  Runtime(DeviceFactory makeDevice, unsigned computeCapability, std::string programName);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The device, made on first use. Throws CudaFailure(kErrorInitializationError) when the
+  // factory fails (e.g. a bad platform file), with the factory's message.
+  Device& device();
+  bool hasDevice() const { return device_ != nullptr; }
+  unsigned computeCapability() const { return computeCapability_; }
+
+  // ---- registration (nvcc's host code, per translation unit) ----
+  // Returns the handle later calls name the fat binary by. A fat binary without PTX is kept: its
+  // kernels fail at launch with kErrorNoKernelImageForDevice and the message naming nvcc's flags.
+  void** registerFatBinary(const void* wrapper);
+  void registerFunction(void** handle, const void* hostFun, const char* deviceName);
+  // A __device__ or __constant__ variable: `hostVar` is the host shadow the program passes to
+  // cudaMemcpyToSymbol and friends.
+  void registerVar(void** handle, const void* hostVar, const char* deviceName, size_t bytes,
+                   bool constant);
+  void unregisterFatBinary(void** handle);
+  size_t fatBinaries() const { return binaries_.size(); }
+
+  // ---- launches ----
+  void pushConfiguration(Dim3 grid, Dim3 block, size_t sharedBytes, void* stream);
+  // The configuration of the launch now being made (<<<>>> pushes, the stub pops).
+  void popConfiguration(Dim3* grid, Dim3* block, size_t* sharedBytes, void** stream);
+  // cudaLaunchKernel: `args` holds one pointer per kernel parameter, to its value.
+  void launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
+              void* stream);
+  // The kernel a host stub names, its module loaded (cudaFuncGetAttributes, the occupancy
+  // calculator). Throws kErrorInvalidDeviceFunction for an unregistered stub.
+  const Kernel& kernel(const void* hostFun);
+
+  // ---- memory ----
+  void* malloc(size_t bytes);
+  // Host memory the device may read and write at the same address (cudaMallocHost,
+  // cudaHostAlloc, cudaMallocManaged).
+  void* mallocShared(size_t bytes);
+  void free(void* p);      // cudaFree: device or managed memory (null: nothing)
+  void freeHost(void* p);  // cudaFreeHost
+  void memcpy(void* dst, const void* src, size_t bytes, int kind);
+  void memset(void* dst, int value, size_t bytes);
+  void memcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset, int kind);
+  void memcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset, int kind);
+  void* symbolAddress(const void* symbol);
+  size_t symbolSize(const void* symbol);
+  // True when `p` lies inside a device allocation (device or shared memory).
+  bool isDevicePointer(const void* p, size_t bytes = 1);
+
+  // ---- streams and events ----
+  void* createStream();
+  void destroyStream(void* stream);
+  void checkStream(void* stream) const;  // throws kErrorInvalidResourceHandle for an unknown one
+  void* createEvent();
+  void destroyEvent(void* event);
+  void recordEvent(void* event, void* stream);
+  // Milliseconds of simulated time between two recorded events.
+  float elapsedMs(void* start, void* end);
+  // Seconds of simulated time the launches so far took.
+  double simulatedSeconds() const { return simulatedSeconds_; }
+
+  // ---- errors ----
+  // Records a failed call's code as the last error (and, for a kernel fault, as the sticky error
+  // every later call returns, as on a GPU). Returns the code.
+  int fail(const CudaFailure& f);
+  // cudaGetLastError (reset) or cudaPeekAtLastError.
+  int lastError(bool reset);
+  // The sticky error (a kernel fault's), 0 when none: a GPU's context is unusable after a fault.
+  int stickyError() const { return sticky_; }
+
+ private:
+  struct Binary {
+    std::string name;       // for messages: "program (fat binary 2)"
+    std::string ptx;        // the PTX picked for the device ("" when none)
+    std::string noPtx;      // why there is none
+    Module* module = nullptr;  // loaded on first use
+  };
+  struct Function {
+    Binary* binary;
+    std::string name;
+  };
+  struct Variable {
+    Binary* binary;
+    std::string name;
+    size_t bytes;
+    bool constant;
+  };
+  struct Event {
+    std::optional<double> seconds;  // simulated time when recorded
+  };
+
+  Module& moduleOf(Binary& b);
+  const Variable& variable(const void* symbol);
+  void checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedBytes);
+
+  DeviceFactory makeDevice_;
+  unsigned computeCapability_;
+  std::string programName_;
+  std::unique_ptr<Device> device_;
+  std::map<void**, std::unique_ptr<Binary>> binaries_;
+  std::vector<std::unique_ptr<void*>> handles_;  // the handles given out (stable addresses)
+  std::map<const void*, Function> functions_;
+  std::map<const void*, Variable> variables_;
+  struct Configuration {
+    Dim3 grid, block;
+    size_t sharedBytes;
+    void* stream;
+  };
+  std::vector<Configuration> configurations_;
+  std::map<void*, std::unique_ptr<int>> streams_;
+  std::map<void*, std::unique_ptr<Event>> events_;
+  double simulatedSeconds_ = 0;
+  int lastError_ = kSuccess;
+  int sticky_ = kSuccess;
+};
+
+}  // namespace gpusc::cudart

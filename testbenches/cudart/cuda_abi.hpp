@@ -1,0 +1,156 @@
+// The binary interface of CUDA 13's runtime as a program compiled by nvcc sees it: the layouts
+// of the structures it passes to the runtime and the values of its enumerations, written out by
+// gpusc (a program built against the toolkit's headers must find the same bytes where it looks;
+// test_cudart_abi checks every offset against the toolkit's headers where they are installed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpusc::cudart::abi {
+
+// cudaDeviceProp (CUDA 13: clock rates moved to cudaDeviceGetAttribute).
+struct DeviceProp {
+  char name[256];
+  unsigned char uuid[16];
+  char luid[8];
+  unsigned int luidDeviceNodeMask;
+  size_t totalGlobalMem;
+  size_t sharedMemPerBlock;
+  int regsPerBlock;
+  int warpSize;
+  size_t memPitch;
+  int maxThreadsPerBlock;
+  int maxThreadsDim[3];
+  int maxGridSize[3];
+  size_t totalConstMem;
+  int major;
+  int minor;
+  size_t textureAlignment;
+  size_t texturePitchAlignment;
+  int multiProcessorCount;
+  int integrated;
+  int canMapHostMemory;
+  int maxTexture1D;
+  int maxTexture1DMipmap;
+  int maxTexture2D[2];
+  int maxTexture2DMipmap[2];
+  int maxTexture2DLinear[3];
+  int maxTexture2DGather[2];
+  int maxTexture3D[3];
+  int maxTexture3DAlt[3];
+  int maxTextureCubemap;
+  int maxTexture1DLayered[2];
+  int maxTexture2DLayered[3];
+  int maxTextureCubemapLayered[2];
+  int maxSurface1D;
+  int maxSurface2D[2];
+  int maxSurface3D[3];
+  int maxSurface1DLayered[2];
+  int maxSurface2DLayered[3];
+  int maxSurfaceCubemap;
+  int maxSurfaceCubemapLayered[2];
+  size_t surfaceAlignment;
+  int concurrentKernels;
+  int ECCEnabled;
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
+  int tccDriver;
+  int asyncEngineCount;
+  int unifiedAddressing;
+  int memoryBusWidth;
+  int l2CacheSize;
+  int persistingL2CacheMaxSize;
+  int maxThreadsPerMultiProcessor;
+  int streamPrioritiesSupported;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
+  size_t sharedMemPerMultiprocessor;
+  int regsPerMultiprocessor;
+  int managedMemory;
+  int isMultiGpuBoard;
+  int multiGpuBoardGroupID;
+  int hostNativeAtomicSupported;
+  int pageableMemoryAccess;
+  int concurrentManagedAccess;
+  int computePreemptionSupported;
+  int canUseHostPointerForRegisteredMem;
+  int cooperativeLaunch;
+  size_t sharedMemPerBlockOptin;
+  int pageableMemoryAccessUsesHostPageTables;
+  int directManagedMemAccessFromHost;
+  int maxBlocksPerMultiProcessor;
+  int accessPolicyMaxWindowSize;
+  size_t reservedSharedMemPerBlock;
+  int hostRegisterSupported;
+  int sparseCudaArraySupported;
+  int hostRegisterReadOnlySupported;
+  int timelineSemaphoreInteropSupported;
+  int memoryPoolsSupported;
+  int gpuDirectRDMASupported;
+  unsigned int gpuDirectRDMAFlushWritesOptions;
+  int gpuDirectRDMAWritesOrdering;
+  unsigned int memoryPoolSupportedHandleTypes;
+  int deferredMappingCudaArraySupported;
+  int ipcEventSupported;
+  int clusterLaunch;
+  int unifiedFunctionPointers;
+  int deviceNumaConfig;
+  int deviceNumaId;
+  int mpsEnabled;
+  int hostNumaId;
+  unsigned int gpuPciDeviceID;
+  unsigned int gpuPciSubsystemID;
+  int hostNumaMultinodeIpcSupported;
+  int reserved[56];
+};
+
+// cudaFuncAttributes.
+struct FuncAttributes {
+  size_t sharedSizeBytes;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int ptxVersion;
+  int binaryVersion;
+  int cacheModeCA;
+  int maxDynamicSharedSizeBytes;
+  int preferredShmemCarveout;
+  int clusterDimMustBeSet;
+  int requiredClusterWidth;
+  int requiredClusterHeight;
+  int requiredClusterDepth;
+  int clusterSchedulingPolicyPreference;
+  int nonPortableClusterSizeAllowed;
+  int reserved[16];
+};
+
+// cudaDeviceAttr values gpusc answers (cudaDeviceGetAttribute).
+enum DeviceAttr : int {
+  kAttrMaxThreadsPerBlock = 1,
+  kAttrMaxBlockDimX = 2,
+  kAttrMaxBlockDimY = 3,
+  kAttrMaxBlockDimZ = 4,
+  kAttrMaxGridDimX = 5,
+  kAttrMaxGridDimY = 6,
+  kAttrMaxGridDimZ = 7,
+  kAttrMaxSharedMemoryPerBlock = 8,
+  kAttrTotalConstantMemory = 9,
+  kAttrWarpSize = 10,
+  kAttrMaxRegistersPerBlock = 12,
+  kAttrClockRate = 13,
+  kAttrMultiProcessorCount = 16,
+  kAttrMemoryClockRate = 36,
+  kAttrGlobalMemoryBusWidth = 37,
+  kAttrL2CacheSize = 38,
+  kAttrMaxThreadsPerMultiProcessor = 39,
+  kAttrComputeCapabilityMajor = 75,
+  kAttrComputeCapabilityMinor = 76,
+  kAttrMaxSharedMemoryPerMultiprocessor = 81,
+  kAttrMaxRegistersPerMultiprocessor = 82,
+  kAttrManagedMemory = 83,
+};
+
+}  // namespace gpusc::cudart::abi

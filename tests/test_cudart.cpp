@@ -1,0 +1,228 @@
+// The CUDA runtime's state (models/cudart/runtime): a program's fat binary registered as nvcc's
+// host code registers it (tests/data/fatbin: axpy.cu built by nvcc 13), kernels launched with
+// CUDA's argument arrays, symbols, shared (managed) memory, streams and events in simulated time,
+// and the error codes a GPU gives for bad launches, bad pointers and kernel faults.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "common/platform_config.hpp"
+#include "cudart/cuda_errors.hpp"
+#include "cudart/runtime.hpp"
+#include "gpu/device.hpp"
+
+using namespace gpusc;
+using namespace gpusc::cudart;
+
+namespace {
+
+std::vector<uint8_t> readBytes(const std::string& name) {
+  std::ifstream in(std::string(GPUSC_SOURCE_DIR) + "/tests/data/fatbin/" + name, std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// nvcc's wrapper of the container that holds the PTX (the section's second container).
+struct Wrapper {
+  uint32_t magic = kFatbinWrapperMagic, version = 1;
+  const void* data = nullptr;
+  void* unused = nullptr;
+};
+
+// A program as nvcc's host code presents it: the fat binary of axpy.cu, its kernel's host stub
+// and the host shadow of its __constant__ float scale.
+class CudartTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start("axpy_size.fatbin", ExecMode::Functional); }
+
+  void start(const std::string& fatbin, ExecMode mode) {
+    section_ = readBytes(fatbin);
+    uint64_t firstBody;
+    std::memcpy(&firstBody, section_.data() + 8, 8);
+    wrapper_.data = section_.data() + 16 + firstBody;
+    rt_ = std::make_unique<Runtime>(
+        [mode] { return std::make_unique<Device>(loadPlatform("gtx480"), mode); }, 20, "axpy");
+    handle_ = rt_->registerFatBinary(&wrapper_);
+    rt_->registerFunction(handle_, &stub_, "_Z4axpyfPKfPfi");
+    rt_->registerVar(handle_, &scaleShadow_, "scale", sizeof(float), true);
+  }
+
+  // axpy<<<grid, block>>>(a, x, y, n) as the stub makes it.
+  void launch(float a, const void* x, void* y, int n, Dim3 grid, Dim3 block,
+              size_t shared = 0) {
+    rt_->pushConfiguration(grid, block, shared, nullptr);
+    Dim3 g, b;
+    size_t sh;
+    void* stream;
+    rt_->popConfiguration(&g, &b, &sh, &stream);
+    void* args[] = {&a, &x, &y, &n};
+    rt_->launch(&stub_, g, b, args, sh, stream);
+  }
+
+  int codeOf(const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const CudaFailure& f) {
+      return rt_->fail(f);
+    }
+    return kSuccess;
+  }
+
+  std::vector<uint8_t> section_;
+  Wrapper wrapper_;
+  std::unique_ptr<Runtime> rt_;
+  void** handle_ = nullptr;
+  char stub_ = 0;
+  float scaleShadow_ = 0;
+};
+
+}  // namespace
+
+TEST_F(CudartTest, ARegisteredKernelRunsWithCudasArgumentArray) {
+  const int n = 700;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[i] = float(i % 17), y[i] = float(i % 5);
+  void* dx = rt_->malloc(n * sizeof(float));
+  void* dy = rt_->malloc(n * sizeof(float));
+  EXPECT_TRUE(rt_->isDevicePointer(dx, n * sizeof(float)));
+  EXPECT_FALSE(rt_->isDevicePointer(x.data()));
+  rt_->memcpy(dx, x.data(), n * sizeof(float), kHostToDevice);
+  rt_->memcpy(dy, y.data(), n * sizeof(float), kDefault);  // the direction from the pointers
+  const float scale = 3;
+  rt_->memcpyToSymbol(&scaleShadow_, &scale, sizeof scale, 0, kHostToDevice);
+  float back = 0;
+  rt_->memcpyFromSymbol(&back, &scaleShadow_, sizeof back, 0, kDeviceToHost);
+  EXPECT_EQ(back, 3);
+  launch(0.5f, dx, dy, n, {3}, {256});
+  std::vector<float> out(n);
+  rt_->memcpy(out.data(), dy, n * sizeof(float), kDeviceToHost);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 0.5f * 3 * x[i] + y[i]) << i;
+  EXPECT_EQ(rt_->device().launches().size(), 1u);
+  rt_->free(dx);
+  rt_->free(dy);
+  EXPECT_EQ(rt_->lastError(true), kSuccess);
+}
+
+TEST_F(CudartTest, SharedMemoryIsOneAddressForTheHostAndTheKernel) {
+  const int n = 300;
+  auto* x = static_cast<float*>(rt_->mallocShared(n * sizeof(float)));
+  auto* y = static_cast<float*>(rt_->mallocShared(n * sizeof(float)));
+  for (int i = 0; i < n; ++i) x[i] = float(i), y[i] = 1;  // written through the host pointer
+  const float scale = 2;
+  rt_->memcpyToSymbol(&scaleShadow_, &scale, sizeof scale, 0, kDefault);
+  launch(1, x, y, n, {2}, {256});
+  for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], 2 * x[i] + 1) << i;  // read without a copy
+  // A copy from shared memory to device memory and back.
+  void* d = rt_->malloc(n * sizeof(float));
+  rt_->memcpy(d, y, n * sizeof(float), kDefault);
+  std::vector<float> out(n);
+  rt_->memcpy(out.data(), d, n * sizeof(float), kDefault);
+  EXPECT_EQ(out[299], 599.0f);
+  rt_->freeHost(x);
+  rt_->free(y);
+  EXPECT_EQ(codeOf([&] { rt_->freeHost(d); }), kErrorInvalidValue);  // not host memory
+}
+
+TEST_F(CudartTest, ImpossibleLaunchesGetTheCodesAGpuGives) {
+  void* d = rt_->malloc(1024);
+  // 2048 threads per block, and more shared memory than the SM has (48 KiB on the GTX480):
+  // cudaErrorInvalidConfiguration, nothing run.
+  EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {1}, {2048}); }), kErrorInvalidConfiguration);
+  EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {1}, {32}, 64 * 1024); }),
+            kErrorInvalidConfiguration);
+  EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {0}, {32}); }), kErrorInvalidConfiguration);
+  EXPECT_EQ(rt_->device().launches().size(), 0u);
+  // Not sticky: the last error is read once, and the next launch runs.
+  EXPECT_EQ(rt_->lastError(true), kErrorInvalidConfiguration);
+  EXPECT_EQ(rt_->lastError(true), kSuccess);
+  // A host function nobody registered.
+  char other = 0;
+  EXPECT_EQ(codeOf([&] {
+              void* args[] = {nullptr};
+              rt_->launch(&other, {1}, {1}, args, 0, nullptr);
+            }),
+            kErrorInvalidDeviceFunction);
+  // An unknown stream.
+  EXPECT_EQ(codeOf([&] { rt_->recordEvent(rt_->createEvent(), &other); }),
+            kErrorInvalidResourceHandle);
+}
+
+TEST_F(CudartTest, AKernelFaultIsStickyAsOnAGpu) {
+  void* d = rt_->malloc(1024);
+  // x points nowhere: the first load faults.
+  EXPECT_EQ(codeOf([&] { launch(1, reinterpret_cast<void*>(0x40), d, 32, {1}, {32}); }),
+            kErrorIllegalAddress);
+  EXPECT_EQ(rt_->lastError(true), kErrorIllegalAddress);
+  EXPECT_EQ(rt_->lastError(true), kErrorIllegalAddress);  // the context stays lost
+  EXPECT_EQ(rt_->stickyError(), kErrorIllegalAddress);
+  EXPECT_EQ(faultCode(KernelFault("misaligned 4-byte load at global address 0x2")),
+            kErrorMisalignedAddress);
+  EXPECT_EQ(faultCode(KernelFault("deadlock in kernel k: ...")), kErrorLaunchTimeout);
+  EXPECT_EQ(faultCode(KernelFault("trap instruction executed in kernel k")), kErrorLaunchFailure);
+}
+
+TEST_F(CudartTest, BadCopiesAndSymbols) {
+  void* d = rt_->malloc(64);
+  std::vector<uint8_t> h(128);
+  EXPECT_EQ(codeOf([&] { rt_->memcpy(d, h.data(), 128, kHostToDevice); }), kErrorInvalidValue);
+  EXPECT_EQ(codeOf([&] { rt_->memcpy(h.data(), d, 16, kHostToDevice); }), kErrorInvalidValue);
+  EXPECT_EQ(codeOf([&] { rt_->memcpy(d, h.data(), 16, 7); }), kErrorInvalidMemcpyDirection);
+  EXPECT_EQ(codeOf([&] { rt_->free(h.data()); }), kErrorInvalidValue);
+  float f = 0;
+  EXPECT_EQ(codeOf([&] { rt_->memcpyToSymbol(&f, &f, 4, 0, kHostToDevice); }),
+            kErrorInvalidSymbol);
+  EXPECT_EQ(codeOf([&] { rt_->memcpyToSymbol(&scaleShadow_, h.data(), 8, 0, kHostToDevice); }),
+            kErrorInvalidValue);
+  EXPECT_EQ(rt_->symbolSize(&scaleShadow_), sizeof(float));
+  rt_->memset(d, 0xab, 64);
+  rt_->memcpy(h.data(), d, 64, kDeviceToHost);
+  EXPECT_EQ(h[63], 0xab);
+}
+
+TEST_F(CudartTest, EventsMeasureSimulatedTime) {
+  start("axpy_none.fatbin", ExecMode::Timing);
+  const int n = 4096;
+  void* x = rt_->malloc(n * sizeof(float));
+  void* y = rt_->malloc(n * sizeof(float));
+  void* stream = rt_->createStream();
+  void* a = rt_->createEvent();
+  void* b = rt_->createEvent();
+  rt_->recordEvent(a, stream);
+  launch(1, x, y, n, {n / 256}, {256});
+  rt_->recordEvent(b, stream);
+  const auto& t = rt_->device().launches().at(0).timing;
+  ASSERT_TRUE(t.has_value());
+  const double expectedMs = double(t->cycles) / (t->coreMhz * 1e3);
+  EXPECT_GT(t->cycles, 0u);
+  EXPECT_FLOAT_EQ(rt_->elapsedMs(a, b), float(expectedMs));
+  void* never = rt_->createEvent();
+  EXPECT_EQ(codeOf([&] { rt_->elapsedMs(a, never); }), kErrorInvalidResourceHandle);
+  rt_->destroyStream(stream);
+  EXPECT_EQ(codeOf([&] { rt_->checkStream(stream); }), kErrorInvalidResourceHandle);
+}
+
+TEST_F(CudartTest, ABinaryWithSassOnlyFailsAtLaunchNamingTheFlags) {
+  start("axpy_sass_only.fatbin", ExecMode::Functional);
+  void* d = rt_->malloc(64);
+  try {
+    launch(1, d, d, 1, {1}, {32});
+    FAIL() << "launched";
+  } catch (const CudaFailure& f) {
+    EXPECT_EQ(f.code(), kErrorNoKernelImageForDevice);
+    EXPECT_NE(std::string(f.what()).find("-arch=sm_75"), std::string::npos) << f.what();
+  }
+}
+
+TEST(CudaErrors, NamesAndMessagesAreTheRuntimes) {
+  EXPECT_STREQ(errorName(kSuccess), "cudaSuccess");
+  EXPECT_STREQ(errorString(kSuccess), "no error");
+  EXPECT_STREQ(errorName(kErrorIllegalAddress), "cudaErrorIllegalAddress");
+  EXPECT_STREQ(errorString(kErrorIllegalAddress), "an illegal memory access was encountered");
+  EXPECT_STREQ(errorName(kErrorInvalidConfiguration), "cudaErrorInvalidConfiguration");
+  EXPECT_STREQ(errorString(kErrorNotSupported), "operation not supported");
+  EXPECT_STREQ(errorName(123456), "unrecognized error code");
+  EXPECT_STREQ(errorString(-3), "unrecognized error code");
+}
