@@ -29,10 +29,8 @@
 
 namespace gpusc::cudart {
 
-// CUDA's dim3.
-struct Dim3 {
-  unsigned x = 1, y = 1, z = 1;
-};
+// CUDA's dim3 has gpusc's Dim3's layout (three 32-bit unsigned integers).
+using gpusc::Dim3;
 
 // cudaMemcpyKind.
 enum MemcpyKind : int {
