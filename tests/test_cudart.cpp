@@ -43,16 +43,16 @@ class CudartTest : public ::testing::Test {
     uint64_t firstBody;
     std::memcpy(&firstBody, section_.data() + 8, 8);
     wrapper_.data = section_.data() + 16 + firstBody;
-    rt_ = std::make_unique<Runtime>(
-        [mode] { return std::make_unique<Device>(loadPlatform("gtx480"), mode); }, 20, "axpy");
+    rt_.reset();
+    dev_ = std::make_unique<Device>(loadPlatform("gtx480"), mode);
+    rt_ = std::make_unique<Runtime>(*dev_, 20, "axpy");
     handle_ = rt_->registerFatBinary(&wrapper_);
     rt_->registerFunction(handle_, &stub_, "_Z4axpyfPKfPfi");
     rt_->registerVar(handle_, &scaleShadow_, "scale", sizeof(float), true);
   }
 
   // axpy<<<grid, block>>>(a, x, y, n) as the stub makes it.
-  void launch(float a, const void* x, void* y, int n, Dim3 grid, Dim3 block,
-              size_t shared = 0) {
+  void launch(float a, const void* x, void* y, int n, Dim3 grid, Dim3 block, size_t shared = 0) {
     rt_->pushConfiguration(grid, block, shared, nullptr);
     Dim3 g, b;
     size_t sh;
@@ -73,6 +73,7 @@ class CudartTest : public ::testing::Test {
 
   std::vector<uint8_t> section_;
   Wrapper wrapper_;
+  std::unique_ptr<Device> dev_;
   std::unique_ptr<Runtime> rt_;
   void** handle_ = nullptr;
   char stub_ = 0;
@@ -131,8 +132,7 @@ TEST_F(CudartTest, ImpossibleLaunchesGetTheCodesAGpuGives) {
   // 2048 threads per block, and more shared memory than the SM has (48 KiB on the GTX480):
   // cudaErrorInvalidConfiguration, nothing run.
   EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {1}, {2048}); }), kErrorInvalidConfiguration);
-  EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {1}, {32}, 64 * 1024); }),
-            kErrorInvalidConfiguration);
+  EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {1}, {32}, 64 * 1024); }), kErrorInvalidConfiguration);
   EXPECT_EQ(codeOf([&] { launch(1, d, d, 1, {0}, {32}); }), kErrorInvalidConfiguration);
   EXPECT_EQ(rt_->device().launches().size(), 0u);
   // Not sticky: the last error is read once, and the next launch runs.
@@ -172,8 +172,7 @@ TEST_F(CudartTest, BadCopiesAndSymbols) {
   EXPECT_EQ(codeOf([&] { rt_->memcpy(d, h.data(), 16, 7); }), kErrorInvalidMemcpyDirection);
   EXPECT_EQ(codeOf([&] { rt_->free(h.data()); }), kErrorInvalidValue);
   float f = 0;
-  EXPECT_EQ(codeOf([&] { rt_->memcpyToSymbol(&f, &f, 4, 0, kHostToDevice); }),
-            kErrorInvalidSymbol);
+  EXPECT_EQ(codeOf([&] { rt_->memcpyToSymbol(&f, &f, 4, 0, kHostToDevice); }), kErrorInvalidSymbol);
   EXPECT_EQ(codeOf([&] { rt_->memcpyToSymbol(&scaleShadow_, h.data(), 8, 0, kHostToDevice); }),
             kErrorInvalidValue);
   EXPECT_EQ(rt_->symbolSize(&scaleShadow_), sizeof(float));

@@ -515,6 +515,7 @@ struct GpuConfig : config::Section {
   uint32_t ctas_per_sm_per_cycle = 1;  // gpgpu-sim issues at most one CTA to an SM per cycle
   bool check_protocol = false;
   CoreCountConfig core_count;
+  uint32_t compute_capability = 20;  // GF100 (GTX480): compute capability 2.0
 
   template <class V>
   void visit(V& v) {
@@ -529,6 +530,10 @@ struct GpuConfig : config::Section {
         "Check every memory socket against the TLM conventions (slower; for tests and debugging)");
     v.field("core_count", core_count,
             "Congestion-aware core count (cta_placement congestion-aware, seed 002)");
+    v.field("compute_capability", compute_capability,
+            "CUDA compute capability the device reports to programs, major * 10 + minor (20: "
+            "2.0); a fat binary's PTX is picked for it",
+            Range<uint32_t>{10, 199});
   }
 };
 

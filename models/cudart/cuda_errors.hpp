@@ -32,6 +32,25 @@ enum CudaError : int {
   kErrorUnknown = 999,
 };
 
+// cudaMemcpyKind.
+enum MemcpyKind : int {
+  kHostToHost = 0,
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kDeviceToDevice = 3,
+  kDefault = 4
+};
+
+// The sides of a cudaMemcpy of `kind` that are device memory (for cudaMemcpyDefault, the sides
+// whose pointers lie in device allocations). False when `kind` is not a cudaMemcpyKind.
+inline bool memcpySides(int kind, bool dstIsDevice, bool srcIsDevice, bool* toDevice,
+                        bool* fromDevice) {
+  *toDevice = kind == kHostToDevice || kind == kDeviceToDevice || (kind == kDefault && dstIsDevice);
+  *fromDevice =
+      kind == kDeviceToHost || kind == kDeviceToDevice || (kind == kDefault && srcIsDevice);
+  return kind >= kHostToHost && kind <= kDefault;
+}
+
 // cudaGetErrorName and cudaGetErrorString: as the toolkit's runtime answers, including for a code
 // it does not know ("unrecognized error code").
 const char* errorName(int code);

@@ -125,7 +125,10 @@ FatBinary parseFatbinWrapper(const void* wrapper, const std::string& what) {
   return fb;
 }
 
-std::string ptxText(const FatbinEntry& e, const std::string& what) {
+namespace {
+
+// An entry's payload, decompressed (with its padding).
+std::string entryBytes(const FatbinEntry& e, const std::string& what) {
   std::string text;
   if (e.compression == FatbinCompression::None) {
     text.assign(e.payload.begin(), e.payload.end());
@@ -145,13 +148,66 @@ std::string ptxText(const FatbinEntry& e, const std::string& what) {
     }
     if (!ok || got != text.size())
       throw InputError(fmt::format(
-          "{}: the {} PTX for compute_{} does not decompress to the {} bytes its header gives",
-          what, e.compression == FatbinCompression::Zstd ? "Zstandard" : "LZ4", e.arch,
-          e.uncompressedBytes));
+          "{}: the {} {} for {}_{} does not decompress to the {} bytes its header gives", what,
+          e.compression == FatbinCompression::Zstd ? "Zstandard" : "LZ4",
+          e.kind == FatbinKind::Ptx ? "PTX" : "SASS", e.kind == FatbinKind::Ptx ? "compute" : "sm",
+          e.arch, e.uncompressedBytes));
   }
+  return text;
+}
+
+}  // namespace
+
+std::string ptxText(const FatbinEntry& e, const std::string& what) {
+  std::string text = entryBytes(e, what);
   // The payload is padded with NULs (and nvcc leads it with newlines).
   while (!text.empty() && text.back() == '\0') text.pop_back();
   return text;
+}
+
+std::map<std::string, uint32_t> sassRegisters(const FatbinEntry& e, const std::string& what) {
+  std::map<std::string, uint32_t> out;
+  if (e.kind != FatbinKind::Elf) return out;
+  const std::string elf = entryBytes(e, what);
+  const auto* d = reinterpret_cast<const uint8_t*>(elf.data());
+  // ELF64, little-endian: e_shoff at 0x28, e_shentsize, e_shnum, e_shstrndx at 0x3a.
+  if (elf.size() < 0x40 ||
+      std::memcmp(d,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      d[4] != 2 || d[5] != 1)
+    return out;
+  const auto shoff = load<uint64_t>(d + 0x28);
+  const auto shentsize = load<uint16_t>(d + 0x3a);
+  const auto shnum = load<uint16_t>(d + 0x3c);
+  const auto shstrndx = load<uint16_t>(d + 0x3e);
+  if (shentsize < 64 || shstrndx >= shnum || shoff > elf.size() ||
+      uint64_t(shnum) * shentsize > elf.size() - shoff)
+    return out;
+  const auto header = [&](size_t i) { return d + shoff + i * shentsize; };
+  const uint64_t names = load<uint64_t>(header(shstrndx) + 24);  // sh_offset
+  for (size_t i = 0; i < shnum; ++i) {
+    const uint8_t* h = header(i);
+    const uint64_t at = names + load<uint32_t>(h);  // sh_name
+    if (at >= elf.size()) continue;
+    const std::string name(reinterpret_cast<const char*>(d + at),
+                           strnlen(reinterpret_cast<const char*>(d + at), elf.size() - at));
+    if (name.rfind(".text.", 0) != 0) continue;
+    const uint32_t regs = load<uint32_t>(h + 44) >> 24;  // sh_info
+    if (regs > 0) out[name.substr(6)] = regs;
+  }
+  return out;
+}
+
+const FatbinEntry* sassFor(const FatBinary& fb, const FatbinEntry& ptx) {
+  const FatbinEntry* lowest = nullptr;
+  for (const auto& e : fb.entries) {
+    if (e.kind != FatbinKind::Elf) continue;
+    if (e.arch == ptx.arch) return &e;
+    if (!lowest || e.arch < lowest->arch) lowest = &e;
+  }
+  return lowest;
 }
 
 const FatbinEntry* bestPtx(const FatBinary& fb, unsigned arch) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,16 @@ FatBinary parseFatbinWrapper(const void* wrapper, const std::string& what);
 // The text of a PTX entry, decompressed, without the trailing padding. Throws InputError when a
 // compressed payload does not decompress to the size its header gives.
 std::string ptxText(const FatbinEntry& e, const std::string& what);
+
+// The registers per thread ptxas allocated to each kernel of an ELF (SASS) entry, by kernel name:
+// a cubin keeps them in bits 24-31 of its .text.<kernel> section's sh_info (what cuobjdump
+// prints as REG). Empty for an entry that is not a 64-bit ELF. Throws InputError when a
+// compressed payload does not decompress.
+std::map<std::string, uint32_t> sassRegisters(const FatbinEntry& e, const std::string& what);
+
+// The ELF entry compiled from the same virtual architecture as PTX entry `ptx` (sm_75 for
+// compute_75), else the ELF entry of the lowest architecture; null when there is none.
+const FatbinEntry* sassFor(const FatBinary& fb, const FatbinEntry& ptx);
 
 // The PTX entry to run on a device of compute capability `arch` (e.g. 20 for 2.0): the one with
 // the highest architecture not above it, else the lowest one (a simulated device runs any PTX

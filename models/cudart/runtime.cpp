@@ -23,24 +23,12 @@ int faultCode(const KernelFault& fault) {
   return kErrorLaunchFailure;
 }
 
-Runtime::Runtime(DeviceFactory makeDevice, unsigned computeCapability, std::string programName)
-    : makeDevice_(std::move(makeDevice)),
+Runtime::Runtime(Device& device, unsigned computeCapability, std::string programName)
+    : device_(device),
       computeCapability_(computeCapability),
       programName_(std::move(programName)) {}
 
 Runtime::~Runtime() = default;
-
-Device& Runtime::device() {
-  if (!device_) {
-    try {
-      device_ = makeDevice_();
-    } catch (const std::exception& e) {
-      throw CudaFailure(kErrorInitializationError, e.what());
-    }
-    if (!device_) throw CudaFailure(kErrorNoDevice, "no simulated device");
-  }
-  return *device_;
-}
 
 // ---- registration ----
 
@@ -48,9 +36,39 @@ void** Runtime::registerFatBinary(const void* wrapper) {
   auto b = std::make_unique<Binary>();
   b->name = fmt::format("{} (fat binary {})", programName_, binaries_.size() + 1);
   const FatBinary fb = parseFatbinWrapper(wrapper, b->name);
-  if (const FatbinEntry* e = bestPtx(fb, computeCapability_))
-    b->ptx = ptxText(*e, b->name);
-  else
+  return addBinary(std::move(b), fb);
+}
+
+void** Runtime::registerFatBinary(const uint8_t* container, size_t bytes) {
+  auto b = std::make_unique<Binary>();
+  b->name = fmt::format("{} (fat binary {})", programName_, binaries_.size() + 1);
+  FatBinary fb;
+  try {
+    fb = parseFatbin(container, bytes, b->name);
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidKernelImage, e.what());
+  }
+  return addBinary(std::move(b), fb);
+}
+
+void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb) {
+  if (const FatbinEntry* e = bestPtx(fb, computeCapability_)) {
+    b->ptxArch = e->arch;
+    try {
+      b->ptx = ptxText(*e, b->name);
+      // The registers ptxas gave each kernel in the SASS built from this PTX, in the form the
+      // catalog's PTX records them (gpusc sizes a CTA's register footprint by them).
+      if (const FatbinEntry* sass = sassFor(fb, *e)) {
+        std::string header;
+        for (const auto& [kernel, regs] : sassRegisters(*sass, b->name))
+          header +=
+              fmt::format("// ptxas -arch=sm_{}: {} uses {} registers\n", sass->arch, kernel, regs);
+        b->ptx = header + b->ptx;
+      }
+    } catch (const InputError& e) {
+      throw CudaFailure(kErrorInvalidKernelImage, e.what());
+    }
+  } else
     b->noPtx = noPtxMessage(fb, b->name);
   handles_.push_back(std::make_unique<void*>(nullptr));
   void** handle = handles_.back().get();
@@ -121,15 +139,20 @@ void Runtime::popConfiguration(Dim3* grid, Dim3* block, size_t* sharedBytes, voi
 const Kernel& Runtime::kernel(const void* hostFun) {
   auto it = functions_.find(hostFun);
   if (it == functions_.end())
-    throw CudaFailure(kErrorInvalidDeviceFunction,
-                      fmt::format("{}: no kernel registered for host function {}", programName_,
-                                  hostFun));
+    throw CudaFailure(
+        kErrorInvalidDeviceFunction,
+        fmt::format("{}: no kernel registered for host function {}", programName_, hostFun));
   Module& m = moduleOf(*it->second.binary);
   try {
     return m.kernel(it->second.name);
   } catch (const InputError& e) {
     throw CudaFailure(kErrorInvalidDeviceFunction, e.what());
   }
+}
+
+unsigned Runtime::ptxArch(const void* hostFun) const {
+  auto it = functions_.find(hostFun);
+  return it == functions_.end() ? 0 : it->second.binary->ptxArch;
 }
 
 void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedBytes) {
@@ -153,10 +176,10 @@ void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedB
                     maxThreads));
   const uint64_t shared = uint64_t(k.program->dynamicSharedOffset) + sharedBytes;
   if (shared > cfg.sm.shared_memory_bytes)
-    bad(fmt::format("{} bytes of shared memory per block ({} static, {} dynamic); the device has "
-                    "{} (sm.shared_memory_bytes)",
-                    shared, k.program->dynamicSharedOffset, sharedBytes,
-                    cfg.sm.shared_memory_bytes));
+    bad(fmt::format(
+        "{} bytes of shared memory per block ({} static, {} dynamic); the device has "
+        "{} (sm.shared_memory_bytes)",
+        shared, k.program->dynamicSharedOffset, sharedBytes, cfg.sm.shared_memory_bytes));
 }
 
 void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
@@ -167,9 +190,9 @@ void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, si
   KernelArgs ka;
   const auto& params = k.program->params;
   if (!params.empty() && args == nullptr)
-    throw CudaFailure(kErrorInvalidValue,
-                      fmt::format("launch of {}: no arguments for its {} parameters", k.name,
-                                  params.size()));
+    throw CudaFailure(
+        kErrorInvalidValue,
+        fmt::format("launch of {}: no arguments for its {} parameters", k.name, params.size()));
   for (size_t i = 0; i < params.size(); ++i) ka.raw(args[i], params[i].size, "argument");
   Device& dev = device();
   const size_t before = dev.launches().size();
@@ -223,7 +246,7 @@ void Runtime::free(void* p) {
 void Runtime::freeHost(void* p) {
   if (p == nullptr) return;
   const auto addr = reinterpret_cast<DevPtr>(p);
-  if (!device().memory().isShared(addr))
+  if (device().memory().sharedFile(addr) < 0)
     throw CudaFailure(kErrorInvalidValue,
                       fmt::format("cudaFreeHost({}): not a pointer cudaMallocHost returned", p));
   device().free(addr);
@@ -243,24 +266,15 @@ void Runtime::memcpy(void* dst, const void* src, size_t bytes, int kind) {
   const bool dstShared = dstDevice && dev.memory().isShared(reinterpret_cast<DevPtr>(dst));
   const bool srcShared = srcDevice && dev.memory().isShared(reinterpret_cast<DevPtr>(src));
   bool toDevice = false, fromDevice = false;
-  switch (kind) {
-    case kHostToHost: break;
-    case kHostToDevice: toDevice = true; break;
-    case kDeviceToHost: fromDevice = true; break;
-    case kDeviceToDevice: toDevice = fromDevice = true; break;
-    case kDefault:
-      toDevice = dstDevice;
-      fromDevice = srcDevice;
-      break;
-    default:
-      throw CudaFailure(kErrorInvalidMemcpyDirection,
-                        fmt::format("cudaMemcpy kind {} is not a cudaMemcpyKind", kind));
-  }
+  if (!memcpySides(kind, dstDevice, srcDevice, &toDevice, &fromDevice))
+    throw CudaFailure(kErrorInvalidMemcpyDirection,
+                      fmt::format("cudaMemcpy kind {} is not a cudaMemcpyKind", kind));
   if ((toDevice && !dstDevice) || (fromDevice && !srcDevice))
-    throw CudaFailure(kErrorInvalidValue,
-                      fmt::format("cudaMemcpy of {} bytes from {} to {}: the {} pointer is not "
-                                  "inside a device allocation",
-                                  bytes, src, dst, toDevice && !dstDevice ? "destination" : "source"));
+    throw CudaFailure(
+        kErrorInvalidValue,
+        fmt::format("cudaMemcpy of {} bytes from {} to {}: the {} pointer is not "
+                    "inside a device allocation",
+                    bytes, src, dst, toDevice && !dstDevice ? "destination" : "source"));
   const bool hostDst = !toDevice || dstShared, hostSrc = !fromDevice || srcShared;
   if (hostDst && hostSrc) {
     std::memmove(dst, src, bytes);
@@ -278,9 +292,9 @@ void Runtime::memcpy(void* dst, const void* src, size_t bytes, int kind) {
 void Runtime::memset(void* dst, int value, size_t bytes) {
   if (bytes == 0) return;
   if (!isDevicePointer(dst, bytes))
-    throw CudaFailure(kErrorInvalidValue,
-                      fmt::format("cudaMemset of {} bytes at {}: not inside a device allocation",
-                                  bytes, dst));
+    throw CudaFailure(
+        kErrorInvalidValue,
+        fmt::format("cudaMemset of {} bytes at {}: not inside a device allocation", bytes, dst));
   device().memset(reinterpret_cast<DevPtr>(dst), static_cast<uint8_t>(value), bytes);
 }
 

@@ -1,10 +1,10 @@
 // The state behind the CUDA runtime API for one program: its fat binaries, kernels and
 // variables as its host code registers them, its allocations, streams and events, the launch
-// configurations <<<>>> pushes, and the errors the API reports. Backed by a Device made on first
-// use (registration happens before main, when nothing has asked for a device yet).
+// configurations <<<>>> pushes, and the errors the API reports, on a Device.
 //
-// The C functions of libgpusc_cudart (testbenches/cudart) call one Runtime each; they turn a
-// CudaFailure into its code. The Runtime itself is an ordinary object: tests drive it directly.
+// `gpusc exec` serves the requests of a program's runtime library (testbenches/cudart) with one
+// Runtime (cudart/server); a failing call throws CudaFailure, which the server turns into its
+// code. The Runtime itself is an ordinary object: tests drive it directly.
 //
 // Streams are served in the order their work is issued, one operation at a time (every call
 // completes before it returns): that orders each stream's work as CUDA requires, and a program
@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,15 +30,6 @@ namespace gpusc::cudart {
 
 // CUDA's dim3 has gpusc's Dim3's layout (three 32-bit unsigned integers).
 using gpusc::Dim3;
-
-// cudaMemcpyKind.
-enum MemcpyKind : int {
-  kHostToHost = 0,
-  kHostToDevice = 1,
-  kDeviceToHost = 2,
-  kDeviceToDevice = 3,
-  kDefault = 4
-};
 
 // A call that fails: the code the API returns and what gpusc says about it (stderr).
 class CudaFailure : public std::runtime_error {
@@ -58,25 +48,22 @@ int faultCode(const KernelFault& fault);
 
 class Runtime {
  public:
-  using DeviceFactory = std::function<std::unique_ptr<Device>()>;
-
   // `computeCapability` (e.g. 20 for 2.0) picks the PTX in each fat binary; `programName` names
   // the program in messages.
-  Runtime(DeviceFactory makeDevice, unsigned computeCapability, std::string programName);
+  Runtime(Device& device, unsigned computeCapability, std::string programName);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // The device, made on first use. Throws CudaFailure(kErrorInitializationError) when the
-  // factory fails (e.g. a bad platform file), with the factory's message.
-  Device& device();
-  bool hasDevice() const { return device_ != nullptr; }
+  Device& device() { return device_; }
   unsigned computeCapability() const { return computeCapability_; }
 
   // ---- registration (nvcc's host code, per translation unit) ----
   // Returns the handle later calls name the fat binary by. A fat binary without PTX is kept: its
   // kernels fail at launch with kErrorNoKernelImageForDevice and the message naming nvcc's flags.
   void** registerFatBinary(const void* wrapper);
+  // The same from the container's bytes (as the program's runtime library sends them).
+  void** registerFatBinary(const uint8_t* container, size_t bytes);
   void registerFunction(void** handle, const void* hostFun, const char* deviceName);
   // A __device__ or __constant__ variable: `hostVar` is the host shadow the program passes to
   // cudaMemcpyToSymbol and friends.
@@ -95,6 +82,8 @@ class Runtime {
   // The kernel a host stub names, its module loaded (cudaFuncGetAttributes, the occupancy
   // calculator). Throws kErrorInvalidDeviceFunction for an unregistered stub.
   const Kernel& kernel(const void* hostFun);
+  // The virtual architecture of the PTX the kernel was taken from (75 for compute_75).
+  unsigned ptxArch(const void* hostFun) const;
 
   // ---- memory ----
   void* malloc(size_t bytes);
@@ -135,9 +124,10 @@ class Runtime {
 
  private:
   struct Binary {
-    std::string name;       // for messages: "program (fat binary 2)"
-    std::string ptx;        // the PTX picked for the device ("" when none)
-    std::string noPtx;      // why there is none
+    std::string name;          // for messages: "program (fat binary 2)"
+    std::string ptx;           // the PTX picked for the device ("" when none)
+    std::string noPtx;         // why there is none
+    unsigned ptxArch = 0;      // the PTX's virtual architecture
     Module* module = nullptr;  // loaded on first use
   };
   struct Function {
@@ -158,10 +148,11 @@ class Runtime {
   const Variable& variable(const void* symbol);
   void checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedBytes);
 
-  DeviceFactory makeDevice_;
+  void** addBinary(std::unique_ptr<Binary> b, const FatBinary& fb);
+
+  Device& device_;
   unsigned computeCapability_;
   std::string programName_;
-  std::unique_ptr<Device> device_;
   std::map<void**, std::unique_ptr<Binary>> binaries_;
   std::vector<std::unique_ptr<void*>> handles_;  // the handles given out (stable addresses)
   std::map<const void*, Function> functions_;

@@ -1,6 +1,7 @@
 #include "func/global_memory.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,7 +17,10 @@ namespace gpusc::func {
 GlobalMemory::GlobalMemory(uint64_t capacityBytes) : capacity_(capacityBytes) {}
 
 GlobalMemory::~GlobalMemory() {
-  for (const auto& [base, span] : shared_) ::munmap(reinterpret_cast<void*>(base), span);
+  for (const auto& [base, sh] : shared_) {
+    ::munmap(reinterpret_cast<void*>(base), sh.span);
+    ::close(sh.fd);
+  }
 }
 
 uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
@@ -25,6 +29,14 @@ uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
     throw InputError(fmt::format("out of device memory: {} bytes requested, {} of {} in use", bytes,
                                  allocated_, capacity_));
   const uint64_t span = (bytes + kPageSize - 1) & ~(kPageSize - 1);
+  // A memory file, so that another process (the program whose memory this is) can map the same
+  // pages at the same address.
+  const int fd = ::memfd_create("gpusc-shared-memory", MFD_CLOEXEC);
+  if (fd < 0 || ::ftruncate(fd, off_t(span)) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw InputError(fmt::format("cannot make {} bytes of shared memory: {}", span, why));
+  }
   // The host maps the pages at the device address; where the process already has a mapping
   // there, the next free range of the device's address space is tried.
   for (int attempt = 0; attempt < 64; ++attempt) {
@@ -32,12 +44,13 @@ uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
     next_ += span + kPageSize;
     if (next_ >= kWindowBase) break;
     void* want = reinterpret_cast<void*>(base);
-    void* got = ::mmap(want, span, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    void* got = ::mmap(want, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     if (got == MAP_FAILED) {
       if (errno == EEXIST) continue;
-      throw InputError(fmt::format("cannot map {} bytes of host memory for the device: {}", span,
-                                   std::strerror(errno)));
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw InputError(
+          fmt::format("cannot map {} bytes of host memory for the device: {}", span, why));
     }
     if (got != want) {  // a kernel without MAP_FIXED_NOREPLACE treats the address as a hint
       ::munmap(got, span);
@@ -46,10 +59,11 @@ uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
     for (uint64_t p = base >> kPageBits; p < (base + span) >> kPageBits; ++p)
       pages_[p] = Page{nullptr, static_cast<uint8_t*>(want) + ((p << kPageBits) - base)};
     allocs_[base] = bytes;
-    shared_[base] = span;
+    shared_[base] = Shared{span, fd};
     allocated_ += bytes;
     return base;
   }
+  ::close(fd);
   throw InputError(
       fmt::format("cannot map {} bytes of host memory at a free device address", bytes));
 }
@@ -79,7 +93,8 @@ void GlobalMemory::release(uint64_t addr) {
   for (uint64_t p = first; p <= last; ++p) pages_.erase(p);
   epoch_ += 1;  // every Tlb may point into the freed pages
   if (auto sh = shared_.find(addr); sh != shared_.end()) {
-    ::munmap(reinterpret_cast<void*>(addr), sh->second);
+    ::munmap(reinterpret_cast<void*>(addr), sh->second.span);
+    ::close(sh->second.fd);
     shared_.erase(sh);
   }
   allocated_ -= it->second;

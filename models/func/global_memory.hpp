@@ -36,7 +36,23 @@ class GlobalMemory {
   // reads and writes them through that pointer and kernels through the device. Throws InputError
   // when the device is full or the host cannot map memory there.
   uint64_t allocateShared(uint64_t bytes);
-  bool isShared(uint64_t addr) const { return shared_.count(addr) != 0; }
+  // True when `addr` lies inside a shared allocation.
+  bool isShared(uint64_t addr) const {
+    auto it = shared_.upper_bound(addr);
+    if (it == shared_.begin()) return false;
+    --it;
+    return addr < it->first + it->second.span;
+  }
+  // A shared allocation's memory file and its mapped bytes (another process maps the same pages
+  // at the same address); -1 and 0 for an address that is not a shared allocation's base.
+  int sharedFile(uint64_t addr) const {
+    auto it = shared_.find(addr);
+    return it == shared_.end() ? -1 : it->second.fd;
+  }
+  uint64_t sharedSpan(uint64_t addr) const {
+    auto it = shared_.find(addr);
+    return it == shared_.end() ? 0 : it->second.span;
+  }
   void release(uint64_t addr);
   uint64_t bytesAllocated() const { return allocated_; }
   uint64_t capacity() const { return capacity_; }
@@ -89,9 +105,13 @@ class GlobalMemory {
     uint8_t* data = nullptr;
   };
   std::unordered_map<uint64_t, Page> pages_;
-  std::map<uint64_t, uint64_t> shared_;  // shared allocations: base -> mapped bytes
-  uint64_t epoch_ = 0;   // counts releases: a Tlb filled before one is stale
-  std::mutex slowPath_;  // translateSlow: allocs_ lookups, pages_ creation
+  struct Shared {
+    uint64_t span;  // mapped bytes
+    int fd;         // the memory file
+  };
+  std::map<uint64_t, Shared> shared_;  // shared allocations by base address
+  uint64_t epoch_ = 0;                 // counts releases: a Tlb filled before one is stale
+  std::mutex slowPath_;                // translateSlow: allocs_ lookups, pages_ creation
   Tlb tlb_;
 };
 

@@ -258,6 +258,11 @@ sm::CtaFootprint Device::footprint(const Kernel& k, const Dim3& block, uint32_t 
   return f;
 }
 
+uint32_t Device::ctasPerSm(const Kernel& k, const Dim3& block, uint32_t dynamicShared) const {
+  return sm::ctasPerSm(cfg_.sm,
+                       footprint(k, block, k.program->dynamicSharedOffset + dynamicShared));
+}
+
 void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args) {
   validateLaunch(k, grid, block, dyn);
   func::LaunchState L;

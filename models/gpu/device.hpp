@@ -211,6 +211,9 @@ class Device {
   gpu::TimingEngine* timingEngine() { return timing_; }
   func::ExecStats totalStats() const;
   func::GlobalMemory& memory() { return gmem_; }
+  // CTAs of `k` with this block and dynamic shared memory one SM holds at once (CUDA's occupancy
+  // calculator): the rule the CTA scheduler applies.
+  uint32_t ctasPerSm(const Kernel& k, const Dim3& block, uint32_t dynamicShared) const;
   // Everything the kernels printed with device printf (vprintf), in execution order.
   const std::string& printfOutput() const { return printfOutput_; }
 

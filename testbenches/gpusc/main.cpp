@@ -21,6 +21,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -42,6 +44,7 @@
 #include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
+#include "exec_cli.hpp"
 #include "experiment.hpp"
 #include "experiment_util.hpp"
 #include "func/ptx_support.hpp"
@@ -126,6 +129,12 @@ struct RunOptions {
   std::optional<unsigned> threads;  // host threads for the SMs (default: the cores available)
   std::string threadPolicy = "adaptive";
   std::string stats = "auto";  // stats.json's launches: auto, full or summary
+  // gpusc exec: the program and its arguments, or (a program that started its own simulator) the
+  // socket to serve and the program's name.
+  bool exec = false;
+  std::vector<std::string> program;
+  std::optional<int> attachFd;
+  std::string programName;
 };
 
 ThreadPolicy parseThreadPolicy(const std::string& p) {
@@ -358,10 +367,20 @@ int cmdRun(const RunOptions& o) {
     throw InputError(
         "limits.max_cycles (--max-cycles): functional mode has no cycles; use "
         "--max-instructions or --timeout, or --mode timing");
-  const std::string kernel = o.launch.empty() ? (o.kernel.empty() ? kDefaultKernel : o.kernel) : "";
+  const std::string kernel =
+      o.exec || !o.launch.empty() ? "" : (o.kernel.empty() ? kDefaultKernel : o.kernel);
   const catalog::Size size = catalog::parseSize(o.size);
   const catalog::CatalogEntry* entry = kernel.empty() ? nullptr : &catalog::find(kernel);
-  const std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
+  std::string workName = entry ? entry->name : fs::path(o.launch).stem().string();
+  if (o.exec) {
+    if (o.attachFd) {
+      workName = o.programName.empty() ? "program" : o.programName;
+    } else {
+      if (o.program.empty())
+        throw InputError("gpusc exec: no program given (gpusc exec [options] -- PROGRAM ARGS...)");
+      workName = fs::path(o.program[0]).filename().string();
+    }
+  }
   const fs::path outDir = cli::resultsFolder(o.out, workName, cfg.name, o.force);
   if (vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
@@ -377,6 +396,9 @@ int cmdRun(const RunOptions& o) {
   // voltage.csv and droops.csv, power.csv and cta_timeline.csv are written as the launches run,
   // and their stats.json entries set aside (declared before the Device, which holds them, so
   // that they outlive it).
+  // A program starts now, and runs its host code while the Device is built.
+  std::unique_ptr<cli::StartedProgram> started;
+  if (o.exec && !o.attachFd) started = cli::startProgram(o.program);
   pdn::VoltageFiles voltageFiles(outDir, cfg.gpu.num_sms);
   LaunchFiles launchFiles(outDir, statsForm);
   Device dev(cfg, mode);
@@ -397,6 +419,7 @@ int cmdRun(const RunOptions& o) {
   catalog::CheckResult check;
   bool hasCheck = entry != nullptr;  // a catalog kernel, or a launch spec with `expect`
   std::optional<RunStopped> stop;
+  std::optional<cli::ProgramRun> program;  // gpusc exec
   auto t0 = std::chrono::steady_clock::now();
   // A fault's state dump (a deadlock's warps) goes beside the results; the message names it.
   const auto withDump = [&](const std::string& what, const std::string& detail) {
@@ -409,7 +432,16 @@ int cmdRun(const RunOptions& o) {
     if (vcd && dev.timingEngine()) dev.timingEngine()->gpu().closeWaves();
   };
   try {
-    if (entry) {
+    if (o.exec) {
+      program = o.attachFd ? cli::serveProgram(dev, *o.attachFd, workName)
+                           : cli::serveProgram(dev, *started);
+      work = program->work;
+      stop = program->stopped;
+      // Ctrl-C between launches ends the program (its process group got the signal too): the
+      // run was interrupted all the same.
+      if (!stop && interruptRequested)
+        stop = RunStopped(StopReason::Interrupted, "interrupted: the program ended on a signal");
+    } else if (entry) {
       auto wl = entry->make(size);
       work["kernel"] = entry->name;
       work["size"] = catalog::sizeName(size);
@@ -525,7 +557,10 @@ int cmdRun(const RunOptions& o) {
   {
     auto out = std::back_inserter(summary);
     fmt::format_to(out, "gpusc {} | platform {} | mode {}\n", GPUSC_VERSION, cfg.name, o.mode);
-    if (entry) {
+    if (program) {
+      fmt::format_to(out, "program {} ({})\n",
+                     join(work["program"].get<std::vector<std::string>>(), " "), program->status);
+    } else if (entry) {
       fmt::format_to(out, "kernel {} ({}, {})\n", entry->name, work["problem"].get<std::string>(),
                      catalog::sizeName(size));
     } else {
@@ -571,6 +606,7 @@ int cmdRun(const RunOptions& o) {
     std::cerr << "gpusc: " << stop->what() << " (" << (outDir / "stats.json").string() << ")\n";
     return exitCodeOf(stop->reason());
   }
+  if (program) return program->exitCode;  // the program's own verdict
   return hasCheck && !check.pass ? kExitCheckFailed : 0;
 }
 
@@ -922,6 +958,104 @@ void addThreadPolicyOption(CLI::App* cmd, std::string& policy) {
 // libsystemc defines main() and calls sc_main(); gpusc has its own main() (it parses its own
 // command line and only elaborates SystemC modules in timing mode), but the library still
 // needs the symbol.
+// The options `gpusc run` and `gpusc exec` share: platform, mode, results, limits, threads, VCD.
+void addRunOptions(CLI::App* cmd, RunOptions& r) {
+  cmd->add_option("--platform,-p", r.platform, "Built-in platform name or platform YAML file")
+      ->capture_default_str();
+  cmd->add_option("--mode", r.mode, "functional or timing")->capture_default_str();
+  cmd->add_option("--set", r.sets, "Override a platform key: --set sm.l1d.sets=64 (repeatable)");
+  cmd->add_option("--out,-o", r.out, "Results folder (default gpusc-results/<kernel>-<platform>)");
+  cmd->add_flag("--quiet,-q", r.quiet, "Print nothing on success");
+  cmd->add_flag("--force", r.force,
+                "Write into a non-empty --out folder, replacing an earlier run's files");
+  cmd->add_option("--max-cycles", r.maxCycles,
+                  "Stop the run after this many core cycles (limits.max_cycles; timing mode)");
+  cmd->add_option("--max-instructions", r.maxInstructions,
+                  "Stop the run after this many warp instructions (limits.max_warp_instructions)");
+  cmd->add_option("--timeout", r.timeout,
+                  "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", r.threads,
+                  "Host threads evaluating the SMs in timing mode (default: the cores "
+                  "available); the results are the same for any count")
+      ->check(CLI::Range(1u, 1024u));
+  addThreadPolicyOption(cmd, r.threadPolicy);
+  cmd->add_option("--vcd-sms", r.vcdSms,
+                  "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)");
+  cmd->add_option("--vcd-signals", r.vcdSignals,
+                  "Only these signals in voltage.vcd: volts, amps or both (implies --vcd)");
+  cmd->add_option("--vcd-cycles", r.vcdCycles,
+                  "Only these core cycles in voltage.vcd: START:END, END may be empty "
+                  "(implies --vcd)");
+  cmd->add_option("--stats", r.stats,
+                  "stats.json's launches: full (every launch's detail per SM, slice, "
+                  "partition and link), summary (each launch's headline figures and totals) "
+                  "or auto (full up to 16 launches, summary beyond)")
+      ->capture_default_str();
+  cmd->add_flag("--report", r.report,
+                "Also write report.html: the run's summary and plots on one self-contained page");
+  cmd->add_flag("--vcd", r.vcd,
+                "Trace every SM's supply voltage and current into voltage.vcd (sc_trace)");
+}
+
+// gpusc exec's settings from the environment, for programs started by scripts (the CUDA runtime
+// library starts `gpusc exec --attach-fd` with the program's environment): each variable stands
+// for its option when the command line does not give it.
+void applyEnvironment(CLI::App* cmd, RunOptions& r) {
+  const auto given = [&](const char* name, const char* option) -> const char* {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' && cmd->count(option) == 0 ? v : nullptr;
+  };
+  const auto bad = [](const char* name, const char* v, const char* expected) {
+    return InputError(fmt::format("environment variable {}={}: expected {}", name, v, expected));
+  };
+  const auto count = [&](const char* name, const char* v, uint64_t lo, uint64_t hi) {
+    try {
+      size_t used = 0;
+      const unsigned long long n = std::stoull(v, &used);
+      if (used == std::strlen(v) && n >= lo && n <= hi && v[0] != '-') return uint64_t(n);
+    } catch (const std::logic_error&) {
+    }
+    throw bad(name, v, fmt::format("a whole number from {} to {}", lo, hi).c_str());
+  };
+  const auto flag = [&](const char* name, const char* v) {
+    const std::string t = v;
+    if (t == "1" || t == "true" || t == "yes") return true;
+    if (t == "0" || t == "false" || t == "no") return false;
+    throw bad(name, v, "1 or 0 (true or false)");
+  };
+  if (const char* v = given("GPUSC_PLATFORM", "--platform")) r.platform = v;
+  if (const char* v = given("GPUSC_MODE", "--mode")) {
+    if (std::string(v) != "timing" && std::string(v) != "functional")
+      throw bad("GPUSC_MODE", v, "timing or functional");
+    r.mode = v;
+  }
+  if (const char* v = given("GPUSC_SET", "--set"))
+    for (const std::string& part : split(v, ';'))
+      if (!trim(part).empty()) r.sets.emplace_back(trim(part));
+  if (const char* v = given("GPUSC_OUT", "--out")) r.out = v;
+  if (const char* v = given("GPUSC_STATS", "--stats")) r.stats = v;
+  if (const char* v = given("GPUSC_MAX_CYCLES", "--max-cycles"))
+    r.maxCycles = count("GPUSC_MAX_CYCLES", v, 1, UINT64_MAX);
+  if (const char* v = given("GPUSC_MAX_INSTRUCTIONS", "--max-instructions"))
+    r.maxInstructions = count("GPUSC_MAX_INSTRUCTIONS", v, 1, UINT64_MAX);
+  if (const char* v = given("GPUSC_THREADS", "--threads"))
+    r.threads = unsigned(count("GPUSC_THREADS", v, 1, 1024));
+  if (const char* v = given("GPUSC_TIMEOUT", "--timeout")) {
+    try {
+      size_t used = 0;
+      const double t = std::stod(v, &used);
+      if (used != std::strlen(v) || !(t >= 0)) throw std::invalid_argument(v);
+      r.timeout = t;
+    } catch (const std::logic_error&) {
+      throw bad("GPUSC_TIMEOUT", v, "seconds, 0 or more");
+    }
+  }
+  if (const char* v = given("GPUSC_QUIET", "--quiet")) r.quiet = flag("GPUSC_QUIET", v);
+  if (const char* v = given("GPUSC_FORCE", "--force")) r.force = flag("GPUSC_FORCE", v);
+  if (const char* v = given("GPUSC_REPORT", "--report")) r.report = flag("GPUSC_REPORT", v);
+}
+
 int sc_main(int, char*[]) { return 0; }
 
 int main(int argc, char** argv) {
@@ -933,55 +1067,26 @@ int main(int argc, char** argv) {
   RunOptions run;
   auto* runCmd =
       app.add_subcommand("run", "Run a catalog kernel or a launch spec and write results");
-  runCmd->add_option("--platform,-p", run.platform, "Built-in platform name or platform YAML file")
-      ->capture_default_str();
   runCmd->add_option("--kernel,-k", run.kernel,
                      std::string("Catalog kernel (default ") + kDefaultKernel + ")");
   runCmd->add_option("--launch,-l", run.launch,
                      "Launch spec (YAML) naming a PTX file and its launches");
   runCmd->add_option("--size", run.size, "Catalog problem size: tiny, small or default")
       ->capture_default_str();
-  runCmd->add_option("--mode", run.mode, "functional or timing")->capture_default_str();
-  runCmd->add_option("--set", run.sets,
-                     "Override a platform key: --set sm.l1d.sets=64 (repeatable)");
-  runCmd->add_option("--out,-o", run.out,
-                     "Results folder (default gpusc-results/<kernel>-<platform>)");
-  runCmd->add_flag("--quiet,-q", run.quiet, "Print nothing on success");
-  runCmd->add_flag("--force", run.force,
-                   "Write into a non-empty --out folder, replacing an earlier run's files");
-  runCmd->add_option("--max-cycles", run.maxCycles,
-                     "Stop the run after this many core cycles (limits.max_cycles; timing mode)");
-  runCmd->add_option(
-      "--max-instructions", run.maxInstructions,
-      "Stop the run after this many warp instructions (limits.max_warp_instructions)");
-  runCmd
-      ->add_option("--timeout", run.timeout,
-                   "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
-      ->check(CLI::NonNegativeNumber);
-  runCmd
-      ->add_option("--threads", run.threads,
-                   "Host threads evaluating the SMs in timing mode (default: the cores "
-                   "available); the results are the same for any count")
-      ->check(CLI::Range(1u, 1024u));
-  addThreadPolicyOption(runCmd, run.threadPolicy);
-  runCmd->add_option("--vcd-sms", run.vcdSms,
-                     "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)");
-  runCmd->add_option("--vcd-signals", run.vcdSignals,
-                     "Only these signals in voltage.vcd: volts, amps or both (implies --vcd)");
-  runCmd->add_option("--vcd-cycles", run.vcdCycles,
-                     "Only these core cycles in voltage.vcd: START:END, END may be empty "
-                     "(implies --vcd)");
-  runCmd
-      ->add_option("--stats", run.stats,
-                   "stats.json's launches: full (every launch's detail per SM, slice, "
-                   "partition and link), summary (each launch's headline figures and totals) "
-                   "or auto (full up to 16 launches, summary beyond)")
-      ->capture_default_str();
-  runCmd->add_flag(
-      "--report", run.report,
-      "Also write report.html: the run's summary and plots on one self-contained page");
-  runCmd->add_flag("--vcd", run.vcd,
-                   "Trace every SM's supply voltage and current into voltage.vcd (sc_trace)");
+  addRunOptions(runCmd, run);
+
+  auto* execCmd = app.add_subcommand(
+      "exec",
+      "Run a CUDA program (built with nvcc -cudart shared) with every kernel launch simulated, "
+      "and write results as run does");
+  addRunOptions(execCmd, run);
+  execCmd->add_option("program", run.program, "The program and its arguments, after --");
+  execCmd
+      ->add_option("--attach-fd", run.attachFd,
+                   "Serve the program connected on this descriptor (started by the CUDA "
+                   "runtime library itself)")
+      ->group("");
+  execCmd->add_option("--program", run.programName, "The attached program's name")->group("");
 
   std::string listWhat;
   ListOptions listOpts;
@@ -1177,6 +1282,11 @@ int main(int argc, char** argv) {
 
   try {
     if (runCmd->parsed()) return cmdRun(run);
+    if (execCmd->parsed()) {
+      applyEnvironment(execCmd, run);
+      run.exec = true;
+      return cmdRun(run);
+    }
     if (listCmd->parsed()) return cmdList(listWhat, listOpts);
     if (compileCmd->parsed()) return cli::cmdShaderCompile(shaderCompile);
     if (shaderRunCmd->parsed()) return cli::cmdShaderRun(shaderRun);

@@ -63,11 +63,13 @@ void RunPool::start(size_t id, const RunSpec& s) {
   argv.insert(argv.end(), s.command.begin(), s.command.end());
   // The pool owns its work folders (its stderr.txt is already there): --force.
   argv.insert(argv.end(), {"--quiet", "--force", "--out", s.outDir});
-  argv.insert(argv.end(), s.args.begin(), s.args.end());
-  // The pool runs simulations side by side, about one per core: each on one host thread.
-  if (s.command == std::vector<std::string>{"run"} &&
+  // The pool runs simulations side by side, about one per core: each on one host thread (an
+  // option before the arguments: a program's come last, after "--").
+  if ((s.command == std::vector<std::string>{"run"} ||
+       s.command == std::vector<std::string>{"exec"}) &&
       std::find(s.args.begin(), s.args.end(), "--threads") == s.args.end())
     argv.insert(argv.end(), {"--threads", "1"});
+  argv.insert(argv.end(), s.args.begin(), s.args.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);

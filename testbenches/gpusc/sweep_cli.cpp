@@ -158,8 +158,9 @@ int dryRun(const Plan& plan, const SweepDb& db) {
   const auto rows = rowsByLabel(db, plan.spec.name);
   for (const auto& p : plan.points) {
     const nlohmann::json* r = currentRow(rows, p);
-    fmt::print("{} {:<11} {}\n    gpusc run {}\n", p.hash.substr(0, 16),
-               r ? r->value("status", "pending") : "pending", p.label, join(p.runArgs(), " "));
+    fmt::print("{} {:<11} {}\n    gpusc {} {}\n", p.hash.substr(0, 16),
+               r ? r->value("status", "pending") : "pending", p.label, p.command()[0],
+               join(p.runArgs(), " "));
   }
   return 0;
 }
@@ -259,6 +260,7 @@ int runPoints(const Plan& plan, SweepDb& db, const Groups& g, const std::vector<
       const SweepPoint& p = plan.points[g.byHash.at(h).front()];
       RunSpec s;
       s.label = p.label;
+      s.command = p.command();
       s.args = p.runArgs();
       s.outDir = (plan.dir / "points" / p.dirName()).string();
       for (size_t i : g.byHash.at(h)) {

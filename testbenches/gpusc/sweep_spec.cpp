@@ -1,6 +1,7 @@
 #include "sweep_spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -367,7 +368,8 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
   if (!root["kernels"]) r.fail(root, "kernels", "missing: name at least one kernel");
   const YAML::Node ks = root["kernels"];
   if (!ks.IsSequence() || ks.size() == 0)
-    r.fail(ks, "kernels", "expected a list of catalog kernels or {launch: FILE}");
+    r.fail(ks, "kernels",
+           "expected a list of catalog kernels, {launch: FILE} or {exec: [PROGRAM, ARGS...]}");
   std::set<std::string> kernelIds;
   for (size_t i = 0; i < ks.size(); ++i) {
     const std::string key = fmt::format("kernels[{}]", i);
@@ -404,15 +406,45 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
       if (!fs::is_regular_file(path))
         r.fail(k["launch"], key + ".launch", fmt::format("no such file '{}'", path));
       entries.push_back({fs::path(path).stem().string(), "", path, r.where(k["launch"])});
+    } else if (k.IsMap() && k["exec"]) {
+      // A CUDA program: a path (relative to the spec) or a name on PATH, then its arguments.
+      r.keys(k, key, {"exec"});
+      std::vector<std::string> argv;
+      if (k["exec"].IsScalar()) {
+        argv.push_back(r.text(k["exec"], key + ".exec"));
+      } else {
+        for (const auto& n : r.list(k["exec"], key + ".exec"))
+          argv.push_back(r.text(n, key + ".exec"));
+      }
+      if (argv.empty() || argv[0].empty())
+        r.fail(k["exec"], key + ".exec", "expected [PROGRAM, ARGS...]");
+      if (argv[0].find('/') != std::string::npos) {
+        argv[0] = absolute(baseDir, argv[0]);
+        if (!fs::is_regular_file(argv[0]))
+          r.fail(k["exec"], key + ".exec", fmt::format("no such program '{}'", argv[0]));
+      }
+      // Named by the program and its arguments: "bfs_levels", "app_-n_64".
+      std::string name = fs::path(argv[0]).filename().string();
+      for (size_t a = 1; a < argv.size(); ++a) name += "_" + argv[a];
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+          c = '_';
+      SweepKernel e{name, "", "", r.where(k["exec"])};
+      e.exec = argv;
+      entries.push_back(e);
     } else {
       r.fail(k, key,
-             "expected a catalog kernel name, {kernel: NAME, sizes: [...]} or "
-             "{launch: FILE}");
+             "expected a catalog kernel name, {kernel: NAME, sizes: [...]}, {launch: FILE} or "
+             "{exec: [PROGRAM, ARGS...]}");
     }
     for (auto& e : entries) {
-      const std::string id = e.launch.empty() ? e.name + "@" + e.size : e.launch;
+      const std::string id = !e.exec.empty()    ? "exec " + join(e.exec, " ")
+                             : e.launch.empty() ? e.name + "@" + e.size
+                                                : e.launch;
       if (!kernelIds.insert(id).second)
-        r.fail(k, key, fmt::format("{} is listed twice", e.launch.empty() ? id : e.launch));
+        r.fail(
+            k, key,
+            fmt::format("{} is listed twice", e.launch.empty() || !e.exec.empty() ? id : e.launch));
       s.kernels.push_back(e);
     }
   }
@@ -483,12 +515,17 @@ SweepSpec loadSweepSpec(const std::string& path) {
 
 std::vector<std::string> SweepPoint::runArgs() const {
   std::vector<std::string> a{"--platform", platform, "--mode", mode};
-  if (launch.empty()) {
+  if (!exec.empty()) {
+  } else if (launch.empty()) {
     a.insert(a.end(), {"--kernel", kernel, "--size", size});
   } else {
     a.insert(a.end(), {"--launch", launch});
   }
   for (const auto& s : sets) a.insert(a.end(), {"--set", s.assignment});
+  if (!exec.empty()) {
+    a.push_back("--");
+    a.insert(a.end(), exec.begin(), exec.end());
+  }
   return a;
 }
 
@@ -497,7 +534,7 @@ nlohmann::json pointToJson(const SweepPoint& p) {
   for (const auto& s : p.sets) sets.push_back(s.assignment);
   return {{"label", p.label},     {"kernel", p.kernel},     {"size", p.size}, {"launch", p.launch},
           {"variant", p.variant}, {"platform", p.platform}, {"mode", p.mode}, {"axes", p.axes},
-          {"sets", sets},         {"config", p.configYaml}, {"hash", p.hash}};
+          {"sets", sets},         {"config", p.configYaml}, {"hash", p.hash}, {"exec", p.exec}};
 }
 
 SweepPoint pointFromJson(const nlohmann::json& j) {
@@ -513,6 +550,7 @@ SweepPoint pointFromJson(const nlohmann::json& j) {
   for (const auto& s : j.at("sets")) p.sets.push_back({s.get<std::string>(), "", ""});
   p.configYaml = j.at("config");
   p.hash = j.at("hash");
+  p.exec = j.value("exec", std::vector<std::string>{});
   return p;
 }
 
@@ -527,6 +565,19 @@ std::string fileContents(const std::string& path, const std::string& what) {
 }  // namespace
 
 std::string workIdentity(const SweepKernel& k) {
+  if (!k.exec.empty()) {
+    // The program by its contents (when it is a file) and its arguments.
+    std::string text = "program";
+    if (fs::is_regular_file(k.exec[0])) {
+      Sha256 h;
+      h.update(fileContents(k.exec[0], "program"));
+      text += " contents: " + h.hexDigest();
+    } else {
+      text += ": " + k.exec[0];
+    }
+    for (size_t a = 1; a < k.exec.size(); ++a) text += "\nargument: " + k.exec[a];
+    return text + "\n";
+  }
   if (k.launch.empty()) return fmt::format("kernel: {}\nsize: {}\n", k.name, k.size);
   // The launch spec by its contents and those of every file it reads, not by its path.
   const LaunchSpec spec = loadLaunchSpec(k.launch);
@@ -595,6 +646,7 @@ std::vector<SweepPoint> expandPoints(const SweepSpec& spec) {
         p.kernel = k.name;
         p.size = k.size;
         p.launch = k.launch;
+        p.exec = k.exec;
         p.variant = v.name;
         p.mode = spec.mode;
         p.axes = c.values;

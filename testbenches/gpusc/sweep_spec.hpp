@@ -23,6 +23,8 @@ struct SweepKernel {
   std::string size;    // catalog size (tiny | small | default); empty for a launch spec
   std::string launch;  // absolute path of a launch spec; empty for a catalog kernel
   std::string where;
+  // A CUDA program and its arguments (gpusc exec; the program's path absolute); empty otherwise.
+  std::vector<std::string> exec = {};
 };
 
 struct SweepVariant {
@@ -56,12 +58,15 @@ struct SweepSpec {
 struct SweepPoint {
   std::string label;  // "kernel@size/variant/key=value,..." unique within the sweep
   std::string kernel, size, launch, variant, platform, mode;
+  std::vector<std::string> exec;  // a CUDA program and its arguments: the point is a gpusc exec
   nlohmann::json axes = nlohmann::json::object();
   std::vector<SpecOverride> sets;  // spec `set`/`limits`, then the variant's, then the axes'
   std::string configYaml;          // the resolved configuration, as the run's config.yaml
   std::string hash;                // sha-256 of the point's identity (pointIdentity)
   std::string dirName() const { return hash.substr(0, 16); }
-  // Arguments of `gpusc run` for this point (without --out, --quiet, --force).
+  // The gpusc subcommand that runs this point (run, or exec for a program) and its arguments
+  // (without --out, --quiet, --force; a program's after "--").
+  std::vector<std::string> command() const { return {exec.empty() ? "run" : "exec"}; }
   std::vector<std::string> runArgs() const;
 };
 
@@ -80,8 +85,9 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
 // spec.
 std::vector<SweepPoint> expandPoints(const SweepSpec& spec);
 
-// The text a point's hash is computed from: the mode, the work (catalog kernel and size, or the
-// launch spec's, PTX's and data files' contents) and the resolved configuration.
+// The text a point's hash is computed from: the mode, the work (catalog kernel and size, the
+// launch spec's, PTX's and data files' contents, or the program's contents and arguments) and the
+// resolved configuration.
 std::string pointIdentity(const SweepPoint& p, const std::string& workIdentity);
 // The work part of it (reads the launch spec's files).
 std::string workIdentity(const SweepKernel& k);

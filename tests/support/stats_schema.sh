@@ -25,6 +25,11 @@ run stopped 5 --launch "$src/tests/data/runaway.yaml" --max-instructions 20000
 run summary 0 --kernel bfs --size tiny --stats summary
 run summary_functional 0 --kernel bfs --size tiny --mode functional --stats summary
 run full_many 0 --kernel gaussian --size tiny --stats full --set pdn.enabled=false
+# A CUDA program (built where nvcc was found): its kernel fault is in the workload section.
+programs=$(dirname "$exe")/programs
+if [[ -x $programs/kernel_fault ]]; then
+  "$exe" exec -q --out exec -- "$programs/kernel_fault" 2>/dev/null
+fi
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3
 "$python" "$src/tests/support/validate_stats.py" "$src/docs/stats.schema.json" */stats.json

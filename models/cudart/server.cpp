@@ -1,0 +1,324 @@
+#include "cudart/server.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace gpusc::cudart {
+
+namespace {
+
+constexpr uint64_t kMaxMessageBytes = 1ull << 36;  // 64 GiB: no device holds more
+
+template <class T>
+void put(std::vector<uint8_t>& out, const T& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+
+void* ptr(uint64_t v) { return reinterpret_cast<void*>(v); }
+uint64_t u64(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+}  // namespace
+
+wire::DeviceFacts deviceFacts(const PlatformConfig& cfg) {
+  wire::DeviceFacts f;
+  const std::string name = fmt::format("gpusc {}", cfg.name);
+  std::strncpy(f.name, name.c_str(), sizeof(f.name) - 1);
+  f.globalMemoryBytes = cfg.memory.device_memory_bytes;
+  f.sharedMemoryPerSm = cfg.sm.shared_memory_bytes;
+  f.sharedMemoryPerBlock = std::min<uint64_t>(cfg.sm.shared_memory_bytes, 48 * 1024);
+  f.registersPerSm = cfg.sm.registers;
+  f.registersPerBlock = std::min<uint32_t>(cfg.sm.registers, 64 * 1024);
+  f.warpSize = cfg.sm.warp_size;
+  f.maxThreadsPerBlock = std::min<uint32_t>(1024, cfg.sm.max_threads);
+  f.maxThreadsPerSm = cfg.sm.max_threads;
+  f.maxBlocksPerSm = cfg.sm.max_ctas;
+  f.sms = cfg.gpu.num_sms;
+  f.computeCapability = cfg.gpu.compute_capability;
+  f.coreKhz = uint32_t(cfg.gpu.clocks.core_mhz * 1000);
+  // As the driver reports it: twice the DRAM command clock (a GTX480, 924 MHz, reports 1848 MHz),
+  // on a bus that is the partitions' channels side by side (384 bits on a GTX480).
+  f.memoryKhz = uint32_t(cfg.gpu.clocks.dram_mhz * 2000);
+  f.memoryBusBits =
+      cfg.memory.partitions * cfg.memory.dram.chips * cfg.memory.dram.bus_width_bytes * 8;
+  f.l2Bytes = uint32_t(std::min<uint64_t>(
+      0xffffffffu, cfg.l2.slice.enabled ? uint64_t(cfg.memory.partitions) *
+                                              cfg.l2.slices_per_partition * cfg.l2.slice.sizeBytes()
+                                        : 0));
+  return f;
+}
+
+ProgramServer::ProgramServer(Device& device, std::string programName, std::ostream& diagnostics)
+    : device_(device),
+      rt_(device, device.config().gpu.compute_capability, std::move(programName)),
+      diag_(diagnostics) {}
+
+std::string ProgramServer::newPrintf() {
+  const std::string& all = device_.printfOutput();
+  if (all.size() <= printfSent_) return {};
+  std::string text = all.substr(printfSent_);
+  printfSent_ = all.size();
+  return text;
+}
+
+void ProgramServer::serve(int sock) {
+  std::vector<uint8_t> payload;
+  for (;;) {
+    wire::RequestHeader h{};
+    if (!wire::readAll(sock, &h, sizeof h)) return;  // the program exited
+    if (h.bytes > kMaxMessageBytes) {
+      protocolError_ = fmt::format("a request of {} bytes", h.bytes);
+      return;
+    }
+    payload.resize(h.bytes);
+    if (h.bytes && !wire::readAll(sock, payload.data(), h.bytes)) return;
+    wire::Reader in(payload.data(), payload.size());
+    wire::ReplyHeader r{};
+    std::vector<uint8_t> out;
+    int fd = -1;
+    try {
+      out = handle(h.op, in, &fd);
+      if (!in.ok) throw CudaFailure(kErrorInvalidValue, "a request shorter than its operation");
+    } catch (const CudaFailure& e) {
+      r.code = e.code();
+      out.clear();
+      fd = -1;
+      diag_ << "gpusc: " << e.what() << " (" << errorName(e.code()) << ")\n" << std::flush;
+      failures_[errorName(e.code())] += 1;
+    }
+    if (h.op == wire::Op::Launch && r.code != kSuccess) {
+      // What a failed launch printed still reaches the program (a fault after printf).
+      const std::string text = newPrintf();
+      out.assign(text.begin(), text.end());
+    }
+    r.bytes = out.size();
+    r.hasFd = fd >= 0;
+    if (!wire::sendWithFd(sock, &r, sizeof r, fd) ||
+        (!out.empty() && !wire::writeAll(sock, out.data(), out.size())))
+      return;
+  }
+}
+
+std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* fdOut) {
+  std::vector<uint8_t> out;
+  switch (op) {
+    case wire::Op::Hello: {
+      const auto version = in.get<uint32_t>();
+      if (version != wire::kVersion)
+        throw CudaFailure(kErrorInitializationError,
+                          fmt::format("the program's runtime library speaks version {} of "
+                                      "gpusc's protocol, this gpusc version {}: use the library "
+                                      "installed with this gpusc",
+                                      version, wire::kVersion));
+      put(out, deviceFacts(device_.config()));
+      break;
+    }
+    case wire::Op::RegisterFatBinary:
+      put(out, u64(rt_.registerFatBinary(in.rest(), in.left())));
+      break;
+    case wire::Op::RegisterFunction: {
+      auto handle = static_cast<void**>(ptr(in.get<uint64_t>()));
+      const void* hostFun = ptr(in.get<uint64_t>());
+      const std::string name = in.getString();
+      rt_.registerFunction(handle, hostFun, name.c_str());
+      break;
+    }
+    case wire::Op::RegisterVar: {
+      auto handle = static_cast<void**>(ptr(in.get<uint64_t>()));
+      const void* hostVar = ptr(in.get<uint64_t>());
+      const auto bytes = in.get<uint64_t>();
+      const bool constant = in.get<uint32_t>() != 0;
+      const std::string name = in.getString();
+      rt_.registerVar(handle, hostVar, name.c_str(), bytes, constant);
+      break;
+    }
+    case wire::Op::UnregisterFatBinary:
+      rt_.unregisterFatBinary(static_cast<void**>(ptr(in.get<uint64_t>())));
+      break;
+    case wire::Op::KernelInfo: {
+      const void* hostFun = ptr(in.get<uint64_t>());
+      const Kernel& k = rt_.kernel(hostFun);
+      const func::Program& p = *k.program;
+      const PlatformConfig& cfg = device_.config();
+      wire::FunctionFacts f;
+      f.staticSharedBytes = p.dynamicSharedOffset;
+      f.constBytes = k.module ? k.module->constBank().size() : 0;
+      f.localBytesPerThread = p.localBytesPerThread;
+      f.regsPerThread = p.regsPerThread;
+      // The most threads a block of this kernel can have: the device's limit, and the warps whose
+      // registers fit one SM.
+      uint32_t maxThreads = std::min<uint32_t>(1024, cfg.sm.max_threads);
+      if (p.regsPerThread > 0) {
+        const uint32_t warps = cfg.sm.registers / (p.regsPerThread * cfg.sm.warp_size);
+        maxThreads = std::min(maxThreads, warps * cfg.sm.warp_size);
+      }
+      f.maxThreadsPerBlock = maxThreads;
+      f.ptxVersion = rt_.ptxArch(hostFun);
+      f.params = uint32_t(p.params.size());
+      put(out, f);
+      for (const auto& param : p.params) put(out, uint32_t(param.size));
+      break;
+    }
+    case wire::Op::Launch: {
+      const auto h = in.get<wire::LaunchHeader>();
+      if (!in.ok) break;
+      const void* hostFun = ptr(h.hostFun);
+      if (stopped_)
+        throw CudaFailure(kErrorLaunchTimeout,
+                          fmt::format("launch refused: the run stopped ({})", stopped_->what()));
+      const Kernel& k = rt_.kernel(hostFun);
+      std::vector<void*> args;
+      const uint8_t* at = in.rest();
+      size_t left = in.left();
+      for (const auto& param : k.program->params) {
+        if (left < param.size)
+          throw CudaFailure(kErrorInvalidValue,
+                            fmt::format("launch of {}: arguments for {} bytes of parameters, "
+                                        "{} sent",
+                                        k.name, param.size, left));
+        args.push_back(const_cast<uint8_t*>(at));
+        at += param.size;
+        left -= param.size;
+      }
+      try {
+        rt_.launch(hostFun, {h.grid[0], h.grid[1], h.grid[2]}, {h.block[0], h.block[1], h.block[2]},
+                   args.data(), h.sharedBytes, ptr(h.stream));
+      } catch (const RunStopped& e) {
+        stopped_ = e;
+        throw CudaFailure(kErrorLaunchTimeout, fmt::format("the run stopped: {}", e.what()));
+      } catch (const CudaFailure& e) {
+        if (e.code() >= kErrorIllegalAddress && e.code() <= kErrorLaunchFailure)
+          faults_.push_back(e.what());
+        throw;
+      }
+      const std::string text = newPrintf();
+      out.assign(text.begin(), text.end());
+      break;
+    }
+    case wire::Op::Malloc:
+      put(out, u64(rt_.malloc(in.get<uint64_t>())));
+      break;
+    case wire::Op::MallocShared: {
+      const void* p = rt_.mallocShared(in.get<uint64_t>());
+      put(out, u64(p));
+      put(out, device_.memory().sharedSpan(u64(p)));
+      *fdOut = device_.memory().sharedFile(u64(p));
+      break;
+    }
+    case wire::Op::Free:
+      rt_.free(ptr(in.get<uint64_t>()));
+      break;
+    case wire::Op::FreeHost:
+      rt_.freeHost(ptr(in.get<uint64_t>()));
+      break;
+    case wire::Op::CopyToDevice: {
+      void* dst = ptr(in.get<uint64_t>());
+      rt_.memcpy(dst, in.rest(), in.left(), kHostToDevice);
+      break;
+    }
+    case wire::Op::CopyFromDevice: {
+      const void* src = ptr(in.get<uint64_t>());
+      const auto bytes = in.get<uint64_t>();
+      if (bytes > kMaxMessageBytes)
+        throw CudaFailure(kErrorInvalidValue, fmt::format("a copy of {} bytes", bytes));
+      out.resize(bytes);
+      rt_.memcpy(out.data(), src, bytes, kDeviceToHost);
+      break;
+    }
+    case wire::Op::CopyDeviceToDevice: {
+      void* dst = ptr(in.get<uint64_t>());
+      const void* src = ptr(in.get<uint64_t>());
+      rt_.memcpy(dst, src, in.get<uint64_t>(), kDeviceToDevice);
+      break;
+    }
+    case wire::Op::Memset: {
+      void* dst = ptr(in.get<uint64_t>());
+      const auto value = in.get<uint32_t>();
+      rt_.memset(dst, int(value), in.get<uint64_t>());
+      break;
+    }
+    case wire::Op::CopyToSymbol: {
+      const void* symbol = ptr(in.get<uint64_t>());
+      const auto offset = in.get<uint64_t>();
+      const auto bytes = in.get<uint64_t>();
+      const auto deviceSrc = in.get<uint64_t>();
+      if (deviceSrc) {
+        rt_.memcpyToSymbol(symbol, ptr(deviceSrc), bytes, offset, kDeviceToDevice);
+      } else {
+        if (in.left() < bytes) throw CudaFailure(kErrorInvalidValue, "cudaMemcpyToSymbol: short");
+        rt_.memcpyToSymbol(symbol, in.rest(), bytes, offset, kHostToDevice);
+      }
+      break;
+    }
+    case wire::Op::CopyFromSymbol: {
+      const void* symbol = ptr(in.get<uint64_t>());
+      const auto offset = in.get<uint64_t>();
+      const auto bytes = in.get<uint64_t>();
+      const auto deviceDst = in.get<uint64_t>();
+      if (deviceDst) {
+        rt_.memcpyFromSymbol(ptr(deviceDst), symbol, bytes, offset, kDeviceToDevice);
+      } else {
+        if (bytes > kMaxMessageBytes)
+          throw CudaFailure(kErrorInvalidValue, fmt::format("a copy of {} bytes", bytes));
+        out.resize(bytes);
+        rt_.memcpyFromSymbol(out.data(), symbol, bytes, offset, kDeviceToHost);
+      }
+      break;
+    }
+    case wire::Op::SymbolAddress: {
+      const void* symbol = ptr(in.get<uint64_t>());
+      put(out, u64(rt_.symbolAddress(symbol)));
+      put(out, uint64_t(rt_.symbolSize(symbol)));
+      break;
+    }
+    case wire::Op::StreamCreate:
+      put(out, u64(rt_.createStream()));
+      break;
+    case wire::Op::StreamDestroy:
+      rt_.destroyStream(ptr(in.get<uint64_t>()));
+      break;
+    case wire::Op::StreamCheck:
+      rt_.checkStream(ptr(in.get<uint64_t>()));
+      break;
+    case wire::Op::EventCreate:
+      put(out, u64(rt_.createEvent()));
+      break;
+    case wire::Op::EventDestroy:
+      rt_.destroyEvent(ptr(in.get<uint64_t>()));
+      break;
+    case wire::Op::EventRecord: {
+      void* event = ptr(in.get<uint64_t>());
+      rt_.recordEvent(event, ptr(in.get<uint64_t>()));
+      break;
+    }
+    case wire::Op::EventElapsed: {
+      void* start = ptr(in.get<uint64_t>());
+      put(out, rt_.elapsedMs(start, ptr(in.get<uint64_t>())));
+      break;
+    }
+    case wire::Op::Occupancy: {
+      const Kernel& k = rt_.kernel(ptr(in.get<uint64_t>()));
+      const auto threads = in.get<uint32_t>();
+      const auto shared = in.get<uint64_t>();
+      if (threads == 0 || shared > 0xffffffffu)
+        throw CudaFailure(kErrorInvalidValue,
+                          fmt::format("occupancy of {}: {} threads, {} bytes of dynamic shared "
+                                      "memory per block",
+                                      k.name, threads, shared));
+      put(out, device_.ctasPerSm(k, {threads, 1, 1}, uint32_t(shared)));
+      break;
+    }
+    default:
+      throw CudaFailure(kErrorNotSupported,
+                        fmt::format("request {} is not one this gpusc knows: use the runtime "
+                                    "library installed with this gpusc",
+                                    uint32_t(op)));
+  }
+  return out;
+}
+
+}  // namespace gpusc::cudart

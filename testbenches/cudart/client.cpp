@@ -1,0 +1,226 @@
+#include "client.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cudart/cuda_errors.hpp"
+
+extern char** environ;
+
+namespace gpusc::cudart::shim {
+
+namespace {
+
+bool isExecutable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The gpusc that goes with this library: GPUSC_EXECUTABLE, else beside it in a build tree
+// (build/cudart/ and build/gpusc) or an installation (lib/gpusc/ and bin/gpusc), else on PATH.
+std::string simulatorPath() {
+  if (const char* e = std::getenv("GPUSC_EXECUTABLE"); e && *e) return e;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&simulatorPath), &info) && info.dli_fname) {
+    std::string dir = info.dli_fname;
+    dir = dir.substr(0, dir.find_last_of('/') + 1);
+    for (const char* rel : {"../gpusc", "../../bin/gpusc", "../bin/gpusc"})
+      if (isExecutable(dir + rel)) return dir + rel;
+  }
+  return "gpusc";
+}
+
+}  // namespace
+
+Client& Client::instance() {
+  static Client client;
+  return client;
+}
+
+Client::Client() { connect(); }
+
+Client::~Client() {
+  // The program's output before the simulator's summary (stdio flushes after this otherwise).
+  std::fflush(stdout);
+  if (sock_ >= 0) ::close(sock_);  // the simulator sees the program end
+  sock_ = -1;
+  if (simulatorPid_ > 0) {
+    // The simulator this library started writes the results and the summary now: the program
+    // ends after it, so that the summary comes before the shell's prompt.
+    int status = 0;
+    while (::waitpid(simulatorPid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+void Client::lost(const std::string& why) {
+  if (sock_ >= 0) ::close(sock_);
+  sock_ = -1;
+  if (lostWhy_.empty()) lostWhy_ = why;
+}
+
+void Client::connect() {
+  if (const char* text = std::getenv(wire::kSocketEnv); text && *text) {
+    char* end = nullptr;
+    const long fd = std::strtol(text, &end, 10);
+    if (*end != '\0' || fd < 0 || ::fcntl(int(fd), F_GETFD) < 0) {
+      lost(std::string(wire::kSocketEnv) + "=" + text + " is not an open descriptor");
+    } else {
+      sock_ = int(fd);
+      // Programs this one starts get a simulator of their own, not this connection.
+      ::fcntl(sock_, F_SETFD, FD_CLOEXEC);
+      ::unsetenv(wire::kSocketEnv);
+    }
+  } else {
+    spawnSimulator();
+  }
+  if (sock_ < 0) return;
+  wire::Buffer hello;
+  hello.put(wire::kVersion).putString(program_invocation_short_name);
+  std::vector<uint8_t> reply;
+  if (call(wire::Op::Hello, hello, &reply) == kSuccess && reply.size() == sizeof facts_)
+    std::memcpy(&facts_, reply.data(), sizeof facts_);
+  else
+    lost("the simulator refused the program (its message above)");
+}
+
+void Client::spawnSimulator() {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    lost(std::string("socketpair: ") + std::strerror(errno));
+    return;
+  }
+  const std::string path = simulatorPath();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pair[1], 3);  // dup2 clears close-on-exec
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::string name = program_invocation_short_name;
+  const char* argv[] = {path.c_str(), "exec",       "--attach-fd", "3",
+                        "--program",  name.c_str(), nullptr};
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, path.c_str(), &actions, nullptr,
+                                const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pair[1]);
+  if (rc != 0) {
+    ::close(pair[0]);
+    lost("cannot start " + path + ": " + std::strerror(rc) +
+         " (set GPUSC_EXECUTABLE, or run the program with `gpusc exec -- PROGRAM`)");
+    return;
+  }
+  sock_ = pair[0];
+  simulatorPid_ = pid;
+}
+
+int Client::call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>* reply, int* fd) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (fd) *fd = -1;
+  if (sock_ < 0) {
+    if (!reportedLost_) {
+      std::fprintf(stderr, "gpusc: no simulated device: %s\n", lostWhy_.c_str());
+      reportedLost_ = true;
+    }
+    return kErrorInitializationError;
+  }
+  wire::RequestHeader h{op, 0, request.bytes.size()};
+  if (!wire::writeAll(sock_, &h, sizeof h) ||
+      (!request.bytes.empty() &&
+       !wire::writeAll(sock_, request.bytes.data(), request.bytes.size()))) {
+    lost("the simulator has ended");
+    return call(op, request, reply, fd);
+  }
+  wire::ReplyHeader r{};
+  int received = -1;
+  if (!wire::recvWithFd(sock_, &r, sizeof r, &received)) {
+    lost("the simulator has ended");
+    return call(op, request, reply, fd);
+  }
+  std::vector<uint8_t> body(r.bytes);
+  if (r.bytes && !wire::readAll(sock_, body.data(), body.size())) {
+    if (received >= 0) ::close(received);
+    lost("the simulator has ended");
+    return call(op, request, reply, fd);
+  }
+  if (fd)
+    *fd = received;
+  else if (received >= 0)
+    ::close(received);
+  if (reply) *reply = std::move(body);
+  return r.code;
+}
+
+int Client::kernel(const void* hostFun, const Kernel** out) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (auto it = kernels_.find(hostFun); it != kernels_.end()) {
+    *out = &it->second;
+    return kSuccess;
+  }
+  wire::Buffer b;
+  b.put(uint64_t(reinterpret_cast<uintptr_t>(hostFun)));
+  std::vector<uint8_t> reply;
+  if (int e = call(wire::Op::KernelInfo, b, &reply); e != kSuccess) return e;
+  wire::Reader in(reply.data(), reply.size());
+  Kernel k;
+  k.facts = in.get<wire::FunctionFacts>();
+  for (uint32_t i = 0; i < k.facts.params && in.ok; ++i) k.paramSizes.push_back(in.get<uint32_t>());
+  if (!in.ok) return kErrorUnknown;
+  *out = &(kernels_[hostFun] = std::move(k));
+  return kSuccess;
+}
+
+void Client::forgetKernels() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  kernels_.clear();
+}
+
+void Client::addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  allocations_[base] = Allocation{bytes == 0 ? 1 : bytes, mapped, counted};
+}
+
+uint64_t Client::allocatedBytes() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  uint64_t sum = 0;
+  for (const auto& [base, a] : allocations_)
+    if (a.counted) sum += a.bytes;
+  return sum;
+}
+
+void Client::removeAllocation(uint64_t base) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  allocations_.erase(base);
+}
+
+bool Client::allocation(const void* p, uint64_t* base, uint64_t* bytes, uint64_t* mapped) const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const auto addr = uint64_t(reinterpret_cast<uintptr_t>(p));
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return false;
+  --it;
+  if (addr >= it->first + it->second.bytes) return false;
+  if (base) *base = it->first;
+  if (bytes) *bytes = it->second.bytes;
+  if (mapped) *mapped = it->second.mapped;
+  return true;
+}
+
+Client::Where Client::where(const void* p) const {
+  uint64_t mapped = 0;
+  if (!allocation(p, nullptr, nullptr, &mapped)) return Where::Host;
+  return mapped ? Where::Shared : Where::Device;
+}
+
+void Client::print(const std::vector<uint8_t>& text) {
+  if (!text.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+}  // namespace gpusc::cudart::shim

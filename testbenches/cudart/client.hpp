@@ -1,0 +1,93 @@
+// The program's side of libgpusc_cudart: its one connection to the gpusc process that simulates
+// its device (models/cudart/wire.hpp), and the runtime state that belongs to the program: the
+// allocations it holds (to tell device pointers from host pointers) and the kernels' parameter
+// layouts (the launch configurations and the error state are per thread: cudart_api.cpp).
+//
+// CUDA's runtime API is process-wide, so this state is too: one Client per process, made on the
+// first call (nvcc's registration code runs before main). Under `gpusc exec` the connection is the
+// socket gpusc passed down (GPUSC_CUDART_FD); otherwise the Client starts `gpusc exec --attach`
+// itself, with the settings in the environment, and waits for it to write the results when the
+// program exits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cudart/wire.hpp"
+
+namespace gpusc::cudart::shim {
+
+// dim3 as CUDA lays it out.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+struct Kernel {
+  wire::FunctionFacts facts;
+  std::vector<uint32_t> paramSizes;
+};
+
+class Client {
+ public:
+  static Client& instance();
+
+  // One request and its reply. Returns the CUDA error code (kErrorInitializationError when there
+  // is no simulator to ask, with the reason on stderr once). `fd` receives a descriptor sent with
+  // the reply (-1 when none).
+  int call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>* reply = nullptr,
+           int* fd = nullptr);
+
+  // The simulated device (zeros when there is no simulator).
+  const wire::DeviceFacts& facts() const { return facts_; }
+  bool connected() const { return sock_ >= 0; }
+
+  // A kernel's parameter layout and attributes, asked once.
+  int kernel(const void* hostFun, const Kernel** out);
+  void forgetKernels();
+
+  // Allocations, to classify pointers: device memory (host cannot touch it) and shared memory
+  // (mapped in this process at the same address).
+  // `mapped`: the bytes a shared allocation maps here; 0 for device memory. A symbol's memory
+  // (`counted` false) is device memory too, but not an allocation of the program's.
+  void addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted = true);
+  void removeAllocation(uint64_t base);
+  enum class Where { Host, Device, Shared };
+  Where where(const void* p) const;
+  // The base and size of the allocation holding `p` (false when none).
+  bool allocation(const void* p, uint64_t* base, uint64_t* bytes, uint64_t* mapped) const;
+  // The bytes of the program's allocations (cudaMemGetInfo).
+  uint64_t allocatedBytes() const;
+
+  // Writes device printf text to the program's stdout.
+  static void print(const std::vector<uint8_t>& text);
+
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+ private:
+  Client();
+  void connect();
+  void spawnSimulator();
+  void lost(const std::string& why);
+
+  mutable std::recursive_mutex mutex_;
+  int sock_ = -1;
+  int simulatorPid_ = -1;  // the gpusc this Client started (not under `gpusc exec`)
+  std::string lostWhy_;
+  bool reportedLost_ = false;
+  wire::DeviceFacts facts_{};
+  std::map<const void*, Kernel> kernels_;
+  struct Allocation {
+    uint64_t bytes;
+    uint64_t mapped;  // shared memory: the bytes mapped here
+    bool counted;
+  };
+  std::map<uint64_t, Allocation> allocations_;
+};
+
+}  // namespace gpusc::cudart::shim

@@ -1,0 +1,992 @@
+// libgpusc_cudart: the functions of CUDA's runtime API that gpusc implements, with the names,
+// arguments and symbol version (libcudart.so.13) that nvcc 13's host code links against. Each
+// one checks what it can in the program's process and asks the simulator (client.hpp) for the
+// rest. Every other function of the toolkit's runtime answers cudaErrorNotSupported with a
+// one-line message (unsupported.cpp, generated from cudart_symbols.txt).
+//
+// Errors follow the runtime's rules: each call's error becomes the calling thread's last error
+// (cudaGetLastError returns and clears it, cudaPeekAtLastError returns it); a kernel fault is
+// sticky, returned by every later call as on a GPU whose context is lost.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "client.hpp"
+#include "cuda_abi.hpp"
+#include "cudart/cuda_errors.hpp"
+
+#define GPUSC_API extern "C" __attribute__((visibility("default")))
+
+using namespace gpusc::cudart;
+using gpusc::cudart::shim::Client;
+using gpusc::cudart::shim::Dim3;
+namespace wire = gpusc::cudart::wire;
+namespace abi = gpusc::cudart::abi;
+
+namespace {
+
+thread_local int tLastError = kSuccess;
+// The <<<>>> configurations this thread pushed and its host stubs have not popped yet.
+struct Configuration {
+  Dim3 grid, block;
+  size_t sharedBytes;
+  void* stream;
+};
+thread_local std::vector<Configuration> tConfigurations;
+std::atomic<int> gSticky{kSuccess};
+
+bool isSticky(int code) {
+  switch (code) {
+    case kErrorIllegalAddress:
+    case kErrorMisalignedAddress:
+    case kErrorLaunchFailure:
+    case kErrorLaunchTimeout:
+    case kErrorIllegalInstruction:
+    case kErrorAssert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int record(int code) {
+  if (code != kSuccess) {
+    tLastError = code;
+    if (isSticky(code)) gSticky.store(code);
+  }
+  return code;
+}
+
+// A failure the library finds itself: its message on stderr, as the simulator writes its own.
+int fail(int code, const char* function, const std::string& why) {
+  std::fprintf(stderr, "gpusc: %s: %s (%s)\n", function, why.c_str(), errorName(code));
+  return record(code);
+}
+
+uint64_t u64(const void* p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); }
+void* ptr(uint64_t v) { return reinterpret_cast<void*>(uintptr_t(v)); }
+
+Client& client() { return Client::instance(); }
+
+// A call that works on the device: the sticky error first.
+#define GPUSC_STICKY()                                              \
+  do {                                                              \
+    if (int s_ = gSticky.load(); s_ != kSuccess) return record(s_); \
+  } while (0)
+
+int simple(wire::Op op, uint64_t a) {
+  GPUSC_STICKY();
+  wire::Buffer b;
+  b.put(a);
+  return record(client().call(op, b));
+}
+
+// ---- memory ----
+
+int copyToDevice(void* dst, const void* src, size_t bytes) {
+  wire::Buffer b;
+  b.put(u64(dst));
+  b.putBytes(src, bytes);
+  return client().call(wire::Op::CopyToDevice, b);
+}
+
+int copyFromDevice(void* dst, const void* src, size_t bytes) {
+  wire::Buffer b;
+  b.put(u64(src)).put(uint64_t(bytes));
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::CopyFromDevice, b, &reply); e != kSuccess) return e;
+  std::memcpy(dst, reply.data(), std::min<size_t>(bytes, reply.size()));
+  return kSuccess;
+}
+
+// cudaMemcpy of every kind: where each side lives decides who copies. Host and shared memory
+// are this process's; device memory is the simulator's.
+int memcpyAny(void* dst, const void* src, size_t bytes, int kind, const char* function) {
+  GPUSC_STICKY();
+  if (bytes == 0) return kSuccess;
+  if (dst == nullptr || src == nullptr) return fail(kErrorInvalidValue, function, "a null pointer");
+  Client& c = client();
+  const Client::Where d = c.where(dst), s = c.where(src);
+  bool toDevice = false, fromDevice = false;
+  if (!memcpySides(kind, d != Client::Where::Host, s != Client::Where::Host, &toDevice,
+                   &fromDevice))
+    return fail(kErrorInvalidMemcpyDirection, function,
+                "kind " + std::to_string(kind) + " is not a cudaMemcpyKind");
+  // A side the kind calls host must be memory this process can touch, and a side it calls
+  // device must be a device allocation.
+  if ((!toDevice && d == Client::Where::Device) || (!fromDevice && s == Client::Where::Device))
+    return fail(kErrorInvalidValue, function,
+                "the kind names host memory, but the pointer is device memory");
+  if ((toDevice && d == Client::Where::Host) || (fromDevice && s == Client::Where::Host))
+    return fail(kErrorInvalidValue, function,
+                "the kind names device memory, but the pointer is not inside a device allocation");
+  // Shared memory is mapped here: only plain device memory needs the simulator.
+  const bool dDev = d == Client::Where::Device, sDev = s == Client::Where::Device;
+  int e = kSuccess;
+  if (!dDev && !sDev) {
+    std::memmove(dst, src, bytes);
+  } else if (dDev && !sDev) {
+    e = copyToDevice(dst, src, bytes);
+  } else if (!dDev && sDev) {
+    e = copyFromDevice(dst, src, bytes);
+  } else {
+    wire::Buffer b;
+    b.put(u64(dst)).put(u64(src)).put(uint64_t(bytes));
+    e = c.call(wire::Op::CopyDeviceToDevice, b);
+  }
+  return record(e);
+}
+
+int mallocShared(void** p, size_t bytes, const char* function) {
+  GPUSC_STICKY();
+  if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
+  wire::Buffer b;
+  b.put(uint64_t(bytes));
+  std::vector<uint8_t> reply;
+  int fd = -1;
+  Client& c = client();
+  if (int e = c.call(wire::Op::MallocShared, b, &reply, &fd); e != kSuccess) return record(e);
+  wire::Reader in(reply.data(), reply.size());
+  const auto base = in.get<uint64_t>();
+  const auto span = in.get<uint64_t>();
+  void* got = fd >= 0 ? ::mmap(ptr(base), span, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0)
+                      : MAP_FAILED;
+  if (fd >= 0) ::close(fd);
+  if (got != ptr(base)) {
+    if (got != MAP_FAILED) ::munmap(got, span);
+    wire::Buffer f;
+    f.put(base);
+    c.call(wire::Op::FreeHost, f);
+    return fail(kErrorMemoryAllocation, function,
+                "cannot map the shared memory at its device address in this process (the "
+                "program already uses that address)");
+  }
+  c.addAllocation(base, bytes, span);
+  *p = got;
+  return kSuccess;
+}
+
+int freeAny(void* p, wire::Op op) {
+  GPUSC_STICKY();
+  if (p == nullptr) return kSuccess;
+  Client& c = client();
+  uint64_t base = 0, mapped = 0;
+  const bool known = c.allocation(p, &base, nullptr, &mapped) && base == u64(p);
+  wire::Buffer b;
+  b.put(u64(p));
+  const int e = c.call(op, b);
+  if (e == kSuccess && known) {
+    if (mapped) ::munmap(p, mapped);
+    c.removeAllocation(base);
+  }
+  return record(e);
+}
+
+// ---- launches ----
+
+int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
+           void* stream) {
+  GPUSC_STICKY();
+  Client& c = client();
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (int e = c.kernel(hostFun, &k); e != kSuccess) return record(e);
+  wire::LaunchHeader h;
+  h.hostFun = u64(hostFun);
+  h.grid[0] = grid.x, h.grid[1] = grid.y, h.grid[2] = grid.z;
+  h.block[0] = block.x, h.block[1] = block.y, h.block[2] = block.z;
+  h.sharedBytes = sharedBytes;
+  h.stream = u64(stream);
+  wire::Buffer b;
+  b.put(h);
+  if (!k->paramSizes.empty() && args == nullptr)
+    return fail(kErrorInvalidValue, "cudaLaunchKernel", "no argument array for the parameters");
+  for (size_t i = 0; i < k->paramSizes.size(); ++i) b.putBytes(args[i], k->paramSizes[i]);
+  std::vector<uint8_t> printed;
+  const int e = c.call(wire::Op::Launch, b, &printed);
+  Client::print(printed);
+  // A fault is asynchronous on a GPU: the launch itself succeeds, and every call after it
+  // returns the fault.
+  if (isSticky(e)) {
+    record(e);
+    return kSuccess;
+  }
+  return record(e);
+}
+
+std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
+
+}  // namespace
+
+// ===================================================================== registration
+
+GPUSC_API void** __cudaRegisterFatBinary(void* fatCubin) {
+  // nvcc's wrapper: magic, version, the container, (unused here).
+  struct Wrapper {
+    uint32_t magic, version;
+    const uint8_t* data;
+    void* unused;
+  };
+  const auto* w = static_cast<const Wrapper*>(fatCubin);
+  Client& c = client();
+  if (w == nullptr || w->magic != 0x466243B1u || w->data == nullptr) {
+    fail(kErrorInvalidKernelImage, "__cudaRegisterFatBinary", "not nvcc's fat binary wrapper");
+    return nullptr;
+  }
+  uint64_t body = 0;
+  std::memcpy(&body, w->data + 8, 8);
+  uint16_t headerBytes = 0;
+  std::memcpy(&headerBytes, w->data + 6, 2);
+  wire::Buffer b;
+  b.putBytes(w->data, headerBytes + body);
+  std::vector<uint8_t> reply;
+  if (int e = c.call(wire::Op::RegisterFatBinary, b, &reply); e != kSuccess || reply.size() != 8) {
+    record(e);
+    return nullptr;
+  }
+  uint64_t handle = 0;
+  std::memcpy(&handle, reply.data(), 8);
+  return static_cast<void**>(ptr(handle));
+}
+
+GPUSC_API void __cudaRegisterFatBinaryEnd(void**) {}
+
+GPUSC_API void __cudaUnregisterFatBinary(void** handle) {
+  if (handle == nullptr) return;
+  Client& c = client();
+  if (!c.connected()) return;  // nothing to tell
+  wire::Buffer b;
+  b.put(u64(handle));
+  c.call(wire::Op::UnregisterFatBinary, b);
+  c.forgetKernels();
+}
+
+GPUSC_API void __cudaRegisterFunction(void** handle, const char* hostFun, char*,
+                                      const char* deviceName, int, void*, void*, void*, void*,
+                                      int*) {
+  if (handle == nullptr) return;  // the fat binary was refused (said already)
+  wire::Buffer b;
+  b.put(u64(handle)).put(u64(hostFun)).putString(programNameOf(deviceName));
+  record(client().call(wire::Op::RegisterFunction, b));
+}
+
+GPUSC_API void __cudaRegisterVar(void** handle, char* hostVar, char*, const char* deviceName, int,
+                                 size_t size, int constant, int) {
+  if (handle == nullptr) return;
+  wire::Buffer b;
+  b.put(u64(handle)).put(u64(hostVar)).put(uint64_t(size)).put(uint32_t(constant != 0));
+  b.putString(programNameOf(deviceName));
+  record(client().call(wire::Op::RegisterVar, b));
+}
+
+GPUSC_API void __cudaRegisterManagedVar(void**, void**, char*, const char* deviceName, int, size_t,
+                                        int, int) {
+  fail(kErrorNotSupported, "__cudaRegisterManagedVar",
+       std::string("__managed__ variable ") + programNameOf(deviceName) +
+           " is not supported: allocate it with cudaMallocManaged");
+}
+
+GPUSC_API char __cudaInitModule(void**) { return 1; }
+
+GPUSC_API unsigned __cudaPushCallConfiguration(Dim3 grid, Dim3 block, size_t sharedMem,
+                                               void* stream) {
+  tConfigurations.push_back({grid, block, sharedMem, stream});
+  return 0;
+}
+
+GPUSC_API int __cudaPopCallConfiguration(Dim3* grid, Dim3* block, size_t* sharedMem, void* stream) {
+  auto& configs = tConfigurations;
+  if (configs.empty())
+    return fail(kErrorInvalidConfiguration, "__cudaPopCallConfiguration", "nothing pushed");
+  const auto c = configs.back();
+  configs.pop_back();
+  if (grid) *grid = c.grid;
+  if (block) *block = c.block;
+  if (sharedMem) *sharedMem = c.sharedBytes;
+  if (stream) *static_cast<void**>(stream) = c.stream;
+  return kSuccess;
+}
+
+// cudaKernel_t: the host stub itself.
+GPUSC_API int __cudaGetKernel(void** kernel, const void* hostFun) {
+  if (kernel == nullptr) return fail(kErrorInvalidValue, "__cudaGetKernel", "a null result");
+  *kernel = const_cast<void*>(hostFun);
+  return kSuccess;
+}
+
+GPUSC_API int __cudaLaunchKernel(void* kernel, Dim3 grid, Dim3 block, void** args, size_t shared,
+                                 void* stream) {
+  return launch(kernel, grid, block, args, shared, stream);
+}
+
+GPUSC_API int __cudaLaunchKernel_ptsz(void* kernel, Dim3 grid, Dim3 block, void** args,
+                                      size_t shared, void* stream) {
+  return launch(kernel, grid, block, args, shared, stream);
+}
+
+GPUSC_API int cudaLaunchKernel(const void* func, Dim3 grid, Dim3 block, void** args, size_t shared,
+                               void* stream) {
+  return launch(func, grid, block, args, shared, stream);
+}
+
+GPUSC_API int cudaLaunchKernel_ptsz(const void* func, Dim3 grid, Dim3 block, void** args,
+                                    size_t shared, void* stream) {
+  return launch(func, grid, block, args, shared, stream);
+}
+
+// cudaLaunchConfig_t (attributes: none supported).
+struct LaunchConfig {
+  Dim3 grid, block;
+  size_t dynamicSmemBytes;
+  void* stream;
+  void* attrs;
+  unsigned numAttrs;
+};
+
+GPUSC_API int cudaLaunchKernelExC(const LaunchConfig* config, const void* func, void** args) {
+  if (config == nullptr) return fail(kErrorInvalidValue, "cudaLaunchKernelExC", "no configuration");
+  if (config->numAttrs != 0)
+    return fail(kErrorNotSupported, "cudaLaunchKernelExC",
+                "launch attributes (clusters, cooperative launches, priorities) are not supported");
+  return launch(func, config->grid, config->block, args, config->dynamicSmemBytes, config->stream);
+}
+
+GPUSC_API int cudaLaunchKernelExC_ptsz(const LaunchConfig* config, const void* func, void** args) {
+  return cudaLaunchKernelExC(config, func, args);
+}
+
+// ===================================================================== errors
+
+GPUSC_API int cudaGetLastError() {
+  const int sticky = gSticky.load();
+  const int e = sticky ? sticky : tLastError;
+  tLastError = kSuccess;
+  return e;
+}
+
+GPUSC_API int cudaPeekAtLastError() {
+  const int sticky = gSticky.load();
+  return sticky ? sticky : tLastError;
+}
+
+GPUSC_API const char* cudaGetErrorName(int error) { return errorName(error); }
+GPUSC_API const char* cudaGetErrorString(int error) { return errorString(error); }
+
+// ===================================================================== device
+
+GPUSC_API int cudaGetDeviceCount(int* count) {
+  if (count == nullptr) return fail(kErrorInvalidValue, "cudaGetDeviceCount", "a null result");
+  *count = client().connected() ? 1 : 0;
+  return client().connected() ? kSuccess : record(kErrorNoDevice);
+}
+
+GPUSC_API int cudaGetDevice(int* device) {
+  if (device == nullptr) return fail(kErrorInvalidValue, "cudaGetDevice", "a null result");
+  *device = 0;
+  return kSuccess;
+}
+
+GPUSC_API int cudaSetDevice(int device) {
+  if (device != 0)
+    return fail(kErrorInvalidDevice, "cudaSetDevice",
+                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  return client().connected() ? kSuccess : record(kErrorNoDevice);
+}
+
+GPUSC_API int cudaInitDevice(int device, unsigned, unsigned) { return cudaSetDevice(device); }
+GPUSC_API int cudaSetDeviceFlags(unsigned) { return kSuccess; }
+GPUSC_API int cudaGetDeviceFlags(unsigned* flags) {
+  if (flags) *flags = 0;
+  return kSuccess;
+}
+GPUSC_API int cudaChooseDevice(int* device, const void*) {
+  if (device) *device = 0;
+  return kSuccess;
+}
+
+GPUSC_API int cudaDriverGetVersion(int* version) {
+  if (version == nullptr) return fail(kErrorInvalidValue, "cudaDriverGetVersion", "a null result");
+  *version = 13000;
+  return kSuccess;
+}
+
+GPUSC_API int cudaRuntimeGetVersion(int* version) {
+  if (version == nullptr) return fail(kErrorInvalidValue, "cudaRuntimeGetVersion", "a null result");
+  *version = 13000;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGetDeviceProperties(abi::DeviceProp* prop, int device) {
+  if (prop == nullptr) return fail(kErrorInvalidValue, "cudaGetDeviceProperties", "a null result");
+  if (device != 0)
+    return fail(kErrorInvalidDevice, "cudaGetDeviceProperties",
+                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  Client& c = client();
+  if (!c.connected()) return record(kErrorNoDevice);
+  const wire::DeviceFacts& f = c.facts();
+  std::memset(prop, 0, sizeof *prop);
+  std::memcpy(prop->name, f.name, sizeof prop->name);
+  prop->totalGlobalMem = f.globalMemoryBytes;
+  prop->sharedMemPerBlock = f.sharedMemoryPerBlock;
+  prop->regsPerBlock = int(f.registersPerBlock);
+  prop->warpSize = int(f.warpSize);
+  prop->memPitch = 0x7fffffff;
+  prop->maxThreadsPerBlock = int(f.maxThreadsPerBlock);
+  prop->maxThreadsDim[0] = 1024, prop->maxThreadsDim[1] = 1024, prop->maxThreadsDim[2] = 64;
+  prop->maxGridSize[0] = 0x7fffffff, prop->maxGridSize[1] = 65535, prop->maxGridSize[2] = 65535;
+  prop->totalConstMem = 64 * 1024;
+  prop->major = int(f.computeCapability / 10);
+  prop->minor = int(f.computeCapability % 10);
+  prop->textureAlignment = 512;
+  prop->texturePitchAlignment = 32;
+  prop->multiProcessorCount = int(f.sms);
+  prop->canMapHostMemory = 1;
+  prop->surfaceAlignment = 512;
+  prop->memoryBusWidth = int(f.memoryBusBits);
+  prop->l2CacheSize = int(f.l2Bytes);
+  prop->maxThreadsPerMultiProcessor = int(f.maxThreadsPerSm);
+  prop->globalL1CacheSupported = 1;
+  prop->localL1CacheSupported = 1;
+  prop->sharedMemPerMultiprocessor = f.sharedMemoryPerSm;
+  prop->regsPerMultiprocessor = int(f.registersPerSm);
+  prop->managedMemory = 1;
+  prop->unifiedAddressing = 1;
+  prop->sharedMemPerBlockOptin = f.sharedMemoryPerSm;
+  prop->maxBlocksPerMultiProcessor = int(f.maxBlocksPerSm);
+  prop->hostRegisterSupported = 1;
+  return kSuccess;
+}
+
+GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
+  if (value == nullptr) return fail(kErrorInvalidValue, "cudaDeviceGetAttribute", "a null result");
+  if (device != 0)
+    return fail(kErrorInvalidDevice, "cudaDeviceGetAttribute",
+                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  Client& c = client();
+  if (!c.connected()) return record(kErrorNoDevice);
+  const wire::DeviceFacts& f = c.facts();
+  switch (attr) {
+    case abi::kAttrMaxThreadsPerBlock:
+      *value = int(f.maxThreadsPerBlock);
+      break;
+    case abi::kAttrMaxBlockDimX:
+    case abi::kAttrMaxBlockDimY:
+      *value = 1024;
+      break;
+    case abi::kAttrMaxBlockDimZ:
+      *value = 64;
+      break;
+    case abi::kAttrMaxGridDimX:
+      *value = 0x7fffffff;
+      break;
+    case abi::kAttrMaxGridDimY:
+    case abi::kAttrMaxGridDimZ:
+      *value = 65535;
+      break;
+    case abi::kAttrMaxSharedMemoryPerBlock:
+      *value = int(f.sharedMemoryPerBlock);
+      break;
+    case abi::kAttrTotalConstantMemory:
+      *value = 64 * 1024;
+      break;
+    case abi::kAttrWarpSize:
+      *value = int(f.warpSize);
+      break;
+    case abi::kAttrMaxRegistersPerBlock:
+      *value = int(f.registersPerBlock);
+      break;
+    case abi::kAttrClockRate:
+      *value = int(f.coreKhz);
+      break;
+    case abi::kAttrMultiProcessorCount:
+      *value = int(f.sms);
+      break;
+    case abi::kAttrMemoryClockRate:
+      *value = int(f.memoryKhz);
+      break;
+    case abi::kAttrGlobalMemoryBusWidth:
+      *value = int(f.memoryBusBits);
+      break;
+    case abi::kAttrL2CacheSize:
+      *value = int(f.l2Bytes);
+      break;
+    case abi::kAttrMaxThreadsPerMultiProcessor:
+      *value = int(f.maxThreadsPerSm);
+      break;
+    case abi::kAttrComputeCapabilityMajor:
+      *value = int(f.computeCapability / 10);
+      break;
+    case abi::kAttrComputeCapabilityMinor:
+      *value = int(f.computeCapability % 10);
+      break;
+    case abi::kAttrMaxSharedMemoryPerMultiprocessor:
+      *value = int(f.sharedMemoryPerSm);
+      break;
+    case abi::kAttrMaxRegistersPerMultiprocessor:
+      *value = int(f.registersPerSm);
+      break;
+    case abi::kAttrManagedMemory:
+      *value = 1;
+      break;
+    default:
+      return fail(kErrorNotSupported, "cudaDeviceGetAttribute",
+                  "attribute " + std::to_string(attr) + " is not one gpusc describes");
+  }
+  return kSuccess;
+}
+
+GPUSC_API int cudaDeviceSynchronize() {
+  GPUSC_STICKY();
+  return kSuccess;  // every call completes before it returns
+}
+GPUSC_API int cudaDeviceReset() { return kSuccess; }
+GPUSC_API int cudaDeviceSetCacheConfig(int) { return kSuccess; }
+GPUSC_API int cudaDeviceGetCacheConfig(int* config) {
+  if (config) *config = 0;
+  return kSuccess;
+}
+GPUSC_API int cudaDeviceSetLimit(int, size_t) { return kSuccess; }
+GPUSC_API int cudaDeviceGetLimit(size_t* value, int limit) {
+  if (value == nullptr) return fail(kErrorInvalidValue, "cudaDeviceGetLimit", "a null result");
+  switch (limit) {
+    case 0:
+      *value = 1024;
+      break;  // stack bytes per thread
+    case 1:
+      *value = 1 << 20;
+      break;  // printf FIFO
+    case 2:
+      *value = 8 << 20;
+      break;  // malloc heap
+    default:
+      *value = 0;
+      break;
+  }
+  return kSuccess;
+}
+GPUSC_API int cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  if (least) *least = 0;
+  if (greatest) *greatest = 0;
+  return kSuccess;
+}
+GPUSC_API int cudaDeviceCanAccessPeer(int* can, int, int) {
+  if (can) *can = 0;
+  return kSuccess;
+}
+GPUSC_API int cudaProfilerStart() { return kSuccess; }
+GPUSC_API int cudaProfilerStop() { return kSuccess; }
+
+// ===================================================================== functions
+
+GPUSC_API int cudaFuncGetAttributes(abi::FuncAttributes* attr, const void* func) {
+  GPUSC_STICKY();
+  if (attr == nullptr) return fail(kErrorInvalidValue, "cudaFuncGetAttributes", "a null result");
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (int e = client().kernel(func, &k); e != kSuccess) return record(e);
+  std::memset(attr, 0, sizeof *attr);
+  attr->sharedSizeBytes = k->facts.staticSharedBytes;
+  attr->constSizeBytes = k->facts.constBytes;
+  attr->localSizeBytes = k->facts.localBytesPerThread;
+  attr->maxThreadsPerBlock = int(k->facts.maxThreadsPerBlock);
+  attr->numRegs = int(k->facts.regsPerThread);
+  attr->ptxVersion = int(k->facts.ptxVersion);
+  attr->binaryVersion = int(client().facts().computeCapability);
+  attr->maxDynamicSharedSizeBytes =
+      int(client().facts().sharedMemoryPerBlock -
+          std::min<uint64_t>(client().facts().sharedMemoryPerBlock, k->facts.staticSharedBytes));
+  attr->preferredShmemCarveout = -1;
+  return kSuccess;
+}
+
+GPUSC_API int cudaFuncSetAttribute(const void* func, int, int) {
+  GPUSC_STICKY();
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  return record(client().kernel(func, &k));  // the limits are checked at launch
+}
+
+GPUSC_API int cudaFuncSetCacheConfig(const void*, int) { return kSuccess; }
+
+GPUSC_API int cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func,
+                                                                     int blockSize,
+                                                                     size_t dynamicShared,
+                                                                     unsigned) {
+  GPUSC_STICKY();
+  if (blocks == nullptr || blockSize <= 0)
+    return fail(kErrorInvalidValue, "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                "a null result or a block of no threads");
+  wire::Buffer b;
+  b.put(u64(func)).put(uint32_t(blockSize)).put(uint64_t(dynamicShared));
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::Occupancy, b, &reply); e != kSuccess) return record(e);
+  uint32_t n = 0;
+  std::memcpy(&n, reply.data(), std::min<size_t>(4, reply.size()));
+  *blocks = int(n);
+  return kSuccess;
+}
+
+GPUSC_API int cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
+                                                            int blockSize, size_t dynamicShared) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, func, blockSize,
+                                                                dynamicShared, 0);
+}
+
+// ===================================================================== memory
+
+GPUSC_API int cudaMalloc(void** p, size_t bytes) {
+  GPUSC_STICKY();
+  if (p == nullptr) return fail(kErrorInvalidValue, "cudaMalloc", "a null pointer for the result");
+  wire::Buffer b;
+  b.put(uint64_t(bytes));
+  std::vector<uint8_t> reply;
+  Client& c = client();
+  if (int e = c.call(wire::Op::Malloc, b, &reply); e != kSuccess) return record(e);
+  uint64_t addr = 0;
+  std::memcpy(&addr, reply.data(), std::min<size_t>(8, reply.size()));
+  c.addAllocation(addr, bytes, 0);
+  *p = ptr(addr);
+  return kSuccess;
+}
+
+GPUSC_API int cudaMallocAsync(void** p, size_t bytes, void*) { return cudaMalloc(p, bytes); }
+GPUSC_API int cudaMallocAsync_ptsz(void** p, size_t bytes, void*) { return cudaMalloc(p, bytes); }
+
+GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
+  if (pitch == nullptr) return fail(kErrorInvalidValue, "cudaMallocPitch", "a null pitch");
+  // Rows aligned as the device's textures are (cudaDeviceProp::textureAlignment, 512 bytes).
+  *pitch = (width + 511) / 512 * 512;
+  return cudaMalloc(p, *pitch * height);
+}
+
+GPUSC_API int cudaMallocHost(void** p, size_t bytes) {
+  return mallocShared(p, bytes, "cudaMallocHost");
+}
+GPUSC_API int cudaHostAlloc(void** p, size_t bytes, unsigned) {
+  return mallocShared(p, bytes, "cudaHostAlloc");
+}
+GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned) {
+  return mallocShared(p, bytes, "cudaMallocManaged");
+}
+
+GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned) {
+  if (devicePtr == nullptr)
+    return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "a null result");
+  if (client().where(hostPtr) != Client::Where::Shared)
+    return fail(kErrorInvalidValue, "cudaHostGetDevicePointer",
+                "the pointer is not memory cudaHostAlloc or cudaMallocHost returned");
+  *devicePtr = hostPtr;  // one address for both
+  return kSuccess;
+}
+
+GPUSC_API int cudaHostRegister(void*, size_t, unsigned) { return kSuccess; }  // pinning: nothing
+GPUSC_API int cudaHostUnregister(void*) { return kSuccess; }
+
+GPUSC_API int cudaFree(void* p) { return freeAny(p, wire::Op::Free); }
+GPUSC_API int cudaFreeAsync(void* p, void*) { return freeAny(p, wire::Op::Free); }
+GPUSC_API int cudaFreeAsync_ptsz(void* p, void*) { return freeAny(p, wire::Op::Free); }
+GPUSC_API int cudaFreeHost(void* p) { return freeAny(p, wire::Op::FreeHost); }
+
+GPUSC_API int cudaMemGetInfo(size_t* freeBytes, size_t* total) {
+  GPUSC_STICKY();
+  // The program's allocations against the device's capacity.
+  const uint64_t capacity = client().facts().globalMemoryBytes;
+  const uint64_t used = std::min(capacity, client().allocatedBytes());
+  if (total) *total = capacity;
+  if (freeBytes) *freeBytes = capacity - used;
+  return kSuccess;
+}
+
+GPUSC_API int cudaPointerGetAttributes(void* attributes, const void* p) {
+  struct PointerAttributes {
+    int type;  // 0 unregistered, 1 host, 2 device, 3 managed
+    int device;
+    void* devicePointer;
+    void* hostPointer;
+  };
+  auto* a = static_cast<PointerAttributes*>(attributes);
+  if (a == nullptr) return fail(kErrorInvalidValue, "cudaPointerGetAttributes", "a null result");
+  switch (client().where(p)) {
+    case Client::Where::Host:
+      *a = {0, -2, nullptr, const_cast<void*>(p)};
+      break;
+    case Client::Where::Device:
+      *a = {2, 0, const_cast<void*>(p), nullptr};
+      break;
+    case Client::Where::Shared:
+      *a = {3, 0, const_cast<void*>(p), const_cast<void*>(p)};
+      break;
+  }
+  return kSuccess;
+}
+
+GPUSC_API int cudaMemcpy(void* dst, const void* src, size_t bytes, int kind) {
+  return memcpyAny(dst, src, bytes, kind, "cudaMemcpy");
+}
+GPUSC_API int cudaMemcpy_ptds(void* dst, const void* src, size_t bytes, int kind) {
+  return memcpyAny(dst, src, bytes, kind, "cudaMemcpy");
+}
+GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void*) {
+  return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync");
+}
+GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind, void*) {
+  return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync");
+}
+
+GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                           size_t height, int kind) {
+  if (width > dpitch || width > spitch)
+    return fail(kErrorInvalidValue, "cudaMemcpy2D", "a row wider than its pitch");
+  for (size_t row = 0; row < height; ++row)
+    if (int e =
+            memcpyAny(static_cast<uint8_t*>(dst) + row * dpitch,
+                      static_cast<const uint8_t*>(src) + row * spitch, width, kind, "cudaMemcpy2D");
+        e != kSuccess)
+      return e;
+  return kSuccess;
+}
+GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                size_t width, size_t height, int kind, void*) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+GPUSC_API int cudaMemset(void* dst, int value, size_t bytes) {
+  GPUSC_STICKY();
+  if (bytes == 0) return kSuccess;
+  if (client().where(dst) == Client::Where::Shared) {
+    uint64_t base = 0, size = 0;
+    client().allocation(dst, &base, &size, nullptr);
+    if (u64(dst) + bytes > base + size)
+      return fail(kErrorInvalidValue, "cudaMemset", "past the end of the allocation");
+    std::memset(dst, value, bytes);
+    return kSuccess;
+  }
+  wire::Buffer b;
+  b.put(u64(dst)).put(uint32_t(value)).put(uint64_t(bytes));
+  return record(client().call(wire::Op::Memset, b));
+}
+GPUSC_API int cudaMemset_ptds(void* dst, int value, size_t bytes) {
+  return cudaMemset(dst, value, bytes);
+}
+GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void*) {
+  return cudaMemset(dst, value, bytes);
+}
+GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void*) {
+  return cudaMemset(dst, value, bytes);
+}
+GPUSC_API int cudaMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  for (size_t row = 0; row < height; ++row)
+    if (int e = cudaMemset(static_cast<uint8_t*>(dst) + row * pitch, value, width); e != kSuccess)
+      return e;
+  return kSuccess;
+}
+
+GPUSC_API int cudaMemPrefetchAsync(const void*, size_t, ...) { return kSuccess; }
+GPUSC_API int cudaMemAdvise(const void*, size_t, ...) { return kSuccess; }
+GPUSC_API int cudaStreamAttachMemAsync(void*, void*, size_t, unsigned) { return kSuccess; }
+
+// ---- symbols ----
+
+GPUSC_API int cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset,
+                                 int kind) {
+  GPUSC_STICKY();
+  if (kind != kHostToDevice && kind != kDeviceToDevice && kind != kDefault)
+    return fail(kErrorInvalidMemcpyDirection, "cudaMemcpyToSymbol", "kind " + std::to_string(kind));
+  const bool fromDevice = client().where(src) == Client::Where::Device;
+  if (kind == kDeviceToDevice && !fromDevice && client().where(src) == Client::Where::Host)
+    return fail(kErrorInvalidValue, "cudaMemcpyToSymbol", "the source is not device memory");
+  wire::Buffer b;
+  b.put(u64(symbol)).put(uint64_t(offset)).put(uint64_t(bytes)).put(fromDevice ? u64(src) : 0);
+  if (!fromDevice) b.putBytes(src, bytes);
+  return record(client().call(wire::Op::CopyToSymbol, b));
+}
+GPUSC_API int cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t bytes,
+                                      size_t offset, int kind) {
+  return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+}
+GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
+                                      size_t offset, int kind, void*) {
+  return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+}
+GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
+                                           size_t offset, int kind, void*) {
+  return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+}
+
+GPUSC_API int cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset,
+                                   int kind) {
+  GPUSC_STICKY();
+  if (kind != kDeviceToHost && kind != kDeviceToDevice && kind != kDefault)
+    return fail(kErrorInvalidMemcpyDirection, "cudaMemcpyFromSymbol",
+                "kind " + std::to_string(kind));
+  const bool toDevice = client().where(dst) == Client::Where::Device;
+  wire::Buffer b;
+  b.put(u64(symbol)).put(uint64_t(offset)).put(uint64_t(bytes)).put(toDevice ? u64(dst) : 0);
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::CopyFromSymbol, b, &reply); e != kSuccess) return record(e);
+  if (!toDevice) std::memcpy(dst, reply.data(), std::min(bytes, reply.size()));
+  return kSuccess;
+}
+GPUSC_API int cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t bytes, size_t offset,
+                                        int kind) {
+  return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
+}
+GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes, size_t offset,
+                                        int kind, void*) {
+  return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
+}
+GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
+                                             size_t offset, int kind, void*) {
+  return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
+}
+
+GPUSC_API int cudaGetSymbolAddress(void** devPtr, const void* symbol) {
+  GPUSC_STICKY();
+  if (devPtr == nullptr) return fail(kErrorInvalidValue, "cudaGetSymbolAddress", "a null result");
+  wire::Buffer b;
+  b.put(u64(symbol));
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::SymbolAddress, b, &reply); e != kSuccess) return record(e);
+  wire::Reader in(reply.data(), reply.size());
+  const auto addr = in.get<uint64_t>();
+  const auto bytes = in.get<uint64_t>();
+  client().addAllocation(addr, bytes, 0, false);  // device memory the program may copy to
+  *devPtr = ptr(addr);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGetSymbolSize(size_t* size, const void* symbol) {
+  GPUSC_STICKY();
+  if (size == nullptr) return fail(kErrorInvalidValue, "cudaGetSymbolSize", "a null result");
+  wire::Buffer b;
+  b.put(u64(symbol));
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::SymbolAddress, b, &reply); e != kSuccess) return record(e);
+  wire::Reader in(reply.data(), reply.size());
+  in.get<uint64_t>();
+  *size = in.get<uint64_t>();
+  return kSuccess;
+}
+
+// ===================================================================== streams and events
+
+GPUSC_API int cudaStreamCreate(void** stream) {
+  GPUSC_STICKY();
+  if (stream == nullptr) return fail(kErrorInvalidValue, "cudaStreamCreate", "a null result");
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::StreamCreate, {}, &reply); e != kSuccess) return record(e);
+  uint64_t s = 0;
+  std::memcpy(&s, reply.data(), std::min<size_t>(8, reply.size()));
+  *stream = ptr(s);
+  return kSuccess;
+}
+GPUSC_API int cudaStreamCreateWithFlags(void** stream, unsigned) {
+  return cudaStreamCreate(stream);
+}
+GPUSC_API int cudaStreamCreateWithPriority(void** stream, unsigned, int) {
+  return cudaStreamCreate(stream);
+}
+GPUSC_API int cudaStreamDestroy(void* stream) {
+  return simple(wire::Op::StreamDestroy, u64(stream));
+}
+GPUSC_API int cudaStreamSynchronize(void* stream) {
+  return simple(wire::Op::StreamCheck, u64(stream));
+}
+GPUSC_API int cudaStreamSynchronize_ptsz(void* stream) { return cudaStreamSynchronize(stream); }
+GPUSC_API int cudaStreamQuery(void* stream) { return simple(wire::Op::StreamCheck, u64(stream)); }
+GPUSC_API int cudaStreamQuery_ptsz(void* stream) { return cudaStreamQuery(stream); }
+GPUSC_API int cudaStreamWaitEvent(void* stream, void*, unsigned) {
+  return simple(wire::Op::StreamCheck, u64(stream));
+}
+GPUSC_API int cudaStreamWaitEvent_ptsz(void* stream, void* event, unsigned flags) {
+  return cudaStreamWaitEvent(stream, event, flags);
+}
+
+// Streams are served in order, one call at a time: a host function runs once the work before it
+// has, which is now.
+GPUSC_API int cudaLaunchHostFunc(void* stream, void (*fn)(void*), void* userData) {
+  if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
+  if (fn) fn(userData);
+  return kSuccess;
+}
+GPUSC_API int cudaLaunchHostFunc_ptsz(void* stream, void (*fn)(void*), void* userData) {
+  return cudaLaunchHostFunc(stream, fn, userData);
+}
+GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*), void* userData,
+                                    unsigned) {
+  if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
+  if (cb) cb(stream, kSuccess, userData);
+  return kSuccess;
+}
+GPUSC_API int cudaStreamAddCallback_ptsz(void* stream, void (*cb)(void*, int, void*),
+                                         void* userData, unsigned flags) {
+  return cudaStreamAddCallback(stream, cb, userData, flags);
+}
+
+GPUSC_API int cudaEventCreate(void** event) {
+  GPUSC_STICKY();
+  if (event == nullptr) return fail(kErrorInvalidValue, "cudaEventCreate", "a null result");
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::EventCreate, {}, &reply); e != kSuccess) return record(e);
+  uint64_t h = 0;
+  std::memcpy(&h, reply.data(), std::min<size_t>(8, reply.size()));
+  *event = ptr(h);
+  return kSuccess;
+}
+GPUSC_API int cudaEventCreateWithFlags(void** event, unsigned) { return cudaEventCreate(event); }
+GPUSC_API int cudaEventDestroy(void* event) { return simple(wire::Op::EventDestroy, u64(event)); }
+GPUSC_API int cudaEventRecord(void* event, void* stream) {
+  GPUSC_STICKY();
+  wire::Buffer b;
+  b.put(u64(event)).put(u64(stream));
+  return record(client().call(wire::Op::EventRecord, b));
+}
+GPUSC_API int cudaEventRecord_ptsz(void* event, void* stream) {
+  return cudaEventRecord(event, stream);
+}
+GPUSC_API int cudaEventRecordWithFlags(void* event, void* stream, unsigned) {
+  return cudaEventRecord(event, stream);
+}
+GPUSC_API int cudaEventRecordWithFlags_ptsz(void* event, void* stream, unsigned) {
+  return cudaEventRecord(event, stream);
+}
+GPUSC_API int cudaEventSynchronize(void*) {
+  GPUSC_STICKY();
+  return kSuccess;
+}
+GPUSC_API int cudaEventQuery(void*) {
+  GPUSC_STICKY();
+  return kSuccess;
+}
+GPUSC_API int cudaEventElapsedTime(float* ms, void* start, void* end) {
+  GPUSC_STICKY();
+  if (ms == nullptr) return fail(kErrorInvalidValue, "cudaEventElapsedTime", "a null result");
+  wire::Buffer b;
+  b.put(u64(start)).put(u64(end));
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::EventElapsed, b, &reply); e != kSuccess) return record(e);
+  std::memcpy(ms, reply.data(), std::min<size_t>(sizeof(float), reply.size()));
+  return kSuccess;
+}
+
+// ===================================================================== texture formats
+
+struct ChannelFormatDesc {
+  int x, y, z, w;
+  int f;
+};
+GPUSC_API ChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, int f) {
+  return {x, y, z, w, f};
+}
+
+// ===================================================================== the rest
+
+// unsupported.cpp's functions: one line naming the function, then cudaErrorNotSupported.
+extern "C" __attribute__((visibility("hidden"))) int gpusc_cudart_unsupported(const char* name) {
+  std::fprintf(stderr,
+               "gpusc: %s is not supported by gpusc's CUDA runtime (docs/cuda-programs.md lists "
+               "what is)\n",
+               name);
+  return record(kErrorNotSupported);
+}

@@ -1,0 +1,57 @@
+// What a GPU refuses, with the codes it gives: launches no device can run (too many threads per
+// block, too much shared memory, a grid of no blocks), a copy of no kind, a pointer that is not an
+// allocation, a device that does not exist, and a runtime function gpusc does not implement. None
+// is sticky: a correct launch afterwards runs. Also the attributes and the occupancy calculator.
+#include <cstdio>
+
+#include <cuda_runtime.h>
+
+#include "check.hpp"
+
+__global__ void fill(int* v, int value) {
+  extern __shared__ int scratch[];
+  scratch[threadIdx.x] = value;
+  __syncthreads();
+  v[blockIdx.x * blockDim.x + threadIdx.x] = scratch[threadIdx.x];
+}
+
+int main() {
+  int* v;
+  CHECK(cudaMalloc(&v, 4096 * sizeof(int)));
+  fill<<<1, 2048, 2048 * sizeof(int)>>>(v, 1);
+  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  EXPECT_ERROR(cudaGetLastError(), cudaSuccess);  // read and cleared
+  fill<<<1, 64, 1 << 20>>>(v, 1);
+  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  fill<<<0, 64, 64 * sizeof(int)>>>(v, 1);
+  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  int host[4];
+  EXPECT_ERROR(cudaMemcpy(host, v, sizeof host, cudaMemcpyKind(7)),
+               cudaErrorInvalidMemcpyDirection);
+  EXPECT_ERROR(cudaFree(host), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaSetDevice(1), cudaErrorInvalidDevice);
+  cudaGraph_t graph;
+  EXPECT_ERROR(cudaGraphCreate(&graph, 0), cudaErrorNotSupported);
+  cudaGetLastError();
+  int count = 0;
+  CHECK(cudaGetDeviceCount(&count));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  cudaFuncAttributes attr;
+  CHECK(cudaFuncGetAttributes(&attr, fill));
+  int blocks = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fill, 256, 256 * sizeof(int)));
+  std::printf(
+      "%d device: %s, %d SMs, compute capability %d.%d; fill: %d registers, %d blocks "
+      "of 256 threads per SM\n",
+      count, prop.name, prop.multiProcessorCount, prop.major, prop.minor, attr.numRegs, blocks);
+  fill<<<4, 256, 256 * sizeof(int)>>>(v, 7);
+  CHECK(cudaGetLastError());
+  int out[1024];
+  CHECK(cudaMemcpy(out, v, sizeof out, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int x : out) bad += x != 7;
+  const bool attrsOk = count == 1 && attr.numRegs > 0 && attr.maxThreadsPerBlock > 0 &&
+                       blocks > 0 && blocks * 256 <= prop.maxThreadsPerMultiProcessor;
+  return verdict(bad == 0 && attrsOk, "refused launches and calls give a GPU's error codes");
+}
