@@ -21,6 +21,11 @@ install(TARGETS gpusc_models gpusc_rtl_blocks gpusc_catalog gpusc_gtest_main gpu
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 install(TARGETS gpusc RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# The CUDA runtime library of gpusc exec, in a folder of its own (programs find it first there,
+# as libcudart.so.13); gpusc looks for it at ../lib/gpusc beside its executable.
+install(TARGETS gpusc_cudart LIBRARY DESTINATION "lib/gpusc")
+install(CODE "execute_process(COMMAND \"${CMAKE_COMMAND}\" -E create_symlink libgpusc_cudart.so
+              \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/gpusc/libcudart.so.13\")")
 install(EXPORT gpuscTargets NAMESPACE gpusc:: DESTINATION "${GPUSC_CMAKE_DIR}")
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/gpuscConfig.cmake.in"
