@@ -1,7 +1,8 @@
 // The binary interface of CUDA 13's runtime as a program compiled by nvcc sees it: the layouts
 // of the structures it passes to the runtime and the values of its enumerations, written out by
 // gpusc (a program built against the toolkit's headers must find the same bytes where it looks;
-// test_cudart_abi checks every offset against the toolkit's headers where they are installed).
+// the test cuda_exec.abi_layout checks every offset and value against the toolkit's headers where
+// nvcc is found: tests/cuda/abi_layout.cu).
 #pragma once
 
 #include <cstddef>
@@ -127,7 +128,8 @@ struct FuncAttributes {
   int reserved[16];
 };
 
-// cudaDeviceAttr values gpusc answers (cudaDeviceGetAttribute).
+// cudaDeviceAttr values gpusc answers from the platform (cudaDeviceGetAttribute); the others up
+// to kAttrLast are features it does not model.
 enum DeviceAttr : int {
   kAttrMaxThreadsPerBlock = 1,
   kAttrMaxBlockDimX = 2,
@@ -139,18 +141,30 @@ enum DeviceAttr : int {
   kAttrMaxSharedMemoryPerBlock = 8,
   kAttrTotalConstantMemory = 9,
   kAttrWarpSize = 10,
+  kAttrMaxPitch = 11,
   kAttrMaxRegistersPerBlock = 12,
   kAttrClockRate = 13,
+  kAttrTextureAlignment = 14,
   kAttrMultiProcessorCount = 16,
+  kAttrCanMapHostMemory = 19,
+  kAttrSurfaceAlignment = 30,
   kAttrMemoryClockRate = 36,
   kAttrGlobalMemoryBusWidth = 37,
   kAttrL2CacheSize = 38,
   kAttrMaxThreadsPerMultiProcessor = 39,
+  kAttrUnifiedAddressing = 41,
+  kAttrTexturePitchAlignment = 51,
   kAttrComputeCapabilityMajor = 75,
   kAttrComputeCapabilityMinor = 76,
+  kAttrGlobalL1CacheSupported = 79,
+  kAttrLocalL1CacheSupported = 80,
   kAttrMaxSharedMemoryPerMultiprocessor = 81,
   kAttrMaxRegistersPerMultiprocessor = 82,
   kAttrManagedMemory = 83,
+  kAttrMaxSharedMemoryPerBlockOptin = 97,
+  kAttrHostRegisterSupported = 99,
+  kAttrMaxBlocksPerMultiprocessor = 106,
+  kAttrLast = 147,  // cudaDevAttrOnlyPartialHostNativeAtomicSupported, CUDA 13's last
 };
 
 }  // namespace gpusc::cudart::abi

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "client.hpp"
 #include "cuda_abi.hpp"
@@ -419,14 +420,11 @@ GPUSC_API int cudaRuntimeGetVersion(int* version) {
   return kSuccess;
 }
 
-GPUSC_API int cudaGetDeviceProperties(abi::DeviceProp* prop, int device) {
-  if (prop == nullptr) return fail(kErrorInvalidValue, "cudaGetDeviceProperties", "a null result");
-  if (device != 0)
-    return fail(kErrorInvalidDevice, "cudaGetDeviceProperties",
-                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
-  Client& c = client();
-  if (!c.connected()) return record(kErrorNoDevice);
-  const wire::DeviceFacts& f = c.facts();
+namespace {
+
+// The simulated device as cudaDeviceProp describes it (the fields of features gpusc does not
+// model, such as textures and peer access, 0).
+void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   std::memset(prop, 0, sizeof *prop);
   std::memcpy(prop->name, f.name, sizeof prop->name);
   prop->totalGlobalMem = f.globalMemoryBytes;
@@ -457,6 +455,18 @@ GPUSC_API int cudaGetDeviceProperties(abi::DeviceProp* prop, int device) {
   prop->sharedMemPerBlockOptin = f.sharedMemoryPerSm;
   prop->maxBlocksPerMultiProcessor = int(f.maxBlocksPerSm);
   prop->hostRegisterSupported = 1;
+}
+
+}  // namespace
+
+GPUSC_API int cudaGetDeviceProperties(abi::DeviceProp* prop, int device) {
+  if (prop == nullptr) return fail(kErrorInvalidValue, "cudaGetDeviceProperties", "a null result");
+  if (device != 0)
+    return fail(kErrorInvalidDevice, "cudaGetDeviceProperties",
+                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  Client& c = client();
+  if (!c.connected()) return record(kErrorNoDevice);
+  describeDevice(c.facts(), prop);
   return kSuccess;
 }
 
@@ -468,73 +478,54 @@ GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
   Client& c = client();
   if (!c.connected()) return record(kErrorNoDevice);
   const wire::DeviceFacts& f = c.facts();
-  switch (attr) {
-    case abi::kAttrMaxThreadsPerBlock:
-      *value = int(f.maxThreadsPerBlock);
-      break;
-    case abi::kAttrMaxBlockDimX:
-    case abi::kAttrMaxBlockDimY:
-      *value = 1024;
-      break;
-    case abi::kAttrMaxBlockDimZ:
-      *value = 64;
-      break;
-    case abi::kAttrMaxGridDimX:
-      *value = 0x7fffffff;
-      break;
-    case abi::kAttrMaxGridDimY:
-    case abi::kAttrMaxGridDimZ:
-      *value = 65535;
-      break;
-    case abi::kAttrMaxSharedMemoryPerBlock:
-      *value = int(f.sharedMemoryPerBlock);
-      break;
-    case abi::kAttrTotalConstantMemory:
-      *value = 64 * 1024;
-      break;
-    case abi::kAttrWarpSize:
-      *value = int(f.warpSize);
-      break;
-    case abi::kAttrMaxRegistersPerBlock:
-      *value = int(f.registersPerBlock);
-      break;
-    case abi::kAttrClockRate:
-      *value = int(f.coreKhz);
-      break;
-    case abi::kAttrMultiProcessorCount:
-      *value = int(f.sms);
-      break;
-    case abi::kAttrMemoryClockRate:
-      *value = int(f.memoryKhz);
-      break;
-    case abi::kAttrGlobalMemoryBusWidth:
-      *value = int(f.memoryBusBits);
-      break;
-    case abi::kAttrL2CacheSize:
-      *value = int(f.l2Bytes);
-      break;
-    case abi::kAttrMaxThreadsPerMultiProcessor:
-      *value = int(f.maxThreadsPerSm);
-      break;
-    case abi::kAttrComputeCapabilityMajor:
-      *value = int(f.computeCapability / 10);
-      break;
-    case abi::kAttrComputeCapabilityMinor:
-      *value = int(f.computeCapability % 10);
-      break;
-    case abi::kAttrMaxSharedMemoryPerMultiprocessor:
-      *value = int(f.sharedMemoryPerSm);
-      break;
-    case abi::kAttrMaxRegistersPerMultiprocessor:
-      *value = int(f.registersPerSm);
-      break;
-    case abi::kAttrManagedMemory:
-      *value = 1;
-      break;
-    default:
-      return fail(kErrorNotSupported, "cudaDeviceGetAttribute",
-                  "attribute " + std::to_string(attr) + " is not one gpusc describes");
-  }
+  abi::DeviceProp p;
+  describeDevice(f, &p);
+  // The attributes with a cudaDeviceProp field or a platform value; every other attribute of
+  // CUDA 13's cudaDeviceAttr (1 to 147) is a feature gpusc does not model: 0.
+  const std::pair<int, int64_t> known[] = {
+      {abi::kAttrMaxThreadsPerBlock, p.maxThreadsPerBlock},
+      {abi::kAttrMaxBlockDimX, p.maxThreadsDim[0]},
+      {abi::kAttrMaxBlockDimY, p.maxThreadsDim[1]},
+      {abi::kAttrMaxBlockDimZ, p.maxThreadsDim[2]},
+      {abi::kAttrMaxGridDimX, p.maxGridSize[0]},
+      {abi::kAttrMaxGridDimY, p.maxGridSize[1]},
+      {abi::kAttrMaxGridDimZ, p.maxGridSize[2]},
+      {abi::kAttrMaxSharedMemoryPerBlock, p.sharedMemPerBlock},
+      {abi::kAttrTotalConstantMemory, p.totalConstMem},
+      {abi::kAttrWarpSize, p.warpSize},
+      {abi::kAttrMaxPitch, p.memPitch},
+      {abi::kAttrMaxRegistersPerBlock, p.regsPerBlock},
+      {abi::kAttrClockRate, f.coreKhz},
+      {abi::kAttrTextureAlignment, p.textureAlignment},
+      {abi::kAttrMultiProcessorCount, p.multiProcessorCount},
+      {abi::kAttrCanMapHostMemory, p.canMapHostMemory},
+      {abi::kAttrSurfaceAlignment, p.surfaceAlignment},
+      {abi::kAttrMemoryClockRate, f.memoryKhz},
+      {abi::kAttrGlobalMemoryBusWidth, p.memoryBusWidth},
+      {abi::kAttrL2CacheSize, p.l2CacheSize},
+      {abi::kAttrMaxThreadsPerMultiProcessor, p.maxThreadsPerMultiProcessor},
+      {abi::kAttrUnifiedAddressing, p.unifiedAddressing},
+      {abi::kAttrTexturePitchAlignment, p.texturePitchAlignment},
+      {abi::kAttrComputeCapabilityMajor, p.major},
+      {abi::kAttrComputeCapabilityMinor, p.minor},
+      {abi::kAttrGlobalL1CacheSupported, p.globalL1CacheSupported},
+      {abi::kAttrLocalL1CacheSupported, p.localL1CacheSupported},
+      {abi::kAttrMaxSharedMemoryPerMultiprocessor, p.sharedMemPerMultiprocessor},
+      {abi::kAttrMaxRegistersPerMultiprocessor, p.regsPerMultiprocessor},
+      {abi::kAttrManagedMemory, p.managedMemory},
+      {abi::kAttrMaxSharedMemoryPerBlockOptin, p.sharedMemPerBlockOptin},
+      {abi::kAttrHostRegisterSupported, p.hostRegisterSupported},
+      {abi::kAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
+  };
+  for (const auto& [a, v] : known)
+    if (a == attr) {
+      *value = int(v);
+      return kSuccess;
+    }
+  if (attr < 1 || attr > abi::kAttrLast)
+    return fail(kErrorInvalidValue, "cudaDeviceGetAttribute",
+                "attribute " + std::to_string(attr) + " is not a cudaDeviceAttr");
+  *value = 0;
   return kSuccess;
 }
 

@@ -41,10 +41,19 @@ int main() {
   CHECK(cudaFuncGetAttributes(&attr, fill));
   int blocks = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fill, 256, 256 * sizeof(int)));
+  // CUDA's header template on top of the calculator, cudaFuncGetAttributes and the attributes.
+  int minGrid = 0, bestBlock = 0;
+  CHECK(cudaOccupancyMaxPotentialBlockSize(&minGrid, &bestBlock, fill, 0, 1024));
+  int computeMode = -1, sms = 0;
+  CHECK(cudaDeviceGetAttribute(&computeMode, cudaDevAttrComputeMode, 0));
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  EXPECT_ERROR(cudaDeviceGetAttribute(&sms, cudaDeviceAttr(100000), 0), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidValue);  // read and cleared
   std::printf(
       "%d device: %s, %d SMs, compute capability %d.%d; fill: %d registers, %d blocks "
-      "of 256 threads per SM\n",
-      count, prop.name, prop.multiProcessorCount, prop.major, prop.minor, attr.numRegs, blocks);
+      "of 256 threads per SM; best block %d threads, a grid of %d blocks fills the device\n",
+      count, prop.name, prop.multiProcessorCount, prop.major, prop.minor, attr.numRegs, blocks,
+      bestBlock, minGrid);
   fill<<<4, 256, 256 * sizeof(int)>>>(v, 7);
   CHECK(cudaGetLastError());
   int out[1024];
@@ -52,6 +61,8 @@ int main() {
   int bad = 0;
   for (int x : out) bad += x != 7;
   const bool attrsOk = count == 1 && attr.numRegs > 0 && attr.maxThreadsPerBlock > 0 &&
-                       blocks > 0 && blocks * 256 <= prop.maxThreadsPerMultiProcessor;
+                       blocks > 0 && blocks * 256 <= prop.maxThreadsPerMultiProcessor &&
+                       bestBlock > 0 && bestBlock <= 1024 && minGrid >= sms &&
+                       computeMode == cudaComputeModeDefault && sms == prop.multiProcessorCount;
   return verdict(bad == 0 && attrsOk, "refused launches and calls give a GPU's error codes");
 }
