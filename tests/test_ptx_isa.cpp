@@ -1097,6 +1097,47 @@ TEST(DevicePrintf, VprintfFormatsEachThreadInOrder) {
   EXPECT_EQ(dev.printfOutput().substr(dev.printfOutput().size() - 24), "thread 0 of 1:  0.00 ok\n");
 }
 
+// ---- device assert and warpSize ----------------------------------------------------------------
+
+// nvcc's assert() calls the runtime's __assertfail: a passing assert costs nothing, a failing one
+// prints CUDA's line (thread and block of the first failing lane) and faults the launch (the CUDA
+// runtime's cudaErrorAssert), in both modes.
+TEST(DeviceAssert, AFailingAssertPrintsCudasLineAndFaults) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_assert.ptx");
+    std::vector<int32_t> v(300);
+    for (int i = 0; i < 300; ++i) v[i] = i;
+    const DevPtr dv = dev.upload(v);
+    dev.launch(m.kernel("check_below"), {3}, {128}, 0, KernelArgs().ptr(dv).i32(300).i32(300));
+    EXPECT_EQ(dev.printfOutput(), "");
+    try {
+      dev.launch(m.kernel("check_below"), {3}, {128}, 0, KernelArgs().ptr(dv).i32(300).i32(200));
+      ADD_FAILURE() << "the assert did not fail";
+    } catch (const KernelFault& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("assertion `v[i] < limit` failed (", 0), 0u)
+          << e.what();
+    }
+    // Functional mode runs the blocks in order: element 200, thread 72 of block 1, fails first.
+    // In timing mode the first to fail is whichever failing warp an SM reaches first.
+    const std::string line =
+        mode == ExecMode::Functional
+            ? "block: [1,0,0], thread: [72,0,0] Assertion `v[i] < limit` failed.\n"
+            : "Assertion `v[i] < limit` failed.\n";
+    EXPECT_NE(dev.printfOutput().find(line), std::string::npos) << dev.printfOutput();
+  }
+}
+
+// CUDA's warpSize is PTX's predefined constant WARP_SZ.
+TEST(DeviceAssert, WarpSzIsTheWarpSize) {
+  Device dev(platform());
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_assert.ptx");
+  const DevPtr out = dev.malloc(64 * 4);
+  dev.launch(m.kernel("warp_size"), {1}, {64}, 0, KernelArgs().ptr(out));
+  const auto got = dev.download<int32_t>(out, 64);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(got[i], 32000 + i % 32) << i;
+}
+
 // ---- warp matrix instructions ------------------------------------------------------------------
 
 // Runs `body` in one warp. Thread l starts with in[l][0..15] in %i0..%i15 (.b32) and the body

@@ -515,7 +515,11 @@ struct GpuConfig : config::Section {
   uint32_t ctas_per_sm_per_cycle = 1;  // gpgpu-sim issues at most one CTA to an SM per cycle
   bool check_protocol = false;
   CoreCountConfig core_count;
-  uint32_t compute_capability = 20;  // GF100 (GTX480): compute capability 2.0
+  // The instruction set programs may use, not the microarchitecture: the engine executes PTX ISA
+  // 9.0 beyond graphics (warp shuffles, votes, mma, ...) as nvcc 13 emits it for its oldest
+  // target, sm_75, and builds nothing older. A GTX480 is 2.0, but programs that see 2.0 refuse to
+  // run, or skip features the engine runs, and no nvcc 13 binary can target it.
+  uint32_t compute_capability = 75;
 
   template <class V>
   void visit(V& v) {
@@ -531,8 +535,9 @@ struct GpuConfig : config::Section {
     v.field("core_count", core_count,
             "Congestion-aware core count (cta_placement congestion-aware, seed 002)");
     v.field("compute_capability", compute_capability,
-            "CUDA compute capability the device reports to programs, major * 10 + minor (20: "
-            "2.0); a fat binary's PTX is picked for it",
+            "CUDA compute capability the device reports to programs, major * 10 + minor (75: "
+            "7.5, the instruction set the engine executes, not the SM's generation); a fat "
+            "binary's PTX is picked for it",
             Range<uint32_t>{10, 199});
   }
 };

@@ -20,6 +20,7 @@ int faultCode(const KernelFault& fault) {
   if (startsWith(what, "illegal ")) return kErrorIllegalAddress;
   if (startsWith(what, "misaligned ")) return kErrorMisalignedAddress;
   if (startsWith(what, "deadlock ")) return kErrorLaunchTimeout;
+  if (startsWith(what, "assertion ")) return kErrorAssert;
   return kErrorLaunchFailure;
 }
 

@@ -43,7 +43,7 @@ class CudaFailure : public std::runtime_error {
 
 // The CUDA error a kernel fault gives on a GPU: an illegal address 700, a misaligned one 716, a
 // trap 719 (unspecified launch failure), a launch that never finishes 702 (the watchdog's
-// timeout); anything else 719.
+// timeout), a failed device assert 710; anything else 719.
 int faultCode(const KernelFault& fault);
 
 class Runtime {

@@ -160,7 +160,7 @@ class Decoder {
     std::copy(std::begin(entry_.reqntid), std::end(entry_.reqntid), p_->reqntid);
     std::copy(std::begin(entry_.maxntid), std::end(entry_.maxntid), p_->maxntid);
     collectFunctions(&entry_, {});
-    p_->usesDeviceRuntime = vprintf_ != nullptr || !heapFuncs_.empty();
+    p_->usesDeviceRuntime = vprintf_ != nullptr || assertFail_ != nullptr || !heapFuncs_.empty();
     assignRegisters();
     layoutShared();
     layoutLocal();
@@ -209,6 +209,10 @@ class Decoder {
         invalid(s.instr.loc, "call to undeclared function '" + s.instr.callee + "'");
       if (callee->isExtern && isVprintf(callee)) {
         vprintf_ = callee;
+        continue;
+      }
+      if (callee->isExtern && isAssertFail(callee)) {
+        assertFail_ = callee;
         continue;
       }
       if (callee->isExtern && isRuntimeHeap(callee)) {
@@ -306,6 +310,14 @@ class Decoder {
     return f->name == "vprintf" && f->params.size() == 2 && f->returns.size() <= 1 &&
            f->params[0]->sizeBytes() == 8 && f->params[1]->sizeBytes() == 8 &&
            (f->returns.empty() || f->returns[0]->sizeBytes() == 4);
+  }
+
+  // Device assert: the CUDA runtime's `__assertfail(const char* message, const char* file,
+  // unsigned line, const char* function, size_t charSize)`.
+  static bool isAssertFail(const Function* f) {
+    return f->name == "__assertfail" && f->params.size() == 5 && f->returns.empty() &&
+           f->params[0]->sizeBytes() == 8 && f->params[1]->sizeBytes() == 8 &&
+           f->params[2]->sizeBytes() == 4 && f->params[3]->sizeBytes() == 8;
   }
 
   uint32_t newSlot() { return nextSlot_++; }
@@ -409,6 +421,8 @@ class Decoder {
       for (const auto& v : vprintf_->params) placeCall(v.get());
       for (const auto& v : vprintf_->returns) placeCall(v.get());
     }
+    if (assertFail_)
+      for (const auto& v : assertFail_->params) placeCall(v.get());
     for (const Function* f : heapFuncs_) {
       for (const auto& v : f->params) placeCall(v.get());
       for (const auto& v : f->returns) placeCall(v.get());
@@ -1583,6 +1597,17 @@ class Decoder {
         x.src[5] = callee->returns.empty()
                        ? kNoPc
                        : static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
+        x.cls = InstClass::Nop;
+        finish();
+        return;
+      }
+      if (callee == assertFail_ && assertFail_ != nullptr) {
+        x.fn = handlers::assertFail();
+        x.space = MemSpace::CallParam;
+        x.imm = static_cast<int64_t>(addrOf_.at(callee->params[0].get()));
+        x.aux = static_cast<uint32_t>(addrOf_.at(callee->params[1].get()));
+        x.src[4] = static_cast<uint32_t>(addrOf_.at(callee->params[2].get()));
+        x.src[5] = static_cast<uint32_t>(addrOf_.at(callee->params[3].get()));
         x.cls = InstClass::Nop;
         finish();
         return;
@@ -3023,6 +3048,7 @@ class Decoder {
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
   uint32_t stackSlot_ = kNoPc;         // alloca's per-thread bytes in use (when the kernel has one)
   const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
+  const Function* assertFail_ = nullptr;    // the module's __assertfail declaration, when called
   std::vector<const Function*> heapFuncs_;  // malloc and free, when called
   std::vector<const Function*> addressTaken_;
   bool addressTakenDone_ = false;

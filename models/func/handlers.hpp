@@ -218,6 +218,7 @@ Handler atomic(AtomOp op, Type t, bool returnsValue);
 // call vprintf: appends each lane's text to LaunchState::printfLog (imm, aux, src[5]: offsets of
 // the format pointer, the argument-buffer pointer and the return value in the call-param area).
 Handler vprintf();
+Handler assertFail();  // call __assertfail: a failed device assert
 // call malloc / call free (the CUDA runtime's device heap, LaunchState::heap): imm is the offset
 // of the argument in the call-param area, aux (malloc) of the result.
 Handler deviceMalloc();

@@ -482,6 +482,33 @@ void vprintfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
+// call __assertfail (a failed device assert): imm, aux, src[4] and src[5] are the call-parameter
+// offsets of the message, file, line and function. The first failing lane prints CUDA's line
+// (to the printf output, as the runtime's device-side buffer does) and faults the launch, which
+// the CUDA runtime reports as cudaErrorAssert.
+void assertFailHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (mask == 0) return;
+  const int l = __builtin_ctz(mask);
+  auto pointer = [&](uint64_t off) {
+    uint64_t v;
+    std::memcpy(&v, resolve(c, MemSpace::CallParam, off, 8, l, false).ptr, 8);
+    return v;
+  };
+  uint32_t line;
+  std::memcpy(&line, resolve(c, MemSpace::CallParam, in.src[4], 4, l, false).ptr, 4);
+  const std::string message = readCString(c, pointer(uint64_t(in.imm)), l);
+  const std::string file = readCString(c, pointer(in.aux), l);
+  const std::string function = readCString(c, pointer(in.src[5]), l);
+  const uint32_t t = c.w->idInCta * kWarpSize + uint32_t(l);
+  const uint32_t bx = c.L->block.x, by = c.L->block.y;
+  const std::string text =
+      fmt::format("{}:{}: {}: block: [{},{},{}], thread: [{},{},{}] Assertion `{}` failed.\n", file,
+                  line, function, c.cta->ctaid.x, c.cta->ctaid.y, c.cta->ctaid.z, t % bx,
+                  (t / bx) % by, t / (bx * by), message);
+  if (c.L->printfLog) *c.L->printfLog += text;
+  c.fault(l, fmt::format("assertion `{}` failed ({}:{})", message, file, line));
+}
+
 // call malloc / call free: imm is the offset of the argument in the call-parameter area, aux
 // (malloc) of the result. Lanes allocate in lane order.
 void mallocHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
@@ -611,6 +638,7 @@ Handler store(MemSpace space, unsigned bytes) {
 }
 
 Handler vprintf() { return &vprintfHandler; }
+Handler assertFail() { return &assertFailHandler; }
 Handler deviceMalloc() { return &mallocHandler; }
 Handler deviceFree() { return &freeHandler; }
 

@@ -225,6 +225,19 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
         fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {} "
                     "(sm.shared_memory_bytes)",
                     shared, p.dynamicSharedOffset, dyn, cfg_.sm.shared_memory_bytes));
+  // What one SM must hold for a block to run at all, its warps and their registers: refused in
+  // both modes alike (a launch the timing model cannot place fails in functional mode too, as on
+  // the platform's hardware).
+  const SmConfig& s = cfg_.sm;
+  const sm::CtaFootprint f = footprint(k, block, uint32_t(shared));
+  if (f.registers > s.registers)
+    bad(fmt::format(
+        "a block of {} threads needs {} registers ({} per thread, each warp's rounded up to "
+        "sm.register_allocation_granularity {}); an SM has {} (sm.registers)",
+        f.threads, f.registers, p.regsPerThread, s.register_allocation_granularity, s.registers));
+  if (f.warps > s.max_warps)
+    bad(fmt::format("a block of {} warps exceeds the SM's {} (sm.max_warps)", f.warps,
+                    s.max_warps));
 }
 
 std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) const {
@@ -346,18 +359,6 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     }
   } else {
     const sm::CtaFootprint f = footprint(k, block, L.sharedBytes);
-    const SmConfig& s = cfg_.sm;
-    if (f.registers > s.registers)
-      throw InputError(fmt::format(
-          "launch of {}: a block of {} threads needs {} registers ({} per thread, each warp's "
-          "rounded up to sm.register_allocation_granularity {}); an SM has {} (sm.registers)",
-          k.name, f.threads, f.registers, k.program->regsPerThread,
-          s.register_allocation_granularity, s.registers));
-    if (f.warps > s.max_warps)
-      throw InputError(
-          fmt::format("launch of {}: a block of {} warps exceeds the SM's {} "
-                      "(sm.max_warps)",
-                      k.name, f.warps, s.max_warps));
     auto it = codeBase_.find(k.program.get());
     if (it == codeBase_.end())
       it = codeBase_

@@ -961,6 +961,13 @@ class Parser {
           unsupported(t);
         fail(t, "'" + name + "' is not a declared register");
       }
+      // WARP_SZ, the PTX ISA's predefined constant for the warp size (what CUDA's warpSize
+      // compiles to): an immediate 32, unless the module declares a variable of that name.
+      if (name == "WARP_SZ" && lookup(name) == nullptr) {
+        o.kind = Operand::Kind::Imm;
+        o.imm = 32;
+        return o;
+      }
       o.kind = Operand::Kind::Symbol;
       o.name = name;
       o.var = lookup(name);
