@@ -40,9 +40,9 @@ uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
   // The host maps the pages at the device address; where the process already has a mapping
   // there, the next free range of the device's address space is tried.
   for (int attempt = 0; attempt < 64; ++attempt) {
-    const uint64_t base = next_;
-    next_ += span + kPageSize;
-    if (next_ >= kWindowBase) break;
+    const uint64_t base = nextShared_;
+    nextShared_ += span + kPageSize;
+    if (nextShared_ >= kWindowBase) break;
     void* want = reinterpret_cast<void*>(base);
     void* got = ::mmap(want, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     if (got == MAP_FAILED) {

@@ -22,6 +22,10 @@ class GlobalMemory {
   static constexpr unsigned kPageBits = 16;  // 64 KB pages; allocations start on a page
   static constexpr uint64_t kPageSize = 1ull << kPageBits;
   static constexpr uint64_t kHeapBase = 0x1'0000'0000ull;  // first device address
+  // First address of the shared allocations (allocateShared): high in the device's address space,
+  // where a host process has nothing mapped (the low addresses may be taken: AddressSanitizer's
+  // shadow memory covers 2 GB to 16 TB).
+  static constexpr uint64_t kSharedBase = 0x4000'0000'0000ull;
 
   explicit GlobalMemory(uint64_t capacityBytes);
   ~GlobalMemory();
@@ -98,6 +102,7 @@ class GlobalMemory {
   uint64_t capacity_;
   uint64_t allocated_ = 0;
   uint64_t next_ = kHeapBase;
+  uint64_t nextShared_ = kSharedBase;
   std::map<uint64_t, uint64_t> allocs_;  // base -> size
   // A page's bytes: owned, or (a shared allocation's) the host mapping.
   struct Page {
