@@ -189,7 +189,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                    args.data(), h.sharedBytes, ptr(h.stream));
       } catch (const RunStopped& e) {
         stopped_ = e;
-        throw CudaFailure(kErrorLaunchTimeout, fmt::format("the run stopped: {}", e.what()));
+        throw CudaFailure(kErrorLaunchTimeout, e.what());
       } catch (const CudaFailure& e) {
         if (e.code() >= kErrorIllegalAddress && e.code() <= kErrorLaunchFailure)
           faults_.push_back(e.what());

@@ -8,6 +8,7 @@
   --expect-stderr REGEX  stderr must match
   --exit N               gpusc's exit status (default 0: the program's own)
   --launches N           stats.json must hold N launches
+  --option=OPT           an option of gpusc exec (repeatable; e.g. --option=--max-cycles=500)
   --environment          start the program directly, with libgpusc_cudart first on
                          LD_LIBRARY_PATH and the settings in GPUSC_* variables (as a script
                          would), instead of through `gpusc exec`
@@ -39,6 +40,7 @@ def main():
     p.add_argument("--exit", type=int, default=0)
     p.add_argument("--launches", type=int)
     p.add_argument("--environment", action="store_true")
+    p.add_argument("--option", action="append", default=[])
     a = p.parse_args(argv)
     if not os.path.exists(a.program):
         print(f"skipped: {a.program} was not built: nvcc was not found when gpusc was configured "
@@ -56,7 +58,8 @@ def main():
             cmd = [a.program, *extra]
         else:
             env = None
-            cmd = [a.gpusc, "exec", "-q", "--mode", a.mode, "-o", out, "--", a.program, *extra]
+            cmd = [a.gpusc, "exec", "-q", "--mode", a.mode, "-o", out, *a.option, "--", a.program,
+                   *extra]
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
         print(r.stdout, end="")
         print(r.stderr, end="", file=sys.stderr)
