@@ -13,17 +13,14 @@
 #include "cudart/cuda_errors.hpp"
 #include "cudart/runtime.hpp"
 #include "gpu/device.hpp"
+#include "support/test_data.hpp"
 
 using namespace gpusc;
 using namespace gpusc::cudart;
 
 namespace {
 
-std::vector<uint8_t> readBytes(const std::string& name) {
-  std::ifstream in(std::string(GPUSC_SOURCE_DIR) + "/tests/data/fatbin/" + name, std::ios::binary);
-  EXPECT_TRUE(in) << name;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::vector<uint8_t> readBytes(const std::string& name) { return readTestData("fatbin/" + name); }
 
 // nvcc's wrapper of the container that holds the PTX (the section's second container).
 struct Wrapper {

@@ -13,17 +13,14 @@
 #include "common/platform_config.hpp"
 #include "cudart/fatbin.hpp"
 #include "gpu/device.hpp"
+#include "support/test_data.hpp"
 
 using namespace gpusc;
 using namespace gpusc::cudart;
 
 namespace {
 
-std::vector<uint8_t> readBytes(const std::string& name) {
-  std::ifstream in(std::string(GPUSC_SOURCE_DIR) + "/tests/data/fatbin/" + name, std::ios::binary);
-  EXPECT_TRUE(in) << name;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::vector<uint8_t> readBytes(const std::string& name) { return readTestData("fatbin/" + name); }
 
 FatBinary parse(const std::vector<uint8_t>& bytes) {
   return parseFatbin(bytes.data(), bytes.size(), "axpy");

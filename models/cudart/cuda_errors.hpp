@@ -41,6 +41,21 @@ enum MemcpyKind : int {
   kDefault = 4
 };
 
+// A kernel fault's code: the context is lost, as on a GPU, and every later call returns it.
+inline bool isStickyError(int code) {
+  switch (code) {
+    case kErrorIllegalAddress:
+    case kErrorMisalignedAddress:
+    case kErrorLaunchFailure:
+    case kErrorLaunchTimeout:
+    case kErrorIllegalInstruction:
+    case kErrorAssert:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The sides of a cudaMemcpy of `kind` that are device memory (for cudaMemcpyDefault, the sides
 // whose pointers lie in device allocations). False when `kind` is not a cudaMemcpyKind.
 inline bool memcpySides(int kind, bool dstIsDevice, bool srcIsDevice, bool* toDevice,

@@ -425,18 +425,7 @@ float Runtime::elapsedMs(void* start, void* end) {
 
 int Runtime::fail(const CudaFailure& f) {
   lastError_ = f.code();
-  switch (f.code()) {
-    case kErrorIllegalAddress:
-    case kErrorMisalignedAddress:
-    case kErrorLaunchFailure:
-    case kErrorLaunchTimeout:
-    case kErrorIllegalInstruction:
-    case kErrorAssert:
-      sticky_ = f.code();  // the context is lost, as on a GPU
-      break;
-    default:
-      break;
-  }
+  if (isStickyError(f.code())) sticky_ = f.code();  // the context is lost, as on a GPU
   return f.code();
 }
 

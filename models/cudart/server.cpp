@@ -13,14 +13,8 @@ namespace {
 
 constexpr uint64_t kMaxMessageBytes = 1ull << 36;  // 64 GiB: no device holds more
 
-template <class T>
-void put(std::vector<uint8_t>& out, const T& v) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&v);
-  out.insert(out.end(), p, p + sizeof(T));
-}
-
-void* ptr(uint64_t v) { return reinterpret_cast<void*>(v); }
-uint64_t u64(const void* p) { return reinterpret_cast<uint64_t>(p); }
+using wire::ptr;
+using wire::u64;
 
 }  // namespace
 
@@ -104,7 +98,7 @@ void ProgramServer::serve(int sock) {
 }
 
 std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* fdOut) {
-  std::vector<uint8_t> out;
+  wire::Buffer out;
   switch (op) {
     case wire::Op::Hello: {
       const auto version = in.get<uint32_t>();
@@ -114,11 +108,11 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                                       "gpusc's protocol, this gpusc version {}: use the library "
                                       "installed with this gpusc",
                                       version, wire::kVersion));
-      put(out, deviceFacts(device_.config()));
+      out.put(deviceFacts(device_.config()));
       break;
     }
     case wire::Op::RegisterFatBinary:
-      put(out, u64(rt_.registerFatBinary(in.rest(), in.left())));
+      out.put(u64(rt_.registerFatBinary(in.rest(), in.left())));
       break;
     case wire::Op::RegisterFunction: {
       auto handle = static_cast<void**>(ptr(in.get<uint64_t>()));
@@ -159,8 +153,8 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       f.maxThreadsPerBlock = maxThreads;
       f.ptxVersion = rt_.ptxArch(hostFun);
       f.params = uint32_t(p.params.size());
-      put(out, f);
-      for (const auto& param : p.params) put(out, uint32_t(param.size));
+      out.put(f);
+      for (const auto& param : p.params) out.put(uint32_t(param.size));
       break;
     }
     case wire::Op::Launch: {
@@ -191,21 +185,20 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
         stopped_ = e;
         throw CudaFailure(kErrorLaunchTimeout, e.what());
       } catch (const CudaFailure& e) {
-        if (e.code() >= kErrorIllegalAddress && e.code() <= kErrorLaunchFailure)
-          faults_.push_back(e.what());
+        if (isStickyError(e.code())) faults_.push_back(e.what());
         throw;
       }
       const std::string text = newPrintf();
-      out.assign(text.begin(), text.end());
+      out.putBytes(text.data(), text.size());
       break;
     }
     case wire::Op::Malloc:
-      put(out, u64(rt_.malloc(in.get<uint64_t>())));
+      out.put(u64(rt_.malloc(in.get<uint64_t>())));
       break;
     case wire::Op::MallocShared: {
       const void* p = rt_.mallocShared(in.get<uint64_t>());
-      put(out, u64(p));
-      put(out, device_.memory().sharedSpan(u64(p)));
+      out.put(u64(p));
+      out.put(device_.memory().sharedSpan(u64(p)));
       *fdOut = device_.memory().sharedFile(u64(p));
       break;
     }
@@ -225,8 +218,8 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       const auto bytes = in.get<uint64_t>();
       if (bytes > kMaxMessageBytes)
         throw CudaFailure(kErrorInvalidValue, fmt::format("a copy of {} bytes", bytes));
-      out.resize(bytes);
-      rt_.memcpy(out.data(), src, bytes, kDeviceToHost);
+      out.bytes.resize(bytes);
+      rt_.memcpy(out.bytes.data(), src, bytes, kDeviceToHost);
       break;
     }
     case wire::Op::CopyDeviceToDevice: {
@@ -264,19 +257,19 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       } else {
         if (bytes > kMaxMessageBytes)
           throw CudaFailure(kErrorInvalidValue, fmt::format("a copy of {} bytes", bytes));
-        out.resize(bytes);
-        rt_.memcpyFromSymbol(out.data(), symbol, bytes, offset, kDeviceToHost);
+        out.bytes.resize(bytes);
+        rt_.memcpyFromSymbol(out.bytes.data(), symbol, bytes, offset, kDeviceToHost);
       }
       break;
     }
     case wire::Op::SymbolAddress: {
       const void* symbol = ptr(in.get<uint64_t>());
-      put(out, u64(rt_.symbolAddress(symbol)));
-      put(out, uint64_t(rt_.symbolSize(symbol)));
+      out.put(u64(rt_.symbolAddress(symbol)));
+      out.put(uint64_t(rt_.symbolSize(symbol)));
       break;
     }
     case wire::Op::StreamCreate:
-      put(out, u64(rt_.createStream()));
+      out.put(u64(rt_.createStream()));
       break;
     case wire::Op::StreamDestroy:
       rt_.destroyStream(ptr(in.get<uint64_t>()));
@@ -285,7 +278,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       rt_.checkStream(ptr(in.get<uint64_t>()));
       break;
     case wire::Op::EventCreate:
-      put(out, u64(rt_.createEvent()));
+      out.put(u64(rt_.createEvent()));
       break;
     case wire::Op::EventDestroy:
       rt_.destroyEvent(ptr(in.get<uint64_t>()));
@@ -297,7 +290,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
     }
     case wire::Op::EventElapsed: {
       void* start = ptr(in.get<uint64_t>());
-      put(out, rt_.elapsedMs(start, ptr(in.get<uint64_t>())));
+      out.put(rt_.elapsedMs(start, ptr(in.get<uint64_t>())));
       break;
     }
     case wire::Op::Occupancy: {
@@ -309,7 +302,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                           fmt::format("occupancy of {}: {} threads, {} bytes of dynamic shared "
                                       "memory per block",
                                       k.name, threads, shared));
-      put(out, device_.ctasPerSm(k, {threads, 1, 1}, uint32_t(shared)));
+      out.put(device_.ctasPerSm(k, {threads, 1, 1}, uint32_t(shared)));
       break;
     }
     default:
@@ -318,7 +311,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                                     "library installed with this gpusc",
                                     uint32_t(op)));
   }
-  return out;
+  return std::move(out.bytes);
 }
 
 }  // namespace gpusc::cudart

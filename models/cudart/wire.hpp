@@ -110,6 +110,10 @@ struct LaunchHeader {
   uint64_t stream = 0;
 };
 
+// Addresses cross the socket as 64-bit integers.
+inline uint64_t u64(const void* p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); }
+inline void* ptr(uint64_t v) { return reinterpret_cast<void*>(uintptr_t(v)); }
+
 // A byte buffer built and read field by field.
 class Buffer {
  public:

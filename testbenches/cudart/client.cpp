@@ -165,7 +165,7 @@ int Client::kernel(const void* hostFun, const Kernel** out) {
     return kSuccess;
   }
   wire::Buffer b;
-  b.put(uint64_t(reinterpret_cast<uintptr_t>(hostFun)));
+  b.put(wire::u64(hostFun));
   std::vector<uint8_t> reply;
   if (int e = call(wire::Op::KernelInfo, b, &reply); e != kSuccess) return e;
   wire::Reader in(reply.data(), reply.size());

@@ -39,24 +39,10 @@ struct Configuration {
 thread_local std::vector<Configuration> tConfigurations;
 std::atomic<int> gSticky{kSuccess};
 
-bool isSticky(int code) {
-  switch (code) {
-    case kErrorIllegalAddress:
-    case kErrorMisalignedAddress:
-    case kErrorLaunchFailure:
-    case kErrorLaunchTimeout:
-    case kErrorIllegalInstruction:
-    case kErrorAssert:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int record(int code) {
   if (code != kSuccess) {
     tLastError = code;
-    if (isSticky(code)) gSticky.store(code);
+    if (isStickyError(code)) gSticky.store(code);
   }
   return code;
 }
@@ -67,8 +53,8 @@ int fail(int code, const char* function, const std::string& why) {
   return record(code);
 }
 
-uint64_t u64(const void* p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); }
-void* ptr(uint64_t v) { return reinterpret_cast<void*>(uintptr_t(v)); }
+using wire::ptr;
+using wire::u64;
 
 Client& client() { return Client::instance(); }
 
@@ -211,7 +197,7 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   Client::print(printed);
   // A fault is asynchronous on a GPU: the launch itself succeeds, and every call after it
   // returns the fault.
-  if (isSticky(e)) {
+  if (isStickyError(e)) {
     record(e);
     return kSuccess;
   }
