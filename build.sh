@@ -4,12 +4,12 @@
 #   ./build.sh test [ctest options]      set up, build, and run the whole test suite (ctest, in parallel)
 # and the reliability checks CI runs after them (docs/reliability.md):
 #   ./build.sh sanitize                  clang build with AddressSanitizer + UndefinedBehaviorSanitizer:
-#                                        the test suite (a chosen part), the catalog in both modes
-#                                        at tiny, and every fuzz target for GPUSC_FUZZ_SECONDS (45)
+#                                        the test suite (a chosen part: the catalog at tiny among it)
+#                                        and every fuzz target for GPUSC_FUZZ_SECONDS (45)
 #   ./build.sh fuzz [SECONDS]            the same build; every fuzz target for SECONDS (default 60)
-#   ./build.sh tsan                      clang build with ThreadSanitizer: catalog kernels on two
-#                                        platforms with host threads, each checked equal to one
-#                                        thread
+#   ./build.sh tsan                      clang build with ThreadSanitizer: the host-thread tests,
+#                                        catalog kernels on three platforms with host threads among
+#                                        them, each checked equal to one thread
 #   ./build.sh fuzz-config [SECONDS]     the Release build; the configuration fuzzer for SECONDS
 #                                        (default 600): platform variants on catalog kernels, each
 #                                        run correct or refused (GPUSC_FUZZ_SEED: its seed)
@@ -106,21 +106,23 @@ case "$what" in
     ;;
   sanitize)
     # The test executables run under the sanitizers: the PTX front end, the engine's semantics
-    # and SIMT, configuration and launch specs, and the random programs in both modes on two
-    # platforms. Building the whole suite a second time does not fit CI's budget; the catalog
-    # run below covers the timing model, memory system, power and PDN code.
-    sanitized_tests=(test_ptx_parser test_semantics test_simt test_config test_launch_spec
-      test_random_ptx)
-    build_step "$sbuild" build-sanitize.log gpusc fuzz_ptx fuzz_platform fuzz_launch_spec \
-      fuzz_run "${sanitized_tests[@]}"
-    echo "build.sh: running ${sanitized_tests[*]} under the sanitizers"
-    for t in "${sanitized_tests[@]}"; do echo "$sbuild/tests/$t"; done |
-      xargs -P "$jobs" -I{} sh -c '{} --gtest_brief=1 >{}.log 2>&1 && echo "sanitized: {} ok" ||
-                                   { cat {}.log; echo "sanitized: {} FAILED"; exit 1; }'
+    # and SIMT, configuration and launch specs, the random programs in both modes on two
+    # platforms, every catalog kernel at tiny in functional mode and through the memory hierarchy
+    # of gtx480 and of rtx3070 (timing model, memory system, power and PDN code), and the shader
+    # cluster's draws (its SystemC threads). Building the whole suite a second time does not fit
+    # CI's budget. Each entry is an executable and the gtest filter it runs with.
+    sanitized_tests=(test_ptx_parser:* test_semantics:* test_simt:* test_config:*
+      test_launch_spec:* test_random_ptx:*
+      'test_catalog:Functional/*_tiny:Platforms/*_gtx480:Platforms/*_rtx3070'
+      test_shader_cluster:ShaderCluster.BenchmarkOutputsEqualTheReferenceInterpreter)
+    build_step "$sbuild" build-sanitize.log fuzz_ptx fuzz_platform fuzz_launch_spec fuzz_run \
+      "${sanitized_tests[@]%%:*}"
+    echo "build.sh: running ${sanitized_tests[*]%%:*} under the sanitizers"
+    for t in "${sanitized_tests[@]}"; do echo "$sbuild/tests/${t%%:*} ${t#*:}"; done |
+      xargs -P "$jobs" -L 1 sh -c '"$0" --gtest_brief=1 --gtest_filter="$1" >"$0.log" 2>&1 &&
+        echo "sanitized: $0 ok" || { cat "$0.log"; echo "sanitized: $0 FAILED"; exit 1; }'
     echo "build.sh: replaying the fuzz targets' seeds and regressions"
     (cd "$sbuild" && ctest --output-on-failure -j "$jobs" -R '^fuzz\.')
-    echo "build.sh: the catalog at tiny in both modes under the sanitizers"
-    tests/run_catalog.sh "$sbuild/gpusc" "$sbuild/catalog-runs" "$jobs"
     echo "build.sh: fuzzing each target for ${GPUSC_FUZZ_SECONDS:-45} s"
     exec tests/fuzz/run_fuzzers.sh "$sbuild" "${GPUSC_FUZZ_SECONDS:-45}" "$jobs"
     ;;
@@ -138,35 +140,17 @@ case "$what" in
       --seconds "${1:-600}" --jobs "$jobs"
     ;;
   tsan)
-    build_step "$tbuild" build-tsan.log gpusc test_timing
+    build_step "$tbuild" build-tsan.log test_timing
     # The host-thread team and the timing engine's thread tests: background work, batches whose
-    # first work throws, the PDN stepped by the workers (fixed and adaptive policies, the
-    # workers waking for it between the SMs' cycles) and a voltage sink failing on one.
+    # first work throws, the PDN stepped by the workers (fixed and adaptive policies, the workers
+    # waking for it between the SMs' cycles), a voltage sink failing on one, a deadlocked launch;
+    # and whole catalog kernels with global atomics, barriers, shuffles, irregular memory traffic
+    # and several launches on the crossbar GTX480, on a mesh large enough for its routers to run
+    # on the threads too and on rtx3070's processing blocks, each with 2 and 3 host threads (more
+    # threads than cores: the workers sleep and wake too) against one, and under the adaptive
+    # policy, which leaves the threads out and takes them back as it measures.
     step "ThreadSanitizer: test_timing's host-thread tests" "$logs/tsan-test-timing.log" \
-      "$tbuild/tests/test_timing" --gtest_filter='HostWorkers.*:TimingHostThreads.*'
+      "$tbuild/tests/test_timing" --gtest_brief=1 --gtest_filter='HostWorkers.*:TimingHostThreads*'
     tail -n 1 "$logs/tsan-test-timing.log"
-    # Kernels with global atomics, barriers, shuffles, irregular memory traffic and several
-    # launches, on the crossbar GTX480 and a mesh large enough for its routers to run on the
-    # threads too, each with 2 and 3 host threads (more threads than cores: the workers sleep and
-    # wake too) against one thread.
-    kernels=(vecadd sgemm bfs histogram reduce_shfl kmeans scan)
-    for p in gtx480 stream-8x8; do
-      for t in 2 3; do
-        step "ThreadSanitizer: ${kernels[*]} on $p, --threads $t against 1" \
-          "$logs/tsan-$p-$t.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \
-          "$PWD/$tbuild/tsan-runs/$p-$t" "$p" tiny "$t" "${kernels[@]}"
-        tail -n 1 "$logs/tsan-$p-$t.log"
-      done
-    done
-    # The adaptive policy, which leaves the threads out and takes them back as it measures (the
-    # workers go to sleep and wake between epochs).
-    step "ThreadSanitizer: sgemm and bfs at small on stream-8x8, adaptive --threads 2 against 1" \
-      "$logs/tsan-adaptive.log" python3 tests/support/threads_identity.py "$PWD/$tbuild/gpusc" \
-      "$PWD/$tbuild/tsan-runs/adaptive" stream-8x8 small 2 --adaptive sgemm bfs
-    tail -n 1 "$logs/tsan-adaptive.log"
-    # A launch that fails while the workers step its PDN: they stop before the error is handled.
-    step "ThreadSanitizer: a deadlocked launch, --threads 2" "$logs/tsan-deadlock.log" \
-      sh -c '"$1" run --launch tests/data/deadlock.yaml --threads 2 --thread-policy fixed -q \
-        --force --out "$2"; test $? -eq 3' sh "$PWD/$tbuild/gpusc" "$PWD/$tbuild/tsan-runs/deadlock"
     ;;
 esac

@@ -223,15 +223,15 @@ TEST(CacheUnits, RandomReplacementIsSeededAndStaysInTheSet) {
   auto b = replacementPolicies().create("random", 1, ways, 42);
   std::vector<uint32_t> drawn(ways, 0), first;
   for (int i = 0; i < 64 * int(ways); ++i) {
-    const uint32_t v = a->victim(0);
+    const uint32_t v = a->victim(0, ways);
     ASSERT_LT(v, ways);
-    ASSERT_EQ(v, b->victim(0));  // same seed, same sequence
+    ASSERT_EQ(v, b->victim(0, ways));  // same seed, same sequence
     ++drawn[v];
     if (first.size() < 8) first.push_back(v);
   }
   for (uint32_t w = 0; w < ways; ++w) EXPECT_GT(drawn[w], 0u) << "way " << w << " never chosen";
   a->reset();  // a new Device repeats the sequence
-  for (uint32_t v : first) EXPECT_EQ(a->victim(0), v);
+  for (uint32_t v : first) EXPECT_EQ(a->victim(0, ways), v);
 }
 
 TEST(CacheUnits, CoreFillEvictDirtyAndObserver) {

@@ -33,6 +33,22 @@ INSTANTIATE_TEST_SUITE_P(Functional, CatalogKernel,
                                   catalog::sizeName(std::get<1>(info.param));
                          });
 
+// And on rtx3070, whose launch limits differ (compute capability 8.6: 16 blocks, 99 KB of shared
+// memory per block, registers allocated 256 per warp).
+class CatalogFunctionalOnRtx3070 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CatalogFunctionalOnRtx3070, MatchesHostReference) {
+  Device dev(loadPlatform("rtx3070"), ExecMode::Functional);
+  auto wl = catalog::find(GetParam()).make(catalog::Size::Tiny);
+  wl->setup(dev);
+  wl->run(dev);
+  catalog::CheckResult r = wl->check(dev);
+  EXPECT_TRUE(r.pass) << GetParam() << ": " << r.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rtx3070, CatalogFunctionalOnRtx3070, ::testing::ValuesIn(catalog::names()),
+                         [](const auto& info) { return info.param; });
+
 // The same kernels in timing mode, on every warp-scheduling policy.
 class CatalogKernelTiming : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
 };
@@ -88,7 +104,7 @@ INSTANTIATE_TEST_SUITE_P(Platforms, CatalogOnPlatform,
                          ::testing::Combine(::testing::ValuesIn(catalog::names()),
                                             ::testing::Values("gtx480", "fermi16-mesh",
                                                               "stream-4x4", "stream-8x8",
-                                                              "stream-11x11")),
+                                                              "stream-11x11", "rtx3070")),
                          [](const auto& info) {
                            std::string s = std::get<1>(info.param);
                            std::replace(s.begin(), s.end(), '-', '_');

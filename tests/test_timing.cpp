@@ -31,9 +31,11 @@
 #include "common/strings.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/report.hpp"
 #include "sm/dispatch_unit.hpp"
 #include "sm/shared_memory.hpp"
 #include "support/ptx_harness.hpp"
+#include "support/test_data.hpp"
 
 using namespace gpusc;
 
@@ -290,6 +292,129 @@ TEST(TimingThroughput, DoublePrecisionHoldsEverySimdUnit) {
   EXPECT_EQ(pairs(devSfu), double(onSfu));
 }
 
+// ---- processing blocks (sm.sub_cores) -----------------------------------------------------------
+
+// With sub-cores each warp's scheduler, collectors, register banks and units are its block's. The
+// lanes run at the core clock here, so a 16-lane SIMD unit holds a warp for two cycles and the
+// units, not the issue of one instruction per cycle, are the bound.
+// (gtx480's one SFU does not divide among blocks: two.)
+PlatformConfig blockPlatform(const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = {"sm.lane_clock_ratio=1", "sm.sfu_units=2"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return throughputPlatform(sets);
+}
+
+// throughputSlope on a Device of its own (a process simulates one platform at a time).
+double throughputOn(const PlatformConfig& cfg, const std::string& op, const char* prefix,
+                    Dim3 block) {
+  Device dev(cfg, ExecMode::Timing);
+  return throughputSlope(dev, "", op, prefix, block);
+}
+
+double simdOccupancy(const PlatformConfig& cfg, const OpTiming& t) {
+  return double(std::max(t.initiation, cfg.sm.warpCycles(cfg.sm.simd_lanes)));
+}
+
+TEST(TimingSubCores, AWarpUsesOnlyItsBlocksSimdUnits) {
+  // One warp: on a monolithic SM it has both SIMD units, in one of two blocks only one.
+  const PlatformConfig whole = blockPlatform();
+  const PlatformConfig split = blockPlatform({"sm.sub_cores=2"});
+  ASSERT_EQ(whole.sm.simd_units, 2u);
+  ASSERT_EQ(split.sm.schedulers, 2u);
+  const double occ = simdOccupancy(whole, whole.sm.latency.int_add);
+  EXPECT_EQ(throughputOn(whole, "mov.u32 $, 7;", "%r", {32}), std::max(issueBound(whole), occ / 2));
+  EXPECT_EQ(throughputOn(split, "mov.u32 $, 7;", "%r", {32}), std::max(issueBound(split), occ));
+}
+
+TEST(TimingSubCores, WarpsOfDifferentBlocksIssueInParallel) {
+  // Warps 0 and 1 belong to schedulers 0 and 1. With two blocks of one scheduler each, each
+  // warp has its own block's unit: a body copy (one instruction of each warp) costs one
+  // occupancy. With two blocks of two schedulers each, both warps are block 0's and share its
+  // unit: two occupancies.
+  const PlatformConfig own = blockPlatform({"sm.sub_cores=2"});
+  const PlatformConfig shared = blockPlatform({"sm.sub_cores=2", "sm.schedulers=4"});
+  const double occ = simdOccupancy(own, own.sm.latency.int_add);
+  EXPECT_NEAR(throughputOn(own, "mov.u32 $, 7;", "%r", {64}), occ, 0.03 * occ);
+  EXPECT_NEAR(throughputOn(shared, "mov.u32 $, 7;", "%r", {64}), 2 * occ, 0.03 * 2 * occ);
+  // Four blocks issue four warp instructions per cycle: 128 threads, 8 units of one lane-clock
+  // pass each (16 lanes, 2 cycles), at the issue rate of one instruction per block per cycle.
+  const PlatformConfig four =
+      blockPlatform({"sm.sub_cores=4", "sm.schedulers=4", "sm.simd_units=8", "sm.sfu_units=4",
+                     "sm.collectors_sp=8", "sm.collectors_sfu=8", "sm.collectors_mem=4"});
+  const double perCopy = std::max(issueBound(four), occ / 2);  // two units per block
+  EXPECT_NEAR(throughputOn(four, "mov.u32 $, 7;", "%r", {128}), perCopy, 0.03 * perCopy);
+}
+
+TEST(TimingSubCores, FpOnlyUnitsDoubleFloatingPointButNotIntegerThroughput) {
+  // Ampere's block: one 16-lane unit for FP32 or INT32 and one for FP32 only. Floating-point
+  // instructions alternate between them, one per cycle; integer ones have one unit, one per
+  // occupancy.
+  const PlatformConfig cfg =
+      blockPlatform({"sm.sub_cores=2", "sm.simd_units=4", "sm.simd_fp_only_units=2"});
+  Device dev(cfg, ExecMode::Timing);
+  const double fpOcc = simdOccupancy(cfg, cfg.sm.latency.fp_add);
+  const double intOcc = simdOccupancy(cfg, cfg.sm.latency.int_add);
+  EXPECT_EQ(throughputSlope(dev, "", "add.f32 $, $, 0f3F800000;", "%f", {32}),
+            std::max(issueBound(cfg), fpOcc / 2));
+  EXPECT_EQ(throughputSlope(dev, "", "mov.u32 $, 7;", "%r", {32}),
+            std::max(issueBound(cfg), intOcc));
+  // A floating-point and an integer instruction per copy: the integer one holds the shared unit,
+  // the floating-point one takes the FP-only unit, so a pair costs one integer occupancy.
+  const double pair = slopeOf(dev, "",
+                              [&](int k) {
+                                std::string b;
+                                for (int i = 0; i < k; ++i)
+                                  b += "  add.f32 %f" + std::to_string(1 + i) + ", %f" +
+                                       std::to_string(1 + i) + ", 0f3F800000;\n  mov.u32 %r" +
+                                       std::to_string(2 + i) + ", 7;\n";
+                                return b;
+                              },
+                              {32});
+  EXPECT_EQ(pair, std::max(2 * issueBound(cfg), intOcc));
+}
+
+TEST(TimingSubCores, SharedDoublePrecisionUnitsServeEveryBlock) {
+  // GA10x: two FP64 lanes per SM for all four blocks. A DP warp instruction holds a 2-lane unit
+  // for 16 cycles; two warps in different blocks take turns on a shared unit, but each has its
+  // own with one per block.
+  const std::vector<std::string> base = {"sm.sub_cores=2", "sm.dp_lanes=2"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return blockPlatform(more);
+  };
+  const PlatformConfig shared = with({"sm.dp_units=1", "sm.dp_shared=true"});
+  const PlatformConfig own = with({"sm.dp_units=2"});
+  const double occ = double(std::max(shared.sm.latency.dp_add.initiation, shared.sm.warpCycles(2)));
+  ASSERT_EQ(occ, 16.0);
+  EXPECT_NEAR(throughputOn(shared, "add.f64 $, $, $;", "%fd", {64}), 2 * occ, 0.03 * 2 * occ);
+  EXPECT_NEAR(throughputOn(own, "add.f64 $, $, $;", "%fd", {64}), occ, 0.03 * occ);
+}
+
+TEST(TimingSubCores, EachBlockHasItsOwnRegisterBanks) {
+  // 16 banks in two blocks: 8 each, so registers 8 apart share a bank.
+  const PlatformConfig cfg = platformWith({"sm.sub_cores=2", "sm.sfu_units=2"});
+  Device dev(cfg, ExecMode::Timing);
+  const uint32_t perBlock = cfg.sm.register_banks / cfg.sm.sub_cores;
+  const double distinct = slope(dev, "", "add.u32 %r1, %r1, %r2;", {32});
+  EXPECT_EQ(slope(dev, "", "add.u32 %r1, %r1, %r" + std::to_string(1 + perBlock) + ";", {32}),
+            distinct + 1);
+}
+
+TEST(TimingSubCores, UnitsThatDoNotDivideAmongTheBlocksAreRejected) {
+  for (const char* set : {"sm.simd_units=3", "sm.schedulers=3", "sm.collectors_mem=3",
+                          "sm.register_banks=15", "sm.simd_fp_only_units=1"}) {
+    try {
+      loadPlatform("gtx480", {"sm.sub_cores=2", "sm.sfu_units=2", set});
+      ADD_FAILURE() << set << " was accepted";
+    } catch (const InputError& e) {
+      const std::string key = std::string(set).substr(0, std::string(set).find('='));
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("sub_cores"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(loadPlatform("gtx480", {"sm.simd_fp_only_units=2"}), InputError);  // no int unit
+}
+
 // ---- register banks
 // ---------------------------------------------------------------------------------
 
@@ -464,9 +589,9 @@ TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
   SmConfig cfg;
   sm::RegisterFile rf("rf", 16);
   sm::DispatchUnit du("dispatch", cfg, rf);
-  for (uint32_t i = 0; i < 3; ++i) du.collect(i, sm::Unit::Sp, 0, {}, 0, 0);
-  du.collect(3, sm::Unit::Sfu, 0, {}, 0, 0);
-  du.collect(4, sm::Unit::Sp, 0, {}, 0, 0);
+  for (uint32_t i = 0; i < 3; ++i) du.collect(i, sm::Unit::Sp, 0, 0, {}, 0, 0);
+  du.collect(3, sm::Unit::Sfu, 0, 0, {}, 0, 0);
+  du.collect(4, sm::Unit::Sp, 0, 0, {}, 0, 0);
   using P = std::pair<uint32_t, sm::Unit>;
   CountingTarget t;
   sm::SmActivity act;
@@ -795,6 +920,22 @@ TEST(TimingDeterminism, TheSameLaunchGivesIdenticalStatistics) {
     EXPECT_EQ(a.timing->sms[i].schedulers, b.timing->sms[i].schedulers);
   }
   EXPECT_EQ(a.timing->timeline.size(), b.timing->timeline.size());
+}
+
+TEST(TimingDeterminism, ADeviceWhosePlatformWasReplacedSaysSo) {
+  // A second Device of another platform elaborates that platform in a new context; the first
+  // one's next launch is refused with the reason, not run in the dead context.
+  Device first(platformWith({}), ExecMode::Timing);
+  const std::string ptx = loopKernel("", repeat("add.u32 %r1, %r1, %r2;", 8));
+  run(first, ptx, {1}, {32}, 2);
+  Device second(platformWith({"gpu.num_sms=2"}), ExecMode::Timing);
+  try {
+    run(first, ptx, {1}, {32}, 2);
+    ADD_FAILURE() << "the first Device launched on a replaced platform";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("one platform at a time"), std::string::npos) << e.what();
+  }
+  EXPECT_GT(run(second, ptx, {1}, {32}, 2).cycles, 0u);
 }
 
 TEST(TimingDeterminism, ATestbenchsOwnSystemCContextDoesNotStrandTheEngine) {
@@ -1456,6 +1597,93 @@ TEST(TimingHostThreads, MeshRoutersOnHostThreadsGiveTheSameRun) {
     for (size_t i = 0; i < r.memory.size(); ++i)
       EXPECT_EQ(r.memory[i], one.memory[i]) << t << " threads, launch " << i;
   }
+}
+
+// Whole catalog kernels: every launch's statistics (its cycles, SM counters, memory system,
+// energy, voltage and CTA timeline; all but the host seconds) are the same with two and three
+// host threads in every cycle they can take part in as with one, on the crossbar GTX480 and on a
+// mesh large enough for its routers to run on the threads too, and on the Ampere platform's
+// processing blocks. Kernels with global atomics, barriers, shuffles, irregular memory traffic
+// and several launches. (./build.sh tsan runs these under ThreadSanitizer.)
+std::vector<nlohmann::json> catalogRun(const std::string& platform, const std::string& kernel,
+                                       catalog::Size size, unsigned threads, ThreadPolicy policy) {
+  Device dev(loadPlatform(platform), ExecMode::Timing);
+  dev.setHostThreads(threads, policy);
+  auto wl = catalog::find(kernel).make(size);
+  wl->setup(dev);
+  wl->run(dev);
+  EXPECT_TRUE(wl->check(dev).pass) << kernel << " on " << platform << ", " << threads << " threads";
+  std::vector<nlohmann::json> launches;
+  for (const LaunchRecord& l : dev.launches()) {
+    nlohmann::json j = toJson(l);
+    j.erase("host_seconds");
+    // The engine outlives the Device: its cycles count on from the last Device's; the launches'
+    // own cycles are relative to their start.
+    nlohmann::json& t = j["timing"];
+    const uint64_t start = t["start_cycle"].get<uint64_t>();
+    t["end_cycle"] = t["end_cycle"].get<uint64_t>() - start;
+    t.erase("start_cycle");
+    if (t.contains("voltage") && t["voltage"].contains("worst"))
+      t["voltage"]["worst"]["cycle"] = t["voltage"]["worst"]["cycle"].get<uint64_t>() - start;
+    launches.push_back(std::move(j));
+  }
+  return launches;
+}
+
+class CatalogOnHostThreads : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+};
+
+TEST_P(CatalogOnHostThreads, EveryLaunchIsTheSameAsOnOneThread) {
+  const auto& [platform, kernel] = GetParam();
+  const auto one = catalogRun(platform, kernel, catalog::Size::Tiny, 1, ThreadPolicy::Fixed);
+  for (unsigned t : {2u, 3u}) {
+    const auto many = catalogRun(platform, kernel, catalog::Size::Tiny, t, ThreadPolicy::Fixed);
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i)
+      EXPECT_TRUE(many[i] == one[i])
+          << t << " threads, launch " << i
+          << " differs: " << nlohmann::json::diff(one[i], many[i]).dump().substr(0, 2000);
+  }
+}
+
+std::string platformKernelName(
+    const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+  std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(TimingHostThreads, CatalogOnHostThreads,
+                         ::testing::Combine(::testing::Values("gtx480", "stream-8x8"),
+                                            ::testing::Values("vecadd", "sgemm", "bfs", "histogram",
+                                                              "reduce_shfl", "kmeans", "scan")),
+                         platformKernelName);
+INSTANTIATE_TEST_SUITE_P(TimingHostThreadsBlocks, CatalogOnHostThreads,
+                         ::testing::Combine(::testing::Values("rtx3070"),
+                                            ::testing::Values("sgemm", "bfs", "histogram")),
+                         platformKernelName);
+
+// The adaptive policy leaves the threads out and takes them back as it measures (the workers
+// sleep and wake between its epochs): kernels long enough for several epochs, the same runs.
+TEST(TimingHostThreads, TheAdaptivePolicyGivesTheSameRuns) {
+  for (const char* kernel : {"sgemm", "bfs"}) {
+    const auto one = catalogRun("stream-8x8", kernel, catalog::Size::Small, 1, ThreadPolicy::Fixed);
+    const auto two =
+        catalogRun("stream-8x8", kernel, catalog::Size::Small, 2, ThreadPolicy::Adaptive);
+    ASSERT_EQ(two.size(), one.size()) << kernel;
+    for (size_t i = 0; i < one.size(); ++i)
+      EXPECT_TRUE(two[i] == one[i]) << kernel << ", launch " << i << " differs";
+  }
+}
+
+// A launch that fails while the workers step its PDN: they stop before the error is handled, and
+// the error is the deadlock one thread reports.
+TEST(TimingHostThreads, ADeadlockedLaunchStopsTheWorkersBeforeItsError) {
+  const std::vector<uint8_t> text = readTestData("deadlock.ptx");
+  Device dev(loadPlatform("gtx480"), ExecMode::Timing);
+  dev.setHostThreads(2, ThreadPolicy::Fixed);
+  Module& m = dev.loadModule(std::string(text.begin(), text.end()), "deadlock.ptx");
+  EXPECT_THROW(dev.launch(m.kernel("deadlock"), {3}, {64}, 0, KernelArgs()), KernelFault);
 }
 
 }  // namespace

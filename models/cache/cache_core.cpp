@@ -59,6 +59,7 @@ CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t se
       ways_(cfg.ways),
       lineBytes_(cfg.line_bytes),
       banks_(cfg.banks),
+      usableWays_(cfg.ways),
       lines_(size_t(cfg.sets) * cfg.ways),
       validBytes_(cfg.write_allocate == "write-validate" ? size_t(cfg.sets) * cfg.ways : 0),
       replacement_(replacement.create(cfg.replacement, cfg.sets, cfg.ways, seed)),
@@ -105,10 +106,10 @@ FillResult CacheCore::fill(uint64_t addr, uint64_t cycle, bool dirty, const Byte
     throw InternalError(fmt::format("CacheCore: fill of line {:#x}, which is present", addr));
   LineState* set = &lines_[index(r.set, 0)];
   uint32_t way = kNoWay;
-  for (uint32_t w = 0; w < ways_ && way == kNoWay; ++w)
+  for (uint32_t w = 0; w < usableWays_ && way == kNoWay; ++w)
     if (!set[w].valid) way = w;
   if (way == kNoWay) {
-    way = replacement_->victim(r.set);
+    way = replacement_->victim(r.set, usableWays_);
     r.evicted = true;
     r.evictedDirty = set[way].dirty;
     r.evictedLine = lineAddressOf(r.set, way);
@@ -169,7 +170,21 @@ uint64_t CacheCore::claimBank(uint32_t bank, uint64_t cycle, uint32_t cycles) {
   return slot;
 }
 
+void CacheCore::setUsableWays(uint32_t ways, uint64_t cycle) {
+  if (ways == 0 || ways > ways_)
+    throw InternalError(fmt::format("CacheCore: {} usable ways of {}", ways, ways_));
+  for (uint32_t s = 0; s < sets_; ++s)
+    for (uint32_t w = ways; w < usableWays_; ++w) {
+      LineState& l = lines_[index(s, w)];
+      if (!l.valid) continue;
+      if (observer_) observer_->onEvict(s, w, cycle, l.dirty);
+      l = LineState{};
+    }
+  usableWays_ = ways;
+}
+
 void CacheCore::reset() {
+  usableWays_ = ways_;
   std::fill(lines_.begin(), lines_.end(), LineState{});
   std::fill(validBytes_.begin(), validBytes_.end(), ByteMask{});
   replacement_->reset();

@@ -104,6 +104,11 @@ class CacheCore {
   uint32_t ways() const { return ways_; }
   uint32_t lineBytes() const { return lineBytes_; }
   uint32_t banks() const { return banks_; }
+  // Ways lines may be placed in: all of them, or fewer while a unified L1 lends the others to
+  // shared memory. Changing it removes the lines of the ways given up (reported as evictions);
+  // their data are clean (only the L1, which never holds dirty data, lends ways).
+  uint32_t usableWays() const { return usableWays_; }
+  void setUsableWays(uint32_t ways, uint64_t cycle);
 
   uint64_t lineOf(uint64_t addr) const { return addr & ~uint64_t(lineBytes_ - 1); }
   uint32_t setOf(uint64_t addr) const {
@@ -165,6 +170,7 @@ class CacheCore {
 
   CacheConfig cfg_;
   uint32_t sets_, ways_, lineBytes_, banks_;
+  uint32_t usableWays_;
   std::vector<LineState> lines_;
   std::vector<ByteMask> validBytes_;  // per line, write-validate caches only (else empty)
   std::unique_ptr<ReplacementPolicy> replacement_;

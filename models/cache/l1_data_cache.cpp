@@ -33,6 +33,7 @@ L1DataCache::L1DataCache(const sc_core::sc_module_name& name, uint32_t smId,
       clock_(cfg.gpu.clocks.core_mhz),
       enabled_(cfg.sm.l1d.enabled),
       writeThrough_(enabled_ && checkWritePolicy(cfg.sm.l1d)),
+      unified_(enabled_ && cfg.sm.unified_l1),
       hitLatency_(cfg.sm.l1d.hit_latency),
       missQueue_(cfg.sm.l1d.miss_queue),
       core_(cfg.sm.l1d, "sm.l1d", cfg.sm.l1d.replacement_seed + smId, replacement),
@@ -328,7 +329,19 @@ std::optional<HeldRequest> L1DataCache::oldestHeld() const {
 nlohmann::json L1DataCache::statsJson() const {
   nlohmann::json j = stats_.json(enabled_);
   j["power_states"] = toJson(reportedPowerCounters());
+  if (unified_) {
+    j["shared_carveout_bytes"] = carveout_;
+    j["capacity_bytes"] = uint64_t(core_.usableWays()) * core_.sets() * core_.lineBytes();
+  }
   return j;
+}
+
+void L1DataCache::setSharedCarveout(uint32_t sharedBytes) {
+  if (!idle())
+    throw InternalError(fmt::format("{}: a carve-out while requests are in flight", name()));
+  const uint64_t wayBytes = uint64_t(core_.sets()) * core_.lineBytes();
+  core_.setUsableWays(core_.ways() - static_cast<uint32_t>(sharedBytes / wayBytes), clock_.now());
+  carveout_ = sharedBytes;
 }
 
 void L1DataCache::resetStats() {
@@ -341,6 +354,7 @@ void L1DataCache::resetState() {
   if (!idle())
     throw InternalError(fmt::format("{}: resetState() while requests are in flight", name()));
   core_.reset();
+  carveout_ = 0;
   down_.reset();
   power_.powerOn(clock_.now());
 }

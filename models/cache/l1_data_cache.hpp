@@ -83,6 +83,10 @@ class L1DataCache : public sc_core::sc_module {
   // Power-on state: every line invalid (and untouched: drowsy under a drowsy policy). Only
   // while idle().
   void resetState();
+  // A unified L1 (sm.unified_l1) lends `sharedBytes` of its array, whole ways, to shared memory
+  // for the next launch; the lines of the ways lent leave. Only while idle().
+  void setSharedCarveout(uint32_t sharedBytes);
+  uint32_t sharedCarveout() const { return carveout_; }
 
   // Line power states and data-array activity (line_power.hpp) over the accounting window
   // [beginPowerWindow(c0), closePowerWindow(c1)), cycles of the core clock (clock().now()).
@@ -126,7 +130,9 @@ class L1DataCache : public sc_core::sc_module {
   PayloadPool& pool_;
   const Clock clock_;
   const bool enabled_;
-  const bool writeThrough_;  // a store hit keeps the line (else write-evict invalidates it)
+  const bool writeThrough_;
+  const bool unified_;  // sm.unified_l1: shared memory is carved out of this array  // a store hit
+                        // keeps the line (else write-evict invalidates it)
   const uint32_t hitLatency_, missQueue_;
   CacheCore core_;
   LinePower power_;
@@ -143,6 +149,7 @@ class L1DataCache : public sc_core::sc_module {
   uint64_t heldSince_ = 0;  // cycle from which heldFor_ is accounted
   uint64_t retryAt_ = 0;    // bank conflicts: when the bank is free
   uint32_t forwarded_ = 0;  // forwarded requests not yet answered by the next level
+  uint32_t carveout_ = 0;   // bytes of the array lent to shared memory (setSharedCarveout)
 
   DataCacheStats stats_;
 };

@@ -27,8 +27,9 @@ class ReplacementPolicy {
   virtual void touched(uint32_t set, uint32_t way) = 0;
   // A line was placed in (set, way).
   virtual void filled(uint32_t set, uint32_t way) = 0;
-  // The way to evict from a full set.
-  virtual uint32_t victim(uint32_t set) = 0;
+  // The way to evict from a full set, among its first `ways` ways (fewer than the cache has
+  // while a unified L1 lends ways to shared memory).
+  virtual uint32_t victim(uint32_t set, uint32_t ways) = 0;
   // Power-on state (a new Device): forgets all history, restarts the random sequence.
   virtual void reset() = 0;
 };
@@ -43,7 +44,7 @@ class LruReplacement : public ReplacementPolicy {
   LruReplacement(uint32_t sets, uint32_t ways);
   void touched(uint32_t set, uint32_t way) override { stamp(set, way); }
   void filled(uint32_t set, uint32_t way) override { stamp(set, way); }
-  uint32_t victim(uint32_t set) override;
+  uint32_t victim(uint32_t set, uint32_t ways) override;
   void reset() override;
 
  protected:
@@ -62,14 +63,13 @@ class FifoReplacement : public LruReplacement {
 
 class RandomReplacement : public ReplacementPolicy {
  public:
-  RandomReplacement(uint32_t ways, uint64_t seed) : ways_(ways), seed_(seed), rng_(seed) {}
+  explicit RandomReplacement(uint64_t seed) : seed_(seed), rng_(seed) {}
   void touched(uint32_t, uint32_t) override {}
   void filled(uint32_t, uint32_t) override {}
-  uint32_t victim(uint32_t) override { return rng_.below(ways_); }
+  uint32_t victim(uint32_t, uint32_t ways) override { return rng_.below(ways); }
   void reset() override { rng_ = Rng(seed_); }
 
  private:
-  uint32_t ways_;
   uint64_t seed_;
   Rng rng_;
 };

@@ -36,7 +36,7 @@ bool TagArray::fill(uint64_t addr, uint64_t* evicted) {
   while (victim < ways_ && s[victim].valid) ++victim;  // invalid ways first, lowest first
   const bool replaced = victim == ways_;
   if (replaced) {
-    victim = policy_->victim(set);
+    victim = policy_->victim(set, ways_);
     if (evicted) *evicted = (s[victim].tag * sets_ + set) * lineBytes_;
   }
   s[victim] = Way{tag, true};

@@ -184,11 +184,34 @@ struct SmConfig : config::Section {
   // cycle (NVIDIA's Fermi compute architecture whitepaper, 2009; GTX480: 1401 / 700 MHz).
   uint32_t lane_clock_ratio = 2;
   uint32_t dp_units = 0;  // 0: double precision runs on dp_path
+  uint32_t dp_lanes = 0;  // 0: simd_lanes
+  uint32_t dpLanes() const { return dp_lanes == 0 ? simd_lanes : dp_lanes; }
   // GF100 executes double precision on its CUDA cores, a DP FMA on a pair of cores, so a DP warp
   // instruction holds both 16-lane groups (Fermi whitepaper: 16 DP FMA per SM per shader clock on
   // Tesla parts; GeForce parts run at a quarter of that). GPGPU-Sim runs it on the SFU instead.
   std::string dp_path = "simd";
   uint32_t ldst_units = 1;
+  // Processing blocks ("sub-cores", SM sub-partitions): Volta and later divide an SM into four,
+  // each with its own warp scheduler, register-file banks, operand collectors and datapaths, and
+  // statically assign each warp to one (CUDA C++ Programming Guide, compute capability 7.x/8.x
+  // architecture: "An SM statically distributes its warps among its schedulers"). 1: one
+  // block holding every unit, as Fermi's SM.
+  uint32_t sub_cores = 1;
+  // Ampere GA10x doubles FP32 with a second 16-lane datapath per block that runs only FP32, beside
+  // one running FP32 or INT32 (NVIDIA Ampere GA102 GPU architecture whitepaper, 2020).
+  uint32_t simd_fp_only_units = 0;
+  // GA10x's two FP64 units serve the whole SM (CUDA C++ Programming Guide 8.6: 2 FP64 results
+  // per clock per SM).
+  bool dp_shared = false;
+  // Volta and later hold shared memory and the L1 data cache in one array (unified_l1): l1d then
+  // describes the whole array, and each launch carves shared memory out of it, in whole ways of
+  // l1d, at one of shared_carveouts_kb; shared_memory_bytes is the largest. The driver picks the
+  // smallest carve-out that holds as many of the kernel's blocks as the largest would (CUDA C++
+  // Programming Guide, compute capability 8.x shared memory). Compute capability 8.x reserves
+  // 1 KB of shared memory per block for the system (shared_reserved_per_cta).
+  bool unified_l1 = false;
+  std::vector<uint32_t> shared_carveouts_kb;
+  uint32_t shared_reserved_per_cta = 0;
   uint32_t register_banks = 16;
   uint32_t collectors_sp = 6;
   uint32_t collectors_sfu = 8;
@@ -244,12 +267,34 @@ struct SmConfig : config::Section {
             Range<uint32_t>{1, 8});
     v.field("dp_units", dp_units, "Double-precision units (0: DP runs on dp_path)",
             Range<uint32_t>{0, 64});
+    v.field("dp_lanes", dp_lanes, "Lanes per DP unit (0: simd_lanes)", Range<uint32_t>{0, 64});
     v.field("dp_path", dp_path,
             "Where double precision runs without DP units: simd (every SIMD unit at once, for the "
             "instruction's initiation interval: GF100's CUDA cores) or sfu (the SFU path, as "
             "GPGPU-Sim models Fermi)",
             OneOf{{"simd", "sfu"}});
     v.field("ldst_units", ldst_units, "Load/store units per SM", Range<uint32_t>{1, 64});
+    v.field("sub_cores", sub_cores,
+            "Processing blocks (sub-cores) per SM: each has schedulers / sub_cores warp schedulers "
+            "and an equal share of the SIMD units, SFUs, DP units (unless dp_shared), operand "
+            "collectors and register banks, and a warp uses only its own block's (1: one block)",
+            Range<uint32_t>{1, 8});
+    v.field("simd_fp_only_units", simd_fp_only_units,
+            "SIMD units per SM that run only floating-point (fp_*) instructions, an equal number "
+            "in each block (Ampere's second FP32 datapath); the others run every SIMD instruction",
+            Range<uint32_t>{0, 63});
+    v.field("dp_shared", dp_shared,
+            "The DP units serve every block of the SM rather than dp_units / sub_cores each");
+    v.field("unified_l1", unified_l1,
+            "Shared memory is carved out of the L1 data cache's array (l1d: the whole array) at "
+            "each launch, at one of shared_carveouts_kb");
+    v.field("shared_carveouts_kb", shared_carveouts_kb,
+            "Shared-memory carve-outs in KB a launch may get with unified_l1, ascending; the "
+            "largest is shared_memory_bytes",
+            Range<uint32_t>{0, 16384});
+    v.field("shared_reserved_per_cta", shared_reserved_per_cta,
+            "Bytes of shared memory reserved per resident block for the system (8.x: 1024)",
+            Range<uint32_t>{0, 65536});
     v.field("register_banks", register_banks, "Register file banks", Range<uint32_t>{1, 256});
     v.field("collectors_sp", collectors_sp, "Operand collector units for SP/SIMD instructions",
             Range<uint32_t>{1, 256});
@@ -279,6 +324,48 @@ struct SmConfig : config::Section {
     v.field("icache", icache, "Per-SM instruction cache (2 KB on GTX480)");
     v.field("const_cache", const_cache, "Per-SM constant cache");
     v.field("l1d", l1d, "Per-SM L1 data cache");
+    // Each block gets an equal share of what it owns.
+    const auto perBlock = [&](const char* key, uint32_t n) {
+      v.require(n % sub_cores == 0, {key, "sub_cores"},
+                fmt::format("{} = {} does not divide among {} sub-cores", key, n, sub_cores));
+    };
+    perBlock("schedulers", schedulers);
+    perBlock("simd_units", simd_units);
+    perBlock("simd_fp_only_units", simd_fp_only_units);
+    perBlock("sfu_units", sfu_units);
+    if (!dp_shared) perBlock("dp_units", dp_units);
+    perBlock("collectors_sp", collectors_sp);
+    perBlock("collectors_sfu", collectors_sfu);
+    perBlock("collectors_mem", collectors_mem);
+    perBlock("register_banks", register_banks);
+    v.require(simd_fp_only_units < simd_units, {"simd_fp_only_units", "simd_units"},
+              fmt::format("{} of the {} SIMD units run only floating point: integer "
+                          "instructions need at least one other in each block",
+                          simd_fp_only_units, simd_units));
+    v.require(!dp_shared || dp_units > 0, {"dp_shared", "dp_units"},
+              "dp_shared needs DP units (dp_units > 0)");
+    if (unified_l1) {
+      const uint64_t wayBytes = uint64_t(l1d.sets) * l1d.line_bytes;
+      v.require(l1d.enabled && !shared_carveouts_kb.empty(),
+                {"unified_l1", "shared_carveouts_kb", "l1d.enabled"},
+                "unified_l1 needs the L1 data cache and at least one carve-out");
+      for (size_t i = 0; i < shared_carveouts_kb.size(); ++i) {
+        const uint64_t c = uint64_t(shared_carveouts_kb[i]) * 1024;
+        v.require(i == 0 || shared_carveouts_kb[i] > shared_carveouts_kb[i - 1],
+                  "shared_carveouts_kb",
+                  fmt::format("the carve-outs are not ascending at entry {}", i));
+        v.require(c % wayBytes == 0 && c < l1d.sizeBytes(), {"shared_carveouts_kb", "l1d.ways"},
+                  fmt::format("a carve-out of {} KB is not a whole number of the L1's {}-byte ways "
+                              "(l1d.sets x l1d.line_bytes) leaving at least one of its {} bytes",
+                              shared_carveouts_kb[i], wayBytes, l1d.sizeBytes()));
+      }
+      v.require(shared_carveouts_kb.empty() ||
+                    uint64_t(shared_carveouts_kb.back()) * 1024 == shared_memory_bytes,
+                {"shared_carveouts_kb", "shared_memory_bytes"},
+                fmt::format("the largest carve-out ({} KB) is not shared_memory_bytes ({})",
+                            shared_carveouts_kb.empty() ? 0 : shared_carveouts_kb.back(),
+                            shared_memory_bytes));
+    }
     v.require(max_warps * warp_size >= max_threads, {"max_warps", "warp_size", "max_threads"},
               fmt::format("max_warps ({}) x warp_size ({}) is smaller than max_threads ({})",
                           max_warps, warp_size, max_threads));

@@ -176,11 +176,13 @@ void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedB
     bad(fmt::format("{} threads per block; the device allows {} (sm.max_threads)", threads,
                     maxThreads));
   const uint64_t shared = uint64_t(k.program->dynamicSharedOffset) + sharedBytes;
-  if (shared > cfg.sm.shared_memory_bytes)
-    bad(fmt::format(
-        "{} bytes of shared memory per block ({} static, {} dynamic); the device has "
-        "{} (sm.shared_memory_bytes)",
-        shared, k.program->dynamicSharedOffset, sharedBytes, cfg.sm.shared_memory_bytes));
+  const uint64_t perBlock = cfg.sm.shared_memory_bytes -
+                            std::min(cfg.sm.shared_memory_bytes, cfg.sm.shared_reserved_per_cta);
+  if (shared > perBlock)
+    bad(
+        fmt::format("{} bytes of shared memory per block ({} static, {} dynamic); a block may have "
+                    "{} (sm.shared_memory_bytes less sm.shared_reserved_per_cta)",
+                    shared, k.program->dynamicSharedOffset, sharedBytes, perBlock));
 }
 
 void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,

@@ -77,6 +77,8 @@ struct DeviceFacts {
   uint64_t globalMemoryBytes = 0;
   uint64_t sharedMemoryPerSm = 0;
   uint64_t sharedMemoryPerBlock = 0;
+  uint64_t sharedMemoryPerBlockOptin = 0;  // sharedMemoryPerSm less the reserved part
+  uint64_t sharedReservedPerBlock = 0;
   uint32_t registersPerSm = 0;
   uint32_t registersPerBlock = 0;
   uint32_t warpSize = 32;

@@ -220,11 +220,14 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
     bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
                     std::max(1u, p.reqntid[1]), std::max(1u, p.reqntid[2])));
   const uint64_t shared = uint64_t(p.dynamicSharedOffset) + dyn;
-  if (shared > cfg_.sm.shared_memory_bytes)
-    bad(
-        fmt::format("{} bytes of shared memory per block ({} static + {} dynamic); the SM has {} "
-                    "(sm.shared_memory_bytes)",
-                    shared, p.dynamicSharedOffset, dyn, cfg_.sm.shared_memory_bytes));
+  const uint32_t perBlock = cfg_.sm.shared_memory_bytes -
+                            std::min(cfg_.sm.shared_memory_bytes, cfg_.sm.shared_reserved_per_cta);
+  if (shared > perBlock)
+    bad(fmt::format(
+        "{} bytes of shared memory per block ({} static + {} dynamic); a block may have {} "
+        "(sm.shared_memory_bytes {} less sm.shared_reserved_per_cta {})",
+        shared, p.dynamicSharedOffset, dyn, perBlock, cfg_.sm.shared_memory_bytes,
+        cfg_.sm.shared_reserved_per_cta));
   // What one SM must hold for a block to run at all, its warps and their registers: refused in
   // both modes alike (a launch the timing model cannot place fails in functional mode too, as on
   // the platform's hardware).
@@ -267,7 +270,7 @@ sm::CtaFootprint Device::footprint(const Kernel& k, const Dim3& block, uint32_t 
   const uint32_t perThread = std::max(1u, k.program->regsPerThread);
   const uint32_t g = s.register_allocation_granularity;
   f.registers = (perThread * s.warp_size + g - 1) / g * g * f.warps;
-  f.sharedBytes = sharedBytes;
+  f.sharedBytes = sharedBytes + s.shared_reserved_per_cta;
   return f;
 }
 
@@ -365,6 +368,12 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
                .emplace(k.program.get(),
                         sm::FetchUnit::kCodeBase + (uint64_t(codeBase_.size()) << 24))
                .first;
+    if (!gpu::TimingEngine::isCurrent(timing_))
+      throw InputError(
+          "launch of " + k.name +
+          ": this Device's platform is no longer elaborated: a Device with another platform (or "
+          "a SystemC context of the testbench's own) was created after it, and a process "
+          "simulates one platform at a time; create the Devices one after another");
     if (voltageSink_) voltageSink_->beginLaunch(launches_.size());
     rec.timing = timing_->run(L, rec.stats, f, it->second,
                               fmt::format("kernel {} ({})", launches_.size() + 1, k.name), &budget_,

@@ -60,6 +60,17 @@ static std::string engineKey(const PlatformConfig& cfg) {
          fmt::format(" policies@{}", static_cast<const void*>(cfg.policies.get()));
 }
 
+namespace {
+TimingEngine*& currentEngine() {
+  static TimingEngine* engine = nullptr;
+  return engine;
+}
+}  // namespace
+
+bool TimingEngine::isCurrent(const TimingEngine* e) {
+  return e != nullptr && e == currentEngine() && e->context_ == sc_core::sc_curr_simcontext;
+}
+
 TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   // One engine at a time. SystemC elaborates a design once per simulation context, so a
   // different configuration gets a new context; the old engine and context are left alive
@@ -67,7 +78,7 @@ TimingEngine& TimingEngine::get(const PlatformConfig& cfg) {
   // static destruction), which costs the memory of one finished platform per switch. An engine
   // that stopped mid-launch (a fault, a run limit) is replaced the same way, and so is one
   // whose context is no longer the current one (a testbench made a context of its own).
-  static TimingEngine* engine = nullptr;
+  TimingEngine*& engine = currentEngine();
   const std::string key = engineKey(cfg);
   if (engine != nullptr && engine->configKey_ == key && !engine->poisoned_ &&
       engine->context_ == sc_core::sc_curr_simcontext)
@@ -214,7 +225,11 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   g.coreClockDomain().setLaunchSerialReason(
       L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc or free" : "");
   CtaScheduler& cs = g.ctaScheduler();
-  sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations()};
+  // A unified L1 lends the launch's carve-out to shared memory.
+  const uint32_t shared = sm::sharedCarveout(g.config().sm, footprint);
+  if (g.config().sm.unified_l1)
+    for (uint32_t i = 0; i < sms.size(); ++i) g.l1(i).setSharedCarveout(shared);
+  sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations(), shared};
   for (sm::Sm* s : sms) s->beginKernel(k);
   cs.startKernel(KernelGrid{L.grid, footprint});
   power::EnergyModel* energy = g.energyModel();

@@ -65,6 +65,9 @@ constexpr double kProgressPeriodSeconds = 1.0;
 class TimingEngine {
  public:
   static TimingEngine& get(const PlatformConfig& cfg);
+  // Whether `e` is the engine get() last returned (a newer one replaces it, and its SystemC
+  // context is no longer the current one).
+  static bool isCurrent(const TimingEngine* e);
 
   // Runs one launch to completion; `label` names it in progress lines. With a `budget` whose
   // limits or interrupt say stop, the launch stops at a cycle boundary and the result says so

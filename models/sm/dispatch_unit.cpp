@@ -7,27 +7,34 @@ namespace gpusc::sm {
 DispatchUnit::DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg,
                            RegisterFile& rf)
     : sc_core::sc_module(name), rf_(rf) {
-  groups_[0].resize(cfg.collectors_sp);
-  groups_[1].resize(cfg.collectors_sfu);
-  groups_[2].resize(cfg.collectors_mem);
+  const uint32_t blocks = cfg.sub_cores;
+  groups_.resize(blocks * kGroups);
+  busyIn_.assign(groups_.size(), 0);
+  for (uint32_t b = 0; b < blocks; ++b) {
+    groups_[slotOf(0, b)].resize(cfg.collectors_sp / blocks);
+    groups_[slotOf(1, b)].resize(cfg.collectors_sfu / blocks);
+    groups_[slotOf(2, b)].resize(cfg.collectors_mem / blocks);
+  }
 }
 
 void DispatchUnit::reset() {
   for (auto& g : groups_)
     for (auto& c : g) c = Collector{};
   occupied_ = 0;
-  std::fill(std::begin(busyIn_), std::end(busyIn_), 0u);
+  std::fill(busyIn_.begin(), busyIn_.end(), 0u);
   live_.clear();
 }
 
-void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
-                           uint32_t numRegSlots, Cycle now) {
-  for (auto& c : groups_[group(u)]) {
+void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, uint32_t block,
+                           const std::vector<uint32_t>& regs, uint32_t numRegSlots, Cycle now) {
+  const int slot = slotOf(group(u), block);
+  for (auto& c : groups_[slot]) {
     if (c.busy) continue;
     c = Collector{};
     c.busy = true;
     c.inst = inst;
     c.unit = u;
+    c.block = static_cast<uint8_t>(block);
     c.order = issueOrder_++;
     c.from = now + 1;
     // Each distinct PTX register is read once; immediates and special registers are not in the
@@ -37,10 +44,10 @@ void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, const std::vect
       if (r >= numRegSlots || c.left == 8) continue;
       if (std::find(seen, seen + c.left, r) != seen + c.left) continue;
       seen[c.left] = r;
-      c.banks[c.left++] = static_cast<uint8_t>(rf_.bank(r, warp));
+      c.banks[c.left++] = static_cast<uint8_t>(rf_.bank(r, warp, block));
     }
     ++occupied_;
-    ++busyIn_[group(u)];
+    ++busyIn_[slot];
     live_.push_back(&c);  // issue orders grow: live_ stays in issue order
     return;
   }
@@ -74,18 +81,20 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
     c->left = kept;
   }
   uint32_t sent = 0;
-  uint32_t busyKinds = 0;  // unit kinds that answered Busy: the same answer, without effects
+  // Unit kinds (of a block: its units are its own) that answered Busy: the same answer, without
+  // effects.
+  uint64_t busyKinds = 0;
   for (Collector* c : byAge_) {
     if (c->left != 0) continue;
     if (sent >= maxDispatch_) break;
-    const uint32_t kind = 1u << static_cast<uint32_t>(c->unit);
+    const uint64_t kind = 1ull << (static_cast<uint32_t>(c->unit) + 8u * c->block);
     if (busyKinds & kind) continue;
     const DispatchTarget::Answer a = target.dispatch(c->inst, c->unit, now);
     if (a == DispatchTarget::Answer::Taken) {
       ++sent;
       c->busy = false;
       --occupied_;
-      --busyIn_[group(c->unit)];
+      --busyIn_[slotOf(group(c->unit), c->block)];
     } else if (a == DispatchTarget::Answer::Busy) {
       busyKinds |= kind;
     }

@@ -4,6 +4,8 @@
 // source registers from the RegisterFile, whose banks deliver one operand per cycle each, so
 // two sources in one bank cost an extra cycle (a bank conflict). Once every operand is read
 // the instruction is dispatched to a free unit, oldest collector first.
+// With sm.sub_cores blocks each block has its own collectors (an equal share of each group) and
+// register banks: a warp's instruction takes a collector of its own block.
 #pragma once
 
 #include <cstdint>
@@ -36,16 +38,23 @@ class DispatchUnit : public sc_core::sc_module {
  public:
   DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg, RegisterFile& rf);
 
-  bool hasFreeCollector(Unit u) const { return groupHasFree(group(u)); }
-  // The collector groups (SIMD, SFU/DP, memory): a unit's group, and whether it has a free one.
+  bool hasFreeCollector(Unit u, uint32_t block) const {
+    return groupHasFree(slotOf(group(u), block));
+  }
+  // The collector groups (SIMD, SFU/DP, memory): a unit's group, and whether a block's group
+  // (slotOf(group, block): kGroups x blocks of them) has a free one.
   static constexpr int kGroups = 3;
+  static constexpr uint32_t kMaxBlocks = 8;
   static int group(Unit u) {
     return u == Unit::Ldst ? 2 : (u == Unit::Sfu || u == Unit::Dp) ? 1 : 0;
   }
-  bool groupHasFree(int g) const { return busyIn_[g] < groups_[g].size(); }
-  // Instruction `inst` of warp slot `warp` enters a collector; it reads the registers `regs`.
-  void collect(uint32_t inst, Unit u, uint32_t warp, const std::vector<uint32_t>& regs,
-               uint32_t numRegSlots, Cycle now);
+  static int slotOf(int g, uint32_t block) { return static_cast<int>(block) * kGroups + g; }
+  uint32_t groupSlots() const { return static_cast<uint32_t>(groups_.size()); }
+  bool groupHasFree(int slot) const { return busyIn_[slot] < groups_[slot].size(); }
+  // Instruction `inst` of warp slot `warp` of block `block` enters a collector; it reads the
+  // registers `regs`.
+  void collect(uint32_t inst, Unit u, uint32_t warp, uint32_t block,
+               const std::vector<uint32_t>& regs, uint32_t numRegSlots, Cycle now);
   // One cycle: bank arbitration, then `target.dispatch` for each collector whose operands are
   // all read, oldest first (after a Busy answer, not again for that unit kind in this cycle).
   void cycle(Cycle now, SmActivity& act, DispatchTarget& target);
@@ -65,19 +74,20 @@ class DispatchUnit : public sc_core::sc_module {
     bool busy = false;
     uint32_t inst = 0;
     Unit unit = Unit::Sp;
+    uint8_t block = 0;
     uint64_t order = 0;  // issue order
     Cycle from = 0;      // first cycle it may read
     uint8_t banks[8] = {};
     uint8_t left = 0;  // operands still to read
   };
   RegisterFile& rf_;
-  std::vector<Collector> groups_[kGroups];
+  std::vector<std::vector<Collector>> groups_;  // by slotOf(group, block)
   // The busy collectors in issue order (collect() appends, cycle() drops those that left), and
   // those of them that may read in this cycle.
   std::vector<Collector*> live_;
   std::vector<Collector*> byAge_;
   uint32_t occupied_ = 0;
-  uint32_t busyIn_[kGroups] = {0, 0, 0};  // busy collectors of each group
+  std::vector<uint32_t> busyIn_;  // busy collectors of each group slot
   uint64_t issueOrder_ = 0;
   uint32_t maxDispatch_ = kUnlimited, maxReads_ = kUnlimited;
 };

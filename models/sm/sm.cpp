@@ -13,17 +13,34 @@ namespace gpusc::sm {
 
 using func::InstClass;
 
-uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f) {
+uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f, uint32_t sharedBytes) {
   uint32_t n = s.max_ctas;
   if (f.threads) n = std::min(n, s.max_threads / f.threads);
   if (f.warps) n = std::min(n, s.max_warps / f.warps);
   if (f.registers) n = std::min(n, s.registers / f.registers);
-  if (f.sharedBytes) n = std::min(n, s.shared_memory_bytes / f.sharedBytes);
+  if (f.sharedBytes) n = std::min(n, sharedBytes / f.sharedBytes);
   return n;
+}
+
+uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f) {
+  return ctasPerSm(s, f, s.shared_memory_bytes);
+}
+
+uint32_t sharedCarveout(const SmConfig& s, const CtaFootprint& f) {
+  if (!s.unified_l1) return s.shared_memory_bytes;
+  const uint32_t most = ctasPerSm(s, f);
+  for (uint32_t kb : s.shared_carveouts_kb)
+    if (ctasPerSm(s, f, kb * 1024) >= most) return kb * 1024;
+  return s.shared_memory_bytes;
 }
 
 namespace {
 bool isNone(const std::string& s) { return s == "none"; }
+// The classes an FP-only SIMD unit (sm.simd_fp_only_units) runs.
+bool isFloatingPoint(InstClass c) {
+  return c == InstClass::FpAdd || c == InstClass::FpMax || c == InstClass::FpMul ||
+         c == InstClass::FpMad || c == InstClass::FpDiv;
+}
 }  // namespace
 
 Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& cfg,
@@ -36,7 +53,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       period_(period),
       periodValue_(period.value()),
       power_switch_("power_switch", power::smSwitchParams(cfg)),
-      rf_("register_file", cfg.sm.register_banks),
+      rf_("register_file", cfg.sm.register_banks, cfg.sm.sub_cores),
       dispatch_("dispatch_unit", cfg.sm, rf_),
       ldst_("ldst_unit", cfg, id, policies.replacement),
       fetch_("fetch_unit", cfg.sm, policies.replacement),
@@ -59,7 +76,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
                                                    s.sfu_lanes, s));
   for (uint32_t i = 0; i < s.dp_units; ++i)
     dp_.push_back(
-        std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp, s.simd_lanes, s));
+        std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp, s.dpLanes(), s));
   for (uint32_t i = 0; i < s.schedulers; ++i)
     schedulers_.push_back(std::make_unique<WarpScheduler>(
         fmt::format("warp_scheduler{}", i).c_str(), s, policies.warpSchedulers));
@@ -67,13 +84,39 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   activeWarps_.assign((s.max_warps + 63) / 64, 0);
   fetchWatch_ = activeWarps_;
   parked_ = activeWarps_;  // all clear
-  structParked_.fill(activeWarps_);
+  structParked_.assign(dispatch_.groupSlots(), activeWarps_);
   parkedReason_.assign(s.max_warps, Stall::Issued);
   scan_.assign(s.schedulers, ScanCache{});
   scanPos_.assign(s.max_warps, 0xff);
   slotScheduler_.resize(s.max_warps);
-  for (uint32_t ws = 0; ws < s.max_warps; ++ws)
+  slotBlock_.resize(s.max_warps);
+  const uint32_t schedulersPerBlock = s.schedulers / s.sub_cores;
+  for (uint32_t ws = 0; ws < s.max_warps; ++ws) {
     slotScheduler_[ws] = static_cast<uint8_t>(ws % s.schedulers);
+    slotBlock_[ws] = static_cast<uint8_t>(slotScheduler_[ws] / schedulersPerBlock);
+  }
+  // Block b owns SIMD units [b x n, (b + 1) x n), the last of them FP-only, and its share of the
+  // SFUs and DP units.
+  const uint32_t simdPer = s.simd_units / s.sub_cores,
+                 fpOnlyPer = s.simd_fp_only_units / s.sub_cores;
+  const uint32_t sfuPer = s.sfu_units / s.sub_cores, dpPer = s.dp_units / s.sub_cores;
+  blocks_.resize(s.sub_cores);
+  for (uint32_t b = 0; b < s.sub_cores; ++b) {
+    BlockUnits& u = blocks_[b];
+    const uint32_t first = b * simdPer, fpOnly = first + simdPer - fpOnlyPer;
+    u.simdFirst = first;
+    for (uint32_t i = fpOnly; i < first + simdPer; ++i) u.simdFp.push_back(i);
+    for (uint32_t i = first; i < fpOnly; ++i) {
+      u.simdFp.push_back(i);
+      u.simdInt.push_back(i);
+    }
+    for (uint32_t i = first; i < first + simdPer; ++i) u.simdUnits.push_back(simd_[i].get());
+    u.hasFpOnly = fpOnlyPer > 0;
+    u.sfuBegin = b * sfuPer;
+    u.sfuEnd = u.sfuBegin + sfuPer;
+    u.dpBegin = s.dp_shared ? 0 : b * dpPer;
+    u.dpEnd = s.dp_shared ? s.dp_units : u.dpBegin + dpPer;
+  }
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
   if (cfg.smoothing.localEnabled()) {
@@ -89,11 +132,12 @@ bool Sm::fits(const CtaFootprint& f) const {
   const SmConfig& s = cfg_.sm;
   return usedCtas_ < s.max_ctas && usedThreads_ + f.threads <= s.max_threads &&
          usedWarps_ + f.warps <= s.max_warps && usedRegisters_ + f.registers <= s.registers &&
-         usedShared_ + f.sharedBytes <= s.shared_memory_bytes;
+         usedShared_ + f.sharedBytes <= sharedCapacity_;
 }
 
 void Sm::beginKernel(const KernelContext& k) {
   kernel_ = k;
+  sharedCapacity_ = k.sharedBytes != 0 ? k.sharedBytes : cfg_.sm.shared_memory_bytes;
   prog_ = k.executor->launch().prog;
   holdUntil_ = 0;
   if (predictor_) {  // counters per kernel
@@ -599,7 +643,8 @@ inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) const {
     reason = w.checkedPending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;
     return reason == Stall::DataAlu || w.waitingLong;
   }
-  if (w.checkedUnit != Unit::None && !dispatch_.hasFreeCollector(w.checkedUnit)) {
+  if (w.checkedUnit != Unit::None &&
+      !dispatch_.hasFreeCollector(w.checkedUnit, slotBlock_[&w - warps_.data()])) {
     reason = Stall::Structural;
     return true;
   }
@@ -607,7 +652,7 @@ inline bool Sm::quietStall(const WarpSlot& w, Cycle now, Stall& reason) const {
 }
 
 void Sm::unparkStructural(bool all) {
-  for (int g = 0; g < DispatchUnit::kGroups; ++g) {
+  for (int g = 0; g < static_cast<int>(structParked_.size()); ++g) {
     if (!((structGroups_ >> g) & 1) || !(all || dispatch_.groupHasFree(g))) continue;
     std::vector<uint64_t>& words = structParked_[g];
     for (size_t i = 0; i < words.size(); ++i) {
@@ -757,7 +802,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     return false;
   }
   const Unit unit = w.checkedUnit;  // unitOf(inst.cls), cached with the scoreboard answer
-  if (unit != Unit::None && !dispatch_.hasFreeCollector(unit)) {
+  if (unit != Unit::None && !dispatch_.hasFreeCollector(unit, slotBlock_[slot])) {
     reason = Stall::Structural;
     return false;
   }
@@ -835,7 +880,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     }
     w.scoreboardVersion += 1;  // the cached scoreboard answer no longer holds
     w.inFlight += 1;
-    dispatch_.collect(idx, unit, slot, info.regReads, prog_->numRegSlots, now);
+    dispatch_.collect(idx, unit, slot, slotBlock_[slot], info.regReads, prog_->numRegSlots, now);
   }
   if (fw.done() && w.inFlight == 0) finishing_.push_back(slot);
   return true;
@@ -869,25 +914,45 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
   if (u == Unit::Sp && simdControl_)
     return dispatchSimd(inst, now) ? Answer::Taken : Answer::Refused;
   if (u == Unit::Dp && dpOnSimd_) return dispatchDpOnSimd(inst, now);
-  auto& units = u == Unit::Sp ? simd_ : u == Unit::Sfu ? sfu_ : dp_;
-  for (auto& e : units) {
-    if (!e->free(now)) continue;
-    const uint32_t occ = std::max(in.occupancy, e->warpCycles());
-    e->start(now, occ);
+  const BlockUnits& b = blocks_[slotBlock_[in.warp]];
+  const auto start = [&](ExecutionUnit& e) {
+    const uint32_t occ = std::max(in.occupancy, e.warpCycles());
+    e.start(now, occ);
     act_.dispatched[int(u)] += 1;
     act_.unitBusy[int(u)] += occ;
     act_.laneOps += in.lanes;
     act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
     if (u == Unit::Sp) simdLaneOps_ += in.lanes;
     wbq_.push({now + in.latency, inst});
+  };
+  if (u == Unit::Sp) {
+    const bool fp = isFloatingPoint(in.inst->cls);
+    for (uint32_t i : fp ? b.simdFp : b.simdInt) {
+      if (!simd_[i]->free(now)) continue;
+      start(*simd_[i]);
+      return Answer::Taken;
+    }
+    // An integer instruction waiting for its block's integer-capable units says nothing of the
+    // FP-only ones a floating-point instruction could take.
+    return fp || !b.hasFpOnly ? Answer::Busy : Answer::Refused;
+  }
+  auto& units = u == Unit::Sfu ? sfu_ : dp_;
+  const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
+                 end = u == Unit::Sfu ? b.sfuEnd : b.dpEnd;
+  for (uint32_t i = begin; i < end; ++i) {
+    if (!units[i]->free(now)) continue;
+    start(*units[i]);
     return Answer::Taken;
   }
+  // Shared DP units being busy for one block says nothing certain for another's collectors; it
+  // does for this one's.
   return Answer::Busy;
 }
 
 DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
   InFlight& in = inflight_[inst];
-  for (auto& e : simd_)
+  const BlockUnits& b = blocks_[slotBlock_[in.warp]];  // every SIMD unit of the warp's block
+  for (ExecutionUnit* e : b.simdUnits)
     if (!e->free(now)) return Answer::Busy;
   // The lanes of the active threads, in every unit (each DP operation pairs a lane of each group).
   const uint64_t used = simdLaneMask(in.executed, cfg_.sm.simd_lanes, cfg_.sm.warp_size, false);
@@ -895,7 +960,7 @@ DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
     // Every unit and used lane must be awake; gated ones wake together (see dispatchSimd).
     Cycle ready = now;
     bool gated = false;
-    for (auto& e : simd_) {
+    for (ExecutionUnit* e : b.simdUnits) {
       const auto check = [&](const power::PowerGatingSwitch& s) {
         const Cycle r = s.usableFrom(now);
         if (r == power::PowerGatingSwitch::kGated)
@@ -907,12 +972,12 @@ DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
       e->forEachLane(used, check);
     }
     if (gated) {
-      for (auto& e : simd_) {
+      for (ExecutionUnit* e : b.simdUnits) {
         ready = std::max(ready, e->unitSwitch()->acquire(now));
         e->forEachLane(
             used, [&](power::PowerGatingSwitch& s) { ready = std::max(ready, s.acquire(now)); });
       }
-      for (auto& e : simd_) {
+      for (ExecutionUnit* e : b.simdUnits) {
         e->unitSwitch()->hold(now, ready);
         e->forEachLane(used, [&](power::PowerGatingSwitch& s) { s.hold(now, ready); });
       }
@@ -926,8 +991,8 @@ DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
       return Answer::Refused;
     }
   }
-  const uint32_t occ = std::max(in.occupancy, simd_.front()->warpCycles());
-  for (auto& e : simd_) {
+  const uint32_t occ = std::max(in.occupancy, b.simdUnits.front()->warpCycles());
+  for (ExecutionUnit* e : b.simdUnits) {
     e->start(now, occ);
     if (simdControl_) {
       e->forEachLane(used, [&](power::PowerGatingSwitch& s) { s.use(now, now + occ); });
@@ -935,7 +1000,7 @@ DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {
     }
   }
   act_.dispatched[int(Unit::Dp)] += 1;
-  act_.unitBusy[int(Unit::Sp)] += occ * static_cast<uint32_t>(simd_.size());
+  act_.unitBusy[int(Unit::Sp)] += occ * static_cast<uint32_t>(b.simdUnits.size());
   act_.laneOps += in.lanes;
   act_.laneOpsByKind[int(LaneKind::Dp)] += in.lanes;
   simdLaneOps_ += in.lanes;
@@ -953,9 +1018,12 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
   ExecutionUnit* waking = nullptr;
   ExecutionUnit* gated = nullptr;
   uint64_t gatedMask = 0;
-  for (uint32_t i = 0; i < simd_.size(); ++i) {
+  // The units of the warp's block that can run it; the issue-control state applies to each
+  // block's units as to one SM's (by their number in the block).
+  const BlockUnits& b = blocks_[slotBlock_[in.warp]];
+  for (uint32_t i : isFloatingPoint(in.inst->cls) ? b.simdFp : b.simdInt) {
     ExecutionUnit& e = *simd_[i];
-    const SimdUnitMode mode = simdUnitMode(issueState_, i);
+    const SimdUnitMode mode = simdUnitMode(issueState_, i - b.simdFirst);
     if (!mode.enabled || !e.free(now)) continue;
     // A split unit runs the warp on half its lanes in twice the passes.
     const bool split = mode.split && e.lanes() > 1;

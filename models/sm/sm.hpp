@@ -51,7 +51,13 @@ struct CtaFootprint {
   uint32_t threads = 0, warps = 0, registers = 0, sharedBytes = 0;
 };
 // CTAs of footprint `f` an empty SM holds at once (what Sm::fits allows).
+// CTAs of footprint `f` an empty SM holds (with `sharedBytes` of shared memory; default:
+// sm.shared_memory_bytes).
 uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f);
+uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f, uint32_t sharedBytes);
+// The shared memory a launch of CTAs of footprint `f` gets: sm.shared_memory_bytes, or with
+// sm.unified_l1 the smallest carve-out that holds as many of them as the largest would.
+uint32_t sharedCarveout(const SmConfig& s, const CtaFootprint& f);
 
 struct CtaRecord {
   uint32_t sm = 0;
@@ -90,6 +96,7 @@ struct KernelContext {
   uint64_t codeBase = 0;
   CtaListener* listener = nullptr;
   bool reportEvaluations = false;  // call listener->smEvaluated() every evaluated cycle
+  uint32_t sharedBytes = 0;        // shared memory of the launch (sharedCarveout); 0: the SM's
 };
 
 // The registries an SM creates its policies from: the platform's Policies (handed down by the Gpu,
@@ -355,14 +362,28 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   // pc or scoreboard changes (which unpark it as above) or a collector of the group frees, which
   // only the dispatch stage does: after it, the warps of a group with a free collector are
   // unparked together (unparkStructural).
-  std::array<std::vector<uint64_t>, DispatchUnit::kGroups> structParked_;
+  // Warps parked for want of a collector, by the collector group slot they wait for (a group of
+  // their block: DispatchUnit::slotOf).
+  std::vector<std::vector<uint64_t>> structParked_;
   uint32_t structGroups_ = 0;  // bit g: structParked_[g] may hold a warp
   void parkStructural(uint32_t ws, Unit u) {
     park(ws, Stall::Structural);
-    const int g = DispatchUnit::group(u);
+    const int g = DispatchUnit::slotOf(DispatchUnit::group(u), slotBlock_[ws]);
     structParked_[g][ws >> 6] |= 1ull << (ws & 63);
     structGroups_ |= 1u << g;
   }
+  // The units each processing block (sm.sub_cores) may use: the indices into simd_ that take a
+  // floating-point instruction (its FP-only units first) and any other SIMD instruction, every
+  // SIMD unit of the block (a DP instruction on dp_path simd holds them all), and its SFUs and DP
+  // units (every DP unit with sm.dp_shared).
+  struct BlockUnits {
+    std::vector<uint32_t> simdFp, simdInt;
+    std::vector<ExecutionUnit*> simdUnits;
+    uint32_t simdFirst = 0, sfuBegin = 0, dpBegin = 0, sfuEnd = 0, dpEnd = 0;
+    bool hasFpOnly = false;
+  };
+  std::vector<BlockUnits> blocks_;
+  std::vector<uint8_t> slotBlock_;  // each warp slot's block
   void unparkStructural(bool all);
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
@@ -373,6 +394,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   std::vector<uint32_t> finishing_;  // warps whose threads exited, waiting for in-flight work
   std::vector<uint32_t> candidates_;
   uint32_t usedThreads_ = 0, usedWarps_ = 0, usedRegisters_ = 0, usedShared_ = 0, usedCtas_ = 0;
+  uint32_t sharedCapacity_ = 0;  // shared memory of the running launch (KernelContext)
   uint32_t peakCtas_ = 0;
   uint64_t warpAge_ = 0;
   bool requestBlocked_ = false;     // waiting for END_REQ of the last request

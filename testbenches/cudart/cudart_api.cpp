@@ -438,7 +438,8 @@ void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   prop->regsPerMultiprocessor = int(f.registersPerSm);
   prop->managedMemory = 1;
   prop->unifiedAddressing = 1;
-  prop->sharedMemPerBlockOptin = f.sharedMemoryPerSm;
+  prop->sharedMemPerBlockOptin = f.sharedMemoryPerBlockOptin;
+  prop->reservedSharedMemPerBlock = f.sharedReservedPerBlock;
   prop->maxBlocksPerMultiProcessor = int(f.maxBlocksPerSm);
   prop->hostRegisterSupported = 1;
 }

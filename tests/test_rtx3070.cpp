@@ -1,0 +1,180 @@
+// The Ampere mechanisms on the rtx3070 platform, with expectations derived from its configuration:
+// the unified L1 / shared-memory array and its per-launch carve-out, the shared memory compute
+// capability 8.x reserves per block, and the platform's processing blocks (the microbenchmarks of
+// each mechanism on its own are in test_timing.cpp).
+#include <gtest/gtest.h>
+
+#include "catalog.hpp"
+#include "common/error.hpp"
+#include "gpu/device.hpp"
+#include "sm/sm.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+
+namespace {
+
+// Each of `block` threads reads the words [tid, tid + block, ...) below `words` of `buf` twice
+// (a barrier between the passes), and stores its sum to out[tid]. The kernel declares dynamic
+// shared memory, which the launch sizes.
+const std::string kTwoPasses = test::module(R"(
+.extern .shared .align 4 .b8 dyn[];
+.visible .entry k(.param .u64 buf, .param .u32 words, .param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [buf];
+  ld.param.u32 %r1, [words];
+  mov.u32 %r2, %tid.x;
+  mov.u32 %r7, %ntid.x;
+  mov.u32 %r5, 0;
+  mov.u32 %r6, 0;
+PASS:
+  mov.u32 %r3, %r2;
+LOOP:
+  mul.wide.u32 %rd2, %r3, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r4, [%rd3];
+  add.u32 %r6, %r6, %r4;
+  add.u32 %r3, %r3, %r7;
+  setp.lt.u32 %p1, %r3, %r1;
+  @%p1 bra LOOP;
+  bar.sync 0;
+  add.u32 %r5, %r5, 1;
+  setp.lt.u32 %p1, %r5, 2;
+  @%p1 bra PASS;
+  ld.param.u64 %rd4, [out];
+  mul.wide.u32 %rd5, %r2, 4;
+  add.s64 %rd4, %rd4, %rd5;
+  st.global.u32 [%rd4], %r6;
+  ret;
+}
+)");
+
+sm::CtaFootprint footprintOf(const SmConfig& s, uint32_t threads, uint32_t shared) {
+  sm::CtaFootprint f;
+  f.threads = threads;
+  f.warps = (threads + s.warp_size - 1) / s.warp_size;
+  f.registers = f.warps * s.register_allocation_granularity;
+  f.sharedBytes = shared + s.shared_reserved_per_cta;
+  return f;
+}
+
+}  // namespace
+
+TEST(Rtx3070, TheCarveoutIsTheSmallestThatKeepsTheOccupancy) {
+  const SmConfig s = loadPlatform("rtx3070").sm;
+  ASSERT_TRUE(s.unified_l1);
+  // For each block shape: the CTAs an SM holds with the largest carve-out, and the smallest
+  // listed carve-out holding as many, each block with its reserved kilobyte.
+  for (const uint32_t threads : {64u, 256u, 1024u})
+    for (const uint32_t shared : {0u, 4096u, 10240u, 20480u, 49152u}) {
+      const sm::CtaFootprint f = footprintOf(s, threads, shared);
+      const uint32_t most = sm::ctasPerSm(s, f);
+      uint32_t want = s.shared_memory_bytes;
+      for (uint32_t kb : s.shared_carveouts_kb)
+        if (kb * 1024 >= most * f.sharedBytes) {
+          want = kb * 1024;
+          break;
+        }
+      EXPECT_EQ(sm::sharedCarveout(s, f), want) << threads << " threads, " << shared << " B";
+      EXPECT_EQ(sm::ctasPerSm(s, f, sm::sharedCarveout(s, f)), most);
+    }
+  // Without a unified array the SM's shared memory is what every launch gets.
+  const SmConfig g = loadPlatform("gtx480").sm;
+  EXPECT_EQ(sm::sharedCarveout(g, footprintOf(g, 256, 0)), g.shared_memory_bytes);
+}
+
+TEST(Rtx3070, TheL1HoldsWhatTheCarveoutLeaves) {
+  // One block reads 96 KB twice. With no shared memory of its own the launch gets a small
+  // carve-out (its blocks' reserved kilobytes) and the L1 keeps the whole working set: the second
+  // pass hits. With 48 KB of dynamic shared memory only the largest carve-out holds two blocks,
+  // the L1 keeps 28 KB, and LRU loses every line of a sequential 96 KB before its reuse.
+  const PlatformConfig cfg = loadPlatform("rtx3070");
+  const uint32_t threads = 256, bytes = 96 * 1024, words = bytes / 4;
+  const uint64_t lineAccesses = bytes / cfg.sm.l1d.line_bytes;
+  struct Case {
+    uint32_t dynShared;
+    bool secondPassHits;
+  };
+  for (const Case c : {Case{0, true}, Case{48 * 1024, false}}) {
+    Device dev(cfg, ExecMode::Timing);
+    Module& m = dev.loadModule(kTwoPasses, "two_passes.ptx");
+    DevPtr buf = dev.malloc(bytes), out = dev.malloc(threads * 4);
+    dev.launch(m.kernel("k"), {1}, {threads}, c.dynShared,
+               KernelArgs().ptr(buf).u32(words).ptr(out));
+    const auto& t = *dev.launches().back().timing;
+    const sm::CtaFootprint f = footprintOf(cfg.sm, threads, c.dynShared);
+    const uint32_t carve = sm::sharedCarveout(cfg.sm, f);
+    const auto& l1 = t.memory["l1d"]["per_sm"][0];
+    EXPECT_EQ(l1["shared_carveout_bytes"].get<uint64_t>(), carve);
+    EXPECT_EQ(l1["capacity_bytes"].get<uint64_t>(), cfg.sm.l1d.sizeBytes() - carve);
+    // A warp's 32 words are one 128-byte line: each pass looks up every line once per warp.
+    const auto& loads = l1["by_kind"]["load"];
+    EXPECT_EQ(loads["accesses"].get<uint64_t>(), 2 * lineAccesses) << c.dynShared;
+    if (c.secondPassHits)
+      EXPECT_EQ(loads["hits"].get<uint64_t>(), lineAccesses) << c.dynShared;
+    else
+      EXPECT_EQ(loads["hits"].get<uint64_t>(), 0u) << c.dynShared;
+  }
+}
+
+TEST(Rtx3070, ABlockMayUseTheLargestCarveoutLessTheReservedKilobyte) {
+  const PlatformConfig cfg = loadPlatform("rtx3070");
+  Device dev(cfg, ExecMode::Functional);
+  Module& m = dev.loadModule(kTwoPasses, "two_passes.ptx");
+  DevPtr buf = dev.malloc(4096), out = dev.malloc(32 * 4);
+  const uint32_t most = cfg.sm.shared_memory_bytes - cfg.sm.shared_reserved_per_cta;
+  dev.launch(m.kernel("k"), {1}, {32}, most, KernelArgs().ptr(buf).u32(1024).ptr(out));
+  try {
+    dev.launch(m.kernel("k"), {1}, {32}, most + 1, KernelArgs().ptr(buf).u32(1024).ptr(out));
+    ADD_FAILURE() << "a block with " << most + 1 << " bytes of shared memory was launched";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sm.shared_reserved_per_cta"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Rtx3070, UnifiedL1ConfigurationsThatCannotWorkAreRejected) {
+  for (const char* set :
+       {"sm.shared_carveouts_kb=[0, 8, 6, 100]",  // not ascending
+        "sm.shared_carveouts_kb=[0, 2, 100]",     // not whole ways (4 KB)
+        "sm.shared_carveouts_kb=[0, 8, 64]",      // the largest is not shared_memory_bytes
+        "sm.l1d.enabled=false"}) {                // no array to carve out of
+    EXPECT_THROW(loadPlatform("rtx3070", {set}), InputError) << set;
+  }
+}
+
+// The seed mechanisms run on the Ampere platform with the keys they have on gtx480: drowsy L1 and
+// L2 lines, lane and SIMD-unit gating with timeout detection, and hierarchical droop smoothing;
+// the kernel's results stay right.
+TEST(Rtx3070, SeedMechanismsRunOnIt) {
+  const PlatformConfig cfg = loadPlatform(
+      "rtx3070", {"power.l1d.drowsy.policy=drowsy-after-access", "power.l2.drowsy.policy=timeout",
+                  "power.gating.idle_detect=timeout", "smoothing.mode=hierarchical"});
+  Device dev(cfg, ExecMode::Timing);
+  auto wl = catalog::find("sgemm").make(catalog::Size::Tiny);
+  wl->setup(dev);
+  wl->run(dev);
+  const catalog::CheckResult r = wl->check(dev);
+  EXPECT_TRUE(r.pass) << r.message;
+  uint64_t l1Drowsy = 0, l2Drowsy = 0;
+  double laneGated = 0;
+  bool local = false, global = false;
+  for (const auto& l : dev.launches()) {
+    const gpu::TimingResult& t = *l.timing;
+    l1Drowsy += t.memory["l1d"]["totals"]["power_states"]["drowsy_line_cycles"].get<uint64_t>();
+    l2Drowsy += t.memory["l2"]["totals"]["power_states"]["drowsy_line_cycles"].get<uint64_t>();
+    for (const auto& s : t.sms) laneGated += s.gating.laneNetGatedCycles;
+    local = local || t.smoothing.contains("local");
+    global = global || t.smoothing.contains("global");
+    ASSERT_TRUE(t.power.has_value());
+    EXPECT_GT(t.power->total.dynamicJ(), 0.0);
+  }
+  EXPECT_GT(l1Drowsy, 0u);
+  EXPECT_GT(l2Drowsy, 0u);
+  EXPECT_GT(laneGated, 0.0);
+  EXPECT_TRUE(local);
+  EXPECT_TRUE(global);
+}
