@@ -111,16 +111,19 @@ case "$what" in
     # of gtx480 and of rtx3070 (timing model, memory system, power and PDN code), and the shader
     # cluster's draws (its SystemC threads). Building the whole suite a second time does not fit
     # CI's budget. Each entry is an executable and the gtest filter it runs with.
+    # (test_catalog runs as two processes, so both cores work until the end.)
     sanitized_tests=(test_ptx_parser:* test_semantics:* test_simt:* test_config:*
-      test_launch_spec:* test_random_ptx:*
-      'test_catalog:Functional/*_tiny:Platforms/*_gtx480:Platforms/*_rtx3070'
+      test_launch_spec:* test_random_ptx:* 'test_catalog:Platforms/*_rtx3070'
+      'test_catalog:Functional/*_tiny:Platforms/*_gtx480'
       test_shader_cluster:ShaderCluster.BenchmarkOutputsEqualTheReferenceInterpreter)
     build_step "$sbuild" build-sanitize.log fuzz_ptx fuzz_platform fuzz_launch_spec fuzz_run \
-      "${sanitized_tests[@]%%:*}"
+      $(printf '%s\n' "${sanitized_tests[@]%%:*}" | sort -u)
     echo "build.sh: running ${sanitized_tests[*]%%:*} under the sanitizers"
-    for t in "${sanitized_tests[@]}"; do echo "$sbuild/tests/${t%%:*} ${t#*:}"; done |
-      xargs -P "$jobs" -L 1 sh -c '"$0" --gtest_brief=1 --gtest_filter="$1" >"$0.log" 2>&1 &&
-        echo "sanitized: $0 ok" || { cat "$0.log"; echo "sanitized: $0 FAILED"; exit 1; }'
+    n=0
+    for t in "${sanitized_tests[@]}"; do
+      echo "$sbuild/tests/${t%%:*} ${t#*:} $sbuild/tests/${t%%:*}.$((n++)).log"
+    done | xargs -P "$jobs" -L 1 sh -c '"$0" --gtest_brief=1 --gtest_filter="$1" >"$2" 2>&1 &&
+      echo "sanitized: $0 $1 ok" || { cat "$2"; echo "sanitized: $0 $1 FAILED"; exit 1; }'
     echo "build.sh: replaying the fuzz targets' seeds and regressions"
     (cd "$sbuild" && ctest --output-on-failure -j "$jobs" -R '^fuzz\.')
     echo "build.sh: fuzzing each target for ${GPUSC_FUZZ_SECONDS:-45} s"
