@@ -339,8 +339,8 @@ nlohmann::json L1DataCache::statsJson() const {
 void L1DataCache::setSharedCarveout(uint32_t sharedBytes) {
   if (!idle())
     throw InternalError(fmt::format("{}: a carve-out while requests are in flight", name()));
-  const uint64_t wayBytes = uint64_t(core_.sets()) * core_.lineBytes();
-  core_.setUsableWays(core_.ways() - static_cast<uint32_t>(sharedBytes / wayBytes), clock_.now());
+  core_.setUsableWays(core_.ways() - static_cast<uint32_t>(sharedBytes / core_.config().wayBytes()),
+                      clock_.now());
   carveout_ = sharedBytes;
 }
 

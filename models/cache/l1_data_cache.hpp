@@ -130,9 +130,8 @@ class L1DataCache : public sc_core::sc_module {
   PayloadPool& pool_;
   const Clock clock_;
   const bool enabled_;
-  const bool writeThrough_;
-  const bool unified_;  // sm.unified_l1: shared memory is carved out of this array  // a store hit
-                        // keeps the line (else write-evict invalidates it)
+  const bool writeThrough_;  // a store hit keeps the line (else write-evict invalidates it)
+  const bool unified_;       // sm.unified_l1: shared memory is carved out of this array
   const uint32_t hitLatency_, missQueue_;
   CacheCore core_;
   LinePower power_;

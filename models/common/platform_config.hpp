@@ -125,6 +125,7 @@ struct CacheConfig : config::Section {
         miss_queue(mq) {}
 
   uint64_t sizeBytes() const { return uint64_t(sets) * ways * line_bytes; }
+  uint64_t wayBytes() const { return uint64_t(sets) * line_bytes; }  // one way of every set
 
   template <class V>
   void visit(V& v) {
@@ -186,6 +187,10 @@ struct SmConfig : config::Section {
   uint32_t dp_units = 0;  // 0: double precision runs on dp_path
   uint32_t dp_lanes = 0;  // 0: simd_lanes
   uint32_t dpLanes() const { return dp_lanes == 0 ? simd_lanes : dp_lanes; }
+  // Shared memory one block may ask for: the SM's less what is reserved per block.
+  uint32_t sharedPerBlock() const {
+    return shared_memory_bytes - std::min(shared_memory_bytes, shared_reserved_per_cta);
+  }
   // GF100 executes double precision on its CUDA cores, a DP FMA on a pair of cores, so a DP warp
   // instruction holds both 16-lane groups (Fermi whitepaper: 16 DP FMA per SM per shader clock on
   // Tesla parts; GeForce parts run at a quarter of that). GPGPU-Sim runs it on the SFU instead.
@@ -345,7 +350,6 @@ struct SmConfig : config::Section {
     v.require(!dp_shared || dp_units > 0, {"dp_shared", "dp_units"},
               "dp_shared needs DP units (dp_units > 0)");
     if (unified_l1) {
-      const uint64_t wayBytes = uint64_t(l1d.sets) * l1d.line_bytes;
       v.require(l1d.enabled && !shared_carveouts_kb.empty(),
                 {"unified_l1", "shared_carveouts_kb", "l1d.enabled"},
                 "unified_l1 needs the L1 data cache and at least one carve-out");
@@ -354,10 +358,11 @@ struct SmConfig : config::Section {
         v.require(i == 0 || shared_carveouts_kb[i] > shared_carveouts_kb[i - 1],
                   "shared_carveouts_kb",
                   fmt::format("the carve-outs are not ascending at entry {}", i));
-        v.require(c % wayBytes == 0 && c < l1d.sizeBytes(), {"shared_carveouts_kb", "l1d.ways"},
+        v.require(c % l1d.wayBytes() == 0 && c < l1d.sizeBytes(),
+                  {"shared_carveouts_kb", "l1d.ways"},
                   fmt::format("a carve-out of {} KB is not a whole number of the L1's {}-byte ways "
                               "(l1d.sets x l1d.line_bytes) leaving at least one of its {} bytes",
-                              shared_carveouts_kb[i], wayBytes, l1d.sizeBytes()));
+                              shared_carveouts_kb[i], l1d.wayBytes(), l1d.sizeBytes()));
       }
       v.require(shared_carveouts_kb.empty() ||
                     uint64_t(shared_carveouts_kb.back()) * 1024 == shared_memory_bytes,

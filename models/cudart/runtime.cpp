@@ -176,8 +176,7 @@ void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedB
     bad(fmt::format("{} threads per block; the device allows {} (sm.max_threads)", threads,
                     maxThreads));
   const uint64_t shared = uint64_t(k.program->dynamicSharedOffset) + sharedBytes;
-  const uint64_t perBlock = cfg.sm.shared_memory_bytes -
-                            std::min(cfg.sm.shared_memory_bytes, cfg.sm.shared_reserved_per_cta);
+  const uint64_t perBlock = cfg.sm.sharedPerBlock();
   if (shared > perBlock)
     bad(
         fmt::format("{} bytes of shared memory per block ({} static, {} dynamic); a block may have "

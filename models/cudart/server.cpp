@@ -24,8 +24,8 @@ wire::DeviceFacts deviceFacts(const PlatformConfig& cfg) {
   std::strncpy(f.name, name.c_str(), sizeof(f.name) - 1);
   f.globalMemoryBytes = cfg.memory.device_memory_bytes;
   f.sharedMemoryPerSm = cfg.sm.shared_memory_bytes;
-  f.sharedReservedPerBlock = std::min(cfg.sm.shared_reserved_per_cta, cfg.sm.shared_memory_bytes);
-  f.sharedMemoryPerBlockOptin = cfg.sm.shared_memory_bytes - f.sharedReservedPerBlock;
+  f.sharedMemoryPerBlockOptin = cfg.sm.sharedPerBlock();
+  f.sharedReservedPerBlock = cfg.sm.shared_memory_bytes - f.sharedMemoryPerBlockOptin;
   f.sharedMemoryPerBlock = std::min<uint64_t>(f.sharedMemoryPerBlockOptin, 48 * 1024);
   f.registersPerSm = cfg.sm.registers;
   f.registersPerBlock = std::min<uint32_t>(cfg.sm.registers, 64 * 1024);

@@ -220,8 +220,7 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
     bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
                     std::max(1u, p.reqntid[1]), std::max(1u, p.reqntid[2])));
   const uint64_t shared = uint64_t(p.dynamicSharedOffset) + dyn;
-  const uint32_t perBlock = cfg_.sm.shared_memory_bytes -
-                            std::min(cfg_.sm.shared_memory_bytes, cfg_.sm.shared_reserved_per_cta);
+  const uint32_t perBlock = cfg_.sm.sharedPerBlock();
   if (shared > perBlock)
     bad(fmt::format(
         "{} bytes of shared memory per block ({} static + {} dynamic); a block may have {} "

@@ -111,7 +111,6 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
       u.simdInt.push_back(i);
     }
     for (uint32_t i = first; i < first + simdPer; ++i) u.simdUnits.push_back(simd_[i].get());
-    u.hasFpOnly = fpOnlyPer > 0;
     u.sfuBegin = b * sfuPer;
     u.sfuEnd = u.sfuBegin + sfuPer;
     u.dpBegin = s.dp_shared ? 0 : b * dpPer;
@@ -934,7 +933,7 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
     }
     // An integer instruction waiting for its block's integer-capable units says nothing of the
     // FP-only ones a floating-point instruction could take.
-    return fp || !b.hasFpOnly ? Answer::Busy : Answer::Refused;
+    return fp || !b.hasFpOnly() ? Answer::Busy : Answer::Refused;
   }
   auto& units = u == Unit::Sfu ? sfu_ : dp_;
   const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,

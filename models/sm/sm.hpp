@@ -380,7 +380,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
     std::vector<uint32_t> simdFp, simdInt;
     std::vector<ExecutionUnit*> simdUnits;
     uint32_t simdFirst = 0, sfuBegin = 0, dpBegin = 0, sfuEnd = 0, dpEnd = 0;
-    bool hasFpOnly = false;
+    bool hasFpOnly() const { return simdFp.size() != simdInt.size(); }
   };
   std::vector<BlockUnits> blocks_;
   std::vector<uint8_t> slotBlock_;  // each warp slot's block
