@@ -271,6 +271,57 @@ TEST(CacheUnits, CoreFillEvictDirtyAndObserver) {
   EXPECT_TRUE(core.bankFree(0, 12));
 }
 
+// CacheCore::lack on a sectored cache: which sectors an access lacks, which fetches in flight
+// bring some of them, and the MSHR key of a fetch (its first sector).
+TEST(CacheUnits, SectoredLackFindsFetchesInFlight) {
+  const CacheConfig c(4, 2, 128, "write-through", "no-allocate", 1, 8, 4, 8);
+  CacheConfig sc = c;
+  sc.sector_bytes = 32;
+  CacheCore core(sc, "l1d", 1);
+  const auto bytes = [](uint32_t from, uint32_t n) { return rebase(firstBytes(n), from, 0); };
+  const uint64_t line = 0x1000;
+  EXPECT_EQ(core.sectorsOf(bytes(30, 4)), bytes(0, 64));  // straddles sectors 0 and 1
+  EXPECT_EQ(core.sectorCount(bytes(0, 64)), 2u);
+  CacheCore::Lack l = core.lack(line, bytes(0, 4));
+  EXPECT_FALSE(l.hit);
+  EXPECT_EQ(l.way, CacheCore::kNoWay);
+  EXPECT_EQ(l.fetch, bytes(0, 32));
+  EXPECT_EQ(l.waits, 0u);
+  const uint32_t a = core.mshrs().allocate(core.fetchKey(line, l.fetch));
+  core.mshrs().entry(a).bytes = l.fetch;
+  EXPECT_EQ(core.fetchKey(line, bytes(64, 64)), line + 64);
+  l = core.lack(line, bytes(0, 128));  // sector 0 is on its way; 1-3 are not
+  EXPECT_EQ(l.waits, 1u);
+  EXPECT_EQ(l.waitOn[0], a);
+  EXPECT_EQ(l.fetch, bytes(32, 96));
+  const uint32_t b = core.mshrs().allocate(core.fetchKey(line, l.fetch));
+  core.mshrs().entry(b).bytes = l.fetch;
+  l = core.lack(line, bytes(40, 60));  // only the second fetch's
+  EXPECT_EQ(l.waits, 1u);
+  EXPECT_EQ(l.waitOn[0], b);
+  EXPECT_FALSE(l.fetches());
+  // The line arrives with sector 0: it hits there and lacks sector 2 elsewhere.
+  const FillResult f = core.fill(line, 5, false, bytes(0, 32));
+  EXPECT_TRUE(core.lack(line, bytes(8, 8)).hit);
+  core.mshrs().release(b);
+  l = core.lack(line, bytes(64, 4));
+  EXPECT_FALSE(l.hit);
+  EXPECT_EQ(l.way, f.way);
+  EXPECT_EQ(l.fetch, bytes(64, 32));
+  // Unsectored, any access lacks the whole line.
+  CacheCore whole(c, "l1d", 1);
+  EXPECT_EQ(whole.lack(line, bytes(64, 4)).fetch, firstBytes(128));
+  EXPECT_EQ(whole.fetchKey(line, firstBytes(128)), line);
+}
+
+TEST(CacheUnits, SectorSizesAreChecked) {
+  EXPECT_THROW(platform({"l2.slice.sector_bytes=48"}), InputError);   // not a power of two
+  EXPECT_THROW(platform({"sm.l1d.sector_bytes=256"}), InputError);    // wider than the line
+  EXPECT_THROW(platform({"sm.l1d.sector_bytes=2"}), InputError);      // narrower than a word
+  EXPECT_THROW(platform({"sm.icache.sector_bytes=32"}), InputError);  // not a data cache
+  EXPECT_NO_THROW(platform({"sm.l1d.sector_bytes=128"}));             // the line: unsectored
+}
+
 TEST(CacheUnits, LinesWiderThanTheByteMaskAreRejected) {
   EXPECT_THROW(
       {
@@ -886,6 +937,73 @@ TEST(L2Slice, WriteValidateAllocatesWithoutFetchingAndFetchesOnARead) {
   EXPECT_EQ(b.stat("/by_kind/load/hits"), 2u);
   EXPECT_EQ(b.stat("/by_kind/load/misses"), 1u);
   EXPECT_EQ(b.stat("/fills"), 2u);  // the two allocations; the fetch refilled a present line
+}
+
+// A sectored L2 (32-byte sectors): a miss fetches only the sectors its access touches, a line
+// present without a needed sector fetches that sector alone (a sector miss), and an access whose
+// sectors are partly on their way waits for that fetch and fetches only the rest.
+TEST(L2Slice, SectorsAreFetchedOnlyWhereNeeded) {
+  newSimulation();
+  const PlatformConfig cfg =
+      platform({"memory.partitions=1", "l2.slices_per_partition=1", "l2.slice.sector_bytes=32"});
+  const CacheConfig& c = cfg.l2.slice;
+  L2Bench b(cfg, 0);
+  const uint32_t line = c.line_bytes, sector = c.sector_bytes;
+  const uint64_t gap = b.H + kNextLevel + 1;
+  const uint64_t p = lineIn(c, 1, 2);
+  const auto bytes = [&](uint32_t from, uint32_t n) { return rebase(firstBytes(n), from, 0); };
+  const auto load = [&](uint64_t cycle, uint32_t from, uint32_t n) {
+    Request r = req(cycle, p, AccessKind::Load, line);
+    r.byteMask = bytes(from, n);
+    return r;
+  };
+  b.noc.add(load(0, 0, 4));                              // a miss: sector 0 fetched
+  b.noc.add(load(gap, 4, 8));                            // in sector 0: a hit
+  b.noc.add(load(2 * gap, sector, 4));                   // a sector miss: sector 1 alone
+  b.noc.add(load(3 * gap, 2 * sector, 4));               // a sector miss: sector 2
+  b.noc.add(load(3 * gap + 1, 2 * sector, 2 * sector));  // waits for 2, fetches 3
+  b.run();
+  b.expectClean();
+  const auto& o = b.noc.outcomes();
+  const uint64_t miss = b.H + kNextLevel;
+  EXPECT_EQ(latency(o[0]), miss);
+  EXPECT_EQ(latency(o[1]), b.H);
+  EXPECT_EQ(latency(o[2]), miss);
+  EXPECT_EQ(latency(o[3]), miss);
+  EXPECT_GE(latency(o[4]), miss);
+  const auto& r = b.dram.received();
+  ASSERT_EQ(r.size(), 4u);
+  const std::vector<ByteMask> fetched = {bytes(0, sector), bytes(sector, sector),
+                                         bytes(2 * sector, sector), bytes(3 * sector, sector)};
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].addr, p) << i;  // the line's address, its sectors in the byte mask
+    EXPECT_EQ(r[i].command, tlm::TLM_READ_COMMAND) << i;
+    EXPECT_EQ(r[i].byteMask, fetched[i]) << i;
+    EXPECT_EQ(r[i].sectorBytes, sector) << i;
+  }
+  EXPECT_EQ(b.stat("/by_kind/load/hits"), 1u);
+  EXPECT_EQ(b.stat("/by_kind/load/misses"), 4u);
+  EXPECT_EQ(b.stat("/sectors/fetched"), 4u);
+  EXPECT_EQ(b.stat("/sectors/sector_misses"), 3u);
+  EXPECT_EQ(b.stat("/mshr_merges"), 1u);
+  EXPECT_EQ(b.stat("/fills"), 1u);  // one line; the later fetches add sectors to it
+}
+
+// An unsectored L2 fetches the whole line whatever the access touches, and says nothing of
+// sectors.
+TEST(L2Slice, UnsectoredFetchesWholeLines) {
+  newSimulation();
+  const PlatformConfig cfg = platform({"memory.partitions=1", "l2.slices_per_partition=1"});
+  L2Bench b(cfg, 0);
+  Request r = req(0, lineIn(cfg.l2.slice, 1, 2), AccessKind::Load, cfg.l2.slice.line_bytes);
+  r.byteMask = firstBytes(4);
+  b.noc.add(r);
+  b.run();
+  b.expectClean();
+  ASSERT_EQ(b.dram.received().size(), 1u);
+  EXPECT_EQ(b.dram.received()[0].byteMask, firstBytes(cfg.l2.slice.line_bytes));
+  EXPECT_EQ(b.dram.received()[0].sectorBytes, 0u);
+  EXPECT_FALSE(b.l2.statsJson().contains("sectors"));
 }
 
 TEST(L2Slice, WriteValidateWritesBackOnlyTheWrittenBytes) {

@@ -58,10 +58,13 @@ CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t se
       sets_(cfg.sets),
       ways_(cfg.ways),
       lineBytes_(cfg.line_bytes),
+      sectorBytes_(cfg.sectorBytes()),
       banks_(cfg.banks),
       usableWays_(cfg.ways),
       lines_(size_t(cfg.sets) * cfg.ways),
-      validBytes_(cfg.write_allocate == "write-validate" ? size_t(cfg.sets) * cfg.ways : 0),
+      validBytes_(cfg.write_allocate == "write-validate" || cfg.sectored()
+                      ? size_t(cfg.sets) * cfg.ways
+                      : 0),
       replacement_(replacement.create(cfg.replacement, cfg.sets, cfg.ways, seed)),
       mshrs_(cfg.mshr_entries, cfg.mshr_max_merge),
       bankFree_(cfg.banks, 0) {
@@ -74,6 +77,64 @@ CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t se
   const auto pow2 = [](uint32_t v) { return v != 0 && (v & (v - 1)) == 0; };
   if (!pow2(sets_) || !pow2(lineBytes_) || !pow2(banks_) || ways_ == 0)
     throw InputError(fmt::format("{}: sets, line_bytes and banks must be powers of two", key));
+  if (!pow2(sectorBytes_) || sectorBytes_ < 4 || sectorBytes_ > lineBytes_)
+    throw InputError(fmt::format(
+        "{}.sector_bytes = {}: a sector is a power of two from 4 bytes to the line ({} bytes)", key,
+        cfg.sector_bytes, lineBytes_));
+}
+
+ByteMask CacheCore::sectorsOf(const ByteMask& mask) const {
+  if (!sectored()) {
+    const bool any = mask[0] | mask[1] | mask[2] | mask[3];
+    return any ? firstBytes(lineBytes_) : ByteMask{};
+  }
+  ByteMask out{};
+  for (uint32_t from = 0; from < lineBytes_; from += sectorBytes_) {
+    const uint32_t w = from / 64, lo = from % 64, n = std::min(sectorBytes_, 64u);
+    const uint64_t bits = n == 64 ? ~0ull : ((1ull << n) - 1) << lo;
+    bool any = false;
+    for (uint32_t k = 0; k < std::max(1u, sectorBytes_ / 64); ++k) any |= (mask[w + k] & bits) != 0;
+    if (any)
+      for (uint32_t k = 0; k < std::max(1u, sectorBytes_ / 64); ++k) out[w + k] |= bits;
+  }
+  return out;
+}
+
+uint64_t CacheCore::fetchKey(uint64_t line, const ByteMask& bytes) const {
+  if (!sectored()) return line;
+  for (uint32_t w = 0; w < bytes.size(); ++w)
+    if (bytes[w]) return line + 64 * w + __builtin_ctzll(bytes[w]);
+  return line;
+}
+
+CacheCore::Lack CacheCore::lack(uint64_t line, const ByteMask& needed) const {
+  Lack l;
+  l.way = find(line);
+  // A request without a byte mask (an instruction fetch, a constant load) needs the line.
+  ByteMask missing =
+      needed[0] | needed[1] | needed[2] | needed[3] ? needed : firstBytes(lineBytes_);
+  if (l.way != kNoWay) {
+    if (holds(setOf(line), l.way, needed)) {
+      l.hit = true;
+      return l;
+    }
+    const ByteMask& v = validBytes_[index(setOf(line), l.way)];  // holds() is false: tracked
+    for (size_t i = 0; i < missing.size(); ++i) missing[i] &= ~v[i];
+  }
+  // The sectors of the missing bytes; those a fetch in flight brings are waited for.
+  l.fetch = sectorsOf(missing);
+  for (uint32_t off = 0; off < lineBytes_; off += sectorBytes_) {
+    const uint32_t e = mshrs_.find(line + off);
+    if (e == MshrTable::kNone) continue;
+    const ByteMask& b = mshrs_.entry(e).bytes;
+    bool wanted = false;
+    for (size_t i = 0; i < b.size(); ++i) {
+      wanted |= (l.fetch[i] & b[i]) != 0;
+      l.fetch[i] &= ~b[i];
+    }
+    if (wanted) l.waitOn[l.waits++] = e;
+  }
+  return l;
 }
 
 uint32_t CacheCore::find(uint64_t addr) const {
@@ -148,10 +209,6 @@ void CacheCore::addBytes(uint32_t set, uint32_t way, const ByteMask& mask) {
   ByteMask& v = validBytes_[index(set, way)];
   const ByteMask inLine = firstBytes(lineBytes_);
   for (size_t i = 0; i < v.size(); ++i) v[i] |= mask[i] & inLine[i];
-}
-
-void CacheCore::holdAll(uint32_t set, uint32_t way) {
-  if (tracksBytes()) validBytes_[index(set, way)] = firstBytes(lineBytes_);
 }
 
 ByteMask CacheCore::bytesOf(uint32_t set, uint32_t way) const {
@@ -268,7 +325,7 @@ uint32_t PendingRequests::open(tlm::tlm_generic_payload* gp) {
   return id;
 }
 
-nlohmann::json DataCacheStats::json(bool enabled) const {
+nlohmann::json DataCacheStats::json(bool enabled, bool sectored) const {
   using nlohmann::json;
   json byKind = json::object();
   uint64_t accesses = 0, hits = 0, misses = 0;
@@ -285,7 +342,7 @@ nlohmann::json DataCacheStats::json(bool enabled) const {
     misses += c.misses;
   }
   const auto stall = [&](Stall s) { return stallCycles[static_cast<size_t>(s)]; };
-  return json{
+  json j{
       {"enabled", enabled},
       {"accesses", accesses},
       {"hits", hits},
@@ -309,6 +366,8 @@ nlohmann::json DataCacheStats::json(bool enabled) const {
       // Back-pressure for want of an MSHR (none free, or the line's at its merge limit).
       {"mshr_full_stall_cycles", stall(Stall::MshrFull) + stall(Stall::MergeLimit)},
   };
+  if (sectored) j["sectors"] = {{"sector_misses", sectorMisses}, {"fetched", fetchedSectors}};
+  return j;
 }
 
 std::optional<HeldRequest> oldestHeldOf(const tlm::tlm_generic_payload* held, uint64_t heldAt,

@@ -110,6 +110,18 @@ class CacheCore {
   uint32_t usableWays() const { return usableWays_; }
   void setUsableWays(uint32_t ways, uint64_t cycle);
 
+  // Sectors: the unit a miss fetches and a line keeps valid (the whole line when unsectored).
+  uint32_t sectorBytes() const { return sectorBytes_; }
+  bool sectored() const { return sectorBytes_ < lineBytes_; }
+  // Every byte of each sector `mask` touches (within the line).
+  ByteMask sectorsOf(const ByteMask& mask) const;
+  // The number of sectors a sector mask (sectorsOf) holds.
+  uint32_t sectorCount(const ByteMask& sectors) const {
+    uint32_t bits = 0;
+    for (uint64_t w : sectors) bits += popcount64(w);
+    return bits / sectorBytes_;
+  }
+
   uint64_t lineOf(uint64_t addr) const { return addr & ~uint64_t(lineBytes_ - 1); }
   uint32_t setOf(uint64_t addr) const {
     return static_cast<uint32_t>((addr / lineBytes_) & (sets_ - 1));
@@ -133,13 +145,31 @@ class CacheCore {
   FillResult fill(uint64_t addr, uint64_t cycle, bool dirty);
   FillResult fill(uint64_t addr, uint64_t cycle, bool dirty, const ByteMask& bytes);
 
-  // ---- valid bytes (write-validate: a line allocated by a write holds only what was written) --
+  // ---- what an access lacks, and the fetches in flight that bring it ----
+  static constexpr uint32_t kMaxFetchesPerLine = kMaxLineBytes / 4;  // one per 4-byte sector
+  struct Lack {
+    uint32_t way = kNoWay;  // the line's way, or kNoWay
+    bool hit = false;       // the line is there and holds every byte needed
+    ByteMask fetch{};       // sectors to fetch: needed, missing and not on their way
+    uint32_t waits = 0;     // MSHR entries already fetching needed sectors
+    std::array<uint32_t, kMaxFetchesPerLine> waitOn{};
+    bool fetches() const { return fetch[0] | fetch[1] | fetch[2] | fetch[3]; }
+  };
+  // For an access needing the bytes `needed` of the line at `line`: whether it hits, and else
+  // the fetches in flight it must wait for and the sectors still to fetch. An unsectored cache
+  // fetches whole lines: one MSHR entry per line, found by the line's address; a sectored one
+  // finds its fetches by the address of their first sector.
+  Lack lack(uint64_t line, const ByteMask& needed) const;
+  // The MSHR key of a fetch of `bytes` of the line at `line` (Lack::fetch).
+  uint64_t fetchKey(uint64_t line, const ByteMask& bytes) const;
+
+  // ---- valid bytes (write-validate: a line allocated by a write holds only what was written;
+  // sectored: a line holds the sectors fetched) ----
   bool tracksBytes() const { return !validBytes_.empty(); }
   // The line in (set, way) holds every byte of `mask`.
   bool holds(uint32_t set, uint32_t way, const ByteMask& mask) const;
-  // The line in (set, way) now holds the bytes of `mask` too (a write) or all of them (a fetch).
+  // The line in (set, way) now holds the bytes of `mask` too (a write, or the sectors fetched).
   void addBytes(uint32_t set, uint32_t way, const ByteMask& mask);
-  void holdAll(uint32_t set, uint32_t way);
   // The bytes the line in (set, way) holds.
   ByteMask bytesOf(uint32_t set, uint32_t way) const;
   // Removes addr's line if present; true if it was.
@@ -169,7 +199,7 @@ class CacheCore {
   size_t index(uint32_t set, uint32_t way) const { return size_t(set) * ways_ + way; }
 
   CacheConfig cfg_;
-  uint32_t sets_, ways_, lineBytes_, banks_;
+  uint32_t sets_, ways_, lineBytes_, sectorBytes_, banks_;
   uint32_t usableWays_;
   std::vector<LineState> lines_;
   std::vector<ByteMask> validBytes_;  // per line, write-validate caches only (else empty)
@@ -193,19 +223,22 @@ struct DataCacheStats {
     uint64_t hits = 0, misses = 0;  // a miss merged into an outstanding one counts as a miss
   };
   std::array<Kind, kAccessKinds> kinds{};
-  uint64_t mshrMerges = 0;                 // misses that joined an outstanding fetch of their line
-  uint64_t fills = 0;                      // lines placed in the cache
-  uint64_t evictions = 0;                  // valid lines replaced by a fill
-  uint64_t invalidations = 0;              // lines removed by a store (write-evict)
-  uint64_t dirtyWritebacks = 0;            // evicted dirty lines written to the next level
-  uint64_t bypassed = 0;                   // requests passed through without a lookup
-  uint64_t splitRequests = 0;              // requests taken line by line (L2: lookupInParts)
+  uint64_t mshrMerges = 0;       // misses that joined an outstanding fetch of their line
+  uint64_t sectorMisses = 0;     // sectored: misses on a line present without the sectors needed
+  uint64_t fetchedSectors = 0;   // sectored: sectors the fetches asked the next level for
+  uint64_t fills = 0;            // lines placed in the cache
+  uint64_t evictions = 0;        // valid lines replaced by a fill
+  uint64_t invalidations = 0;    // lines removed by a store (write-evict)
+  uint64_t dirtyWritebacks = 0;  // evicted dirty lines written to the next level
+  uint64_t bypassed = 0;         // requests passed through without a lookup
+  uint64_t splitRequests = 0;    // requests taken line by line (L2: lookupInParts)
   uint64_t sentReads = 0, sentWrites = 0;  // requests sent to the next level (reads: line
                                            // fetches and forwarded reads)
   std::array<uint64_t, kStallReasons> stallCycles{};  // cycles END_REQ was held, by Stall
 
   Kind& of(AccessKind k) { return kinds[static_cast<size_t>(k)]; }
-  nlohmann::json json(bool enabled) const;
+  // `sectored`: with the sector counts.
+  nlohmann::json json(bool enabled, bool sectored = false) const;
 };
 
 // Requests waiting to leave through the initiator socket, in order; each may leave from its

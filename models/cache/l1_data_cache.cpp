@@ -104,29 +104,27 @@ Stall L1DataCache::forward(tlm::tlm_generic_payload& gp, uint64_t cycle) {
 Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   const uint64_t addr = gp.get_address();
   const uint64_t first = core_.lineOf(addr);
-  const uint64_t last = core_.lineOf(addr + std::max(1u, gp.get_data_length()) - 1);
+  const uint32_t len = gp.get_data_length();
+  const uint64_t last = core_.lineOf(addr + std::max(1u, len) - 1);
   const uint32_t lineBytes = core_.lineBytes();
   MshrTable& mshrs = core_.mshrs();
+  MemAccessExtension& ext = accessOf(gp);
 
   // Resources first, so a request is taken whole or not at all.
   uint32_t fetches = 0;
   for (uint64_t line = first; line <= last; line += lineBytes) {
-    if (core_.find(line) != CacheCore::kNoWay) continue;
-    const uint32_t e = mshrs.find(line);
-    if (e == MshrTable::kNone)
-      ++fetches;
-    else if (!mshrs.canMerge(e))
-      return Stall::MergeLimit;
+    const CacheCore::Lack l = core_.lack(line, lineMask(ext.byteMask, addr, len, line, lineBytes));
+    if (l.hit) continue;
+    for (uint32_t i = 0; i < l.waits; ++i)
+      if (!mshrs.canMerge(l.waitOn[i])) return Stall::MergeLimit;
+    fetches += l.fetches();
   }
   if (fetches > mshrs.available()) return Stall::MshrFull;
   if (down_.size() + fetches > missQueue_) return Stall::MissQueueFull;
 
-  MemAccessExtension& ext = accessOf(gp);
   DataCacheStats::Kind& st = stats_.of(AccessKind::Load);
   ++st.requests;
   power_.warpRequest(ext.warpThreads);
-  const ByteMask inLine = firstBytes(lineBytes);
-  const uint32_t len = gp.get_data_length();
   uint64_t ready = cycle;
   uint32_t record = MshrTable::kNone;
   for (uint64_t line = first; line <= last; line += lineBytes) {
@@ -135,7 +133,8 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     ++st.accesses;
     power_.lookup();
     const uint32_t way = core_.access(line, slot, mask, false);
-    if (way != CacheCore::kNoWay) {
+    const CacheCore::Lack l = core_.lack(line, mask);
+    if (l.hit) {
       ++st.hits;
       const uint32_t wake =
           power_.hit(core_.setOf(line), way, slot, mask, LinePower::Data::Read, true);
@@ -143,36 +142,43 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       continue;
     }
     ++st.misses;
+    if (way != CacheCore::kNoWay) ++stats_.sectorMisses;
     if (record == MshrTable::kNone) {
       gp.acquire();  // ours until answered
       record = pending_.open(&gp);
     }
-    ++pending_.at(record).linesLeft;
-    uint32_t e = mshrs.find(line);
-    if (e != MshrTable::kNone) {
-      ++stats_.mshrMerges;
-    } else {
-      e = mshrs.allocate(line);
-      tlm::tlm_generic_payload* f = pool_.acquire();  // our reference until the fill
-      MemAccessExtension& fx = accessOf(*f);
-      fx.sm = smId_;
-      fx.warp = ext.warp;
-      fx.pc = ext.pc;
-      fx.kind = AccessKind::Load;
-      fx.activeMask = ext.activeMask;
-      fx.warpThreads = ext.warpThreads;
-      fx.byteMask = inLine;  // the whole line is fetched
-      fx.demandMask = mask;  // of which the warp needs these bytes
-      fx.tag = e;
-      f->set_command(tlm::TLM_READ_COMMAND);
-      f->set_address(line);
-      f->set_data_length(lineBytes);
-      f->set_streaming_width(lineBytes);
-      mshrs.entry(e).fetch = f;
-      down_.push(f, slot);
-      wakeAt(slot);
+    if (l.waits > 0) ++stats_.mshrMerges;
+    for (uint32_t i = 0; i < l.waits; ++i) {
+      ++pending_.at(record).linesLeft;
+      mshrs.addWaiter(l.waitOn[i], record);
     }
+    if (!l.fetches()) continue;
+    const uint32_t e = mshrs.allocate(core_.fetchKey(line, l.fetch));
+    mshrs.entry(e).bytes = l.fetch;
+    tlm::tlm_generic_payload* f = pool_.acquire();  // our reference until the fill
+    MemAccessExtension& fx = accessOf(*f);
+    fx.sm = smId_;
+    fx.warp = ext.warp;
+    fx.pc = ext.pc;
+    fx.kind = AccessKind::Load;
+    fx.activeMask = ext.activeMask;
+    fx.warpThreads = ext.warpThreads;
+    fx.byteMask = l.fetch;  // the whole line is fetched, or the sectors it lacks
+    fx.demandMask = mask;   // of which the warp needs these bytes
+    if (core_.sectored()) {
+      fx.sectorBytes = core_.sectorBytes();
+      stats_.fetchedSectors += core_.sectorCount(l.fetch);
+    }
+    fx.tag = e;
+    f->set_command(tlm::TLM_READ_COMMAND);
+    f->set_address(line);
+    f->set_data_length(lineBytes);
+    f->set_streaming_width(lineBytes);
+    mshrs.entry(e).fetch = f;
+    ++pending_.at(record).linesLeft;
     mshrs.addWaiter(e, record);
+    down_.push(f, slot);
+    wakeAt(slot);
   }
   if (record == MshrTable::kNone) {
     gp.acquire();
@@ -214,6 +220,8 @@ Stall L1DataCache::store(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       ++stats_.invalidations;
     }
   }
+  // A sectored L1 sends only the sectors the store writes (with their byte masks).
+  if (core_.sectored()) accessOf(gp).sectorBytes = core_.sectorBytes();
   gp.acquire();  // ours until the acknowledgement has gone back up
   down_.push(&gp, leave);
   ++forwarded_;
@@ -277,13 +285,16 @@ tlm::tlm_sync_enum L1DataCache::nb_transport_bw(tlm::tlm_generic_payload& gp, tl
 void L1DataCache::fill(uint32_t e, uint64_t cycle) {
   MshrTable& mshrs = core_.mshrs();
   MshrTable::Entry& en = mshrs.entry(e);
-  const uint64_t slot = core_.claimBank(core_.bankOf(en.line), cycle);
+  const uint64_t line = core_.lineOf(en.line);
+  const uint64_t slot = core_.claimBank(core_.bankOf(line), cycle);
   uint32_t wake = 0;  // the frame filled was drowsy: the data are written this much later
-  if (core_.find(en.line) == CacheCore::kNoWay) {
-    const FillResult r = core_.fill(en.line, slot, false);
+  if (const uint32_t way = core_.find(line); way == CacheCore::kNoWay) {
+    const FillResult r = core_.fill(line, slot, false, en.bytes);
     ++stats_.fills;
     if (r.evicted) ++stats_.evictions;
     wake = power_.fill(r.set, r.way, slot);
+  } else {  // sectored: the line gains the sectors fetched
+    core_.addBytes(core_.setOf(line), way, en.bytes);
   }
   // The MSHR hands its merged requests back one per cycle (one response path).
   const uint32_t* w = mshrs.waiters(e);
@@ -327,7 +338,7 @@ std::optional<HeldRequest> L1DataCache::oldestHeld() const {
 }
 
 nlohmann::json L1DataCache::statsJson() const {
-  nlohmann::json j = stats_.json(enabled_);
+  nlohmann::json j = stats_.json(enabled_, core_.sectored());
   j["power_states"] = toJson(reportedPowerCounters());
   if (unified_) {
     j["shared_carveout_bytes"] = carveout_;

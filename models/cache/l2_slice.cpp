@@ -132,16 +132,19 @@ struct L2Slice::LineWalk {
   uint64_t first() const { return s.core_.lineOf(addr); }
   uint64_t last() const { return s.core_.lineOf(addr + len - 1); }
   ByteMask mask(uint64_t line) const { return lineMask(ext.byteMask, addr, len, line, lineBytes); }
-  // A store that misses allocates the line without reading DRAM when it covers the whole line
-  // (nothing of the old line survives) or, with write-validate, always (the line then holds
-  // only the bytes written). A read or an atomic needs the bytes it touches: a line that lacks
-  // some of them is fetched (merged with what was written when the data arrive).
-  bool allocateWithoutFetch(uint64_t line) const {
-    return store && (s.writeValidate_ || coversAll(mask(line), lineBytes));
+  // A store that misses allocates the line without reading DRAM when it covers whole sectors
+  // (whole lines, unsectored: nothing of the old data survives) or, with write-validate, always
+  // (the line then holds only the bytes written). A read or an atomic needs the bytes it
+  // touches: the sectors of them a line lacks are fetched (merged with what was written when
+  // the data arrive).
+  bool allocateWithoutFetch(const ByteMask& m) const {
+    if (!store) return false;
+    if (s.writeValidate_) return true;
+    const ByteMask whole = s.core_.sectorsOf(m);
+    return whole == m && (m[0] | m[1] | m[2] | m[3]) != 0;
   }
-  bool holdsNeeded(uint64_t local, uint32_t way, uint64_t line) const {
-    return store || s.core_.holds(s.core_.setOf(local), way, mask(line));
-  }
+  // A store to a present line takes it whatever the line holds (its bytes become valid).
+  bool storeHit(uint32_t way) const { return store && way != CacheCore::kNoWay; }
 
   // The resources `line` needs: a stall, or nothing (and the MSHR and miss-queue entries it
   // takes added to `fetches` and `queued`).
@@ -152,26 +155,24 @@ struct L2Slice::LineWalk {
       s.retryAt_ = s.core_.bankFreeAt(bank);
       return Stall::BankConflict;
     }
-    const uint32_t present = s.core_.find(local);
-    if (present != CacheCore::kNoWay && holdsNeeded(local, present, line)) return Stall::None;
+    const ByteMask m = mask(line);
+    const CacheCore::Lack l = s.core_.lack(local, m);
+    if (l.hit || storeHit(l.way)) return Stall::None;
     MshrTable& mshrs = s.core_.mshrs();
-    const uint32_t e = mshrs.find(local);
-    if (e != MshrTable::kNone) {
-      if (!mshrs.canMerge(e)) return Stall::MergeLimit;
-    } else if (present != CacheCore::kNoWay) {
-      ++fetches;  // the line stays; its missing bytes are fetched
-      ++queued;
-    } else if (allocateWithoutFetch(line)) {
+    for (uint32_t i = 0; i < l.waits; ++i)
+      if (!mshrs.canMerge(l.waitOn[i])) return Stall::MergeLimit;
+    if (l.waits == 0 && l.way == CacheCore::kNoWay && allocateWithoutFetch(m)) {
       ++queued;  // the line it replaces may need a write-back
-    } else {
-      ++fetches;
+    } else if (l.fetches()) {
+      ++fetches;  // (a present line stays; its missing sectors are fetched)
       ++queued;
     }
     return Stall::None;
   }
 
   // Looks `line` up and takes what it needs (needs() said it may): a hit sets `ready`; a miss
-  // opens the request's record (once) and joins or allocates the line's MSHR.
+  // opens the request's record (once), joins the MSHR entries fetching what it needs and
+  // allocates one for the rest.
   void take(uint64_t line, uint64_t cycle, uint64_t& ready, uint32_t& record) {
     const uint64_t local = s.localOf(line);
     const uint64_t slot = s.core_.claimBank(s.core_.bankOf(local), cycle, serial);
@@ -179,7 +180,8 @@ struct L2Slice::LineWalk {
     ++st.accesses;
     s.power_.lookup();
     const uint32_t way = s.core_.access(local, slot, m, write);
-    if (way != CacheCore::kNoWay && holdsNeeded(local, way, line)) {
+    const CacheCore::Lack l = s.core_.lack(local, m);
+    if (l.hit || storeHit(way)) {
       ++st.hits;
       const uint32_t set = s.core_.setOf(local);
       if (write) {
@@ -193,9 +195,9 @@ struct L2Slice::LineWalk {
       return;
     }
     ++st.misses;
+    if (way != CacheCore::kNoWay) ++s.stats_.sectorMisses;
     MshrTable& mshrs = s.core_.mshrs();
-    uint32_t e = mshrs.find(local);
-    if (e == MshrTable::kNone && way == CacheCore::kNoWay && allocateWithoutFetch(line)) {
+    if (l.waits == 0 && way == CacheCore::kNoWay && allocateWithoutFetch(m)) {
       const FillResult r = s.core_.fill(local, slot, true, m);
       ++s.stats_.fills;
       const uint32_t wake = s.power_.fill(r.set, r.way, slot);
@@ -208,17 +210,27 @@ struct L2Slice::LineWalk {
       record = s.pending_.open(&gp);
       s.pending_.at(record).afterFill = serial - 1;
     }
-    ++s.pending_.at(record).linesLeft;
-    if (e != MshrTable::kNone) {
-      ++s.stats_.mshrMerges;
-    } else {
-      e = mshrs.allocate(local);
-      tlm::tlm_generic_payload* f = s.newRequest(tlm::TLM_READ_COMMAND, line, ext.sm, e);
-      mshrs.entry(e).fetch = f;
-      s.down_.push(f, slot);
-      s.wakeAt(slot);
+    if (l.waits > 0) ++s.stats_.mshrMerges;
+    for (uint32_t i = 0; i < l.waits; ++i) {
+      ++s.pending_.at(record).linesLeft;
+      if (write) mshrs.entry(l.waitOn[i]).dirtyOnFill = true;
+      mshrs.addWaiter(l.waitOn[i], record);
     }
+    if (!l.fetches()) return;
+    const uint32_t e = mshrs.allocate(s.core_.fetchKey(local, l.fetch));
+    mshrs.entry(e).bytes = l.fetch;
+    tlm::tlm_generic_payload* f = s.newRequest(tlm::TLM_READ_COMMAND, line, ext.sm, e);
+    if (s.core_.sectored()) {
+      MemAccessExtension& fx = accessOf(*f);
+      fx.byteMask = l.fetch;
+      fx.sectorBytes = s.core_.sectorBytes();
+      s.stats_.fetchedSectors += s.core_.sectorCount(l.fetch);
+    }
+    mshrs.entry(e).fetch = f;
+    s.down_.push(f, slot);
+    s.wakeAt(slot);
     if (write) mshrs.entry(e).dirtyOnFill = true;
+    ++s.pending_.at(record).linesLeft;
     mshrs.addWaiter(e, record);
   }
 
@@ -390,17 +402,18 @@ tlm::tlm_sync_enum L2Slice::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::t
 void L2Slice::fill(uint32_t e, uint64_t cycle) {
   MshrTable& mshrs = core_.mshrs();
   MshrTable::Entry& en = mshrs.entry(e);
-  const uint64_t slot = core_.claimBank(core_.bankOf(en.line), cycle);
-  const uint32_t way = core_.find(en.line);
+  const uint64_t line = core_.lineOf(en.line);
+  const uint64_t slot = core_.claimBank(core_.bankOf(line), cycle);
+  const uint32_t way = core_.find(line);
   uint32_t wake = 0;  // the frame filled was drowsy: the data are written this much later
   if (way == CacheCore::kNoWay) {
-    const FillResult r = core_.fill(en.line, slot, en.dirtyOnFill);
+    const FillResult r = core_.fill(line, slot, en.dirtyOnFill, en.bytes);
     ++stats_.fills;
     wake = power_.fill(r.set, r.way, slot);
     evicted(r, accessOf(*en.fetch).sm, slot + wake);
-  } else {  // the line stayed (write-validate: it lacked bytes a request needed)
-    core_.holdAll(core_.setOf(en.line), way);
-    if (en.dirtyOnFill) core_.setDirty(core_.setOf(en.line), way);
+  } else {  // the line stayed (write-validate or sectored: it lacked bytes a request needed)
+    core_.addBytes(core_.setOf(line), way, en.bytes);
+    if (en.dirtyOnFill) core_.setDirty(core_.setOf(line), way);
   }
   // The MSHR hands its merged requests back one per cycle (one response path).
   const uint32_t* w = mshrs.waiters(e);
@@ -443,7 +456,7 @@ std::optional<HeldRequest> L2Slice::oldestHeld() const {
 }
 
 nlohmann::json L2Slice::statsJson() const {
-  nlohmann::json j = stats_.json(enabled_);
+  nlohmann::json j = stats_.json(enabled_, core_.sectored());
   j["power_states"] = toJson(reportedPowerCounters());
   return j;
 }

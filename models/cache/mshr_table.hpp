@@ -1,14 +1,15 @@
-// Miss status holding registers: one entry per line being fetched from the next level, holding
-// the requests waiting for that line. A miss to a line that already has an entry merges into it
-// (no second fetch) while the entry has fewer than `maxMerge` waiters; a miss that finds the
-// table full, or its line's entry at the merge limit, must wait (the cache back-pressures its
-// requester).
+// Miss status holding registers: one entry per line being fetched from the next level (per
+// fetch of a line's sectors in a sectored cache), holding the requests waiting for it. A miss to a
+// line that already has an entry merges into it (no second fetch) while the entry has fewer than
+// `maxMerge` waiters; a miss that finds the table full, or its line's entry at the merge limit,
+// must wait (the cache back-pressures its requester).
 //
 // Everything is preallocated: entries, their waiter lists (maxMerge slots each) and an
 // open-addressing index from line address to entry, so a miss costs no heap allocation and a
 // lookup is O(1).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -21,7 +22,10 @@ class MshrTable {
   static constexpr uint32_t kNone = ~0u;
 
   struct Entry {
-    uint64_t line = 0;                          // address of the line being fetched
+    // What the entry is found by: the address of the line being fetched or, in a sectored cache
+    // (where one line may have several fetches in flight), of the first sector it fetches.
+    uint64_t line = 0;
+    std::array<uint64_t, 4> bytes{};            // the bytes of the line the fetch brings
     tlm::tlm_generic_payload* fetch = nullptr;  // the read sent to the next level
     uint32_t waiters = 0;                       // requests merged (the first one included)
     bool dirtyOnFill = false;                   // a write waits: the filled line is dirty

@@ -36,6 +36,10 @@ struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
   // An atomic: the most lanes whose operations target one word of the transaction. Operations
   // on one word read each other's results, so the L2 performs them one after another.
   uint32_t atomicSerial = 1;
+  // A sectored cache's request: only the sectors (of this many bytes) that byteMask touches move
+  // (the data of a read's answer, of a write's request), across the interconnect and the DRAM
+  // bus. 0: the whole data_length moves.
+  uint32_t sectorBytes = 0;
   uint64_t tag = 0;  // initiator's own reference (its request record)
 
   void setByte(unsigned i) { byteMask[i / 64] |= 1ull << (i % 64); }
@@ -106,6 +110,10 @@ class PayloadPool : public tlm::tlm_mm_interface {
 inline MemAccessExtension& accessOf(tlm::tlm_generic_payload& gp) {
   return *PayloadPool::extensionOf(gp);
 }
+
+// The bytes of data `gp` moves: its data_length, or, for a sectored cache's request
+// (MemAccessExtension::sectorBytes), the sectors its byte mask touches.
+uint32_t movedBytes(const tlm::tlm_generic_payload& gp);
 
 // A request a memory unit holds and must act on itself (not waiting on a unit further down):
 // accepted but its END_REQ held back, queued to be sent on, or answered but not yet delivered.

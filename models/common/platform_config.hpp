@@ -110,6 +110,7 @@ struct CacheConfig : config::Section {
   uint32_t miss_queue = 8;
   uint32_t sends_per_cycle = 1;  // gpgpu-sim: the miss queue issues one request per cycle
   uint64_t replacement_seed = 1;
+  uint32_t sector_bytes = 0;  // 0: the line is the unit of fetch (unsectored)
 
   CacheConfig() = default;
   CacheConfig(uint32_t s, uint32_t w, uint32_t line, std::string wp, std::string wa, uint32_t lat,
@@ -126,6 +127,9 @@ struct CacheConfig : config::Section {
 
   uint64_t sizeBytes() const { return uint64_t(sets) * ways * line_bytes; }
   uint64_t wayBytes() const { return uint64_t(sets) * line_bytes; }  // one way of every set
+  // The unit a miss fetches and a line keeps valid: a sector, or the whole line.
+  uint32_t sectorBytes() const { return sector_bytes == 0 ? line_bytes : sector_bytes; }
+  bool sectored() const { return sector_bytes != 0 && sector_bytes < line_bytes; }
 
   template <class V>
   void visit(V& v) {
@@ -156,6 +160,16 @@ struct CacheConfig : config::Section {
             Range<uint32_t>{1, 64});
     v.field("replacement_seed", replacement_seed,
             "Seed of the random replacement policy; unit n (SM or partition) uses seed + n");
+    v.field("sector_bytes", sector_bytes,
+            "Sector size of a sectored cache (L1D and L2): a line keeps a valid bit per sector, "
+            "a miss fetches only the missing sectors the access touches, and only those cross "
+            "the interconnect and the DRAM bus; 0: unsectored (a miss fetches the whole line)",
+            Range<uint32_t>{0, 4096});
+    v.require(sector_bytes == 0 || ((sector_bytes & (sector_bytes - 1)) == 0 && sector_bytes >= 4 &&
+                                    sector_bytes <= line_bytes),
+              {"sector_bytes", "line_bytes"},
+              fmt::format("sector_bytes ({}) must be 0 or a power of two from 4 to line_bytes ({})",
+                          sector_bytes, line_bytes));
     // Every line frame is modelled (tags, power state), per SM or slice: 16 MiB per cache is 64
     // times the largest L1 shipped (256 KB on H100) and keeps a 110-SM platform's L1s under
     // 200 MB of host memory.
@@ -328,6 +342,10 @@ struct SmConfig : config::Section {
     v.field("latency", latency, "Instruction latencies and initiation intervals");
     v.field("icache", icache, "Per-SM instruction cache (2 KB on GTX480)");
     v.field("const_cache", const_cache, "Per-SM constant cache");
+    v.require(icache.sector_bytes == 0, "icache.sector_bytes",
+              "the instruction cache is not sectored (sector_bytes applies to l1d and l2.slice)");
+    v.require(const_cache.sector_bytes == 0, "const_cache.sector_bytes",
+              "the constant cache is not sectored (sector_bytes applies to l1d and l2.slice)");
     v.field("l1d", l1d, "Per-SM L1 data cache");
     // Each block gets an equal share of what it owns.
     const auto perBlock = [&](const char* key, uint32_t n) {

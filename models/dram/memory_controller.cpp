@@ -84,9 +84,12 @@ void MemoryController::enqueue(tlm::tlm_generic_payload& gp, uint64_t arrivalCor
   r.port = static_cast<uint32_t>(port);
   r.write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
   // Bursts to consecutive columns of the row (a request moves at least one burst). A write moves
-  // only the bursts holding bytes of its byte mask (DRAM write data masks cover the rest).
+  // only the bursts holding bytes of its byte mask (DRAM write data masks cover the rest); a
+  // sectored cache's read only the bursts of the sectors it fetches.
   r.burstsLeft = std::max<uint32_t>(1, (gp.get_data_length() + burstBytes_ - 1) / burstBytes_);
-  if (r.write) r.burstsLeft = std::max<uint32_t>(1, maskedBursts(gp));
+  const MemAccessExtension* ext = PayloadPool::extensionOf(gp);
+  if (r.write || (ext && ext->sectorBytes != 0))
+    r.burstsLeft = std::max<uint32_t>(1, maskedBursts(gp));
   queueSizeChanging();
   queue_.push(r);
   stats_.queueMax = std::max(stats_.queueMax, queue_.size());

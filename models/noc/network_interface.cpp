@@ -83,7 +83,7 @@ uint32_t NetworkInterface::packetFlits(uint32_t headerBytes, uint32_t flitBytes,
 uint32_t NetworkInterface::dataBytes(const tlm::tlm_generic_payload& gp, uint32_t network) {
   const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
   const bool carriesData = network == kRequestNetwork ? write : !write;
-  return carriesData ? gp.get_data_length() : 0;
+  return carriesData ? movedBytes(gp) : 0;
 }
 
 bool NetworkInterface::acceptRequest(tlm::tlm_generic_payload& gp, uint32_t dst, uint64_t cycle) {

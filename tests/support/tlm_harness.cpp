@@ -115,7 +115,8 @@ tlm::tlm_sync_enum RecordingTarget::nb_transport_fw(tlm::tlm_generic_payload& gp
   if (phase != tlm::BEGIN_REQ) throw std::logic_error("RecordingTarget: unexpected phase");
   const MemAccessExtension& ext = accessOf(gp);
   received_.push_back(Received{clock_.now(), gp.get_address(), ext.kind, gp.get_command(),
-                               gp.get_data_length(), ext.sm, ext.demandMask, ext.byteMask});
+                               gp.get_data_length(), ext.sm, ext.demandMask, ext.byteMask,
+                               ext.sectorBytes});
   gp.acquire();
   if (pending_.size() >= maxOutstanding_) {
     waiting_ = &gp;

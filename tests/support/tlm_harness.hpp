@@ -74,6 +74,7 @@ struct Received {
   uint32_t sm = 0;
   std::array<uint64_t, 4> demandMask{};
   std::array<uint64_t, 4> byteMask{};
+  uint32_t sectorBytes = 0;  // MemAccessExtension::sectorBytes
 };
 
 class RecordingTarget : public sc_core::sc_module {
