@@ -573,9 +573,13 @@ class CountingTarget : public sm::DispatchTarget {
  public:
   Answer answer = Answer::Busy;
   std::vector<std::pair<uint32_t, sm::Unit>> asked;
+  sm::Cycle freeAt = 0;  // what unitFreeAt says of every unit (at least the next cycle)
   Answer dispatch(uint32_t inst, sm::Unit u, sm::Cycle) override {
     asked.emplace_back(inst, u);
     return answer;
+  }
+  sm::Cycle unitFreeAt(uint32_t, sm::Unit, sm::Cycle now) const override {
+    return std::max(freeAt, now + 1);
   }
 };
 }  // namespace
@@ -610,6 +614,38 @@ TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
   du.cycle(3, act, t);
   EXPECT_EQ(t.asked.size(), 5u);
   EXPECT_FALSE(du.busy());
+}
+
+// Collectors that only waited for busy units (every answer Busy or Waits, nothing sent) need no
+// cycle before the first unit frees; an operand still to read, an answer with effects (Refused)
+// or a collector that entered in the cycle makes the next cycle count.
+TEST(TimingDispatch, WaitingCollectorsSleepUntilAUnitFrees) {
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  SmConfig cfg;
+  sm::RegisterFile rf("rf", 16);
+  sm::DispatchUnit du("dispatch", cfg, rf);
+  du.collect(0, sm::Unit::Sp, 0, 0, {}, 0, 0);
+  du.collect(1, sm::Unit::Sfu, 0, 0, {}, 0, 0);
+  CountingTarget t;
+  t.freeAt = 20;
+  sm::SmActivity act;
+  du.cycle(1, act, t);  // both Busy
+  EXPECT_EQ(du.nextChange(1, t), 20u);
+  EXPECT_EQ(du.nextChange(2, t), 3u);  // what cycle 1 showed says nothing of cycle 2
+  t.answer = CountingTarget::Answer::Waits;
+  du.cycle(2, act, t);
+  EXPECT_EQ(du.nextChange(2, t), 20u);
+  t.answer = CountingTarget::Answer::Refused;
+  du.cycle(3, act, t);
+  EXPECT_EQ(du.nextChange(3, t), 4u);
+  t.answer = CountingTarget::Answer::Busy;
+  du.collect(2, sm::Unit::Sp, 0, 0, {1, 17}, 32, 3);  // two registers of one bank, from cycle 4
+  du.cycle(4, act, t);                                // one read: the other waits for the bank
+  EXPECT_EQ(du.nextChange(4, t), 5u);
+  du.cycle(5, act, t);  // the second read: all wait again
+  EXPECT_EQ(du.nextChange(5, t), 20u);
+  EXPECT_EQ(act.collectorsBusy, 3u * 2 + 2u * 3);  // two collectors in cycles 1-3, three in 4-5
 }
 
 // ---- barriers

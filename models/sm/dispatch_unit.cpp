@@ -23,6 +23,7 @@ void DispatchUnit::reset() {
   occupied_ = 0;
   std::fill(busyIn_.begin(), busyIn_.end(), 0u);
   live_.clear();
+  waitingSince_ = ~0ull;
 }
 
 void DispatchUnit::collect(uint32_t inst, Unit u, uint32_t warp, uint32_t block,
@@ -81,11 +82,16 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
     c->left = kept;
   }
   uint32_t sent = 0;
+  // Whether every busy collector only waited for a unit in this cycle (nextChange).
+  bool waiting = byAge_.size() == live_.size() && maxDispatch_ == kUnlimited;
   // Unit kinds (of a block: its units are its own) that answered Busy: the same answer, without
   // effects.
   uint64_t busyKinds = 0;
   for (Collector* c : byAge_) {
-    if (c->left != 0) continue;
+    if (c->left != 0) {
+      waiting = false;
+      continue;
+    }
     if (sent >= maxDispatch_) break;
     const uint64_t kind = 1ull << (static_cast<uint32_t>(c->unit) + 8u * c->block);
     if (busyKinds & kind) continue;
@@ -97,12 +103,25 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
       --busyIn_[slotOf(group(c->unit), c->block)];
     } else if (a == DispatchTarget::Answer::Busy) {
       busyKinds |= kind;
+    } else if (a == DispatchTarget::Answer::Refused) {
+      waiting = false;
     }
   }
+  waitingSince_ = waiting && sent == 0 ? now : ~0ull;
   if (sent != 0)
     live_.erase(
         std::remove_if(live_.begin(), live_.end(), [](const Collector* c) { return !c->busy; }),
         live_.end());
+}
+
+Cycle DispatchUnit::nextChange(Cycle now, const DispatchTarget& target) const {
+  if (occupied_ == 0 || waitingSince_ != now) return now + 1;
+  Cycle next = ~0ull;
+  for (const Collector* c : live_) {
+    next = std::min(next, target.unitFreeAt(c->inst, c->unit, now));
+    if (next <= now + 1) return now + 1;
+  }
+  return next;
 }
 
 }  // namespace gpusc::sm

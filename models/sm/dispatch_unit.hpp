@@ -27,8 +27,13 @@ class DispatchTarget {
     Busy,     // every unit that could take it is busy, and nothing changed: no further
               // instruction for this unit kind can leave in this cycle either
     Refused,  // not taken, and the attempt may have had effects (a gated unit began waking)
+    Waits,    // every unit that could take this instruction is busy, and nothing changed; others
+              // of its unit kind may still leave (an INT32 instruction beside FP-only units)
   };
   virtual Answer dispatch(uint32_t inst, Unit u, Cycle now) = 0;
+  // The first cycle from which a unit that could take `inst` may be free, when that depends on
+  // nothing outside the SM; otherwise `now + 1`.
+  virtual Cycle unitFreeAt(uint32_t inst, Unit u, Cycle now) const = 0;
 
  protected:
   ~DispatchTarget() = default;
@@ -59,6 +64,13 @@ class DispatchUnit : public sc_core::sc_module {
   // all read, oldest first (after a Busy answer, not again for that unit kind in this cycle).
   void cycle(Cycle now, SmActivity& act, DispatchTarget& target);
   bool busy() const { return occupied_ > 0; }
+  uint32_t occupied() const { return occupied_; }
+  // The first cycle after `now` in which cycle() may do anything but wait: `now + 1`, unless in
+  // `now` every busy collector had its operands read and every instruction tried waited for a
+  // busy unit without effect (Busy or Waits), and nothing was sent; then the first cycle a unit
+  // one of them needs frees (DispatchTarget::unitFreeAt). Until then each cycle only counts the
+  // busy collectors.
+  Cycle nextChange(Cycle now, const DispatchTarget& target) const;
   // Voltage smoothing (seed 001) throttles the unit: at most `dispatches` instructions leave
   // for the execution units and at most `reads` register operands are read per cycle
   // (kUnlimited: no limit).
@@ -90,6 +102,7 @@ class DispatchUnit : public sc_core::sc_module {
   std::vector<uint32_t> busyIn_;  // busy collectors of each group slot
   uint64_t issueOrder_ = 0;
   uint32_t maxDispatch_ = kUnlimited, maxReads_ = kUnlimited;
+  Cycle waitingSince_ = ~0ull;  // the last cycle() in which every collector only waited
 };
 
 }  // namespace gpusc::sm

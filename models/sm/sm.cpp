@@ -303,6 +303,7 @@ void Sm::account(Cycle now) {
     const uint64_t skipped = now - lastCycle_ - 1;
     SmActivity idle;
     idle.activeWarps = idleWarps_;
+    idle.collectorsBusy = idleCollectors_;
     for (auto& s : schedulers_) {
       s->outcomes[int(s->lastOutcome)] += skipped;
       idle.stalls[int(s->lastOutcome)] += 1;
@@ -405,6 +406,7 @@ void Sm::evaluate(const Cycle now) {
   // The skipped cycles until the next evaluated one look like this cycle's idle part: its
   // schedulers' outcomes (lastOutcome, which only issue() changes) and its resident warps.
   idleWarps_ = act_.activeWarps;
+  idleCollectors_ = dispatch_.occupied();
   for (auto& s : schedulers_) s->outcomes[int(s->lastOutcome)] += 1;
   lastCycle_ = now;
   evaluated_ = true;
@@ -420,8 +422,17 @@ void Sm::flushAccounting(Cycle cycle) {
 Cycle Sm::nextEvent(Cycle now) const {
   // A scheduler that regrouped its warps (two-level: a warp left the active group and another
   // took its place) has warps it has not tried yet.
-  if (act_.issued || dispatch_.busy() || regrouped_) return now + 1;
+  if (act_.issued || regrouped_) return now + 1;
   Cycle next = holdUntil_ > now ? holdUntil_ : kNever;
+  // Collectors that only wait for busy units sleep until the first of those frees. Not with
+  // local smoothing on (the predictor sees every cycle), nor while the memory system holds our
+  // last request: an SM evaluated in the cycle its END_REQ comes sends its next request in that
+  // cycle, one woken by the END_REQ in the next.
+  if (dispatch_.busy()) {
+    if (predictor_ || requestBlocked_) return now + 1;
+    next = std::min(next, dispatch_.nextChange(now, *this));
+    if (next <= now + 1) return now + 1;
+  }
   // While the memory system holds back our last request (no END_REQ yet) neither the LD/ST unit
   // nor a fetch can send: END_REQ wakes the SM.
   if (!requestBlocked_) next = std::min(next, ldst_.nextEvent(now));
@@ -933,7 +944,7 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
     }
     // An integer instruction waiting for its block's integer-capable units says nothing of the
     // FP-only ones a floating-point instruction could take.
-    return fp || !b.hasFpOnly() ? Answer::Busy : Answer::Refused;
+    return fp || !b.hasFpOnly() ? Answer::Busy : Answer::Waits;
   }
   auto& units = u == Unit::Sfu ? sfu_ : dp_;
   const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
@@ -946,6 +957,28 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
   // Shared DP units being busy for one block says nothing certain for another's collectors; it
   // does for this one's.
   return Answer::Busy;
+}
+
+Cycle Sm::unitFreeAt(uint32_t inst, Unit u, Cycle now) const {
+  // The LD/ST unit frees when the memory system answers; the power-gating and issue-control
+  // paths may wake units: both are evaluated every cycle.
+  if (u == Unit::Ldst || simdControl_) return now + 1;
+  const BlockUnits& b = blocks_[slotBlock_[inflight_[inst].warp]];
+  Cycle free = ~0ull;
+  const auto earliest = [&](const ExecutionUnit& e) { free = std::min(free, e.busyUntil()); };
+  if (u == Unit::Dp && dpOnSimd_) {  // needs every SIMD unit of its block
+    free = 0;
+    for (const ExecutionUnit* e : b.simdUnits) free = std::max(free, e->busyUntil());
+  } else if (u == Unit::Sp) {
+    for (uint32_t i : isFloatingPoint(inflight_[inst].inst->cls) ? b.simdFp : b.simdInt)
+      earliest(*simd_[i]);
+  } else if (u == Unit::Sfu || u == Unit::Dp) {
+    const auto& units = u == Unit::Sfu ? sfu_ : dp_;
+    const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
+                   end = u == Unit::Sfu ? b.sfuEnd : b.dpEnd;
+    for (uint32_t i = begin; i < end; ++i) earliest(*units[i]);
+  }
+  return std::max(free, now + 1);
 }
 
 DispatchTarget::Answer Sm::dispatchDpOnSimd(uint32_t inst, Cycle now) {

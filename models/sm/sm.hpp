@@ -249,6 +249,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   void setActive(uint32_t ws, bool active);
   // DispatchTarget
   Answer dispatch(uint32_t inst, Unit u, Cycle now) override;
+  Cycle unitFreeAt(uint32_t inst, Unit u, Cycle now) const override;
   bool dispatchSimd(uint32_t inst, Cycle now);        // with gating, issue control or compaction
   Answer dispatchDpOnSimd(uint32_t inst, Cycle now);  // sm.dp_path simd: every SIMD unit at once
   void advanceSlices(Cycle now);  // issue control: slices that ended before `now`
@@ -426,6 +427,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   Cycle lastCycle_ = 0;     // last evaluated cycle
   bool evaluated_ = false;  // lastCycle_ is valid
   uint32_t idleWarps_ = 0;  // resident warps in the skipped cycles after the last evaluated one
+  uint32_t idleCollectors_ = 0;  // busy operand collectors (waiting for units) in those cycles
   std::vector<CtaRecord> timeline_;
   ActivityObserver* activityObserver_ = nullptr;
   IssueObserver* issueObserver_ = nullptr;
