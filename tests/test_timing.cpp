@@ -345,6 +345,26 @@ TEST(TimingSubCores, WarpsOfDifferentBlocksIssueInParallel) {
   EXPECT_NEAR(throughputOn(four, "mov.u32 $, 7;", "%r", {128}), perCopy, 0.03 * perCopy);
 }
 
+// Each processing block fetches for one of its warps per cycle (its own L0 instruction cache):
+// with two-entry instruction buffers, 16 warps of independent instructions issue one per block
+// per cycle on four blocks, 16 / 4 cycles per body copy. A monolithic SM with the same four
+// schedulers fetches for one warp per cycle, two instructions: 16 / 2 cycles.
+TEST(TimingSubCores, EachBlockFetchesForItsOwnWarps) {
+  const std::vector<std::string> units = {"sm.lane_clock_ratio=1", "sm.schedulers=4",
+                                          "sm.simd_units=8",       "sm.sfu_units=4",
+                                          "sm.collectors_sp=8",    "sm.collectors_sfu=8",
+                                          "sm.collectors_mem=4",   "sm.ibuffer_entries=2"};
+  std::vector<std::string> blocks = units;
+  blocks.push_back("sm.sub_cores=4");
+  const PlatformConfig four = platformWith(blocks), one = platformWith(units);
+  const uint32_t warps = 16;
+  const double perBlock = double(warps) / four.sm.sub_cores;    // issue bound
+  const double perSm = double(warps) / one.sm.ibuffer_entries;  // fetch bound
+  ASSERT_GE(perBlock, double(warps) / (four.sm.sub_cores * four.sm.ibuffer_entries));
+  EXPECT_NEAR(throughputOn(four, "mov.u32 $, 7;", "%r", {warps * 32}), perBlock, 0.05 * perBlock);
+  EXPECT_NEAR(throughputOn(one, "mov.u32 $, 7;", "%r", {warps * 32}), perSm, 0.05 * perSm);
+}
+
 TEST(TimingSubCores, FpOnlyUnitsDoubleFloatingPointButNotIntegerThroughput) {
   // Ampere's block: one 16-lane unit for FP32 or INT32 and one for FP32 only. Floating-point
   // instructions alternate between them, one per cycle; integer ones have one unit, one per

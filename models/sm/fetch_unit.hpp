@@ -1,5 +1,6 @@
-// Instruction fetch: each cycle one warp whose instruction buffer is empty gets the next
-// sm.ibuffer_entries instructions from the per-SM instruction cache (2 KB on GTX480). A miss
+// Instruction fetch: each cycle one warp whose instruction buffer is empty (one per processing
+// block, with sm.sub_cores; Sm::fetch picks them) gets the next sm.ibuffer_entries instructions
+// from the per-SM instruction cache (2 KB on GTX480). A miss
 // sends the line to the memory system; every warp waiting for that line is served when it
 // returns. Instructions are sm.instruction_bytes long and live at a per-kernel code address.
 #pragma once

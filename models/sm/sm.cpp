@@ -1119,6 +1119,11 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
 void Sm::fetch(Cycle now) {
   const uint32_t n = static_cast<uint32_t>(warps_.size());
   const uint32_t start = fetch_.nextWarp % n;
+  // Each processing block fetches for one of its warps per cycle (its own L0 instruction cache
+  // and fetch, GA10x); an SM of one block, for one warp.
+  const uint32_t blocks = cfg_.sm.sub_cores;
+  uint32_t fetched = 0;  // a bit per block that fetched in this cycle
+  uint32_t count = 0;
   // Round-robin over the active slots from nextWarp: [start, n), then [0, start).
   for (uint32_t pass = 0; pass < 2; ++pass) {
     const uint32_t lo = pass == 0 ? start : 0, hi = pass == 0 ? n : start;
@@ -1128,7 +1133,11 @@ void Sm::fetch(Cycle now) {
       for (; bits != 0; bits &= bits - 1) {
         const uint32_t ws = (word << 6) + uint32_t(__builtin_ctzll(bits));
         if (ws >= hi) break;
-        if (fetchFor(ws, now)) return;  // one warp per cycle
+        const uint32_t block = 1u << slotBlock_[ws];
+        if (fetched & block) continue;
+        if (!fetchFor(ws, now)) continue;
+        fetched |= block;
+        if (++count == blocks) return;
       }
     }
   }
