@@ -202,7 +202,7 @@ class CacheCore {
   uint32_t sets_, ways_, lineBytes_, sectorBytes_, banks_;
   uint32_t usableWays_;
   std::vector<LineState> lines_;
-  std::vector<ByteMask> validBytes_;  // per line, write-validate caches only (else empty)
+  std::vector<ByteMask> validBytes_;  // per line, write-validate or sectored caches (else empty)
   std::unique_ptr<ReplacementPolicy> replacement_;
   MshrTable mshrs_;
   std::vector<uint64_t> bankFree_;  // first cycle each bank is free
