@@ -287,15 +287,16 @@ TEST(CacheUnits, SectoredLackFindsFetchesInFlight) {
   EXPECT_EQ(l.way, CacheCore::kNoWay);
   EXPECT_EQ(l.fetch, bytes(0, 32));
   EXPECT_EQ(l.waits, 0u);
-  const uint32_t a = core.mshrs().allocate(core.fetchKey(line, l.fetch));
-  core.mshrs().entry(a).bytes = l.fetch;
+  const uint32_t a = core.openFetch(line, l.fetch);
+  EXPECT_EQ(core.mshrs().find(line), a);  // found by its first sector
+  EXPECT_EQ(core.mshrs().entry(a).bytes, l.fetch);
   EXPECT_EQ(core.fetchKey(line, bytes(64, 64)), line + 64);
   l = core.lack(line, bytes(0, 128));  // sector 0 is on its way; 1-3 are not
   EXPECT_EQ(l.waits, 1u);
   EXPECT_EQ(l.waitOn[0], a);
   EXPECT_EQ(l.fetch, bytes(32, 96));
-  const uint32_t b = core.mshrs().allocate(core.fetchKey(line, l.fetch));
-  core.mshrs().entry(b).bytes = l.fetch;
+  const uint32_t b = core.openFetch(line, l.fetch);
+  EXPECT_EQ(core.mshrs().find(line + 32), b);
   l = core.lack(line, bytes(40, 60));  // only the second fetch's
   EXPECT_EQ(l.waits, 1u);
   EXPECT_EQ(l.waitOn[0], b);

@@ -602,17 +602,29 @@ class CountingTarget : public sm::DispatchTarget {
     return std::max(freeAt, now + 1);
   }
 };
+
+// A simulation context of its own, set up before the modules built after it.
+struct FreshContext {
+  FreshContext() {
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  }
+};
+
+// A DispatchUnit of the default SM over a 16-bank register file.
+struct DispatchBench : FreshContext {
+  SmConfig cfg;
+  sm::RegisterFile rf{"rf", 16};
+  sm::DispatchUnit du{"dispatch", cfg, rf};
+};
 }  // namespace
 
 // A Busy answer (no unit of that kind free, nothing changed) stands for the rest of the cycle:
 // the DispatchUnit does not ask again for that kind, but still asks for the other kinds; after
 // Refused (the attempt may have had effects, a gated unit began waking) it asks for the next.
 TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-  SmConfig cfg;
-  sm::RegisterFile rf("rf", 16);
-  sm::DispatchUnit du("dispatch", cfg, rf);
+  DispatchBench bench;
+  sm::DispatchUnit& du = bench.du;
   for (uint32_t i = 0; i < 3; ++i) du.collect(i, sm::Unit::Sp, 0, 0, {}, 0, 0);
   du.collect(3, sm::Unit::Sfu, 0, 0, {}, 0, 0);
   du.collect(4, sm::Unit::Sp, 0, 0, {}, 0, 0);
@@ -640,11 +652,8 @@ TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
 // cycle before the first unit frees; an operand still to read, an answer with effects (Refused)
 // or a collector that entered in the cycle makes the next cycle count.
 TEST(TimingDispatch, WaitingCollectorsSleepUntilAUnitFrees) {
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-  SmConfig cfg;
-  sm::RegisterFile rf("rf", 16);
-  sm::DispatchUnit du("dispatch", cfg, rf);
+  DispatchBench bench;
+  sm::DispatchUnit& du = bench.du;
   du.collect(0, sm::Unit::Sp, 0, 0, {}, 0, 0);
   du.collect(1, sm::Unit::Sfu, 0, 0, {}, 0, 0);
   CountingTarget t;

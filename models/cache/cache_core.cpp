@@ -84,10 +84,7 @@ CacheCore::CacheCore(const CacheConfig& cfg, const std::string& key, uint64_t se
 }
 
 ByteMask CacheCore::sectorsOf(const ByteMask& mask) const {
-  if (!sectored()) {
-    const bool any = mask[0] | mask[1] | mask[2] | mask[3];
-    return any ? firstBytes(lineBytes_) : ByteMask{};
-  }
+  if (!sectored()) return anyByte(mask) ? firstBytes(lineBytes_) : ByteMask{};
   ByteMask out{};
   for (uint32_t from = 0; from < lineBytes_; from += sectorBytes_) {
     const uint32_t w = from / 64, lo = from % 64, n = std::min(sectorBytes_, 64u);
@@ -107,12 +104,17 @@ uint64_t CacheCore::fetchKey(uint64_t line, const ByteMask& bytes) const {
   return line;
 }
 
+uint32_t CacheCore::openFetch(uint64_t line, const ByteMask& bytes) {
+  const uint32_t e = mshrs_.allocate(fetchKey(line, bytes));
+  mshrs_.entry(e).bytes = bytes;
+  return e;
+}
+
 CacheCore::Lack CacheCore::lack(uint64_t line, const ByteMask& needed) const {
   Lack l;
   l.way = find(line);
   // A request without a byte mask (an instruction fetch, a constant load) needs the line.
-  ByteMask missing =
-      needed[0] | needed[1] | needed[2] | needed[3] ? needed : firstBytes(lineBytes_);
+  ByteMask missing = anyByte(needed) ? needed : firstBytes(lineBytes_);
   if (l.way != kNoWay) {
     if (holds(setOf(line), l.way, needed)) {
       l.hit = true;
@@ -323,6 +325,14 @@ uint32_t PendingRequests::open(tlm::tlm_generic_payload* gp) {
   }
   records_[id] = Record{gp, 0, 0};
   return id;
+}
+
+void describeFetch(const CacheCore& core, MemAccessExtension& request, const ByteMask& bytes,
+                   DataCacheStats& stats) {
+  request.byteMask = bytes;
+  if (!core.sectored()) return;
+  request.sectorBytes = core.sectorBytes();
+  stats.fetchedSectors += core.sectorCount(bytes);
 }
 
 nlohmann::json DataCacheStats::json(bool enabled, bool sectored) const {

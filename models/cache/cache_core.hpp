@@ -53,6 +53,7 @@ ByteMask rebase(const ByteMask& mask, uint64_t from, uint64_t to);
 // touches, given the transaction's mask.
 ByteMask lineMask(const ByteMask& mask, uint64_t addr, uint32_t len, uint64_t line,
                   uint32_t lineBytes);
+inline bool anyByte(const ByteMask& mask) { return (mask[0] | mask[1] | mask[2] | mask[3]) != 0; }
 inline bool coversAll(const ByteMask& mask, uint32_t n) {
   const ByteMask all = firstBytes(n);
   for (size_t i = 0; i < all.size(); ++i)
@@ -153,7 +154,7 @@ class CacheCore {
     ByteMask fetch{};       // sectors to fetch: needed, missing and not on their way
     uint32_t waits = 0;     // MSHR entries already fetching needed sectors
     std::array<uint32_t, kMaxFetchesPerLine> waitOn{};
-    bool fetches() const { return fetch[0] | fetch[1] | fetch[2] | fetch[3]; }
+    bool fetches() const { return anyByte(fetch); }
   };
   // For an access needing the bytes `needed` of the line at `line`: whether it hits, and else
   // the fetches in flight it must wait for and the sectors still to fetch. An unsectored cache
@@ -162,6 +163,9 @@ class CacheCore {
   Lack lack(uint64_t line, const ByteMask& needed) const;
   // The MSHR key of a fetch of `bytes` of the line at `line` (Lack::fetch).
   uint64_t fetchKey(uint64_t line, const ByteMask& bytes) const;
+  // A new MSHR entry for a fetch of `bytes` of the line at `line`, found by its key, holding what
+  // it brings (the table must not be full).
+  uint32_t openFetch(uint64_t line, const ByteMask& bytes);
 
   // ---- valid bytes (write-validate: a line allocated by a write holds only what was written;
   // sectored: a line holds the sectors fetched) ----
@@ -240,6 +244,11 @@ struct DataCacheStats {
   // `sectored`: with the sector counts.
   nlohmann::json json(bool enabled, bool sectored = false) const;
 };
+
+// The request of a fetch of `bytes` (Lack::fetch) from `core`: its byte mask, and in a sectored
+// cache its sector size, so only those sectors move (the sectors counted in `stats`).
+void describeFetch(const CacheCore& core, MemAccessExtension& request, const ByteMask& bytes,
+                   DataCacheStats& stats);
 
 // Requests waiting to leave through the initiator socket, in order; each may leave from its
 // `notBefore` cycle on, at most `sendsPerCycle` per cycle, and none while the last one sent

@@ -153,8 +153,7 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
       mshrs.addWaiter(l.waitOn[i], record);
     }
     if (!l.fetches()) continue;
-    const uint32_t e = mshrs.allocate(core_.fetchKey(line, l.fetch));
-    mshrs.entry(e).bytes = l.fetch;
+    const uint32_t e = core_.openFetch(line, l.fetch);
     tlm::tlm_generic_payload* f = pool_.acquire();  // our reference until the fill
     MemAccessExtension& fx = accessOf(*f);
     fx.sm = smId_;
@@ -163,12 +162,8 @@ Stall L1DataCache::load(tlm::tlm_generic_payload& gp, uint64_t cycle) {
     fx.kind = AccessKind::Load;
     fx.activeMask = ext.activeMask;
     fx.warpThreads = ext.warpThreads;
-    fx.byteMask = l.fetch;  // the whole line is fetched, or the sectors it lacks
-    fx.demandMask = mask;   // of which the warp needs these bytes
-    if (core_.sectored()) {
-      fx.sectorBytes = core_.sectorBytes();
-      stats_.fetchedSectors += core_.sectorCount(l.fetch);
-    }
+    describeFetch(core_, fx, l.fetch, stats_);  // the whole line, or the sectors it lacks
+    fx.demandMask = mask;                       // of which the warp needs these bytes
     fx.tag = e;
     f->set_command(tlm::TLM_READ_COMMAND);
     f->set_address(line);

@@ -117,8 +117,7 @@ struct L2Slice::LineWalk {
         store(ext.kind == AccessKind::Store),
         // The bytes the requesting warp needs, for the divided word lines: an L1 fetches whole
         // lines.
-        demand(std::any_of(ext.demandMask.begin(), ext.demandMask.end(),
-                           [](uint64_t w) { return w != 0; })),
+        demand(anyByte(ext.demandMask)),
         addr(p.get_address()),
         len(std::max(1u, p.get_data_length())),
         lineBytes(slice.core_.lineBytes()),
@@ -141,7 +140,7 @@ struct L2Slice::LineWalk {
     if (!store) return false;
     if (s.writeValidate_) return true;
     const ByteMask whole = s.core_.sectorsOf(m);
-    return whole == m && (m[0] | m[1] | m[2] | m[3]) != 0;
+    return whole == m && anyByte(m);
   }
   // A store to a present line takes it whatever the line holds (its bytes become valid).
   bool storeHit(uint32_t way) const { return store && way != CacheCore::kNoWay; }
@@ -217,15 +216,9 @@ struct L2Slice::LineWalk {
       mshrs.addWaiter(l.waitOn[i], record);
     }
     if (!l.fetches()) return;
-    const uint32_t e = mshrs.allocate(s.core_.fetchKey(local, l.fetch));
-    mshrs.entry(e).bytes = l.fetch;
+    const uint32_t e = s.core_.openFetch(local, l.fetch);
     tlm::tlm_generic_payload* f = s.newRequest(tlm::TLM_READ_COMMAND, line, ext.sm, e);
-    if (s.core_.sectored()) {
-      MemAccessExtension& fx = accessOf(*f);
-      fx.byteMask = l.fetch;
-      fx.sectorBytes = s.core_.sectorBytes();
-      s.stats_.fetchedSectors += s.core_.sectorCount(l.fetch);
-    }
+    describeFetch(s.core_, accessOf(*f), l.fetch, s.stats_);
     mshrs.entry(e).fetch = f;
     s.down_.push(f, slot);
     s.wakeAt(slot);

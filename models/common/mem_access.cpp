@@ -61,26 +61,27 @@ tlm::tlm_generic_payload* PayloadPool::acquire() {
 
 void PayloadPool::free(tlm::tlm_generic_payload* gp) { free_.push_back(static_cast<Slot*>(gp)); }
 
-uint32_t movedBytes(const tlm::tlm_generic_payload& gp) {
-  const uint32_t len = gp.get_data_length();
-  const MemAccessExtension* e = PayloadPool::extensionOf(gp);
-  if (!e || e->sectorBytes == 0 || len > 8 * sizeof(e->byteMask)) return len;
+uint32_t touchedChunks(const std::array<uint64_t, 4>& mask, uint32_t len, uint32_t chunk) {
   // Whether any byte in [from, to) is set, a 64-bit word at a time.
   const auto any = [&](uint32_t from, uint32_t to) {
     while (from < to) {
       const uint32_t lo = from % 64, n = std::min(to - from, 64 - lo);
       const uint64_t bits = n == 64 ? ~0ull : ((1ull << n) - 1) << lo;
-      if (e->byteMask[from / 64] & bits) return true;
+      if (mask[from / 64] & bits) return true;
       from += n;
     }
     return false;
   };
-  uint32_t moved = 0;
-  for (uint32_t from = 0; from < len; from += e->sectorBytes) {
-    const uint32_t to = std::min(len, from + e->sectorBytes);
-    if (any(from, to)) moved += to - from;
-  }
-  return moved;
+  uint32_t n = 0;
+  for (uint32_t from = 0; from < len; from += chunk) n += any(from, std::min(len, from + chunk));
+  return n;
+}
+
+uint32_t movedBytes(const tlm::tlm_generic_payload& gp) {
+  const uint32_t len = gp.get_data_length();
+  const MemAccessExtension* e = PayloadPool::extensionOf(gp);
+  if (!e || e->sectorBytes == 0 || len > 8 * sizeof(e->byteMask)) return len;
+  return std::min(len, touchedChunks(e->byteMask, len, e->sectorBytes) * e->sectorBytes);
 }
 
 std::string describeRequest(const tlm::tlm_generic_payload& gp) {

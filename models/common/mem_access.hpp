@@ -111,8 +111,13 @@ inline MemAccessExtension& accessOf(tlm::tlm_generic_payload& gp) {
   return *PayloadPool::extensionOf(gp);
 }
 
+// How many of the `chunk`-byte pieces of [0, len) hold a byte of `mask` (bit i: byte i; len at
+// most 256, the mask's width).
+uint32_t touchedChunks(const std::array<uint64_t, 4>& mask, uint32_t len, uint32_t chunk);
+
 // The bytes of data `gp` moves: its data_length, or, for a sectored cache's request
-// (MemAccessExtension::sectorBytes), the sectors its byte mask touches.
+// (MemAccessExtension::sectorBytes; a whole line, a whole number of sectors), the sectors its byte
+// mask touches.
 uint32_t movedBytes(const tlm::tlm_generic_payload& gp);
 
 // A request a memory unit holds and must act on itself (not waiting on a unit further down):

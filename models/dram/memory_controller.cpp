@@ -182,16 +182,8 @@ void MemoryController::issueColumn(uint32_t slot, uint64_t now) {
 uint32_t MemoryController::maskedBursts(const tlm::tlm_generic_payload& gp) const {
   const MemAccessExtension* ext = PayloadPool::extensionOf(gp);
   const uint32_t len = gp.get_data_length();
-  const uint32_t bursts = (len + burstBytes_ - 1) / burstBytes_;
-  if (!ext || len > 8 * sizeof(ext->byteMask)) return bursts;
-  uint32_t n = 0;
-  for (uint32_t b = 0; b < bursts; ++b) {
-    bool any = false;
-    for (uint32_t i = b * burstBytes_; i < std::min(len, (b + 1) * burstBytes_) && !any; ++i)
-      any = (ext->byteMask[i / 64] >> (i % 64)) & 1u;
-    n += any;
-  }
-  return n;
+  if (!ext || len > 8 * sizeof(ext->byteMask)) return (len + burstBytes_ - 1) / burstBytes_;
+  return touchedChunks(ext->byteMask, len, burstBytes_);
 }
 
 // ---- answers -----------------------------------------------------------------------------------

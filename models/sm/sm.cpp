@@ -913,6 +913,21 @@ void Sm::releaseWarps(func::Cta& cta, uint32_t ctaSlot, uint64_t waitingBefore, 
 
 // ---- dispatch to units -------------------------------------------------------------------------
 
+template <class F>
+bool Sm::anyCandidate(const BlockUnits& b, Unit u, bool fp, F&& f) const {
+  if (u == Unit::Sp) {
+    for (uint32_t i : fp ? b.simdFp : b.simdInt)
+      if (f(*simd_[i])) return true;
+    return false;
+  }
+  const auto& units = u == Unit::Sfu ? sfu_ : dp_;
+  const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
+                 end = u == Unit::Sfu ? b.sfuEnd : b.dpEnd;
+  for (uint32_t i = begin; i < end; ++i)
+    if (f(*units[i])) return true;
+  return false;
+}
+
 DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
   InFlight& in = inflight_[inst];
   if (u == Unit::Ldst) {
@@ -925,7 +940,9 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
     return dispatchSimd(inst, now) ? Answer::Taken : Answer::Refused;
   if (u == Unit::Dp && dpOnSimd_) return dispatchDpOnSimd(inst, now);
   const BlockUnits& b = blocks_[slotBlock_[in.warp]];
-  const auto start = [&](ExecutionUnit& e) {
+  const bool fp = u == Unit::Sp && isFloatingPoint(in.inst->cls);
+  const bool taken = anyCandidate(b, u, fp, [&](ExecutionUnit& e) {
+    if (!e.free(now)) return false;
     const uint32_t occ = std::max(in.occupancy, e.warpCycles());
     e.start(now, occ);
     act_.dispatched[int(u)] += 1;
@@ -934,26 +951,12 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
     act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
     if (u == Unit::Sp) simdLaneOps_ += in.lanes;
     wbq_.push({now + in.latency, inst});
-  };
-  if (u == Unit::Sp) {
-    const bool fp = isFloatingPoint(in.inst->cls);
-    for (uint32_t i : fp ? b.simdFp : b.simdInt) {
-      if (!simd_[i]->free(now)) continue;
-      start(*simd_[i]);
-      return Answer::Taken;
-    }
-    // An integer instruction waiting for its block's integer-capable units says nothing of the
-    // FP-only ones a floating-point instruction could take.
-    return fp || !b.hasFpOnly() ? Answer::Busy : Answer::Waits;
-  }
-  auto& units = u == Unit::Sfu ? sfu_ : dp_;
-  const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
-                 end = u == Unit::Sfu ? b.sfuEnd : b.dpEnd;
-  for (uint32_t i = begin; i < end; ++i) {
-    if (!units[i]->free(now)) continue;
-    start(*units[i]);
-    return Answer::Taken;
-  }
+    return true;
+  });
+  if (taken) return Answer::Taken;
+  // An integer instruction waiting for its block's integer-capable units says nothing of the
+  // FP-only ones a floating-point instruction could take.
+  if (u == Unit::Sp) return fp || !b.hasFpOnly() ? Answer::Busy : Answer::Waits;
   // Shared DP units being busy for one block says nothing certain for another's collectors; it
   // does for this one's.
   return Answer::Busy;
@@ -963,20 +966,17 @@ Cycle Sm::unitFreeAt(uint32_t inst, Unit u, Cycle now) const {
   // The LD/ST unit frees when the memory system answers; the power-gating and issue-control
   // paths may wake units: both are evaluated every cycle.
   if (u == Unit::Ldst || simdControl_) return now + 1;
-  const BlockUnits& b = blocks_[slotBlock_[inflight_[inst].warp]];
+  const InFlight& in = inflight_[inst];
+  const BlockUnits& b = blocks_[slotBlock_[in.warp]];
   Cycle free = ~0ull;
-  const auto earliest = [&](const ExecutionUnit& e) { free = std::min(free, e.busyUntil()); };
   if (u == Unit::Dp && dpOnSimd_) {  // needs every SIMD unit of its block
     free = 0;
     for (const ExecutionUnit* e : b.simdUnits) free = std::max(free, e->busyUntil());
-  } else if (u == Unit::Sp) {
-    for (uint32_t i : isFloatingPoint(inflight_[inst].inst->cls) ? b.simdFp : b.simdInt)
-      earliest(*simd_[i]);
-  } else if (u == Unit::Sfu || u == Unit::Dp) {
-    const auto& units = u == Unit::Sfu ? sfu_ : dp_;
-    const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
-                   end = u == Unit::Sfu ? b.sfuEnd : b.dpEnd;
-    for (uint32_t i = begin; i < end; ++i) earliest(*units[i]);
+  } else if (u == Unit::Sp || u == Unit::Sfu || u == Unit::Dp) {
+    anyCandidate(b, u, u == Unit::Sp && isFloatingPoint(in.inst->cls), [&](const ExecutionUnit& e) {
+      free = std::min(free, e.busyUntil());
+      return false;
+    });
   }
   return std::max(free, now + 1);
 }

@@ -385,6 +385,12 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   };
   std::vector<BlockUnits> blocks_;
   std::vector<uint8_t> slotBlock_;  // each warp slot's block
+  // Calls `f` with each unit of block `b` that can run a `u` instruction (Sp: the FP-capable
+  // units for a floating-point one, `fp`, else the INT-capable ones; Sfu, Dp: the block's) until
+  // `f` returns true; returns whether one did. Dispatch picks a free one; unitFreeAt, the first
+  // to free.
+  template <class F>
+  bool anyCandidate(const BlockUnits& b, Unit u, bool fp, F&& f) const;
   void unparkStructural(bool all);
   std::vector<CtaSlot> ctas_;
   // In-flight instruction records: an index is an instruction's tag, and the order of
