@@ -357,6 +357,48 @@ TEST(EnergyModel, StageCurrentOfOneInstructionAddsUpAndStartsAfterDispatch) {
   }
 }
 
+// A tensor core draws its energy evenly over the instruction's occupancy, from its dispatch on.
+TEST(EnergyModel, TensorCurrentSpreadsOverTheOccupancy) {
+  struct Recorder : power::CurrentSink {
+    std::map<uint64_t, double> amps;
+    void onSmCurrent(uint32_t sm, uint64_t first, uint64_t n, double a) override {
+      for (uint64_t c = first; c < first + n; ++c)
+        if (sm == 0) amps[c] = a;
+    }
+  };
+  const PlatformConfig cfg = platform({"power.sm.tensor_cycle_pj=300", "gpu.num_sms=1"});
+  const SmPowerConfig& e = cfg.power.sm;
+  sc_core::sc_simcontext* saved = sc_core::sc_curr_simcontext;
+  test::newSimulation();
+  Recorder rec;
+  double idle = 0;
+  const uint64_t dispatch = 100, occupancy = 32;
+  {
+    power::EnergyModel model("energy", cfg);
+    model.addCurrentSink(&rec);
+    idle = model.idleSmAmps();
+    model.beginLaunch(dispatch);
+    sm::SmActivity a, nothing;
+    a.dispatched[int(sm::Unit::Tensor)] = 1;
+    a.unitBusy[int(sm::Unit::Tensor)] = occupancy;
+    model.onActivity(0, dispatch, 1, a);
+    model.onActivity(0, dispatch + 1, 2 * occupancy, nothing);  // a stretch the SM slept through
+    model.completeBefore(dispatch + 2 * occupancy + 1);
+  }
+  sc_core::sc_curr_simcontext = saved;
+  sc_core::sc_default_global_context = saved;
+  const double toPj = cfg.power.supply_voltage * 1e-6 / cfg.gpu.clocks.core_mhz * 1e12;
+  double total = 0;
+  for (uint64_t c = dispatch; c <= dispatch + 2 * occupancy; ++c) {
+    const double pj = (rec.amps.at(c) - idle) * toPj;
+    total += pj;
+    const double want =
+        (c < dispatch + occupancy ? 300.0 : 0.0) + (c == dispatch ? e.collector_pj : 0.0);
+    EXPECT_NEAR(pj, want, 1e-6) << "cycle " << c;
+  }
+  EXPECT_NEAR(total, occupancy * 300.0 + e.collector_pj, 1e-6);
+}
+
 // A whole run: every SM's streamed current, cycle by cycle, is its activity's energy drawn where
 // its stages draw it (the activity stream seen by a downstream observer, staged here from the
 // configuration), for the cycles the SM evaluated and those it slept through alike; each cycle
@@ -445,6 +487,26 @@ TEST(EnergyModel, ActivityEnergyOfOneCycle) {
                        4 * e.sfu_lane_pj + e.shared_access_pj) *
                       1e-12;
   expectNear(table.activityJ(a), want, "one cycle");
+}
+
+// A tensor core's energy is its busy cycles at tensor_cycle_pj, in the cycle it starts and in the
+// totals alike; its instruction passes an operand collector like any other.
+TEST(EnergyModel, TensorCoreEnergyIsItsBusyCycles) {
+  const PlatformConfig cfg = platform({"power.sm.tensor_cycle_pj=300"});
+  const power::EnergyTable table(cfg);
+  sm::SmActivity a;
+  a.dispatched[int(sm::Unit::Tensor)] = 1;
+  a.unitBusy[int(sm::Unit::Tensor)] = 32;
+  const SmPowerConfig& e = cfg.power.sm;
+  expectNear(table.activityJ(a), (e.collector_pj + 32 * 300) * 1e-12, "one cycle");
+  power::SmEnergyInputs in;
+  in.counters.add(a, 3);
+  const power::EnergyBreakdown b = power::smEnergy(table, in, 1000);
+  expectNear(b[Block::Tensor].dynamicJ, 3 * 32 * 300e-12, "tensor");
+  expectNear(b[Block::OperandCollectors].dynamicJ, 3 * e.collector_pj * 1e-12, "collectors");
+  EXPECT_TRUE(power::listed(Block::Tensor, b[Block::Tensor]));
+  EXPECT_FALSE(power::listed(Block::Tensor, power::BlockEnergy{}));
+  EXPECT_TRUE(power::listed(Block::SfuDp, power::BlockEnergy{}));
 }
 
 // A gated SM leaks only its residue, pays no clock, and its switch costs its switching energy.

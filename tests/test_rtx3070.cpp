@@ -7,6 +7,8 @@
 #include "catalog.hpp"
 #include "common/error.hpp"
 #include "gpu/device.hpp"
+#include "power/energy_model.hpp"
+#include "power/voltage_scaling.hpp"
 #include "sm/sm.hpp"
 #include "support/ptx_harness.hpp"
 
@@ -177,4 +179,69 @@ TEST(Rtx3070, SeedMechanismsRunOnIt) {
   EXPECT_GT(laneGated, 0.0);
   EXPECT_TRUE(local);
   EXPECT_TRUE(global);
+}
+
+// Each matrix instruction holds its block's tensor core for its multiply-adds over the rate the
+// platform gives its input and accumulator types (the GA102 whitepaper's per-core rates); FP64
+// has no tensor-core rate on GA10x and runs on the DP units. One warp, one instruction.
+TEST(Rtx3070, TensorCoresTakeEachTypeAtItsRate) {
+  const PlatformConfig cfg = loadPlatform("rtx3070");
+  const TensorConfig& t = cfg.sm.tensor;
+  ASSERT_EQ(t.units, cfg.sm.sub_cores);
+  struct Case {
+    std::string mma;  // operands: A %r1-%r4, B %r5-%r6, C/D as the form needs
+    uint32_t fmas, rate;
+  } cases[] = {
+      {"mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r10, %r11}, {%r1, %r2, %r3, %r4}, "
+       "{%r5, %r6}, {%r10, %r11};",
+       16 * 8 * 16, t.fma_f16},
+      {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, "
+       "%r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
+       16 * 8 * 16, t.fma_f16_f32},
+      {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, "
+       "%r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
+       16 * 8 * 16, t.fma_bf16},
+      {"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, "
+       "%r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
+       16 * 8 * 8, t.fma_tf32},
+      {"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r10, %r11, %r12, %r13}, {%r1, %r2, %r3, "
+       "%r4}, {%r5, %r6}, {%r10, %r11, %r12, %r13};",
+       16 * 8 * 32, t.fma_int8},
+      {"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd1, %fd2}, {%fd3}, {%fd4}, {%fd1, "
+       "%fd2};",
+       8 * 8 * 4, t.fma_f64},
+  };
+  for (const Case& c : cases) {
+    Device dev(cfg, ExecMode::Timing);
+    Module& m = dev.loadModule(test::module(R"(
+.visible .entry k()
+{
+  .reg .b32 %r<16>;
+  .reg .f32 %f<8>;
+  .reg .f64 %fd<8>;
+  )" + c.mma + R"(
+  ret;
+}
+)"),
+                               "mma.ptx");
+    dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs());
+    sm::SmCounters n;
+    for (const auto& s : dev.launches().back().timing->sms) n += s.counters;
+    const uint32_t tensor = n.dispatched[int(sm::Unit::Tensor)];
+    if (c.rate == 0) {
+      EXPECT_EQ(tensor, 0u) << c.mma;
+      EXPECT_EQ(n.dispatched[int(sm::Unit::Dp)], 1u) << c.mma;
+      continue;
+    }
+    EXPECT_EQ(tensor, 1u) << c.mma;
+    EXPECT_EQ(n.unitBusy[int(sm::Unit::Tensor)], (c.fmas + c.rate - 1) / c.rate) << c.mma;
+    // Its energy is its busy cycles at the platform's energy per tensor-core cycle.
+    ASSERT_TRUE(dev.launches().back().timing->power.has_value());
+    const power::EnergyBreakdown& e = dev.launches().back().timing->power->total;
+    EXPECT_NEAR(e[power::Block::Tensor].dynamicJ,
+                n.unitBusy[int(sm::Unit::Tensor)] * cfg.power.sm.tensor_cycle_pj * 1e-12 *
+                    power::voltageScaling(cfg.power).dynamic,
+                1e-18)
+        << c.mma;
+  }
 }

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
@@ -433,6 +434,89 @@ TEST(TimingSubCores, UnitsThatDoNotDivideAmongTheBlocksAreRejected) {
     }
   }
   EXPECT_THROW(loadPlatform("gtx480", {"sm.simd_fp_only_units=2"}), InputError);  // no int unit
+}
+
+// ---- tensor cores (sm.tensor) -------------------------------------------------------------------
+
+// m16n8k16 with f16 inputs and f32 accumulators: 2048 multiply-adds per warp instruction. Copy i
+// of a body accumulates into %f(4 (i % 8) + 1) .. + 4, so copies eight apart depend on each other
+// (long done by then) and the others not at all.
+constexpr uint32_t kMmaFmas = 16 * 8 * 16;
+std::string mmaCopies(int k, bool dependent = false) {
+  std::string b;
+  for (int i = 0; i < k; ++i) {
+    const int a = dependent ? 1 : 4 * (i % 8) + 1;
+    const std::string acc = fmt::format("{{%f{}, %f{}, %f{}, %f{}}}", a, a + 1, a + 2, a + 3);
+    b += "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " + acc +
+         ", {%r1, %r2, %r3, %r4}, {%r5, %r6}, " + acc + ";\n";
+  }
+  return b;
+}
+const std::string kMmaSetup = R"(
+  mov.b32 %r1, 0x3c003c00;
+  mov.b32 %r2, 0x3c003c00;
+  mov.b32 %r3, 0x3c003c00;
+  mov.b32 %r4, 0x3c003c00;
+  mov.b32 %r5, 0x3c003c00;
+  mov.b32 %r6, 0x3c003c00;
+)";
+
+// Two blocks with a tensor core each, 64 f16/f32 multiply-adds per clock.
+PlatformConfig tensorPlatform(const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = {"sm.sub_cores=2", "sm.tensor.units=2",
+                                   "sm.tensor.fma_f16_f32=64"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return blockPlatform(sets);
+}
+
+double mmaSlope(const PlatformConfig& cfg, Dim3 block, bool dependent = false) {
+  Device dev(cfg, ExecMode::Timing);
+  return slopeOf(
+      dev, kMmaSetup, [&](int k) { return mmaCopies(k, dependent); }, block);
+}
+
+TEST(TimingTensor, AnMmaHoldsItsTensorCoreForItsMultiplyAddsOverTheRate) {
+  for (const uint32_t rate : {64u, 32u}) {
+    const PlatformConfig cfg = tensorPlatform({fmt::format("sm.tensor.fma_f16_f32={}", rate)});
+    const double occ = double(kMmaFmas) / cfg.sm.tensor.fma_f16_f32;
+    EXPECT_NEAR(mmaSlope(cfg, {32}), occ, 0.03 * occ) << rate;
+  }
+}
+
+TEST(TimingTensor, EachBlockHasItsOwnTensorCores) {
+  // Two warps in two blocks, each with its own tensor core: one occupancy per body copy. With
+  // two schedulers per block both warps are block 0's and share its core: two.
+  const PlatformConfig own = tensorPlatform();
+  const PlatformConfig shared = tensorPlatform({"sm.schedulers=4"});
+  const double occ = double(kMmaFmas) / own.sm.tensor.fma_f16_f32;
+  EXPECT_NEAR(mmaSlope(own, {64}), occ, 0.03 * occ);
+  EXPECT_NEAR(mmaSlope(shared, {64}), 2 * occ, 0.03 * 2 * occ);
+}
+
+TEST(TimingTensor, TheResultFollowsTheLastPassAfterTheLatency) {
+  // A dependent chain: each mma waits for the previous one's passes and its latency.
+  const double base = mmaSlope(tensorPlatform({"sm.tensor.latency=4"}), {32}, true);
+  EXPECT_EQ(mmaSlope(tensorPlatform({"sm.tensor.latency=20"}), {32}, true), base + 16);
+  const double slow =
+      mmaSlope(tensorPlatform({"sm.tensor.latency=4", "sm.tensor.fma_f16_f32=32"}), {32}, true);
+  EXPECT_EQ(slow, base + double(kMmaFmas) / 32 - double(kMmaFmas) / 64);
+}
+
+TEST(TimingTensor, WithoutATensorCoreAnMmaIsMultiplyAddsOnTheSimdUnits) {
+  // No rate for f16 with f32 accumulators: each thread does 2048 / 32 FP32 multiply-adds, one
+  // warp-wide pass after another on a SIMD unit, and the block's two units take turns.
+  for (const char* set : {"sm.tensor.units=0", "sm.tensor.fma_f16_f32=0"}) {
+    const PlatformConfig cfg = tensorPlatform({"sm.simd_units=4", set});
+    const double pass =
+        std::max(cfg.sm.latency.fp_mad.initiation, cfg.sm.warpCycles(cfg.sm.simd_lanes));
+    const double perMma = kMmaFmas / cfg.sm.warp_size * pass / 2;
+    EXPECT_NEAR(mmaSlope(cfg, {32}), perMma, 0.03 * perMma) << set;
+  }
+}
+
+TEST(TimingTensor, TensorUnitsThatDoNotDivideAmongTheBlocksAreRejected) {
+  EXPECT_THROW(loadPlatform("gtx480", {"sm.sub_cores=2", "sm.sfu_units=2", "sm.tensor.units=3"}),
+               InputError);
 }
 
 // ---- register banks
@@ -905,6 +989,50 @@ TEST(TimingConstantCache, LinesBeyondTheMshrsWaitForAFill) {
   // With one MSHR the table's lines arrive one round trip after another.
   EXPECT_GE(slow, fast + (lines - 1) * cfg.memory.fixed_latency);
   EXPECT_LE(slow, fast + (lines - 1) * (cfg.memory.fixed_latency + 4));
+}
+
+// ---- asynchronous copies (cp.async)
+// --------------------------------------------------------------
+
+// Each thread copies its word of `out` to shared memory: %rd2 its global address, %r5 its shared
+// one.
+const std::string kCopySetup =
+    "  ld.param.u64 %rd1, [out];\n  mul.wide.u32 %rd3, %r0, 4;\n  add.s64 %rd2, %rd1, %rd3;\n"
+    "  shl.b32 %r5, %r0, 2;\n";
+const std::string kCopy = "cp.async.ca.shared.global [%r5], [%rd2], 4;";
+
+double copySlope(Device& dev, const std::string& line) {
+  return slope(dev, kCopySetup, line, {32}, 10, 30, 4096);
+}
+
+TEST(TimingAsyncCopy, AWaitWaitsForTheCopiesFromMemory) {
+  const PlatformConfig cfg = platformWith({});
+  Device dev(cfg, ExecMode::Timing);
+  const double latency = cfg.memory.fixed_latency;
+  // A copy, its group committed and waited for: one round trip to memory per copy, as a load
+  // whose result the next instruction needs.
+  const double waited = copySlope(dev, kCopy + " cp.async.commit_group; cp.async.wait_group 0;");
+  const double load = copySlope(dev, "ld.global.u32 %r6, [%rd2]; add.u32 %r1, %r1, %r6;");
+  EXPECT_GE(waited, latency);
+  EXPECT_NEAR(waited, load, 0.05 * latency);
+  EXPECT_NEAR(copySlope(dev, kCopy + " cp.async.wait_all;"), waited, 0.05 * latency);
+  // Without a wait nothing waits for the copies (they go out one LD/ST slot after another).
+  EXPECT_LT(copySlope(dev, kCopy + " cp.async.commit_group;"), 0.1 * latency);
+  // Waiting for all but the most recent group keeps two copies in flight: half a round trip per
+  // copy.
+  const double pipelined = copySlope(dev, kCopy + " cp.async.commit_group; cp.async.wait_group 1;");
+  EXPECT_NEAR(pipelined, waited / 2, 0.05 * waited);
+}
+
+TEST(TimingAsyncCopy, AWaitForAGroupIgnoresTheOpenOne) {
+  // The commit comes first: each wait_group 0 waits for the previous copy, committed, and not
+  // for its own, still open. Two copies are in flight: half a round trip per copy. (Were the
+  // open group waited for, a whole one.)
+  const PlatformConfig cfg = platformWith({});
+  Device dev(cfg, ExecMode::Timing);
+  const double waited = copySlope(dev, kCopy + " cp.async.commit_group; cp.async.wait_group 0;");
+  const double open = copySlope(dev, "cp.async.commit_group; " + kCopy + " cp.async.wait_group 0;");
+  EXPECT_NEAR(open, waited / 2, 0.05 * waited);
 }
 
 // ---- idle time

@@ -180,6 +180,51 @@ struct CacheConfig : config::Section {
   }
 };
 
+// Tensor cores (Volta and later): units that run a warp's matrix multiply-accumulate (mma,
+// wmma.mma). A unit takes fmas / rate cycles for an instruction of `fmas` multiply-adds, `rate`
+// being its dense multiply-adds per clock for the instruction's input and accumulator types, and
+// the result follows `latency` cycles after its last pass. A type whose rate is 0 is not run on
+// the tensor cores: like every matrix instruction on a platform without them, it runs on the
+// SIMD (or DP) datapaths as m x n x k / warp_size multiply-adds per thread.
+struct TensorConfig : config::Section {
+  uint32_t units = 0;    // per SM, an equal share in each processing block
+  uint32_t latency = 4;  // cycles from the last pass to the result
+  uint32_t fma_f16 = 0, fma_f16_f32 = 0, fma_bf16 = 0, fma_tf32 = 0, fma_int8 = 0, fma_int4 = 0,
+           fma_b1 = 0, fma_fp8 = 0, fma_f64 = 0;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("units", units,
+            "Tensor cores per SM, an equal share per processing block (0: none; matrix "
+            "instructions run on the SIMD/DP datapaths)",
+            Range<uint32_t>{0, 64});
+    v.field("latency", latency, "Cycles from a matrix instruction's last pass to its result",
+            Range<uint32_t>{0, 1000});
+    const Range<uint32_t> r{0, 1u << 20};
+    v.field("fma_f16", fma_f16,
+            "Dense multiply-adds per clock per tensor core with f16 inputs and f16 "
+            "accumulators (0 for any type: it runs on the SIMD datapaths)",
+            r);
+    v.field("fma_f16_f32", fma_f16_f32,
+            "Dense multiply-adds per clock per tensor core with f16 inputs and an f32 accumulator",
+            r);
+    v.field("fma_bf16", fma_bf16, "Dense multiply-adds per clock per tensor core with bf16 inputs",
+            r);
+    v.field("fma_tf32", fma_tf32, "Dense multiply-adds per clock per tensor core with tf32 inputs",
+            r);
+    v.field("fma_int8", fma_int8, "Dense multiply-adds per clock per tensor core with s8/u8 inputs",
+            r);
+    v.field("fma_int4", fma_int4, "Dense multiply-adds per clock per tensor core with s4/u4 inputs",
+            r);
+    v.field("fma_b1", fma_b1,
+            "Dense multiply-adds per clock per tensor core with single-bit inputs", r);
+    v.field("fma_fp8", fma_fp8,
+            "Dense multiply-adds per clock per tensor core with e4m3/e5m2 inputs", r);
+    v.field("fma_f64", fma_f64,
+            "Dense multiply-adds per clock per tensor core with f64 inputs (0: the DP units)", r);
+  }
+};
+
 struct SmConfig : config::Section {
   uint32_t max_threads = 1536;
   uint32_t max_warps = 48;
@@ -245,6 +290,7 @@ struct SmConfig : config::Section {
   uint32_t two_level_active = 6;   // gpgpu-sim two_level_active:6
   uint32_t instruction_bytes = 8;  // size of one instruction in the instruction cache (Fermi SASS)
   LatencyConfig latency;
+  TensorConfig tensor;
   // Core cycles a warp instruction occupies a unit of `lanes` lanes at the lane clock.
   uint32_t warpCycles(uint32_t lanes) const {
     const uint32_t passes = (warp_size + lanes - 1) / lanes;
@@ -340,6 +386,7 @@ struct SmConfig : config::Section {
     v.field("instruction_bytes", instruction_bytes,
             "Bytes per instruction in the instruction cache", Range<uint32_t>{1, 64}, PowerOfTwo{});
     v.field("latency", latency, "Instruction latencies and initiation intervals");
+    v.field("tensor", tensor, "Tensor cores (matrix multiply-accumulate units)");
     v.field("icache", icache, "Per-SM instruction cache (2 KB on GTX480)");
     v.field("const_cache", const_cache, "Per-SM constant cache");
     v.require(icache.sector_bytes == 0, "icache.sector_bytes",
@@ -361,6 +408,7 @@ struct SmConfig : config::Section {
     perBlock("collectors_sfu", collectors_sfu);
     perBlock("collectors_mem", collectors_mem);
     perBlock("register_banks", register_banks);
+    perBlock("tensor.units", tensor.units);
     v.require(simd_fp_only_units < simd_units, {"simd_fp_only_units", "simd_units"},
               fmt::format("{} of the {} SIMD units run only floating point: integer "
                           "instructions need at least one other in each block",

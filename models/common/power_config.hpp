@@ -72,6 +72,7 @@ struct SmPowerConfig : config::Section {
   double ldst_pj = 150.0;           // per memory instruction (address generation, coalescing)
   double shared_access_pj = 400.0;  // per shared-memory access (all banks of one warp access)
   double const_access_pj = 40.0;    // per constant-cache access
+  double tensor_cycle_pj = 0.0;     // per busy cycle of one tensor core (sm.tensor)
   double clock_w = 1.2;             // clock tree and pipeline latches of an SM that is not gated
   // leakage, W per SM (per lane / per unit where named)
   double frontend_leakage_w = 0.30;    // fetch, decode, I-cache, schedulers, scoreboard, collectors
@@ -99,6 +100,8 @@ struct SmPowerConfig : config::Section {
     v.field("ldst_pj", ldst_pj, "pJ per memory instruction in the LD/ST unit", e);
     v.field("shared_access_pj", shared_access_pj, "pJ per shared-memory warp access", e);
     v.field("const_access_pj", const_access_pj, "pJ per constant-cache access", e);
+    v.field("tensor_cycle_pj", tensor_cycle_pj,
+            "pJ per cycle a tensor core is busy (sm.tensor), whatever its input type", e);
     v.field("clock_w", clock_w, "W of clock tree and latches while the SM is not gated", w);
     v.field("frontend_leakage_w", frontend_leakage_w,
             "W leakage of fetch, decode, I-cache, schedulers and collectors", w);

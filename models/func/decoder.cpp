@@ -2215,10 +2215,12 @@ class Decoder {
   // cp.async copies global to shared memory at once; commit and wait groups are then no-ops.
   void decodeCpAsync(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     if (!mods.take(".async")) unsupported(in);
-    if (mods.take(".commit_group") || mods.take(".wait_all")) {
+    const bool commit = mods.take(".commit_group");
+    if (commit || mods.take(".wait_all")) {
       nopsCheck(in, 0);
       x.fn = nop();
       x.cls = InstClass::Nop;
+      info.asyncCopy = commit ? AsyncCopyOp::Commit : AsyncCopyOp::WaitAll;
       return;
     }
     if (mods.take(".mbarrier")) {  // cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [a]
@@ -2250,8 +2252,12 @@ class Decoder {
       nopsCheck(in, 1);
       if (in.ops[0].kind != Operand::Kind::Imm)
         invalid(in.loc, "cp.async.wait_group needs an integer");
+      if (in.ops[0].imm < 0 || in.ops[0].imm > INT32_MAX)
+        invalid(in.ops[0].loc, "cp.async.wait_group needs a group count of 0 or more");
       x.fn = nop();
       x.cls = InstClass::Nop;
+      info.asyncCopy = AsyncCopyOp::WaitGroup;
+      info.asyncWaitGroups = static_cast<uint32_t>(in.ops[0].imm);
       return;
     }
     int cache = mods.takeOne({".ca", ".cg"});
@@ -2283,6 +2289,7 @@ class Decoder {
     x.space = MemSpace::Global;
     x.fn = cpAsync();
     x.cls = InstClass::Load;
+    info.asyncCopy = AsyncCopyOp::Copy;
   }
 
   // The space of an mbarrier or bulk-copy operand: .shared/.shared::cta (and .shared::cluster,
@@ -2645,8 +2652,37 @@ class Decoder {
                                      (bLayout == 1 ? 32 : 0));
       x.fn = mmaQuadPair();
     }
-    // Tensor-core work: issued with the multiply-add latency of its accumulator type.
+    // Without tensor cores for its type the timing model runs it as multiply-adds of its
+    // accumulator's class.
     x.cls = isInt ? InstClass::IntMad : isF64 ? InstClass::DpMad : InstClass::FpMad;
+    // The quad-pair form is four 8x8x4 products.
+    info.matrix.fmas = quadPair ? 4 * 8 * 8 * 4 : uint32_t(mrows * 8 * k);
+    info.matrix.type = matrixTypeOf(a, dHalf && cHalf);
+  }
+
+  static MatrixType matrixTypeOf(MmaType a, bool halfAccumulators) {
+    switch (a) {
+      case MmaType::F16:
+        return halfAccumulators ? MatrixType::F16 : MatrixType::F16F32;
+      case MmaType::BF16:
+        return MatrixType::BF16;
+      case MmaType::TF32:
+        return MatrixType::TF32;
+      case MmaType::S8:
+      case MmaType::U8:
+        return MatrixType::Int8;
+      case MmaType::S4:
+      case MmaType::U4:
+        return MatrixType::Int4;
+      case MmaType::B1:
+        return MatrixType::B1;
+      case MmaType::E4M3:
+      case MmaType::E5M2:
+        return MatrixType::Fp8;
+      case MmaType::F64:
+        break;
+    }
+    return MatrixType::F64;
   }
 
   void decodeMatrixLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
@@ -2776,6 +2812,10 @@ class Decoder {
       x.flags = sat ? 128 : 0;
       x.imm = b1op < 0 ? 0 : b1op + 1;
       x.cls = shape == 0 ? InstClass::DpMad : InstClass::IntMad;
+      info.matrix.fmas = uint32_t(8 * 8 * k);
+      info.matrix.type = shape == 0   ? MatrixType::F64
+                         : shape == 1 ? MatrixType::Int4
+                                      : MatrixType::B1;
     } else {
       const bool store = kind == 1;
       const int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});
@@ -2880,6 +2920,12 @@ class Decoder {
       x.flags = static_cast<uint8_t>((shape << 3) | (dHalf ? 32 : 0) | (cHalf ? 64 : 0) |
                                      (satFinite ? 128 : 0));
       x.cls = intIn ? InstClass::IntMad : InstClass::FpMad;
+      info.matrix.fmas = uint32_t(mm * nn * kk);
+      info.matrix.type = intIn                  ? MatrixType::Int8
+                         : ik == WmmaKind::TF32 ? MatrixType::TF32
+                         : ik == WmmaKind::BF16 ? MatrixType::BF16
+                         : dHalf && cHalf       ? MatrixType::F16
+                                                : MatrixType::F16F32;
     } else {
       const bool store = kind == 1;
       int which = store ? (mods.take(".d") ? 2 : -1) : mods.takeOne({".a", ".b", ".c"});

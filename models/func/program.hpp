@@ -122,6 +122,34 @@ struct Inst {
   uint32_t func = 0;        // index of the function this instruction belongs to
 };
 
+// The work of a matrix multiply-accumulate (mma, wmma.mma) for the timing model's tensor cores:
+// its multiply-adds per warp and the input and accumulator types that set their rate.
+enum class MatrixType : uint8_t {
+  F16,     // f16 inputs, f16 accumulators (C and D)
+  F16F32,  // f16 inputs with an f32 accumulator
+  BF16,    // bf16 inputs (f32 accumulators)
+  TF32,
+  Int8,  // s8/u8
+  Int4,  // s4/u4
+  B1,    // single-bit (xor/and with popc)
+  Fp8,   // e4m3/e5m2
+  F64,
+  Count_
+};
+struct MatrixWork {
+  uint32_t fmas = 0;  // multiply-adds of one warp instruction (m x n x k); 0: not a matrix op
+  MatrixType type = MatrixType::F16;
+};
+
+// The asynchronous copies' part in an instruction (cp.async), for the timing model's waits.
+enum class AsyncCopyOp : uint8_t {
+  None,
+  Copy,       // cp.async: one copy into the warp's open group
+  Commit,     // cp.async.commit_group: the open group is committed
+  WaitGroup,  // cp.async.wait_group N: all but the N most recent committed groups complete
+  WaitAll     // cp.async.wait_all: commit, then every copy complete
+};
+
 // Per-instruction information kept out of the hot array.
 struct InstInfo {
   ptx::SourceLoc loc;
@@ -129,6 +157,9 @@ struct InstInfo {
   std::string opcode;                         // full opcode with modifiers, e.g. "ld.global.nc.u32"
   std::vector<uint32_t> regReads, regWrites;  // PTX register numbers (scoreboard, banks)
   std::vector<uint32_t> predReads, predWrites;
+  MatrixWork matrix;  // mma and wmma.mma
+  AsyncCopyOp asyncCopy = AsyncCopyOp::None;
+  uint32_t asyncWaitGroups = 0;  // WaitGroup's N
 };
 
 struct FunctionInfo {

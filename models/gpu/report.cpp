@@ -52,7 +52,10 @@ nlohmann::json countersJson(const sm::SmCounters& c, uint64_t cycles) {
   j["issued_by_class"] = cls;
   nlohmann::json units = nlohmann::json::object();
   for (int i = 0; i < sm::kNumUnits; ++i) {
-    if (static_cast<sm::Unit>(i) == sm::Unit::None) continue;
+    // Tensor cores are listed where they ran (most platforms have none).
+    if (static_cast<sm::Unit>(i) == sm::Unit::None ||
+        (static_cast<sm::Unit>(i) == sm::Unit::Tensor && c.dispatched[i] == 0))
+      continue;
     units[sm::unitName(static_cast<sm::Unit>(i))] = {{"dispatched", c.dispatched[i]},
                                                      {"busy_cycles", c.unitBusy[i]}};
   }
@@ -315,7 +318,8 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     e["sm_j"] = t.smJ();
     nlohmann::json by = nlohmann::json::object();
     for (int b = 0; b < power::kNumBlocks; ++b)
-      by[power::blockName(static_cast<power::Block>(b))] = t.blocks[b].total();
+      if (power::listed(static_cast<power::Block>(b), t.blocks[b]))
+        by[power::blockName(static_cast<power::Block>(b))] = t.blocks[b].total();
     e["by_block_j"] = by;
     j["energy"] = e;
     j["average_power_w"] = energy.seconds > 0 ? t.totalJ() / energy.seconds : 0.0;

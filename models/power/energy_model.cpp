@@ -23,6 +23,8 @@ const char* blockName(Block b) {
       return "simd_lanes";
     case Block::SfuDp:
       return "sfu_dp";
+    case Block::Tensor:
+      return "tensor";
     case Block::Ldst:
       return "ldst";
     case Block::SharedMemory:
@@ -48,6 +50,8 @@ const char* blockName(Block b) {
   }
   return "?";
 }
+
+bool listed(Block b, const BlockEnergy& e) { return b != Block::Tensor || e.total() > 0; }
 
 double EnergyBreakdown::dynamicJ() const {
   double s = 0;
@@ -94,6 +98,7 @@ EnergyTable::EnergyTable(const PlatformConfig& cfg) {
   ldst = s.ldst_pj * dj;
   shared = s.shared_access_pj * dj;
   constAccess = s.const_access_pj * dj;
+  tensorCycle = s.tensor_cycle_pj * dj;
   lane[int(sm::LaneKind::Int)] = s.int_lane_pj * dj;
   lane[int(sm::LaneKind::Fp)] = s.fp_lane_pj * dj;
   lane[int(sm::LaneKind::Dp)] = s.dp_lane_pj * dj;
@@ -157,7 +162,7 @@ double EnergyTable::eventJ(const sm::SmActivity& a) const {
   return a.issued * (fetchDecode + scheduler) + a.icacheAccesses * icache + a.rfReads * rfRead +
          a.rfWrites * rfWrite +
          (a.dispatched[int(Unit::Sp)] + a.dispatched[int(Unit::Sfu)] + a.dispatched[int(Unit::Dp)] +
-          a.dispatched[int(Unit::Ldst)]) *
+          a.dispatched[int(Unit::Ldst)] + a.dispatched[int(Unit::Tensor)]) *
              collector +
          a.dispatched[int(Unit::Ldst)] * ldst + a.sharedAccesses * shared +
          a.constAccesses * constAccess;
@@ -166,7 +171,7 @@ double EnergyTable::eventJ(const sm::SmActivity& a) const {
 double EnergyTable::activityJ(const sm::SmActivity& a) const {
   double e = eventJ(a);
   for (int k = 0; k < sm::kNumLaneKinds; ++k) e += a.laneOpsByKind[k] * lane[k];
-  return e;
+  return e + tensorJ(a);
 }
 
 double EnergyTable::smOnW() const {
@@ -216,7 +221,8 @@ EnergyBreakdown smEnergy(const EnergyTable& t, const SmEnergyInputs& in, uint64_
   e[Block::RegisterFile].staticJ = leak(t.rfW);
   e[Block::OperandCollectors].dynamicJ =
       double(n.dispatched[int(Unit::Sp)] + n.dispatched[int(Unit::Sfu)] +
-             n.dispatched[int(Unit::Dp)] + n.dispatched[int(Unit::Ldst)]) *
+             n.dispatched[int(Unit::Dp)] + n.dispatched[int(Unit::Ldst)] +
+             n.dispatched[int(Unit::Tensor)]) *
       t.collector;
 
   // Lanes and SIMD units: their own switches act while the SM is ON.
@@ -235,6 +241,8 @@ EnergyBreakdown smEnergy(const EnergyTable& t, const SmEnergyInputs& in, uint64_
   e[Block::SfuDp].dynamicJ = n.laneOpsByKind[int(LaneKind::Sfu)] * t.lane[int(LaneKind::Sfu)] +
                              n.laneOpsByKind[int(LaneKind::Dp)] * t.lane[int(LaneKind::Dp)];
   e[Block::SfuDp].staticJ = leak(t.sfuW);
+  // Tensor cores: their leakage is in the SM's other blocks' figures.
+  e[Block::Tensor].dynamicJ = n.unitBusy[int(Unit::Tensor)] * t.tensorCycle;
   e[Block::Ldst].dynamicJ = n.dispatched[int(Unit::Ldst)] * t.ldst;
   e[Block::Ldst].staticJ = leak(t.ldstW);
   e[Block::SharedMemory].dynamicJ = n.sharedAccesses * t.shared;
@@ -379,6 +387,15 @@ void EnergyModel::book(uint32_t sm, uint64_t c, const sm::SmActivity& a) {
     const uint64_t from = c + st.delay;
     for (uint64_t x = from; x < from + st.cycles; ++x) ring[x % kRing] += perCycle;
     setPendingEnd(sm, from + st.cycles);
+  }
+  // A tensor core draws from its dispatch over the instruction's occupancy (the cycle's mean
+  // occupancy when several started; at most kMaxTensorDraw cycles).
+  if (const uint32_t n = a.dispatched[int(sm::Unit::Tensor)]) {
+    const uint64_t busy = a.unitBusy[int(sm::Unit::Tensor)];
+    const uint64_t cycles = std::min<uint64_t>(kMaxTensorDraw, std::max<uint64_t>(1, busy / n));
+    const double perCycle = table_.tensorJ(a) / double(cycles);
+    for (uint64_t x = c; x < c + cycles; ++x) ring[x % kRing] += perCycle;
+    setPendingEnd(sm, c + cycles);
   }
 }
 
@@ -561,6 +578,7 @@ nlohmann::json toJson(const EnergyBreakdown& e, double seconds, bool smBlocksOnl
   nlohmann::json blocks = nlohmann::json::object();
   for (int i = 0; i < (smBlocksOnly ? kNumSmBlocks : kNumBlocks); ++i) {
     const BlockEnergy& b = e.blocks[i];
+    if (!listed(static_cast<Block>(i), b)) continue;
     blocks[blockName(static_cast<Block>(i))] = {
         {"dynamic_j", b.dynamicJ},
         {"static_j", b.staticJ},

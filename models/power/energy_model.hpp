@@ -37,6 +37,7 @@ enum class Block : uint8_t {
   OperandCollectors,  // operand collectors
   SimdLanes,          // SIMD lanes and units (integer and FP32)
   SfuDp,              // special-function units and the FP64 path
+  Tensor,             // tensor cores (listed in results only where they ran)
   Ldst,               // LD/ST unit and coalescer
   SharedMemory,       // shared memory
   ConstCache,         // constant cache
@@ -52,6 +53,10 @@ enum class Block : uint8_t {
 inline constexpr int kNumBlocks = static_cast<int>(Block::Count_);
 inline constexpr int kNumSmBlocks = static_cast<int>(Block::L2);
 const char* blockName(Block b);
+
+struct BlockEnergy;
+// Whether results list block `b`: every block but the tensor cores, which only where they ran.
+bool listed(Block b, const BlockEnergy& e);
 
 struct BlockEnergy {
   double dynamicJ = 0, staticJ = 0;
@@ -111,7 +116,8 @@ struct EnergyTable {
   double cycleSeconds;  // core clock
   double supplyVoltage;
   // SM, J per event
-  double fetchDecode, icache, scheduler, rfRead, rfWrite, collector, ldst, shared, constAccess;
+  double fetchDecode, icache, scheduler, rfRead, rfWrite, collector, ldst, shared, constAccess,
+      tensorCycle;
   std::array<double, sm::kNumLaneKinds> lane{};
   double smClockW;
   // SM leakage, W
@@ -139,8 +145,13 @@ struct EnergyTable {
 
   // Dynamic energy (J) of one cycle of SM activity `a` in the SM core blocks (L1D aside).
   double activityJ(const sm::SmActivity& a) const;
-  // The part of it drawn in the cycle of the activity: every event but the lanes' work.
+  // The part of it drawn in the cycle of the activity: every event but the lanes' and the
+  // tensor cores' work.
   double eventJ(const sm::SmActivity& a) const;
+  // The tensor cores' energy: their busy cycles (drawn over the instructions' occupancy).
+  double tensorJ(const sm::SmActivity& a) const {
+    return a.unitBusy[int(sm::Unit::Tensor)] * tensorCycle;
+  }
   // The lanes' energy of kind k (drawn over laneStage[k]).
   double laneJ(const sm::SmActivity& a, sm::LaneKind k) const {
     return a.laneOpsByKind[int(k)] * lane[int(k)];
@@ -262,11 +273,14 @@ class EnergyModel : public sc_core::sc_module, public sm::ActivityObserver {
   double smStaticA_ = 0;  // current of an ON SM's leakage and clock
 
   // The stage-distributed stream. Each SM's energy booked for its coming cycles sits in a ring
-  // of kRing cycles (a stage ends at most 16 + 32 cycles after its activity); `next` is the
+  // of kRing cycles (a stage ends at most 16 + 32 cycles after its activity, a tensor core's
+  // draw at most kMaxTensorDraw cycles after its dispatch); `next` is the
   // first cycle of the SM not handed to the sinks yet, `pendingEnd` one past the last cycle
   // with energy booked. Cycles before `horizon_` are final for every SM.
-  static constexpr uint64_t kRing = 64;
-  static_assert(kRing > 16 + 32, "the ring must hold the longest stage (ExecuteStageConfig)");
+  static constexpr uint64_t kRing = 256;
+  static constexpr uint64_t kMaxTensorDraw = 192;
+  static_assert(kRing > 16 + 32 && kRing > kMaxTensorDraw,
+                "the ring must hold the longest stage (ExecuteStageConfig) and tensor draw");
   struct Stream {
     uint64_t next = 0, pendingEnd = 0;
     bool pending() const { return pendingEnd > next; }

@@ -36,6 +36,8 @@ const char* unitName(Unit u) {
       return "dp";
     case Unit::Ldst:
       return "ldst";
+    case Unit::Tensor:
+      return "tensor";
     case Unit::None:
       return "none";
     case Unit::Count_:

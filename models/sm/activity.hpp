@@ -29,7 +29,7 @@ inline constexpr int kNumStalls = static_cast<int>(Stall::Count_);
 const char* stallName(Stall s);
 
 // Execution resources of an SM.
-enum class Unit : uint8_t { Sp, Sfu, Dp, Ldst, None, Count_ };
+enum class Unit : uint8_t { Sp, Sfu, Dp, Ldst, Tensor, None, Count_ };
 inline constexpr int kNumUnits = static_cast<int>(Unit::Count_);
 const char* unitName(Unit u);
 

@@ -46,12 +46,12 @@ class DispatchUnit : public sc_core::sc_module {
   bool hasFreeCollector(Unit u, uint32_t block) const {
     return groupHasFree(slotOf(group(u), block));
   }
-  // The collector groups (SIMD, SFU/DP, memory): a unit's group, and whether a block's group
+  // The collector groups (SIMD, SFU/DP/tensor, memory): a unit's group, and whether a block's group
   // (slotOf(group, block): kGroups x blocks of them) has a free one.
   static constexpr int kGroups = 3;
   static constexpr uint32_t kMaxBlocks = 8;
   static int group(Unit u) {
-    return u == Unit::Ldst ? 2 : (u == Unit::Sfu || u == Unit::Dp) ? 1 : 0;
+    return u == Unit::Ldst ? 2 : (u == Unit::Sfu || u == Unit::Dp || u == Unit::Tensor) ? 1 : 0;
   }
   static int slotOf(int g, uint32_t block) { return static_cast<int>(block) * kGroups + g; }
   uint32_t groupSlots() const { return static_cast<uint32_t>(groups_.size()); }

@@ -51,6 +51,12 @@ struct alignas(64) WarpSlot {
   uint32_t inFlight = 0;       // issued instructions not complete, including unacknowledged stores
   uint32_t memoryPending = 0;  // registers and predicates waiting for a load
   std::vector<uint8_t> regPending, predPending;
+  // cp.async groups: asyncCounts[i] is the incomplete copies of group asyncFirst + i (from
+  // asyncHead on; the ones before it are complete); the open group is asyncOpen, the number of
+  // groups committed so far; asyncIncomplete counts every incomplete copy.
+  std::vector<uint32_t> asyncCounts;
+  uint32_t asyncHead = 0, asyncIncomplete = 0;
+  uint64_t asyncFirst = 0, asyncOpen = 0;
 
   void sync() {
     pc = warp->pc();
@@ -77,8 +83,10 @@ struct InFlight {
   uint32_t lanes = 0;            // threads that executed it
   uint32_t executed = 0;         // their mask (bit t: thread t of the warp)
   bool loadsFromMemory = false;  // its results arrive from the memory system
-  uint32_t outstanding = 0;      // memory transactions not yet answered
-  func::MemRecord mem;           // addresses, for memory instructions
+  bool asyncCopy = false;        // a cp.async of group asyncGroup (WarpSlot::asyncCounts)
+  uint64_t asyncGroup = 0;
+  uint32_t outstanding = 0;  // memory transactions not yet answered
+  func::MemRecord mem;       // addresses, for memory instructions
 };
 
 }  // namespace gpusc::sm

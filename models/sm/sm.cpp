@@ -37,6 +37,44 @@ uint32_t sharedCarveout(const SmConfig& s, const CtaFootprint& f) {
 namespace {
 bool isNone(const std::string& s) { return s == "none"; }
 // The classes an FP-only SIMD unit (sm.simd_fp_only_units) runs.
+// ---- cp.async groups of a warp (WarpSlot::asyncCounts) ----
+// Drops the complete committed groups at the front.
+void settleAsync(WarpSlot& w) {
+  while (w.asyncHead < w.asyncCounts.size() && w.asyncFirst + w.asyncHead < w.asyncOpen &&
+         w.asyncCounts[w.asyncHead] == 0)
+    ++w.asyncHead;
+  if (w.asyncHead == w.asyncCounts.size()) {
+    w.asyncFirst += w.asyncCounts.size();
+    w.asyncCounts.clear();
+    w.asyncHead = 0;
+  }
+}
+
+// A copy joins the open group.
+uint64_t addAsyncCopy(WarpSlot& w) {
+  const uint64_t g = w.asyncOpen;
+  if (w.asyncCounts.empty()) w.asyncFirst = g;
+  while (w.asyncFirst + w.asyncCounts.size() <= g) w.asyncCounts.push_back(0);
+  w.asyncCounts[g - w.asyncFirst] += 1;
+  w.asyncIncomplete += 1;
+  return g;
+}
+
+void completeAsyncCopy(WarpSlot& w, uint64_t g) {
+  w.asyncCounts[g - w.asyncFirst] -= 1;
+  w.asyncIncomplete -= 1;
+  settleAsync(w);
+}
+
+// Whether a cp.async wait may issue: wait_all when no copy is incomplete, wait_group N when no
+// committed group but the N most recent is (settleAsync leaves an incomplete one in front).
+bool asyncWaitOver(const WarpSlot& w, const func::InstInfo& info) {
+  if (info.asyncCopy == func::AsyncCopyOp::WaitAll) return w.asyncIncomplete == 0;
+  const bool committedIncomplete =
+      w.asyncHead < w.asyncCounts.size() && w.asyncFirst + w.asyncHead < w.asyncOpen;
+  return !committedIncomplete || w.asyncFirst + w.asyncHead + info.asyncWaitGroups >= w.asyncOpen;
+}
+
 bool isFloatingPoint(InstClass c) {
   return c == InstClass::FpAdd || c == InstClass::FpMax || c == InstClass::FpMul ||
          c == InstClass::FpMad || c == InstClass::FpDiv;
@@ -77,6 +115,10 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   for (uint32_t i = 0; i < s.dp_units; ++i)
     dp_.push_back(
         std::make_unique<ExecutionUnit>(fmt::format("dp{}", i).c_str(), Unit::Dp, s.dpLanes(), s));
+  // A tensor core's occupancy is the instruction's (setTiming): as wide as a warp.
+  for (uint32_t i = 0; i < s.tensor.units; ++i)
+    tensor_.push_back(std::make_unique<ExecutionUnit>(fmt::format("tensor{}", i).c_str(),
+                                                      Unit::Tensor, s.warp_size, s));
   for (uint32_t i = 0; i < s.schedulers; ++i)
     schedulers_.push_back(std::make_unique<WarpScheduler>(
         fmt::format("warp_scheduler{}", i).c_str(), s, policies.warpSchedulers));
@@ -99,7 +141,8 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   // SFUs and DP units.
   const uint32_t simdPer = s.simd_units / s.sub_cores,
                  fpOnlyPer = s.simd_fp_only_units / s.sub_cores;
-  const uint32_t sfuPer = s.sfu_units / s.sub_cores, dpPer = s.dp_units / s.sub_cores;
+  const uint32_t sfuPer = s.sfu_units / s.sub_cores, dpPer = s.dp_units / s.sub_cores,
+                 tensorPer = s.tensor.units / s.sub_cores;
   blocks_.resize(s.sub_cores);
   for (uint32_t b = 0; b < s.sub_cores; ++b) {
     BlockUnits& u = blocks_[b];
@@ -115,6 +158,8 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
     u.sfuEnd = u.sfuBegin + sfuPer;
     u.dpBegin = s.dp_shared ? 0 : b * dpPer;
     u.dpEnd = s.dp_shared ? s.dp_units : u.dpBegin + dpPer;
+    u.tensorBegin = b * tensorPer;
+    u.tensorEnd = u.tensorBegin + tensorPer;
   }
   ctas_.resize(s.max_ctas);
   memory_socket.register_nb_transport_bw(this, &Sm::nb_transport_bw);
@@ -480,8 +525,9 @@ void Sm::writeback(Cycle now) {
       if (w.predPending[p] == kPendingMemory) --w.memoryPending;
       w.predPending[p] = kReady;
     }
-    if (in.loadsFromMemory && w.waitingLong && w.state != func::WarpState::AtBarrier &&
-        w.state != func::WarpState::MbarrierWait) {
+    if (in.asyncCopy) completeAsyncCopy(w, in.asyncGroup);
+    if ((in.loadsFromMemory || in.asyncCopy) && w.waitingLong &&
+        w.state != func::WarpState::AtBarrier && w.state != func::WarpState::MbarrierWait) {
       w.waitingLong = false;
       schedulers_[w.scheduler]->policy().longWaitOver(in.warp);
     }
@@ -541,6 +587,63 @@ Unit Sm::unitOf(InstClass c) const {
     default:
       return Unit::Sp;
   }
+}
+
+Unit Sm::unitOf(const func::Inst& inst, const func::InstInfo& info) const {
+  if (info.matrix.fmas != 0 && !tensor_.empty() && tensorRate(info.matrix.type) != 0)
+    return Unit::Tensor;
+  return unitOf(inst.cls);
+}
+
+uint32_t Sm::tensorRate(func::MatrixType t) const {
+  const TensorConfig& c = cfg_.sm.tensor;
+  switch (t) {
+    case func::MatrixType::F16:
+      return c.fma_f16;
+    case func::MatrixType::F16F32:
+      return c.fma_f16_f32;
+    case func::MatrixType::BF16:
+      return c.fma_bf16;
+    case func::MatrixType::TF32:
+      return c.fma_tf32;
+    case func::MatrixType::Int8:
+      return c.fma_int8;
+    case func::MatrixType::Int4:
+      return c.fma_int4;
+    case func::MatrixType::B1:
+      return c.fma_b1;
+    case func::MatrixType::Fp8:
+      return c.fma_fp8;
+    case func::MatrixType::F64:
+      return c.fma_f64;
+    case func::MatrixType::Count_:
+      break;
+  }
+  return 0;
+}
+
+void Sm::setTiming(InFlight& in, const func::Inst& inst, const func::InstInfo& info, Unit u) const {
+  const uint32_t fmas = info.matrix.fmas;
+  if (u == Unit::Tensor) {  // fmas / rate passes, the result `latency` after the last
+    const uint32_t rate = tensorRate(info.matrix.type);
+    in.occupancy = (fmas + rate - 1) / rate;
+    in.latency = in.occupancy + cfg_.sm.tensor.latency;
+    return;
+  }
+  const OpTiming& t = timingOf(inst.cls);
+  in.latency = t.latency;
+  in.occupancy = t.initiation;
+  if (fmas == 0 || u == Unit::None) return;
+  // A matrix instruction without a tensor core: each thread does fmas / warp_size multiply-adds
+  // of its class, one warp-wide pass after another on the unit it takes.
+  const SmConfig& s = cfg_.sm;
+  const uint32_t passes = (fmas + s.warp_size - 1) / s.warp_size;
+  const uint32_t lanes = u == Unit::Dp && !dp_.empty() ? s.dpLanes()
+                         : u == Unit::Sfu              ? s.sfu_lanes
+                                                       : s.simd_lanes;
+  const uint32_t pass = std::max(t.initiation, s.warpCycles(lanes));
+  in.occupancy = passes * pass;
+  in.latency = t.latency + (passes - 1) * pass;
 }
 
 const OpTiming& Sm::timingOf(InstClass c) const {
@@ -797,10 +900,13 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     for (uint32_t r : info.regWrites) pending = std::max(pending, w.regPending[r]);
     for (uint32_t p : info.predReads) pending = std::max(pending, w.predPending[p]);
     for (uint32_t p : info.predWrites) pending = std::max(pending, w.predPending[p]);
+    // A cp.async wait waits for copies from memory.
+    if (info.asyncCopy >= func::AsyncCopyOp::WaitGroup && !asyncWaitOver(w, info))
+      pending = kPendingMemory;
     w.checkedPc = pc;
     w.checkedVersion = w.scoreboardVersion;
     w.checkedPending = pending;
-    w.checkedUnit = unitOf(inst.cls);
+    w.checkedUnit = unitOf(inst, info);
   }
   if (pending != kReady) {
     reason = pending == kPendingMemory ? Stall::DataMemory : Stall::DataAlu;
@@ -811,7 +917,7 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     }
     return false;
   }
-  const Unit unit = w.checkedUnit;  // unitOf(inst.cls), cached with the scoreboard answer
+  const Unit unit = w.checkedUnit;  // unitOf(inst, info), cached with the scoreboard answer
   if (unit != Unit::None && !dispatch_.hasFreeCollector(unit, slotBlock_[slot])) {
     reason = Stall::Structural;
     return false;
@@ -854,6 +960,10 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     releaseWarps(c.cta, w.cta, waitingBefore | (1ull << fw.idInCta), now);
   }
 
+  if (info.asyncCopy == func::AsyncCopyOp::Commit || info.asyncCopy == func::AsyncCopyOp::WaitAll) {
+    w.asyncOpen += 1;
+    settleAsync(w);
+  }
   act_.issued += 1;
   counters_.issuedByClass[int(inst.cls)] += 1;
   act_.activeLanes += popcount32(r.active);
@@ -873,9 +983,9 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
     in->lanes = popcount32(r.executed);
     in->executed = r.executed;
     in->outstanding = 0;
-    const OpTiming& t = timingOf(inst.cls);
-    in->latency = t.latency;
-    in->occupancy = t.initiation;
+    setTiming(*in, inst, info, unit);
+    in->asyncCopy = info.asyncCopy == func::AsyncCopyOp::Copy;
+    if (in->asyncCopy) in->asyncGroup = addAsyncCopy(w);
     in->loadsFromMemory = isMemory && !info.regWrites.empty() &&
                           in->mem.space != func::MemSpace::Shared &&
                           in->mem.space != func::MemSpace::CallParam && in->mem.mask != 0;
@@ -920,9 +1030,13 @@ bool Sm::anyCandidate(const BlockUnits& b, Unit u, bool fp, F&& f) const {
       if (f(*simd_[i])) return true;
     return false;
   }
-  const auto& units = u == Unit::Sfu ? sfu_ : dp_;
-  const uint32_t begin = u == Unit::Sfu ? b.sfuBegin : b.dpBegin,
-                 end = u == Unit::Sfu ? b.sfuEnd : b.dpEnd;
+  const auto& units = u == Unit::Sfu ? sfu_ : u == Unit::Dp ? dp_ : tensor_;
+  const uint32_t begin = u == Unit::Sfu  ? b.sfuBegin
+                         : u == Unit::Dp ? b.dpBegin
+                                         : b.tensorBegin,
+                 end = u == Unit::Sfu  ? b.sfuEnd
+                       : u == Unit::Dp ? b.dpEnd
+                                       : b.tensorEnd;
   for (uint32_t i = begin; i < end; ++i)
     if (f(*units[i])) return true;
   return false;
@@ -947,8 +1061,10 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
     e.start(now, occ);
     act_.dispatched[int(u)] += 1;
     act_.unitBusy[int(u)] += occ;
-    act_.laneOps += in.lanes;
-    act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
+    if (u != Unit::Tensor) {  // a tensor core's energy is its busy cycles'
+      act_.laneOps += in.lanes;
+      act_.laneOpsByKind[int(laneKindOf(in.inst->cls))] += in.lanes;
+    }
     if (u == Unit::Sp) simdLaneOps_ += in.lanes;
     wbq_.push({now + in.latency, inst});
     return true;
@@ -972,7 +1088,7 @@ Cycle Sm::unitFreeAt(uint32_t inst, Unit u, Cycle now) const {
   if (u == Unit::Dp && dpOnSimd_) {  // needs every SIMD unit of its block
     free = 0;
     for (const ExecutionUnit* e : b.simdUnits) free = std::max(free, e->busyUntil());
-  } else if (u == Unit::Sp || u == Unit::Sfu || u == Unit::Dp) {
+  } else if (u != Unit::None) {
     anyCandidate(b, u, u == Unit::Sp && isFloatingPoint(in.inst->cls), [&](const ExecutionUnit& e) {
       free = std::min(free, e.busyUntil());
       return false;

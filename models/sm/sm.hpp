@@ -261,7 +261,13 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   uint32_t allocInFlight();
   void freeInFlight(uint32_t i);
   Unit unitOf(func::InstClass c) const;
+  // The unit of an instruction: a matrix instruction's is a tensor core where its type has a rate.
+  Unit unitOf(const func::Inst& inst, const func::InstInfo& info) const;
   const OpTiming& timingOf(func::InstClass c) const;
+  // Dense multiply-adds per clock of one tensor core for `t` (0: not run on the tensor cores).
+  uint32_t tensorRate(func::MatrixType t) const;
+  // Latency and occupancy of an instruction on unit `u` (InFlight::latency and ::occupancy).
+  void setTiming(InFlight& in, const func::Inst& inst, const func::InstInfo& info, Unit u) const;
 
   // LdstHost
   InFlight& record(uint32_t inst) override { return inflight_[inst]; }
@@ -305,7 +311,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   power::PowerGatingSwitch power_switch_;
   RegisterFile rf_;
   DispatchUnit dispatch_;
-  std::vector<std::unique_ptr<ExecutionUnit>> simd_, sfu_, dp_;
+  std::vector<std::unique_ptr<ExecutionUnit>> simd_, sfu_, dp_, tensor_;
   LdstUnit ldst_;
   FetchUnit fetch_;
   std::vector<std::unique_ptr<WarpScheduler>> schedulers_;
@@ -380,15 +386,16 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   struct BlockUnits {
     std::vector<uint32_t> simdFp, simdInt;
     std::vector<ExecutionUnit*> simdUnits;
-    uint32_t simdFirst = 0, sfuBegin = 0, dpBegin = 0, sfuEnd = 0, dpEnd = 0;
+    uint32_t simdFirst = 0, sfuBegin = 0, dpBegin = 0, sfuEnd = 0, dpEnd = 0, tensorBegin = 0,
+             tensorEnd = 0;
     bool hasFpOnly() const { return simdFp.size() != simdInt.size(); }
   };
   std::vector<BlockUnits> blocks_;
   std::vector<uint8_t> slotBlock_;  // each warp slot's block
   // Calls `f` with each unit of block `b` that can run a `u` instruction (Sp: the FP-capable
-  // units for a floating-point one, `fp`, else the INT-capable ones; Sfu, Dp: the block's) until
-  // `f` returns true; returns whether one did. Dispatch picks a free one; unitFreeAt, the first
-  // to free.
+  // units for a floating-point one, `fp`, else the INT-capable ones; Sfu, Dp, Tensor: the block's)
+  // until `f` returns true; returns whether one did. Dispatch picks a free one; unitFreeAt, the
+  // first to free.
   template <class F>
   bool anyCandidate(const BlockUnits& b, Unit u, bool fp, F&& f) const;
   void unparkStructural(bool all);
