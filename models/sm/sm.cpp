@@ -36,7 +36,7 @@ uint32_t sharedCarveout(const SmConfig& s, const CtaFootprint& f) {
 
 namespace {
 bool isNone(const std::string& s) { return s == "none"; }
-// The classes an FP-only SIMD unit (sm.simd_fp_only_units) runs.
+
 // ---- cp.async groups of a warp (WarpSlot::asyncCounts) ----
 // Drops the complete committed groups at the front.
 void settleAsync(WarpSlot& w) {
@@ -75,6 +75,7 @@ bool asyncWaitOver(const WarpSlot& w, const func::InstInfo& info) {
   return !committedIncomplete || w.asyncFirst + w.asyncHead + info.asyncWaitGroups >= w.asyncOpen;
 }
 
+// The classes an FP-only SIMD unit (sm.simd_fp_only_units) runs.
 bool isFloatingPoint(InstClass c) {
   return c == InstClass::FpAdd || c == InstClass::FpMax || c == InstClass::FpMul ||
          c == InstClass::FpMad || c == InstClass::FpDiv;
