@@ -229,8 +229,13 @@ TEST(Rtx3070, TensorCoresTakeEachTypeAtItsRate) {
     for (const auto& s : dev.launches().back().timing->sms) n += s.counters;
     const uint32_t tensor = n.dispatched[int(sm::Unit::Tensor)];
     if (c.rate == 0) {
+      // 256 / 32 = 8 DP multiply-add passes, each holding the 2-lane unit 16 cycles: the SM's
+      // two FP64 results per clock.
       EXPECT_EQ(tensor, 0u) << c.mma;
       EXPECT_EQ(n.dispatched[int(sm::Unit::Dp)], 1u) << c.mma;
+      const uint32_t pass =
+          std::max(cfg.sm.latency.dp_mad.initiation, cfg.sm.warpCycles(cfg.sm.dpLanes()));
+      EXPECT_EQ(n.unitBusy[int(sm::Unit::Dp)], c.fmas / cfg.sm.warp_size * pass) << c.mma;
       continue;
     }
     EXPECT_EQ(tensor, 1u) << c.mma;
