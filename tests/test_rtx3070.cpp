@@ -1,7 +1,9 @@
 // The Ampere mechanisms on the rtx3070 platform, with expectations derived from its configuration:
 // the unified L1 / shared-memory array and its per-launch carve-out, the shared memory compute
-// capability 8.x reserves per block, and the platform's processing blocks (the microbenchmarks of
-// each mechanism on its own are in test_timing.cpp).
+// capability 8.x reserves per block, the platform's processing blocks and its tensor cores' rates
+// (the microbenchmarks of each mechanism on its own are in test_timing.cpp).
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
