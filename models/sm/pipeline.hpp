@@ -51,11 +51,10 @@ struct alignas(64) WarpSlot {
   uint32_t inFlight = 0;       // issued instructions not complete, including unacknowledged stores
   uint32_t memoryPending = 0;  // registers and predicates waiting for a load
   std::vector<uint8_t> regPending, predPending;
-  // cp.async groups: asyncCounts[i] is the incomplete copies of group asyncFirst + i (from
-  // asyncHead on; the ones before it are complete); the open group is asyncOpen, the number of
-  // groups committed so far; asyncIncomplete counts every incomplete copy.
+  // cp.async groups: asyncCounts[i] is the incomplete copies of group asyncFirst + i, from the
+  // oldest committed group not complete (or the open one) on; the open group is asyncOpen, the
+  // number of groups committed so far.
   std::vector<uint32_t> asyncCounts;
-  uint32_t asyncHead = 0, asyncIncomplete = 0;
   uint64_t asyncFirst = 0, asyncOpen = 0;
 
   void sync() {

@@ -40,14 +40,12 @@ bool isNone(const std::string& s) { return s == "none"; }
 // ---- cp.async groups of a warp (WarpSlot::asyncCounts) ----
 // Drops the complete committed groups at the front.
 void settleAsync(WarpSlot& w) {
-  while (w.asyncHead < w.asyncCounts.size() && w.asyncFirst + w.asyncHead < w.asyncOpen &&
-         w.asyncCounts[w.asyncHead] == 0)
-    ++w.asyncHead;
-  if (w.asyncHead == w.asyncCounts.size()) {
-    w.asyncFirst += w.asyncCounts.size();
-    w.asyncCounts.clear();
-    w.asyncHead = 0;
-  }
+  size_t done = 0;
+  while (done < w.asyncCounts.size() && w.asyncFirst + done < w.asyncOpen &&
+         w.asyncCounts[done] == 0)
+    ++done;
+  w.asyncCounts.erase(w.asyncCounts.begin(), w.asyncCounts.begin() + done);
+  w.asyncFirst += done;
 }
 
 // A copy joins the open group.
@@ -56,23 +54,22 @@ uint64_t addAsyncCopy(WarpSlot& w) {
   if (w.asyncCounts.empty()) w.asyncFirst = g;
   while (w.asyncFirst + w.asyncCounts.size() <= g) w.asyncCounts.push_back(0);
   w.asyncCounts[g - w.asyncFirst] += 1;
-  w.asyncIncomplete += 1;
   return g;
 }
 
 void completeAsyncCopy(WarpSlot& w, uint64_t g) {
   w.asyncCounts[g - w.asyncFirst] -= 1;
-  w.asyncIncomplete -= 1;
   settleAsync(w);
 }
 
 // Whether a cp.async wait may issue: wait_all when no copy is incomplete, wait_group N when no
 // committed group but the N most recent is (settleAsync leaves an incomplete one in front).
 bool asyncWaitOver(const WarpSlot& w, const func::InstInfo& info) {
-  if (info.asyncCopy == func::AsyncCopyOp::WaitAll) return w.asyncIncomplete == 0;
-  const bool committedIncomplete =
-      w.asyncHead < w.asyncCounts.size() && w.asyncFirst + w.asyncHead < w.asyncOpen;
-  return !committedIncomplete || w.asyncFirst + w.asyncHead + info.asyncWaitGroups >= w.asyncOpen;
+  if (info.asyncCopy == func::AsyncCopyOp::WaitAll)
+    return std::all_of(w.asyncCounts.begin(), w.asyncCounts.end(),
+                       [](uint32_t n) { return n == 0; });
+  const bool committedIncomplete = !w.asyncCounts.empty() && w.asyncFirst < w.asyncOpen;
+  return !committedIncomplete || w.asyncFirst + info.asyncWaitGroups >= w.asyncOpen;
 }
 
 // The classes an FP-only SIMD unit (sm.simd_fp_only_units) runs.
