@@ -1080,6 +1080,13 @@ TEST(AsyncCopy, CpAsyncCopiesAndZeroFills) {
                      "cp.async.cg.shared.global [%rd1], [%addr+8], 16;\n}",
                      0),
                KernelFault);
+  // A wait for a negative number of groups is malformed PTX, named at its line.
+  try {
+    eval1("{\ncp.async.wait_group -1;\n}", 0);
+    ADD_FAILURE() << "wait_group -1 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("group count"), std::string::npos) << e.what();
+  }
 }
 
 // ---- device printf -----------------------------------------------------------------------------
