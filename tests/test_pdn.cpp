@@ -271,6 +271,75 @@ TEST(PdnNetwork, ImpedancePeaksAtTheTargetsForEveryPackage) {
   }
 }
 
+// Seed 001's network (pdn.network: elements, Gupta et al.'s Pentium 4 values scaled 2x): its
+// impedance seen from the die peaks where the ladder of its R, L and C puts the peaks, computed
+// here from the element values without the model (and without the package planes' 1 nF, which
+// the lumped model has not: it may move a peak by 0.1 %). 16 SMs on the 4x4 grid draw evenly, so
+// the grid links carry nothing and the die is one node.
+TEST(PdnNetwork, ElementsNetworkPeaksWhereItsValuesPutThem) {
+  for (const std::string package : {"default", "I", "II", "III"}) {
+    const PlatformConfig cfg = loadPlatform(
+        "gtx480", {"gpu.num_sms=16", "pdn.network=elements", "pdn.package=" + package});
+    const PdnNetwork n(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6, 16);
+    const PdnElementsConfig& e = cfg.pdn.elements;
+    const double k1 = cfg.pdn.firstOrderScale() * e.first_order_scale,
+                 k2 = cfg.pdn.secondOrderScale();
+    const double s = e.scale, r = 1e-3 / s, l = 1e-12 / s;
+    using Cd = std::complex<double>;
+    const auto par = [](Cd a, Cd b) { return a * b / (a + b); };
+    const auto ladder = [&](double hz) {
+      const Cd jw(0.0, 2 * kPi * hz);
+      const Cd board = par(e.board_resistance_mohm * r + jw * e.board_inductance_ph * l,
+                           e.board_esr_mohm * r + 1.0 / (jw * e.board_capacitance_uf * 1e-6 * s));
+      const Cd decap = e.package_esr_mohm * r * k2 + jw * e.package_esl_ph * l * k1 +
+                       1.0 / (jw * e.package_capacitance_uf * 1e-6 * s / k2);
+      const Cd pkg =
+          par(board + e.package_resistance_mohm * r * k2 + jw * e.package_inductance_ph * l * k2,
+              decap);
+      const Cd die = e.die_esr_mohm * r * k1 + 1.0 / (jw * e.die_capacitance_nf * 1e-9 * s / k1);
+      return std::abs(
+          par(pkg + e.bump_resistance_mohm * r * k1 + jw * e.bump_inductance_ph * l * k1, die));
+    };
+    // The ladder's local maxima on a fine log grid.
+    std::vector<std::pair<double, double>> expected;
+    const int pts = 20000;
+    std::vector<double> z(pts + 1);
+    for (int i = 0; i <= pts; ++i) z[size_t(i)] = ladder(1e4 * std::pow(1e5, double(i) / pts));
+    for (int i = 1; i < pts; ++i)
+      if (z[size_t(i)] > z[size_t(i - 1)] && z[size_t(i)] > z[size_t(i + 1)])
+        expected.emplace_back(1e4 * std::pow(1e5, double(i) / pts), z[size_t(i)]);
+    const auto peaks = n.impedancePeaks(1e4, 1e9);
+    ASSERT_EQ(expected.size(), 2u) << package;
+    ASSERT_EQ(peaks.size(), 2u) << package;
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_NEAR(peaks[k].first / expected[k].first, 1.0, 0.003) << package << " peak " << k;
+      EXPECT_NEAR(peaks[k].second / expected[k].second, 1.0, 0.003) << package << " peak " << k;
+    }
+    // The first-order peak is the die decap against the bumps and the package decap's ESL; the
+    // second-order one the package decap against the package's series inductance.
+    const double f1 = 1 / (2 * kPi *
+                           std::sqrt((e.bump_inductance_ph + e.package_esl_ph) * l * k1 *
+                                     e.die_capacitance_nf * 1e-9 * s / k1));
+    const double f2 = 1 / (2 * kPi *
+                           std::sqrt((e.package_inductance_ph + e.package_esl_ph) * l * k2 *
+                                     e.package_capacitance_uf * 1e-6 * s / k2));
+    EXPECT_NEAR(peaks[1].first / f1, 1.0, 0.05) << package;
+    EXPECT_NEAR(peaks[0].first / f2, 1.0, 0.25) << package;  // the board's L and C pull it
+    // DC: the series resistances.
+    EXPECT_NEAR(
+        std::abs(n.dieImpedance(1e-3)),
+        (e.board_resistance_mohm + e.package_resistance_mohm * k2 + e.bump_resistance_mohm * k1) *
+            r,
+        1e-9);
+    if (package == "default") {  // seed 001's peaks: ~100 MHz and ~1 MHz (Fig. 3c)
+      EXPECT_GT(peaks[1].first, 80e6);
+      EXPECT_LT(peaks[1].first, 150e6);
+      EXPECT_GT(peaks[0].first, 0.5e6);
+      EXPECT_LT(peaks[0].first, 5e6);
+    }
+  }
+}
+
 // The calibration targets of the GTX480 defaults (platforms/gtx480.yaml), at 1.0 V.
 TEST(PdnNetwork, Gtx480CalibrationTargets) {
   const PdnNetwork n = gtx480();

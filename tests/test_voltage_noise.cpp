@@ -205,6 +205,36 @@ TEST(Smoothing, GlobalDetectorStaggersSmsThatStartTogether) {
   EXPECT_GT(g.cycles, n.cycles);
 }
 
+// Seed 001's current model (power.sm.current_model: activity, GPUWattch-style: every unit's
+// energy in the cycle of its accesses, the lanes' in the dispatch cycle) books exactly the energy
+// of the staged one and only moves it in time: the same cycles, the same energy of every block,
+// the same charge drawn by every SM; the lanes' energy arrives in fewer cycles, so the largest
+// per-cycle current is higher.
+TEST(Smoothing, ActivityCurrentIsTheStagedEnergyAtDispatch) {
+  struct Charge : power::CurrentSink {
+    std::vector<double> coulombCycles = std::vector<double>(15, 0.0);
+    double peak = 0;
+    void onSmCurrent(uint32_t sm, uint64_t, uint64_t cycles, double amps) override {
+      coulombCycles.at(sm) += amps * double(cycles);
+      peak = std::max(peak, amps);
+    }
+  };
+  Charge staged, activity;
+  const gpu::TimingResult a = runKernel({}, 30, 40, &staged);
+  const gpu::TimingResult b = runKernel({"power.sm.current_model=activity"}, 30, 40, &activity);
+  ASSERT_TRUE(a.power && b.power);
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(power::toJson(a.power->total, a.power->seconds).dump(),
+            power::toJson(b.power->total, b.power->seconds).dump());
+  for (uint32_t sm = 0; sm < 15; ++sm) {
+    EXPECT_GT(staged.coulombCycles[sm], 0.0);
+    EXPECT_NEAR(activity.coulombCycles[sm], staged.coulombCycles[sm],
+                1e-9 * staged.coulombCycles[sm])
+        << "sm" << sm;
+  }
+  EXPECT_GT(activity.peak, staged.peak * 1.05);
+}
+
 // The power virus's droops (warps waiting at barriers, then bursting into FMAs together):
 //  - the worst one follows a rise of its SM's estimated power in the predictor's lead window, so
 //    it does not come out of a quiet SM. (A constant-cache fill that completed every waiting

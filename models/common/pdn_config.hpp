@@ -106,12 +106,85 @@ struct PdnGridConfig : config::Section {
   }
 };
 
+// The network by its elements (pdn.network: elements): a lumped board and package and the die's
+// decap, the model Gupta et al. give for the Pentium 4 ("Understanding voltage variations in chip
+// multiprocessors using a distributed power-delivery network", DATE 2007), which seed 001's
+// GPUVolt scales to the GTX480 (section 2: "a conservative scaling 2x", against the 4x TDP ratio).
+// Scaling a network by s parallels s copies of it: every R and L divided by s, every C multiplied
+// by s, which halves the impedance at s = 2 and keeps the resonance frequencies.
+//
+// The circuit: regulator -> board R + L -> board node (decap C + ESR) -> package R + L -> package
+// node -> bumps R + L -> die. The package node holds the package decap C in series with its ESR
+// and ESL (its own branch to an inner node) and the package planes' capacitance, which Gupta et
+// al.'s lumped model leaves out (our nodes hold a capacitor each; 1 nF moves the impedance peaks
+// by less than 0.1 %). The die decap and the bumps are shared evenly by the pdn.grid nodes.
+struct PdnElementsConfig : config::Section {
+  double board_resistance_mohm = 0.094;
+  double board_inductance_ph = 21.0;
+  double board_capacitance_uf = 240.0;
+  double board_esr_mohm = 0.1666;
+  double package_resistance_mohm = 1.0;
+  double package_inductance_ph = 120.0;
+  double package_capacitance_uf = 26.0;
+  double package_esr_mohm = 0.5415;
+  double package_esl_ph = 5.61;
+  double package_plane_capacitance_nf = 1.0;
+  double bump_resistance_mohm = 0.3;  // all bumps together
+  double bump_inductance_ph = 0.5;
+  double die_capacitance_nf = 335.0;
+  double die_esr_mohm = 0.1;
+  double scale = 2.0;
+  double first_order_scale = 1.0;  // sensitivity studies: the first-order peak's impedance
+
+  template <class V>
+  void visit(V& v) {
+    const config::Range<double> r{1e-6, 1e4}, l{1e-6, 1e6}, c{1e-6, 1e9};
+    v.field("board_resistance_mohm", board_resistance_mohm,
+            "Board: series resistance, regulator to the board decap, in milliohm", r);
+    v.field("board_inductance_ph", board_inductance_ph,
+            "Board: series inductance, regulator to the board decap, in picohenry", l);
+    v.field("board_capacitance_uf", board_capacitance_uf, "Board decap in microfarad", c);
+    v.field("board_esr_mohm", board_esr_mohm, "Board decap's series resistance in milliohm", r);
+    v.field("package_resistance_mohm", package_resistance_mohm,
+            "Package: series resistance, board to the package node, in milliohm", r);
+    v.field("package_inductance_ph", package_inductance_ph,
+            "Package: series inductance, board to the package node, in picohenry", l);
+    v.field("package_capacitance_uf", package_capacitance_uf, "Package decap in microfarad", c);
+    v.field("package_esr_mohm", package_esr_mohm, "Package decap's series resistance in milliohm",
+            r);
+    v.field("package_esl_ph", package_esl_ph, "Package decap's series inductance in picohenry", l);
+    v.field("package_plane_capacitance_nf", package_plane_capacitance_nf,
+            "Capacitance of the package planes at the package node in nanofarad (not in the "
+            "lumped Pentium 4 model; small)",
+            c);
+    v.field("bump_resistance_mohm", bump_resistance_mohm,
+            "C4 bumps, all together: resistance in milliohm (each grid node's share in parallel)",
+            r);
+    v.field("bump_inductance_ph", bump_inductance_ph,
+            "C4 bumps, all together: inductance in picohenry", l);
+    v.field("die_capacitance_nf", die_capacitance_nf,
+            "On-die decap in nanofarad, shared evenly by the grid nodes", c);
+    v.field("die_esr_mohm", die_esr_mohm, "On-die decap's series resistance in milliohm", r);
+    v.field("scale", scale,
+            "Copies of this network in parallel: every R and L divided by it, every C multiplied "
+            "(seed 001: 2 for the GTX480)",
+            config::Range<double>{1e-3, 1e3});
+    v.field("first_order_scale", first_order_scale,
+            "Impedance of the first-order resonance relative to these values, at its frequency "
+            "(for sensitivity studies; the R and L that ring in it multiplied, the die decap "
+            "divided; a package variant multiplies it further)",
+            config::Range<double>{0.05, 20.0});
+  }
+};
+
 struct PdnConfig : config::Section {
   bool enabled = true;
-  std::string package = "default";  // default | I | II | III (seed 001's package variants)
+  std::string network = "impedance";  // impedance (the targets below) | elements
+  std::string package = "default";    // default | I | II | III (seed 001's package variants)
   // Calibration for GTX480: platforms/gtx480.yaml gives the basis.
   PdnStageConfig first_order{100.0, 6.5, 3.0, 0.05};
   PdnStageConfig second_order{1.0, 1.8, 2.0, 0.3};
+  PdnElementsConfig elements;
   PdnGridConfig grid;
   std::string uncore_rail = "separate";  // separate | shared
   // The SM's current seen by the network is the average of its last this many cycles of the
@@ -129,6 +202,11 @@ struct PdnConfig : config::Section {
   template <class V>
   void visit(V& v) {
     v.field("enabled", enabled, "Simulate the power-delivery network (timing mode)");
+    v.field("network", network,
+            "How the network is given: impedance (by its two resonances, first_order and "
+            "second_order: our calibration) or elements (by the board, package and die values "
+            "in elements: seed 001's scaled Pentium 4 model)",
+            config::OneOf{{"impedance", "elements"}});
     v.field("package", package,
             "Package variant (seed 001): default, I (2x impedance at both peaks), II (2x at the "
             "second-order peak), III (2x at the first-order peak)",
@@ -137,6 +215,8 @@ struct PdnConfig : config::Section {
             "First-order resonance: die capacitance against bump and package inductance");
     v.field("second_order", second_order,
             "Second-order resonance: package decap against board and package inductance");
+    v.field("elements", elements,
+            "The network's elements, with network: elements (Gupta et al., DATE 2007, scaled)");
     v.field("grid", grid, "Shared on-chip grid: one node per position, SMs at nodes");
     v.field("uncore_rail", uncore_rail,
             "separate (the memory side is not on the core PDN, as seed 001) or shared (its "

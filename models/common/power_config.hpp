@@ -83,6 +83,10 @@ struct SmPowerConfig : config::Section {
   double sfu_leakage_w = 0.06;         // the SFUs (and the DP path on them)
   double ldst_leakage_w = 0.10;        // the LD/ST unit and coalescer
   ExecuteStagesConfig execute_stages;  // when the lanes draw their energy
+  // staged: the lanes draw over execute_stages; activity: as GPUWattch's per-cycle power from
+  // activity counts (seed 001's current), every unit's energy in the cycle of its accesses, the
+  // lanes' in their dispatch cycle.
+  std::string current_model = "staged";
 
   template <class V>
   void visit(V& v) {
@@ -116,6 +120,11 @@ struct SmPowerConfig : config::Section {
             "When each unit's lanes draw an instruction's lane energy (the rest is drawn in the "
             "cycle of its event: fetch, issue, register reads, dispatch, memory access, "
             "writeback)");
+    v.field("current_model", current_model,
+            "When the supply sees the energy: staged (the lanes over execute_stages) or activity "
+            "(GPUWattch-style activity counts, as seed 001: every unit in the cycle of its "
+            "accesses, the lanes in the dispatch cycle; execute_stages unused)",
+            config::OneOf{{"staged", "activity"}});
   }
 };
 

@@ -35,6 +35,17 @@ Stage deriveStage(double hz, double zPeak, double q, double seriesOhm) {
   return s;
 }
 
+// The links of the on-die grid between neighbouring nodes (the first rows x cols of c's nodes).
+void addGridLinks(const PdnGridConfig& g, PdnCircuit& c) {
+  const double lr = g.link_resistance_mohm * kMilli, ll = g.link_inductance_ph * kPico;
+  for (uint32_t row = 0; row < g.rows; ++row)
+    for (uint32_t col = 0; col < g.cols; ++col) {
+      const int32_t k = int32_t(row * g.cols + col);
+      if (col + 1 < g.cols) c.branches.push_back({k, k + 1, lr, ll});
+      if (row + 1 < g.rows) c.branches.push_back({k, k + int32_t(g.cols), lr, ll});
+    }
+}
+
 // The GPU's network: package stage, one bump branch per grid node, grid links.
 PdnCircuit gridCircuit(const PdnGridConfig& g, const Stage& first, const Stage& second,
                        const std::vector<uint32_t>& smNodes, const std::vector<double>& uncore) {
@@ -48,16 +59,44 @@ PdnCircuit gridCircuit(const PdnGridConfig& g, const Stage& first, const Stage& 
   c.branches.push_back({-1, pkg, second.r, second.l});
   for (uint32_t k = 0; k < n; ++k)
     c.branches.push_back({pkg, int32_t(k), first.r * n, first.l * n});
-  const double lr = g.link_resistance_mohm * kMilli, ll = g.link_inductance_ph * kPico;
-  for (uint32_t row = 0; row < g.rows; ++row)
-    for (uint32_t col = 0; col < g.cols; ++col) {
-      const int32_t k = int32_t(row * g.cols + col);
-      if (col + 1 < g.cols) c.branches.push_back({k, k + 1, lr, ll});
-      if (row + 1 < g.rows) c.branches.push_back({k, k + int32_t(g.cols), lr, ll});
-    }
+  addGridLinks(g, c);
   c.smNodes = smNodes;
   c.uncoreShare = uncore;
   if (!c.uncoreShare.empty()) c.uncoreShare.push_back(0.0);  // none at the package node
+  return c;
+}
+
+// The network by its elements (PdnElementsConfig), scaled and with the package variant applied:
+// a variant that doubles a resonance's impedance doubles the R and L and halves the C of the
+// elements that ring in it (first order: bumps, package decap's ESL, die decap; second order:
+// package series path and decap), which keeps its frequency.
+PdnCircuit elementsCircuit(const PdnGridConfig& g, const PdnElementsConfig& e, double first,
+                           double second, const std::vector<uint32_t>& smNodes,
+                           const std::vector<double>& uncore) {
+  const double s = e.scale;
+  const double r = kMilli / s, l = kPico / s, uf = 1e-6 * s, nf = 1e-9 * s;
+  PdnCircuit c;
+  c.rows = g.rows;
+  c.cols = g.cols;
+  const uint32_t n = g.rows * g.cols;
+  // Nodes: the die's n, then the board, the package node and the package decap's inner node.
+  const auto board = int32_t(n), pkg = int32_t(n + 1), decap = int32_t(n + 2);
+  for (uint32_t k = 0; k < n; ++k)
+    c.nodes.push_back({e.die_capacitance_nf * nf / first / n, e.die_esr_mohm * r * first * n});
+  c.nodes.push_back({e.board_capacitance_uf * uf, e.board_esr_mohm * r});
+  c.nodes.push_back({e.package_plane_capacitance_nf * nf, 0.0});
+  c.nodes.push_back({e.package_capacitance_uf * uf / second, 0.0});
+  c.branches.push_back({-1, board, e.board_resistance_mohm * r, e.board_inductance_ph * l});
+  c.branches.push_back(
+      {board, pkg, e.package_resistance_mohm * r * second, e.package_inductance_ph * l * second});
+  c.branches.push_back({pkg, decap, e.package_esr_mohm * r * second, e.package_esl_ph * l * first});
+  for (uint32_t k = 0; k < n; ++k)
+    c.branches.push_back({pkg, int32_t(k), e.bump_resistance_mohm * r * first * n,
+                          e.bump_inductance_ph * l * first * n});
+  addGridLinks(g, c);
+  c.smNodes = smNodes;
+  c.uncoreShare = uncore;
+  if (!c.uncoreShare.empty()) c.uncoreShare.insert(c.uncoreShare.end(), 3, 0.0);
   return c;
 }
 
@@ -274,6 +313,36 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
     uncore.assign(nodes, 0.0);
     for (uint32_t k = 0; k < nodes; ++k)
       if (free == 0 || !hasSm[k]) uncore[k] = 1.0 / double(free == 0 ? nodes : free);
+  }
+
+  if (cfg.network == "elements") {
+    circuit_ =
+        elementsCircuit(g, cfg.elements, cfg.firstOrderScale() * cfg.elements.first_order_scale,
+                        cfg.secondOrderScale(), smNodes, uncore);
+    discretise(buildModel(circuit_));
+    const PdnElementsConfig& e = cfg.elements;
+    nlohmann::json j;
+    j["network"] = "elements";
+    j["package"] = cfg.package;
+    j["uncore_rail"] = cfg.uncore_rail;
+    j["clock_mhz"] = clockHz_ / 1e6;
+    j["states"] = nx_;
+    j["scale"] = e.scale;
+    nlohmann::json peaks = nlohmann::json::array();
+    for (const auto& [f, z] : impedancePeaks(1e4, 1e9))
+      peaks.push_back({{"frequency_mhz", f / 1e6}, {"impedance_mohm", z / kMilli}});
+    j["impedance_peaks"] = std::move(peaks);
+    j["dc_resistance_mohm"] =
+        (e.board_resistance_mohm + e.package_resistance_mohm * cfg.secondOrderScale() +
+         e.bump_resistance_mohm * cfg.firstOrderScale() * e.first_order_scale) /
+        e.scale;
+    j["grid"] = {{"rows", g.rows},
+                 {"cols", g.cols},
+                 {"sm_nodes", smNodes},
+                 {"link_resistance_mohm", g.link_resistance_mohm},
+                 {"link_inductance_ph", g.link_inductance_ph}};
+    elements_ = std::move(j);
+    return;
   }
 
   // Targets, in hertz and ohm.

@@ -150,7 +150,10 @@ EnergyTable::EnergyTable(const PlatformConfig& cfg) {
   unitGatedFraction = g.simd_unit.gated_leakage_fraction;
   laneGatedFraction = g.lane.gated_leakage_fraction;
   const ExecuteStagesConfig& st = s.execute_stages;
-  const auto stage = [](const ExecuteStageConfig& c) { return LaneStage{c.delay, c.cycles}; };
+  const bool activity = s.current_model == "activity";
+  const auto stage = [activity](const ExecuteStageConfig& c) {
+    return activity ? LaneStage{0, 1} : LaneStage{c.delay, c.cycles};
+  };
   laneStage[int(sm::LaneKind::Int)] = stage(st.simd);
   laneStage[int(sm::LaneKind::Fp)] = stage(st.simd);
   laneStage[int(sm::LaneKind::Dp)] = stage(st.dp);

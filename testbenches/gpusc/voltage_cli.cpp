@@ -182,7 +182,13 @@ int cmdPdn(const PdnOptions& o) {
     throw InputError(
         fmt::format("--min-hz {:g} --max-hz {:g}: need 0 < min < max", o.minHz, o.maxHz));
   const PlatformConfig cfg = loadPlatform(o.platform, o.sets);
-  const pdn::PdnNetwork net(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6, cfg.gpu.num_sms);
+  const double clockHz = cfg.gpu.clocks.core_mhz * 1e6;
+  const pdn::PdnNetwork net(cfg.pdn, clockHz, cfg.gpu.num_sms);
+  // The other way of giving the network, for comparison: our impedance targets beside seed 001's
+  // scaled Pentium 4 elements (pdn.network), with the same grid, package variant and SMs.
+  PdnConfig otherCfg = cfg.pdn;
+  otherCfg.network = cfg.pdn.network == "elements" ? "impedance" : "elements";
+  const pdn::PdnNetwork other(otherCfg, clockHz, cfg.gpu.num_sms);
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec)
@@ -191,22 +197,27 @@ int cmdPdn(const PdnOptions& o) {
   const size_t n = size_t(std::ceil(decades * o.pointsPerDecade)) + 1;
   std::string csv = "frequency_hz,die_ohm";
   for (uint32_t s = 0; s < net.numSms(); ++s) csv += fmt::format(",sm{}_ohm", s);
-  csv += "\n";
-  plot::Series die, sm0;
-  die.label = "die (all SMs together)";
+  csv += fmt::format(",die_ohm_{}\n", otherCfg.network);
+  plot::Series die, sm0, dieOther;
+  die.label = fmt::format("die (all SMs together), pdn.network {}", cfg.pdn.network);
   sm0.label = "one SM's node (sm0)";
   sm0.dashed = true;
+  dieOther.label = fmt::format("die, pdn.network {}", otherCfg.network);
+  dieOther.color = "#7f7f7f";
   for (size_t i = 0; i < n; ++i) {
     const double f = o.minHz * std::pow(10.0, decades * double(i) / double(n - 1));
     const double z = std::abs(net.dieImpedance(f));
+    const double zo = std::abs(other.dieImpedance(f));
     csv += fmt::format("{:.6g},{:.6g}", f, z);
     for (uint32_t s = 0; s < net.numSms(); ++s)
       csv += fmt::format(",{:.6g}", std::abs(net.smImpedance(s, f)));
-    csv += "\n";
+    csv += fmt::format(",{:.6g}\n", zo);
     die.x.push_back(f);
     die.y.push_back(z * 1e3);
     sm0.x.push_back(f);
     sm0.y.push_back(std::abs(net.smImpedance(0, f)) * 1e3);
+    dieOther.x.push_back(f);
+    dieOther.y.push_back(zo * 1e3);
   }
   writeText(fs::path(o.out) / "impedance.csv", csv);
   plot::Figure fig;
@@ -215,15 +226,21 @@ int cmdPdn(const PdnOptions& o) {
   fig.x.scale = plot::Scale::Log10;
   plot::Panel p;
   p.y.label = "|Z| (mOhm)";
-  p.series = {die, sm0};
+  p.series = {die, sm0, dieOther};
   fig.panels = {p};
   plot::writeSvg(fig, (fs::path(o.out) / "impedance.svg").string());
 
   fmt::print("PDN impedance of {} (package {}), {:g} Hz .. {:g} Hz\n", cfg.name, cfg.pdn.package,
              o.minHz, o.maxHz);
-  fmt::print("  {:>12}  {:>12}\n", "frequency", "|Z| die");
-  for (const auto& [f, z] : net.impedancePeaks(o.minHz, o.maxHz))
-    fmt::print("  {:>9.4g} MHz  {:>9.4g} mOhm  (peak)\n", f / 1e6, z * 1e3);
+  const auto peaks = [&](const pdn::PdnNetwork& nw, const std::string& kind) {
+    fmt::print("  pdn.network {}{}:\n", kind, kind == cfg.pdn.network ? " (this platform's)" : "");
+    fmt::print("  {:>12}  {:>12}\n", "frequency", "|Z| die");
+    for (const auto& [f, z] : nw.impedancePeaks(o.minHz, o.maxHz))
+      fmt::print("  {:>9.4g} MHz  {:>9.4g} mOhm  (peak)\n", f / 1e6, z * 1e3);
+    fmt::print("  {:>9} DC   {:>9.4g} mOhm\n", "", std::abs(nw.dieImpedance(1.0)) * 1e3);
+  };
+  peaks(net, cfg.pdn.network);
+  peaks(other, otherCfg.network);
   const std::string dir = o.out;
   fmt::print("results: {}/ (impedance.csv, impedance.svg)\n", dir);
   return 0;
