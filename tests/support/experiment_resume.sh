@@ -3,6 +3,7 @@
 # sweep's database, runs none again (no point's stats.json is rewritten) and writes the same
 # tables. With SPEC (the shipped spec file), the points first run as a plain `gpusc sweep` of it
 # (at size tiny, on KERNEL) into the experiment's folder, and the experiment runs none of them.
+# seed001's tables are also written a third time from a fresh work folder and must not change.
 # Used by the cli.experiment_*_resume tests.
 #   experiment_resume.sh GPUSC WORKDIR EXPERIMENT KERNEL [SPEC]
 set -u
@@ -48,5 +49,14 @@ cmp -s before.txt after.txt || fail "the second run rewrote a point's stats.json
 for f in one/*; do
   cmp -s "$f" "two/${f#one/}" || fail "$f and two/${f#one/} differ"
 done
+# seed001: its tables (both columns of assumptions) come out byte for byte the same from the
+# command again in a fresh work folder, every pass run anew.
+if [[ $name == seed001 ]]; then
+  "$exe" experiment "$name" --size tiny --kernel "$kernel" -j 2 --out three --work fresh \
+    >three.txt 2>&1 || fail "$name into three: $(cat three.txt)"
+  for f in one/*; do
+    cmp -s "$f" "three/${f#one/}" || fail "$f and three/${f#one/} (a fresh work folder) differ"
+  done
+fi
 [[ $(ls one | wc -l) -ge 2 ]] || fail "the experiment wrote $(ls one) (expected a CSV and a markdown table)"
 echo "ok: $name: $points points run once, tables unchanged on the second run"
