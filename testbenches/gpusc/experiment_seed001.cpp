@@ -27,7 +27,6 @@ namespace gpusc::cli {
 namespace {
 
 constexpr const char* kPlatform = "gtx480";
-const char* const kModes[] = {"none", "local", "global", "hierarchical"};
 const char* const kSmoothed[] = {"local", "global", "hierarchical"};
 
 // The two sets of assumptions the study compares. Ours: the platform as it is (each SM's current
@@ -43,6 +42,7 @@ struct Assumptions {
   bool paperChoice;
 };
 const Assumptions kColumns[] = {
+    // [kPaper]: the paper's
     {"", "ours", {}, false},
     {"-paper",
      "paper's assumptions",
@@ -52,6 +52,20 @@ const Assumptions kColumns[] = {
 // The first pass's droop events start at 2 % of the supply, so that the training has small
 // droops to tell apart; the study's tables count events above 4 and 5 % and large ones (8 %).
 constexpr const char* kMonitorSets = "pdn.monitor.thresholds_pct=[2,4,5,8]";
+constexpr size_t kPaper = 1;
+
+// The overrides of one of the study's runs, in this order: its smoothing mode, the monitor's
+// thresholds, the local predictor's thresholds (none in the first pass), then `extra` and
+// `more`.
+std::vector<std::string> runSets(const std::string& mode, const std::string& thresholds,
+                                 const std::vector<std::string>& extra,
+                                 const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = {"smoothing.mode=" + mode, kMonitorSets};
+  if (!thresholds.empty()) sets.push_back("smoothing.local.thresholds_w=" + thresholds);
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  sets.insert(sets.end(), more.begin(), more.end());
+  return sets;
+}
 
 struct Run001 {
   uint64_t cycles = 0;
@@ -295,11 +309,8 @@ std::vector<TrainingEvent> eventsOf(const std::vector<RunOutcome>& results, size
 // spec, stimuli/sweeps/seed001.yaml); the training data and the study's baseline.
 std::vector<VariantRun> firstPass() {
   std::vector<VariantRun> v;
-  for (const Assumptions& a : kColumns) {
-    std::vector<std::string> sets = {"smoothing.mode=none", kMonitorSets};
-    sets.insert(sets.end(), a.sets.begin(), a.sets.end());
-    v.push_back({std::string("none") + a.key, kPlatform, sets});
-  }
+  for (const Assumptions& a : kColumns)
+    v.push_back({std::string("none") + a.key, kPlatform, runSets("none", "", a.sets)});
   return v;
 }
 
@@ -390,13 +401,13 @@ void writeTraining(const ExperimentOptions& o, const std::vector<std::string>& k
   writeText(fs::path(o.out) / "seed001-training.md", md);
 }
 
-// The thresholds a column's smoothing runs use: the trained ones, or the platform's when the
-// kernels gave too few events to train on.
-std::string thresholdsSet(const Training& t, const std::vector<double>& platformDefault) {
-  if (t.error.empty()) return "smoothing.local.thresholds_w=" + thresholdsText(t.best.th);
+// The thresholds a column's smoothing runs use, as a --set value: the trained ones, or the
+// platform's when the kernels gave too few events to train on.
+std::string thresholdsValue(const Training& t, const std::vector<double>& platformDefault) {
+  if (t.error.empty()) return thresholdsText(t.best.th);
   std::string v;
   for (double d : platformDefault) v += fmt::format("{}{:g}", v.empty() ? "" : ",", d);
-  return "smoothing.local.thresholds_w=[" + v + "]";
+  return "[" + v + "]";
 }
 
 }  // namespace
@@ -433,17 +444,14 @@ int seed001(const ExperimentOptions& o) {
   const PlatformConfig platform = loadPlatform(kPlatform);
   const std::vector<double>& defaultTh = platform.smoothing.local.thresholds_w;
   std::vector<std::string> thresholds;
-  for (const Training& t : trainings) thresholds.push_back(thresholdsSet(t, defaultTh));
+  for (const Training& t : trainings) thresholds.push_back(thresholdsValue(t, defaultTh));
 
   // Pass 2: local, global and hierarchical smoothing, each column with its thresholds.
   std::vector<VariantRun> smoothed;
   for (size_t c = 0; c < std::size(kColumns); ++c)
-    for (const char* m : kSmoothed) {
-      std::vector<std::string> sets = {fmt::format("smoothing.mode={}", m), kMonitorSets,
-                                       thresholds[c]};
-      sets.insert(sets.end(), kColumns[c].sets.begin(), kColumns[c].sets.end());
-      smoothed.push_back({std::string(m) + kColumns[c].key, kPlatform, sets});
-    }
+    for (const char* m : kSmoothed)
+      smoothed.push_back({std::string(m) + kColumns[c].key, kPlatform,
+                          runSets(m, thresholds[c], kColumns[c].sets)});
   std::vector<RunOutcome> second;
   if (const int rc = runGeneratedPass(o, "seed001-smoothing",
                                       "smoothing with the thresholds trained on the first pass",
@@ -522,10 +530,9 @@ int seed001(const ExperimentOptions& o) {
     gd.vLow = vNom * (1.0 - gd.wBase / 100.0) / (1.0 - gd.wSmooth / 100.0);
     guards.push_back(gd);
     const size_t c = guards.size() - 1;
-    std::vector<std::string> sets = {"smoothing.mode=hierarchical", kMonitorSets, thresholds[c],
-                                     fmt::format("power.supply_voltage={:.4f}", gd.vLow)};
-    sets.insert(sets.end(), a.sets.begin(), a.sets.end());
-    lowered.push_back({std::string("hierarchical-lowered") + a.key, kPlatform, sets});
+    lowered.push_back({std::string("hierarchical-lowered") + a.key, kPlatform,
+                       runSets("hierarchical", thresholds[c],
+                               {fmt::format("power.supply_voltage={:.4f}", gd.vLow)}, a.sets)});
   }
   // Pass 3: hierarchical smoothing at the lowered supplies.
   std::vector<RunOutcome> third;
@@ -563,12 +570,9 @@ int seed001(const ExperimentOptions& o) {
                      fmt::format("pdn.elements.first_order_scale={:g}", f)}});
   std::vector<VariantRun> sensVariants;
   for (const Sensitivity& sv : sens)
-    for (const char* m : {"none", "hierarchical"}) {
-      std::vector<std::string> sets = {fmt::format("smoothing.mode={}", m), kMonitorSets,
-                                       thresholds[1]};
-      sets.insert(sets.end(), sv.sets.begin(), sv.sets.end());
-      sensVariants.push_back({sv.label + "-" + m, kPlatform, sets});
-    }
+    for (const char* m : {"none", "hierarchical"})
+      sensVariants.push_back(
+          {sv.label + "-" + m, kPlatform, runSets(m, thresholds[kPaper], sv.sets)});
   std::vector<RunOutcome> fourth;
   if (const int rc = runGeneratedPass(o, "seed001-sensitivity",
                                       "hierarchical smoothing's cut against the current's ramp "
@@ -590,8 +594,7 @@ int seed001(const ExperimentOptions& o) {
       "{}, the paper's {}. Worst droop: the largest drop below the supply at any SM's node, in % "
       "of the supply, over every launch. Runtime: cycles summed over launches, relative to no "
       "smoothing.\n\n",
-      sizeArgs(o), kPlatform, thresholds[0].substr(thresholds[0].find('=') + 1),
-      thresholds[1].substr(thresholds[1].find('=') + 1));
+      sizeArgs(o), kPlatform, thresholds[0], thresholds[kPaper]);
   std::map<std::string, std::map<std::string, std::vector<double>>> droopRatio, timeRatio;
   std::map<std::string, double> bestCut;
   std::map<std::string, uint64_t> emNone, emHier;
@@ -796,6 +799,7 @@ int seed001(const ExperimentOptions& o) {
     plot::writeSvg(fig, (fs::path(o.out) / "seed001-sensitivity.svg").string());
   }
 
+  const std::string ours = kColumns[0].key, paper = kColumns[kPaper].key;
   md += fmt::format(
       "\n## Beside the paper\n\n"
       "| | ours | paper's assumptions | paper |\n|---|---|---|---|\n"
@@ -808,13 +812,13 @@ int seed001(const ExperimentOptions& o) {
       "| core energy | {} | {} | -11.8% |\n"
       "| chip energy | {} | {} | -7.8% |\n"
       "| emergencies removed | {} | {} | 99% |\n",
-      g(droopRatio[""], "hierarchical"), g(droopRatio["-paper"], "hierarchical"), pct(bestCut[""]),
-      pct(bestCut["-paper"]), g(timeRatio[""], "local"), g(timeRatio[""], "global"),
-      g(timeRatio[""], "hierarchical"), g(timeRatio["-paper"], "local"),
-      g(timeRatio["-paper"], "global"), g(timeRatio["-paper"], "hierarchical"), guards[0].wBase,
-      guards[1].wBase, vNom, guards[0].vLow, vNom, guards[1].vLow, meanPct(coreRatio[""]),
-      meanPct(coreRatio["-paper"]), meanPct(chipRatio[""]), meanPct(chipRatio["-paper"]),
-      removed[""], removed["-paper"]);
+      g(droopRatio[ours], "hierarchical"), g(droopRatio[paper], "hierarchical"), pct(bestCut[ours]),
+      pct(bestCut[paper]), g(timeRatio[ours], "local"), g(timeRatio[ours], "global"),
+      g(timeRatio[ours], "hierarchical"), g(timeRatio[paper], "local"),
+      g(timeRatio[paper], "global"), g(timeRatio[paper], "hierarchical"), guards[0].wBase,
+      guards[kPaper].wBase, vNom, guards[0].vLow, vNom, guards[kPaper].vLow,
+      meanPct(coreRatio[ours]), meanPct(coreRatio[paper]), meanPct(chipRatio[ours]),
+      meanPct(chipRatio[paper]), removed[ours], removed[paper]);
   if (failures) md += fmt::format("\n{} runs failed; see the CSV's status column.\n", failures);
   writeText(fs::path(o.out) / "seed001.csv", csv);
   writeText(fs::path(o.out) / "seed001-sensitivity.csv", sensCsv);
