@@ -341,6 +341,60 @@ TEST(PdnNetwork, ElementsNetworkPeaksWhereItsValuesPutThem) {
 }
 
 // The calibration targets of the GTX480 defaults (platforms/gtx480.yaml), at 1.0 V.
+// A regulator with remote sense (pdn.regulator): the sensed drop is regulated away at DC, the
+// loop high-passes it below its bandwidth, and the network's resonances far above it ring as
+// with an ideal source.
+TEST(PdnNetwork, RegulatorRegulatesTheSensedDropAway) {
+  const std::vector<std::string> base = {"pdn.network=elements"};
+  const PdnNetwork ideal = gtx480(base, 16);
+  const PlatformConfig cfg = loadPlatform("gtx480", {"gpu.num_sms=16", "pdn.network=elements"});
+  const PdnElementsConfig& e = cfg.pdn.elements;
+  for (const std::string sense : {"package", "die"}) {
+    const PdnNetwork n = gtx480({"pdn.network=elements", "pdn.regulator.sense=" + sense}, 16);
+    EXPECT_EQ(n.numStates(), ideal.numStates() + 1) << sense;
+    const double fbw = cfg.pdn.regulator.bandwidth_khz * 1e3;
+    // DC, equal currents on all 16 nodes (no grid current): with the package sensed, the die
+    // drops only over the bumps (all in parallel); with the die sensed, not at all.
+    const double rBumps = e.bump_resistance_mohm * 1e-3 / e.scale;
+    const double dc = std::abs(n.dieImpedance(1e-3));
+    if (sense == "package")
+      EXPECT_NEAR(dc / rBumps, 1.0, 1e-6);
+    else
+      EXPECT_LT(dc, 1e-6 * rBumps);
+    // A constant, uneven load: the steady state holds the sensed drop at zero.
+    std::vector<double> amps(16), nodes(n.numNodes());
+    for (uint32_t k = 0; k < 16; ++k) amps[k] = 2.0 + 0.5 * k;
+    const PdnState ss = n.steadyState(amps.data(), 0.0);
+    n.nodeDrops(ss, amps.data(), 0.0, nodes.data());
+    double sensed = 0;
+    if (sense == "package") {
+      sensed = nodes[16 + 1];  // the die's 16 nodes, the board, then the package node
+    } else {
+      for (uint32_t k = 0; k < 16; ++k) sensed += nodes[n.nodeOfSm(k)] / 16;
+    }
+    EXPECT_LT(std::abs(sensed), 1e-9) << sense;
+    // Far below the loop's bandwidth the die-sensed drop is high-passed, |f / (f + j fbw)|; far
+    // above it (the first-order resonance) the impedance is the ideal source's.
+    if (sense == "die") {
+      const double f = fbw / 100;
+      EXPECT_NEAR(std::abs(n.dieImpedance(f)) / std::abs(ideal.dieImpedance(f)),
+                  f / std::hypot(f, fbw), 0.01 * f / fbw);
+    }
+    const auto peaks = ideal.impedancePeaks(1e4, 1e9);
+    ASSERT_EQ(peaks.size(), 2u);
+    EXPECT_NEAR(std::abs(n.dieImpedance(peaks[1].first)) / peaks[1].second, 1.0, 1e-3) << sense;
+  }
+  // A loop as fast as the network's resonances is unstable: refused, naming the key.
+  try {
+    gtx480({"pdn.network=elements", "pdn.regulator.sense=die", "pdn.regulator.bandwidth_khz=5000"},
+           16);
+    ADD_FAILURE() << "a 5 MHz regulator loop was accepted";
+  } catch (const InputError& ex) {
+    EXPECT_NE(std::string(ex.what()).find("pdn.regulator.bandwidth_khz"), std::string::npos)
+        << ex.what();
+  }
+}
+
 TEST(PdnNetwork, Gtx480CalibrationTargets) {
   const PdnNetwork n = gtx480();
   const uint32_t ns = n.numSms();

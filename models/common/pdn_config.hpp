@@ -177,6 +177,35 @@ struct PdnElementsConfig : config::Section {
   }
 };
 
+// The voltage regulator. `sense: none` is an ideal source at the board: the die sees the IR
+// drop of the board, package, bumps and grid under its current. A regulator with remote sense
+// (the usual arrangement for CPUs and GPUs: sense lines from the package or die back to the
+// controller) raises its output until the sensed voltage is back at the supply, with the control
+// loop's bandwidth: below it the sensed drop is regulated away (the IR drop to the sense point
+// among it), above it the network's resonances ring as with an ideal source. Modelled as an
+// integrating loop, dV/dt = 2 pi bandwidth x sensed drop, so the sensed drop is high-passed at the
+// bandwidth. Regulator loops cross over at a tenth to a fifth of their switching frequency (a few
+// hundred kHz to about 1 MHz for multiphase GPU regulators): 100 kHz, ten times below the
+// second-order resonance, which it then leaves within 1 %.
+struct PdnRegulatorConfig : config::Section {
+  std::string sense = "none";  // none | package | die
+  double bandwidth_khz = 100.0;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("sense", sense,
+            "Where the regulator senses the supply: none (an ideal source at the board: the die "
+            "sees the whole IR drop), package (the package node: the board's and package's IR "
+            "drop regulated away) or die (the mean of the SMs' nodes)",
+            config::OneOf{{"none", "package", "die"}});
+    v.field("bandwidth_khz", bandwidth_khz,
+            "Bandwidth of the regulator's control loop in kHz, with sense package or die (the "
+            "sensed drop is regulated away below it); well below the second-order resonance "
+            "(a loop fast enough to be unstable on the network is refused)",
+            config::Range<double>{0.1, 10000.0});
+  }
+};
+
 struct PdnConfig : config::Section {
   bool enabled = true;
   std::string network = "impedance";  // impedance (the targets below) | elements
@@ -186,6 +215,7 @@ struct PdnConfig : config::Section {
   PdnStageConfig second_order{1.0, 1.8, 2.0, 0.3};
   PdnElementsConfig elements;
   PdnGridConfig grid;
+  PdnRegulatorConfig regulator;
   std::string uncore_rail = "separate";  // separate | shared
   // The SM's current seen by the network is the average of its last this many cycles of the
   // energy model's current (1: as the energy model streams it). The energy model already draws
@@ -218,6 +248,9 @@ struct PdnConfig : config::Section {
     v.field("elements", elements,
             "The network's elements, with network: elements (Gupta et al., DATE 2007, scaled)");
     v.field("grid", grid, "Shared on-chip grid: one node per position, SMs at nodes");
+    v.field("regulator", regulator,
+            "The voltage regulator: an ideal source at the board (sense: none) or a control loop "
+            "that regulates the sensed voltage");
     v.field("uncore_rail", uncore_rail,
             "separate (the memory side is not on the core PDN, as seed 001) or shared (its "
             "current is drawn evenly at the nodes without an SM, or at every node if all hold "

@@ -100,6 +100,26 @@ PdnCircuit elementsCircuit(const PdnGridConfig& g, const PdnElementsConfig& e, d
   return c;
 }
 
+// The regulator of pdn.regulator on circuit `c`, whose package node is `pkg`: the sense weights
+// (the package node, or every SM's node evenly) and the loop's bandwidth; none leaves the ideal
+// source.
+nlohmann::json regulatorJson(const PdnRegulatorConfig& r) {
+  nlohmann::json j{{"sense", r.sense}};
+  if (r.sense != "none") j["bandwidth_khz"] = r.bandwidth_khz;
+  return j;
+}
+
+void applyRegulator(const PdnRegulatorConfig& r, int32_t pkg, PdnCircuit& c) {
+  if (r.sense == "none") return;
+  c.regulatorHz = r.bandwidth_khz * 1e3;
+  c.sense.assign(c.nodes.size(), 0.0);
+  if (r.sense == "package") {
+    c.sense[size_t(pkg)] = 1.0;
+  } else {
+    for (uint32_t v : c.smNodes) c.sense[v] += 1.0 / double(c.smNodes.size());
+  }
+}
+
 }  // namespace
 
 // Continuous model in energy-scaled coordinates (x = [sqrt(C) e; sqrt(L) i]): the lossless part
@@ -140,6 +160,10 @@ PdnNetwork::Model PdnNetwork::buildModel(const PdnCircuit& c) {
     throw InputError("pdn circuit: uncoreShare needs one value per node");
   if (c.rows * c.cols > uint32_t(n)) throw InputError("pdn circuit: rows x cols exceeds the nodes");
 
+  const bool regulated = c.regulatorHz > 0;
+  if (regulated && c.sense.size() != size_t(n))
+    throw InputError("pdn circuit: a regulator needs one sense weight per node");
+  const int ny = regulated ? 1 : 0;  // the regulator's state y follows the branch currents
   const int nu = s + 1;
   Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n, b), M = Eigen::MatrixXd::Zero(n, nu);
   for (int j = 0; j < b; ++j) {
@@ -163,20 +187,38 @@ PdnNetwork::Model PdnNetwork::buildModel(const PdnCircuit& c) {
   const Eigen::MatrixXd Ks = sc.cwiseInverse().asDiagonal() * K * sl.cwiseInverse().asDiagonal();
   const Eigen::MatrixXd EK = esr.asDiagonal() * K;
   Model m;
-  m.A = Eigen::MatrixXd::Zero(n + b, n + b);
-  m.B = Eigen::MatrixXd::Zero(n + b, nu);
-  m.A.topRightCorner(n, b) = Ks;
-  m.A.bottomLeftCorner(b, n) = -Ks.transpose();
+  m.A = Eigen::MatrixXd::Zero(n + b + ny, n + b + ny);
+  m.B = Eigen::MatrixXd::Zero(n + b + ny, nu);
+  m.A.block(0, n, n, b) = Ks;
+  m.A.block(n, 0, b, n) = -Ks.transpose();
   Eigen::MatrixXd rtot = K.transpose() * EK;
   rtot.diagonal() += rb;
-  m.A.bottomRightCorner(b, b) =
-      -(sl.cwiseInverse().asDiagonal() * rtot * sl.cwiseInverse().asDiagonal());
+  m.A.block(n, n, b, b) = -(sl.cwiseInverse().asDiagonal() * rtot * sl.cwiseInverse().asDiagonal());
   m.B.topRows(n) = sc.cwiseInverse().asDiagonal() * M;
-  m.B.bottomRows(b) = -(sl.cwiseInverse().asDiagonal() * K.transpose() * esr.asDiagonal() * M);
-  m.Cn = Eigen::MatrixXd::Zero(n, n + b);
+  m.B.middleRows(n, b) = -(sl.cwiseInverse().asDiagonal() * K.transpose() * esr.asDiagonal() * M);
+  m.Cn = Eigen::MatrixXd::Zero(n, n + b + ny);
   m.Cn.leftCols(n) = sc.cwiseInverse().asDiagonal();
-  m.Cn.rightCols(b) = EK * sl.cwiseInverse().asDiagonal();
+  m.Cn.middleCols(n, b) = EK * sl.cwiseInverse().asDiagonal();
   m.Dn = esr.asDiagonal() * M;
+  if (regulated) {
+    // The regulator raises its output by y (a drop of -y at the source), which drives every
+    // branch from it: L di/dt = y + d_to - R i. It integrates the sensed drop:
+    // dy/dt = 2 pi f (w' d), d = Cn x + Dn u.
+    for (int j = 0; j < b; ++j)
+      if (c.branches[size_t(j)].from < 0) m.A(n + j, n + b) = 1.0 / sl(j);
+    const Eigen::Map<const Eigen::VectorXd> w(c.sense.data(), n);
+    const double gain = 2 * kPi * c.regulatorHz;
+    m.A.row(n + b) = gain * (w.transpose() * m.Cn);
+    m.B.row(n + b) = gain * (w.transpose() * m.Dn);
+    const Eigen::VectorXcd poles = m.A.eigenvalues();
+    for (Eigen::Index k = 0; k < poles.size(); ++k)
+      if (!(poles(k).real() < 0))
+        throw InputError(fmt::format(
+            "pdn.regulator.bandwidth_khz: a {} kHz regulator loop is unstable on this network (a "
+            "mode at {:.4g} MHz grows); lower the bandwidth well below the second-order "
+            "resonance",
+            c.regulatorHz / 1e3, std::abs(poles(k).imag()) / (2 * kPi) / 1e6));
+  }
   return m;
 }
 
@@ -319,12 +361,14 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
     circuit_ =
         elementsCircuit(g, cfg.elements, cfg.firstOrderScale() * cfg.elements.first_order_scale,
                         cfg.secondOrderScale(), smNodes, uncore);
+    applyRegulator(cfg.regulator, int32_t(nodes + 1), circuit_);
     discretise(buildModel(circuit_));
     const PdnElementsConfig& e = cfg.elements;
     nlohmann::json j;
     j["network"] = "elements";
     j["package"] = cfg.package;
     j["uncore_rail"] = cfg.uncore_rail;
+    j["regulator"] = regulatorJson(cfg.regulator);
     j["clock_mhz"] = clockHz_ / 1e6;
     j["states"] = nx_;
     j["scale"] = e.scale;
@@ -465,7 +509,9 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
         f1 / 1e6, z1 / kMilli, fm1 / 1e6, zm1 / kMilli, f2 / 1e6, z2 / kMilli, fm2 / 1e6,
         zm2 / kMilli));
 
+  // The peaks are fitted with an ideal source; a regulator's loop, far below them, is added after.
   circuit_ = gridCircuit(g, s1, s2, smNodes, uncore);
+  applyRegulator(cfg.regulator, int32_t(nodes), circuit_);
   discretise(buildModel(circuit_));
 
   auto stageJson = [](double fT, double zT, double q, double fM, double zM, const Stage& s) {
@@ -483,6 +529,7 @@ PdnNetwork::PdnNetwork(const PdnConfig& cfg, double coreClockHz, uint32_t numSms
   nlohmann::json j;
   j["package"] = cfg.package;
   j["uncore_rail"] = cfg.uncore_rail;
+  j["regulator"] = regulatorJson(cfg.regulator);
   j["clock_mhz"] = clockHz_ / 1e6;
   j["states"] = nx_;
   j["first_order"] = stageJson(f1, z1, q1, fm1, zm1, s1);

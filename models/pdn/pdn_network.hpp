@@ -55,6 +55,11 @@ struct PdnCircuit {
   std::vector<uint32_t> smNodes;    // the node each SM draws its current at
   std::vector<double> uncoreShare;  // share of the uncore current per node (empty: none)
   uint32_t rows = 1, cols = 1;      // the layout the first rows x cols nodes form (row-major)
+  // A regulating source (PdnRegulatorConfig): with regulatorHz > 0 the regulator raises its
+  // output by y, dy/dt = 2 pi regulatorHz x (sum over nodes of sense[k] x drop[k]); one more
+  // state. 0: an ideal source.
+  double regulatorHz = 0;
+  std::vector<double> sense;  // one weight per node (with regulatorHz > 0)
 };
 
 // The state of one network instance and scratch space for step() (sized by zeroState() and
