@@ -219,6 +219,13 @@ void Reader::require(bool ok, std::initializer_list<const char*> keys, const std
   throw InputError(fmt::format("{}: {}: {}", where, gpusc::join(paths, ", "), message));
 }
 
+void Reader::unused(const char* key, const std::string& why) {
+  const std::string path = join(key);
+  for (const auto& [p, text] : src_.overrides)
+    if (p == path || startsWith(p, path + ".") || startsWith(p, path + "["))
+      throw InputError(fmt::format("--set {}: {}: has no effect: {}", text, p, why));
+}
+
 void Reader::finish() {
   for (const auto& [key, e] : entries_) {
     if (e.used) continue;

@@ -180,6 +180,11 @@ class Reader {
   // else at the first one's place in the file.
   void require(bool ok, std::initializer_list<const char*> keys, const std::string& message);
 
+  // A key (or section) this configuration does not use, e.g. the settings of a network or
+  // regulator other than the chosen one: a --set at or below it is refused with `why` (a
+  // platform file may carry such keys: it can describe both and choose by another key).
+  void unused(const char* key, const std::string& why);
+
   // Errors for keys that no field consumed, with the closest valid key.
   void finish();
 
@@ -254,6 +259,7 @@ class YamlWriter {
   }
   void require(bool, const char*, const std::string&) {}
   void require(bool, std::initializer_list<const char*>, const std::string&) {}
+  void unused(const char*, const std::string&) {}
 
  private:
   template <class T>
@@ -293,6 +299,7 @@ class JsonWriter {
   }
   void require(bool, const char*, const std::string&) {}
   void require(bool, std::initializer_list<const char*>, const std::string&) {}
+  void unused(const char*, const std::string&) {}
 
  private:
   template <class T>
@@ -347,6 +354,7 @@ class KeyLister {
   }
   void require(bool, const char*, const std::string&) {}
   void require(bool, std::initializer_list<const char*>, const std::string&) {}
+  void unused(const char*, const std::string&) {}
 
  private:
   template <class T>

@@ -262,6 +262,16 @@ struct PdnConfig : config::Section {
             "sensitivity studies)",
             config::Range<uint32_t>{1, 64});
     v.field("monitor", monitor, "Voltage monitor: droop events, classification, traces");
+    // Settings of the network or regulator not chosen: refused on the command line.
+    if (network == "elements") {
+      for (const char* k : {"first_order", "second_order"})
+        v.unused(k, "pdn.network is elements, which takes its resonances from pdn.elements");
+    } else {
+      v.unused("elements", "pdn.network is impedance (set pdn.network=elements to use them)");
+    }
+    if (regulator.sense == "none")
+      v.unused("regulator.bandwidth_khz",
+               "pdn.regulator.sense is none (set it to package or die to use the loop)");
     v.require(first_order.frequency_mhz >= 4.0 * second_order.frequency_mhz,
               {"first_order.frequency_mhz", "second_order.frequency_mhz"},
               fmt::format("first_order.frequency_mhz ({}) must be at least 4x "
