@@ -17,6 +17,7 @@
 #include "common/pdn_config.hpp"
 #include "common/power_config.hpp"
 #include "common/rtl_config.hpp"
+#include "common/sampling_config.hpp"
 #include "common/smoothing_config.hpp"
 
 namespace gpusc {
@@ -735,6 +736,7 @@ struct PlatformConfig : config::Section {
   PowerConfig power;
   PdnConfig pdn;
   SmoothingConfig smoothing;
+  SamplingConfig sampling;
   LimitsConfig limits;
   // The policies the model's keys name (sm.scheduler, gpu.cta_placement, ...): null means the
   // built-in ones. Set by loadPlatform(..., policies) for a testbench's own; not a YAML key. An
@@ -754,6 +756,8 @@ struct PlatformConfig : config::Section {
     v.field("power", power, "Energy model, drowsy and DWL caches, power gating");
     v.field("pdn", pdn, "Power-delivery network (seed 001)");
     v.field("smoothing", smoothing, "Voltage-droop smoothing (seed 001)");
+    v.field("sampling", sampling,
+            "Sampled simulation: launches extrapolated from detailed ones of their group");
     v.field("limits", limits, "Run limits: cycles, instructions, wall-clock seconds");
     v.field("rtl", rtl, "RTL co-simulation: the C++ model, its verilated RTL, or both in lockstep");
     v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(),

@@ -21,7 +21,39 @@ void ExecStats::add(const ExecStats& o) {
   divergentBranches += o.divergentBranches;
   barrierWaits += o.barrierWaits;
   ctas += o.ctas;
+  memInsts += o.memInsts;
+  memUnits += o.memUnits;
 }
+
+namespace {
+
+// ExecStats::memUnits of one access: for an atomic the most lanes on one address, else the
+// distinct 32-byte sectors the lanes touch (a lane's access may span two).
+uint64_t memoryUnits(const MemRecord& rec) {
+  uint64_t keys[2 * kWarpSize];
+  unsigned n = 0;
+  for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    if (rec.atomic) {
+      keys[n++] = rec.addr[l];
+    } else {
+      const uint64_t first = rec.addr[l] >> 5,
+                     last = (rec.addr[l] + std::max<uint8_t>(rec.bytes, 1) - 1) >> 5;
+      keys[n++] = first;
+      if (last != first) keys[n++] = last;
+    }
+  }
+  std::sort(keys, keys + n);
+  uint64_t distinct = 0, most = 0, run = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    run = i > 0 && keys[i] == keys[i - 1] ? run + 1 : 1;
+    distinct += run == 1;
+    most = std::max(most, run);
+  }
+  return rec.atomic ? most : distinct;
+}
+
+}  // namespace
 
 void ExecCtx::fault(int lane, const std::string& what) const {
   const Program& p = *L->prog;
@@ -360,6 +392,10 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
       if (mask) {
         ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec, env};
         in.fn(c, in, mask);
+        if (rec != nullptr && L_.countMemoryUnits && rec->mask != 0) {
+          st.memInsts += 1;
+          st.memUnits += memoryUnits(*rec);
+        }
       } else if (rec) {
         rec->mask = 0;
       }
@@ -495,6 +531,15 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
 }
 
 void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
+  // Counting memory units records every step's accesses; the plain loop stays as it was.
+  if (L_.countMemoryUnits)
+    runCtaLoop<true>(cta, st, budget);
+  else
+    runCtaLoop<false>(cta, st, budget);
+}
+
+template <bool kRecord>
+void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget) {
   // Host checks (clock, interrupt flag) every kHostCheck warp instructions.
   constexpr uint64_t kHostCheck = 4096;
   const bool limited = budget != nullptr && budget->active();
@@ -503,6 +548,7 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
   };
   uint64_t checkAt = limited ? nextCheckAt() : ~0ull;
   st.ctas += 1;
+  [[maybe_unused]] MemRecord rec;  // kRecord
   while (cta.liveWarps > 0) {
     bool progress = false;
     for (Warp& w : cta.warps) {
@@ -512,7 +558,12 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
             throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
           checkAt = nextCheckAt();
         }
-        step(cta, w, st);
+        if constexpr (kRecord) {  // every step records its accesses, to count their units
+          rec.mask = 0;
+          step(cta, w, st, &rec);
+        } else {
+          step(cta, w, st);
+        }
         progress = true;
       }
     }

@@ -26,6 +26,11 @@ struct ExecStats {
   uint64_t branches = 0, divergentBranches = 0;
   uint64_t barrierWaits = 0;
   uint64_t ctas = 0;
+  // With LaunchState::countMemoryUnits (sampled simulation's signatures): the warp instructions
+  // that accessed memory, and their units: for an atomic the most lanes on one address (they
+  // serialise), else the distinct 32-byte sectors (global: transactions; shared: a proxy for
+  // bank conflicts, 4 for a conflict-free warp, 32 for a stride of 32 words).
+  uint64_t memInsts = 0, memUnits = 0;
 
   void add(const ExecStats& o);
 };
@@ -71,6 +76,8 @@ class Executor {
   LaunchState& launch() { return L_; }
 
  private:
+  template <bool kRecord>
+  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget);
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
   // call through a function pointer: copies each lane's arguments to its callee's parameters and

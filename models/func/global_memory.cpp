@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -113,6 +114,33 @@ void GlobalMemory::checkRange(uint64_t addr, uint64_t bytes, const char* what) c
   if (!isAllocated(addr, bytes))
     throw InputError(fmt::format("{} of {} bytes at 0x{:x} is outside every device allocation",
                                  what, bytes, addr));
+}
+
+GlobalMemory::Snapshot GlobalMemory::snapshot() const {
+  Snapshot s;
+  s.allocations = allocs_.size();
+  s.pages.reserve(pages_.size());
+  for (const auto& [page, slot] : pages_) {
+    std::unique_ptr<uint8_t[]> bytes(new uint8_t[kPageSize]);
+    std::memcpy(bytes.get(), slot.data, kPageSize);
+    s.pages.emplace_back(page, std::move(bytes));
+  }
+  return s;
+}
+
+void GlobalMemory::restore(const Snapshot& s) {
+  if (s.allocations != allocs_.size())
+    throw std::logic_error("GlobalMemory::restore: the allocations changed since the snapshot");
+  std::unordered_map<uint64_t, const uint8_t*> saved;
+  saved.reserve(s.pages.size());
+  for (const auto& [page, bytes] : s.pages) saved.emplace(page, bytes.get());
+  for (auto& [page, slot] : pages_) {
+    auto it = saved.find(page);
+    if (it != saved.end())
+      std::memcpy(slot.data, it->second, kPageSize);
+    else
+      std::memset(slot.data, 0, kPageSize);
+  }
 }
 
 uint8_t* GlobalMemory::pageData(uint64_t page) {

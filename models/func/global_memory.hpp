@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace gpusc::func {
 
@@ -93,6 +94,18 @@ class GlobalMemory {
 
   // True when [addr, addr+bytes) lies inside one allocation.
   bool isAllocated(uint64_t addr, uint64_t bytes) const;
+
+  // The contents of every page, to put back with restore() (sampled simulation runs a launch in
+  // the functional engine to see what it does, and undoes it when the launch is to run in
+  // detail). Allocations must not change in between: restore() puts back bytes, not the
+  // allocation map (kernels allocate only with the device runtime, which sampling leaves alone).
+  struct Snapshot {
+    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pages;  // page -> its bytes
+    size_t allocations = 0;
+  };
+  Snapshot snapshot() const;
+  // Puts back the bytes of `s`; pages first touched since are zero again, as when created.
+  void restore(const Snapshot& s);
 
  private:
   uint8_t* translateSlow(uint64_t addr, Tlb& tlb);

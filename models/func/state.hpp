@@ -101,6 +101,8 @@ struct LaunchState {
   uint32_t warpsPerCta = 0;
   uint32_t smId = 0;  // not read: %smid is the CTA's (Cta::smId, from initCta)
   uint32_t numSms = 1;
+  // Count ExecStats::memInsts and memUnits (sampled simulation; off: no cost).
+  bool countMemoryUnits = false;
   // Value read by %clock (functional mode: instructions so far). A step with a StepEnv reads
   // StepEnv::clock instead and leaves this alone.
   uint64_t clock = 0;

@@ -1,6 +1,7 @@
 #include "gpu/device.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -278,8 +279,8 @@ uint32_t Device::ctasPerSm(const Kernel& k, const Dim3& block, uint32_t dynamicS
                        footprint(k, block, k.program->dynamicSharedOffset + dynamicShared));
 }
 
-void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args) {
-  validateLaunch(k, grid, block, dyn);
+func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const Dim3& block,
+                                      uint32_t dyn, const KernelArgs& args) {
   func::LaunchState L;
   L.prog = k.program.get();
   L.gmem = &gmem_;
@@ -293,6 +294,72 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   L.numSms = cfg_.gpu.num_sms;
   L.printfLog = &printfOutput_;
   L.heap = &heap_;
+  // Sampled simulation: the launch's memory units go into its signature.
+  L.countMemoryUnits =
+      mode_ == ExecMode::Timing && cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
+  return L;
+}
+
+void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label) {
+  func::Executor ex(L);
+  func::Cta cta;
+  uint64_t id = 0;
+  const Dim3& grid = L.grid;
+  const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto lastReport = t0;
+  for (uint32_t z = 0; z < grid.z; ++z)
+    for (uint32_t y = 0; y < grid.y; ++y)
+      for (uint32_t x = 0; x < grid.x; ++x) {
+        ex.initCta(cta, Dim3{x, y, z}, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
+        ++id;
+        ex.runCta(cta, stats, &budget_);
+        if (progress_) {
+          const auto now = std::chrono::steady_clock::now();
+          if (std::chrono::duration<double>(now - lastReport).count() >=
+              gpu::kProgressPeriodSeconds) {
+            gpu::LaunchProgress p;
+            p.label = label;
+            p.ctasDone = static_cast<uint32_t>(id);
+            p.ctasTotal = static_cast<uint32_t>(ctas);
+            p.seconds = std::chrono::duration<double>(now - t0).count();
+            p.etaSeconds = p.seconds * double(ctas - id) / double(id);
+            progress_(p);
+            lastReport = now;
+          }
+        }
+      }
+}
+
+gpu::TimingResult Device::extrapolated(size_t group, const func::ExecStats& stats,
+                                       double cycles) const {
+  const GroupReference& ref = groupRefs_.at(group);
+  gpu::TimingResult t;
+  t.cycles = uint64_t(std::llround(cycles));
+  // The cycle-level model did not run: its clock stands where the last launch left it.
+  t.startCycle = t.endCycle = launches_.empty() || !launches_.back().timing
+                                  ? ref.endCycle
+                                  : launches_.back().timing->endCycle;
+  t.coreMhz = cfg_.gpu.clocks.core_mhz;
+  if (ref.power) {
+    // Dynamic energy follows the activity (warp instructions), static energy the time.
+    const double act = ref.warpInsts ? double(stats.warpInsts) / double(ref.warpInsts) : 0.0;
+    const double time = ref.cycles ? double(t.cycles) / double(ref.cycles) : 0.0;
+    power::PowerReport p = *ref.power;
+    p.cycles = t.cycles;
+    p.seconds = ref.power->seconds * time;
+    for (auto& b : p.total.blocks) {
+      b.dynamicJ *= act;
+      b.staticJ *= time;
+    }
+    t.power = std::move(p);
+  }
+  return t;
+}
+
+void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args) {
+  validateLaunch(k, grid, block, dyn);
+  func::LaunchState L = launchState(k, grid, block, dyn, args);
 
   LaunchRecord rec;
   rec.kernel = k.name;
@@ -324,65 +391,101 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     }
     launches_.push_back(std::move(rec));
   };
+  const std::string label = fmt::format("kernel {} ({})", launches_.size() + 1, k.name);
   if (mode_ == ExecMode::Functional) {
-    func::Executor ex(L);
-    func::Cta cta;
-    uint64_t id = 0;
-    const std::string label = fmt::format("kernel {} ({})", launches_.size() + 1, k.name);
-    const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
-    auto lastReport = t0;
     try {
-      for (uint32_t z = 0; z < grid.z; ++z)
-        for (uint32_t y = 0; y < grid.y; ++y)
-          for (uint32_t x = 0; x < grid.x; ++x) {
-            ex.initCta(cta, Dim3{x, y, z}, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
-            ++id;
-            ex.runCta(cta, rec.stats, &budget_);
-            if (progress_) {
-              const auto now = std::chrono::steady_clock::now();
-              if (std::chrono::duration<double>(now - lastReport).count() >=
-                  gpu::kProgressPeriodSeconds) {
-                gpu::LaunchProgress p;
-                p.label = label;
-                p.ctasDone = static_cast<uint32_t>(id);
-                p.ctasTotal = static_cast<uint32_t>(ctas);
-                p.seconds = std::chrono::duration<double>(now - t0).count();
-                p.etaSeconds = p.seconds * double(ctas - id) / double(id);
-                progress_(p);
-                lastReport = now;
-              }
-            }
-          }
+      runFunctional(L, rec.stats, label);
     } catch (const RunStopped& e) {
       rec.stopped = stopped_ = e.reason();
       stopMessage_ = e.what();
       finish();
       throw;
     }
-  } else {
-    const sm::CtaFootprint f = footprint(k, block, L.sharedBytes);
-    auto it = codeBase_.find(k.program.get());
-    if (it == codeBase_.end())
-      it = codeBase_
-               .emplace(k.program.get(),
-                        sm::FetchUnit::kCodeBase + (uint64_t(codeBase_.size()) << 24))
-               .first;
-    if (!gpu::TimingEngine::isCurrent(timing_))
-      throw InputError(
-          "launch of " + k.name +
-          ": this Device's platform is no longer elaborated: a Device with another platform (or "
-          "a SystemC context of the testbench's own) was created after it, and a process "
-          "simulates one platform at a time; create the Devices one after another");
-    if (voltageSink_) voltageSink_->beginLaunch(launches_.size());
-    rec.timing = timing_->run(L, rec.stats, f, it->second,
-                              fmt::format("kernel {} ({})", launches_.size() + 1, k.name), &budget_,
-                              &progress_);
-    if (rec.timing->stopped) {
-      rec.stopped = stopped_ = rec.timing->stopped;
-      stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
+    finish();
+    return;
+  }
+
+  // Sampled simulation: a launch whose shape an earlier group has runs in the functional engine
+  // first, on a snapshot of memory; if it joins a group and is not due for detail, that run is
+  // its result, else memory is put back and it runs in the cycle-level model.
+  const bool sampling = cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
+  if (sampling && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
+  const std::string identity = k.module->fileName() + ":" + k.name;
+  std::optional<gpu::KernelSampler::Decision> decision;
+  if (sampling &&
+      sampler_->hasShape(gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
+    func::GlobalMemory::Snapshot before = gmem_.snapshot();
+    const size_t printed = printfOutput_.size();
+    func::ExecStats trial;
+    try {
+      runFunctional(L, trial, label);
+    } catch (const RunStopped& e) {
+      rec.stats = trial;
+      rec.stopped = stopped_ = e.reason();
+      stopMessage_ = e.what();
       finish();
-      throw RunStopped(*stopped_, stopMessage_);
+      throw;
     }
+    decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, trial));
+    if (!decision->detail) {
+      const gpu::KernelSampler::Estimate e = sampler_->estimate(decision->group, trial.warpInsts);
+      rec.stats = trial;
+      rec.timing = extrapolated(decision->group, trial, e.cycles);
+      SampledLaunch sl;
+      sl.group = decision->group;
+      sl.detail = false;
+      sl.detailedFrom = sampler_->detailedLaunches(decision->group);
+      sl.cpi = e.cpi;
+      sl.boundPct = e.bound.pct;
+      sl.boundFrom = e.bound.from;
+      rec.sampled = std::move(sl);
+      finish();
+      return;
+    }
+    gmem_.restore(before);
+    printfOutput_.resize(printed);
+    L = launchState(k, grid, block, dyn, args);
+  }
+
+  const sm::CtaFootprint f = footprint(k, block, L.sharedBytes);
+  auto it = codeBase_.find(k.program.get());
+  if (it == codeBase_.end())
+    it =
+        codeBase_
+            .emplace(k.program.get(), sm::FetchUnit::kCodeBase + (uint64_t(codeBase_.size()) << 24))
+            .first;
+  if (!gpu::TimingEngine::isCurrent(timing_))
+    throw InputError(
+        "launch of " + k.name +
+        ": this Device's platform is no longer elaborated: a Device with another platform (or "
+        "a SystemC context of the testbench's own) was created after it, and a process "
+        "simulates one platform at a time; create the Devices one after another");
+  if (voltageSink_) voltageSink_->beginLaunch(launches_.size());
+  rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_);
+  if (rec.timing->stopped) {
+    rec.stopped = stopped_ = rec.timing->stopped;
+    stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
+    finish();
+    throw RunStopped(*stopped_, stopMessage_);
+  }
+  if (sampling) {
+    if (!decision)
+      decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, rec.stats));
+    sampler_->recordDetailed(decision->group, launches_.size(), rec.stats.warpInsts,
+                             rec.timing->cycles);
+    GroupReference& ref = groupRefs_[decision->group];
+    ref.warpInsts = rec.stats.warpInsts;
+    ref.cycles = rec.timing->cycles;
+    ref.endCycle = rec.timing->endCycle;
+    ref.power.reset();
+    if (rec.timing->power) {
+      ref.power = *rec.timing->power;
+      ref.power->perSm.clear();
+      ref.power->samples.clear();
+    }
+    SampledLaunch sl;
+    sl.group = decision->group;
+    rec.sampled = std::move(sl);
   }
   finish();
 }

@@ -25,6 +25,7 @@
 #include "func/executor.hpp"
 #include "func/global_memory.hpp"
 #include "func/state.hpp"
+#include "gpu/kernel_sampler.hpp"
 #include "gpu/timing_engine.hpp"
 
 namespace gpusc {
@@ -96,6 +97,17 @@ class Module {
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 
+// A launch under sampled simulation (sampling.mode kernel): its group and, for a launch that
+// ran in the functional engine, the estimate its timing figures are (gpu/kernel_sampler.hpp).
+struct SampledLaunch {
+  size_t group = 0;
+  bool detail = true;                // ran in the cycle-level model
+  std::vector<size_t> detailedFrom;  // extrapolated: the group's detailed launches
+  double cpi = 0;                    // extrapolated: the group's cycles per warp instruction
+  std::optional<double> boundPct;    // extrapolated: the cycles' error bound (none: unknown)
+  gpu::KernelSampler::BoundFrom boundFrom = gpu::KernelSampler::BoundFrom::None;
+};
+
 // What one launch did (functional counts; the timing model adds cycles in its own stats).
 struct LaunchRecord {
   std::string kernel;
@@ -111,6 +123,9 @@ struct LaunchRecord {
   std::optional<gpu::TimingResult> timing;  // timing mode only
   // Set when a run limit or an interrupt stopped the launch: its figures are partial.
   std::optional<StopReason> stopped;
+  // Sampled simulation: set for every timing-mode launch. An extrapolated launch's `timing`
+  // holds estimates: its cycles and energy, no per-SM, memory or voltage figures.
+  std::optional<SampledLaunch> sampled;
 };
 
 // Where each launch's record goes as the launch ends (Device::setLaunchSink), e.g. to write its
@@ -224,6 +239,13 @@ class Device {
   sm::CtaFootprint footprint(const Kernel& k, const Dim3& block, uint32_t sharedBytes) const;
   const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset,
                               uint64_t bytes) const;
+  // The launch's state afresh (launch() may run a launch twice under sampling).
+  func::LaunchState launchState(const Kernel& k, const Dim3& grid, const Dim3& block,
+                                uint32_t dynamicShared, const KernelArgs& args);
+  // Runs every CTA of `L` in the functional engine (progress and run limits as launch()).
+  void runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label);
+  // The timing figures of a launch extrapolated from its group's last detailed launch.
+  gpu::TimingResult extrapolated(size_t group, const func::ExecStats& stats, double cycles) const;
 
   PlatformConfig cfg_;
   ExecMode mode_;
@@ -239,6 +261,14 @@ class Device {
   std::optional<StopReason> stopped_;
   std::string stopMessage_;
   std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel
+  // Sampled simulation (timing mode with sampling.mode kernel): the groups, and per group its
+  // last detailed launch's figures that extrapolated members scale.
+  std::unique_ptr<gpu::KernelSampler> sampler_;
+  struct GroupReference {
+    uint64_t warpInsts = 0, cycles = 0, endCycle = 0;
+    std::optional<power::PowerReport> power;  // without per-SM figures and samples
+  };
+  std::map<size_t, GroupReference> groupRefs_;
   std::string printfOutput_;
 };
 

@@ -1,7 +1,9 @@
 #include "gpu/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -200,7 +202,37 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["complete"] = !l.stopped;
   if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
   j["stats"] = toJson(l.stats);
-  if (l.timing) j["timing"] = toJson(*l.timing);
+  if (l.sampled && !l.sampled->detail && l.timing) {
+    // Extrapolated (sampled simulation): the estimates and what they rest on.
+    const gpu::TimingResult& t = *l.timing;
+    nlohmann::json e;
+    e["estimated"] = true;
+    e["cycles"] = t.cycles;
+    e["core_mhz"] = t.coreMhz;
+    e["simulated_seconds"] = t.coreMhz > 0 ? double(t.cycles) / (t.coreMhz * 1e6) : 0.0;
+    e["ipc"] = t.cycles ? double(l.stats.warpInsts) / double(t.cycles) : 0.0;
+    if (t.power) {
+      nlohmann::json p = power::toJson(*t.power);
+      p.erase("per_sm");
+      e["power"] = std::move(p);
+    }
+    j["timing"] = std::move(e);
+  } else if (l.timing) {
+    j["timing"] = toJson(*l.timing);
+  }
+  if (l.sampled) {
+    const SampledLaunch& s = *l.sampled;
+    nlohmann::json js;
+    js["group"] = s.group;
+    js["detail"] = s.detail;
+    if (!s.detail) {
+      js["extrapolated_from"] = s.detailedFrom;
+      js["cycles_per_warp_instruction"] = s.cpi;
+      js["cycles_bound_pct"] = s.boundPct ? nlohmann::json(*s.boundPct) : nlohmann::json(nullptr);
+      js["bound_from"] = gpu::KernelSampler::boundFromName(s.boundFrom);
+    }
+    j["sampling"] = std::move(js);
+  }
   return j;
 }
 
@@ -209,7 +241,7 @@ nlohmann::json takeJson(LaunchRecord& l) {
   nlohmann::json memory = std::move(l.timing->memory);
   l.timing->memory = nullptr;
   nlohmann::json j = toJson(l);
-  j["timing"]["memory"] = std::move(memory);
+  if (!memory.is_null()) j["timing"]["memory"] = std::move(memory);  // extrapolated: none
   return j;
 }
 
@@ -306,6 +338,56 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
   if (!timing) return j;
   j["cycles"] = cycles;
   j["simulated_seconds"] = double(cycles) / (cfg.gpu.clocks.core_mhz * 1e6);
+  if (cfg.sampling.enabled()) {
+    // Sampled simulation: which launches ran in detail, and the extrapolated cycles' error
+    // bound from every detailed launch of the run (a launch's own bound is what its group knew
+    // when it ran): KernelSampler::bound per extrapolated launch, the launches' bounds added
+    // (a group's launches share its error).
+    nlohmann::json s;
+    s["mode"] = cfg.sampling.mode;
+    uint64_t detailed = 0, extrapolated = 0, cyclesDetailed = 0, cyclesEstimated = 0, unbounded = 0;
+    std::vector<std::vector<double>> cpis;  // per group, its detailed launches' in order
+    for (const auto& l : launches) {
+      if (!l.timing || !l.sampled || !l.sampled->detail) continue;
+      if (cpis.size() <= l.sampled->group) cpis.resize(l.sampled->group + 1);
+      cpis[l.sampled->group].push_back(
+          l.stats.warpInsts ? double(l.timing->cycles) / double(l.stats.warpInsts) : 0.0);
+    }
+    double bound = 0;
+    size_t groups = 0;
+    for (const auto& l : launches) {
+      if (!l.timing || !l.sampled) continue;
+      groups = std::max(groups, l.sampled->group + 1);
+      if (l.sampled->detail) {
+        ++detailed;
+        cyclesDetailed += l.timing->cycles;
+        continue;
+      }
+      ++extrapolated;
+      cyclesEstimated += l.timing->cycles;
+      const gpu::KernelSampler::Bound b = l.sampled->group < cpis.size()
+                                              ? gpu::KernelSampler::bound(cpis, l.sampled->group)
+                                              : gpu::KernelSampler::Bound{};
+      if (b.pct)
+        bound += *b.pct / 100.0 * double(l.timing->cycles);
+      else
+        ++unbounded;
+    }
+    s["groups"] = groups;
+    s["launches_detailed"] = detailed;
+    s["launches_extrapolated"] = extrapolated;
+    s["cycles_detailed"] = cyclesDetailed;
+    s["cycles_extrapolated"] = cyclesEstimated;
+    s["cycles_bound"] = unbounded ? nlohmann::json(nullptr) : nlohmann::json(bound);
+    s["cycles_bound_pct"] = unbounded || cycles == 0
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json(100.0 * bound / double(cycles));
+    s["launches_without_bound"] = unbounded;
+    s["note"] =
+        "extrapolated launches have estimated cycles and energy only; per-cycle outputs (power "
+        "time series, CTA timeline, voltage and droops) cover the detailed launches";
+    j["sampling"] = std::move(s);
+  }
   j["ipc"] = cycles ? double(total.warpInsts) / double(cycles) : 0.0;
 
   const RunEnergy energy = runEnergy(launches);

@@ -124,6 +124,7 @@ struct RunOptions {
   bool vcd = false;
   bool report = false;                        // report.html beside the results
   std::string vcdSms, vcdSignals, vcdCycles;  // the VCD's filter (each implies --vcd)
+  std::string sample;                         // --sample: sampling.mode
   std::optional<uint64_t> maxCycles, maxInstructions;
   std::optional<double> timeout;
   std::optional<unsigned> threads;  // host threads for the SMs (default: the cores available)
@@ -251,9 +252,15 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
   uint64_t cycles = 0, issued = 0, warpCycles = 0, rfConflicts = 0, smemConflicts = 0, icMiss = 0,
            icAcc = 0;
   std::array<uint64_t, sm::kNumStalls> outcomes{};
+  uint64_t detailedCycles = 0;  // occupancy: over the launches the timing model ran
   for (const auto& l : launches) {
     if (!l.timing) continue;
     cycles += l.timing->cycles;
+    if (l.sampled && !l.sampled->detail) {  // extrapolated: its instructions, estimated cycles
+      issued += l.stats.warpInsts;
+      continue;
+    }
+    detailedCycles += l.timing->cycles;
     const sm::SmCounters c = counterTotals(*l.timing);
     issued += c.issued;
     warpCycles += c.warpCycles;
@@ -272,7 +279,23 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
                  cycles ? double(issued) / cycles : 0.0, cfg.gpu.num_sms);
   fmt::format_to(std::back_inserter(out),
                  "  occupancy          {:.1f} of {} warps per SM on average\n",
-                 cycles ? double(warpCycles) / cycles / cfg.gpu.num_sms : 0.0, cfg.sm.max_warps);
+                 detailedCycles ? double(warpCycles) / detailedCycles / cfg.gpu.num_sms : 0.0,
+                 cfg.sm.max_warps);
+  if (run.contains("sampling")) {
+    const nlohmann::json& s = run["sampling"];
+    const uint64_t ext = s.value("launches_extrapolated", uint64_t(0));
+    std::string bound = "no error bound (a group with one detailed launch and no other to pool)";
+    if (s.contains("cycles_bound_pct") && s["cycles_bound_pct"].is_number())
+      bound = fmt::format("+- {:.0f} cycles ({:.2f}%)", s["cycles_bound"].get<double>(),
+                          s["cycles_bound_pct"].get<double>());
+    fmt::format_to(std::back_inserter(out),
+                   "  sampled            {} of {} launches in detail ({} groups); {} "
+                   "extrapolated, their {} cycles {}; per-cycle figures below cover the "
+                   "detailed launches\n",
+                   s.value("launches_detailed", uint64_t(0)),
+                   s.value("launches_detailed", uint64_t(0)) + ext, s.value("groups", uint64_t(0)),
+                   ext, s.value("cycles_extrapolated", uint64_t(0)), bound);
+  }
   uint64_t all = 0;
   for (uint64_t v : outcomes) all += v;
   std::string text;
@@ -353,6 +376,8 @@ int cmdRun(const RunOptions& o) {
   if (o.maxInstructions)
     sets.push_back(fmt::format("limits.max_warp_instructions={}", *o.maxInstructions));
   if (o.timeout) sets.push_back(fmt::format("limits.timeout_seconds={}", *o.timeout));
+  // --sample is the sampling.mode key (checked there, with the values it takes).
+  if (!o.sample.empty()) sets.insert(sets.begin(), "sampling.mode=" + o.sample);
   // The VCD filter options are pdn.monitor.vcd_* keys.
   if (!o.vcdSms.empty()) sets.push_back("pdn.monitor.vcd_sms=" + parseSmList(o.vcdSms));
   if (!o.vcdSignals.empty()) sets.push_back("pdn.monitor.vcd_signals=" + o.vcdSignals);
@@ -367,6 +392,10 @@ int cmdRun(const RunOptions& o) {
     throw InputError(
         "limits.max_cycles (--max-cycles): functional mode has no cycles; use "
         "--max-instructions or --timeout, or --mode timing");
+  if (cfg.sampling.enabled() && mode == ExecMode::Functional)
+    throw InputError(
+        "sampling.mode (--sample): functional mode runs every launch in the functional engine "
+        "already; sampling chooses what the timing model simulates: use --mode timing");
   const std::string kernel =
       o.exec || !o.launch.empty() ? "" : (o.kernel.empty() ? kDefaultKernel : o.kernel);
   const catalog::Size size = catalog::parseSize(o.size);
@@ -735,6 +764,7 @@ struct BenchOptions {
   std::vector<std::string> sets;
   std::vector<unsigned> threads;  // host-thread counts to measure (default: the cores available)
   std::string threadPolicy = "adaptive";
+  std::string sample;  // timing mode: also a sampled run per kernel, against the full one
 };
 
 struct BenchRun {
@@ -743,6 +773,7 @@ struct BenchRun {
   uint64_t cycles = 0;
   bool pass = true;
   std::optional<double> engagedShare;  // the adaptive policy's (HostThreadGovernor)
+  nlohmann::json sampling;             // sampled runs: the run totals' sampling block
 };
 
 BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg,
@@ -770,6 +801,7 @@ BenchRun benchOnce(const catalog::CatalogEntry& entry, const PlatformConfig& cfg
     }
     best.stats = dev.totalStats();
     best.cycles = cycles;
+    if (cfg.sampling.enabled()) best.sampling = runTotalsJson(dev.launches(), cfg)["sampling"];
   }
   return best;
 }
@@ -860,6 +892,14 @@ int cmdBench(const BenchOptions& o) {
   const ThreadPolicy policy = parseThreadPolicy(o.threadPolicy);
   PlatformConfig cfg = loadPlatform(o.platform, o.sets);
   const catalog::Size size = catalog::parseSize(o.size);
+  if (!o.sample.empty()) {
+    if (mode != ExecMode::Timing)
+      throw InputError(
+          "--sample: sampling chooses what the timing model simulates: use --mode timing");
+    if (cfg.sampling.enabled())
+      throw InputError("--sample with sampling.mode set: the full runs would be sampled too");
+    loadPlatform(o.platform, {"sampling.mode=" + o.sample});  // a bad method fails here, at once
+  }
   std::vector<std::string> names = o.kernels.empty() ? catalog::names() : o.kernels;
   nlohmann::json results = nlohmann::json::array();
   const bool timing = mode == ExecMode::Timing;
@@ -895,6 +935,33 @@ int cmdBench(const BenchOptions& o) {
       run.pass = run.pass && f.pass;
       j["host_threads"] = counts.front();
       j["thread_policy"] = toString(policy);
+      if (!o.sample.empty()) {
+        // The same kernel sampled: its cycle error against the full run, whether its error bound
+        // covers that, and how much less host time it takes.
+        PlatformConfig sampled = loadPlatform(o.platform, [&] {
+          std::vector<std::string> sets = {"sampling.mode=" + o.sample};
+          sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+          return sets;
+        }());
+        const BenchRun sr = benchOnce(entry, sampled, size, mode, o.repeat, counts.front(), policy);
+        const double err =
+            run.cycles ? (double(sr.cycles) - double(run.cycles)) / double(run.cycles) : 0.0;
+        nlohmann::json js = sr.sampling;
+        js["cycles"] = sr.cycles;
+        js["seconds"] = sr.seconds;
+        js["cycle_error_pct"] = 100.0 * err;
+        js["speedup"] = sr.seconds > 0 ? run.seconds / sr.seconds : 0.0;
+        js["check_passed"] = sr.pass;
+        const bool bounded = js.contains("cycles_bound") && js["cycles_bound"].is_number();
+        js["bound_covers"] =
+            bounded ? nlohmann::json(std::abs(double(sr.cycles) - double(run.cycles)) <=
+                                     js["cycles_bound"].get<double>() + 0.5)
+                    : nlohmann::json(nullptr);
+        extra +=
+            fmt::format("  sampled {:+.2f}% {:.1f}x", 100.0 * err, js["speedup"].get<double>());
+        run.pass = run.pass && sr.pass;
+        j["sampled"] = std::move(js);
+      }
       if (counts.size() > 1) {
         // The same simulation on other thread counts: its time, and that it gave the same run.
         nlohmann::json t = nlohmann::json::array();
@@ -937,10 +1004,52 @@ int cmdBench(const BenchOptions& o) {
   if (!o.threads.empty()) command += fmt::format(" --threads {}", fmt::join(o.threads, ","));
   if (policy != ThreadPolicy::Adaptive)
     command += fmt::format(" --thread-policy {}", toString(policy));
+  if (!o.sample.empty()) command += " --sample " + o.sample;
   j["command"] = command;
   j["kernels"] = results;
   j["summary"] = benchSummary(results, timing, counts);
   printBenchSummary(j["summary"]);
+  if (!o.sample.empty()) {
+    // Sampling against the full runs: the cycle errors (geomean over the kernels with a
+    // nonzero error, and the largest), how often the bound covers the error, the speed-ups.
+    std::vector<double> errs, speedups;
+    double worst = 0;
+    std::string worstKernel;
+    size_t bounded = 0, covered = 0, sampledKernels = 0;
+    for (const auto& k : results) {
+      if (!k.contains("sampled")) continue;
+      const auto& sm = k["sampled"];
+      const double e = std::abs(sm["cycle_error_pct"].get<double>());
+      ++sampledKernels;
+      if (e > 0) errs.push_back(e);
+      if (e >= worst) {
+        worst = e;
+        worstKernel = k["kernel"].get<std::string>();
+      }
+      if (sm["speedup"].get<double>() > 0) speedups.push_back(sm["speedup"].get<double>());
+      if (sm["launches_extrapolated"].get<uint64_t>() > 0) {
+        ++bounded;
+        covered += sm["bound_covers"].is_boolean() && sm["bound_covers"].get<bool>();
+      }
+    }
+    nlohmann::json ss;
+    ss["method"] = o.sample;
+    ss["kernels"] = sampledKernels;
+    ss["kernels_with_error"] = errs.size();
+    ss["cycle_error_pct_geomean_nonzero"] = errs.empty() ? 0.0 : cli::geomean(errs);
+    ss["cycle_error_pct_max"] = worst;
+    ss["cycle_error_pct_max_kernel"] = worstKernel;
+    ss["kernels_extrapolated"] = bounded;
+    ss["bound_covers"] = covered;
+    ss["speedup_geomean"] = speedups.empty() ? 0.0 : cli::geomean(speedups);
+    j["sampling_summary"] = ss;
+    fmt::print(
+        "sampled ({}): cycle error {:.2f}% geomean over the {} kernels with one, {:.2f}% at most "
+        "({}); the bound covers {} of {} kernels with extrapolated launches; {:.2f}x faster "
+        "(geomean)\n",
+        o.sample, ss["cycle_error_pct_geomean_nonzero"].get<double>(), errs.size(), worst,
+        worstKernel, covered, bounded, ss["speedup_geomean"].get<double>());
+  }
   writeFile(o.json, j.dump(2) + "\n");
   fmt::print("wrote {}\n", o.json);
   return allPass ? 0 : kExitCheckFailed;
@@ -992,6 +1101,10 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
                   "partition and link), summary (each launch's headline figures and totals) "
                   "or auto (full up to 16 launches, summary beyond)")
       ->capture_default_str();
+  cmd->add_option("--sample", r.sample,
+                  "Sampled simulation in timing mode (sampling.mode): kernel (launches like an "
+                  "earlier detailed one run in the functional engine, their cycles and energy "
+                  "extrapolated; docs/sampling.md) or none");
   cmd->add_flag("--report", r.report,
                 "Also write report.html: the run's summary and plots on one self-contained page");
   cmd->add_flag("--vcd", r.vcd,
@@ -1163,6 +1276,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
   benchCmd->add_option("--set", bench.sets, "Override a platform key: key.path=value (repeatable)");
+  benchCmd->add_option("--sample", bench.sample,
+                       "Timing mode: also run each kernel sampled (sampling.mode, e.g. kernel) and "
+                       "report its cycle error against the full run, whether its error bound "
+                       "covers it, and its speed-up");
   benchCmd
       ->add_option("--threads", bench.threads,
                    "Host-thread counts to measure in timing mode, e.g. 1,2 (default: the cores "

@@ -25,6 +25,8 @@ run stopped 5 --launch "$src/tests/data/runaway.yaml" --max-instructions 20000
 run summary 0 --kernel bfs --size tiny --stats summary
 run summary_functional 0 --kernel bfs --size tiny --mode functional --stats summary
 run full_many 0 --kernel gaussian --size tiny --stats full --set pdn.enabled=false
+run sampled 0 --kernel gaussian --size tiny --stats full --sample kernel
+run sampled_summary 0 --kernel gaussian --size tiny --stats summary --sample kernel
 # A CUDA program (built where nvcc was found): its kernel fault is in the workload section.
 programs=$(dirname "$exe")/programs
 if [[ -x $programs/kernel_fault ]]; then

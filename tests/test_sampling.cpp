@@ -1,0 +1,246 @@
+// Sampled simulation (sampling.mode kernel, docs/sampling.md): the sampler's grouping and
+// estimates on synthetic launch signatures, and sampled runs of the catalog: every kernel's
+// check passes, a run whose launches all start groups equals the full run exactly, extrapolated
+// launches get their group's cycles per warp instruction, and sampled runs are deterministic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "catalog.hpp"
+#include "common/error.hpp"
+#include "common/platform_config.hpp"
+#include "gpu/device.hpp"
+#include "gpu/kernel_sampler.hpp"
+#include "gpu/report.hpp"
+
+using namespace gpusc;
+using gpu::KernelSampler;
+using gpu::LaunchSignature;
+
+namespace {
+
+// A launch of kernel `k` on 8 CTAs of 128 threads: `insts` warp instructions, a share `memShare`
+// of them loads and stores (the rest integer), `lanes` active lanes per instruction.
+LaunchSignature sig(const std::string& k, uint64_t insts, double memShare = 0.2, double lanes = 32,
+                    uint32_t ctas = 8) {
+  func::ExecStats s;
+  s.warpInsts = insts;
+  s.threadInsts = uint64_t(std::llround(lanes * double(insts)));
+  const auto mem = uint64_t(std::llround(memShare * double(insts)));
+  s.byClass[int(func::InstClass::Load)] = mem;
+  s.byClass[int(func::InstClass::IntAdd)] = insts - mem;
+  return LaunchSignature::of(k, {ctas, 1, 1}, {128, 1, 1}, 0, s);
+}
+
+SamplingConfig kernelSampling(double tolerance = 5, uint32_t every = 4) {
+  SamplingConfig c;
+  c.mode = "kernel";
+  c.tolerance_pct = tolerance;
+  c.detail_every = every;
+  return c;
+}
+
+}  // namespace
+
+TEST(KernelSampler, GroupsBySignatureWithinTheTolerance) {
+  KernelSampler s(kernelSampling(5, 4));
+  // The first launch of a shape starts a group and runs in detail.
+  auto d = s.decide(sig("a", 1000));
+  EXPECT_TRUE(d.newGroup);
+  EXPECT_TRUE(d.detail);
+  EXPECT_EQ(d.group, 0u);
+  // Within 5 %: instructions +4 %, memory share +0.04, lanes -1.5 (4.7 % of 32).
+  for (const LaunchSignature& x :
+       {sig("a", 1040), sig("a", 1000, 0.24), sig("a", 1000, 0.2, 30.5)}) {
+    d = s.decide(x);
+    EXPECT_FALSE(d.newGroup);
+    EXPECT_EQ(d.group, 0u);
+  }
+  // Beyond it, or another shape or kernel: new groups.
+  EXPECT_TRUE(s.decide(sig("a", 1060)).newGroup);               // +6 % instructions
+  EXPECT_TRUE(s.decide(sig("a", 1000, 0.26)).newGroup);         // memory share +0.06
+  EXPECT_TRUE(s.decide(sig("a", 1000, 0.2, 30)).newGroup);      // 2 lanes of 32: 6.25 %
+  EXPECT_TRUE(s.decide(sig("a", 1000, 0.2, 32, 16)).newGroup);  // another grid
+  EXPECT_TRUE(s.decide(sig("b", 1000)).newGroup);               // another kernel
+  EXPECT_EQ(s.groups(), 6u);
+  EXPECT_EQ(s.members(0), 4u);
+  EXPECT_TRUE(s.hasShape(sig("b", 1)));
+  EXPECT_FALSE(s.hasShape(sig("c", 1000)));
+}
+
+TEST(KernelSampler, TheFirstTwoAndEveryDetailEveryThMemberRunInDetail) {
+  KernelSampler s(kernelSampling(5, 4));
+  std::vector<bool> detail;
+  for (int i = 0; i < 13; ++i) detail.push_back(s.decide(sig("a", 1000)).detail);
+  // The first (cold), the second (warm), then members 4, 8 and 12 of the group.
+  const std::vector<bool> want = {true,  true, false, false, true,  false, false,
+                                  false, true, false, false, false, true};
+  EXPECT_EQ(detail, want);
+  KernelSampler all(kernelSampling(5, 1));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(all.decide(sig("a", 1000)).detail);
+}
+
+TEST(KernelSampler, EstimatesFromTheWarmCyclesPerInstructionAndTheirSpread) {
+  using BoundFrom = KernelSampler::BoundFrom;
+  KernelSampler s(kernelSampling(50, 2));
+  s.decide(sig("a", 1000));
+  s.recordDetailed(0, 0, 1000, 4000);  // cold: CPI 4
+  // The cold launch alone: its CPI, no bound.
+  KernelSampler::Estimate e = s.estimate(0, 1200);
+  EXPECT_DOUBLE_EQ(e.cpi, 4.0);
+  EXPECT_DOUBLE_EQ(e.cycles, 4800.0);
+  EXPECT_FALSE(e.bound.pct.has_value());
+  EXPECT_EQ(e.bound.from, BoundFrom::None);
+  // One warm launch (CPI 3): the estimate is the warm CPI, bounded by the cold-warm difference.
+  s.recordDetailed(0, 1, 1000, 3000);
+  e = s.estimate(0, 1000);
+  EXPECT_DOUBLE_EQ(e.cpi, 3.0);
+  EXPECT_DOUBLE_EQ(e.cycles, 3000.0);
+  ASSERT_TRUE(e.bound.pct.has_value());
+  EXPECT_NEAR(*e.bound.pct, 100.0 / 3.0, 1e-9);
+  EXPECT_EQ(e.bound.from, BoundFrom::ColdWarm);
+  // A second warm launch at CPI 3.3: mean 3.15, sample spread 0.2121 / 3.15, bound twice.
+  s.recordDetailed(0, 3, 1000, 3300);
+  e = s.estimate(0, 1000);
+  EXPECT_DOUBLE_EQ(e.cpi, 3.15);
+  ASSERT_TRUE(e.bound.pct.has_value());
+  EXPECT_NEAR(*e.bound.pct, 200.0 * (0.3 / std::sqrt(2.0)) / 3.15, 1e-9);
+  EXPECT_EQ(e.bound.from, BoundFrom::Group);
+  // Another group with only its cold launch borrows the pooled warm spread.
+  s.decide(sig("b", 500));
+  s.recordDetailed(1, 4, 500, 1000);
+  e = s.estimate(1, 500);
+  EXPECT_DOUBLE_EQ(e.cpi, 2.0);
+  ASSERT_TRUE(e.bound.pct.has_value());
+  EXPECT_EQ(e.bound.from, BoundFrom::Pooled);
+  const double r1 = 3.0 / 3.15 - 1, r2 = 3.3 / 3.15 - 1;
+  EXPECT_NEAR(*e.bound.pct, 200.0 * std::sqrt(r1 * r1 + r2 * r2), 1e-9);
+}
+
+TEST(KernelSampler, MemoryUnitsPerAccessSeparateGroups) {
+  KernelSampler s(kernelSampling(5, 4));
+  func::ExecStats a;
+  a.warpInsts = 1000;
+  a.threadInsts = 32000;
+  a.byClass[int(func::InstClass::Atomic)] = 200;
+  a.byClass[int(func::InstClass::IntAdd)] = 800;
+  a.memInsts = 200;
+  a.memUnits = 200 * 2;  // two lanes on one address at most
+  func::ExecStats b = a;
+  b.memUnits = 200 * 20;  // the same instructions, twenty lanes on one address: contention
+  EXPECT_TRUE(s.decide(LaunchSignature::of("h", {4, 1, 1}, {256, 1, 1}, 0, a)).newGroup);
+  EXPECT_TRUE(s.decide(LaunchSignature::of("h", {4, 1, 1}, {256, 1, 1}, 0, b)).newGroup);
+  EXPECT_FALSE(s.decide(LaunchSignature::of("h", {4, 1, 1}, {256, 1, 1}, 0, a)).newGroup);
+}
+
+namespace {
+
+struct SampledRun {
+  std::vector<LaunchRecord> launches;
+  nlohmann::json totals;
+  bool pass = false;
+  std::string message;
+};
+
+SampledRun runCatalog(const std::string& kernel, const std::vector<std::string>& sets,
+                      catalog::Size size = catalog::Size::Tiny) {
+  const PlatformConfig cfg = loadPlatform("gtx480", sets);
+  Device dev(cfg, ExecMode::Timing);
+  auto wl = catalog::find(kernel).make(size);
+  wl->setup(dev);
+  wl->run(dev);
+  const catalog::CheckResult r = wl->check(dev);
+  return {dev.launches(), runTotalsJson(dev.launches(), cfg), r.pass, r.message};
+}
+
+}  // namespace
+
+// Every catalog kernel, sampled: its check passes, every launch says whether it ran in detail,
+// and the run's figures add up.
+class SampledCatalog : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SampledCatalog, PassesItsCheckWithEveryLaunchAccountedFor) {
+  const SampledRun r = runCatalog(GetParam(), {"sampling.mode=kernel", "sampling.detail_every=4"});
+  EXPECT_TRUE(r.pass) << r.message;
+  ASSERT_TRUE(r.totals.contains("sampling"));
+  const auto& s = r.totals["sampling"];
+  uint64_t detailed = 0, cycles = 0;
+  for (const auto& l : r.launches) {
+    ASSERT_TRUE(l.timing && l.sampled);
+    detailed += l.sampled->detail;
+    cycles += l.timing->cycles;
+    if (!l.sampled->detail) {
+      ASSERT_FALSE(l.sampled->detailedFrom.empty());
+      for (size_t from : l.sampled->detailedFrom) {
+        ASSERT_LT(from, r.launches.size());
+        EXPECT_TRUE(r.launches[from].sampled->detail);
+        EXPECT_EQ(r.launches[from].sampled->group, l.sampled->group);
+      }
+      EXPECT_TRUE(l.timing->sms.empty());
+    }
+  }
+  EXPECT_GE(detailed, 1u);
+  EXPECT_EQ(s["launches_detailed"].get<uint64_t>(), detailed);
+  EXPECT_EQ(s["launches_extrapolated"].get<uint64_t>(), r.launches.size() - detailed);
+  EXPECT_EQ(r.totals["cycles"].get<uint64_t>(), cycles);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, SampledCatalog, ::testing::ValuesIn(catalog::names()),
+                         [](const auto& info) { return info.param; });
+
+// A workload whose launches each start a group (scan at tiny: five launches, none within 5 % of
+// an earlier one of its shape) runs every launch in detail: the sampled run is the full run,
+// cycle for cycle.
+TEST(SampledRun, EqualsTheFullRunWhenEveryLaunchStartsAGroup) {
+  const SampledRun full = runCatalog("scan", {});
+  const SampledRun sampled = runCatalog("scan", {"sampling.mode=kernel"});
+  ASSERT_TRUE(sampled.pass) << sampled.message;
+  ASSERT_GT(full.launches.size(), 1u);
+  ASSERT_EQ(full.launches.size(), sampled.launches.size());
+  for (size_t i = 0; i < full.launches.size(); ++i) {
+    EXPECT_TRUE(sampled.launches[i].sampled->detail);
+    EXPECT_EQ(full.launches[i].timing->cycles, sampled.launches[i].timing->cycles) << i;
+  }
+  EXPECT_EQ(full.totals["cycles"], sampled.totals["cycles"]);
+  EXPECT_EQ(full.totals["energy"], sampled.totals["energy"]);
+}
+
+// Gaussian elimination launches its two kernels once per column on the same grid: later columns
+// join groups, run in the functional engine, and get their group's cycles per warp instruction.
+TEST(SampledRun, ExtrapolatesFromTheGroupsDetailedLaunchesDeterministically) {
+  const std::vector<std::string> sets = {"sampling.mode=kernel", "sampling.detail_every=4",
+                                         "sampling.tolerance_pct=20"};
+  const SampledRun a = runCatalog("gaussian", sets);
+  ASSERT_TRUE(a.pass) << a.message;
+  size_t extrapolated = 0;
+  for (const auto& l : a.launches) {
+    if (l.sampled->detail) continue;
+    ++extrapolated;
+    // The group's warm detailed launches' mean cycles per warp instruction (all but the first,
+    // while there is another).
+    std::vector<double> cpis;
+    for (size_t from : l.sampled->detailedFrom)
+      cpis.push_back(double(a.launches[from].timing->cycles) /
+                     double(a.launches[from].stats.warpInsts));
+    double cpi = cpis[0];
+    if (cpis.size() > 1) {
+      cpi = 0;
+      for (size_t k = 1; k < cpis.size(); ++k) cpi += cpis[k] / double(cpis.size() - 1);
+    }
+    EXPECT_NEAR(double(l.timing->cycles), cpi * double(l.stats.warpInsts), 0.5);
+    EXPECT_DOUBLE_EQ(l.sampled->cpi, cpi);
+  }
+  EXPECT_GT(extrapolated, 0u);
+  const SampledRun b = runCatalog("gaussian", sets);
+  ASSERT_EQ(a.launches.size(), b.launches.size());
+  for (size_t i = 0; i < a.launches.size(); ++i) {
+    EXPECT_EQ(a.launches[i].timing->cycles, b.launches[i].timing->cycles) << i;
+    EXPECT_EQ(a.launches[i].sampled->detail, b.launches[i].sampled->detail) << i;
+  }
+  // The same figures (the worst droop's cycle counts on from the engine's earlier runs in this
+  // process: the engine outlives a Device).
+  nlohmann::json ta = a.totals, tb = b.totals;
+  ta["voltage"].erase("worst_cycle");
+  tb["voltage"].erase("worst_cycle");
+  EXPECT_EQ(ta, tb);
+}
