@@ -14,8 +14,9 @@ Size parseSize(const std::string& s) {
   if (s == "tiny") return Size::Tiny;
   if (s == "small") return Size::Small;
   if (s == "default") return Size::Default;
-  throw InputError(fmt::format("--size {}: expected tiny, small or default{}", s,
-                               didYouMean(s, {"tiny", "small", "default"})));
+  if (s == "large") return Size::Large;
+  throw InputError(fmt::format("--size {}: expected tiny, small, default or large{}", s,
+                               didYouMean(s, {"tiny", "small", "default", "large"})));
 }
 
 const char* sizeName(Size s) {
@@ -26,8 +27,30 @@ const char* sizeName(Size s) {
       return "small";
     case Size::Default:
       return "default";
+    case Size::Large:
+      return "large";
   }
   return "?";
+}
+
+CatalogEntry checkedSizes(CatalogEntry e) {
+  if (e.large) return e;
+  auto make = std::move(e.make);
+  const std::string name = e.name;
+  e.make = [make, name](Size s) {
+    if (s == Size::Large)
+      throw InputError(fmt::format("--size large: {} has no large size (kernels with one: {})",
+                                   name, join(largeNames(), ", ")));
+    return make(s);
+  };
+  return e;
+}
+
+std::vector<std::string> largeNames() {
+  std::vector<std::string> out;
+  for (const auto& e : all())
+    if (e.large) out.push_back(e.name);
+  return out;
 }
 
 std::vector<std::string> names() {

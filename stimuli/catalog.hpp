@@ -21,9 +21,11 @@
 namespace gpusc::catalog {
 
 // Problem sizes: Tiny for unit tests (fast even in timing mode), Small for quick runs,
-// Default for `gpusc run` (seconds in functional mode).
-enum class Size { Tiny, Small, Default };
-Size parseSize(const std::string& s);  // "tiny" | "small" | "default"; InputError otherwise
+// Default for `gpusc run` (seconds in functional mode), Large for the kernels where a study's
+// input size makes sense (a minute or two in functional mode, hours in full timing mode: the
+// size sampled simulation is for; CatalogEntry::large).
+enum class Size { Tiny, Small, Default, Large };
+Size parseSize(const std::string& s);  // "tiny" | "small" | "default" | "large"; else InputError
 const char* sizeName(Size s);
 
 struct CheckResult {
@@ -45,7 +47,13 @@ struct CatalogEntry {
   std::string description;  // one line
   std::string behaviour;    // what it exercises: divergence, shared-memory conflicts, ...
   std::function<std::unique_ptr<Workload>(Size)> make;
+  bool large = false;  // has a Large size (make refuses Large otherwise: an InputError)
 };
+
+// `e` with its make() refusing Size::Large when the kernel has none (all() applies it).
+CatalogEntry checkedSizes(CatalogEntry e);
+// The kernels with a Large size.
+std::vector<std::string> largeNames();
 
 std::vector<CatalogEntry> all();                    // generated from the folders
 const CatalogEntry& find(const std::string& name);  // InputError with the closest name

@@ -113,6 +113,44 @@ INSTANTIATE_TEST_SUITE_P(Platforms, CatalogOnPlatform,
 
 TEST(Catalog, HasAtLeastTwentyKernels) { EXPECT_GE(catalog::names().size(), 20u); }
 
+// The large size: the kernels that declare one give a larger problem than at default size (its
+// description differs and names larger numbers); the others refuse it, naming the kernels that
+// have one. (Their runs are benchmarks: docs/bench/large-functional.json.)
+TEST(Catalog, LargeSizeWhereDeclaredAndRefusedElsewhere) {
+  const std::vector<std::string> large = catalog::largeNames();
+  EXPECT_GE(large.size(), 6u);
+  const auto largestNumber = [](const std::string& text) {
+    uint64_t best = 0, cur = 0;
+    for (char c : text + " ") {
+      if (c >= '0' && c <= '9') {
+        cur = cur * 10 + uint64_t(c - '0');
+      } else {
+        best = std::max(best, cur);
+        cur = 0;
+      }
+    }
+    return best;
+  };
+  for (const auto& e : catalog::all()) {
+    if (e.large) {
+      const std::string d = e.make(catalog::Size::Default)->describe();
+      const std::string l = e.make(catalog::Size::Large)->describe();
+      EXPECT_NE(d, l) << e.name;
+      EXPECT_GT(largestNumber(l), 2 * largestNumber(d)) << e.name << ": " << d << " / " << l;
+      continue;
+    }
+    try {
+      e.make(catalog::Size::Large);
+      ADD_FAILURE() << e.name << " accepted --size large";
+    } catch (const InputError& ex) {
+      const std::string what = ex.what();
+      EXPECT_NE(what.find("--size large: " + e.name + " has no large size"), std::string::npos)
+          << what;
+      EXPECT_NE(what.find(large.front()), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(Catalog, UnknownKernelSuggestsTheClosest) {
   try {
     catalog::find("vecad");

@@ -720,7 +720,8 @@ int cmdList(const std::string& what, const ListOptions& o) {
         "each and its study.\n");
   } else if (what == "kernels") {
     for (const auto& e : catalog::all())
-      fmt::print("{:<20} {} [{}]\n", e.name, e.description, e.behaviour);
+      fmt::print("{:<20} {} [{}]{}\n", e.name, e.description, e.behaviour,
+                 e.large ? " (sizes up to large)" : "");
   } else if (what == "keys") {
     const auto keys = o.platform.empty() && o.sets.empty()
                           ? config::listKeys<PlatformConfig>()
@@ -900,7 +901,10 @@ int cmdBench(const BenchOptions& o) {
       throw InputError("--sample with sampling.mode set: the full runs would be sampled too");
     loadPlatform(o.platform, {"sampling.mode=" + o.sample});  // a bad method fails here, at once
   }
-  std::vector<std::string> names = o.kernels.empty() ? catalog::names() : o.kernels;
+  // Without -k: every kernel, or at --size large the kernels that have one.
+  std::vector<std::string> names = !o.kernels.empty()             ? o.kernels
+                                   : size == catalog::Size::Large ? catalog::largeNames()
+                                                                  : catalog::names();
   nlohmann::json results = nlohmann::json::array();
   const bool timing = mode == ExecMode::Timing;
   fmt::print("{:<20} {:>11} {:>13} {:>9} {:>13} {:>14}{}\n", "kernel", "warp-insts", "thread-insts",
@@ -1184,7 +1188,9 @@ int main(int argc, char** argv) {
                      std::string("Catalog kernel (default ") + kDefaultKernel + ")");
   runCmd->add_option("--launch,-l", run.launch,
                      "Launch spec (YAML) naming a PTX file and its launches");
-  runCmd->add_option("--size", run.size, "Catalog problem size: tiny, small or default")
+  runCmd
+      ->add_option("--size", run.size,
+                   "Catalog problem size: tiny, small, default or large (some kernels)")
       ->capture_default_str();
   addRunOptions(runCmd, run);
 

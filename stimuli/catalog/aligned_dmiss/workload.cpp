@@ -32,6 +32,7 @@ class AlignedDmiss : public Workload {
       case Size::Small:
         grid_ = 15, launches_ = 3, phases_ = 4;
         break;
+      case Size::Large:  // none (CatalogEntry::large): make() refuses it
       case Size::Default:
         grid_ = 15, launches_ = 8, phases_ = 5;
         break;

@@ -14,7 +14,11 @@ namespace {
 
 class Bfs : public Workload {
  public:
-  explicit Bfs(Size s) : n_(s == Size::Tiny ? 600 : s == Size::Small ? 25000 : 60000) {
+  explicit Bfs(Size s)
+      : n_(s == Size::Tiny      ? 600
+           : s == Size::Small   ? 25000
+           : s == Size::Default ? 60000
+                                : 1000000) {
     // Degrees vary a lot: most nodes have 0-8 edges, one in 32 is a hub with 24-95. Most edges
     // go to a nearby node (long paths: many levels), one in 8 anywhere (irregular gathers).
     // Some nodes stay unreachable (cost -1).
@@ -102,7 +106,7 @@ class Bfs : public Workload {
 CatalogEntry make_bfs() {
   return {"bfs", "Breadth-first search, frontier masks, two launches per level until no change",
           "irregular gathers, divergent data-dependent loops, racing stores, many launches",
-          [](Size s) { return std::make_unique<Bfs>(s); }};
+          [](Size s) { return std::make_unique<Bfs>(s); }, true};
 }
 
 }  // namespace gpusc::catalog

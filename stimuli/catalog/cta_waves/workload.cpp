@@ -33,6 +33,7 @@ class CtaWaves : public Workload {
       case Size::Small:
         launches_ = 1, blocks_ = 12 * kWave, iters_ = 16;
         break;
+      case Size::Large:  // none (CatalogEntry::large): make() refuses it
       case Size::Default:
         launches_ = 2, blocks_ = 30 * kWave, iters_ = 16;
         break;

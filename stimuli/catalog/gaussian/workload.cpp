@@ -14,7 +14,11 @@ namespace {
 
 class Gaussian : public Workload {
  public:
-  explicit Gaussian(Size s) : n_(s == Size::Tiny ? 37 : s == Size::Small ? 130 : 180) {}
+  explicit Gaussian(Size s)
+      : n_(s == Size::Tiny      ? 37
+           : s == Size::Small   ? 130
+           : s == Size::Default ? 180
+                                : 1024) {}
 
   std::string describe() const override {
     return fmt::format("n={} ({} launches)", n_, 2 * (n_ - 1) + 1);
@@ -125,7 +129,7 @@ CatalogEntry make_gaussian() {
           "Gaussian elimination, two launches per pivot, then back substitution in one block",
           "hundreds of launches with shrinking 2D grids, partial blocks, float division, barriers "
           "in a loop",
-          [](Size s) { return std::make_unique<Gaussian>(s); }};
+          [](Size s) { return std::make_unique<Gaussian>(s); }, true};
 }
 
 }  // namespace gpusc::catalog

@@ -48,6 +48,7 @@ class PowerVirus : public Workload {
         launches_ = {VirusLaunch{"dram", 384, 1u << 20, 1, 1, 40},
                      VirusLaunch{"short", 64, 1, 0, 1, 200}};
         break;
+      case Size::Large:  // none (CatalogEntry::large): make() refuses it
       case Size::Default:
         grid_ = 15;
         launches_ = {VirusLaunch{"dram", 384, 1u << 20, 1, 1, 120},

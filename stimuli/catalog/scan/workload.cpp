@@ -22,6 +22,7 @@ class Scan : public Workload {
       case Size::Small:  // 1172 blocks -> 5 -> 1
         n_ = 300000, block_ = 128;
         break;
+      case Size::Large:    // none (CatalogEntry::large): make() refuses it
       case Size::Default:  // 1563 blocks -> 4 -> 1
         n_ = 800000, block_ = 256;
         break;

@@ -26,6 +26,9 @@ class Sgemm : public Workload {
       case Size::Default:
         m_ = 256, n_ = 256, k_ = 256;
         break;
+      case Size::Large:
+        m_ = 2048, n_ = 2048, k_ = 2048;
+        break;
     }
   }
 
@@ -86,7 +89,7 @@ class Sgemm : public Workload {
 CatalogEntry make_sgemm() {
   return {"sgemm", "Tiled SGEMM C = alpha*A*B + beta*C with 16x16 shared-memory tiles",
           "2D grid, shared-memory tiling, barriers, fma-bound, boundary tiles",
-          [](Size s) { return std::make_unique<Sgemm>(s); }};
+          [](Size s) { return std::make_unique<Sgemm>(s); }, true};
 }
 
 }  // namespace gpusc::catalog

@@ -28,6 +28,9 @@ class Srad : public Workload {
       case Size::Default:
         rows_ = 320, cols_ = 480, iterations_ = 4;
         break;
+      case Size::Large:
+        rows_ = 2048, cols_ = 2048, iterations_ = 4;
+        break;
     }
     // The region of interest: a block of the top-left quarter, away from the edges.
     roiTop_ = rows_ / 8, roiLeft_ = cols_ / 8, roiRows_ = rows_ / 4, roiCols_ = cols_ / 3;
@@ -172,7 +175,7 @@ class Srad : public Workload {
 CatalogEntry make_srad() {
   return {"srad", "Speckle-reducing anisotropic diffusion (Rodinia-style), 4 launches/iteration",
           "fp64 reduction with shuffles, fp32 divisions, clamped stencil, dependent launches",
-          [](Size s) { return std::make_unique<Srad>(s); }};
+          [](Size s) { return std::make_unique<Srad>(s); }, true};
 }
 
 }  // namespace gpusc::catalog
