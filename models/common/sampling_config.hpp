@@ -4,11 +4,12 @@
 //
 // mode kernel: launches are grouped by what the functional engine observes of them (the kernel,
 // its grid and block shape, then its warp instructions, instruction mix and mean active lanes,
-// each within tolerance_pct of the group's first member). The first launch of a group runs in
-// detail; so does every detail_every-th later member, which measures how much the group's
-// cycles per warp instruction vary. The others run in the functional engine and get the
-// group's cycles and energy per warp instruction times their own warp instructions, with an
-// error bound from the spread of the group's detailed members.
+// each within tolerance_pct of the group's first member). The first two launches of a group run
+// in detail (its caches cold, then warm); so does every detail_every-th member after them, which
+// measures how much the group's cycles per warp instruction vary. The others run in the
+// functional engine and get the group's warm cycles per warp instruction times their own warp
+// instructions (energy scaled alike), with an error bound from the spread of the group's
+// detailed members (gpu/kernel_sampler.hpp).
 #pragma once
 
 #include <cstdint>
@@ -37,8 +38,9 @@ struct SamplingConfig : config::Section {
             "differ from its group's first member, in %, for the launch to join the group",
             config::Range<double>{0.0, 100.0});
     v.field("detail_every", detail_every,
-            "Every this many members of a group after its first, one more runs in detail (the "
-            "spread of the detailed members bounds the extrapolation's error; 1: all in detail)",
+            "After a group's first two members (run in detail: cold, then warm), every this "
+            "many-th member runs in detail too (the spread of the detailed members bounds the "
+            "extrapolation's error; 1: all in detail)",
             config::Range<uint32_t>{1, 1000000});
     if (mode == "none") {
       v.unused("tolerance_pct", "sampling.mode is none (set it to kernel to sample)");
