@@ -333,21 +333,24 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
 
 gpu::TimingResult Device::extrapolated(size_t group, const func::ExecStats& stats,
                                        double cycles) const {
-  const GroupReference& ref = groupRefs_.at(group);
+  // What the estimate scales: the group's last detailed launch (a group has one before any
+  // member is extrapolated, so launches_ is not empty either).
+  const LaunchRecord& ref = launches_.at(sampler_->detailedLaunches(group).back());
   gpu::TimingResult t;
   t.cycles = uint64_t(std::llround(cycles));
   // The cycle-level model did not run: its clock stands where the last launch left it.
-  t.startCycle = t.endCycle = launches_.empty() || !launches_.back().timing
-                                  ? ref.endCycle
-                                  : launches_.back().timing->endCycle;
+  t.startCycle = t.endCycle = launches_.back().timing->endCycle;
   t.coreMhz = cfg_.gpu.clocks.core_mhz;
-  if (ref.power) {
+  if (ref.timing->power) {
     // Dynamic energy follows the activity (warp instructions), static energy the time.
-    const double act = ref.warpInsts ? double(stats.warpInsts) / double(ref.warpInsts) : 0.0;
-    const double time = ref.cycles ? double(t.cycles) / double(ref.cycles) : 0.0;
-    power::PowerReport p = *ref.power;
+    const uint64_t refInsts = ref.stats.warpInsts, refCycles = ref.timing->cycles;
+    const double act = refInsts ? double(stats.warpInsts) / double(refInsts) : 0.0;
+    const double time = refCycles ? double(t.cycles) / double(refCycles) : 0.0;
+    power::PowerReport p = *ref.timing->power;
+    p.perSm.clear();
+    p.samples.clear();
     p.cycles = t.cycles;
-    p.seconds = ref.power->seconds * time;
+    p.seconds = ref.timing->power->seconds * time;
     for (auto& b : p.total.blocks) {
       b.dynamicJ *= act;
       b.staticJ *= time;
@@ -473,16 +476,6 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, rec.stats));
     sampler_->recordDetailed(decision->group, launches_.size(), rec.stats.warpInsts,
                              rec.timing->cycles);
-    GroupReference& ref = groupRefs_[decision->group];
-    ref.warpInsts = rec.stats.warpInsts;
-    ref.cycles = rec.timing->cycles;
-    ref.endCycle = rec.timing->endCycle;
-    ref.power.reset();
-    if (rec.timing->power) {
-      ref.power = *rec.timing->power;
-      ref.power->perSm.clear();
-      ref.power->samples.clear();
-    }
     SampledLaunch sl;
     sl.group = decision->group;
     rec.sampled = std::move(sl);

@@ -244,7 +244,8 @@ class Device {
                                 uint32_t dynamicShared, const KernelArgs& args);
   // Runs every CTA of `L` in the functional engine (progress and run limits as launch()).
   void runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label);
-  // The timing figures of a launch extrapolated from its group's last detailed launch.
+  // The timing figures of a launch extrapolated from its group's last detailed launch (its record
+  // in launches_).
   gpu::TimingResult extrapolated(size_t group, const func::ExecStats& stats, double cycles) const;
 
   PlatformConfig cfg_;
@@ -261,14 +262,9 @@ class Device {
   std::optional<StopReason> stopped_;
   std::string stopMessage_;
   std::map<const func::Program*, uint64_t> codeBase_;  // instruction addresses per kernel
-  // Sampled simulation (timing mode with sampling.mode kernel): the groups, and per group its
-  // last detailed launch's figures that extrapolated members scale.
+  // Sampled simulation (timing mode with sampling.mode kernel): the groups and their detailed
+  // launches (whose records in launches_ the extrapolated members scale).
   std::unique_ptr<gpu::KernelSampler> sampler_;
-  struct GroupReference {
-    uint64_t warpInsts = 0, cycles = 0, endCycle = 0;
-    std::optional<power::PowerReport> power;  // without per-SM figures and samples
-  };
-  std::map<size_t, GroupReference> groupRefs_;
   std::string printfOutput_;
 };
 

@@ -66,6 +66,7 @@ KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
   g.first = sig;
   g.members = 1;
   groups_.push_back(std::move(g));
+  cpis_.emplace_back();
   d.group = groups_.size() - 1;
   d.newGroup = true;
   d.detail = true;
@@ -76,7 +77,7 @@ void KernelSampler::recordDetailed(size_t group, size_t launch, uint64_t warpIns
                                    uint64_t cycles) {
   Group& g = groups_.at(group);
   g.launches.push_back(launch);
-  g.cpi.push_back(warpInsts ? double(cycles) / double(warpInsts) : 0.0);
+  cpis_[group].push_back(warpInsts ? double(cycles) / double(warpInsts) : 0.0);
 }
 
 const char* KernelSampler::boundFromName(BoundFrom b) {
@@ -141,15 +142,13 @@ KernelSampler::Bound KernelSampler::bound(const std::vector<std::vector<double>>
 }
 
 KernelSampler::Estimate KernelSampler::estimate(size_t group, uint64_t warpInsts) const {
-  const Group& g = groups_.at(group);
+  const std::vector<double>& cpi = cpis_.at(group);
   Estimate e;
-  e.detailedMembers = g.cpi.size();
-  if (g.cpi.empty()) return e;
-  e.cpi = warmCpi(g.cpi);
+  e.detailedMembers = cpi.size();
+  if (cpi.empty()) return e;
+  e.cpi = warmCpi(cpi);
   e.cycles = e.cpi * double(warpInsts);
-  std::vector<std::vector<double>> cpis;
-  for (const Group& x : groups_) cpis.push_back(x.cpi);
-  e.bound = bound(cpis, group);
+  e.bound = bound(cpis_, group);
   return e;
 }
 

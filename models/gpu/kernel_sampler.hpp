@@ -104,11 +104,13 @@ class KernelSampler {
     LaunchSignature first;
     size_t members = 0;
     std::vector<size_t> launches;  // the detailed members' launch indices
-    std::vector<double> cpi;       // and their cycles per warp instruction
   };
 
   SamplingConfig cfg_;
   std::vector<Group> groups_;
+  // Per group, its detailed members' cycles per warp instruction in the order they ran (bound()'s
+  // argument as it is).
+  std::vector<std::vector<double>> cpis_;
 };
 
 }  // namespace gpusc::gpu
