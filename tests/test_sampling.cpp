@@ -1,7 +1,9 @@
-// Sampled simulation (sampling.mode kernel, docs/sampling.md): the sampler's grouping and
-// estimates on synthetic launch signatures, and sampled runs of the catalog: every kernel's
-// check passes, a run whose launches all start groups equals the full run exactly, extrapolated
-// launches get their group's cycles per warp instruction, and sampled runs are deterministic.
+// Sampled simulation (docs/sampling.md): the kernel sampler's grouping and estimates on
+// synthetic launch signatures, and sampled runs of the catalog: every kernel's check passes, a
+// run whose launches all start groups equals the full run exactly, extrapolated launches get
+// their group's cycles per warp instruction, a wave-sampled launch's estimate follows from its
+// detailed waves and lands near the full run, a launch of one wave is never cut, and sampled
+// runs are deterministic.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -155,12 +157,14 @@ SampledRun runCatalog(const std::string& kernel, const std::vector<std::string>&
 
 }  // namespace
 
-// Every catalog kernel, sampled: its check passes, every launch says whether it ran in detail,
-// and the run's figures add up.
+// Every catalog kernel, sampled by launches and waves (on two SMs, so that launches have waves to
+// sample at tiny size): its check passes, every launch says whether it ran in detail and whether
+// its waves were sampled, and the run's figures add up.
 class SampledCatalog : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SampledCatalog, PassesItsCheckWithEveryLaunchAccountedFor) {
-  const SampledRun r = runCatalog(GetParam(), {"sampling.mode=kernel", "sampling.detail_every=4"});
+  const SampledRun r = runCatalog(
+      GetParam(), {"sampling.mode=kernel+wave", "sampling.detail_every=4", "gpu.num_sms=2"});
   EXPECT_TRUE(r.pass) << r.message;
   ASSERT_TRUE(r.totals.contains("sampling"));
   const auto& s = r.totals["sampling"];
@@ -177,6 +181,15 @@ TEST_P(SampledCatalog, PassesItsCheckWithEveryLaunchAccountedFor) {
         EXPECT_EQ(r.launches[from].sampled->group, l.sampled->group);
       }
       EXPECT_TRUE(l.timing->sms.empty());
+    }
+    if (l.sampled->waves) {
+      const WaveSample& w = *l.sampled->waves;
+      EXPECT_TRUE(l.sampled->detail);
+      EXPECT_EQ(w.ctasTotal, l.grid.count());
+      EXPECT_EQ(l.stats.ctas, w.ctasTotal);  // every CTA ran, in one engine or the other
+      EXPECT_EQ((w.ctasTotal - w.ctasDetailed) % w.ctasPerWave, 0u);
+      EXPECT_EQ(l.timing->cycles,
+                uint64_t(std::llround(double(w.detailedCycles) + w.extrapolatedCycles)));
     }
   }
   EXPECT_GE(detailed, 1u);
@@ -243,4 +256,60 @@ TEST(SampledRun, ExtrapolatesFromTheGroupsDetailedLaunchesDeterministically) {
   ta["voltage"].erase("worst_cycle");
   tb["voltage"].erase("worst_cycle");
   EXPECT_EQ(ta, tb);
+}
+
+// transpose_padded on two SMs at small size: hundreds of CTAs in waves of a few. The rate
+// settles, the rest of the CTAs run in the functional engine (the transposed matrix is still
+// exact), and the estimate is the detailed cycles plus the rest's instructions at the measured
+// rate, within 5 % of the full run.
+TEST(WaveSampledRun, ExtrapolatesTheWavesAfterTheRateSettles) {
+  const std::vector<std::string> base = {"gpu.num_sms=2"};
+  std::vector<std::string> sets = base;
+  sets.push_back("sampling.mode=wave");
+  const SampledRun full = runCatalog("transpose_padded", base, catalog::Size::Small);
+  const SampledRun a = runCatalog("transpose_padded", sets, catalog::Size::Small);
+  ASSERT_TRUE(a.pass) << a.message;
+  ASSERT_EQ(a.launches.size(), 1u);
+  const LaunchRecord& l = a.launches[0];
+  ASSERT_TRUE(l.sampled && l.sampled->waves);
+  const WaveSample& w = *l.sampled->waves;
+  EXPECT_LT(w.ctasDetailed, w.ctasTotal);
+  EXPECT_EQ((w.ctasTotal - w.ctasDetailed) % w.ctasPerWave, 0u);
+  // Every CTA counted, the instructions exact.
+  EXPECT_EQ(l.stats.ctas, w.ctasTotal);
+  EXPECT_EQ(l.stats.warpInsts, full.launches[0].stats.warpInsts);
+  EXPECT_LT(w.detailedInsts, l.stats.warpInsts);
+  EXPECT_NEAR(w.extrapolatedCycles, double(l.stats.warpInsts - w.detailedInsts) / w.ipc, 1e-6);
+  EXPECT_EQ(l.timing->cycles,
+            uint64_t(std::llround(double(w.detailedCycles) + w.extrapolatedCycles)));
+  const double err = std::abs(double(l.timing->cycles) - double(full.launches[0].timing->cycles)) /
+                     double(full.launches[0].timing->cycles);
+  EXPECT_LT(err, 0.05);
+  // Energy scaled: static by the cycles, dynamic by the instructions.
+  ASSERT_TRUE(l.timing->power && full.launches[0].timing->power);
+  const auto& s = a.totals["sampling"];
+  EXPECT_EQ(s["launches_waves_sampled"].get<uint64_t>(), 1u);
+  EXPECT_EQ(s["ctas_detailed_in_them"].get<uint64_t>(), w.ctasDetailed);
+  EXPECT_EQ(s["cycles_detailed"].get<uint64_t>(), w.detailedCycles);
+  EXPECT_EQ(s["cycles_detailed"].get<uint64_t>() + s["cycles_extrapolated"].get<uint64_t>(),
+            l.timing->cycles);
+  // Deterministic.
+  const SampledRun b = runCatalog("transpose_padded", sets, catalog::Size::Small);
+  EXPECT_EQ(b.launches[0].timing->cycles, l.timing->cycles);
+  EXPECT_EQ(b.launches[0].sampled->waves->ctasDetailed, w.ctasDetailed);
+}
+
+// A launch the GPU holds at once (vecadd at tiny: fewer CTAs than a wave) is never cut: the
+// wave-sampled run is the full run, cycle for cycle and joule for joule.
+TEST(WaveSampledRun, EqualsTheFullRunForALaunchOfOneWave) {
+  const SampledRun full = runCatalog("vecadd", {});
+  const SampledRun sampled = runCatalog("vecadd", {"sampling.mode=wave"});
+  ASSERT_TRUE(sampled.pass) << sampled.message;
+  ASSERT_EQ(full.launches.size(), sampled.launches.size());
+  for (size_t i = 0; i < full.launches.size(); ++i) {
+    EXPECT_FALSE(sampled.launches[i].sampled->waves);
+    EXPECT_EQ(full.launches[i].timing->cycles, sampled.launches[i].timing->cycles);
+  }
+  EXPECT_EQ(full.totals["energy"], sampled.totals["energy"]);
+  EXPECT_EQ(sampled.totals["sampling"]["launches_waves_sampled"].get<uint64_t>(), 0u);
 }

@@ -10,6 +10,15 @@
 // functional engine and get the group's warm cycles per warp instruction times their own warp
 // instructions (energy scaled alike), with an error bound from the spread of the group's
 // detailed members (gpu/kernel_sampler.hpp).
+//
+// mode wave: within a launch that runs in detail, CTA waves (as many CTAs as the GPU holds at
+// once) run in the cycle-level model until the warp instructions per cycle of the last h waves
+// agree within wave_stable_pct with the h waves before them, and their mean is known within it
+// (h from wave_windows up); then CTAs start only until whole waves are left, the started ones
+// finish, and the functional engine runs the rest. Their warp instructions at the last h waves'
+// rate give the launch's remaining cycles (gpu/wave_sampler.hpp).
+//
+// mode kernel+wave: both.
 #pragma once
 
 #include <cstdint>
@@ -20,19 +29,25 @@
 namespace gpusc {
 
 struct SamplingConfig : config::Section {
-  std::string mode = "none";  // none | kernel
+  std::string mode = "none";  // none | kernel | wave | kernel+wave
   double tolerance_pct = 5.0;
   uint32_t detail_every = 8;
+  double wave_stable_pct = 2.0;
+  uint32_t wave_windows = 3;
 
   bool enabled() const { return mode != "none"; }
+  bool kernels() const { return mode == "kernel" || mode == "kernel+wave"; }
+  bool waves() const { return mode == "wave" || mode == "kernel+wave"; }
 
   template <class V>
   void visit(V& v) {
     v.field("mode", mode,
-            "Sampled simulation in timing mode: none (every launch in detail) or kernel (a "
+            "Sampled simulation in timing mode: none (every launch in detail), kernel (a "
             "launch like an earlier detailed one of its group runs in the functional engine and "
-            "its cycles and energy are extrapolated; docs/sampling.md)",
-            config::OneOf{{"none", "kernel"}});
+            "its cycles and energy are extrapolated), wave (a launch's CTA waves run in detail "
+            "until its rate is stable, the rest in the functional engine) or kernel+wave (both; "
+            "docs/sampling.md)",
+            config::OneOf{{"none", "kernel", "wave", "kernel+wave"}});
     v.field("tolerance_pct", tolerance_pct,
             "How far a launch's warp instructions, instruction mix and mean active lanes may "
             "differ from its group's first member, in %, for the launch to join the group",
@@ -42,9 +57,27 @@ struct SamplingConfig : config::Section {
             "many-th member runs in detail too (the spread of the detailed members bounds the "
             "extrapolation's error; 1: all in detail)",
             config::Range<uint32_t>{1, 1000000});
-    if (mode == "none") {
-      v.unused("tolerance_pct", "sampling.mode is none (set it to kernel to sample)");
-      v.unused("detail_every", "sampling.mode is none (set it to kernel to sample)");
+    v.field("wave_stable_pct", wave_stable_pct,
+            "Wave sampling: a launch's rate is stable when the warp instructions per cycle of its "
+            "last h CTA waves differ from those of the h waves before them by at most this, in "
+            "%, and twice the standard error of their mean rate is within it too (h from "
+            "wave_windows up, as the waves' spread needs; the first wave, the warm-up, is never "
+            "compared)",
+            config::Range<double>{0.01, 100.0});
+    v.field("wave_windows", wave_windows,
+            "Wave sampling: the least h, the number of consecutive CTA waves (the last) whose "
+            "rate is compared with as many before them; when they agree, the rest of the "
+            "launch's CTAs run in the functional engine at the last h waves' rate",
+            config::Range<uint32_t>{2, 1000});
+    if (!kernels()) {
+      const std::string why = "sampling.mode is " + mode + " (kernel or kernel+wave use it)";
+      v.unused("tolerance_pct", why);
+      v.unused("detail_every", why);
+    }
+    if (!waves()) {
+      const std::string why = "sampling.mode is " + mode + " (wave or kernel+wave use it)";
+      v.unused("wave_stable_pct", why);
+      v.unused("wave_windows", why);
     }
   }
 };

@@ -244,6 +244,7 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
   kernel_ = k;
   total_ = k.grid.count();
   next_ = finished_ = 0;
+  limit_ = total_;
   active_ = true;
   done_ = false;
   startCycle_ = cycleNow();
@@ -254,6 +255,8 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
                        sms_);
   // The SMs' windows cover the kernel's cycles: startCycle + 1 .. endCycle (as SM accounting).
   for (sm::Sm* s : sms_) s->powerSwitch().begin(startCycle_ + 1);
+  if (waves_)
+    waves_->begin(total_, uint64_t(sm::ctasPerSm(cfg_.sm, k.footprint)) * sms_.size(), startCycle_);
   requestPass(soonAt_, sc_core::SC_ZERO_TIME);
   kernel_started.notify(sc_core::SC_ZERO_TIME);
 }
@@ -285,7 +288,7 @@ void CtaScheduler::assign() {
   sm::Cycle again = policy_->update(now);
   std::fill(startedNow_.begin(), startedNow_.end(), 0);
   bool started = false;
-  while (next_ < total_) {
+  while (next_ < limit_) {
     int i = policy_->pick(sms_, kernel_.footprint, startedNow_, perCycle_);
     if (i < 0) break;
     sm::Sm& s = *sms_[i];
@@ -308,7 +311,7 @@ void CtaScheduler::assign() {
     ++next_;
     started = true;
   }
-  if (next_ < total_) {
+  if (next_ < limit_) {
     // SMs that just took their per-cycle maximum may take more next cycle.
     if (started) requestPass(soonAt_, period_);
     if (again != sm::kNever && again > now)
@@ -330,7 +333,14 @@ void CtaScheduler::ctaFinished(uint32_t sm, uint32_t resident) {
   const sm::Cycle now = cycleNow();
   policy_->ctaFinished(now);
   if (resident == 0) sms_[sm]->powerSwitch().endBusy(now);
-  if (finished_ == total_) {
+  if (waves_ && limit_ == total_)
+    if (const std::optional<uint64_t> cut = waves_->ctaFinished(now, finished_, next_, [this] {
+          uint64_t n = 0;
+          for (const sm::Sm* s : sms_) n += s->execStats().warpInsts;
+          return n;
+        }))
+      limit_ = *cut;  // no CTA beyond starts: the functional engine runs the rest
+  if (finished_ == limit_) {
     active_ = false;
     done_ = true;
     endCycle_ = now;
@@ -339,7 +349,7 @@ void CtaScheduler::ctaFinished(uint32_t sm, uint32_t resident) {
     for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
     kernel_finished.notify(sc_core::SC_ZERO_TIME);
     sc_core::sc_pause();  // the launch is over: return control to the host
-  } else if (next_ < total_) {
+  } else if (next_ < limit_) {
     requestPass(soonAt_, sc_core::SC_ZERO_TIME);
   }
 }

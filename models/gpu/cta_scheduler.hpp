@@ -11,6 +11,10 @@
 //                     then only the first k SMs, k from the measured congestion metric
 //                     (chooseCoreCount below).
 //
+// With wave sampling (sampling.mode wave, gpu/wave_sampler.hpp) the scheduler tells the launch's
+// WaveSampler of every finished CTA; once the sampler answers with a CTA count, no CTA beyond it
+// starts and the kernel ends when the started ones have.
+//
 // The scheduler also drives each SM's power-gating switch (Sm::powerSwitch()): its window
 // starts at startKernel() and ends the cycle after the kernel's last CTA finishes; the SM is
 // busy while it holds CTAs. With idle_detect timeout an SM that was gated must wake before it
@@ -35,6 +39,7 @@
 #include "common/edge_scheduler.hpp"
 #include "common/platform_config.hpp"
 #include "common/registry.hpp"
+#include "gpu/wave_sampler.hpp"
 #include "pdn/global_droop_detector.hpp"
 #include "sm/sm.hpp"
 
@@ -116,6 +121,10 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   // The memory system's congestion, for congestion-aware placement (none: no stalls).
   void setCongestionProbe(const CongestionProbe* p) { probe_ = p; }
 
+  // Sampling within the next kernels (sampling.mode wave; null: none): the sampler sees every
+  // finished CTA and may stop further CTAs from starting; the kernel is then done when the
+  // started ones have finished (ctasStarted() of ctasTotal()).
+  void setWaveSampler(WaveSampler* w) { waves_ = w; }
   // Queues a kernel's CTAs; they start when the simulation runs.
   void startKernel(const KernelGrid& k);
   bool kernelDone() const { return done_; }
@@ -170,6 +179,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   const CongestionProbe* probe_ = nullptr;
   KernelGrid kernel_;
   uint64_t total_ = 0, next_ = 0, finished_ = 0;
+  uint64_t limit_ = 0;  // CTAs that start: total_, or fewer once the wave sampler stops them
+  WaveSampler* waves_ = nullptr;
   bool active_ = false, done_ = true;
   sm::Cycle startCycle_ = 0, endCycle_ = 0;
   std::vector<uint32_t> startedNow_;

@@ -296,40 +296,59 @@ func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const D
   L.heap = &heap_;
   // Sampled simulation: the launch's memory units go into its signature.
   L.countMemoryUnits =
-      mode_ == ExecMode::Timing && cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
+      mode_ == ExecMode::Timing && cfg_.sampling.kernels() && !k.program->usesDeviceRuntime;
   return L;
 }
 
-void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label) {
+void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
+                           uint64_t firstCta) {
   func::Executor ex(L);
   func::Cta cta;
-  uint64_t id = 0;
   const Dim3& grid = L.grid;
   const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
   const auto t0 = std::chrono::steady_clock::now();
   auto lastReport = t0;
-  for (uint32_t z = 0; z < grid.z; ++z)
-    for (uint32_t y = 0; y < grid.y; ++y)
-      for (uint32_t x = 0; x < grid.x; ++x) {
-        ex.initCta(cta, Dim3{x, y, z}, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
-        ++id;
-        ex.runCta(cta, stats, &budget_);
-        if (progress_) {
-          const auto now = std::chrono::steady_clock::now();
-          if (std::chrono::duration<double>(now - lastReport).count() >=
-              gpu::kProgressPeriodSeconds) {
-            gpu::LaunchProgress p;
-            p.label = label;
-            p.ctasDone = static_cast<uint32_t>(id);
-            p.ctasTotal = static_cast<uint32_t>(ctas);
-            p.seconds = std::chrono::duration<double>(now - t0).count();
-            p.etaSeconds = p.seconds * double(ctas - id) / double(id);
-            progress_(p);
-            lastReport = now;
-          }
-        }
+  for (uint64_t id = firstCta; id < ctas;) {
+    const Dim3 ctaid{static_cast<uint32_t>(id % grid.x),
+                     static_cast<uint32_t>((id / grid.x) % grid.y),
+                     static_cast<uint32_t>(id / (uint64_t(grid.x) * grid.y))};
+    ex.initCta(cta, ctaid, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
+    ++id;
+    ex.runCta(cta, stats, &budget_);
+    if (progress_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - lastReport).count() >= gpu::kProgressPeriodSeconds) {
+        gpu::LaunchProgress p;
+        p.label = label;
+        p.ctasDone = static_cast<uint32_t>(id);
+        p.ctasTotal = static_cast<uint32_t>(ctas);
+        p.seconds = std::chrono::duration<double>(now - t0).count();
+        p.etaSeconds = p.seconds * double(ctas - id) / double(id - firstCta);
+        progress_(p);
+        lastReport = now;
       }
+    }
+  }
 }
+
+namespace {
+
+// Dynamic energy follows the activity (warp instructions, by `act`), static energy the time (by
+// `time`); the report then covers `cycles`.
+void scaleEnergy(power::PowerReport& p, double act, double time, uint64_t cycles) {
+  const auto scale = [&](power::EnergyBreakdown& e) {
+    for (auto& b : e.blocks) {
+      b.dynamicJ *= act;
+      b.staticJ *= time;
+    }
+  };
+  p.cycles = cycles;
+  p.seconds *= time;
+  scale(p.total);
+  for (auto& e : p.perSm) scale(e);
+}
+
+}  // namespace
 
 gpu::TimingResult Device::extrapolated(size_t group, const func::ExecStats& stats,
                                        double cycles) const {
@@ -349,12 +368,7 @@ gpu::TimingResult Device::extrapolated(size_t group, const func::ExecStats& stat
     power::PowerReport p = *ref.timing->power;
     p.perSm.clear();
     p.samples.clear();
-    p.cycles = t.cycles;
-    p.seconds = ref.timing->power->seconds * time;
-    for (auto& b : p.total.blocks) {
-      b.dynamicJ *= act;
-      b.staticJ *= time;
-    }
+    scaleEnergy(p, act, time, t.cycles);
     t.power = std::move(p);
   }
   return t;
@@ -412,10 +426,11 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   // first, on a snapshot of memory; if it joins a group and is not due for detail, that run is
   // its result, else memory is put back and it runs in the cycle-level model.
   const bool sampling = cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
-  if (sampling && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
+  const bool kernels = sampling && cfg_.sampling.kernels();
+  if (kernels && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
   const std::string identity = k.module->fileName() + ":" + k.name;
   std::optional<gpu::KernelSampler::Decision> decision;
-  if (sampling &&
+  if (kernels &&
       sampler_->hasShape(gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
     func::GlobalMemory::Snapshot before = gmem_.snapshot();
     const size_t printed = printfOutput_.size();
@@ -435,6 +450,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       rec.stats = trial;
       rec.timing = extrapolated(decision->group, trial, e.cycles);
       SampledLaunch sl;
+      sl.grouped = true;
       sl.group = decision->group;
       sl.detail = false;
       sl.detailedFrom = sampler_->detailedLaunches(decision->group);
@@ -464,20 +480,68 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
         "a SystemC context of the testbench's own) was created after it, and a process "
         "simulates one platform at a time; create the Devices one after another");
   if (voltageSink_) voltageSink_->beginLaunch(launches_.size());
-  rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_);
+  // Wave sampling: the sampler may stop the launch's CTAs from starting once its rate is stable;
+  // the functional engine then runs the rest (from the first that did not start: CTAs start in
+  // linear order).
+  std::optional<gpu::WaveSampler> waves;
+  if (sampling && cfg_.sampling.waves())
+    waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
+  rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_,
+                            waves ? &*waves : nullptr);
   if (rec.timing->stopped) {
     rec.stopped = stopped_ = rec.timing->stopped;
     stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
     finish();
     throw RunStopped(*stopped_, stopMessage_);
   }
+  std::optional<WaveSample> waveSample;
+  if (waves && waves->stopped()) {
+    WaveSample w;
+    w.ctasDetailed = waves->ctasDetailed();
+    w.ctasTotal = grid.count();
+    w.ctasPerWave = waves->ctasPerWave();
+    w.detailedCycles = rec.timing->cycles;
+    w.detailedInsts = rec.stats.warpInsts;
+    for (const gpu::WaveSampler::Window& x : waves->windows()) w.waveIpc.push_back(x.ipc());
+    func::ExecStats rest;
+    try {
+      runFunctional(L, rest, label, w.ctasDetailed);
+    } catch (const RunStopped& e) {
+      rec.stats.add(rest);
+      rec.stopped = stopped_ = e.reason();
+      stopMessage_ = e.what();
+      finish();
+      throw;
+    }
+    const gpu::WaveSampler::Estimate e = waves->estimate(w.detailedCycles, rest.warpInsts);
+    rec.stats.add(rest);
+    w.extrapolatedCycles = e.extrapolated;
+    w.ipc = e.ipc;
+    w.wavesCompared = e.half;
+    w.driftPct = e.driftPct;
+    w.boundPct = e.boundPct;
+    gpu::TimingResult& t = *rec.timing;
+    t.cycles = uint64_t(std::llround(e.cycles));
+    if (t.power) {
+      const double act =
+          w.detailedInsts ? double(rec.stats.warpInsts) / double(w.detailedInsts) : 0;
+      const double time = w.detailedCycles ? double(t.cycles) / double(w.detailedCycles) : 0;
+      scaleEnergy(*t.power, act, time, t.cycles);
+    }
+    waveSample = std::move(w);
+  }
   if (sampling) {
-    if (!decision)
-      decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, rec.stats));
-    sampler_->recordDetailed(decision->group, launches_.size(), rec.stats.warpInsts,
-                             rec.timing->cycles);
     SampledLaunch sl;
-    sl.group = decision->group;
+    if (kernels) {
+      if (!decision)
+        decision =
+            sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, rec.stats));
+      sampler_->recordDetailed(decision->group, launches_.size(), rec.stats.warpInsts,
+                               rec.timing->cycles);
+      sl.grouped = true;
+      sl.group = decision->group;
+    }
+    sl.waves = std::move(waveSample);
     rec.sampled = std::move(sl);
   }
   finish();

@@ -27,6 +27,7 @@
 #include "func/state.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/timing_engine.hpp"
+#include "gpu/wave_sampler.hpp"
 
 namespace gpusc {
 
@@ -97,15 +98,32 @@ class Module {
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 
-// A launch under sampled simulation (sampling.mode kernel): its group and, for a launch that
-// ran in the functional engine, the estimate its timing figures are (gpu/kernel_sampler.hpp).
+// A launch whose CTA waves were sampled (sampling.mode wave, gpu/wave_sampler.hpp): its first
+// `ctasDetailed` CTAs ran in the cycle-level model, the rest in the functional engine.
+struct WaveSample {
+  uint64_t ctasDetailed = 0, ctasTotal = 0, ctasPerWave = 0;
+  uint64_t detailedCycles = 0;    // the cycle-level model's: launch start to the last CTA's end
+  double extrapolatedCycles = 0;  // the functionally run CTAs' warp instructions / ipc
+  uint64_t detailedInsts = 0;     // warp instructions of the detailed CTAs
+  double ipc = 0;                 // the last h waves' warp instructions per cycle
+  uint32_t wavesCompared = 0;     // h: the last h waves' rate against the h before
+  double driftPct = 0;            // how far those two rates differ
+  std::vector<double> waveIpc;    // every complete wave's, in order (the first is warm-up)
+  double boundPct = 0;            // the launch's cycles' error bound
+};
+
+// A launch under sampled simulation (sampling.mode other than none): with kernel sampling its
+// group and, for a launch that ran in the functional engine, the estimate its timing figures are
+// (gpu/kernel_sampler.hpp); with wave sampling, whether and how its CTA waves were sampled.
 struct SampledLaunch {
+  bool grouped = false;  // kernel sampling: `group` is set
   size_t group = 0;
   bool detail = true;                // ran in the cycle-level model
   std::vector<size_t> detailedFrom;  // extrapolated: the group's detailed launches
   double cpi = 0;                    // extrapolated: the group's cycles per warp instruction
   std::optional<double> boundPct;    // extrapolated: the cycles' error bound (none: unknown)
   gpu::KernelSampler::BoundFrom boundFrom = gpu::KernelSampler::BoundFrom::None;
+  std::optional<WaveSample> waves;  // detail with its later CTAs run functionally
 };
 
 // What one launch did (functional counts; the timing model adds cycles in its own stats).
@@ -124,7 +142,9 @@ struct LaunchRecord {
   // Set when a run limit or an interrupt stopped the launch: its figures are partial.
   std::optional<StopReason> stopped;
   // Sampled simulation: set for every timing-mode launch. An extrapolated launch's `timing`
-  // holds estimates: its cycles and energy, no per-SM, memory or voltage figures.
+  // holds estimates: its cycles and energy, no per-SM, memory or voltage figures. A launch
+  // whose waves were sampled has estimated cycles and energy (`stats` cover all its CTAs); its
+  // per-SM, memory, voltage and per-cycle figures cover the detailed CTAs.
   std::optional<SampledLaunch> sampled;
 };
 
@@ -242,8 +262,10 @@ class Device {
   // The launch's state afresh (launch() may run a launch twice under sampling).
   func::LaunchState launchState(const Kernel& k, const Dim3& grid, const Dim3& block,
                                 uint32_t dynamicShared, const KernelArgs& args);
-  // Runs every CTA of `L` in the functional engine (progress and run limits as launch()).
-  void runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label);
+  // Runs the CTAs of `L` from linear index `firstCta` on in the functional engine (progress and
+  // run limits as launch()).
+  void runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
+                     uint64_t firstCta = 0);
   // The timing figures of a launch extrapolated from its group's last detailed launch (its record
   // in launches_).
   gpu::TimingResult extrapolated(size_t group, const func::ExecStats& stats, double cycles) const;

@@ -90,7 +90,11 @@ sm::SmCounters counterTotals(const gpu::TimingResult& t) {
   return total;
 }
 
-nlohmann::json toJson(const gpu::TimingResult& t) {
+namespace {
+
+// The timing figures; rates per cycle (IPC, utilisations) over `simulated` cycles: the cycles the
+// cycle-level model ran (t.cycles, or fewer for a launch whose waves were sampled).
+nlohmann::json timingJson(const gpu::TimingResult& t, uint64_t simulated) {
   nlohmann::json j;
   const sm::SmCounters total = counterTotals(t);
   j["cycles"] = t.cycles;
@@ -98,16 +102,16 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
   j["end_cycle"] = t.endCycle;
   j["core_mhz"] = t.coreMhz;
   j["simulated_seconds"] = t.coreMhz > 0 ? double(t.cycles) / (t.coreMhz * 1e6) : 0.0;
-  j["ipc"] = t.cycles ? double(total.issued) / double(t.cycles) : 0.0;
+  j["ipc"] = simulated ? double(total.issued) / double(simulated) : 0.0;
   j["memory"] = t.memory;
   j["scheduler_outcomes"] = stallsJson(stallTotals(t));  // summed over every scheduler of every SM
-  j["totals"] = countersJson(total, t.cycles);
+  j["totals"] = countersJson(total, simulated);
   nlohmann::json sms = nlohmann::json::array();
   for (const auto& s : t.sms) {
-    nlohmann::json js = countersJson(s.counters, t.cycles);
+    nlohmann::json js = countersJson(s.counters, simulated);
     js["sm"] = s.id;
     js["peak_resident_ctas"] = s.peakCtas;
-    js["ipc"] = t.cycles ? double(s.counters.issued) / double(t.cycles) : 0.0;
+    js["ipc"] = simulated ? double(s.counters.issued) / double(simulated) : 0.0;
     nlohmann::json sch = nlohmann::json::array();
     for (const auto& o : s.schedulers) sch.push_back(stallsJson(o));
     js["schedulers"] = std::move(sch);
@@ -131,6 +135,10 @@ nlohmann::json toJson(const gpu::TimingResult& t) {
   j["power_gating"]["sm_switches"] = power::toJson(smSwitches);
   return j;
 }
+
+}  // namespace
+
+nlohmann::json toJson(const gpu::TimingResult& t) { return timingJson(t, t.cycles); }
 
 std::string powerCsvHeader(const power::PowerReport& p) {
   std::string out = "launch,kernel,start_cycle,cycles";
@@ -217,14 +225,36 @@ nlohmann::json toJson(const LaunchRecord& l) {
       e["power"] = std::move(p);
     }
     j["timing"] = std::move(e);
+  } else if (l.timing && l.sampled && l.sampled->waves) {
+    // Waves sampled: estimated cycles and energy; the rest covers the detailed CTAs.
+    const WaveSample& w = *l.sampled->waves;
+    nlohmann::json t = timingJson(*l.timing, w.detailedCycles);
+    t["estimated"] = true;
+    t["detailed_cycles"] = w.detailedCycles;
+    t["ipc"] = l.timing->cycles ? double(l.stats.warpInsts) / double(l.timing->cycles) : 0.0;
+    j["timing"] = std::move(t);
   } else if (l.timing) {
     j["timing"] = toJson(*l.timing);
   }
   if (l.sampled) {
     const SampledLaunch& s = *l.sampled;
     nlohmann::json js;
-    js["group"] = s.group;
+    if (s.grouped) js["group"] = s.group;
     js["detail"] = s.detail;
+    if (s.waves) {
+      const WaveSample& w = *s.waves;
+      js["waves"] = {{"ctas_detailed", w.ctasDetailed},
+                     {"ctas_total", w.ctasTotal},
+                     {"ctas_per_wave", w.ctasPerWave},
+                     {"detailed_cycles", w.detailedCycles},
+                     {"detailed_warp_instructions", w.detailedInsts},
+                     {"extrapolated_cycles", w.extrapolatedCycles},
+                     {"extrapolated_ipc", w.ipc},
+                     {"waves_compared", w.wavesCompared},
+                     {"drift_pct", w.driftPct},
+                     {"wave_ipc", w.waveIpc},
+                     {"cycles_bound_pct", w.boundPct}};
+    }
     if (!s.detail) {
       js["extrapolated_from"] = s.detailedFrom;
       js["cycles_per_warp_instruction"] = s.cpi;
@@ -342,10 +372,12 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     // Sampled simulation: which launches ran in detail, and the extrapolated cycles' error
     // bound from every detailed launch of the run (a launch's own bound is what its group knew
     // when it ran): KernelSampler::bound per extrapolated launch, the launches' bounds added
-    // (a group's launches share its error).
+    // (a group's launches share its error). A launch whose waves were sampled adds its
+    // functionally run CTAs' cycles to the extrapolated ones, and its bound.
     nlohmann::json s;
     s["mode"] = cfg.sampling.mode;
     uint64_t detailed = 0, extrapolated = 0, cyclesDetailed = 0, cyclesEstimated = 0, unbounded = 0;
+    uint64_t waveSampled = 0, ctasDetailed = 0, ctasFunctional = 0;
     std::vector<std::vector<double>> cpis;  // per group, its detailed launches' in order
     for (const auto& l : launches) {
       if (!l.timing || !l.sampled || !l.sampled->detail) continue;
@@ -357,7 +389,18 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     size_t groups = 0;
     for (const auto& l : launches) {
       if (!l.timing || !l.sampled) continue;
-      groups = std::max(groups, l.sampled->group + 1);
+      if (l.sampled->grouped) groups = std::max(groups, l.sampled->group + 1);
+      if (l.sampled->detail && l.sampled->waves) {
+        const WaveSample& w = *l.sampled->waves;
+        ++detailed;
+        ++waveSampled;
+        ctasDetailed += w.ctasDetailed;
+        ctasFunctional += w.ctasTotal - w.ctasDetailed;
+        cyclesDetailed += w.detailedCycles;
+        cyclesEstimated += l.timing->cycles - w.detailedCycles;
+        bound += w.boundPct / 100.0 * double(l.timing->cycles);
+        continue;
+      }
       if (l.sampled->detail) {
         ++detailed;
         cyclesDetailed += l.timing->cycles;
@@ -373,9 +416,14 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
       else
         ++unbounded;
     }
-    s["groups"] = groups;
+    if (cfg.sampling.kernels()) s["groups"] = groups;
     s["launches_detailed"] = detailed;
     s["launches_extrapolated"] = extrapolated;
+    if (cfg.sampling.waves()) {
+      s["launches_waves_sampled"] = waveSampled;
+      s["ctas_detailed_in_them"] = ctasDetailed;
+      s["ctas_run_functionally"] = ctasFunctional;
+    }
     s["cycles_detailed"] = cyclesDetailed;
     s["cycles_extrapolated"] = cyclesEstimated;
     s["cycles_bound"] = unbounded ? nlohmann::json(nullptr) : nlohmann::json(bound);
@@ -385,7 +433,8 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     s["launches_without_bound"] = unbounded;
     s["note"] =
         "extrapolated launches have estimated cycles and energy only; per-cycle outputs (power "
-        "time series, CTA timeline, voltage and droops) cover the detailed launches";
+        "time series, CTA timeline, voltage and droops) cover the detailed launches, and in a "
+        "launch whose waves were sampled its detailed CTAs";
     j["sampling"] = std::move(s);
   }
   j["ipc"] = cycles ? double(total.warpInsts) / double(cycles) : 0.0;

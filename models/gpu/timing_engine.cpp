@@ -206,7 +206,7 @@ void throwOnDivergence(Gpu& g, const std::vector<sm::Sm*>& sms, bool& poisoned) 
 TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                const sm::CtaFootprint& footprint, uint64_t codeBase,
                                const std::string& label, const RunBudget* budget,
-                               const ProgressFn* progress) {
+                               const ProgressFn* progress, WaveSampler* waves) {
   Gpu& g = *gpu_;
   std::vector<sm::Sm*> sms = g.sms();
   for (sm::Sm* s : sms) s->resetStats();
@@ -231,6 +231,11 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     for (uint32_t i = 0; i < sms.size(); ++i) g.l1(i).setSharedCarveout(shared);
   sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations(), shared};
   for (sm::Sm* s : sms) s->beginKernel(k);
+  cs.setWaveSampler(waves);
+  struct ForgetWaves {
+    CtaScheduler& c;
+    ~ForgetWaves() { c.setWaveSampler(nullptr); }
+  } forgetWaves{cs};
   cs.startKernel(KernelGrid{L.grid, footprint});
   power::EnergyModel* energy = g.energyModel();
   // SM accounting covers cycles startCycle + 1 .. endCycle (the launch's `cycles`).

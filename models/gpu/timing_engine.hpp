@@ -19,6 +19,7 @@
 #include "common/run_budget.hpp"
 #include "func/executor.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/wave_sampler.hpp"
 #include "power/energy_model.hpp"
 #include "sm/activity.hpp"
 #include "sm/gating_stats.hpp"
@@ -73,9 +74,12 @@ class TimingEngine {
   // limits or interrupt say stop, the launch stops at a cycle boundary and the result says so
   // (TimingResult::stopped): its statistics cover the cycles it ran. The engine cannot run
   // another launch after that (nor after a fault); the next get() builds a fresh one.
+  // With `waves` (sampling.mode wave) the sampler may stop further CTAs from starting: the
+  // launch then ends when the started ones have (WaveSampler::ctasDetailed()), and the result
+  // and `stats` cover those.
   TimingResult run(func::LaunchState& L, func::ExecStats& stats, const sm::CtaFootprint& footprint,
                    uint64_t codeBase, const std::string& label, const RunBudget* budget = nullptr,
-                   const ProgressFn* progress = nullptr);
+                   const ProgressFn* progress = nullptr, WaveSampler* waves = nullptr);
   // Fresh caches, units and statistics: what a new Device sees.
   void reset();
 

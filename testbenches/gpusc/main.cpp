@@ -260,9 +260,14 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
       issued += l.stats.warpInsts;
       continue;
     }
-    detailedCycles += l.timing->cycles;
     const sm::SmCounters c = counterTotals(*l.timing);
-    issued += c.issued;
+    if (l.sampled && l.sampled->waves) {  // waves sampled: all its CTAs' instructions
+      issued += l.stats.warpInsts;
+      detailedCycles += l.sampled->waves->detailedCycles;
+    } else {
+      issued += c.issued;
+      detailedCycles += l.timing->cycles;
+    }
     warpCycles += c.warpCycles;
     rfConflicts += c.rfBankConflicts;
     smemConflicts += c.sharedBankConflicts;
@@ -284,17 +289,25 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
   if (run.contains("sampling")) {
     const nlohmann::json& s = run["sampling"];
     const uint64_t ext = s.value("launches_extrapolated", uint64_t(0));
+    const uint64_t detailed = s.value("launches_detailed", uint64_t(0));
     std::string bound = "no error bound (a group with one detailed launch and no other to pool)";
     if (s.contains("cycles_bound_pct") && s["cycles_bound_pct"].is_number())
       bound = fmt::format("+- {:.0f} cycles ({:.2f}%)", s["cycles_bound"].get<double>(),
                           s["cycles_bound_pct"].get<double>());
+    std::string how;
+    if (s.contains("groups"))
+      how = fmt::format("{} of {} launches in detail ({} groups); {} extrapolated", detailed,
+                        detailed + ext, s["groups"].get<uint64_t>(), ext);
+    if (s.contains("launches_waves_sampled")) {
+      const uint64_t ctas = s["ctas_detailed_in_them"].get<uint64_t>();
+      how += fmt::format("{}{} launches with waves sampled ({} of {} CTAs in detail)",
+                         how.empty() ? "" : "; ", s["launches_waves_sampled"].get<uint64_t>(), ctas,
+                         ctas + s["ctas_run_functionally"].get<uint64_t>());
+    }
     fmt::format_to(std::back_inserter(out),
-                   "  sampled            {} of {} launches in detail ({} groups); {} "
-                   "extrapolated, their {} cycles {}; per-cycle figures below cover the "
-                   "detailed launches\n",
-                   s.value("launches_detailed", uint64_t(0)),
-                   s.value("launches_detailed", uint64_t(0)) + ext, s.value("groups", uint64_t(0)),
-                   ext, s.value("cycles_extrapolated", uint64_t(0)), bound);
+                   "  sampled            {}; extrapolated cycles {} {}; per-cycle figures below "
+                   "cover the detailed part\n",
+                   how, s.value("cycles_extrapolated", uint64_t(0)), bound);
   }
   uint64_t all = 0;
   for (uint64_t v : outcomes) all += v;
@@ -363,6 +376,21 @@ std::pair<uint64_t, uint64_t> parseCycleWindow(const std::string& text) {
   }
 }
 
+// loadPlatform with --sample given as the first of `sets` (sampling.mode=...): an error in it
+// names the option the user typed.
+PlatformConfig loadSampledPlatform(const std::string& platform,
+                                   const std::vector<std::string>& sets,
+                                   const std::string& sample) {
+  try {
+    return loadPlatform(platform, sets);
+  } catch (const InputError& e) {
+    const std::string set = "--set sampling.mode=" + sample + ":";
+    const std::string what = e.what();
+    if (sample.empty() || what.rfind(set, 0) != 0) throw;
+    throw InputError("--sample " + sample + ":" + what.substr(set.size()));
+  }
+}
+
 int cmdRun(const RunOptions& o) {
   installInterruptHandlers();
   if (!o.kernel.empty() && !o.launch.empty())
@@ -387,7 +415,7 @@ int cmdRun(const RunOptions& o) {
     sets.push_back(fmt::format("pdn.monitor.vcd_end_cycle={}", to));
   }
   const bool vcd = o.vcd || !o.vcdSms.empty() || !o.vcdSignals.empty() || !o.vcdCycles.empty();
-  PlatformConfig cfg = loadPlatform(o.platform, sets);
+  PlatformConfig cfg = loadSampledPlatform(o.platform, sets, o.sample);
   if (cfg.limits.max_cycles && mode == ExecMode::Functional)
     throw InputError(
         "limits.max_cycles (--max-cycles): functional mode has no cycles; use "
@@ -891,7 +919,11 @@ void printBenchSummary(const nlohmann::json& summary) {
 int cmdBench(const BenchOptions& o) {
   const ExecMode mode = parseMode(o.mode);
   const ThreadPolicy policy = parseThreadPolicy(o.threadPolicy);
-  PlatformConfig cfg = loadPlatform(o.platform, o.sets);
+  // With --sample, --set sampling.* keys tune the sampled runs only.
+  std::vector<std::string> fullSets;
+  for (const std::string& s : o.sets)
+    if (o.sample.empty() || s.rfind("sampling.", 0) != 0) fullSets.push_back(s);
+  PlatformConfig cfg = loadPlatform(o.platform, fullSets);
   const catalog::Size size = catalog::parseSize(o.size);
   // --sample: the platform sampled, for a second run of each kernel (a bad method fails here).
   std::optional<PlatformConfig> sampledCfg;
@@ -903,7 +935,7 @@ int cmdBench(const BenchOptions& o) {
       throw InputError("--sample with sampling.mode set: the full runs would be sampled too");
     std::vector<std::string> sets = {"sampling.mode=" + o.sample};
     sets.insert(sets.end(), o.sets.begin(), o.sets.end());
-    sampledCfg = loadPlatform(o.platform, sets);
+    sampledCfg = loadSampledPlatform(o.platform, sets, o.sample);
   }
   // Without -k: every kernel, or at --size large the kernels that have one.
   std::vector<std::string> names = !o.kernels.empty()             ? o.kernels
@@ -1031,7 +1063,8 @@ int cmdBench(const BenchOptions& o) {
         worstKernel = k["kernel"].get<std::string>();
       }
       if (sm["speedup"].get<double>() > 0) speedups.push_back(sm["speedup"].get<double>());
-      if (sm["launches_extrapolated"].get<uint64_t>() > 0) {
+      if (sm["launches_extrapolated"].get<uint64_t>() > 0 ||
+          sm.value("launches_waves_sampled", uint64_t(0)) > 0) {
         ++bounded;
         covered += sm["bound_covers"].is_boolean() && sm["bound_covers"].get<bool>();
       }
@@ -1043,13 +1076,14 @@ int cmdBench(const BenchOptions& o) {
     ss["cycle_error_pct_geomean_nonzero"] = errs.empty() ? 0.0 : cli::geomean(errs);
     ss["cycle_error_pct_max"] = worst;
     ss["cycle_error_pct_max_kernel"] = worstKernel;
-    ss["kernels_extrapolated"] = bounded;
+    ss["kernels_extrapolated"] = bounded;  // with launches or waves extrapolated
     ss["bound_covers"] = covered;
     ss["speedup_geomean"] = speedups.empty() ? 0.0 : cli::geomean(speedups);
     j["sampling_summary"] = ss;
     fmt::print(
         "sampled ({}): cycle error {:.2f}% geomean over the {} kernels with one, {:.2f}% at most "
-        "({}); the bound covers {} of {} kernels with extrapolated launches; {:.2f}x faster "
+        "({}); the bound covers {} of {} kernels with extrapolated launches or waves; {:.2f}x "
+        "faster "
         "(geomean)\n",
         o.sample, ss["cycle_error_pct_geomean_nonzero"].get<double>(), errs.size(), worst,
         worstKernel, covered, bounded, ss["speedup_geomean"].get<double>());
@@ -1108,7 +1142,9 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
   cmd->add_option("--sample", r.sample,
                   "Sampled simulation in timing mode (sampling.mode): kernel (launches like an "
                   "earlier detailed one run in the functional engine, their cycles and energy "
-                  "extrapolated; docs/sampling.md) or none");
+                  "extrapolated), wave (a launch's CTA waves in detail until its rate is stable, "
+                  "the rest in the functional engine), kernel+wave (both; docs/sampling.md) or "
+                  "none");
   cmd->add_flag("--report", r.report,
                 "Also write report.html: the run's summary and plots on one self-contained page");
   cmd->add_flag("--vcd", r.vcd,
@@ -1281,7 +1317,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
-  benchCmd->add_option("--set", bench.sets, "Override a platform key: key.path=value (repeatable)");
+  benchCmd->add_option("--set", bench.sets,
+                       "Override a platform key: key.path=value (repeatable; with --sample, "
+                       "sampling.* keys set the sampled runs only)");
   benchCmd->add_option("--sample", bench.sample,
                        "Timing mode: also run each kernel sampled (sampling.mode, e.g. kernel) and "
                        "report its cycle error against the full run, whether its error bound "

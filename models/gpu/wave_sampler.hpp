@@ -1,0 +1,99 @@
+// WaveSampler: sampling within a launch (sampling.mode: wave, docs/sampling.md).
+//
+// A wave is as many CTAs as the GPU holds at once (CTAs per SM for the launch's footprint times
+// the SMs). The launch's waves are windows of its cycles: window k ends when k waves' worth of
+// CTAs have finished, and its rate is the warp instructions the SMs issued in it per cycle. The
+// first window is the launch's warm-up (empty pipelines, cold caches) and is never compared.
+//
+// When the rate is stable. Two things can make a few waves' rate a poor guide to the rest:
+//   - drift: CTAs that start in lockstep drift apart over several waves, and the rate with them
+//     (transpose_padded's time per wave falls by a fifth from its second wave to its sixth,
+//     the last three within 2 % of each other);
+//   - noise: in steady state a wave's rate varies from the next (by 2-3 % with 60 CTAs a wave
+//     on gtx480, by up to 10 % with 10 on two SMs).
+// So the rate is stable when, over the last 2h waves, (1) the last h waves' rate (their
+// instructions over their cycles) is within `stablePct` of the h waves' before them, and (2)
+// twice the standard error of the mean wave rate over the 2h waves (the waves' relative sample
+// standard deviation over sqrt(2h)) is within `stablePct` too. h starts at `windows` and grows
+// with the waves' spread to the h that meets (2) (h >= 2 x spread^2 / stablePct^2), so a noisy
+// launch simply runs more waves in detail.
+//
+// The cut. Once the rate is stable and at least a wave of CTAs has not started, the CTAs still
+// to start are cut to a whole number of waves: the cycle-level model starts the others (the
+// remainder of the division), all started CTAs finish in it, and the functional engine runs
+// the whole waves left. Cutting at whole waves keeps the estimate right whether the launch's
+// CTAs finish staggered (the GPU then works through CTAs at a steady rate) or in lockstep waves
+// (where a partial last wave takes as long as a whole one): the partial wave runs in detail.
+//
+// Estimate. The launch's cycles are the detailed cycles (its start to its last started CTA's
+// end, which holds the launch's ramp-down) plus the functionally run CTAs' warp instructions at
+// the last h waves' rate. The error bound on the extrapolated cycles is the statistical error
+// of that rate (twice its standard error: the waves' spread over sqrt(h)) plus the drift still
+// seen (the last h waves' rate against the h before, relative).
+//
+// Pure logic: the CTA scheduler reports finished CTAs and asks whether to go on starting them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace gpusc::gpu {
+
+class WaveSampler {
+ public:
+  WaveSampler(double stablePct, uint32_t windows);
+
+  // A launch of `totalCtas` starts at cycle `start`, `ctasPerWave` at once.
+  void begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start);
+  // A CTA finished at cycle `now`: `finished` have, `started` have started; `insts()` gives the
+  // warp instructions the launch has issued so far (called at window ends only). Returns how
+  // many CTAs start in all once the rate is stable (at most once per launch; the caller starts
+  // no CTA beyond that), else nothing.
+  std::optional<uint64_t> ctaFinished(uint64_t now, uint64_t finished, uint64_t started,
+                                      const std::function<uint64_t()>& insts);
+
+  struct Window {
+    uint64_t start = 0, end = 0;  // cycles
+    uint64_t insts = 0;           // warp instructions issued in it
+    double ipc() const { return end > start ? double(insts) / double(end - start) : 0.0; }
+  };
+  // Whether it stopped the CTAs from starting, and how many start in all.
+  bool stopped() const { return stoppedAt_.has_value(); }
+  uint64_t ctasDetailed() const { return stoppedAt_.value_or(total_); }
+  uint64_t ctasPerWave() const { return perWave_; }
+  const std::vector<Window>& windows() const { return windows_; }
+
+  struct Estimate {
+    double cycles = 0;          // the launch's: detailed plus extrapolated
+    double extrapolated = 0;    // the functionally run CTAs' cycles
+    double ipc = 0;             // the rate they were extrapolated at
+    double boundPct = 0;        // error bound, in % of `cycles`
+    std::vector<double> rates;  // the compared windows' warp instructions per cycle
+    uint32_t half = 0;          // h: the rate is the last h windows'
+    double driftPct = 0;        // the last h windows' rate against the h before, in %
+  };
+  // After a stopped launch: its `detailedCycles` and the functionally run CTAs' `restInsts`.
+  Estimate estimate(uint64_t detailedCycles, uint64_t restInsts) const;
+
+  // Relative spread of `v`: sample standard deviation over the mean (0 for fewer than two).
+  static double relativeSpread(const std::vector<double>& v);
+
+ private:
+  // The last 2 x `half` windows (half_ at the stop).
+  std::vector<Window> compared(size_t half) const;
+  // Warp instructions per cycle over windows [from, to).
+  static double rate(std::vector<Window>::const_iterator from,
+                     std::vector<Window>::const_iterator to);
+
+  const double stablePct_;
+  const uint32_t compare_;  // the least h
+  size_t half_ = 0;         // h at the stop
+  uint64_t total_ = 0, perWave_ = 1;
+  uint64_t lastEnd_ = 0, lastInsts_ = 0;  // where the current window starts
+  std::vector<Window> windows_;
+  std::optional<uint64_t> stoppedAt_;
+};
+
+}  // namespace gpusc::gpu

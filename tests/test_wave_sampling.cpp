@@ -1,0 +1,120 @@
+// Sampling within a launch (sampling.mode wave, docs/sampling.md): the wave sampler's stop rule,
+// cut, estimate and bound on synthetic CTA completions (wave-sampled runs of the catalog are in
+// test_sampling.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu/wave_sampler.hpp"
+
+using namespace gpusc;
+using gpu::WaveSampler;
+
+namespace {
+
+// Drives `w` through a launch of `total` CTAs, `perWave` at once, in lockstep waves: wave k
+// (from 1) takes cycles[k-1] and issues `instsPerWave` warp instructions; every CTA of a wave
+// finishes at its end and the next wave's start at once. Returns the CTAs started in all.
+uint64_t drive(WaveSampler& w, uint64_t total, uint64_t perWave,
+               const std::vector<uint64_t>& cycles, uint64_t instsPerWave) {
+  w.begin(total, perWave, 0);
+  uint64_t now = 0, insts = 0, started = std::min(total, perWave), finished = 0, limit = total;
+  for (size_t k = 0; finished < started; ++k) {
+    const uint64_t inWave = started - finished;
+    now += cycles.at(std::min(k, cycles.size() - 1));
+    insts += instsPerWave * inWave / perWave;
+    for (uint64_t c = 0; c < inWave; ++c) {
+      ++finished;
+      if (const auto cut = w.ctaFinished(now, finished, started, [&] { return insts; })) {
+        EXPECT_EQ(limit, total) << "cut twice";
+        limit = *cut;
+      }
+    }
+    started = std::min(limit, started + perWave);
+  }
+  return started;
+}
+
+}  // namespace
+
+TEST(WaveSampler, StopsWhenTheLastWavesRateMatchesTheWavesBefore) {
+  // 100 waves of 10 CTAs; a warm-up wave of 300 cycles, then 100 cycles each (10 insts/cycle).
+  WaveSampler w(2.0, 2);
+  const uint64_t started = drive(w, 1000, 10, {300, 100}, 1000);
+  ASSERT_TRUE(w.stopped());
+  // Windows 2-3 against 4-5 agree at the end of wave 5: 50 CTAs started, 950 left (whole waves).
+  EXPECT_EQ(started, 50u);
+  EXPECT_EQ(w.ctasDetailed(), 50u);
+  ASSERT_EQ(w.windows().size(), 5u);
+  EXPECT_DOUBLE_EQ(w.windows()[0].ipc(), 1000.0 / 300.0);
+  const WaveSampler::Estimate e = w.estimate(700, 95000);
+  EXPECT_DOUBLE_EQ(e.ipc, 10.0);
+  EXPECT_DOUBLE_EQ(e.extrapolated, 9500.0);
+  EXPECT_DOUBLE_EQ(e.cycles, 10200.0);
+  EXPECT_DOUBLE_EQ(e.boundPct, 0.0);  // the compared waves are identical
+}
+
+TEST(WaveSampler, WaitsWhileTheRateStillDrifts) {
+  // Each wave 3 % faster than the one before until wave 8, then steady: consecutive waves are
+  // within 3 %, but two pairs of waves differ by more than 2 % until the drift has stopped.
+  std::vector<uint64_t> cycles = {300};
+  double c = 100;
+  for (int k = 0; k < 7; ++k) cycles.push_back(uint64_t(std::llround(c *= 0.97)));
+  WaveSampler w(2.0, 2);
+  drive(w, 1000, 10, cycles, 1000);
+  ASSERT_TRUE(w.stopped());
+  // The last two waves before the stop ran at the steady rate.
+  const auto& win = w.windows();
+  ASSERT_GE(win.size(), 5u);
+  EXPECT_EQ(win[win.size() - 1].end - win[win.size() - 1].start, cycles.back());
+  EXPECT_EQ(win[win.size() - 2].end - win[win.size() - 2].start, cycles.back());
+  EXPECT_GT(win.size(), 8u);
+}
+
+TEST(WaveSampler, CutsTheLaunchAtWholeWavesAndNeverWithLessThanAWaveLeft) {
+  // 57 CTAs in waves of 10: stable after wave 5 (50 started), 7 left: less than a wave, so no
+  // stop; the whole launch runs in detail.
+  WaveSampler a(2.0, 2);
+  EXPECT_EQ(drive(a, 57, 10, {300, 100}, 1000), 57u);
+  EXPECT_FALSE(a.stopped());
+  EXPECT_EQ(a.ctasDetailed(), 57u);
+  // 1003 CTAs: at the stop 50 have started; 953 left = 95 waves and 3 CTAs: the 3 start too.
+  WaveSampler b(2.0, 2);
+  EXPECT_EQ(drive(b, 1003, 10, {300, 100}, 1000), 53u);
+  EXPECT_EQ(b.ctasDetailed(), 53u);
+  EXPECT_EQ((1003 - b.ctasDetailed()) % 10, 0u);
+}
+
+TEST(WaveSampler, BoundIsTheRatesStandardErrorAndDriftOnTheExtrapolatedPart) {
+  // Waves of 100 and 101 cycles alternate: a spread of 0.7 %, drift 0 between pairs.
+  WaveSampler w(2.0, 2);
+  drive(w, 1000, 10, {300, 100, 101, 100, 101, 100, 101}, 1000);
+  ASSERT_TRUE(w.stopped());
+  const WaveSampler::Estimate e = w.estimate(1000, 90000);
+  ASSERT_EQ(e.half, 2u);
+  ASSERT_EQ(e.rates.size(), 4u);
+  EXPECT_DOUBLE_EQ(e.driftPct, 0.0);
+  const double spread = WaveSampler::relativeSpread({e.rates[2], e.rates[3]});
+  EXPECT_GT(spread, 0.0);
+  EXPECT_NEAR(e.boundPct, 100.0 * 2.0 * spread / std::sqrt(2.0) * e.extrapolated / e.cycles, 1e-9);
+  EXPECT_DOUBLE_EQ(e.cycles, 1000.0 + e.extrapolated);
+  EXPECT_NEAR(e.extrapolated, 90000.0 / e.ipc, 1e-6);
+}
+
+TEST(WaveSampler, ComparesMoreWavesWhenTheyAreNoisy) {
+  // Waves alternate 90 and 110 cycles (a 10 % spread of their rates, no drift): h must reach
+  // about 2 x 0.1^2 / 0.02^2 = 50 before twice the mean's standard error is within 2 %.
+  std::vector<uint64_t> cycles = {300};
+  for (int k = 0; k < 400; ++k) cycles.push_back(k % 2 ? 110 : 90);
+  WaveSampler w(2.0, 2);
+  drive(w, 4000, 10, cycles, 1000);
+  ASSERT_TRUE(w.stopped());
+  const WaveSampler::Estimate e = w.estimate(0, 0);
+  EXPECT_GE(e.half, 45u);
+  EXPECT_LE(2.0 * WaveSampler::relativeSpread(e.rates) / std::sqrt(2.0 * e.half), 0.02);
+  EXPECT_EQ(w.windows().size(), 2 * size_t(e.half) + 1);
+  // A quiet launch stops at the least h.
+  WaveSampler q(2.0, 2);
+  drive(q, 4000, 10, {300, 100}, 1000);
+  EXPECT_EQ(q.windows().size(), 5u);
+}
