@@ -32,6 +32,7 @@ namespace {
 uint64_t memoryUnits(const MemRecord& rec) {
   uint64_t keys[2 * kWarpSize];
   unsigned n = 0;
+  uint64_t lo = ~0ull, hi = 0;
   for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
     const int l = __builtin_ctz(m);
     if (rec.atomic) {
@@ -41,7 +42,17 @@ uint64_t memoryUnits(const MemRecord& rec) {
                      last = (rec.addr[l] + std::max<uint8_t>(rec.bytes, 1) - 1) >> 5;
       keys[n++] = first;
       if (last != first) keys[n++] = last;
+      lo = std::min(lo, first);
+      hi = std::max(hi, last);
     }
+  }
+  if (!rec.atomic && n > 0 && hi - lo < 64) {
+    // The sectors lie within 64 of each other (any access within 2 KB: coalesced, broadcast,
+    // shared memory): a bit per sector counts the distinct ones without sorting (sgemm at large
+    // size sampled kernel+wave, counting every CTA: 128 s sorting, 94 s with this).
+    uint64_t bits = 0;
+    for (unsigned i = 0; i < n; ++i) bits |= 1ull << (keys[i] - lo);
+    return uint64_t(__builtin_popcountll(bits));
   }
   std::sort(keys, keys + n);
   uint64_t distinct = 0, most = 0, run = 0;

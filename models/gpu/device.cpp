@@ -504,6 +504,9 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     w.detailedInsts = rec.stats.warpInsts;
     for (const gpu::WaveSampler::Window& x : waves->windows()) w.waveIpc.push_back(x.ipc());
     func::ExecStats rest;
+    // The memory units per access in the launch's signature come from its detailed CTAs:
+    // counting them costs the functional engine twice its time.
+    L.countMemoryUnits = false;
     try {
       runFunctional(L, rest, label, w.ctasDetailed);
     } catch (const RunStopped& e) {
