@@ -9,8 +9,9 @@
 //   - drift: CTAs that start in lockstep drift apart over several waves, and the rate with them
 //     (transpose_padded's time per wave falls by a fifth from its second wave to its sixth,
 //     the last three within 2 % of each other);
-//   - noise: in steady state a wave's rate varies from the next (by 2-3 % with 60 CTAs a wave
-//     on gtx480, by up to 10 % with 10 on two SMs).
+//   - noise: in steady state a wave's time varies from the next (sobel's waves of 60 CTAs on
+//     gtx480 take 2,039 to 2,253 cycles; transpose_padded's waves of 10 CTAs on two SMs 2,566
+//     to 3,425).
 // So the rate is stable when, over the last 2h waves, (1) the last h waves' rate (their
 // instructions over their cycles) is within `stablePct` of the h waves' before them, and (2)
 // twice the standard error of the mean wave rate over the 2h waves (the waves' relative sample
