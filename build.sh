@@ -108,13 +108,14 @@ case "$what" in
     # The test executables run under the sanitizers: the PTX front end, the engine's semantics
     # and SIMT, configuration and launch specs, the random programs in both modes on two
     # platforms, every catalog kernel at tiny in functional mode and through the memory hierarchy
-    # of gtx480 and of rtx3070 (timing model, memory system, power and PDN code), and the shader
+    # of gtx480 and of rtx3070 (timing model, memory system, power and PDN code), sampled runs
+    # (launches extrapolated, waves cut and their CTAs run functionally), and the shader
     # cluster's draws (its SystemC threads). Building the whole suite a second time does not fit
     # CI's budget. Each entry is an executable and the gtest filter it runs with.
     # (test_catalog runs as two processes, so both cores work until the end.)
     sanitized_tests=(test_ptx_parser:* test_semantics:* test_simt:* test_config:*
       test_launch_spec:* test_random_ptx:* 'test_catalog:Platforms/*_rtx3070'
-      'test_catalog:Functional/*_tiny:Platforms/*_gtx480'
+      'test_catalog:Functional/*_tiny:Platforms/*_gtx480' test_sampling:* test_wave_sampling:*
       test_shader_cluster:ShaderCluster.BenchmarkOutputsEqualTheReferenceInterpreter)
     build_step "$sbuild" build-sanitize.log fuzz_ptx fuzz_platform fuzz_launch_spec fuzz_run \
       $(printf '%s\n' "${sanitized_tests[@]%%:*}" | sort -u)
