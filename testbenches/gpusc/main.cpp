@@ -300,8 +300,9 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
                         detailed + ext, s["groups"].get<uint64_t>(), ext);
     if (s.contains("launches_waves_sampled")) {
       const uint64_t ctas = s["ctas_detailed_in_them"].get<uint64_t>();
-      how += fmt::format("{}{} launches with waves sampled ({} of {} CTAs in detail)",
-                         how.empty() ? "" : "; ", s["launches_waves_sampled"].get<uint64_t>(), ctas,
+      const uint64_t cut = s["launches_waves_sampled"].get<uint64_t>();
+      how += fmt::format("{}{} launch{} with waves sampled ({} of {} CTAs in detail)",
+                         how.empty() ? "" : "; ", cut, cut == 1 ? "" : "es", ctas,
                          ctas + s["ctas_run_functionally"].get<uint64_t>());
     }
     fmt::format_to(std::back_inserter(out),
