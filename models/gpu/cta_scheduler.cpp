@@ -319,6 +319,12 @@ void CtaScheduler::assign() {
   }
 }
 
+uint64_t CtaScheduler::warpInstsIssued() const {
+  uint64_t n = 0;
+  for (const sm::Sm* s : sms_) n += s->execStats().warpInsts;
+  return n;
+}
+
 void CtaScheduler::stopKernel(sm::Cycle lastCycle) {
   active_ = false;
   endCycle_ = lastCycle;
@@ -334,11 +340,8 @@ void CtaScheduler::ctaFinished(uint32_t sm, uint32_t resident) {
   policy_->ctaFinished(now);
   if (resident == 0) sms_[sm]->powerSwitch().endBusy(now);
   if (waves_ && limit_ == total_)
-    if (const std::optional<uint64_t> cut = waves_->ctaFinished(now, finished_, next_, [this] {
-          uint64_t n = 0;
-          for (const sm::Sm* s : sms_) n += s->execStats().warpInsts;
-          return n;
-        }))
+    if (const std::optional<uint64_t> cut =
+            waves_->ctaFinished(now, finished_, next_, [this] { return warpInstsIssued(); }))
       limit_ = *cut;  // no CTA beyond starts: the functional engine runs the rest
   if (finished_ == limit_) {
     active_ = false;

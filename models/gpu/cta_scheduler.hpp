@@ -136,6 +136,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   uint64_t ctasStarted() const { return next_; }
   uint64_t ctasFinished() const { return finished_; }
   uint64_t ctasTotal() const { return total_; }
+  // Warp instructions the SMs have issued in the current (or last) kernel.
+  uint64_t warpInstsIssued() const;
   // The placement policy's decision for the current (or last) kernel.
   PlacementDecision placementDecision() const { return policy_->decision(); }
 

@@ -408,14 +408,18 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     }
     launches_.push_back(std::move(rec));
   };
+  // A run limit or an interrupt stopped the launch in the functional engine: it ends there.
+  const auto finishStopped = [&](const RunStopped& e) {
+    rec.stopped = stopped_ = e.reason();
+    stopMessage_ = e.what();
+    finish();
+  };
   const std::string label = fmt::format("kernel {} ({})", launches_.size() + 1, k.name);
   if (mode_ == ExecMode::Functional) {
     try {
       runFunctional(L, rec.stats, label);
     } catch (const RunStopped& e) {
-      rec.stopped = stopped_ = e.reason();
-      stopMessage_ = e.what();
-      finish();
+      finishStopped(e);
       throw;
     }
     finish();
@@ -439,9 +443,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       runFunctional(L, trial, label);
     } catch (const RunStopped& e) {
       rec.stats = trial;
-      rec.stopped = stopped_ = e.reason();
-      stopMessage_ = e.what();
-      finish();
+      finishStopped(e);
       throw;
     }
     decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, trial));
@@ -511,9 +513,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       runFunctional(L, rest, label, w.ctasDetailed);
     } catch (const RunStopped& e) {
       rec.stats.add(rest);
-      rec.stopped = stopped_ = e.reason();
-      stopMessage_ = e.what();
-      finish();
+      finishStopped(e);
       throw;
     }
     const gpu::WaveSampler::Estimate e = waves->estimate(w.detailedCycles, rest.warpInsts);

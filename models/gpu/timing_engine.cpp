@@ -268,11 +268,6 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     const uint64_t c = t / period;
     return c > cs.startCycle() + 1 ? c - cs.startCycle() - 1 : 0;
   };
-  const auto launchInsts = [&] {
-    uint64_t n = 0;
-    for (sm::Sm* s : sms) n += s->execStats().warpInsts;
-    return n;
-  };
   // No-progress watchdog: a launch whose SMs issue nothing and finish no CTA for this many
   // cycles while events are still pending cannot finish (no memory access takes this long).
   constexpr uint64_t kNoProgressCycles = 2000000;
@@ -309,7 +304,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       const uint64_t cyclesLeft = budget->cyclesLeft(ranAt(now));
       if (cyclesLeft != RunBudget::kUnlimited)
         sliceEnd = std::min(sliceEnd, now + std::max<uint64_t>(cyclesLeft, 1) * period);
-      const uint64_t instsLeft = budget->instructionsLeft(launchInsts());
+      const uint64_t instsLeft = budget->instructionsLeft(cs.warpInstsIssued());
       if (instsLeft != RunBudget::kUnlimited)
         sliceEnd =
             std::min(sliceEnd, now + std::max<uint64_t>(instsLeft / issuePerCycle, 1) * period);
@@ -323,7 +318,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       nextSample = energy->nextSampleCycle(coreCycle());
     }
     if (cs.kernelDone()) break;
-    const uint64_t insts = launchInsts();
+    const uint64_t insts = cs.warpInstsIssued();
     if (limited) {
       // Cycles before the current time stamp are complete: the launch has run
       // startCycle + 1 .. coreCycle() - 1.
