@@ -124,6 +124,34 @@ TEST(Rtx3070, TheL1HoldsWhatTheCarveoutLeaves) {
   }
 }
 
+// With the fixed-latency memory there is no L1 to carve out of, but the carve-out still bounds
+// the launch's shared memory: blocks of 48 KB of dynamic shared memory fit two to an SM (the
+// largest carve-out, 100 KB, less a reserved kilobyte each), and the results stay right.
+TEST(Rtx3070, TheFixedLatencyMemoryKeepsTheSharedMemoryLimit) {
+  const PlatformConfig cfg = loadPlatform("rtx3070", {"memory.model=fixed-latency"});
+  const uint32_t threads = 64, words = 4096, ctas = 3 * cfg.gpu.num_sms;
+  Device dev(cfg, ExecMode::Timing);
+  Module& m = dev.loadModule(kTwoPasses, "two_passes.ptx");
+  std::vector<uint32_t> in(words);
+  for (uint32_t i = 0; i < words; ++i) in[i] = i;
+  DevPtr buf = dev.malloc(words * 4), out = dev.malloc(threads * 4);
+  dev.copyToDevice(buf, in.data(), words * 4);
+  dev.launch(m.kernel("k"), {ctas}, {threads}, 48 * 1024,
+             KernelArgs().ptr(buf).u32(words).ptr(out));
+  const auto& t = *dev.launches().back().timing;
+  const uint32_t perSm = cfg.sm.shared_memory_bytes / (48 * 1024 + cfg.sm.shared_reserved_per_cta);
+  ASSERT_EQ(perSm, 2u);
+  for (const auto& s : t.sms) EXPECT_EQ(s.peakCtas, perSm);
+  // Thread i sums i, i + 64, ... twice.
+  std::vector<uint32_t> got(threads);
+  dev.copyToHost(got.data(), out, threads * 4);
+  for (uint32_t i = 0; i < threads; ++i) {
+    uint32_t want = 0;
+    for (uint32_t j = i; j < words; j += threads) want += j;
+    EXPECT_EQ(got[i], 2 * want) << i;
+  }
+}
+
 TEST(Rtx3070, ABlockMayUseTheLargestCarveoutLessTheReservedKilobyte) {
   const PlatformConfig cfg = loadPlatform("rtx3070");
   Device dev(cfg, ExecMode::Functional);

@@ -225,9 +225,10 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   g.coreClockDomain().setLaunchSerialReason(
       L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc or free" : "");
   CtaScheduler& cs = g.ctaScheduler();
-  // A unified L1 lends the launch's carve-out to shared memory.
+  // A unified L1 lends the launch's carve-out to shared memory (the fixed-latency memory has no
+  // L1 to shrink; the carve-out still bounds the launch's shared memory).
   const uint32_t shared = sm::sharedCarveout(g.config().sm, footprint);
-  if (g.config().sm.unified_l1)
+  if (g.config().sm.unified_l1 && g.hierarchy())
     for (uint32_t i = 0; i < sms.size(); ++i) g.l1(i).setSharedCarveout(shared);
   sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations(), shared};
   for (sm::Sm* s : sms) s->beginKernel(k);
