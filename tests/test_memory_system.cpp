@@ -21,9 +21,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "cache/l2_slice.hpp"
 #include "catalog.hpp"
 #include "common/address_map.hpp"
 #include "gpu/device.hpp"
+#include "gpu/gpu.hpp"
 #include "gpu/timing_engine.hpp"
 #include "support/ptx_harness.hpp"
 
@@ -480,3 +482,47 @@ TEST(MemoryDeterminism, AFreshDeviceRepeatsTheCyclesOfTheFirst) {
 }
 
 }  // namespace
+
+// l2.host_writes: a host copy of twice the L2's capacity, from an address where every slice and
+// set takes an equal share, leaves the L2 holding exactly the copy's second half (each set's
+// last `ways` lines written, least recently used first out), dirty with write-back, clean with
+// write-through; with dram it leaves the L2 as it was (empty).
+TEST(MemoryHostWrites, ACopyLeavesItsLastL2SizedPartInTheL2) {
+  for (const std::string mode : {"dram", "write-back", "write-through"}) {
+    for (const std::string platform : {"gtx480", "rtx3070"}) {
+      const PlatformConfig cfg = loadPlatform(platform, {"l2.host_writes=" + mode});
+      Device dev(cfg, ExecMode::Timing);
+      gpu::Gpu& g = dev.timingEngine()->gpu();
+      const AddressMap map(cfg);
+      const uint32_t lineBytes = cfg.l2.slice.line_bytes;
+      const uint64_t capacity = uint64_t(g.l2Slices()) * cfg.l2.slice.sizeBytes();
+      const uint64_t period =
+          uint64_t(cfg.memory.partition_interleave_bytes) * map.slices() * cfg.l2.slice.sets;
+      const DevPtr region = dev.malloc(2 * capacity + period);
+      const DevPtr base = (region + period - 1) / period * period;
+      const std::vector<uint8_t> host(2 * capacity, 7);
+      dev.copyToDevice(base, host.data(), host.size());
+      uint64_t valid = 0, dirty = 0;
+      for (uint32_t s = 0; s < g.l2Slices(); ++s) {
+        const cache::CacheCore& c = g.l2(s).core();
+        for (uint32_t set = 0; set < c.sets(); ++set)
+          for (uint32_t way = 0; way < c.ways(); ++way) {
+            valid += c.line(set, way).valid;
+            dirty += c.line(set, way).valid && c.line(set, way).dirty;
+          }
+      }
+      const std::string what = platform + " " + mode;
+      if (mode == "dram") {
+        EXPECT_EQ(valid, 0u) << what;
+        continue;
+      }
+      EXPECT_EQ(valid, capacity / lineBytes) << what;
+      EXPECT_EQ(dirty, mode == "write-back" ? valid : 0u) << what;
+      for (uint64_t a = base; a < base + 2 * capacity; a += lineBytes) {
+        const bool present =
+            g.l2(map.slice(a)).core().find(map.sliceLocal(a)) != cache::CacheCore::kNoWay;
+        ASSERT_EQ(present, a >= base + capacity) << what << " offset " << a - base;
+      }
+    }
+  }
+}

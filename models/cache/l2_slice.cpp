@@ -318,6 +318,22 @@ tlm::tlm_generic_payload* L2Slice::newRequest(tlm::tlm_command cmd, uint64_t dev
   return p;
 }
 
+void L2Slice::hostWrite(uint64_t line, const ByteMask& mask, bool dirty) {
+  if (!enabled_ || !anyByte(mask)) return;
+  const uint64_t cycle = clock_.now();
+  const uint32_t set = core_.setOf(line);
+  const uint32_t way = core_.access(line, cycle, mask, true);
+  if (way != CacheCore::kNoWay) {
+    if (dirty) core_.setDirty(set, way);
+    core_.addBytes(set, way, mask);
+    power_.hit(set, way, cycle, mask, LinePower::Data::Write, false);
+    return;
+  }
+  if (!writeValidate_ && core_.sectorsOf(mask) != mask) return;
+  const FillResult r = core_.fill(line, cycle, dirty, mask);
+  power_.fill(r.set, r.way, cycle);
+}
+
 void L2Slice::evicted(const FillResult& r, uint32_t sm, uint64_t cycle) {
   if (!r.evicted) return;
   ++stats_.evictions;

@@ -112,6 +112,14 @@ class L2Slice : public sc_core::sc_module {
   const std::string& drowsyDivergence() const { return power_.divergence(); }
   cache::LinePower& linePower() { return power_; }
 
+  // A host write (l2.host_writes) of the bytes `mask` of the line at slice-local address `line`,
+  // at the current cycle: a present line takes them (and becomes dirty if `dirty`); a missing
+  // one is placed holding them, dirty if `dirty`, when a store could place it without reading
+  // DRAM (write-validate, or whole sectors), and is left to DRAM otherwise. A dirty line it
+  // replaces is dropped (its write-back belongs to the copy, which is not timed). Only while
+  // idle().
+  void hostWrite(uint64_t line, const ByteMask& mask, bool dirty);
+
  private:
   SC_HAS_PROCESS(L2Slice);
   static constexpr uint64_t kWriteBackTag = std::numeric_limits<uint64_t>::max();

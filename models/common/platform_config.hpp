@@ -579,6 +579,7 @@ struct MemoryConfig : config::Section {
 struct L2Config : config::Section {
   uint32_t slices_per_partition = 1;
   CacheConfig slice{64, 16, 128, "write-back", "allocate", 1, 256, 4, 4};  // 128 KB per partition
+  std::string host_writes = "dram";
 
   template <class V>
   void visit(V& v) {
@@ -590,6 +591,13 @@ struct L2Config : config::Section {
     v.field("slice", slice,
             "Each L2 slice (slices_per_partition per memory partition), caching only its share of "
             "its channel");
+    v.field("host_writes", host_writes,
+            "Where host writes to device memory (copies, memsets, symbol writes) go: dram (past "
+            "the L2, which keeps what it held), write-back (through the L2 as stores: each line "
+            "written is placed or updated there, dirty, in the order written, so a launch finds "
+            "the last L2-sized part and writes it back when it evicts it) or write-through (placed "
+            "the same way, clean: DRAM was written too). Copies take no simulated time",
+            OneOf{{"dram", "write-back", "write-through"}});
   }
 };
 

@@ -94,9 +94,16 @@ DevPtr Device::malloc(uint64_t bytes) { return gmem_.allocate(bytes); }
 void Device::free(DevPtr p) { gmem_.release(p); }
 void Device::copyToDevice(DevPtr dst, const void* src, uint64_t bytes) {
   gmem_.write(dst, src, bytes);
+  hostWrote(dst, bytes);
 }
 void Device::copyToHost(void* dst, DevPtr src, uint64_t bytes) { gmem_.read(src, dst, bytes); }
-void Device::memset(DevPtr dst, uint8_t value, uint64_t bytes) { gmem_.fill(dst, value, bytes); }
+void Device::memset(DevPtr dst, uint8_t value, uint64_t bytes) {
+  gmem_.fill(dst, value, bytes);
+  hostWrote(dst, bytes);
+}
+void Device::hostWrote(DevPtr dst, uint64_t bytes) {
+  if (timing_ != nullptr) timing_->gpu().hostWrote(dst, bytes);
+}
 
 const ptx::Variable& Device::symbol(const Module& m, const std::string& name, uint64_t offset,
                                     uint64_t bytes) const {
@@ -120,6 +127,7 @@ void Device::copyToSymbol(Module& m, const std::string& name, const void* src, u
   const ptx::Variable& v = symbol(m, name, offset, bytes);
   if (v.space == ptx::StateSpace::Global) {
     gmem_.write(m.syms_.globalAddress.at(name) + offset, src, bytes);
+    hostWrote(m.syms_.globalAddress.at(name) + offset, bytes);
   } else {
     std::memcpy(m.syms_.constBank.data() + m.syms_.constOffset.at(name) + offset, src, bytes);
   }

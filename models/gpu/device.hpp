@@ -269,6 +269,9 @@ class Device {
   // The timing figures of a launch extrapolated from its group's last detailed launch (its record
   // in launches_).
   gpu::TimingResult extrapolated(size_t group, const func::ExecStats& stats, double cycles) const;
+  // The host wrote [dst, dst + bytes): the timing model's L2 may take it
+  // (l2.host_writes).
+  void hostWrote(DevPtr dst, uint64_t bytes);
 
   PlatformConfig cfg_;
   ExecMode mode_;

@@ -1,10 +1,12 @@
 #include "gpu/gpu.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/address_map.hpp"
 #include "common/clock.hpp"
 #include "gpu/policies.hpp"
 
@@ -308,6 +310,27 @@ void Gpu::beginPowerWindow() {
 void Gpu::closePowerWindow() {
   for (auto& c : l1_) c->closePowerWindow(c->clock().now() + 1);
   for (auto& c : l2_) c->closePowerWindow(c->clock().now() + 1);
+}
+
+void Gpu::hostWrote(uint64_t addr, uint64_t bytes) {
+  if (cfg_.l2.host_writes == "dram" || !hierarchy() || !cfg_.l2.slice.enabled) return;
+  const bool dirty = cfg_.l2.host_writes == "write-back";
+  const AddressMap map(cfg_);
+  const uint64_t interleave = cfg_.memory.partition_interleave_bytes;
+  const uint64_t lineBytes = cfg_.l2.slice.line_bytes;
+  const uint64_t end = addr + bytes;
+  // Piece by piece: a piece lies in one interleave chunk (contiguous in its slice) and one line.
+  for (uint64_t a = addr; a < end;) {
+    const uint64_t local = map.sliceLocal(a);
+    const uint64_t offset = local % lineBytes;
+    const uint64_t n =
+        std::min({end - a, (a / interleave + 1) * interleave - a, lineBytes - offset});
+    cache::ByteMask mask = cache::firstBytes(static_cast<uint32_t>(offset + n));
+    const cache::ByteMask below = cache::firstBytes(static_cast<uint32_t>(offset));
+    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= ~below[i];
+    l2_[map.slice(a)]->hostWrite(local - offset, mask, dirty);
+    a += n;
+  }
 }
 
 void Gpu::resetMemoryStats() {

@@ -80,6 +80,10 @@ class Gpu : public sc_core::sc_module {
   // L2 slice `slice` (partition-major: l2.slices_per_partition per partition).
   cache::L2Slice& l2(uint32_t slice) { return *l2_[slice]; }
   uint32_t l2Slices() const { return static_cast<uint32_t>(l2_.size()); }
+  // The host wrote [addr, addr + bytes) of device memory: with l2.host_writes write-back or
+  // write-through (and an L2), each L2 line it touches takes the bytes written
+  // (L2Slice::hostWrite), in address order. Nothing otherwise. Between launches only.
+  void hostWrote(uint64_t addr, uint64_t bytes);
   dram::MemoryController& memoryController(uint32_t partition) { return *mc_[partition]; }
   noc::Interconnect& interconnect() { return *noc_; }
 
