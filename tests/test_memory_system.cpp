@@ -526,3 +526,42 @@ TEST(MemoryHostWrites, ACopyLeavesItsLastL2SizedPartInTheL2) {
     }
   }
 }
+
+// sm.perfect_icache and sm.perfect_const_cache: no instruction fetch or constant load leaves the
+// SM (the L2 sees none, each SM counts no miss), the kernel's results stay right, and the launch
+// is shorter by the misses it no longer waits for.
+TEST(MemoryPerfectCaches, NoFetchOrConstantLoadLeavesTheSm) {
+  struct Run {
+    uint64_t cycles = 0, ifetch = 0, constLoads = 0, smIcacheMisses = 0, smConstMisses = 0;
+  };
+  const auto run = [](bool perfect) {
+    const std::string v = perfect ? "true" : "false";
+    const PlatformConfig c =
+        loadPlatform("gtx480", {"sm.perfect_icache=" + v, "sm.perfect_const_cache=" + v});
+    Device dev(c, ExecMode::Timing);
+    auto wl = catalog::find("vecadd").make(catalog::Size::Tiny);
+    wl->setup(dev);
+    wl->run(dev);
+    EXPECT_TRUE(wl->check(dev).pass);
+    const gpu::TimingResult& t = *dev.launches().back().timing;
+    Run r;
+    r.cycles = t.cycles;
+    const auto& kinds = t.memory["l2"]["totals"]["by_kind"];
+    r.ifetch = kinds["ifetch"]["accesses"].get<uint64_t>();
+    r.constLoads = kinds["const"]["accesses"].get<uint64_t>();
+    for (const auto& s : t.sms) {
+      r.smIcacheMisses += s.counters.icacheMisses;
+      r.smConstMisses += s.counters.constMisses;
+    }
+    return r;
+  };
+  const Run real = run(false), perfect = run(true);
+  EXPECT_GT(real.ifetch, 0u);
+  EXPECT_GT(real.constLoads, 0u);
+  EXPECT_EQ(real.smIcacheMisses, real.ifetch);
+  EXPECT_EQ(perfect.ifetch, 0u);
+  EXPECT_EQ(perfect.constLoads, 0u);
+  EXPECT_EQ(perfect.smIcacheMisses, 0u);
+  EXPECT_EQ(perfect.smConstMisses, 0u);
+  EXPECT_LT(perfect.cycles, real.cycles);
+}

@@ -301,6 +301,8 @@ struct SmConfig : config::Section {
   uint32_t laneOpsPerCycle(uint32_t lanes) const { return lanes * lane_clock_ratio; }
   CacheConfig icache{4, 4, 128, "read-only", "no-allocate", 1, 2, 32, 4};
   CacheConfig const_cache{64, 2, 64, "read-only", "no-allocate", 1, 2, 32, 4};
+  bool perfect_icache = false;
+  bool perfect_const_cache = false;
   CacheConfig l1d{32, 4, 128, "write-evict", "no-allocate", 35, 64, 8, 8};
 
   template <class V>
@@ -390,6 +392,12 @@ struct SmConfig : config::Section {
     v.field("tensor", tensor, "Tensor cores (matrix multiply-accumulate units)");
     v.field("icache", icache, "Per-SM instruction cache (2 KB on GTX480)");
     v.field("const_cache", const_cache, "Per-SM constant cache");
+    v.field("perfect_icache", perfect_icache,
+            "Every instruction fetch hits the instruction cache (after its hit_latency): a limit "
+            "study, as GPGPU-Sim's gpgpu_perfect_inst_const_cache");
+    v.field("perfect_const_cache", perfect_const_cache,
+            "Every constant load (kernel parameters, .const data) hits the constant cache: a "
+            "limit study, as GPGPU-Sim's gpgpu_perfect_inst_const_cache");
     v.require(icache.sector_bytes == 0, "icache.sector_bytes",
               "the instruction cache is not sectored (sector_bytes applies to l1d and l2.slice)");
     v.require(const_cache.sector_bytes == 0, "const_cache.sector_bytes",

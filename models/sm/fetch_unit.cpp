@@ -31,7 +31,7 @@ FetchUnit::Result FetchUnit::fetch(uint32_t warpSlot, WarpSlot& w, uint32_t pc, 
                                    SmActivity& act) {
   const uint64_t line = lineOf(pc);
   act.icacheAccesses += 1;
-  if (icache_.access(line)) {
+  if (icache_.access(line) || cfg_.perfect_icache) {
     fillBuffer(w, pc, now + cfg_.icache.hit_latency + cfg_.decode_latency);
     return Result::Hit;
   }

@@ -177,7 +177,7 @@ bool LdstUnit::constCycle(Cycle now, LdstHost& host, SmActivity& act) {
   const uint64_t la = constLines_[constNext_];
   InFlight& in = host.record(inst_);
   if (!constBlocked_) act.constAccesses += 1;  // a retry is the same access
-  if (constCache_.access(la)) {
+  if (constCache_.access(la) || cfg_.sm.perfect_const_cache) {
     constBlocked_ = false;
   } else {
     ConstMshr* entry = nullptr;
