@@ -74,6 +74,10 @@ TEST(Config, CrossFieldRules) {
   EXPECT_EQ(errorOf("sm:\n  max_warps: 8\n"),
             "p.yaml:2:14: sm.max_warps, sm.warp_size, sm.max_threads: max_warps (8) x warp_size "
             "(32) is smaller than max_threads (1536)");
+  // A block's reserved shared memory larger than the SM's: no block could ever run.
+  EXPECT_EQ(errorOf("sm:\n  shared_memory_bytes: 4096\n  shared_reserved_per_cta: 8192\n"),
+            "p.yaml:3:28: sm.shared_reserved_per_cta, sm.shared_memory_bytes: the shared memory "
+            "reserved per block must fit in an SM's shared memory, or no block could run");
 }
 
 // An instruction's lanes draw their energy before its result is written back: a unit's execute

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog.hpp"
 #include "common/error.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/device.hpp"
@@ -440,6 +441,33 @@ TEST(SmGating, ZeroTimeoutAndZeroWakeLatencyCostNothing) {
   EXPECT_EQ(gated.gating[0].wakeStallCycles, 0u);
   EXPECT_GT(gated.gating[0].lanes.gatings, 0u);
   EXPECT_EQ(gated.gating[0].lanes.wakingCycles, 0u);
+}
+
+// Lanes that gate at once (timeout 0 or 1) or wake slowly, under divergent warps whose halves
+// need complementary lanes of one unit: each half's wake-up once held the shared unit switch
+// and so postponed the other's, whose lanes gated again before it could use them, for ever (a
+// deadlock report). Now a held block stays usable: every kernel finishes right, and lanes gate.
+TEST(SmGating, FastGatingLanesAndSlowWakeUpsNeverStarveAnInstruction) {
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{"power.gating.lane.timeout_cycles=0"},
+        std::vector<std::string>{"power.gating.lane.timeout_cycles=1"},
+        std::vector<std::string>{"power.gating.lane.wake_latency=1000"},
+        std::vector<std::string>{"power.gating.lane.timeout_cycles=0",
+                                 "power.gating.simd_unit.timeout_cycles=0"}}) {
+    for (const char* kernel : {"sgemm", "bfs"}) {
+      std::vector<std::string> all{"power.gating.idle_detect=timeout"};
+      all.insert(all.end(), sets.begin(), sets.end());
+      Device dev(loadPlatform("gtx480", all), ExecMode::Timing);
+      auto wl = catalog::find(kernel).make(catalog::Size::Tiny);
+      wl->setup(dev);
+      ASSERT_NO_THROW(wl->run(dev)) << kernel << " " << sets.front();
+      EXPECT_TRUE(wl->check(dev).pass) << kernel << " " << sets.front();
+      uint64_t gatings = 0;
+      for (const auto& l : dev.launches())
+        for (const auto& sm : l.timing->sms) gatings += sm.gating.lanes.gatings;
+      EXPECT_GT(gatings, 0u) << kernel << " " << sets.front();
+    }
+  }
 }
 
 TEST(SmGating, TimeoutGatingCostsTheWakeLatencyAfterALongIdleGap) {

@@ -412,7 +412,11 @@ struct SmConfig : config::Section {
     perBlock("simd_units", simd_units);
     perBlock("simd_fp_only_units", simd_fp_only_units);
     perBlock("sfu_units", sfu_units);
-    if (!dp_shared) perBlock("dp_units", dp_units);
+    if (!dp_shared)
+      v.require(dp_units % sub_cores == 0, {"dp_units", "sub_cores", "dp_shared"},
+                fmt::format("dp_units = {} does not divide among {} sub-cores (with dp_shared "
+                            "false each block has its own)",
+                            dp_units, sub_cores));
     perBlock("collectors_sp", collectors_sp);
     perBlock("collectors_sfu", collectors_sfu);
     perBlock("collectors_mem", collectors_mem);
@@ -424,6 +428,10 @@ struct SmConfig : config::Section {
                           simd_fp_only_units, simd_units));
     v.require(!dp_shared || dp_units > 0, {"dp_shared", "dp_units"},
               "dp_shared needs DP units (dp_units > 0)");
+    v.require(shared_reserved_per_cta <= shared_memory_bytes,
+              {"shared_reserved_per_cta", "shared_memory_bytes"},
+              "the shared memory reserved per block must fit in an SM's shared memory, or no "
+              "block could run");
     if (unified_l1) {
       v.require(l1d.enabled && !shared_carveouts_kb.empty(),
                 {"unified_l1", "shared_carveouts_kb", "l1d.enabled"},
@@ -948,7 +956,7 @@ struct PlatformConfig : config::Section {
     const double reach[3] = {(1.0 + (units - 1.0) * 0.5) / units, 1.0 / units, 0.5 / units};
     for (size_t i = 0; i < 3 && i < up.size() && power.simd_issue.policy != "none"; ++i)
       v.require(up[i] < reach[i] || (i == 0 && units == 1) || (i == 1 && units == 1),
-                {"power.simd_issue.up_thresholds", "sm.simd_units"},
+                {"power.simd_issue.up_thresholds", "sm.simd_units", "power.simd_issue.policy"},
                 fmt::format("up_thresholds[{}] ({}) is not below the lane utilisation state {} "
                             "can reach with {} SIMD units ({}): the control could never step up "
                             "from it",

@@ -56,8 +56,10 @@ MeshLayout meshLayout(const PlatformConfig& cfg) {
       const MeshPosition& p = positions[i];
       const uint32_t node = firstNode + i;
       if (p.x >= l.columns || p.y >= l.rows)
-        throw InputError(fmt::format("{}: ({}, {}) is outside the {}x{} mesh (x < {}, y < {})",
-                                     keyOf(node), p.x, p.y, l.columns, l.rows, l.columns, l.rows));
+        throw InputError(fmt::format(
+            "{}: ({}, {}) is outside the {}x{} mesh (x < {}, y < {}; noc.mesh_columns and "
+            "noc.mesh_rows give its size)",
+            keyOf(node), p.x, p.y, l.columns, l.rows, l.columns, l.rows));
       uint32_t& o = owner[p.y * l.columns + p.x];
       if (o != kFree)
         throw InputError(

@@ -234,7 +234,6 @@ void PowerGatingSwitch::hold(Cycle from, Cycle until) {
     lastEnd_ = until;
     wakingTail_ = true;
   }
-  wakeUntil_ = std::max(wakeUntil_, until);
   if (rtl_) rtl_->block->hold(from, until);
 }
 

@@ -122,6 +122,9 @@ class PowerGatingSwitch : public sc_core::sc_module {
   void use(Cycle from, Cycle until);
   // Keeps the block ON over [from, until) without using it (counted as waking): a unit's
   // switch waiting for its lanes to wake. Like use(), the block must not be gated at `from`.
+  // The block stays usable: a held block is powered, and another request may use it before
+  // `until` (a hold that delayed it would let two wake-ups of one unit for different lanes
+  // postpone each other until their lanes' timeouts gated them again, for ever).
   void hold(Cycle from, Cycle until);
   // Open-ended use (an SM holding CTAs): busy from `c` until endBusy().
   void beginBusy(Cycle c);

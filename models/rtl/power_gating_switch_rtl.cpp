@@ -20,7 +20,6 @@ void PowerGatingSwitchTransactor::begin(uint64_t c) {
   cycle_ = c;
   busy_.clear();
   open_ = acquirePending_ = lastBusy_ = false;
-  holdUntil_ = 0;
 }
 
 bool PowerGatingSwitchTransactor::busyAt(uint64_t c) {
@@ -71,7 +70,7 @@ bool PowerGatingSwitchTransactor::gatedAt(uint64_t c) {
 
 uint64_t PowerGatingSwitchTransactor::usableFrom(uint64_t c) {
   advanceTo(c);
-  return std::max<uint64_t>(c + pins_->waitCycles, holdUntil_);
+  return c + pins_->waitCycles;
 }
 
 uint64_t PowerGatingSwitchTransactor::acquire(uint64_t c) {
@@ -88,10 +87,7 @@ void PowerGatingSwitchTransactor::use(uint64_t from, uint64_t until) {
     busy_.emplace_back(from, until);
 }
 
-void PowerGatingSwitchTransactor::hold(uint64_t from, uint64_t until) {
-  use(from, until);
-  holdUntil_ = std::max(holdUntil_, until);
-}
+void PowerGatingSwitchTransactor::hold(uint64_t from, uint64_t until) { use(from, until); }
 
 void PowerGatingSwitchTransactor::beginBusy(uint64_t c) {
   advanceTo(c);

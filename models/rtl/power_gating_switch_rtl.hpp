@@ -24,15 +24,15 @@ class PowerGatingSwitchTransactor : public power::SwitchRtl {
   void begin(uint64_t c) override;
   // The `gated` output in cycle `c`, false once a request in `c` has started a wake-up.
   bool gatedAt(uint64_t c) override;
-  // From the `wait_cycles` output in cycle `c`, and the end of a hold().
+  // From the `wait_cycles` output in cycle `c`.
   uint64_t usableFrom(uint64_t c) override;
   // A request in cycle `c`: the cycle from which the block is usable (starts a wake-up when
   // gated), from the `wait_cycles` output.
   uint64_t acquire(uint64_t c) override;
   // The block is busy over [from, until) (calls in non-decreasing `from` order).
   void use(uint64_t from, uint64_t until) override;
-  // Kept on over [from, until) while other blocks wake: `use` high, and a request before
-  // `until` waits for it (the SM's wait, not the controller's: no pin).
+  // Kept on over [from, until) while other blocks wake: `use` high (a request before `until`
+  // finds the block on and usable).
   void hold(uint64_t from, uint64_t until) override;
   void beginBusy(uint64_t c) override;
   void endBusy(uint64_t c) override;
@@ -55,7 +55,6 @@ class PowerGatingSwitchTransactor : public power::SwitchRtl {
   bool open_ = false;
   uint64_t openSince_ = 0;
   bool acquirePending_ = false, lastBusy_ = false;
-  uint64_t holdUntil_ = 0;
   uint64_t clocks_ = 0;
 };
 

@@ -74,15 +74,16 @@ struct Run000 {
   CacheRun l1, l2;
 };
 
-void addCache(CacheRun& c, const nlohmann::json& power, const nlohmann::json& unit0,
-              const nlohmann::json& totals) {
+// From a launch's cache totals, which both forms of stats.json keep (a summary has no per-unit
+// detail).
+void addCache(CacheRun& c, const nlohmann::json& power, const nlohmann::json& totals) {
   c.dynamicJ += power.at("dynamic_j").get<double>();
   c.staticJ += power.at("static_j").get<double>();
   const auto& p = totals.at("power_states");
   c.reads += p.at("reads").get<uint64_t>();
   c.writes += p.at("writes").get<uint64_t>();
   c.subwords += p.at("read_subwords").get<uint64_t>() + p.at("write_subwords").get<uint64_t>();
-  c.subwordsPerLine = unit0.at("power_states").at("subwords_per_line").get<uint64_t>();
+  c.subwordsPerLine = p.at("subwords_per_line").get<uint64_t>();
   c.wakeups += p.at("wakeups").get<uint64_t>();
   c.warpRequests += p.at("warp_requests").get<uint64_t>();
   c.activeThreads += p.at("active_threads").get<uint64_t>();
@@ -113,10 +114,8 @@ Run000 parse000(const nlohmann::json& stats) {
     const auto& p = t.at("power");
     r.seconds += p.at("seconds").get<double>();
     const auto& m = t.at("memory");
-    addCache(r.l1, p.at("blocks").at("l1d"), m.at("l1d").at("per_sm").at(0),
-             m.at("l1d").at("totals"));
-    addCache(r.l2, p.at("blocks").at("l2"), m.at("l2").at("per_slice").at(0),
-             m.at("l2").at("totals"));
+    addCache(r.l1, p.at("blocks").at("l1d"), m.at("l1d").at("totals"));
+    addCache(r.l2, p.at("blocks").at("l2"), m.at("l2").at("totals"));
   }
   return r;
 }

@@ -62,7 +62,8 @@ Run002 parse002(const nlohmann::json& stats) {
     r.cycles += cycles;
     const auto& g = t.at("power_gating");
     r.activeSmCycles += g.at("sm_switches").at("busy_cycles").get<uint64_t>();
-    r.sms = static_cast<uint32_t>(t.at("sms").size());
+    // The platform's SMs (a summary stats.json has no per-SM detail).
+    r.sms = stats.at("config").at("gpu").at("num_sms").get<uint32_t>();
     r.smCycles += cycles * r.sms;
     r.laneNet += g.at("lane_net_gated_cycles").get<double>();
     r.laneGated += g.at("lanes").at("gated_cycles").get<uint64_t>();
