@@ -326,12 +326,10 @@ void L2Slice::hostWrite(uint64_t line, const ByteMask& mask, bool dirty) {
   if (way != CacheCore::kNoWay) {
     if (dirty) core_.setDirty(set, way);
     core_.addBytes(set, way, mask);
-    power_.hit(set, way, cycle, mask, LinePower::Data::Write, false);
     return;
   }
   if (!writeValidate_ && core_.sectorsOf(mask) != mask) return;
-  const FillResult r = core_.fill(line, cycle, dirty, mask);
-  power_.fill(r.set, r.way, cycle);
+  core_.fill(line, cycle, dirty, mask);
 }
 
 void L2Slice::evicted(const FillResult& r, uint32_t sm, uint64_t cycle) {

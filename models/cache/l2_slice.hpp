@@ -116,8 +116,9 @@ class L2Slice : public sc_core::sc_module {
   // at the current cycle: a present line takes them (and becomes dirty if `dirty`); a missing
   // one is placed holding them, dirty if `dirty`, when a store could place it without reading
   // DRAM (write-validate, or whole sectors), and is left to DRAM otherwise. A dirty line it
-  // replaces is dropped (its write-back belongs to the copy, which is not timed). Only while
-  // idle().
+  // replaces is dropped (its write-back belongs to the copy, which is not timed). The line
+  // power model is not told: a copy is neither timed nor counted (a drowsy line keeps its data
+  // and its state). Only while idle().
   void hostWrite(uint64_t line, const ByteMask& mask, bool dirty);
 
  private:
