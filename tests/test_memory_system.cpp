@@ -338,17 +338,19 @@ double l2HitBytesPerCycle(const PlatformConfig& c, uint32_t iters) {
 // rtx3070's 32 slices (two per 16-bit channel) take its 46 SMs' rereads at 1,024 bytes per
 // cycle, as its platform file reasons.
 TEST(MemoryBandwidth, L2HitsAreLimitedByTheL2SlicesPorts) {
-  const std::vector<std::vector<std::string>> cases{
-      {"sm.l1d.enabled=false", "noc.virtual_channels=4", "l2.slices_per_partition=1",
-       "l2.slice.sets=64"},
-      {"sm.l1d.enabled=false", "noc.virtual_channels=4", "l2.slices_per_partition=2",
-       "l2.slice.sets=32"},
-      {"platform=rtx3070", "sm.unified_l1=false", "sm.l1d.enabled=false",
-       "noc.virtual_channels=4"}};
-  for (std::vector<std::string> sets : cases) {
-    const std::string platform =
-        sets.front().rfind("platform=", 0) == 0 ? sets.front().substr(9) : "gtx480";
-    if (platform != "gtx480") sets.erase(sets.begin());
+  struct Case {
+    std::string platform;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases{
+      {"gtx480",
+       {"sm.l1d.enabled=false", "noc.virtual_channels=4", "l2.slices_per_partition=1",
+        "l2.slice.sets=64"}},
+      {"gtx480",
+       {"sm.l1d.enabled=false", "noc.virtual_channels=4", "l2.slices_per_partition=2",
+        "l2.slice.sets=32"}},
+      {"rtx3070", {"sm.unified_l1=false", "sm.l1d.enabled=false", "noc.virtual_channels=4"}}};
+  for (const auto& [platform, sets] : cases) {
     const PlatformConfig c = loadPlatform(platform, sets);
     const uint32_t slices = c.l2.slices_per_partition;
     const NocConfig& n = c.noc;

@@ -325,10 +325,9 @@ void Gpu::hostWrote(uint64_t addr, uint64_t bytes) {
     const uint64_t offset = local % lineBytes;
     const uint64_t n =
         std::min({end - a, (a / interleave + 1) * interleave - a, lineBytes - offset});
-    cache::ByteMask mask = cache::firstBytes(static_cast<uint32_t>(offset + n));
-    const cache::ByteMask below = cache::firstBytes(static_cast<uint32_t>(offset));
-    for (size_t i = 0; i < mask.size(); ++i) mask[i] &= ~below[i];
-    l2_[map.slice(a)]->hostWrite(local - offset, mask, dirty);
+    const uint64_t line = local - offset;
+    l2_[map.slice(a)]->hostWrite(
+        line, cache::rebase(cache::firstBytes(static_cast<uint32_t>(n)), local, line), dirty);
     a += n;
   }
 }
