@@ -11,6 +11,7 @@
 #include "catalog.hpp"
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
+#include "common/statistics.hpp"
 #include "gpu/device.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/report.hpp"
@@ -101,14 +102,18 @@ TEST(KernelSampler, EstimatesFromTheWarmCyclesPerInstructionAndTheirSpread) {
   ASSERT_TRUE(e.bound.pct.has_value());
   EXPECT_NEAR(*e.bound.pct, 100.0 / 3.0, 1e-9);
   EXPECT_EQ(e.bound.from, BoundFrom::ColdWarm);
-  // A second warm launch at CPI 3.3: mean 3.15, sample spread 0.2121 / 3.15, bound twice.
+  // A second warm launch at CPI 3.3: mean 3.15, sample spread 0.2121 / 3.15 with one degree of
+  // freedom; the 95 % prediction interval for one more launch is t(1) = 12.706 spreads times
+  // sqrt(1 + 1/2).
   s.recordDetailed(0, 3, 1000, 3300);
   e = s.estimate(0, 1000);
   EXPECT_DOUBLE_EQ(e.cpi, 3.15);
   ASSERT_TRUE(e.bound.pct.has_value());
-  EXPECT_NEAR(*e.bound.pct, 200.0 * (0.3 / std::sqrt(2.0)) / 3.15, 1e-9);
+  EXPECT_NEAR(*e.bound.pct, 100.0 * 12.7062047 * (0.3 / std::sqrt(2.0)) / 3.15 * std::sqrt(1.5),
+              1e-4);
   EXPECT_EQ(e.bound.from, BoundFrom::Group);
-  // Another group with only its cold launch borrows the pooled warm spread.
+  // Another group with only its cold launch borrows the pooled warm spread (one degree of
+  // freedom), for an estimate that rests on one launch: sqrt(1 + 1/1).
   s.decide(sig("b", 500));
   s.recordDetailed(1, 4, 500, 1000);
   e = s.estimate(1, 500);
@@ -116,7 +121,24 @@ TEST(KernelSampler, EstimatesFromTheWarmCyclesPerInstructionAndTheirSpread) {
   ASSERT_TRUE(e.bound.pct.has_value());
   EXPECT_EQ(e.bound.from, BoundFrom::Pooled);
   const double r1 = 3.0 / 3.15 - 1, r2 = 3.3 / 3.15 - 1;
-  EXPECT_NEAR(*e.bound.pct, 200.0 * std::sqrt(r1 * r1 + r2 * r2), 1e-9);
+  EXPECT_NEAR(*e.bound.pct, 100.0 * 12.7062047 * std::sqrt(r1 * r1 + r2 * r2) * std::sqrt(2.0),
+              1e-4);
+  // A third warm launch (CPI 3.15): two degrees of freedom, t(2) = 4.303, three warm launches.
+  s.recordDetailed(0, 5, 1000, 3150);
+  e = s.estimate(0, 1000);
+  EXPECT_DOUBLE_EQ(e.cpi, 3.15);
+  ASSERT_TRUE(e.bound.pct.has_value());
+  EXPECT_NEAR(*e.bound.pct,
+              100.0 * 4.3026527 * std::sqrt((r1 * r1 + r2 * r2) / 2.0) * std::sqrt(4.0 / 3.0),
+              1e-4);
+}
+
+TEST(KernelSampler, StudentsTQuantilesWidenTheBoundsOfFewSamples) {
+  EXPECT_NEAR(studentT95(1), 12.7062047, 1e-6);
+  EXPECT_NEAR(studentT95(3), 3.1824463, 1e-6);
+  EXPECT_NEAR(studentT95(30), 2.0422725, 1e-6);
+  EXPECT_NEAR(studentT95(1000000), 1.9599640, 1e-5);
+  EXPECT_THROW(studentT95(0), InternalError);
 }
 
 TEST(KernelSampler, MemoryUnitsPerAccessSeparateGroups) {

@@ -96,7 +96,9 @@ TEST(WaveSampler, BoundIsTheRatesStandardErrorAndDriftOnTheExtrapolatedPart) {
   EXPECT_DOUBLE_EQ(e.driftPct, 0.0);
   const double spread = WaveSampler::relativeSpread({e.rates[2], e.rates[3]});
   EXPECT_GT(spread, 0.0);
-  EXPECT_NEAR(e.boundPct, 100.0 * 2.0 * spread / std::sqrt(2.0) * e.extrapolated / e.cycles, 1e-9);
+  // A 95 % interval of the mean of two rates: t(1) = 12.706 standard errors.
+  EXPECT_NEAR(e.boundPct, 100.0 * 12.7062047 * spread / std::sqrt(2.0) * e.extrapolated / e.cycles,
+              1e-5);
   EXPECT_DOUBLE_EQ(e.cycles, 1000.0 + e.extrapolated);
   EXPECT_NEAR(e.extrapolated, 90000.0 / e.ipc, 1e-6);
 }

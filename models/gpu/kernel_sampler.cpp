@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "common/statistics.hpp"
+
 namespace gpusc::gpu {
 
 LaunchSignature LaunchSignature::of(std::string kernel, const func::Dim3& grid,
@@ -117,8 +119,15 @@ std::pair<double, size_t> warmDeviations(const std::vector<double>& cpi) {
 KernelSampler::Bound KernelSampler::bound(const std::vector<std::vector<double>>& cpis, size_t g) {
   Bound b;
   const std::vector<double>& own = cpis.at(g);
+  // The estimate is the mean of the group's n warm CPIs (the cold one's while it is alone): a
+  // launch it stands for lies within t x s x sqrt(1 + 1/n) of it, 95 % of the time, for normal
+  // scatter of spread s estimated with dof degrees of freedom (a prediction interval).
+  const size_t n = own.size() >= 2 ? own.size() - 1 : 1;
+  auto interval = [&](double ss, size_t dof) {
+    return 100.0 * studentT95(dof) * std::sqrt(ss / double(dof)) * std::sqrt(1.0 + 1.0 / double(n));
+  };
   if (const auto [ss, dof] = warmDeviations(own); dof > 0) {
-    b.pct = 200.0 * std::sqrt(ss / double(dof));
+    b.pct = interval(ss, dof);
     b.from = BoundFrom::Group;
     return b;
   }
@@ -130,7 +139,7 @@ KernelSampler::Bound KernelSampler::bound(const std::vector<std::vector<double>>
     dof += d;
   }
   if (dof > 0) {
-    b.pct = 200.0 * std::sqrt(ss / double(dof));
+    b.pct = interval(ss, dof);
     b.from = BoundFrom::Pooled;
     return b;
   }

@@ -17,11 +17,13 @@
 //
 // Estimates. A group's warm detailed members (all but the first; the first while it is the only
 // one) give its cycles per warp instruction (CPI, their mean); an extrapolated launch gets CPI x
-// its warp instructions. Its error bound is twice the relative spread of the warm CPIs (the
-// sample standard deviation over the mean): the group's own with two warm members, else pooled
-// over every group that has two (each CPI relative to its group's mean), else the relative
-// difference between the group's cold and warm CPI, else none (the estimate is then reported
-// without a bound).
+// its warp instructions. Its error bound is a 95 % prediction interval for one more launch of
+// the group, t x s x sqrt(1 + 1/n): s the relative spread of the warm CPIs (the sample standard
+// deviation over the mean) with its degrees of freedom, t Student's t quantile for them, n the
+// warm CPIs the estimate averages (1 with only the cold one). s is the group's own with two warm
+// members, else pooled over every group that has two (each CPI relative to its group's mean);
+// else the bound is the relative difference between the group's cold and warm CPI, else there
+// is none (the estimate is then reported without a bound).
 // Pure logic: the Device runs the launches and reports each detailed one's figures here.
 #pragma once
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/statistics.hpp"
+
 namespace gpusc::gpu {
 
 WaveSampler::WaveSampler(double stablePct, uint32_t windows)
@@ -91,9 +93,12 @@ WaveSampler::Estimate WaveSampler::estimate(uint64_t detailedCycles, uint64_t re
   e.driftPct = e.ipc > 0 ? 100.0 * std::abs(e.ipc - before) / e.ipc : 0.0;
   e.extrapolated = e.ipc > 0 ? double(restInsts) / e.ipc : 0.0;
   e.cycles += e.extrapolated;
-  // The last h waves' rate: its statistical error (2 standard errors) plus the drift seen.
+  // The last h waves' rate: its statistical error (a 95 % interval of the mean of h rates, whose
+  // spread is estimated from the same h: Student's t with h - 1 degrees of freedom times the
+  // standard error) plus the drift seen.
   const double rel =
-      2.0 * relativeSpread(std::vector<double>(e.rates.begin() + ptrdiff_t(half_), e.rates.end())) /
+      studentT95(half_ - 1) *
+          relativeSpread(std::vector<double>(e.rates.begin() + ptrdiff_t(half_), e.rates.end())) /
           std::sqrt(double(half_)) +
       e.driftPct / 100.0;
   e.boundPct = e.cycles > 0 ? 100.0 * rel * e.extrapolated / e.cycles : 0.0;

@@ -29,8 +29,9 @@
 // Estimate. The launch's cycles are the detailed cycles (its start to its last started CTA's
 // end, which holds the launch's ramp-down) plus the functionally run CTAs' warp instructions at
 // the last h waves' rate. The error bound on the extrapolated cycles is the statistical error
-// of that rate (twice its standard error: the waves' spread over sqrt(h)) plus the drift still
-// seen (the last h waves' rate against the h before, relative).
+// of that rate (a 95 % interval: Student's t with h - 1 degrees of freedom times its standard
+// error, the waves' spread over sqrt(h)) plus the drift still seen (the last h waves' rate
+// against the h before, relative).
 //
 // Pure logic: the CTA scheduler reports finished CTAs and asks whether to go on starting them.
 #pragma once
