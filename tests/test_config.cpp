@@ -78,6 +78,13 @@ TEST(Config, CrossFieldRules) {
   EXPECT_EQ(errorOf("sm:\n  shared_memory_bytes: 4096\n  shared_reserved_per_cta: 8192\n"),
             "p.yaml:3:28: sm.shared_reserved_per_cta, sm.shared_memory_bytes: the shared memory "
             "reserved per block must fit in an SM's shared memory, or no block could run");
+  // A VCD traces each cycle's voltage as it completes; a network stepped every N cycles has it
+  // only at the window's end.
+  EXPECT_NE(errorOf("pdn:\n  step_cycles: 4\n  monitor:\n    vcd_file: v.vcd\n")
+                .find("pdn.step_cycles, pdn.monitor.vcd_file: step_cycles 4 steps the network"),
+            std::string::npos);
+  EXPECT_EQ(errorOf("pdn:\n  step_cycles: 4\n"), "(no error)");
+  EXPECT_NE(errorOf("pdn:\n  step_cycles: 65\n").find("pdn.step_cycles"), std::string::npos);
 }
 
 // An instruction's lanes draw their energy before its result is written back: a unit's execute

@@ -15,7 +15,9 @@
 
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
+#include "pdn/pdn.hpp"
 #include "pdn/pdn_network.hpp"
+#include "support/ptx_harness.hpp"
 
 using namespace gpusc;
 using namespace gpusc::pdn;
@@ -686,4 +688,64 @@ TEST(PdnNetwork, StepTiming) {
       changing, constant, dense, cyclesChanging, cyclesConstant, cyclesBusy, n.numStates(),
       n.numModes(), ns);
   EXPECT_TRUE(std::isfinite(d[0]) && std::isfinite(drops[0]));
+}
+
+// pdn.step_cycles: the network steps once per N cycles with each SM's mean current. For currents
+// held over each window the drop at a window's end is the every-cycle network's to rounding
+// (both are exact for piecewise-constant currents), and the cycles inside a window get the
+// drops interpolated linearly between the window ends. A launch's last, partial window is
+// stepped with the idle current after its end.
+TEST(PdnStepCycles, WindowEndsMatchTheEveryCycleNetworkAndTheCyclesBetweenAreInterpolated) {
+  PlatformConfig cfg = test::platform();
+  cfg.pdn.monitor.trace_every = 1;
+  const uint32_t sms = cfg.gpu.num_sms, n = 4, cycles = 103;  // 25 whole windows and 3 cycles
+  const double idle = 2.0;
+  auto amps = [&](uint64_t c, uint32_t sm) {  // held over each window of n from cycle 1
+    return idle + 1.5 * double(((c - 1) / n + sm) % 3);
+  };
+  // Each cycle's volts per SM (trace rows of one cycle).
+  auto run = [&](uint32_t stepCycles) {
+    cfg.pdn.step_cycles = stepCycles;
+    // A context of its own: the Pdn is a module, and SystemC elaborates a context once.
+    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+    Pdn p("pdn", cfg, idle);
+    p.beginLaunch(1, 0.0);
+    for (uint64_t c = 1; c <= cycles; ++c)
+      for (uint32_t sm = 0; sm < sms; ++sm) p.onSmCurrent(sm, c, 1, amps(c, sm));
+    p.endLaunchAt(cycles + 1);
+    const VoltageReport r = p.finishLaunch();
+    EXPECT_EQ(p.lateReports(), 0u);
+    EXPECT_EQ(r.traceStart.size(), size_t(cycles));
+    return r.traceMinVolts;
+  };
+  const std::vector<double> every = run(1), stepped = run(n);
+  ASSERT_EQ(every.size(), size_t(cycles) * sms);
+  ASSERT_EQ(stepped.size(), every.size());
+  const double supply = cfg.power.supply_voltage;
+  // The steady state of the idle current, before the first cycle.
+  PdnNetwork net(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6, sms);
+  PdnState st = net.steadyState(std::vector<double>(sms, idle).data(), 0.0);
+  std::vector<double> node(net.numNodes());
+  net.nodeDrops(st, std::vector<double>(sms, idle).data(), 0.0, node.data());
+  double moved = 0;
+  for (uint32_t sm = 0; sm < sms; ++sm) {
+    double before = supply - node[net.nodeOfSm(sm)];
+    for (uint32_t w = 0; w < cycles / n; ++w) {
+      const double after = every[size_t(w * n + n - 1) * sms + sm];
+      EXPECT_NEAR(stepped[size_t(w * n + n - 1) * sms + sm], after, 1e-12)
+          << "sm " << sm << " window " << w;
+      for (uint32_t j = 0; j < n; ++j)
+        EXPECT_NEAR(stepped[size_t(w * n + j) * sms + sm],
+                    before + double(j + 1) / n * (after - before), 1e-12)
+            << "sm " << sm << " cycle " << w * n + j + 1;
+      moved = std::max(moved, std::abs(after - before));
+      before = after;
+    }
+    // The partial window: its three cycles lie on the way to the drop of a window whose fourth
+    // cycle draws the idle current; that differs from the every-cycle network's at cycle 103.
+    const size_t last = size_t(cycles - 1) * sms + sm;
+    EXPECT_NE(stepped[last], every[last]);
+  }
+  EXPECT_GT(moved, 1e-4);  // the currents do move the voltage between windows
 }

@@ -222,6 +222,10 @@ struct PdnConfig : config::Section {
   // each instruction's energy over its pipeline stages (power.sm.execute_stages), so 1; larger
   // values smooth it further, for sensitivity studies.
   uint32_t current_spread_cycles = 1;
+  // A detail level: the network steps once per this many core cycles, driven by each SM's mean
+  // current over them (discretised exactly for that step); the monitor gets every cycle's
+  // voltage interpolated linearly between the steps. 1: every cycle.
+  uint32_t step_cycles = 1;
   VoltageMonitorConfig monitor;
 
   // Seed 001's package variants: I doubles the impedance at both peaks, II at the second-order
@@ -261,7 +265,18 @@ struct PdnConfig : config::Section {
             "the energy model's stage-distributed current as it is; more: extra smoothing for "
             "sensitivity studies)",
             config::Range<uint32_t>{1, 64});
+    v.field("step_cycles", step_cycles,
+            "Detail level: step the network once per this many core cycles, with each SM's "
+            "mean current over them, and give the monitor each cycle's voltage interpolated "
+            "between the steps (1: every cycle; more is faster and smooths droops faster than "
+            "the step, docs/pdn.md)",
+            config::Range<uint32_t>{1, 64});
     v.field("monitor", monitor, "Voltage monitor: droop events, classification, traces");
+    v.require(step_cycles == 1 || monitor.vcd_file.empty(), {"step_cycles", "monitor.vcd_file"},
+              fmt::format("step_cycles {} steps the network once per {} cycles, but a VCD file "
+                          "traces the voltage as each cycle completes: use step_cycles 1 with "
+                          "monitor.vcd_file",
+                          step_cycles, step_cycles));
     // Settings of the network or regulator not chosen: refused on the command line.
     if (network == "elements") {
       for (const char* k : {"first_order", "second_order"})

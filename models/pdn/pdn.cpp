@@ -59,7 +59,8 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
     : sc_core::sc_module(name),
       cfg_(cfg),
       numSms_(cfg.gpu.num_sms),
-      net_(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6, cfg.gpu.num_sms),
+      stepCycles_(std::max<uint32_t>(cfg.pdn.step_cycles, 1)),
+      net_(cfg.pdn, cfg.gpu.clocks.core_mhz * 1e6 / stepCycles_, cfg.gpu.num_sms),
       monitor_("voltage_monitor", cfg, layoutOf(net_)),
       supply_(cfg.power.supply_voltage),
       idleAmps_(idleSmAmps),
@@ -78,7 +79,22 @@ Pdn::Pdn(const sc_core::sc_module_name& name, const PlatformConfig& cfg, double 
       batchCycles_(steppedAsTimePasses() ? 1 : kBatchCycles),
       batchCycle_(batchCycles_, 0),
       batchAmps_(size_t(batchCycles_) * numSms_, 0.0),
-      batchEstimates_(size_t(batchCycles_) * numSms_, 0.0) {}
+      batchEstimates_(size_t(batchCycles_) * numSms_, 0.0) {
+  if (stepCycles_ > 1) {
+    windowCycle_.assign(stepCycles_, 0);
+    windowAmps_.assign(size_t(stepCycles_) * numSms_, 0.0);
+    windowEstimates_.assign(size_t(stepCycles_) * numSms_, 0.0);
+    windowSum_.assign(numSms_, 0.0);
+    windowMean_.assign(numSms_, 0.0);
+    dropBefore_.assign(numSms_, 0.0);
+    dropAfter_.assign(numSms_, 0.0);
+    nodeScratch_.assign(net_.numNodes(), 0.0);
+    if (monitor_.attribution()) {
+      contribBefore_.assign(size_t(numSms_) * numSms_, 0.0);
+      contribAfter_.assign(size_t(numSms_) * numSms_, 0.0);
+    }
+  }
+}
 
 Pdn::~Pdn() {
   if (workers_) workers_->setBackground(nullptr);
@@ -123,6 +139,7 @@ void Pdn::beginLaunch(uint64_t firstCycle, double uncoreAmps) {
       perSm_.push_back(net_.steadyState(one_.data(), 0.0));
     }
   }
+  if (stepCycles_ > 1) startWindows(idle);
   std::fill(slotCycle_.begin(), slotCycle_.end(), ~0ull);
   std::fill(slotAmps_.begin(), slotAmps_.end(), idleAmps_);  // a failed launch may have left some
   std::fill(slotEstimate_.begin(), slotEstimate_.end(), 0.0);
@@ -234,6 +251,10 @@ void Pdn::stepBatch() {
 void Pdn::advance(const uint64_t* cycles, const double* amps, const double* estimates, uint32_t n) {
   consume_.stepped.store(consume_.stepped.load(std::memory_order_relaxed) + n,
                          std::memory_order_relaxed);
+  if (stepCycles_ > 1) {
+    advanceWindows(cycles, amps, estimates, n);
+    return;
+  }
   for (uint32_t first = 0; first < n; first += PdnNetwork::kStepCycles) {
     const uint32_t m = std::min(n - first, PdnNetwork::kStepCycles);
     const double* a = amps + size_t(first) * numSms_;
@@ -252,6 +273,63 @@ void Pdn::advance(const uint64_t* cycles, const double* amps, const double* esti
       }
     }
   }
+}
+
+void Pdn::startWindows(const std::vector<double>& idle) {
+  windowFill_ = 0;
+  std::fill(windowSum_.begin(), windowSum_.end(), 0.0);
+  net_.nodeDrops(state_, idle.data(), uncoreAmps_, nodeScratch_.data());
+  for (uint32_t s = 0; s < numSms_; ++s) dropBefore_[s] = nodeScratch_[net_.nodeOfSm(s)];
+  for (uint32_t src = 0; src < perSm_.size(); ++src) {
+    std::fill(one_.begin(), one_.end(), 0.0);
+    one_[src] = idleAmps_;
+    net_.nodeDrops(perSm_[src], one_.data(), 0.0, nodeScratch_.data());
+    for (uint32_t s = 0; s < numSms_; ++s)
+      contribBefore_[size_t(src) * numSms_ + s] = nodeScratch_[net_.nodeOfSm(s)];
+  }
+}
+
+void Pdn::advanceWindows(const uint64_t* cycles, const double* amps, const double* estimates,
+                         uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const double* a = amps + size_t(i) * numSms_;
+    const size_t k = size_t(windowFill_) * numSms_;
+    windowCycle_[windowFill_] = cycles[i];
+    std::copy(a, a + numSms_, &windowAmps_[k]);
+    std::copy(estimates + size_t(i) * numSms_, estimates + size_t(i + 1) * numSms_,
+              &windowEstimates_[k]);
+    for (uint32_t s = 0; s < numSms_; ++s) windowSum_[s] += a[s];
+    if (++windowFill_ == stepCycles_) closeWindow(stepCycles_);
+  }
+}
+
+void Pdn::closeWindow(uint32_t filled) {
+  const double n = double(stepCycles_);
+  const double rest = double(stepCycles_ - filled) * idleAmps_;
+  for (uint32_t s = 0; s < numSms_; ++s) windowMean_[s] = (windowSum_[s] + rest) / n;
+  net_.step(state_, windowMean_.data(), uncoreAmps_, dropAfter_.data());
+  for (uint32_t src = 0; src < perSm_.size(); ++src) {
+    std::fill(one_.begin(), one_.end(), 0.0);
+    one_[src] = windowMean_[src];
+    net_.step(perSm_[src], one_.data(), 0.0, &contribAfter_[size_t(src) * numSms_]);
+  }
+  // Cycle j of the window ends (j + 1) / n of the way from the last step to this one.
+  for (uint32_t j = 0; j < filled; ++j) {
+    const double f = double(j + 1) / n;
+    for (uint32_t s = 0; s < numSms_; ++s)
+      volts_[s] = supply_ - (dropBefore_[s] + f * (dropAfter_[s] - dropBefore_[s]));
+    monitor_.sample(windowCycle_[j], volts_.data(), &windowAmps_[size_t(j) * numSms_],
+                    &windowEstimates_[size_t(j) * numSms_]);
+    if (!perSm_.empty()) {
+      for (size_t i = 0; i < contrib_.size(); ++i)
+        contrib_[i] = contribBefore_[i] + f * (contribAfter_[i] - contribBefore_[i]);
+      monitor_.attribute(contrib_.data());
+    }
+  }
+  dropBefore_.swap(dropAfter_);
+  contribBefore_.swap(contribAfter_);
+  std::fill(windowSum_.begin(), windowSum_.end(), 0.0);
+  windowFill_ = 0;
 }
 
 bool Pdn::runSome(const HostWorkers::Interrupt& interrupted) {
@@ -359,8 +437,14 @@ VoltageReport Pdn::finishLaunch() {
     stepRing();
   else
     stepBatch();
+  if (stepCycles_ > 1 && windowFill_ > 0) closeWindow(windowFill_);
   active_ = false;
-  return monitor_.finishLaunch(net_.elements());
+  nlohmann::json network = net_.elements();
+  if (stepCycles_ > 1) {  // the network is discretised for its step, the monitor sees cycles
+    network["clock_mhz"] = cfg_.gpu.clocks.core_mhz;
+    network["step_cycles"] = stepCycles_;
+  }
+  return monitor_.finishLaunch(network);
 }
 
 }  // namespace gpusc::pdn

@@ -19,6 +19,14 @@
 // learns which SMs caused each droop (seed 001's spatial analysis). It costs a full network step
 // per SM, so it is off by default.
 //
+// With pdn.step_cycles N > 1 (a detail level) the network is discretised for N core cycles and
+// steps once per N: each SM's current is its mean over the N cycles (a window, counted from the
+// launch's first cycle; a launch's last, partial window draws the idle current for the cycles
+// after its end), and the monitor gets every cycle's voltage interpolated linearly between the
+// drops at the ends of the windows, with the cycle's own current and estimate. Droops shorter
+// than a few windows are smoothed; the cycle-level model is not affected (nothing reads a
+// voltage during a run).
+//
 // With host threads (Gpu::setHostThreads) the Pdn runs as the team's background work
 // (HostWorkers::Background): the simulation thread only gathers each cycle's currents and
 // estimates into a ring of cycles, and a waiting worker steps the network and the monitor through
@@ -109,6 +117,15 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   // estimates at amps and estimates + i * numSms_ (the caller holds stepping_ when the workers
   // step). The network steps up to kStepCycles of them at once (PdnNetwork::stepCycles).
   void advance(const uint64_t* cycles, const double* amps, const double* estimates, uint32_t n);
+  // advance() with pdn.step_cycles > 1: the cycles go into the window; each full one is stepped.
+  void advanceWindows(const uint64_t* cycles, const double* amps, const double* estimates,
+                      uint32_t n);
+  // Steps the network through the window's `filled` cycles (pdn.step_cycles of them, or fewer
+  // at a launch's end: the rest draw the idle current) and hands the monitor its cycles.
+  void closeWindow(uint32_t filled);
+  // The drops at the SMs' nodes of the network states as a launch begins (the windows'
+  // interpolation starts from them).
+  void startWindows(const std::vector<double>& idle);
   // Without workers: steps the cycles gathered in the batch.
   void stepBatch();
   // Whether each cycle is stepped on the simulation thread as it completes: with a VCD file,
@@ -128,7 +145,8 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
 
   const PlatformConfig& cfg_;
   const uint32_t numSms_;
-  const PdnNetwork net_;
+  const uint32_t stepCycles_;  // pdn.step_cycles
+  const PdnNetwork net_;       // discretised for stepCycles_ core cycles
   VoltageMonitor monitor_;
   const double supply_;
   const double idleAmps_;
@@ -156,6 +174,14 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   std::vector<double> history_, historySum_;
   std::vector<double> one_, contrib_;  // attribution scratch: one SM's currents; [src][node]
   std::vector<double> drops_;          // PdnNetwork::kStepCycles cycles' drops, [cycle][sm]
+
+  // pdn.step_cycles > 1 (touched by whoever steps): the window's cycles, their currents and
+  // estimates ([cycle][sm]), the currents' sums, and the drops (and with attribution each SM's
+  // contributions, [src][sm]) at the end of the last window and the current one.
+  uint32_t windowFill_ = 0;
+  std::vector<uint64_t> windowCycle_;
+  std::vector<double> windowAmps_, windowEstimates_, windowSum_, windowMean_;
+  std::vector<double> dropBefore_, dropAfter_, contribBefore_, contribAfter_, nodeScratch_;
 
   // Stepping on the simulation thread (no workers): the cycles are gathered kBatchCycles at a
   // time and stepped together, and the rest when the launch finishes. The network is an
