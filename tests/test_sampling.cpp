@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/statistics.hpp"
+#include "func/access_log.hpp"
 #include "gpu/device.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/report.hpp"
@@ -334,4 +335,98 @@ TEST(WaveSampledRun, EqualsTheFullRunForALaunchOfOneWave) {
   }
   EXPECT_EQ(full.totals["energy"], sampled.totals["energy"]);
   EXPECT_EQ(sampled.totals["sampling"]["launches_waves_sampled"].get<uint64_t>(), 0u);
+}
+
+// The access log keeps one entry per line a warp instruction touches (the 32-byte sectors it
+// touched, whether it wrote), the latest ones, oldest first; only global accesses.
+TEST(AccessLog, KeepsTheLatestLinesEachWarpInstructionTouched) {
+  func::MemRecord r;
+  r.space = func::MemSpace::Global;
+  r.bytes = 4;
+  r.mask = 0xffffffffu;
+  for (int l = 0; l < 32; ++l) r.addr[l] = 0x10000 + 4 * uint64_t(l);  // one whole line
+  func::AccessLog log(4);
+  log.record(r);
+  std::vector<func::AccessLog::Entry> got;
+  auto entries = [&] {
+    got.clear();
+    log.forEach([&](const func::AccessLog::Entry& e) { got.push_back(e); });
+  };
+  entries();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].line, 0x10000u >> 7);
+  EXPECT_EQ(got[0].sectors, 0xf);
+  EXPECT_FALSE(got[0].write);
+  // A stride of 128 bytes: a line per lane, the sector of each lane's offset; a store writes.
+  r.write = true;
+  for (int l = 0; l < 32; ++l) r.addr[l] = 0x20000 + 128 * uint64_t(l) + 40;
+  log.record(r);
+  EXPECT_EQ(log.logged(), 33u);
+  entries();
+  ASSERT_EQ(got.size(), 4u);  // the latest four, oldest first
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(got[size_t(i)].line, (0x20000u >> 7) + 28 + uint64_t(i));
+    EXPECT_EQ(got[size_t(i)].sectors, 0x2);
+    EXPECT_TRUE(got[size_t(i)].write);
+  }
+  // Two lanes of 8 bytes in two lines, an atomic (the L2 performs it: a write); shared memory
+  // is not logged.
+  r.write = false;
+  r.atomic = true;
+  r.bytes = 8;
+  r.mask = 0x5;
+  r.addr[0] = 0x30078;
+  r.addr[2] = 0x30080;
+  log.record(r);
+  entries();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[2].line, 0x30000u >> 7);
+  EXPECT_EQ(got[2].sectors, 0x8);
+  EXPECT_EQ(got[3].line, (0x30000u >> 7) + 1);
+  EXPECT_EQ(got[3].sectors, 0x1);
+  EXPECT_TRUE(got[3].write);
+  r.space = func::MemSpace::Shared;
+  log.record(r);
+  EXPECT_EQ(log.logged(), 35u);
+  log.clear();
+  entries();
+  EXPECT_TRUE(got.empty());
+}
+
+// The CTAs a wave-sampled launch runs in the functional engine warm the L2 with their accesses,
+// as the cycle-level model would have. scan's add_offsets reads the blocks scan_blocks wrote: in
+// a full run its first CTAs miss in the L2, which holds the last blocks. Without warming the L2
+// still holds the first blocks (the detailed part's), and those CTAs hit there.
+TEST(WaveSampledRun, TheFunctionallyRunWavesWarmTheL2ForTheNextLaunch) {
+  const std::vector<std::string> base = {"gpu.num_sms=2"};
+  auto with = [&](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), base.begin(), base.end());
+    return runCatalog("scan", sets, catalog::Size::Small);
+  };
+  const SampledRun full = with({});
+  const SampledRun warm = with({"sampling.mode=wave"});
+  const SampledRun cold = with({"sampling.mode=wave", "sampling.warm_l2=false"});
+  for (const SampledRun* r : {&warm, &cold}) ASSERT_TRUE(r->pass) << r->message;
+  ASSERT_EQ(warm.launches.size(), full.launches.size());
+  const LaunchRecord& first = warm.launches.front();
+  ASSERT_TRUE(first.sampled && first.sampled->waves);  // scan_blocks' rest ran functionally
+  auto l2Hits = [](const LaunchRecord& l) {
+    return l.timing->memory["l2"]["totals"]["by_kind"]["load"]["hits"].get<uint64_t>();
+  };
+  auto loads = [](const LaunchRecord& l) {
+    return l.timing->memory["l2"]["totals"]["by_kind"]["load"]["accesses"].get<uint64_t>();
+  };
+  const LaunchRecord &f = full.launches.back(), &w = warm.launches.back(),
+                     &c = cold.launches.back();
+  ASSERT_EQ(f.kernel, "add_offsets");
+  // The full run's add_offsets hits in the L2 for under 1 % of its loads, the warmed one too;
+  // the cold one hits for most of its detailed part's.
+  EXPECT_LT(double(l2Hits(f)), 0.01 * double(loads(f)));
+  EXPECT_LT(double(l2Hits(w)), 0.01 * double(loads(w)));
+  EXPECT_GT(double(l2Hits(c)), 0.5 * double(loads(c)));
+  const auto err = [&](const LaunchRecord& l) {
+    return std::abs(double(l.timing->cycles) / double(f.timing->cycles) - 1.0);
+  };
+  EXPECT_LT(err(w), 0.03);
+  EXPECT_GT(err(c), 0.10);
 }

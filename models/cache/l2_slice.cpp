@@ -332,6 +332,24 @@ void L2Slice::hostWrite(uint64_t line, const ByteMask& mask, bool dirty) {
   core_.fill(line, cycle, dirty, mask);
 }
 
+void L2Slice::warm(uint64_t line, const ByteMask& mask, bool write) {
+  if (!enabled_ || !anyByte(mask)) return;
+  const uint64_t cycle = clock_.now();
+  const uint32_t set = core_.setOf(line);
+  const CacheCore::Lack l = core_.lack(line, mask);
+  const uint32_t way = core_.access(line, cycle, mask, write);
+  if (way != CacheCore::kNoWay) {
+    core_.addBytes(set, way, write ? mask : l.fetch);
+    if (write) core_.setDirty(set, way);
+    return;
+  }
+  if (write && (writeValidate_ || core_.sectorsOf(mask) == mask)) {
+    core_.fill(line, cycle, true, mask);
+  } else {
+    core_.fill(line, cycle, write, l.fetch);
+  }
+}
+
 void L2Slice::evicted(const FillResult& r, uint32_t sm, uint64_t cycle) {
   if (!r.evicted) return;
   ++stats_.evictions;

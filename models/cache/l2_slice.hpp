@@ -120,6 +120,15 @@ class L2Slice : public sc_core::sc_module {
   // power model is not told: a copy is neither timed nor counted (a drowsy line keeps its data
   // and its state). Only while idle().
   void hostWrite(uint64_t line, const ByteMask& mask, bool dirty);
+  // Warming after a functional run (Gpu::warmL2): an access to the bytes `mask` of the line at
+  // slice-local address `line`, at the current cycle, untimed and uncounted. A read makes the
+  // line present with the sectors it needed (a miss places it, evicting the replacement
+  // victim; a present line gains the sectors it lacked); a write (store or atomic) does what a
+  // store does (the line takes the bytes and becomes dirty; a missing line is placed holding
+  // them, with the sectors a partial write needs). A dirty line it replaces is dropped (its
+  // write-back belongs to the functional run). The line power model is not told. Only while
+  // idle().
+  void warm(uint64_t line, const ByteMask& mask, bool write);
 
  private:
   SC_HAS_PROCESS(L2Slice);

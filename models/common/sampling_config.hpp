@@ -34,6 +34,8 @@ struct SamplingConfig : config::Section {
   uint32_t detail_every = 8;
   double wave_stable_pct = 2.0;
   uint32_t wave_windows = 3;
+  // What runs in the functional engine warms the L2 with its global accesses (docs/sampling.md).
+  bool warm_l2 = true;
 
   bool enabled() const { return mode != "none"; }
   bool kernels() const { return mode == "kernel" || mode == "kernel+wave"; }
@@ -69,6 +71,12 @@ struct SamplingConfig : config::Section {
             "rate is compared with as many before them; when they agree, the rest of the "
             "launch's CTAs run in the functional engine at the last h waves' rate",
             config::Range<uint32_t>{2, 1000});
+    v.field("warm_l2", warm_l2,
+            "After an extrapolated launch or a launch's remaining CTA waves run in the functional "
+            "engine, their latest global accesses (up to 8 times as many lines as the L2 holds) "
+            "are placed in the L2 in order, as the cycle-level model would have left it (false: "
+            "the L2 keeps what the detailed part left)");
+    if (!enabled()) v.unused("warm_l2", "sampling.mode is none");
     if (!kernels()) {
       const std::string why = "sampling.mode is " + mode + " (kernel or kernel+wave use it)";
       v.unused("tolerance_pct", why);

@@ -9,6 +9,7 @@
 #include "common/bits.hpp"
 #include "common/error.hpp"
 #include "common/run_budget.hpp"
+#include "func/access_log.hpp"
 
 namespace gpusc::func {
 
@@ -542,8 +543,9 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
 }
 
 void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
-  // Counting memory units records every step's accesses; the plain loop stays as it was.
-  if (L_.countMemoryUnits)
+  // Counting memory units or logging the accesses records every step's accesses; the plain loop
+  // stays as it was.
+  if (L_.countMemoryUnits || L_.accessLog != nullptr)
     runCtaLoop<true>(cta, st, budget);
   else
     runCtaLoop<false>(cta, st, budget);
@@ -569,9 +571,10 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget) {
             throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
           checkAt = nextCheckAt();
         }
-        if constexpr (kRecord) {  // every step records its accesses, to count their units
+        if constexpr (kRecord) {  // every step records its accesses, to count or log them
           rec.mask = 0;
           step(cta, w, st, &rec);
+          if (L_.accessLog != nullptr) L_.accessLog->record(rec);
         } else {
           step(cta, w, st);
         }

@@ -11,6 +11,7 @@
 
 namespace gpusc::func {
 
+class AccessLog;
 class DeviceHeap;
 struct StepEnv;
 
@@ -103,6 +104,8 @@ struct LaunchState {
   uint32_t numSms = 1;
   // Count ExecStats::memInsts and memUnits (sampled simulation; off: no cost).
   bool countMemoryUnits = false;
+  // Sampled simulation: the run's global accesses are logged here (to warm the L2), if set.
+  AccessLog* accessLog = nullptr;
   // Value read by %clock (functional mode: instructions so far). A step with a StepEnv reads
   // StepEnv::clock instead and leaves this alone.
   uint64_t clock = 0;

@@ -308,6 +308,22 @@ func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const D
   return L;
 }
 
+func::AccessLog* Device::accessLog() {
+  if (!cfg_.sampling.warm_l2 || timing_ == nullptr || cfg_.memory.model != "hierarchy" ||
+      !cfg_.l2.slice.enabled)
+    return nullptr;
+  if (!accessLog_) {
+    // 8 times as many entries as the L2 has 128-byte lines: an entry is one warp instruction's
+    // touch of a line, so repeated touches of the same lines take several.
+    const uint64_t l2Bytes = uint64_t(cfg_.memory.partitions) * cfg_.l2.slices_per_partition *
+                             cfg_.l2.slice.sets * cfg_.l2.slice.ways * cfg_.l2.slice.line_bytes;
+    accessLog_ =
+        std::make_unique<func::AccessLog>(size_t(8 * (l2Bytes >> func::AccessLog::kLineBits)));
+  }
+  accessLog_->clear();
+  return accessLog_.get();
+}
+
 void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
                            uint64_t firstCta) {
   func::Executor ex(L);
@@ -447,6 +463,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     func::GlobalMemory::Snapshot before = gmem_.snapshot();
     const size_t printed = printfOutput_.size();
     func::ExecStats trial;
+    L.accessLog = accessLog();  // an extrapolated launch warms the L2 with its accesses
     try {
       runFunctional(L, trial, label);
     } catch (const RunStopped& e) {
@@ -468,6 +485,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       sl.boundPct = e.bound.pct;
       sl.boundFrom = e.bound.from;
       rec.sampled = std::move(sl);
+      if (L.accessLog != nullptr) timing_->gpu().warmL2(*L.accessLog);
       finish();
       return;
     }
@@ -517,6 +535,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     // The memory units per access in the launch's signature come from its detailed CTAs:
     // counting them costs the functional engine twice its time.
     L.countMemoryUnits = false;
+    L.accessLog = accessLog();  // the rest of the launch warms the L2 with its accesses
     try {
       runFunctional(L, rest, label, w.ctasDetailed);
     } catch (const RunStopped& e) {
@@ -524,6 +543,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       finishStopped(e);
       throw;
     }
+    if (L.accessLog != nullptr) timing_->gpu().warmL2(*L.accessLog);
     const gpu::WaveSampler::Estimate e = waves->estimate(w.detailedCycles, rest.warpInsts);
     rec.stats.add(rest);
     w.extrapolatedCycles = e.extrapolated;

@@ -20,6 +20,7 @@
 
 #include "common/platform_config.hpp"
 #include "common/run_budget.hpp"
+#include "func/access_log.hpp"
 #include "func/decoder.hpp"
 #include "func/device_heap.hpp"
 #include "func/executor.hpp"
@@ -290,6 +291,10 @@ class Device {
   // Sampled simulation (timing mode with sampling.mode kernel): the groups and their detailed
   // launches (whose records in launches_ the extrapolated members scale).
   std::unique_ptr<gpu::KernelSampler> sampler_;
+  // Sampled simulation with sampling.warm_l2: the log of a functional run's global accesses
+  // (made once, emptied for each use; accessLog() hands it out, null without warming).
+  std::unique_ptr<func::AccessLog> accessLog_;
+  func::AccessLog* accessLog();
   std::string printfOutput_;
 };
 

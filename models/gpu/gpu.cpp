@@ -332,6 +332,42 @@ void Gpu::hostWrote(uint64_t addr, uint64_t bytes) {
   }
 }
 
+void Gpu::warmL2(const func::AccessLog& log) {
+  if (!hierarchy() || !cfg_.l2.slice.enabled) return;
+  const AddressMap map(cfg_);
+  const uint64_t lineBytes = cfg_.l2.slice.line_bytes;
+  constexpr uint64_t kSector = uint64_t(1) << func::AccessLog::kSectorBits;
+  // Sector by sector; consecutive sectors of one L2 line go to it together.
+  uint32_t slice = 0;
+  uint64_t line = ~0ull;
+  bool write = false;
+  cache::ByteMask mask{};
+  const auto flush = [&] {
+    if (line != ~0ull) l2_[slice]->warm(line, mask, write);
+    line = ~0ull;
+  };
+  log.forEach([&](const func::AccessLog::Entry& e) {
+    for (uint32_t s = 0; s < (1u << (func::AccessLog::kLineBits - func::AccessLog::kSectorBits));
+         ++s) {
+      if (!(e.sectors & (1u << s))) continue;
+      const uint64_t a = (e.line << func::AccessLog::kLineBits) + s * kSector;
+      const uint64_t local = map.sliceLocal(a);
+      const uint64_t l = local - local % lineBytes;
+      const uint32_t sl = map.slice(a);
+      if (l != line || sl != slice || e.write != write) {
+        flush();
+        line = l;
+        slice = sl;
+        write = e.write;
+        mask = cache::ByteMask{};
+      }
+      const cache::ByteMask m = cache::rebase(cache::firstBytes(kSector), local, l);
+      for (size_t i = 0; i < mask.size(); ++i) mask[i] |= m[i];
+    }
+  });
+  flush();
+}
+
 void Gpu::resetMemoryStats() {
   if (fixed_) fixed_->resetStats();
   for (auto& c : l1_) c->resetStats();

@@ -18,6 +18,7 @@
 #include "common/platform_config.hpp"
 #include "common/protocol_checker.hpp"
 #include "dram/memory_controller.hpp"
+#include "func/access_log.hpp"
 #include "gpu/core_clock_domain.hpp"
 #include "gpu/cta_scheduler.hpp"
 #include "gpu/fixed_latency_memory.hpp"
@@ -84,6 +85,10 @@ class Gpu : public sc_core::sc_module {
   // write-through (and an L2), each L2 line it touches takes the bytes written
   // (L2Slice::hostWrite), in address order. Nothing otherwise. Between launches only.
   void hostWrote(uint64_t addr, uint64_t bytes);
+  // Sampled simulation: what ran in the functional engine touched the global lines in `log`;
+  // each L2 line they map to takes them in order, oldest first (L2Slice::warm), as the
+  // cycle-level model would have left it. Nothing without an L2. Between launches only.
+  void warmL2(const func::AccessLog& log);
   dram::MemoryController& memoryController(uint32_t partition) { return *mc_[partition]; }
   noc::Interconnect& interconnect() { return *noc_; }
 

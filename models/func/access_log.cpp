@@ -1,0 +1,30 @@
+#include "func/access_log.hpp"
+
+#include <algorithm>
+
+namespace gpusc::func {
+
+AccessLog::AccessLog(size_t capacity) : ring_(std::max<size_t>(capacity, 1)) {}
+
+void AccessLog::record(const MemRecord& r) {
+  if (r.mask == 0 || r.space != MemSpace::Global) return;
+  const bool write = r.write || r.atomic;
+  const uint64_t bytes = std::max<uint64_t>(r.bytes, 1);
+  uint64_t line = ~0ull;
+  uint8_t sectors = 0;
+  for (uint32_t m = r.mask; m != 0; m &= m - 1) {
+    const uint64_t a = r.addr[__builtin_ctz(m)];
+    for (uint64_t s = a >> kSectorBits, last = (a + bytes - 1) >> kSectorBits; s <= last; ++s) {
+      const uint64_t l = s >> (kLineBits - kSectorBits);
+      if (l != line) {
+        if (sectors != 0) push(line, sectors, write);
+        line = l;
+        sectors = 0;
+      }
+      sectors |= uint8_t(1u << (s & ((1u << (kLineBits - kSectorBits)) - 1)));
+    }
+  }
+  if (sectors != 0) push(line, sectors, write);
+}
+
+}  // namespace gpusc::func

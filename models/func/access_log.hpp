@@ -1,0 +1,56 @@
+// AccessLog: the global-memory lines a functional run touched last, for warming the L2 after
+// sampled simulation ran part of a launch (or a whole launch) in the functional engine
+// (docs/sampling.md, "What the caches hold").
+//
+// A ring of the latest entries, oldest first: each names a 128-byte line, the 32-byte sectors
+// of it one warp instruction touched and whether it wrote them (stores and atomics: the L2
+// performs atomics). A warp instruction logs one entry per line it touches, in lane order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "func/state.hpp"
+
+namespace gpusc::func {
+
+class AccessLog {
+ public:
+  static constexpr uint32_t kLineBits = 7;    // 128-byte lines
+  static constexpr uint32_t kSectorBits = 5;  // 32-byte sectors: 4 per line
+  struct Entry {
+    uint64_t line;    // address >> kLineBits
+    uint8_t sectors;  // bit s: sector s of the line
+    bool write;
+  };
+
+  // Keeps the latest `capacity` entries (at least 1).
+  explicit AccessLog(size_t capacity);
+
+  // Logs the global accesses of `r` (a warp instruction's MemRecord); others are ignored.
+  void record(const MemRecord& r);
+  // Entries logged in all, and those kept (the latest min(logged, capacity)).
+  uint64_t logged() const { return logged_; }
+  size_t size() const { return logged_ < ring_.size() ? size_t(logged_) : ring_.size(); }
+  // Calls f(entry) for every kept entry, oldest first.
+  template <class F>
+  void forEach(F&& f) const {
+    const size_t n = size();
+    size_t i = logged_ < ring_.size() ? 0 : size_t(logged_ % ring_.size());
+    for (size_t k = 0; k < n; ++k) {
+      f(ring_[i]);
+      if (++i == ring_.size()) i = 0;
+    }
+  }
+  void clear() { logged_ = 0; }
+
+ private:
+  void push(uint64_t line, uint8_t sectors, bool write) {
+    ring_[size_t(logged_ % ring_.size())] = Entry{line, sectors, write};
+    ++logged_;
+  }
+  std::vector<Entry> ring_;
+  uint64_t logged_ = 0;
+};
+
+}  // namespace gpusc::func
