@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "catalog.hpp"
+#include "common/address_map.hpp"
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/statistics.hpp"
@@ -429,4 +430,40 @@ TEST(WaveSampledRun, TheFunctionallyRunWavesWarmTheL2ForTheNextLaunch) {
   };
   EXPECT_LT(err(w), 0.03);
   EXPECT_GT(err(c), 0.10);
+}
+
+// Gpu::warmL2 places each logged sector in the L2 lines that hold it: one line of 128 bytes, or
+// both 16-byte lines of the sector; a write leaves them dirty (gtx480's L2 is write-validate),
+// and nothing else enters the L2.
+TEST(AccessLog, WarmingPlacesEachSectorInTheL2LinesThatHoldIt) {
+  for (const uint32_t lineBytes : {16u, 128u}) {
+    const PlatformConfig cfg = loadPlatform(
+        "gtx480", {"l2.slice.line_bytes=" + std::to_string(lineBytes), "sampling.mode=wave"});
+    Device dev(cfg, ExecMode::Timing);
+    gpu::Gpu& g = dev.timingEngine()->gpu();
+    const AddressMap map(cfg);
+    func::MemRecord r;
+    r.space = func::MemSpace::Global;
+    r.bytes = 4;
+    r.mask = 0x1;
+    r.write = true;
+    r.addr[0] = 0x10044;  // sector 2 of its 128-byte line
+    func::AccessLog log(8);
+    log.record(r);
+    g.warmL2(log);
+    uint64_t valid = 0;
+    for (uint32_t s = 0; s < g.l2Slices(); ++s) {
+      const cache::CacheCore& c = g.l2(s).core();
+      for (uint32_t set = 0; set < c.sets(); ++set)
+        for (uint32_t way = 0; way < c.ways(); ++way) valid += c.line(set, way).valid;
+    }
+    EXPECT_EQ(valid, 32u / std::min(32u, lineBytes)) << lineBytes;
+    for (uint64_t a = 0x10040; a < 0x10060; a += std::min(32u, lineBytes)) {
+      const cache::CacheCore& c = g.l2(map.slice(a)).core();
+      const uint64_t local = map.sliceLocal(a);
+      const uint32_t way = c.find(local);
+      ASSERT_NE(way, cache::CacheCore::kNoWay) << lineBytes << " " << a;
+      EXPECT_TRUE(c.line(c.setOf(local), way).dirty) << lineBytes << " " << a;
+    }
+  }
 }

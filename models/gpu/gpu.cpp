@@ -337,7 +337,10 @@ void Gpu::warmL2(const func::AccessLog& log) {
   const AddressMap map(cfg_);
   const uint64_t lineBytes = cfg_.l2.slice.line_bytes;
   constexpr uint64_t kSector = uint64_t(1) << func::AccessLog::kSectorBits;
-  // Sector by sector; consecutive sectors of one L2 line go to it together.
+  // Piece by piece, each within one L2 line (and so one interleave chunk, which holds whole
+  // lines): a sector, or an L2 line where lines are smaller. Consecutive pieces of one L2 line
+  // go to it together.
+  const uint64_t piece = std::min(kSector, lineBytes);
   uint32_t slice = 0;
   uint64_t line = ~0ull;
   bool write = false;
@@ -350,19 +353,22 @@ void Gpu::warmL2(const func::AccessLog& log) {
     for (uint32_t s = 0; s < (1u << (func::AccessLog::kLineBits - func::AccessLog::kSectorBits));
          ++s) {
       if (!(e.sectors & (1u << s))) continue;
-      const uint64_t a = (e.line << func::AccessLog::kLineBits) + s * kSector;
-      const uint64_t local = map.sliceLocal(a);
-      const uint64_t l = local - local % lineBytes;
-      const uint32_t sl = map.slice(a);
-      if (l != line || sl != slice || e.write != write) {
-        flush();
-        line = l;
-        slice = sl;
-        write = e.write;
-        mask = cache::ByteMask{};
+      const uint64_t sector = (e.line << func::AccessLog::kLineBits) + s * kSector;
+      for (uint64_t a = sector; a < sector + kSector; a += piece) {
+        const uint64_t local = map.sliceLocal(a);
+        const uint64_t l = local - local % lineBytes;
+        const uint32_t sl = map.slice(a);
+        if (l != line || sl != slice || e.write != write) {
+          flush();
+          line = l;
+          slice = sl;
+          write = e.write;
+          mask = cache::ByteMask{};
+        }
+        const cache::ByteMask m =
+            cache::rebase(cache::firstBytes(static_cast<uint32_t>(piece)), local, l);
+        for (size_t i = 0; i < mask.size(); ++i) mask[i] |= m[i];
       }
-      const cache::ByteMask m = cache::rebase(cache::firstBytes(kSector), local, l);
-      for (size_t i = 0; i < mask.size(); ++i) mask[i] |= m[i];
     }
   });
   flush();
