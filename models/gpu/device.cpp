@@ -309,7 +309,7 @@ func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const D
 }
 
 func::AccessLog* Device::accessLog() {
-  if (!cfg_.sampling.warm_l2 || timing_ == nullptr || cfg_.memory.model != "hierarchy" ||
+  if (!cfg_.sampling.warm_l2 || timing_ == nullptr || !timing_->gpu().hierarchy() ||
       !cfg_.l2.slice.enabled)
     return nullptr;
   if (!accessLog_) {

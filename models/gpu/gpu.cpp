@@ -312,35 +312,38 @@ void Gpu::closePowerWindow() {
   for (auto& c : l2_) c->closePowerWindow(c->clock().now() + 1);
 }
 
-void Gpu::hostWrote(uint64_t addr, uint64_t bytes) {
-  if (cfg_.l2.host_writes == "dram" || !hierarchy() || !cfg_.l2.slice.enabled) return;
-  const bool dirty = cfg_.l2.host_writes == "write-back";
-  const AddressMap map(cfg_);
+template <class F>
+void Gpu::forEachL2Piece(const AddressMap& map, uint64_t addr, uint64_t bytes, F&& f) const {
   const uint64_t interleave = cfg_.memory.partition_interleave_bytes;
   const uint64_t lineBytes = cfg_.l2.slice.line_bytes;
   const uint64_t end = addr + bytes;
-  // Piece by piece: a piece lies in one interleave chunk (contiguous in its slice) and one line.
   for (uint64_t a = addr; a < end;) {
     const uint64_t local = map.sliceLocal(a);
     const uint64_t offset = local % lineBytes;
     const uint64_t n =
         std::min({end - a, (a / interleave + 1) * interleave - a, lineBytes - offset});
     const uint64_t line = local - offset;
-    l2_[map.slice(a)]->hostWrite(
-        line, cache::rebase(cache::firstBytes(static_cast<uint32_t>(n)), local, line), dirty);
+    f(map.slice(a), line, cache::rebase(cache::firstBytes(static_cast<uint32_t>(n)), local, line));
     a += n;
   }
+}
+
+void Gpu::hostWrote(uint64_t addr, uint64_t bytes) {
+  if (cfg_.l2.host_writes == "dram" || !hierarchy() || !cfg_.l2.slice.enabled) return;
+  const bool dirty = cfg_.l2.host_writes == "write-back";
+  forEachL2Piece(AddressMap(cfg_), addr, bytes,
+                 [&](uint32_t slice, uint64_t line, const cache::ByteMask& mask) {
+                   l2_[slice]->hostWrite(line, mask, dirty);
+                 });
 }
 
 void Gpu::warmL2(const func::AccessLog& log) {
   if (!hierarchy() || !cfg_.l2.slice.enabled) return;
   const AddressMap map(cfg_);
-  const uint64_t lineBytes = cfg_.l2.slice.line_bytes;
   constexpr uint64_t kSector = uint64_t(1) << func::AccessLog::kSectorBits;
-  // Piece by piece, each within one L2 line (and so one interleave chunk, which holds whole
-  // lines): a sector, or an L2 line where lines are smaller. Consecutive pieces of one L2 line
-  // go to it together.
-  const uint64_t piece = std::min(kSector, lineBytes);
+  constexpr uint32_t kSectors = 1u << (func::AccessLog::kLineBits - func::AccessLog::kSectorBits);
+  // Sector by sector; consecutive pieces of one L2 line (of one entry or the next) go to it
+  // together.
   uint32_t slice = 0;
   uint64_t line = ~0ull;
   bool write = false;
@@ -350,14 +353,10 @@ void Gpu::warmL2(const func::AccessLog& log) {
     line = ~0ull;
   };
   log.forEach([&](const func::AccessLog::Entry& e) {
-    for (uint32_t s = 0; s < (1u << (func::AccessLog::kLineBits - func::AccessLog::kSectorBits));
-         ++s) {
+    for (uint32_t s = 0; s < kSectors; ++s) {
       if (!(e.sectors & (1u << s))) continue;
       const uint64_t sector = (e.line << func::AccessLog::kLineBits) + s * kSector;
-      for (uint64_t a = sector; a < sector + kSector; a += piece) {
-        const uint64_t local = map.sliceLocal(a);
-        const uint64_t l = local - local % lineBytes;
-        const uint32_t sl = map.slice(a);
+      forEachL2Piece(map, sector, kSector, [&](uint32_t sl, uint64_t l, const cache::ByteMask& m) {
         if (l != line || sl != slice || e.write != write) {
           flush();
           line = l;
@@ -365,10 +364,8 @@ void Gpu::warmL2(const func::AccessLog& log) {
           write = e.write;
           mask = cache::ByteMask{};
         }
-        const cache::ByteMask m =
-            cache::rebase(cache::firstBytes(static_cast<uint32_t>(piece)), local, l);
         for (size_t i = 0; i < mask.size(); ++i) mask[i] |= m[i];
-      }
+      });
     }
   });
   flush();

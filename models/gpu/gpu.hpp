@@ -14,6 +14,7 @@
 
 #include "cache/l1_data_cache.hpp"
 #include "cache/l2_slice.hpp"
+#include "common/address_map.hpp"
 #include "common/mem_access.hpp"
 #include "common/platform_config.hpp"
 #include "common/protocol_checker.hpp"
@@ -93,6 +94,11 @@ class Gpu : public sc_core::sc_module {
   noc::Interconnect& interconnect() { return *noc_; }
 
  private:
+  // Calls f(slice, line, mask) for the pieces of device memory [addr, addr + bytes), in address
+  // order: each lies in one interleave chunk (contiguous in its slice) and one L2 line; `line`
+  // is that line's slice-local address and `mask` the piece's bytes in it.
+  template <class F>
+  void forEachL2Piece(const AddressMap& map, uint64_t addr, uint64_t bytes, F&& f) const;
   // Binds `from` to `to`, through a new checker when gpu.check_protocol is set.
   template <class From, class To>
   void connect(From& from, To& to, const std::string& name);
