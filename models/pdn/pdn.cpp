@@ -264,14 +264,18 @@ void Pdn::advance(const uint64_t* cycles, const double* amps, const double* esti
       for (uint32_t s = 0; s < numSms_; ++s) volts_[s] = supply_ - drop[s];
       monitor_.sample(cycles[first + i], volts_.data(), a, estimates + size_t(first + i) * numSms_);
       if (!perSm_.empty()) {
-        for (uint32_t s = 0; s < numSms_; ++s) {
-          std::fill(one_.begin(), one_.end(), 0.0);
-          one_[s] = a[s];
-          net_.step(perSm_[s], one_.data(), 0.0, &contrib_[size_t(s) * numSms_]);
-        }
+        stepAttribution(a, contrib_.data());
         monitor_.attribute(contrib_.data());
       }
     }
+  }
+}
+
+void Pdn::stepAttribution(const double* amps, double* contrib) {
+  for (uint32_t s = 0; s < numSms_; ++s) {
+    std::fill(one_.begin(), one_.end(), 0.0);
+    one_[s] = amps[s];
+    net_.step(perSm_[s], one_.data(), 0.0, &contrib[size_t(s) * numSms_]);
   }
 }
 
@@ -308,11 +312,7 @@ void Pdn::closeWindow(uint32_t filled) {
   const double rest = double(stepCycles_ - filled) * idleAmps_;
   for (uint32_t s = 0; s < numSms_; ++s) windowMean_[s] = (windowSum_[s] + rest) / n;
   net_.step(state_, windowMean_.data(), uncoreAmps_, dropAfter_.data());
-  for (uint32_t src = 0; src < perSm_.size(); ++src) {
-    std::fill(one_.begin(), one_.end(), 0.0);
-    one_[src] = windowMean_[src];
-    net_.step(perSm_[src], one_.data(), 0.0, &contribAfter_[size_t(src) * numSms_]);
-  }
+  if (!perSm_.empty()) stepAttribution(windowMean_.data(), contribAfter_.data());
   // Cycle j of the window ends (j + 1) / n of the way from the last step to this one.
   for (uint32_t j = 0; j < filled; ++j) {
     const double f = double(j + 1) / n;

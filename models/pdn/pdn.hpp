@@ -117,6 +117,9 @@ class Pdn : public sc_core::sc_module, public power::CurrentSink, public HostWor
   // estimates at amps and estimates + i * numSms_ (the caller holds stepping_ when the workers
   // step). The network steps up to kStepCycles of them at once (PdnNetwork::stepCycles).
   void advance(const uint64_t* cycles, const double* amps, const double* estimates, uint32_t n);
+  // Attribution: steps each SM's copy of the network with that SM's current from `amps` alone;
+  // the drops it causes at every SM's node go to contrib[src * SMs + sm].
+  void stepAttribution(const double* amps, double* contrib);
   // advance() with pdn.step_cycles > 1: the cycles go into the window; each full one is stepped.
   void advanceWindows(const uint64_t* cycles, const double* amps, const double* estimates,
                       uint32_t n);
