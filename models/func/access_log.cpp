@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
+
 namespace gpusc::func {
 
 AccessLog::AccessLog(size_t capacity) : ring_(std::max<size_t>(capacity, 1)) {}
@@ -25,6 +27,23 @@ void AccessLog::record(const MemRecord& r) {
     }
   }
   if (sectors != 0) push(line, sectors, write);
+}
+
+void AccessLog::mergeByCta(const std::vector<const AccessLog*>& parts) {
+  std::vector<Entry> all;
+  for (const AccessLog* p : parts) {
+    if (p->ring_.size() < ring_.size())
+      throw InternalError("AccessLog::mergeByCta: a part keeps fewer entries than the log");
+    p->forEach([&](const Entry& e) { all.push_back(e); });
+  }
+  // Stable: a CTA's entries come from one part, in the order it logged them.
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Entry& a, const Entry& b) { return a.cta < b.cta; });
+  const size_t keep = std::min(all.size(), ring_.size());
+  for (size_t i = all.size() - keep; i < all.size(); ++i) {
+    cta_ = all[i].cta;
+    push(all[i].line, all[i].sectors, all[i].write);
+  }
 }
 
 }  // namespace gpusc::func

@@ -22,6 +22,7 @@ class AccessLog {
     uint64_t line;    // address >> kLineBits
     uint8_t sectors;  // bit s: sector s of the line
     bool write;
+    uint32_t cta;  // the tag set when it was logged (setCta): which CTA made the access
   };
 
   // Keeps the latest `capacity` entries (at least 1).
@@ -29,8 +30,10 @@ class AccessLog {
 
   // Logs the global accesses of `r` (a warp instruction's MemRecord); others are ignored.
   void record(const MemRecord& r);
-  // Entries logged in all, and those kept (the latest min(logged, capacity)).
+  // Entries logged in all (of a merge: those it took), and those kept (the latest
+  // min(logged, capacity)).
   uint64_t logged() const { return logged_; }
+  size_t capacity() const { return ring_.size(); }
   size_t size() const { return logged_ < ring_.size() ? size_t(logged_) : ring_.size(); }
   // Calls f(entry) for every kept entry, oldest first.
   template <class F>
@@ -44,13 +47,24 @@ class AccessLog {
   }
   void clear() { logged_ = 0; }
 
+  // The tag of the entries logged from now on: the CTA (relative to the first of its run) whose
+  // warp instructions they come from, when several logs share a launch (mergeByCta).
+  void setCta(uint32_t cta) { cta_ = cta; }
+  // Logs, after what this log holds, the entries of `parts` ordered by their tags, as one
+  // log would have kept them had the CTAs run one after another in tag order. Each part must
+  // have logged its CTAs in ascending tag order, each CTA in one part only, with this log's
+  // capacity at least (a part then holds every entry of its own that is among the latest of
+  // all).
+  void mergeByCta(const std::vector<const AccessLog*>& parts);
+
  private:
   void push(uint64_t line, uint8_t sectors, bool write) {
-    ring_[size_t(logged_ % ring_.size())] = Entry{line, sectors, write};
+    ring_[size_t(logged_ % ring_.size())] = Entry{line, sectors, write, cta_};
     ++logged_;
   }
   std::vector<Entry> ring_;
   uint64_t logged_ = 0;
+  uint32_t cta_ = 0;
 };
 
 }  // namespace gpusc::func

@@ -542,17 +542,17 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
   return r;
 }
 
-void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget) {
+void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
   // Counting memory units or logging the accesses records every step's accesses; the plain loop
   // stays as it was.
   if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runCtaLoop<true>(cta, st, budget);
+    runCtaLoop<true>(cta, st, budget, env);
   else
-    runCtaLoop<false>(cta, st, budget);
+    runCtaLoop<false>(cta, st, budget, env);
 }
 
 template <bool kRecord>
-void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget) {
+void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
   // Host checks (clock, interrupt flag) every kHostCheck warp instructions.
   constexpr uint64_t kHostCheck = 4096;
   const bool limited = budget != nullptr && budget->active();
@@ -573,10 +573,10 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget) {
         }
         if constexpr (kRecord) {  // every step records its accesses, to count or log them
           rec.mask = 0;
-          step(cta, w, st, &rec);
+          step(cta, w, st, &rec, env);
           if (L_.accessLog != nullptr) L_.accessLog->record(rec);
         } else {
-          step(cta, w, st);
+          step(cta, w, st, nullptr, env);
         }
         progress = true;
       }

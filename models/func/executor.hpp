@@ -71,13 +71,16 @@ class Executor {
   // Runs the CTA to completion. With a budget, throws RunStopped (after a whole warp
   // instruction) when it says stop: at the instruction limit exactly, and within a few
   // thousand warp instructions of a timeout or an interrupt. `st` is the launch's statistics.
-  void runCta(Cta& cta, ExecStats& st, const RunBudget* budget = nullptr);
+  // With `env` the steps take it (step()): CTAs of one launch may then run on several host
+  // threads at once, each with its own env, Executor and LaunchState copy, when their order
+  // does not matter (func/parallel_ctas.hpp).
+  void runCta(Cta& cta, ExecStats& st, const RunBudget* budget = nullptr, StepEnv* env = nullptr);
 
   LaunchState& launch() { return L_; }
 
  private:
   template <bool kRecord>
-  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget);
+  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env);
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
   // call through a function pointer: copies each lane's arguments to its callee's parameters and

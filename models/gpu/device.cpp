@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/host_workers.hpp"
 #include "common/strings.hpp"
+#include "func/parallel_ctas.hpp"
 #include "ptx/parser.hpp"
 
 namespace gpusc {
@@ -76,7 +77,9 @@ Device::Device(PlatformConfig cfg, ExecMode mode)
 }
 
 void Device::setHostThreads(unsigned n, ThreadPolicy policy) {
-  if (timing_ != nullptr) timing_->setThreads(n == 0 ? HostWorkers::available() : n, policy);
+  hostThreads_ = n == 0 ? HostWorkers::available() : n;
+  if (functionalTeam_ && functionalTeam_->threads() != hostThreads_) functionalTeam_.reset();
+  if (timing_ != nullptr) timing_->setThreads(hostThreads_, policy);
 }
 
 void Device::setVoltageSink(pdn::VoltageSink* sink) {
@@ -326,11 +329,36 @@ func::AccessLog* Device::accessLog() {
 
 void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
                            uint64_t firstCta) {
-  func::Executor ex(L);
-  func::Cta cta;
   const Dim3& grid = L.grid;
   const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
   const auto t0 = std::chrono::steady_clock::now();
+  // Several host threads take the CTAs at once when their order cannot change the result and
+  // no instruction limit must stop the launch at an exact instruction.
+  if (hostThreads_ > 1 && ctas > firstCta + 1 && cfg_.limits.max_warp_instructions == 0) {
+    auto why = serialReasons_.find(L.prog);
+    if (why == serialReasons_.end())
+      why = serialReasons_.emplace(L.prog, func::serialCtasReason(*L.prog)).first;
+    if (why->second.empty()) {
+      if (!functionalTeam_) functionalTeam_ = std::make_unique<HostWorkers>(hostThreads_);
+      std::function<void(uint64_t)> report;
+      if (progress_)
+        report = [&](uint64_t done) {
+          gpu::LaunchProgress p;
+          p.label = label;
+          p.ctasDone = static_cast<uint32_t>(firstCta + done);
+          p.ctasTotal = static_cast<uint32_t>(ctas);
+          p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          p.etaSeconds = p.seconds * double(ctas - firstCta - done) / double(done);
+          progress_(p);
+        };
+      func::runCtasInParallel(*functionalTeam_, L, firstCta, ctas, stats, &budget_, report,
+                              gpu::kProgressPeriodSeconds);
+      return;
+    }
+    serialKernels_.emplace(L.prog->name, why->second);
+  }
+  func::Executor ex(L);
+  func::Cta cta;
   auto lastReport = t0;
   for (uint64_t id = firstCta; id < ctas;) {
     const Dim3 ctaid{static_cast<uint32_t>(id % grid.x),

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/run_budget.hpp"
 #include "func/access_log.hpp"
@@ -229,11 +230,17 @@ class Device {
   void setProgress(gpu::ProgressFn fn) { progress_ = std::move(fn); }
   // Why the run stopped early, if it did.
   std::optional<StopReason> stopped() const { return stopped_; }
-  // Host threads evaluating the SMs' cycles in timing mode (default 1; 0: the cores available),
-  // engaged while they pay (ThreadPolicy::Adaptive) or in every cycle with several SMs to
-  // evaluate (Fixed). The results are bit-identical whatever the count and the policy
-  // (docs/architecture.md, "Host threads").
+  // Host threads (default 1; 0: the cores available). In timing mode they evaluate the SMs'
+  // cycles, engaged while they pay (ThreadPolicy::Adaptive) or in every cycle with several SMs
+  // to evaluate (Fixed); the results are bit-identical whatever the count and the policy. In
+  // the functional engine (functional mode, and what sampled simulation runs there) a launch's
+  // CTAs run on all of them at once when the kernel's result does not depend on their order
+  // (func/parallel_ctas.hpp); other kernels run on one (docs/architecture.md, "Host threads").
   void setHostThreads(unsigned n, ThreadPolicy policy = ThreadPolicy::Adaptive);
+  unsigned hostThreads() const { return hostThreads_; }
+  // With several host threads: the kernels whose CTAs the functional engine ran on one, each
+  // with the reason (func::serialCtasReason).
+  const std::map<std::string, std::string>& serialKernels() const { return serialKernels_; }
   // Timing mode with pdn.enabled: each launch's droop events, voltage-trace rows and worst-droop
   // window go to `sink` as they are produced instead of into the launch records, whose memory
   // then does not grow with the launches' length (pdn::VoltageReport; null: kept in the
@@ -296,6 +303,11 @@ class Device {
   std::unique_ptr<func::AccessLog> accessLog_;
   func::AccessLog* accessLog();
   std::string printfOutput_;
+  unsigned hostThreads_ = 1;
+  // The functional engine's threads (made at the first launch that runs on several).
+  std::unique_ptr<HostWorkers> functionalTeam_;
+  std::map<const func::Program*, std::string> serialReasons_;  // serialCtasReason per kernel
+  std::map<std::string, std::string> serialKernels_;
 };
 
 }  // namespace gpusc

@@ -584,6 +584,11 @@ int cmdRun(const RunOptions& o) {
       j["simulation"]["pdn_worker_share"] =
           p->cyclesStepped() > 0 ? double(p->cyclesSteppedByWorkers()) / p->cyclesStepped() : 0.0;
   }
+  // The functional engine's threads (functional mode, and sampled simulation's fast-forward):
+  // the kernels whose CTAs it ran on one, and why.
+  if (mode == ExecMode::Functional) j["simulation"]["host_threads"] = dev.hostThreads();
+  if (dev.hostThreads() > 1 && !dev.serialKernels().empty())
+    j["simulation"]["functional_serial_because"] = dev.serialKernels();
   j["config"] = config::toJson(cfg);
   // Keys whose 0 in config.yaml means "derived", with the values this run used.
   nlohmann::json derived = nlohmann::json::object();
@@ -871,7 +876,7 @@ nlohmann::json benchSummaryOf(const nlohmann::json& kernels, bool timing, unsign
   nlohmann::json s = {{"kernels", kernels.size()},
                       {"kernels_without_time", unmeasured},
                       {"seconds_total", totalSeconds}};
-  if (timing) s["threads"] = threads;  // the functional engine runs on one thread
+  s["threads"] = threads;
   if (minRate) {
     s["warp_instructions_per_second_min"] = minRate->first;
     s["warp_instructions_per_second_min_kernel"] = minRate->second;
@@ -887,8 +892,8 @@ nlohmann::json benchSummaryOf(const nlohmann::json& kernels, bool timing, unsign
 nlohmann::json benchSummary(const nlohmann::json& kernels, bool timing,
                             const std::vector<unsigned>& counts) {
   nlohmann::json out = nlohmann::json::array();
-  // Timing mode with several counts measures each; otherwise only the first count ran.
-  const bool several = timing && counts.size() > 1;
+  // With several counts each was measured; otherwise only the first ran.
+  const bool several = counts.size() > 1;
   for (size_t i = 0; i < (several ? counts.size() : 1); ++i)
     out.push_back(benchSummaryOf(kernels, timing, counts[i], i == 0));
   return out;
@@ -999,27 +1004,28 @@ int cmdBench(const BenchOptions& o) {
         run.pass = run.pass && sr.pass;
         j["sampled"] = std::move(js);
       }
-      if (counts.size() > 1) {
-        // The same simulation on other thread counts: its time, and that it gave the same run.
-        nlohmann::json t = nlohmann::json::array();
-        for (unsigned c : counts) {
-          const BenchRun r =
-              c == counts.front() ? run : benchOnce(entry, cfg, size, mode, o.repeat, c, policy);
-          const bool same = r.cycles == run.cycles && r.stats.warpInsts == run.stats.warpInsts &&
-                            r.stats.threadInsts == run.stats.threadInsts;
-          const double speedup = r.seconds > 0 ? run.seconds / r.seconds : 0;
-          t.push_back({{"threads", c},
-                       {"seconds", r.seconds},
-                       {"cycles", r.cycles},
-                       {"warp_instructions", r.stats.warpInsts},
-                       {"speedup", speedup},
-                       {"same_results", same}});
-          if (r.engagedShare) t.back()["threads_engaged_share"] = *r.engagedShare;
-          if (c != counts.front()) extra += fmt::format("  x{}: {:.2f}x", c, speedup);
-          run.pass = run.pass && r.pass && same;
-        }
-        j["threads"] = t;
+    }
+    if (!timing) j["host_threads"] = counts.front();
+    if (counts.size() > 1) {
+      // The same simulation on other thread counts: its time, and that it gave the same run.
+      nlohmann::json t = nlohmann::json::array();
+      for (unsigned c : counts) {
+        const BenchRun r =
+            c == counts.front() ? run : benchOnce(entry, cfg, size, mode, o.repeat, c, policy);
+        const bool same = r.cycles == run.cycles && r.stats.warpInsts == run.stats.warpInsts &&
+                          r.stats.threadInsts == run.stats.threadInsts;
+        const double speedup = r.seconds > 0 ? run.seconds / r.seconds : 0;
+        t.push_back({{"threads", c},
+                     {"seconds", r.seconds},
+                     {"cycles", r.cycles},
+                     {"warp_instructions", r.stats.warpInsts},
+                     {"speedup", speedup},
+                     {"same_results", same}});
+        if (r.engagedShare) t.back()["threads_engaged_share"] = *r.engagedShare;
+        if (c != counts.front()) extra += fmt::format("  x{}: {:.2f}x", c, speedup);
+        run.pass = run.pass && r.pass && same;
       }
+      j["threads"] = t;
     }
     allPass = allPass && run.pass;
     fmt::print("{:<20} {:>11} {:>13} {:>9.4f} {:>13.0f} {:>14.0f}{}{}\n", name, run.stats.warpInsts,
@@ -1124,8 +1130,10 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
                   "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", r.threads,
-                  "Host threads evaluating the SMs in timing mode (default: the cores "
-                  "available); the results are the same for any count")
+                  "Host threads (default: the cores available): they evaluate the SMs in "
+                  "timing mode, and run a launch's blocks at once in the functional engine "
+                  "where their order cannot change the result; the results are the same for "
+                  "any count")
       ->check(CLI::Range(1u, 1024u));
   addThreadPolicyOption(cmd, r.threadPolicy);
   cmd->add_option("--vcd-sms", r.vcdSms,
@@ -1327,8 +1335,8 @@ int main(int argc, char** argv) {
                        "covers it, and its speed-up");
   benchCmd
       ->add_option("--threads", bench.threads,
-                   "Host-thread counts to measure in timing mode, e.g. 1,2 (default: the cores "
-                   "available); the first is the baseline of the speedups")
+                   "Host-thread counts to measure, e.g. 1,2 (default: the cores available); the "
+                   "first is the baseline of the speedups")
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u));
   addThreadPolicyOption(benchCmd, bench.threadPolicy);

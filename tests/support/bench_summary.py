@@ -2,8 +2,8 @@
 """gpusc bench's summary follows from its kernels: for each host-thread count, the geometric mean
 and the maximum of the kernels' timing over functional host time (each kernel's seconds with that
 count over its functional seconds), the kernel with the fewest warp instructions per second, and
-the sum of the seconds; the printed lines say the same. In functional mode there is one summary,
-without ratios.
+the sum of the seconds; the printed lines say the same. In functional mode there is one summary
+per host-thread count, without ratios.
 
 Used by the cli.bench_summary test.
   bench_summary.py GPUSC WORKDIR
@@ -44,8 +44,10 @@ def check(summary, entries, threads, timing):
     ):
         fail(f"slowest kernel: {summary} against {rates}")
     if not timing:
-        if "slowdown_vs_functional_geomean" in summary or "threads" in summary:
+        if "slowdown_vs_functional_geomean" in summary:
             fail(f"a functional benchmark's summary has timing fields: {summary}")
+        if summary["threads"] != (threads or entries[0]["host_threads"]):
+            fail(f"summary for {summary['threads']} threads, expected {threads}")
         return
     if summary["threads"] != threads:
         fail(f"summary for {summary['threads']} threads, expected {threads}")
@@ -76,6 +78,17 @@ for s in summaries:
 run("bench", "--json", "f.json", *args)
 result = json.load(open("f.json"))
 if len(result["summary"]) != 1:
-    fail(f"a functional benchmark has one summary: {result['summary']}")
+    fail(f"a functional benchmark of one thread count has one summary: {result['summary']}")
 check(result["summary"][0], result["kernels"], None, False)
+
+# The functional engine on one and two threads: a summary for each, and the same instructions.
+run("bench", "--threads", "1,2", "--json", "f2.json", *args)
+result = json.load(open("f2.json"))
+if [s["threads"] for s in result["summary"]] != [1, 2]:
+    fail(f"expected functional summaries for 1 and 2 threads: {result['summary']}")
+for s in result["summary"]:
+    check(s, result["kernels"], s["threads"], False)
+for e in result["kernels"]:
+    if not all(t["same_results"] for t in e["threads"]):
+        fail(f"{e['kernel']}: two threads gave another run: {e['threads']}")
 print("ok")

@@ -1,0 +1,148 @@
+#include "func/parallel_ctas.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/host_workers.hpp"
+#include "common/run_budget.hpp"
+#include "func/access_log.hpp"
+
+namespace gpusc::func {
+
+namespace {
+
+// The dot-separated parts of an opcode with its modifiers ("ld.volatile.global.u32").
+bool hasPart(const std::string& opcode, const char* part) {
+  const std::string p = std::string(".") + part;
+  for (size_t at = opcode.find(p); at != std::string::npos; at = opcode.find(p, at + 1)) {
+    const size_t end = at + p.size();
+    if (end == opcode.size() || opcode[end] == '.') return true;
+  }
+  return false;
+}
+
+std::string base(const std::string& opcode) { return opcode.substr(0, opcode.find('.')); }
+
+// What in `in` orders the blocks of a launch, or null.
+const char* ordersBlocks(const Inst& in, const InstInfo& info) {
+  const std::string op = base(info.opcode);
+  const std::string& o = info.opcode;
+  const bool local = in.space == MemSpace::Shared || in.space == MemSpace::Local;
+  if ((op == "atom" || op == "red") && !local) return "an atomic on global memory";
+  if (op == "multimem") return "a multimem operation";
+  if (op == "cp" && hasPart(o, "reduce") && hasPart(o, "global"))
+    return "a bulk reduction into global memory";
+  if (op == "membar" && (hasPart(o, "gl") || hasPart(o, "sys"))) return "a fence between blocks";
+  if (op == "fence" && !hasPart(o, "proxy") && !hasPart(o, "mbarrier_init") &&
+      (hasPart(o, "gpu") || hasPart(o, "sys")))
+    return "a fence between blocks";
+  if ((op == "ld" || op == "st") && !local &&
+      (hasPart(o, "volatile") || hasPart(o, "mmio") || hasPart(o, "gpu") || hasPart(o, "sys")))
+    return "a volatile or ordered global access";
+  if (info.text.find("%clock") != std::string::npos ||
+      info.text.find("%globaltimer") != std::string::npos)
+    return "a clock read (the functional engine's clock counts the launch's instructions in order)";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string serialCtasReason(const Program& p) {
+  if (p.usesDeviceRuntime)
+    return "the kernel calls device printf, malloc or free (state every block shares)";
+  for (size_t pc = 0; pc < p.code.size(); ++pc)
+    if (const char* why = ordersBlocks(p.code[pc], p.info[pc]))
+      return fmt::format("{}: {}: {}", why, p.info[pc].loc.str(), p.info[pc].text);
+  return {};
+}
+
+void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, uint64_t end,
+                       ExecStats& stats, const RunBudget* budget,
+                       const std::function<void(uint64_t done)>& progress, double progressSeconds) {
+  if (end - first > uint64_t(UINT32_MAX))
+    throw InternalError("runCtasInParallel: more CTAs than the access log's tags count");
+  // One thread's state: its own copy of the launch (the access log it points at is the
+  // thread's), engine, CTA, statistics and page translations.
+  struct Worker {
+    LaunchState L;
+    std::unique_ptr<AccessLog> log;
+    ExecStats stats;
+    StepEnv env;
+    Cta cta;
+  };
+  std::vector<Worker> workers(team.threads());
+  for (Worker& w : workers) {
+    w.L = L;
+    if (L.accessLog != nullptr) {
+      w.log = std::make_unique<AccessLog>(L.accessLog->capacity());
+      w.L.accessLog = w.log.get();
+    }
+  }
+  std::atomic<uint64_t> next{first}, done{0};
+  std::atomic<bool> failed{false};
+  std::mutex failMutex;
+  uint64_t failedCta = UINT64_MAX;
+  std::exception_ptr failure;
+  const std::thread::id caller = std::this_thread::get_id();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto lastReport = t0;
+
+  auto job = [&](size_t i) {
+    Worker& w = workers[i];
+    Executor ex(w.L);
+    // CTAs are taken in ascending order, so each log holds its CTAs in ascending order.
+    while (!failed.load(std::memory_order_relaxed)) {
+      const uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
+      if (id >= end) break;
+      try {
+        const Dim3& g = L.grid;
+        const Dim3 ctaid{static_cast<uint32_t>(id % g.x), static_cast<uint32_t>((id / g.x) % g.y),
+                         static_cast<uint32_t>(id / (uint64_t(g.x) * g.y))};
+        ex.initCta(w.cta, ctaid, id, static_cast<uint32_t>(id % L.numSms));
+        if (w.log) w.log->setCta(static_cast<uint32_t>(id - first));
+        ex.runCta(w.cta, w.stats, budget, &w.env);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failMutex);
+        if (id < failedCta) {
+          failedCta = id;
+          failure = std::current_exception();
+        }
+        failed.store(true, std::memory_order_relaxed);
+        break;
+      }
+      const uint64_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (progress && std::this_thread::get_id() == caller) {
+        const auto now = std::chrono::steady_clock::now();
+        if (std::chrono::duration<double>(now - lastReport).count() >= progressSeconds) {
+          progress(n);
+          lastReport = now;
+        }
+      }
+    }
+  };
+  team.run(workers.size(), job);
+
+  for (const Worker& w : workers) stats.add(w.stats);
+  if (L.accessLog != nullptr) {
+    std::vector<const AccessLog*> parts;
+    for (const Worker& w : workers) parts.push_back(w.log.get());
+    L.accessLog->mergeByCta(parts);
+  }
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const RunStopped& e) {
+      if (budget == nullptr) throw;
+      throw RunStopped(e.reason(), budget->message(e.reason(), 0, stats.warpInsts));
+    }
+  }
+}
+
+}  // namespace gpusc::func

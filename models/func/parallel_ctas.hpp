@@ -1,0 +1,43 @@
+// The functional engine on several host threads: a launch's CTAs run at once, each thread
+// taking the next CTA in linear order, when nothing the program does makes its result depend
+// on their order (docs/architecture.md, "Host threads").
+//
+// CUDA orders nothing between the blocks of a launch except through atomics and fences, so a
+// program without those (and without the device runtime, whose printf log and heap every
+// block shares, and without clock reads, whose value is the functional engine's instruction
+// count) gives the same memory, statistics and L2 access log on any number of threads, and the
+// same as one thread. Blocks that race on plain global stores (different values to one address)
+// or read what another block of the same launch writes have no defined result in CUDA; their
+// result may then differ from run to run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "func/executor.hpp"
+
+namespace gpusc {
+class HostWorkers;
+class RunBudget;
+}  // namespace gpusc
+
+namespace gpusc::func {
+
+// Why the CTAs of `p` run one after another on one thread (an operation that orders them or
+// state they share, with the first instruction doing it), or empty when they may run on
+// several threads at once.
+std::string serialCtasReason(const Program& p);
+
+// Runs CTAs [first, end) of the launch `L` on the team's threads (CTA i on SM i mod L.numSms,
+// as the serial loop places them) and adds their statistics to `stats`. With L.accessLog, the
+// accesses go to one log per thread and are merged into it in CTA order, as one thread would
+// have logged them. `progress(done)` is called on the calling thread about every
+// `progressSeconds` with the CTAs finished. When CTAs throw (a fault, a run limit), no further
+// CTA starts; the statistics of those that ran are added, and the exception of the lowest CTA
+// is rethrown (a RunStopped with the launch's instruction count).
+void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, uint64_t end,
+                       ExecStats& stats, const RunBudget* budget,
+                       const std::function<void(uint64_t done)>& progress, double progressSeconds);
+
+}  // namespace gpusc::func

@@ -1,0 +1,211 @@
+// The functional engine on several host threads (func/parallel_ctas.hpp): which kernels' blocks
+// may run at once, and that those that do give the one-thread run's memory, statistics, faults,
+// stops and access log.
+#include <gtest/gtest.h>
+
+#include "catalog.hpp"
+#include "common/error.hpp"
+#include "func/access_log.hpp"
+#include "func/parallel_ctas.hpp"
+#include "gpu/device.hpp"
+#include "support/ptx_harness.hpp"
+
+using namespace gpusc;
+using namespace gpusc::test;
+
+namespace {
+
+// A kernel k(out) whose thread stores through `out`, after `body` (which may use %r1-%r3,
+// %rd1-%rd3 and the shared array s).
+std::string kernelWith(const std::string& body) {
+  return module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<2>;
+  .shared .align 4 .b8 s[64];
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+)" + body + R"(
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+)");
+}
+
+std::string reasonFor(const std::string& body) {
+  Device dev(platform(), ExecMode::Functional);
+  Module& m = dev.loadModule(kernelWith(body), "k.ptx");
+  return func::serialCtasReason(*m.kernel("k").program);
+}
+
+}  // namespace
+
+// Blocks run at once unless something in the kernel orders them: an atomic or a reduction on
+// global (or generic) memory, a fence between blocks, a volatile global access, a clock read.
+// The reason names the instruction and its line.
+TEST(ParallelCtas, OnlyKernelsWhoseBlockOrderCannotMatterRunOnSeveralThreads) {
+  EXPECT_EQ(reasonFor(""), "");
+  EXPECT_EQ(reasonFor("atom.shared.add.u32 %r2, [s], 1;"), "");
+  EXPECT_EQ(reasonFor("membar.cta;"), "");
+  EXPECT_EQ(reasonFor("ld.volatile.shared.u32 %r2, [s];"), "");
+  EXPECT_EQ(reasonFor("fence.proxy.async;"), "");
+  const std::string atom = reasonFor("atom.global.add.u32 %r2, [%rd1], 1;");
+  EXPECT_NE(atom.find("an atomic on global memory"), std::string::npos) << atom;
+  EXPECT_NE(atom.find("k.ptx:"), std::string::npos) << atom;
+  EXPECT_NE(atom.find("atom.global.add.u32"), std::string::npos) << atom;
+  for (const char* body : {"atom.add.u32 %r2, [%rd1], 1;", "red.global.add.u32 [%rd1], 1;",
+                           "membar.gl;", "fence.sc.gpu;", "ld.volatile.global.u32 %r2, [%rd1];",
+                           "ld.relaxed.gpu.global.u32 %r2, [%rd1];", "mov.u32 %r2, %clock;",
+                           "mov.u64 %rd4, %globaltimer;"})
+    EXPECT_NE(reasonFor(body), "") << body;
+}
+
+// Each catalog kernel in the functional engine on two host threads: its check passes, and memory
+// (every page), the statistics and the kernels run on one thread are those of a one-thread run.
+class ParallelCatalog : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ParallelCatalog, GivesTheOneThreadRunsMemoryAndStatistics) {
+  struct Run {
+    func::GlobalMemory::Snapshot memory;
+    std::vector<func::ExecStats> stats;
+    std::map<std::string, std::string> serial;
+  };
+  auto run = [&](unsigned threads) {
+    Device dev(platform(), ExecMode::Functional);
+    dev.setHostThreads(threads);
+    auto wl = catalog::find(GetParam()).make(catalog::Size::Small);
+    wl->setup(dev);
+    wl->run(dev);
+    const catalog::CheckResult r = wl->check(dev);
+    EXPECT_TRUE(r.pass) << threads << " threads: " << r.message;
+    Run out{dev.memory().snapshot(), {}, dev.serialKernels()};
+    for (const LaunchRecord& l : dev.launches()) out.stats.push_back(l.stats);
+    return out;
+  };
+  const Run one = run(1), two = run(2);
+  EXPECT_TRUE(one.serial.empty());  // one thread: nothing to say
+  ASSERT_EQ(one.stats.size(), two.stats.size());
+  for (size_t i = 0; i < one.stats.size(); ++i) {
+    const func::ExecStats &a = one.stats[i], &b = two.stats[i];
+    EXPECT_EQ(a.warpInsts, b.warpInsts) << "launch " << i;
+    EXPECT_EQ(a.threadInsts, b.threadInsts) << "launch " << i;
+    EXPECT_EQ(a.ctas, b.ctas) << "launch " << i;
+    EXPECT_EQ(a.divergentBranches, b.divergentBranches) << "launch " << i;
+    EXPECT_EQ(a.barrierWaits, b.barrierWaits) << "launch " << i;
+    EXPECT_TRUE(std::equal(std::begin(a.byClass), std::end(a.byClass), std::begin(b.byClass)));
+  }
+  // The same pages (the threads may have touched them first in another order), the same bytes.
+  auto byPage = [](const func::GlobalMemory::Snapshot& s) {
+    std::map<uint64_t, const uint8_t*> m;
+    for (const auto& [page, bytes] : s.pages) m[page] = bytes.get();
+    return m;
+  };
+  const auto a = byPage(one.memory), b = byPage(two.memory);
+  ASSERT_EQ(a.size(), b.size());
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+    ASSERT_EQ(i->first, j->first);
+    EXPECT_EQ(0, std::memcmp(i->second, j->second, func::GlobalMemory::kPageSize))
+        << "page " << i->first;
+  }
+  // The kernels with global atomics ran on one thread, and said why.
+  for (const auto& [kernel, why] : two.serial)
+    EXPECT_NE(why.find("atomic"), std::string::npos) << kernel << ": " << why;
+  const bool atomics =
+      GetParam() == "histogram" || GetParam() == "kmeans" || GetParam() == "reduce_shfl";
+  EXPECT_EQ(!two.serial.empty(), atomics) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Functional, ParallelCatalog, ::testing::ValuesIn(catalog::names()),
+                         [](const auto& info) { return info.param; });
+
+// Blocks 3 and up store out of bounds. On two threads several of them may fault at once; the
+// run reports block 3's fault, as the one-thread run does, and stops taking blocks.
+TEST(ParallelCtas, AFaultIsTheLowestFaultingBlocksAsOnOneThread) {
+  const std::string ptx = kernelWith(R"(
+  mov.u32 %r2, %ctaid.x;
+  setp.ge.u32 %p1, %r2, 3;
+  @%p1 mov.u64 %rd3, 64;
+)");
+  auto faultOn = [&](unsigned threads) -> std::string {
+    Device dev(platform(), ExecMode::Functional);
+    dev.setHostThreads(threads);
+    Module& m = dev.loadModule(ptx, "fault.ptx");
+    DevPtr out = dev.malloc(256);
+    try {
+      dev.launch(m.kernel("k"), {400}, {64}, 0, KernelArgs().ptr(out));
+    } catch (const KernelFault& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no fault on " << threads << " threads";
+    return {};
+  };
+  const std::string one = faultOn(1);
+  EXPECT_NE(one.find("of block (3,0,0)"), std::string::npos) << one;
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(faultOn(2), one);
+}
+
+// A time limit stops runaway blocks on every thread, with the launch's statistics.
+TEST(ParallelCtas, TheTimeLimitStopsRunawayBlocksOnEveryThread) {
+  const std::string ptx = kernelWith(R"(
+LOOP:
+  add.u32 %r2, %r2, 1;
+  setp.ne.u32 %p1, %r2, 0;
+  @%p1 bra LOOP;
+)");
+  const auto t0 = std::chrono::steady_clock::now();
+  PlatformConfig cfg = platform();
+  cfg.limits.timeout_seconds = 0.3;
+  Device dev(cfg, ExecMode::Functional);
+  dev.setHostThreads(2);
+  Module& m = dev.loadModule(ptx, "loop.ptx");
+  DevPtr out = dev.malloc(256);
+  try {
+    dev.launch(m.kernel("k"), {8}, {64}, 0, KernelArgs().ptr(out));
+    ADD_FAILURE() << "the run did not stop";
+  } catch (const RunStopped& e) {
+    EXPECT_EQ(e.reason(), StopReason::Timeout);
+    EXPECT_NE(std::string(e.what()).find("warp instructions"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(dev.launches().size(), 1u);
+  EXPECT_EQ(dev.launches().back().stopped, StopReason::Timeout);
+  EXPECT_GT(dev.launches().back().stats.warpInsts, 0u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// Logs of the threads, each holding its blocks in ascending order, merge into what one log keeps
+// of the blocks in order: the latest entries of the latest blocks, each block's in its order.
+TEST(AccessLog, ThreadsLogsMergeIntoTheOneThreadLogInBlockOrder) {
+  auto recordOf = [](uint64_t addr) {
+    func::MemRecord r;
+    r.space = func::MemSpace::Global;
+    r.bytes = 4;
+    r.mask = 0x1;
+    r.addr[0] = addr;
+    return r;
+  };
+  // Block b logs b + 1 entries, lines 100 b + i.
+  auto logBlock = [&](func::AccessLog& log, uint32_t b) {
+    log.setCta(b);
+    for (uint32_t i = 0; i <= b; ++i) log.record(recordOf((100ull * b + i) << 7));
+  };
+  const size_t capacity = 9;
+  func::AccessLog one(capacity), even(capacity), odd(capacity), merged(capacity);
+  for (uint32_t b = 0; b < 8; ++b) {
+    logBlock(one, b);
+    logBlock(b % 2 ? odd : even, b);
+  }
+  merged.mergeByCta({&even, &odd});
+  std::vector<uint64_t> want, got;
+  one.forEach([&](const func::AccessLog::Entry& e) { want.push_back(e.line); });
+  merged.forEach([&](const func::AccessLog::Entry& e) { got.push_back(e.line); });
+  ASSERT_EQ(want.size(), capacity);
+  // Block 7's eight entries and the last of block 6.
+  EXPECT_EQ(want.front(), 606u);
+  EXPECT_EQ(got, want);
+  func::AccessLog small(capacity - 1);
+  EXPECT_THROW(merged.mergeByCta({&small}), InternalError);
+}
