@@ -144,7 +144,7 @@ case "$what" in
       --seconds "${1:-600}" --jobs "$jobs"
     ;;
   tsan)
-    build_step "$tbuild" build-tsan.log test_timing
+    build_step "$tbuild" build-tsan.log test_timing test_parallel_ctas
     # The host-thread team and the timing engine's thread tests: background work, batches whose
     # first work throws, the PDN stepped by the workers (fixed and adaptive policies, the workers
     # waking for it between the SMs' cycles), a voltage sink failing on one, a deadlocked launch;
@@ -156,5 +156,11 @@ case "$what" in
     step "ThreadSanitizer: test_timing's host-thread tests" "$logs/tsan-test-timing.log" \
       "$tbuild/tests/test_timing" --gtest_brief=1 --gtest_filter='HostWorkers.*:TimingHostThreads*'
     tail -n 1 "$logs/tsan-test-timing.log"
+    # The functional engine's CTAs on two threads: faults on several at once, a time limit, and
+    # catalog kernels with several launches, barriers and shared tiles. (Not bfs: its blocks race
+    # on plain stores of one value, a race of the kernel's that ThreadSanitizer rightly reports.)
+    step "ThreadSanitizer: the functional engine's threads" "$logs/tsan-parallel-ctas.log" \
+      "$tbuild/tests/test_parallel_ctas" --gtest_brief=1 --gtest_filter='ParallelCtas.*:*/scan:*/sgemm:*/transpose_padded'
+    tail -n 1 "$logs/tsan-parallel-ctas.log"
     ;;
 esac

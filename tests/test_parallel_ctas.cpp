@@ -15,8 +15,8 @@ using namespace gpusc::test;
 
 namespace {
 
-// A kernel k(out) whose thread stores through `out`, after `body` (which may use %r1-%r3,
-// %rd1-%rd3 and the shared array s).
+// A kernel k(out) whose thread i of the grid stores i in out[i], after `body` (which may use
+// %r2-%r7, %rd4-%rd7, %p1 and the shared array s, and may change the address %rd3).
 std::string kernelWith(const std::string& body) {
   return module(R"(
 .visible .entry k(.param .u64 out)
@@ -27,8 +27,12 @@ std::string kernelWith(const std::string& body) {
   .shared .align 4 .b8 s[64];
   ld.param.u64 %rd1, [out];
   mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
   mul.wide.u32 %rd2, %r1, 4;
   add.s64 %rd3, %rd1, %rd2;
+  mov.u32 %r2, 0;
 )" + body + R"(
   st.global.u32 [%rd3], %r1;
   ret;
@@ -122,7 +126,7 @@ TEST_P(ParallelCatalog, GivesTheOneThreadRunsMemoryAndStatistics) {
 INSTANTIATE_TEST_SUITE_P(Functional, ParallelCatalog, ::testing::ValuesIn(catalog::names()),
                          [](const auto& info) { return info.param; });
 
-// Blocks 3 and up store out of bounds. On two threads several of them may fault at once; the
+// Blocks 3 and up store outside every allocation. On two threads several of them may fault at once; the
 // run reports block 3's fault, as the one-thread run does, and stops taking blocks.
 TEST(ParallelCtas, AFaultIsTheLowestFaultingBlocksAsOnOneThread) {
   const std::string ptx = kernelWith(R"(
@@ -134,7 +138,7 @@ TEST(ParallelCtas, AFaultIsTheLowestFaultingBlocksAsOnOneThread) {
     Device dev(platform(), ExecMode::Functional);
     dev.setHostThreads(threads);
     Module& m = dev.loadModule(ptx, "fault.ptx");
-    DevPtr out = dev.malloc(256);
+    DevPtr out = dev.malloc(400 * 64 * 4);
     try {
       dev.launch(m.kernel("k"), {400}, {64}, 0, KernelArgs().ptr(out));
     } catch (const KernelFault& e) {
@@ -162,7 +166,7 @@ LOOP:
   Device dev(cfg, ExecMode::Functional);
   dev.setHostThreads(2);
   Module& m = dev.loadModule(ptx, "loop.ptx");
-  DevPtr out = dev.malloc(256);
+  DevPtr out = dev.malloc(8 * 64 * 4);
   try {
     dev.launch(m.kernel("k"), {8}, {64}, 0, KernelArgs().ptr(out));
     ADD_FAILURE() << "the run did not stop";
