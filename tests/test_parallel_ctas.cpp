@@ -126,8 +126,8 @@ TEST_P(ParallelCatalog, GivesTheOneThreadRunsMemoryAndStatistics) {
 INSTANTIATE_TEST_SUITE_P(Functional, ParallelCatalog, ::testing::ValuesIn(catalog::names()),
                          [](const auto& info) { return info.param; });
 
-// Blocks 3 and up store outside every allocation. On two threads several of them may fault at once; the
-// run reports block 3's fault, as the one-thread run does, and stops taking blocks.
+// Blocks 3 and up store outside every allocation. On two threads several of them may fault at once;
+// the run reports block 3's fault, as the one-thread run does, and stops taking blocks.
 TEST(ParallelCtas, AFaultIsTheLowestFaultingBlocksAsOnOneThread) {
   const std::string ptx = kernelWith(R"(
   mov.u32 %r2, %ctaid.x;

@@ -96,13 +96,16 @@ TEST(KernelSampler, EstimatesFromTheWarmCyclesPerInstructionAndTheirSpread) {
   EXPECT_DOUBLE_EQ(e.cycles, 4800.0);
   EXPECT_FALSE(e.bound.pct.has_value());
   EXPECT_EQ(e.bound.from, BoundFrom::None);
-  // One warm launch (CPI 3): the estimate is the warm CPI, bounded by the cold-warm difference.
+  // One warm launch (CPI 3): the estimate is the warm CPI. The cold and the warm CPI are the
+  // group's two: their sample spread, |4 - 3| / sqrt(2) relative to 3, with one degree of
+  // freedom; the interval for one more launch is t(1) = 12.706 spreads times sqrt(1 + 1/1).
   s.recordDetailed(0, 1, 1000, 3000);
   e = s.estimate(0, 1000);
   EXPECT_DOUBLE_EQ(e.cpi, 3.0);
   EXPECT_DOUBLE_EQ(e.cycles, 3000.0);
   ASSERT_TRUE(e.bound.pct.has_value());
-  EXPECT_NEAR(*e.bound.pct, 100.0 / 3.0, 1e-9);
+  EXPECT_NEAR(*e.bound.pct, 100.0 * 12.7062047 * (1.0 / std::sqrt(2.0)) / 3.0 * std::sqrt(2.0),
+              1e-4);
   EXPECT_EQ(e.bound.from, BoundFrom::ColdWarm);
   // A second warm launch at CPI 3.3: mean 3.15, sample spread 0.2121 / 3.15 with one degree of
   // freedom; the 95 % prediction interval for one more launch is t(1) = 12.706 spreads times
@@ -461,6 +464,27 @@ TEST(WaveSampledRun, TwoHostThreadsGiveTheOneThreadRun) {
     a["voltage"].erase("worst_cycle");
     b["voltage"].erase("worst_cycle");
     EXPECT_EQ(a, b) << mode;
+  }
+}
+
+// The host time of the functional engine's part of a sampled run is counted (stats.json's
+// simulation.functional_seconds), and is part of the launches' time; a full run has none.
+TEST(WaveSampledRun, CountsTheFunctionalEnginesHostTime) {
+  for (const bool sampled : {false, true}) {
+    std::vector<std::string> sets = {"gpu.num_sms=2"};
+    if (sampled) sets.push_back("sampling.mode=wave");
+    Device dev(loadPlatform("gtx480", sets), ExecMode::Timing);
+    auto wl = catalog::find("scan").make(catalog::Size::Small);
+    wl->setup(dev);
+    wl->run(dev);
+    double launches = 0;
+    for (const LaunchRecord& l : dev.launches()) launches += l.seconds;
+    if (sampled) {
+      EXPECT_GT(dev.functionalSeconds(), 0.0);
+      EXPECT_LT(dev.functionalSeconds(), launches);
+    } else {
+      EXPECT_EQ(dev.functionalSeconds(), 0.0);
+    }
   }
 }
 

@@ -4,10 +4,13 @@
 The full-detail runs take about 37 minutes (`gpusc bench --mode timing --size large --repeat 1
 --threads 1 --sample kernel+wave` gives their cycles and seconds); this script takes them from
 an earlier result (--full, e.g. docs/bench/sampling-large.json) unless --run-full is given, runs
-each kernel sampled with `gpusc run`, and writes the comparison as JSON.
+each kernel sampled with `gpusc run`, and writes the comparison as JSON. `--threads N` runs
+both on N host threads (the timing model's SMs and the functional engine's blocks).
 
     docs/bench/sampling_large.py build/gpusc --full docs/bench/sampling-large.json \
         --json docs/bench/sampling-large.json
+    docs/bench/sampling_large.py build/gpusc --run-full --threads 2 -k sgemm -k hotspot \
+        -k srad --json docs/bench/sampling-large-threads2.json
 """
 import argparse
 import json
@@ -18,12 +21,13 @@ import tempfile
 from pathlib import Path
 
 KERNELS = ["bfs", "gaussian", "hotspot", "kmeans", "sgemm", "srad"]
-SAMPLED = "{gpusc} run --kernel KERNEL --size large --mode timing --threads 1 --sample kernel+wave"
+SAMPLED = ("{gpusc} run --kernel KERNEL --size large --mode timing --threads {threads} "
+           "--sample kernel+wave")
 
 
-def run(gpusc, kernel, sample, out):
+def run(gpusc, kernel, sample, out, threads):
     cmd = [gpusc, "run", "--kernel", kernel, "--size", "large", "--mode", "timing", "--threads",
-           "1", "-q", "--out", str(out), "--force"]
+           str(threads), "-q", "--out", str(out), "--force"]
     if sample:
         cmd += ["--sample", "kernel+wave"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -40,6 +44,7 @@ def main():
     ap.add_argument("--run-full", action="store_true", help="run full detail too (slow)")
     ap.add_argument("--json", required=True)
     ap.add_argument("-k", "--kernel", action="append", help="kernels (default: the six)")
+    ap.add_argument("--threads", type=int, default=1, help="host threads of every run")
     a = ap.parse_args()
     if not a.full and not a.run_full:
         sys.exit("give --full FILE or --run-full")
@@ -50,18 +55,20 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for kernel in a.kernel or KERNELS:
             if a.run_full:
-                fstats, fcycles, fseconds = run(a.gpusc, kernel, False, Path(tmp) / "full")
+                fstats, fcycles, fseconds = run(a.gpusc, kernel, False, Path(tmp) / "full", a.threads)
                 insts = fstats["run"]["warp_instructions"]
             else:
                 e = earlier[kernel]
                 fcycles, fseconds, insts = e["full_cycles"], e["full_seconds"], e["warp_instructions"]
-            stats, cycles, seconds = run(a.gpusc, kernel, True, Path(tmp) / "sampled")
+            stats, cycles, seconds = run(a.gpusc, kernel, True, Path(tmp) / "sampled", a.threads)
             s = stats["run"]["sampling"]
             err = 100.0 * (cycles / fcycles - 1.0)
             rows.append({
                 "kernel": kernel, "warp_instructions": insts,
                 "full_cycles": fcycles, "full_seconds": fseconds,
                 "sampled_cycles": cycles, "sampled_seconds": seconds,
+                # of which the functional engine's (its fast-forward and trial runs)
+                "sampled_functional_seconds": stats["simulation"].get("functional_seconds"),
                 "cycle_error_pct": err, "speedup": fseconds / seconds,
                 "cycles_bound_pct": s.get("cycles_bound_pct", 0.0),
                 "bound_covers": abs(err) <= s.get("cycles_bound_pct", 0.0),
@@ -75,9 +82,12 @@ def main():
         "benchmark": "sampling-large",
         "platform": "gtx480",
         "size": "large",
-        "full_command": "build/gpusc bench --mode timing --size large --repeat 1 --threads 1 "
-                        "--sample kernel+wave (its full runs: cycles, seconds)",
-        "sampled_command": SAMPLED.format(gpusc="build/gpusc") +
+        "host_threads": a.threads,
+        "full_command": (f"build/gpusc run --kernel KERNEL --size large --mode timing --threads "
+                         f"{a.threads} (stats.json: run cycles, launches host_seconds)")
+        if a.run_full else "build/gpusc bench --mode timing --size large --repeat 1 --threads 1 "
+                           "--sample kernel+wave (its full runs: cycles, seconds)",
+        "sampled_command": SAMPLED.format(gpusc="build/gpusc", threads=a.threads) +
                            " (stats.json: run cycles and sampling, launches host_seconds)",
         "kernels": rows,
         "summary": {

@@ -332,6 +332,13 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
   const Dim3& grid = L.grid;
   const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
   const auto t0 = std::chrono::steady_clock::now();
+  struct Clocked {  // adds the host time spent here, however it ends
+    std::chrono::steady_clock::time_point t0;
+    double& seconds;
+    ~Clocked() {
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  } clocked{t0, functionalSeconds_};
   // Several host threads take the CTAs at once when their order cannot change the result and
   // no instruction limit must stop the launch at an exact instruction.
   if (hostThreads_ > 1 && ctas > firstCta + 1 && cfg_.limits.max_warp_instructions == 0) {

@@ -241,6 +241,9 @@ class Device {
   // With several host threads: the kernels whose CTAs the functional engine ran on one, each
   // with the reason (func::serialCtasReason).
   const std::map<std::string, std::string>& serialKernels() const { return serialKernels_; }
+  // Host seconds the functional engine has run: functional mode's launches, and in timing mode
+  // with sampling the launches or CTAs it fast-forwarded (and extrapolation's trial runs).
+  double functionalSeconds() const { return functionalSeconds_; }
   // Timing mode with pdn.enabled: each launch's droop events, voltage-trace rows and worst-droop
   // window go to `sink` as they are produced instead of into the launch records, whose memory
   // then does not grow with the launches' length (pdn::VoltageReport; null: kept in the
@@ -308,6 +311,7 @@ class Device {
   std::unique_ptr<HostWorkers> functionalTeam_;
   std::map<const func::Program*, std::string> serialReasons_;  // serialCtasReason per kernel
   std::map<std::string, std::string> serialKernels_;
+  double functionalSeconds_ = 0;
 };
 
 }  // namespace gpusc

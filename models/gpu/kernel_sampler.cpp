@@ -144,7 +144,11 @@ KernelSampler::Bound KernelSampler::bound(const std::vector<std::vector<double>>
     return b;
   }
   if (own.size() == 2 && own[1] > 0) {
-    b.pct = 100.0 * std::abs(own[0] / own[1] - 1.0);
+    // The cold and the warm CPI are the only two the group has: their spread, |d| / sqrt(2)
+    // relative to the warm one, with one degree of freedom (the cold launch's colder caches make
+    // it the larger, if anything).
+    const double d = own[0] / own[1] - 1.0;
+    b.pct = interval(d * d / 2.0, 1);
     b.from = BoundFrom::ColdWarm;
   }
   return b;

@@ -22,8 +22,8 @@
 // deviation over the mean) with its degrees of freedom, t Student's t quantile for them, n the
 // warm CPIs the estimate averages (1 with only the cold one). s is the group's own with two warm
 // members, else pooled over every group that has two (each CPI relative to its group's mean);
-// else the bound is the relative difference between the group's cold and warm CPI, else there
-// is none (the estimate is then reported without a bound).
+// else s is the spread of the group's cold and warm CPI (one degree of freedom), else there is
+// no bound (the estimate is then reported without one).
 // Pure logic: the Device runs the launches and reports each detailed one's figures here.
 #pragma once
 

@@ -587,6 +587,8 @@ int cmdRun(const RunOptions& o) {
   // The functional engine's threads (functional mode, and sampled simulation's fast-forward):
   // the kernels whose CTAs it ran on one, and why.
   if (mode == ExecMode::Functional) j["simulation"]["host_threads"] = dev.hostThreads();
+  if (mode == ExecMode::Timing && cfg.sampling.enabled())
+    j["simulation"]["functional_seconds"] = dev.functionalSeconds();
   if (dev.hostThreads() > 1 && !dev.serialKernels().empty())
     j["simulation"]["functional_serial_because"] = dev.serialKernels();
   j["config"] = config::toJson(cfg);
