@@ -102,10 +102,7 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
       const uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
       if (id >= end) break;
       try {
-        const Dim3& g = L.grid;
-        const Dim3 ctaid{static_cast<uint32_t>(id % g.x), static_cast<uint32_t>((id / g.x) % g.y),
-                         static_cast<uint32_t>(id / (uint64_t(g.x) * g.y))};
-        ex.initCta(w.cta, ctaid, id, static_cast<uint32_t>(id % L.numSms));
+        ex.initCta(w.cta, L.grid.ctaOf(id), id, static_cast<uint32_t>(id % L.numSms));
         if (w.log) w.log->setCta(static_cast<uint32_t>(id - first));
         ex.runCta(w.cta, w.stats, budget, &w.env);
       } catch (...) {

@@ -19,6 +19,11 @@ struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
   uint64_t count() const { return uint64_t(x) * y * z; }
   bool operator==(const Dim3& o) const { return x == o.x && y == o.y && z == o.z; }
+  // The block index of the CTA with linear index `linear` (x fastest) in a grid of this shape.
+  Dim3 ctaOf(uint64_t linear) const {
+    return {static_cast<uint32_t>(linear % x), static_cast<uint32_t>((linear / x) % y),
+            static_cast<uint32_t>(linear / (uint64_t(x) * y))};
+  }
 };
 
 // One entry of the SIMT stack: lanes in `mask` execute from `pc` until they reach `rpc`.

@@ -303,10 +303,7 @@ void CtaScheduler::assign() {
       }
       sw.beginBusy(now);
     }
-    const func::Dim3& g = kernel_.grid;
-    func::Dim3 ctaid{static_cast<uint32_t>(next_ % g.x), static_cast<uint32_t>((next_ / g.x) % g.y),
-                     static_cast<uint32_t>(next_ / (uint64_t(g.x) * g.y))};
-    s.startCta(kernel_.footprint, ctaid, next_);
+    s.startCta(kernel_.footprint, kernel_.grid.ctaOf(next_), next_);
     ++startedNow_[i];
     ++next_;
     started = true;

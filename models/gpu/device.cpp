@@ -339,6 +339,18 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
   } clocked{t0, functionalSeconds_};
+  // The progress after `done` of the launch's CTAs from firstCta on.
+  std::function<void(uint64_t)> report;
+  if (progress_)
+    report = [&](uint64_t done) {
+      gpu::LaunchProgress p;
+      p.label = label;
+      p.ctasDone = static_cast<uint32_t>(firstCta + done);
+      p.ctasTotal = static_cast<uint32_t>(ctas);
+      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      p.etaSeconds = p.seconds * double(ctas - firstCta - done) / double(done);
+      progress_(p);
+    };
   // Several host threads take the CTAs at once when their order cannot change the result and
   // no instruction limit must stop the launch at an exact instruction.
   if (hostThreads_ > 1 && ctas > firstCta + 1 && cfg_.limits.max_warp_instructions == 0) {
@@ -347,17 +359,6 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
       why = serialReasons_.emplace(L.prog, func::serialCtasReason(*L.prog)).first;
     if (why->second.empty()) {
       if (!functionalTeam_) functionalTeam_ = std::make_unique<HostWorkers>(hostThreads_);
-      std::function<void(uint64_t)> report;
-      if (progress_)
-        report = [&](uint64_t done) {
-          gpu::LaunchProgress p;
-          p.label = label;
-          p.ctasDone = static_cast<uint32_t>(firstCta + done);
-          p.ctasTotal = static_cast<uint32_t>(ctas);
-          p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          p.etaSeconds = p.seconds * double(ctas - firstCta - done) / double(done);
-          progress_(p);
-        };
       func::runCtasInParallel(*functionalTeam_, L, firstCta, ctas, stats, &budget_, report,
                               gpu::kProgressPeriodSeconds);
       return;
@@ -368,22 +369,13 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
   func::Cta cta;
   auto lastReport = t0;
   for (uint64_t id = firstCta; id < ctas;) {
-    const Dim3 ctaid{static_cast<uint32_t>(id % grid.x),
-                     static_cast<uint32_t>((id / grid.x) % grid.y),
-                     static_cast<uint32_t>(id / (uint64_t(grid.x) * grid.y))};
-    ex.initCta(cta, ctaid, id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
+    ex.initCta(cta, grid.ctaOf(id), id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
     ++id;
     ex.runCta(cta, stats, &budget_);
-    if (progress_) {
+    if (report) {
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - lastReport).count() >= gpu::kProgressPeriodSeconds) {
-        gpu::LaunchProgress p;
-        p.label = label;
-        p.ctasDone = static_cast<uint32_t>(id);
-        p.ctasTotal = static_cast<uint32_t>(ctas);
-        p.seconds = std::chrono::duration<double>(now - t0).count();
-        p.etaSeconds = p.seconds * double(ctas - id) / double(id - firstCta);
-        progress_(p);
+        report(id - firstCta);
         lastReport = now;
       }
     }
