@@ -1,5 +1,7 @@
 #include "catalog.hpp"
 
+#include <cmath>
+
 #include "common/embedded.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
@@ -78,6 +80,34 @@ Module& loadPtx(Device& dev, const std::string& name, const std::string& file) {
   std::string path = fmt::format("stimuli/catalog/{}/{}.ptx", name, file.empty() ? name : file);
   return dev.loadModule(ptx(name, file), path);
 }
+
+namespace {
+
+template <class T>
+void fmaRowPortable(T a, const T* b, T* acc, size_t n) {
+  for (size_t j = 0; j < n; ++j) acc[j] = std::fma(a, b[j], acc[j]);
+}
+
+#if defined(__x86_64__)
+// The same loop compiled for CPUs with fma: std::fma becomes the instruction, and vectorizes.
+template <class T>
+__attribute__((target("fma"))) void fmaRowHardware(T a, const T* b, T* acc, size_t n) {
+  for (size_t j = 0; j < n; ++j) acc[j] = std::fma(a, b[j], acc[j]);
+}
+#endif
+
+template <class T>
+void fmaRowOn(T a, const T* b, T* acc, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("fma")) return fmaRowHardware(a, b, acc, n);
+#endif
+  fmaRowPortable(a, b, acc, n);
+}
+
+}  // namespace
+
+void fmaRow(float a, const float* b, float* acc, size_t n) { fmaRowOn(a, b, acc, n); }
+void fmaRow(double a, const double* b, double* acc, size_t n) { fmaRowOn(a, b, acc, n); }
 
 CheckResult allOf(std::initializer_list<CheckResult> results) {
   std::string summary;

@@ -100,6 +100,13 @@ CheckResult compareClose(const std::vector<T>& got, const std::vector<T>& want, 
 // Combines several checks: fails with the first failure.
 CheckResult allOf(std::initializer_list<CheckResult> results);
 
+// One k step of a matrix product's row: acc[j] = fma(a, b[j], acc[j]) for j < n, each with one
+// rounding. Row by row (i, k, j) a reference accumulates every element's products in ascending k,
+// as a kernel's fma chain does, while reading B along its rows; the host's fma instruction does
+// the work where the CPU has one (libm's otherwise), so a large GEMM's check takes seconds.
+void fmaRow(float a, const float* b, float* acc, size_t n);
+void fmaRow(double a, const double* b, double* acc, size_t n);
+
 // Floats widened, for references computed in double precision.
 inline std::vector<double> asDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 

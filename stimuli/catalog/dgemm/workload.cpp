@@ -63,14 +63,10 @@ class Dgemm : public Workload {
   }
 
   CheckResult check(Device& dev) override {
-    std::vector<double> c(size_t(m_) * n_), d(c.size());
+    std::vector<double> c(size_t(m_) * n_, 0.0), d(c.size());
     for (uint32_t i = 0; i < m_; ++i)
-      for (uint32_t j = 0; j < n_; ++j) {
-        double sum = 0.0;
-        for (uint32_t k = 0; k < k_; ++k)
-          sum = std::fma(a_[size_t(i) * k_ + k], b_[size_t(k) * n_ + j], sum);
-        c[size_t(i) * n_ + j] = sum;
-      }
+      for (uint32_t k = 0; k < k_; ++k)
+        fmaRow(a_[size_t(i) * k_ + k], &b_[size_t(k) * n_], &c[size_t(i) * n_], n_);
     for (size_t i = 0; i < c.size(); ++i)
       d[i] = std::sqrt(std::fabs(c[i])) * std::exp(-0.5 * c[i] * c[i] * invVar());
     return allOf({compareExact(dev.download<double>(dc_, c.size()), c, "C"),

@@ -65,15 +65,14 @@ class Sgemm : public Workload {
   }
 
   CheckResult check(Device& dev) override {
-    std::vector<float> want(c_.size());
-    for (uint32_t i = 0; i < m_; ++i)
-      for (uint32_t j = 0; j < n_; ++j) {
-        float sum = 0.0f;
-        for (uint32_t k = 0; k < k_; ++k)
-          sum = std::fma(a_[size_t(i) * k_ + k], b_[size_t(k) * n_ + j], sum);
-        const float scaledC = beta_ * c_[size_t(i) * n_ + j];
-        want[size_t(i) * n_ + j] = std::fma(sum, alpha_, scaledC);
-      }
+    std::vector<float> want(c_.size(), 0.0f);
+    for (uint32_t i = 0; i < m_; ++i) {
+      float* sum = &want[size_t(i) * n_];
+      for (uint32_t k = 0; k < k_; ++k)
+        fmaRow(a_[size_t(i) * k_ + k], &b_[size_t(k) * n_], sum, n_);
+      for (uint32_t j = 0; j < n_; ++j)
+        sum[j] = std::fma(sum[j], alpha_, beta_ * c_[size_t(i) * n_ + j]);
+    }
     return compareExact(dev.download<float>(dc_, want.size()), want, "C");
   }
 
