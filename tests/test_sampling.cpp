@@ -69,8 +69,28 @@ TEST(KernelSampler, GroupsBySignatureWithinTheTolerance) {
   EXPECT_TRUE(s.decide(sig("b", 1000)).newGroup);               // another kernel
   EXPECT_EQ(s.groups(), 6u);
   EXPECT_EQ(s.members(0), 4u);
-  EXPECT_TRUE(s.hasShape(sig("b", 1)));
-  EXPECT_FALSE(s.hasShape(sig("c", 1000)));
+}
+
+// A launch needs its signature measured first (a functional run) only when some group of its
+// shape would extrapolate it; one due for detail in every such group runs in detail at once.
+TEST(KernelSampler, ALaunchDueForDetailInEveryGroupOfItsShapeNeedsNoSignatureFirst) {
+  KernelSampler s(kernelSampling(5, 4));
+  EXPECT_TRUE(s.detailWhereverItJoins(sig("a", 1)));  // no group has the shape: a new one
+  s.decide(sig("a", 1000));
+  EXPECT_TRUE(s.detailWhereverItJoins(sig("a", 1)));  // group 0's second member: warm, detailed
+  s.decide(sig("a", 1000));
+  EXPECT_FALSE(s.detailWhereverItJoins(sig("a", 1)));  // its third would be extrapolated
+  s.decide(sig("b", 1000));
+  EXPECT_TRUE(s.detailWhereverItJoins(sig("b", 1)));   // another kernel: its own groups
+  EXPECT_FALSE(s.detailWhereverItJoins(sig("a", 1)));  // unchanged
+  s.decide(sig("a", 2000));                            // a second group of shape a
+  s.decide(sig("a", 1000));
+  s.decide(sig("a", 1000));
+  EXPECT_TRUE(s.detailWhereverItJoins(sig("a", 1)));  // group 0's member 4 and group 2's second
+  s.decide(sig("a", 2000));
+  EXPECT_FALSE(s.detailWhereverItJoins(sig("a", 1)));  // group 2's third would be extrapolated
+  EXPECT_FALSE(s.detailWhereverItJoins(sig("a", 1, 0.2, 32)));
+  EXPECT_TRUE(s.detailWhereverItJoins(sig("a", 1, 0.2, 32, 16)));  // another grid
 }
 
 TEST(KernelSampler, TheFirstTwoAndEveryDetailEveryThMemberRunInDetail) {
@@ -160,6 +180,51 @@ TEST(KernelSampler, MemoryUnitsPerAccessSeparateGroups) {
   EXPECT_TRUE(s.decide(LaunchSignature::of("h", {4, 1, 1}, {256, 1, 1}, 0, a)).newGroup);
   EXPECT_TRUE(s.decide(LaunchSignature::of("h", {4, 1, 1}, {256, 1, 1}, 0, b)).newGroup);
   EXPECT_FALSE(s.decide(LaunchSignature::of("h", {4, 1, 1}, {256, 1, 1}, 0, a)).newGroup);
+}
+
+// A launch's memory units (its signature's memory units per access, counted in timing mode
+// with kernel sampling): per load the distinct 32-byte sectors its lanes touch, per atomic the
+// most lanes on one address. One warp, each access once.
+TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
+  const std::string ptx = R"(.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry units(.param .u64 p) {
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<12>;
+  .shared .align 16 .b8 sh[512];
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  mul.wide.u32 %rd5, %r1, 128;
+  add.s64 %rd6, %rd2, %rd5;
+  ld.global.u32 %r3, [%rd6];
+  mul.wide.u32 %rd7, %r1, 16;
+  add.s64 %rd8, %rd2, %rd7;
+  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd8];
+  ld.global.u32 %r8, [%rd2+36];
+  and.b32 %r9, %r1, 3;
+  mul.wide.u32 %rd9, %r9, 4;
+  add.s64 %rd10, %rd2, %rd9;
+  atom.global.add.u32 %r10, [%rd10], 1;
+  mov.u32 %r11, sh;
+  add.s32 %r11, %r11, %r9;
+  ld.shared.u8 %r11, [%r11];
+  ret;
+})";
+  Device dev(loadPlatform("gtx480", {"sampling.mode=kernel"}), ExecMode::Timing);
+  Module& m = dev.loadModule(ptx, "units.ptx");
+  const DevPtr buf = dev.upload(std::vector<uint32_t>(1024, 0));
+  dev.launch(m.kernel("units"), {1}, {32}, 0, KernelArgs().ptr(buf));
+  const func::ExecStats& st = dev.launches().at(0).stats;
+  // ld.param (1: every lane the same bytes), coalesced (4), strided by 128 bytes (32: beyond the
+  // 64-sector span, counted by sorting), .v4 (16), one address (1), the atomic (8 lanes on each
+  // of 4 addresses: 8), shared bytes 0..3 (1).
+  EXPECT_EQ(st.memInsts, 7u);
+  EXPECT_EQ(st.memUnits, 1u + 4 + 32 + 16 + 1 + 8 + 1);
 }
 
 namespace {
@@ -486,6 +551,30 @@ TEST(WaveSampledRun, CountsTheFunctionalEnginesHostTime) {
       EXPECT_EQ(dev.functionalSeconds(), 0.0);
     }
   }
+}
+
+// With every launch due for detail (detail_every 1), no launch runs in the functional engine
+// first to measure its signature, and the sampled run is the full run.
+TEST(SampledRun, LaunchesDueForDetailRunNoFunctionalTrial) {
+  std::vector<uint64_t> cycles[2];
+  for (const bool sampled : {false, true}) {
+    std::vector<std::string> sets;
+    if (sampled) sets = {"sampling.mode=kernel", "sampling.detail_every=1"};
+    Device dev(loadPlatform("gtx480", sets), ExecMode::Timing);
+    auto wl = catalog::find("gaussian").make(catalog::Size::Tiny);
+    wl->setup(dev);
+    wl->run(dev);
+    ASSERT_TRUE(wl->check(dev).pass);
+    EXPECT_EQ(dev.functionalSeconds(), 0.0);
+    for (const LaunchRecord& l : dev.launches()) {
+      cycles[sampled].push_back(l.timing->cycles);
+      if (sampled) {
+        EXPECT_TRUE(l.sampled->detail);
+      }
+    }
+  }
+  ASSERT_GT(cycles[0].size(), 2u);
+  EXPECT_EQ(cycles[0], cycles[1]);
 }
 
 // Gpu::warmL2 places each logged sector in the L2 lines that hold it: one line of 128 bytes, or

@@ -31,9 +31,27 @@ namespace {
 // ExecStats::memUnits of one access: for an atomic the most lanes on one address, else the
 // distinct 32-byte sectors the lanes touch (a lane's access may span two).
 uint64_t memoryUnits(const MemRecord& rec) {
+  if (!rec.atomic && rec.mask != 0) {
+    // Sectors within 32 below to 31 above the first active lane's (any access within 1 KB:
+    // coalesced, broadcast, shared memory) count as bits of one word, in one pass without
+    // sorting; a lane outside that range sends the access to the general count.
+    const uint64_t span = std::max<uint8_t>(rec.bytes, 1) - 1;
+    const uint64_t base = (rec.addr[__builtin_ctz(rec.mask)] >> 5) - 32;
+    uint64_t bits = 0, outside = 0;
+    const auto lane = [&](uint64_t a) {
+      const uint64_t first = (a >> 5) - base, last = ((a + span) >> 5) - base;
+      outside |= (first | last) >> 6;
+      bits |= (1ull << (first & 63)) | (1ull << (last & 63));
+    };
+    if (rec.mask == kFullMask) {
+      for (int l = 0; l < kWarpSize; ++l) lane(rec.addr[l]);
+    } else {
+      for (uint32_t m = rec.mask; m != 0; m &= m - 1) lane(rec.addr[__builtin_ctz(m)]);
+    }
+    if (outside == 0) return popcount64(bits);
+  }
   uint64_t keys[2 * kWarpSize];
   unsigned n = 0;
-  uint64_t lo = ~0ull, hi = 0;
   for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
     const int l = __builtin_ctz(m);
     if (rec.atomic) {
@@ -43,17 +61,7 @@ uint64_t memoryUnits(const MemRecord& rec) {
                      last = (rec.addr[l] + std::max<uint8_t>(rec.bytes, 1) - 1) >> 5;
       keys[n++] = first;
       if (last != first) keys[n++] = last;
-      lo = std::min(lo, first);
-      hi = std::max(hi, last);
     }
-  }
-  if (!rec.atomic && n > 0 && hi - lo < 64) {
-    // The sectors lie within 64 of each other (any access within 2 KB: coalesced, broadcast,
-    // shared memory): a bit per sector counts the distinct ones without sorting (sgemm at large
-    // size sampled kernel+wave, counting every CTA: 128 s sorting, 94 s with this).
-    uint64_t bits = 0;
-    for (unsigned i = 0; i < n; ++i) bits |= 1ull << (keys[i] - lo);
-    return uint64_t(__builtin_popcountll(bits));
   }
   std::sort(keys, keys + n);
   uint64_t distinct = 0, most = 0, run = 0;

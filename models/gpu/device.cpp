@@ -479,14 +479,16 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
 
   // Sampled simulation: a launch whose shape an earlier group has runs in the functional engine
   // first, on a snapshot of memory; if it joins a group and is not due for detail, that run is
-  // its result, else memory is put back and it runs in the cycle-level model.
+  // its result, else memory is put back and it runs in the cycle-level model. A launch that runs
+  // in detail whichever group it joins skips that first run: its signature comes from the
+  // detailed run, as a new shape's does.
   const bool sampling = cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
   const bool kernels = sampling && cfg_.sampling.kernels();
   if (kernels && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
   const std::string identity = k.module->fileName() + ":" + k.name;
   std::optional<gpu::KernelSampler::Decision> decision;
-  if (kernels &&
-      sampler_->hasShape(gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
+  if (kernels && !sampler_->detailWhereverItJoins(
+                     gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
     func::GlobalMemory::Snapshot before = gmem_.snapshot();
     const size_t printed = printfOutput_.size();
     func::ExecStats trial;
@@ -560,7 +562,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     for (const gpu::WaveSampler::Window& x : waves->windows()) w.waveIpc.push_back(x.ipc());
     func::ExecStats rest;
     // The memory units per access in the launch's signature come from its detailed CTAs:
-    // counting them costs the functional engine twice its time.
+    // counting them slows the functional engine.
     L.countMemoryUnits = false;
     L.accessLog = accessLog();  // the rest of the launch warms the L2 with its accesses
     try {

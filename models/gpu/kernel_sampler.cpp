@@ -48,10 +48,14 @@ double LaunchSignature::distancePct(const LaunchSignature& o) const {
   return 100.0 * d;
 }
 
-bool KernelSampler::hasShape(const LaunchSignature& shape) const {
+bool KernelSampler::detailWhereverItJoins(const LaunchSignature& shape) const {
   for (const Group& g : groups_)
-    if (g.first.sameShape(shape)) return true;
-  return false;
+    if (g.first.sameShape(shape) && !detailAt(g.members)) return false;
+  return true;
+}
+
+bool KernelSampler::detailAt(size_t index) const {
+  return index == 1 || index % cfg_.detail_every == 0;
 }
 
 KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
@@ -61,7 +65,7 @@ KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
     if (sig.distancePct(g.first) > cfg_.tolerance_pct) continue;
     const size_t index = g.members++;  // this member's index in the group (the first: 0)
     d.group = k;
-    d.detail = index == 1 || index % cfg_.detail_every == 0;
+    d.detail = detailAt(index);
     return d;
   }
   Group g;

@@ -67,9 +67,10 @@ class KernelSampler {
   };
   // Which group `sig` joins and whether it runs in detail. Call once per launch, in order.
   Decision decide(const LaunchSignature& sig);
-  // Whether a launch of this shape could join a group (so that its signature is worth
-  // measuring before it runs): false means it starts a group and runs in detail.
-  bool hasShape(const LaunchSignature& shape) const;
+  // Whether a launch of this shape runs in detail whichever of the shape's groups it joins (each
+  // is due for a detailed member next), or a new one: its signature then need not be measured
+  // before it runs. True when no group has the shape.
+  bool detailWhereverItJoins(const LaunchSignature& shape) const;
   // A detailed member of `group` (launch index `launch`) took `cycles`.
   void recordDetailed(size_t group, size_t launch, uint64_t warpInsts, uint64_t cycles);
 
@@ -107,6 +108,9 @@ class KernelSampler {
     size_t members = 0;
     std::vector<size_t> launches;  // the detailed members' launch indices
   };
+
+  // Whether a group's member number `index` (the first: 0) runs in detail.
+  bool detailAt(size_t index) const;
 
   SamplingConfig cfg_;
   std::vector<Group> groups_;
