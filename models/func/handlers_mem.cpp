@@ -93,16 +93,20 @@ class WindowLanes {
   // All 32 lanes at once, when none of them faults: each lane's address (base + offset) into
   // `addr`, recorded, and true. False when some lane would fault, with nothing recorded: the
   // caller then resolves lane by lane, which faults at the first such lane. The checks are one
-  // branch-free pass (an or and a max), where resolve() branches twice per lane.
+  // branch-free pass of adds, subtracts and ors (which the compiler vectorizes), where resolve()
+  // branches twice per lane: with `last` the highest address an access may start at (a window
+  // is far below 2^63), bit 63 of addr | (last - addr) is set exactly when addr > last.
   [[gnu::always_inline]] bool resolveWarp(const uint64_t* base, uint64_t offset,
                                           uint64_t (&addr)[kWarpSize]) {
-    uint64_t bits = 0, top = 0;
+    if (size_ < bytes_) return false;
+    const uint64_t last = size_ - bytes_;
+    uint64_t bits = 0, over = 0;
     for (int l = 0; l < kWarpSize; ++l) {
       addr[l] = base[l] + offset;
       bits |= addr[l];
-      top = std::max(top, addr[l]);
+      over |= addr[l] | (last - addr[l]);
     }
-    if ((bits & (bytes_ - 1)) != 0 || !within(top, bytes_, size_)) return false;
+    if ((bits & (bytes_ - 1)) != 0 || (over >> 63) != 0) return false;
     if (rec_) std::memcpy(rec_->addr, addr, sizeof addr);
     done_ = kFullMask;
     return true;
