@@ -84,15 +84,15 @@ Module& loadPtx(Device& dev, const std::string& name, const std::string& file) {
 namespace {
 
 template <class T>
-void fmaRowPortable(T a, const T* b, T* acc, size_t n) {
+inline void fmaRowLoop(T a, const T* b, T* acc, size_t n) {
   for (size_t j = 0; j < n; ++j) acc[j] = std::fma(a, b[j], acc[j]);
 }
 
 #if defined(__x86_64__)
-// The same loop compiled for CPUs with fma: std::fma becomes the instruction, and vectorizes.
+// The loop compiled for CPUs with fma: std::fma becomes the instruction, and vectorizes.
 template <class T>
-__attribute__((target("fma"))) void fmaRowHardware(T a, const T* b, T* acc, size_t n) {
-  for (size_t j = 0; j < n; ++j) acc[j] = std::fma(a, b[j], acc[j]);
+__attribute__((target("fma"), flatten)) void fmaRowHardware(T a, const T* b, T* acc, size_t n) {
+  fmaRowLoop(a, b, acc, n);
 }
 #endif
 
@@ -101,7 +101,7 @@ void fmaRowOn(T a, const T* b, T* acc, size_t n) {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("fma")) return fmaRowHardware(a, b, acc, n);
 #endif
-  fmaRowPortable(a, b, acc, n);
+  fmaRowLoop(a, b, acc, n);
 }
 
 }  // namespace

@@ -330,7 +330,7 @@ func::AccessLog* Device::accessLog() {
 void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
                            uint64_t firstCta) {
   const Dim3& grid = L.grid;
-  const uint64_t ctas = uint64_t(grid.x) * grid.y * grid.z;
+  const uint64_t ctas = grid.count();
   const auto t0 = std::chrono::steady_clock::now();
   struct Clocked {  // adds the host time spent here, however it ends
     std::chrono::steady_clock::time_point t0;
@@ -477,11 +477,11 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     return;
   }
 
-  // Sampled simulation: a launch whose shape an earlier group has runs in the functional engine
-  // first, on a snapshot of memory; if it joins a group and is not due for detail, that run is
-  // its result, else memory is put back and it runs in the cycle-level model. A launch that runs
-  // in detail whichever group it joins skips that first run: its signature comes from the
-  // detailed run, as a new shape's does.
+  // Sampled simulation: a launch that a group of its shape would extrapolate runs in the
+  // functional engine first, on a snapshot of memory; if it joins a group and is not due for
+  // detail, that run is its result, else memory is put back and it runs in the cycle-level model.
+  // A launch that runs in detail whichever group it joins (or starts) skips that first run: its
+  // signature comes from the detailed run.
   const bool sampling = cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
   const bool kernels = sampling && cfg_.sampling.kernels();
   if (kernels && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
