@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "catalog.hpp"
 #include "common/address_map.hpp"
@@ -192,6 +193,7 @@ TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
 .visible .entry units(.param .u64 p) {
   .reg .b32 %r<12>;
   .reg .b64 %rd<12>;
+  .reg .pred %p<2>;
   .shared .align 16 .b8 sh[512];
   ld.param.u64 %rd1, [p];
   cvta.to.global.u64 %rd2, %rd1;
@@ -213,6 +215,18 @@ TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
   mov.u32 %r11, sh;
   add.s32 %r11, %r11, %r9;
   ld.shared.u8 %r11, [%r11];
+  sub.u32 %r9, 31, %r1;
+  mul.wide.u32 %rd9, %r9, 128;
+  add.s64 %rd10, %rd2, %rd9;
+  ld.global.u32 %r8, [%rd10];
+  and.b32 %r9, %r1, 15;
+  shr.u32 %r10, %r1, 4;
+  mul.lo.u32 %r10, %r10, 512;
+  add.u32 %r9, %r9, %r10;
+  mul.wide.u32 %rd9, %r9, 4;
+  add.s64 %rd10, %rd2, %rd9;
+  setp.lt.u32 %p1, %r1, 24;
+  @%p1 ld.global.u32 %r8, [%rd10];
   ret;
 })";
   Device dev(loadPlatform("gtx480", {"sampling.mode=kernel"}), ExecMode::Timing);
@@ -220,11 +234,14 @@ TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
   const DevPtr buf = dev.upload(std::vector<uint32_t>(1024, 0));
   dev.launch(m.kernel("units"), {1}, {32}, 0, KernelArgs().ptr(buf));
   const func::ExecStats& st = dev.launches().at(0).stats;
-  // ld.param (1: every lane the same bytes), coalesced (4), strided by 128 bytes (32: beyond the
-  // 64-sector span, counted by sorting), .v4 (16), one address (1), the atomic (8 lanes on each
-  // of 4 addresses: 8), shared bytes 0..3 (1).
-  EXPECT_EQ(st.memInsts, 7u);
-  EXPECT_EQ(st.memUnits, 1u + 4 + 32 + 16 + 1 + 8 + 1);
+  // Each count path: ld.param (1: every lane the same bytes), coalesced (4), strided by 128 bytes
+  // (32: in ascending order), .v4 (16), one address (1), the atomic (8 lanes on each of 4
+  // addresses: 8), shared bytes 0, 1, 2, 3, 0, ... (1: out of order within 1 KB), strided by
+  // 128 bytes downwards (32: out of order and beyond 1 KB, counted by sorting), and two rows of
+  // 16 lanes 2 KB apart with lanes 24 to 31 masked off (2 sectors of the first row, 1 of the
+  // second).
+  EXPECT_EQ(st.memInsts, 9u);
+  EXPECT_EQ(st.memUnits, 1u + 4 + 32 + 16 + 1 + 8 + 1 + 32 + 3);
 }
 
 namespace {
@@ -580,6 +597,32 @@ TEST(SampledRun, LaunchesDueForDetailRunNoFunctionalTrial) {
 // Gpu::warmL2 places each logged sector in the L2 lines that hold it: one line of 128 bytes, or
 // both 16-byte lines of the sector; a write leaves them dirty (gtx480's L2 is write-validate),
 // and nothing else enters the L2.
+// A full warp at evenly spaced addresses (any stride up to 64 bytes, any access size, any
+// alignment): one entry per line touched, in ascending order, with exactly the sectors some lane's
+// bytes fall in, as counted byte by byte here.
+TEST(AccessLog, EvenlySpacedLanesLogEachLineOnceWithTheSectorsTheyTouch) {
+  for (const uint64_t stride : {0u, 4u, 8u, 12u, 24u, 32u, 40u, 64u})
+    for (const uint8_t bytes : {uint8_t(1), uint8_t(4), uint8_t(8), uint8_t(16)})
+      for (const uint64_t base : {0x40000u, 0x40048u, 0x4007cu}) {
+        func::MemRecord r;
+        r.space = func::MemSpace::Global;
+        r.bytes = bytes;
+        r.mask = 0xffffffffu;
+        for (int l = 0; l < 32; ++l) r.addr[l] = base + stride * uint64_t(l);
+        std::map<uint64_t, uint8_t> want;  // line -> sectors
+        for (int l = 0; l < 32; ++l)
+          for (uint64_t a = r.addr[l]; a < r.addr[l] + bytes; ++a)
+            want[a >> 7] |= uint8_t(1u << ((a >> 5) & 3));
+        func::AccessLog log(64);
+        log.record(r);
+        std::vector<std::pair<uint64_t, uint8_t>> got;
+        log.forEach([&](const func::AccessLog::Entry& e) { got.push_back({e.line, e.sectors}); });
+        const std::vector<std::pair<uint64_t, uint8_t>> expected(want.begin(), want.end());
+        EXPECT_EQ(got, expected) << "stride " << stride << ", " << int(bytes) << " bytes from "
+                                 << base;
+      }
+}
+
 TEST(AccessLog, WarmingPlacesEachSectorInTheL2LinesThatHoldIt) {
   for (const uint32_t lineBytes : {16u, 128u}) {
     const PlatformConfig cfg = loadPlatform(

@@ -78,6 +78,45 @@ JOIN:
   EXPECT_EQ(r.stats().activeLanes[32] + r.stats().activeLanes[16], r.stats().warpInsts);
 }
 
+// Every thread of blocks whose sizes are not multiples of the warp (the last warp partial, a
+// warp spanning rows and planes) stores its %tid.x, %tid.y and %tid.z, packed, at its linear
+// index in the block; the expected values are the PTX definitions: t % ntid.x,
+// (t / ntid.x) % ntid.y, t / (ntid.x * ntid.y).
+TEST(Simt, ThreadIndicesOfOddBlockShapes) {
+  const std::string k = R"(
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u32 n)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %tid.z;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %ntid.y;
+  mad.lo.u32 %r6, %r3, %r5, %r2;
+  mad.lo.u32 %r6, %r6, %r4, %r1;
+  shl.b32 %r7, %r3, 20;
+  shl.b32 %r8, %r2, 10;
+  or.b32 %r7, %r7, %r8;
+  or.b32 %r7, %r7, %r1;
+  mul.wide.u32 %rd2, %r6, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r7;
+  ret;
+}
+)";
+  for (const Dim3 block : {Dim3{3, 5, 7}, Dim3{33, 2, 1}, Dim3{1, 1, 40}, Dim3{5, 1, 9}}) {
+    const uint32_t n = static_cast<uint32_t>(block.count());
+    KernelRun r(k, {1}, block, n);
+    for (uint32_t t = 0; t < n; ++t) {
+      const uint32_t x = t % block.x, y = (t / block.x) % block.y, z = t / (block.x * block.y);
+      EXPECT_EQ(r.out[t], (z << 20) | (y << 10) | x)
+          << "thread " << t << " of a " << block.x << "x" << block.y << "x" << block.z << " block";
+    }
+  }
+}
+
 TEST(Simt, DataDependentLoopTripCounts) {
   // out[i] = sum of 0..(i%37)-1, each lane leaving the loop at its own iteration.
   KernelRun r(kernel(R"(

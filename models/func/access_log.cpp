@@ -12,6 +12,19 @@ void AccessLog::record(const MemRecord& r) {
   if (r.mask == 0 || r.space != MemSpace::Global) return;
   const bool write = r.write || r.atomic;
   const uint64_t bytes = std::max<uint64_t>(r.bytes, 1);
+  uint64_t firstByte, lastByte;
+  if (denseSpan(r, firstByte, lastByte)) {
+    // Every sector from the first byte's to the last byte's: the loop below would log each of
+    // their lines once, in ascending order, with those sectors.
+    constexpr uint64_t kPerLine = 1u << (kLineBits - kSectorBits);
+    const uint64_t first = firstByte >> kSectorBits, last = lastByte >> kSectorBits;
+    for (uint64_t l = first / kPerLine; l <= last / kPerLine; ++l) {
+      const uint64_t lo = std::max(first, l * kPerLine) - l * kPerLine,
+                     hi = std::min(last, l * kPerLine + kPerLine - 1) - l * kPerLine;
+      push(l, uint8_t(((2u << hi) - 1) & ~((1u << lo) - 1)), write);
+    }
+    return;
+  }
   uint64_t line = ~0ull;
   uint8_t sectors = 0;
   for (uint32_t m = r.mask; m != 0; m &= m - 1) {

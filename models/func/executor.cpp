@@ -28,28 +28,8 @@ void ExecStats::add(const ExecStats& o) {
 
 namespace {
 
-// ExecStats::memUnits of one access: for an atomic the most lanes on one address, else the
-// distinct 32-byte sectors the lanes touch (a lane's access may span two).
-uint64_t memoryUnits(const MemRecord& rec) {
-  if (!rec.atomic && rec.mask != 0) {
-    // Sectors within 32 below to 31 above the first active lane's (any access within 1 KB:
-    // coalesced, broadcast, shared memory) count as bits of one word, in one pass without
-    // sorting; a lane outside that range sends the access to the general count.
-    const uint64_t span = std::max<uint8_t>(rec.bytes, 1) - 1;
-    const uint64_t base = (rec.addr[__builtin_ctz(rec.mask)] >> 5) - 32;
-    uint64_t bits = 0, outside = 0;
-    const auto lane = [&](uint64_t a) {
-      const uint64_t first = (a >> 5) - base, last = ((a + span) >> 5) - base;
-      outside |= (first | last) >> 6;
-      bits |= (1ull << (first & 63)) | (1ull << (last & 63));
-    };
-    if (rec.mask == kFullMask) {
-      for (int l = 0; l < kWarpSize; ++l) lane(rec.addr[l]);
-    } else {
-      for (uint32_t m = rec.mask; m != 0; m &= m - 1) lane(rec.addr[__builtin_ctz(m)]);
-    }
-    if (outside == 0) return popcount64(bits);
-  }
+// The general count: every lane's sectors (an atomic's addresses) sorted.
+uint64_t sortedUnits(const MemRecord& rec) {
   uint64_t keys[2 * kWarpSize];
   unsigned n = 0;
   for (uint32_t m = rec.mask; m != 0; m &= m - 1) {
@@ -71,6 +51,54 @@ uint64_t memoryUnits(const MemRecord& rec) {
     most = std::max(most, run);
   }
   return rec.atomic ? most : distinct;
+}
+
+// ExecStats::memUnits of one access: for an atomic the most lanes on one address, else the
+// distinct 32-byte sectors the lanes touch (a lane's access may span two). Exact on every path;
+// the cheap ones first, for the patterns most accesses have.
+uint64_t memoryUnits(const MemRecord& rec) {
+  if (rec.atomic || rec.mask == 0) return rec.mask == 0 ? 0 : sortedUnits(rec);
+  const uint64_t span = std::max<uint8_t>(rec.bytes, 1) - 1;
+  uint64_t firstByte, lastByte;
+  if (denseSpan(rec, firstByte, lastByte)) return (lastByte >> 5) - (firstByte >> 5) + 1;
+  {
+    // Lanes in ascending address order (rows of a 2D block, strided, partly masked): each lane
+    // adds the sectors of its own past the previous lane's last, whose are all counted.
+    uint64_t units = 0, prevAddr = 0, descending = 0;
+    uint64_t nextNew = rec.addr[__builtin_ctz(rec.mask)] >> 5;  // first sector not yet counted
+    const auto lane = [&](uint64_t a) {
+      const uint64_t first = a >> 5, last = (a + span) >> 5;
+      descending |= uint64_t(a < prevAddr) | uint64_t(a + span < a);
+      units += last + 1 - std::max(first, nextNew);
+      nextNew = last + 1;
+      prevAddr = a;
+    };
+    if (rec.mask == kFullMask) {
+      for (int l = 0; l < kWarpSize; ++l) lane(rec.addr[l]);
+    } else {
+      for (uint32_t m = rec.mask; m != 0; m &= m - 1) lane(rec.addr[__builtin_ctz(m)]);
+    }
+    if (descending == 0) return units;
+  }
+  {
+    // Sectors within 32 below to 31 above the first active lane's (any access within 1 KB) count
+    // as bits of one word, in one pass without sorting; a lane outside that range sends the
+    // access to the general count.
+    const uint64_t base = (rec.addr[__builtin_ctz(rec.mask)] >> 5) - 32;
+    uint64_t bits = 0, outside = 0;
+    const auto lane = [&](uint64_t a) {
+      const uint64_t first = (a >> 5) - base, last = ((a + span) >> 5) - base;
+      outside |= (first | last) >> 6;
+      bits |= (1ull << (first & 63)) | (1ull << (last & 63));
+    };
+    if (rec.mask == kFullMask) {
+      for (int l = 0; l < kWarpSize; ++l) lane(rec.addr[l]);
+    } else {
+      for (uint32_t m = rec.mask; m != 0; m &= m - 1) lane(rec.addr[__builtin_ctz(m)]);
+    }
+    if (outside == 0) return popcount64(bits);
+  }
+  return sortedUnits(rec);
 }
 
 }  // namespace
@@ -186,6 +214,28 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
   }
 }
 
+// Fills the row of special register `s` for the lanes of warp `warp`. The thread index is
+// counted up lane by lane from the warp's first thread, without two divisions per lane.
+void fillSreg(uint64_t* row, ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t warp) {
+  using ptx::SReg;
+  if (s != SReg::TidX && s != SReg::TidY && s != SReg::TidZ) {
+    for (int l = 0; l < kWarpSize; ++l) row[l] = sregValue(s, L, cta, warp, l);
+    return;
+  }
+  const uint32_t bx = L.block.x, by = L.block.y, t0 = warp * kWarpSize;
+  uint32_t x = t0 % bx, y = (t0 / bx) % by, z = t0 / (bx * by);
+  for (int l = 0; l < kWarpSize; ++l) {
+    row[l] = s == SReg::TidX ? x : s == SReg::TidY ? y : z;
+    if (++x == bx) {
+      x = 0;
+      if (++y == by) {
+        y = 0;
+        ++z;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t smId) const {
@@ -209,8 +259,7 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
     for (const auto& [slot, value] : p.constSlots)
       std::fill_n(w.regs.begin() + size_t(slot) * kWarpSize, kWarpSize, value);
     for (const auto& s : p.sregSlots)
-      for (int l = 0; l < kWarpSize; ++l)
-        w.regs[size_t(s.slot) * kWarpSize + l] = sregValue(s.sreg, L_, cta, wi, l);
+      fillSreg(w.regs.data() + size_t(s.slot) * kWarpSize, s.sreg, L_, cta, wi);
     w.local.assign(size_t(p.localBytesPerThread) * kWarpSize, 0);
     w.callParams.assign(size_t(p.callParamBytesPerThread) * kWarpSize, 0);
     uint64_t first = uint64_t(wi) * kWarpSize;

@@ -95,6 +95,22 @@ struct MemRecord {
   uint64_t addr[kWarpSize];  // global: device address; shared/local/...: space offset
 };
 
+// Whether `r` is a full warp's access at a0 + lane * stride with a stride of at most 32 bytes
+// (coalesced, or one address for all): then no whole 32-byte sector fits between two lanes'
+// bytes, so it touches every sector from its first byte's to its last byte's, which this sets.
+// One pass of subtractions, which the compiler vectorizes.
+inline bool denseSpan(const MemRecord& r, uint64_t& firstByte, uint64_t& lastByte) {
+  if (r.mask != kFullMask) return false;
+  const uint64_t a0 = r.addr[0], stride = r.addr[1] - a0;
+  uint64_t off = 0;
+  for (int l = 1; l < kWarpSize; ++l) off |= r.addr[l] - (a0 + uint64_t(l) * stride);
+  const uint64_t last = a0 + uint64_t(kWarpSize - 1) * stride + (r.bytes > 0 ? r.bytes : 1) - 1;
+  if (off != 0 || stride > 32 || last < a0) return false;
+  firstByte = a0;
+  lastByte = last;
+  return true;
+}
+
 // Everything a launch shares across its CTAs.
 struct LaunchState {
   const Program* prog = nullptr;
