@@ -124,6 +124,36 @@ TEST(Rtx3070, TheL1HoldsWhatTheCarveoutLeaves) {
   }
 }
 
+// The driver invalidates the L1s' lines between grids (sm.invalidate_l1d_at_launch, rtx3070's
+// default): a kernel that reads 8 KB twice, launched twice, finds the L1 empty at each launch,
+// so each launch hits only in its second pass. With the lines kept, the second launch hits in
+// both passes.
+TEST(Rtx3070, EachLaunchStartsWithAnEmptyL1) {
+  for (const std::string platform : {"rtx3070", "gtx480"})
+    for (const bool invalidate : {true, false}) {
+      const PlatformConfig cfg = loadPlatform(
+          platform,
+          {std::string("sm.invalidate_l1d_at_launch=") + (invalidate ? "true" : "false")});
+      const uint32_t threads = 256, bytes = 8 * 1024, words = bytes / 4;
+      const uint64_t lineAccesses = bytes / cfg.sm.l1d.line_bytes;
+      Device dev(cfg, ExecMode::Timing);
+      Module& m = dev.loadModule(kTwoPasses, "two_passes.ptx");
+      DevPtr buf = dev.malloc(bytes), out = dev.malloc(threads * 4);
+      for (int launch = 0; launch < 2; ++launch) {
+        dev.launch(m.kernel("k"), {1}, {threads}, 0, KernelArgs().ptr(buf).u32(words).ptr(out));
+        const auto& loads =
+            dev.launches().back().timing->memory["l1d"]["per_sm"][0]["by_kind"]["load"];
+        const std::string what = platform + (invalidate ? ", invalidated" : ", kept") +
+                                 ", launch " + std::to_string(launch);
+        EXPECT_EQ(loads["accesses"].get<uint64_t>(), 2 * lineAccesses) << what;
+        EXPECT_EQ(loads["hits"].get<uint64_t>(),
+                  launch == 1 && !invalidate ? 2 * lineAccesses : lineAccesses)
+            << what;
+      }
+    }
+  EXPECT_TRUE(loadPlatform("rtx3070").sm.invalidate_l1d_at_launch);
+}
+
 // With the fixed-latency memory there is no L1 to carve out of, but the carve-out still bounds
 // the launch's shared memory: blocks of 48 KB of dynamic shared memory fit two to an SM (the
 // largest carve-out, 100 KB, less a reserved kilobyte each), and the results stay right.

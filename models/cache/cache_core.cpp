@@ -198,6 +198,17 @@ bool CacheCore::invalidate(uint64_t addr, uint64_t cycle) {
   return true;
 }
 
+void CacheCore::invalidateAll(uint64_t cycle) {
+  for (uint32_t set = 0; set < sets_; ++set)
+    for (uint32_t way = 0; way < ways_; ++way) {
+      LineState& l = lines_[index(set, way)];
+      if (!l.valid) continue;
+      if (observer_) observer_->onEvict(set, way, cycle, l.dirty);
+      l.valid = false;
+      l.dirty = false;
+    }
+}
+
 bool CacheCore::holds(uint32_t set, uint32_t way, const ByteMask& mask) const {
   if (!tracksBytes()) return true;
   const ByteMask& v = validBytes_[index(set, way)];

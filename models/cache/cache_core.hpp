@@ -178,6 +178,8 @@ class CacheCore {
   ByteMask bytesOf(uint32_t set, uint32_t way) const;
   // Removes addr's line if present; true if it was.
   bool invalidate(uint64_t addr, uint64_t cycle);
+  // Removes every line (the observer sees each leave as an eviction); the MSHRs must be empty.
+  void invalidateAll(uint64_t cycle);
   void setDirty(uint32_t set, uint32_t way) { lines_[index(set, way)].dirty = true; }
   const LineState& line(uint32_t set, uint32_t way) const { return lines_[index(set, way)]; }
   uint32_t validLines() const;

@@ -350,6 +350,12 @@ void L1DataCache::setSharedCarveout(uint32_t sharedBytes) {
   carveout_ = sharedBytes;
 }
 
+void L1DataCache::invalidateLines() {
+  if (!idle())
+    throw InternalError(fmt::format("{}: invalidating while requests are in flight", name()));
+  core_.invalidateAll(clock_.now());
+}
+
 void L1DataCache::resetStats() {
   stats_ = DataCacheStats{};
   heldSince_ = std::max(heldSince_, clock_.now());

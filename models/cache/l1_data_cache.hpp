@@ -86,6 +86,9 @@ class L1DataCache : public sc_core::sc_module {
   // A unified L1 (sm.unified_l1) lends `sharedBytes` of its array, whole ways, to shared memory
   // for the next launch; the lines of the ways lent leave. Only while idle().
   void setSharedCarveout(uint32_t sharedBytes);
+  // Invalidates every line, as the driver does between grids (sm.invalidate_l1d_at_launch). Only
+  // while idle().
+  void invalidateLines();
   uint32_t sharedCarveout() const { return carveout_; }
 
   // Line power states and data-array activity (line_power.hpp) over the accounting window

@@ -303,6 +303,9 @@ struct SmConfig : config::Section {
   CacheConfig const_cache{64, 2, 64, "read-only", "no-allocate", 1, 2, 32, 4};
   bool perfect_icache = false;
   bool perfect_const_cache = false;
+  // The L1 data caches are not coherent for global data, so the driver invalidates their lines
+  // between dependent grids (PTX ISA, cache operators: ld.ca): a launch starts with an empty L1.
+  bool invalidate_l1d_at_launch = false;
   CacheConfig l1d{32, 4, 128, "write-evict", "no-allocate", 35, 64, 8, 8};
 
   template <class V>
@@ -398,6 +401,10 @@ struct SmConfig : config::Section {
     v.field("perfect_const_cache", perfect_const_cache,
             "Every constant load (kernel parameters, .const data) hits the constant cache: a "
             "limit study, as GPGPU-Sim's gpgpu_perfect_inst_const_cache");
+    v.field("invalidate_l1d_at_launch", invalidate_l1d_at_launch,
+            "Every launch starts with the L1 data caches' lines invalid, as the driver "
+            "invalidates them between grids (the L1s are not coherent for global data); false: "
+            "lines stay from the launch before");
     v.require(icache.sector_bytes == 0, "icache.sector_bytes",
               "the instruction cache is not sectored (sector_bytes applies to l1d and l2.slice)");
     v.require(const_cache.sector_bytes == 0, "const_cache.sector_bytes",
