@@ -187,26 +187,24 @@ FillResult CacheCore::fill(uint64_t addr, uint64_t cycle, bool dirty, const Byte
   return r;
 }
 
-bool CacheCore::invalidate(uint64_t addr, uint64_t cycle) {
-  const uint32_t way = find(addr);
-  if (way == kNoWay) return false;
-  const uint32_t set = setOf(addr);
+void CacheCore::drop(uint32_t set, uint32_t way, uint64_t cycle) {
   LineState& l = lines_[index(set, way)];
   if (observer_) observer_->onEvict(set, way, cycle, l.dirty);
   l.valid = false;
   l.dirty = false;
+}
+
+bool CacheCore::invalidate(uint64_t addr, uint64_t cycle) {
+  const uint32_t way = find(addr);
+  if (way == kNoWay) return false;
+  drop(setOf(addr), way, cycle);
   return true;
 }
 
 void CacheCore::invalidateAll(uint64_t cycle) {
   for (uint32_t set = 0; set < sets_; ++set)
-    for (uint32_t way = 0; way < ways_; ++way) {
-      LineState& l = lines_[index(set, way)];
-      if (!l.valid) continue;
-      if (observer_) observer_->onEvict(set, way, cycle, l.dirty);
-      l.valid = false;
-      l.dirty = false;
-    }
+    for (uint32_t way = 0; way < ways_; ++way)
+      if (lines_[index(set, way)].valid) drop(set, way, cycle);
 }
 
 bool CacheCore::holds(uint32_t set, uint32_t way, const ByteMask& mask) const {
@@ -244,12 +242,8 @@ void CacheCore::setUsableWays(uint32_t ways, uint64_t cycle) {
   if (ways == 0 || ways > ways_)
     throw InternalError(fmt::format("CacheCore: {} usable ways of {}", ways, ways_));
   for (uint32_t s = 0; s < sets_; ++s)
-    for (uint32_t w = ways; w < usableWays_; ++w) {
-      LineState& l = lines_[index(s, w)];
-      if (!l.valid) continue;
-      if (observer_) observer_->onEvict(s, w, cycle, l.dirty);
-      l = LineState{};
-    }
+    for (uint32_t w = ways; w < usableWays_; ++w)
+      if (lines_[index(s, w)].valid) drop(s, w, cycle);
   usableWays_ = ways;
 }
 

@@ -203,6 +203,8 @@ class CacheCore {
 
  private:
   size_t index(uint32_t set, uint32_t way) const { return size_t(set) * ways_ + way; }
+  // The line in (set, way) leaves (the observer sees an eviction) and is invalid.
+  void drop(uint32_t set, uint32_t way, uint64_t cycle);
 
   CacheConfig cfg_;
   uint32_t sets_, ways_, lineBytes_, sectorBytes_, banks_;

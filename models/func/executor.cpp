@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/run_budget.hpp"
 #include "func/access_log.hpp"
+#include "func/lanes.hpp"
 
 namespace gpusc::func {
 
@@ -66,18 +67,13 @@ uint64_t memoryUnits(const MemRecord& rec) {
     // adds the sectors of its own past the previous lane's last, whose are all counted.
     uint64_t units = 0, prevAddr = 0, descending = 0;
     uint64_t nextNew = rec.addr[__builtin_ctz(rec.mask)] >> 5;  // first sector not yet counted
-    const auto lane = [&](uint64_t a) {
-      const uint64_t first = a >> 5, last = (a + span) >> 5;
+    forEachLane(rec.mask, [&](int l) {
+      const uint64_t a = rec.addr[l], first = a >> 5, last = (a + span) >> 5;
       descending |= uint64_t(a < prevAddr) | uint64_t(a + span < a);
       units += last + 1 - std::max(first, nextNew);
       nextNew = last + 1;
       prevAddr = a;
-    };
-    if (rec.mask == kFullMask) {
-      for (int l = 0; l < kWarpSize; ++l) lane(rec.addr[l]);
-    } else {
-      for (uint32_t m = rec.mask; m != 0; m &= m - 1) lane(rec.addr[__builtin_ctz(m)]);
-    }
+    });
     if (descending == 0) return units;
   }
   {
@@ -86,16 +82,11 @@ uint64_t memoryUnits(const MemRecord& rec) {
     // access to the general count.
     const uint64_t base = (rec.addr[__builtin_ctz(rec.mask)] >> 5) - 32;
     uint64_t bits = 0, outside = 0;
-    const auto lane = [&](uint64_t a) {
-      const uint64_t first = (a >> 5) - base, last = ((a + span) >> 5) - base;
+    forEachLane(rec.mask, [&](int l) {
+      const uint64_t first = (rec.addr[l] >> 5) - base, last = ((rec.addr[l] + span) >> 5) - base;
       outside |= (first | last) >> 6;
       bits |= (1ull << (first & 63)) | (1ull << (last & 63));
-    };
-    if (rec.mask == kFullMask) {
-      for (int l = 0; l < kWarpSize; ++l) lane(rec.addr[l]);
-    } else {
-      for (uint32_t m = rec.mask; m != 0; m &= m - 1) lane(rec.addr[__builtin_ctz(m)]);
-    }
+    });
     if (outside == 0) return popcount64(bits);
   }
   return sortedUnits(rec);

@@ -228,10 +228,11 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   // A unified L1 lends the launch's carve-out to shared memory (the fixed-latency memory has no
   // L1 to shrink; the carve-out still bounds the launch's shared memory).
   const uint32_t shared = sm::sharedCarveout(g.config().sm, footprint);
-  if (g.config().sm.invalidate_l1d_at_launch && g.hierarchy())
-    for (uint32_t i = 0; i < sms.size(); ++i) g.l1(i).invalidateLines();
-  if (g.config().sm.unified_l1 && g.hierarchy())
-    for (uint32_t i = 0; i < sms.size(); ++i) g.l1(i).setSharedCarveout(shared);
+  if (g.hierarchy())
+    for (uint32_t i = 0; i < sms.size(); ++i) {
+      if (g.config().sm.invalidate_l1d_at_launch) g.l1(i).invalidateLines();
+      if (g.config().sm.unified_l1) g.l1(i).setSharedCarveout(shared);
+    }
   sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations(), shared};
   for (sm::Sm* s : sms) s->beginKernel(k);
   cs.setWaveSampler(waves);
