@@ -124,10 +124,10 @@ TEST(Rtx3070, TheL1HoldsWhatTheCarveoutLeaves) {
   }
 }
 
-// The driver invalidates the L1s' lines between grids (sm.invalidate_l1d_at_launch, rtx3070's
-// default): a kernel that reads 8 KB twice, launched twice, finds the L1 empty at each launch,
-// so each launch hits only in its second pass. With the lines kept, the second launch hits in
-// both passes.
+// The driver invalidates the L1s' lines between grids (sm.invalidate_l1d_at_launch, set by
+// rtx3070 and gtx480): a kernel that reads 8 KB twice, launched twice, finds the L1 empty at each
+// launch, so each launch hits only in its second pass. With the lines kept, the second launch hits
+// in both passes.
 TEST(Rtx3070, EachLaunchStartsWithAnEmptyL1) {
   for (const std::string platform : {"rtx3070", "gtx480"})
     for (const bool invalidate : {true, false}) {
@@ -152,6 +152,7 @@ TEST(Rtx3070, EachLaunchStartsWithAnEmptyL1) {
       }
     }
   EXPECT_TRUE(loadPlatform("rtx3070").sm.invalidate_l1d_at_launch);
+  EXPECT_TRUE(loadPlatform("gtx480").sm.invalidate_l1d_at_launch);
 }
 
 // With the fixed-latency memory there is no L1 to carve out of, but the carve-out still bounds
