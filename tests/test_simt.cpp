@@ -172,6 +172,74 @@ OUT:
   }
 }
 
+// Five nested divergent branches: on the path where every condition holds the SIMT stack holds
+// 11 entries. Each lane's sum says which branches it took, and the active mask after the last
+// join says the warp reconverged.
+TEST(Simt, DeepNestedDivergenceReconverges) {
+  KernelRun r(kernel(R"(
+  and.b32 %r3, %r1, 31;
+  mov.u32 %r4, 0;
+  and.b32 %r6, %r3, 1;
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra E0;
+  add.u32 %r4, %r4, 1;
+  and.b32 %r6, %r3, 2;
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra E1;
+  add.u32 %r4, %r4, 2;
+  and.b32 %r6, %r3, 4;
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra E2;
+  add.u32 %r4, %r4, 4;
+  and.b32 %r6, %r3, 8;
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra E3;
+  add.u32 %r4, %r4, 8;
+  and.b32 %r6, %r3, 16;
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra E4;
+  add.u32 %r4, %r4, 16;
+  bra.uni J4;
+E4:
+  add.u32 %r4, %r4, 100;
+J4:
+  bra.uni J3;
+E3:
+  add.u32 %r4, %r4, 200;
+J3:
+  bra.uni J2;
+E2:
+  add.u32 %r4, %r4, 300;
+J2:
+  bra.uni J1;
+E1:
+  add.u32 %r4, %r4, 400;
+J1:
+  bra.uni J0;
+E0:
+  add.u32 %r4, %r4, 500;
+J0:
+  activemask.b32 %r7;
+  popc.b32 %r8, %r7;
+  mul.lo.u32 %r8, %r8, 1000;
+  add.u32 %r4, %r4, %r8;
+  st.global.u32 [%rd1], %r4;)"),
+              {1}, {64}, 64);
+  for (uint32_t i = 0; i < 64; ++i) {
+    const uint32_t lane = i % 32;
+    uint32_t acc = 32000;
+    const uint32_t other[5] = {500, 400, 300, 200, 100};
+    for (uint32_t b = 0; b < 5; ++b) {
+      if (!((lane >> b) & 1)) {
+        acc += other[b];
+        break;
+      }
+      acc += 1u << b;
+    }
+    EXPECT_EQ(r.out[i], acc) << i;
+  }
+}
+
 TEST(Simt, CallWithDivergentReturn) {
   const std::string func = R"(
 .func (.param .b32 rv) f(.param .b32 x)
