@@ -49,6 +49,30 @@ TEST_P(CatalogFunctionalOnRtx3070, MatchesHostReference) {
 INSTANTIATE_TEST_SUITE_P(Rtx3070, CatalogFunctionalOnRtx3070, ::testing::ValuesIn(catalog::names()),
                          [](const auto& info) { return info.param; });
 
+// Seed 001's root-cause stimuli give every SM its blocks (docs/catalog.md): at small size their
+// grids follow the platform's SM count, and cta_waves's waves its occupancy (a quarter of the
+// SM's shared memory per block: 4 blocks per SM), so a platform of 7 SMs gets 7 blocks of
+// power_virus and aligned_dmiss, 14 of big_kernel, and 12 waves of 28 blocks of cta_waves.
+TEST(CatalogRootCauses, GridsFollowTheSmCount) {
+  const std::vector<std::pair<std::string, uint32_t>> perSm = {
+      {"power_virus", 1}, {"aligned_dmiss", 1}, {"big_kernel", 2}, {"cta_waves", 12 * 4}};
+  for (const uint32_t sms : {7u, 15u}) {
+    for (const auto& [name, blocks] : perSm) {
+      Device dev(loadPlatform("gtx480", {"gpu.num_sms=" + std::to_string(sms)}),
+                 ExecMode::Functional);
+      auto wl = catalog::find(name).make(catalog::Size::Small);
+      wl->setup(dev);
+      wl->run(dev);
+      EXPECT_TRUE(wl->check(dev).pass) << name << " on " << sms << " SMs";
+      ASSERT_FALSE(dev.launches().empty());
+      for (const auto& l : dev.launches())
+        EXPECT_EQ(l.grid.count(), uint64_t(blocks) * sms) << name << " on " << sms << " SMs";
+      EXPECT_NE(wl->describe().find("grid=" + std::to_string(blocks * sms)), std::string::npos)
+          << wl->describe();
+    }
+  }
+}
+
 // The same kernels in timing mode, on every warp-scheduling policy.
 class CatalogKernelTiming : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
 };

@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   const Size size = parseSize(argc, argv);
-  const uint32_t grid = size == Size::Tiny ? 2 : 15;
+  const uint32_t grid = size == Size::Tiny ? 2 : multiprocessors();  // one block per SM
   const uint32_t launches = size == Size::Tiny ? 1 : size == Size::Small ? 3 : 8;
   const uint32_t phases = size == Size::Tiny ? 2 : size == Size::Small ? 4 : 5;
   const uint32_t block = 256;

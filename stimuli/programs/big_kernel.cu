@@ -49,7 +49,7 @@ void hostBigKernelBody(BigKernelState& s) {
 
 int main(int argc, char** argv) {
   const Size size = parseSize(argc, argv);
-  const uint32_t grid = size == Size::Tiny ? 2 : 30;
+  const uint32_t grid = size == Size::Tiny ? 2 : 2 * multiprocessors();  // two blocks per SM
   const int32_t iters = size == Size::Tiny ? 2 : size == Size::Small ? 4 : 12;
   const uint32_t block = 128;
   const size_t n = size_t(grid) * block;

@@ -30,7 +30,7 @@ struct Data {
 
 int main(int argc, char** argv) {
   const Size size = parseSize(argc, argv);
-  uint32_t grid = 15;
+  uint32_t grid = multiprocessors();  // one block per SM
   std::vector<VirusLaunch> launches;
   switch (size) {
     case Size::Tiny:

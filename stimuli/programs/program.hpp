@@ -45,6 +45,13 @@ inline Size parseSize(int argc, char** argv) {
   std::exit(2);
 }
 
+// The device's SM count (the root-cause stimuli give every SM its blocks).
+inline uint32_t multiprocessors() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  return static_cast<uint32_t>(sms);
+}
+
 template <class T>
 T* deviceAlloc(size_t count) {
   void* p = nullptr;

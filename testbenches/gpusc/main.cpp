@@ -503,8 +503,8 @@ int cmdRun(const RunOptions& o) {
       auto wl = entry->make(size);
       work["kernel"] = entry->name;
       work["size"] = catalog::sizeName(size);
+      wl->setup(dev);  // before describe(): some workloads size themselves to the platform
       work["problem"] = wl->describe();
-      wl->setup(dev);
       try {
         wl->run(dev);
         check = wl->check(dev);

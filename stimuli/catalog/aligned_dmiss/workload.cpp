@@ -2,11 +2,12 @@
 // second-order droop (seed 001, section 4.2, Fig. 13 and 14). Every phase each thread issues 8
 // independent coalesced loads of lines no cache holds, computes 16 rounds of 8 independent FMAs
 // on them, and issues 8 independent stores that miss; the phases stream through `in` and `out`
-// so nothing is reused. One block of 8 warps per SM: their 64 load misses fill the L1's 64 miss
-// entries, the stores queue behind them, and every warp of the SM stalls (on data or on the
-// load/store unit) until the memory system has answered; then the SM computes for about 1300
-// cycles. A barrier per phase keeps a block's warps in step, as the block-wide loop of a real
-// kernel would; across the SMs nothing but the shared memory system lines the phases up.
+// so nothing is reused. One block of 8 warps per SM (grid = the platform's gpu.num_sms, 15 on
+// gtx480; two blocks at tiny): their 64 load misses fill the L1's 64 miss entries, the stores
+// queue behind them, and every warp of the SM stalls (on data or on the load/store unit) until
+// the memory system has answered; then the SM computes for about 1300 cycles. A barrier per
+// phase keeps a block's warps in step, as the block-wide loop of a real kernel would; across the
+// SMs nothing but the shared memory system lines the phases up.
 // Measured on gtx480 (small, `--set power.sample_cycles=10`): each SM swings between 3.3 and
 // 4.7 W with a period of about 2700 cycles, and the 15 SMs' sum between 49 and 69 W, in step
 // (10 W amplitude at the phase period, against 0.68 W for one SM). The memory system lets the
@@ -27,14 +28,14 @@ class AlignedDmiss : public Workload {
   explicit AlignedDmiss(Size s) {
     switch (s) {
       case Size::Tiny:
-        grid_ = 2, launches_ = 1, phases_ = 2;
+        grid_ = 2, perSm_ = 0, launches_ = 1, phases_ = 2;
         break;
       case Size::Small:
-        grid_ = 15, launches_ = 3, phases_ = 4;
+        launches_ = 3, phases_ = 4;
         break;
       case Size::Large:  // none (CatalogEntry::large): make() refuses it
       case Size::Default:
-        grid_ = 15, launches_ = 8, phases_ = 5;
+        launches_ = 8, phases_ = 5;
         break;
     }
   }
@@ -42,10 +43,12 @@ class AlignedDmiss : public Workload {
   std::string describe() const override {
     return fmt::format(
         "grid={} block={}, {} launch(es) of {} phases of 8 loads, {} x 8 FMAs, 8 stores per thread",
-        grid_, kBlock, launches_, phases_, kRounds);
+        grid_ > 0 ? std::to_string(grid_) : std::string("one block per SM"), kBlock, launches_,
+        phases_, kRounds);
   }
 
   void setup(Device& dev) override {
+    if (perSm_ > 0) grid_ = perSm_ * dev.config().gpu.num_sms;
     Rng rng(2002);
     in_.resize(count());
     for (auto& v : in_) v = rng.uniformf(-1.0f, 1.0f);
@@ -85,7 +88,9 @@ class AlignedDmiss : public Workload {
   static constexpr int32_t kRounds = 16;
   static constexpr float kM = 0.75f, kC = 0.25f;
   size_t count() const { return size_t(launches_) * phases_ * 8 * grid_ * kBlock; }
-  uint32_t grid_ = 0, launches_ = 0, phases_ = 0;
+  uint32_t grid_ = 0;   // set by setup() when sized by the SM count
+  uint32_t perSm_ = 1;  // blocks per SM (0: grid_ is fixed)
+  uint32_t launches_ = 0, phases_ = 0;
   std::vector<float> in_;
   DevPtr din_ = 0, dout_ = 0;
 };

@@ -1,8 +1,9 @@
 // power_virus: the local first-order droop's root causes (seed 001, section 4.1), dispatch
-// stalls followed by bursts of register-file and SIMD activity. One block per SM (grid = the
-// 15 SMs of gtx480 at small and default size; CTAs are placed round-robin). Each phase one
-// thread of the block follows a chain of dependent loads while the other warps wait at a
-// barrier, then every warp bursts into 16 independent FMAs and 4 integer operations per round.
+// stalls followed by bursts of register-file and SIMD activity. One block per SM at small and
+// default size (grid = the platform's gpu.num_sms, 15 on gtx480; CTAs are placed round-robin),
+// two blocks at tiny. Each phase one thread of the block follows a chain of dependent loads while
+// the other warps wait at a barrier, then every warp bursts into 16 independent FMAs and 4
+// integer operations per round.
 // Two launches of the same kernel set the period of the power swing (gtx480, small size,
 // `--set power.sample_cycles=10`):
 // - "dram": 12 warps; the chain walks a 4 MB random cycle (larger than the L2), so each step is
@@ -40,17 +41,16 @@ class PowerVirus : public Workload {
     switch (s) {
       case Size::Tiny:
         grid_ = 2;
+        perSm_ = 0;
         launches_ = {VirusLaunch{"dram", 256, 1u << 14, 1, 1, 4},
                      VirusLaunch{"short", 64, 1, 0, 1, 8}};
         break;
       case Size::Small:
-        grid_ = 15;
         launches_ = {VirusLaunch{"dram", 384, 1u << 20, 1, 1, 40},
                      VirusLaunch{"short", 64, 1, 0, 1, 200}};
         break;
       case Size::Large:  // none (CatalogEntry::large): make() refuses it
       case Size::Default:
-        grid_ = 15;
         launches_ = {VirusLaunch{"dram", 384, 1u << 20, 1, 1, 120},
                      VirusLaunch{"short", 64, 1, 0, 1, 600}};
         break;
@@ -58,7 +58,8 @@ class PowerVirus : public Workload {
   }
 
   std::string describe() const override {
-    std::string d = fmt::format("grid={}", grid_);
+    std::string d =
+        grid_ > 0 ? fmt::format("grid={}", grid_) : std::string("grid=one block per SM");
     for (const auto& l : launches_)
       d += fmt::format("; {}: block={}, {} x ({}, {} burst round(s))", l.name, l.block, l.phases,
                        l.chaseSteps > 0 ? fmt::format("{} load(s) in a cycle of {} entries",
@@ -69,6 +70,7 @@ class PowerVirus : public Workload {
   }
 
   void setup(Device& dev) override {
+    if (perSm_ > 0) grid_ = perSm_ * dev.config().gpu.num_sms;
     Rng rng(1001);
     for (auto& l : launches_) {
       Data d;
@@ -166,7 +168,8 @@ class PowerVirus : public Workload {
     std::vector<float> coef;
     DevPtr dNext = 0, dCoef = 0, dOut = 0, dHash = 0, dChase = 0;
   };
-  uint32_t grid_ = 0;
+  uint32_t grid_ = 0;   // set by setup() when sized by the SM count
+  uint32_t perSm_ = 1;  // blocks per SM (0: grid_ is fixed)
   std::vector<VirusLaunch> launches_;
   std::vector<Data> data_;
 };
