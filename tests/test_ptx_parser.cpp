@@ -296,3 +296,25 @@ TEST(Lexer, LiteralsPastTheirRangeAreErrors) {
             "t.ptx:5:18: error: floating-point literal out of range: 1e999");
   EXPECT_EQ(errorOf([] { parse(".global .u64 g = 0xffffffffffffffff;"); }), "(no error)");
 }
+
+// The registers ptxas allocated, as the catalog's PTX and gpusc exec's fat binaries record them.
+// A template kernel's mangled name runs to thousands of characters (Thrust's and CUB's do); a
+// record that is not "<kernel> uses <n> registers" is an error naming the line.
+TEST(AllocatedRegisters, KernelNamesOfAnyLength) {
+  const std::string longName = "_ZN3cub6detail" + std::string(3000, 'x') + "E";
+  const auto regs = allocatedRegisters(
+      "//\n// ptxas -arch=sm_75: short uses 40 registers\n"
+      "// ptxas -arch=sm_75: " +
+          longName + " uses 168 registers\n.version 9.0\n",
+      "t.ptx");
+  ASSERT_EQ(regs.size(), 2u);
+  EXPECT_EQ(regs.at("short"), 40u);
+  EXPECT_EQ(regs.at(longName), 168u);
+  for (const char* bad :
+       {"// ptxas -arch=sm_75: k uses many registers", "// ptxas -arch=sm_75:  uses 8 registers",
+        "// ptxas -arch=sm_75: a b uses 8 registers", "// ptxas -arch=sm_75: k uses 8 regs"}) {
+    EXPECT_EQ(errorOf([&] { allocatedRegisters(std::string("\n\n") + bad + "\n", "t.ptx"); }),
+              "t.ptx:3: error: expected '// ptxas <options>: <kernel> uses <n> registers'")
+        << bad;
+  }
+}

@@ -1026,14 +1026,20 @@ std::map<std::string, uint32_t> allocatedRegisters(std::string_view text,
                       fileName, lineNo));
     };
     if (colon == std::string_view::npos) throw bad();
-    const std::string rest(line.substr(colon + 2));
-    char name[256] = {};
+    // The kernel's name has no bound on its length (C++ templates mangle to thousands of
+    // characters), so it is what comes before " uses ".
+    const std::string_view rest = line.substr(colon + 2);
+    const size_t uses = rest.find(" uses ");
+    if (uses == 0 || uses == std::string_view::npos) throw bad();
+    const std::string_view name = rest.substr(0, uses);
+    if (name.find_first_of(" \t") != std::string_view::npos) throw bad();
+    const std::string count(rest.substr(uses + 6));
     unsigned n = 0;
     char tail[16] = {};
-    if (std::sscanf(rest.c_str(), "%255s uses %u %15s", name, &n, tail) != 3 ||
+    if (std::sscanf(count.c_str(), "%u %15s", &n, tail) != 2 ||
         std::strcmp(tail, "registers") != 0 || n == 0 || n > 255)
       throw bad();
-    out[name] = n;
+    out[std::string(name)] = n;
   }
   return out;
 }

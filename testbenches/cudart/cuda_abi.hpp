@@ -167,4 +167,35 @@ enum DeviceAttr : int {
   kAttrLast = 147,  // cudaDevAttrOnlyPartialHostNativeAtomicSupported, CUDA 13's last
 };
 
+// cudaLaunchAttribute: an id, padding to 8 bytes, a 64-byte union of values (those read here
+// are 32-bit and first in it), and the ids cudaLaunchKernelExC acts on.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char pad[64];
+    int cooperative;
+    unsigned int clusterDim[3];
+    int priority;
+  } val;
+};
+
+enum LaunchAttributeId : int {
+  kLaunchAttrIgnore = 0,
+  kLaunchAttrAccessPolicyWindow = 1,
+  kLaunchAttrCooperative = 2,
+  kLaunchAttrSynchronizationPolicy = 3,
+  kLaunchAttrClusterDimension = 4,
+  kLaunchAttrClusterSchedulingPolicyPreference = 5,
+  kLaunchAttrProgrammaticStreamSerialization = 6,
+  kLaunchAttrProgrammaticEvent = 7,
+  kLaunchAttrPriority = 8,
+  kLaunchAttrMemSyncDomainMap = 9,
+  kLaunchAttrMemSyncDomain = 10,
+  kLaunchAttrPreferredClusterDimension = 11,
+  kLaunchAttrLaunchCompletionEvent = 12,
+  kLaunchAttrDeviceUpdatableKernelNode = 13,
+  kLaunchAttrPreferredSharedMemoryCarveout = 14,
+};
+
 }  // namespace gpusc::cudart::abi

@@ -324,20 +324,60 @@ GPUSC_API int cudaLaunchKernel_ptsz(const void* func, Dim3 grid, Dim3 block, voi
   return launch(func, grid, block, args, shared, stream);
 }
 
-// cudaLaunchConfig_t (attributes: none supported).
+// cudaLaunchConfig_t.
 struct LaunchConfig {
   Dim3 grid, block;
   size_t dynamicSmemBytes;
   void* stream;
-  void* attrs;
+  const abi::LaunchAttribute* attrs;
   unsigned numAttrs;
 };
 
+namespace {
+
+// Why gpusc cannot honour launch attribute `a`, or empty when the launch runs as the attribute
+// asks. gpusc runs a stream's kernels one after another, each to completion, so it honours what
+// only relaxes or orders that: programmatic dependent launch (a kernel allowed to start before
+// the previous one ends may also start after it; griddepcontrol.wait then finds it done, as on
+// GPUs before compute capability 9.0), priorities (among kernels that never run at once), memory
+// synchronisation domains (which only narrow what fences wait for), and the attributes' neutral
+// values (not cooperative, clusters of one block).
+std::string unsupportedAttribute(const abi::LaunchAttribute& a) {
+  switch (a.id) {
+    case abi::kLaunchAttrIgnore:
+    case abi::kLaunchAttrProgrammaticStreamSerialization:
+    case abi::kLaunchAttrPriority:
+    case abi::kLaunchAttrMemSyncDomainMap:
+    case abi::kLaunchAttrMemSyncDomain:
+      return {};
+    case abi::kLaunchAttrCooperative:
+      return a.val.cooperative == 0 ? std::string()
+                                    : "cudaLaunchAttributeCooperative: cooperative launches (grid "
+                                      "synchronisation) are not supported";
+    case abi::kLaunchAttrClusterDimension:
+    case abi::kLaunchAttrPreferredClusterDimension:
+      if (a.val.clusterDim[0] <= 1 && a.val.clusterDim[1] <= 1 && a.val.clusterDim[2] <= 1)
+        return {};
+      return "thread-block clusters are not supported";
+    case abi::kLaunchAttrAccessPolicyWindow:
+      return "cudaLaunchAttributeAccessPolicyWindow: L2 persistence is not modelled";
+    case abi::kLaunchAttrProgrammaticEvent:
+    case abi::kLaunchAttrLaunchCompletionEvent:
+      return "events triggered by a launch are not supported";
+    default:
+      return "launch attribute " + std::to_string(a.id) + " is not supported";
+  }
+}
+
+}  // namespace
+
 GPUSC_API int cudaLaunchKernelExC(const LaunchConfig* config, const void* func, void** args) {
   if (config == nullptr) return fail(kErrorInvalidValue, "cudaLaunchKernelExC", "no configuration");
-  if (config->numAttrs != 0)
-    return fail(kErrorNotSupported, "cudaLaunchKernelExC",
-                "launch attributes (clusters, cooperative launches, priorities) are not supported");
+  if (config->numAttrs != 0 && config->attrs == nullptr)
+    return fail(kErrorInvalidValue, "cudaLaunchKernelExC", "attributes counted but not given");
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (const std::string why = unsupportedAttribute(config->attrs[i]); !why.empty())
+      return fail(kErrorNotSupported, "cudaLaunchKernelExC", why);
   return launch(func, config->grid, config->block, args, config->dynamicSmemBytes, config->stream);
 }
 

@@ -29,6 +29,32 @@ int main() {
     std::printf("%s is %d, the toolkit's %s %d\n", #ours, int(ours), #theirs, int(theirs)); \
     ++bad;                                                                                  \
   }
+  SAME_SIZE(abi::LaunchAttribute, cudaLaunchAttribute)
+  SAME_OFFSET(abi::LaunchAttribute, cudaLaunchAttribute, id)
+  SAME_OFFSET(abi::LaunchAttribute, cudaLaunchAttribute, val)
+  SAME_OFFSET(abi::LaunchAttribute, cudaLaunchAttribute, val.cooperative)
+  SAME_OFFSET(abi::LaunchAttribute, cudaLaunchAttribute, val.clusterDim)
+  SAME_OFFSET(abi::LaunchAttribute, cudaLaunchAttribute, val.priority)
+  SAME_VALUE(abi::kLaunchAttrIgnore, cudaLaunchAttributeIgnore)
+  SAME_VALUE(abi::kLaunchAttrAccessPolicyWindow, cudaLaunchAttributeAccessPolicyWindow)
+  SAME_VALUE(abi::kLaunchAttrCooperative, cudaLaunchAttributeCooperative)
+  SAME_VALUE(abi::kLaunchAttrSynchronizationPolicy, cudaLaunchAttributeSynchronizationPolicy)
+  SAME_VALUE(abi::kLaunchAttrClusterDimension, cudaLaunchAttributeClusterDimension)
+  SAME_VALUE(abi::kLaunchAttrClusterSchedulingPolicyPreference,
+             cudaLaunchAttributeClusterSchedulingPolicyPreference)
+  SAME_VALUE(abi::kLaunchAttrProgrammaticStreamSerialization,
+             cudaLaunchAttributeProgrammaticStreamSerialization)
+  SAME_VALUE(abi::kLaunchAttrProgrammaticEvent, cudaLaunchAttributeProgrammaticEvent)
+  SAME_VALUE(abi::kLaunchAttrPriority, cudaLaunchAttributePriority)
+  SAME_VALUE(abi::kLaunchAttrMemSyncDomainMap, cudaLaunchAttributeMemSyncDomainMap)
+  SAME_VALUE(abi::kLaunchAttrMemSyncDomain, cudaLaunchAttributeMemSyncDomain)
+  SAME_VALUE(abi::kLaunchAttrPreferredClusterDimension,
+             cudaLaunchAttributePreferredClusterDimension)
+  SAME_VALUE(abi::kLaunchAttrLaunchCompletionEvent, cudaLaunchAttributeLaunchCompletionEvent)
+  SAME_VALUE(abi::kLaunchAttrDeviceUpdatableKernelNode,
+             cudaLaunchAttributeDeviceUpdatableKernelNode)
+  SAME_VALUE(abi::kLaunchAttrPreferredSharedMemoryCarveout,
+             cudaLaunchAttributePreferredSharedMemoryCarveout)
   SAME_SIZE(abi::DeviceProp, cudaDeviceProp)
   SAME_OFFSET(abi::DeviceProp, cudaDeviceProp, name)
   SAME_OFFSET(abi::DeviceProp, cudaDeviceProp, uuid)

@@ -1,7 +1,8 @@
 // What a GPU refuses, with the codes it gives: launches no device can run (too many threads per
 // block, too much shared memory, a grid of no blocks), a copy of no kind, a pointer that is not an
 // allocation, a device that does not exist, and a runtime function gpusc does not implement. None
-// is sticky: a correct launch afterwards runs. Also the attributes and the occupancy calculator.
+// is sticky: a correct launch afterwards runs. Also the attributes and the occupancy calculator,
+// and launch attributes (cudaLaunchKernelEx).
 #include <cstdio>
 
 #include <cuda_runtime.h>
@@ -54,11 +55,36 @@ int main() {
       "of 256 threads per SM; best block %d threads, a grid of %d blocks fills the device\n",
       count, prop.name, prop.multiProcessorCount, prop.major, prop.minor, attr.numRegs, blocks,
       bestBlock, minGrid);
+  // cudaLaunchKernelEx: attributes that only relax or order a serial launch run it; a
+  // cooperative launch and clusters of several blocks are refused.
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(4);
+  config.blockDim = dim3(256);
+  config.dynamicSmemBytes = 256 * sizeof(int);
+  cudaLaunchAttribute attrs[2]{};
+  attrs[0].id = cudaLaunchAttributeCooperative;
+  attrs[0].val.cooperative = 1;
+  config.attrs = attrs;
+  config.numAttrs = 1;
+  EXPECT_ERROR(cudaLaunchKernelEx(&config, fill, v, 5), cudaErrorNotSupported);
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim = {2, 1, 1};
+  EXPECT_ERROR(cudaLaunchKernelEx(&config, fill, v, 5), cudaErrorNotSupported);
+  cudaGetLastError();
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[0].val.programmaticStreamSerializationAllowed = 1;
+  attrs[1].id = cudaLaunchAttributePriority;
+  attrs[1].val.priority = 0;
+  config.numAttrs = 2;
+  CHECK(cudaLaunchKernelEx(&config, fill, v, 5));
+  int fives[1024];
+  CHECK(cudaMemcpy(fives, v, sizeof fives, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int x : fives) bad += x != 5;
   fill<<<4, 256, 256 * sizeof(int)>>>(v, 7);
   CHECK(cudaGetLastError());
   int out[1024];
   CHECK(cudaMemcpy(out, v, sizeof out, cudaMemcpyDeviceToHost));
-  int bad = 0;
   for (int x : out) bad += x != 7;
   const bool attrsOk = count == 1 && attr.numRegs > 0 && attr.maxThreadsPerBlock > 0 &&
                        blocks > 0 && blocks * 256 <= prop.maxThreadsPerMultiProcessor &&

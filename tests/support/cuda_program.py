@@ -8,6 +8,7 @@
   --expect-stderr REGEX  stderr must match
   --exit N               gpusc's exit status (default 0: the program's own)
   --launches N           stats.json must hold N launches
+  --kernels REGEX        every launch's kernel name in stats.json must match
   --option=OPT           an option of gpusc exec (repeatable; e.g. --option=--max-cycles=500)
   --environment          start the program directly, with libgpusc_cudart first on
                          LD_LIBRARY_PATH and the settings in GPUSC_* variables (as a script
@@ -39,6 +40,7 @@ def main():
     p.add_argument("--expect-stderr")
     p.add_argument("--exit", type=int, default=0)
     p.add_argument("--launches", type=int)
+    p.add_argument("--kernels")
     p.add_argument("--environment", action="store_true")
     p.add_argument("--option", action="append", default=[])
     a = p.parse_args(argv)
@@ -70,14 +72,22 @@ def main():
             failures.append(f"stdout does not match {a.expect!r}")
         if a.expect_stderr and not re.search(a.expect_stderr, r.stderr):
             failures.append(f"stderr does not match {a.expect_stderr!r}")
-        if a.launches is not None:
+        if a.launches is not None or a.kernels:
             stats = os.path.join(out, "stats.json")
             if not os.path.exists(stats):
                 failures.append("no stats.json")
             else:
-                n = len(json.load(open(stats))["launches"])
-                if n != a.launches:
-                    failures.append(f"{n} launches in stats.json, expected {a.launches}")
+                launches = json.load(open(stats))["launches"]
+                if a.launches is not None and len(launches) != a.launches:
+                    failures.append(f"{len(launches)} launches in stats.json, expected {a.launches}")
+                if a.kernels:
+                    names = [l["kernel"] for l in launches]
+                    if not names:
+                        failures.append("no launches in stats.json")
+                    for k in names:
+                        if not re.search(a.kernels, k):
+                            failures.append(f"launch of {k[:120]} does not match {a.kernels!r}")
+                            break
     if failures:
         print("FAILED: " + "; ".join(failures))
         return 1
