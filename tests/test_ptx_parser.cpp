@@ -318,3 +318,36 @@ TEST(AllocatedRegisters, KernelNamesOfAnyLength) {
         << bad;
   }
 }
+
+// CUDA's __managed__ variables: `.attribute(.managed)` on a .global. A module loaded with the
+// variable placed (in memory allocated before it, as gpusc exec's managed memory) keeps it there
+// and writes its initial value there; a placement that does not fit, or names no .global, is an
+// error naming the module.
+TEST(Parser, ManagedVariablesAndTheirPlacement) {
+  const std::string body = R"(
+.global .attribute(.managed) .align 4 .u32 counter = 5;
+.global .align 4 .u32 plain;
+)";
+  auto m = parse(body);
+  EXPECT_TRUE(m->findGlobal("counter")->isManaged);
+  EXPECT_FALSE(m->findGlobal("plain")->isManaged);
+  EXPECT_EQ(errorOf([] { parse(".shared .attribute(.managed) .u32 s;"); }),
+            "t.ptx:5:9: error: .attribute(.managed) applies to .global only");
+  EXPECT_EQ(errorOf([] { parse(".global .attribute(.unified(1, 2)) .u32 u;"); }).substr(0, 37),
+            "t.ptx:5:20: error: variable attribute");
+
+  Device dev(test::platform());
+  const DevPtr placed = dev.malloc(64);
+  gpusc::Module& mod = dev.loadModule(test::module(body), "m.ptx", {{"counter", {placed, 4}}});
+  EXPECT_EQ(mod.symbolAddress("counter"), placed);
+  EXPECT_NE(mod.symbolAddress("plain"), placed);
+  EXPECT_EQ(dev.download<uint32_t>(placed, 1)[0], 5u);
+  EXPECT_EQ(errorOf([&] {
+              dev.loadModule(test::module(body), "m.ptx", {{"counter", {placed, 2}}});
+            }),
+            "m.ptx: .global 'counter' is 4 bytes; 2 were allocated for it");
+  EXPECT_NE(errorOf([&] {
+              dev.loadModule(test::module(body), "m.ptx", {{"other", {placed, 4}}});
+            }).find("m.ptx: no .global 'other'"),
+            std::string::npos);
+}

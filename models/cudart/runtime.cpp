@@ -96,6 +96,29 @@ void Runtime::registerVar(void** handle, const void* hostVar, const char* device
   variables_[hostVar] = Variable{it->second.get(), deviceName ? deviceName : "", bytes, constant};
 }
 
+void Runtime::registerManagedVar(void** handle, DevPtr address, size_t bytes,
+                                 const char* deviceName) {
+  auto it = binaries_.find(handle);
+  const std::string name = deviceName ? deviceName : "";
+  if (it == binaries_.end())
+    throw CudaFailure(
+        kErrorInvalidResourceHandle,
+        fmt::format("__cudaRegisterManagedVar({}): not a registered fat binary", name));
+  if (it->second->module)
+    throw CudaFailure(
+        kErrorInvalidValue,
+        fmt::format("__cudaRegisterManagedVar({}): the module of {} is loaded already", name,
+                    it->second->name));
+  it->second->managed[name] = {address, bytes};
+}
+
+void Runtime::initModule(void** handle) {
+  auto it = binaries_.find(handle);
+  if (it == binaries_.end())
+    throw CudaFailure(kErrorInvalidResourceHandle, "__cudaInitModule: not a registered fat binary");
+  moduleOf(*it->second);
+}
+
 void Runtime::unregisterFatBinary(void** handle) {
   auto it = binaries_.find(handle);
   if (it == binaries_.end()) return;
@@ -111,7 +134,9 @@ Module& Runtime::moduleOf(Binary& b) {
   if (!b.module) {
     if (b.ptx.empty()) throw CudaFailure(kErrorNoKernelImageForDevice, b.noPtx);
     try {
-      b.module = &device().loadModule(b.ptx, b.name);
+      std::map<std::string, Device::Placement> placed;
+      for (const auto& [name, where] : b.managed) placed[name] = {where.first, where.second};
+      b.module = &device().loadModule(b.ptx, b.name, placed);
     } catch (const InputError& e) {
       throw CudaFailure(kErrorInvalidKernelImage, e.what());
     }

@@ -69,6 +69,12 @@ class Runtime {
   // cudaMemcpyToSymbol and friends.
   void registerVar(void** handle, const void* hostVar, const char* deviceName, size_t bytes,
                    bool constant);
+  // A __managed__ variable: the program's library allocated its `bytes` of managed memory at
+  // `address` (the host's pointer to it), and the module's .global of that name lives there.
+  void registerManagedVar(void** handle, DevPtr address, size_t bytes, const char* deviceName);
+  // __cudaInitModule: the fat binary's module loaded now (its __managed__ variables initialised
+  // before the host reads them).
+  void initModule(void** handle);
   void unregisterFatBinary(void** handle);
   size_t fatBinaries() const { return binaries_.size(); }
 
@@ -129,6 +135,8 @@ class Runtime {
     std::string noPtx;         // why there is none
     unsigned ptxArch = 0;      // the PTX's virtual architecture
     Module* module = nullptr;  // loaded on first use
+    // Its __managed__ variables: where each lives, and its size.
+    std::map<std::string, std::pair<DevPtr, uint64_t>> managed;
   };
   struct Function {
     Binary* binary;

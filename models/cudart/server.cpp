@@ -132,6 +132,17 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       rt_.registerVar(handle, hostVar, name.c_str(), bytes, constant);
       break;
     }
+    case wire::Op::RegisterManagedVar: {
+      auto handle = static_cast<void**>(ptr(in.get<uint64_t>()));
+      const auto address = in.get<uint64_t>();
+      const auto bytes = in.get<uint64_t>();
+      const std::string name = in.getString();
+      rt_.registerManagedVar(handle, address, bytes, name.c_str());
+      break;
+    }
+    case wire::Op::InitModule:
+      rt_.initModule(static_cast<void**>(ptr(in.get<uint64_t>())));
+      break;
     case wire::Op::UnregisterFatBinary:
       rt_.unregisterFatBinary(static_cast<void**>(ptr(in.get<uint64_t>())));
       break;

@@ -25,7 +25,7 @@ namespace gpusc::cudart::wire {
 
 // Bumped when a message changes: a library and a simulator of different versions refuse each
 // other at Hello instead of misreading.
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 // The environment variable naming the socket's file descriptor in the program's process.
 constexpr const char* kSocketEnv = "GPUSC_CUDART_FD";
@@ -57,6 +57,8 @@ enum class Op : uint32_t {
   EventRecord,          // u64 event, u64 stream
   EventElapsed,         // u64 start, u64 end -> f32 milliseconds
   Occupancy,            // u64 hostFun, u32 block threads, u64 dynamic shared -> u32 blocks per SM
+  RegisterManagedVar,   // u64 handle, u64 address (MallocShared's), u64 bytes, device name
+  InitModule,           // u64 handle: load the fat binary's module now
 };
 
 struct RequestHeader {

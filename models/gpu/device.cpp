@@ -146,7 +146,8 @@ void Device::copyFromSymbol(const Module& m, const std::string& name, void* dst,
   }
 }
 
-Module& Device::loadModule(std::string_view ptxText, const std::string& fileName) {
+Module& Device::loadModule(std::string_view ptxText, const std::string& fileName,
+                           const std::map<std::string, Placement>& placed) {
   auto m = std::make_unique<Module>();
   m->ast_ = ptx::parseModule(ptxText, fileName);
   m->allocatedRegisters_ = ptx::allocatedRegisters(ptxText, fileName);
@@ -157,10 +158,22 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
     if (g->isExtern)
       throw InputError(
           fmt::format("{}: external .global '{}' is not supported", fileName, g->name));
-    DevPtr p = gmem_.allocate(std::max<uint64_t>(1, g->sizeBytes()));
+    DevPtr p = 0;
+    if (auto at = placed.find(g->name); at != placed.end()) {
+      if (g->sizeBytes() > at->second.bytes)
+        throw InputError(fmt::format("{}: .global '{}' is {} bytes; {} were allocated for it",
+                                     fileName, g->name, g->sizeBytes(), at->second.bytes));
+      p = at->second.address;
+    } else {
+      p = gmem_.allocate(std::max<uint64_t>(1, g->sizeBytes()));
+    }
     m->syms_.globalAddress[g->name] = p;
     if (!g->init.empty()) gmem_.write(p, g->init.data(), g->init.size());
   }
+  for (const auto& [name, where] : placed)
+    if (!m->syms_.globalAddress.count(name))
+      throw InputError(
+          fmt::format("{}: no .global '{}' to place at {:#x}", fileName, name, where.address));
   // Initialisers holding the address of another variable.
   auto patch = [&](const ptx::Variable& v, auto write) {
     for (const auto& [off, sym] : v.initSymbols) {

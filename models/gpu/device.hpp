@@ -207,8 +207,18 @@ class Device {
   }
 
   // ---- modules and launches ----
-  // Parses and loads PTX text. `fileName` names it in messages. Throws InputError.
-  Module& loadModule(std::string_view ptxText, const std::string& fileName);
+  // Where a module-scope .global variable lives when its memory was allocated before the module
+  // (a CUDA program's __managed__ variable, in managed memory the program maps at the same
+  // address): its address and bytes.
+  struct Placement {
+    DevPtr address = 0;
+    uint64_t bytes = 0;
+  };
+  // Parses and loads PTX text. `fileName` names it in messages. The .global variables `placed`
+  // names live where it says (each must be one of the module's, and fit); the others are
+  // allocated. Throws InputError.
+  Module& loadModule(std::string_view ptxText, const std::string& fileName,
+                     const std::map<std::string, Placement>& placed = {});
   Module& loadModuleFile(const std::string& path);
 
   // Runs a kernel to completion (launches are synchronous). Throws InputError for a bad

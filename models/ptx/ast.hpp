@@ -59,6 +59,7 @@ struct Variable {
   std::vector<uint64_t> dims;  // array dimensions; 0 for an unsized [] (extern shared)
   bool isExtern = false;
   bool isPtrParam = false;    // .param .u64 .ptr ...
+  bool isManaged = false;     // .global .attribute(.managed): CUDA's __managed__
   std::vector<uint8_t> init;  // initial bytes (global/const)
   // Symbol-address initialisers: byte offset in `init` -> (symbol, addend).
   std::vector<std::pair<uint64_t, std::pair<std::string, int64_t>>> initSymbols;

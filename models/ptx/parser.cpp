@@ -453,6 +453,18 @@ class Parser {
       } else if (t.text == ".ptr") {
         next();
         v.isPtrParam = true;
+      } else if (t.text == ".attribute") {
+        // .attribute(.managed): a .global variable in managed memory (CUDA's __managed__), which
+        // the host and the device reach at the same address.
+        next();
+        expectPunct('(');
+        const Token& a = peek();
+        if (!a.is(Tok::Directive, ".managed"))
+          fail(a, "variable attribute " + describe(a) + " is not supported (only .managed)");
+        next();
+        expectPunct(')');
+        if (v.space != StateSpace::Global) fail(t, ".attribute(.managed) applies to .global only");
+        v.isManaged = true;
       } else if (v.isPtrParam && (t.text == ".global" || t.text == ".shared" ||
                                   t.text == ".const" || t.text == ".local")) {
         next();  // .ptr .global: pointee space, informative only

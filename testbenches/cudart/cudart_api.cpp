@@ -13,6 +13,9 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "client.hpp"
@@ -269,14 +272,32 @@ GPUSC_API void __cudaRegisterVar(void** handle, char* hostVar, char*, const char
   record(client().call(wire::Op::RegisterVar, b));
 }
 
-GPUSC_API void __cudaRegisterManagedVar(void**, void**, char*, const char* deviceName, int, size_t,
-                                        int, int) {
-  fail(kErrorNotSupported, "__cudaRegisterManagedVar",
-       std::string("__managed__ variable ") + programNameOf(deviceName) +
-           " is not supported: allocate it with cudaMallocManaged");
+// A __managed__ variable: nvcc's host code reaches it through the pointer at `hostVarPtr`, which
+// gets managed memory of its size (mapped at the same address in both processes, as
+// cudaMallocManaged's); the module's .global of that name is placed there when it loads.
+GPUSC_API void __cudaRegisterManagedVar(void** handle, void** hostVarPtr, char*,
+                                        const char* deviceName, int, size_t size, int, int) {
+  if (handle == nullptr || hostVarPtr == nullptr) return;
+  void* p = nullptr;
+  if (mallocShared(&p, size, "__cudaRegisterManagedVar") != kSuccess) return;
+  wire::Buffer b;
+  b.put(u64(handle)).put(u64(p)).put(uint64_t(size)).putString(programNameOf(deviceName));
+  if (record(client().call(wire::Op::RegisterManagedVar, b)) == kSuccess) *hostVarPtr = p;
 }
 
-GPUSC_API char __cudaInitModule(void**) { return 1; }
+// nvcc's host code calls it before the program first touches a __managed__ variable: the module
+// loads now, so the variables hold their initial values.
+// A failure is said once: nvcc's code calls again at each access while it gets 0.
+GPUSC_API char __cudaInitModule(void** handle) {
+  if (handle == nullptr) return 0;
+  static std::mutex mutex;
+  static std::map<void**, char> done;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = done.find(handle); it != done.end()) return it->second;
+  wire::Buffer b;
+  b.put(u64(handle));
+  return done[handle] = record(client().call(wire::Op::InitModule, b)) == kSuccess ? 1 : 0;
+}
 
 GPUSC_API unsigned __cudaPushCallConfiguration(Dim3 grid, Dim3 block, size_t sharedMem,
                                                void* stream) {
