@@ -20,6 +20,7 @@ enum CudaError : int {
   kErrorInvalidKernelImage = 200,
   kErrorNoKernelImageForDevice = 209,
   kErrorInvalidResourceHandle = 400,
+  kErrorIllegalState = 401,
   kErrorNotReady = 600,
   kErrorIllegalAddress = 700,
   kErrorLaunchOutOfResources = 701,
@@ -29,6 +30,8 @@ enum CudaError : int {
   kErrorMisalignedAddress = 716,
   kErrorLaunchFailure = 719,
   kErrorNotSupported = 801,
+  kErrorStreamCaptureUnsupported = 900,
+  kErrorStreamCaptureUnmatched = 903,
   kErrorUnknown = 999,
 };
 

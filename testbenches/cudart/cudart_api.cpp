@@ -13,7 +13,9 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -176,7 +178,70 @@ int freeAny(void* p, wire::Op op) {
   return record(e);
 }
 
+// ---- stream capture ----
+//
+// A stream in capture records the work issued to it instead of doing it; the graph the capture
+// ends in replays that work, in the order it was issued, each time it is launched. Work issued
+// to another stream after it waited on an event recorded in a capturing stream joins the same
+// capture (a fork), so one list in issue order keeps every stream's order and every wait.
+// Kernel arguments are copied when captured; copies and memsets read and write their memory when
+// replayed, as a GPU's graph nodes do.
+using Replay = std::function<int()>;
+
+struct CaptureSequence {
+  void* origin = nullptr;  // the stream the capture began in (and must end in)
+  std::vector<Replay> ops;
+};
+
+struct Graph {
+  std::vector<Replay> ops;
+};
+
+struct Captures {
+  std::mutex mutex;
+  std::map<void*, std::shared_ptr<CaptureSequence>> streams;  // capturing stream -> its capture
+  std::map<void*, std::shared_ptr<CaptureSequence>> events;   // recorded in a capture
+};
+
+Captures& captures() {
+  static Captures c;
+  return c;
+}
+
+// The legacy default stream (0, cudaStreamLegacy) cannot be captured.
+bool legacyStream(void* stream) { return stream == nullptr || stream == ptr(1); }
+
+// The capture `stream` records into, or null.
+std::shared_ptr<CaptureSequence> capturing(void* stream) {
+  Captures& c = captures();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.streams.find(stream);
+  return it == c.streams.end() ? nullptr : it->second;
+}
+
+// Records `op` if `stream` is capturing (true), else leaves it to the caller (false).
+bool captured(void* stream, Replay op) {
+  auto seq = capturing(stream);
+  if (!seq) return false;
+  std::lock_guard<std::mutex> lock(captures().mutex);
+  seq->ops.push_back(std::move(op));
+  return true;
+}
+
 // ---- launches ----
+
+int sendLaunch(const wire::Buffer& b) {
+  std::vector<uint8_t> printed;
+  const int e = client().call(wire::Op::Launch, b, &printed);
+  Client::print(printed);
+  // A fault is asynchronous on a GPU: the launch itself succeeds, and every call after it
+  // returns the fault.
+  if (isStickyError(e)) {
+    record(e);
+    return kSuccess;
+  }
+  return record(e);
+}
 
 int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
            void* stream) {
@@ -195,16 +260,12 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   if (!k->paramSizes.empty() && args == nullptr)
     return fail(kErrorInvalidValue, "cudaLaunchKernel", "no argument array for the parameters");
   for (size_t i = 0; i < k->paramSizes.size(); ++i) b.putBytes(args[i], k->paramSizes[i]);
-  std::vector<uint8_t> printed;
-  const int e = c.call(wire::Op::Launch, b, &printed);
-  Client::print(printed);
-  // A fault is asynchronous on a GPU: the launch itself succeeds, and every call after it
-  // returns the fault.
-  if (isStickyError(e)) {
-    record(e);
+  if (captured(stream, [b] {
+        if (int s = gSticky.load(); s != kSuccess) return record(s);
+        return sendLaunch(b);
+      }))
     return kSuccess;
-  }
-  return record(e);
+  return sendLaunch(b);
 }
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
@@ -766,11 +827,14 @@ GPUSC_API int cudaMemcpy(void* dst, const void* src, size_t bytes, int kind) {
 GPUSC_API int cudaMemcpy_ptds(void* dst, const void* src, size_t bytes, int kind) {
   return memcpyAny(dst, src, bytes, kind, "cudaMemcpy");
 }
-GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void*) {
+GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void* stream) {
+  if (captured(stream, [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); }))
+    return kSuccess;
   return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync");
 }
-GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind, void*) {
-  return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync");
+GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind,
+                                   void* stream) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, stream);
 }
 
 GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
@@ -786,7 +850,9 @@ GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spi
   return kSuccess;
 }
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
-                                size_t width, size_t height, int kind, void*) {
+                                size_t width, size_t height, int kind, void* stream) {
+  if (captured(stream, [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }))
+    return kSuccess;
   return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
 }
 
@@ -808,11 +874,12 @@ GPUSC_API int cudaMemset(void* dst, int value, size_t bytes) {
 GPUSC_API int cudaMemset_ptds(void* dst, int value, size_t bytes) {
   return cudaMemset(dst, value, bytes);
 }
-GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void*) {
+GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void* stream) {
+  if (captured(stream, [=] { return cudaMemset(dst, value, bytes); })) return kSuccess;
   return cudaMemset(dst, value, bytes);
 }
-GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void*) {
-  return cudaMemset(dst, value, bytes);
+GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void* stream) {
+  return cudaMemsetAsync(dst, value, bytes, stream);
 }
 GPUSC_API int cudaMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
   for (size_t row = 0; row < height; ++row)
@@ -930,12 +997,30 @@ GPUSC_API int cudaStreamDestroy(void* stream) {
   return simple(wire::Op::StreamDestroy, u64(stream));
 }
 GPUSC_API int cudaStreamSynchronize(void* stream) {
+  if (capturing(stream))
+    return fail(kErrorStreamCaptureUnsupported, "cudaStreamSynchronize", "the stream is capturing");
   return simple(wire::Op::StreamCheck, u64(stream));
 }
 GPUSC_API int cudaStreamSynchronize_ptsz(void* stream) { return cudaStreamSynchronize(stream); }
-GPUSC_API int cudaStreamQuery(void* stream) { return simple(wire::Op::StreamCheck, u64(stream)); }
+GPUSC_API int cudaStreamQuery(void* stream) {
+  if (capturing(stream))
+    return fail(kErrorStreamCaptureUnsupported, "cudaStreamQuery", "the stream is capturing");
+  return simple(wire::Op::StreamCheck, u64(stream));
+}
 GPUSC_API int cudaStreamQuery_ptsz(void* stream) { return cudaStreamQuery(stream); }
-GPUSC_API int cudaStreamWaitEvent(void* stream, void*, unsigned) {
+// Waiting on an event recorded in a capture pulls the stream into that capture.
+GPUSC_API int cudaStreamWaitEvent(void* stream, void* event, unsigned) {
+  {
+    Captures& c = captures();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (auto it = c.events.find(event); it != c.events.end()) {
+      if (legacyStream(stream))
+        return fail(kErrorStreamCaptureUnsupported, "cudaStreamWaitEvent",
+                    "the legacy default stream cannot join a capture");
+      c.streams[stream] = it->second;
+      return kSuccess;
+    }
+  }
   return simple(wire::Op::StreamCheck, u64(stream));
 }
 GPUSC_API int cudaStreamWaitEvent_ptsz(void* stream, void* event, unsigned flags) {
@@ -945,6 +1030,11 @@ GPUSC_API int cudaStreamWaitEvent_ptsz(void* stream, void* event, unsigned flags
 // Streams are served in order, one call at a time: a host function runs once the work before it
 // has, which is now.
 GPUSC_API int cudaLaunchHostFunc(void* stream, void (*fn)(void*), void* userData) {
+  if (captured(stream, [fn, userData] {
+        if (fn) fn(userData);
+        return int(kSuccess);
+      }))
+    return kSuccess;
   if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
   if (fn) fn(userData);
   return kSuccess;
@@ -954,6 +1044,9 @@ GPUSC_API int cudaLaunchHostFunc_ptsz(void* stream, void (*fn)(void*), void* use
 }
 GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*), void* userData,
                                     unsigned) {
+  if (capturing(stream))
+    return fail(kErrorStreamCaptureUnsupported, "cudaStreamAddCallback",
+                "the stream is capturing (cudaLaunchHostFunc can be captured)");
   if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
   if (cb) cb(stream, kSuccess, userData);
   return kSuccess;
@@ -961,6 +1054,112 @@ GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*),
 GPUSC_API int cudaStreamAddCallback_ptsz(void* stream, void (*cb)(void*, int, void*),
                                          void* userData, unsigned flags) {
   return cudaStreamAddCallback(stream, cb, userData, flags);
+}
+
+// ---- stream capture and graphs (the capture's machinery is above, beside the launches) ----
+
+GPUSC_API int cudaStreamBeginCapture(void* stream, int) {
+  GPUSC_STICKY();
+  if (legacyStream(stream))
+    return fail(kErrorStreamCaptureUnsupported, "cudaStreamBeginCapture",
+                "the legacy default stream cannot be captured: capture a created stream");
+  Captures& c = captures();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (c.streams.count(stream))
+    return fail(kErrorIllegalState, "cudaStreamBeginCapture", "the stream is capturing already");
+  auto seq = std::make_shared<CaptureSequence>();
+  seq->origin = stream;
+  c.streams[stream] = std::move(seq);
+  return kSuccess;
+}
+GPUSC_API int cudaStreamBeginCapture_ptsz(void* stream, int mode) {
+  return cudaStreamBeginCapture(stream, mode);
+}
+
+// Ends the capture begun in `stream`: every stream that joined it stops capturing, and the
+// graph holds its work in the order it was issued.
+GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
+  if (graph == nullptr) return fail(kErrorInvalidValue, "cudaStreamEndCapture", "a null result");
+  Captures& c = captures();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.streams.find(stream);
+  if (it == c.streams.end())
+    return fail(kErrorIllegalState, "cudaStreamEndCapture", "the stream is not capturing");
+  const std::shared_ptr<CaptureSequence> seq = it->second;
+  if (seq->origin != stream)
+    return fail(kErrorStreamCaptureUnmatched, "cudaStreamEndCapture",
+                "the capture began in another stream");
+  for (auto s = c.streams.begin(); s != c.streams.end();)
+    s = s->second == seq ? c.streams.erase(s) : std::next(s);
+  for (auto e = c.events.begin(); e != c.events.end();)
+    e = e->second == seq ? c.events.erase(e) : std::next(e);
+  *graph = new Graph{std::move(seq->ops)};
+  return kSuccess;
+}
+GPUSC_API int cudaStreamEndCapture_ptsz(void* stream, void** graph) {
+  return cudaStreamEndCapture(stream, graph);
+}
+
+GPUSC_API int cudaStreamIsCapturing(void* stream, int* status) {
+  if (status == nullptr) return fail(kErrorInvalidValue, "cudaStreamIsCapturing", "a null result");
+  *status = capturing(stream) ? 1 : 0;  // cudaStreamCaptureStatusActive : ...None
+  return kSuccess;
+}
+GPUSC_API int cudaStreamIsCapturing_ptsz(void* stream, int* status) {
+  return cudaStreamIsCapturing(stream, status);
+}
+
+GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long) {
+  if (exec == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphInstantiate", "a null graph or result");
+  *exec = new Graph{static_cast<Graph*>(graph)->ops};
+  return kSuccess;
+}
+GPUSC_API int cudaGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+  return cudaGraphInstantiate(exec, graph, flags);
+}
+
+// Replays the graph's work in order (into a capture, when `stream` is capturing: a graph
+// launched in a capture becomes part of it).
+GPUSC_API int cudaGraphLaunch(void* exec, void* stream) {
+  GPUSC_STICKY();
+  if (exec == nullptr) return fail(kErrorInvalidValue, "cudaGraphLaunch", "a null graph");
+  const std::vector<Replay>& ops = static_cast<const Graph*>(exec)->ops;
+  if (auto seq = capturing(stream)) {
+    std::lock_guard<std::mutex> lock(captures().mutex);
+    seq->ops.insert(seq->ops.end(), ops.begin(), ops.end());
+    return kSuccess;
+  }
+  for (const Replay& op : ops)
+    if (int e = op(); e != kSuccess) return e;
+  return kSuccess;
+}
+GPUSC_API int cudaGraphLaunch_ptsz(void* exec, void* stream) {
+  return cudaGraphLaunch(exec, stream);
+}
+GPUSC_API int cudaGraphUpload(void* exec, void*) {
+  return exec ? int(kSuccess) : fail(kErrorInvalidValue, "cudaGraphUpload", "a null graph");
+}
+GPUSC_API int cudaGraphUpload_ptsz(void* exec, void* stream) {
+  return cudaGraphUpload(exec, stream);
+}
+GPUSC_API int cudaGraphDestroy(void* graph) {
+  delete static_cast<Graph*>(graph);
+  return kSuccess;
+}
+GPUSC_API int cudaGraphExecDestroy(void* exec) {
+  delete static_cast<Graph*>(exec);
+  return kSuccess;
+}
+// The number of nodes (each captured operation is one); their handles are not given out.
+GPUSC_API int cudaGraphGetNodes(void* graph, void** nodes, size_t* count) {
+  if (graph == nullptr || count == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphGetNodes", "a null graph or count");
+  if (nodes != nullptr)
+    return fail(kErrorNotSupported, "cudaGraphGetNodes",
+                "graph node handles are not supported (pass null nodes for the count)");
+  *count = static_cast<const Graph*>(graph)->ops.size();
+  return kSuccess;
 }
 
 GPUSC_API int cudaEventCreate(void** event) {
@@ -977,6 +1176,17 @@ GPUSC_API int cudaEventCreateWithFlags(void** event, unsigned) { return cudaEven
 GPUSC_API int cudaEventDestroy(void* event) { return simple(wire::Op::EventDestroy, u64(event)); }
 GPUSC_API int cudaEventRecord(void* event, void* stream) {
   GPUSC_STICKY();
+  {
+    // In a capture the event marks a point to wait for (streams that wait on it join the
+    // capture); outside, it records the time.
+    Captures& c = captures();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (auto it = c.streams.find(stream); it != c.streams.end()) {
+      c.events[event] = it->second;
+      return kSuccess;
+    }
+    c.events.erase(event);
+  }
   wire::Buffer b;
   b.put(u64(event)).put(u64(stream));
   return record(client().call(wire::Op::EventRecord, b));
