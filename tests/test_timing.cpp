@@ -1881,3 +1881,36 @@ TEST(TimingHostThreads, ADeadlockedLaunchStopsTheWorkersBeforeItsError) {
 }
 
 }  // namespace
+
+// %globaltimer counts nanoseconds of simulated time, %clock64 core cycles: read between two
+// %clock64 reads, it lies between their cycles' times at the platform's core clock.
+TEST(TimingClock, GlobalTimerIsNanosecondsOfSimulatedTime) {
+  const std::string ptx = test::module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, %clock64;
+  mov.u64 %rd3, %globaltimer;
+  mov.u64 %rd4, %clock64;
+  st.global.u64 [%rd1], %rd2;
+  st.global.u64 [%rd1+8], %rd3;
+  st.global.u64 [%rd1+16], %rd4;
+  ret;
+}
+)");
+  for (const char* platform : {"gtx480", "rtx3070"}) {
+    Device dev(loadPlatform(platform), ExecMode::Timing);
+    const double mhz = dev.config().gpu.clocks.core_mhz;
+    // A first launch, so that the second starts late in the run.
+    const DevPtr out = dev.malloc(24);
+    Module& m = dev.loadModule(ptx, "clock.ptx");
+    for (int i = 0; i < 2; ++i) dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(out));
+    const auto v = dev.download<uint64_t>(out, 3);
+    ASSERT_LT(v[0], v[2]) << platform;
+    EXPECT_GT(v[0], dev.launches()[0].timing->cycles) << platform;  // the run's cycle
+    EXPECT_GE(v[1], uint64_t(double(v[0]) * 1000.0 / mhz)) << platform;
+    EXPECT_LE(v[1], uint64_t(double(v[2]) * 1000.0 / mhz)) << platform;
+    EXPECT_NE(v[1], v[0]) << platform;
+  }
+}

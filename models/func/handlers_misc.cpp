@@ -517,6 +517,9 @@ void movUnpackHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 void movSRegHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
   const uint64_t clock = c.env ? c.env->clock : c.L->clock;
+  // %globaltimer counts nanoseconds: in timing mode the simulated time of the cycle %clock reads
+  // (at the core clock); in functional mode, which has no time, the same count as %clock.
+  const uint64_t ns = c.env ? static_cast<uint64_t>(double(clock) * c.env->nsPerCycle) : clock;
   uint64_t v = 0;
   switch (static_cast<ptx::SReg>(in.mode)) {
     case ptx::SReg::Clock:
@@ -526,13 +529,13 @@ void movSRegHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       v = clock;
       break;
     case ptx::SReg::GlobalTimer:
-      v = clock;
+      v = ns;
       break;
     case ptx::SReg::GlobalTimerLo:
-      v = static_cast<uint32_t>(clock);
+      v = static_cast<uint32_t>(ns);
       break;
     case ptx::SReg::GlobalTimerHi:
-      v = static_cast<uint32_t>(clock >> 32);
+      v = static_cast<uint32_t>(ns >> 32);
       break;
     default:
       v = 0;

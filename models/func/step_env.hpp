@@ -63,7 +63,8 @@ class GlobalWriteLog {
 
 // What the timing model passes with each step of one SM.
 struct StepEnv {
-  uint64_t clock = 0;             // the value %clock/%clock64 (and %globaltimer) read in this step
+  uint64_t clock = 0;             // the value %clock/%clock64 read in this step (a core cycle)
+  double nsPerCycle = 1.0;        // %globaltimer reads clock x this: nanoseconds, as on a GPU
   GlobalMemory::Tlb tlb;          // this SM's own translation cache (GlobalMemory::translate)
   GlobalWriteLog* log = nullptr;  // non-null: global stores and atomics go to the log
 };
