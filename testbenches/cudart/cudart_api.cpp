@@ -188,13 +188,29 @@ int freeAny(void* p, wire::Op op) {
 // replayed, as a GPU's graph nodes do.
 using Replay = std::function<int()>;
 
+// Memory a graph owns: what cudaMallocAsync allocated in its capture and cudaFreeAsync freed
+// there. It is allocated once, when captured, and every launch of the graph uses it (a GPU's
+// graph allocations keep their addresses too); it is freed with the last copy of the graph.
+struct GraphMemory {
+  std::vector<void*> blocks;
+  GraphMemory() = default;
+  GraphMemory(const GraphMemory&) = delete;
+  GraphMemory& operator=(const GraphMemory&) = delete;
+  ~GraphMemory() {
+    for (void* p : blocks) freeAny(p, wire::Op::Free);
+  }
+};
+
 struct CaptureSequence {
   void* origin = nullptr;  // the stream the capture began in (and must end in)
   std::vector<Replay> ops;
+  std::vector<void*> allocated;  // by cudaMallocAsync in the capture
+  std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
 };
 
 struct Graph {
   std::vector<Replay> ops;
+  std::shared_ptr<GraphMemory> memory;
 };
 
 struct Captures {
@@ -750,8 +766,18 @@ GPUSC_API int cudaMalloc(void** p, size_t bytes) {
   return kSuccess;
 }
 
-GPUSC_API int cudaMallocAsync(void** p, size_t bytes, void*) { return cudaMalloc(p, bytes); }
-GPUSC_API int cudaMallocAsync_ptsz(void** p, size_t bytes, void*) { return cudaMalloc(p, bytes); }
+GPUSC_API int cudaMallocAsync(void** p, size_t bytes, void* stream) {
+  const int e = cudaMalloc(p, bytes);
+  if (e != kSuccess) return e;
+  if (auto seq = capturing(stream)) {
+    std::lock_guard<std::mutex> lock(captures().mutex);
+    seq->allocated.push_back(*p);
+  }
+  return kSuccess;
+}
+GPUSC_API int cudaMallocAsync_ptsz(void** p, size_t bytes, void* stream) {
+  return cudaMallocAsync(p, bytes, stream);
+}
 
 GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
   if (pitch == nullptr) return fail(kErrorInvalidValue, "cudaMallocPitch", "a null pitch");
@@ -784,8 +810,23 @@ GPUSC_API int cudaHostRegister(void*, size_t, unsigned) { return kSuccess; }  //
 GPUSC_API int cudaHostUnregister(void*) { return kSuccess; }
 
 GPUSC_API int cudaFree(void* p) { return freeAny(p, wire::Op::Free); }
-GPUSC_API int cudaFreeAsync(void* p, void*) { return freeAny(p, wire::Op::Free); }
-GPUSC_API int cudaFreeAsync_ptsz(void* p, void*) { return freeAny(p, wire::Op::Free); }
+// In a capture: memory the capture allocated becomes the graph's; other memory is freed when
+// the graph runs.
+GPUSC_API int cudaFreeAsync(void* p, void* stream) {
+  if (auto seq = capturing(stream)) {
+    std::lock_guard<std::mutex> lock(captures().mutex);
+    auto it = std::find(seq->allocated.begin(), seq->allocated.end(), p);
+    if (it != seq->allocated.end()) {
+      seq->allocated.erase(it);
+      seq->memory->blocks.push_back(p);
+    } else {
+      seq->ops.push_back([p] { return freeAny(p, wire::Op::Free); });
+    }
+    return kSuccess;
+  }
+  return freeAny(p, wire::Op::Free);
+}
+GPUSC_API int cudaFreeAsync_ptsz(void* p, void* stream) { return cudaFreeAsync(p, stream); }
 GPUSC_API int cudaFreeHost(void* p) { return freeAny(p, wire::Op::FreeHost); }
 
 GPUSC_API int cudaMemGetInfo(size_t* freeBytes, size_t* total) {
@@ -912,12 +953,14 @@ GPUSC_API int cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_
   return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
 }
 GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
-                                      size_t offset, int kind, void*) {
+                                      size_t offset, int kind, void* stream) {
+  if (captured(stream, [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); }))
+    return kSuccess;
   return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
 }
 GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
-                                           size_t offset, int kind, void*) {
-  return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+                                           size_t offset, int kind, void* stream) {
+  return cudaMemcpyToSymbolAsync(symbol, src, bytes, offset, kind, stream);
 }
 
 GPUSC_API int cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset,
@@ -939,12 +982,14 @@ GPUSC_API int cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t by
   return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes, size_t offset,
-                                        int kind, void*) {
+                                        int kind, void* stream) {
+  if (captured(stream, [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); }))
+    return kSuccess;
   return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
-                                             size_t offset, int kind, void*) {
-  return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
+                                             size_t offset, int kind, void* stream) {
+  return cudaMemcpyFromSymbolAsync(dst, symbol, bytes, offset, kind, stream);
 }
 
 GPUSC_API int cudaGetSymbolAddress(void** devPtr, const void* symbol) {
@@ -1093,7 +1138,7 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     s = s->second == seq ? c.streams.erase(s) : std::next(s);
   for (auto e = c.events.begin(); e != c.events.end();)
     e = e->second == seq ? c.events.erase(e) : std::next(e);
-  *graph = new Graph{std::move(seq->ops)};
+  *graph = new Graph{std::move(seq->ops), seq->memory};
   return kSuccess;
 }
 GPUSC_API int cudaStreamEndCapture_ptsz(void* stream, void** graph) {
@@ -1112,7 +1157,7 @@ GPUSC_API int cudaStreamIsCapturing_ptsz(void* stream, int* status) {
 GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long) {
   if (exec == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphInstantiate", "a null graph or result");
-  *exec = new Graph{static_cast<Graph*>(graph)->ops};
+  *exec = new Graph(*static_cast<Graph*>(graph));
   return kSuccess;
 }
 GPUSC_API int cudaGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {

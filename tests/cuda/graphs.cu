@@ -1,9 +1,11 @@
-// CUDA graphs by stream capture: the work issued to a capturing stream (a memset, kernels, a
-// host function, a copy back) is recorded, not done, and the graph replays it at each launch.
-// A second stream joins the capture by waiting on an event recorded in it, and the first waits
-// for it again before the copy. Kernel arguments are copied when captured (a scalar changed
-// afterwards does not change the graph); memory is read when the graph runs (new input each
-// launch). The legacy default stream cannot be captured.
+// CUDA graphs by stream capture: the work issued to a capturing stream (a copy to a symbol, a
+// memset, kernels, a host function, a copy back) is recorded, not done, and the graph replays it
+// at each launch. A second stream joins the capture by waiting on an event recorded in it, and
+// the first waits for it again. Kernel arguments are copied when captured (a scalar changed
+// afterwards does not change the graph); memory is read when the graph runs (new input and a new
+// bias each launch). Scratch memory allocated and freed in the capture (cudaMallocAsync,
+// cudaFreeAsync) is the graph's, valid at every launch. The legacy default stream cannot be
+// captured.
 #include <cstdio>
 #include <vector>
 
@@ -16,9 +18,11 @@ __global__ void addScaled(const int* in, int* acc, int factor, int n) {
   if (i < n) acc[i] += factor * in[i];
 }
 
+__device__ int bias;
+
 __global__ void square(const int* acc, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = acc[i] * acc[i];
+  if (i < n) out[i] = acc[i] * acc[i] + bias;
 }
 
 namespace {
@@ -28,9 +32,8 @@ void countCall(void*) { ++hostCalls; }
 
 int main() {
   const int n = 1000;
-  int *in, *acc, *out;
+  int *in, *acc = nullptr, *out;
   CHECK(cudaMalloc(&in, n * sizeof(int)));
-  CHECK(cudaMalloc(&acc, n * sizeof(int)));
   CHECK(cudaMalloc(&out, n * sizeof(int)));
   std::vector<int> host(n, -1), input(n);
   cudaStream_t s1, s2;
@@ -45,7 +48,9 @@ int main() {
                cudaErrorStreamCaptureUnsupported);
   cudaGetLastError();
   CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
-  int factor = 3;
+  int factor = 3, hostBias = 0;
+  CHECK(cudaMemcpyToSymbolAsync(bias, &hostBias, sizeof hostBias, 0, cudaMemcpyHostToDevice, s1));
+  CHECK(cudaMallocAsync(&acc, n * sizeof(int), s1));
   CHECK(cudaMemsetAsync(acc, 0, n * sizeof(int), s1));
   addScaled<<<(n + 255) / 256, 256, 0, s1>>>(in, acc, factor, n);
   CHECK(cudaEventRecord(forked, s1));
@@ -53,6 +58,7 @@ int main() {
   square<<<(n + 127) / 128, 128, 0, s2>>>(acc, out, n);
   CHECK(cudaEventRecord(joined, s2));
   CHECK(cudaStreamWaitEvent(s1, joined, 0));
+  CHECK(cudaFreeAsync(acc, s1));
   CHECK(cudaLaunchHostFunc(s1, countCall, nullptr));
   CHECK(cudaMemcpyAsync(host.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost, s1));
   cudaStreamCaptureStatus s2Status, s1Status;
@@ -64,16 +70,17 @@ int main() {
             hostCalls == 0 && host[0] == -1;  // nothing ran yet
   size_t nodes = 0;
   CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
-  ok = ok && nodes == 5;
+  ok = ok && nodes == 6;
 
   cudaGraphExec_t exec;
   CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int round = 1; round <= 3; ++round) {
     for (int i = 0; i < n; ++i) input[i] = (i % 17) + round;
+    hostBias = 1000 * round;
     CHECK(cudaMemcpy(in, input.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     CHECK(cudaGraphLaunch(exec, s1));
     CHECK(cudaStreamSynchronize(s1));
-    for (int i = 0; i < n; ++i) ok = ok && host[i] == (3 * input[i]) * (3 * input[i]);
+    for (int i = 0; i < n; ++i) ok = ok && host[i] == (3 * input[i]) * (3 * input[i]) + hostBias;
   }
   ok = ok && hostCalls == 3;
   CHECK(cudaGraphExecDestroy(exec));
