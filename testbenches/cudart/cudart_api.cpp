@@ -202,7 +202,8 @@ struct GraphMemory {
 };
 
 struct CaptureSequence {
-  void* origin = nullptr;  // the stream the capture began in (and must end in)
+  unsigned long long id = 0;  // unique over the process's life (cudaStreamGetCaptureInfo)
+  void* origin = nullptr;     // the stream the capture began in (and must end in)
   std::vector<Replay> ops;
   std::vector<void*> allocated;  // by cudaMallocAsync in the capture
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
@@ -215,6 +216,7 @@ struct Graph {
 
 struct Captures {
   std::mutex mutex;
+  unsigned long long sequences = 0;                           // captures begun
   std::map<void*, std::shared_ptr<CaptureSequence>> streams;  // capturing stream -> its capture
   std::map<void*, std::shared_ptr<CaptureSequence>> events;   // recorded in a capture
 };
@@ -1113,6 +1115,7 @@ GPUSC_API int cudaStreamBeginCapture(void* stream, int) {
   if (c.streams.count(stream))
     return fail(kErrorIllegalState, "cudaStreamBeginCapture", "the stream is capturing already");
   auto seq = std::make_shared<CaptureSequence>();
+  seq->id = ++c.sequences;
   seq->origin = stream;
   c.streams[stream] = std::move(seq);
   return kSuccess;
@@ -1152,6 +1155,35 @@ GPUSC_API int cudaStreamIsCapturing(void* stream, int* status) {
 }
 GPUSC_API int cudaStreamIsCapturing_ptsz(void* stream, int* status) {
   return cudaStreamIsCapturing(stream, status);
+}
+
+// The status and the capture's id; the number of nodes the next captured one depends on (the
+// capture is one sequence: the last node, if any). The graph being captured and its node
+// handles are not given out.
+GPUSC_API int cudaStreamGetCaptureInfo(void* stream, int* status, unsigned long long* id,
+                                       void** graph, const void*** dependencies,
+                                       const void** edgeData, size_t* count) {
+  if (status == nullptr)
+    return fail(kErrorInvalidValue, "cudaStreamGetCaptureInfo", "a null status");
+  if (graph != nullptr || dependencies != nullptr || edgeData != nullptr)
+    return fail(kErrorNotSupported, "cudaStreamGetCaptureInfo",
+                "the graph being captured and its node handles are not given out (pass null for "
+                "them)");
+  const auto seq = capturing(stream);
+  *status = seq ? 1 : 0;
+  if (seq) {
+    std::lock_guard<std::mutex> lock(captures().mutex);
+    if (id) *id = seq->id;
+    if (count) *count = seq->ops.empty() ? 0 : 1;
+  } else if (count) {
+    *count = 0;
+  }
+  return kSuccess;
+}
+GPUSC_API int cudaStreamGetCaptureInfo_ptsz(void* stream, int* status, unsigned long long* id,
+                                            void** graph, const void*** dependencies,
+                                            const void** edgeData, size_t* count) {
+  return cudaStreamGetCaptureInfo(stream, status, id, graph, dependencies, edgeData, count);
 }
 
 GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long) {

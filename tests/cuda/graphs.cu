@@ -3,9 +3,9 @@
 // at each launch. A second stream joins the capture by waiting on an event recorded in it, and
 // the first waits for it again. Kernel arguments are copied when captured (a scalar changed
 // afterwards does not change the graph); memory is read when the graph runs (new input and a new
-// bias each launch). Scratch memory allocated and freed in the capture (cudaMallocAsync,
-// cudaFreeAsync) is the graph's, valid at every launch. The legacy default stream cannot be
-// captured.
+// bias each launch). Both streams report the same capture while it lasts. Scratch memory allocated
+// and freed in the capture (cudaMallocAsync, cudaFreeAsync) is the graph's, valid at every launch.
+// The legacy default stream cannot be captured.
 #include <cstdio>
 #include <vector>
 
@@ -61,12 +61,19 @@ int main() {
   CHECK(cudaFreeAsync(acc, s1));
   CHECK(cudaLaunchHostFunc(s1, countCall, nullptr));
   CHECK(cudaMemcpyAsync(host.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost, s1));
-  cudaStreamCaptureStatus s2Status, s1Status;
+  cudaStreamCaptureStatus s2Status, s1Status, infoStatus;
   CHECK(cudaStreamIsCapturing(s2, &s2Status));
+  unsigned long long id1 = 0, id2 = 0;
+  size_t deps = 0;
+  CHECK(cudaStreamGetCaptureInfo(s1, &infoStatus, &id1));
+  CHECK(cudaStreamGetCaptureInfo(s2, &infoStatus, &id2, nullptr, nullptr, nullptr, &deps));
+  const bool oneCapture = infoStatus == cudaStreamCaptureStatusActive && id1 != 0 && id1 == id2;
   CHECK(cudaStreamEndCapture(s1, &graph));
   CHECK(cudaStreamIsCapturing(s1, &s1Status));
   factor = 100;  // the captured launch keeps 3
+  CHECK(cudaStreamGetCaptureInfo(s2, &infoStatus, &id2));
   bool ok = s2Status == cudaStreamCaptureStatusActive && s1Status == cudaStreamCaptureStatusNone &&
+            oneCapture && deps == 1 && infoStatus == cudaStreamCaptureStatusNone &&
             hostCalls == 0 && host[0] == -1;  // nothing ran yet
   size_t nodes = 0;
   CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
