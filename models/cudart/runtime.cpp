@@ -134,9 +134,7 @@ Module& Runtime::moduleOf(Binary& b) {
   if (!b.module) {
     if (b.ptx.empty()) throw CudaFailure(kErrorNoKernelImageForDevice, b.noPtx);
     try {
-      std::map<std::string, Device::Placement> placed;
-      for (const auto& [name, where] : b.managed) placed[name] = {where.first, where.second};
-      b.module = &device().loadModule(b.ptx, b.name, placed);
+      b.module = &device().loadModule(b.ptx, b.name, b.managed);
     } catch (const InputError& e) {
       throw CudaFailure(kErrorInvalidKernelImage, e.what());
     }

@@ -135,8 +135,8 @@ class Runtime {
     std::string noPtx;         // why there is none
     unsigned ptxArch = 0;      // the PTX's virtual architecture
     Module* module = nullptr;  // loaded on first use
-    // Its __managed__ variables: where each lives, and its size.
-    std::map<std::string, std::pair<DevPtr, uint64_t>> managed;
+    // Its __managed__ variables: where each lives (loadModule's placements).
+    std::map<std::string, Device::Placement> managed;
   };
   struct Function {
     Binary* binary;

@@ -246,6 +246,9 @@ bool captured(void* stream, Replay op) {
   return true;
 }
 
+// Work issued to `stream`: recorded if it is capturing, else done now.
+int issue(void* stream, Replay op) { return captured(stream, op) ? int(kSuccess) : op(); }
+
 // ---- launches ----
 
 int sendLaunch(const wire::Buffer& b) {
@@ -278,12 +281,10 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   if (!k->paramSizes.empty() && args == nullptr)
     return fail(kErrorInvalidValue, "cudaLaunchKernel", "no argument array for the parameters");
   for (size_t i = 0; i < k->paramSizes.size(); ++i) b.putBytes(args[i], k->paramSizes[i]);
-  if (captured(stream, [b] {
-        if (int s = gSticky.load(); s != kSuccess) return record(s);
-        return sendLaunch(b);
-      }))
-    return kSuccess;
-  return sendLaunch(b);
+  return issue(stream, [b] {
+    if (int s = gSticky.load(); s != kSuccess) return record(s);  // when replayed
+    return sendLaunch(b);
+  });
 }
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
@@ -871,9 +872,7 @@ GPUSC_API int cudaMemcpy_ptds(void* dst, const void* src, size_t bytes, int kind
   return memcpyAny(dst, src, bytes, kind, "cudaMemcpy");
 }
 GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void* stream) {
-  if (captured(stream, [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); }))
-    return kSuccess;
-  return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync");
+  return issue(stream, [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); });
 }
 GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind,
                                    void* stream) {
@@ -894,9 +893,7 @@ GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spi
 }
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind, void* stream) {
-  if (captured(stream, [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }))
-    return kSuccess;
-  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+  return issue(stream, [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); });
 }
 
 GPUSC_API int cudaMemset(void* dst, int value, size_t bytes) {
@@ -918,8 +915,7 @@ GPUSC_API int cudaMemset_ptds(void* dst, int value, size_t bytes) {
   return cudaMemset(dst, value, bytes);
 }
 GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void* stream) {
-  if (captured(stream, [=] { return cudaMemset(dst, value, bytes); })) return kSuccess;
-  return cudaMemset(dst, value, bytes);
+  return issue(stream, [=] { return cudaMemset(dst, value, bytes); });
 }
 GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void* stream) {
   return cudaMemsetAsync(dst, value, bytes, stream);
@@ -956,9 +952,7 @@ GPUSC_API int cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_
 }
 GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
                                       size_t offset, int kind, void* stream) {
-  if (captured(stream, [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); }))
-    return kSuccess;
-  return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+  return issue(stream, [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); });
 }
 GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
                                            size_t offset, int kind, void* stream) {
@@ -985,9 +979,7 @@ GPUSC_API int cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t by
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes, size_t offset,
                                         int kind, void* stream) {
-  if (captured(stream, [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); }))
-    return kSuccess;
-  return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
+  return issue(stream, [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); });
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
                                              size_t offset, int kind, void* stream) {
