@@ -167,6 +167,93 @@ TEST(KernelSampler, StudentsTQuantilesWidenTheBoundsOfFewSamples) {
   EXPECT_THROW(studentT95(0), InternalError);
 }
 
+// sampling.borrow_pct: a new group near a measured one of its shape takes that group's CPI and
+// runs in the functional engine, once a check has measured what borrowing errs by; every
+// detail_every-th candidate of the shape is a check, and a check that misses by more than the
+// tolerance makes the next one a check too.
+TEST(KernelSampler, NewGroupsBorrowANeighboursCpiOnceAndWhileChecksHold) {
+  using BoundFrom = KernelSampler::BoundFrom;
+  SamplingConfig c = kernelSampling(5, 4);
+  c.borrow_pct = 30;
+  KernelSampler s(c);
+  auto d = s.decide(sig("a", 1000));  // group 0: no lender
+  EXPECT_TRUE(d.detail);
+  EXPECT_FALSE(d.lender.has_value());
+  s.recordDetailed(0, 0, 1000, 2000);  // cold CPI 2
+  d = s.decide(sig("a", 1000));
+  s.recordDetailed(0, 1, 1000, 2200);  // warm CPI 2.2
+  // Group 1 (-10 %) has a lender but no check has run: it is the check, in detail.
+  d = s.decide(sig("a", 900));
+  EXPECT_TRUE(d.newGroup);
+  EXPECT_TRUE(d.detail);
+  EXPECT_FALSE(d.lender.has_value());
+  s.recordDetailed(1, 2, 900, 900 * 2.3);  // the lender's 2.2 errs by -4.35 %: within 5 %
+  ASSERT_EQ(s.borrowErrors().size(), 1u);
+  EXPECT_NEAR(s.borrowErrors()[0], 2.2 / 2.3 - 1, 1e-12);
+  // Now a new group borrows from the nearest measured one (group 1, at 800 against 900: -11 %;
+  // group 0 is at -20 %): no detail, so its signature must be measured first.
+  EXPECT_FALSE(s.detailWhereverItJoins(sig("a", 1)));
+  d = s.decide(sig("a", 800));
+  EXPECT_TRUE(d.newGroup);
+  EXPECT_FALSE(d.detail);
+  ASSERT_TRUE(d.lender.has_value());
+  EXPECT_EQ(*d.lender, 1u);
+  EXPECT_EQ(s.estimatedFrom(2), 1u);
+  KernelSampler::Estimate e = s.estimate(2, 800);
+  EXPECT_DOUBLE_EQ(e.cpi, 2.3);  // group 1 has only its first: that one's CPI
+  EXPECT_DOUBLE_EQ(e.cycles, 2.3 * 800);
+  ASSERT_TRUE(e.bound.pct.has_value());
+  EXPECT_EQ(e.bound.from, BoundFrom::Borrowed);
+  // One error, one degree of freedom: t(1) x |error|.
+  EXPECT_NEAR(*e.bound.pct, 100.0 * 12.7062047 * std::abs(2.2 / 2.3 - 1), 1e-4);
+  // A borrowed group's members are borrowed too, until member detail_every (warm) runs.
+  for (int i = 1; i < 4; ++i) EXPECT_FALSE(s.decide(sig("a", 800)).detail) << i;
+  EXPECT_TRUE(s.decide(sig("a", 800)).detail);
+  s.recordDetailed(2, 9, 800, 800 * 2.5);
+  EXPECT_EQ(s.estimatedFrom(2), 2u);
+  EXPECT_DOUBLE_EQ(s.estimate(2, 800).cpi, 2.5);
+  // Too far from every measured group (-50 % from the nearest): a group of its own, in detail.
+  d = s.decide(sig("a", 400));
+  EXPECT_TRUE(d.detail);
+  EXPECT_FALSE(d.lender.has_value());
+  // Candidates 2 and 3 borrow; candidate 4 (the detail_every-th) checks.
+  EXPECT_FALSE(s.decide(sig("a", 700)).detail);
+  EXPECT_FALSE(s.decide(sig("a", 650)).detail);
+  d = s.decide(sig("a", 600));
+  EXPECT_TRUE(d.detail);
+  const size_t check = d.group;
+  // It misses by far more than 5 %: the next candidate checks too.
+  s.recordDetailed(check, 20, 600, 600 * 4.0);
+  EXPECT_TRUE(s.decide(sig("a", 560)).detail);
+  // Another shape checks its own first candidate, and its borrowed estimates are bounded by its
+  // own checks' errors.
+  s.decide(sig("b", 1000));
+  s.recordDetailed(s.groups() - 1, 21, 1000, 1000);
+  d = s.decide(sig("b", 900));
+  EXPECT_TRUE(d.detail);
+  s.recordDetailed(d.group, 22, 900, 936);  // CPI 1.04: the lender's 1.0 errs by -3.8 %
+  d = s.decide(sig("b", 800));
+  EXPECT_FALSE(d.detail);
+  e = s.estimate(d.group, 800);
+  EXPECT_DOUBLE_EQ(e.cpi, 1.04);
+  ASSERT_TRUE(e.bound.pct.has_value());
+  EXPECT_NEAR(*e.bound.pct, 100.0 * 12.7062047 * (1.0 - 1.0 / 1.04), 1e-4);
+  // A launch of the same kernel and block on another grid borrows too, its CTA count one more
+  // difference: 9 CTAs against 8 (+12.5 %) and 700 instructions against its lender's 900 (-22 %).
+  d = s.decide(sig("b", 700, 0.2, 32, 9));
+  EXPECT_FALSE(d.detail);
+  ASSERT_TRUE(d.lender.has_value());
+  EXPECT_DOUBLE_EQ(s.estimate(d.group, 700).cpi, 1.04);
+  EXPECT_TRUE(s.decide(sig("b", 700, 0.2, 32, 16)).detail);  // twice the CTAs: too far
+  // Off (borrow_pct 0): new groups never borrow.
+  KernelSampler off(kernelSampling(5, 4));
+  off.decide(sig("a", 1000));
+  off.recordDetailed(0, 0, 1000, 2000);
+  off.decide(sig("a", 900));
+  off.recordDetailed(1, 1, 900, 1800);
+  EXPECT_TRUE(off.decide(sig("a", 800)).detail);
+}
+
 TEST(KernelSampler, MemoryUnitsPerAccessSeparateGroups) {
   KernelSampler s(kernelSampling(5, 4));
   func::ExecStats a;
@@ -265,6 +352,18 @@ SampledRun runCatalog(const std::string& kernel, const std::vector<std::string>&
   return {dev.launches(), runTotalsJson(dev.launches(), cfg), r.pass, r.message};
 }
 
+// The warm mean cycles per warp instruction of the detailed launches `from` (all but the first,
+// while there is another), as an extrapolated launch resting on them gets.
+double warmCpiOf(const std::vector<LaunchRecord>& launches, const std::vector<size_t>& from) {
+  std::vector<double> cpis;
+  for (size_t k : from)
+    cpis.push_back(double(launches[k].timing->cycles) / double(launches[k].stats.warpInsts));
+  if (cpis.size() == 1) return cpis[0];
+  double cpi = 0;
+  for (size_t k = 1; k < cpis.size(); ++k) cpi += cpis[k] / double(cpis.size() - 1);
+  return cpi;
+}
+
 }  // namespace
 
 // Every catalog kernel, sampled by launches and waves (on two SMs, so that launches have waves to
@@ -339,17 +438,7 @@ TEST(SampledRun, ExtrapolatesFromTheGroupsDetailedLaunchesDeterministically) {
   for (const auto& l : a.launches) {
     if (l.sampled->detail) continue;
     ++extrapolated;
-    // The group's warm detailed launches' mean cycles per warp instruction (all but the first,
-    // while there is another).
-    std::vector<double> cpis;
-    for (size_t from : l.sampled->detailedFrom)
-      cpis.push_back(double(a.launches[from].timing->cycles) /
-                     double(a.launches[from].stats.warpInsts));
-    double cpi = cpis[0];
-    if (cpis.size() > 1) {
-      cpi = 0;
-      for (size_t k = 1; k < cpis.size(); ++k) cpi += cpis[k] / double(cpis.size() - 1);
-    }
+    const double cpi = warmCpiOf(a.launches, l.sampled->detailedFrom);
     EXPECT_NEAR(double(l.timing->cycles), cpi * double(l.stats.warpInsts), 0.5);
     EXPECT_DOUBLE_EQ(l.sampled->cpi, cpi);
   }
@@ -366,6 +455,54 @@ TEST(SampledRun, ExtrapolatesFromTheGroupsDetailedLaunchesDeterministically) {
   ta["voltage"].erase("worst_cycle");
   tb["voltage"].erase("worst_cycle");
   EXPECT_EQ(ta, tb);
+}
+
+// With sampling.borrow_pct, gaussian's columns that start groups borrow a measured neighbour's
+// cycles per warp instruction: they run in the functional engine (the result stays exact), get
+// the lender's warm CPI times their own warp instructions, and the run's bound counts them.
+TEST(SampledRun, NewGroupsBorrowTheirNeighboursCyclesPerInstruction) {
+  const std::vector<std::string> sets = {"sampling.mode=kernel", "sampling.borrow_pct=50"};
+  const SampledRun a = runCatalog("gaussian", sets, catalog::Size::Small);
+  ASSERT_TRUE(a.pass) << a.message;
+  const SampledRun plain = runCatalog("gaussian", {"sampling.mode=kernel"}, catalog::Size::Small);
+  size_t borrowed = 0, detailed = 0, detailedPlain = 0, checks = 0;
+  for (const auto& l : plain.launches) detailedPlain += l.sampled->detail ? 1 : 0;
+  for (size_t i = 0; i < a.launches.size(); ++i) {
+    const LaunchRecord& l = a.launches[i];
+    if (l.sampled->detail) ++detailed;
+    if (l.sampled->checkErrorPct) {  // a check of borrowing runs in detail, before any borrows
+      ++checks;
+      EXPECT_TRUE(l.sampled->detail);
+      EXPECT_TRUE(std::isfinite(*l.sampled->checkErrorPct));
+      if (checks == 1) {
+        EXPECT_EQ(borrowed, 0u);
+      }
+    }
+    if (!l.sampled->lender) continue;
+    ++borrowed;
+    EXPECT_FALSE(l.sampled->detail);
+    ASSERT_FALSE(l.sampled->detailedFrom.empty());
+    // Every launch it rests on is a detailed member of the lender's group, which ran before it.
+    for (size_t from : l.sampled->detailedFrom) {
+      ASSERT_LT(from, i);
+      EXPECT_EQ(a.launches[from].sampled->group, *l.sampled->lender);
+      EXPECT_TRUE(a.launches[from].sampled->detail);
+    }
+    const double cpi = warmCpiOf(a.launches, l.sampled->detailedFrom);
+    EXPECT_DOUBLE_EQ(l.sampled->cpi, cpi);
+    EXPECT_NEAR(double(l.timing->cycles), cpi * double(l.stats.warpInsts), 0.5);
+    ASSERT_TRUE(l.sampled->boundPct.has_value());
+    EXPECT_EQ(l.sampled->boundFrom, KernelSampler::BoundFrom::Borrowed);
+  }
+  EXPECT_GT(borrowed, 0u);
+  EXPECT_GT(checks, 0u);
+  EXPECT_LT(detailed, detailedPlain);
+  EXPECT_FALSE(a.totals["sampling"]["cycles_bound"].is_null());
+  // Deterministic.
+  const SampledRun b = runCatalog("gaussian", sets, catalog::Size::Small);
+  ASSERT_EQ(a.launches.size(), b.launches.size());
+  for (size_t i = 0; i < a.launches.size(); ++i)
+    EXPECT_EQ(a.launches[i].timing->cycles, b.launches[i].timing->cycles) << i;
 }
 
 // transpose_padded on two SMs at small size: hundreds of CTAs in waves of a few. The rate

@@ -11,6 +11,8 @@ both on N host threads (the timing model's SMs and the functional engine's block
         --json docs/bench/sampling-large.json
     docs/bench/sampling_large.py build/gpusc --run-full --threads 2 -k sgemm -k hotspot \
         -k srad --json docs/bench/sampling-large-threads2.json
+    docs/bench/sampling_large.py build/gpusc --run-full -k gaussian -k bfs -k kmeans \
+        --set sampling.borrow_pct=25 --json docs/bench/sampling-large-borrow.json
 """
 import argparse
 import json
@@ -25,11 +27,13 @@ SAMPLED = ("{gpusc} run --kernel KERNEL --size large --mode timing --threads {th
            "--sample kernel+wave")
 
 
-def run(gpusc, kernel, sample, out, threads):
+def run(gpusc, kernel, sample, out, threads, sets=()):
     cmd = [gpusc, "run", "--kernel", kernel, "--size", "large", "--mode", "timing", "--threads",
            str(threads), "-q", "--out", str(out), "--force"]
     if sample:
         cmd += ["--sample", "kernel+wave"]
+        for s in sets:
+            cmd += ["--set", s]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     stats = json.loads((out / "stats.json").read_text())
     seconds = sum(l.get("host_seconds", 0.0) for l in stats["launches"])
@@ -45,6 +49,8 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("-k", "--kernel", action="append", help="kernels (default: the six)")
     ap.add_argument("--threads", type=int, default=1, help="host threads of every run")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a platform key for the sampled runs (e.g. sampling.borrow_pct=25)")
     a = ap.parse_args()
     if not a.full and not a.run_full:
         sys.exit("give --full FILE or --run-full")
@@ -60,7 +66,8 @@ def main():
             else:
                 e = earlier[kernel]
                 fcycles, fseconds, insts = e["full_cycles"], e["full_seconds"], e["warp_instructions"]
-            stats, cycles, seconds = run(a.gpusc, kernel, True, Path(tmp) / "sampled", a.threads)
+            stats, cycles, seconds = run(a.gpusc, kernel, True, Path(tmp) / "sampled", a.threads,
+                                         a.set)
             s = stats["run"]["sampling"]
             err = 100.0 * (cycles / fcycles - 1.0)
             rows.append({
@@ -88,6 +95,7 @@ def main():
         if a.run_full else "build/gpusc bench --mode timing --size large --repeat 1 --threads 1 "
                            "--sample kernel+wave (its full runs: cycles, seconds)",
         "sampled_command": SAMPLED.format(gpusc="build/gpusc", threads=a.threads) +
+                           "".join(f" --set {x}" for x in a.set) +
                            " (stats.json: run cycles and sampling, launches host_seconds)",
         "kernels": rows,
         "summary": {

@@ -33,6 +33,10 @@ struct SamplingConfig : config::Section {
   double tolerance_pct = 5.0;
   uint32_t detail_every = 8;
   double wave_stable_pct = 2.0;
+  // Kernel sampling: a launch that starts a group may borrow the CPI of a measured group of the
+  // same kernel and block that behaves alike and differs in work by at most this (0: never;
+  // gpu/kernel_sampler.hpp).
+  double borrow_pct = 0.0;
   uint32_t wave_windows = 3;
   // What runs in the functional engine warms the L2 with its global accesses (docs/sampling.md).
   bool warm_l2 = true;
@@ -59,6 +63,16 @@ struct SamplingConfig : config::Section {
             "many-th member runs in detail too (the spread of the detailed members bounds the "
             "extrapolation's error; 1: all in detail)",
             config::Range<uint32_t>{1, 1000000});
+    v.field("borrow_pct", borrow_pct,
+            "Kernel sampling: a launch that fits no group may take the cycles per warp "
+            "instruction of a measured group of the same kernel, block and dynamic shared memory "
+            "whose first member has its instruction mix, mean active lanes and memory units per "
+            "access within tolerance_pct and its warp instructions and CTAs within this, in %, "
+            "and run in the functional engine; the first such launch of a kernel and every "
+            "detail_every-th after it run in detail to check the borrowed CPI, and their errors "
+            "bound the borrowed estimates (0: a new group always runs its first two members in "
+            "detail)",
+            config::Range<double>{0.0, 1000.0});
     v.field("wave_stable_pct", wave_stable_pct,
             "Wave sampling: a launch's rate is stable when the warp instructions per cycle of its "
             "last h CTA waves differ from those of the h waves before them by at most this, in "
@@ -81,6 +95,7 @@ struct SamplingConfig : config::Section {
       const std::string why = "sampling.mode is " + mode + " (kernel or kernel+wave use it)";
       v.unused("tolerance_pct", why);
       v.unused("detail_every", why);
+      v.unused("borrow_pct", why);
     }
     if (!waves()) {
       const std::string why = "sampling.mode is " + mode + " (wave or kernel+wave use it)";

@@ -416,9 +416,11 @@ void scaleEnergy(power::PowerReport& p, double act, double time, uint64_t cycles
 
 gpu::TimingResult Device::extrapolated(size_t group, const func::ExecStats& stats,
                                        double cycles) const {
-  // What the estimate scales: the group's last detailed launch (a group has one before any
-  // member is extrapolated, so launches_ is not empty either).
-  const LaunchRecord& ref = launches_.at(sampler_->detailedLaunches(group).back());
+  // What the estimate scales: the last detailed launch of the group it is estimated from (its
+  // own, or its lender's: one has one before any member is extrapolated, so launches_ is not
+  // empty either).
+  const LaunchRecord& ref =
+      launches_.at(sampler_->detailedLaunches(sampler_->estimatedFrom(group)).back());
   gpu::TimingResult t;
   t.cycles = uint64_t(std::llround(cycles));
   // The cycle-level model did not run: its clock stands where the last launch left it.
@@ -522,7 +524,9 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       sl.grouped = true;
       sl.group = decision->group;
       sl.detail = false;
-      sl.detailedFrom = sampler_->detailedLaunches(decision->group);
+      sl.detailedFrom = sampler_->detailedLaunches(sampler_->estimatedFrom(decision->group));
+      if (sampler_->estimatedFrom(decision->group) != decision->group)
+        sl.lender = sampler_->lender(decision->group);
       sl.cpi = e.cpi;
       sl.boundPct = e.bound.pct;
       sl.boundFrom = e.bound.from;
@@ -609,8 +613,11 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       if (!decision)
         decision =
             sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, rec.stats));
+      const size_t checks = sampler_->borrowErrors().size();
       sampler_->recordDetailed(decision->group, launches_.size(), rec.stats.warpInsts,
                                rec.timing->cycles);
+      if (sampler_->borrowErrors().size() > checks)  // a check of borrowing
+        sl.checkErrorPct = 100.0 * sampler_->borrowErrors().back();
       sl.grouped = true;
       sl.group = decision->group;
     }

@@ -121,9 +121,12 @@ struct SampledLaunch {
   bool grouped = false;  // kernel sampling: `group` is set
   size_t group = 0;
   bool detail = true;                // ran in the cycle-level model
-  std::vector<size_t> detailedFrom;  // extrapolated: the group's detailed launches
-  double cpi = 0;                    // extrapolated: the group's cycles per warp instruction
-  std::optional<double> boundPct;    // extrapolated: the cycles' error bound (none: unknown)
+  std::vector<size_t> detailedFrom;  // extrapolated: the detailed launches it is estimated from
+  std::optional<size_t> lender;      // extrapolated from another group's CPI (borrowed)
+  // Detailed, a check of borrowing: the error its lender's CPI would have made on it, in %.
+  std::optional<double> checkErrorPct;
+  double cpi = 0;                  // extrapolated: the group's cycles per warp instruction
+  std::optional<double> boundPct;  // extrapolated: the cycles' error bound (none: unknown)
   gpu::KernelSampler::BoundFrom boundFrom = gpu::KernelSampler::BoundFrom::None;
   std::optional<WaveSample> waves;  // detail with its later CTAs run functionally
 };

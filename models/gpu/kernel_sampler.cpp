@@ -32,15 +32,15 @@ bool LaunchSignature::sameShape(const LaunchSignature& o) const {
          dynamicShared == o.dynamicShared;
 }
 
-double LaunchSignature::distancePct(const LaunchSignature& o) const {
-  if (!sameShape(o)) return std::numeric_limits<double>::infinity();
+bool LaunchSignature::sameFamily(const LaunchSignature& o) const {
+  return kernel == o.kernel && block.x == o.block.x && block.y == o.block.y &&
+         block.z == o.block.z && dynamicShared == o.dynamicShared;
+}
+
+double LaunchSignature::behaviourPct(const LaunchSignature& o) const {
   double d = 0;
-  if (o.warpInsts > 0)
-    d = std::abs(double(warpInsts) / double(o.warpInsts) - 1.0);
-  else if (warpInsts > 0)
-    d = 1.0;
   if (o.memUnits > 0)
-    d = std::max(d, std::abs(memUnits / o.memUnits - 1.0));
+    d = std::abs(memUnits / o.memUnits - 1.0);
   else if (memUnits > 0)
     d = 1.0;
   for (size_t c = 0; c < mix.size(); ++c) d = std::max(d, std::abs(mix[c] - o.mix[c]));
@@ -48,14 +48,68 @@ double LaunchSignature::distancePct(const LaunchSignature& o) const {
   return 100.0 * d;
 }
 
+double LaunchSignature::workPct(const LaunchSignature& o) const {
+  double d = 0;
+  if (o.warpInsts > 0)
+    d = std::abs(double(warpInsts) / double(o.warpInsts) - 1.0);
+  else if (warpInsts > 0)
+    d = 1.0;
+  const uint64_t ctas = grid.count(), oCtas = o.grid.count();
+  if (oCtas > 0) d = std::max(d, std::abs(double(ctas) / double(oCtas) - 1.0));
+  return 100.0 * d;
+}
+
+double LaunchSignature::distancePct(const LaunchSignature& o) const {
+  if (!sameShape(o)) return std::numeric_limits<double>::infinity();
+  return std::max(workPct(o), behaviourPct(o));
+}
+
 bool KernelSampler::detailWhereverItJoins(const LaunchSignature& shape) const {
   for (const Group& g : groups_)
-    if (g.first.sameShape(shape) && !detailAt(g.members)) return false;
+    if (g.first.sameShape(shape) && !detailAt(g, g.members)) return false;
+  // A new group of the family might borrow.
+  if (cfg_.borrow_pct > 0)
+    for (const Family& f : families_)
+      if (f.shape.sameFamily(shape) && borrows(f)) return false;
   return true;
 }
 
-bool KernelSampler::detailAt(size_t index) const {
+bool KernelSampler::detailAt(const Group& g, size_t index) const {
+  if (g.lender) return index > 0 && index % cfg_.detail_every == 0;
   return index == 1 || index % cfg_.detail_every == 0;
+}
+
+size_t KernelSampler::familyOf(const LaunchSignature& sig) {
+  for (size_t k = 0; k < families_.size(); ++k)
+    if (families_[k].shape.sameFamily(sig)) return k;
+  Family f;
+  f.shape = sig;
+  families_.push_back(std::move(f));
+  return families_.size() - 1;
+}
+
+bool KernelSampler::borrows(const Family& f) const {
+  // Some check has measured borrowing's error, and this is not the family's check.
+  return !checkErrors_.empty() && f.candidates % cfg_.detail_every != 0;
+}
+
+std::optional<size_t> KernelSampler::lenderFor(const LaunchSignature& sig) const {
+  // The same behaviour per instruction (mix, lanes, memory units) within tolerance_pct, as a
+  // group's members; only the amount of work (warp instructions, CTAs) may differ more.
+  std::optional<size_t> best;
+  double bestPct = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < groups_.size(); ++k) {
+    const LaunchSignature& o = groups_[k].first;
+    if (cpis_[k].empty() || !sig.sameFamily(o)) continue;  // lend measured CPIs only
+    const double behaviour = sig.behaviourPct(o), work = sig.workPct(o);
+    if (behaviour > cfg_.tolerance_pct || work > cfg_.borrow_pct) continue;
+    const double pct = std::max(behaviour, work);
+    if (pct <= bestPct) {  // the latest of equals
+      best = k;
+      bestPct = pct;
+    }
+  }
+  return best;
 }
 
 KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
@@ -65,17 +119,32 @@ KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
     if (sig.distancePct(g.first) > cfg_.tolerance_pct) continue;
     const size_t index = g.members++;  // this member's index in the group (the first: 0)
     d.group = k;
-    d.detail = detailAt(index);
+    d.detail = detailAt(g, index);
+    d.lender = g.lender;
     return d;
   }
   Group g;
   g.first = sig;
   g.members = 1;
+  g.family = familyOf(sig);
+  d.detail = true;
+  if (cfg_.borrow_pct > 0) {
+    if (const std::optional<size_t> lender = lenderFor(sig)) {
+      Family& f = families_[g.family];
+      if (borrows(f)) {
+        g.lender = lender;
+        d.detail = false;
+        d.lender = lender;
+      } else {
+        g.checkCpi = warmCpi(cpis_[*lender]);
+      }
+      ++f.candidates;
+    }
+  }
   groups_.push_back(std::move(g));
   cpis_.emplace_back();
   d.group = groups_.size() - 1;
   d.newGroup = true;
-  d.detail = true;
   return d;
 }
 
@@ -83,7 +152,16 @@ void KernelSampler::recordDetailed(size_t group, size_t launch, uint64_t warpIns
                                    uint64_t cycles) {
   Group& g = groups_.at(group);
   g.launches.push_back(launch);
-  cpis_[group].push_back(warpInsts ? double(cycles) / double(warpInsts) : 0.0);
+  const double cpi = warpInsts ? double(cycles) / double(warpInsts) : 0.0;
+  cpis_[group].push_back(cpi);
+  if (g.checkCpi && *g.checkCpi > 0 && cpi > 0 && cpis_[group].size() == 1) {
+    // A check: the error the lender's CPI would have made on this group's first member.
+    const double e = *g.checkCpi / cpi - 1.0;
+    Family& f = families_[g.family];
+    f.errors.push_back(e);
+    checkErrors_.push_back(e);
+    if (100.0 * std::abs(e) > cfg_.tolerance_pct) f.candidates = 0;  // the next one checks too
+  }
 }
 
 const char* KernelSampler::boundFromName(BoundFrom b) {
@@ -94,6 +172,8 @@ const char* KernelSampler::boundFromName(BoundFrom b) {
       return "the spread of warm detailed launches pooled over the groups with two";
     case BoundFrom::ColdWarm:
       return "the difference between the group's cold and warm detailed launch";
+    case BoundFrom::Borrowed:
+      return "the errors of borrowed CPIs measured at the checks of borrowing";
     case BoundFrom::None:
       break;
   }
@@ -158,14 +238,35 @@ KernelSampler::Bound KernelSampler::bound(const std::vector<std::vector<double>>
   return b;
 }
 
+size_t KernelSampler::estimatedFrom(size_t group) const {
+  const Group& g = groups_.at(group);
+  return cpis_[group].empty() && g.lender ? *g.lender : group;
+}
+
+KernelSampler::Bound KernelSampler::borrowBound(size_t family) const {
+  const std::vector<double>& own = families_.at(family).errors;
+  const std::vector<double>& errors = own.empty() ? checkErrors_ : own;
+  Bound b;
+  if (errors.empty()) return b;
+  // The checks' errors are those of one more borrowed estimate: a 95 % prediction interval of
+  // t x their root mean square (about zero: a borrowed CPI is meant to be unbiased), with as
+  // many degrees of freedom as errors.
+  double ss = 0;
+  for (double e : errors) ss += e * e;
+  b.pct = 100.0 * studentT95(errors.size()) * std::sqrt(ss / double(errors.size()));
+  b.from = BoundFrom::Borrowed;
+  return b;
+}
+
 KernelSampler::Estimate KernelSampler::estimate(size_t group, uint64_t warpInsts) const {
-  const std::vector<double>& cpi = cpis_.at(group);
+  const size_t from = estimatedFrom(group);
+  const std::vector<double>& cpi = cpis_.at(from);
   Estimate e;
   e.detailedMembers = cpi.size();
   if (cpi.empty()) return e;
   e.cpi = warmCpi(cpi);
   e.cycles = e.cpi * double(warpInsts);
-  e.bound = bound(cpis_, group);
+  e.bound = from == group ? bound(cpis_, group) : borrowBound(groups_[group].family);
   return e;
 }
 

@@ -241,6 +241,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
     nlohmann::json js;
     if (s.grouped) js["group"] = s.group;
     js["detail"] = s.detail;
+    if (s.checkErrorPct) js["borrow_check_error_pct"] = *s.checkErrorPct;
     if (s.waves) {
       const WaveSample& w = *s.waves;
       js["waves"] = {{"ctas_detailed", w.ctasDetailed},
@@ -257,6 +258,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
     }
     if (!s.detail) {
       js["extrapolated_from"] = s.detailedFrom;
+      if (s.lender) js["borrowed_from_group"] = *s.lender;
       js["cycles_per_warp_instruction"] = s.cpi;
       js["cycles_bound_pct"] = s.boundPct ? nlohmann::json(*s.boundPct) : nlohmann::json(nullptr);
       js["bound_from"] = gpu::KernelSampler::boundFromName(s.boundFrom);
@@ -377,7 +379,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     nlohmann::json s;
     s["mode"] = cfg.sampling.mode;
     uint64_t detailed = 0, extrapolated = 0, cyclesDetailed = 0, cyclesEstimated = 0, unbounded = 0;
-    uint64_t waveSampled = 0, ctasDetailed = 0, ctasFunctional = 0;
+    uint64_t waveSampled = 0, ctasDetailed = 0, ctasFunctional = 0, borrowed = 0;
     std::vector<std::vector<double>> cpis;  // per group, its detailed launches' in order
     for (const auto& l : launches) {
       if (!l.timing || !l.sampled || !l.sampled->detail) continue;
@@ -408,9 +410,14 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
       }
       ++extrapolated;
       cyclesEstimated += l.timing->cycles;
-      const gpu::KernelSampler::Bound b = l.sampled->group < cpis.size()
-                                              ? gpu::KernelSampler::bound(cpis, l.sampled->group)
-                                              : gpu::KernelSampler::Bound{};
+      // A borrowed estimate keeps the bound the checks gave when it ran.
+      gpu::KernelSampler::Bound b;
+      if (l.sampled->lender) {
+        ++borrowed;
+        b.pct = l.sampled->boundPct;
+      } else if (l.sampled->group < cpis.size()) {
+        b = gpu::KernelSampler::bound(cpis, l.sampled->group);
+      }
       if (b.pct)
         bound += *b.pct / 100.0 * double(l.timing->cycles);
       else
@@ -419,6 +426,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     if (cfg.sampling.kernels()) s["groups"] = groups;
     s["launches_detailed"] = detailed;
     s["launches_extrapolated"] = extrapolated;
+    if (cfg.sampling.kernels() && cfg.sampling.borrow_pct > 0) s["launches_borrowed"] = borrowed;
     if (cfg.sampling.waves()) {
       s["launches_waves_sampled"] = waveSampled;
       s["ctas_detailed_in_them"] = ctasDetailed;

@@ -296,8 +296,12 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
                           s["cycles_bound_pct"].get<double>());
     std::string how;
     if (s.contains("groups"))
-      how = fmt::format("{} of {} launches in detail ({} groups); {} extrapolated", detailed,
-                        detailed + ext, s["groups"].get<uint64_t>(), ext);
+      how = fmt::format("{} of {} launches in detail ({} groups); {} extrapolated{}", detailed,
+                        detailed + ext, s["groups"].get<uint64_t>(), ext,
+                        s.contains("launches_borrowed")
+                            ? fmt::format(" ({} with a neighbour group's CPI)",
+                                          s["launches_borrowed"].get<uint64_t>())
+                            : std::string());
     if (s.contains("launches_waves_sampled")) {
       const uint64_t ctas = s["ctas_detailed_in_them"].get<uint64_t>();
       const uint64_t cut = s["launches_waves_sampled"].get<uint64_t>();

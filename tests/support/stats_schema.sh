@@ -27,6 +27,8 @@ run summary_functional 0 --kernel bfs --size tiny --mode functional --stats summ
 run full_many 0 --kernel gaussian --size tiny --stats full --set pdn.enabled=false
 run sampled 0 --kernel gaussian --size tiny --stats full --sample kernel
 run sampled_summary 0 --kernel gaussian --size tiny --stats summary --sample kernel
+run sampled_borrowed 0 --kernel gaussian --size tiny --stats full --sample kernel \
+  --set sampling.borrow_pct=50
 # Waves sampled (two SMs: many waves at small size) together with launches.
 run sampled_waves 0 --kernel transpose_padded --size small --set gpu.num_sms=2 --sample kernel+wave
 # A CUDA program (built where nvcc was found): its kernel fault is in the workload section.
