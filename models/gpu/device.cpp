@@ -524,9 +524,9 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       sl.grouped = true;
       sl.group = decision->group;
       sl.detail = false;
-      sl.detailedFrom = sampler_->detailedLaunches(sampler_->estimatedFrom(decision->group));
-      if (sampler_->estimatedFrom(decision->group) != decision->group)
-        sl.lender = sampler_->lender(decision->group);
+      const size_t from = sampler_->estimatedFrom(decision->group);
+      sl.detailedFrom = sampler_->detailedLaunches(from);
+      if (from != decision->group) sl.lender = from;  // borrowed
       sl.cpi = e.cpi;
       sl.boundPct = e.bound.pct;
       sl.boundFrom = e.bound.from;
@@ -613,11 +613,9 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       if (!decision)
         decision =
             sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, rec.stats));
-      const size_t checks = sampler_->borrowErrors().size();
-      sampler_->recordDetailed(decision->group, launches_.size(), rec.stats.warpInsts,
-                               rec.timing->cycles);
-      if (sampler_->borrowErrors().size() > checks)  // a check of borrowing
-        sl.checkErrorPct = 100.0 * sampler_->borrowErrors().back();
+      if (const std::optional<double> check = sampler_->recordDetailed(
+              decision->group, launches_.size(), rec.stats.warpInsts, rec.timing->cycles))
+        sl.checkErrorPct = 100.0 * *check;  // a check of borrowing
       sl.grouped = true;
       sl.group = decision->group;
     }

@@ -120,7 +120,6 @@ KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
     const size_t index = g.members++;  // this member's index in the group (the first: 0)
     d.group = k;
     d.detail = detailAt(g, index);
-    d.lender = g.lender;
     return d;
   }
   Group g;
@@ -134,7 +133,6 @@ KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
       if (borrows(f)) {
         g.lender = lender;
         d.detail = false;
-        d.lender = lender;
       } else {
         g.checkCpi = warmCpi(cpis_[*lender]);
       }
@@ -148,8 +146,8 @@ KernelSampler::Decision KernelSampler::decide(const LaunchSignature& sig) {
   return d;
 }
 
-void KernelSampler::recordDetailed(size_t group, size_t launch, uint64_t warpInsts,
-                                   uint64_t cycles) {
+std::optional<double> KernelSampler::recordDetailed(size_t group, size_t launch, uint64_t warpInsts,
+                                                    uint64_t cycles) {
   Group& g = groups_.at(group);
   g.launches.push_back(launch);
   const double cpi = warpInsts ? double(cycles) / double(warpInsts) : 0.0;
@@ -161,7 +159,9 @@ void KernelSampler::recordDetailed(size_t group, size_t launch, uint64_t warpIns
     f.errors.push_back(e);
     checkErrors_.push_back(e);
     if (100.0 * std::abs(e) > cfg_.tolerance_pct) f.candidates = 0;  // the next one checks too
+    return e;
   }
+  return std::nullopt;
 }
 
 const char* KernelSampler::boundFromName(BoundFrom b) {

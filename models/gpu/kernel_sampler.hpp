@@ -87,7 +87,6 @@ class KernelSampler {
     bool detail = true;
     size_t group = 0;
     bool newGroup = false;
-    std::optional<size_t> lender;  // the group (new or joined) borrows its CPI from this one
   };
   // Which group `sig` joins and whether it runs in detail. Call once per launch, in order.
   Decision decide(const LaunchSignature& sig);
@@ -95,8 +94,10 @@ class KernelSampler {
   // is due for a detailed member next), or a new one: its signature then need not be measured
   // before it runs. True when no group has the shape.
   bool detailWhereverItJoins(const LaunchSignature& shape) const;
-  // A detailed member of `group` (launch index `launch`) took `cycles`.
-  void recordDetailed(size_t group, size_t launch, uint64_t warpInsts, uint64_t cycles);
+  // A detailed member of `group` (launch index `launch`) took `cycles`. When it checks borrowing,
+  // the error its lender's CPI would have made on it (relative: lender's / its own - 1).
+  std::optional<double> recordDetailed(size_t group, size_t launch, uint64_t warpInsts,
+                                       uint64_t cycles);
 
   enum class BoundFrom { None, Group, Pooled, ColdWarm, Borrowed };
   struct Bound {
@@ -124,8 +125,6 @@ class KernelSampler {
   size_t estimatedFrom(size_t group) const;
   // The group `group` borrows from, if it does.
   std::optional<size_t> lender(size_t group) const { return groups_.at(group).lender; }
-  // The checks' relative errors so far (borrowing), in the order they ran.
-  const std::vector<double>& borrowErrors() const { return checkErrors_; }
 
   size_t groups() const { return groups_.size(); }
   size_t members(size_t group) const { return groups_.at(group).members; }
