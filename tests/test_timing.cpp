@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -676,11 +677,12 @@ namespace {
 class CountingTarget : public sm::DispatchTarget {
  public:
   Answer answer = Answer::Busy;
+  std::optional<std::pair<sm::Unit, Answer>> answerFor;  // another answer for one unit kind
   std::vector<std::pair<uint32_t, sm::Unit>> asked;
   sm::Cycle freeAt = 0;  // what unitFreeAt says of every unit (at least the next cycle)
   Answer dispatch(uint32_t inst, sm::Unit u, sm::Cycle) override {
     asked.emplace_back(inst, u);
-    return answer;
+    return answerFor && answerFor->first == u ? answerFor->second : answer;
   }
   sm::Cycle unitFreeAt(uint32_t, sm::Unit, sm::Cycle now) const override {
     return std::max(freeAt, now + 1);
@@ -732,9 +734,10 @@ TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
   EXPECT_FALSE(du.busy());
 }
 
-// Collectors that only waited for busy units (every answer Busy or Waits, nothing sent) need no
-// cycle before the first unit frees; an operand still to read, an answer with effects (Refused)
-// or a collector that entered in the cycle makes the next cycle count.
+// Collectors that only waited for busy units (every answer Busy or Waits, once those that
+// dispatched have left) need no cycle before the first unit frees; an operand still to read, an
+// answer with effects (Refused) or a collector that entered in the cycle makes the next cycle
+// count.
 TEST(TimingDispatch, WaitingCollectorsSleepUntilAUnitFrees) {
   DispatchBench bench;
   sm::DispatchUnit& du = bench.du;
@@ -759,6 +762,17 @@ TEST(TimingDispatch, WaitingCollectorsSleepUntilAUnitFrees) {
   du.cycle(5, act, t);  // the second read: all wait again
   EXPECT_EQ(du.nextChange(5, t), 20u);
   EXPECT_EQ(act.collectorsBusy, 3u * 2 + 2u * 3);  // two collectors in cycles 1-3, three in 4-5
+  // The SFU takes its instruction; the two SP collectors still wait for theirs.
+  t.answerFor = std::make_pair(sm::Unit::Sfu, CountingTarget::Answer::Taken);
+  du.cycle(6, act, t);
+  EXPECT_EQ(du.occupied(), 2u);
+  EXPECT_EQ(du.nextChange(6, t), 20u);
+  // Both SP collectors dispatch: nothing is left to wait.
+  t.answerFor = std::make_pair(sm::Unit::Sp, CountingTarget::Answer::Taken);
+  t.asked.clear();
+  du.cycle(7, act, t);
+  EXPECT_FALSE(du.busy());
+  EXPECT_EQ(t.asked.size(), 2u);
 }
 
 // ---- barriers

@@ -107,7 +107,9 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
       waiting = false;
     }
   }
-  waitingSince_ = waiting && sent == 0 ? now : ~0ull;
+  // Collectors that dispatched in this cycle have left: if every other one answered Busy, the
+  // SM may sleep until a unit frees (unitFreeAt) even after a dispatch.
+  waitingSince_ = waiting ? now : ~0ull;
   if (sent != 0)
     live_.erase(
         std::remove_if(live_.begin(), live_.end(), [](const Collector* c) { return !c->busy; }),
