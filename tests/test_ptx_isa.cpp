@@ -8,6 +8,7 @@
 #include <functional>
 #include <random>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -3669,6 +3670,75 @@ TEST(PtxIsaTiming, VideoConversionAndNewerInstructionsRunInTheTimingModel) {
   auto f = eval(body, rows);
   auto t = eval(body, rows, ExecMode::Timing);
   for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(f[i].o32, t[i].o32) << i;
+}
+
+// ---- cooperative launches: cooperative groups' grid sync ---------------------------------------
+
+// nvcc's grid.sync() (tests/data/grid_sync.cu): `rounds` of reading the right neighbour, a grid
+// sync, writing it plus one, a grid sync; checked against a[i] = a0[(i + rounds) % n] + rounds.
+void checkGridSync(ExecMode mode, uint32_t blocks, uint32_t threads, int n, int rounds) {
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx");
+  std::vector<int32_t> a0(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) a0[size_t(i)] = i * 7 % 1000;
+  DevPtr a = dev.upload(a0);
+  LaunchOptions cooperative;
+  cooperative.cooperative = true;
+  dev.launch(m.kernel("rotate"), {blocks}, {threads}, 0, KernelArgs().ptr(a).i32(n).i32(rounds),
+             cooperative);
+  const auto out = dev.download<int32_t>(a, size_t(n));
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[size_t(i)], a0[size_t((i + rounds) % n)] + rounds) << "element " << i;
+  EXPECT_TRUE(dev.launches().back().cooperative);
+}
+
+TEST(GridSync, EveryBlockWaitsForTheWholeGrid) {
+  Device probe(platform(), ExecMode::Functional);
+  Module& m = probe.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx");
+  // The largest grid the platform holds at once, and a small one.
+  const uint32_t full = probe.ctasPerSm(m.kernel("rotate"), {128}, 0) * platform().gpu.num_sms;
+  checkGridSync(ExecMode::Functional, full, 128, int(full) * 128 - 50, 3);
+  checkGridSync(ExecMode::Functional, 3, 64, 190, 5);
+}
+
+TEST(GridSync, EveryBlockWaitsForTheWholeGridInTheTimingModel) {
+  checkGridSync(ExecMode::Timing, 40, 128, 5000, 2);
+}
+
+TEST(GridSync, AGridLargerThanTheGpuHoldsIsRefused) {
+  Device dev(platform(), ExecMode::Functional);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx");
+  const uint32_t perSm = dev.ctasPerSm(m.kernel("rotate"), {256}, 0);
+  const uint32_t full = perSm * platform().gpu.num_sms;
+  DevPtr a = dev.malloc(4);
+  LaunchOptions cooperative;
+  cooperative.cooperative = true;
+  try {
+    dev.launch(m.kernel("rotate"), {full + 1}, {256}, 0, KernelArgs().ptr(a).i32(1).i32(1),
+               cooperative);
+    ADD_FAILURE() << "a cooperative grid of " << full + 1 << " blocks ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(fmt::format("holds {} of them at once ({} per SM", full, perSm)),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(dev.launches().empty());
+}
+
+TEST(GridSync, AGridSyncOutsideACooperativeLaunchTraps) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx");
+    DevPtr a = dev.malloc(4 * 64);
+    try {
+      dev.launch(m.kernel("rotate"), {2}, {32}, 0, KernelArgs().ptr(a).i32(64).i32(1));
+      ADD_FAILURE() << "grid.sync() ran in a launch that is not cooperative";
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find("trap instruction executed"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

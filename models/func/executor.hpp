@@ -76,11 +76,20 @@ class Executor {
   // does not matter (func/parallel_ctas.hpp).
   void runCta(Cta& cta, ExecStats& st, const RunBudget* budget = nullptr, StepEnv* env = nullptr);
 
+  // Runs `ctas` together to completion, as one cooperative launch's CTAs, all resident at once:
+  // in turns of at most kCooperativeTurn warp instructions per warp, CTA after CTA, so that a
+  // warp spinning until other CTAs arrive (a grid sync) lets them run. Deterministic; the spin
+  // loops' instructions count. Budget and faults as runCta.
+  static constexpr uint64_t kCooperativeTurn = 64;
+  void runCooperative(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget = nullptr);
+
   LaunchState& launch() { return L_; }
 
  private:
-  template <bool kRecord>
-  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env);
+  // Runs ctas[0, n) to completion: with kTurns, a warp at most kCooperativeTurn instructions at
+  // a time (runCooperative), else each warp until it blocks.
+  template <bool kRecord, bool kTurns>
+  void runCtaLoop(Cta* ctas, size_t n, ExecStats& st, const RunBudget* budget, StepEnv* env);
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
   // call through a function pointer: copies each lane's arguments to its callee's parameters and

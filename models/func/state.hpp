@@ -132,6 +132,10 @@ struct LaunchState {
   uint64_t clock = 0;
   std::string* printfLog = nullptr;  // device printf output (vprintf), appended in order
   DeviceHeap* heap = nullptr;        // device malloc/free
+  // A cooperative launch: every CTA is resident at once, and %envreg1:%envreg2 give this
+  // address of the grid workspace its grid syncs use (0: not cooperative).
+  bool cooperative = false;
+  uint64_t gridWorkspace = 0;
 };
 
 // The context a handler runs in.

@@ -267,6 +267,23 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
                     s.max_warps));
 }
 
+void Device::validateCooperative(const Kernel& k, const Dim3& grid, const Dim3& block,
+                                 uint32_t dyn) const {
+  const uint64_t perSm = ctasPerSm(k, block, dyn);
+  const uint64_t resident = perSm * cfg_.gpu.num_sms;
+  if (grid.count() > resident)
+    throw InputError(fmt::format(
+        "cooperative launch of {}: {} blocks, but the platform holds {} of them at once ({} per "
+        "SM x {} SMs, gpu.num_sms), and a cooperative launch needs every block resident",
+        k.name, grid.count(), resident, perSm, cfg_.gpu.num_sms));
+  if (mode_ == ExecMode::Timing && cfg_.gpu.cta_placement == "congestion-aware")
+    throw InputError(fmt::format(
+        "cooperative launch of {}: gpu.cta_placement congestion-aware may leave blocks waiting "
+        "for SMs it stops using, and a cooperative launch needs every block resident; use "
+        "round-robin or packed",
+        k.name));
+}
+
 std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) const {
   const func::Program& p = *k.program;
   const auto& a = args.args();
@@ -366,7 +383,8 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
     };
   // Several host threads take the CTAs at once when their order cannot change the result and
   // no instruction limit must stop the launch at an exact instruction.
-  if (hostThreads_ > 1 && ctas > firstCta + 1 && cfg_.limits.max_warp_instructions == 0) {
+  if (hostThreads_ > 1 && ctas > firstCta + 1 && cfg_.limits.max_warp_instructions == 0 &&
+      !L.cooperative) {
     auto why = serialReasons_.find(L.prog);
     if (why == serialReasons_.end())
       why = serialReasons_.emplace(L.prog, func::serialCtasReason(*L.prog)).first;
@@ -377,6 +395,16 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
       return;
     }
     serialKernels_.emplace(L.prog->name, why->second);
+  }
+  if (L.cooperative) {  // every CTA at once, in turns (a grid sync waits for all of them)
+    func::Executor ex(L);
+    std::vector<func::Cta> all(ctas - firstCta);
+    for (uint64_t id = firstCta; id < ctas; ++id)
+      ex.initCta(all[id - firstCta], grid.ctaOf(id), id,
+                 static_cast<uint32_t>(id % cfg_.gpu.num_sms));
+    ex.runCooperative(all, stats, &budget_);
+    if (report) report(ctas - firstCta);
+    return;
   }
   func::Executor ex(L);
   func::Cta cta;
@@ -441,11 +469,31 @@ gpu::TimingResult Device::extrapolated(size_t group, const func::ExecStats& stat
 }
 
 void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args) {
+  launch(k, grid, block, dyn, args, LaunchOptions{});
+}
+
+void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args,
+                    const LaunchOptions& options) {
   validateLaunch(k, grid, block, dyn);
-  func::LaunchState L = launchState(k, grid, block, dyn, args);
+  if (options.cooperative) validateCooperative(k, grid, block, dyn);
+  // The grid workspace, as a driver gives it: its size, then the barrier word grid syncs count
+  // arrivals in (any start value works: a sync flips its top bit).
+  if (options.cooperative && gridWorkspace_ == 0) {
+    gridWorkspace_ = gmem_.allocate(8);
+    const uint32_t words[2] = {8, 0};
+    gmem_.write(gridWorkspace_, words, sizeof words);
+  }
+  const auto stateOf = [&] {
+    func::LaunchState s = launchState(k, grid, block, dyn, args);
+    s.cooperative = options.cooperative;
+    s.gridWorkspace = options.cooperative ? gridWorkspace_ : 0;
+    return s;
+  };
+  func::LaunchState L = stateOf();
 
   LaunchRecord rec;
   rec.kernel = k.name;
+  rec.cooperative = options.cooperative;
   rec.grid = grid;
   rec.block = block;
   rec.dynamicShared = dyn;
@@ -537,7 +585,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     }
     gmem_.restore(before);
     printfOutput_.resize(printed);
-    L = launchState(k, grid, block, dyn, args);
+    L = stateOf();
   }
 
   const sm::CtaFootprint f = footprint(k, block, L.sharedBytes);
@@ -557,8 +605,9 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   // Wave sampling: the sampler may stop the launch's CTAs from starting once its rate is stable;
   // the functional engine then runs the rest (from the first that did not start: CTAs start in
   // linear order).
+  // Not a cooperative launch: its CTAs are one wave, and a grid sync needs all of them running.
   std::optional<gpu::WaveSampler> waves;
-  if (sampling && cfg_.sampling.waves())
+  if (sampling && cfg_.sampling.waves() && !options.cooperative)
     waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
   rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_,
                             waves ? &*waves : nullptr);

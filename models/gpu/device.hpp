@@ -132,8 +132,13 @@ struct SampledLaunch {
 };
 
 // What one launch did (functional counts; the timing model adds cycles in its own stats).
+struct LaunchOptions {
+  bool cooperative = false;
+};
+
 struct LaunchRecord {
   std::string kernel;
+  bool cooperative = false;  // LaunchOptions::cooperative
   Dim3 grid, block;
   uint32_t dynamicShared = 0;
   uint32_t regsPerThread = 0;
@@ -231,6 +236,11 @@ class Device {
   // later launch throws RunStopped at once.
   void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
               const KernelArgs& args);
+  // The same with options: a cooperative launch (LaunchOptions::cooperative) has every CTA
+  // resident at once, so its grid may sync (cooperative groups' grid.sync()); a grid larger
+  // than the SMs hold at once (ctasPerSm() x gpu.num_sms) throws InputError.
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
+              const KernelArgs& args, const LaunchOptions& options);
   void synchronize() {}
 
   const std::vector<LaunchRecord>& launches() const { return launches_; }
@@ -279,6 +289,8 @@ class Device {
  private:
   void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
                       uint32_t dynamicShared) const;
+  void validateCooperative(const Kernel& k, const Dim3& grid, const Dim3& block,
+                           uint32_t dynamicShared) const;
   std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
   sm::CtaFootprint footprint(const Kernel& k, const Dim3& block, uint32_t sharedBytes) const;
   const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset,
@@ -300,7 +312,8 @@ class Device {
   PlatformConfig cfg_;
   ExecMode mode_;
   func::GlobalMemory gmem_;
-  func::DeviceHeap heap_;  // device malloc/free
+  func::DeviceHeap heap_;     // device malloc/free
+  DevPtr gridWorkspace_ = 0;  // cooperative launches' grid workspace (allocated at the first)
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<LaunchRecord> launches_;
   gpu::TimingEngine* timing_ = nullptr;

@@ -201,6 +201,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["grid"] = toJson(l.grid);
   j["block"] = toJson(l.block);
   j["dynamic_shared_bytes"] = l.dynamicShared;
+  if (l.cooperative) j["cooperative"] = true;
   j["shared_bytes_per_cta"] = l.sharedPerCta;
   j["registers_per_thread"] = l.regsPerThread;
   j["registers_from"] = l.regsFromPtxas ? "ptxas" : "estimate";

@@ -123,6 +123,12 @@ enum class SReg : uint8_t {
   ClusterCtaRank,
   ClusterNCtaRank,
   IsExplicitCluster,
+  // %envreg<32>, set by the driver: %envreg2 and %envreg1 are the low and high halves of a
+  // cooperative launch's grid workspace (what cooperative groups' grid sync uses; 0 in any other
+  // launch), the others are 0.
+  EnvReg1,
+  EnvReg2,
+  EnvRegZero,
 };
 
 std::optional<SReg> sregFromName(std::string_view name);  // "%tid.x"

@@ -131,6 +131,15 @@ std::optional<SReg> sregFromName(std::string_view n) {
       {"%cluster_nctarank", SReg::ClusterNCtaRank},
       {"%is_explicit_cluster", SReg::IsExplicitCluster},
   };
+  if (n.substr(0, 7) == "%envreg" && n.size() > 7 && n.size() <= 9) {
+    uint32_t i = 0;
+    for (char c : n.substr(7)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      i = i * 10 + uint32_t(c - '0');
+    }
+    if (i > 31 || (n.size() == 9 && n[7] == '0')) return std::nullopt;
+    return i == 1 ? SReg::EnvReg1 : i == 2 ? SReg::EnvReg2 : SReg::EnvRegZero;
+  }
   auto it = table.find(n);
   if (it == table.end()) return std::nullopt;
   return it->second;
@@ -969,8 +978,7 @@ class Parser {
           o.name = name;
           return o;
         }
-        if (startsWith(name, "%envreg") || startsWith(name, "%pm") || startsWith(name, "%reserved"))
-          unsupported(t);
+        if (startsWith(name, "%pm") || startsWith(name, "%reserved")) unsupported(t);
         fail(t, "'" + name + "' is not a declared register");
       }
       // WARP_SZ, the PTX ISA's predefined constant for the warp size (what CUDA's warpSize
