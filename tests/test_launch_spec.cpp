@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -289,6 +290,46 @@ TEST_F(LaunchSpecTest, ErrorsNameFileLineAndKey) {
             f + ":2:11: launches: expected a list of at least one launch");
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: [{kernel: scale, grid: 1, block: [2048]}]\n"),
             f + ":2:12: launch of scale: block (2048,1,1) exceeds the limits (1024, 1024, 64)");
+}
+
+TEST_F(LaunchSpecTest, CooperativeLaunchesSyncTheirGrid) {
+  // tests/data/grid_sync.cu: two rounds of a[i] = a[(i + 1) % n] + 1 between grid syncs.
+  const std::string ptx = std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx";
+  const auto spec = [&](const std::string& launch) {
+    return "ptx: " + ptx + R"(
+buffers:
+  a: {type: s32, count: 600, init: {iota: [0, 1]}}
+launches:
+  - {kernel: rotate, grid: [5], block: [128], args: [a, {s32: 600}, {s32: 2}], )" +
+           launch + R"(}
+dump:
+  a: a.bin
+)";
+  };
+  write("spec.yaml", spec("cooperative: true"));
+  Device dev(test::platform());
+  runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+  const std::vector<uint32_t> a = readU32("a.bin");
+  ASSERT_EQ(a.size(), 600u);
+  for (uint32_t i = 0; i < 600; ++i) ASSERT_EQ(a[i], (i + 2) % 600 + 2) << i;
+  EXPECT_TRUE(dev.launches().back().cooperative);
+
+  const std::string f = path("spec.yaml");
+  const std::string maybe = spec("cooperative: maybe");
+  const size_t line5 = maybe.find("  - {kernel");
+  EXPECT_EQ(errorOf(maybe), fmt::format("{}:5:{}: launches[0].cooperative: expected true or false, "
+                                        "got 'maybe'",
+                                        f, maybe.find("maybe") - line5 + 1));
+  const std::string big =
+      errorOf(spec("cooperative: true").replace(spec("").find("grid: [5]") + 7, 1, "100000"));
+  EXPECT_NE(big.find(f + ":5:5: cooperative launch of rotate: 100000 blocks, but the platform "
+                         "holds"),
+            std::string::npos)
+      << big;
+  // Not cooperative: grid.sync() traps.
+  write("spec.yaml", spec("cooperative: false"));
+  Device plain(test::platform());
+  EXPECT_THROW(runLaunchSpec(plain, loadLaunchSpec(path("spec.yaml")), path("out")), KernelFault);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ enum CudaError : int {
   kErrorIllegalInstruction = 715,
   kErrorMisalignedAddress = 716,
   kErrorLaunchFailure = 719,
+  kErrorCooperativeLaunchTooLarge = 720,
   kErrorNotSupported = 801,
   kErrorStreamCaptureUnsupported = 900,
   kErrorStreamCaptureUnmatched = 903,

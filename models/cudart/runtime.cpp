@@ -208,7 +208,7 @@ void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedB
 }
 
 void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
-                     void* stream) {
+                     void* stream, bool cooperative) {
   checkStream(stream);
   const Kernel& k = kernel(hostFun);
   checkLaunch(k, grid, block, sharedBytes);
@@ -221,16 +221,26 @@ void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, si
   for (size_t i = 0; i < params.size(); ++i) ka.raw(args[i], params[i].size, "argument");
   Device& dev = device();
   const size_t before = dev.launches().size();
+  LaunchOptions options;
+  options.cooperative = cooperative;
   try {
     dev.launch(k, {grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
-               static_cast<uint32_t>(sharedBytes), ka);
+               static_cast<uint32_t>(sharedBytes), ka, options);
   } catch (const KernelFault& e) {
     throw CudaFailure(faultCode(e), e.what());
   } catch (const InputError& e) {
-    // What the device refuses beyond the checks above: a block's registers.
-    const bool registers = std::string(e.what()).find("register") != std::string::npos;
-    throw CudaFailure(registers ? kErrorLaunchOutOfResources : kErrorInvalidConfiguration,
-                      e.what());
+    // What the device refuses beyond the checks above: a block's registers, a cooperative grid
+    // the GPU cannot hold at once, a cooperative launch the platform's CTA placement cannot keep
+    // resident.
+    const std::string what = e.what();
+    const bool coop = what.rfind("cooperative launch of", 0) == 0;
+    const bool registers = what.find("register") != std::string::npos;
+    throw CudaFailure(coop && what.find("blocks, but the platform holds") != std::string::npos
+                          ? kErrorCooperativeLaunchTooLarge
+                      : coop      ? kErrorNotSupported
+                      : registers ? kErrorLaunchOutOfResources
+                                  : kErrorInvalidConfiguration,
+                      what);
   }
   for (size_t i = before; i < dev.launches().size(); ++i)
     if (const auto& t = dev.launches()[i].timing; t && t->coreMhz > 0)

@@ -83,8 +83,10 @@ class Runtime {
   // The configuration of the launch now being made (<<<>>> pushes, the stub pops).
   void popConfiguration(Dim3* grid, Dim3* block, size_t* sharedBytes, void** stream);
   // cudaLaunchKernel: `args` holds one pointer per kernel parameter, to its value.
+  // `cooperative`: cudaLaunchCooperativeKernel (every block resident at once; a grid too large
+  // for that is kErrorCooperativeLaunchTooLarge).
   void launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
-              void* stream);
+              void* stream, bool cooperative = false);
   // The kernel a host stub names, its module loaded (cudaFuncGetAttributes, the occupancy
   // calculator). Throws kErrorInvalidDeviceFunction for an unregistered stub.
   const Kernel& kernel(const void* hostFun);

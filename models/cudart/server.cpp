@@ -193,7 +193,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       }
       try {
         rt_.launch(hostFun, {h.grid[0], h.grid[1], h.grid[2]}, {h.block[0], h.block[1], h.block[2]},
-                   args.data(), h.sharedBytes, ptr(h.stream));
+                   args.data(), h.sharedBytes, ptr(h.stream), h.cooperative != 0);
       } catch (const RunStopped& e) {
         stopped_ = e;
         throw CudaFailure(kErrorLaunchTimeout, e.what());

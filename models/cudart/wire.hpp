@@ -25,7 +25,7 @@ namespace gpusc::cudart::wire {
 
 // Bumped when a message changes: a library and a simulator of different versions refuse each
 // other at Hello instead of misreading.
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 // The environment variable naming the socket's file descriptor in the program's process.
 constexpr const char* kSocketEnv = "GPUSC_CUDART_FD";
@@ -112,6 +112,8 @@ struct LaunchHeader {
   uint32_t block[3] = {1, 1, 1};
   uint64_t sharedBytes = 0;
   uint64_t stream = 0;
+  uint32_t cooperative = 0;  // cudaLaunchCooperativeKernel, or the launch attribute
+  uint32_t reserved = 0;
 };
 
 // Addresses cross the socket as 64-bit integers.

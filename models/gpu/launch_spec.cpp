@@ -304,7 +304,7 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
           return e;
         }
         r.keys(n, key,
-               {"kernel", "grid", "block", "shared", "args", "repeat", "until_zero",
+               {"kernel", "grid", "block", "shared", "cooperative", "args", "repeat", "until_zero",
                 "max_iterations"});
         if (!n["kernel"]) r.fail(n, key, "missing key 'kernel'");
         e.kernel = r.scalar<std::string>(n["kernel"], key + ".kernel");
@@ -313,6 +313,8 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
         e.grid = r.dims(n["grid"], key + ".grid");
         e.block = r.dims(n["block"], key + ".block");
         if (n["shared"]) e.sharedBytes = r.scalar<uint32_t>(n["shared"], key + ".shared");
+        if (n["cooperative"])
+          e.cooperative = r.scalar<bool>(n["cooperative"], key + ".cooperative");
         if (inLoop && (n["repeat"] || n["until_zero"] || n["max_iterations"]))
           r.fail(n, key, "launches inside a loop repeat with the loop");
         parseRepetition(n, key, e);
@@ -493,7 +495,9 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
       }
     }
     try {
-      dev.launch(*k, e.grid, e.block, e.sharedBytes, args);
+      LaunchOptions options;
+      options.cooperative = e.cooperative;
+      dev.launch(*k, e.grid, e.block, e.sharedBytes, args, options);
     } catch (const InputError& err) {
       throw InputError(fmt::format("{}: {}", e.where, err.what()));
     }

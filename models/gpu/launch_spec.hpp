@@ -62,6 +62,7 @@ struct LaunchEntry {
   std::vector<LaunchEntry> body;
   Dim3 grid, block;
   uint32_t sharedBytes = 0;
+  bool cooperative = false;  // every block resident at once; the grid may sync
   std::vector<ArgSpec> args;
   uint32_t repeat = 1;
   std::string untilZero;  // buffer name, or empty

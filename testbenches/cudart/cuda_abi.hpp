@@ -161,6 +161,7 @@ enum DeviceAttr : int {
   kAttrMaxSharedMemoryPerMultiprocessor = 81,
   kAttrMaxRegistersPerMultiprocessor = 82,
   kAttrManagedMemory = 83,
+  kAttrCooperativeLaunch = 95,
   kAttrMaxSharedMemoryPerBlockOptin = 97,
   kAttrHostRegisterSupported = 99,
   kAttrMaxBlocksPerMultiprocessor = 106,

@@ -265,7 +265,7 @@ int sendLaunch(const wire::Buffer& b) {
 }
 
 int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
-           void* stream) {
+           void* stream, bool cooperative = false) {
   GPUSC_STICKY();
   Client& c = client();
   const gpusc::cudart::shim::Kernel* k = nullptr;
@@ -276,6 +276,7 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   h.block[0] = block.x, h.block[1] = block.y, h.block[2] = block.z;
   h.sharedBytes = sharedBytes;
   h.stream = u64(stream);
+  h.cooperative = cooperative ? 1 : 0;
   wire::Buffer b;
   b.put(h);
   if (!k->paramSizes.empty() && args == nullptr)
@@ -425,6 +426,17 @@ GPUSC_API int cudaLaunchKernel_ptsz(const void* func, Dim3 grid, Dim3 block, voi
   return launch(func, grid, block, args, shared, stream);
 }
 
+// Every block resident at once, so the grid may sync (cooperative groups' grid.sync()).
+GPUSC_API int cudaLaunchCooperativeKernel(const void* func, Dim3 grid, Dim3 block, void** args,
+                                          size_t shared, void* stream) {
+  return launch(func, grid, block, args, shared, stream, true);
+}
+
+GPUSC_API int cudaLaunchCooperativeKernel_ptsz(const void* func, Dim3 grid, Dim3 block, void** args,
+                                               size_t shared, void* stream) {
+  return launch(func, grid, block, args, shared, stream, true);
+}
+
 // cudaLaunchConfig_t.
 struct LaunchConfig {
   Dim3 grid, block;
@@ -441,8 +453,8 @@ namespace {
 // only relaxes or orders that: programmatic dependent launch (a kernel allowed to start before
 // the previous one ends may also start after it; griddepcontrol.wait then finds it done, as on
 // GPUs before compute capability 9.0), priorities (among kernels that never run at once), memory
-// synchronisation domains (which only narrow what fences wait for), and the attributes' neutral
-// values (not cooperative, clusters of one block).
+// synchronisation domains (which only narrow what fences wait for), cooperative launches (the
+// launch says so), and the neutral values of the others (clusters of one block).
 std::string unsupportedAttribute(const abi::LaunchAttribute& a) {
   switch (a.id) {
     case abi::kLaunchAttrIgnore:
@@ -452,9 +464,7 @@ std::string unsupportedAttribute(const abi::LaunchAttribute& a) {
     case abi::kLaunchAttrMemSyncDomain:
       return {};
     case abi::kLaunchAttrCooperative:
-      return a.val.cooperative == 0 ? std::string()
-                                    : "cudaLaunchAttributeCooperative: cooperative launches (grid "
-                                      "synchronisation) are not supported";
+      return {};
     case abi::kLaunchAttrClusterDimension:
     case abi::kLaunchAttrPreferredClusterDimension:
       if (a.val.clusterDim[0] <= 1 && a.val.clusterDim[1] <= 1 && a.val.clusterDim[2] <= 1)
@@ -476,10 +486,15 @@ GPUSC_API int cudaLaunchKernelExC(const LaunchConfig* config, const void* func, 
   if (config == nullptr) return fail(kErrorInvalidValue, "cudaLaunchKernelExC", "no configuration");
   if (config->numAttrs != 0 && config->attrs == nullptr)
     return fail(kErrorInvalidValue, "cudaLaunchKernelExC", "attributes counted but not given");
-  for (unsigned i = 0; i < config->numAttrs; ++i)
+  bool cooperative = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
     if (const std::string why = unsupportedAttribute(config->attrs[i]); !why.empty())
       return fail(kErrorNotSupported, "cudaLaunchKernelExC", why);
-  return launch(func, config->grid, config->block, args, config->dynamicSmemBytes, config->stream);
+    if (config->attrs[i].id == abi::kLaunchAttrCooperative)
+      cooperative = config->attrs[i].val.cooperative != 0;
+  }
+  return launch(func, config->grid, config->block, args, config->dynamicSmemBytes, config->stream,
+                cooperative);
 }
 
 GPUSC_API int cudaLaunchKernelExC_ptsz(const LaunchConfig* config, const void* func, void** args) {
@@ -583,6 +598,7 @@ void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   prop->reservedSharedMemPerBlock = f.sharedReservedPerBlock;
   prop->maxBlocksPerMultiProcessor = int(f.maxBlocksPerSm);
   prop->hostRegisterSupported = 1;
+  prop->cooperativeLaunch = 1;
 }
 
 }  // namespace
@@ -644,6 +660,7 @@ GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
       {abi::kAttrMaxSharedMemoryPerBlockOptin, p.sharedMemPerBlockOptin},
       {abi::kAttrHostRegisterSupported, p.hostRegisterSupported},
       {abi::kAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
+      {abi::kAttrCooperativeLaunch, p.cooperativeLaunch},
   };
   for (const auto& [a, v] : known)
     if (a == attr) {

@@ -200,6 +200,7 @@ int main() {
   SAME_VALUE(abi::kAttrManagedMemory, cudaDevAttrManagedMemory)
   SAME_VALUE(abi::kAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin)
   SAME_VALUE(abi::kAttrHostRegisterSupported, cudaDevAttrHostRegisterSupported)
+  SAME_VALUE(abi::kAttrCooperativeLaunch, cudaDevAttrCooperativeLaunch)
   SAME_VALUE(abi::kAttrMaxBlocksPerMultiprocessor, cudaDevAttrMaxBlocksPerMultiprocessor)
   SAME_VALUE(abi::kAttrLast, cudaDevAttrOnlyPartialHostNativeAtomicSupported)
   std::printf("%s (%d differences from the toolkit's headers)\n", bad ? "FAIL" : "PASS", bad);

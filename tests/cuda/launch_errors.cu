@@ -55,18 +55,15 @@ int main() {
       "of 256 threads per SM; best block %d threads, a grid of %d blocks fills the device\n",
       count, prop.name, prop.multiProcessorCount, prop.major, prop.minor, attr.numRegs, blocks,
       bestBlock, minGrid);
-  // cudaLaunchKernelEx: attributes that only relax or order a serial launch run it; a
-  // cooperative launch and clusters of several blocks are refused.
+  // cudaLaunchKernelEx: attributes that only relax or order a serial launch run it; clusters of
+  // several blocks are refused (cooperative launches: cooperative_groups.cu).
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(4);
   config.blockDim = dim3(256);
   config.dynamicSmemBytes = 256 * sizeof(int);
   cudaLaunchAttribute attrs[2]{};
-  attrs[0].id = cudaLaunchAttributeCooperative;
-  attrs[0].val.cooperative = 1;
   config.attrs = attrs;
   config.numAttrs = 1;
-  EXPECT_ERROR(cudaLaunchKernelEx(&config, fill, v, 5), cudaErrorNotSupported);
   attrs[0].id = cudaLaunchAttributeClusterDimension;
   attrs[0].val.clusterDim = {2, 1, 1};
   EXPECT_ERROR(cudaLaunchKernelEx(&config, fill, v, 5), cudaErrorNotSupported);
