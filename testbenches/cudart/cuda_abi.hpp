@@ -168,6 +168,52 @@ enum DeviceAttr : int {
   kAttrLast = 147,  // cudaDevAttrOnlyPartialHostNativeAtomicSupported, CUDA 13's last
 };
 
+// Graph nodes' parameters: cudaKernelNodeParams, cudaMemsetParams, cudaHostNodeParams,
+// cudaMemcpy3DParms (with cudaPos, cudaPitchedPtr, cudaExtent) and cudaGraphEdgeData.
+struct Dim3Abi {
+  unsigned x, y, z;
+};
+struct KernelNodeParams {
+  void* func;
+  Dim3Abi gridDim, blockDim;
+  unsigned sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+};
+struct MemsetParams {
+  void* dst;
+  size_t pitch;
+  unsigned value, elementSize;
+  size_t width, height;
+};
+struct HostNodeParams {
+  void (*fn)(void*);
+  void* userData;
+};
+struct Pos {
+  size_t x, y, z;
+};
+struct PitchedPtr {
+  void* ptr;
+  size_t pitch, xsize, ysize;
+};
+struct Extent {
+  size_t width, height, depth;
+};
+struct Memcpy3DParms {
+  void* srcArray;
+  Pos srcPos;
+  PitchedPtr srcPtr;
+  void* dstArray;
+  Pos dstPos;
+  PitchedPtr dstPtr;
+  Extent extent;
+  int kind;
+};
+struct GraphEdgeData {
+  unsigned char from_port, to_port, type, reserved[5];
+};
+
 // cudaLaunchAttribute: an id, padding to 8 bytes, a 64-byte union of values (those read here
 // are 32-bit and first in it), and the ids cudaLaunchKernelExC acts on.
 struct LaunchAttribute {

@@ -209,7 +209,58 @@ struct CaptureSequence {
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
 };
 
+// A graph node: what it does when the graph runs, and the nodes it must run after. A captured
+// graph is a chain of nodes in issue order; a graph built node by node (cudaGraphAdd*Node) has
+// the dependencies its nodes were given.
+struct GraphNode {
+  Replay op;
+  std::vector<const GraphNode*> deps;
+};
+
 struct Graph {
+  std::vector<std::unique_ptr<GraphNode>> nodes;  // in the order they were added
+  std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
+
+  bool holds(const void* node) const {
+    for (const auto& n : nodes)
+      if (n.get() == node) return true;
+    return false;
+  }
+  GraphNode& add(Replay op, const void* const* deps, size_t count) {
+    nodes.push_back(std::make_unique<GraphNode>());
+    GraphNode& n = *nodes.back();
+    n.op = std::move(op);
+    for (size_t i = 0; i < count; ++i) n.deps.push_back(static_cast<const GraphNode*>(deps[i]));
+    return n;
+  }
+  // The nodes in an order that runs each after its dependencies: of the nodes whose
+  // dependencies have run, the first added (so a captured graph keeps its issue order). False
+  // when the dependencies form a cycle.
+  bool order(std::vector<const GraphNode*>& out) const {
+    out.clear();
+    std::map<const GraphNode*, bool> done;
+    while (out.size() < nodes.size()) {
+      const GraphNode* next = nullptr;
+      for (const auto& n : nodes) {
+        if (done[n.get()]) continue;
+        if (std::all_of(n->deps.begin(), n->deps.end(),
+                        [&](const GraphNode* d) { return done[d]; })) {
+          next = n.get();
+          break;
+        }
+      }
+      if (next == nullptr) return false;
+      done[next] = true;
+      out.push_back(next);
+    }
+    return true;
+  }
+};
+
+// An instantiated graph: its nodes' work in the order it runs (node handles stay valid for
+// cudaGraphExecKernelNodeSetParams).
+struct GraphExec {
+  std::vector<const GraphNode*> nodes;
   std::vector<Replay> ops;
   std::shared_ptr<GraphMemory> memory;
 };
@@ -264,9 +315,10 @@ int sendLaunch(const wire::Buffer& b) {
   return record(e);
 }
 
-int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
-           void* stream, bool cooperative = false) {
-  GPUSC_STICKY();
+// The launch as work to do (now, or when a graph runs), its arguments copied; an error code when
+// it cannot be made.
+int makeLaunch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
+               void* stream, bool cooperative, Replay* work) {
   Client& c = client();
   const gpusc::cudart::shim::Kernel* k = nullptr;
   if (int e = c.kernel(hostFun, &k); e != kSuccess) return record(e);
@@ -282,10 +334,21 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   if (!k->paramSizes.empty() && args == nullptr)
     return fail(kErrorInvalidValue, "cudaLaunchKernel", "no argument array for the parameters");
   for (size_t i = 0; i < k->paramSizes.size(); ++i) b.putBytes(args[i], k->paramSizes[i]);
-  return issue(stream, [b] {
+  *work = [b] {
     if (int s = gSticky.load(); s != kSuccess) return record(s);  // when replayed
     return sendLaunch(b);
-  });
+  };
+  return kSuccess;
+}
+
+int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
+           void* stream, bool cooperative = false) {
+  GPUSC_STICKY();
+  Replay work;
+  if (int e = makeLaunch(hostFun, grid, block, args, sharedBytes, stream, cooperative, &work);
+      e != kSuccess)
+    return e;
+  return issue(stream, std::move(work));
 }
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
@@ -1150,7 +1213,13 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     s = s->second == seq ? c.streams.erase(s) : std::next(s);
   for (auto e = c.events.begin(); e != c.events.end();)
     e = e->second == seq ? c.events.erase(e) : std::next(e);
-  *graph = new Graph{std::move(seq->ops), seq->memory};
+  auto* g = new Graph;
+  g->memory = seq->memory;
+  for (Replay& op : seq->ops) {
+    const void* prev = g->nodes.empty() ? nullptr : g->nodes.back().get();
+    g->add(std::move(op), &prev, prev ? 1 : 0);
+  }
+  *graph = g;
   return kSuccess;
 }
 GPUSC_API int cudaStreamEndCapture_ptsz(void* stream, void** graph) {
@@ -1198,7 +1267,14 @@ GPUSC_API int cudaStreamGetCaptureInfo_ptsz(void* stream, int* status, unsigned 
 GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long) {
   if (exec == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphInstantiate", "a null graph or result");
-  *exec = new Graph(*static_cast<Graph*>(graph));
+  const Graph& g = *static_cast<const Graph*>(graph);
+  auto x = std::make_unique<GraphExec>();
+  if (!g.order(x->nodes))
+    return fail(kErrorInvalidValue, "cudaGraphInstantiate",
+                "the graph's dependencies form a cycle");
+  for (const GraphNode* n : x->nodes) x->ops.push_back(n->op);
+  x->memory = g.memory;
+  *exec = x.release();
   return kSuccess;
 }
 GPUSC_API int cudaGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
@@ -1210,7 +1286,7 @@ GPUSC_API int cudaGraphInstantiateWithFlags(void** exec, void* graph, unsigned l
 GPUSC_API int cudaGraphLaunch(void* exec, void* stream) {
   GPUSC_STICKY();
   if (exec == nullptr) return fail(kErrorInvalidValue, "cudaGraphLaunch", "a null graph");
-  const std::vector<Replay>& ops = static_cast<const Graph*>(exec)->ops;
+  const std::vector<Replay>& ops = static_cast<const GraphExec*>(exec)->ops;
   if (auto seq = capturing(stream)) {
     std::lock_guard<std::mutex> lock(captures().mutex);
     seq->ops.insert(seq->ops.end(), ops.begin(), ops.end());
@@ -1234,17 +1310,193 @@ GPUSC_API int cudaGraphDestroy(void* graph) {
   return kSuccess;
 }
 GPUSC_API int cudaGraphExecDestroy(void* exec) {
-  delete static_cast<Graph*>(exec);
+  delete static_cast<GraphExec*>(exec);
   return kSuccess;
 }
-// The number of nodes (each captured operation is one); their handles are not given out.
+// The nodes (a captured graph has one per captured operation), in the order they were added.
 GPUSC_API int cudaGraphGetNodes(void* graph, void** nodes, size_t* count) {
   if (graph == nullptr || count == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphGetNodes", "a null graph or count");
+  const Graph& g = *static_cast<const Graph*>(graph);
   if (nodes != nullptr)
-    return fail(kErrorNotSupported, "cudaGraphGetNodes",
-                "graph node handles are not supported (pass null nodes for the count)");
-  *count = static_cast<const Graph*>(graph)->ops.size();
+    for (size_t i = 0; i < std::min(*count, g.nodes.size()); ++i) nodes[i] = g.nodes[i].get();
+  *count = g.nodes.size();
+  return kSuccess;
+}
+
+// ---- graphs built node by node ----
+
+GPUSC_API int cudaGraphCreate(void** graph, unsigned flags) {
+  if (graph == nullptr) return fail(kErrorInvalidValue, "cudaGraphCreate", "a null result");
+  if (flags != 0) return fail(kErrorInvalidValue, "cudaGraphCreate", "flags must be 0");
+  *graph = new Graph;
+  return kSuccess;
+}
+
+namespace {
+
+// Adds a node doing `op` after `deps` to `graph`, each checked; its handle goes to `node`.
+int addNode(const char* function, void** node, void* graph, const void* const* deps, size_t count,
+            Replay op) {
+  if (node == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, function, "a null graph or result");
+  Graph& g = *static_cast<Graph*>(graph);
+  if (count != 0 && deps == nullptr)
+    return fail(kErrorInvalidValue, function, "dependencies counted but not given");
+  for (size_t i = 0; i < count; ++i)
+    if (!g.holds(deps[i]))
+      return fail(kErrorInvalidValue, function, "a dependency that is not a node of the graph");
+  *node = &g.add(std::move(op), deps, count);
+  return kSuccess;
+}
+
+// A kernel node's launch from its parameters (kernelParams; the `extra` form is not supported).
+int kernelWork(const char* function, const abi::KernelNodeParams* p, Replay* work) {
+  if (p == nullptr) return fail(kErrorInvalidValue, function, "null parameters");
+  if (p->kernelParams == nullptr && p->extra != nullptr)
+    return fail(kErrorNotSupported, function,
+                "kernel arguments in the 'extra' form are not supported: use kernelParams");
+  return makeLaunch(p->func, {p->gridDim.x, p->gridDim.y, p->gridDim.z},
+                    {p->blockDim.x, p->blockDim.y, p->blockDim.z}, p->kernelParams,
+                    p->sharedMemBytes, nullptr, false, work);
+}
+
+}  // namespace
+
+GPUSC_API int cudaGraphAddKernelNode(void** node, void* graph, const void* const* deps,
+                                     size_t count, const abi::KernelNodeParams* params) {
+  Replay work;
+  if (int e = kernelWork("cudaGraphAddKernelNode", params, &work); e != kSuccess) return e;
+  return addNode("cudaGraphAddKernelNode", node, graph, deps, count, std::move(work));
+}
+
+// New arguments or a new configuration for a kernel node of a graph (its later
+// instantiations), or of an instantiation.
+GPUSC_API int cudaGraphKernelNodeSetParams(void* node, const abi::KernelNodeParams* params) {
+  if (node == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphKernelNodeSetParams", "a null node");
+  Replay work;
+  if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work); e != kSuccess) return e;
+  static_cast<GraphNode*>(node)->op = std::move(work);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
+                                               const abi::KernelNodeParams* params) {
+  if (exec == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams", "a null graph");
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  const auto at = std::find(x.nodes.begin(), x.nodes.end(), node);
+  if (at == x.nodes.end())
+    return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams",
+                "the node is not one of the instantiated graph's");
+  Replay work;
+  if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
+    return e;
+  x.ops[size_t(at - x.nodes.begin())] = std::move(work);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphAddMemcpyNode1D(void** node, void* graph, const void* const* deps,
+                                       size_t count, void* dst, const void* src, size_t bytes,
+                                       int kind) {
+  return addNode("cudaGraphAddMemcpyNode1D", node, graph, deps, count,
+                 [=] { return memcpyAny(dst, src, bytes, kind, "cudaGraphAddMemcpyNode1D"); });
+}
+
+// Copies between pitched pointers (CUDA arrays are not supported): extent.width bytes per row,
+// extent.height rows per slice, extent.depth slices, from the positions given.
+GPUSC_API int cudaGraphAddMemcpyNode(void** node, void* graph, const void* const* deps,
+                                     size_t count, const abi::Memcpy3DParms* p) {
+  if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemcpyNode", "null parameters");
+  if (p->srcArray != nullptr || p->dstArray != nullptr)
+    return fail(kErrorNotSupported, "cudaGraphAddMemcpyNode", "CUDA arrays are not supported");
+  const abi::Memcpy3DParms c = *p;
+  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, [c] {
+    const auto at = [](const abi::PitchedPtr& q, const abi::Pos& pos, size_t y, size_t z) {
+      return static_cast<uint8_t*>(q.ptr) + ((pos.z + z) * q.ysize + pos.y + y) * q.pitch + pos.x;
+    };
+    for (size_t z = 0; z < c.extent.depth; ++z)
+      for (size_t y = 0; y < c.extent.height; ++y)
+        if (int e = memcpyAny(at(c.dstPtr, c.dstPos, y, z), at(c.srcPtr, c.srcPos, y, z),
+                              c.extent.width, c.kind, "cudaGraphAddMemcpyNode");
+            e != kSuccess)
+          return e;
+    return int(kSuccess);
+  });
+}
+
+// Sets `height` rows of `width` elements of 1, 2 or 4 bytes, `pitch` bytes apart, to `value`.
+GPUSC_API int cudaGraphAddMemsetNode(void** node, void* graph, const void* const* deps,
+                                     size_t count, const abi::MemsetParams* p) {
+  if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemsetNode", "null parameters");
+  if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4)
+    return fail(kErrorInvalidValue, "cudaGraphAddMemsetNode", "elementSize must be 1, 2 or 4");
+  const abi::MemsetParams m = *p;
+  std::vector<uint8_t> row(m.width * m.elementSize);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = uint8_t(m.value >> (8 * (i % m.elementSize)));
+  return addNode("cudaGraphAddMemsetNode", node, graph, deps, count, [m, row] {
+    for (size_t y = 0; y < std::max<size_t>(1, m.height); ++y)
+      if (int e = memcpyAny(static_cast<uint8_t*>(m.dst) + y * m.pitch, row.data(), row.size(),
+                            kHostToDevice, "cudaGraphAddMemsetNode");
+          e != kSuccess)
+        return e;
+    return int(kSuccess);
+  });
+}
+
+GPUSC_API int cudaGraphAddHostNode(void** node, void* graph, const void* const* deps, size_t count,
+                                   const abi::HostNodeParams* p) {
+  if (p == nullptr || p->fn == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphAddHostNode", "no function");
+  const abi::HostNodeParams h = *p;
+  return addNode("cudaGraphAddHostNode", node, graph, deps, count, [h] {
+    h.fn(h.userData);
+    return int(kSuccess);
+  });
+}
+
+GPUSC_API int cudaGraphAddEmptyNode(void** node, void* graph, const void* const* deps,
+                                    size_t count) {
+  return addNode("cudaGraphAddEmptyNode", node, graph, deps, count, [] { return int(kSuccess); });
+}
+
+// The child graph as it is now (a copy: later changes to it do not reach this node).
+GPUSC_API int cudaGraphAddChildGraphNode(void** node, void* graph, const void* const* deps,
+                                         size_t count, void* child) {
+  if (child == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphAddChildGraphNode", "a null child graph");
+  const Graph& c = *static_cast<const Graph*>(child);
+  std::vector<const GraphNode*> order;
+  if (!c.order(order))
+    return fail(kErrorInvalidValue, "cudaGraphAddChildGraphNode",
+                "the child graph's dependencies form a cycle");
+  std::vector<Replay> ops;
+  for (const GraphNode* n : order) ops.push_back(n->op);
+  return addNode("cudaGraphAddChildGraphNode", node, graph, deps, count, [ops, memory = c.memory] {
+    for (const Replay& op : ops)
+      if (int e = op(); e != kSuccess) return e;
+    return int(kSuccess);
+  });
+}
+
+// Edges from[i] -> to[i] between nodes of the graph (edge data: the default kind only).
+GPUSC_API int cudaGraphAddDependencies(void* graph, const void* const* from, const void* const* to,
+                                       const abi::GraphEdgeData* edges, size_t count) {
+  if (graph == nullptr || (count != 0 && (from == nullptr || to == nullptr)))
+    return fail(kErrorInvalidValue, "cudaGraphAddDependencies", "a null graph or node list");
+  Graph& g = *static_cast<Graph*>(graph);
+  for (size_t i = 0; i < count; ++i) {
+    if (!g.holds(from[i]) || !g.holds(to[i]))
+      return fail(kErrorInvalidValue, "cudaGraphAddDependencies", "a node not of the graph");
+    if (edges != nullptr &&
+        (edges[i].type != 0 || edges[i].from_port != 0 || edges[i].to_port != 0))
+      return fail(kErrorNotSupported, "cudaGraphAddDependencies",
+                  "edges other than full dependencies are not supported");
+  }
+  for (size_t i = 0; i < count; ++i)
+    static_cast<GraphNode*>(const_cast<void*>(to[i]))
+        ->deps.push_back(static_cast<const GraphNode*>(from[i]));
   return kSuccess;
 }
 
