@@ -3676,8 +3676,11 @@ TEST(PtxIsaTiming, VideoConversionAndNewerInstructionsRunInTheTimingModel) {
 
 // nvcc's grid.sync() (tests/data/grid_sync.cu): `rounds` of reading the right neighbour, a grid
 // sync, writing it plus one, a grid sync; checked against a[i] = a0[(i + rounds) % n] + rounds.
-void checkGridSync(ExecMode mode, uint32_t blocks, uint32_t threads, int n, int rounds) {
+// Returns the launch's cycles (timing mode), on `hostThreads` host threads.
+uint64_t checkGridSync(ExecMode mode, uint32_t blocks, uint32_t threads, int n, int rounds,
+                       unsigned hostThreads = 1) {
   Device dev(platform(), mode);
+  dev.setHostThreads(hostThreads, ThreadPolicy::Fixed);
   Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx");
   std::vector<int32_t> a0(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) a0[size_t(i)] = i * 7 % 1000;
@@ -3688,8 +3691,9 @@ void checkGridSync(ExecMode mode, uint32_t blocks, uint32_t threads, int n, int 
              cooperative);
   const auto out = dev.download<int32_t>(a, size_t(n));
   for (int i = 0; i < n; ++i)
-    ASSERT_EQ(out[size_t(i)], a0[size_t((i + rounds) % n)] + rounds) << "element " << i;
+    EXPECT_EQ(out[size_t(i)], a0[size_t((i + rounds) % n)] + rounds) << "element " << i;
   EXPECT_TRUE(dev.launches().back().cooperative);
+  return dev.launches().back().timing ? dev.launches().back().timing->cycles : 0;
 }
 
 TEST(GridSync, EveryBlockWaitsForTheWholeGrid) {
@@ -3702,7 +3706,10 @@ TEST(GridSync, EveryBlockWaitsForTheWholeGrid) {
 }
 
 TEST(GridSync, EveryBlockWaitsForTheWholeGridInTheTimingModel) {
-  checkGridSync(ExecMode::Timing, 40, 128, 5000, 2);
+  // Blocks on different SMs spin on one word: two host threads give the same cycles as one.
+  const uint64_t one = checkGridSync(ExecMode::Timing, 40, 128, 5000, 2);
+  EXPECT_GT(one, 0u);
+  EXPECT_EQ(checkGridSync(ExecMode::Timing, 40, 128, 5000, 2, 2), one);
 }
 
 TEST(GridSync, AGridLargerThanTheGpuHoldsIsRefused) {
@@ -3724,6 +3731,21 @@ TEST(GridSync, AGridLargerThanTheGpuHoldsIsRefused) {
         << e.what();
   }
   EXPECT_TRUE(dev.launches().empty());
+  // Congestion-aware placement may stop using SMs while blocks wait: refused in both modes.
+  PlatformConfig congestion = platform();
+  congestion.gpu.cta_placement = "congestion-aware";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device c(congestion, mode);
+    Module& cm = c.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx");
+    DevPtr ca = c.malloc(4);
+    try {
+      c.launch(cm.kernel("rotate"), {2}, {256}, 0, KernelArgs().ptr(ca).i32(1).i32(1), cooperative);
+      ADD_FAILURE() << "a cooperative launch ran with congestion-aware placement";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("gpu.cta_placement congestion-aware"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(GridSync, AGridSyncOutsideACooperativeLaunchTraps) {

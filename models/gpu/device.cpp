@@ -276,7 +276,8 @@ void Device::validateCooperative(const Kernel& k, const Dim3& grid, const Dim3& 
         "cooperative launch of {}: {} blocks, but the platform holds {} of them at once ({} per "
         "SM x {} SMs, gpu.num_sms), and a cooperative launch needs every block resident",
         k.name, grid.count(), resident, perSm, cfg_.gpu.num_sms));
-  if (mode_ == ExecMode::Timing && cfg_.gpu.cta_placement == "congestion-aware")
+  // Refused in both modes alike, as a launch the timing model cannot place is.
+  if (cfg_.gpu.cta_placement == "congestion-aware")
     throw InputError(fmt::format(
         "cooperative launch of {}: gpu.cta_placement congestion-aware may leave blocks waiting "
         "for SMs it stops using, and a cooperative launch needs every block resident; use "
@@ -487,6 +488,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     func::LaunchState s = launchState(k, grid, block, dyn, args);
     s.cooperative = options.cooperative;
     s.gridWorkspace = options.cooperative ? gridWorkspace_ : 0;
+    if (options.cooperative) s.countMemoryUnits = false;  // never sampled (below)
     return s;
   };
   func::LaunchState L = stateOf();
@@ -545,7 +547,10 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   // detail, that run is its result, else memory is put back and it runs in the cycle-level model.
   // A launch that runs in detail whichever group it joins (or starts) skips that first run: its
   // signature comes from the detailed run.
-  const bool sampling = cfg_.sampling.enabled() && !k.program->usesDeviceRuntime;
+  // Not a cooperative launch either: its blocks spin at grid syncs for as many instructions as
+  // the timing gives, which the functional engine's count would not extrapolate.
+  const bool sampling =
+      cfg_.sampling.enabled() && !k.program->usesDeviceRuntime && !options.cooperative;
   const bool kernels = sampling && cfg_.sampling.kernels();
   if (kernels && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
   const std::string identity = k.module->fileName() + ":" + k.name;
@@ -605,9 +610,8 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   // Wave sampling: the sampler may stop the launch's CTAs from starting once its rate is stable;
   // the functional engine then runs the rest (from the first that did not start: CTAs start in
   // linear order).
-  // Not a cooperative launch: its CTAs are one wave, and a grid sync needs all of them running.
   std::optional<gpu::WaveSampler> waves;
-  if (sampling && cfg_.sampling.waves() && !options.cooperative)
+  if (sampling && cfg_.sampling.waves())
     waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
   rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_,
                             waves ? &*waves : nullptr);

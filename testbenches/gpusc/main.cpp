@@ -309,6 +309,12 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
                          how.empty() ? "" : "; ", cut, cut == 1 ? "" : "es", ctas,
                          ctas + s["ctas_run_functionally"].get<uint64_t>());
     }
+    // Launches sampling leaves alone (device runtime, cooperative) ran in full.
+    uint64_t unsampled = 0;
+    for (const auto& l : launches) unsampled += l.timing && !l.sampled ? 1 : 0;
+    if (unsampled != 0)
+      how += fmt::format("; {} launch{} not sampled (device runtime or cooperative: in full)",
+                         unsampled, unsampled == 1 ? "" : "es");
     fmt::format_to(std::back_inserter(out),
                    "  sampled            {}; extrapolated cycles {} {}; per-cycle figures below "
                    "cover the detailed part\n",

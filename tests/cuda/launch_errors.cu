@@ -31,8 +31,9 @@ int main() {
                cudaErrorInvalidMemcpyDirection);
   EXPECT_ERROR(cudaFree(host), cudaErrorInvalidValue);
   EXPECT_ERROR(cudaSetDevice(1), cudaErrorInvalidDevice);
-  cudaGraph_t graph;
-  EXPECT_ERROR(cudaGraphCreate(&graph, 0), cudaErrorNotSupported);
+  cudaArray_t array;
+  const cudaChannelFormatDesc texel = cudaCreateChannelDesc<float>();
+  EXPECT_ERROR(cudaMallocArray(&array, &texel, 16, 16), cudaErrorNotSupported);
   cudaGetLastError();
   int count = 0;
   CHECK(cudaGetDeviceCount(&count));
