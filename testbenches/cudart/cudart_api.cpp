@@ -215,6 +215,7 @@ struct CaptureSequence {
 struct GraphNode {
   Replay op;
   std::vector<const GraphNode*> deps;
+  bool kernel = false;  // added by cudaGraphAddKernelNode (its parameters may be set again)
 };
 
 struct Graph {
@@ -1367,14 +1368,17 @@ GPUSC_API int cudaGraphAddKernelNode(void** node, void* graph, const void* const
                                      size_t count, const abi::KernelNodeParams* params) {
   Replay work;
   if (int e = kernelWork("cudaGraphAddKernelNode", params, &work); e != kSuccess) return e;
-  return addNode("cudaGraphAddKernelNode", node, graph, deps, count, std::move(work));
+  const int e = addNode("cudaGraphAddKernelNode", node, graph, deps, count, std::move(work));
+  if (e == kSuccess) static_cast<GraphNode*>(*node)->kernel = true;
+  return e;
 }
 
 // New arguments or a new configuration for a kernel node of a graph (its later
 // instantiations), or of an instantiation.
 GPUSC_API int cudaGraphKernelNodeSetParams(void* node, const abi::KernelNodeParams* params) {
-  if (node == nullptr)
-    return fail(kErrorInvalidValue, "cudaGraphKernelNodeSetParams", "a null node");
+  if (node == nullptr || !static_cast<const GraphNode*>(node)->kernel)
+    return fail(kErrorInvalidValue, "cudaGraphKernelNodeSetParams",
+                "not a node cudaGraphAddKernelNode added");
   Replay work;
   if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work); e != kSuccess) return e;
   static_cast<GraphNode*>(node)->op = std::move(work);
@@ -1387,9 +1391,9 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
     return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams", "a null graph");
   GraphExec& x = *static_cast<GraphExec*>(exec);
   const auto at = std::find(x.nodes.begin(), x.nodes.end(), node);
-  if (at == x.nodes.end())
+  if (at == x.nodes.end() || !(*at)->kernel)
     return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams",
-                "the node is not one of the instantiated graph's");
+                "not a kernel node of the instantiated graph (cudaGraphAddKernelNode)");
   Replay work;
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;

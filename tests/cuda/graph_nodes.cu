@@ -114,6 +114,8 @@ int main() {
   void* mulArgs2[] = {&b, &mulAgain};
   cudaKernelNodeParams pMul2 = kernelNode((void*)scaleTo, mulArgs2);
   CHECK(cudaGraphExecKernelNodeSetParams(exec, mulB, &pMul2));
+  EXPECT_ERROR(cudaGraphExecKernelNodeSetParams(exec, setB, &pMul2), cudaErrorInvalidValue);
+  cudaGetLastError();
   CHECK(cudaGraphLaunch(exec, 0));
   CHECK(cudaStreamSynchronize(0));
   check(5, 11, 2);
