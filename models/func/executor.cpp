@@ -598,21 +598,13 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv*
   // Counting memory units or logging the accesses records every step's accesses; the plain loop
   // stays as it was.
   if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runCtaLoop<true, false>(&cta, 1, st, budget, env);
+    runCtaLoop<true>(cta, st, budget, env);
   else
-    runCtaLoop<false, false>(&cta, 1, st, budget, env);
+    runCtaLoop<false>(cta, st, budget, env);
 }
 
-void Executor::runCooperative(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget) {
-  if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runCtaLoop<true, true>(ctas.data(), ctas.size(), st, budget, nullptr);
-  else
-    runCtaLoop<false, true>(ctas.data(), ctas.size(), st, budget, nullptr);
-}
-
-template <bool kRecord, bool kTurns>
-void Executor::runCtaLoop(Cta* ctas, size_t n, ExecStats& st, const RunBudget* budget,
-                          StepEnv* env) {
+template <bool kRecord>
+void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
   // Host checks (clock, interrupt flag) every kHostCheck warp instructions.
   constexpr uint64_t kHostCheck = 4096;
   const bool limited = budget != nullptr && budget->active();
@@ -620,55 +612,45 @@ void Executor::runCtaLoop(Cta* ctas, size_t n, ExecStats& st, const RunBudget* b
     return st.warpInsts + std::min(kHostCheck, budget->instructionsLeft(st.warpInsts));
   };
   uint64_t checkAt = limited ? nextCheckAt() : ~0ull;
-  st.ctas += n;
+  st.ctas += 1;
   [[maybe_unused]] MemRecord rec;  // kRecord
-  size_t live = 0;
-  for (size_t i = 0; i < n; ++i) live += ctas[i].liveWarps > 0 ? 1 : 0;
-  while (live > 0) {
+  while (cta.liveWarps > 0) {
     bool progress = false;
-    for (size_t i = 0; i < n; ++i) {
-      Cta& cta = ctas[i];
-      if (cta.liveWarps == 0) continue;
-      for (Warp& w : cta.warps) {
-        [[maybe_unused]] uint64_t turn = 0;
-        while (w.state == WarpState::Ready) {
-          if constexpr (kTurns) {
-            if (turn++ == kCooperativeTurn) break;
-          }
-          if (st.warpInsts >= checkAt) {
-            if (auto stop = budget->check(0, st.warpInsts))
-              throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
-            checkAt = nextCheckAt();
-          }
-          if constexpr (kRecord) {  // every step records its accesses, to count or log them
-            rec.mask = 0;
-            step(cta, w, st, &rec, env);
-            if (L_.accessLog != nullptr) L_.accessLog->record(rec);
-          } else {
-            step(cta, w, st, nullptr, env);
-          }
-          progress = true;
+    for (Warp& w : cta.warps) {
+      while (w.state == WarpState::Ready) {
+        if (st.warpInsts >= checkAt) {
+          if (auto stop = budget->check(0, st.warpInsts))
+            throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
+          checkAt = nextCheckAt();
         }
+        if constexpr (kRecord) {  // every step records its accesses, to count or log them
+          rec.mask = 0;
+          step(cta, w, st, &rec, env);
+          if (L_.accessLog != nullptr) L_.accessLog->record(rec);
+        } else {
+          step(cta, w, st, nullptr, env);
+        }
+        progress = true;
       }
-      if (cta.liveWarps == 0) --live;
     }
-    if (!progress) {
-      const Cta& cta = *std::find_if(ctas, ctas + n, [](const Cta& c) { return c.liveWarps > 0; });
-      std::string where;
-      for (const Warp& w : cta.warps) {
-        if (w.state == WarpState::AtBarrier)
-          where += fmt::format(" warp {} at barrier {} ({});", w.idInCta, w.barrierId,
-                               L_.prog->info[w.pc() - 1].loc.str());
-        if (w.state == WarpState::MbarrierWait)
-          where += fmt::format(" warp {} waits for an mbarrier phase ({});", w.idInCta,
-                               L_.prog->info[w.pc() - 1].loc.str());
-      }
-      throw KernelFault(
-          fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
-                      "that cannot complete:{}",
-                      L_.prog->name, cta.ctaid.x, cta.ctaid.y, cta.ctaid.z, where));
-    }
+    if (!progress) throwDeadlock(cta);
   }
+}
+
+void Executor::throwDeadlock(const Cta& cta) const {
+  std::string where;
+  for (const Warp& w : cta.warps) {
+    if (w.state == WarpState::AtBarrier)
+      where += fmt::format(" warp {} at barrier {} ({});", w.idInCta, w.barrierId,
+                           L_.prog->info[w.pc() - 1].loc.str());
+    if (w.state == WarpState::MbarrierWait)
+      where += fmt::format(" warp {} waits for an mbarrier phase ({});", w.idInCta,
+                           L_.prog->info[w.pc() - 1].loc.str());
+  }
+  throw KernelFault(
+      fmt::format("deadlock in kernel {} block ({},{},{}): every live warp waits at a barrier "
+                  "that cannot complete:{}",
+                  L_.prog->name, cta.ctaid.x, cta.ctaid.y, cta.ctaid.z, where));
 }
 
 }  // namespace gpusc::func

@@ -86,10 +86,13 @@ class Executor {
   LaunchState& launch() { return L_; }
 
  private:
-  // Runs ctas[0, n) to completion: with kTurns, a warp at most kCooperativeTurn instructions at
-  // a time (runCooperative), else each warp until it blocks.
-  template <bool kRecord, bool kTurns>
-  void runCtaLoop(Cta* ctas, size_t n, ExecStats& st, const RunBudget* budget, StepEnv* env);
+  template <bool kRecord>
+  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env);
+  // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.)
+  template <bool kRecord>
+  void runCooperativeLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget);
+  // Throws KernelFault: every live warp of `cta` waits at a barrier that cannot complete.
+  [[noreturn]] void throwDeadlock(const Cta& cta) const;
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
   // call through a function pointer: copies each lane's arguments to its callee's parameters and

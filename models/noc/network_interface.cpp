@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/mem_access.hpp"
 
 namespace gpusc::noc {
 
