@@ -17,7 +17,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "client.hpp"
@@ -222,14 +224,11 @@ struct Graph {
   std::vector<std::unique_ptr<GraphNode>> nodes;  // in the order they were added
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
 
-  bool holds(const void* node) const {
-    for (const auto& n : nodes)
-      if (n.get() == node) return true;
-    return false;
-  }
+  bool holds(const void* node) const { return index.count(node) != 0; }
   GraphNode& add(Replay op, const void* const* deps, size_t count) {
     nodes.push_back(std::make_unique<GraphNode>());
     GraphNode& n = *nodes.back();
+    index.emplace(&n, nodes.size() - 1);
     n.op = std::move(op);
     for (size_t i = 0; i < count; ++i) n.deps.push_back(static_cast<const GraphNode*>(deps[i]));
     return n;
@@ -239,23 +238,28 @@ struct Graph {
   // when the dependencies form a cycle.
   bool order(std::vector<const GraphNode*>& out) const {
     out.clear();
-    std::map<const GraphNode*, bool> done;
-    while (out.size() < nodes.size()) {
-      const GraphNode* next = nullptr;
-      for (const auto& n : nodes) {
-        if (done[n.get()]) continue;
-        if (std::all_of(n->deps.begin(), n->deps.end(),
-                        [&](const GraphNode* d) { return done[d]; })) {
-          next = n.get();
-          break;
-        }
+    std::vector<size_t> waitsFor(nodes.size(), 0);
+    std::vector<std::vector<size_t>> after(nodes.size());  // each node's dependents
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (const GraphNode* d : nodes[i]->deps) {
+        after[index.at(d)].push_back(i);
+        ++waitsFor[i];
       }
-      if (next == nullptr) return false;
-      done[next] = true;
-      out.push_back(next);
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (waitsFor[i] == 0) ready.push(i);
+    while (!ready.empty()) {
+      const size_t i = ready.top();
+      ready.pop();
+      out.push_back(nodes[i].get());
+      for (size_t j : after[i])
+        if (--waitsFor[j] == 0) ready.push(j);
     }
-    return true;
+    return out.size() == nodes.size();
   }
+
+ private:
+  std::unordered_map<const void*, size_t> index;  // node -> its place in `nodes`
 };
 
 // An instantiated graph: its nodes' work in the order it runs (node handles stay valid for
