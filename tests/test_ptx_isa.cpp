@@ -3763,4 +3763,298 @@ TEST(GridSync, AGridSyncOutsideACooperativeLaunchTraps) {
   }
 }
 
+// ---- textures: fetches through texture objects (tests/data/textures.cu) -------------------------
+
+// The CUDA C++ Programming Guide's texture fetch (appendix "Texture Fetching"), written out for
+// one-channel float texels T(i, j): addressing on texel indices, point sampling at floor(x),
+// linear filtering with weights in 9-bit fixed point (8 fractional bits).
+struct RefTexture {
+  int w = 1, h = 1;
+  std::vector<float> texels;  // w x h, row-major
+  func::TexAddress mode = func::TexAddress::Clamp;
+  bool linear = false, normalized = false;
+  float border = 0;
+
+  float at(long i, long j) const {
+    auto fix = [&](long k, long n, bool& out) {
+      switch (mode) {
+        case func::TexAddress::Wrap:
+          return ((k % n) + n) % n;
+        case func::TexAddress::Mirror: {
+          long m = ((k % (2 * n)) + 2 * n) % (2 * n);
+          return m < n ? m : 2 * n - 1 - m;
+        }
+        case func::TexAddress::Border:
+          out = out || k < 0 || k >= n;
+          return k;
+        default:
+          return std::min(std::max(k, 0L), n - 1);
+      }
+    };
+    bool out = false;
+    const long x = fix(i, w, out), y = fix(j, h, out);
+    return out ? border : texels[size_t(y * w + x)];
+  }
+  float fetch(float x, float y) const {
+    double fx = x, fy = y;
+    if (normalized) {
+      auto wrap = [&](double c) {
+        if (mode == func::TexAddress::Wrap) return c - std::floor(c);
+        if (mode == func::TexAddress::Mirror)
+          return long(std::floor(c)) % 2 == 0 ? c - std::floor(c) : 1 - (c - std::floor(c));
+        return c;
+      };
+      fx = wrap(fx) * w;
+      fy = wrap(fy) * h;
+    }
+    if (!linear) return at(long(std::floor(fx)), long(std::floor(fy)));
+    const double xb = fx - 0.5, yb = fy - 0.5;
+    const long i = long(std::floor(xb)), j = long(std::floor(yb));
+    const double a = std::round((xb - i) * 256) / 256, b = std::round((yb - j) * 256) / 256;
+    return float((1 - a) * (1 - b) * at(i, j) + a * (1 - b) * at(i + 1, j) +
+                 (1 - a) * b * at(i, j + 1) + a * b * at(i + 1, j + 1));
+  }
+};
+
+struct Float4 {
+  float x, y, z, w;
+};
+
+// A 5 x 4 texture of distinct values, 32 bytes a row (three texels of padding), fetched by 16 x 12
+// threads across and beyond it; every value checked against RefTexture.
+void checkFloatTexture(ExecMode mode, func::TexAddress address, bool linear, bool normalized) {
+  SCOPED_TRACE(fmt::format("address mode {}, {} filtering, {} coordinates, {}", int(address),
+                           linear ? "linear" : "point", normalized ? "normalized" : "texel",
+                           mode == ExecMode::Timing ? "timing" : "functional"));
+  RefTexture ref;
+  ref.w = 5;
+  ref.h = 4;
+  ref.mode = address;
+  ref.linear = linear;
+  ref.normalized = normalized;
+  ref.border = 7.5f;
+  for (int j = 0; j < ref.h; ++j)
+    for (int i = 0; i < ref.w; ++i) ref.texels.push_back(1.0f + i * 10.0f + j * 100.0f + i * j);
+  RefTexture alpha = ref;  // the w channel: 1 in every texel
+  std::fill(alpha.texels.begin(), alpha.texels.end(), 1.0f);
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+  std::vector<float> rows(size_t(8 * ref.h), -1.0f);
+  for (int j = 0; j < ref.h; ++j)
+    for (int i = 0; i < ref.w; ++i) rows[size_t(j * 8 + i)] = ref.texels[size_t(j * ref.w + i)];
+  DevPtr texels = dev.upload(rows);
+  func::TextureDescriptor d;
+  d.dims = 2;
+  d.base = texels;
+  d.width = uint64_t(ref.w);
+  d.height = uint64_t(ref.h);
+  d.pitch = 32;
+  d.address[0] = d.address[1] = uint8_t(address);
+  d.linearFilter = linear;
+  d.normalizedCoords = normalized;
+  d.border[0] = ref.border;
+  d.border[3] = ref.border;
+  DevPtr t = dev.createTexture(d);
+  const int cols = 16, n = 16 * 12;
+  const float x0 = normalized ? -0.35f : -1.7f, dx = normalized ? 0.117f : 0.53f;
+  const float y0 = normalized ? -0.42f : -1.3f, dy = normalized ? 0.171f : 0.61f;
+  DevPtr out = dev.malloc(uint64_t(n) * sizeof(Float4));
+  dev.launch(m.kernel("fetch2d"), {3}, {64}, 0,
+             KernelArgs().u64(t).ptr(out).i32(n).i32(cols).f32(x0).f32(y0).f32(dx).f32(dy));
+  const auto got = dev.download<Float4>(out, size_t(n));
+  for (int k = 0; k < n; ++k) {
+    const float x = x0 + float(k % cols) * dx, y = y0 + float(k / cols) * dy;
+    const float want = ref.fetch(x, y);
+    EXPECT_NEAR(got[size_t(k)].x, want, 1e-4f * std::max(1.0f, std::fabs(want)))
+        << "at (" << x << ", " << y << ")";
+    // Missing channels read 0 (y, z) and 1 (w), where the border colour's (0, 0, 7.5) blends in.
+    EXPECT_EQ(got[size_t(k)].y, 0.0f);
+    EXPECT_EQ(got[size_t(k)].z, 0.0f);
+    EXPECT_NEAR(got[size_t(k)].w, alpha.fetch(x, y), 1e-5f) << "at (" << x << ", " << y << ")";
+  }
+}
+
+TEST(Textures, PointAndLinearFetchesFollowTheProgrammingGuide) {
+  using func::TexAddress;
+  for (bool linear : {false, true}) {
+    checkFloatTexture(ExecMode::Functional, TexAddress::Clamp, linear, false);
+    checkFloatTexture(ExecMode::Functional, TexAddress::Border, linear, false);
+    checkFloatTexture(ExecMode::Functional, TexAddress::Clamp, linear, true);
+    checkFloatTexture(ExecMode::Functional, TexAddress::Wrap, linear, true);
+    checkFloatTexture(ExecMode::Functional, TexAddress::Mirror, linear, true);
+  }
+}
+
+TEST(Textures, TheTimingModelFetchesTheSameValues) {
+  checkFloatTexture(ExecMode::Timing, func::TexAddress::Wrap, true, true);
+  checkFloatTexture(ExecMode::Timing, func::TexAddress::Border, false, false);
+}
+
+TEST(Textures, IntegerTexelsReadAsIntegersOrNormalizedFloats) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+    // uchar4 texels read as normalized floats (v / 255), 1D, texel coordinates.
+    std::vector<uint8_t> bytes;
+    for (int i = 0; i < 40; ++i)
+      for (int c = 0; c < 4; ++c) bytes.push_back(uint8_t(i * 6 + c * 50));
+    func::TextureDescriptor u8;
+    u8.channels = 4;
+    u8.channelBits = 8;
+    u8.kind = uint8_t(func::TexKind::Unsigned);
+    u8.normalizedRead = 1;
+    u8.base = dev.upload(bytes);
+    u8.width = 40;
+    u8.pitch = 160;
+    DevPtr out = dev.malloc(64 * sizeof(Float4));
+    dev.launch(m.kernel("fetch1d"), {1}, {64}, 0,
+               KernelArgs().u64(dev.createTexture(u8)).ptr(out).i32(40).f32(0.5f).f32(1.0f));
+    const auto f = dev.download<Float4>(out, 40);
+    for (int i = 0; i < 40; ++i) {
+      const float* v = &f[size_t(i)].x;
+      for (int c = 0; c < 4; ++c)
+        EXPECT_FLOAT_EQ(v[c], float(uint8_t(i * 6 + c * 50)) / 255.0f) << i << "." << c;
+    }
+    // Signed 16-bit pairs read as integers (sign-extended), fetched with integer coordinates
+    // from linear memory: the four texels before and after it read 0.
+    std::vector<int16_t> pairs;
+    for (int i = 0; i < 24; ++i) {
+      pairs.push_back(int16_t(i * 1000 - 9000));
+      pairs.push_back(int16_t(-i));
+    }
+    func::TextureDescriptor s16;
+    s16.channels = 2;
+    s16.channelBits = 16;
+    s16.kind = uint8_t(func::TexKind::Signed);
+    s16.linearMemory = 1;
+    s16.address[0] = uint8_t(func::TexAddress::Border);
+    s16.base = dev.upload(pairs);
+    s16.width = 24;
+    DevPtr iout = dev.malloc(32 * 16);
+    dev.launch(m.kernel("fetch1dInt"), {1}, {32}, 0,
+               KernelArgs().u64(dev.createTexture(s16)).ptr(iout).i32(32).i32(-4));
+    const auto q = dev.download<int32_t>(iout, 32 * 4);
+    for (int k = 0; k < 32; ++k) {
+      const int i = k - 4;
+      const bool in = i >= 0 && i < 24;
+      EXPECT_EQ(q[size_t(k) * 4], in ? i * 1000 - 9000 : 0) << "texel " << i;
+      EXPECT_EQ(q[size_t(k) * 4 + 1], in ? -i : 0) << "texel " << i;
+    }
+  }
+}
+
+TEST(Textures, BadTextureObjectsAreRefusedOrFault) {
+  Device dev(platform(), ExecMode::Functional);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+  DevPtr ints = dev.upload(std::vector<int32_t>(64, 3));
+  func::TextureDescriptor d;
+  d.kind = uint8_t(func::TexKind::Signed);
+  d.base = ints;
+  d.width = 64;
+  d.linearFilter = 1;  // CUDA refuses linear filtering of what reads as integers
+  EXPECT_THROW(dev.createTexture(d), InputError);
+  d.linearFilter = 0;
+  d.width = 65;  // one texel beyond the allocation
+  EXPECT_THROW(dev.createTexture(d), InputError);
+  // A handle that names no texture object faults, naming it.
+  DevPtr out = dev.malloc(32 * 16);
+  try {
+    dev.launch(m.kernel("fetch1dInt"), {1}, {32}, 0,
+               KernelArgs().u64(ints).ptr(out).i32(32).i32(0));
+    ADD_FAILURE() << "a fetch through a plain allocation ran";
+  } catch (const KernelFault& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("texture object 0x{:x}", ints)),
+              std::string::npos)
+        << e.what();
+  }
+  // 3D fetches are refused with their position.
+  const std::string ptx =
+      ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n"
+      ".reg .b64 %rd<2>;\n.reg .f32 %f<8>;\nld.param.u64 %rd1, [t];\n"
+      "tex.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f7}];\nret;\n}\n";
+  try {
+    Module& m3 = dev.loadModule(ptx, "tex3d.ptx");
+    dev.launch(m3.kernel("k"), {1}, {32}, 0, KernelArgs().u64(ints));
+    ADD_FAILURE() << "tex.3d ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tex3d.ptx:9"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("only 1D and 2D texture fetches"), std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- surfaces: raw reads and writes through surface objects (tests/data/textures.cu) -----------
+
+TEST(Surfaces, ReadsAndWritesFollowTheirBoundaryModes) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    SCOPED_TRACE(mode == ExecMode::Timing ? "timing" : "functional");
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+    // 6 x 3 floats in rows of 8 (32 bytes): v(x, y) = x + 10 y.
+    const int w = 6, h = 3;
+    std::vector<float> rows(8 * h, -5.0f);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) rows[size_t(y * 8 + x)] = float(x + 10 * y);
+    func::TextureDescriptor d;
+    d.dims = 2;
+    d.base = dev.upload(rows);
+    d.width = w;
+    d.height = h;
+    d.pitch = 32;
+    const DevPtr s = dev.createSurface(d);
+    DevPtr out = dev.malloc(w * h * 8);
+    dev.launch(m.kernel("surfaceStep"), {uint32_t(h)}, {32}, 0,
+               KernelArgs().u64(s).ptr(out).i32(w).i32(h));
+    const auto pairs = dev.download<float>(out, size_t(w * h * 2));
+    const auto after = dev.download<float>(d.base, rows.size());
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const size_t k = size_t(y * w + x);
+        // Beyond the right edge: .zero reads 0, .clamp the last float of the row.
+        EXPECT_EQ(pairs[2 * k], x + 1 < w ? float(x + 1 + 10 * y) : 0.0f) << x << ", " << y;
+        EXPECT_EQ(pairs[2 * k + 1], float(std::min(x + 1, w - 1) + 10 * y)) << x << ", " << y;
+        EXPECT_EQ(after[size_t(y * 8 + x)], 2.0f * float(x + 10 * y) + 1) << x << ", " << y;
+      }
+      for (int x = w; x < 8; ++x) EXPECT_EQ(after[size_t(y * 8 + x)], -5.0f) << "padding";
+    }
+    // uchar4 texels of a 1D surface, reversed in place (v4.b8 loads and stores).
+    std::vector<uint8_t> bytes;
+    for (int i = 0; i < 20 * 4; ++i) bytes.push_back(uint8_t(i * 3 + 1));
+    func::TextureDescriptor b;
+    b.channels = 4;
+    b.channelBits = 8;
+    b.kind = uint8_t(func::TexKind::Unsigned);
+    b.base = dev.upload(bytes);
+    b.width = 20;
+    dev.launch(m.kernel("surfaceBytes"), {1}, {32}, 0,
+               KernelArgs().u64(dev.createSurface(b)).i32(20));
+    const auto rev = dev.download<uint8_t>(b.base, bytes.size());
+    for (int i = 0; i < 20; ++i)
+      for (int c = 0; c < 4; ++c)
+        EXPECT_EQ(rev[size_t(i * 4 + c)], bytes[size_t(i * 4 + 3 - c)]) << i << "." << c;
+  }
+}
+
+TEST(Surfaces, AStoreOutsideTheSurfaceTrapsAndATextureIsNoSurface) {
+  Device dev(platform(), ExecMode::Functional);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+  func::TextureDescriptor d;
+  d.base = dev.upload(std::vector<float>(16, 0.0f));
+  d.width = 16;
+  const DevPtr s = dev.createSurface(d);
+  dev.launch(m.kernel("surfaceStore"), {1}, {1}, 0, KernelArgs().u64(s).i32(60));
+  EXPECT_EQ(dev.download<float>(d.base, 16)[15], 1.0f);
+  auto faults = [&](uint64_t handle, int x, const std::string& what) {
+    try {
+      dev.launch(m.kernel("surfaceStore"), {1}, {1}, 0, KernelArgs().u64(handle).i32(x));
+      ADD_FAILURE() << "the store at byte " << x << " ran";
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  faults(s, 64, "outside the 64 x 1 surface (.trap)");
+  faults(s, 6, "not aligned");
+  faults(dev.createTexture(d), 0, "it is a texture object, not a surface object");
+}
+
 }  // namespace

@@ -642,6 +642,7 @@ class Decoder {
 
   Address address(const Operand& o, const Instruction& in, InstInfo& info) {
     if (o.kind != Operand::Kind::Address) invalid(o.loc, "expected an address [..]");
+    if (!o.elems.empty()) invalid(o.loc, "only a texture fetch has coordinates in its address");
     if (!o.hasBase) return {constSlot(0), o.imm};
     if (o.var && o.var->space == StateSpace::Reg) {
       if (o.var->type == Type::Pred) invalid(o.loc, "a predicate cannot be an address");
@@ -1379,6 +1380,10 @@ class Decoder {
       decodeWmma(in, mods, x, info);
     } else if (op == "ldmatrix" || op == "stmatrix") {
       decodeMatrixLoadStore(in, mods, x, info);
+    } else if (op == "tex") {
+      decodeTex(in, mods, x, info);
+    } else if (op == "suld" || op == "sust") {
+      decodeSurface(in, mods, x, info, op == "sust");
     } else if (op == "movmatrix") {
       if (!mods.take(".sync") || !mods.take(".aligned") || !mods.take(".m8n8") ||
           !mods.take(".trans") || oneType() != Type::B16)
@@ -2491,6 +2496,108 @@ class Decoder {
     x.fn = cpAsyncBulk();
     x.cls = x.mode == 1 ? InstClass::Store : InstClass::Load;
     if (reduce && x.mode == 1) x.cls = InstClass::Atomic;  // read-modify-write at the L2
+  }
+
+  // tex.{1d,2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y]}]: a fetch through a texture
+  // object (func/texture.hpp), timed as a global load of the texels.
+  void decodeTex(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+    const int geom = mods.takeOne({".1d", ".2d"});
+    if (geom < 0)
+      unsupported(in,
+                  "only 1D and 2D texture fetches are supported (no 3D, layered or cube "
+                  "textures, no tex.level or tex.grad)");
+    if (!mods.take(".v4")) unsupported(in, "a texture fetch returns .v4");
+    auto ts = mods.takeTypes();
+    if (ts.size() != 2) invalid(in.loc, "tex needs .v4.dtype.ctype");
+    if (ts[0] != Type::F32 && ts[0] != Type::S32 && ts[0] != Type::U32)
+      unsupported(in, "a texture fetch returns .f32, .s32 or .u32 here");
+    if (ts[1] != Type::F32 && ts[1] != Type::S32)
+      invalid(in.loc, "texture coordinates are .f32 or .s32");
+    nopsCheck(in, 2);
+    auto d = vectorElems(in.ops[0]);
+    if (in.ops[0].kind != Operand::Kind::Vector || d.size() != 4)
+      invalid(in.ops[0].loc, "a texture fetch writes four registers {d0, d1, d2, d3}");
+    const Operand& a = in.ops[1];
+    if (a.kind != Operand::Kind::Address || a.elems.size() != 1)
+      invalid(a.loc, "a texture fetch reads [texture, {coordinates}]");
+    if (!a.var || a.var->space != StateSpace::Reg || a.imm != 0)
+      unsupported(in,
+                  "textures are fetched through texture objects (a .u64 register); texture "
+                  "references (.texref) are not supported");
+    auto coords = vectorElems(a.elems[0]);
+    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != size_t(geom + 1))
+      invalid(a.elems[0].loc, fmt::format("a {}D fetch takes {} coordinate{}", geom + 1, geom + 1,
+                                          geom == 0 ? "" : "s"));
+    Operand handle = a;
+    handle.kind = Operand::Kind::Reg;
+    handle.elems.clear();
+    x.src[0] = src(handle, Type::U64, in, info);
+    x.src[1] = src(*coords[0], ts[1], in, info);
+    x.src[2] = geom == 1 ? src(*coords[1], ts[1], in, info) : constSlot(0);
+    x.nsrc = 3;
+    for (int k = 0; k < 4; ++k) x.dst[k] = dst(*d[k], in, info);
+    x.ndst = 4;
+    x.space = MemSpace::Global;
+    x.bytes = 4;
+    x.vec = 4;
+    x.fn = texFetch(ts[1] == Type::S32);
+    x.cls = InstClass::Load;
+  }
+
+  // suld.b.{1d,2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf, {x[, y]}] and
+  // sust.b likewise with [surf, {x[, y]}], {a..}: raw bytes of a surface object (x in bytes),
+  // timed as a global load or store.
+  void decodeSurface(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, bool store) {
+    if (!mods.take(".b")) unsupported(in, "only raw surface accesses (.b) are supported, not .p");
+    const int geom = mods.takeOne({".1d", ".2d"});
+    if (geom < 0) unsupported(in, "only 1D and 2D surfaces are supported");
+    const int vec = mods.takeOne({".v2", ".v4"});
+    const size_t n = vec < 0 ? 1 : vec == 0 ? 2 : 4;
+    int clamp = mods.takeOne({".trap", ".clamp", ".zero"});
+    if (clamp < 0) clamp = 0;  // PTX's default is .trap
+    for (const char* hint : {".ca", ".cg", ".cs", ".cv", ".wb", ".wt"}) mods.take(hint);
+    auto ts = mods.takeTypes();
+    if (ts.size() != 1 ||
+        (ts[0] != Type::B8 && ts[0] != Type::B16 && ts[0] != Type::B32 && ts[0] != Type::B64))
+      invalid(in.loc, in.opcode + " needs one of .b8 .b16 .b32 .b64");
+    const unsigned eb = ptx::typeBytes(ts[0]);
+    if (eb * n > 16) invalid(in.loc, "a surface access moves at most 16 bytes");
+    nopsCheck(in, 2);
+    const Operand& a = store ? in.ops[0] : in.ops[1];
+    const Operand& data = store ? in.ops[1] : in.ops[0];
+    if (a.kind != Operand::Kind::Address || a.elems.size() != 1)
+      invalid(a.loc, "a surface access takes [surface, {coordinates}]");
+    if (!a.var || a.var->space != StateSpace::Reg || a.imm != 0)
+      unsupported(in,
+                  "surfaces are accessed through surface objects (a .u64 register); surface "
+                  "references (.surfref) are not supported");
+    auto coords = vectorElems(a.elems[0]);
+    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != size_t(geom + 1))
+      invalid(a.elems[0].loc, fmt::format("a {}D surface access takes {} coordinate{}", geom + 1,
+                                          geom + 1, geom == 0 ? "" : "s"));
+    auto regs = vectorElems(data);
+    if (regs.size() != n)
+      invalid(data.loc,
+              fmt::format("this surface access moves {} register{}", n, n == 1 ? "" : "s"));
+    Operand handle = a;
+    handle.kind = Operand::Kind::Reg;
+    handle.elems.clear();
+    x.src[0] = src(handle, Type::U64, in, info);
+    x.src[1] = src(*coords[0], Type::S32, in, info);
+    x.src[2] = geom == 1 ? src(*coords[1], Type::S32, in, info) : constSlot(0);
+    x.nsrc = 3;
+    std::vector<uint32_t> list;
+    for (const Operand* r : regs)
+      list.push_back(store ? src(*r, ts[0], in, info) : dst(*r, in, info));
+    x.aux = static_cast<uint32_t>(p_->operandLists.size());
+    p_->operandLists.push_back(std::move(list));
+    x.space = MemSpace::Global;
+    x.bytes = static_cast<uint8_t>(eb);
+    x.vec = static_cast<uint8_t>(n);
+    x.mode = static_cast<uint8_t>(clamp);
+    x.flags = store ? 1 : 0;
+    x.fn = surfaceAccess();
+    x.cls = store ? InstClass::Store : InstClass::Load;
   }
 
   // The registers of a { ... } vector operand (or a single register).

@@ -162,8 +162,10 @@ enum class MmaType : uint8_t { F16, BF16, TF32, S8, U8, S4, U4, B1, E4M3, E5M2, 
 Handler mma();
 Handler mmaQuadPair();      // mma.sync.aligned.m8n8k4 with .f16 inputs (see handlers_mma.cpp)
 Handler matrixLoadStore();  // ldmatrix / stmatrix
-Handler movmatrix();        // movmatrix.sync.aligned.m8n8.trans.b16 d, a (src[0], dst[0])
-Handler wmma();             // wmma.load / wmma.store / wmma.mma (see handlers_mma.cpp)
+Handler texFetch(bool intCoords);  // tex.1d / tex.2d through a texture object (handlers_tex.cpp)
+Handler surfaceAccess();           // suld.b / sust.b through a surface object (handlers_tex.cpp)
+Handler movmatrix();               // movmatrix.sync.aligned.m8n8.trans.b16 d, a (src[0], dst[0])
+Handler wmma();                    // wmma.load / wmma.store / wmma.mma (see handlers_mma.cpp)
 // wmma fragment element kinds, and shapes (m16n16k16, m32n8k16, m8n32k16, m16n16k8).
 enum class WmmaKind : uint8_t { F16, BF16, TF32, F32, F16Acc, S8, U8, S32, F64, S4, U4, B1 };
 enum class WmmaShape : uint8_t { M16N16K16, M32N8K16, M8N32K16, M16N16K8 };

@@ -107,6 +107,11 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".param::entry .nc .v2 .v4 hints",
        all},
       {"Memory", "ldu", ".global .v2 .v4 hints", all},
+      {"Memory", "tex", ".1d .2d .v4", ".f32 .s32 .u32"},
+      {"Memory", "suld", ".b .1d .2d .v2 .v4 .trap .clamp .zero .ca .cg .cs .cv",
+       ".b8 .b16 .b32 .b64"},
+      {"Memory", "sust", ".b .1d .2d .v2 .v4 .trap .clamp .zero .wb .cg .cs .wt",
+       ".b8 .b16 .b32 .b64"},
       {"Memory", "st",
        ".global .shared .shared::cta .shared::cluster .local .param .param::func .v2 .v4 hints",
        all},
@@ -273,14 +278,11 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
     return false;
   };
   static const std::pair<std::string_view, std::string_view> byOpcode[] = {
-      {"tex", "textures and surfaces are not supported"},
-      {"tld4", "textures and surfaces are not supported"},
-      {"txq", "textures and surfaces are not supported"},
-      {"suld", "textures and surfaces are not supported"},
-      {"sust", "textures and surfaces are not supported"},
-      {"sured", "textures and surfaces are not supported"},
-      {"suq", "textures and surfaces are not supported"},
-      {"istypep", "textures and surfaces are not supported"},
+      {"tld4", "texture gathers (tld4) are not supported; tex is"},
+      {"txq", "texture queries (txq) are not supported"},
+      {"sured", "surface reductions (sured) are not supported; suld and sust are"},
+      {"suq", "surface queries (suq) are not supported"},
+      {"istypep", "texture and surface type tests (istypep) are not supported"},
       {"wgmma", "warpgroup asynchronous matrix multiply-accumulate (sm_90a only) is not supported"},
       {"tcgen05",
        "the sm_100a/sm_101a fifth-generation tensor-core instructions and tensor memory are not "
@@ -299,6 +301,15 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
   if (has(".multicast::cluster") || (has(".async") && (opcode == "st" || opcode == "red")))
     return "clusters are not modelled: stores and reductions to other blocks' shared memory are "
            "not supported";
+  if (opcode == "tex" &&
+      (has(".3d") || has(".a1d") || has(".a2d") || has(".cube") || has(".acube") || has(".2dms") ||
+       has(".a2dms") || has(".level") || has(".grad") || has(".base")))
+    return "only 1D and 2D texture fetches are supported (no 3D, layered, cube or multisample "
+           "textures, no tex.level or tex.grad)";
+  if ((opcode == "suld" || opcode == "sust") &&
+      (has(".p") || has(".3d") || has(".a1d") || has(".a2d")))
+    return "only raw (.b) 1D and 2D surface accesses are supported (no formatted .p, 3D or layered "
+           "surfaces)";
   if (opcode == "mma" && (has(".sp") || hasPrefix(".sp::")))
     return "sparse mma (mma.sp) is not supported";
   if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))

@@ -104,6 +104,24 @@ void Device::memset(DevPtr dst, uint8_t value, uint64_t bytes) {
   gmem_.fill(dst, value, bytes);
   hostWrote(dst, bytes);
 }
+DevPtr Device::createSurface(func::TextureDescriptor d) {
+  d.magic = func::kSurfaceMagic;
+  return createTexture(d);
+}
+
+DevPtr Device::createTexture(const func::TextureDescriptor& d) {
+  const bool surface = d.magic == func::kSurfaceMagic;
+  const char* what = surface ? "surface object" : "texture object";
+  const std::string problem = func::textureDescriptorProblem(d, surface);
+  if (!problem.empty()) throw InputError(fmt::format("{}: {}", what, problem));
+  const uint64_t span = (d.height - 1) * d.pitch + d.width * func::texelBytes(d);
+  if (!gmem_.isAllocated(d.base, span))
+    throw InputError(fmt::format(
+        "{}: its {} bytes of texels at 0x{:x} are not inside one allocation", what, span, d.base));
+  const DevPtr p = malloc(sizeof d);
+  gmem_.write(p, &d, sizeof d);  // a texture header: not data the caches hold
+  return p;
+}
 void Device::hostWrote(DevPtr dst, uint64_t bytes) {
   if (timing_ != nullptr) timing_->gpu().hostWrote(dst, bytes);
 }

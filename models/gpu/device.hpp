@@ -27,6 +27,7 @@
 #include "func/executor.hpp"
 #include "func/global_memory.hpp"
 #include "func/state.hpp"
+#include "func/texture.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/timing_engine.hpp"
 #include "gpu/wave_sampler.hpp"
@@ -194,6 +195,14 @@ class Device {
   void copyToDevice(DevPtr dst, const void* src, uint64_t bytes);
   void copyToHost(void* dst, DevPtr src, uint64_t bytes);
   void memset(DevPtr dst, uint8_t value, uint64_t bytes);
+  // A texture object over texels already in device memory (func/texture.hpp): checks `d`
+  // (InputError naming what is wrong, or that its texels are not inside one allocation) and
+  // writes it to an allocation of its own, whose address is the handle a kernel's `tex`
+  // instructions take (CUDA's cudaTextureObject_t). free() destroys it.
+  DevPtr createTexture(const func::TextureDescriptor& d);
+  // A surface object over the texels `d` describes (its magic number is set to a surface's):
+  // the handle `suld.b` / `sust.b` take (cudaSurfaceObject_t).
+  DevPtr createSurface(func::TextureDescriptor d);
 
   // cudaMemcpyToSymbol / cudaMemcpyFromSymbol: a module-scope .global or .const variable.
   void copyToSymbol(Module& m, const std::string& name, const void* src, uint64_t bytes,

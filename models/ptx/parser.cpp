@@ -811,8 +811,8 @@ class Parser {
 
   static bool operandsNotParsed(const Instruction& in) {
     static const char* const families[] = {
-        "wgmma", "tcgen05", "multimem", "tensormap", "clusterlaunchcontrol", "tex", "tld4", "txq",
-        "suld",  "sust",    "sured",    "suq"};
+        "wgmma", "tcgen05", "multimem", "tensormap", "clusterlaunchcontrol",
+        "tld4",  "txq",     "sured",    "suq"};
     for (const char* f : families)
       if (in.opcode == f) return true;
     for (const auto& m : in.mods)
@@ -896,6 +896,8 @@ class Parser {
           uint64_t off = expectInt();
           o.imm = (neg != neg2) ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
         }
+        // A texture fetch's [handle, {coordinates}].
+        if (acceptPunct(',')) o.elems.push_back(simpleOperand());
       } else if (peek().kind == Tok::Int || peek().punct('-')) {
         o.imm = static_cast<int64_t>(expectInt());
       } else {

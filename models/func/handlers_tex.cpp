@@ -1,0 +1,302 @@
+// Texture fetches: PTX `tex.1d` / `tex.2d` through a texture object (func/texture.hpp).
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "func/handlers.hpp"
+#include "func/lanes.hpp"
+#include "func/texture.hpp"
+
+namespace gpusc::func {
+
+const char* textureDescriptorProblem(const TextureDescriptor& d, bool surface) {
+  if (d.magic != (surface ? kSurfaceMagic : kTextureMagic))
+    return d.magic == (surface ? kTextureMagic : kSurfaceMagic)
+               ? (surface ? "it is a texture object, not a surface object"
+                          : "it is a surface object, not a texture object")
+               : (surface ? "no surface descriptor at that address"
+                          : "no texture descriptor at that address");
+  if (d.dims != 1 && d.dims != 2) return "only 1D and 2D textures are supported";
+  if (d.channels != 1 && d.channels != 2 && d.channels != 4)
+    return "a texel has 1, 2 or 4 channels";
+  if (d.channelBits != 8 && d.channelBits != 16 && d.channelBits != 32)
+    return "a channel has 8, 16 or 32 bits";
+  if (d.kind > uint8_t(TexKind::Float)) return "unknown channel kind";
+  if (d.kind == uint8_t(TexKind::Float) && d.channelBits == 8) return "no 8-bit float channels";
+  if (d.address[0] > 3 || d.address[1] > 3) return "unknown address mode";
+  if (d.width == 0 || d.height == 0) return "the texture is empty";
+  if (d.dims == 1 && d.height != 1) return "a 1D texture has one row";
+  const uint64_t tb = texelBytes(d);
+  if (d.base % tb != 0) return "the texels are not aligned to their size";
+  if (d.width > (uint64_t(1) << 31) || d.height > (uint64_t(1) << 31))
+    return "more than 2^31 texels along an axis";
+  if (d.height > 1 && (d.pitch < d.width * tb || d.pitch % tb != 0))
+    return "the pitch is shorter than a row or not a multiple of the texel size";
+  if (d.normalizedRead && d.kind != uint8_t(TexKind::Float) && d.channelBits == 32)
+    return "32-bit integers cannot be read as normalized floats";
+  if (d.linearFilter && texReadsIntegers(d))
+    return "linear filtering needs a texture that reads as floats";
+  return "";
+}
+
+namespace {
+
+// Texel index `i` on an axis of n texels under `mode`; -1 for the border.
+int64_t addressIndex(int64_t i, int64_t n, TexAddress mode) {
+  switch (mode) {
+    case TexAddress::Wrap:
+      return ((i % n) + n) % n;
+    case TexAddress::Mirror: {
+      const int64_t m = ((i % (2 * n)) + 2 * n) % (2 * n);
+      return m < n ? m : 2 * n - 1 - m;
+    }
+    case TexAddress::Border:
+      return i < 0 || i >= n ? -1 : i;
+    case TexAddress::Clamp:
+    default:
+      return i < 0 ? 0 : i >= n ? n - 1 : i;
+  }
+}
+
+// One axis of a float-coordinate fetch: the first texel's index before addressing and, for
+// linear filtering, the weight of the next one.
+struct Axis {
+  int64_t i = 0;
+  float alpha = 0;
+  TexAddress mode = TexAddress::Clamp;
+  int64_t n = 1;
+};
+
+Axis axisOf(const TextureDescriptor& d, int a, float coord, uint64_t n) {
+  Axis ax;
+  ax.n = static_cast<int64_t>(n);
+  ax.mode = static_cast<TexAddress>(d.address[a]);
+  // Wrap and mirror apply to normalized coordinates only; otherwise they clamp.
+  if (!d.normalizedCoords && (ax.mode == TexAddress::Wrap || ax.mode == TexAddress::Mirror))
+    ax.mode = TexAddress::Clamp;
+  double x = std::isnan(coord) ? 0.0 : static_cast<double>(coord);
+  if (d.normalizedCoords) {
+    if (ax.mode == TexAddress::Wrap) {
+      x -= std::floor(x);
+    } else if (ax.mode == TexAddress::Mirror) {
+      const double f = std::floor(x);
+      x = std::fmod(f, 2.0) == 0.0 ? x - f : 1.0 - (x - f);
+    }
+    x *= static_cast<double>(n);
+  }
+  if (d.linearFilter) x -= 0.5;
+  // Far outside the texture every mode gives its edge (or the border): keep the index in range.
+  const double limit = 4.0 * static_cast<double>(n) + 4.0;
+  x = x < -limit ? -limit : x > limit ? limit : x;
+  const double f = std::floor(x);
+  ax.i = static_cast<int64_t>(f);
+  if (d.linearFilter) ax.alpha = static_cast<float>(std::round((x - f) * 256.0) / 256.0);
+  return ax;
+}
+
+}  // namespace
+
+TexFootprint textureFootprint(const TextureDescriptor& d, float x, float y) {
+  TexFootprint fp;
+  const Axis ax = axisOf(d, 0, x, d.width);
+  const Axis ay = d.dims == 2 ? axisOf(d, 1, y, d.height) : Axis{};
+  if (!d.linearFilter) {
+    fp.n = 1;
+    fp.ix[0] = addressIndex(ax.i, ax.n, ax.mode);
+    fp.iy[0] = d.dims == 2 ? addressIndex(ay.i, ay.n, ay.mode) : 0;
+    if (fp.iy[0] < 0) fp.ix[0] = -1;
+    return fp;
+  }
+  const int ny = d.dims == 2 ? 2 : 1;
+  fp.n = 2 * ny;
+  for (int j = 0; j < ny; ++j) {
+    for (int i = 0; i < 2; ++i) {
+      const int k = j * 2 + i;
+      int64_t tx = addressIndex(ax.i + i, ax.n, ax.mode);
+      const int64_t ty = d.dims == 2 ? addressIndex(ay.i + j, ay.n, ay.mode) : 0;
+      if (ty < 0) tx = -1;
+      fp.ix[k] = tx;
+      fp.iy[k] = ty;
+      const float wx = i == 0 ? 1.0f - ax.alpha : ax.alpha;
+      const float wy = d.dims == 2 ? (j == 0 ? 1.0f - ay.alpha : ay.alpha) : 1.0f;
+      fp.w[k] = wx * wy;
+    }
+  }
+  return fp;
+}
+
+TexFootprint textureFootprintInt(const TextureDescriptor& d, int32_t x, int32_t y) {
+  TexFootprint fp;
+  auto mode = [&](int a) {
+    auto m = static_cast<TexAddress>(d.address[a]);
+    return m == TexAddress::Wrap || m == TexAddress::Mirror ? TexAddress::Clamp : m;
+  };
+  fp.ix[0] = addressIndex(x, static_cast<int64_t>(d.width), mode(0));
+  fp.iy[0] = d.dims == 2 ? addressIndex(y, static_cast<int64_t>(d.height), mode(1)) : 0;
+  if (fp.iy[0] < 0) fp.ix[0] = -1;
+  return fp;
+}
+
+TexelValue decodeTexel(const TextureDescriptor& d, const uint8_t* texel) {
+  TexelValue v{};
+  const bool ints = texReadsIntegers(d);
+  if (ints) {
+    v.u[0] = v.u[1] = v.u[2] = 0;
+    v.u[3] = 1;
+  } else {
+    v.f[0] = v.f[1] = v.f[2] = 0.0f;
+    v.f[3] = 1.0f;
+  }
+  const unsigned bytes = d.channelBits / 8u;
+  for (unsigned c = 0; c < d.channels; ++c) {
+    const uint8_t* p = texel + c * bytes;
+    uint32_t raw = 0;
+    std::memcpy(&raw, p, bytes);
+    if (d.kind == uint8_t(TexKind::Float)) {
+      if (bytes == 2) {
+        v.f[c] = halfToFloat(static_cast<uint16_t>(raw));
+      } else {
+        std::memcpy(&v.f[c], &raw, 4);
+      }
+      continue;
+    }
+    const bool isSigned = d.kind == uint8_t(TexKind::Signed);
+    int64_t value = raw;
+    if (isSigned && bytes < 4) {
+      const unsigned shift = 64 - d.channelBits;
+      value = static_cast<int64_t>(static_cast<uint64_t>(raw) << shift) >> shift;
+    } else if (isSigned) {
+      value = static_cast<int32_t>(raw);
+    }
+    if (ints) {
+      v.u[c] = static_cast<uint32_t>(value);
+    } else if (isSigned) {
+      const double top = double((int64_t(1) << (d.channelBits - 1)) - 1);
+      v.f[c] = static_cast<float>(std::max(double(value) / top, -1.0));
+    } else {
+      const double top = double((int64_t(1) << d.channelBits) - 1);
+      v.f[c] = static_cast<float>(double(value) / top);
+    }
+  }
+  return v;
+}
+
+namespace handlers {
+namespace {
+
+// Reads and checks the descriptor of texture (or surface) object `h` for lane `l`; a fault
+// naming the handle when it is not one.
+void loadDescriptor(ExecCtx& c, int l, uint64_t h, bool surface, TextureDescriptor& d) {
+  const char* what = surface ? "surface object" : "texture object";
+  if (h % 16 != 0 || !c.L->gmem->isAllocated(h, sizeof d))
+    c.fault(l, fmt::format("{} 0x{:x} does not exist (no descriptor there)", what, h));
+  for (unsigned k = 0; k < sizeof d; k += 16)
+    std::memcpy(reinterpret_cast<uint8_t*>(&d) + k,
+                memoryPointer(c, MemSpace::Global, h + k, 16, l, false), 16);
+  const char* problem = textureDescriptorProblem(d, surface);
+  if (*problem) c.fault(l, fmt::format("{} 0x{:x} cannot be used: {}", what, h, problem));
+  const uint64_t span = (d.height - 1) * d.pitch + d.width * texelBytes(d);
+  if (!c.L->gmem->isAllocated(d.base, span))
+    c.fault(l, fmt::format("{} 0x{:x}: its {} bytes of texels at 0x{:x} are not inside one "
+                           "allocation",
+                           what, h, span, d.base));
+}
+
+// tex.{1d,2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y]}]: src[0] the handle, src[1]
+// and src[2] the coordinates (.f32 or .s32: IntCoords), dst[0..3] the values.
+template <bool IntCoords>
+void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* handle = slot(c, in.src[0]);
+  const uint64_t* xs = slot(c, in.src[1]);
+  const uint64_t* ys = slot(c, in.src[2]);
+  TexelValue out[kWarpSize];
+  uint64_t cached = ~0ull;
+  TextureDescriptor d;
+  forEachLane(mask, [&](int l) {
+    const uint64_t h = handle[l];
+    if (h != cached) {
+      loadDescriptor(c, l, h, false, d);
+      cached = h;
+    }
+    TexFootprint fp;
+    if constexpr (IntCoords) {
+      fp = textureFootprintInt(d, get<int32_t>(xs, l), get<int32_t>(ys, l));
+    } else {
+      fp = textureFootprint(d, get<float>(xs, l), get<float>(ys, l));
+    }
+    const unsigned tb = texelBytes(d);
+    bool recorded = false;
+    out[l] = filterTexels(d, fp, [&](int i) -> const uint8_t* {
+      const uint64_t addr = d.base + uint64_t(fp.iy[i]) * d.pitch + uint64_t(fp.ix[i]) * tb;
+      // The timing model sees the first texel a lane reads (the others of a filtered fetch are
+      // its neighbours, mostly in the same sectors).
+      uint8_t* p =
+          memoryPointer(c, MemSpace::Global, addr, tb, l, false, recorded ? nullptr : c.rec);
+      recorded = true;
+      return p;
+    });
+  });
+  forEachLane(mask, [&](int l) {
+    for (int k = 0; k < 4; ++k) slot(c, in.dst[k])[l] = out[l].u[k];
+  });
+}
+
+// suld.b / sust.b .{1d,2d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: src[0] the surface
+// object, src[1] x in bytes, src[2] y in rows; operandLists[aux] the data registers, in.bytes
+// bytes each; mode 0 trap, 1 clamp, 2 zero; flags 1: store.
+void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  const uint64_t* handle = slot(c, in.src[0]);
+  const uint64_t* xs = slot(c, in.src[1]);
+  const uint64_t* ys = slot(c, in.src[2]);
+  const auto& regs = c.L->prog->operandLists[in.aux];
+  const bool store = in.flags & 1;
+  const unsigned eb = in.bytes, n = static_cast<unsigned>(regs.size()), size = eb * n;
+  uint64_t vals[4][kWarpSize] = {};
+  uint64_t cached = ~0ull;
+  TextureDescriptor d;
+  forEachLane(mask, [&](int l) {
+    const uint64_t h = handle[l];
+    if (h != cached) {
+      loadDescriptor(c, l, h, true, d);
+      cached = h;
+    }
+    int64_t x = get<int32_t>(xs, l), y = d.dims == 2 ? get<int32_t>(ys, l) : 0;
+    const int64_t rowBytes = static_cast<int64_t>(d.width * texelBytes(d));
+    const int64_t rows = static_cast<int64_t>(d.height);
+    if (x % size != 0)
+      c.fault(l, fmt::format("surface access of {} bytes at byte {} is not aligned", size, x));
+    if (x < 0 || x + size > rowBytes || y < 0 || y >= rows) {
+      if (in.mode == 0)
+        c.fault(l, fmt::format("surface access at ({} bytes, row {}) is outside the {} x {} "
+                               "surface (.trap)",
+                               x, y, rowBytes, rows));
+      if (in.mode == 2) return;  // .zero: loads read 0 (vals are 0), stores do nothing
+      x = std::min<int64_t>(std::max<int64_t>(x, 0), rowBytes - size);
+      y = std::min<int64_t>(std::max<int64_t>(y, 0), rows - 1);
+    }
+    const uint64_t addr = d.base + uint64_t(y) * d.pitch + uint64_t(x);
+    uint8_t* p = memoryPointer(c, MemSpace::Global, addr, size, l, store, c.rec);
+    for (unsigned k = 0; k < n; ++k) {
+      if (store) {
+        const uint64_t v = slot(c, regs[k])[l];
+        std::memcpy(p + k * eb, &v, eb);  // the low bytes (little-endian host)
+      } else {
+        std::memcpy(&vals[k][l], p + k * eb, eb);
+      }
+    }
+  });
+  if (store) return;
+  forEachLane(mask, [&](int l) {
+    for (unsigned k = 0; k < n; ++k) slot(c, regs[k])[l] = vals[k][l];
+  });
+}
+
+}  // namespace
+
+Handler surfaceAccess() { return &surfaceHandler; }
+
+Handler texFetch(bool intCoords) { return intCoords ? &texHandler<true> : &texHandler<false>; }
+
+}  // namespace handlers
+}  // namespace gpusc::func
