@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace gpusc::func {
 
@@ -92,9 +93,8 @@ template <class Texel>
 TexelValue filterTexels(const TextureDescriptor& d, const TexFootprint& fp, Texel&& texel) {
   TexelValue out{};
   if (texReadsIntegers(d)) {  // point sampling only
-    if (fp.ix[0] < 0) {
-      for (int c = 0; c < 4; ++c)
-        out.u[c] = static_cast<uint32_t>(static_cast<int32_t>(d.border[c]));
+    if (fp.ix[0] < 0) {  // an integer border colour is passed as its bits (CUDA's reinterpret_cast)
+      std::memcpy(out.u, d.border, sizeof out.u);
       return out;
     }
     return decodeTexel(d, texel(0));

@@ -214,6 +214,84 @@ struct GraphEdgeData {
   unsigned char from_port, to_port, type, reserved[5];
 };
 
+// Textures: cudaChannelFormatDesc, cudaResourceDesc and cudaTextureDesc, the values of their
+// enumerations, and cudaMallocArray's flags (cudaResourceViewDesc is only told apart from null).
+struct ChannelFormatDesc {
+  int x, y, z, w;  // bits per channel
+  int f;           // cudaChannelFormatKind
+};
+enum ChannelFormatKind : int {
+  kChannelSigned = 0,
+  kChannelUnsigned = 1,
+  kChannelFloat = 2,
+  kChannelNone = 3,
+  kChannelNV12 = 4,
+  kChannelLast = 31,  // cudaChannelFormatKindUnsignedNormalized1010102, CUDA 13's last
+};
+struct ResourceDesc {
+  int resType;  // cudaResourceType
+  union {
+    struct {
+      void* array;
+    } array;
+    struct {
+      void* mipmap;
+    } mipmap;
+    struct {
+      void* devPtr;
+      ChannelFormatDesc desc;
+      size_t sizeInBytes;
+    } linear;
+    struct {
+      void* devPtr;
+      ChannelFormatDesc desc;
+      size_t width, height, pitchInBytes;
+    } pitch2D;
+    struct {
+      int reserved[32];
+    } reserved;
+  } res;
+  unsigned flags;
+};
+enum ResourceType : int {
+  kResourceArray = 0,
+  kResourceMipmappedArray = 1,
+  kResourceLinear = 2,
+  kResourcePitch2D = 3,
+};
+struct TextureDesc {
+  int addressMode[3];  // cudaTextureAddressMode
+  int filterMode;      // cudaTextureFilterMode
+  int readMode;        // cudaTextureReadMode
+  int sRGB;
+  float borderColor[4];
+  int normalizedCoords;
+  unsigned maxAnisotropy;
+  int mipmapFilterMode;
+  float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+  int disableTrilinearOptimization;
+  int seamlessCubemap;
+};
+enum TextureEnums : int {
+  kAddressWrap = 0,
+  kAddressClamp = 1,
+  kAddressMirror = 2,
+  kAddressBorder = 3,
+  kFilterPoint = 0,
+  kFilterLinear = 1,
+  kReadElementType = 0,
+  kReadNormalizedFloat = 1,
+};
+enum ArrayFlags : unsigned {
+  kArrayLayered = 0x01,
+  kArraySurfaceLoadStore = 0x02,
+  kArrayCubemap = 0x04,
+  kArrayTextureGather = 0x08,
+  kArrayColorAttachment = 0x20,
+  kArraySparse = 0x40,
+  kArrayDeferredMapping = 0x80,
+};
+
 // cudaLaunchAttribute: an id, padding to 8 bytes, a 64-byte union of values (those read here
 // are 32-bit and first in it), and the ids cudaLaunchKernelExC acts on.
 struct LaunchAttribute {

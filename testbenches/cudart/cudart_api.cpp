@@ -25,6 +25,7 @@
 #include "client.hpp"
 #include "cuda_abi.hpp"
 #include "cudart/cuda_errors.hpp"
+#include "func/texture.hpp"
 
 #define GPUSC_API extern "C" __attribute__((visibility("default")))
 
@@ -64,6 +65,10 @@ using wire::ptr;
 using wire::u64;
 
 Client& client() { return Client::instance(); }
+
+// What cudaDeviceProp says of texture memory, and what cudaCreateTextureObject requires of it.
+constexpr uint64_t kTextureAlignment = 512;      // a texture's first texel
+constexpr uint64_t kTexturePitchAlignment = 32;  // a pitch-2D texture's rows
 
 // A call that works on the device: the sticky error first.
 #define GPUSC_STICKY()                                              \
@@ -132,6 +137,23 @@ int memcpyAny(void* dst, const void* src, size_t bytes, int kind, const char* fu
     e = c.call(wire::Op::CopyDeviceToDevice, b);
   }
   return record(e);
+}
+
+// Rows of `width` bytes, `height` of them, from rows `spitch` bytes apart to rows `dpitch` bytes
+// apart: cudaMemcpy2D, and the copies to and from CUDA arrays. One copy when both sides are
+// contiguous.
+int copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+           int kind, const char* function) {
+  if (width > dpitch || width > spitch)
+    return fail(kErrorInvalidValue, function, "a row wider than its pitch");
+  if (width == dpitch && width == spitch)
+    return memcpyAny(dst, src, width * height, kind, function);
+  for (size_t row = 0; row < height; ++row)
+    if (int e = memcpyAny(static_cast<uint8_t*>(dst) + row * dpitch,
+                          static_cast<const uint8_t*>(src) + row * spitch, width, kind, function);
+        e != kSuccess)
+      return e;
+  return kSuccess;
 }
 
 int mallocShared(void** p, size_t bytes, const char* function) {
@@ -648,8 +670,8 @@ void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   prop->totalConstMem = 64 * 1024;
   prop->major = int(f.computeCapability / 10);
   prop->minor = int(f.computeCapability % 10);
-  prop->textureAlignment = 512;
-  prop->texturePitchAlignment = 32;
+  prop->textureAlignment = kTextureAlignment;
+  prop->texturePitchAlignment = kTexturePitchAlignment;
   prop->multiProcessorCount = int(f.sms);
   prop->canMapHostMemory = 1;
   prop->surfaceAlignment = 512;
@@ -870,7 +892,7 @@ GPUSC_API int cudaMallocAsync_ptsz(void** p, size_t bytes, void* stream) {
 GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
   if (pitch == nullptr) return fail(kErrorInvalidValue, "cudaMallocPitch", "a null pitch");
   // Rows aligned as the device's textures are (cudaDeviceProp::textureAlignment, 512 bytes).
-  *pitch = (width + 511) / 512 * 512;
+  *pitch = (width + kTextureAlignment - 1) / kTextureAlignment * kTextureAlignment;
   return cudaMalloc(p, *pitch * height);
 }
 
@@ -966,15 +988,7 @@ GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int
 
 GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                            size_t height, int kind) {
-  if (width > dpitch || width > spitch)
-    return fail(kErrorInvalidValue, "cudaMemcpy2D", "a row wider than its pitch");
-  for (size_t row = 0; row < height; ++row)
-    if (int e =
-            memcpyAny(static_cast<uint8_t*>(dst) + row * dpitch,
-                      static_cast<const uint8_t*>(src) + row * spitch, width, kind, "cudaMemcpy2D");
-        e != kSuccess)
-      return e;
-  return kSuccess;
+  return copy2D(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2D");
 }
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind, void* stream) {
@@ -1418,7 +1432,9 @@ GPUSC_API int cudaGraphAddMemcpyNode(void** node, void* graph, const void* const
                                      size_t count, const abi::Memcpy3DParms* p) {
   if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemcpyNode", "null parameters");
   if (p->srcArray != nullptr || p->dstArray != nullptr)
-    return fail(kErrorNotSupported, "cudaGraphAddMemcpyNode", "CUDA arrays are not supported");
+    return fail(kErrorNotSupported, "cudaGraphAddMemcpyNode",
+                "copies to or from CUDA arrays in a graph node are not supported (pitched "
+                "pointers are)");
   const abi::Memcpy3DParms c = *p;
   return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, [c] {
     const auto at = [](const abi::PitchedPtr& q, const abi::Pos& pos, size_t y, size_t z) {
@@ -1565,14 +1581,727 @@ GPUSC_API int cudaEventElapsedTime(float* ms, void* start, void* end) {
   return kSuccess;
 }
 
-// ===================================================================== texture formats
+// ===================================================================== CUDA arrays and textures
+//
+// A CUDA array (cudaArray_t) is a record of this library's: its texels live in one ordinary
+// device allocation, made as cudaMalloc makes one (cudaMemGetInfo counts it), row-major with rows
+// width x texel bytes apart. Copies to and from it are 2D copies into that allocation.
+//
+// A texture object's handle is the device address of the descriptor the fetch reads
+// (func/texture.hpp): 64 bytes of device memory written here, which are not an allocation of the
+// program's (cudaMemGetInfo does not count them, and the program cannot copy to them).
 
-struct ChannelFormatDesc {
-  int x, y, z, w;
-  int f;
-};
-GPUSC_API ChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, int f) {
+GPUSC_API abi::ChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, int f) {
   return {x, y, z, w, f};
+}
+
+namespace {
+
+namespace tex = gpusc::func;
+static_assert(int(tex::TexAddress::Wrap) == abi::kAddressWrap &&
+                  int(tex::TexAddress::Clamp) == abi::kAddressClamp &&
+                  int(tex::TexAddress::Mirror) == abi::kAddressMirror &&
+                  int(tex::TexAddress::Border) == abi::kAddressBorder,
+              "the descriptor's address modes are numbered as CUDA's");
+static_assert(int(tex::TexKind::Signed) == abi::kChannelSigned &&
+                  int(tex::TexKind::Unsigned) == abi::kChannelUnsigned &&
+                  int(tex::TexKind::Float) == abi::kChannelFloat,
+              "the descriptor's channel kinds are numbered as CUDA's");
+
+// A texel format the fetch reads: 1, 2 or 4 channels of the same size, 8, 16 or 32 bits each,
+// signed or unsigned integers or floats (16-bit floats are halves).
+struct TexelFormat {
+  uint8_t channels = 0, bits = 0, kind = 0;
+  uint32_t bytes() const { return uint32_t(channels) * bits / 8u; }
+};
+
+// `d` as a format the fetch reads; else an error code, with the reason on stderr.
+int texelFormat(const abi::ChannelFormatDesc* d, const char* function, TexelFormat* out) {
+  if (d == nullptr) return fail(kErrorInvalidValue, function, "a null channel descriptor");
+  if (d->f == abi::kChannelNone)
+    return fail(kErrorInvalidValue, function, "cudaChannelFormatKindNone describes no texels");
+  if (d->f > abi::kChannelNone && d->f <= abi::kChannelLast)
+    return fail(kErrorNotSupported, function,
+                "channel format kind " + std::to_string(d->f) +
+                    " (NV12, normalized-integer, block-compressed and 10-10-10-2 formats) is not "
+                    "supported: use cudaChannelFormatKindSigned, Unsigned or Float (and "
+                    "cudaReadModeNormalizedFloat to read integers as normalized floats)");
+  if (d->f < abi::kChannelSigned || d->f > abi::kChannelLast)
+    return fail(kErrorInvalidValue, function,
+                "channel format kind " + std::to_string(d->f) + " is not a cudaChannelFormatKind");
+  const int bits[4] = {d->x, d->y, d->z, d->w};
+  const std::string sizes = "(" + std::to_string(d->x) + ", " + std::to_string(d->y) + ", " +
+                            std::to_string(d->z) + ", " + std::to_string(d->w) + " bits)";
+  int channels = 0;
+  while (channels < 4 && bits[channels] > 0) ++channels;
+  for (int c = 0; c < 4; ++c)
+    if (bits[c] < 0 || (c >= channels && bits[c] != 0))
+      return fail(kErrorInvalidValue, function,
+                  "channel sizes that are not x, then y, z and w " + sizes);
+  if (channels == 0) return fail(kErrorInvalidValue, function, "a format of no channels");
+  for (int c = 1; c < channels; ++c)
+    if (bits[c] != bits[0])
+      return fail(kErrorInvalidValue, function, "channels of different sizes " + sizes);
+  if (channels == 3)
+    return fail(kErrorInvalidValue, function,
+                "a format of 3 channels " + sizes + ": textures have 1, 2 or 4 channels");
+  if (bits[0] != 8 && bits[0] != 16 && bits[0] != 32)
+    return fail(kErrorInvalidValue, function, "channels of 8, 16 or 32 bits only " + sizes);
+  if (d->f == abi::kChannelFloat && bits[0] == 8)
+    return fail(kErrorInvalidValue, function, "no 8-bit floats: floats have 16 or 32 bits");
+  out->channels = uint8_t(channels);
+  out->bits = uint8_t(bits[0]);
+  out->kind = uint8_t(d->f);
+  return kSuccess;
+}
+
+// What cudaMallocArray made. `height` is 0 for a 1D array (one row).
+struct ArrayRecord {
+  uint64_t base = 0;
+  size_t width = 0, height = 0;
+  abi::ChannelFormatDesc desc{};
+  TexelFormat format;
+  unsigned flags = 0;
+  size_t pitch = 0;  // bytes from one row to the next: width x texel bytes
+  size_t rows() const { return height == 0 ? 1 : height; }
+};
+
+// A texture object: what the program described (cudaGetTextureObject*Desc).
+struct TextureRecord {
+  abi::ResourceDesc res;
+  abi::TextureDesc tex;
+};
+
+struct TextureState {
+  std::mutex mutex;
+  std::map<const void*, std::unique_ptr<ArrayRecord>> arrays;  // by handle (the record)
+  std::map<uint64_t, TextureRecord> textures;                  // by handle (the descriptor)
+};
+
+TextureState& textureState() {
+  static TextureState s;
+  return s;
+}
+
+// The array `handle` names (a copy), or an error with the reason on stderr.
+int findArray(const void* handle, const char* function, ArrayRecord* out) {
+  if (handle == nullptr) return fail(kErrorInvalidValue, function, "a null CUDA array");
+  TextureState& s = textureState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.arrays.find(handle);
+  if (it == s.arrays.end())
+    return fail(kErrorInvalidValue, function, "not a CUDA array cudaMallocArray made");
+  *out = *it->second;
+  return kSuccess;
+}
+
+// Where `width` bytes by `height` rows from byte `wOffset` of row `hOffset` of `a` start; an
+// error when they do not fit in the array.
+int arrayRegion(const ArrayRecord& a, size_t wOffset, size_t hOffset, size_t width, size_t height,
+                const char* function, uint8_t** at) {
+  if (wOffset > a.pitch || width > a.pitch - wOffset || hOffset > a.rows() ||
+      height > a.rows() - hOffset)
+    return fail(kErrorInvalidValue, function,
+                std::to_string(width) + " bytes x " + std::to_string(height) + " rows from byte " +
+                    std::to_string(wOffset) + " of row " + std::to_string(hOffset) +
+                    " do not fit in the array's " + std::to_string(a.rows()) + " rows of " +
+                    std::to_string(a.pitch) + " bytes");
+  *at = static_cast<uint8_t*>(ptr(a.base)) + hOffset * a.pitch + wOffset;
+  return kSuccess;
+}
+
+// `count` bytes from byte `wOffset` of row `hOffset` of `a`, on through the rows (the
+// deprecated cudaMemcpyToArray and cudaMemcpyFromArray): the rows are contiguous.
+int arrayRun(const ArrayRecord& a, size_t wOffset, size_t hOffset, size_t count,
+             const char* function, uint8_t** at) {
+  const size_t total = a.pitch * a.rows();
+  if (wOffset > a.pitch || hOffset > a.rows() || hOffset * a.pitch + wOffset > total ||
+      count > total - (hOffset * a.pitch + wOffset))
+    return fail(kErrorInvalidValue, function,
+                std::to_string(count) + " bytes from byte " + std::to_string(wOffset) + " of row " +
+                    std::to_string(hOffset) + " run past the array's " + std::to_string(total) +
+                    " bytes");
+  *at = static_cast<uint8_t*>(ptr(a.base)) + hOffset * a.pitch + wOffset;
+  return kSuccess;
+}
+
+// The copy kinds that can reach an array: to it (`toArray`), from it, or both.
+bool arrayKind(int kind, bool toArray, bool fromArray) {
+  if (kind == kDefault || kind == kDeviceToDevice) return true;
+  if (toArray && !fromArray) return kind == kHostToDevice;
+  if (fromArray && !toArray) return kind == kDeviceToHost;
+  return false;
+}
+
+int badArrayKind(int kind, const char* function) {
+  return fail(kErrorInvalidMemcpyDirection, function,
+              "kind " + std::to_string(kind) + " cannot copy that way to or from a CUDA array");
+}
+
+}  // namespace
+
+GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, size_t width,
+                              size_t height, unsigned flags) {
+  GPUSC_STICKY();
+  const char* fn = "cudaMallocArray";
+  if (array == nullptr) return fail(kErrorInvalidValue, fn, "a null pointer for the result");
+  TexelFormat f;
+  if (int e = texelFormat(desc, fn, &f); e != kSuccess) return e;
+  if (flags & abi::kArrayTextureGather)
+    return fail(kErrorNotSupported, fn, "cudaArrayTextureGather: texture gather is not supported");
+  if (flags & (abi::kArraySparse | abi::kArrayDeferredMapping))
+    return fail(kErrorNotSupported, fn, "sparse and deferred-mapping arrays are not supported");
+  if ((flags & ~unsigned(abi::kArraySurfaceLoadStore)) != 0)
+    return fail(kErrorInvalidValue, fn,
+                "flags " + std::to_string(flags) +
+                    ": layered and cubemap arrays are made by cudaMalloc3DArray (not supported)");
+  if (width == 0) return fail(kErrorInvalidValue, fn, "an array of width 0");
+  constexpr size_t kMaxTexels = size_t(1) << 31;  // along an axis (the fetch's limit)
+  if (width > kMaxTexels || height > kMaxTexels)
+    return fail(kErrorInvalidValue, fn, "more than 2^31 texels along an axis");
+  auto a = std::make_unique<ArrayRecord>();
+  a->width = width;
+  a->height = height;
+  a->desc = *desc;
+  a->format = f;
+  a->flags = flags;
+  a->pitch = width * f.bytes();
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(a->pitch, a->rows(), &bytes))
+    return fail(kErrorMemoryAllocation, fn, "more bytes than an address holds");
+  void* base = nullptr;
+  if (int e = cudaMalloc(&base, bytes); e != kSuccess) return e;
+  a->base = u64(base);
+  void* handle = a.get();
+  {
+    TextureState& s = textureState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.arrays.emplace(handle, std::move(a));
+  }
+  *array = handle;
+  return kSuccess;
+}
+
+GPUSC_API int cudaFreeArray(void* array) {
+  GPUSC_STICKY();
+  if (array == nullptr) return kSuccess;
+  std::unique_ptr<ArrayRecord> a;
+  {
+    TextureState& s = textureState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const auto it = s.arrays.find(array);
+    if (it == s.arrays.end())
+      return fail(kErrorInvalidValue, "cudaFreeArray", "not a CUDA array cudaMallocArray made");
+    a = std::move(it->second);
+    s.arrays.erase(it);
+  }
+  return cudaFree(ptr(a->base));
+}
+
+// The format, the extent (height 0 for a 1D array, depth 0) and the flags.
+GPUSC_API int cudaArrayGetInfo(abi::ChannelFormatDesc* desc, abi::Extent* extent, unsigned* flags,
+                               void* array) {
+  ArrayRecord a;
+  if (int e = findArray(array, "cudaArrayGetInfo", &a); e != kSuccess) return e;
+  if (desc) *desc = a.desc;
+  if (extent) *extent = {a.width, a.height, 0};
+  if (flags) *flags = a.flags;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGetChannelDesc(abi::ChannelFormatDesc* desc, const void* array) {
+  if (desc == nullptr) return fail(kErrorInvalidValue, "cudaGetChannelDesc", "a null result");
+  ArrayRecord a;
+  if (int e = findArray(array, "cudaGetChannelDesc", &a); e != kSuccess) return e;
+  *desc = a.desc;
+  return kSuccess;
+}
+
+// ---- copies to and from arrays: wOffset and width in bytes, hOffset and height in rows ----
+
+namespace {
+
+int toArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width,
+            size_t height, int kind, void* stream, bool async, const char* fn) {
+  GPUSC_STICKY();
+  ArrayRecord a;
+  uint8_t* at = nullptr;
+  if (int e = findArray(dst, fn, &a); e != kSuccess) return e;
+  if (!arrayKind(kind, true, false)) return badArrayKind(kind, fn);
+  if (int e = arrayRegion(a, wOffset, hOffset, width, height, fn, &at); e != kSuccess) return e;
+  const size_t pitch = a.pitch;
+  Replay op = [=] { return copy2D(at, pitch, src, spitch, width, height, kind, fn); };
+  return async ? issue(stream, std::move(op)) : op();
+}
+
+int fromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
+              size_t width, size_t height, int kind, void* stream, bool async, const char* fn) {
+  GPUSC_STICKY();
+  ArrayRecord a;
+  uint8_t* at = nullptr;
+  if (int e = findArray(src, fn, &a); e != kSuccess) return e;
+  if (!arrayKind(kind, false, true)) return badArrayKind(kind, fn);
+  if (int e = arrayRegion(a, wOffset, hOffset, width, height, fn, &at); e != kSuccess) return e;
+  const size_t pitch = a.pitch;
+  Replay op = [=] { return copy2D(dst, dpitch, at, pitch, width, height, kind, fn); };
+  return async ? issue(stream, std::move(op)) : op();
+}
+
+// The deprecated forms: `count` bytes through the rows.
+int runToArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t count, int kind,
+               void* stream, bool async, const char* fn) {
+  GPUSC_STICKY();
+  ArrayRecord a;
+  uint8_t* at = nullptr;
+  if (int e = findArray(dst, fn, &a); e != kSuccess) return e;
+  if (!arrayKind(kind, true, false)) return badArrayKind(kind, fn);
+  if (int e = arrayRun(a, wOffset, hOffset, count, fn, &at); e != kSuccess) return e;
+  Replay op = [=] { return memcpyAny(at, src, count, kind, fn); };
+  return async ? issue(stream, std::move(op)) : op();
+}
+
+int runFromArray(void* dst, const void* src, size_t wOffset, size_t hOffset, size_t count, int kind,
+                 void* stream, bool async, const char* fn) {
+  GPUSC_STICKY();
+  ArrayRecord a;
+  uint8_t* at = nullptr;
+  if (int e = findArray(src, fn, &a); e != kSuccess) return e;
+  if (!arrayKind(kind, false, true)) return badArrayKind(kind, fn);
+  if (int e = arrayRun(a, wOffset, hOffset, count, fn, &at); e != kSuccess) return e;
+  Replay op = [=] { return memcpyAny(dst, at, count, kind, fn); };
+  return async ? issue(stream, std::move(op)) : op();
+}
+
+}  // namespace
+
+GPUSC_API int cudaMemcpy2DToArray(void* dst, size_t wOffset, size_t hOffset, const void* src,
+                                  size_t spitch, size_t width, size_t height, int kind) {
+  return toArray(dst, wOffset, hOffset, src, spitch, width, height, kind, nullptr, false,
+                 "cudaMemcpy2DToArray");
+}
+GPUSC_API int cudaMemcpy2DToArray_ptds(void* dst, size_t wOffset, size_t hOffset, const void* src,
+                                       size_t spitch, size_t width, size_t height, int kind) {
+  return cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind);
+}
+GPUSC_API int cudaMemcpy2DToArrayAsync(void* dst, size_t wOffset, size_t hOffset, const void* src,
+                                       size_t spitch, size_t width, size_t height, int kind,
+                                       void* stream) {
+  return toArray(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, true,
+                 "cudaMemcpy2DToArrayAsync");
+}
+GPUSC_API int cudaMemcpy2DToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOffset,
+                                            const void* src, size_t spitch, size_t width,
+                                            size_t height, int kind, void* stream) {
+  return cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+}
+
+GPUSC_API int cudaMemcpy2DFromArray(void* dst, size_t dpitch, const void* src, size_t wOffset,
+                                    size_t hOffset, size_t width, size_t height, int kind) {
+  return fromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind, nullptr, false,
+                   "cudaMemcpy2DFromArray");
+}
+GPUSC_API int cudaMemcpy2DFromArray_ptds(void* dst, size_t dpitch, const void* src, size_t wOffset,
+                                         size_t hOffset, size_t width, size_t height, int kind) {
+  return cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind);
+}
+GPUSC_API int cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, const void* src, size_t wOffset,
+                                         size_t hOffset, size_t width, size_t height, int kind,
+                                         void* stream) {
+  return fromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, true,
+                   "cudaMemcpy2DFromArrayAsync");
+}
+GPUSC_API int cudaMemcpy2DFromArrayAsync_ptsz(void* dst, size_t dpitch, const void* src,
+                                              size_t wOffset, size_t hOffset, size_t width,
+                                              size_t height, int kind, void* stream) {
+  return cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind,
+                                    stream);
+}
+
+// Between two arrays (device to device): a 2D copy between their allocations.
+GPUSC_API int cudaMemcpy2DArrayToArray(void* dst, size_t wOffsetDst, size_t hOffsetDst,
+                                       const void* src, size_t wOffsetSrc, size_t hOffsetSrc,
+                                       size_t width, size_t height, int kind) {
+  GPUSC_STICKY();
+  const char* fn = "cudaMemcpy2DArrayToArray";
+  ArrayRecord d, s;
+  uint8_t *to = nullptr, *from = nullptr;
+  if (int e = findArray(dst, fn, &d); e != kSuccess) return e;
+  if (int e = findArray(src, fn, &s); e != kSuccess) return e;
+  if (!arrayKind(kind, true, true)) return badArrayKind(kind, fn);
+  if (int e = arrayRegion(d, wOffsetDst, hOffsetDst, width, height, fn, &to); e != kSuccess)
+    return e;
+  if (int e = arrayRegion(s, wOffsetSrc, hOffsetSrc, width, height, fn, &from); e != kSuccess)
+    return e;
+  return copy2D(to, d.pitch, from, s.pitch, width, height, kind, fn);
+}
+GPUSC_API int cudaMemcpy2DArrayToArray_ptds(void* dst, size_t wOffsetDst, size_t hOffsetDst,
+                                            const void* src, size_t wOffsetSrc, size_t hOffsetSrc,
+                                            size_t width, size_t height, int kind) {
+  return cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width,
+                                  height, kind);
+}
+
+// The deprecated 1D forms: `count` bytes from (wOffset, hOffset) on through the rows.
+GPUSC_API int cudaMemcpyToArray(void* dst, size_t wOffset, size_t hOffset, const void* src,
+                                size_t count, int kind) {
+  return runToArray(dst, wOffset, hOffset, src, count, kind, nullptr, false, "cudaMemcpyToArray");
+}
+GPUSC_API int cudaMemcpyToArray_ptds(void* dst, size_t wOffset, size_t hOffset, const void* src,
+                                     size_t count, int kind) {
+  return cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind);
+}
+GPUSC_API int cudaMemcpyToArrayAsync(void* dst, size_t wOffset, size_t hOffset, const void* src,
+                                     size_t count, int kind, void* stream) {
+  return runToArray(dst, wOffset, hOffset, src, count, kind, stream, true,
+                    "cudaMemcpyToArrayAsync");
+}
+GPUSC_API int cudaMemcpyToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOffset,
+                                          const void* src, size_t count, int kind, void* stream) {
+  return cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream);
+}
+GPUSC_API int cudaMemcpyFromArray(void* dst, const void* src, size_t wOffset, size_t hOffset,
+                                  size_t count, int kind) {
+  return runFromArray(dst, src, wOffset, hOffset, count, kind, nullptr, false,
+                      "cudaMemcpyFromArray");
+}
+GPUSC_API int cudaMemcpyFromArray_ptds(void* dst, const void* src, size_t wOffset, size_t hOffset,
+                                       size_t count, int kind) {
+  return cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind);
+}
+GPUSC_API int cudaMemcpyFromArrayAsync(void* dst, const void* src, size_t wOffset, size_t hOffset,
+                                       size_t count, int kind, void* stream) {
+  return runFromArray(dst, src, wOffset, hOffset, count, kind, stream, true,
+                      "cudaMemcpyFromArrayAsync");
+}
+GPUSC_API int cudaMemcpyFromArrayAsync_ptsz(void* dst, const void* src, size_t wOffset,
+                                            size_t hOffset, size_t count, int kind, void* stream) {
+  return cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream);
+}
+GPUSC_API int cudaMemcpyArrayToArray(void* dst, size_t wOffsetDst, size_t hOffsetDst,
+                                     const void* src, size_t wOffsetSrc, size_t hOffsetSrc,
+                                     size_t count, int kind) {
+  GPUSC_STICKY();
+  const char* fn = "cudaMemcpyArrayToArray";
+  ArrayRecord d, s;
+  uint8_t *to = nullptr, *from = nullptr;
+  if (int e = findArray(dst, fn, &d); e != kSuccess) return e;
+  if (int e = findArray(src, fn, &s); e != kSuccess) return e;
+  if (!arrayKind(kind, true, true)) return badArrayKind(kind, fn);
+  if (int e = arrayRun(d, wOffsetDst, hOffsetDst, count, fn, &to); e != kSuccess) return e;
+  if (int e = arrayRun(s, wOffsetSrc, hOffsetSrc, count, fn, &from); e != kSuccess) return e;
+  return memcpyAny(to, from, count, kind, fn);
+}
+GPUSC_API int cudaMemcpyArrayToArray_ptds(void* dst, size_t wOffsetDst, size_t hOffsetDst,
+                                          const void* src, size_t wOffsetSrc, size_t hOffsetSrc,
+                                          size_t count, int kind) {
+  return cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count,
+                                kind);
+}
+
+// ---- texture objects ----
+
+namespace {
+
+// `bytes` from `p` must lie in one device allocation of the program's (device, managed or mapped
+// memory), `p` aligned as CUDA requires of a texture's first texel.
+int textureMemory(const void* p, uint64_t bytes, const char* function) {
+  if (p == nullptr) return fail(kErrorInvalidValue, function, "a null devPtr");
+  uint64_t base = 0, size = 0;
+  if (!client().allocation(p, &base, &size, nullptr))
+    return fail(kErrorInvalidValue, function, "devPtr is not inside a device allocation");
+  if (u64(p) % kTextureAlignment != 0)
+    return fail(kErrorInvalidValue, function,
+                "devPtr is not aligned to cudaDeviceProp::textureAlignment (" +
+                    std::to_string(kTextureAlignment) + " bytes)");
+  if (bytes > base + size - u64(p))
+    return fail(kErrorInvalidValue, function,
+                "the texture's " + std::to_string(bytes) + " bytes run past the end of its " +
+                    std::to_string(size) + "-byte allocation");
+  return kSuccess;
+}
+
+// The descriptor the fetch reads for the resource `r` sampled as `t`; an error code when gpusc
+// cannot make one (the reason on stderr).
+int describeTexture(const abi::ResourceDesc& r, const abi::TextureDesc& t,
+                    tex::TextureDescriptor* d) {
+  const char* fn = "cudaCreateTextureObject";
+  constexpr uint64_t kMaxTexels = uint64_t(1) << 31;  // along an axis (the fetch's limit)
+  TexelFormat f;
+  if (r.flags != 0) return fail(kErrorInvalidValue, fn, "cudaResourceDesc::flags must be 0");
+  switch (r.resType) {
+    case abi::kResourceArray: {
+      ArrayRecord a;
+      if (int e = findArray(r.res.array.array, fn, &a); e != kSuccess) return e;
+      f = a.format;
+      d->dims = a.height == 0 ? 1 : 2;
+      d->base = a.base;
+      d->width = a.width;
+      d->height = a.rows();
+      d->pitch = a.pitch;
+      break;
+    }
+    case abi::kResourceMipmappedArray:
+      return fail(kErrorNotSupported, fn, "mipmapped arrays are not supported");
+    case abi::kResourceLinear: {
+      const auto& l = r.res.linear;
+      if (int e = texelFormat(&l.desc, fn, &f); e != kSuccess) return e;
+      if (l.sizeInBytes < f.bytes())
+        return fail(kErrorInvalidValue, fn, "sizeInBytes holds no texel");
+      if (int e = textureMemory(l.devPtr, l.sizeInBytes, fn); e != kSuccess) return e;
+      d->dims = 1;
+      d->linearMemory = 1;
+      d->base = u64(l.devPtr);
+      d->width = l.sizeInBytes / f.bytes();
+      d->height = 1;
+      d->pitch = d->width * f.bytes();
+      break;
+    }
+    case abi::kResourcePitch2D: {
+      const auto& p = r.res.pitch2D;
+      if (int e = texelFormat(&p.desc, fn, &f); e != kSuccess) return e;
+      if (p.width == 0 || p.height == 0)
+        return fail(kErrorInvalidValue, fn, "a pitch-2D texture of no texels");
+      if (p.width > kMaxTexels || p.height > kMaxTexels)
+        return fail(kErrorInvalidValue, fn, "more than 2^31 texels along an axis");
+      if (p.pitchInBytes < p.width * f.bytes())
+        return fail(kErrorInvalidValue, fn,
+                    "pitchInBytes " + std::to_string(p.pitchInBytes) + " is shorter than a row (" +
+                        std::to_string(p.width * f.bytes()) + " bytes)");
+      if (p.pitchInBytes % kTexturePitchAlignment != 0)
+        return fail(kErrorInvalidValue, fn,
+                    "pitchInBytes is not a multiple of cudaDeviceProp::texturePitchAlignment (" +
+                        std::to_string(kTexturePitchAlignment) + " bytes)");
+      uint64_t bytes = 0;
+      if (__builtin_mul_overflow(uint64_t(p.pitchInBytes), uint64_t(p.height - 1), &bytes) ||
+          __builtin_add_overflow(bytes, uint64_t(p.width * f.bytes()), &bytes))
+        return fail(kErrorInvalidValue, fn, "more bytes than an address holds");
+      if (int e = textureMemory(p.devPtr, bytes, fn); e != kSuccess) return e;
+      d->dims = 2;
+      d->base = u64(p.devPtr);
+      d->width = p.width;
+      d->height = p.height;
+      d->pitch = p.pitchInBytes;
+      break;
+    }
+    default:
+      return fail(kErrorInvalidValue, fn,
+                  "resource type " + std::to_string(r.resType) + " is not a cudaResourceType");
+  }
+  if (d->width > kMaxTexels) return fail(kErrorInvalidValue, fn, "more than 2^31 texels");
+  d->channels = f.channels;
+  d->channelBits = f.bits;
+  d->kind = f.kind;
+
+  // How it is sampled.
+  if (t.readMode != abi::kReadElementType && t.readMode != abi::kReadNormalizedFloat)
+    return fail(kErrorInvalidValue, fn,
+                "read mode " + std::to_string(t.readMode) + " is not a cudaTextureReadMode");
+  if (t.sRGB != 0) return fail(kErrorNotSupported, fn, "sRGB conversion is not supported");
+  if (t.maxAnisotropy > 1)
+    return fail(kErrorNotSupported, fn,
+                "anisotropic filtering (maxAnisotropy > 1) is not supported");
+  if (t.seamlessCubemap != 0)
+    return fail(kErrorInvalidValue, fn, "seamlessCubemap is for cubemap arrays only");
+  // The mipmap fields apply to mipmapped arrays only (refused above): ignored, as CUDA does.
+  const bool integerFormat = f.kind != abi::kChannelFloat;
+  if (t.readMode == abi::kReadNormalizedFloat && integerFormat) {
+    if (f.bits == 32)
+      return fail(kErrorInvalidValue, fn,
+                  "cudaReadModeNormalizedFloat of 32-bit integers: only 8- and 16-bit integers "
+                  "read as normalized floats");
+    d->normalizedRead = 1;  // (floats read as floats in either mode)
+  }
+  if (d->linearMemory) {
+    // tex1Dfetch: integer indices, no filtering, 0 out of range. CUDA ignores the address and
+    // filter modes of linear memory.
+    d->address[0] = d->address[1] = uint8_t(tex::TexAddress::Border);
+    return kSuccess;
+  }
+  if (t.filterMode != abi::kFilterPoint && t.filterMode != abi::kFilterLinear)
+    return fail(kErrorInvalidValue, fn,
+                "filter mode " + std::to_string(t.filterMode) + " is not a cudaTextureFilterMode");
+  if (t.filterMode == abi::kFilterLinear) {
+    if (integerFormat && !d->normalizedRead)
+      return fail(kErrorInvalidValue, fn,
+                  "linear filtering of a texture that reads integers (cudaReadModeElementType of "
+                  "an integer format): use cudaFilterModePoint, or cudaReadModeNormalizedFloat");
+    d->linearFilter = 1;
+  }
+  d->normalizedCoords = t.normalizedCoords != 0 ? 1 : 0;
+  for (int a = 0; a < 2; ++a) {
+    int mode = a < d->dims ? t.addressMode[a] : int(abi::kAddressClamp);
+    if (mode < abi::kAddressWrap || mode > abi::kAddressBorder)
+      return fail(kErrorInvalidValue, fn,
+                  "address mode " + std::to_string(mode) + " is not a cudaTextureAddressMode");
+    // Without normalized coordinates, wrap and mirror clamp (CUDA switches them to clamp).
+    if (!d->normalizedCoords && (mode == abi::kAddressWrap || mode == abi::kAddressMirror))
+      mode = abi::kAddressClamp;
+    d->address[a] = uint8_t(mode);
+  }
+  for (int c = 0; c < 4; ++c) d->border[c] = t.borderColor[c];
+  return kSuccess;
+}
+
+}  // namespace
+
+namespace {
+
+// Writes `d` to device memory of its own (not an allocation of the program's) and returns its
+// address, the object's handle.
+int writeDescriptor(const tex::TextureDescriptor& d, uint64_t* addr) {
+  wire::Buffer b;
+  b.put(uint64_t(sizeof d));
+  std::vector<uint8_t> reply;
+  Client& c = client();
+  if (int e = c.call(wire::Op::Malloc, b, &reply); e != kSuccess) return record(e);
+  std::memcpy(addr, reply.data(), std::min<size_t>(8, reply.size()));
+  if (int e = copyToDevice(ptr(*addr), &d, sizeof d); e != kSuccess) {
+    wire::Buffer f;
+    f.put(*addr);
+    c.call(wire::Op::Free, f);
+    return record(e);
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+GPUSC_API int cudaCreateTextureObject(unsigned long long* object, const abi::ResourceDesc* res,
+                                      const abi::TextureDesc* texDesc, const void* view) {
+  GPUSC_STICKY();
+  const char* fn = "cudaCreateTextureObject";
+  if (object == nullptr || res == nullptr || texDesc == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null result, resource or texture descriptor");
+  if (view != nullptr)
+    return fail(kErrorNotSupported, fn, "resource views (cudaResourceViewDesc) are not supported");
+  tex::TextureDescriptor d;
+  if (int e = describeTexture(*res, *texDesc, &d); e != kSuccess) return e;
+  uint64_t addr = 0;
+  if (int e = writeDescriptor(d, &addr); e != kSuccess) return e;
+  {
+    TextureState& s = textureState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.textures[addr] = TextureRecord{*res, *texDesc};
+  }
+  *object = addr;
+  return kSuccess;
+}
+
+GPUSC_API int cudaDestroyTextureObject(unsigned long long object) {
+  GPUSC_STICKY();
+  if (object == 0) return kSuccess;
+  {
+    TextureState& s = textureState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.textures.erase(object) == 0)
+      return fail(kErrorInvalidValue, "cudaDestroyTextureObject",
+                  "not a texture object (destroyed already, or never made)");
+  }
+  wire::Buffer b;
+  b.put(uint64_t(object));
+  return record(client().call(wire::Op::Free, b));
+}
+
+namespace {
+
+int findTexture(unsigned long long object, const char* function, TextureRecord* out) {
+  TextureState& s = textureState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.textures.find(object);
+  if (it == s.textures.end()) return fail(kErrorInvalidValue, function, "not a texture object");
+  *out = it->second;
+  return kSuccess;
+}
+
+}  // namespace
+
+GPUSC_API int cudaGetTextureObjectResourceDesc(abi::ResourceDesc* res, unsigned long long object) {
+  const char* fn = "cudaGetTextureObjectResourceDesc";
+  if (res == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  TextureRecord t;
+  if (int e = findTexture(object, fn, &t); e != kSuccess) return e;
+  *res = t.res;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGetTextureObjectTextureDesc(abi::TextureDesc* desc, unsigned long long object) {
+  const char* fn = "cudaGetTextureObjectTextureDesc";
+  if (desc == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  TextureRecord t;
+  if (int e = findTexture(object, fn, &t); e != kSuccess) return e;
+  *desc = t.tex;
+  return kSuccess;
+}
+
+// ---- surface objects: a CUDA array made with cudaArraySurfaceLoadStore, read and written as
+// raw bytes (surf1Dread, surf2Dwrite, ...) through a descriptor like a texture's ----
+
+namespace {
+
+std::map<uint64_t, abi::ResourceDesc>& surfaces() {
+  static std::map<uint64_t, abi::ResourceDesc> s;  // guarded by textureState().mutex
+  return s;
+}
+
+}  // namespace
+
+GPUSC_API int cudaCreateSurfaceObject(unsigned long long* object, const abi::ResourceDesc* res) {
+  GPUSC_STICKY();
+  const char* fn = "cudaCreateSurfaceObject";
+  if (object == nullptr || res == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null result or resource descriptor");
+  if (res->resType != abi::kResourceArray)
+    return fail(kErrorInvalidValue, fn, "a surface is a CUDA array (cudaResourceTypeArray)");
+  if (res->flags != 0) return fail(kErrorInvalidValue, fn, "cudaResourceDesc::flags must be 0");
+  ArrayRecord a;
+  if (int e = findArray(res->res.array.array, fn, &a); e != kSuccess) return e;
+  if ((a.flags & abi::kArraySurfaceLoadStore) == 0)
+    return fail(kErrorInvalidValue, fn, "the array was not made with cudaArraySurfaceLoadStore");
+  tex::TextureDescriptor d;
+  d.magic = tex::kSurfaceMagic;
+  d.dims = a.height == 0 ? 1 : 2;
+  d.channels = a.format.channels;
+  d.channelBits = a.format.bits;
+  d.kind = a.format.kind;
+  d.base = a.base;
+  d.width = a.width;
+  d.height = a.rows();
+  d.pitch = a.pitch;
+  uint64_t addr = 0;
+  if (int e = writeDescriptor(d, &addr); e != kSuccess) return e;
+  {
+    TextureState& s = textureState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    surfaces()[addr] = *res;
+  }
+  *object = addr;
+  return kSuccess;
+}
+
+GPUSC_API int cudaDestroySurfaceObject(unsigned long long object) {
+  GPUSC_STICKY();
+  if (object == 0) return kSuccess;
+  {
+    TextureState& s = textureState();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (surfaces().erase(object) == 0)
+      return fail(kErrorInvalidValue, "cudaDestroySurfaceObject",
+                  "not a surface object (destroyed already, or never made)");
+  }
+  wire::Buffer b;
+  b.put(uint64_t(object));
+  return record(client().call(wire::Op::Free, b));
+}
+
+GPUSC_API int cudaGetSurfaceObjectResourceDesc(abi::ResourceDesc* res, unsigned long long object) {
+  const char* fn = "cudaGetSurfaceObjectResourceDesc";
+  if (res == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  TextureState& s = textureState();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = surfaces().find(object);
+  if (it == surfaces().end()) return fail(kErrorInvalidValue, fn, "not a surface object");
+  *res = it->second;
+  return kSuccess;
 }
 
 // ===================================================================== the rest

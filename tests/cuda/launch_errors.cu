@@ -33,7 +33,8 @@ int main() {
   EXPECT_ERROR(cudaSetDevice(1), cudaErrorInvalidDevice);
   cudaArray_t array;
   const cudaChannelFormatDesc texel = cudaCreateChannelDesc<float>();
-  EXPECT_ERROR(cudaMallocArray(&array, &texel, 16, 16), cudaErrorNotSupported);
+  EXPECT_ERROR(cudaMalloc3DArray(&array, &texel, make_cudaExtent(16, 16, 16)),
+               cudaErrorNotSupported);
   cudaGetLastError();
   int count = 0;
   CHECK(cudaGetDeviceCount(&count));
