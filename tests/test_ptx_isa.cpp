@@ -3412,7 +3412,10 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
       {"barrier.cluster.arrive;", "clusters are not modelled"},
       {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
        "clusters are not modelled"},
-      {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", "textures and surfaces"},
+      {"tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %f5, %f6, %f6}];", "no layered"},
+      {"tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}], %f6;", "tex.level"},
+      {"suld.p.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];", "formatted .p"},
+      {"sured.b.add.2d.u32.trap [%rd1, {%r1, %r2}], %r3;", "surface reductions"},
       {"ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];", ".v8"},
       {"st.bulk.weak.shared::cta [%rd1], 64, 0;", "st.bulk"},
       {"add.rn.f32x2 %rd1, %rd2, %rd3;", "f32x2"},
@@ -3769,50 +3772,60 @@ TEST(GridSync, AGridSyncOutsideACooperativeLaunchTraps) {
 // one-channel float texels T(i, j): addressing on texel indices, point sampling at floor(x),
 // linear filtering with weights in 9-bit fixed point (8 fractional bits).
 struct RefTexture {
-  int w = 1, h = 1;
-  std::vector<float> texels;  // w x h, row-major
+  int w = 1, h = 1, d = 1;    // d > 1: a 3D texture
+  std::vector<float> texels;  // w x h x d, x fastest
   func::TexAddress mode = func::TexAddress::Clamp;
   bool linear = false, normalized = false;
   float border = 0;
 
-  float at(long i, long j) const {
-    auto fix = [&](long k, long n, bool& out) {
+  float at(long i, long j, long k = 0) const {
+    auto fix = [&](long c, long n, bool& out) {
       switch (mode) {
         case func::TexAddress::Wrap:
-          return ((k % n) + n) % n;
+          return ((c % n) + n) % n;
         case func::TexAddress::Mirror: {
-          long m = ((k % (2 * n)) + 2 * n) % (2 * n);
+          long m = ((c % (2 * n)) + 2 * n) % (2 * n);
           return m < n ? m : 2 * n - 1 - m;
         }
         case func::TexAddress::Border:
-          out = out || k < 0 || k >= n;
-          return k;
+          out = out || c < 0 || c >= n;
+          return c;
         default:
-          return std::min(std::max(k, 0L), n - 1);
+          return std::min(std::max(c, 0L), n - 1);
       }
     };
     bool out = false;
-    const long x = fix(i, w, out), y = fix(j, h, out);
-    return out ? border : texels[size_t(y * w + x)];
+    const long x = fix(i, w, out), y = fix(j, h, out), z = fix(k, d, out);
+    return out ? border : texels[size_t((z * h + y) * w + x)];
   }
-  float fetch(float x, float y) const {
-    double fx = x, fy = y;
+  float fetch(float x, float y, float z = 0) const {
+    double c[3] = {x, y, z};
+    const int n[3] = {w, h, d};
+    const int dims = d > 1 ? 3 : 2;
     if (normalized) {
-      auto wrap = [&](double c) {
-        if (mode == func::TexAddress::Wrap) return c - std::floor(c);
+      for (int a = 0; a < dims; ++a) {
+        if (mode == func::TexAddress::Wrap) c[a] -= std::floor(c[a]);
         if (mode == func::TexAddress::Mirror)
-          return long(std::floor(c)) % 2 == 0 ? c - std::floor(c) : 1 - (c - std::floor(c));
-        return c;
-      };
-      fx = wrap(fx) * w;
-      fy = wrap(fy) * h;
+          c[a] = long(std::floor(c[a])) % 2 == 0 ? c[a] - std::floor(c[a])
+                                                 : 1 - (c[a] - std::floor(c[a]));
+        c[a] *= n[a];
+      }
     }
-    if (!linear) return at(long(std::floor(fx)), long(std::floor(fy)));
-    const double xb = fx - 0.5, yb = fy - 0.5;
-    const long i = long(std::floor(xb)), j = long(std::floor(yb));
-    const double a = std::round((xb - i) * 256) / 256, b = std::round((yb - j) * 256) / 256;
-    return float((1 - a) * (1 - b) * at(i, j) + a * (1 - b) * at(i + 1, j) +
-                 (1 - a) * b * at(i, j + 1) + a * b * at(i + 1, j + 1));
+    if (!linear) return at(long(std::floor(c[0])), long(std::floor(c[1])), long(std::floor(c[2])));
+    long i[3] = {0, 0, 0};
+    double f[3] = {0, 0, 0};
+    for (int a = 0; a < dims; ++a) {
+      const double b = c[a] - 0.5;
+      i[a] = long(std::floor(b));
+      f[a] = std::round((b - i[a]) * 256) / 256;
+    }
+    double sum = 0;
+    for (int k = 0; k < (dims == 3 ? 2 : 1); ++k)
+      for (int j = 0; j < 2; ++j)
+        for (int q = 0; q < 2; ++q)
+          sum += (q ? f[0] : 1 - f[0]) * (j ? f[1] : 1 - f[1]) *
+                 (dims == 3 ? (k ? f[2] : 1 - f[2]) : 1.0) * at(i[0] + q, i[1] + j, i[2] + k);
+    return float(sum);
   }
 };
 
@@ -3967,20 +3980,81 @@ TEST(Textures, BadTextureObjectsAreRefusedOrFault) {
               std::string::npos)
         << e.what();
   }
-  // 3D fetches are refused with their position.
+  // Layered fetches are refused with their position.
   const std::string ptx =
       ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n"
-      ".reg .b64 %rd<2>;\n.reg .f32 %f<8>;\nld.param.u64 %rd1, [t];\n"
-      "tex.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f7}];\nret;\n}\n";
+      ".reg .b64 %rd<2>;\n.reg .f32 %f<8>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [t];\n"
+      "tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %f6, %f7, %f7}];\nret;\n}\n";
   try {
-    Module& m3 = dev.loadModule(ptx, "tex3d.ptx");
+    Module& m3 = dev.loadModule(ptx, "layered.ptx");
     dev.launch(m3.kernel("k"), {1}, {32}, 0, KernelArgs().u64(ints));
-    ADD_FAILURE() << "tex.3d ran";
+    ADD_FAILURE() << "tex.a2d ran";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("tex3d.ptx:9"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("only 1D and 2D texture fetches"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("layered.ptx:10"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no layered"), std::string::npos) << e.what();
   }
+}
+
+// A 5 x 4 x 3 texture (rows of 8 floats, slices of 40) fetched by 6 x 5 x 4 threads across and
+// beyond it, trilinear or point, against RefTexture.
+void checkVolumeTexture(ExecMode mode, func::TexAddress address, bool linear, bool normalized) {
+  SCOPED_TRACE(fmt::format("3D, address mode {}, {} filtering, {} coordinates", int(address),
+                           linear ? "linear" : "point", normalized ? "normalized" : "texel"));
+  RefTexture ref;
+  ref.w = 5;
+  ref.h = 4;
+  ref.d = 3;
+  ref.mode = address;
+  ref.linear = linear;
+  ref.normalized = normalized;
+  ref.border = -2.5f;
+  for (int k = 0; k < ref.d; ++k)
+    for (int j = 0; j < ref.h; ++j)
+      for (int i = 0; i < ref.w; ++i) ref.texels.push_back(float(i + 10 * j + 100 * k + i * j * k));
+  Device dev(platform(), mode);
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+  std::vector<float> mem(size_t(40 * ref.d), 99.0f);
+  for (int k = 0; k < ref.d; ++k)
+    for (int j = 0; j < ref.h; ++j)
+      for (int i = 0; i < ref.w; ++i)
+        mem[size_t(k * 40 + j * 8 + i)] = ref.texels[size_t((k * ref.h + j) * ref.w + i)];
+  func::TextureDescriptor d;
+  d.dims = 3;
+  d.base = dev.upload(mem);
+  d.width = 5;
+  d.height = 4;
+  d.depth = 3;
+  d.pitch = 32;
+  d.slicePitch = 160;
+  d.address[0] = d.address[1] = d.address[2] = uint8_t(address);
+  d.linearFilter = linear;
+  d.normalizedCoords = normalized;
+  d.border[0] = ref.border;
+  const DevPtr t = dev.createTexture(d);
+  const int n = 6 * 5 * 4;
+  const float c0 = normalized ? -0.3f : -1.4f, step = normalized ? 0.27f : 1.13f;
+  DevPtr out = dev.malloc(uint64_t(n) * sizeof(Float4));
+  dev.launch(m.kernel("fetch3d"), {2}, {64}, 0,
+             KernelArgs().u64(t).ptr(out).i32(n).f32(c0).f32(step));
+  const auto got = dev.download<Float4>(out, size_t(n));
+  for (int q = 0; q < n; ++q) {
+    const float x = c0 + float(q % 6) * step, y = c0 + float(q / 6 % 5) * step,
+                z = c0 + float(q / 30) * step;
+    const float want = ref.fetch(x, y, z);
+    EXPECT_NEAR(got[size_t(q)].x, want, 1e-4f * std::max(1.0f, std::fabs(want)))
+        << "at (" << x << ", " << y << ", " << z << ")";
+  }
+}
+
+TEST(Textures, VolumeFetchesFilterTrilinearly) {
+  using func::TexAddress;
+  for (bool linear : {false, true}) {
+    checkVolumeTexture(ExecMode::Functional, TexAddress::Clamp, linear, false);
+    checkVolumeTexture(ExecMode::Functional, TexAddress::Border, linear, false);
+    checkVolumeTexture(ExecMode::Functional, TexAddress::Wrap, linear, true);
+    checkVolumeTexture(ExecMode::Functional, TexAddress::Mirror, linear, true);
+  }
+  checkVolumeTexture(ExecMode::Timing, TexAddress::Wrap, true, true);
 }
 
 // ---- surfaces: raw reads and writes through surface objects (tests/data/textures.cu) -----------
@@ -4035,6 +4109,36 @@ TEST(Surfaces, ReadsAndWritesFollowTheirBoundaryModes) {
   }
 }
 
+TEST(Surfaces, VolumeSurfacesAddressSlices) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+    // 4 x 3 x 5 ints, rows of 16 bytes, slices of 48: b(x, y, z) = a(x, y, z) + a(x, y, z + 1),
+    // the last slice clamped to itself.
+    std::vector<int32_t> v(60);
+    for (int k = 0; k < 60; ++k) v[size_t(k)] = k * 7 - 100;
+    func::TextureDescriptor d;
+    d.dims = 3;
+    d.kind = uint8_t(func::TexKind::Signed);
+    d.base = dev.upload(v);
+    d.width = 4;
+    d.height = 3;
+    d.depth = 5;
+    d.pitch = 16;
+    d.slicePitch = 48;
+    func::TextureDescriptor e = d;
+    e.base = dev.malloc(60 * 4);
+    dev.launch(m.kernel("surfaceVolume"), {5}, {12}, 0,
+               KernelArgs().u64(dev.createSurface(d)).u64(dev.createSurface(e)));
+    const auto after = dev.download<int32_t>(e.base, 60);
+    for (int z = 0; z < 5; ++z)
+      for (int k = 0; k < 12; ++k)
+        EXPECT_EQ(after[size_t(z * 12 + k)],
+                  v[size_t(z * 12 + k)] + v[size_t(std::min(z + 1, 4) * 12 + k)])
+            << "slice " << z << ", element " << k;
+  }
+}
+
 TEST(Surfaces, AStoreOutsideTheSurfaceTrapsAndATextureIsNoSurface) {
   Device dev(platform(), ExecMode::Functional);
   Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
@@ -4052,7 +4156,7 @@ TEST(Surfaces, AStoreOutsideTheSurfaceTrapsAndATextureIsNoSurface) {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   };
-  faults(s, 64, "outside the 64 x 1 surface (.trap)");
+  faults(s, 64, "outside the 64 x 1 x 1 surface (.trap)");
   faults(s, 6, "not aligned");
   faults(dev.createTexture(d), 0, "it is a texture object, not a surface object");
 }

@@ -2498,13 +2498,13 @@ class Decoder {
     if (reduce && x.mode == 1) x.cls = InstClass::Atomic;  // read-modify-write at the L2
   }
 
-  // tex.{1d,2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y]}]: a fetch through a texture
-  // object (func/texture.hpp), timed as a global load of the texels.
+  // tex.{1d,2d,3d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y[, z, _]]}]: a fetch through a
+  // texture object (func/texture.hpp), timed as a global load of the texels.
   void decodeTex(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
-    const int geom = mods.takeOne({".1d", ".2d"});
+    const int geom = mods.takeOne({".1d", ".2d", ".3d"});
     if (geom < 0)
       unsupported(in,
-                  "only 1D and 2D texture fetches are supported (no 3D, layered or cube "
+                  "only 1D, 2D and 3D texture fetches are supported (no layered or cube "
                   "textures, no tex.level or tex.grad)");
     if (!mods.take(".v4")) unsupported(in, "a texture fetch returns .v4");
     auto ts = mods.takeTypes();
@@ -2525,16 +2525,18 @@ class Decoder {
                   "textures are fetched through texture objects (a .u64 register); texture "
                   "references (.texref) are not supported");
     auto coords = vectorElems(a.elems[0]);
-    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != size_t(geom + 1))
-      invalid(a.elems[0].loc, fmt::format("a {}D fetch takes {} coordinate{}", geom + 1, geom + 1,
+    // A 3D fetch's vector has four elements (the fourth is ignored).
+    const size_t ncoords = geom == 2 ? 4 : size_t(geom + 1);
+    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
+      invalid(a.elems[0].loc, fmt::format("a {}D fetch takes {} coordinate{}", geom + 1, ncoords,
                                           geom == 0 ? "" : "s"));
     Operand handle = a;
     handle.kind = Operand::Kind::Reg;
     handle.elems.clear();
     x.src[0] = src(handle, Type::U64, in, info);
-    x.src[1] = src(*coords[0], ts[1], in, info);
-    x.src[2] = geom == 1 ? src(*coords[1], ts[1], in, info) : constSlot(0);
-    x.nsrc = 3;
+    for (int k = 0; k < 3; ++k)
+      x.src[1 + k] = k <= geom ? src(*coords[size_t(k)], ts[1], in, info) : constSlot(0);
+    x.nsrc = 4;
     for (int k = 0; k < 4; ++k) x.dst[k] = dst(*d[k], in, info);
     x.ndst = 4;
     x.space = MemSpace::Global;
@@ -2544,13 +2546,13 @@ class Decoder {
     x.cls = InstClass::Load;
   }
 
-  // suld.b.{1d,2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf, {x[, y]}] and
+  // suld.b.{1d,2d,3d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf, {x[, y]}] and
   // sust.b likewise with [surf, {x[, y]}], {a..}: raw bytes of a surface object (x in bytes),
   // timed as a global load or store.
   void decodeSurface(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, bool store) {
     if (!mods.take(".b")) unsupported(in, "only raw surface accesses (.b) are supported, not .p");
-    const int geom = mods.takeOne({".1d", ".2d"});
-    if (geom < 0) unsupported(in, "only 1D and 2D surfaces are supported");
+    const int geom = mods.takeOne({".1d", ".2d", ".3d"});
+    if (geom < 0) unsupported(in, "only 1D, 2D and 3D surfaces are supported (not layered ones)");
     const int vec = mods.takeOne({".v2", ".v4"});
     const size_t n = vec < 0 ? 1 : vec == 0 ? 2 : 4;
     int clamp = mods.takeOne({".trap", ".clamp", ".zero"});
@@ -2572,9 +2574,10 @@ class Decoder {
                   "surfaces are accessed through surface objects (a .u64 register); surface "
                   "references (.surfref) are not supported");
     auto coords = vectorElems(a.elems[0]);
-    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != size_t(geom + 1))
+    const size_t ncoords = geom == 2 ? 4 : size_t(geom + 1);  // 3D: four, the fourth ignored
+    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
       invalid(a.elems[0].loc, fmt::format("a {}D surface access takes {} coordinate{}", geom + 1,
-                                          geom + 1, geom == 0 ? "" : "s"));
+                                          ncoords, geom == 0 ? "" : "s"));
     auto regs = vectorElems(data);
     if (regs.size() != n)
       invalid(data.loc,
@@ -2583,9 +2586,9 @@ class Decoder {
     handle.kind = Operand::Kind::Reg;
     handle.elems.clear();
     x.src[0] = src(handle, Type::U64, in, info);
-    x.src[1] = src(*coords[0], Type::S32, in, info);
-    x.src[2] = geom == 1 ? src(*coords[1], Type::S32, in, info) : constSlot(0);
-    x.nsrc = 3;
+    for (int k = 0; k < 3; ++k)
+      x.src[1 + k] = k <= geom ? src(*coords[size_t(k)], Type::S32, in, info) : constSlot(0);
+    x.nsrc = 4;
     std::vector<uint32_t> list;
     for (const Operand* r : regs)
       list.push_back(store ? src(*r, ts[0], in, info) : dst(*r, in, info));

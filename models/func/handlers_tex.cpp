@@ -1,4 +1,5 @@
-// Texture fetches: PTX `tex.1d` / `tex.2d` through a texture object (func/texture.hpp).
+// Texture fetches (PTX `tex.1d/2d/3d`) through texture objects and raw surface accesses
+// (`suld.b` / `sust.b`) through surface objects (func/texture.hpp).
 #include <cmath>
 #include <cstring>
 
@@ -17,22 +18,26 @@ const char* textureDescriptorProblem(const TextureDescriptor& d, bool surface) {
                           : "it is a surface object, not a texture object")
                : (surface ? "no surface descriptor at that address"
                           : "no texture descriptor at that address");
-  if (d.dims != 1 && d.dims != 2) return "only 1D and 2D textures are supported";
+  if (d.dims < 1 || d.dims > 3) return "a texture has 1, 2 or 3 dimensions";
   if (d.channels != 1 && d.channels != 2 && d.channels != 4)
     return "a texel has 1, 2 or 4 channels";
   if (d.channelBits != 8 && d.channelBits != 16 && d.channelBits != 32)
     return "a channel has 8, 16 or 32 bits";
   if (d.kind > uint8_t(TexKind::Float)) return "unknown channel kind";
   if (d.kind == uint8_t(TexKind::Float) && d.channelBits == 8) return "no 8-bit float channels";
-  if (d.address[0] > 3 || d.address[1] > 3) return "unknown address mode";
-  if (d.width == 0 || d.height == 0) return "the texture is empty";
+  if (d.address[0] > 3 || d.address[1] > 3 || d.address[2] > 3) return "unknown address mode";
+  if (d.width == 0 || d.height == 0 || d.depth == 0) return "the texture is empty";
   if (d.dims == 1 && d.height != 1) return "a 1D texture has one row";
+  if (d.dims < 3 && d.depth != 1) return "a 1D or 2D texture has one slice";
   const uint64_t tb = texelBytes(d);
   if (d.base % tb != 0) return "the texels are not aligned to their size";
-  if (d.width > (uint64_t(1) << 31) || d.height > (uint64_t(1) << 31))
+  if (d.width > (uint64_t(1) << 31) || d.height > (uint64_t(1) << 31) ||
+      d.depth > (uint64_t(1) << 31))
     return "more than 2^31 texels along an axis";
   if (d.height > 1 && (d.pitch < d.width * tb || d.pitch % tb != 0))
     return "the pitch is shorter than a row or not a multiple of the texel size";
+  if (d.depth > 1 && (d.slicePitch < d.height * d.pitch || d.slicePitch % tb != 0))
+    return "the slice pitch is shorter than a slice or not a multiple of the texel size";
   if (d.normalizedRead && d.kind != uint8_t(TexKind::Float) && d.channelBits == 32)
     return "32-bit integers cannot be read as normalized floats";
   if (d.linearFilter && texReadsIntegers(d))
@@ -97,44 +102,42 @@ Axis axisOf(const TextureDescriptor& d, int a, float coord, uint64_t n) {
 
 }  // namespace
 
-TexFootprint textureFootprint(const TextureDescriptor& d, float x, float y) {
+TexFootprint textureFootprint(const TextureDescriptor& d, float x, float y, float z) {
   TexFootprint fp;
   const Axis ax = axisOf(d, 0, x, d.width);
-  const Axis ay = d.dims == 2 ? axisOf(d, 1, y, d.height) : Axis{};
-  if (!d.linearFilter) {
-    fp.n = 1;
-    fp.ix[0] = addressIndex(ax.i, ax.n, ax.mode);
-    fp.iy[0] = d.dims == 2 ? addressIndex(ay.i, ay.n, ay.mode) : 0;
-    if (fp.iy[0] < 0) fp.ix[0] = -1;
-    return fp;
-  }
-  const int ny = d.dims == 2 ? 2 : 1;
-  fp.n = 2 * ny;
-  for (int j = 0; j < ny; ++j) {
-    for (int i = 0; i < 2; ++i) {
-      const int k = j * 2 + i;
-      int64_t tx = addressIndex(ax.i + i, ax.n, ax.mode);
-      const int64_t ty = d.dims == 2 ? addressIndex(ay.i + j, ay.n, ay.mode) : 0;
-      if (ty < 0) tx = -1;
-      fp.ix[k] = tx;
-      fp.iy[k] = ty;
-      const float wx = i == 0 ? 1.0f - ax.alpha : ax.alpha;
-      const float wy = d.dims == 2 ? (j == 0 ? 1.0f - ay.alpha : ay.alpha) : 1.0f;
-      fp.w[k] = wx * wy;
-    }
+  const Axis ay = d.dims >= 2 ? axisOf(d, 1, y, d.height) : Axis{};
+  const Axis az = d.dims == 3 ? axisOf(d, 2, z, d.depth) : Axis{};
+  const int nx = d.linearFilter ? 2 : 1;
+  const int ny = d.linearFilter && d.dims >= 2 ? 2 : 1;
+  const int nz = d.linearFilter && d.dims == 3 ? 2 : 1;
+  fp.n = nx * ny * nz;
+  // With one texel along an axis (point sampling, or fewer dimensions) its weight is 1.
+  auto weight = [](const Axis& a, int n, int i) {
+    return n == 1 ? 1.0f : i == 0 ? 1.0f - a.alpha : a.alpha;
+  };
+  for (int k = 0; k < fp.n; ++k) {
+    const int i = k % nx, j = (k / nx) % ny, l = k / (nx * ny);
+    const int64_t tx = addressIndex(ax.i + i, ax.n, ax.mode);
+    const int64_t ty = addressIndex(ay.i + j, ay.n, ay.mode);
+    const int64_t tz = addressIndex(az.i + l, az.n, az.mode);
+    fp.ix[k] = ty < 0 || tz < 0 ? -1 : tx;
+    fp.iy[k] = ty;
+    fp.iz[k] = tz;
+    fp.w[k] = weight(ax, nx, i) * weight(ay, ny, j) * weight(az, nz, l);
   }
   return fp;
 }
 
-TexFootprint textureFootprintInt(const TextureDescriptor& d, int32_t x, int32_t y) {
+TexFootprint textureFootprintInt(const TextureDescriptor& d, int32_t x, int32_t y, int32_t z) {
   TexFootprint fp;
   auto mode = [&](int a) {
     auto m = static_cast<TexAddress>(d.address[a]);
     return m == TexAddress::Wrap || m == TexAddress::Mirror ? TexAddress::Clamp : m;
   };
   fp.ix[0] = addressIndex(x, static_cast<int64_t>(d.width), mode(0));
-  fp.iy[0] = d.dims == 2 ? addressIndex(y, static_cast<int64_t>(d.height), mode(1)) : 0;
-  if (fp.iy[0] < 0) fp.ix[0] = -1;
+  fp.iy[0] = d.dims >= 2 ? addressIndex(y, static_cast<int64_t>(d.height), mode(1)) : 0;
+  fp.iz[0] = d.dims == 3 ? addressIndex(z, static_cast<int64_t>(d.depth), mode(2)) : 0;
+  if (fp.iy[0] < 0 || fp.iz[0] < 0) fp.ix[0] = -1;
   return fp;
 }
 
@@ -196,20 +199,21 @@ void loadDescriptor(ExecCtx& c, int l, uint64_t h, bool surface, TextureDescript
                 memoryPointer(c, MemSpace::Global, h + k, 16, l, false), 16);
   const char* problem = textureDescriptorProblem(d, surface);
   if (*problem) c.fault(l, fmt::format("{} 0x{:x} cannot be used: {}", what, h, problem));
-  const uint64_t span = (d.height - 1) * d.pitch + d.width * texelBytes(d);
+  const uint64_t span = textureSpan(d);
   if (!c.L->gmem->isAllocated(d.base, span))
     c.fault(l, fmt::format("{} 0x{:x}: its {} bytes of texels at 0x{:x} are not inside one "
                            "allocation",
                            what, h, span, d.base));
 }
 
-// tex.{1d,2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y]}]: src[0] the handle, src[1]
-// and src[2] the coordinates (.f32 or .s32: IntCoords), dst[0..3] the values.
+// tex.{1d,2d,3d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y[, z, _]]}]: src[0] the
+// handle, src[1..3] the coordinates (.f32 or .s32: IntCoords), dst[0..3] the values.
 template <bool IntCoords>
 void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* handle = slot(c, in.src[0]);
   const uint64_t* xs = slot(c, in.src[1]);
   const uint64_t* ys = slot(c, in.src[2]);
+  const uint64_t* zs = slot(c, in.src[3]);
   TexelValue out[kWarpSize];
   uint64_t cached = ~0ull;
   TextureDescriptor d;
@@ -221,14 +225,15 @@ void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     }
     TexFootprint fp;
     if constexpr (IntCoords) {
-      fp = textureFootprintInt(d, get<int32_t>(xs, l), get<int32_t>(ys, l));
+      fp = textureFootprintInt(d, get<int32_t>(xs, l), get<int32_t>(ys, l), get<int32_t>(zs, l));
     } else {
-      fp = textureFootprint(d, get<float>(xs, l), get<float>(ys, l));
+      fp = textureFootprint(d, get<float>(xs, l), get<float>(ys, l), get<float>(zs, l));
     }
     const unsigned tb = texelBytes(d);
     bool recorded = false;
     out[l] = filterTexels(d, fp, [&](int i) -> const uint8_t* {
-      const uint64_t addr = d.base + uint64_t(fp.iy[i]) * d.pitch + uint64_t(fp.ix[i]) * tb;
+      const uint64_t addr = d.base + uint64_t(fp.iz[i]) * d.slicePitch +
+                            uint64_t(fp.iy[i]) * d.pitch + uint64_t(fp.ix[i]) * tb;
       // The timing model sees the first texel a lane reads (the others of a filtered fetch are
       // its neighbours, mostly in the same sectors).
       uint8_t* p =
@@ -242,13 +247,15 @@ void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
-// suld.b / sust.b .{1d,2d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: src[0] the surface
-// object, src[1] x in bytes, src[2] y in rows; operandLists[aux] the data registers, in.bytes
+// suld.b / sust.b .{1d,2d,3d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: src[0] the surface
+// object, src[1] x in bytes, src[2] y in rows, src[3] z in slices; operandLists[aux] the data
+// registers, in.bytes
 // bytes each; mode 0 trap, 1 clamp, 2 zero; flags 1: store.
 void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* handle = slot(c, in.src[0]);
   const uint64_t* xs = slot(c, in.src[1]);
   const uint64_t* ys = slot(c, in.src[2]);
+  const uint64_t* zs = slot(c, in.src[3]);
   const auto& regs = c.L->prog->operandLists[in.aux];
   const bool store = in.flags & 1;
   const unsigned eb = in.bytes, n = static_cast<unsigned>(regs.size()), size = eb * n;
@@ -261,21 +268,23 @@ void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       loadDescriptor(c, l, h, true, d);
       cached = h;
     }
-    int64_t x = get<int32_t>(xs, l), y = d.dims == 2 ? get<int32_t>(ys, l) : 0;
+    int64_t x = get<int32_t>(xs, l), y = d.dims >= 2 ? get<int32_t>(ys, l) : 0;
+    int64_t z = d.dims == 3 ? get<int32_t>(zs, l) : 0;
     const int64_t rowBytes = static_cast<int64_t>(d.width * texelBytes(d));
-    const int64_t rows = static_cast<int64_t>(d.height);
+    const int64_t rows = static_cast<int64_t>(d.height), slices = static_cast<int64_t>(d.depth);
     if (x % size != 0)
       c.fault(l, fmt::format("surface access of {} bytes at byte {} is not aligned", size, x));
-    if (x < 0 || x + size > rowBytes || y < 0 || y >= rows) {
+    if (x < 0 || x + size > rowBytes || y < 0 || y >= rows || z < 0 || z >= slices) {
       if (in.mode == 0)
-        c.fault(l, fmt::format("surface access at ({} bytes, row {}) is outside the {} x {} "
-                               "surface (.trap)",
-                               x, y, rowBytes, rows));
+        c.fault(l, fmt::format("surface access at ({} bytes, row {}, slice {}) is outside the "
+                               "{} x {} x {} surface (.trap)",
+                               x, y, z, rowBytes, rows, slices));
       if (in.mode == 2) return;  // .zero: loads read 0 (vals are 0), stores do nothing
       x = std::min<int64_t>(std::max<int64_t>(x, 0), rowBytes - size);
       y = std::min<int64_t>(std::max<int64_t>(y, 0), rows - 1);
+      z = std::min<int64_t>(std::max<int64_t>(z, 0), slices - 1);
     }
-    const uint64_t addr = d.base + uint64_t(y) * d.pitch + uint64_t(x);
+    const uint64_t addr = d.base + uint64_t(z) * d.slicePitch + uint64_t(y) * d.pitch + uint64_t(x);
     uint8_t* p = memoryPointer(c, MemSpace::Global, addr, size, l, store, c.rec);
     for (unsigned k = 0; k < n; ++k) {
       if (store) {

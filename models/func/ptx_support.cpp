@@ -107,10 +107,10 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".param::entry .nc .v2 .v4 hints",
        all},
       {"Memory", "ldu", ".global .v2 .v4 hints", all},
-      {"Memory", "tex", ".1d .2d .v4", ".f32 .s32 .u32"},
-      {"Memory", "suld", ".b .1d .2d .v2 .v4 .trap .clamp .zero .ca .cg .cs .cv",
+      {"Memory", "tex", ".1d .2d .3d .v4", ".f32 .s32 .u32"},
+      {"Memory", "suld", ".b .1d .2d .3d .v2 .v4 .trap .clamp .zero .ca .cg .cs .cv",
        ".b8 .b16 .b32 .b64"},
-      {"Memory", "sust", ".b .1d .2d .v2 .v4 .trap .clamp .zero .wb .cg .cs .wt",
+      {"Memory", "sust", ".b .1d .2d .3d .v2 .v4 .trap .clamp .zero .wb .cg .cs .wt",
        ".b8 .b16 .b32 .b64"},
       {"Memory", "st",
        ".global .shared .shared::cta .shared::cluster .local .param .param::func .v2 .v4 hints",
@@ -302,14 +302,13 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
     return "clusters are not modelled: stores and reductions to other blocks' shared memory are "
            "not supported";
   if (opcode == "tex" &&
-      (has(".3d") || has(".a1d") || has(".a2d") || has(".cube") || has(".acube") || has(".2dms") ||
+      (has(".a1d") || has(".a2d") || has(".cube") || has(".acube") || has(".2dms") ||
        has(".a2dms") || has(".level") || has(".grad") || has(".base")))
-    return "only 1D and 2D texture fetches are supported (no 3D, layered, cube or multisample "
+    return "only 1D, 2D and 3D texture fetches are supported (no layered, cube or multisample "
            "textures, no tex.level or tex.grad)";
-  if ((opcode == "suld" || opcode == "sust") &&
-      (has(".p") || has(".3d") || has(".a1d") || has(".a2d")))
-    return "only raw (.b) 1D and 2D surface accesses are supported (no formatted .p, 3D or layered "
-           "surfaces)";
+  if ((opcode == "suld" || opcode == "sust") && (has(".p") || has(".a1d") || has(".a2d")))
+    return "only raw (.b) 1D, 2D and 3D surface accesses are supported (no formatted .p or "
+           "layered surfaces)";
   if (opcode == "mma" && (has(".sp") || hasPrefix(".sp::")))
     return "sparse mma (mma.sp) is not supported";
   if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))

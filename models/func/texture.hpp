@@ -34,23 +34,26 @@ enum class TexKind : uint8_t { Signed = 0, Unsigned = 1, Float = 2 };
 
 struct TextureDescriptor {
   uint32_t magic = kTextureMagic;
-  uint8_t dims = 1;          // 1 or 2
+  uint8_t dims = 1;          // 1, 2 or 3
   uint8_t channels = 1;      // 1, 2 or 4 (a texel is channels x channelBits)
   uint8_t channelBits = 32;  // 8, 16 or 32 (16-bit floats are IEEE half)
   uint8_t kind = uint8_t(TexKind::Float);
-  uint8_t address[2] = {uint8_t(TexAddress::Clamp), uint8_t(TexAddress::Clamp)};  // x, y
-  uint8_t linearFilter = 0;      // cudaFilterModeLinear
+  uint8_t address[3] = {uint8_t(TexAddress::Clamp), uint8_t(TexAddress::Clamp),
+                        uint8_t(TexAddress::Clamp)};  // x, y, z
+  uint8_t linearFilter = 0;                           // cudaFilterModeLinear
   uint8_t normalizedRead = 0;    // cudaReadModeNormalizedFloat (8- and 16-bit integers only)
   uint8_t normalizedCoords = 0;  // coordinates in [0, 1) across the texture
   uint8_t linearMemory = 0;      // cudaResourceTypeLinear: tex1Dfetch (out of range reads 0)
-  uint8_t reserved[2] = {0, 0};
-  uint64_t base = 0;    // device address of texel (0, 0)
-  uint64_t width = 0;   // texels
-  uint64_t height = 1;  // rows (1 for 1D)
-  uint64_t pitch = 0;   // bytes from one row to the next
+  uint8_t reserved = 0;
+  uint64_t base = 0;        // device address of texel (0, 0, 0)
+  uint64_t width = 0;       // texels
+  uint64_t height = 1;      // rows (1 for 1D)
+  uint64_t depth = 1;       // slices (1 for 1D and 2D)
+  uint64_t pitch = 0;       // bytes from one row to the next
+  uint64_t slicePitch = 0;  // bytes from one slice to the next (3D)
   float border[4] = {0, 0, 0, 0};
 };
-static_assert(sizeof(TextureDescriptor) == 64, "the descriptor's layout is part of the wire");
+static_assert(sizeof(TextureDescriptor) == 80, "the descriptor's layout is part of the wire");
 
 inline uint32_t texelBytes(const TextureDescriptor& d) { return d.channels * d.channelBits / 8u; }
 
@@ -72,17 +75,23 @@ inline bool texReadsIntegers(const TextureDescriptor& d) {
   return d.kind != uint8_t(TexKind::Float) && !d.normalizedRead;
 }
 
-// The texel indices and weights a fetch at (x, y) uses, after addressing: up to four texels
-// (two in 1D, one with point sampling); an index of -1 means the border (out of range).
+// The texel indices and weights a fetch at (x, y, z) uses, after addressing: up to eight
+// texels (two in 1D, four in 2D, one with point sampling); an x index of -1 means the border
+// (out of range on some axis).
 struct TexFootprint {
   int n = 1;  // texels used
-  int64_t ix[4] = {0, 0, 0, 0}, iy[4] = {0, 0, 0, 0};
-  float w[4] = {1, 0, 0, 0};
+  int64_t ix[8] = {}, iy[8] = {}, iz[8] = {};
+  float w[8] = {1, 0, 0, 0, 0, 0, 0, 0};
 };
-// Float coordinates (x, y), as tex.1d/2d with .f32 coordinates pass them.
-TexFootprint textureFootprint(const TextureDescriptor& d, float x, float y);
+// Float coordinates, as tex.1d/2d/3d with .f32 coordinates pass them.
+TexFootprint textureFootprint(const TextureDescriptor& d, float x, float y, float z);
 // Integer coordinates (tex with .s32 coordinates, tex1Dfetch): point sampling, no scaling.
-TexFootprint textureFootprintInt(const TextureDescriptor& d, int32_t x, int32_t y);
+TexFootprint textureFootprintInt(const TextureDescriptor& d, int32_t x, int32_t y, int32_t z);
+
+// The bytes a descriptor's texels span from `base`.
+inline uint64_t textureSpan(const TextureDescriptor& d) {
+  return (d.depth - 1) * d.slicePitch + (d.height - 1) * d.pitch + d.width * texelBytes(d);
+}
 
 // Converts one texel's bytes to the four values a fetch returns.
 TexelValue decodeTexel(const TextureDescriptor& d, const uint8_t* texel);

@@ -114,7 +114,7 @@ DevPtr Device::createTexture(const func::TextureDescriptor& d) {
   const char* what = surface ? "surface object" : "texture object";
   const std::string problem = func::textureDescriptorProblem(d, surface);
   if (!problem.empty()) throw InputError(fmt::format("{}: {}", what, problem));
-  const uint64_t span = (d.height - 1) * d.pitch + d.width * func::texelBytes(d);
+  const uint64_t span = func::textureSpan(d);
   if (!gmem_.isAllocated(d.base, span))
     throw InputError(fmt::format(
         "{}: its {} bytes of texels at 0x{:x} are not inside one allocation", what, span, d.base));

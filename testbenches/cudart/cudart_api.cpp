@@ -1426,28 +1426,17 @@ GPUSC_API int cudaGraphAddMemcpyNode1D(void** node, void* graph, const void* con
                  [=] { return memcpyAny(dst, src, bytes, kind, "cudaGraphAddMemcpyNode1D"); });
 }
 
-// Copies between pitched pointers (CUDA arrays are not supported): extent.width bytes per row,
-// extent.height rows per slice, extent.depth slices, from the positions given.
+namespace {
+int plan3D(const abi::Memcpy3DParms& p, const char* fn, Replay* op);  // with cudaMemcpy3D below
+}  // namespace
+
+// A copy as cudaMemcpy3D makes it: between pitched pointers and CUDA arrays.
 GPUSC_API int cudaGraphAddMemcpyNode(void** node, void* graph, const void* const* deps,
                                      size_t count, const abi::Memcpy3DParms* p) {
   if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemcpyNode", "null parameters");
-  if (p->srcArray != nullptr || p->dstArray != nullptr)
-    return fail(kErrorNotSupported, "cudaGraphAddMemcpyNode",
-                "copies to or from CUDA arrays in a graph node are not supported (pitched "
-                "pointers are)");
-  const abi::Memcpy3DParms c = *p;
-  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, [c] {
-    const auto at = [](const abi::PitchedPtr& q, const abi::Pos& pos, size_t y, size_t z) {
-      return static_cast<uint8_t*>(q.ptr) + ((pos.z + z) * q.ysize + pos.y + y) * q.pitch + pos.x;
-    };
-    for (size_t z = 0; z < c.extent.depth; ++z)
-      for (size_t y = 0; y < c.extent.height; ++y)
-        if (int e = memcpyAny(at(c.dstPtr, c.dstPos, y, z), at(c.srcPtr, c.srcPos, y, z),
-                              c.extent.width, c.kind, "cudaGraphAddMemcpyNode");
-            e != kSuccess)
-          return e;
-    return int(kSuccess);
-  });
+  Replay op;
+  if (int e = plan3D(*p, "cudaGraphAddMemcpyNode", &op); e != kSuccess) return e;
+  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, std::move(op));
 }
 
 // Sets `height` rows of `width` elements of 1, 2 or 4 bytes, `pitch` bytes apart, to `value`.
@@ -1658,12 +1647,14 @@ int texelFormat(const abi::ChannelFormatDesc* d, const char* function, TexelForm
 // What cudaMallocArray made. `height` is 0 for a 1D array (one row).
 struct ArrayRecord {
   uint64_t base = 0;
-  size_t width = 0, height = 0;
+  size_t width = 0, height = 0, depth = 0;  // height 0: 1D; depth 0: 1D or 2D
   abi::ChannelFormatDesc desc{};
   TexelFormat format;
   unsigned flags = 0;
   size_t pitch = 0;  // bytes from one row to the next: width x texel bytes
   size_t rows() const { return height == 0 ? 1 : height; }
+  size_t slices() const { return depth == 0 ? 1 : depth; }
+  size_t slicePitch() const { return pitch * rows(); }
 };
 
 // A texture object: what the program described (cudaGetTextureObject*Desc).
@@ -1740,10 +1731,13 @@ int badArrayKind(int kind, const char* function) {
 
 }  // namespace
 
-GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, size_t width,
-                              size_t height, unsigned flags) {
+namespace {
+
+// cudaMallocArray and cudaMalloc3DArray: an array of width x height x depth texels (height 0 for
+// 1D, depth 0 for 1D and 2D).
+int makeArray(void** array, const abi::ChannelFormatDesc* desc, size_t width, size_t height,
+              size_t depth, unsigned flags, const char* fn) {
   GPUSC_STICKY();
-  const char* fn = "cudaMallocArray";
   if (array == nullptr) return fail(kErrorInvalidValue, fn, "a null pointer for the result");
   TexelFormat f;
   if (int e = texelFormat(desc, fn, &f); e != kSuccess) return e;
@@ -1751,23 +1745,26 @@ GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, 
     return fail(kErrorNotSupported, fn, "cudaArrayTextureGather: texture gather is not supported");
   if (flags & (abi::kArraySparse | abi::kArrayDeferredMapping))
     return fail(kErrorNotSupported, fn, "sparse and deferred-mapping arrays are not supported");
+  if (flags & (abi::kArrayLayered | abi::kArrayCubemap))
+    return fail(kErrorNotSupported, fn, "layered and cubemap arrays are not supported");
   if ((flags & ~unsigned(abi::kArraySurfaceLoadStore)) != 0)
-    return fail(kErrorInvalidValue, fn,
-                "flags " + std::to_string(flags) +
-                    ": layered and cubemap arrays are made by cudaMalloc3DArray (not supported)");
+    return fail(kErrorInvalidValue, fn, "flags " + std::to_string(flags) + " are not array flags");
   if (width == 0) return fail(kErrorInvalidValue, fn, "an array of width 0");
+  if (depth != 0 && height == 0)
+    return fail(kErrorInvalidValue, fn, "a 3D array of height 0 (a 1D array has depth 0 too)");
   constexpr size_t kMaxTexels = size_t(1) << 31;  // along an axis (the fetch's limit)
-  if (width > kMaxTexels || height > kMaxTexels)
+  if (width > kMaxTexels || height > kMaxTexels || depth > kMaxTexels)
     return fail(kErrorInvalidValue, fn, "more than 2^31 texels along an axis");
   auto a = std::make_unique<ArrayRecord>();
   a->width = width;
   a->height = height;
+  a->depth = depth;
   a->desc = *desc;
   a->format = f;
   a->flags = flags;
   a->pitch = width * f.bytes();
   size_t bytes = 0;
-  if (__builtin_mul_overflow(a->pitch, a->rows(), &bytes))
+  if (__builtin_mul_overflow(a->slicePitch(), a->slices(), &bytes))
     return fail(kErrorMemoryAllocation, fn, "more bytes than an address holds");
   void* base = nullptr;
   if (int e = cudaMalloc(&base, bytes); e != kSuccess) return e;
@@ -1780,6 +1777,20 @@ GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, 
   }
   *array = handle;
   return kSuccess;
+}
+
+}  // namespace
+
+GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, size_t width,
+                              size_t height, unsigned flags) {
+  return makeArray(array, desc, width, height, 0, flags, "cudaMallocArray");
+}
+
+// A 3D array when extent.depth > 0; otherwise as cudaMallocArray.
+GPUSC_API int cudaMalloc3DArray(void** array, const abi::ChannelFormatDesc* desc,
+                                abi::Extent extent, unsigned flags) {
+  return makeArray(array, desc, extent.width, extent.height, extent.depth, flags,
+                   "cudaMalloc3DArray");
 }
 
 GPUSC_API int cudaFreeArray(void* array) {
@@ -1798,13 +1809,13 @@ GPUSC_API int cudaFreeArray(void* array) {
   return cudaFree(ptr(a->base));
 }
 
-// The format, the extent (height 0 for a 1D array, depth 0) and the flags.
+// The format, the extent (height 0 for a 1D array, depth 0 for 1D and 2D) and the flags.
 GPUSC_API int cudaArrayGetInfo(abi::ChannelFormatDesc* desc, abi::Extent* extent, unsigned* flags,
                                void* array) {
   ArrayRecord a;
   if (int e = findArray(array, "cudaArrayGetInfo", &a); e != kSuccess) return e;
   if (desc) *desc = a.desc;
-  if (extent) *extent = {a.width, a.height, 0};
+  if (extent) *extent = {a.width, a.height, a.depth};
   if (flags) *flags = a.flags;
   return kSuccess;
 }
@@ -1998,6 +2009,147 @@ GPUSC_API int cudaMemcpyArrayToArray_ptds(void* dst, size_t wOffsetDst, size_t h
                                 kind);
 }
 
+// ---- 3D copies and sets: pitched pointers (cudaMalloc3D) and CUDA arrays ----
+
+namespace {
+
+// One side of a cudaMemcpy3D: where (x, y, z) = (0, 0, 0) of the copied box starts, and the
+// bytes from one row and one slice to the next.
+struct CopySide {
+  uint8_t* origin = nullptr;
+  size_t pitch = 0, slicePitch = 0;
+};
+
+// The copy `p` describes, checked (arrays' bounds, units and kinds), as an operation to run now
+// or in a stream: extent.width rows of bytes (of the array's elements when an array takes part),
+// extent.height rows a slice, extent.depth slices.
+int plan3D(const abi::Memcpy3DParms& p, const char* fn, Replay* op) {
+  if ((p.srcArray != nullptr && p.srcPtr.ptr != nullptr) ||
+      (p.dstArray != nullptr && p.dstPtr.ptr != nullptr))
+    return fail(kErrorInvalidValue, fn, "a side names both a CUDA array and a pointer");
+  if ((p.srcArray == nullptr && p.srcPtr.ptr == nullptr) ||
+      (p.dstArray == nullptr && p.dstPtr.ptr == nullptr))
+    return fail(kErrorInvalidValue, fn, "a side names neither a CUDA array nor a pointer");
+  ArrayRecord arrays[2];
+  const void* handles[2] = {p.srcArray, p.dstArray};
+  size_t element = 1;  // bytes of the extent's and the arrays' positions' unit
+  for (int k = 0; k < 2; ++k) {
+    if (handles[k] == nullptr) continue;
+    if (int e = findArray(handles[k], fn, &arrays[k]); e != kSuccess) return e;
+    if (element != 1 && element != arrays[k].format.bytes())
+      return fail(kErrorInvalidValue, fn, "arrays of different element sizes");
+    element = arrays[k].format.bytes();
+  }
+  if (!arrayKind(p.kind, p.dstArray != nullptr, p.srcArray != nullptr) &&
+      (p.srcArray != nullptr || p.dstArray != nullptr))
+    return badArrayKind(p.kind, fn);
+  const size_t width = p.extent.width * element, height = p.extent.height, depth = p.extent.depth;
+  CopySide sides[2];
+  const abi::Pos pos[2] = {p.srcPos, p.dstPos};
+  const abi::PitchedPtr ptrs[2] = {p.srcPtr, p.dstPtr};
+  for (int k = 0; k < 2; ++k) {
+    if (handles[k] != nullptr) {
+      const ArrayRecord& a = arrays[k];
+      if (pos[k].x > a.width || p.extent.width > a.width - pos[k].x || pos[k].y > a.rows() ||
+          height > a.rows() - pos[k].y || pos[k].z > a.slices() || depth > a.slices() - pos[k].z)
+        return fail(kErrorInvalidValue, fn,
+                    std::string(k == 0 ? "the source" : "the destination") +
+                        " box runs past the array's " + std::to_string(a.width) + " x " +
+                        std::to_string(a.rows()) + " x " + std::to_string(a.slices()) +
+                        " elements");
+      sides[k].pitch = a.pitch;
+      sides[k].slicePitch = a.slicePitch();
+      sides[k].origin = static_cast<uint8_t*>(ptr(a.base)) + pos[k].z * sides[k].slicePitch +
+                        pos[k].y * a.pitch + pos[k].x * element;
+    } else {
+      const abi::PitchedPtr& q = ptrs[k];
+      if (width > q.pitch && height * depth > 1)
+        return fail(kErrorInvalidValue, fn, "a row wider than its pitch");
+      sides[k].pitch = q.pitch;
+      sides[k].slicePitch = q.pitch * (q.ysize != 0 ? q.ysize : height);
+      sides[k].origin = static_cast<uint8_t*>(q.ptr) + pos[k].z * sides[k].slicePitch +
+                        pos[k].y * q.pitch + pos[k].x;
+    }
+  }
+  const CopySide from = sides[0], to = sides[1];
+  const int kind = p.kind;
+  *op = [=] {
+    for (size_t z = 0; z < depth; ++z)
+      if (int e = copy2D(to.origin + z * to.slicePitch, to.pitch, from.origin + z * from.slicePitch,
+                         from.pitch, width, height, kind, fn);
+          e != kSuccess)
+        return e;
+    return int(kSuccess);
+  };
+  return kSuccess;
+}
+
+int memcpy3D(const abi::Memcpy3DParms* p, void* stream, bool async, const char* fn) {
+  GPUSC_STICKY();
+  if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
+  Replay op;
+  if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
+  return async ? issue(stream, std::move(op)) : op();
+}
+
+int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool async,
+             const char* fn) {
+  GPUSC_STICKY();
+  if (e.width > p.pitch && e.height * e.depth > 1)
+    return fail(kErrorInvalidValue, fn, "a row wider than its pitch");
+  const size_t slicePitch = p.pitch * (p.ysize != 0 ? p.ysize : e.height);
+  Replay op = [=] {
+    for (size_t z = 0; z < e.depth; ++z)
+      for (size_t y = 0; y < e.height; ++y)
+        if (int r = cudaMemset(static_cast<uint8_t*>(p.ptr) + z * slicePitch + y * p.pitch, value,
+                               e.width);
+            r != kSuccess)
+          return r;
+    return int(kSuccess);
+  };
+  return async ? issue(stream, std::move(op)) : op();
+}
+
+}  // namespace
+
+// Rows of extent.width bytes, padded to the pitch cudaMallocPitch gives, extent.height rows a
+// slice, extent.depth slices.
+GPUSC_API int cudaMalloc3D(abi::PitchedPtr* p, abi::Extent extent) {
+  if (p == nullptr) return fail(kErrorInvalidValue, "cudaMalloc3D", "a null result");
+  size_t pitch = 0, rows = 0;
+  if (__builtin_mul_overflow(extent.height, extent.depth, &rows))
+    return fail(kErrorMemoryAllocation, "cudaMalloc3D", "more bytes than an address holds");
+  void* base = nullptr;
+  if (int e = cudaMallocPitch(&base, &pitch, extent.width, rows); e != kSuccess) return e;
+  *p = {base, pitch, extent.width, extent.height};
+  return kSuccess;
+}
+
+GPUSC_API int cudaMemcpy3D(const abi::Memcpy3DParms* p) {
+  return memcpy3D(p, nullptr, false, "cudaMemcpy3D");
+}
+GPUSC_API int cudaMemcpy3D_ptds(const abi::Memcpy3DParms* p) { return cudaMemcpy3D(p); }
+GPUSC_API int cudaMemcpy3DAsync(const abi::Memcpy3DParms* p, void* stream) {
+  return memcpy3D(p, stream, true, "cudaMemcpy3DAsync");
+}
+GPUSC_API int cudaMemcpy3DAsync_ptsz(const abi::Memcpy3DParms* p, void* stream) {
+  return cudaMemcpy3DAsync(p, stream);
+}
+
+GPUSC_API int cudaMemset3D(abi::PitchedPtr p, int value, abi::Extent extent) {
+  return memset3D(p, value, extent, nullptr, false, "cudaMemset3D");
+}
+GPUSC_API int cudaMemset3D_ptds(abi::PitchedPtr p, int value, abi::Extent extent) {
+  return cudaMemset3D(p, value, extent);
+}
+GPUSC_API int cudaMemset3DAsync(abi::PitchedPtr p, int value, abi::Extent extent, void* stream) {
+  return memset3D(p, value, extent, stream, true, "cudaMemset3DAsync");
+}
+GPUSC_API int cudaMemset3DAsync_ptsz(abi::PitchedPtr p, int value, abi::Extent extent,
+                                     void* stream) {
+  return cudaMemset3DAsync(p, value, extent, stream);
+}
+
 // ---- texture objects ----
 
 namespace {
@@ -2033,11 +2185,13 @@ int describeTexture(const abi::ResourceDesc& r, const abi::TextureDesc& t,
       ArrayRecord a;
       if (int e = findArray(r.res.array.array, fn, &a); e != kSuccess) return e;
       f = a.format;
-      d->dims = a.height == 0 ? 1 : 2;
+      d->dims = a.depth != 0 ? 3 : a.height != 0 ? 2 : 1;
       d->base = a.base;
       d->width = a.width;
       d->height = a.rows();
+      d->depth = a.slices();
       d->pitch = a.pitch;
+      d->slicePitch = a.slicePitch();
       break;
     }
     case abi::kResourceMipmappedArray:
@@ -2114,7 +2268,7 @@ int describeTexture(const abi::ResourceDesc& r, const abi::TextureDesc& t,
   if (d->linearMemory) {
     // tex1Dfetch: integer indices, no filtering, 0 out of range. CUDA ignores the address and
     // filter modes of linear memory.
-    d->address[0] = d->address[1] = uint8_t(tex::TexAddress::Border);
+    d->address[0] = d->address[1] = d->address[2] = uint8_t(tex::TexAddress::Border);
     return kSuccess;
   }
   if (t.filterMode != abi::kFilterPoint && t.filterMode != abi::kFilterLinear)
@@ -2128,7 +2282,7 @@ int describeTexture(const abi::ResourceDesc& r, const abi::TextureDesc& t,
     d->linearFilter = 1;
   }
   d->normalizedCoords = t.normalizedCoords != 0 ? 1 : 0;
-  for (int a = 0; a < 2; ++a) {
+  for (int a = 0; a < 3; ++a) {
     int mode = a < d->dims ? t.addressMode[a] : int(abi::kAddressClamp);
     if (mode < abi::kAddressWrap || mode > abi::kAddressBorder)
       return fail(kErrorInvalidValue, fn,
@@ -2259,14 +2413,16 @@ GPUSC_API int cudaCreateSurfaceObject(unsigned long long* object, const abi::Res
     return fail(kErrorInvalidValue, fn, "the array was not made with cudaArraySurfaceLoadStore");
   tex::TextureDescriptor d;
   d.magic = tex::kSurfaceMagic;
-  d.dims = a.height == 0 ? 1 : 2;
+  d.dims = a.depth != 0 ? 3 : a.height != 0 ? 2 : 1;
   d.channels = a.format.channels;
   d.channelBits = a.format.bits;
   d.kind = a.format.kind;
   d.base = a.base;
   d.width = a.width;
   d.height = a.rows();
+  d.depth = a.slices();
   d.pitch = a.pitch;
+  d.slicePitch = a.slicePitch();
   uint64_t addr = 0;
   if (int e = writeDescriptor(d, &addr); e != kSuccess) return e;
   {

@@ -31,9 +31,9 @@ int main() {
                cudaErrorInvalidMemcpyDirection);
   EXPECT_ERROR(cudaFree(host), cudaErrorInvalidValue);
   EXPECT_ERROR(cudaSetDevice(1), cudaErrorInvalidDevice);
-  cudaArray_t array;
+  cudaMipmappedArray_t array;
   const cudaChannelFormatDesc texel = cudaCreateChannelDesc<float>();
-  EXPECT_ERROR(cudaMalloc3DArray(&array, &texel, make_cudaExtent(16, 16, 16)),
+  EXPECT_ERROR(cudaMallocMipmappedArray(&array, &texel, make_cudaExtent(16, 16, 0), 4),
                cudaErrorNotSupported);
   cudaGetLastError();
   int count = 0;

@@ -8,7 +8,9 @@
 // destroyed texture object, a copy past the end of an array), the descriptors read back, an
 // array's contents copied back, and what cudaMemGetInfo counts. Surface objects: surf2Dread with
 // the zero and clamp boundary modes and surf2Dwrite on an array made for them, then a texture
-// over what they wrote.
+// over what they wrote. Volumes: a 3D array filled by cudaMemcpy3D, fetched with trilinear
+// filtering, written through a surface, and copied back through cudaMalloc3D memory
+// (cudaMemset3D included).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -44,6 +46,18 @@ __global__ void sample1DInt(cudaTextureObject_t t, const float2* at, int* out, i
 __global__ void sample2DInt(cudaTextureObject_t t, const float2* at, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = tex2D<int>(t, at[i].x, at[i].y);
+}
+
+// Thread i fetches a volume at at[i].
+__global__ void sample3D(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex3D<float>(t, at[i].x, at[i].y, at[i].z);
+}
+
+// Block z, thread (x, y) of a w x h x d volume of floats: v -> v + 1000 z (surface read and write).
+__global__ void surfaceVolume(cudaSurfaceObject_t s, int w, int h) {
+  const int x = threadIdx.x % w, y = threadIdx.x / w, z = blockIdx.x;
+  if (y < h) surf3Dwrite(surf3Dread<float>(s, x * 4, y, z) + 1000.0f * z, s, x * 4, y, z);
 }
 
 // Block y, thread x of a w x h surface of floats: the right neighbour read with
@@ -189,7 +203,7 @@ void compare(const char* what, const Reference& ref, const std::vector<float2>& 
 cudaTextureDesc textureDesc(cudaTextureAddressMode mode, cudaTextureFilterMode filter,
                             cudaTextureReadMode read, bool normalized) {
   cudaTextureDesc t{};
-  t.addressMode[0] = t.addressMode[1] = mode;
+  t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = mode;
   t.filterMode = filter;
   t.readMode = read;
   t.normalizedCoords = normalized;
@@ -601,6 +615,133 @@ int main() {
     refused("a surface over an array without cudaArraySurfaceLoadStore",
             cudaCreateSurfaceObject(&never, &plainRes), cudaErrorInvalidValue);
     CHECK(cudaFreeArray(plain));
+  }
+
+  // Volumes: a 3D array filled by cudaMemcpy3D, fetched with trilinear filtering and
+  // normalized coordinates (clamp), written through a surface, and copied back through pitched
+  // device memory from cudaMalloc3D, which cudaMemset3D cleared.
+  {
+    constexpr int kW = 6, kH = 5, kD = 4;
+    std::vector<float> values(kW * kH * kD);
+    for (int k = 0; k < kW * kH * kD; ++k) {
+      const int x = k % kW, y = k / kW % kH, z = k / (kW * kH);
+      values[k] = float(x + 10 * y + 100 * z + x * y * z);
+    }
+    const cudaExtent extent = make_cudaExtent(kW, kH, kD);
+    cudaArray_t volume;
+    CHECK(cudaMalloc3DArray(&volume, &floatDesc, extent, cudaArraySurfaceLoadStore));
+    cudaMemcpy3DParms up{};
+    up.srcPtr = make_cudaPitchedPtr(values.data(), kW * sizeof(float), kW, kH);
+    up.dstArray = volume;
+    up.extent = extent;
+    up.kind = cudaMemcpyHostToDevice;
+    CHECK(cudaMemcpy3D(&up));
+    cudaChannelFormatDesc gotDesc;
+    cudaExtent gotExtent;
+    unsigned gotFlags = 0;
+    CHECK(cudaArrayGetInfo(&gotDesc, &gotExtent, &gotFlags, volume));
+    expect("cudaArrayGetInfo gives a 3D array's extent",
+           gotExtent.width == kW && gotExtent.height == kH && gotExtent.depth == kD &&
+               gotFlags == cudaArraySurfaceLoadStore);
+    const cudaResourceDesc res = arrayResource(volume);
+    const cudaTextureDesc trilinear =
+        textureDesc(cudaAddressModeClamp, cudaFilterModeLinear, cudaReadModeElementType, true);
+    cudaTextureObject_t t;
+    CHECK(cudaCreateTextureObject(&t, &res, &trilinear, nullptr));
+    std::vector<float4> at;
+    unsigned seed = 777;
+    const auto next = [&] {
+      seed = seed * 1103515245u + 12345u;
+      return -0.2f + 1.4f * float((seed >> 8) & 0xffff) / 65536.0f;
+    };
+    // The Guide's trilinear fetch; coordinates clear of the 8-bit weights' rounding ties.
+    const auto texel = [&](long i, long j, long k) {
+      i = std::min(std::max(i, 0L), long(kW - 1));
+      j = std::min(std::max(j, 0L), long(kH - 1));
+      k = std::min(std::max(k, 0L), long(kD - 1));
+      return double(values[(k * kH + j) * kW + i]);
+    };
+    const auto reference = [&](float4 c, bool* tie) {
+      const double p[3] = {double(c.x) * kW - 0.5, double(c.y) * kH - 0.5, double(c.z) * kD - 0.5};
+      long i[3];
+      double f[3];
+      for (int a = 0; a < 3; ++a) {
+        i[a] = long(std::floor(p[a]));
+        const double frac = (p[a] - std::floor(p[a])) * 256.0;
+        *tie = *tie || std::fabs(frac - std::floor(frac) - 0.5) < 1e-3;
+        f[a] = std::round(frac) / 256.0;
+      }
+      double sum = 0;
+      for (int k = 0; k < 2; ++k)
+        for (int j = 0; j < 2; ++j)
+          for (int q = 0; q < 2; ++q)
+            sum += (q ? f[0] : 1 - f[0]) * (j ? f[1] : 1 - f[1]) * (k ? f[2] : 1 - f[2]) *
+                   texel(i[0] + q, i[1] + j, i[2] + k);
+      return sum;
+    };
+    std::vector<double> want;
+    while (at.size() < 96) {
+      const float4 c = make_float4(next(), next(), next(), 0.0f);
+      bool tie = false;
+      const double r = reference(c, &tie);
+      if (tie) continue;
+      at.push_back(c);
+      want.push_back(r);
+    }
+    const std::vector<float> got = fetch<float>(sample3D, t, at);
+    int wrong = 0;
+    char first[200] = "";
+    for (size_t k = 0; k < at.size(); ++k)
+      if (!close(got[k], want[k]) && wrong++ == 0)
+        std::snprintf(first, sizeof first, "at (%g, %g, %g) got %.9g, want %.9g", at[k].x, at[k].y,
+                      at[k].z, got[k], want[k]);
+    report("tex3D<float> on a 3D array, trilinear filtering, normalized coordinates, clamp", wrong,
+           int(at.size()), first);
+    CHECK(cudaDestroyTextureObject(t));
+
+    cudaSurfaceObject_t surf;
+    CHECK(cudaCreateSurfaceObject(&surf, &res));
+    surfaceVolume<<<kD, kW * kH>>>(surf, kW, kH);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDestroySurfaceObject(surf));
+    cudaPitchedPtr pitched;
+    CHECK(cudaMalloc3D(&pitched, make_cudaExtent(kW * sizeof(float), kH, kD)));
+    expect("cudaMalloc3D pads rows to the texture alignment",
+           pitched.pitch % 512 == 0 && pitched.xsize == kW * sizeof(float) && pitched.ysize == kH);
+    CHECK(cudaMemset3D(pitched, 0x7f, make_cudaExtent(kW * sizeof(float), kH, kD)));
+    cudaMemcpy3DParms down{};
+    down.srcArray = volume;
+    down.dstPtr = pitched;
+    down.extent = extent;
+    down.kind = cudaMemcpyDeviceToDevice;
+    CHECK(cudaMemcpy3D(&down));
+    std::vector<float> back(kW * kH * kD, -1.0f);
+    cudaMemcpy3DParms host{};
+    host.srcPtr = pitched;
+    host.dstPtr = make_cudaPitchedPtr(back.data(), kW * sizeof(float), kW, kH);
+    host.extent = make_cudaExtent(kW * sizeof(float), kH, kD);  // bytes: no array takes part
+    host.kind = cudaMemcpyDeviceToHost;
+    CHECK(cudaMemcpy3D(&host));
+    wrong = 0;
+    for (int k = 0; k < kW * kH * kD; ++k)
+      wrong += back[k] != values[k] + 1000.0f * float(k / (kW * kH));
+    report("surf3Dwrite, then cudaMemcpy3D array -> cudaMalloc3D memory -> host", wrong,
+           kW * kH * kD, wrong ? "a value differs" : "");
+    // cudaMemset3D: a box inside the pitched memory.
+    CHECK(cudaMemset3D(pitched, 0, make_cudaExtent(2 * sizeof(float), 2, 2)));
+    CHECK(cudaMemcpy3D(&host));
+    wrong = 0;
+    for (int k = 0; k < kW * kH * kD; ++k) {
+      const int x = k % kW, y = k / kW % kH, z = k / (kW * kH);
+      const float was = values[k] + 1000.0f * float(z);
+      wrong += back[k] != (x < 2 && y < 2 && z < 2 ? 0.0f : was);
+    }
+    report("cudaMemset3D of a 2 x 2 x 2 box", wrong, kW * kH * kD, wrong ? "a value differs" : "");
+    cudaMemcpy3DParms past = up;
+    past.dstPos = make_cudaPos(1, 0, 0);  // one element too far along x
+    refused("cudaMemcpy3D past a 3D array's end", cudaMemcpy3D(&past), cudaErrorInvalidValue);
+    CHECK(cudaFree(pitched.ptr));
+    CHECK(cudaFreeArray(volume));
   }
 
   CHECK(cudaDestroyTextureObject(tLinear));

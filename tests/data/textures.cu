@@ -53,3 +53,17 @@ extern "C" __global__ void surfaceBytes(cudaSurfaceObject_t s, int n) {
 
 // A store at byte x (cudaBoundaryModeTrap, the default).
 extern "C" __global__ void surfaceStore(cudaSurfaceObject_t s, int x) { surf1Dwrite(1.0f, s, x); }
+
+// Thread i of n fetches a volume at (c0, c0, c0) + step x (i % 6, i / 6 % 5, i / 30).
+extern "C" __global__ void fetch3d(cudaTextureObject_t t, float4* out, int n, float c0, float step) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex3D<float4>(t, c0 + (i % 6) * step, c0 + (i / 6 % 5) * step, c0 + (i / 30) * step);
+}
+
+// Block z, thread (x, y) of 4 x 3 x 5 int volumes: b(x, y, z) = a(x, y, z) + a(x, y, z + 1), the
+// next slice read with cudaBoundaryModeClamp (the last slice's own).
+extern "C" __global__ void surfaceVolume(cudaSurfaceObject_t a, cudaSurfaceObject_t b) {
+  int x = threadIdx.x % 4, y = threadIdx.x / 4, z = blockIdx.x;
+  int v = surf3Dread<int>(a, x * 4, y, z) + surf3Dread<int>(a, x * 4, y, z + 1, cudaBoundaryModeClamp);
+  surf3Dwrite(v, b, x * 4, y, z);
+}
