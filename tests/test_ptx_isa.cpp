@@ -3412,7 +3412,7 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
       {"barrier.cluster.arrive;", "clusters are not modelled"},
       {"st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%rd1], %r1, [%rd2];",
        "clusters are not modelled"},
-      {"tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %f5, %f6, %f6}];", "no layered"},
+      {"tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f6, %f6}];", "no cube"},
       {"tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}], %f6;", "tex.level"},
       {"suld.p.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];", "formatted .p"},
       {"sured.b.add.2d.u32.trap [%rd1, {%r1, %r2}], %r3;", "surface reductions"},
@@ -3980,18 +3980,18 @@ TEST(Textures, BadTextureObjectsAreRefusedOrFault) {
               std::string::npos)
         << e.what();
   }
-  // Layered fetches are refused with their position.
+  // Cube fetches are refused with their position.
   const std::string ptx =
       ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n"
       ".reg .b64 %rd<2>;\n.reg .f32 %f<8>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [t];\n"
-      "tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %f6, %f7, %f7}];\nret;\n}\n";
+      "tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f7}];\nret;\n}\n";
   try {
-    Module& m3 = dev.loadModule(ptx, "layered.ptx");
+    Module& m3 = dev.loadModule(ptx, "cube.ptx");
     dev.launch(m3.kernel("k"), {1}, {32}, 0, KernelArgs().u64(ints));
-    ADD_FAILURE() << "tex.a2d ran";
+    ADD_FAILURE() << "tex.cube ran";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("layered.ptx:10"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("no layered"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cube.ptx:10"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no cube"), std::string::npos) << e.what();
   }
 }
 
@@ -4055,6 +4055,60 @@ TEST(Textures, VolumeFetchesFilterTrilinearly) {
     checkVolumeTexture(ExecMode::Functional, TexAddress::Mirror, linear, true);
   }
   checkVolumeTexture(ExecMode::Timing, TexAddress::Wrap, true, true);
+}
+
+// Three layers of a 5 x 4 texture (rows of 8 floats, layers of 40), fetched bilinearly in each
+// layer (and at layers -1 and 3, which clamp to the first and the last), against RefTexture.
+TEST(Textures, LayeredFetchesFilterWithinTheirLayer) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    SCOPED_TRACE(mode == ExecMode::Timing ? "timing" : "functional");
+    std::vector<RefTexture> layers(3);
+    std::vector<float> mem(120, 55.0f);
+    for (int l = 0; l < 3; ++l) {
+      RefTexture& r = layers[size_t(l)];
+      r.w = 5;
+      r.h = 4;
+      r.linear = true;
+      r.mode = func::TexAddress::Border;
+      for (int j = 0; j < 4; ++j)
+        for (int i = 0; i < 5; ++i) {
+          r.texels.push_back(float(i + 10 * j + 1000 * l));
+          mem[size_t(l * 40 + j * 8 + i)] = r.texels.back();
+        }
+    }
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+    func::TextureDescriptor d;
+    d.dims = 2;
+    d.layered = 1;
+    d.base = dev.upload(mem);
+    d.width = 5;
+    d.height = 4;
+    d.depth = 3;
+    d.pitch = 32;
+    d.slicePitch = 160;
+    d.address[0] = d.address[1] = uint8_t(func::TexAddress::Border);
+    d.linearFilter = 1;
+    const DevPtr t = dev.createTexture(d);
+    const int n = 5 * 64;  // layers -1 to 3
+    DevPtr out = dev.malloc(uint64_t(n) * sizeof(Float4));
+    dev.launch(m.kernel("fetchLayered"), {5}, {64}, 0,
+               KernelArgs().u64(t).ptr(out).i32(n).f32(-0.6f).f32(0.77f).i32(-1));
+    const auto got = dev.download<Float4>(out, size_t(n));
+    for (int i = 0; i < n; ++i) {
+      const float x = -0.6f + float(i % 8) * 0.77f, y = -0.6f + float(i / 8 % 8) * 0.77f;
+      const int layer = std::min(std::max(-1 + i / 64, 0), 2);
+      const float want = layers[size_t(layer)].fetch(x, y);
+      EXPECT_NEAR(got[size_t(i)].x, want, 1e-4f * std::max(1.0f, std::fabs(want)))
+          << "layer " << -1 + i / 64 << " at (" << x << ", " << y << ")";
+    }
+    // A layered texture is fetched with layered fetches only.
+    DevPtr iout = dev.malloc(32 * 16);
+    EXPECT_THROW(
+        dev.launch(m.kernel("fetch2d"), {1}, {32}, 0,
+                   KernelArgs().u64(t).ptr(iout).i32(32).i32(8).f32(0).f32(0).f32(1).f32(1)),
+        KernelFault);
+  }
 }
 
 // ---- surfaces: raw reads and writes through surface objects (tests/data/textures.cu) -----------
@@ -4136,6 +4190,30 @@ TEST(Surfaces, VolumeSurfacesAddressSlices) {
         EXPECT_EQ(after[size_t(z * 12 + k)],
                   v[size_t(z * 12 + k)] + v[size_t(std::min(z + 1, 4) * 12 + k)])
             << "slice " << z << ", element " << k;
+  }
+}
+
+TEST(Surfaces, LayeredSurfacesAddressLayers) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx");
+    // Four layers of 6 ints, layers 32 bytes apart (two ints of padding each).
+    std::vector<int32_t> v(32, -7);
+    for (int l = 0; l < 4; ++l)
+      for (int x = 0; x < 6; ++x) v[size_t(l * 8 + x)] = x * 3 + l;
+    func::TextureDescriptor d;
+    d.layered = 1;
+    d.kind = uint8_t(func::TexKind::Signed);
+    d.base = dev.upload(v);
+    d.width = 6;
+    d.depth = 4;
+    d.slicePitch = 32;
+    dev.launch(m.kernel("surfaceLayers"), {4}, {32}, 0,
+               KernelArgs().u64(dev.createSurface(d)).i32(6));
+    const auto after = dev.download<int32_t>(d.base, 32);
+    for (int l = 0; l < 4; ++l)
+      for (int x = 0; x < 8; ++x)
+        EXPECT_EQ(after[size_t(l * 8 + x)], x < 6 ? x * 3 + l + 100 * l : -7) << l << ", " << x;
   }
 }
 

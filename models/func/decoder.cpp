@@ -2501,11 +2501,13 @@ class Decoder {
   // tex.{1d,2d,3d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y[, z, _]]}]: a fetch through a
   // texture object (func/texture.hpp), timed as a global load of the texels.
   void decodeTex(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
-    const int geom = mods.takeOne({".1d", ".2d", ".3d"});
-    if (geom < 0)
+    const int shape = mods.takeOne({".1d", ".2d", ".3d", ".a1d", ".a2d"});
+    if (shape < 0)
       unsupported(in,
-                  "only 1D, 2D and 3D texture fetches are supported (no layered or cube "
-                  "textures, no tex.level or tex.grad)");
+                  "only 1D, 2D, 3D and layered 1D and 2D texture fetches are supported (no "
+                  "cube textures, no tex.level or tex.grad)");
+    const bool layered = shape >= 3;
+    const int geom = layered ? shape - 3 : shape;  // 0: 1D, 1: 2D, 2: 3D
     if (!mods.take(".v4")) unsupported(in, "a texture fetch returns .v4");
     auto ts = mods.takeTypes();
     if (ts.size() != 2) invalid(in.loc, "tex needs .v4.dtype.ctype");
@@ -2525,17 +2527,21 @@ class Decoder {
                   "textures are fetched through texture objects (a .u64 register); texture "
                   "references (.texref) are not supported");
     auto coords = vectorElems(a.elems[0]);
-    // A 3D fetch's vector has four elements (the fourth is ignored).
-    const size_t ncoords = geom == 2 ? 4 : size_t(geom + 1);
+    // {x}, {x, y}, {x, y, z, _}; layered: {layer, x}, {layer, x, y, _} (the layer an integer).
+    const size_t ncoords = layered ? (geom == 0 ? 2 : 4) : geom == 2 ? 4 : size_t(geom + 1);
     if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
-      invalid(a.elems[0].loc, fmt::format("a {}D fetch takes {} coordinate{}", geom + 1, ncoords,
-                                          geom == 0 ? "" : "s"));
+      invalid(a.elems[0].loc, fmt::format("this fetch takes {} coordinates", ncoords));
     Operand handle = a;
     handle.kind = Operand::Kind::Reg;
     handle.elems.clear();
     x.src[0] = src(handle, Type::U64, in, info);
+    const size_t first = layered ? 1 : 0;
     for (int k = 0; k < 3; ++k)
-      x.src[1 + k] = k <= geom ? src(*coords[size_t(k)], ts[1], in, info) : constSlot(0);
+      x.src[1 + k] = k <= geom ? src(*coords[first + size_t(k)], ts[1], in, info) : constSlot(0);
+    if (layered) {
+      x.src[3] = src(*coords[0], Type::S32, in, info);
+      x.flags = 1;
+    }
     x.nsrc = 4;
     for (int k = 0; k < 4; ++k) x.dst[k] = dst(*d[k], in, info);
     x.ndst = 4;
@@ -2546,13 +2552,15 @@ class Decoder {
     x.cls = InstClass::Load;
   }
 
-  // suld.b.{1d,2d,3d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf, {x[, y]}] and
-  // sust.b likewise with [surf, {x[, y]}], {a..}: raw bytes of a surface object (x in bytes),
+  // suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf, {x[, y]}]
+  // and sust.b likewise with [surf, {x[, y]}], {a..}: raw bytes of a surface object (x in bytes),
   // timed as a global load or store.
   void decodeSurface(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, bool store) {
     if (!mods.take(".b")) unsupported(in, "only raw surface accesses (.b) are supported, not .p");
-    const int geom = mods.takeOne({".1d", ".2d", ".3d"});
-    if (geom < 0) unsupported(in, "only 1D, 2D and 3D surfaces are supported (not layered ones)");
+    const int shape = mods.takeOne({".1d", ".2d", ".3d", ".a1d", ".a2d"});
+    if (shape < 0) unsupported(in, "only 1D, 2D, 3D and layered 1D and 2D surfaces are supported");
+    const bool layered = shape >= 3;
+    const int geom = layered ? shape - 3 : shape;
     const int vec = mods.takeOne({".v2", ".v4"});
     const size_t n = vec < 0 ? 1 : vec == 0 ? 2 : 4;
     int clamp = mods.takeOne({".trap", ".clamp", ".zero"});
@@ -2574,10 +2582,10 @@ class Decoder {
                   "surfaces are accessed through surface objects (a .u64 register); surface "
                   "references (.surfref) are not supported");
     auto coords = vectorElems(a.elems[0]);
-    const size_t ncoords = geom == 2 ? 4 : size_t(geom + 1);  // 3D: four, the fourth ignored
+    // {x}, {x, y}, {x, y, z, _}; layered: {layer, x}, {layer, x, y, _}.
+    const size_t ncoords = layered ? (geom == 0 ? 2 : 4) : geom == 2 ? 4 : size_t(geom + 1);
     if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
-      invalid(a.elems[0].loc, fmt::format("a {}D surface access takes {} coordinate{}", geom + 1,
-                                          ncoords, geom == 0 ? "" : "s"));
+      invalid(a.elems[0].loc, fmt::format("this surface access takes {} coordinates", ncoords));
     auto regs = vectorElems(data);
     if (regs.size() != n)
       invalid(data.loc,
@@ -2586,8 +2594,11 @@ class Decoder {
     handle.kind = Operand::Kind::Reg;
     handle.elems.clear();
     x.src[0] = src(handle, Type::U64, in, info);
+    const size_t first = layered ? 1 : 0;
     for (int k = 0; k < 3; ++k)
-      x.src[1 + k] = k <= geom ? src(*coords[size_t(k)], Type::S32, in, info) : constSlot(0);
+      x.src[1 + k] =
+          k <= geom ? src(*coords[first + size_t(k)], Type::S32, in, info) : constSlot(0);
+    if (layered) x.src[3] = src(*coords[0], Type::S32, in, info);
     x.nsrc = 4;
     std::vector<uint32_t> list;
     for (const Operand* r : regs)
@@ -2598,7 +2609,7 @@ class Decoder {
     x.bytes = static_cast<uint8_t>(eb);
     x.vec = static_cast<uint8_t>(n);
     x.mode = static_cast<uint8_t>(clamp);
-    x.flags = store ? 1 : 0;
+    x.flags = static_cast<uint8_t>((store ? 1 : 0) | (layered ? 2 : 0));
     x.fn = surfaceAccess();
     x.cls = store ? InstClass::Store : InstClass::Load;
   }

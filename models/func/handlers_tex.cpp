@@ -28,7 +28,9 @@ const char* textureDescriptorProblem(const TextureDescriptor& d, bool surface) {
   if (d.address[0] > 3 || d.address[1] > 3 || d.address[2] > 3) return "unknown address mode";
   if (d.width == 0 || d.height == 0 || d.depth == 0) return "the texture is empty";
   if (d.dims == 1 && d.height != 1) return "a 1D texture has one row";
-  if (d.dims < 3 && d.depth != 1) return "a 1D or 2D texture has one slice";
+  if (d.layered > 1) return "the layered flag is 0 or 1";
+  if (d.layered && d.dims == 3) return "layers are 1D or 2D";
+  if (d.dims < 3 && !d.layered && d.depth != 1) return "a 1D or 2D texture has one slice";
   const uint64_t tb = texelBytes(d);
   if (d.base % tb != 0) return "the texels are not aligned to their size";
   if (d.width > (uint64_t(1) << 31) || d.height > (uint64_t(1) << 31) ||
@@ -36,7 +38,8 @@ const char* textureDescriptorProblem(const TextureDescriptor& d, bool surface) {
     return "more than 2^31 texels along an axis";
   if (d.height > 1 && (d.pitch < d.width * tb || d.pitch % tb != 0))
     return "the pitch is shorter than a row or not a multiple of the texel size";
-  if (d.depth > 1 && (d.slicePitch < d.height * d.pitch || d.slicePitch % tb != 0))
+  if (d.depth > 1 &&
+      (d.slicePitch < (d.height - 1) * d.pitch + d.width * tb || d.slicePitch % tb != 0))
     return "the slice pitch is shorter than a slice or not a multiple of the texel size";
   if (d.normalizedRead && d.kind != uint8_t(TexKind::Float) && d.channelBits == 32)
     return "32-bit integers cannot be read as normalized floats";
@@ -206,8 +209,9 @@ void loadDescriptor(ExecCtx& c, int l, uint64_t h, bool surface, TextureDescript
                            what, h, span, d.base));
 }
 
-// tex.{1d,2d,3d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y[, z, _]]}]: src[0] the
-// handle, src[1..3] the coordinates (.f32 or .s32: IntCoords), dst[0..3] the values.
+// tex.{1d,2d,3d,a1d,a2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {coordinates}]: src[0] the
+// handle, src[1..3] x, y and z (.f32 or .s32: IntCoords) or, layered (flags 1), x, y and the
+// layer (an integer); dst[0..3] the values.
 template <bool IntCoords>
 void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* handle = slot(c, in.src[0]);
@@ -223,11 +227,23 @@ void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       loadDescriptor(c, l, h, false, d);
       cached = h;
     }
+    if (bool(in.flags & 1) != bool(d.layered))
+      c.fault(l,
+              fmt::format(d.layered ? "texture object 0x{:x} is layered: fetch it with a layered "
+                                      "fetch (tex.a1d / tex.a2d)"
+                                    : "texture object 0x{:x} is not layered (tex.a1d / tex.a2d "
+                                      "fetch layers)",
+                          h));
     TexFootprint fp;
     if constexpr (IntCoords) {
       fp = textureFootprintInt(d, get<int32_t>(xs, l), get<int32_t>(ys, l), get<int32_t>(zs, l));
     } else {
       fp = textureFootprint(d, get<float>(xs, l), get<float>(ys, l), get<float>(zs, l));
+    }
+    if (d.layered) {  // the layer, an integer clamped to the texture's layers
+      const int64_t layer =
+          std::min<int64_t>(std::max<int64_t>(get<int32_t>(zs, l), 0), int64_t(d.depth) - 1);
+      for (int i = 0; i < fp.n; ++i) fp.iz[i] = layer;
     }
     const unsigned tb = texelBytes(d);
     bool recorded = false;
@@ -248,8 +264,8 @@ void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 }
 
 // suld.b / sust.b .{1d,2d,3d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: src[0] the surface
-// object, src[1] x in bytes, src[2] y in rows, src[3] z in slices; operandLists[aux] the data
-// registers, in.bytes
+// object, src[1] x in bytes, src[2] y in rows, src[3] z in slices (or the layer: flags 2);
+// operandLists[aux] the data registers, in.bytes
 // bytes each; mode 0 trap, 1 clamp, 2 zero; flags 1: store.
 void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* handle = slot(c, in.src[0]);
@@ -269,7 +285,13 @@ void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       cached = h;
     }
     int64_t x = get<int32_t>(xs, l), y = d.dims >= 2 ? get<int32_t>(ys, l) : 0;
-    int64_t z = d.dims == 3 ? get<int32_t>(zs, l) : 0;
+    if (bool(in.flags & 2) != bool(d.layered))
+      c.fault(l, fmt::format(d.layered ? "surface object 0x{:x} is layered: use a layered access "
+                                         "(.a1d / .a2d)"
+                                       : "surface object 0x{:x} is not layered (.a1d / .a2d access "
+                                         "layers)",
+                             h));
+    int64_t z = d.dims == 3 || d.layered ? get<int32_t>(zs, l) : 0;
     const int64_t rowBytes = static_cast<int64_t>(d.width * texelBytes(d));
     const int64_t rows = static_cast<int64_t>(d.height), slices = static_cast<int64_t>(d.depth);
     if (x % size != 0)

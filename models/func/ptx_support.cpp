@@ -107,10 +107,10 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".param::entry .nc .v2 .v4 hints",
        all},
       {"Memory", "ldu", ".global .v2 .v4 hints", all},
-      {"Memory", "tex", ".1d .2d .3d .v4", ".f32 .s32 .u32"},
-      {"Memory", "suld", ".b .1d .2d .3d .v2 .v4 .trap .clamp .zero .ca .cg .cs .cv",
+      {"Memory", "tex", ".1d .2d .3d .a1d .a2d .v4", ".f32 .s32 .u32"},
+      {"Memory", "suld", ".b .1d .2d .3d .a1d .a2d .v2 .v4 .trap .clamp .zero .ca .cg .cs .cv",
        ".b8 .b16 .b32 .b64"},
-      {"Memory", "sust", ".b .1d .2d .3d .v2 .v4 .trap .clamp .zero .wb .cg .cs .wt",
+      {"Memory", "sust", ".b .1d .2d .3d .a1d .a2d .v2 .v4 .trap .clamp .zero .wb .cg .cs .wt",
        ".b8 .b16 .b32 .b64"},
       {"Memory", "st",
        ".global .shared .shared::cta .shared::cluster .local .param .param::func .v2 .v4 hints",
@@ -301,14 +301,12 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
   if (has(".multicast::cluster") || (has(".async") && (opcode == "st" || opcode == "red")))
     return "clusters are not modelled: stores and reductions to other blocks' shared memory are "
            "not supported";
-  if (opcode == "tex" &&
-      (has(".a1d") || has(".a2d") || has(".cube") || has(".acube") || has(".2dms") ||
-       has(".a2dms") || has(".level") || has(".grad") || has(".base")))
-    return "only 1D, 2D and 3D texture fetches are supported (no layered, cube or multisample "
-           "textures, no tex.level or tex.grad)";
-  if ((opcode == "suld" || opcode == "sust") && (has(".p") || has(".a1d") || has(".a2d")))
-    return "only raw (.b) 1D, 2D and 3D surface accesses are supported (no formatted .p or "
-           "layered surfaces)";
+  if (opcode == "tex" && (has(".cube") || has(".acube") || has(".2dms") || has(".a2dms") ||
+                          has(".level") || has(".grad") || has(".base")))
+    return "only 1D, 2D, 3D and layered 1D and 2D texture fetches are supported (no cube or "
+           "multisample textures, no tex.level or tex.grad)";
+  if ((opcode == "suld" || opcode == "sust") && has(".p"))
+    return "only raw (.b) surface accesses are supported (no formatted .p)";
   if (opcode == "mma" && (has(".sp") || hasPrefix(".sp::")))
     return "sparse mma (mma.sp) is not supported";
   if ((opcode == "mma" || opcode == "wmma") && hasPrefix(".kind::"))

@@ -34,7 +34,7 @@ enum class TexKind : uint8_t { Signed = 0, Unsigned = 1, Float = 2 };
 
 struct TextureDescriptor {
   uint32_t magic = kTextureMagic;
-  uint8_t dims = 1;          // 1, 2 or 3
+  uint8_t dims = 1;          // 1, 2 or 3 (of a layer, when layered)
   uint8_t channels = 1;      // 1, 2 or 4 (a texel is channels x channelBits)
   uint8_t channelBits = 32;  // 8, 16 or 32 (16-bit floats are IEEE half)
   uint8_t kind = uint8_t(TexKind::Float);
@@ -44,13 +44,13 @@ struct TextureDescriptor {
   uint8_t normalizedRead = 0;    // cudaReadModeNormalizedFloat (8- and 16-bit integers only)
   uint8_t normalizedCoords = 0;  // coordinates in [0, 1) across the texture
   uint8_t linearMemory = 0;      // cudaResourceTypeLinear: tex1Dfetch (out of range reads 0)
-  uint8_t reserved = 0;
-  uint64_t base = 0;        // device address of texel (0, 0, 0)
-  uint64_t width = 0;       // texels
-  uint64_t height = 1;      // rows (1 for 1D)
-  uint64_t depth = 1;       // slices (1 for 1D and 2D)
-  uint64_t pitch = 0;       // bytes from one row to the next
-  uint64_t slicePitch = 0;  // bytes from one slice to the next (3D)
+  uint8_t layered = 0;           // `depth` layers of 1D or 2D textures (tex.a1d / tex.a2d)
+  uint64_t base = 0;             // device address of texel (0, 0, 0)
+  uint64_t width = 0;            // texels
+  uint64_t height = 1;           // rows (1 for 1D)
+  uint64_t depth = 1;            // slices (3D) or layers; 1 for other 1D and 2D textures
+  uint64_t pitch = 0;            // bytes from one row to the next
+  uint64_t slicePitch = 0;       // bytes from one slice (or layer) to the next
   float border[4] = {0, 0, 0, 0};
 };
 static_assert(sizeof(TextureDescriptor) == 80, "the descriptor's layout is part of the wire");

@@ -1647,13 +1647,16 @@ int texelFormat(const abi::ChannelFormatDesc* d, const char* function, TexelForm
 // What cudaMallocArray made. `height` is 0 for a 1D array (one row).
 struct ArrayRecord {
   uint64_t base = 0;
-  size_t width = 0, height = 0, depth = 0;  // height 0: 1D; depth 0: 1D or 2D
+  size_t width = 0, height = 0, depth = 0;  // height 0: 1D; depth 0: 1D or 2D; or layers
   abi::ChannelFormatDesc desc{};
   TexelFormat format;
   unsigned flags = 0;
   size_t pitch = 0;  // bytes from one row to the next: width x texel bytes
   size_t rows() const { return height == 0 ? 1 : height; }
-  size_t slices() const { return depth == 0 ? 1 : depth; }
+  size_t slices() const { return depth == 0 ? 1 : depth; }  // or layers
+  bool layered() const { return (flags & abi::kArrayLayered) != 0; }
+  // Of a layer, when layered.
+  uint8_t dims() const { return depth != 0 && !layered() ? 3 : height != 0 ? 2 : 1; }
   size_t slicePitch() const { return pitch * rows(); }
 };
 
@@ -1734,7 +1737,7 @@ int badArrayKind(int kind, const char* function) {
 namespace {
 
 // cudaMallocArray and cudaMalloc3DArray: an array of width x height x depth texels (height 0 for
-// 1D, depth 0 for 1D and 2D).
+// 1D, depth 0 for 1D and 2D), or with cudaArrayLayered, depth layers of 1D or 2D ones.
 int makeArray(void** array, const abi::ChannelFormatDesc* desc, size_t width, size_t height,
               size_t depth, unsigned flags, const char* fn) {
   GPUSC_STICKY();
@@ -1745,12 +1748,15 @@ int makeArray(void** array, const abi::ChannelFormatDesc* desc, size_t width, si
     return fail(kErrorNotSupported, fn, "cudaArrayTextureGather: texture gather is not supported");
   if (flags & (abi::kArraySparse | abi::kArrayDeferredMapping))
     return fail(kErrorNotSupported, fn, "sparse and deferred-mapping arrays are not supported");
-  if (flags & (abi::kArrayLayered | abi::kArrayCubemap))
-    return fail(kErrorNotSupported, fn, "layered and cubemap arrays are not supported");
-  if ((flags & ~unsigned(abi::kArraySurfaceLoadStore)) != 0)
+  if (flags & abi::kArrayCubemap)
+    return fail(kErrorNotSupported, fn, "cubemap arrays are not supported (layered ones are)");
+  if ((flags & ~unsigned(abi::kArraySurfaceLoadStore | abi::kArrayLayered)) != 0)
     return fail(kErrorInvalidValue, fn, "flags " + std::to_string(flags) + " are not array flags");
   if (width == 0) return fail(kErrorInvalidValue, fn, "an array of width 0");
-  if (depth != 0 && height == 0)
+  const bool layered = flags & abi::kArrayLayered;
+  if (layered && depth == 0)
+    return fail(kErrorInvalidValue, fn, "a layered array of no layers (extent.depth 0)");
+  if (!layered && depth != 0 && height == 0)
     return fail(kErrorInvalidValue, fn, "a 3D array of height 0 (a 1D array has depth 0 too)");
   constexpr size_t kMaxTexels = size_t(1) << 31;  // along an axis (the fetch's limit)
   if (width > kMaxTexels || height > kMaxTexels || depth > kMaxTexels)
@@ -1786,7 +1792,7 @@ GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, 
   return makeArray(array, desc, width, height, 0, flags, "cudaMallocArray");
 }
 
-// A 3D array when extent.depth > 0; otherwise as cudaMallocArray.
+// A 3D array when extent.depth > 0 (layers with cudaArrayLayered); otherwise as cudaMallocArray.
 GPUSC_API int cudaMalloc3DArray(void** array, const abi::ChannelFormatDesc* desc,
                                 abi::Extent extent, unsigned flags) {
   return makeArray(array, desc, extent.width, extent.height, extent.depth, flags,
@@ -2185,7 +2191,8 @@ int describeTexture(const abi::ResourceDesc& r, const abi::TextureDesc& t,
       ArrayRecord a;
       if (int e = findArray(r.res.array.array, fn, &a); e != kSuccess) return e;
       f = a.format;
-      d->dims = a.depth != 0 ? 3 : a.height != 0 ? 2 : 1;
+      d->dims = a.dims();
+      d->layered = a.layered();
       d->base = a.base;
       d->width = a.width;
       d->height = a.rows();
@@ -2413,7 +2420,8 @@ GPUSC_API int cudaCreateSurfaceObject(unsigned long long* object, const abi::Res
     return fail(kErrorInvalidValue, fn, "the array was not made with cudaArraySurfaceLoadStore");
   tex::TextureDescriptor d;
   d.magic = tex::kSurfaceMagic;
-  d.dims = a.depth != 0 ? 3 : a.height != 0 ? 2 : 1;
+  d.dims = a.dims();
+  d.layered = a.layered();
   d.channels = a.format.channels;
   d.channelBits = a.format.bits;
   d.kind = a.format.kind;

@@ -10,7 +10,8 @@
 // the zero and clamp boundary modes and surf2Dwrite on an array made for them, then a texture
 // over what they wrote. Volumes: a 3D array filled by cudaMemcpy3D, fetched with trilinear
 // filtering, written through a surface, and copied back through cudaMalloc3D memory
-// (cudaMemset3D included).
+// (cudaMemset3D included). Layers: a layered 2D array fetched with tex2DLayered and written with
+// surf2DLayeredwrite.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +53,18 @@ __global__ void sample2DInt(cudaTextureObject_t t, const float2* at, int* out, i
 __global__ void sample3D(cudaTextureObject_t t, const float4* at, float* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = tex3D<float>(t, at[i].x, at[i].y, at[i].z);
+}
+
+// Thread i fetches layer at[i].z of a layered 2D texture at (at[i].x, at[i].y).
+__global__ void sampleLayered(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLayered<float>(t, at[i].x, at[i].y, int(at[i].z));
+}
+
+// Block l, thread (x, y) of layers of w x h floats: v -> v - l (layered surface read and write).
+__global__ void surfaceLayers(cudaSurfaceObject_t s, int w, int h) {
+  const int x = threadIdx.x % w, y = threadIdx.x / w, l = blockIdx.x;
+  if (y < h) surf2DLayeredwrite(surf2DLayeredread<float>(s, x * 4, y, l) - l, s, x * 4, y, l);
 }
 
 // Block z, thread (x, y) of a w x h x d volume of floats: v -> v + 1000 z (surface read and write).
@@ -742,6 +755,67 @@ int main() {
     refused("cudaMemcpy3D past a 3D array's end", cudaMemcpy3D(&past), cudaErrorInvalidValue);
     CHECK(cudaFree(pitched.ptr));
     CHECK(cudaFreeArray(volume));
+  }
+
+  // Layers: a layered 2D array (cudaArrayLayered) filled by cudaMemcpy3D, fetched with point
+  // sampling in each layer (a layer past the last clamps to it), then written through a layered
+  // surface and copied back.
+  {
+    constexpr int kW = 4, kH = 3, kL = 5;
+    std::vector<float> values(kW * kH * kL);
+    for (int k = 0; k < kW * kH * kL; ++k) values[k] = float(k * 3 + 1);
+    const cudaExtent extent = make_cudaExtent(kW, kH, kL);
+    cudaArray_t layers;
+    CHECK(cudaMalloc3DArray(&layers, &floatDesc, extent,
+                            cudaArrayLayered | cudaArraySurfaceLoadStore));
+    cudaMemcpy3DParms up{};
+    up.srcPtr = make_cudaPitchedPtr(values.data(), kW * sizeof(float), kW, kH);
+    up.dstArray = layers;
+    up.extent = extent;
+    up.kind = cudaMemcpyHostToDevice;
+    CHECK(cudaMemcpy3D(&up));
+    const cudaResourceDesc res = arrayResource(layers);
+    cudaTextureObject_t t;
+    CHECK(cudaCreateTextureObject(&t, &res, &pointClamp, nullptr));
+    std::vector<float4> at;
+    for (int k = 0; k < 64; ++k)
+      at.push_back(make_float4(float(k % 5) - 0.5f, float(k / 5 % 4) + 0.25f, float(k % 7), 0));
+    const std::vector<float> got = fetch<float>(sampleLayered, t, at);
+    int wrong = 0;
+    char first[200] = "";
+    for (size_t k = 0; k < at.size(); ++k) {
+      const int i = std::min(std::max(int(std::floor(at[k].x)), 0), kW - 1);
+      const int j = std::min(std::max(int(std::floor(at[k].y)), 0), kH - 1);
+      const int l = std::min(int(at[k].z), kL - 1);
+      const float want = values[(l * kH + j) * kW + i];
+      if (got[k] != want && wrong++ == 0)
+        std::snprintf(first, sizeof first, "layer %g at (%g, %g) got %g, want %g", at[k].z, at[k].x,
+                      at[k].y, got[k], want);
+    }
+    report("tex2DLayered<float> on a layered array, point sampling, clamp", wrong, int(at.size()),
+           first);
+    CHECK(cudaDestroyTextureObject(t));
+    cudaSurfaceObject_t surf;
+    CHECK(cudaCreateSurfaceObject(&surf, &res));
+    surfaceLayers<<<kL, kW * kH>>>(surf, kW, kH);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDestroySurfaceObject(surf));
+    std::vector<float> back(values.size());
+    cudaMemcpy3DParms down{};
+    down.srcArray = layers;
+    down.dstPtr = make_cudaPitchedPtr(back.data(), kW * sizeof(float), kW, kH);
+    down.extent = extent;
+    down.kind = cudaMemcpyDeviceToHost;
+    CHECK(cudaMemcpy3D(&down));
+    wrong = 0;
+    for (int k = 0; k < kW * kH * kL; ++k) wrong += back[k] != values[k] - float(k / (kW * kH));
+    report("surf2DLayeredwrite, then cudaMemcpy3D of the layers to the host", wrong, kW * kH * kL,
+           wrong ? "a value differs" : "");
+    CHECK(cudaFreeArray(layers));
+    cudaArray_t cube;
+    refused("a cubemap array",
+            cudaMalloc3DArray(&cube, &floatDesc, make_cudaExtent(4, 4, 6), cudaArrayCubemap),
+            cudaErrorNotSupported);
   }
 
   CHECK(cudaDestroyTextureObject(tLinear));

@@ -67,3 +67,16 @@ extern "C" __global__ void surfaceVolume(cudaSurfaceObject_t a, cudaSurfaceObjec
   int v = surf3Dread<int>(a, x * 4, y, z) + surf3Dread<int>(a, x * 4, y, z + 1, cudaBoundaryModeClamp);
   surf3Dwrite(v, b, x * 4, y, z);
 }
+
+// Thread i fetches layer layer0 + i / 64 of a layered 2D texture at (x0, x0) + dx x (i % 8, i / 8 % 8).
+extern "C" __global__ void fetchLayered(cudaTextureObject_t t, float4* out, int n, float x0, float dx,
+                                        int layer0) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLayered<float4>(t, x0 + (i % 8) * dx, x0 + (i / 8 % 8) * dx, layer0 + i / 64);
+}
+
+// Block l, thread x of a layered 1D surface of ints: v += 100 l.
+extern "C" __global__ void surfaceLayers(cudaSurfaceObject_t s, int w) {
+  int x = threadIdx.x, l = blockIdx.x;
+  if (x < w) surf1DLayeredwrite(surf1DLayeredread<int>(s, x * 4, l) + 100 * l, s, x * 4, l);
+}
