@@ -3953,6 +3953,10 @@ TEST(Textures, IntegerTexelsReadAsIntegersOrNormalizedFloats) {
       EXPECT_EQ(q[size_t(k) * 4], in ? i * 1000 - 9000 : 0) << "texel " << i;
       EXPECT_EQ(q[size_t(k) * 4 + 1], in ? -i : 0) << "texel " << i;
     }
+    // Every lane outside: no memory is read, and every value is 0.
+    dev.launch(m.kernel("fetch1dInt"), {1}, {32}, 0,
+               KernelArgs().u64(dev.createTexture(s16)).ptr(iout).i32(32).i32(1000));
+    for (int32_t v : dev.download<int32_t>(iout, 32 * 4)) EXPECT_EQ(v, 0);
   }
 }
 
