@@ -332,4 +332,61 @@ dump:
   EXPECT_THROW(runLaunchSpec(plain, loadLaunchSpec(path("spec.yaml")), path("out")), KernelFault);
 }
 
+TEST_F(LaunchSpecTest, TexturesAndSurfacesOverBuffers) {
+  // tests/data/textures.cu: fetch1d (thread i fetches at x0 + i dx) and surfaceBytes (uchar4
+  // texels reversed in place).
+  const std::string ptx = std::string(GPUSC_SOURCE_DIR) + "/tests/data/textures.ptx";
+  const std::string head = "ptx: " + ptx + R"(
+buffers:
+  ramp: {type: f32, count: 12, init: {iota: [1, 2]}}
+  out: {type: f32, count: 64, init: zeros}
+  bytes: {type: u8, count: 80, init: iota}
+textures:
+)";
+  const std::string rest = R"(
+  rgba: {buffer: bytes, surface: true, width: 20, channels: 4}
+launches:
+  - {kernel: fetch1d, grid: 1, block: 32, args: [{texture: ramp}, out, {s32: 16}, {f32: -0.4}, {f32: 0.85}]}
+  - {kernel: surfaceBytes, grid: 1, block: 32, args: [{surface: rgba}, {s32: 20}]}
+dump:
+  out: out.bin
+  bytes: bytes.bin
+)";
+  write("spec.yaml",
+        head + "  ramp: {buffer: ramp, width: 12, filter: linear, address: clamp}" + rest);
+  Device dev(test::platform());
+  runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+  const std::vector<uint32_t> out = readU32("out.bin");
+  ASSERT_EQ(out.size(), 64u);
+  for (int i = 0; i < 16; ++i) {
+    // The Programming Guide's linear fetch of texels 1 + 2k, clamped at both ends.
+    const double xb = (-0.4f + float(i) * 0.85f) - 0.5;
+    const long k = long(std::floor(xb));
+    const double a = std::round((xb - double(k)) * 256) / 256;
+    auto texel = [](long j) { return 1.0 + 2.0 * double(std::min(std::max(j, 0L), 11L)); };
+    float got;
+    std::memcpy(&got, &out[size_t(i) * 4], 4);
+    EXPECT_NEAR(got, (1 - a) * texel(k) + a * texel(k + 1), 1e-4) << "thread " << i;
+  }
+  std::ifstream in(path("out/bytes.bin"), std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  ASSERT_EQ(bytes.size(), 80u);
+  for (int i = 0; i < 80; ++i) EXPECT_EQ(bytes[size_t(i)], (i / 4) * 4 + 3 - i % 4) << i;
+
+  const std::string f = path("spec.yaml");
+  auto with = [&](const std::string& ramp) { return errorOf(head + "  ramp: " + ramp + rest); };
+  EXPECT_EQ(with("{buffer: ramp, width: 12, address: clam}"),
+            f + ":7:44: textures.ramp.address: 'clam' is not an address mode: wrap, clamp, "
+                "mirror, border (did you mean 'clamp'?)");
+  EXPECT_EQ(with("{buffer: ramp, width: 13}"),
+            f + ":7:9: textures.ramp: its texels span 52 bytes; buffer 'ramp' has 48");
+  EXPECT_EQ(with("{buffer: bytes, width: 80, filter: linear}"),
+            f + ":7:9: textures.ramp: linear filtering needs a texture that reads as floats");
+  std::string asTexture = head + "  ramp: {buffer: ramp, width: 12}" + rest;
+  asTexture.replace(asTexture.find("{surface: rgba}"), 15, "{texture: rgba}");
+  EXPECT_EQ(errorOf(asTexture),
+            f + ":11:65: launches[1].args[0].texture: no texture named 'rgba' in textures");
+}
+
 }  // namespace

@@ -162,7 +162,7 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
   if (!root.IsMap())
     throw InputError(
         fmt::format("{}:1:1: a launch spec is a map with ptx, buffers and launches", fileName));
-  r.keys(root, "", {"ptx", "buffers", "launches", "dump", "expect"});
+  r.keys(root, "", {"ptx", "buffers", "textures", "launches", "dump", "expect"});
   LaunchSpec spec;
   spec.file = fileName;
   auto resolve = [&](const std::string& p) {
@@ -261,6 +261,111 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
       r.fail(n, key, fmt::format("no buffer named '{}'{}", name, didYouMean(name, bufferNames())));
   };
 
+  // Texture and surface objects over buffers: the texel format follows the buffer's type.
+  std::map<std::string, size_t> textureIndex;
+  if (root["textures"]) {
+    const YAML::Node texs = root["textures"];
+    if (!texs.IsMap()) r.fail(texs, "textures", "expected a map of texture names");
+    for (auto it = texs.begin(); it != texs.end(); ++it) {
+      TextureSpec t;
+      t.name = it->first.Scalar();
+      const std::string key = "textures." + t.name;
+      const YAML::Node n = it->second;
+      t.where = r.where(it->first);
+      r.keys(n, key,
+             {"buffer", "surface", "width", "height", "depth", "layers", "channels", "pitch",
+              "slice_pitch", "filter", "address", "normalized", "read", "border"});
+      for (const char* required : {"buffer", "width"})
+        if (!n[required]) r.fail(n, key, fmt::format("missing key '{}'", required));
+      t.buffer = r.scalar<std::string>(n["buffer"], key + ".buffer");
+      needBuffer(n["buffer"], key + ".buffer", t.buffer);
+      const BufferSpec& b = spec.buffers[bufferIndex.at(t.buffer)];
+      func::TextureDescriptor& d = t.desc;
+      if (n["surface"]) t.surface = r.scalar<bool>(n["surface"], key + ".surface");
+      if (t.surface) d.magic = func::kSurfaceMagic;
+      const unsigned bits = ptx::typeBytes(b.type) * 8;
+      if (bits > 32 || b.type == ptx::Type::F64)
+        r.fail(n["buffer"], key + ".buffer",
+               fmt::format("texels have channels of 8, 16 or 32 bits; buffer '{}' holds {}",
+                           t.buffer, ptx::typeName(b.type) + 1));
+      d.channelBits = static_cast<uint8_t>(bits);
+      d.kind = uint8_t(b.type == ptx::Type::F32                         ? func::TexKind::Float
+                       : ptx::isSigned(b.type) && !ptx::isFloat(b.type) ? func::TexKind::Signed
+                                                                        : func::TexKind::Unsigned);
+      if (n["channels"]) d.channels = r.scalar<uint8_t>(n["channels"], key + ".channels");
+      d.width = r.scalar<uint64_t>(n["width"], key + ".width");
+      if (n["height"]) d.height = r.scalar<uint64_t>(n["height"], key + ".height");
+      if (n["depth"] && n["layers"]) r.fail(n, key, "give depth (3D) or layers, not both");
+      d.dims = n["height"] ? 2 : 1;
+      if (n["depth"]) {
+        if (!n["height"]) r.fail(n, key, "a 3D texture needs a height");
+        d.depth = r.scalar<uint64_t>(n["depth"], key + ".depth");
+        d.dims = 3;
+      }
+      if (n["layers"]) {
+        d.depth = r.scalar<uint64_t>(n["layers"], key + ".layers");
+        d.layered = 1;
+      }
+      const uint64_t tb = func::texelBytes(d);
+      d.pitch = n["pitch"] ? r.scalar<uint64_t>(n["pitch"], key + ".pitch") : d.width * tb;
+      d.slicePitch = n["slice_pitch"] ? r.scalar<uint64_t>(n["slice_pitch"], key + ".slice_pitch")
+                                      : d.height * d.pitch;
+      if (n["filter"]) {
+        const std::string f = r.scalar<std::string>(n["filter"], key + ".filter");
+        if (f != "point" && f != "linear")
+          r.fail(n["filter"], key + ".filter",
+                 fmt::format("'{}' is not a filter: point, linear{}", f,
+                             didYouMean(f, {"point", "linear"})));
+        d.linearFilter = f == "linear";
+      }
+      if (n["address"]) {
+        static const std::vector<std::string> modes = {"wrap", "clamp", "mirror", "border"};
+        const YAML::Node a = n["address"];
+        std::vector<YAML::Node> axes;
+        if (a.IsSequence()) {
+          if (a.size() < 1 || a.size() > 3) r.fail(a, key + ".address", "expected 1 to 3 modes");
+          for (size_t i = 0; i < a.size(); ++i) axes.push_back(a[i]);
+        } else {
+          axes.assign(3, a);
+        }
+        for (size_t i = 0; i < axes.size(); ++i) {
+          const std::string m = r.scalar<std::string>(axes[i], key + ".address");
+          const auto at = std::find(modes.begin(), modes.end(), m);
+          if (at == modes.end())
+            r.fail(axes[i], key + ".address",
+                   fmt::format("'{}' is not an address mode: {}{}", m, join(modes, ", "),
+                               didYouMean(m, modes)));
+          d.address[i] = static_cast<uint8_t>(at - modes.begin());
+        }
+      }
+      if (n["normalized"])
+        d.normalizedCoords = r.scalar<bool>(n["normalized"], key + ".normalized");
+      if (n["read"]) {
+        const std::string m = r.scalar<std::string>(n["read"], key + ".read");
+        if (m != "element" && m != "normalized_float")
+          r.fail(n["read"], key + ".read",
+                 fmt::format("'{}' is not a read mode: element, normalized_float{}", m,
+                             didYouMean(m, {"element", "normalized_float"})));
+        d.normalizedRead = m == "normalized_float" && d.kind != uint8_t(func::TexKind::Float);
+      }
+      if (n["border"]) {
+        const YAML::Node c = n["border"];
+        if (!c.IsSequence() || c.size() != 4)
+          r.fail(c, key + ".border", "expected four values [r, g, b, a]");
+        for (size_t i = 0; i < 4; ++i)
+          d.border[i] = static_cast<float>(r.scalar<double>(c[i], key + ".border"));
+      }
+      const std::string problem = func::textureDescriptorProblem(d, t.surface);
+      if (!problem.empty()) r.fail(n, key, problem);
+      const uint64_t span = func::textureSpan(d), bytes = b.count * ptx::typeBytes(b.type);
+      if (span > bytes)
+        r.fail(n, key,
+               fmt::format("its texels span {} bytes; buffer '{}' has {}", span, t.buffer, bytes));
+      textureIndex[t.name] = spec.textures.size();
+      spec.textures.push_back(std::move(t));
+    }
+  }
+
   auto parseRepetition = [&](const YAML::Node& n, const std::string& key, LaunchEntry& e) {
     if (n["repeat"]) {
       e.repeat = r.scalar<uint32_t>(n["repeat"], key + ".repeat");
@@ -331,7 +436,20 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
               arg.buffer = a.Scalar();
               needBuffer(a, ak, arg.buffer);
             } else if (a.IsMap() && a.size() >= 1) {
-              if (a["buffer"]) {
+              if (a["texture"] || a["surface"]) {
+                const bool surface = bool(a["surface"]);
+                const char* kind = surface ? "surface" : "texture";
+                r.keys(a, ak, {kind});
+                arg.texture = r.scalar<std::string>(a[kind], ak + "." + kind);
+                std::vector<std::string> names;
+                for (const auto& t : spec.textures)
+                  if (t.surface == surface) names.push_back(t.name);
+                const auto at = textureIndex.find(arg.texture);
+                if (at == textureIndex.end() || spec.textures[at->second].surface != surface)
+                  r.fail(a[kind], ak + "." + kind,
+                         fmt::format("no {} named '{}' in textures{}", kind, arg.texture,
+                                     didYouMean(arg.texture, names)));
+              } else if (a["buffer"]) {
                 r.keys(a, ak, {"buffer", "offset"});
                 arg.isBuffer = true;
                 arg.buffer = r.scalar<std::string>(a["buffer"], ak + ".buffer");
@@ -360,7 +478,9 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
                 }
               }
             } else {
-              r.fail(a, ak, "expected a buffer name, {buffer: name, offset: N} or {type: value}");
+              r.fail(a, ak,
+                     "expected a buffer name, {buffer: name, offset: N}, {texture: name}, "
+                     "{surface: name} or {type: value}");
             }
             e.args.push_back(std::move(arg));
           }
@@ -474,6 +594,17 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
     bufs[b.name] = {p, bytes};
   }
 
+  std::map<std::string, DevPtr> textures;  // name -> handle
+  for (const auto& t : spec.textures) {
+    func::TextureDescriptor d = t.desc;
+    d.base = bufs.at(t.buffer).first;
+    try {
+      textures[t.name] = t.surface ? dev.createSurface(d) : dev.createTexture(d);
+    } catch (const InputError& err) {
+      throw InputError(fmt::format("{}: textures.{}: {}", t.where, t.name, err.what()));
+    }
+  }
+
   LaunchSpecResult res;
   auto launchOnce = [&](const LaunchEntry& e) {
     const Kernel* k;
@@ -484,7 +615,9 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
     }
     KernelArgs args;
     for (const auto& a : e.args) {
-      if (a.isBuffer) {
+      if (!a.texture.empty()) {
+        args.u64(textures.at(a.texture));
+      } else if (a.isBuffer) {
         auto [p, bytes] = bufs.at(a.buffer);
         if (a.offset >= bytes)
           throw InputError(fmt::format("{}: offset {} is past the end of buffer '{}' ({} bytes)",

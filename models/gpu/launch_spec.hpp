@@ -19,6 +19,9 @@
 //     - loop:                          # several launches repeated together
 //         until_zero: frontier         # (or repeat: N), max_iterations as above
 //         launches: [{kernel: expand, ...}, {kernel: advance, ...}]
+//   textures:                          # texture and surface objects over buffers
+//     img: {buffer: x, width: 32, height: 32, filter: linear, address: border, normalized: true}
+//   (an argument {texture: img} passes the object's handle)
 //   dump:
 //     cost: cost.bin                   # written to the output folder after the run
 //   expect:                            # compared after the run: check PASS or FAIL
@@ -50,6 +53,7 @@ struct BufferSpec {
 struct ArgSpec {
   bool isBuffer = false;
   std::string buffer;
+  std::string texture;  // a texture or surface object's name: its handle is passed
   uint64_t offset = 0;
   ptx::Type type = ptx::Type::U32;
   uint64_t bits = 0;  // scalar value, as the type's bytes
@@ -70,6 +74,15 @@ struct LaunchEntry {
   std::string where;
 };
 
+// A texture or surface object over a buffer (the spec's `textures` section): the descriptor
+// without its base, which is the buffer's address at run time.
+struct TextureSpec {
+  std::string name, buffer;
+  func::TextureDescriptor desc;
+  bool surface = false;
+  std::string where;
+};
+
 // A buffer's expected contents after the run (the spec's `expect` section).
 struct ExpectSpec {
   std::string buffer;
@@ -83,6 +96,7 @@ struct LaunchSpec {
   std::string file;
   std::string ptxPath;
   std::vector<BufferSpec> buffers;
+  std::vector<TextureSpec> textures;
   std::vector<LaunchEntry> launches;
   std::vector<std::pair<std::string, std::string>> dumps;  // buffer -> file (relative to out dir)
   std::vector<ExpectSpec> expects;
