@@ -263,10 +263,10 @@ void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
-// suld.b / sust.b .{1d,2d,3d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: src[0] the surface
-// object, src[1] x in bytes, src[2] y in rows, src[3] z in slices (or the layer: flags 2);
-// operandLists[aux] the data registers, in.bytes
-// bytes each; mode 0 trap, 1 clamp, 2 zero; flags 1: store.
+// suld.b / sust.b .{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: src[0] the
+// surface object, src[1] x in bytes, src[2] y in rows, src[3] z in slices (or the layer: flags
+// 2); operandLists[aux] the data registers, in.bytes bytes each; mode 0 trap, 1 clamp, 2 zero;
+// flags 1: store.
 void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* handle = slot(c, in.src[0]);
   const uint64_t* xs = slot(c, in.src[1]);
