@@ -3973,6 +3973,15 @@ TEST(Textures, BadTextureObjectsAreRefusedOrFault) {
   d.linearFilter = 0;
   d.width = 65;  // one texel beyond the allocation
   EXPECT_THROW(dev.createTexture(d), InputError);
+  // Sizes whose end does not fit 64 bits: refused, never wrapped around into an allocation.
+  func::TextureDescriptor huge = d;
+  huge.width = 16;
+  huge.dims = 2;
+  huge.height = 3;
+  huge.pitch = uint64_t(1) << 63;
+  EXPECT_THROW(dev.createTexture(huge), InputError);
+  std::vector<uint8_t> src(16);
+  EXPECT_THROW(dev.copyToDevice(ints + 8, src.data(), ~uint64_t(0) - 4), InputError);
   // A handle that names no texture object faults, naming it.
   DevPtr out = dev.malloc(32 * 16);
   try {

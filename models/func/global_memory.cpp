@@ -106,7 +106,8 @@ bool GlobalMemory::isAllocated(uint64_t addr, uint64_t bytes) const {
   auto it = allocs_.upper_bound(addr);
   if (it == allocs_.begin()) return false;
   --it;
-  return addr >= it->first && addr + bytes <= it->first + it->second;
+  // Without computing addr + bytes, which may wrap around.
+  return addr >= it->first && bytes <= it->second && addr - it->first <= it->second - bytes;
 }
 
 void GlobalMemory::checkRange(uint64_t addr, uint64_t bytes, const char* what) const {

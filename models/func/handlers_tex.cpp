@@ -36,6 +36,7 @@ const char* textureDescriptorProblem(const TextureDescriptor& d, bool surface) {
   if (d.width > (uint64_t(1) << 31) || d.height > (uint64_t(1) << 31) ||
       d.depth > (uint64_t(1) << 31))
     return "more than 2^31 texels along an axis";
+  if (textureSpan(d) == ~uint64_t(0)) return "its texels span more bytes than an address holds";
   if (d.height > 1 && (d.pitch < d.width * tb || d.pitch % tb != 0))
     return "the pitch is shorter than a row or not a multiple of the texel size";
   if (d.depth > 1 &&

@@ -88,9 +88,16 @@ TexFootprint textureFootprint(const TextureDescriptor& d, float x, float y, floa
 // Integer coordinates (tex with .s32 coordinates, tex1Dfetch): point sampling, no scaling.
 TexFootprint textureFootprintInt(const TextureDescriptor& d, int32_t x, int32_t y, int32_t z);
 
-// The bytes a descriptor's texels span from `base`.
+// The bytes a descriptor's texels span from `base` (UINT64_MAX when that does not fit 64 bits,
+// which no allocation holds).
 inline uint64_t textureSpan(const TextureDescriptor& d) {
-  return (d.depth - 1) * d.slicePitch + (d.height - 1) * d.pitch + d.width * texelBytes(d);
+  uint64_t slices = 0, rows = 0, row = 0, span = 0;
+  if (d.depth == 0 || d.height == 0 || __builtin_mul_overflow(d.depth - 1, d.slicePitch, &slices) ||
+      __builtin_mul_overflow(d.height - 1, d.pitch, &rows) ||
+      __builtin_mul_overflow(d.width, uint64_t(texelBytes(d)), &row) ||
+      __builtin_add_overflow(slices, rows, &span) || __builtin_add_overflow(span, row, &span))
+    return ~uint64_t(0);
+  return span;
 }
 
 // Converts one texel's bytes to the four values a fetch returns.
