@@ -1574,10 +1574,11 @@ GPUSC_API int cudaEventElapsedTime(float* ms, void* start, void* end) {
 //
 // A CUDA array (cudaArray_t) is a record of this library's: its texels live in one ordinary
 // device allocation, made as cudaMalloc makes one (cudaMemGetInfo counts it), row-major with rows
-// width x texel bytes apart. Copies to and from it are 2D copies into that allocation.
+// width x texel bytes apart and slices (or layers) after each other. Copies to and from it are 2D
+// or 3D copies into that allocation.
 //
 // A texture object's handle is the device address of the descriptor the fetch reads
-// (func/texture.hpp): 64 bytes of device memory written here, which are not an allocation of the
+// (func/texture.hpp): 80 bytes of device memory written here, which are not an allocation of the
 // program's (cudaMemGetInfo does not count them, and the program cannot copy to them).
 
 GPUSC_API abi::ChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, int f) {
@@ -1644,7 +1645,7 @@ int texelFormat(const abi::ChannelFormatDesc* d, const char* function, TexelForm
   return kSuccess;
 }
 
-// What cudaMallocArray made. `height` is 0 for a 1D array (one row).
+// What cudaMallocArray or cudaMalloc3DArray made. `height` is 0 for a 1D array (one row).
 struct ArrayRecord {
   uint64_t base = 0;
   size_t width = 0, height = 0, depth = 0;  // height 0: 1D; depth 0: 1D or 2D; or layers
@@ -1684,7 +1685,8 @@ int findArray(const void* handle, const char* function, ArrayRecord* out) {
   std::lock_guard<std::mutex> lock(s.mutex);
   const auto it = s.arrays.find(handle);
   if (it == s.arrays.end())
-    return fail(kErrorInvalidValue, function, "not a CUDA array cudaMallocArray made");
+    return fail(kErrorInvalidValue, function,
+                "not a CUDA array cudaMallocArray or cudaMalloc3DArray made");
   *out = *it->second;
   return kSuccess;
 }
@@ -1808,7 +1810,8 @@ GPUSC_API int cudaFreeArray(void* array) {
     std::lock_guard<std::mutex> lock(s.mutex);
     const auto it = s.arrays.find(array);
     if (it == s.arrays.end())
-      return fail(kErrorInvalidValue, "cudaFreeArray", "not a CUDA array cudaMallocArray made");
+      return fail(kErrorInvalidValue, "cudaFreeArray",
+                  "not a CUDA array cudaMallocArray or cudaMalloc3DArray made");
     a = std::move(it->second);
     s.arrays.erase(it);
   }
