@@ -2498,16 +2498,49 @@ class Decoder {
     if (reduce && x.mode == 1) x.cls = InstClass::Atomic;  // read-modify-write at the L2
   }
 
-  // tex.{1d,2d,3d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {x[, y[, z, _]]}]: a fetch through a
-  // texture object (func/texture.hpp), timed as a global load of the texels.
-  void decodeTex(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
+  // The object and coordinates of a texture fetch or surface access, [handle, {coordinates}], of
+  // the shape named by the modifiers (.1d .2d .3d, or the layered .a1d .a2d): src[0] the handle,
+  // src[1..3] x, y and z as `coordType`, or, layered, x, y and the layer (an integer) in src[3].
+  // Returns whether the shape is layered.
+  bool objectAndCoordinates(const Instruction& in, ModList& mods, const Operand& a, bool surface,
+                            Type coordType, Inst& x, InstInfo& info) {
     const int shape = mods.takeOne({".1d", ".2d", ".3d", ".a1d", ".a2d"});
     if (shape < 0)
-      unsupported(in,
-                  "only 1D, 2D, 3D and layered 1D and 2D texture fetches are supported (no "
-                  "cube textures, no tex.level or tex.grad)");
+      unsupported(in, surface ? "only 1D, 2D, 3D and layered 1D and 2D surfaces are supported"
+                              : "only 1D, 2D, 3D and layered 1D and 2D texture fetches are "
+                                "supported (no cube textures, no tex.level or tex.grad)");
     const bool layered = shape >= 3;
     const int geom = layered ? shape - 3 : shape;  // 0: 1D, 1: 2D, 2: 3D
+    if (a.kind != Operand::Kind::Address || a.elems.size() != 1)
+      invalid(a.loc, surface ? "a surface access takes [surface, {coordinates}]"
+                             : "a texture fetch reads [texture, {coordinates}]");
+    if (!a.var || a.var->space != StateSpace::Reg || a.imm != 0)
+      unsupported(in, surface ? "surfaces are accessed through surface objects (a .u64 "
+                                "register); surface references (.surfref) are not supported"
+                              : "textures are fetched through texture objects (a .u64 register); "
+                                "texture references (.texref) are not supported");
+    auto coords = vectorElems(a.elems[0]);
+    // {x}, {x, y}, {x, y, z, _}; layered: {layer, x}, {layer, x, y, _}.
+    const size_t ncoords = layered ? (geom == 0 ? 2 : 4) : geom == 2 ? 4 : size_t(geom + 1);
+    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
+      invalid(a.elems[0].loc, fmt::format("this {} takes {} coordinates",
+                                          surface ? "surface access" : "fetch", ncoords));
+    Operand handle = a;
+    handle.kind = Operand::Kind::Reg;
+    handle.elems.clear();
+    x.src[0] = src(handle, Type::U64, in, info);
+    const size_t first = layered ? 1 : 0;
+    for (int k = 0; k < 3; ++k)
+      x.src[1 + k] =
+          k <= geom ? src(*coords[first + size_t(k)], coordType, in, info) : constSlot(0);
+    if (layered) x.src[3] = src(*coords[0], Type::S32, in, info);
+    x.nsrc = 4;
+    return layered;
+  }
+
+  // tex.{1d,2d,3d,a1d,a2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {coordinates}]: a fetch
+  // through a texture object (func/texture.hpp), timed as a global load of the texels.
+  void decodeTex(const Instruction& in, ModList& mods, Inst& x, InstInfo& info) {
     if (!mods.take(".v4")) unsupported(in, "a texture fetch returns .v4");
     auto ts = mods.takeTypes();
     if (ts.size() != 2) invalid(in.loc, "tex needs .v4.dtype.ctype");
@@ -2519,30 +2552,7 @@ class Decoder {
     auto d = vectorElems(in.ops[0]);
     if (in.ops[0].kind != Operand::Kind::Vector || d.size() != 4)
       invalid(in.ops[0].loc, "a texture fetch writes four registers {d0, d1, d2, d3}");
-    const Operand& a = in.ops[1];
-    if (a.kind != Operand::Kind::Address || a.elems.size() != 1)
-      invalid(a.loc, "a texture fetch reads [texture, {coordinates}]");
-    if (!a.var || a.var->space != StateSpace::Reg || a.imm != 0)
-      unsupported(in,
-                  "textures are fetched through texture objects (a .u64 register); texture "
-                  "references (.texref) are not supported");
-    auto coords = vectorElems(a.elems[0]);
-    // {x}, {x, y}, {x, y, z, _}; layered: {layer, x}, {layer, x, y, _} (the layer an integer).
-    const size_t ncoords = layered ? (geom == 0 ? 2 : 4) : geom == 2 ? 4 : size_t(geom + 1);
-    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
-      invalid(a.elems[0].loc, fmt::format("this fetch takes {} coordinates", ncoords));
-    Operand handle = a;
-    handle.kind = Operand::Kind::Reg;
-    handle.elems.clear();
-    x.src[0] = src(handle, Type::U64, in, info);
-    const size_t first = layered ? 1 : 0;
-    for (int k = 0; k < 3; ++k)
-      x.src[1 + k] = k <= geom ? src(*coords[first + size_t(k)], ts[1], in, info) : constSlot(0);
-    if (layered) {
-      x.src[3] = src(*coords[0], Type::S32, in, info);
-      x.flags = 1;
-    }
-    x.nsrc = 4;
+    if (objectAndCoordinates(in, mods, in.ops[1], false, ts[1], x, info)) x.flags = 1;
     for (int k = 0; k < 4; ++k) x.dst[k] = dst(*d[k], in, info);
     x.ndst = 4;
     x.space = MemSpace::Global;
@@ -2552,15 +2562,11 @@ class Decoder {
     x.cls = InstClass::Load;
   }
 
-  // suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf, {x[, y]}]
-  // and sust.b likewise with [surf, {x[, y]}], {a..}: raw bytes of a surface object (x in bytes),
-  // timed as a global load or store.
+  // suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} {d..}, [surf,
+  // {coordinates}] and sust.b likewise with [surf, {coordinates}], {a..}: raw bytes of a surface
+  // object (x in bytes), timed as a global load or store.
   void decodeSurface(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, bool store) {
     if (!mods.take(".b")) unsupported(in, "only raw surface accesses (.b) are supported, not .p");
-    const int shape = mods.takeOne({".1d", ".2d", ".3d", ".a1d", ".a2d"});
-    if (shape < 0) unsupported(in, "only 1D, 2D, 3D and layered 1D and 2D surfaces are supported");
-    const bool layered = shape >= 3;
-    const int geom = layered ? shape - 3 : shape;
     const int vec = mods.takeOne({".v2", ".v4"});
     const size_t n = vec < 0 ? 1 : vec == 0 ? 2 : 4;
     int clamp = mods.takeOne({".trap", ".clamp", ".zero"});
@@ -2573,33 +2579,13 @@ class Decoder {
     const unsigned eb = ptx::typeBytes(ts[0]);
     if (eb * n > 16) invalid(in.loc, "a surface access moves at most 16 bytes");
     nopsCheck(in, 2);
-    const Operand& a = store ? in.ops[0] : in.ops[1];
     const Operand& data = store ? in.ops[1] : in.ops[0];
-    if (a.kind != Operand::Kind::Address || a.elems.size() != 1)
-      invalid(a.loc, "a surface access takes [surface, {coordinates}]");
-    if (!a.var || a.var->space != StateSpace::Reg || a.imm != 0)
-      unsupported(in,
-                  "surfaces are accessed through surface objects (a .u64 register); surface "
-                  "references (.surfref) are not supported");
-    auto coords = vectorElems(a.elems[0]);
-    // {x}, {x, y}, {x, y, z, _}; layered: {layer, x}, {layer, x, y, _}.
-    const size_t ncoords = layered ? (geom == 0 ? 2 : 4) : geom == 2 ? 4 : size_t(geom + 1);
-    if (a.elems[0].kind != Operand::Kind::Vector || coords.size() != ncoords)
-      invalid(a.elems[0].loc, fmt::format("this surface access takes {} coordinates", ncoords));
+    const bool layered =
+        objectAndCoordinates(in, mods, store ? in.ops[0] : in.ops[1], true, Type::S32, x, info);
     auto regs = vectorElems(data);
     if (regs.size() != n)
       invalid(data.loc,
               fmt::format("this surface access moves {} register{}", n, n == 1 ? "" : "s"));
-    Operand handle = a;
-    handle.kind = Operand::Kind::Reg;
-    handle.elems.clear();
-    x.src[0] = src(handle, Type::U64, in, info);
-    const size_t first = layered ? 1 : 0;
-    for (int k = 0; k < 3; ++k)
-      x.src[1 + k] =
-          k <= geom ? src(*coords[first + size_t(k)], Type::S32, in, info) : constSlot(0);
-    if (layered) x.src[3] = src(*coords[0], Type::S32, in, info);
-    x.nsrc = 4;
     std::vector<uint32_t> list;
     for (const Operand* r : regs)
       list.push_back(store ? src(*r, ts[0], in, info) : dst(*r, in, info));
