@@ -192,23 +192,51 @@ TexelValue decodeTexel(const TextureDescriptor& d, const uint8_t* texel) {
 namespace handlers {
 namespace {
 
-// Reads and checks the descriptor of texture (or surface) object `h` for lane `l`; a fault
-// naming the handle when it is not one.
-void loadDescriptor(ExecCtx& c, int l, uint64_t h, bool surface, TextureDescriptor& d) {
-  const char* what = surface ? "surface object" : "texture object";
-  if (h % 16 != 0 || !c.L->gmem->isAllocated(h, sizeof d))
-    c.fault(l, fmt::format("{} 0x{:x} does not exist (no descriptor there)", what, h));
-  for (unsigned k = 0; k < sizeof d; k += 16)
-    std::memcpy(reinterpret_cast<uint8_t*>(&d) + k,
-                memoryPointer(c, MemSpace::Global, h + k, 16, l, false), 16);
-  const char* problem = textureDescriptorProblem(d, surface);
-  if (*problem) c.fault(l, fmt::format("{} 0x{:x} cannot be used: {}", what, h, problem));
-  const uint64_t span = textureSpan(d);
-  if (!c.L->gmem->isAllocated(d.base, span))
-    c.fault(l, fmt::format("{} 0x{:x}: its {} bytes of texels at 0x{:x} are not inside one "
-                           "allocation",
-                           what, h, span, d.base));
-}
+// The descriptor of the texture (or surface) object a lane names, read and checked when the
+// handle differs from the previous lane's (a warp's lanes mostly name one object); a fault naming
+// the handle when it is not one, or when its layering does not match the access's.
+class DescriptorCache {
+ public:
+  DescriptorCache(bool surface, bool layeredAccess)
+      : surface_(surface), layeredAccess_(layeredAccess) {}
+
+  const TextureDescriptor& get(ExecCtx& c, int l, uint64_t h) {
+    if (h != handle_) {
+      load(c, l, h);
+      handle_ = h;
+    }
+    return d_;
+  }
+
+ private:
+  void load(ExecCtx& c, int l, uint64_t h) {
+    const char* what = surface_ ? "surface object" : "texture object";
+    if (h % 16 != 0 || !c.L->gmem->isAllocated(h, sizeof d_))
+      c.fault(l, fmt::format("{} 0x{:x} does not exist (no descriptor there)", what, h));
+    for (unsigned k = 0; k < sizeof d_; k += 16)
+      std::memcpy(reinterpret_cast<uint8_t*>(&d_) + k,
+                  memoryPointer(c, MemSpace::Global, h + k, 16, l, false), 16);
+    const char* problem = textureDescriptorProblem(d_, surface_);
+    if (*problem) c.fault(l, fmt::format("{} 0x{:x} cannot be used: {}", what, h, problem));
+    const uint64_t span = textureSpan(d_);
+    if (!c.L->gmem->isAllocated(d_.base, span))
+      c.fault(l, fmt::format("{} 0x{:x}: its {} bytes of texels at 0x{:x} are not inside one "
+                             "allocation",
+                             what, h, span, d_.base));
+    if (layeredAccess_ != bool(d_.layered)) {
+      const char* why =
+          surface_ ? (d_.layered ? "is layered: use a layered access (.a1d / .a2d)"
+                                 : "is not layered (.a1d / .a2d access layers)")
+                   : (d_.layered ? "is layered: fetch it with a layered fetch (tex.a1d / tex.a2d)"
+                                 : "is not layered (tex.a1d / tex.a2d fetch layers)");
+      c.fault(l, fmt::format("{} 0x{:x} {}", what, h, why));
+    }
+  }
+
+  const bool surface_, layeredAccess_;
+  uint64_t handle_ = ~0ull;
+  TextureDescriptor d_;
+};
 
 // tex.{1d,2d,3d,a1d,a2d}.v4.dtype.ctype {d0, d1, d2, d3}, [handle, {coordinates}]: src[0] the
 // handle, src[1..3] x, y and z (.f32 or .s32: IntCoords) or, layered (flags 1), x, y and the
@@ -220,21 +248,9 @@ void texHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* ys = slot(c, in.src[2]);
   const uint64_t* zs = slot(c, in.src[3]);
   TexelValue out[kWarpSize];
-  uint64_t cached = ~0ull;
-  TextureDescriptor d;
+  DescriptorCache descriptors(false, in.flags & 1);
   forEachLane(mask, [&](int l) {
-    const uint64_t h = handle[l];
-    if (h != cached) {
-      loadDescriptor(c, l, h, false, d);
-      cached = h;
-    }
-    if (bool(in.flags & 1) != bool(d.layered))
-      c.fault(l,
-              fmt::format(d.layered ? "texture object 0x{:x} is layered: fetch it with a layered "
-                                      "fetch (tex.a1d / tex.a2d)"
-                                    : "texture object 0x{:x} is not layered (tex.a1d / tex.a2d "
-                                      "fetch layers)",
-                          h));
+    const TextureDescriptor& d = descriptors.get(c, l, handle[l]);
     TexFootprint fp;
     if constexpr (IntCoords) {
       fp = textureFootprintInt(d, get<int32_t>(xs, l), get<int32_t>(ys, l), get<int32_t>(zs, l));
@@ -277,21 +293,10 @@ void surfaceHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const bool store = in.flags & 1;
   const unsigned eb = in.bytes, n = static_cast<unsigned>(regs.size()), size = eb * n;
   uint64_t vals[4][kWarpSize] = {};
-  uint64_t cached = ~0ull;
-  TextureDescriptor d;
+  DescriptorCache descriptors(true, in.flags & 2);
   forEachLane(mask, [&](int l) {
-    const uint64_t h = handle[l];
-    if (h != cached) {
-      loadDescriptor(c, l, h, true, d);
-      cached = h;
-    }
+    const TextureDescriptor& d = descriptors.get(c, l, handle[l]);
     int64_t x = get<int32_t>(xs, l), y = d.dims >= 2 ? get<int32_t>(ys, l) : 0;
-    if (bool(in.flags & 2) != bool(d.layered))
-      c.fault(l, fmt::format(d.layered ? "surface object 0x{:x} is layered: use a layered access "
-                                         "(.a1d / .a2d)"
-                                       : "surface object 0x{:x} is not layered (.a1d / .a2d access "
-                                         "layers)",
-                             h));
     int64_t z = d.dims == 3 || d.layered ? get<int32_t>(zs, l) : 0;
     const int64_t rowBytes = static_cast<int64_t>(d.width * texelBytes(d));
     const int64_t rows = static_cast<int64_t>(d.height), slices = static_cast<int64_t>(d.depth);
