@@ -1841,54 +1841,44 @@ GPUSC_API int cudaGetChannelDesc(abi::ChannelFormatDesc* desc, const void* array
 
 namespace {
 
-int toArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width,
-            size_t height, int kind, void* stream, bool async, const char* fn) {
-  GPUSC_STICKY();
+// The array's side of a copy to it (`to`) or from it: where the box of `width` bytes by
+// `height` rows from byte wOffset of row hOffset starts, and the bytes between its rows; with
+// `run`, `width` bytes on through the rows (the deprecated 1D forms, `height` 1).
+int arraySide(const void* array, bool to, size_t wOffset, size_t hOffset, size_t width,
+              size_t height, bool run, int kind, const char* fn, uint8_t** at, size_t* pitch) {
   ArrayRecord a;
+  if (int e = findArray(array, fn, &a); e != kSuccess) return e;
+  if (!arrayKind(kind, to, !to)) return badArrayKind(kind, fn);
+  if (int e = run ? arrayRun(a, wOffset, hOffset, width, fn, at)
+                  : arrayRegion(a, wOffset, hOffset, width, height, fn, at);
+      e != kSuccess)
+    return e;
+  *pitch = run ? width : a.pitch;
+  return kSuccess;
+}
+
+int toArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width,
+            size_t height, bool run, int kind, void* stream, bool async, const char* fn) {
+  GPUSC_STICKY();
   uint8_t* at = nullptr;
-  if (int e = findArray(dst, fn, &a); e != kSuccess) return e;
-  if (!arrayKind(kind, true, false)) return badArrayKind(kind, fn);
-  if (int e = arrayRegion(a, wOffset, hOffset, width, height, fn, &at); e != kSuccess) return e;
-  const size_t pitch = a.pitch;
+  size_t pitch = 0;
+  if (int e = arraySide(dst, true, wOffset, hOffset, width, height, run, kind, fn, &at, &pitch);
+      e != kSuccess)
+    return e;
   Replay op = [=] { return copy2D(at, pitch, src, spitch, width, height, kind, fn); };
   return async ? issue(stream, std::move(op)) : op();
 }
 
 int fromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
-              size_t width, size_t height, int kind, void* stream, bool async, const char* fn) {
+              size_t width, size_t height, bool run, int kind, void* stream, bool async,
+              const char* fn) {
   GPUSC_STICKY();
-  ArrayRecord a;
   uint8_t* at = nullptr;
-  if (int e = findArray(src, fn, &a); e != kSuccess) return e;
-  if (!arrayKind(kind, false, true)) return badArrayKind(kind, fn);
-  if (int e = arrayRegion(a, wOffset, hOffset, width, height, fn, &at); e != kSuccess) return e;
-  const size_t pitch = a.pitch;
+  size_t pitch = 0;
+  if (int e = arraySide(src, false, wOffset, hOffset, width, height, run, kind, fn, &at, &pitch);
+      e != kSuccess)
+    return e;
   Replay op = [=] { return copy2D(dst, dpitch, at, pitch, width, height, kind, fn); };
-  return async ? issue(stream, std::move(op)) : op();
-}
-
-// The deprecated forms: `count` bytes through the rows.
-int runToArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t count, int kind,
-               void* stream, bool async, const char* fn) {
-  GPUSC_STICKY();
-  ArrayRecord a;
-  uint8_t* at = nullptr;
-  if (int e = findArray(dst, fn, &a); e != kSuccess) return e;
-  if (!arrayKind(kind, true, false)) return badArrayKind(kind, fn);
-  if (int e = arrayRun(a, wOffset, hOffset, count, fn, &at); e != kSuccess) return e;
-  Replay op = [=] { return memcpyAny(at, src, count, kind, fn); };
-  return async ? issue(stream, std::move(op)) : op();
-}
-
-int runFromArray(void* dst, const void* src, size_t wOffset, size_t hOffset, size_t count, int kind,
-                 void* stream, bool async, const char* fn) {
-  GPUSC_STICKY();
-  ArrayRecord a;
-  uint8_t* at = nullptr;
-  if (int e = findArray(src, fn, &a); e != kSuccess) return e;
-  if (!arrayKind(kind, false, true)) return badArrayKind(kind, fn);
-  if (int e = arrayRun(a, wOffset, hOffset, count, fn, &at); e != kSuccess) return e;
-  Replay op = [=] { return memcpyAny(dst, at, count, kind, fn); };
   return async ? issue(stream, std::move(op)) : op();
 }
 
@@ -1896,7 +1886,7 @@ int runFromArray(void* dst, const void* src, size_t wOffset, size_t hOffset, siz
 
 GPUSC_API int cudaMemcpy2DToArray(void* dst, size_t wOffset, size_t hOffset, const void* src,
                                   size_t spitch, size_t width, size_t height, int kind) {
-  return toArray(dst, wOffset, hOffset, src, spitch, width, height, kind, nullptr, false,
+  return toArray(dst, wOffset, hOffset, src, spitch, width, height, false, kind, nullptr, false,
                  "cudaMemcpy2DToArray");
 }
 GPUSC_API int cudaMemcpy2DToArray_ptds(void* dst, size_t wOffset, size_t hOffset, const void* src,
@@ -1906,7 +1896,7 @@ GPUSC_API int cudaMemcpy2DToArray_ptds(void* dst, size_t wOffset, size_t hOffset
 GPUSC_API int cudaMemcpy2DToArrayAsync(void* dst, size_t wOffset, size_t hOffset, const void* src,
                                        size_t spitch, size_t width, size_t height, int kind,
                                        void* stream) {
-  return toArray(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, true,
+  return toArray(dst, wOffset, hOffset, src, spitch, width, height, false, kind, stream, true,
                  "cudaMemcpy2DToArrayAsync");
 }
 GPUSC_API int cudaMemcpy2DToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOffset,
@@ -1917,7 +1907,7 @@ GPUSC_API int cudaMemcpy2DToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hO
 
 GPUSC_API int cudaMemcpy2DFromArray(void* dst, size_t dpitch, const void* src, size_t wOffset,
                                     size_t hOffset, size_t width, size_t height, int kind) {
-  return fromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind, nullptr, false,
+  return fromArray(dst, dpitch, src, wOffset, hOffset, width, height, false, kind, nullptr, false,
                    "cudaMemcpy2DFromArray");
 }
 GPUSC_API int cudaMemcpy2DFromArray_ptds(void* dst, size_t dpitch, const void* src, size_t wOffset,
@@ -1927,7 +1917,7 @@ GPUSC_API int cudaMemcpy2DFromArray_ptds(void* dst, size_t dpitch, const void* s
 GPUSC_API int cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, const void* src, size_t wOffset,
                                          size_t hOffset, size_t width, size_t height, int kind,
                                          void* stream) {
-  return fromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, true,
+  return fromArray(dst, dpitch, src, wOffset, hOffset, width, height, false, kind, stream, true,
                    "cudaMemcpy2DFromArrayAsync");
 }
 GPUSC_API int cudaMemcpy2DFromArrayAsync_ptsz(void* dst, size_t dpitch, const void* src,
@@ -1964,7 +1954,8 @@ GPUSC_API int cudaMemcpy2DArrayToArray_ptds(void* dst, size_t wOffsetDst, size_t
 // The deprecated 1D forms: `count` bytes from (wOffset, hOffset) on through the rows.
 GPUSC_API int cudaMemcpyToArray(void* dst, size_t wOffset, size_t hOffset, const void* src,
                                 size_t count, int kind) {
-  return runToArray(dst, wOffset, hOffset, src, count, kind, nullptr, false, "cudaMemcpyToArray");
+  return toArray(dst, wOffset, hOffset, src, count, count, 1, true, kind, nullptr, false,
+                 "cudaMemcpyToArray");
 }
 GPUSC_API int cudaMemcpyToArray_ptds(void* dst, size_t wOffset, size_t hOffset, const void* src,
                                      size_t count, int kind) {
@@ -1972,8 +1963,8 @@ GPUSC_API int cudaMemcpyToArray_ptds(void* dst, size_t wOffset, size_t hOffset, 
 }
 GPUSC_API int cudaMemcpyToArrayAsync(void* dst, size_t wOffset, size_t hOffset, const void* src,
                                      size_t count, int kind, void* stream) {
-  return runToArray(dst, wOffset, hOffset, src, count, kind, stream, true,
-                    "cudaMemcpyToArrayAsync");
+  return toArray(dst, wOffset, hOffset, src, count, count, 1, true, kind, stream, true,
+                 "cudaMemcpyToArrayAsync");
 }
 GPUSC_API int cudaMemcpyToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOffset,
                                           const void* src, size_t count, int kind, void* stream) {
@@ -1981,8 +1972,8 @@ GPUSC_API int cudaMemcpyToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOff
 }
 GPUSC_API int cudaMemcpyFromArray(void* dst, const void* src, size_t wOffset, size_t hOffset,
                                   size_t count, int kind) {
-  return runFromArray(dst, src, wOffset, hOffset, count, kind, nullptr, false,
-                      "cudaMemcpyFromArray");
+  return fromArray(dst, count, src, wOffset, hOffset, count, 1, true, kind, nullptr, false,
+                   "cudaMemcpyFromArray");
 }
 GPUSC_API int cudaMemcpyFromArray_ptds(void* dst, const void* src, size_t wOffset, size_t hOffset,
                                        size_t count, int kind) {
@@ -1990,8 +1981,8 @@ GPUSC_API int cudaMemcpyFromArray_ptds(void* dst, const void* src, size_t wOffse
 }
 GPUSC_API int cudaMemcpyFromArrayAsync(void* dst, const void* src, size_t wOffset, size_t hOffset,
                                        size_t count, int kind, void* stream) {
-  return runFromArray(dst, src, wOffset, hOffset, count, kind, stream, true,
-                      "cudaMemcpyFromArrayAsync");
+  return fromArray(dst, count, src, wOffset, hOffset, count, 1, true, kind, stream, true,
+                   "cudaMemcpyFromArrayAsync");
 }
 GPUSC_API int cudaMemcpyFromArrayAsync_ptsz(void* dst, const void* src, size_t wOffset,
                                             size_t hOffset, size_t count, int kind, void* stream) {
