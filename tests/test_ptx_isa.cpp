@@ -891,6 +891,34 @@ TEST(HalfPrecision, SetpComparesAsRealNumbers) {
         halves(kBF16, 16, 13, 3), [&](uint16_t a, uint16_t b, uint16_t) {
           return uint16_t(cmp(o, value(kBF16, a), value(kBF16, b)));
         });
+    // set writes 1.0 in a floating-point result type and all ones in an integer one; with
+    // packed operands, in each half (nvcc's cuda_fp16 math functions use these forms).
+    checkPairs("set." + o + ".f16x2.f16x2 %o32, %a32, %b32;", vals,
+               [&](uint16_t a, uint16_t b, uint16_t) {
+                 return uint16_t(cmp(o, value(kF16, a), value(kF16, b)) ? 0x3c00 : 0);
+               });
+    checkPairs("set." + o + ".u32.bf16x2 %o32, %a32, %b32;", halves(kBF16, 16, 13, 3),
+               [&](uint16_t a, uint16_t b, uint16_t) {
+                 return uint16_t(cmp(o, value(kBF16, a), value(kBF16, b)) ? 0xffff : 0);
+               });
+    // Combined with a true predicate: .and keeps each half's result, .xor inverts it.
+    checkPairs("mov.u32 %r3, 1; setp.ne.u32 %p3, %r3, 0; set." + o +
+                   ".xor.bf16x2.bf16x2 %o32, %a32, %b32, %p3;",
+               halves(kBF16, 16, 13, 3), [&](uint16_t a, uint16_t b, uint16_t) {
+                 return uint16_t(cmp(o, value(kBF16, a), value(kBF16, b)) ? 0 : 0x3f80);
+               });
+    checkPairs("mov.u32 %r3, 1; setp.ne.u32 %p3, %r3, 0; set." + o +
+                   ".and.f16x2.f16x2 %o32, %a32, %b32, %p3;",
+               vals, [&](uint16_t a, uint16_t b, uint16_t) {
+                 return uint16_t(cmp(o, value(kF16, a), value(kF16, b)) ? 0x3c00 : 0);
+               });
+    checkScalar(scalar("set." + o + ".f16.f16", 2), vals, [&](uint16_t a, uint16_t b, uint16_t) {
+      return uint16_t(cmp(o, value(kF16, a), value(kF16, b)) ? 0x3c00 : 0);
+    });
+    checkScalar(scalar("set." + o + ".s16.bf16", 2), halves(kBF16, 16, 13, 3),
+                [&](uint16_t a, uint16_t b, uint16_t) {
+                  return uint16_t(cmp(o, value(kBF16, a), value(kBF16, b)) ? 0xffff : 0);
+                });
   }
   // set with an f16 source writes all ones or 1.0f.
   EXPECT_EQ(eval1("cvt.u16.u32 %h1, %a32; cvt.u16.u32 %h2, %b32; set.lt.u32.f16 %o32, %h1, %h2;",
@@ -1088,6 +1116,28 @@ TEST(AsyncCopy, CpAsyncCopiesAndZeroFills) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("group count"), std::string::npos) << e.what();
   }
+}
+
+TEST(Barriers, NumberAndThreadCountInRegisters) {
+  // Each thread publishes its value, waits at the barrier, and reads the thread 32 lanes away
+  // (in the other warp). The barrier's number (and count) come from registers, as nvcc -G and
+  // cooperative groups write them; without a barrier the first warp would read zeros.
+  const std::string exchange =
+      "{\n.shared .align 8 .b8 buf[512];\nmov.u32 %r1, buf;\nmad.lo.u32 %r2, %t, 8, %r1;\n"
+      "st.shared.u64 [%r2], %a64;\nWAIT\nxor.b32 %r3, %t, 32;\nmad.lo.u32 %r4, %r3, 8, %r1;\n"
+      "ld.shared.u64 %o, [%r4];\n}";
+  Rows rows;
+  for (uint64_t t = 0; t < 64; ++t) rows.push_back({0x1000 + t, 64, 7});
+  for (const char* wait : {"barrier.sync %c32;", "bar.sync %c32, %b32;", "barrier.sync 7, %b32;"})
+    for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+      std::string body = exchange;
+      body.replace(body.find("WAIT"), 4, wait);
+      auto out = eval(body, rows, mode);
+      for (size_t t = 0; t < rows.size(); ++t) EXPECT_EQ(out[t].o, 0x1000 + (t ^ 32)) << wait;
+    }
+  // A number outside 0..15, or a count that is not a multiple of 32, faults when executed.
+  EXPECT_THROW(eval1("barrier.sync %a32;", 16), KernelFault);
+  EXPECT_THROW(eval1("barrier.sync 1, %a32;", 48), KernelFault);
 }
 
 // ---- device printf -----------------------------------------------------------------------------
@@ -3420,7 +3470,6 @@ TEST(NewerInstructions, LeftOutFamiliesNameTheirReason) {
       {"st.bulk.weak.shared::cta [%rd1], 64, 0;", "st.bulk"},
       {"add.rn.f32x2 %rd1, %rd2, %rd3;", "f32x2"},
       {"fma.rn.oob.f16 %h1, %h2, %h3, %h4;", "fma.oob"},
-      {"set.eq.f16x2.f16x2 %r1, %r2, %r3;", "setp is"},
       {"cvt.rs.satfinite.e4m3x4.f32 %r1, {%fa, %fb, %fc, %fa}, %r2;", "stochastic rounding"},
       {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, "
        "{%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;",

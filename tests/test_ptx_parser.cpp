@@ -92,6 +92,15 @@ TEST(Parser, EntryAndFunctionSignatures) {
   EXPECT_EQ(k->params[0]->type, Type::U64);
   EXPECT_EQ(k->maxntid[0], 256u);
   EXPECT_EQ(k->minnctapersm, 2u);
+  // After .ptr, .align is the pointed-to memory's: the parameter keeps its natural alignment
+  // (nvcc 13 writes `.ptr .align 1` for sm_100 and later, after a .u32 parameter here).
+  EXPECT_EQ(k->params[0]->pointeeAlign, 4u);
+  EXPECT_EQ(k->params[0]->alignment(), 8u);
+  auto m100 = parse(".visible .entry f(.param .u32 n, .param .u64 .ptr .align 1 out) { ret; }");
+  const Function* f = m100->findFunction("f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->params[1]->alignment(), 8u);
+  EXPECT_EQ(f->params[1]->pointeeAlign, 1u);
 }
 
 TEST(Parser, BodyConstructs) {

@@ -91,6 +91,33 @@ TEST(IntegerArithmetic, CarryChains) {
     subc.u32 %r1, %c32, 0;
     mov.b64 %o, {%r0, %r1};)";
   EXPECT_EQ(eval1(sub, 0, 1, 5).o, 0x4ffffffffull);  // borrow propagates
+  // One flag for both: a subtraction is x + ~y + 1 and leaves its carry out, set when nothing
+  // was borrowed, which addc reads as a carry (the CUDA headers' 128-bit division does so);
+  // subc after add.cc adds the carry in place of the 1.
+  const char* subThenAddc = "sub.cc.u32 %r0, %a32, %b32; addc.u32 %o32, 0, 0;";
+  EXPECT_EQ(eval1(subThenAddc, 5, 3).o32, 1u);
+  EXPECT_EQ(eval1(subThenAddc, 3, 5).o32, 0u);
+  EXPECT_EQ(eval1(subThenAddc, 7, 0).o32, 1u);
+  EXPECT_EQ(eval1(subThenAddc, 7, 7).o32, 1u);
+  const char* addThenSubc = "add.cc.u32 %r0, %a32, %b32; subc.u32 %o32, 0, 0;";
+  EXPECT_EQ(eval1(addThenSubc, 0xffffffff, 1).o32, 0u);  // carry: 0 + ~0 + 1
+  EXPECT_EQ(eval1(addThenSubc, 1, 1).o32, 0xffffffffu);  // no carry: 0 + ~0 + 0
+  EXPECT_EQ(eval1("sub.cc.u64 %rd1, %a64, %b64; addc.u64 %o, 0, 0;", 0, 1).o, 0u);
+}
+
+TEST(Atomics, SixteenBitCompareAndSwap) {
+  // atom.cas.b16 (sm_70; nvcc's atomicCAS on unsigned short and bf16 atomicAdd before sm_90)
+  // swaps bytes 2-3 of the thread's own input row only when they hold the compared value.
+  const char* cas =
+      "cvt.u16.u32 %h1, %b32; cvt.u16.u32 %h2, %c32;"
+      "atom.global.cas.b16 %h0, [%addr+2], %h1, %h2;"
+      "ld.global.u64 %o, [%addr]; cvt.u32.u16 %o32, %h0;";
+  const Lane hit = eval1(cas, 0x1111222233334444ull, 0x3333, 0xabcd);
+  EXPECT_EQ(hit.o, 0x11112222abcd4444ull);
+  EXPECT_EQ(hit.o32, 0x3333u);
+  const Lane miss = eval1(cas, 0x1111222233334444ull, 0x3334, 0xabcd);
+  EXPECT_EQ(miss.o, 0x1111222233334444ull);
+  EXPECT_EQ(miss.o32, 0x3333u);
 }
 
 // ---- shifts and bit manipulation ---------------------------------------------------------------

@@ -1209,11 +1209,41 @@ class Decoder {
         }
         x.fn = setp(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), st);
       } else {
-        Type dt = ts[0];
+        // What a true comparison writes: 1.0 in a floating-point destination type, all ones in
+        // an integer one; with packed operands, in each half.
+        const Type dt = ts[0];
+        const bool packed = st == Type::F16x2 || st == Type::BF16x2;
         x.dst[0] = dst(in.ops[0], in, info);
         x.ndst = 1;
-        x.flags = dt == Type::F32 ? 1 : 0;
-        if (dt != Type::U32 && dt != Type::S32 && dt != Type::F32) unsupported(in);
+        switch (dt) {
+          case Type::U32:
+          case Type::S32:
+            x.imm = packed ? 0xffff : 0xffffffff;
+            break;
+          case Type::U16:
+          case Type::S16:
+            x.imm = 0xffff;
+            break;
+          case Type::F32:
+            x.imm = 0x3f800000;
+            break;
+          case Type::F16:
+          case Type::F16x2:
+            x.imm = 0x3c00;
+            break;
+          case Type::BF16:
+          case Type::BF16x2:
+            x.imm = 0x3f80;
+            break;
+          default:
+            unsupported(in);
+        }
+        const bool scalarDt = dt != Type::F16x2 && dt != Type::BF16x2;
+        if (packed ? scalarDt && dt != Type::U32 && dt != Type::S32 && dt != st : !scalarDt)
+          invalid(in.loc, "set with " + std::string(ptx::typeName(st)) + " operands writes " +
+                              (packed ? "the same packed type, .u32 or .s32"
+                                      : "a scalar type (.u16, .s16, .u32, .s32, .f16, .bf16 "
+                                        "or .f32)"));
         x.fn = set(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), dt, st);
       }
       x.src[0] = src(in.ops[1], st, in, info);
@@ -2190,6 +2220,8 @@ class Decoder {
     if (ts.size() != 1) invalid(in.loc, in.opcode + " needs exactly one type");
     Type t = ts[0];
     AtomOp op = static_cast<AtomOp>(aop);
+    if (t == Type::B16 && op != AtomOp::Cas)
+      invalid(in.loc, in.opcode + " on .b16 is a compare-and-swap only (atom.cas.b16)");
     const bool policy =
         std::find(in.mods.begin(), in.mods.end(), ".L2::cache_hint") != in.mods.end();
     size_t want = (isRed ? 2 : 3) + (op == AtomOp::Cas ? 1 : 0) + (policy ? 1 : 0);
@@ -3093,23 +3125,35 @@ class Decoder {
       x.ndst = 1;
     }
     if (in.ops.size() < i + 1) invalid(in.loc, "barrier needs a barrier number");
+    // The barrier number and the thread count are immediates (aux, imm) or registers (src[0],
+    // src[1], flagged in `flags`: nvcc -G and cooperative groups pass the number in a
+    // register), read from the warp's first active lane when it arrives.
     const Operand& id = in.ops[i++];
-    if (id.kind != Operand::Kind::Imm) unsupported(in, "barrier number in a register");
-    if (id.imm < 0 || id.imm > 15) invalid(id.loc, "barrier number must be 0..15");
-    x.aux = static_cast<uint32_t>(id.imm);
+    if (id.kind == Operand::Kind::Imm) {
+      if (id.imm < 0 || id.imm > 15) invalid(id.loc, "barrier number must be 0..15");
+      x.aux = static_cast<uint32_t>(id.imm);
+    } else {
+      x.src[0] = src(id, Type::U32, in, info);
+      x.flags |= kBarrierIdInRegister;
+    }
     x.imm = 0;  // expected thread count (0: all threads of the CTA)
     if (kind == 2 ? in.ops.size() == i + 2 : in.ops.size() == i + 1) {
       const Operand& cnt = in.ops[i++];
-      if (cnt.kind != Operand::Kind::Imm) unsupported(in, "barrier thread count in a register");
-      if (cnt.imm <= 0 || cnt.imm % 32 != 0)
-        invalid(cnt.loc, "barrier thread count must be a positive multiple of 32");
-      x.imm = cnt.imm;
+      if (cnt.kind == Operand::Kind::Imm) {
+        if (cnt.imm <= 0 || cnt.imm % 32 != 0)
+          invalid(cnt.loc, "barrier thread count must be a positive multiple of 32");
+        x.imm = cnt.imm;
+      } else {
+        x.src[1] = src(cnt, Type::U32, in, info);
+        x.flags |= kBarrierCountInRegister;
+      }
     }
     if (kind == 2) {
       x.src[2] = predSrc(in.ops[i++], x, 2, info);
     }
     if (in.ops.size() != i) invalid(in.loc, "too many operands for the barrier");
-    if (kind == 1 && x.imm == 0) invalid(in.loc, "bar.arrive needs a thread count");
+    if (kind == 1 && x.imm == 0 && !(x.flags & kBarrierCountInRegister))
+      invalid(in.loc, "bar.arrive needs a thread count");
   }
 
   void fixup() {

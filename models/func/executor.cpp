@@ -301,14 +301,32 @@ bool Executor::tryRelease(Cta& cta, uint32_t id) {
 }
 
 void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
-  Barrier& b = cta.barriers[in.aux];
-  if (in.imm) {
-    if (b.expectedThreads && b.expectedThreads != uint32_t(in.imm)) {
-      ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), mask, r.pc, nullptr, nullptr};
-      c.fault(__builtin_ctz(mask), fmt::format("barrier {} used with thread counts {} and {}",
-                                               in.aux, b.expectedThreads, in.imm));
-    }
-    b.expectedThreads = static_cast<uint32_t>(in.imm);
+  const int lane = __builtin_ctz(mask);
+  const auto fault = [&](const std::string& what) {
+    ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), mask, r.pc, nullptr, nullptr};
+    c.fault(lane, what);
+  };
+  // A number or count in a register is the warp's first active lane's (the PTX ISA asks every
+  // thread of the warp for the same value).
+  const auto fromRegister = [&](uint32_t slot) {
+    return w.regs[size_t(slot) * kWarpSize + lane] & 0xffffffffu;
+  };
+  const uint64_t id = in.flags & kBarrierIdInRegister ? fromRegister(in.src[0]) : in.aux;
+  if (id > 15) fault(fmt::format("barrier number {} is not 0..15", id));
+  uint64_t count = static_cast<uint64_t>(in.imm);
+  if (in.flags & kBarrierCountInRegister) {
+    count = fromRegister(in.src[1]);
+    if (count == 0 || count % kWarpSize != 0)
+      fault(fmt::format("barrier thread count {} is not a positive multiple of 32", count));
+  }
+  Barrier& b = cta.barriers[id];
+  if (count) {
+    if (b.expectedThreads && b.expectedThreads != count)
+      fault(fmt::format("barrier {} used with thread counts {} and {}", id, b.expectedThreads,
+                        count));
+    b.expectedThreads = static_cast<uint32_t>(count);
+  } else if (in.mode == 1) {
+    fault("bar.arrive needs a thread count");
   }
   const bool waits = in.mode != 1;  // bar.arrive does not wait
   b.arrivedWarps += 1;
@@ -321,14 +339,14 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
   if (waits) {
     b.waiting |= 1ull << w.idInCta;
     w.state = WarpState::AtBarrier;
-    w.barrierId = in.aux;
+    w.barrierId = static_cast<uint32_t>(id);
     r.kind = StepKind::AtBarrier;
     if (in.mode == 2) {
       w.redPc = r.pc;
       w.redMask = mask;
     }
   }
-  if (tryRelease(cta, in.aux)) r.released = true;
+  if (tryRelease(cta, static_cast<uint32_t>(id))) r.released = true;
 }
 
 void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
@@ -605,7 +623,9 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv*
 
 template <bool kRecord>
 void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
-  // Host checks (clock, interrupt flag) every kHostCheck warp instructions.
+  // Host checks (clock, interrupt flag) every kHostCheck warp instructions. Written out here:
+  // with cooperative_ctas.cpp's HostCheck object in this loop instead, GCC stopped inlining
+  // step() into it (a call per warp instruction; docs/performance.md).
   constexpr uint64_t kHostCheck = 4096;
   const bool limited = budget != nullptr && budget->active();
   auto nextCheckAt = [&] {

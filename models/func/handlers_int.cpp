@@ -102,22 +102,18 @@ void binary(ExecCtx& c, const Inst& in, uint32_t mask) {
         Op == IntBin::AddC || Op == IntBin::AddCCC || Op == IntBin::SubC || Op == IntBin::SubCCC;
     constexpr bool kOut =
         Op == IntBin::AddCC || Op == IntBin::AddCCC || Op == IntBin::SubCC || Op == IntBin::SubCCC;
+    // One carry flag for both: a subtraction is the addition x + ~y + 1, and the flag is the
+    // carry out of that sum, so it is set when nothing was borrowed; subc adds the flag in place
+    // of the 1. NVIDIA's own code depends on this: the CUDA headers' 128-bit division reads the
+    // flag a sub.cc chain leaves with addc (set: the remainder did not go negative), and a
+    // chain of sub.cc and subc gives the same difference as it would with a borrow flag.
     uint32_t carry = c.w->carry, newCarry = 0;
     forEachLane(mask, [&](int l) {
-      UT x = get<UT>(a, l), y = get<UT>(b, l);
-      UT cin = kIn ? UT((carry >> l) & 1u) : UT(0);
-      UT r;
-      bool cout;
-      if constexpr (kSub) {
-        r = static_cast<UT>(x - y - cin);
-        cout = Wide<UT>(x) < Wide<UT>(y) + Wide<UT>(cin);  // borrow
-      } else {
-        Wide<UT> s = Wide<UT>(x) + Wide<UT>(y) + Wide<UT>(cin);
-        r = static_cast<UT>(s);
-        cout = (s >> kBits<UT>) != 0;
-      }
-      put<UT>(d, l, r);
-      newCarry |= uint32_t(cout) << l;
+      const UT x = get<UT>(a, l), y = kSub ? UT(~get<UT>(b, l)) : get<UT>(b, l);
+      const UT cin = kIn ? UT((carry >> l) & 1u) : UT(kSub ? 1 : 0);
+      const Wide<UT> s = Wide<UT>(x) + Wide<UT>(y) + Wide<UT>(cin);
+      put<UT>(d, l, static_cast<UT>(s));
+      newCarry |= uint32_t((s >> kBits<UT>) != 0) << l;
     });
     if constexpr (kOut) c.w->carry = (carry & ~mask) | (newCarry & mask);
   } else {

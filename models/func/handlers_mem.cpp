@@ -650,6 +650,10 @@ Handler cpAsync() { return &cpAsyncHandler; }
 
 Handler atomic(AtomOp op, Type t, bool ret) {
   switch (t) {
+    case Type::B16:  // a 16-bit compare-and-swap only (atom.cas.b16, sm_70)
+      if (op != AtomOp::Cas) return nullptr;
+      return ret ? &atomicHandler<uint16_t, AtomOp::Cas, true>
+                 : &atomicHandler<uint16_t, AtomOp::Cas, false>;
     case Type::U32:
     case Type::B32:
       return ret ? atomicFor<uint32_t, true>(op) : atomicFor<uint32_t, false>(op);

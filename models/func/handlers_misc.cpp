@@ -227,9 +227,9 @@ void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   writeSetp(c, in, mask, r, ~r);
 }
 
-// setp on f16x2/bf16x2: p holds the comparison of the lower halves, q of the upper halves.
+// Compares the lower and the upper halves of f16x2/bf16x2 operands: a lane mask for each.
 template <bool Bf>
-void setpPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+void comparePairs(ExecCtx& c, const Inst& in, uint32_t mask, uint32_t& lo, uint32_t& hi) {
   const uint64_t* a = slot(c, in.src[0]);
   const uint64_t* b = slot(c, in.src[1]);
   const Cmp op = static_cast<Cmp>(in.mode);
@@ -237,11 +237,18 @@ void setpPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     uint16_t h = static_cast<uint16_t>(v >> (16 * half));
     return Bf ? bhalfToFloat(h) : halfToFloat(h);
   };
-  uint32_t lo = 0, hi = 0;
+  lo = hi = 0;
   forEachLane(mask, [&](int l) {
     lo |= uint32_t(compare(op, value(a[l], 0), value(b[l], 0))) << l;
     hi |= uint32_t(compare(op, value(a[l], 1), value(b[l], 1))) << l;
   });
+}
+
+// setp on f16x2/bf16x2: p holds the comparison of the lower halves, q of the upper halves.
+template <bool Bf>
+void setpPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t lo, hi;
+  comparePairs<Bf>(c, in, mask, lo, hi);
   writeSetp(c, in, mask, lo, hi);
 }
 
@@ -251,11 +258,25 @@ void setHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   BoolOp op = static_cast<BoolOp>(in.mode2);
   if (op != BoolOp::None) r = combine(op, r, readPred(c, in.src[2], in.predSrcNeg & 4));
   uint64_t* d = slot(c, in.dst[0]);
-  const bool asFloat = in.flags & 1;
-  forEachLane(mask, [&](int l) {
-    bool t = (r >> l) & 1u;
-    d[l] = asFloat ? (t ? 0x3f800000u : 0u) : (t ? 0xffffffffu : 0u);
-  });
+  const uint64_t yes = static_cast<uint64_t>(in.imm);  // 1.0 or all ones in the result's type
+  forEachLane(mask, [&](int l) { d[l] = (r >> l) & 1u ? yes : 0u; });
+}
+
+// set on f16x2/bf16x2: each half of the result holds the comparison of that half.
+template <bool Bf>
+void setPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint32_t lo, hi;
+  comparePairs<Bf>(c, in, mask, lo, hi);
+  const BoolOp bop = static_cast<BoolOp>(in.mode2);
+  if (bop != BoolOp::None) {
+    const uint32_t p = readPred(c, in.src[2], in.predSrcNeg & 4);
+    lo = combine(bop, lo, p);
+    hi = combine(bop, hi, p);
+  }
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t yes = static_cast<uint64_t>(in.imm);  // per half: 1.0 or 0xffff
+  forEachLane(
+      mask, [&](int l) { d[l] = ((lo >> l) & 1u ? yes : 0u) | ((hi >> l) & 1u ? yes << 16 : 0u); });
 }
 
 void selpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
@@ -758,6 +779,10 @@ Handler set(Cmp, BoolOp, Type, Type st) {
       return &setHandler<Half>;
     case Type::BF16:
       return &setHandler<BHalf>;
+    case Type::F16x2:
+      return &setPairHandler<false>;
+    case Type::BF16x2:
+      return &setPairHandler<true>;
     default:
       return nullptr;
   }

@@ -10,6 +10,7 @@
 // runs (filled when the warp starts), so every operand is read the same way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -97,6 +98,11 @@ constexpr uint64_t kFunctionStride = 16;
 struct ExecCtx;
 struct Inst;
 using Handler = void (*)(ExecCtx& c, const Inst& in, uint32_t mask);
+
+// Inst::flags of a barrier: its number is in register src[0] (else aux), its thread count in
+// register src[1] (else imm, 0 for all the CTA's threads).
+constexpr uint8_t kBarrierIdInRegister = 1;
+constexpr uint8_t kBarrierCountInRegister = 2;
 
 struct Inst {
   Handler fn = nullptr;
@@ -230,6 +236,12 @@ struct Program {
   uint32_t regsPerThread = 0;
   bool regsFromPtxas = false;
   uint32_t reqntid[3] = {0, 0, 0}, maxntid[3] = {0, 0, 0};
+  // The most threads a block of this kernel may have by its .maxntid (CUDA's
+  // __launch_bounds__); 0: the directive is absent.
+  uint64_t maxThreadsByDirective() const {
+    if (maxntid[0] == 0) return 0;
+    return uint64_t(maxntid[0]) * std::max(1u, maxntid[1]) * std::max(1u, maxntid[2]);
+  }
   // The kernel (or a function it may call) calls vprintf, malloc or free, which change state
   // shared by every SM (the printf log, the device heap) when they execute: its steps cannot run
   // on several host threads at once.

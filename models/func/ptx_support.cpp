@@ -86,7 +86,7 @@ std::vector<PtxOpcodeInfo> buildTable() {
       {"Compare, select", "set",
        ".eq .ne .lt .le .gt .ge .lo .ls .hi .hs .equ .neu .ltu .leu .gtu .geu .num .nan .and .or "
        ".xor .ftz",
-       ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f16 .bf16 .f32 .f64"},
+       ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Compare, select", "selp", "", all},
       {"Compare, select", "slct", ".ftz", ".b16 .b32 .b64 .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64"},
       // ---- conversion and movement ----
@@ -119,7 +119,7 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".global .shared .shared::cta .shared::cluster .add .min .max .inc .dec .exch .cas .and "
        ".or .xor .noftz "
        "hints",
-       ".b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
+       ".b16 .b32 .b64 .u32 .u64 .s32 .s64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64"},
       {"Memory", "red",
        ".global .shared .shared::cta .shared::cluster .add .min .max .inc .dec .exch .cas .and "
        ".or .xor .noftz "
@@ -320,8 +320,6 @@ std::string ptxUnsupportedReason(std::string_view opcode, const std::vector<std:
   if (has(".f32x2")) return "packed .f32x2 arithmetic (sm_100) is not supported";
   if (opcode == "fma" && has(".oob"))
     return "fma.oob (the out-of-bounds NaN of tensor-map loads) is not supported";
-  if (opcode == "set" && (has(".f16x2") || has(".bf16x2")))
-    return "set with packed .f16x2/.bf16x2 operands is not supported; setp is";
   if ((opcode == "ldmatrix" || opcode == "stmatrix") && (has(".m16n16") || has(".m8n16")))
     return "the 8-bit and sub-byte ldmatrix/stmatrix shapes (sm_100a) are not supported";
   return "";

@@ -58,6 +58,7 @@ struct Variable {
   unsigned align = 0;          // .align N (0: natural)
   std::vector<uint64_t> dims;  // array dimensions; 0 for an unsized [] (extern shared)
   bool isExtern = false;
+  unsigned pointeeAlign = 0;  // .ptr ... .align N: the pointed-to memory's alignment (a hint)
   bool isPtrParam = false;    // .param .u64 .ptr ...
   bool isManaged = false;     // .global .attribute(.managed): CUDA's __managed__
   std::vector<uint8_t> init;  // initial bytes (global/const)

@@ -454,8 +454,10 @@ class Parser {
     while (peek().kind == Tok::Directive) {
       const Token& t = peek();
       if (t.text == ".align") {
+        // After .ptr, .align is the alignment of the memory the pointer points to (nvcc 13
+        // writes `.param .u64 .ptr .align 1 p` for sm_100 and later), not the parameter's.
         next();
-        v.align = static_cast<unsigned>(expectInt());
+        (v.isPtrParam ? v.pointeeAlign : v.align) = static_cast<unsigned>(expectInt());
       } else if (t.text == ".v2" || t.text == ".v4" || t.text == ".v8") {
         next();
         v.vecWidth = static_cast<unsigned>(t.text[2] - '0');
