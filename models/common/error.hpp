@@ -15,6 +15,23 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& what) : std::runtime_error(what) {}
 };
 
+// A launch the device refuses before running it, and why: a CUDA runtime maps the reason to
+// its error code, so no caller needs to read the message.
+class LaunchRefused : public InputError {
+ public:
+  enum class Reason : uint8_t {
+    Configuration,        // grid, block or shared memory outside what the platform allows
+    Resources,            // a block needs more registers than an SM has
+    CooperativeTooLarge,  // a cooperative grid larger than the GPU holds at once
+    Unsupported,          // a launch kind the platform's configuration cannot run
+  };
+  LaunchRefused(Reason reason, const std::string& what) : InputError(what), reason_(reason) {}
+  Reason reason() const { return reason_; }
+
+ private:
+  Reason reason_;
+};
+
 // A kernel did something a GPU would fault on (illegal address, misaligned access, trap,
 // deadlock). `detail` may hold a multi-line state dump (a deadlock's warps and what each waits
 // for); the message stays one line.

@@ -26,6 +26,8 @@ enum CudaError : int {
   kErrorLaunchOutOfResources = 701,
   kErrorLaunchTimeout = 702,
   kErrorAssert = 710,
+  kErrorHostMemoryAlreadyRegistered = 712,
+  kErrorHostMemoryNotRegistered = 713,
   kErrorIllegalInstruction = 715,
   kErrorMisalignedAddress = 716,
   kErrorLaunchFailure = 719,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "cudart/ptx_link.hpp"
 
 namespace gpusc::cudart {
 
@@ -37,23 +38,72 @@ void** Runtime::registerFatBinary(const void* wrapper) {
   auto b = std::make_unique<Binary>();
   b->name = fmt::format("{} (fat binary {})", programName_, binaries_.size() + 1);
   const FatBinary fb = parseFatbinWrapper(wrapper, b->name);
-  return addBinary(std::move(b), fb);
+  return addBinary(std::move(b), fb, {});
 }
 
 void** Runtime::registerFatBinary(const uint8_t* container, size_t bytes) {
   auto b = std::make_unique<Binary>();
   b->name = fmt::format("{} (fat binary {})", programName_, binaries_.size() + 1);
+  // The program's container, then (relocatable device code) each file's own container.
+  std::vector<FatBinary> files;
   FatBinary fb;
   try {
-    fb = parseFatbin(container, bytes, b->name);
+    size_t at = 0;
+    while (at < bytes) {
+      if (bytes - at < 16)
+        throw InputError(fmt::format("{}: {} bytes after its containers", b->name, bytes - at));
+      uint16_t header = 0;
+      uint64_t body = 0;
+      std::memcpy(&header, container + at + 6, 2);
+      std::memcpy(&body, container + at + 8, 8);
+      if (body > bytes - at || header > bytes - at - body)
+        throw InputError(fmt::format("{}: a container is longer than what was sent", b->name));
+      FatBinary one = parseFatbin(container + at, header + body, b->name);
+      if (at == 0)
+        fb = std::move(one);
+      else
+        files.push_back(std::move(one));
+      at += header + body;
+    }
   } catch (const InputError& e) {
     throw CudaFailure(kErrorInvalidKernelImage, e.what());
   }
-  return addBinary(std::move(b), fb);
+  return addBinary(std::move(b), fb, files);
 }
 
-void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb) {
-  if (const FatbinEntry* e = bestPtx(fb, computeCapability_)) {
+void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
+                          const std::vector<FatBinary>& files) {
+  if (bestPtx(fb, computeCapability_) == nullptr && !files.empty()) {
+    // Relocatable device code: the linked container holds SASS only; each file's container
+    // holds that file's PTX, linked here into one module.
+    std::vector<std::string> texts;
+    const FatbinEntry* first = nullptr;
+    try {
+      for (size_t i = 0; i < files.size(); ++i) {
+        const FatbinEntry* e = bestPtx(files[i], computeCapability_);
+        if (e == nullptr) {
+          b->noPtx = noPtxMessage(files[i], fmt::format("{}, file {} of {} linked (nvcc -rdc)",
+                                                        b->name, i + 1, files.size()));
+          break;
+        }
+        if (first == nullptr) first = e;
+        texts.push_back(ptxText(*e, b->name));
+      }
+      if (b->noPtx.empty()) {
+        b->ptxArch = first->arch;
+        b->ptx = linkPtx(texts, b->name);
+        if (const FatbinEntry* sass = sassFor(fb, *first)) {
+          std::string header;
+          for (const auto& [kernel, regs] : sassRegisters(*sass, b->name))
+            header += fmt::format("// ptxas -arch=sm_{}: {} uses {} registers\n", sass->arch,
+                                  kernel, regs);
+          b->ptx = header + b->ptx;
+        }
+      }
+    } catch (const InputError& e) {
+      throw CudaFailure(kErrorInvalidKernelImage, e.what());
+    }
+  } else if (const FatbinEntry* e = bestPtx(fb, computeCapability_)) {
     b->ptxArch = e->arch;
     try {
       b->ptx = ptxText(*e, b->name);
@@ -228,19 +278,18 @@ void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, si
                static_cast<uint32_t>(sharedBytes), ka, options);
   } catch (const KernelFault& e) {
     throw CudaFailure(faultCode(e), e.what());
-  } catch (const InputError& e) {
+  } catch (const LaunchRefused& e) {
     // What the device refuses beyond the checks above: a block's registers, a cooperative grid
     // the GPU cannot hold at once, a cooperative launch the platform's CTA placement cannot keep
     // resident.
-    const std::string what = e.what();
-    const bool coop = what.rfind("cooperative launch of", 0) == 0;
-    const bool registers = what.find("register") != std::string::npos;
-    throw CudaFailure(coop && what.find("blocks, but the platform holds") != std::string::npos
-                          ? kErrorCooperativeLaunchTooLarge
-                      : coop      ? kErrorNotSupported
-                      : registers ? kErrorLaunchOutOfResources
-                                  : kErrorInvalidConfiguration,
-                      what);
+    using Reason = LaunchRefused::Reason;
+    throw CudaFailure(e.reason() == Reason::Resources             ? kErrorLaunchOutOfResources
+                      : e.reason() == Reason::CooperativeTooLarge ? kErrorCooperativeLaunchTooLarge
+                      : e.reason() == Reason::Unsupported         ? kErrorNotSupported
+                                                                  : kErrorInvalidConfiguration,
+                      e.what());
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidConfiguration, e.what());
   }
   for (size_t i = before; i < dev.launches().size(); ++i)
     if (const auto& t = dev.launches()[i].timing; t && t->coreMhz > 0)

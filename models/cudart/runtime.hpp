@@ -158,7 +158,9 @@ class Runtime {
   const Variable& variable(const void* symbol);
   void checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedBytes);
 
-  void** addBinary(std::unique_ptr<Binary> b, const FatBinary& fb);
+  // `files`: the containers of each file of a program built with relocatable device code.
+  void** addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
+                   const std::vector<FatBinary>& files);
 
   Device& device_;
   unsigned computeCapability_;

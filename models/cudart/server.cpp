@@ -156,9 +156,11 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       f.constBytes = k.module ? k.module->constBank().size() : 0;
       f.localBytesPerThread = p.localBytesPerThread;
       f.regsPerThread = p.regsPerThread;
-      // The most threads a block of this kernel can have: the device's limit, and the warps whose
-      // registers fit one SM.
+      // The most threads a block of this kernel can have: the device's limit, the kernel's
+      // __launch_bounds__ (.maxntid), and the warps whose registers fit one SM.
       uint32_t maxThreads = std::min<uint32_t>(1024, cfg.sm.max_threads);
+      if (const uint64_t most = p.maxThreadsByDirective(); most > 0)
+        maxThreads = static_cast<uint32_t>(std::min<uint64_t>(maxThreads, most));
       if (p.regsPerThread > 0) {
         const uint32_t warps = cfg.sm.registers / (p.regsPerThread * cfg.sm.warp_size);
         maxThreads = std::min(maxThreads, warps * cfg.sm.warp_size);

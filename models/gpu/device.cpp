@@ -240,8 +240,9 @@ Module& Device::loadModuleFile(const std::string& path) {
 void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
                             uint32_t dyn) const {
   const func::Program& p = *k.program;
-  auto bad = [&](const std::string& msg) {
-    throw InputError(fmt::format("launch of {}: {}", k.name, msg));
+  auto bad = [&](const std::string& msg,
+                 LaunchRefused::Reason why = LaunchRefused::Reason::Configuration) {
+    throw LaunchRefused(why, fmt::format("launch of {}: {}", k.name, msg));
   };
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) bad("grid dimensions must be at least 1");
   if (block.x == 0 || block.y == 0 || block.z == 0) bad("block dimensions must be at least 1");
@@ -258,6 +259,11 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
         fmt::format("{} threads per block; the platform allows {} (sm.max_threads {}, at most "
                     "1024 per block)",
                     threads, maxThreads, cfg_.sm.max_threads));
+  if (const uint64_t most = p.maxThreadsByDirective(); most > 0 && threads > most)
+    bad(fmt::format("{} threads per block; the kernel allows at most {} (.maxntid, CUDA's "
+                    "__launch_bounds__)",
+                    threads, most),
+        LaunchRefused::Reason::Resources);
   if (p.reqntid[0] && (block.x != p.reqntid[0] || (p.reqntid[1] && block.y != p.reqntid[1]) ||
                        (p.reqntid[2] && block.z != p.reqntid[2])))
     bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
@@ -277,9 +283,11 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
   const sm::CtaFootprint f = footprint(k, block, uint32_t(shared));
   if (f.registers > s.registers)
     bad(fmt::format(
-        "a block of {} threads needs {} registers ({} per thread, each warp's rounded up to "
-        "sm.register_allocation_granularity {}); an SM has {} (sm.registers)",
-        f.threads, f.registers, p.regsPerThread, s.register_allocation_granularity, s.registers));
+            "a block of {} threads needs {} registers ({} per thread, each warp's rounded up to "
+            "sm.register_allocation_granularity {}); an SM has {} (sm.registers)",
+            f.threads, f.registers, p.regsPerThread, s.register_allocation_granularity,
+            s.registers),
+        LaunchRefused::Reason::Resources);
   if (f.warps > s.max_warps)
     bad(fmt::format("a block of {} warps exceeds the SM's {} (sm.max_warps)", f.warps,
                     s.max_warps));
@@ -290,17 +298,22 @@ void Device::validateCooperative(const Kernel& k, const Dim3& grid, const Dim3& 
   const uint64_t perSm = ctasPerSm(k, block, dyn);
   const uint64_t resident = perSm * cfg_.gpu.num_sms;
   if (grid.count() > resident)
-    throw InputError(fmt::format(
-        "cooperative launch of {}: {} blocks, but the platform holds {} of them at once ({} per "
-        "SM x {} SMs, gpu.num_sms), and a cooperative launch needs every block resident",
-        k.name, grid.count(), resident, perSm, cfg_.gpu.num_sms));
+    throw LaunchRefused(
+        LaunchRefused::Reason::CooperativeTooLarge,
+        fmt::format(
+            "cooperative launch of {}: {} blocks, but the platform holds {} of them at once ({} "
+            "per "
+            "SM x {} SMs, gpu.num_sms), and a cooperative launch needs every block resident",
+            k.name, grid.count(), resident, perSm, cfg_.gpu.num_sms));
   // Refused in both modes alike, as a launch the timing model cannot place is.
   if (cfg_.gpu.cta_placement == "congestion-aware")
-    throw InputError(fmt::format(
-        "cooperative launch of {}: gpu.cta_placement congestion-aware may leave blocks waiting "
-        "for SMs it stops using, and a cooperative launch needs every block resident; use "
-        "round-robin or packed",
-        k.name));
+    throw LaunchRefused(
+        LaunchRefused::Reason::Unsupported,
+        fmt::format(
+            "cooperative launch of {}: gpu.cta_placement congestion-aware may leave blocks waiting "
+            "for SMs it stops using, and a cooperative launch needs every block resident; use "
+            "round-robin or packed",
+            k.name));
 }
 
 std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) const {

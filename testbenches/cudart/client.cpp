@@ -182,9 +182,10 @@ void Client::forgetKernels() {
   kernels_.clear();
 }
 
-void Client::addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted) {
+void Client::addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted,
+                           bool managed) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  allocations_[base] = Allocation{bytes == 0 ? 1 : bytes, mapped, counted};
+  allocations_[base] = Allocation{bytes == 0 ? 1 : bytes, mapped, counted, managed};
 }
 
 uint64_t Client::allocatedBytes() const {
@@ -217,6 +218,37 @@ Client::Where Client::where(const void* p) const {
   uint64_t mapped = 0;
   if (!allocation(p, nullptr, nullptr, &mapped)) return Where::Host;
   return mapped ? Where::Shared : Where::Device;
+}
+
+bool Client::managed(const void* p) const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  uint64_t base = 0;
+  return allocation(p, &base, nullptr, nullptr) && allocations_.at(base).managed;
+}
+
+bool Client::registerHost(const void* p, uint64_t bytes) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const auto addr = uint64_t(reinterpret_cast<uintptr_t>(p));
+  auto next = registeredHost_.lower_bound(addr);
+  if (next != registeredHost_.end() && next->first - addr < bytes) return false;
+  if (next != registeredHost_.begin() && addr - std::prev(next)->first < std::prev(next)->second)
+    return false;
+  registeredHost_[addr] = bytes;
+  return true;
+}
+
+bool Client::unregisterHost(const void* p) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  return registeredHost_.erase(uint64_t(reinterpret_cast<uintptr_t>(p))) > 0;
+}
+
+bool Client::registeredHost(const void* p) const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const auto addr = uint64_t(reinterpret_cast<uintptr_t>(p));
+  auto it = registeredHost_.upper_bound(addr);
+  if (it == registeredHost_.begin()) return false;
+  --it;
+  return addr - it->first < it->second;
 }
 
 void Client::print(const std::vector<uint8_t>& text) {

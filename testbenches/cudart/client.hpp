@@ -53,10 +53,19 @@ class Client {
   // (mapped in this process at the same address).
   // `mapped`: the bytes a shared allocation maps here; 0 for device memory. A symbol's memory
   // (`counted` false) is device memory too, but not an allocation of the program's.
-  void addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted = true);
+  // `managed`: shared memory from cudaMallocManaged (or a __managed__ variable), which pointer
+  // attributes call managed; other shared memory is mapped host memory.
+  void addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted = true,
+                     bool managed = false);
   void removeAllocation(uint64_t base);
   enum class Where { Host, Device, Shared };
   Where where(const void* p) const;
+  bool managed(const void* p) const;
+  // Host memory the program registered (cudaHostRegister): false when the range overlaps one
+  // registered before (register), or `p` starts none (unregister).
+  bool registerHost(const void* p, uint64_t bytes);
+  bool unregisterHost(const void* p);
+  bool registeredHost(const void* p) const;
   // The base and size of the allocation holding `p` (false when none).
   bool allocation(const void* p, uint64_t* base, uint64_t* bytes, uint64_t* mapped) const;
   // The bytes of the program's allocations (cudaMemGetInfo).
@@ -86,8 +95,10 @@ class Client {
     uint64_t bytes;
     uint64_t mapped;  // shared memory: the bytes mapped here
     bool counted;
+    bool managed;
   };
   std::map<uint64_t, Allocation> allocations_;
+  std::map<uint64_t, uint64_t> registeredHost_;  // base -> bytes
 };
 
 }  // namespace gpusc::cudart::shim

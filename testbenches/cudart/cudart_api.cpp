@@ -156,7 +156,7 @@ int copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t widt
   return kSuccess;
 }
 
-int mallocShared(void** p, size_t bytes, const char* function) {
+int mallocShared(void** p, size_t bytes, const char* function, bool managed) {
   GPUSC_STICKY();
   if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
   wire::Buffer b;
@@ -181,7 +181,7 @@ int mallocShared(void** p, size_t bytes, const char* function) {
                 "cannot map the shared memory at its device address in this process (the "
                 "program already uses that address)");
   }
-  c.addAllocation(base, bytes, span);
+  c.addAllocation(base, bytes, span, true, managed);
   *p = got;
   return kSuccess;
 }
@@ -307,6 +307,10 @@ Captures& captures() {
 // The legacy default stream (0, cudaStreamLegacy) cannot be captured.
 bool legacyStream(void* stream) { return stream == nullptr || stream == ptr(1); }
 
+// The stream a per-thread-default-stream entry point (_ptsz, nvcc --default-stream per-thread)
+// means: there, 0 is the calling thread's default stream, cudaStreamPerThread.
+void* perThread(void* stream) { return stream == nullptr ? ptr(2) : stream; }
+
 // The capture `stream` records into, or null.
 std::shared_ptr<CaptureSequence> capturing(void* stream) {
   Captures& c = captures();
@@ -385,11 +389,12 @@ std::string programNameOf(const char* deviceName) { return deviceName ? deviceNa
 // ===================================================================== registration
 
 GPUSC_API void** __cudaRegisterFatBinary(void* fatCubin) {
-  // nvcc's wrapper: magic, version, the container, (unused here).
+  // nvcc's wrapper: magic, version, the container, and with relocatable device code (version
+  // 2, nvcc -rdc=true: a container of linked SASS) each file's own container, null-terminated.
   struct Wrapper {
     uint32_t magic, version;
     const uint8_t* data;
-    void* unused;
+    const uint8_t* const* prelinked;
   };
   const auto* w = static_cast<const Wrapper*>(fatCubin);
   Client& c = client();
@@ -397,12 +402,17 @@ GPUSC_API void** __cudaRegisterFatBinary(void* fatCubin) {
     fail(kErrorInvalidKernelImage, "__cudaRegisterFatBinary", "not nvcc's fat binary wrapper");
     return nullptr;
   }
-  uint64_t body = 0;
-  std::memcpy(&body, w->data + 8, 8);
-  uint16_t headerBytes = 0;
-  std::memcpy(&headerBytes, w->data + 6, 2);
+  const auto container = [](const uint8_t* data) {
+    uint64_t body = 0;
+    std::memcpy(&body, data + 8, 8);
+    uint16_t headerBytes = 0;
+    std::memcpy(&headerBytes, data + 6, 2);
+    return headerBytes + body;
+  };
   wire::Buffer b;
-  b.putBytes(w->data, headerBytes + body);
+  b.putBytes(w->data, container(w->data));
+  if (w->version == 2 && w->prelinked != nullptr)
+    for (const uint8_t* const* f = w->prelinked; *f != nullptr; ++f) b.putBytes(*f, container(*f));
   std::vector<uint8_t> reply;
   if (int e = c.call(wire::Op::RegisterFatBinary, b, &reply); e != kSuccess || reply.size() != 8) {
     record(e);
@@ -450,7 +460,7 @@ GPUSC_API void __cudaRegisterManagedVar(void** handle, void** hostVarPtr, char*,
                                         const char* deviceName, int, size_t size, int, int) {
   if (handle == nullptr || hostVarPtr == nullptr) return;
   void* p = nullptr;
-  if (mallocShared(&p, size, "__cudaRegisterManagedVar") != kSuccess) return;
+  if (mallocShared(&p, size, "__cudaRegisterManagedVar", true) != kSuccess) return;
   wire::Buffer b;
   b.put(u64(handle)).put(u64(p)).put(uint64_t(size)).putString(programNameOf(deviceName));
   if (record(client().call(wire::Op::RegisterManagedVar, b)) == kSuccess) *hostVarPtr = p;
@@ -503,7 +513,7 @@ GPUSC_API int __cudaLaunchKernel(void* kernel, Dim3 grid, Dim3 block, void** arg
 
 GPUSC_API int __cudaLaunchKernel_ptsz(void* kernel, Dim3 grid, Dim3 block, void** args,
                                       size_t shared, void* stream) {
-  return launch(kernel, grid, block, args, shared, stream);
+  return launch(kernel, grid, block, args, shared, perThread(stream));
 }
 
 GPUSC_API int cudaLaunchKernel(const void* func, Dim3 grid, Dim3 block, void** args, size_t shared,
@@ -513,7 +523,7 @@ GPUSC_API int cudaLaunchKernel(const void* func, Dim3 grid, Dim3 block, void** a
 
 GPUSC_API int cudaLaunchKernel_ptsz(const void* func, Dim3 grid, Dim3 block, void** args,
                                     size_t shared, void* stream) {
-  return launch(func, grid, block, args, shared, stream);
+  return launch(func, grid, block, args, shared, perThread(stream));
 }
 
 // Every block resident at once, so the grid may sync (cooperative groups' grid.sync()).
@@ -524,7 +534,7 @@ GPUSC_API int cudaLaunchCooperativeKernel(const void* func, Dim3 grid, Dim3 bloc
 
 GPUSC_API int cudaLaunchCooperativeKernel_ptsz(const void* func, Dim3 grid, Dim3 block, void** args,
                                                size_t shared, void* stream) {
-  return launch(func, grid, block, args, shared, stream, true);
+  return launch(func, grid, block, args, shared, perThread(stream), true);
 }
 
 // cudaLaunchConfig_t.
@@ -588,7 +598,10 @@ GPUSC_API int cudaLaunchKernelExC(const LaunchConfig* config, const void* func, 
 }
 
 GPUSC_API int cudaLaunchKernelExC_ptsz(const LaunchConfig* config, const void* func, void** args) {
-  return cudaLaunchKernelExC(config, func, args);
+  if (config == nullptr) return cudaLaunchKernelExC(config, func, args);
+  LaunchConfig onThisThread = *config;
+  onThisThread.stream = perThread(config->stream);
+  return cudaLaunchKernelExC(&onThisThread, func, args);
 }
 
 // ===================================================================== errors
@@ -827,10 +840,25 @@ GPUSC_API int cudaFuncGetAttributes(abi::FuncAttributes* attr, const void* func)
   return kSuccess;
 }
 
-GPUSC_API int cudaFuncSetAttribute(const void* func, int, int) {
+GPUSC_API int cudaFuncSetAttribute(const void* func, int attribute, int value) {
   GPUSC_STICKY();
   const gpusc::cudart::shim::Kernel* k = nullptr;
-  return record(client().kernel(func, &k));  // the limits are checked at launch
+  if (int e = client().kernel(func, &k); e != kSuccess) return record(e);
+  // What a GPU refuses at once; launches check the shared memory they ask for themselves.
+  constexpr int kMaxDynamicSharedMemorySize = 8, kPreferredSharedMemoryCarveout = 9;
+  const uint64_t optin = client().facts().sharedMemoryPerBlockOptin;
+  const uint64_t room = optin - std::min<uint64_t>(optin, k->facts.staticSharedBytes);
+  if (attribute == kMaxDynamicSharedMemorySize && (value < 0 || uint64_t(value) > room))
+    return fail(kErrorInvalidValue, "cudaFuncSetAttribute",
+                std::to_string(value) +
+                    " bytes of dynamic shared memory: a block of this kernel may have " +
+                    std::to_string(room) + " (" + std::to_string(optin) + " per block less its " +
+                    std::to_string(k->facts.staticSharedBytes) + " static bytes)");
+  if (attribute == kPreferredSharedMemoryCarveout && (value < -1 || value > 100))
+    return fail(
+        kErrorInvalidValue, "cudaFuncSetAttribute",
+        "a carve-out of " + std::to_string(value) + " %: it is -1 (no preference) or 0 to 100");
+  return kSuccess;
 }
 
 GPUSC_API int cudaFuncSetCacheConfig(const void*, int) { return kSuccess; }
@@ -886,7 +914,7 @@ GPUSC_API int cudaMallocAsync(void** p, size_t bytes, void* stream) {
   return kSuccess;
 }
 GPUSC_API int cudaMallocAsync_ptsz(void** p, size_t bytes, void* stream) {
-  return cudaMallocAsync(p, bytes, stream);
+  return cudaMallocAsync(p, bytes, perThread(stream));
 }
 
 GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
@@ -897,13 +925,13 @@ GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t heig
 }
 
 GPUSC_API int cudaMallocHost(void** p, size_t bytes) {
-  return mallocShared(p, bytes, "cudaMallocHost");
+  return mallocShared(p, bytes, "cudaMallocHost", false);
 }
 GPUSC_API int cudaHostAlloc(void** p, size_t bytes, unsigned) {
-  return mallocShared(p, bytes, "cudaHostAlloc");
+  return mallocShared(p, bytes, "cudaHostAlloc", false);
 }
 GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned) {
-  return mallocShared(p, bytes, "cudaMallocManaged");
+  return mallocShared(p, bytes, "cudaMallocManaged", true);
 }
 
 GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned) {
@@ -916,8 +944,25 @@ GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned
   return kSuccess;
 }
 
-GPUSC_API int cudaHostRegister(void*, size_t, unsigned) { return kSuccess; }  // pinning: nothing
-GPUSC_API int cudaHostUnregister(void*) { return kSuccess; }
+// Pinning changes nothing for a simulated copy; the range is remembered, so that pointer
+// attributes call it host memory and registering it twice fails as it does on a GPU. Kernels
+// cannot reach it: it stays in the program's memory (mapped host memory is cudaHostAlloc's).
+GPUSC_API int cudaHostRegister(void* p, size_t bytes, unsigned) {
+  GPUSC_STICKY();
+  if (p == nullptr || bytes == 0)
+    return fail(kErrorInvalidValue, "cudaHostRegister", "a null pointer or an empty range");
+  if (client().where(p) != Client::Where::Host || !client().registerHost(p, bytes))
+    return fail(kErrorHostMemoryAlreadyRegistered, "cudaHostRegister",
+                "the range overlaps memory registered or allocated before");
+  return kSuccess;
+}
+GPUSC_API int cudaHostUnregister(void* p) {
+  GPUSC_STICKY();
+  if (!client().unregisterHost(p))
+    return fail(kErrorHostMemoryNotRegistered, "cudaHostUnregister",
+                "the pointer starts no range cudaHostRegister registered");
+  return kSuccess;
+}
 
 GPUSC_API int cudaFree(void* p) { return freeAny(p, wire::Op::Free); }
 // In a capture: memory the capture allocated becomes the graph's; other memory is freed when
@@ -936,7 +981,9 @@ GPUSC_API int cudaFreeAsync(void* p, void* stream) {
   }
   return freeAny(p, wire::Op::Free);
 }
-GPUSC_API int cudaFreeAsync_ptsz(void* p, void* stream) { return cudaFreeAsync(p, stream); }
+GPUSC_API int cudaFreeAsync_ptsz(void* p, void* stream) {
+  return cudaFreeAsync(p, perThread(stream));
+}
 GPUSC_API int cudaFreeHost(void* p) { return freeAny(p, wire::Op::FreeHost); }
 
 GPUSC_API int cudaMemGetInfo(size_t* freeBytes, size_t* total) {
@@ -958,15 +1005,18 @@ GPUSC_API int cudaPointerGetAttributes(void* attributes, const void* p) {
   };
   auto* a = static_cast<PointerAttributes*>(attributes);
   if (a == nullptr) return fail(kErrorInvalidValue, "cudaPointerGetAttributes", "a null result");
+  void* q = const_cast<void*>(p);
   switch (client().where(p)) {
     case Client::Where::Host:
-      *a = {0, -2, nullptr, const_cast<void*>(p)};
+      // Registered memory is host memory the device cannot reach here (no device pointer).
+      *a = client().registeredHost(p) ? PointerAttributes{1, 0, nullptr, q}
+                                      : PointerAttributes{0, -2, nullptr, q};
       break;
     case Client::Where::Device:
-      *a = {2, 0, const_cast<void*>(p), nullptr};
+      *a = {2, 0, q, nullptr};
       break;
     case Client::Where::Shared:
-      *a = {3, 0, const_cast<void*>(p), const_cast<void*>(p)};
+      *a = {client().managed(p) ? 3 : 1, 0, q, q};  // managed, or mapped host memory
       break;
   }
   return kSuccess;
@@ -983,7 +1033,7 @@ GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind
 }
 GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind,
                                    void* stream) {
-  return cudaMemcpyAsync(dst, src, bytes, kind, stream);
+  return cudaMemcpyAsync(dst, src, bytes, kind, perThread(stream));
 }
 
 GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
@@ -993,6 +1043,14 @@ GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spi
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind, void* stream) {
   return issue(stream, [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); });
+}
+GPUSC_API int cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                size_t width, size_t height, int kind) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+GPUSC_API int cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                     size_t width, size_t height, int kind, void* stream) {
+  return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, perThread(stream));
 }
 
 GPUSC_API int cudaMemset(void* dst, int value, size_t bytes) {
@@ -1017,7 +1075,7 @@ GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void* stream) 
   return issue(stream, [=] { return cudaMemset(dst, value, bytes); });
 }
 GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void* stream) {
-  return cudaMemsetAsync(dst, value, bytes, stream);
+  return cudaMemsetAsync(dst, value, bytes, perThread(stream));
 }
 GPUSC_API int cudaMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
   for (size_t row = 0; row < height; ++row)
@@ -1026,9 +1084,22 @@ GPUSC_API int cudaMemset2D(void* dst, size_t pitch, int value, size_t width, siz
   return kSuccess;
 }
 
+GPUSC_API int cudaMemset2D_ptds(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  return cudaMemset2D(dst, pitch, value, width, height);
+}
+GPUSC_API int cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height,
+                                void* stream) {
+  return issue(stream, [=] { return cudaMemset2D(dst, pitch, value, width, height); });
+}
+GPUSC_API int cudaMemset2DAsync_ptsz(void* dst, size_t pitch, int value, size_t width,
+                                     size_t height, void* stream) {
+  return cudaMemset2DAsync(dst, pitch, value, width, height, perThread(stream));
+}
 GPUSC_API int cudaMemPrefetchAsync(const void*, size_t, ...) { return kSuccess; }
+GPUSC_API int cudaMemPrefetchAsync_ptsz(const void*, size_t, ...) { return kSuccess; }
 GPUSC_API int cudaMemAdvise(const void*, size_t, ...) { return kSuccess; }
 GPUSC_API int cudaStreamAttachMemAsync(void*, void*, size_t, unsigned) { return kSuccess; }
+GPUSC_API int cudaStreamAttachMemAsync_ptsz(void*, void*, size_t, unsigned) { return kSuccess; }
 
 // ---- symbols ----
 
@@ -1055,7 +1126,7 @@ GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_
 }
 GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
                                            size_t offset, int kind, void* stream) {
-  return cudaMemcpyToSymbolAsync(symbol, src, bytes, offset, kind, stream);
+  return cudaMemcpyToSymbolAsync(symbol, src, bytes, offset, kind, perThread(stream));
 }
 
 GPUSC_API int cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset,
@@ -1082,7 +1153,7 @@ GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t by
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
                                              size_t offset, int kind, void* stream) {
-  return cudaMemcpyFromSymbolAsync(dst, symbol, bytes, offset, kind, stream);
+  return cudaMemcpyFromSymbolAsync(dst, symbol, bytes, offset, kind, perThread(stream));
 }
 
 GPUSC_API int cudaGetSymbolAddress(void** devPtr, const void* symbol) {
@@ -1139,13 +1210,15 @@ GPUSC_API int cudaStreamSynchronize(void* stream) {
     return fail(kErrorStreamCaptureUnsupported, "cudaStreamSynchronize", "the stream is capturing");
   return simple(wire::Op::StreamCheck, u64(stream));
 }
-GPUSC_API int cudaStreamSynchronize_ptsz(void* stream) { return cudaStreamSynchronize(stream); }
+GPUSC_API int cudaStreamSynchronize_ptsz(void* stream) {
+  return cudaStreamSynchronize(perThread(stream));
+}
 GPUSC_API int cudaStreamQuery(void* stream) {
   if (capturing(stream))
     return fail(kErrorStreamCaptureUnsupported, "cudaStreamQuery", "the stream is capturing");
   return simple(wire::Op::StreamCheck, u64(stream));
 }
-GPUSC_API int cudaStreamQuery_ptsz(void* stream) { return cudaStreamQuery(stream); }
+GPUSC_API int cudaStreamQuery_ptsz(void* stream) { return cudaStreamQuery(perThread(stream)); }
 // Waiting on an event recorded in a capture pulls the stream into that capture.
 GPUSC_API int cudaStreamWaitEvent(void* stream, void* event, unsigned) {
   {
@@ -1162,7 +1235,7 @@ GPUSC_API int cudaStreamWaitEvent(void* stream, void* event, unsigned) {
   return simple(wire::Op::StreamCheck, u64(stream));
 }
 GPUSC_API int cudaStreamWaitEvent_ptsz(void* stream, void* event, unsigned flags) {
-  return cudaStreamWaitEvent(stream, event, flags);
+  return cudaStreamWaitEvent(perThread(stream), event, flags);
 }
 
 // Streams are served in order, one call at a time: a host function runs once the work before it
@@ -1178,7 +1251,7 @@ GPUSC_API int cudaLaunchHostFunc(void* stream, void (*fn)(void*), void* userData
   return kSuccess;
 }
 GPUSC_API int cudaLaunchHostFunc_ptsz(void* stream, void (*fn)(void*), void* userData) {
-  return cudaLaunchHostFunc(stream, fn, userData);
+  return cudaLaunchHostFunc(perThread(stream), fn, userData);
 }
 GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*), void* userData,
                                     unsigned) {
@@ -1191,7 +1264,7 @@ GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*),
 }
 GPUSC_API int cudaStreamAddCallback_ptsz(void* stream, void (*cb)(void*, int, void*),
                                          void* userData, unsigned flags) {
-  return cudaStreamAddCallback(stream, cb, userData, flags);
+  return cudaStreamAddCallback(perThread(stream), cb, userData, flags);
 }
 
 // ---- stream capture and graphs (the capture's machinery is above, beside the launches) ----
@@ -1212,7 +1285,7 @@ GPUSC_API int cudaStreamBeginCapture(void* stream, int) {
   return kSuccess;
 }
 GPUSC_API int cudaStreamBeginCapture_ptsz(void* stream, int mode) {
-  return cudaStreamBeginCapture(stream, mode);
+  return cudaStreamBeginCapture(perThread(stream), mode);
 }
 
 // Ends the capture begun in `stream`: every stream that joined it stops capturing, and the
@@ -1242,7 +1315,7 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
   return kSuccess;
 }
 GPUSC_API int cudaStreamEndCapture_ptsz(void* stream, void** graph) {
-  return cudaStreamEndCapture(stream, graph);
+  return cudaStreamEndCapture(perThread(stream), graph);
 }
 
 GPUSC_API int cudaStreamIsCapturing(void* stream, int* status) {
@@ -1251,7 +1324,7 @@ GPUSC_API int cudaStreamIsCapturing(void* stream, int* status) {
   return kSuccess;
 }
 GPUSC_API int cudaStreamIsCapturing_ptsz(void* stream, int* status) {
-  return cudaStreamIsCapturing(stream, status);
+  return cudaStreamIsCapturing(perThread(stream), status);
 }
 
 // The status and the capture's id; the number of nodes the next captured one depends on (the
@@ -1280,7 +1353,8 @@ GPUSC_API int cudaStreamGetCaptureInfo(void* stream, int* status, unsigned long 
 GPUSC_API int cudaStreamGetCaptureInfo_ptsz(void* stream, int* status, unsigned long long* id,
                                             void** graph, const void*** dependencies,
                                             const void** edgeData, size_t* count) {
-  return cudaStreamGetCaptureInfo(stream, status, id, graph, dependencies, edgeData, count);
+  return cudaStreamGetCaptureInfo(perThread(stream), status, id, graph, dependencies, edgeData,
+                                  count);
 }
 
 GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long) {
@@ -1316,13 +1390,13 @@ GPUSC_API int cudaGraphLaunch(void* exec, void* stream) {
   return kSuccess;
 }
 GPUSC_API int cudaGraphLaunch_ptsz(void* exec, void* stream) {
-  return cudaGraphLaunch(exec, stream);
+  return cudaGraphLaunch(exec, perThread(stream));
 }
 GPUSC_API int cudaGraphUpload(void* exec, void*) {
   return exec ? int(kSuccess) : fail(kErrorInvalidValue, "cudaGraphUpload", "a null graph");
 }
 GPUSC_API int cudaGraphUpload_ptsz(void* exec, void* stream) {
-  return cudaGraphUpload(exec, stream);
+  return cudaGraphUpload(exec, perThread(stream));
 }
 GPUSC_API int cudaGraphDestroy(void* graph) {
   delete static_cast<Graph*>(graph);
@@ -1543,13 +1617,13 @@ GPUSC_API int cudaEventRecord(void* event, void* stream) {
   return record(client().call(wire::Op::EventRecord, b));
 }
 GPUSC_API int cudaEventRecord_ptsz(void* event, void* stream) {
-  return cudaEventRecord(event, stream);
+  return cudaEventRecord(event, perThread(stream));
 }
 GPUSC_API int cudaEventRecordWithFlags(void* event, void* stream, unsigned) {
   return cudaEventRecord(event, stream);
 }
 GPUSC_API int cudaEventRecordWithFlags_ptsz(void* event, void* stream, unsigned) {
-  return cudaEventRecord(event, stream);
+  return cudaEventRecord(event, perThread(stream));
 }
 GPUSC_API int cudaEventSynchronize(void*) {
   GPUSC_STICKY();
@@ -1902,7 +1976,8 @@ GPUSC_API int cudaMemcpy2DToArrayAsync(void* dst, size_t wOffset, size_t hOffset
 GPUSC_API int cudaMemcpy2DToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOffset,
                                             const void* src, size_t spitch, size_t width,
                                             size_t height, int kind, void* stream) {
-  return cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+  return cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind,
+                                  perThread(stream));
 }
 
 GPUSC_API int cudaMemcpy2DFromArray(void* dst, size_t dpitch, const void* src, size_t wOffset,
@@ -1924,7 +1999,7 @@ GPUSC_API int cudaMemcpy2DFromArrayAsync_ptsz(void* dst, size_t dpitch, const vo
                                               size_t wOffset, size_t hOffset, size_t width,
                                               size_t height, int kind, void* stream) {
   return cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind,
-                                    stream);
+                                    perThread(stream));
 }
 
 // Between two arrays (device to device): a 2D copy between their allocations.
@@ -1968,7 +2043,7 @@ GPUSC_API int cudaMemcpyToArrayAsync(void* dst, size_t wOffset, size_t hOffset, 
 }
 GPUSC_API int cudaMemcpyToArrayAsync_ptsz(void* dst, size_t wOffset, size_t hOffset,
                                           const void* src, size_t count, int kind, void* stream) {
-  return cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream);
+  return cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, perThread(stream));
 }
 GPUSC_API int cudaMemcpyFromArray(void* dst, const void* src, size_t wOffset, size_t hOffset,
                                   size_t count, int kind) {
@@ -1986,7 +2061,7 @@ GPUSC_API int cudaMemcpyFromArrayAsync(void* dst, const void* src, size_t wOffse
 }
 GPUSC_API int cudaMemcpyFromArrayAsync_ptsz(void* dst, const void* src, size_t wOffset,
                                             size_t hOffset, size_t count, int kind, void* stream) {
-  return cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream);
+  return cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, perThread(stream));
 }
 GPUSC_API int cudaMemcpyArrayToArray(void* dst, size_t wOffsetDst, size_t hOffsetDst,
                                      const void* src, size_t wOffsetSrc, size_t hOffsetSrc,
@@ -2133,7 +2208,7 @@ GPUSC_API int cudaMemcpy3DAsync(const abi::Memcpy3DParms* p, void* stream) {
   return memcpy3D(p, stream, true, "cudaMemcpy3DAsync");
 }
 GPUSC_API int cudaMemcpy3DAsync_ptsz(const abi::Memcpy3DParms* p, void* stream) {
-  return cudaMemcpy3DAsync(p, stream);
+  return cudaMemcpy3DAsync(p, perThread(stream));
 }
 
 GPUSC_API int cudaMemset3D(abi::PitchedPtr p, int value, abi::Extent extent) {
@@ -2147,7 +2222,7 @@ GPUSC_API int cudaMemset3DAsync(abi::PitchedPtr p, int value, abi::Extent extent
 }
 GPUSC_API int cudaMemset3DAsync_ptsz(abi::PitchedPtr p, int value, abi::Extent extent,
                                      void* stream) {
-  return cudaMemset3DAsync(p, value, extent, stream);
+  return cudaMemset3DAsync(p, value, extent, perThread(stream));
 }
 
 // ---- texture objects ----

@@ -1,0 +1,15 @@
+// The second file of rdc_main.cu's program (built with nvcc -rdc=true): device code the first
+// file calls and reads across files.
+#include "rdc_shared.hpp"
+
+__device__ int gBias = 7;  // read from the other file
+__constant__ int cTable[4] = {1, 10, 100, 1000};
+
+__device__ int scaled(int x) { return 3 * x + twice(x) + gBias; }  // 5x + 7
+
+__global__ void fromDeviceFile(int* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = scaled(i) + cTable[i % 4];
+}
+
+void launchFromDeviceFile(int* out, int n) { fromDeviceFile<<<(n + 127) / 128, 128>>>(out, n); }

@@ -1,0 +1,203 @@
+// Details ordinary programs depend on, built with the per-thread default stream:
+// - stream 0 of a --default-stream per-thread program is the thread's own stream, which may be
+//   captured into a graph;
+// - the 2D copy and set functions' per-thread forms;
+// - pointer attributes of pinned, mapped, managed, registered and device memory, and
+//   registering host memory twice;
+// - __launch_bounds__ limits a kernel's block (its attributes and its launches), and
+//   cudaFuncSetAttribute refuses more dynamic shared memory than a block can have;
+// - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
+//   128-bit division (the carry flag of sub.cc read by addc).
+// build: --default-stream per-thread -arch=sm_75
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <cuda_fp16.h>
+
+#include "check.hpp"
+
+__global__ void increment(int* v) { v[threadIdx.x] += 1; }
+
+__global__ void __launch_bounds__(64) bounded(int* v) { v[threadIdx.x] = threadIdx.x; }
+
+__global__ void halfMath(const __half* x, float* out, const __half2* x2, float* out2, int* nan) {
+  const int i = threadIdx.x;
+  out[i] = __half2float(hexp(x[i]));
+  const __half2 e = h2exp(x2[i]);
+  out2[2 * i] = __low2float(e);
+  out2[2 * i + 1] = __high2float(e);
+  nan[i] = __hisnan(x[i]) ? 1 : 0;
+}
+
+__global__ void casCount(unsigned short* counter) {
+  unsigned short old = *counter, seen;
+  do {
+    seen = old;
+    old = atomicCAS(counter, seen, static_cast<unsigned short>(seen + 1));
+  } while (old != seen);
+}
+
+__global__ void divide(const unsigned __int128* a, const unsigned __int128* b,
+                       unsigned __int128* q) {
+  q[threadIdx.x] = a[threadIdx.x] / b[threadIdx.x];
+}
+
+int main() {
+  bool pass = true;
+  auto expect = [&](bool ok, const char* what) {
+    if (!ok) std::printf("FAIL: %s\n", what);
+    pass &= ok;
+  };
+
+  // Stream 0 is this thread's stream: captured, the launch waits for the graph.
+  int* d = nullptr;
+  CHECK(cudaMalloc(&d, 64 * sizeof(int)));
+  CHECK(cudaMemset(d, 0, 64 * sizeof(int)));
+  cudaGraph_t graph;
+  CHECK(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal));
+  increment<<<1, 64>>>(d);
+  CHECK(cudaStreamEndCapture(0, &graph));
+  size_t nodes = 0;
+  CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  std::vector<int> h(64);
+  CHECK(cudaMemcpy(h.data(), d, 64 * sizeof(int), cudaMemcpyDeviceToHost));
+  expect(nodes == 1 && h[5] == 0, "a launch on a captured stream 0 is recorded, not run");
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphLaunch(exec, 0));
+  CHECK(cudaStreamSynchronize(0));
+  CHECK(cudaMemcpy(h.data(), d, 64 * sizeof(int), cudaMemcpyDeviceToHost));
+  expect(h[5] == 1, "the graph runs the captured launch");
+
+  // The 2D forms of the per-thread default stream.
+  int* pitched = nullptr;
+  size_t pitch = 0;
+  CHECK(cudaMallocPitch(reinterpret_cast<void**>(&pitched), &pitch, 16 * sizeof(int), 4));
+  CHECK(cudaMemset2D(pitched, pitch, 0x01, 16 * sizeof(int), 4));
+  CHECK(cudaMemset2DAsync(pitched, pitch, 0x02, 8 * sizeof(int), 4, 0));
+  std::vector<int> rows(16 * 4);
+  CHECK(cudaMemcpy2D(rows.data(), 16 * sizeof(int), pitched, pitch, 16 * sizeof(int), 4,
+                     cudaMemcpyDeviceToHost));
+  expect(rows[0] == 0x02020202 && rows[15] == 0x01010101 && rows[63] == 0x01010101,
+         "cudaMemset2D, cudaMemset2DAsync and cudaMemcpy2D");
+
+  // Pointer attributes.
+  void *pinned = nullptr, *managed = nullptr;
+  CHECK(cudaMallocHost(&pinned, 256));
+  CHECK(cudaMallocManaged(&managed, 256));
+  std::vector<char> plain(4096);
+  CHECK(cudaHostRegister(plain.data(), plain.size(), cudaHostRegisterDefault));
+  expect(cudaHostRegister(plain.data() + 64, 64, cudaHostRegisterDefault) ==
+             cudaErrorHostMemoryAlreadyRegistered,
+         "registering a registered range fails");
+  cudaPointerAttributes a;
+  CHECK(cudaPointerGetAttributes(&a, pinned));
+  expect(a.type == cudaMemoryTypeHost && a.devicePointer == pinned, "pinned memory is host memory");
+  CHECK(cudaPointerGetAttributes(&a, managed));
+  expect(a.type == cudaMemoryTypeManaged, "managed memory is managed");
+  CHECK(cudaPointerGetAttributes(&a, d));
+  expect(a.type == cudaMemoryTypeDevice, "device memory is device memory");
+  CHECK(cudaPointerGetAttributes(&a, plain.data() + 100));
+  expect(a.type == cudaMemoryTypeHost, "registered memory is host memory");
+  CHECK(cudaHostUnregister(plain.data()));
+  CHECK(cudaPointerGetAttributes(&a, plain.data() + 100));
+  expect(a.type == cudaMemoryTypeUnregistered, "unregistered again");
+  expect(cudaHostUnregister(plain.data()) == cudaErrorHostMemoryNotRegistered,
+         "unregistering twice fails");
+  cudaGetLastError();
+
+  // __launch_bounds__(64).
+  cudaFuncAttributes fa;
+  CHECK(cudaFuncGetAttributes(&fa, bounded));
+  expect(fa.maxThreadsPerBlock == 64, "a kernel's attributes keep its launch bounds");
+  bounded<<<1, 128>>>(d);
+  expect(cudaGetLastError() == cudaErrorLaunchOutOfResources,
+         "a block larger than the launch bounds is refused");
+  bounded<<<1, 64>>>(d);
+  CHECK(cudaGetLastError());
+  // More dynamic shared memory than a block can have is refused when asked for.
+  expect(cudaFuncSetAttribute(bounded, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 << 24) ==
+             cudaErrorInvalidValue,
+         "16 MB of dynamic shared memory is refused");
+  cudaGetLastError();
+  CHECK(cudaFuncSetAttribute(bounded, cudaFuncAttributeMaxDynamicSharedMemorySize, 4096));
+
+  // cuda_fp16 math: hexp, h2exp and __hisnan.
+  const int n = 32;
+  std::vector<__half> x(n);
+  std::vector<__half2> x2(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = __float2half(-4.0f + 0.25f * i);
+    x2[i] = __floats2half2_rn(-2.0f + 0.125f * i, 1.0f - 0.0625f * i);
+  }
+  x[7] = __float2half(NAN);
+  __half* dx;
+  __half2* dx2;
+  float *dout, *dout2;
+  int* dnan;
+  CHECK(cudaMalloc(&dx, n * sizeof(__half)));
+  CHECK(cudaMalloc(&dx2, n * sizeof(__half2)));
+  CHECK(cudaMalloc(&dout, n * sizeof(float)));
+  CHECK(cudaMalloc(&dout2, 2 * n * sizeof(float)));
+  CHECK(cudaMalloc(&dnan, n * sizeof(int)));
+  CHECK(cudaMemcpy(dx, x.data(), n * sizeof(__half), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(dx2, x2.data(), n * sizeof(__half2), cudaMemcpyHostToDevice));
+  halfMath<<<1, n>>>(dx, dout, dx2, dout2, dnan);
+  CHECK(cudaGetLastError());
+  std::vector<float> out(n), out2(2 * n);
+  std::vector<int> nan(n);
+  CHECK(cudaMemcpy(out.data(), dout, n * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(out2.data(), dout2, 2 * n * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(nan.data(), dnan, n * sizeof(int), cudaMemcpyDeviceToHost));
+  bool halves = true;
+  for (int i = 0; i < n; ++i) {
+    // Half precision keeps 11 significant bits: within 2^-9 of the exact value, relatively.
+    const auto near = [](float got, float x) {
+      return std::fabs(got - std::exp(x)) <= std::exp(x) / 512.0f;
+    };
+    if (i == 7)
+      halves &= std::isnan(out[i]) && nan[i] == 1;
+    else
+      halves &= near(out[i], __half2float(x[i])) && nan[i] == 0;
+    halves &= near(out2[2 * i], __low2float(x2[i])) && near(out2[2 * i + 1], __high2float(x2[i]));
+  }
+  expect(halves, "hexp, h2exp and __hisnan");
+
+  // atomicCAS on 16 bits: 96 threads count once each.
+  unsigned short* counter;
+  CHECK(cudaMalloc(&counter, sizeof(unsigned short)));
+  CHECK(cudaMemset(counter, 0, sizeof(unsigned short)));
+  casCount<<<3, 32>>>(counter);
+  CHECK(cudaGetLastError());
+  unsigned short count = 0;
+  CHECK(cudaMemcpy(&count, counter, sizeof count, cudaMemcpyDeviceToHost));
+  expect(count == 96, "atomicCAS on unsigned short");
+
+  // Unsigned 128-bit division.
+  const int m = 8;
+  std::vector<unsigned __int128> num(m), den(m), quo(m);
+  for (int i = 0; i < m; ++i) {
+    num[i] = (static_cast<unsigned __int128>(0x0123456789abcdefull * (i + 1)) << 64) |
+             (0xfedcba9876543210ull ^ (uint64_t(i) << 40));
+    den[i] = i % 2 ? static_cast<unsigned __int128>(7 + i)
+                   : (static_cast<unsigned __int128>(i + 1) << 64) | 0x10001ull;
+  }
+  unsigned __int128 *dn, *dd, *dq;
+  CHECK(cudaMalloc(&dn, m * sizeof(unsigned __int128)));
+  CHECK(cudaMalloc(&dd, m * sizeof(unsigned __int128)));
+  CHECK(cudaMalloc(&dq, m * sizeof(unsigned __int128)));
+  CHECK(cudaMemcpy(dn, num.data(), m * sizeof(unsigned __int128), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(dd, den.data(), m * sizeof(unsigned __int128), cudaMemcpyHostToDevice));
+  divide<<<1, m>>>(dn, dd, dq);
+  CHECK(cudaGetLastError());
+  CHECK(cudaMemcpy(quo.data(), dq, m * sizeof(unsigned __int128), cudaMemcpyDeviceToHost));
+  bool quotients = true;
+  for (int i = 0; i < m; ++i) quotients &= quo[i] == num[i] / den[i];
+  expect(quotients, "unsigned 128-bit division");
+
+  return verdict(pass,
+                 "per-thread default stream, pointer attributes, launch bounds, fp16, "
+                 "16-bit CAS, 128-bit division");
+}
