@@ -84,6 +84,15 @@ TEST(Config, CrossFieldRules) {
                 .find("pdn.step_cycles, pdn.monitor.vcd_file: step_cycles 4 steps the network"),
             std::string::npos);
   EXPECT_EQ(errorOf("pdn:\n  step_cycles: 4\n"), "(no error)");
+  // An instruction cache line must hold an instruction; the instruction and constant caches
+  // cannot be removed (perfect_icache and perfect_const_cache make them ideal).
+  EXPECT_NE(errorOf("sm:\n  instruction_bytes: 32\n  icache:\n    line_bytes: 16\n")
+                .find("cannot hold an instruction of 32"),
+            std::string::npos);
+  EXPECT_NE(errorOf("sm:\n  icache:\n    enabled: false\n").find("sm.icache.enabled"),
+            std::string::npos);
+  EXPECT_NE(errorOf("sm:\n  const_cache:\n    enabled: false\n").find("sm.const_cache.enabled"),
+            std::string::npos);
   EXPECT_NE(errorOf("pdn:\n  step_cycles: 65\n").find("pdn.step_cycles"), std::string::npos);
 }
 

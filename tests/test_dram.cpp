@@ -456,6 +456,33 @@ TEST(Dram, RefreshDelaysRequestsArrivingDuringRfc) {
   }
 }
 
+// A refresh interval must leave room, besides the refresh and a precharge per bank, for the
+// longest row cycle of one access (a write's: activate, write, recovery, precharge); at the
+// smallest interval accepted, writes and reads that miss rows of one bank are all served.
+TEST(Dram, RefreshIntervalLeavesRoomForTheLongestRowCycle) {
+  const DramConfig d = sameClocks().memory.dram;
+  const uint64_t rfc = 12;
+  const uint64_t write = uint64_t(d.tRCD) + d.tWL + d.burstCycles() + d.tWR + d.tRP;
+  const uint64_t read = uint64_t(d.tRCD) + d.tRTPL + d.tRP;
+  const uint64_t need = rfc + std::max<uint64_t>({d.tRC, write, read}) + d.banks;
+  const auto with = [&](uint64_t refi) {
+    return std::vector<std::string>{"memory.dram.tRFC=" + std::to_string(rfc),
+                                    "memory.dram.tREFI=" + std::to_string(refi)};
+  };
+  try {
+    sameClocks(with(need));
+    ADD_FAILURE() << "tREFI " << need << " was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(need) + " in all"), std::string::npos)
+        << e.what();
+  }
+  Bench b(sameClocks(with(need + 1)));
+  for (uint32_t i = 0; i < 40; ++i)
+    b.add(i * 7, 0, i, 0, b.burst(), i % 2 ? AccessKind::Store : AccessKind::Load);
+  b.run();
+  EXPECT_GE(b.mc.statsJson()["refreshes"].get<uint64_t>(), 4u);
+}
+
 // Without tREFI there is no refresh however long the run.
 TEST(Dram, RefreshDisabledByDefault) {
   Bench b(platformWith());

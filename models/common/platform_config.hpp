@@ -405,6 +405,17 @@ struct SmConfig : config::Section {
             "Every launch starts with the L1 data caches' lines invalid, as the driver "
             "invalidates them between grids (the L1s are not coherent for global data); false: "
             "lines stay from the launch before");
+    v.require(icache.line_bytes >= instruction_bytes, {"icache.line_bytes", "instruction_bytes"},
+              fmt::format("an instruction cache line of {} bytes cannot hold an instruction of {}",
+                          icache.line_bytes, instruction_bytes));
+    // The instruction and constant caches are always there (a GPU fetches instructions and
+    // kernel parameters through them); perfect_icache and perfect_const_cache make them ideal.
+    v.require(icache.enabled, "icache.enabled",
+              "an SM without an instruction cache is not modelled; sm.perfect_icache makes every "
+              "fetch hit");
+    v.require(const_cache.enabled, "const_cache.enabled",
+              "an SM without a constant cache is not modelled; sm.perfect_const_cache makes every "
+              "constant load hit");
     v.require(icache.sector_bytes == 0, "icache.sector_bytes",
               "the instruction cache is not sectored (sector_bytes applies to l1d and l2.slice)");
     v.require(const_cache.sector_bytes == 0, "const_cache.sector_bytes",
@@ -538,14 +549,25 @@ struct DramConfig : config::Section {
               fmt::format("tRC ({}) must be at least tRAS ({})", tRC, tRAS));
     v.require(bank_groups <= banks, {"bank_groups", "banks"},
               fmt::format("bank_groups ({}) exceeds banks ({})", bank_groups, banks));
-    // A refresh closes every bank and keeps them closed for tRFC; unless a row cycle fits
-    // between two refreshes, no access would ever be served (JEDEC parts: tREFI 3.9-7.8 us
-    // against tRFC of a few hundred ns).
-    v.require(tREFI == 0 || tREFI > tRFC + tRC, {"tREFI", "tRFC", "tRC"},
+    // A refresh closes every bank (one precharge per cycle, each after its last access's
+    // recovery) and keeps them closed for tRFC. Unless the longest access's row cycle fits
+    // between two refreshes besides that, refreshes fall behind and no access is ever served
+    // (JEDEC parts: tREFI 3.9-7.8 us against tRFC of a few hundred ns).
+    v.require(tREFI == 0 || tREFI > refreshRoomNeeded(), {"tREFI", "tRFC", "tRC", "tRCD", "tWR"},
               fmt::format("a refresh every {} cycles leaves no room for an access: tREFI must "
-                          "exceed tRFC ({}) + tRC ({}), or be 0 (no refresh)",
-                          tREFI, tRFC, tRC));
+                          "exceed tRFC ({}) + the longest row cycle of one access ({}: tRC, or "
+                          "tRCD + tWL + the burst + tWR + tRP) + a precharge per bank ({}), "
+                          "{} in all; or be 0 (no refresh)",
+                          tREFI, tRFC, longestRowCycle(), banks, refreshRoomNeeded()));
   }
+
+  // Activate to the next activate of the same bank for one access, whichever kind takes longer.
+  uint64_t longestRowCycle() const {
+    const uint64_t write = uint64_t(tRCD) + tWL + burstCycles() + tWR + tRP;
+    const uint64_t read = uint64_t(tRCD) + tRTPL + tRP;
+    return std::max<uint64_t>({tRC, write, read});
+  }
+  uint64_t refreshRoomNeeded() const { return uint64_t(tRFC) + longestRowCycle() + banks; }
 };
 
 struct MemoryControllerConfig : config::Section {

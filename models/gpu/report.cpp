@@ -484,6 +484,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     v["worst_cycle"] = worst->worstCycle;
     v["worst_launch"] = worstLaunch;
     v["min_voltage"] = worst->minVoltage;
+    v["beyond_linear_model"] = worst->beyondModel();
     v["emergencies"] = emergencies;
     nlohmann::json ev = nlohmann::json::object();
     const auto& th = cfg.pdn.monitor.thresholds_pct;

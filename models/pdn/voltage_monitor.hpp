@@ -26,12 +26,18 @@ namespace gpusc::pdn {
 // worst-droop window's fields (the sink saw them in finishLaunch), so that a launch record does
 // not grow with the launch's length. eventsCsv(), traceCsv() and worstWindowCsv() below make the
 // CSV text of the lists when it is asked for.
+// The PDN is a linear network: its voltages follow the currents however large they are. A droop
+// of more than half the supply is beyond what it models (no chip keeps switching that far
+// down), and means the power parameters give currents no chip draws; reports say so.
+constexpr double kLinearModelDroopLimitPct = 50.0;
+
 struct VoltageReport {
   nlohmann::json summary;  // DroopAnalyzer::summary() plus the network's parameters
   uint32_t numSms = 0;
   double supplyVoltage = 0;
   double minVoltage = 0;
   double worstDroopPct = 0;
+  bool beyondModel() const { return worstDroopPct > kLinearModelDroopLimitPct; }
   uint32_t worstSm = 0;
   uint64_t worstCycle = 0;
   uint64_t emergencies = 0;

@@ -78,6 +78,11 @@ void appendVoltageSummary(std::string& out, const std::vector<LaunchRecord>& lau
                  "emergencies\n",
                  worst->worstDroopPct, worst->minVoltage, worst->worstSm, worst->worstCycle,
                  launches.size() > 1 ? fmt::format(", launch {}", at) : "", emergencies);
+  if (worst->beyondModel())
+    fmt::format_to(std::back_inserter(out),
+                   "  warning            a droop of more than {:g}% is beyond the linear PDN model "
+                   "(docs/pdn.md): the power parameters give currents no chip draws\n",
+                   pdn::kLinearModelDroopLimitPct);
   fmt::format_to(std::back_inserter(out), "  droop events       {}\n", counts);
   if (large > 0) {
     std::string kinds;
