@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "cudart/cuda_errors.hpp"
+#include "cudart/ptx_link.hpp"
 #include "cudart/runtime.hpp"
 #include "gpu/device.hpp"
 #include "support/test_data.hpp"
@@ -221,4 +222,66 @@ TEST(CudaErrors, NamesAndMessagesAreTheRuntimes) {
   EXPECT_STREQ(errorString(kErrorNotSupported), "operation not supported");
   EXPECT_STREQ(errorName(123456), "unrecognized error code");
   EXPECT_STREQ(errorString(-3), "unrecognized error code");
+}
+
+// Relocatable device code: each file's PTX, linked into one module. Variables come first, .extern
+// functions become prototypes, .extern variables go, one .weak instantiation stays, and internal
+// names two files both define (printf's $str, static functions) get the file's number.
+TEST(PtxLink, FilesBecomeOneModule) {
+  const std::string a = R"(.version 8.5
+.target sm_75
+.address_size 64
+.extern .func  (.param .b32 func_retval0) _Z6scaleBi
+(
+	.param .b32 _Z6scaleBi_param_0
+)
+;
+.extern .global .align 4 .u32 gCounter;
+.global .align 1 .b8 $str[2] = {65, 0};
+.weak .func  (.param .b32 func_retval0) _Z5twiceIiET_S0_(
+	.param .b32 x
+)
+{
+	ret;
+}
+.visible .entry kA()
+{
+	mov.u64 %rd1, $str;
+}
+)";
+  const std::string b = R"(.version 9.0
+.target sm_75
+.address_size 64
+.global .align 1 .b8 $str[2] = {66, 0};
+.visible .global .align 4 .u32 gCounter;
+.weak .func  (.param .b32 func_retval0) _Z5twiceIiET_S0_(
+	.param .b32 x
+)
+{
+	{ ret; }
+}
+.visible .func  (.param .b32 func_retval0) _Z6scaleBi(
+	.param .b32 _Z6scaleBi_param_0
+)
+{
+	mov.u64 %rd1, $str;
+}
+)";
+  const std::string m = linkPtx({a, b}, "app");
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = m.find(what); at != std::string::npos; at = m.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(m.rfind(".version 9.0\n.target sm_75\n.address_size 64\n", 0), 0u) << m;
+  EXPECT_EQ(count(".extern"), 0u) << m;
+  EXPECT_EQ(count(".visible .func  (.param .b32 func_retval0) _Z6scaleBi"), 2u) << m;
+  EXPECT_EQ(count("_Z5twiceIiET_S0_("), 1u) << m;
+  EXPECT_EQ(count(".global .align 1 .b8 $str$file1[2] = {65, 0};"), 1u) << m;
+  EXPECT_EQ(count(".global .align 1 .b8 $str$file2[2] = {66, 0};"), 1u) << m;
+  EXPECT_EQ(count("mov.u64 %rd1, $str$file1;"), 1u) << m;
+  EXPECT_EQ(count("mov.u64 %rd1, $str$file2;"), 1u) << m;
+  // Every variable before the first function.
+  EXPECT_LT(m.find(".visible .global .align 4 .u32 gCounter;"), m.find(".func")) << m;
+  EXPECT_THROW(linkPtx({a, ".target sm_80\n"}, "app"), InputError);
 }

@@ -190,6 +190,13 @@ TEST(ParserErrors, UndeclaredRegisterNamesThePosition) {
   EXPECT_EQ(e, "t.ptx:8:16: error: '%r7' is not a declared register");
 }
 
+TEST(ParserErrors, AVariableDefinedTwice) {
+  std::string e = errorOf([] {
+    parse(".global .align 1 .b8 $str[2] = {65, 0};\n.global .align 1 .b8 $str[2] = {66, 0};\n");
+  });
+  EXPECT_EQ(e, "t.ptx:6:1: error: module-level variable '$str' is defined twice (first at line 5)");
+}
+
 TEST(ParserErrors, MissingSemicolon) {
   std::string e = errorOf([] { parse(".visible .entry k()\n{\n  ret\n}\n"); });
   EXPECT_EQ(e, "t.ptx:8:1: error: expected ';' after the instruction but found '}'");

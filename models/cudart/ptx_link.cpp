@@ -1,5 +1,7 @@
 #include "cudart/ptx_link.hpp"
 
+#include <cctype>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -43,6 +45,56 @@ bool isVariable(const std::string& t) {
   return std::regex_search(t, var);
 }
 
+// The module-level names a file defines: `internal` those without .visible, .weak or .extern
+// (string constants such as $str, static functions), `all` every definition.
+void definedNames(const std::string& text, std::set<std::string>& internal,
+                  std::set<std::string>& all) {
+  static const std::regex def(
+      R"(^(\.visible\s+|\.weak\s+)?(?:\.(?:func|entry)\s*(?:\([^)]*\))?\s*([A-Za-z_$%][\w$]*)|\.(?:global|const|shared)\b[^=;\[]*?([A-Za-z_$%][\w$]*)\s*(?:\[|=|;)))");
+  std::istringstream in(text);
+  std::string line;
+  int depth = 0;
+  while (std::getline(in, line)) {
+    const std::string t = linkTrim(line);
+    std::smatch m;
+    if (depth == 0 && std::regex_search(t, m, def)) {
+      const std::string name = m[2].matched ? m[2].str() : m[3].str();
+      all.insert(name);
+      if (!m[1].matched) internal.insert(name);
+    }
+    depth += linkBraceDelta(line);
+  }
+}
+
+bool identifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+
+// `text` with every identifier in `renamed` replaced by its new name.
+std::string renameIdentifiers(const std::string& text,
+                              const std::map<std::string, std::string>& renamed) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    const bool starts =
+        (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%') &&
+        (i == 0 || (!identifierChar(text[i - 1]) && text[i - 1] != '.' && text[i - 1] != '%'));
+    if (!starts) {
+      out += c;
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < text.size() && identifierChar(text[j])) ++j;
+    const std::string word = text.substr(i, j - i);
+    const auto it = renamed.find(word);
+    out += it == renamed.end() ? word : it->second;
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string linkPtx(const std::vector<std::string>& files, const std::string& what) {
@@ -51,8 +103,16 @@ std::string linkPtx(const std::vector<std::string>& files, const std::string& wh
   static const std::regex externFunc(R"(^\.extern\s+\.func\b)");
   std::string version, target, addressSize, variables, body;
   std::set<std::string> weakSeen;
+  // A file's internal names that another file also defines get the file's number: each file
+  // keeps its own string constants and static functions.
+  std::vector<std::set<std::string>> internal(files.size()), all(files.size());
+  for (size_t f = 0; f < files.size(); ++f) definedNames(files[f], internal[f], all[f]);
   for (size_t f = 0; f < files.size(); ++f) {
-    std::istringstream in(files[f]);
+    std::map<std::string, std::string> renamed;
+    for (const std::string& name : internal[f])
+      for (size_t g = 0; g < files.size(); ++g)
+        if (g != f && all[g].count(name)) renamed[name] = fmt::format("{}$file{}", name, f + 1);
+    std::istringstream in(renamed.empty() ? files[f] : renameIdentifiers(files[f], renamed));
     std::string line;
     int depth = 0;
     // What the statement being skipped waits for: its ';' (a declaration or variable) or the

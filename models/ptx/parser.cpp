@@ -341,6 +341,9 @@ class Parser {
                k.is(Tok::Directive, ".shared")) {
       auto vars = declaration(isExtern, 0);
       for (auto& v : vars) {
+        if (globalsByName_.count(v->name))
+          fail(k, fmt::format("module-level variable '{}' is defined twice (first at line {})",
+                              v->name, globalsByName_[v->name]->loc.line));
         globalsByName_[v->name] = v.get();
         mod_->globals.push_back(std::move(v));
       }

@@ -1,5 +1,7 @@
 // The second file of rdc_main.cu's program (built with nvcc -rdc=true): device code the first
 // file calls and reads across files.
+#include <cstdio>
+
 #include "rdc_shared.hpp"
 
 __device__ int gBias = 7;  // read from the other file
@@ -10,6 +12,7 @@ __device__ int scaled(int x) { return 3 * x + twice(x) + gBias; }  // 5x + 7
 __global__ void fromDeviceFile(int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = scaled(i) + cTable[i % 4];
+  if (i == 0) printf("device file %d\n", cTable[1]);
 }
 
 void launchFromDeviceFile(int* out, int n) { fromDeviceFile<<<(n + 127) / 128, 128>>>(out, n); }

@@ -2,6 +2,7 @@
 // and a __constant__ array defined in rdc_device.cu, and a template both files instantiate;
 // the other file's kernel runs too. gpusc links the files' PTX into one module.
 // build: -rdc=true -arch=sm_75
+#include <cstdio>
 #include <vector>
 
 #include "check.hpp"
@@ -10,6 +11,7 @@
 __global__ void fromMainFile(int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = scaled(i) + twice(gBias) + cTable[3];
+  if (i == 0) printf("main file %d\n", gBias);  // both files have a string constant $str
 }
 
 int main() {
