@@ -325,8 +325,6 @@ void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask,
       fault(fmt::format("barrier {} used with thread counts {} and {}", id, b.expectedThreads,
                         count));
     b.expectedThreads = static_cast<uint32_t>(count);
-  } else if (in.mode == 1) {
-    fault("bar.arrive needs a thread count");
   }
   const bool waits = in.mode != 1;  // bar.arrive does not wait
   b.arrivedWarps += 1;

@@ -302,8 +302,7 @@ void Device::validateCooperative(const Kernel& k, const Dim3& grid, const Dim3& 
         LaunchRefused::Reason::CooperativeTooLarge,
         fmt::format(
             "cooperative launch of {}: {} blocks, but the platform holds {} of them at once ({} "
-            "per "
-            "SM x {} SMs, gpu.num_sms), and a cooperative launch needs every block resident",
+            "per SM x {} SMs, gpu.num_sms), and a cooperative launch needs every block resident",
             k.name, grid.count(), resident, perSm, cfg_.gpu.num_sms));
   // Refused in both modes alike, as a launch the timing model cannot place is.
   if (cfg_.gpu.cta_placement == "congestion-aware")
