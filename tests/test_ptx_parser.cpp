@@ -103,6 +103,15 @@ TEST(Parser, EntryAndFunctionSignatures) {
   EXPECT_EQ(f->params[1]->pointeeAlign, 1u);
 }
 
+TEST(Parser, APrototypeAfterTheDefinitionFindsTheDefinition) {
+  // As in linked files' PTX: one file defines f, a later one declares it.
+  const char* f = ".visible .func (.param .b32 r) f(.param .b32 x)";
+  auto m = parse(std::string(f) + "\n{\n  ret;\n}\n" + f + ";\n" + f + ";\n");
+  const Function* found = m->findFunction("f");
+  ASSERT_NE(found, nullptr);
+  EXPECT_FALSE(found->isExtern);
+}
+
 TEST(Parser, BodyConstructs) {
   auto m = parse(R"(
 .visible .entry k(.param .u64 p)
