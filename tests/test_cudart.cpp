@@ -225,8 +225,9 @@ TEST(CudaErrors, NamesAndMessagesAreTheRuntimes) {
 }
 
 // Relocatable device code: each file's PTX, linked into one module. Variables come first, .extern
-// functions become prototypes, .extern variables go, one .weak instantiation stays, and internal
-// names two files both define (printf's $str, static functions) get the file's number.
+// functions become prototypes, .extern variables go, one .weak instantiation and one dynamic
+// shared memory declaration of a name stay, and internal names two files both define (printf's
+// $str, static functions) get the file's number.
 TEST(PtxLink, FilesBecomeOneModule) {
   const std::string a = R"(.version 8.5
 .target sm_75
@@ -237,6 +238,7 @@ TEST(PtxLink, FilesBecomeOneModule) {
 )
 ;
 .extern .global .align 4 .u32 gCounter;
+.extern .shared .align 16 .b8 smem[];
 .global .align 1 .b8 $str[2] = {65, 0};
 .weak .func  (.param .b32 func_retval0) _Z5twiceIiET_S0_(
 	.param .b32 x
@@ -253,6 +255,7 @@ TEST(PtxLink, FilesBecomeOneModule) {
 .target sm_75
 .address_size 64
 .global .align 1 .b8 $str[2] = {66, 0};
+.extern .shared .align 16 .b8 smem[];
 .visible .global .align 4 .u32 gCounter;
 .weak .func  (.param .b32 func_retval0) _Z5twiceIiET_S0_(
 	.param .b32 x
@@ -274,7 +277,8 @@ TEST(PtxLink, FilesBecomeOneModule) {
     return n;
   };
   EXPECT_EQ(m.rfind(".version 9.0\n.target sm_75\n.address_size 64\n", 0), 0u) << m;
-  EXPECT_EQ(count(".extern"), 0u) << m;
+  EXPECT_EQ(count(".extern .shared .align 16 .b8 smem[];"), 1u) << m;  // one of the two
+  EXPECT_EQ(count(".extern"), 1u) << m;
   EXPECT_EQ(count(".visible .func  (.param .b32 func_retval0) _Z6scaleBi"), 2u) << m;
   EXPECT_EQ(count("_Z5twiceIiET_S0_("), 1u) << m;
   EXPECT_EQ(count(".global .align 1 .b8 $str$file1[2] = {65, 0};"), 1u) << m;

@@ -105,6 +105,12 @@ FatBinary parseFatbin(const uint8_t* data, size_t maxBytes, const std::string& w
   return fb;
 }
 
+FatBinary parseFatbinContainer(const uint8_t* data, size_t maxBytes, const std::string& what) {
+  FatBinary fb;
+  fb.bytes = parseContainer(data, maxBytes, 0, what, fb);
+  return fb;
+}
+
 FatBinary parseFatbinWrapper(const void* wrapper, const std::string& what) {
   const auto* w = static_cast<const uint8_t*>(wrapper);
   const auto magic = load<uint32_t>(w);

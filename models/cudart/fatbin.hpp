@@ -48,6 +48,10 @@ constexpr uint32_t kFatbinWrapperMagic = 0x466243B1u;
 // next one starts with the magic. `what` names the binary in messages. Throws InputError.
 FatBinary parseFatbin(const uint8_t* data, size_t maxBytes, const std::string& what);
 
+// The one container at `data` (at most `maxBytes`), whatever follows it; `bytes` is its length.
+// Throws InputError.
+FatBinary parseFatbinContainer(const uint8_t* data, size_t maxBytes, const std::string& what);
+
 // The container the wrapper points to (one: the next container in the section belongs to another
 // wrapper). Throws InputError on a bad magic.
 FatBinary parseFatbinWrapper(const void* wrapper, const std::string& what);

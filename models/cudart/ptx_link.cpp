@@ -39,30 +39,59 @@ int linkBraceDelta(const std::string& line) {
   return d;
 }
 
-// A module-level variable: a .global, .const or .shared definition.
-bool isVariable(const std::string& t) {
-  static const std::regex var(R"(^(?:\.visible\s+|\.weak\s+)?\.(?:global|const|shared)\b)");
-  return std::regex_search(t, var);
-}
+// What a module-level line defines: its name, whether it is a function (or kernel), and its
+// linkage. `name` is empty for any other line (.extern declarations included).
+struct Definition {
+  std::string name;
+  bool function = false;
+  bool weak = false;      // .weak: a template instantiated in several files
+  bool internal = false;  // neither .visible nor .weak: string constants such as $str, statics
+};
 
-// The module-level names a file defines: `internal` those without .visible, .weak or .extern
-// (string constants such as $str, static functions), `all` every definition.
-void definedNames(const std::string& text, std::set<std::string>& internal,
-                  std::set<std::string>& all) {
+Definition definitionOf(const std::string& t) {
   static const std::regex def(
       R"(^(\.visible\s+|\.weak\s+)?(?:\.(?:func|entry)\s*(?:\([^)]*\))?\s*([A-Za-z_$%][\w$]*)|\.(?:global|const|shared)\b[^=;\[]*?([A-Za-z_$%][\w$]*)\s*(?:\[|=|;)))");
+  std::smatch m;
+  Definition d;
+  if (!std::regex_search(t, m, def)) return d;
+  d.function = m[2].matched;
+  d.name = d.function ? m[2].str() : m[3].str();
+  d.weak = m[1].matched && linkStartsWith(m[1].str(), ".weak");
+  d.internal = !m[1].matched;
+  return d;
+}
+
+// The module-level names a file defines: `internal` those without .visible or .weak, `all`
+// every one.
+void definedNames(const std::string& text, std::set<std::string>& internal,
+                  std::set<std::string>& all) {
   std::istringstream in(text);
   std::string line;
   int depth = 0;
   while (std::getline(in, line)) {
-    const std::string t = linkTrim(line);
-    std::smatch m;
-    if (depth == 0 && std::regex_search(t, m, def)) {
-      const std::string name = m[2].matched ? m[2].str() : m[3].str();
-      all.insert(name);
-      if (!m[1].matched) internal.insert(name);
+    if (depth == 0) {
+      const Definition d = definitionOf(linkTrim(line));
+      if (!d.name.empty()) {
+        all.insert(d.name);
+        if (d.internal) internal.insert(d.name);
+      }
     }
     depth += linkBraceDelta(line);
+  }
+}
+
+// The statement that starts on `line`, read on from `in` to its end: a function's body closing
+// (or a prototype's ';'), any other statement's ';'.
+std::string statement(std::istream& in, std::string line, bool function) {
+  std::string text;
+  int depth = 0;
+  bool opened = false;
+  while (true) {
+    text += line + '\n';
+    depth += linkBraceDelta(line);
+    opened = opened || depth > 0;
+    const bool ends = function && opened ? depth == 0 : line.find(';') != std::string::npos;
+    if (ends || !std::getline(in, line)) return text;
   }
 }
 
@@ -98,11 +127,10 @@ std::string renameIdentifiers(const std::string& text,
 }  // namespace
 
 std::string linkPtx(const std::vector<std::string>& files, const std::string& what) {
-  static const std::regex weakName(
-      R"(^\.weak\s+(?:\.func|\.entry)\s*(?:\([^)]*\))?\s*([A-Za-z_$%][\w$]*)|^\.weak\s+\.(?:global|const)\b[^=;\[]*?([A-Za-z_$%][\w$]*)\s*(?:\[|=|;))");
   static const std::regex externFunc(R"(^\.extern\s+\.func\b)");
+  static const std::regex externShared(R"(^\.extern\s+\.shared\b[^;\[]*?([A-Za-z_$%][\w$]*)\s*\[)");
   std::string version, target, addressSize, variables, body;
-  std::set<std::string> weakSeen;
+  std::set<std::string> weakSeen;  // .weak definitions and dynamic shared memory kept
   // A file's internal names that another file also defines get the file's number: each file
   // keeps its own string constants and static functions.
   std::vector<std::set<std::string>> internal(files.size()), all(files.size());
@@ -114,26 +142,9 @@ std::string linkPtx(const std::vector<std::string>& files, const std::string& wh
         if (g != f && all[g].count(name)) renamed[name] = fmt::format("{}$file{}", name, f + 1);
     std::istringstream in(renamed.empty() ? files[f] : renameIdentifiers(files[f], renamed));
     std::string line;
-    int depth = 0;
-    // What the statement being skipped waits for: its ';' (a declaration or variable) or the
-    // brace that closes its body (a function).
-    enum class Skip { None, ToSemicolon, ToBody } skip = Skip::None;
-    int skipDepth = 0;
-    bool skipOpened = false;
+    int depth = 0;  // inside a function's body when above 0
     while (std::getline(in, line)) {
       const std::string t = linkTrim(line);
-      if (skip != Skip::None) {
-        const int before = depth;
-        depth += linkBraceDelta(line);
-        if (skip == Skip::ToSemicolon && depth == 0 && t.find(';') != std::string::npos)
-          skip = Skip::None;
-        if (skip == Skip::ToBody) {
-          if (depth > skipDepth) skipOpened = true;
-          if (skipOpened && depth == skipDepth) skip = Skip::None;
-          if (!skipOpened && before == 0 && t.find(';') != std::string::npos) skip = Skip::None;
-        }
-        continue;
-      }
       if (depth == 0) {
         if (linkStartsWith(t, ".version")) {
           const std::string v = linkTrim(t.substr(8));
@@ -156,45 +167,34 @@ std::string linkPtx(const std::vector<std::string>& files, const std::string& wh
         if (std::regex_search(t, externFunc)) {
           // A prototype instead: the function is defined in this file or another one.
           line.replace(line.find(".extern"), 7, ".visible");
-          body += line;
-          body += '\n';
+          body += line + '\n';
+          continue;
+        }
+        std::smatch shared;
+        if (std::regex_search(t, shared, externShared)) {
+          // Dynamic shared memory (extern __shared__): every file declares it; one declaration
+          // of each name stays.
+          const std::string text = statement(in, line, false);
+          if (weakSeen.insert(shared[1].str()).second) variables += text;
           continue;
         }
         if (linkStartsWith(t, ".extern")) {  // a variable, defined in another file
-          skip = t.find(';') != std::string::npos ? Skip::None : Skip::ToSemicolon;
+          statement(in, line, false);
           continue;
         }
-        if (isVariable(t)) {  // every file's variables come before every function that uses them
-          std::string* to = &variables;
-          std::smatch m;
-          if (linkStartsWith(t, ".weak") && std::regex_search(t, m, weakName) &&
-              !weakSeen.insert(m[1].matched ? m[1].str() : m[2].str()).second)
-            to = nullptr;  // a second definition of a .weak variable
-          while (true) {
-            if (to != nullptr) *to += line + '\n';
-            if (line.find(';') != std::string::npos || !std::getline(in, line)) break;
-          }
+        const Definition d = definitionOf(t);
+        if (d.weak && !weakSeen.insert(d.name).second) {  // a second copy of a .weak definition
+          statement(in, line, d.function);
           continue;
         }
-        std::smatch m;
-        if (linkStartsWith(t, ".weak") && std::regex_search(t, m, weakName)) {
-          const std::string name = m[1].matched ? m[1].str() : m[2].str();
-          if (!weakSeen.insert(name).second) {
-            const bool function =
-                t.find(".func") != std::string::npos || t.find(".entry") != std::string::npos;
-            skip = function ? Skip::ToBody : Skip::ToSemicolon;
-            skipDepth = 0;
-            skipOpened = false;
-            depth += linkBraceDelta(line);
-            if (function && depth > 0) skipOpened = true;
-            if (!function && t.find(';') != std::string::npos) skip = Skip::None;
-            continue;
-          }
+        if (!d.name.empty() && !d.function) {
+          // Every file's variables come before every function that may use them.
+          variables += statement(in, line, false);
+          continue;
         }
       }
       depth += linkBraceDelta(line);
-      body += line;
-      body += '\n';
+      body += line + '\n';
     }
   }
   return fmt::format(".version {}\n{}\n{}\n\n{}\n{}", version.empty() ? "9.0" : version,

@@ -49,22 +49,15 @@ void** Runtime::registerFatBinary(const uint8_t* container, size_t bytes) {
   FatBinary fb;
   try {
     size_t at = 0;
-    while (at < bytes) {
-      if (bytes - at < 16)
-        throw InputError(fmt::format("{}: {} bytes after its containers", b->name, bytes - at));
-      uint16_t header = 0;
-      uint64_t body = 0;
-      std::memcpy(&header, container + at + 6, 2);
-      std::memcpy(&body, container + at + 8, 8);
-      if (body > bytes - at || header > bytes - at - body)
-        throw InputError(fmt::format("{}: a container is longer than what was sent", b->name));
-      FatBinary one = parseFatbin(container + at, header + body, b->name);
+    do {
+      FatBinary one = parseFatbinContainer(container + at, bytes - at, b->name);
+      const size_t length = one.bytes;
       if (at == 0)
         fb = std::move(one);
       else
         files.push_back(std::move(one));
-      at += header + body;
-    }
+      at += length;
+    } while (at < bytes);
   } catch (const InputError& e) {
     throw CudaFailure(kErrorInvalidKernelImage, e.what());
   }
@@ -73,40 +66,33 @@ void** Runtime::registerFatBinary(const uint8_t* container, size_t bytes) {
 
 void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
                           const std::vector<FatBinary>& files) {
-  if (bestPtx(fb, computeCapability_) == nullptr && !files.empty()) {
-    // Relocatable device code: the linked container holds SASS only; each file's container
-    // holds that file's PTX, linked here into one module.
-    std::vector<std::string> texts;
-    const FatbinEntry* first = nullptr;
-    try {
+  try {
+    const FatbinEntry* e = bestPtx(fb, computeCapability_);
+    if (e != nullptr) {
+      b->ptx = ptxText(*e, b->name);
+    } else if (!files.empty()) {
+      // Relocatable device code: the linked container holds SASS only; each file's container
+      // holds that file's PTX, linked here into one module.
+      std::vector<std::string> texts;
       for (size_t i = 0; i < files.size(); ++i) {
-        const FatbinEntry* e = bestPtx(files[i], computeCapability_);
-        if (e == nullptr) {
+        const FatbinEntry* f = bestPtx(files[i], computeCapability_);
+        if (f == nullptr) {
           b->noPtx = noPtxMessage(files[i], fmt::format("{}, file {} of {} linked (nvcc -rdc)",
                                                         b->name, i + 1, files.size()));
           break;
         }
-        if (first == nullptr) first = e;
-        texts.push_back(ptxText(*e, b->name));
+        if (e == nullptr) e = f;
+        texts.push_back(ptxText(*f, b->name));
       }
-      if (b->noPtx.empty()) {
-        b->ptxArch = first->arch;
+      if (b->noPtx.empty())
         b->ptx = linkPtx(texts, b->name);
-        if (const FatbinEntry* sass = sassFor(fb, *first)) {
-          std::string header;
-          for (const auto& [kernel, regs] : sassRegisters(*sass, b->name))
-            header += fmt::format("// ptxas -arch=sm_{}: {} uses {} registers\n", sass->arch,
-                                  kernel, regs);
-          b->ptx = header + b->ptx;
-        }
-      }
-    } catch (const InputError& e) {
-      throw CudaFailure(kErrorInvalidKernelImage, e.what());
+      else
+        e = nullptr;
+    } else {
+      b->noPtx = noPtxMessage(fb, b->name);
     }
-  } else if (const FatbinEntry* e = bestPtx(fb, computeCapability_)) {
-    b->ptxArch = e->arch;
-    try {
-      b->ptx = ptxText(*e, b->name);
+    if (e != nullptr) {
+      b->ptxArch = e->arch;
       // The registers ptxas gave each kernel in the SASS built from this PTX, in the form the
       // catalog's PTX records them (gpusc sizes a CTA's register footprint by them).
       if (const FatbinEntry* sass = sassFor(fb, *e)) {
@@ -116,11 +102,10 @@ void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
               fmt::format("// ptxas -arch=sm_{}: {} uses {} registers\n", sass->arch, kernel, regs);
         b->ptx = header + b->ptx;
       }
-    } catch (const InputError& e) {
-      throw CudaFailure(kErrorInvalidKernelImage, e.what());
     }
-  } else
-    b->noPtx = noPtxMessage(fb, b->name);
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorInvalidKernelImage, e.what());
+  }
   handles_.push_back(std::make_unique<void*>(nullptr));
   void** handle = handles_.back().get();
   binaries_[handle] = std::move(b);

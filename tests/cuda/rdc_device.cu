@@ -11,8 +11,12 @@ __device__ int scaled(int x) { return 3 * x + twice(x) + gBias; }  // 5x + 7
 
 __global__ void fromDeviceFile(int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = scaled(i) + cTable[i % 4];
+  staged[threadIdx.x] = i < n ? scaled(i) + cTable[i % 4] : 0;
+  __syncthreads();
+  if (i < n) out[i] = staged[threadIdx.x];
   if (i == 0) printf("device file %d\n", cTable[1]);
 }
 
-void launchFromDeviceFile(int* out, int n) { fromDeviceFile<<<(n + 127) / 128, 128>>>(out, n); }
+void launchFromDeviceFile(int* out, int n) {
+  fromDeviceFile<<<(n + 127) / 128, 128, 128 * sizeof(int)>>>(out, n);
+}

@@ -1,5 +1,6 @@
 // Relocatable device code (nvcc -rdc=true): a kernel here calls a function, reads a variable
-// and a __constant__ array defined in rdc_device.cu, and a template both files instantiate;
+// and a __constant__ array defined in rdc_device.cu, a template both files instantiate and
+// dynamic shared memory both files declare;
 // the other file's kernel runs too. gpusc links the files' PTX into one module.
 // build: -rdc=true -arch=sm_75
 #include <cstdio>
@@ -10,7 +11,9 @@
 
 __global__ void fromMainFile(int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = scaled(i) + twice(gBias) + cTable[3];
+  staged[threadIdx.x] = i < n ? scaled(i) + twice(gBias) + cTable[3] : 0;
+  __syncthreads();
+  if (i < n) out[i] = staged[threadIdx.x];
   if (i == 0) printf("main file %d\n", gBias);  // both files have a string constant $str
 }
 
@@ -20,7 +23,7 @@ int main() {
   CHECK(cudaMalloc(&d, n * sizeof(int)));
   std::vector<int> h(n);
   bool pass = true;
-  fromMainFile<<<(n + 127) / 128, 128>>>(d, n);
+  fromMainFile<<<(n + 127) / 128, 128, 128 * sizeof(int)>>>(d, n);
   CHECK(cudaGetLastError());
   CHECK(cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
   for (int i = 0; i < n; ++i) pass &= h[i] == 5 * i + 7 + 14 + 1000;
