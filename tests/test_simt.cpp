@@ -434,6 +434,95 @@ SKIP:)"),
   }
 }
 
+// Each lane combines with the lanes its member mask names (a cooperative group's tile): lanes
+// 0-15 and 16-31 of one warp vote, match and reduce apart in one instruction.
+TEST(Simt, WarpSyncInstructionsCombineOnlyTheirMemberLanes) {
+  KernelRun r(kernel(R"(
+  and.b32 %r3, %r12, 16;
+  mov.u32 %r4, 65535;
+  shl.b32 %r4, %r4, %r3;
+  rem.u32 %r5, %r12, 3;
+  setp.eq.u32 %p1, %r5, 0;
+  vote.sync.ballot.b32 %r6, %p1, %r4;
+  st.global.u32 [%rd1], %r6;
+  redux.sync.add.u32 %r7, %r12, %r4;
+  st.global.u32 [%rd1+128], %r7;
+  and.b32 %r8, %r12, 3;
+  match.any.sync.b32 %r9, %r8, %r4;
+  st.global.u32 [%rd1+256], %r9;
+  vote.sync.any.pred %p2, %p1, %r4;
+  setp.lt.u32 %p3, %r12, 20;
+  vote.sync.all.pred %p4, %p3, %r4;
+  selp.u32 %r13, 1, 0, %p2;
+  selp.u32 %r14, 2, 0, %p4;
+  or.b32 %r13, %r13, %r14;
+  st.global.u32 [%rd1+384], %r13;
+  shr.u32 %r15, %r12, 4;
+  match.all.sync.b32 %r16|%p5, %r15, %r4;
+  selp.u32 %r17, 1, 0, %p5;
+  add.u32 %r16, %r16, %r17;
+  st.global.u32 [%rd1+512], %r16;)"),
+              {1}, {32}, 160);
+  for (uint32_t i = 0; i < 32; ++i) {
+    const uint32_t group = i < 16 ? 0x0000ffffu : 0xffff0000u;
+    uint32_t ballot = 0, sum = 0, same = 0;
+    for (uint32_t k = 0; k < 32; ++k) {
+      if (!((group >> k) & 1u)) continue;
+      ballot |= uint32_t(k % 3 == 0) << k;
+      sum += k;
+      same |= uint32_t(k % 4 == i % 4) << k;
+    }
+    EXPECT_EQ(r.out[i], ballot) << i;
+    EXPECT_EQ(r.out[32 + i], sum) << i;
+    EXPECT_EQ(r.out[64 + i], same) << i;
+    EXPECT_EQ(r.out[96 + i], i < 16 ? 3u : 1u) << i;  // any; all below 20 only in 0-15
+    EXPECT_EQ(r.out[128 + i], group + 1) << i;        // each half's values are equal
+  }
+}
+
+// A branch one of whose paths may exit reconverges at the exit; the barrier after the branch
+// still waits for every lane of the warp (the compiler reconverges the paths before it), so
+// no lane reads shared memory its neighbour has not written yet.
+TEST(Simt, BarrierAfterABranchThatMayExitWaitsForEveryPath) {
+  const std::string body = R"(
+  .shared .align 4 .b32 s[64];
+  shl.b32 %r3, %r12, 2;
+  mov.u32 %r4, s;
+  add.u32 %r5, %r4, %r3;
+  mov.u32 %r6, -1;
+  st.shared.u32 [%r5], %r6;
+  and.b32 %r7, %r12, 1;
+  setp.eq.u32 %p1, %r7, 1;
+  @%p1 bra ODD;
+  shl.b32 %r8, %r2, 1;
+  bra.uni JOIN;
+ODD:
+  setp.gt.u32 %p2, %r2, 1000;
+  @%p2 bra DONE;
+  mov.u32 %r8, %r2;
+JOIN:
+  st.shared.u32 [%r5], %r8;
+  bar.sync 0;
+  xor.b32 %r9, %r12, 1;
+  shl.b32 %r9, %r9, 2;
+  add.u32 %r9, %r4, %r9;
+  ld.shared.u32 %r13, [%r9];
+  st.global.u32 [%rd1], %r13;
+DONE:)";
+  // No lane exits; then lanes 5 and 41 do (their inputs are large), and never write.
+  for (const bool exits : {false, true}) {
+    std::vector<uint32_t> in(64);
+    std::iota(in.begin(), in.end(), 0u);
+    if (exits) in[5] = in[41] = 5000;
+    KernelRun r(kernel(body), {1}, {64}, 64, in);
+    for (uint32_t t = 0; t < 64; ++t) {
+      const uint32_t s = t ^ 1u;
+      const uint32_t wrote = in[s] > 1000 ? ~0u : (s & 1u) ? in[s] : 2 * in[s];
+      EXPECT_EQ(r.out[t], in[t] > 1000 ? 0u : wrote) << t << (exits ? " exits" : "");
+    }
+  }
+}
+
 TEST(Simt, LocalMemoryDynamicIndexing) {
   KernelRun r(kernel(R"(
   .local .align 4 .b8 buf[64];

@@ -121,6 +121,59 @@ inline void gotoPc(Warp& w, uint32_t pc) {
   reconverge(w);
 }
 
+// Whether the instruction at `pc` only ends the lanes that reach it: an unguarded exit, or a
+// kernel's ret (no call frame on the stack).
+bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
+  if (pc >= p.code.size()) return true;  // past the end (kNoPc): no lane gets there
+  const Inst& in = p.code[pc];
+  if (in.guard >= 0) return false;
+  if (in.flow == Flow::Exit) return true;
+  if (in.flow != Flow::Ret) return false;
+  for (const SimtEntry& e : w.stack)
+    if (e.frame) return false;
+  return true;
+}
+
+// bar.sync, bar.red and bar.arrive are .aligned: the warp executes them with all its threads
+// (NVIDIA's compilers reconverge divergent paths before one). A path reaches one while others
+// are still apart when the paths' reconvergence point lies beyond it, which is the kernel's exit
+// when one of them may exit or trap (`if (a) { if (x) return; ... } else ...; __syncthreads()`).
+// The path at the barrier (the top entry, at `pc`) then waits for its siblings: returns true
+// with a sibling moved on top to run until it reaches the barrier too, where the two merge.
+// Lanes that wait at a reconvergence point that only exits leave the warp (all they would do).
+// Returns false to let the top entry (with the lanes merged into it) arrive.
+bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc) {
+  while (w.stack.size() >= 2 && w.stack.back().mask != w.live) {
+    SimtEntry& t = w.stack.back();
+    SimtEntry& e = w.stack[w.stack.size() - 2];
+    if (t.frame || e.frame) return false;
+    if (e.pc == t.rpc) {              // the path's reconvergence entry: its other paths have ended
+      if ((e.mask & ~t.mask) == 0) {  // none waits there: the path goes on in its place
+        t.rpc = e.rpc;
+        w.stack.erase(w.stack.end() - 2);
+        continue;
+      }
+      if (!onlyExits(p, w, e.pc)) return false;
+      const uint32_t gone = e.mask & ~t.mask;  // lanes about to exit: they exit now
+      for (SimtEntry& x : w.stack) x.mask &= ~gone;
+      w.live &= ~gone;
+      continue;
+    }
+    if (e.rpc != t.rpc) return false;
+    if (e.pc == pc) {  // a sibling path already here: one path from now on
+      e.mask |= t.mask;
+      w.stack.pop_back();
+      continue;
+    }
+    // At another barrier it waits for this one (.aligned barriers in divergent code: arrive
+    // apart, as before); else it runs first.
+    if (p.code[e.pc].flow == Flow::Barrier) return false;
+    std::swap(t, e);
+    return true;
+  }
+  return false;
+}
+
 uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t warp, int lane) {
   const uint32_t t = warp * kWarpSize + static_cast<uint32_t>(lane);
   const uint32_t bx = L.block.x, by = L.block.y;
@@ -597,7 +650,17 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
       return r;
     }
     case Flow::Barrier: {
-      top.pc = pc + 1;
+      if (top.mask != w.live) {
+        if (awaitSiblingsAtBarrier(p, w, pc)) return r;  // another path runs to the barrier
+        SimtEntry& merged = w.stack.back();              // the lanes here now
+        mask = merged.mask;
+        if (in.guard >= 0) mask &= in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard];
+        r.active = merged.mask;
+        r.executed = mask;
+        merged.pc = pc + 1;
+      } else {
+        top.pc = pc + 1;
+      }
       if (mask) {
         st.barrierWaits += 1;
         arriveAtBarrier(cta, w, in, mask, r);

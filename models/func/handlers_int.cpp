@@ -514,28 +514,42 @@ void reduxHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
   const uint64_t* a = slot(c, in.src[0]);
   if (mask == 0) return;
-  T acc = get<T>(a, __builtin_ctz(mask));
-  bool first = true;
+  const auto reduce = [&](uint32_t g) {  // over the lanes g (not empty)
+    T acc = get<T>(a, __builtin_ctz(g));
+    forEachLane(g & (g - 1), [&](int l) {
+      T v = get<T>(a, l);
+      if constexpr (Op == ReduxOp::Add)
+        acc = static_cast<T>(uint32_t(acc) + uint32_t(v));
+      else if constexpr (Op == ReduxOp::Min)
+        acc = std::min(acc, v);
+      else if constexpr (Op == ReduxOp::Max)
+        acc = std::max(acc, v);
+      else if constexpr (Op == ReduxOp::And)
+        acc &= v;
+      else if constexpr (Op == ReduxOp::Or)
+        acc |= v;
+      else
+        acc ^= v;
+    });
+    return acc;
+  };
+  uint32_t group[kWarpSize];
+  if (!memberGroups(c, in, 1, mask, group)) {
+    const T acc = reduce(mask);
+    forEachLane(mask, [&](int l) { put<T>(d, l, acc); });
+    return;
+  }
+  // Lanes of one group share its result: each group reduced once.
+  uint32_t done = 0;
   forEachLane(mask, [&](int l) {
-    if (first) {
-      first = false;
-      return;
-    }
-    T v = get<T>(a, l);
-    if constexpr (Op == ReduxOp::Add)
-      acc = static_cast<T>(uint32_t(acc) + uint32_t(v));
-    else if constexpr (Op == ReduxOp::Min)
-      acc = std::min(acc, v);
-    else if constexpr (Op == ReduxOp::Max)
-      acc = std::max(acc, v);
-    else if constexpr (Op == ReduxOp::And)
-      acc &= v;
-    else if constexpr (Op == ReduxOp::Or)
-      acc |= v;
-    else
-      acc ^= v;
+    if ((done >> l) & 1u) return;
+    const uint32_t g = group[l];
+    const T acc = g ? reduce(g) : get<T>(a, l);
+    uint32_t same = 0;
+    forEachLane(mask & ~done, [&](int k) { same |= uint32_t(group[k] == g) << k; });
+    forEachLane(same, [&](int k) { put<T>(d, k, acc); });
+    done |= same;
   });
-  forEachLane(mask, [&](int l) { put<T>(d, l, acc); });
 }
 
 // ---- type dispatch -----------------------------------------------------------------------------

@@ -669,19 +669,31 @@ void shflHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 template <VoteMode Mode>
 void voteHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
-  uint32_t p = readPred(c, in.src[0], in.predSrcNeg & 1) & mask;
+  const uint32_t p = readPred(c, in.src[0], in.predSrcNeg & 1) & mask;
+  const auto vote = [&](uint32_t g) {  // over the lanes g
+    const uint32_t v = p & g;
+    if constexpr (Mode == VoteMode::Ballot)
+      return v;
+    else if constexpr (Mode == VoteMode::All)
+      return uint32_t(v == g);
+    else if constexpr (Mode == VoteMode::Any)
+      return uint32_t(v != 0);
+    else
+      return uint32_t(v == g || v == 0);
+  };
+  uint32_t group[kWarpSize];
+  const bool split = in.nsrc > 1 && memberGroups(c, in, 1, mask, group);
   if constexpr (Mode == VoteMode::Ballot) {
     uint64_t* d = slot(c, in.dst[0]);
-    forEachLane(mask, [&](int l) { d[l] = p; });
+    const uint32_t whole = vote(mask);
+    forEachLane(mask, [&](int l) { d[l] = split ? vote(group[l]) : whole; });
   } else {
-    bool r;
-    if constexpr (Mode == VoteMode::All)
-      r = p == mask;
-    else if constexpr (Mode == VoteMode::Any)
-      r = p != 0;
+    uint32_t r = 0;
+    if (!split)
+      r = vote(mask) ? mask : 0u;
     else
-      r = p == mask || p == 0;
-    writePred(c, in.dst[0], mask, r ? kFullMask : 0u);
+      forEachLane(mask, [&](int l) { r |= vote(group[l]) << l; });
+    writePred(c, in.dst[0], mask, r);
   }
 }
 
@@ -697,10 +709,12 @@ void matchAnyHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* a = slot(c, in.src[0]);
   T vals[kWarpSize];
   forEachLane(mask, [&](int l) { vals[l] = get<T>(a, l); });
+  uint32_t group[kWarpSize];
+  const bool split = memberGroups(c, in, 1, mask, group);
   uint32_t res[kWarpSize] = {};
   forEachLane(mask, [&](int l) {
     uint32_t m = 0;
-    forEachLane(mask, [&](int k) { m |= uint32_t(vals[k] == vals[l]) << k; });
+    forEachLane(split ? group[l] : mask, [&](int k) { m |= uint32_t(vals[k] == vals[l]) << k; });
     res[l] = m;
   });
   forEachLane(mask, [&](int l) { d[l] = res[l]; });
@@ -710,12 +724,24 @@ template <class T>
 void matchAllHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
   const uint64_t* a = slot(c, in.src[0]);
-  bool all = true;
-  int first = mask ? __builtin_ctz(mask) : 0;
-  T v0 = get<T>(a, first);
-  forEachLane(mask, [&](int l) { all &= get<T>(a, l) == v0; });
-  forEachLane(mask, [&](int l) { d[l] = all ? mask : 0u; });
-  if (in.ndst == 2) writePred(c, in.dst[1], mask, all ? kFullMask : 0u);
+  uint32_t group[kWarpSize];
+  const bool split = memberGroups(c, in, 1, mask, group);
+  const auto allEqual = [&](uint32_t g) {
+    if (g == 0) return true;
+    const T v0 = get<T>(a, __builtin_ctz(g));
+    bool all = true;
+    forEachLane(g, [&](int l) { all &= get<T>(a, l) == v0; });
+    return all;
+  };
+  const bool whole = !split && allEqual(mask);
+  uint32_t p = 0;
+  forEachLane(mask, [&](int l) {
+    const uint32_t g = split ? group[l] : mask;
+    const bool all = split ? allEqual(g) : whole;
+    d[l] = all ? g : 0u;
+    p |= uint32_t(all) << l;
+  });
+  if (in.ndst == 2) writePred(c, in.dst[1], mask, p);
 }
 
 }  // namespace

@@ -61,6 +61,21 @@ inline void forEachLane(uint32_t mask, F&& f) {
 
 inline uint64_t* slot(ExecCtx& c, uint32_t s) { return c.R + size_t(s) * kWarpSize; }
 
+// The lanes each executing lane combines with in a warp-synchronous instruction (vote, match and
+// redux .sync): the lanes of its membermask operand (source `src`) that execute it. A tile of a
+// cooperative group names its own lanes, so two halves of a warp can combine separately in one
+// instruction. Returns false when every lane's group is `mask` itself (a full member mask, or
+// one equal to the executing lanes): the common case, which needs no `group`.
+inline bool memberGroups(ExecCtx& c, const Inst& in, int src, uint32_t mask, uint32_t* group) {
+  const uint64_t* m = c.R + size_t(in.src[src]) * kWarpSize;
+  bool split = false;
+  forEachLane(mask, [&](int l) {
+    group[l] = static_cast<uint32_t>(m[l]) & mask;
+    split |= group[l] != mask;
+  });
+  return split;
+}
+
 inline void writePred(ExecCtx& c, uint32_t p, uint32_t mask, uint32_t value) {
   c.P[p] = (c.P[p] & ~mask) | (value & mask);
 }
