@@ -19,6 +19,7 @@ enum CudaError : int {
   kErrorInvalidDevice = 101,
   kErrorInvalidKernelImage = 200,
   kErrorNoKernelImageForDevice = 209,
+  kErrorUnsupportedLimit = 215,
   kErrorInvalidResourceHandle = 400,
   kErrorIllegalState = 401,
   kErrorNotReady = 600,

@@ -39,6 +39,7 @@ wire::DeviceFacts deviceFacts(const PlatformConfig& cfg) {
   // As the driver reports it: twice the DRAM command clock (a GTX480, 924 MHz, reports 1848 MHz),
   // on a bus that is the partitions' channels side by side (384 bits on a GTX480).
   f.memoryKhz = uint32_t(cfg.gpu.clocks.dram_mhz * 2000);
+  f.heapBytes = cfg.memory.device_heap_bytes;
   f.memoryBusBits =
       cfg.memory.partitions * cfg.memory.dram.chips * cfg.memory.dram.bus_width_bytes * 8;
   f.l2Bytes = uint32_t(std::min<uint64_t>(
@@ -306,6 +307,14 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
     case wire::Op::EventElapsed: {
       void* start = ptr(in.get<uint64_t>());
       out.put(rt_.elapsedMs(start, ptr(in.get<uint64_t>())));
+      break;
+    }
+    case wire::Op::SetHeapSize: {
+      const auto bytes = in.get<uint64_t>();
+      if (!device_.heap().resize(bytes))
+        throw CudaFailure(kErrorInvalidValue,
+                          "cudaLimitMallocHeapSize: a kernel has used the device heap already; "
+                          "set its size before the first launch that calls malloc");
       break;
     }
     case wire::Op::Occupancy: {

@@ -59,6 +59,7 @@ enum class Op : uint32_t {
   Occupancy,            // u64 hostFun, u32 block threads, u64 dynamic shared -> u32 blocks per SM
   RegisterManagedVar,   // u64 handle, u64 address (MallocShared's), u64 bytes, device name
   InitModule,           // u64 handle: load the fat binary's module now
+  SetHeapSize,          // u64 bytes: the device malloc heap's size (before its first use)
 };
 
 struct RequestHeader {
@@ -93,6 +94,7 @@ struct DeviceFacts {
   uint32_t memoryKhz = 0;
   uint32_t memoryBusBits = 0;
   uint32_t l2Bytes = 0;
+  uint64_t heapBytes = 0;  // the device malloc heap's size (memory.device_heap_bytes)
 };
 
 // What cudaFuncGetAttributes describes, and the parameters' sizes for packing a launch.

@@ -23,6 +23,13 @@ class DeviceHeap {
   bool release(uint64_t addr);
 
   uint64_t size() const { return size_; }
+  // Sets the size the region will have; false once a malloc has taken it (as CUDA's
+  // cudaLimitMallocHeapSize, which cannot change after a kernel used the heap).
+  bool resize(uint64_t bytes) {
+    if (base_ != 0) return false;
+    size_ = bytes;
+    return true;
+  }
   uint64_t bytesInUse() const { return inUse_; }
 
  private:

@@ -402,8 +402,20 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
     }
     std::string spec = "%";
     while (j < f.size() && std::strchr("-+ #0", f[j])) spec += f[j++];
-    while (j < f.size() && (std::isdigit(static_cast<unsigned char>(f[j])) || f[j] == '.'))
-      spec += f[j++];
+    // Width and precision: digits, or '*' for an int argument before the value's.
+    while (j < f.size() &&
+           (std::isdigit(static_cast<unsigned char>(f[j])) || f[j] == '.' || f[j] == '*')) {
+      if (f[j] == '*') {
+        const int32_t v = readAt<int32_t>(c, next(4), l);
+        if (spec.back() == '.' && v < 0)
+          spec.pop_back();  // a negative precision is none
+        else
+          spec += std::to_string(v);  // a negative width is '-' and its size
+      } else {
+        spec += f[j];
+      }
+      ++j;
+    }
     int longs = 0;
     while (j < f.size() && std::strchr("hlLzjt", f[j])) {
       if (f[j] == 'l' || f[j] == 'z' || f[j] == 'j' || f[j] == 't' || f[j] == 'L') ++longs;
@@ -453,8 +465,15 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
                       static_cast<unsigned long long>(readAt<uint64_t>(c, next(8), l)));
         break;
       case 's': {
-        std::string str = readCString(c, readAt<uint64_t>(c, next(8), l), l);
-        out += str;
+        const std::string str = readCString(c, readAt<uint64_t>(c, next(8), l), l);
+        if (spec == "%") {
+          out += str;
+        } else {  // width, precision, '-'
+          const std::string sf = spec + "s";
+          std::string t(std::size_t(std::snprintf(nullptr, 0, sf.c_str(), str.c_str())), '\0');
+          std::snprintf(t.data(), t.size() + 1, sf.c_str(), str.c_str());
+          out += t;
+        }
         continue;
       }
       default:  // not a conversion printf knows: copied as written

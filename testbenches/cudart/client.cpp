@@ -177,6 +177,14 @@ int Client::kernel(const void* hostFun, const Kernel** out) {
   return kSuccess;
 }
 
+int Client::setKernel(const void* hostFun, const std::function<void(Kernel&)>& change) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const Kernel* k = nullptr;
+  if (int e = kernel(hostFun, &k); e != kSuccess) return e;
+  change(kernels_.at(hostFun));
+  return kSuccess;
+}
+
 void Client::forgetKernels() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   kernels_.clear();

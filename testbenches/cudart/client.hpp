@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +30,10 @@ struct Dim3 {
 struct Kernel {
   wire::FunctionFacts facts;
   std::vector<uint32_t> paramSizes;
+  // cudaFuncSetAttribute's settings (-1: not set): the dynamic shared memory a launch may ask
+  // for, and the preferred shared memory carve-out.
+  int maxDynamicSharedBytes = -1;
+  int preferredCarveout = -1;
 };
 
 class Client {
@@ -47,6 +52,8 @@ class Client {
 
   // A kernel's parameter layout and attributes, asked once.
   int kernel(const void* hostFun, const Kernel** out);
+  // Changes a kernel's settings (cudaFuncSetAttribute), asking for the kernel first if needed.
+  int setKernel(const void* hostFun, const std::function<void(Kernel&)>& change);
   void forgetKernels();
 
   // Allocations, to classify pointers: device memory (host cannot touch it) and shared memory

@@ -165,6 +165,7 @@ enum DeviceAttr : int {
   kAttrMaxSharedMemoryPerBlockOptin = 97,
   kAttrHostRegisterSupported = 99,
   kAttrMaxBlocksPerMultiprocessor = 106,
+  kAttrReservedSharedMemoryPerBlock = 111,
   kAttrLast = 147,  // cudaDevAttrOnlyPartialHostNativeAtomicSupported, CUDA 13's last
 };
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -304,6 +305,17 @@ Captures& captures() {
   return c;
 }
 
+// Events created with cudaEventDisableTiming: cudaEventElapsedTime refuses them, as CUDA does.
+struct UntimedEvents {
+  std::mutex mutex;
+  std::set<void*> events;
+};
+
+UntimedEvents& untimedEvents() {
+  static UntimedEvents u;
+  return u;
+}
+
 // The legacy default stream (0, cudaStreamLegacy) cannot be captured.
 bool legacyStream(void* stream) { return stream == nullptr || stream == ptr(1); }
 
@@ -346,6 +358,15 @@ int sendLaunch(const wire::Buffer& b) {
   return record(e);
 }
 
+// The dynamic shared memory a block of kernel `k` may ask for: what cudaFuncSetAttribute
+// (cudaFuncAttributeMaxDynamicSharedMemorySize) allowed, else a block's 48 KB (the device's
+// sharedMemPerBlock) less the kernel's static shared memory, as on a GPU.
+uint64_t maxDynamicShared(const gpusc::cudart::shim::Kernel& k) {
+  if (k.maxDynamicSharedBytes >= 0) return uint64_t(k.maxDynamicSharedBytes);
+  const uint64_t perBlock = client().facts().sharedMemoryPerBlock;
+  return perBlock - std::min<uint64_t>(perBlock, k.facts.staticSharedBytes);
+}
+
 // The launch as work to do (now, or when a graph runs), its arguments copied; an error code when
 // it cannot be made.
 int makeLaunch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
@@ -353,6 +374,16 @@ int makeLaunch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t s
   Client& c = client();
   const gpusc::cudart::shim::Kernel* k = nullptr;
   if (int e = c.kernel(hostFun, &k); e != kSuccess) return record(e);
+  if (const uint64_t room = maxDynamicShared(*k); sharedBytes > room)
+    return fail(
+        kErrorInvalidValue, "cudaLaunchKernel",
+        std::to_string(sharedBytes) +
+            " bytes of dynamic shared memory: a block of this "
+            "kernel may ask for " +
+            std::to_string(room) +
+            (k->maxDynamicSharedBytes >= 0 ? " (its cudaFuncAttributeMaxDynamicSharedMemorySize)"
+                                           : "; more needs cudaFuncSetAttribute("
+                                             "cudaFuncAttributeMaxDynamicSharedMemorySize)"));
   wire::LaunchHeader h;
   h.hostFun = u64(hostFun);
   h.grid[0] = grid.x, h.grid[1] = grid.y, h.grid[2] = grid.z;
@@ -763,6 +794,7 @@ GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
       {abi::kAttrMaxSharedMemoryPerBlockOptin, p.sharedMemPerBlockOptin},
       {abi::kAttrHostRegisterSupported, p.hostRegisterSupported},
       {abi::kAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
+      {abi::kAttrReservedSharedMemoryPerBlock, int64_t(p.reservedSharedMemPerBlock)},
       {abi::kAttrCooperativeLaunch, p.cooperativeLaunch},
   };
   for (const auto& [a, v] : known)
@@ -787,19 +819,57 @@ GPUSC_API int cudaDeviceGetCacheConfig(int* config) {
   if (config) *config = 0;
   return kSuccess;
 }
-GPUSC_API int cudaDeviceSetLimit(int, size_t) { return kSuccess; }
+// cudaDeviceSetLimit's values: the stack and the printf FIFO are not modelled (a thread's local
+// memory and printf's output have no size limit here) but read back as set; the malloc heap is
+// the device's (memory.device_heap_bytes until set).
+struct Limits {
+  std::mutex mutex;
+  size_t stack = 1024, printfFifo = 1 << 20, heap = 0;  // heap 0: the device's
+};
+
+Limits& limits() {
+  static Limits l;
+  return l;
+}
+
+GPUSC_API int cudaDeviceSetLimit(int limit, size_t value) {
+  GPUSC_STICKY();
+  constexpr int kStack = 0, kPrintfFifo = 1, kHeap = 2;
+  Limits& l = limits();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  switch (limit) {
+    case kStack:
+      l.stack = value;
+      return kSuccess;
+    case kPrintfFifo:
+      l.printfFifo = value;
+      return kSuccess;
+    case kHeap: {
+      wire::Buffer b;
+      b.put(uint64_t(value));
+      if (int e = client().call(wire::Op::SetHeapSize, b); e != kSuccess) return record(e);
+      l.heap = value;
+      return kSuccess;
+    }
+    default:  // the device runtime's and L2 limits: not modelled
+      return fail(kErrorUnsupportedLimit, "cudaDeviceSetLimit",
+                  "limit " + std::to_string(limit) + " is not one gpusc models");
+  }
+}
 GPUSC_API int cudaDeviceGetLimit(size_t* value, int limit) {
   if (value == nullptr) return fail(kErrorInvalidValue, "cudaDeviceGetLimit", "a null result");
+  Limits& l = limits();
+  std::lock_guard<std::mutex> lock(l.mutex);
   switch (limit) {
     case 0:
-      *value = 1024;
-      break;  // stack bytes per thread
+      *value = l.stack;
+      break;
     case 1:
-      *value = 1 << 20;
-      break;  // printf FIFO
+      *value = l.printfFifo;
+      break;
     case 2:
-      *value = 8 << 20;
-      break;  // malloc heap
+      *value = l.heap ? l.heap : client().facts().heapBytes;
+      break;
     default:
       *value = 0;
       break;
@@ -833,10 +903,8 @@ GPUSC_API int cudaFuncGetAttributes(abi::FuncAttributes* attr, const void* func)
   attr->numRegs = int(k->facts.regsPerThread);
   attr->ptxVersion = int(k->facts.ptxVersion);
   attr->binaryVersion = int(client().facts().computeCapability);
-  attr->maxDynamicSharedSizeBytes =
-      int(client().facts().sharedMemoryPerBlock -
-          std::min<uint64_t>(client().facts().sharedMemoryPerBlock, k->facts.staticSharedBytes));
-  attr->preferredShmemCarveout = -1;
+  attr->maxDynamicSharedSizeBytes = int(maxDynamicShared(*k));
+  attr->preferredShmemCarveout = k->preferredCarveout;
   return kSuccess;
 }
 
@@ -858,7 +926,12 @@ GPUSC_API int cudaFuncSetAttribute(const void* func, int attribute, int value) {
     return fail(
         kErrorInvalidValue, "cudaFuncSetAttribute",
         "a carve-out of " + std::to_string(value) + " %: it is -1 (no preference) or 0 to 100");
-  return kSuccess;
+  if (attribute != kMaxDynamicSharedMemorySize && attribute != kPreferredSharedMemoryCarveout)
+    return kSuccess;  // the others (cluster shapes, non-portable sizes) are not modelled
+  return record(client().setKernel(func, [&](gpusc::cudart::shim::Kernel& kk) {
+    (attribute == kMaxDynamicSharedMemorySize ? kk.maxDynamicSharedBytes : kk.preferredCarveout) =
+        value;
+  }));
 }
 
 GPUSC_API int cudaFuncSetCacheConfig(const void*, int) { return kSuccess; }
@@ -1597,8 +1670,24 @@ GPUSC_API int cudaEventCreate(void** event) {
   *event = ptr(h);
   return kSuccess;
 }
-GPUSC_API int cudaEventCreateWithFlags(void** event, unsigned) { return cudaEventCreate(event); }
-GPUSC_API int cudaEventDestroy(void* event) { return simple(wire::Op::EventDestroy, u64(event)); }
+GPUSC_API int cudaEventCreateWithFlags(void** event, unsigned flags) {
+  constexpr unsigned kDisableTiming = 0x02;
+  const int e = cudaEventCreate(event);
+  if (e == kSuccess && (flags & kDisableTiming)) {
+    UntimedEvents& u = untimedEvents();
+    std::lock_guard<std::mutex> lock(u.mutex);
+    u.events.insert(*event);
+  }
+  return e;
+}
+GPUSC_API int cudaEventDestroy(void* event) {
+  {
+    UntimedEvents& u = untimedEvents();
+    std::lock_guard<std::mutex> lock(u.mutex);
+    u.events.erase(event);
+  }
+  return simple(wire::Op::EventDestroy, u64(event));
+}
 GPUSC_API int cudaEventRecord(void* event, void* stream) {
   GPUSC_STICKY();
   {
@@ -1636,6 +1725,13 @@ GPUSC_API int cudaEventQuery(void*) {
 GPUSC_API int cudaEventElapsedTime(float* ms, void* start, void* end) {
   GPUSC_STICKY();
   if (ms == nullptr) return fail(kErrorInvalidValue, "cudaEventElapsedTime", "a null result");
+  {
+    UntimedEvents& u = untimedEvents();
+    std::lock_guard<std::mutex> lock(u.mutex);
+    if (u.events.count(start) || u.events.count(end))
+      return fail(kErrorInvalidResourceHandle, "cudaEventElapsedTime",
+                  "an event created with cudaEventDisableTiming has no time");
+  }
   wire::Buffer b;
   b.put(u64(start)).put(u64(end));
   std::vector<uint8_t> reply;

@@ -11,9 +11,16 @@ __global__ void hello(int base) {
     printf("block %d warp %d says %d\n", blockIdx.x, threadIdx.x / 32, base + threadIdx.x);
 }
 
+// Widths and precisions: of strings, and given as arguments ('*').
+__global__ void formats() {
+  printf("[%6s|%-4s|%.2s|%*d|%-*d|%.*f]\n", "pad", "l", "truncate", 5, 42, 4, 7, 2, 3.14159);
+}
+
 int main() {
   std::printf("before the kernel\n");
   hello<<<2, 64>>>(1000);
+  CHECK(cudaDeviceSynchronize());
+  formats<<<1, 1>>>();
   CHECK(cudaDeviceSynchronize());
   std::printf("after the kernel\n");
   return verdict(true, "device printf");

@@ -22,8 +22,10 @@ int main() {
   fill<<<1, 2048, 2048 * sizeof(int)>>>(v, 1);
   EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidConfiguration);
   EXPECT_ERROR(cudaGetLastError(), cudaSuccess);  // read and cleared
+  // More dynamic shared memory than the kernel may ask for (48 KB less its static shared memory
+  // without cudaFuncAttributeMaxDynamicSharedMemorySize): an invalid argument.
   fill<<<1, 64, 1 << 20>>>(v, 1);
-  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidValue);
   fill<<<0, 64, 64 * sizeof(int)>>>(v, 1);
   EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidConfiguration);
   int host[4];

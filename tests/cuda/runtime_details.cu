@@ -5,7 +5,9 @@
 // - pointer attributes of pinned, mapped, managed, registered and device memory, and
 //   registering host memory twice;
 // - __launch_bounds__ limits a kernel's block (its attributes and its launches), and
-//   cudaFuncSetAttribute refuses more dynamic shared memory than a block can have;
+//   cudaFuncSetAttribute refuses more dynamic shared memory than a block can have, and what it
+//   sets is read back and limits the launches;
+// - the reserved shared memory attribute, the heap and stack limits, events without timing;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
 //   128-bit division (the carry flag of sub.cc read by addc).
 // build: --default-stream per-thread -arch=sm_75
@@ -21,6 +23,13 @@
 __global__ void increment(int* v) { v[threadIdx.x] += 1; }
 
 __global__ void __launch_bounds__(64) bounded(int* v) { v[threadIdx.x] = threadIdx.x; }
+
+// Whether device malloc gives `bytes` (and frees them).
+__global__ void heapBlock(size_t bytes, int* ok) {
+  void* p = malloc(bytes);
+  *ok = p != nullptr;
+  free(p);
+}
 
 __global__ void halfMath(const __half* x, float* out, const __half2* x2, float* out2, int* nan) {
   const int i = threadIdx.x;
@@ -123,6 +132,55 @@ int main() {
          "16 MB of dynamic shared memory is refused");
   cudaGetLastError();
   CHECK(cudaFuncSetAttribute(bounded, cudaFuncAttributeMaxDynamicSharedMemorySize, 4096));
+  // What was set is what the kernel's attributes say and what its launches may ask for.
+  CHECK(cudaFuncSetAttribute(bounded, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+  CHECK(cudaFuncGetAttributes(&fa, bounded));
+  expect(fa.maxDynamicSharedSizeBytes == 4096 && fa.preferredShmemCarveout == 50,
+         "cudaFuncSetAttribute's values read back");
+  bounded<<<1, 64, 8192>>>(d);
+  expect(cudaGetLastError() == cudaErrorInvalidValue,
+         "a launch asking for more dynamic shared memory than allowed is refused");
+  bounded<<<1, 64, 4096>>>(d);
+  CHECK(cudaGetLastError());
+  increment<<<1, 64, 64 * 1024>>>(d);
+  expect(cudaGetLastError() == cudaErrorInvalidValue,
+         "64 KB of dynamic shared memory needs the opt-in");
+  int reserved = -1;
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, 0));
+  expect(size_t(reserved) == prop.reservedSharedMemPerBlock,
+         "the reserved shared memory attribute is the property's");
+
+  // Limits: the heap's size until a kernel has used it.
+  size_t limit = 0;
+  CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 32u << 20));
+  CHECK(cudaDeviceGetLimit(&limit, cudaLimitMallocHeapSize));
+  expect(limit == 32u << 20, "the heap's size reads back");
+  CHECK(cudaDeviceSetLimit(cudaLimitStackSize, 4096));
+  CHECK(cudaDeviceGetLimit(&limit, cudaLimitStackSize));
+  expect(limit == 4096, "the stack size reads back");
+  int* got = nullptr;
+  CHECK(cudaMalloc(&got, sizeof(int)));
+  heapBlock<<<1, 1>>>(16u << 20, got);
+  int ok = 0;
+  CHECK(cudaMemcpy(&ok, got, sizeof ok, cudaMemcpyDeviceToHost));
+  expect(ok == 1, "malloc of 16 MB from a 32 MB heap");
+  expect(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20) == cudaErrorInvalidValue,
+         "the heap's size is fixed once a kernel used it");
+  cudaGetLastError();
+
+  // An event without timing has no elapsed time.
+  cudaEvent_t timed, untimed;
+  CHECK(cudaEventCreate(&timed));
+  CHECK(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
+  CHECK(cudaEventRecord(timed, 0));
+  CHECK(cudaEventRecord(untimed, 0));
+  CHECK(cudaEventSynchronize(untimed));
+  float ms = 0;
+  expect(cudaEventElapsedTime(&ms, timed, untimed) == cudaErrorInvalidResourceHandle,
+         "an event created with cudaEventDisableTiming has no elapsed time");
+  cudaGetLastError();
 
   // cuda_fp16 math: hexp, h2exp and __hisnan.
   const int n = 32;
