@@ -2,8 +2,14 @@
 // the key, --set overrides, and the resolved configuration round-tripping.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
+#include "gpu/device.hpp"
 
 using namespace gpusc;
 
@@ -160,6 +166,61 @@ TEST(Config, ResolvedYamlLoadsBackToTheSameConfiguration) {
   PlatformConfig d = config::load<PlatformConfig>(yaml, "resolved.yaml", {});
   EXPECT_EQ(config::toJson(c), config::toJson(d));
   EXPECT_EQ(d.gpu.num_sms, 7u);
+}
+
+// A list entry's rule names the entry's own line, not its section's.
+TEST(Config, MeshPositionsAreCheckedAtTheirEntry) {
+  const std::string mesh =
+      "gpu:\n  num_sms: 2\nmemory:\n  partitions: 2\nl2:\n  slices_per_partition: 1\n"
+      "noc:\n  topology: mesh\n  mesh_columns: 2\n  mesh_rows: 2\n";
+  EXPECT_EQ(errorOf(mesh + "  sm_positions:\n    - {x: 0, y: 0}\n    - {x: 1, y: 0}\n"
+                           "  mc_positions:\n    - {x: 0, y: 1}\n    - {x: 1, y: 0}\n"),
+            "p.yaml:16:7: noc.mc_positions[1]: router (1, 0) already holds noc.sm_positions[1]");
+  EXPECT_EQ(errorOf(mesh + "  sm_positions:\n    - {x: 0, y: 0}\n    - {x: 2, y: 1}\n"),
+            "p.yaml:13:7: noc.sm_positions[1]: (2, 1) is outside the 2x2 mesh (x < 2, y < 2; "
+            "noc.mesh_columns and noc.mesh_rows give its size)");
+  EXPECT_EQ(errorOf(mesh + "  sm_positions:\n    - {x: 0, y: 0}\n    - {x: 1, y: 1}\n"),
+            "(no error)");
+}
+
+// Rules checked while the model is built, and as it runs, name the key's line in the platform
+// file as the loader's own do.
+TEST(Config, ErrorsAfterLoadingNameTheKeysLine) {
+  const std::filesystem::path file =
+      std::filesystem::path(testing::TempDir()) / fmt::format("origins-{}.yaml", ::getpid());
+  std::ofstream(file) << "name: tiny\nmemory:\n  device_memory_bytes: 1048576\npdn:\n"
+                         "  network: elements\n  regulator:\n    sense: die\n"
+                         "    bandwidth_khz: 5000\n";
+  const std::string f = file.string();
+  // Built in code (no file): the message as the model gives it.
+  EXPECT_EQ(PlatformConfig().locate("pdn.regulator.bandwidth_khz: x"),
+            "pdn.regulator.bandwidth_khz: x");
+  try {
+    Device dev(loadPlatform(f), ExecMode::Timing);
+    ADD_FAILURE() << "a 5 MHz regulator loop was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(f + ":8:20: pdn.regulator.bandwidth_khz: a 5000 kHz", 0),
+              0u)
+        << e.what();
+  }
+  Device dev(loadPlatform(f, {"pdn.regulator.bandwidth_khz=20"}), ExecMode::Functional);
+  dev.malloc(524288);
+  try {
+    dev.malloc(1048576);
+    ADD_FAILURE() << "1 MB allocated past a 1 MB device memory";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  f + ":3:24: memory.device_memory_bytes: out of device memory: 1048576 bytes", 0),
+              0u)
+        << e.what();
+  }
+  // A key the file leaves at its default: the file.
+  EXPECT_EQ(loadPlatform(f).locate("sm.l1d.sets: x"), f + ": sm.l1d.sets: x");
+  // --set: the option.
+  EXPECT_EQ(loadPlatform(f, {"sm.l1d.sets=64"}).locate("sm.l1d.sets: x"),
+            "--set sm.l1d.sets=64: sm.l1d.sets: x");
+  EXPECT_EQ(loadPlatform(f).locate("voltage monitor: x"), "voltage monitor: x");
+  std::filesystem::remove(file);
 }
 
 TEST(Config, EveryKeyIsDocumented) {

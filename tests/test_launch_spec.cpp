@@ -292,6 +292,38 @@ TEST_F(LaunchSpecTest, ErrorsNameFileLineAndKey) {
             f + ":2:12: launch of scale: block (2048,1,1) exceeds the limits (1024, 1024, 64)");
 }
 
+// Values a buffer's type cannot hold, and buffers larger than the device's memory, are refused
+// at their line before anything is allocated.
+TEST_F(LaunchSpecTest, ValuesAndSizesBeyondTheTypesAndTheDevice) {
+  const std::string f = path("spec.yaml");
+  const auto spec = [](const std::string& buffer, const std::string& arg = "{u32: 2}") {
+    return "ptx: k.ptx\nbuffers:\n  a: " + buffer +
+           "\nlaunches:\n  - {kernel: scale, grid: 1, block: 4, args: [a, " + arg +
+           ", {u32: 4}]}\n";
+  };
+  EXPECT_EQ(errorOf(spec("{type: u32, count: 4611686018427387904}")),
+            f + ":3:25: buffers.a.count: 4611686018427387904 elements of 4 bytes is more than 1 "
+                "TiB");
+  const std::string big = errorOf(spec("{type: u32, count: 1000000000}"));
+  EXPECT_EQ(big.rfind(f + ":3:3: buffers.a: 4000000000 bytes: ", 0), 0u) << big;
+  EXPECT_NE(big.find("memory.device_memory_bytes: out of device memory"), std::string::npos) << big;
+  EXPECT_EQ(errorOf(spec("{type: u8, count: 4, init: {constant: 300}}")),
+            f + ":3:44: buffers.a.init.constant: 300 is outside u8's range [0, 255]");
+  EXPECT_EQ(errorOf(spec("{type: u32, count: 4, init: {constant: 1.5}}")),
+            f + ":3:45: buffers.a.init.constant: 1.5 is not a whole number, as u32 needs");
+  EXPECT_EQ(errorOf(spec("{type: s8, count: 4, init: {iota: [100, 10]}}")),
+            f + ":3:40: buffers.a.init.iota: element 3: 130 is outside s8's range [-128, 127]");
+  EXPECT_EQ(errorOf(spec("{type: u16, count: 4, init: {uniform: [0, 100000]}}")),
+            f + ":3:48: buffers.a.init.uniform: 100000 is outside u16's range [0, 65535]");
+  EXPECT_EQ(errorOf(spec("{type: f32, count: 4, init: {constant: 1e300}}")),
+            f + ":3:45: buffers.a.init.constant: 1e+300 is beyond the range of f32");
+  EXPECT_EQ(errorOf(spec("{type: u32, count: 4}", "{u32: 4294967296}")),
+            f + ":5:56: launches[0].args[1]: 4294967296 is outside u32's range");
+  EXPECT_EQ(errorOf(spec("{type: u32, count: 4}", "{u32: -1}")),
+            f + ":5:56: launches[0].args[1]: -1 is outside u32's range");
+  EXPECT_EQ(errorOf(spec("{type: u32, count: 4, init: {constant: 255}}")), "(no error)");
+}
+
 TEST_F(LaunchSpecTest, CooperativeLaunchesSyncTheirGrid) {
   // tests/data/grid_sync.cu: two rounds of a[i] = a[(i + 1) % n] + 1 between grid syncs.
   const std::string ptx = std::string(GPUSC_SOURCE_DIR) + "/tests/data/grid_sync.ptx";

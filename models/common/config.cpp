@@ -1,6 +1,7 @@
 #include "common/config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -44,6 +45,20 @@ std::string Source::where(const std::string& path, const YAML::Mark& mark) const
       return fmt::format("--set {}", text);
   }
   return markWhere(file, mark);
+}
+
+std::string KeyOrigins::locate(const std::string& message) const {
+  const size_t colon = message.find(": ");
+  if (colon == std::string::npos || colon == 0) return message;
+  const std::string path = message.substr(0, colon);
+  for (char ch : path)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '[' ||
+          ch == ']'))
+      return message;
+  if (auto it = where.find(path); it != where.end()) return it->second + ": " + message;
+  // A key the file leaves at its default: the file is still where it would go.
+  if (path.find('.') != std::string::npos) return file + ": " + message;
+  return message;
 }
 
 std::string markWhere(const std::string& file, const YAML::Mark& mark) {
@@ -189,8 +204,13 @@ Reader::Reader(const YAML::Node& node, const Source& src, std::string path)
 
 void Reader::require(bool ok, const char* key, const std::string& message) {
   if (ok) return;
-  auto it = entries_.find(key);
-  fail(join(key), it != entries_.end() ? it->second.value.Mark() : mark_, message);
+  const std::string path = join(key);
+  YAML::Mark mark = mark_;
+  if (auto it = entries_.find(key); it != entries_.end())
+    mark = it->second.value.Mark();
+  else if (auto m = src_.marks.find(path); m != src_.marks.end())
+    mark = m->second;  // a key below this section, or a list entry ("noc.sm_positions[2]")
+  fail(path, mark, message);
 }
 
 void Reader::require(bool ok, std::initializer_list<const char*> keys, const std::string& message) {
@@ -205,6 +225,14 @@ void Reader::require(bool ok, std::initializer_list<const char*> keys, const std
       where = src_.where(p, YAML::Mark::null_mark());
       break;
     }
+  if (where.empty()) {
+    // The first key the file sets (its own line), else the section of the first one it names.
+    for (const std::string& p : paths)
+      if (auto m = src_.marks.find(p); m != src_.marks.end()) {
+        where = src_.where(p, m->second);
+        break;
+      }
+  }
   if (where.empty()) {
     YAML::Mark mark = mark_;
     for (const char* k : keys) {

@@ -91,7 +91,22 @@ struct Source {
   std::string file;     // file name used in messages
   Overrides overrides;  // applied --set options, for messages
   RegisteredNames registered;
+  // Where each key path the reader read was written (sections, list entries and values): filled
+  // as the reader goes, so a rule between keys and an error after loading can name the line.
+  mutable std::map<std::string, YAML::Mark> marks;
   std::string where(const std::string& path, const YAML::Mark& mark) const;
+};
+
+// Where a loaded configuration's keys came from, for errors found after loading (while the model
+// is built from it, or as it runs): each key path's "FILE:LINE:COL" or "--set TEXT".
+struct KeyOrigins {
+  std::string file;                          // the configuration file
+  std::map<std::string, std::string> where;  // key path -> its place
+
+  // `message` with the place of the key it begins with ("a.b.c: ...") put in front: that key's
+  // place, or just the file for a key the file leaves at its default. Unchanged when it does not
+  // begin with a key path.
+  std::string locate(const std::string& message) const;
 };
 
 // Applies `path=value` to a YAML tree (creating maps on the way) and records it in `src`.
@@ -208,6 +223,7 @@ class Reader {
 
   template <class T>
   void read(const std::string& path, const YAML::Node& n, T& value) {
+    src_.marks.emplace(path, n.Mark());
     if constexpr (kIsSection<T>) {
       if (!n.IsMap() && !n.IsNull()) fail(path, n.Mark(), "expected a map of keys (a section)");
       Reader sub(n, src_, path);
@@ -395,9 +411,10 @@ class KeyLister {
 
 // Loads a whole configuration of type T from YAML text. Throws InputError with file:line.
 // `registered`: policy names a testbench added, accepted by the OneOf field at each key path.
+// `origins`, if given, receives where each key came from.
 template <class T>
 T load(const std::string& text, const std::string& fileName, const std::vector<std::string>& sets,
-       const RegisteredNames& registered = {}) {
+       const RegisteredNames& registered = {}, KeyOrigins* origins = nullptr) {
   YAML::Node root = parseYaml(text, fileName);
   if (!root.IsMap() && !root.IsNull())
     throw InputError(fmt::format("{}:1:1: expected a map of keys at the top level", fileName));
@@ -409,6 +426,10 @@ T load(const std::string& text, const std::string& fileName, const std::vector<s
   Reader r(root, src, "");
   cfg.visit(r);
   r.finish();
+  if (origins) {
+    origins->file = fileName;
+    for (const auto& [path, mark] : src.marks) origins->where[path] = src.where(path, mark);
+  }
   return cfg;
 }
 

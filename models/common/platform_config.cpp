@@ -51,7 +51,10 @@ PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind) {
 
 PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets) {
   const PlatformText t = findPlatform(nameOrFile, PlatformKind::Gpu);
-  return config::load<PlatformConfig>(t.text, t.path, sets);
+  auto origins = std::make_shared<config::KeyOrigins>();
+  PlatformConfig cfg = config::load<PlatformConfig>(t.text, t.path, sets, {}, origins.get());
+  cfg.origins = std::move(origins);
+  return cfg;
 }
 
 }  // namespace gpusc

@@ -795,7 +795,15 @@ struct PlatformConfig : config::Section {
   // built-in ones. Set by loadPlatform(..., policies) for a testbench's own; not a YAML key. An
   // opaque handle here: the Gpu, which composes the platform, creates the policies from it.
   std::shared_ptr<const Policies> policies;
+  // Where loadPlatform found each key (null for a configuration built in code): errors found
+  // while the model is built or runs name the key's line through locate(). Not a YAML key.
+  std::shared_ptr<const config::KeyOrigins> origins;
   RtlConfig rtl;
+
+  // `message` ("key.path: ...") with the key's place in front (KeyOrigins::locate).
+  std::string locate(const std::string& message) const {
+    return origins ? origins->locate(message) : message;
+  }
 
   template <class V>
   void visit(V& v) {
@@ -1051,6 +1059,24 @@ struct PlatformConfig : config::Section {
                               "one per L2 slice or none",
                               noc.mc_positions.size(), slices, memory.partitions,
                               l2.slices_per_partition));
+        // Each given position on a router of the mesh, one node per router.
+        std::vector<std::string> owner(cols * rows);  // the key of the node on each router
+        const auto place = [&](const std::vector<MeshPosition>& positions, const char* key) {
+          for (size_t i = 0; i < positions.size(); ++i) {
+            const MeshPosition& p = positions[i];
+            const std::string k = fmt::format("noc.{}[{}]", key, i);
+            v.require(p.x < cols && p.y < rows, k.c_str(),
+                      fmt::format("({}, {}) is outside the {}x{} mesh (x < {}, y < {}; "
+                                  "noc.mesh_columns and noc.mesh_rows give its size)",
+                                  p.x, p.y, cols, rows, cols, rows));
+            std::string& o = owner[p.y * cols + p.x];
+            v.require(o.empty(), k.c_str(),
+                      fmt::format("router ({}, {}) already holds {}", p.x, p.y, o));
+            o = k;
+          }
+        };
+        place(noc.sm_positions, "sm_positions");
+        place(noc.mc_positions, "mc_positions");
       }
     }
     // A data cache's sub-word lines lie within its lines.

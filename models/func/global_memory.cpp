@@ -27,8 +27,9 @@ GlobalMemory::~GlobalMemory() {
 uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
   if (bytes == 0) bytes = 1;
   if (allocated_ + bytes > capacity_)
-    throw InputError(fmt::format("out of device memory: {} bytes requested, {} of {} in use", bytes,
-                                 allocated_, capacity_));
+    throw InputError(fmt::format(
+        "memory.device_memory_bytes: out of device memory: {} bytes requested, {} of {} in use",
+        bytes, allocated_, capacity_));
   const uint64_t span = (bytes + kPageSize - 1) & ~(kPageSize - 1);
   // A memory file, so that another process (the program whose memory this is) can map the same
   // pages at the same address.
@@ -72,8 +73,9 @@ uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
 uint64_t GlobalMemory::allocate(uint64_t bytes) {
   if (bytes == 0) bytes = 1;
   if (allocated_ + bytes > capacity_)
-    throw InputError(fmt::format("out of device memory: {} bytes requested, {} of {} in use", bytes,
-                                 allocated_, capacity_));
+    throw InputError(fmt::format(
+        "memory.device_memory_bytes: out of device memory: {} bytes requested, {} of {} in use",
+        bytes, allocated_, capacity_));
   uint64_t base = next_;
   // Allocations start on a fresh page with one unmapped page between them, so running off the
   // end of a buffer faults instead of silently reading its neighbour.

@@ -70,7 +70,13 @@ Device::Device(PlatformConfig cfg, ExecMode mode)
       heap_(gmem_, cfg_.memory.device_heap_bytes),
       budget_(cfg_.limits) {
   if (mode_ == ExecMode::Timing) {
-    timing_ = &gpu::TimingEngine::get(cfg_);
+    try {
+      timing_ = &gpu::TimingEngine::get(cfg_);
+    } catch (const InputError& e) {
+      // A rule the model's parts check as they are built (a mesh layout, a regulator's
+      // stability): the key's line in the platform file.
+      throw InputError(cfg_.locate(e.what()));
+    }
     timing_->reset();
     timing_->setThreads(1);  // the engine outlives Devices: each starts from the default
   }
@@ -93,7 +99,21 @@ void Device::setVoltageSink(pdn::VoltageSink* sink) {
 // The engine outlives the Device: it keeps no pointer to what the Device was given.
 Device::~Device() { setVoltageSink(nullptr); }
 
-DevPtr Device::malloc(uint64_t bytes) { return gmem_.allocate(bytes); }
+DevPtr Device::mallocShared(uint64_t bytes) {
+  try {
+    return gmem_.allocateShared(bytes);
+  } catch (const InputError& e) {
+    throw InputError(cfg_.locate(e.what()));
+  }
+}
+
+DevPtr Device::malloc(uint64_t bytes) {
+  try {
+    return gmem_.allocate(bytes);
+  } catch (const InputError& e) {
+    throw InputError(cfg_.locate(e.what()));  // memory.device_memory_bytes' line
+  }
+}
 void Device::free(DevPtr p) { gmem_.release(p); }
 void Device::copyToDevice(DevPtr dst, const void* src, uint64_t bytes) {
   gmem_.write(dst, src, bytes);

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -58,6 +60,28 @@ ptx::Type parseType(const SpecReader& r, const YAML::Node& n, const std::string&
            fmt::format("'{}' is not a type: {}{}", s, join(names, ", "), didYouMean(s, names)));
   return *t;
 }
+
+// Why `v` is not a value of type t (nothing when it is): an integer type holds whole numbers in
+// its range (a .bN type those of either signedness), f32 finite values within its range.
+std::optional<std::string> notA(ptx::Type t, double v) {
+  const auto name = [&] { return std::string(ptx::typeName(t)).substr(1); };
+  if (ptx::isFloat(t)) {
+    if (t == ptx::Type::F32 && std::isfinite(v) &&
+        std::fabs(v) > double(std::numeric_limits<float>::max()))
+      return fmt::format("{} is beyond the range of f32", v);
+    return std::nullopt;
+  }
+  if (v != std::floor(v)) return fmt::format("{} is not a whole number, as {} needs", v, name());
+  const int bits = int(8 * ptx::typeBytes(t));
+  const bool isUnsigned = !ptx::isSigned(t) && name()[0] == 'u';
+  const double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
+  const double hi = std::ldexp(1.0, ptx::isSigned(t) ? bits - 1 : bits) - 1;
+  if (v < lo || v > hi) return fmt::format("{} is outside {}'s range [{}, {}]", v, name(), lo, hi);
+  return std::nullopt;
+}
+
+// The largest buffer a spec may ask for (1 TiB): its byte count cannot overflow.
+constexpr uint64_t kMaxBufferBytes = 1ull << 40;
 
 // The bytes of `v` as type t (integers truncated, floats converted).
 uint64_t scalarBits(ptx::Type t, double v, int64_t iv, bool isInt) {
@@ -203,6 +227,12 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
         if (!n["count"]) r.fail(n, key, "missing key 'count'");
         b.count = r.scalar<uint64_t>(n["count"], key + ".count");
         if (b.count == 0) r.fail(n["count"], key + ".count", "must be at least 1");
+        // No device has a TiB (and the byte count must not overflow): checked against the
+        // platform's memory.device_memory_bytes when the buffer is made.
+        if (b.count > kMaxBufferBytes / ptx::typeBytes(b.type))
+          r.fail(n["count"], key + ".count",
+                 fmt::format("{} elements of {} bytes is more than 1 TiB", b.count,
+                             ptx::typeBytes(b.type)));
         if (n["init"]) {
           const YAML::Node in = n["init"];
           const std::string ik = key + ".init";
@@ -226,6 +256,12 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
                 r.fail(v, ik + ".iota", "expected [start, step]");
               b.a = r.scalar<double>(v[0], ik + ".iota");
               b.b = r.scalar<double>(v[1], ik + ".iota");
+              if (auto e = notA(b.type, b.b); e && !ptx::isFloat(b.type))
+                r.fail(v[1], ik + ".iota", "the step: " + *e);
+              for (const double end : {b.a, b.a + b.b * double(b.count - 1)})
+                if (auto e = notA(b.type, end))
+                  r.fail(v, ik + ".iota",
+                         fmt::format("element {}: {}", end == b.a ? 0 : b.count - 1, *e));
             } else if (in["uniform"]) {
               b.init = BufferSpec::Init::Uniform;
               const YAML::Node v = in["uniform"];
@@ -234,10 +270,16 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
               b.a = r.scalar<double>(v[0], ik + ".uniform");
               b.b = r.scalar<double>(v[1], ik + ".uniform");
               if (!(b.a < b.b)) r.fail(v, ik + ".uniform", "min must be below max");
+              for (int k = 0; k < 2; ++k) {
+                const double bound = k == 0 ? std::ceil(b.a) : std::floor(b.b);
+                if (auto e = notA(b.type, ptx::isFloat(b.type) ? (k ? b.b : b.a) : bound))
+                  r.fail(v[k], ik + ".uniform", *e);
+              }
               if (in["seed"]) b.seed = r.scalar<uint64_t>(in["seed"], ik + ".seed");
             } else if (in["constant"]) {
               b.init = BufferSpec::Init::Constant;
               b.a = r.scalar<double>(in["constant"], ik + ".constant");
+              if (auto e = notA(b.type, b.a)) r.fail(in["constant"], ik + ".constant", *e);
             } else {
               r.fail(in, ik, "expected one of iota, uniform, constant");
             }
@@ -463,15 +505,27 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
                 arg.type = parseType(r, tn, ak);
                 const YAML::Node v = it->second;
                 if (ptx::isFloat(arg.type)) {
-                  arg.bits = scalarBits(arg.type, r.scalar<double>(v, ak), 0, false);
+                  const double d = r.scalar<double>(v, ak);
+                  if (auto e = notA(arg.type, d)) r.fail(v, ak, *e);
+                  arg.bits = scalarBits(arg.type, d, 0, false);
                 } else {
                   int64_t iv = 0;
                   uint64_t uv = 0;
-                  if (!config::convertScalar(v, iv))
+                  const unsigned bits = 8 * ptx::typeBytes(arg.type);
+                  const bool isUnsigned =
+                      !ptx::isSigned(arg.type) && ptx::typeName(arg.type)[1] == 'u';
+                  const auto wide = [&] {  // a 64-bit type takes any 64-bit integer
+                    return fmt::format("{} is outside {}'s range", v.Scalar(),
+                                       std::string(ptx::typeName(arg.type)).substr(1));
+                  };
+                  if (!config::convertScalar(v, iv)) {
+                    if (bits < 64 ? bool(notA(arg.type, double(iv))) : (isUnsigned && iv < 0))
+                      r.fail(v, ak, wide());
                     arg.bits = scalarBits(arg.type, 0, iv, true);
-                  else if (!config::convertScalar(v, uv))
+                  } else if (!config::convertScalar(v, uv)) {
+                    if (bits < 64 || ptx::isSigned(arg.type)) r.fail(v, ak, wide());
                     arg.bits = scalarBits(arg.type, 0, static_cast<int64_t>(uv), true);
-                  else
+                  } else
                     r.fail(v, ak,
                            fmt::format("expected an integer, got '{}'",
                                        v.IsScalar() ? v.Scalar() : "?"));
@@ -552,6 +606,15 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
   for (const auto& b : spec.buffers) {
     const unsigned eb = ptx::typeBytes(b.type);
     const uint64_t bytes = b.count * eb;
+    // The device memory first: a buffer larger than the platform's is refused before the host
+    // holds its initial contents.
+    DevPtr p = 0;
+    try {
+      p = dev.malloc(bytes);
+    } catch (const InputError& e) {
+      throw InputError(
+          fmt::format("{}: buffers.{}: {} bytes: {}", b.where, b.name, bytes, e.what()));
+    }
     std::vector<uint8_t> host(bytes, 0);
     Rng rng(b.seed);
     auto put = [&](uint64_t i, double v, int64_t iv, bool isInt) {
@@ -589,7 +652,6 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
         break;
       }
     }
-    DevPtr p = dev.malloc(bytes);
     dev.copyToDevice(p, host.data(), bytes);
     bufs[b.name] = {p, bytes};
   }

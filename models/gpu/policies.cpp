@@ -34,9 +34,12 @@ const Policies& Policies::builtin() {
 PlatformConfig loadPlatform(const std::string& nameOrFile, const std::vector<std::string>& sets,
                             std::shared_ptr<const Policies> policies) {
   const PlatformText t = findPlatform(nameOrFile, PlatformKind::Gpu);
+  auto origins = std::make_shared<config::KeyOrigins>();
   PlatformConfig cfg = config::load<PlatformConfig>(
-      t.text, t.path, sets, policies ? policies->namesByKey() : config::RegisteredNames{});
+      t.text, t.path, sets, policies ? policies->namesByKey() : config::RegisteredNames{},
+      origins.get());
   cfg.policies = std::move(policies);
+  cfg.origins = std::move(origins);
   return cfg;
 }
 

@@ -409,6 +409,24 @@ int cmdRun(const RunOptions& o) {
   const ExecMode mode = parseMode(o.mode);
   const ThreadPolicy threadPolicy = parseThreadPolicy(o.threadPolicy);
   const StatsForm statsForm = parseStatsForm(o.stats);
+  // An option that is a key's shorthand, given with a --set of that key (or of a section above
+  // it): one of the two would silently lose.
+  const auto refuseBoth = [&](bool given, const char* option, const std::string& key) {
+    if (!given) return;
+    for (const std::string& s : o.sets) {
+      const std::string setKey(trim(std::string_view(s).substr(0, s.find('='))));
+      if (!setKey.empty() && (key == setKey || key.rfind(setKey + ".", 0) == 0))
+        throw InputError(fmt::format("{} and --set {}: both set {}; give one", option, s, key));
+    }
+  };
+  refuseBoth(o.maxCycles.has_value(), "--max-cycles", "limits.max_cycles");
+  refuseBoth(o.maxInstructions.has_value(), "--max-instructions", "limits.max_warp_instructions");
+  refuseBoth(o.timeout.has_value(), "--timeout", "limits.timeout_seconds");
+  refuseBoth(!o.sample.empty(), "--sample", "sampling.mode");
+  refuseBoth(!o.vcdSms.empty(), "--vcd-sms", "pdn.monitor.vcd_sms");
+  refuseBoth(!o.vcdSignals.empty(), "--vcd-signals", "pdn.monitor.vcd_signals");
+  refuseBoth(!o.vcdCycles.empty(), "--vcd-cycles", "pdn.monitor.vcd_start_cycle");
+  refuseBoth(!o.vcdCycles.empty(), "--vcd-cycles", "pdn.monitor.vcd_end_cycle");
   // The limit options are the `limits` keys: the resolved configuration records them.
   std::vector<std::string> sets = o.sets;
   if (o.maxCycles) sets.push_back(fmt::format("limits.max_cycles={}", *o.maxCycles));
@@ -1243,12 +1261,14 @@ int main(int argc, char** argv) {
       app.add_subcommand("run", "Run a catalog kernel or a launch spec and write results");
   runCmd->add_option("--kernel,-k", run.kernel,
                      std::string("Catalog kernel (default ") + kDefaultKernel + ")");
-  runCmd->add_option("--launch,-l", run.launch,
-                     "Launch spec (YAML) naming a PTX file and its launches");
+  auto* launchOpt = runCmd->add_option("--launch,-l", run.launch,
+                                       "Launch spec (YAML) naming a PTX file and its launches");
+  // A launch spec gives its own inputs: a catalog size would be silently ignored.
   runCmd
       ->add_option("--size", run.size,
                    "Catalog problem size: tiny, small, default or large (some kernels)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(launchOpt);
   addRunOptions(runCmd, run);
 
   auto* execCmd = app.add_subcommand(
