@@ -129,6 +129,14 @@ TEST(Config, InvalidYaml) {
   EXPECT_NE(e.find("invalid YAML"), std::string::npos) << e;
 }
 
+// A file holds one configuration: a second document would be silently ignored.
+TEST(Config, SecondYamlDocumentIsRefused) {
+  EXPECT_EQ(errorOf("name: x\n---\nname: y\n"),
+            "p.yaml:3:1: a second YAML document; a file holds one configuration (remove the "
+            "'---' and what follows)");
+  EXPECT_EQ(errorOf("---\nname: x\n---\n"), "(no error)");  // an empty last document
+}
+
 TEST(Config, DuplicateKey) {
   EXPECT_EQ(errorOf("gpu:\n  num_sms: 4\n  num_sms: 5\n"),
             "p.yaml:3:3: duplicate key 'gpu.num_sms'");

@@ -68,7 +68,15 @@ std::string markWhere(const std::string& file, const YAML::Mark& mark) {
 
 YAML::Node parseYaml(const std::string& text, const std::string& fileName) {
   try {
-    return YAML::Load(text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    // One configuration per file: a second document would be silently ignored.
+    for (size_t i = 1; i < docs.size(); ++i)
+      if (docs[i] && !docs[i].IsNull())
+        throw InputError(
+            fmt::format("{}: a second YAML document; a file holds one "
+                        "configuration (remove the '---' and what follows)",
+                        markWhere(fileName, docs[i].Mark())));
+    return docs.empty() ? YAML::Node() : docs.front();
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
                                  e.mark.column + 1, e.msg));

@@ -203,10 +203,15 @@ SweepSpec experimentSpec(const ExperimentOptions& o, const std::string& name) {
     SweepSpec spec = parseSweepSpec(f->text, path, fs::current_path().string());
     const std::vector<std::string> kernels = experimentKernels(o, specKernels(spec));
     spec.kernels.clear();
-    for (const auto& k : kernels)  // a kernel named twice runs once
+    for (const auto& k : kernels) {  // a kernel named twice runs once
+      // Refused before anything runs: every point would fail.
+      if (catalog::parseSize(o.size) == catalog::Size::Large && !catalog::find(k).large)
+        throw InputError(fmt::format("--size large: {} has no large size (kernels with one: {})", k,
+                                     join(catalog::largeNames(), ", ")));
       if (std::none_of(spec.kernels.begin(), spec.kernels.end(),
                        [&](const SweepKernel& e) { return e.name == k; }))
         spec.kernels.push_back({k, o.size, "", "--kernel " + k});
+    }
     return spec;
   }
   throw InternalError(fmt::format("{}: not compiled into gpusc", path));

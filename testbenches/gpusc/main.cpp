@@ -1251,6 +1251,9 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
 int sc_main(int, char*[]) { return 0; }
 
 int main(int argc, char** argv) {
+  // The voltage monitor sets its VCD's time unit on purpose: SystemC's note that it did
+  // ("Info: (I703) tracing timescale unit set") is not for gpusc's users, quiet or not.
+  sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_DO_NOTHING);
   CLI::App app{
       "gpusc: a SystemC/TLM-2.0 model of a GPGPU for power, performance and voltage-noise studies"};
   app.set_version_flag("--version", std::string("gpusc ") + GPUSC_VERSION);

@@ -394,11 +394,18 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
         }
       }
       const std::string name = r.text(nameNode, key);
+      const catalog::CatalogEntry* entry = nullptr;
       try {
-        catalog::find(name);
+        entry = &catalog::find(name);
       } catch (const InputError& e) {
         r.fail(nameNode, key, e.what());
       }
+      // Checked here, not when its points run: every point would fail.
+      for (const auto& sz : ksizes)
+        if (catalog::parseSize(sz) == catalog::Size::Large && !entry->large)
+          r.fail(nameNode, key,
+                 fmt::format("{} has no large size, which sizes asks for (kernels with one: {})",
+                             name, join(catalog::largeNames(), ", ")));
       for (const auto& sz : ksizes) entries.push_back({name, sz, "", r.where(nameNode)});
     } else if (k.IsMap() && k["launch"]) {
       r.keys(k, key, {"launch"});
