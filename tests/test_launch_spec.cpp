@@ -321,6 +321,8 @@ TEST_F(LaunchSpecTest, ValuesAndSizesBeyondTheTypesAndTheDevice) {
             f + ":5:56: launches[0].args[1]: 4294967296 is outside u32's range");
   EXPECT_EQ(errorOf(spec("{type: u32, count: 4}", "{u32: -1}")),
             f + ":5:56: launches[0].args[1]: -1 is outside u32's range");
+  EXPECT_EQ(errorOf(spec("{type: u8, count: 257, init: iota}")),
+            f + ":3:35: buffers.a.init: element 256: 256 is outside u8's range [0, 255]");
   EXPECT_EQ(errorOf(spec("{type: u32, count: 4, init: {constant: 255}}")), "(no error)");
 }
 

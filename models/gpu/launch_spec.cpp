@@ -240,9 +240,11 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
             std::string s = in.Scalar();
             if (s == "zeros")
               b.init = BufferSpec::Init::Zeros;
-            else if (s == "iota")
-              b.init = BufferSpec::Init::Iota;
-            else
+            else if (s == "iota") {
+              b.init = BufferSpec::Init::Iota;  // 0, 1, ..., count - 1
+              if (auto e = notA(b.type, double(b.count - 1)))
+                r.fail(in, ik, fmt::format("element {}: {}", b.count - 1, *e));
+            } else
               r.fail(in, ik,
                      fmt::format("'{}' is not a generator: zeros, iota, {{iota: [start, step]}}, "
                                  "{{uniform: [min, max], seed: N}}, {{constant: V}}{}",
