@@ -129,7 +129,7 @@ int Client::call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>*
       std::fprintf(stderr, "gpusc: no simulated device: %s\n", lostWhy_.c_str());
       reportedLost_ = true;
     }
-    return kErrorInitializationError;
+    return kErrorNoDevice;
   }
   wire::RequestHeader h{op, 0, request.bytes.size()};
   if (!wire::writeAll(sock_, &h, sizeof h) ||

@@ -40,7 +40,7 @@ class Client {
  public:
   static Client& instance();
 
-  // One request and its reply. Returns the CUDA error code (kErrorInitializationError when there
+  // One request and its reply. Returns the CUDA error code (kErrorNoDevice when there
   // is no simulator to ask, with the reason on stderr once). `fd` receives a descriptor sent with
   // the reply (-1 when none).
   int call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>* reply = nullptr,

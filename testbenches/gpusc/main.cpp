@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -119,6 +120,7 @@ struct RunOptions {
   std::string mode = "timing";
   std::string out;
   std::vector<std::string> sets;
+  std::vector<std::string> envSets;  // those of sets that GPUSC_SET gave (for messages)
   bool quiet = false;
   bool force = false;
   bool vcd = false;
@@ -444,7 +446,18 @@ int cmdRun(const RunOptions& o) {
     sets.push_back(fmt::format("pdn.monitor.vcd_end_cycle={}", to));
   }
   const bool vcd = o.vcd || !o.vcdSms.empty() || !o.vcdSignals.empty() || !o.vcdCycles.empty();
-  PlatformConfig cfg = loadSampledPlatform(o.platform, sets, o.sample);
+  PlatformConfig cfg;
+  try {
+    cfg = loadSampledPlatform(o.platform, sets, o.sample);
+  } catch (const InputError& e) {
+    // An override GPUSC_SET gave: named as the variable, not as an option never typed.
+    const std::string what = e.what();
+    for (const std::string& s : o.envSets)
+      if (what.rfind("--set " + s + ":", 0) == 0)
+        throw InputError(fmt::format("environment variable GPUSC_SET ({}):{}", s,
+                                     what.substr(6 + s.size() + 1)));
+    throw;
+  }
   if (cfg.limits.max_cycles && mode == ExecMode::Functional)
     throw InputError(
         "limits.max_cycles (--max-cycles): functional mode has no cycles; use "
@@ -1224,9 +1237,17 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
   }
   if (const char* v = given("GPUSC_SET", "--set"))
     for (const std::string& part : split(v, ';'))
-      if (!trim(part).empty()) r.sets.emplace_back(trim(part));
+      if (!trim(part).empty()) {
+        r.sets.emplace_back(trim(part));
+        r.envSets.emplace_back(trim(part));
+      }
   if (const char* v = given("GPUSC_OUT", "--out")) r.out = v;
-  if (const char* v = given("GPUSC_STATS", "--stats")) r.stats = v;
+  if (const char* v = given("GPUSC_STATS", "--stats")) {
+    const std::string t = v;
+    if (t != "auto" && t != "full" && t != "summary")
+      throw bad("GPUSC_STATS", v, "auto, full or summary");
+    r.stats = v;
+  }
   if (const char* v = given("GPUSC_MAX_CYCLES", "--max-cycles"))
     r.maxCycles = count("GPUSC_MAX_CYCLES", v, 1, UINT64_MAX);
   if (const char* v = given("GPUSC_MAX_INSTRUCTIONS", "--max-instructions"))
@@ -1237,10 +1258,10 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
     try {
       size_t used = 0;
       const double t = std::stod(v, &used);
-      if (used != std::strlen(v) || !(t >= 0)) throw std::invalid_argument(v);
+      if (used != std::strlen(v) || !(t >= 0) || !std::isfinite(t)) throw std::invalid_argument(v);
       r.timeout = t;
     } catch (const std::logic_error&) {
-      throw bad("GPUSC_TIMEOUT", v, "seconds, 0 or more");
+      throw bad("GPUSC_TIMEOUT", v, "seconds, 0 or more (finite)");
     }
   }
   if (const char* v = given("GPUSC_QUIET", "--quiet")) r.quiet = flag("GPUSC_QUIET", v);
