@@ -132,7 +132,7 @@ TEST(Config, InvalidYaml) {
 // A file holds one configuration: a second document would be silently ignored.
 TEST(Config, SecondYamlDocumentIsRefused) {
   EXPECT_EQ(errorOf("name: x\n---\nname: y\n"),
-            "p.yaml:3:1: a second YAML document; a file holds one configuration (remove the "
+            "p.yaml:2:1: a second YAML document; a file holds one configuration (remove the "
             "'---' and what follows)");
   EXPECT_EQ(errorOf("---\nname: x\n---\n"), "(no error)");  // an empty last document
 }

@@ -176,7 +176,7 @@ TEST(SweepSpec, ErrorsNameFileLineColumnAndKey) {
       {"kernels: [sgemm, vecadd]\nsizes: [large]",
        "spec.yaml:1:18: kernels\\[1\\]: vecadd has no large size, which sizes asks for"},
       {"kernels: [vecadd]\n---\nkernels: [sgemm]",
-       "spec.yaml:3:1: a second YAML document; a file holds one configuration"},
+       "spec.yaml:2:1: a second YAML document; a file holds one configuration"},
       {"kernels: [{launch: nope.yaml}]", "spec.yaml:1:20: kernels\\[0\\].launch: no such file"},
       {"kernels: [vecadd]\nname: a/b", "spec.yaml:2:7: name: 'a/b': use letters"},
       {"platform: gtx480", "spec.yaml:1:1: kernels: missing"},

@@ -66,21 +66,64 @@ std::string markWhere(const std::string& file, const YAML::Mark& mark) {
   return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
 }
 
+namespace {
+
+// The line (1-based) where a second YAML document starts, or 0: a document marker ("---" or
+// "..." at a line's start, then a space or the line's end) after content, followed by more
+// content. A marker cannot occur inside a scalar (the YAML spec forbids it), so lines suffice;
+// yaml-cpp's Load reads only the first document, and its LoadAll can loop on damaged input.
+size_t secondDocumentLine(const std::string& text) {
+  const auto isMarker = [](std::string_view l) {
+    return l.size() >= 3 && (l.substr(0, 3) == "---" || l.substr(0, 3) == "...") &&
+           (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+  };
+  const auto hasContent = [](std::string_view l) {
+    const size_t i = l.find_first_not_of(" \t\r");
+    return i != std::string_view::npos && l[i] != '#';
+  };
+  bool content = false, ended = false;
+  size_t line = 0, endLine = 0;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string_view l(text.data() + pos, eol - pos);
+    ++line;
+    if (isMarker(l)) {
+      if (content && !ended) {
+        ended = true;
+        endLine = line;
+      }
+      // "--- value": the marker's own line may carry content.
+      if (l.substr(0, 3) == "---" && hasContent(l.substr(3))) {
+        if (ended) return endLine;
+        content = true;
+      }
+    } else if (hasContent(l) && !(!content && l[0] == '%')) {  // %YAML directives come first
+      if (ended) return endLine;
+      content = true;
+    }
+    pos = eol + 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
 YAML::Node parseYaml(const std::string& text, const std::string& fileName) {
+  YAML::Node root;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    // One configuration per file: a second document would be silently ignored.
-    for (size_t i = 1; i < docs.size(); ++i)
-      if (docs[i] && !docs[i].IsNull())
-        throw InputError(
-            fmt::format("{}: a second YAML document; a file holds one "
-                        "configuration (remove the '---' and what follows)",
-                        markWhere(fileName, docs[i].Mark())));
-    return docs.empty() ? YAML::Node() : docs.front();
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
                                  e.mark.column + 1, e.msg));
   }
+  // One configuration per file: a second document would be silently ignored.
+  if (const size_t line = secondDocumentLine(text))
+    throw InputError(
+        fmt::format("{}:{}:1: a second YAML document; a file holds one "
+                    "configuration (remove the '---' and what follows)",
+                    fileName, line));
+  return root;
 }
 
 void applyOverride(YAML::Node& root, Source& src, const std::string& assignment) {
