@@ -67,7 +67,7 @@ inline uint64_t* slot(ExecCtx& c, uint32_t s) { return c.R + size_t(s) * kWarpSi
 // instruction. Returns false when every lane's group is `mask` itself (a full member mask, or
 // one equal to the executing lanes): the common case, which needs no `group`.
 inline bool memberGroups(ExecCtx& c, const Inst& in, int src, uint32_t mask, uint32_t* group) {
-  const uint64_t* m = c.R + size_t(in.src[src]) * kWarpSize;
+  const uint64_t* m = slot(c, in.src[src]);
   bool split = false;
   forEachLane(mask, [&](int l) {
     group[l] = static_cast<uint32_t>(m[l]) & mask;

@@ -63,6 +63,8 @@ ptx::Type parseType(const SpecReader& r, const YAML::Node& n, const std::string&
 
 // Why `v` is not a value of type t (nothing when it is): an integer type holds whole numbers in
 // its range (a .bN type those of either signedness), f32 finite values within its range.
+bool isUnsignedInteger(ptx::Type t) { return ptx::typeName(t)[1] == 'u'; }  // .u8 ... .u64
+
 std::optional<std::string> notA(ptx::Type t, double v) {
   const auto name = [&] { return std::string(ptx::typeName(t)).substr(1); };
   if (ptx::isFloat(t)) {
@@ -73,8 +75,7 @@ std::optional<std::string> notA(ptx::Type t, double v) {
   }
   if (v != std::floor(v)) return fmt::format("{} is not a whole number, as {} needs", v, name());
   const int bits = int(8 * ptx::typeBytes(t));
-  const bool isUnsigned = !ptx::isSigned(t) && name()[0] == 'u';
-  const double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
+  const double lo = isUnsignedInteger(t) ? 0.0 : -std::ldexp(1.0, bits - 1);
   const double hi = std::ldexp(1.0, ptx::isSigned(t) ? bits - 1 : bits) - 1;
   if (v < lo || v > hi) return fmt::format("{} is outside {}'s range [{}, {}]", v, name(), lo, hi);
   return std::nullopt;
@@ -236,14 +237,19 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
         if (n["init"]) {
           const YAML::Node in = n["init"];
           const std::string ik = key + ".init";
+          // An iota's first and last elements fit the type.
+          const auto checkIota = [&](const YAML::Node& node, const std::string& k) {
+            for (const double end : {b.a, b.a + b.b * double(b.count - 1)})
+              if (auto e = notA(b.type, end))
+                r.fail(node, k, fmt::format("element {}: {}", end == b.a ? 0 : b.count - 1, *e));
+          };
           if (in.IsScalar()) {
             std::string s = in.Scalar();
             if (s == "zeros")
               b.init = BufferSpec::Init::Zeros;
             else if (s == "iota") {
-              b.init = BufferSpec::Init::Iota;  // 0, 1, ..., count - 1
-              if (auto e = notA(b.type, double(b.count - 1)))
-                r.fail(in, ik, fmt::format("element {}: {}", b.count - 1, *e));
+              b.init = BufferSpec::Init::Iota;  // 0, 1, ..., count - 1 (b.a = 0, b.b = 1)
+              checkIota(in, ik);
             } else
               r.fail(in, ik,
                      fmt::format("'{}' is not a generator: zeros, iota, {{iota: [start, step]}}, "
@@ -260,10 +266,7 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
               b.b = r.scalar<double>(v[1], ik + ".iota");
               if (auto e = notA(b.type, b.b); e && !ptx::isFloat(b.type))
                 r.fail(v[1], ik + ".iota", "the step: " + *e);
-              for (const double end : {b.a, b.a + b.b * double(b.count - 1)})
-                if (auto e = notA(b.type, end))
-                  r.fail(v, ik + ".iota",
-                         fmt::format("element {}: {}", end == b.a ? 0 : b.count - 1, *e));
+              checkIota(v, ik + ".iota");
             } else if (in["uniform"]) {
               b.init = BufferSpec::Init::Uniform;
               const YAML::Node v = in["uniform"];
@@ -514,14 +517,13 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
                   int64_t iv = 0;
                   uint64_t uv = 0;
                   const unsigned bits = 8 * ptx::typeBytes(arg.type);
-                  const bool isUnsigned =
-                      !ptx::isSigned(arg.type) && ptx::typeName(arg.type)[1] == 'u';
                   const auto wide = [&] {  // a 64-bit type takes any 64-bit integer
                     return fmt::format("{} is outside {}'s range", v.Scalar(),
                                        std::string(ptx::typeName(arg.type)).substr(1));
                   };
                   if (!config::convertScalar(v, iv)) {
-                    if (bits < 64 ? bool(notA(arg.type, double(iv))) : (isUnsigned && iv < 0))
+                    if (bits < 64 ? bool(notA(arg.type, double(iv)))
+                                  : (isUnsignedInteger(arg.type) && iv < 0))
                       r.fail(v, ak, wide());
                     arg.bits = scalarBits(arg.type, 0, iv, true);
                   } else if (!config::convertScalar(v, uv)) {

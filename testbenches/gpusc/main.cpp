@@ -1243,9 +1243,11 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
       }
   if (const char* v = given("GPUSC_OUT", "--out")) r.out = v;
   if (const char* v = given("GPUSC_STATS", "--stats")) {
-    const std::string t = v;
-    if (t != "auto" && t != "full" && t != "summary")
+    try {
+      parseStatsForm(v);  // the forms --stats takes
+    } catch (const InputError&) {
       throw bad("GPUSC_STATS", v, "auto, full or summary");
+    }
     r.stats = v;
   }
   if (const char* v = given("GPUSC_MAX_CYCLES", "--max-cycles"))
