@@ -57,6 +57,20 @@ build_step() {
     "(ninja steps run: $(grep -c '^\[[0-9]*/[0-9]*\] ' "$logs/$log" || true))"
 }
 
+# parallel_tests DIR LABEL ENTRY...: runs each ENTRY (a test executable in DIR/tests, a colon,
+# and its gtest filter) $jobs at a time, in the order given (so the longest go first and both
+# cores work until the end), each into its own log; prints a line for each, and a failing one's
+# log, and fails if any fails.
+parallel_tests() {
+  local dir=$1 label=$2 n=0 t
+  shift 2
+  for t in "$@"; do
+    echo "$dir/tests/${t%%:*} ${t#*:} $logs/$label.$((n++)).log"
+  done | xargs -P "$jobs" -L 1 sh -c '"$1" --gtest_brief=1 --gtest_filter="$2" >"$3" 2>&1 &&
+    echo "$0: ${1##*/} $2 ok ($(grep "^\[  PASSED  \]" "$3"))" ||
+    { cat "$3"; echo "$0: ${1##*/} $2 FAILED"; exit 1; }' "$label"
+}
+
 step "checking and installing Debian packages" "$logs/setup.log" ./setup.sh
 
 case "$what" in
@@ -113,18 +127,18 @@ case "$what" in
     # cluster's draws (its SystemC threads). Building the whole suite a second time does not fit
     # CI's budget. Each entry is an executable and the gtest filter it runs with.
     # (test_catalog runs as two processes, so both cores work until the end.)
-    sanitized_tests=(test_ptx_parser:* test_semantics:* test_simt:* test_config:*
-      test_launch_spec:* test_random_ptx:* 'test_catalog:Platforms/*_rtx3070'
-      'test_catalog:Functional/*_tiny:Platforms/*_gtx480' test_sampling:* test_wave_sampling:*
-      test_shader_cluster:ShaderCluster.BenchmarkOutputsEqualTheReferenceInterpreter)
+    # Longest first (test_sampling's sampled runs take a minute and a half under the sanitizers,
+    # so they run as two processes, as the catalog does).
+    sanitized_tests=('test_sampling:SampledRun.NewGroups*:WaveSampledRun.ExtrapolatesTheWaves*'
+      'test_sampling:-SampledRun.NewGroups*:WaveSampledRun.ExtrapolatesTheWaves*'
+      'test_catalog:Platforms/*_rtx3070' 'test_catalog:Functional/*_tiny:Platforms/*_gtx480'
+      test_random_ptx:* test_wave_sampling:*
+      test_shader_cluster:ShaderCluster.BenchmarkOutputsEqualTheReferenceInterpreter
+      test_semantics:* test_launch_spec:* test_config:* test_simt:* test_ptx_parser:*)
     build_step "$sbuild" build-sanitize.log fuzz_ptx fuzz_platform fuzz_launch_spec fuzz_run \
       $(printf '%s\n' "${sanitized_tests[@]%%:*}" | sort -u)
-    echo "build.sh: running ${sanitized_tests[*]%%:*} under the sanitizers"
-    n=0
-    for t in "${sanitized_tests[@]}"; do
-      echo "$sbuild/tests/${t%%:*} ${t#*:} $sbuild/tests/${t%%:*}.$((n++)).log"
-    done | xargs -P "$jobs" -L 1 sh -c '"$0" --gtest_brief=1 --gtest_filter="$1" >"$2" 2>&1 &&
-      echo "sanitized: $0 $1 ok" || { cat "$2"; echo "sanitized: $0 $1 FAILED"; exit 1; }'
+    echo "build.sh: running ${sanitized_tests[*]%%:*} under the sanitizers (logs: $logs/sanitized.*.log)"
+    parallel_tests "$sbuild" sanitized "${sanitized_tests[@]}"
     echo "build.sh: replaying the fuzz targets' seeds and regressions"
     (cd "$sbuild" && ctest --output-on-failure -j "$jobs" -R '^fuzz\.')
     echo "build.sh: fuzzing each target for ${GPUSC_FUZZ_SECONDS:-45} s"
@@ -153,14 +167,12 @@ case "$what" in
     # on the threads too and on rtx3070's processing blocks, each with 2 and 3 host threads (more
     # threads than cores: the workers sleep and wake too) against one, and under the adaptive
     # policy, which leaves the threads out and takes them back as it measures.
-    step "ThreadSanitizer: test_timing's host-thread tests" "$logs/tsan-test-timing.log" \
-      "$tbuild/tests/test_timing" --gtest_brief=1 --gtest_filter='HostWorkers.*:TimingHostThreads*'
-    tail -n 1 "$logs/tsan-test-timing.log"
-    # The functional engine's CTAs on two threads: faults on several at once, a time limit, and
-    # catalog kernels with several launches, barriers and shared tiles. (Not bfs: its blocks race
-    # on plain stores of one value, a race of the kernel's that ThreadSanitizer rightly reports.)
-    step "ThreadSanitizer: the functional engine's threads" "$logs/tsan-parallel-ctas.log" \
-      "$tbuild/tests/test_parallel_ctas" --gtest_brief=1 --gtest_filter='ParallelCtas.*:*/scan:*/sgemm:*/transpose_padded'
-    tail -n 1 "$logs/tsan-parallel-ctas.log"
+    # (Three processes, longest first: under ThreadSanitizer the adaptive policy's test alone
+    # takes about a minute, and each process keeps about one core busy.)
+    echo "build.sh: ThreadSanitizer: test_timing's host-thread tests, test_parallel_ctas (logs: $logs/tsan.*.log)"
+    parallel_tests "$tbuild" tsan \
+      'test_timing:TimingHostThreads.TheAdaptivePolicyGivesTheSameRuns:TimingHostThreads.HandingOn*' \
+      'test_timing:HostWorkers.*:TimingHostThreads*:-TimingHostThreads.TheAdaptivePolicyGivesTheSameRuns:TimingHostThreads.HandingOn*' \
+      'test_parallel_ctas:ParallelCtas.*:*/scan:*/sgemm:*/transpose_padded'
     ;;
 esac
