@@ -206,6 +206,48 @@ TEST(ParserErrors, AVariableDefinedTwice) {
   EXPECT_EQ(e, "t.ptx:6:1: error: module-level variable '$str' is defined twice (first at line 5)");
 }
 
+TEST(ParserErrors, ARegisterDeclaredTwiceInOneScope) {
+  // nvcc declares each register prefix once per function; ptxas refuses a second definition.
+  EXPECT_EQ(errorOf([] {
+              parse(".visible .entry k()\n{\n  .reg .b32 %r<3>;\n  .reg .b32 %r<2>;\n  ret;\n}\n");
+            }),
+            "t.ptx:8:3: error: '%r0' is declared twice in one scope (first at line 7)");
+  // A parameter and a register of one name are one scope too.
+  EXPECT_NE(errorOf([] {
+              parse(".visible .entry k(.param .u64 p)\n{\n  .reg .b64 p;\n  ret;\n}\n");
+            }).find("'p' is declared twice in one scope (first at line 5)"),
+            std::string::npos);
+  // An inner block (inline asm's braces) may declare a name of its own.
+  EXPECT_NO_THROW(
+      parse(".visible .entry k()\n{\n  .reg .pred p;\n  {\n  .reg .pred p;\n  }\n  ret;\n}\n"));
+}
+
+TEST(ParserErrors, VersionsAndTargetsGpuscDoesNotKnow) {
+  const auto header = [](const std::string& version, const std::string& target) {
+    return parseModule(".version " + version + "\n.target " + target +
+                           "\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n",
+                       "t.ptx");
+  };
+  EXPECT_EQ(errorOf([&] { header("99.0", "sm_75"); }),
+            "t.ptx:1:10: error: .version 99.0: PTX ISA 99.0 is newer than the 9.x gpusc reads");
+  EXPECT_EQ(errorOf([&] { header("nine", "sm_75"); }),
+            "t.ptx:1:10: error: .version: expected MAJOR.MINOR (as in .version 9.0) but found "
+            "'nine'");
+  EXPECT_NE(errorOf([&] {
+              header("9.0", "sm_9999");
+            }).find("t.ptx:2:9: error: .target: unknown target 'sm_9999'"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              header("9.0", "sm_86, gpu");
+            }).find("t.ptx:2:16: error: .target: unknown target 'gpu'"),
+            std::string::npos);
+  // What nvcc 12 and 13 write, with suffixes and options; an older version of the ISA.
+  for (const char* t : {"sm_86", "sm_90a", "sm_100f", "compute_89", "sm_120a",
+                        "sm_61, texmode_independent", "sm_75, debug"})
+    EXPECT_NO_THROW(header("8.5", t)) << t;
+  EXPECT_NO_THROW(header("9.1", "sm_121"));
+}
+
 TEST(ParserErrors, MissingSemicolon) {
   std::string e = errorOf([] { parse(".visible .entry k()\n{\n  ret\n}\n"); });
   EXPECT_EQ(e, "t.ptx:8:1: error: expected ';' after the instruction but found '}'");

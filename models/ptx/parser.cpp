@@ -1,5 +1,6 @@
 #include "ptx/parser.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -174,6 +175,9 @@ std::string unsupportedMessage(const SourceLoc& loc, std::string_view text) {
 
 namespace {
 
+// The newest PTX ISA major version the parser reads (PTX ISA 9.0, as nvcc 13 writes).
+constexpr unsigned kNewestPtxMajor = 9;
+
 class Parser {
  public:
   Parser(std::string_view text, const std::string& fileName)
@@ -275,6 +279,45 @@ class Parser {
   }
 
   // ---- module level ----
+  // .version MAJOR.MINOR: PTX ISA versions up to 9.x are read (an instruction a later minor
+  // version added is refused by name where it appears); a later major version is refused.
+  void checkVersion(const Token& v) const {
+    unsigned major = 0, minor = 0;
+    char extra = 0;
+    if (std::sscanf(v.text.c_str(), "%u.%u%c", &major, &minor, &extra) != 2)
+      fail(v, fmt::format(".version: expected MAJOR.MINOR (as in .version 9.0) but found {}",
+                          describe(v)));
+    if (major > kNewestPtxMajor)
+      fail(v, fmt::format(".version {}: PTX ISA {} is newer than the {}.x gpusc reads", v.text,
+                          v.text, kNewestPtxMajor));
+  }
+  // .target: a GPU architecture PTX names (sm_XY, optionally with the 'a' or 'f' suffix of
+  // architecture- and family-specific features, or compute_XY) and the target options.
+  void checkTarget(const Token& t, const std::string& name) const {
+    static constexpr const char* kOptions[] = {"texmode_unified", "texmode_independent", "debug",
+                                               "map_f64_to_f32"};
+    for (const char* o : kOptions)
+      if (name == o) return;
+    static constexpr unsigned kArchs[] = {10, 11, 12, 13, 20,  30,  32,  35,  37,  50,
+                                          52, 53, 60, 61, 62,  70,  72,  75,  80,  86,
+                                          87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
+    for (const char* prefix : {"sm_", "compute_"}) {
+      const size_t n = std::strlen(prefix);
+      if (name.compare(0, n, prefix) != 0) continue;
+      std::string digits = name.substr(n);
+      if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.pop_back();
+      if (!digits.empty() && digits.size() <= 3 &&
+          digits.find_first_not_of("0123456789") == std::string::npos &&
+          std::find(std::begin(kArchs), std::end(kArchs), unsigned(std::stoul(digits))) !=
+              std::end(kArchs))
+        return;
+    }
+    fail(t, fmt::format(".target: unknown target '{}' (a PTX architecture such as sm_86 or "
+                        "compute_90a, or texmode_unified, texmode_independent, debug, "
+                        "map_f64_to_f32)",
+                        name));
+  }
+
   void topLevel() {
     const Token& t = peek();
     if (t.kind != Tok::Directive)
@@ -283,14 +326,18 @@ class Parser {
     if (d == ".version") {
       next();
       const Token& v = next();
+      checkVersion(v);
       mod_->version = v.text;
       return;
     }
     if (d == ".target") {
       next();
       std::vector<std::string> targets;
-      targets.push_back(expectIdent("a target name"));
-      while (acceptPunct(',')) targets.push_back(expectIdent("a target name"));
+      do {
+        const Token& n = peek();
+        targets.push_back(expectIdent("a target name"));
+        checkTarget(n, targets.back());
+      } while (acceptPunct(','));
       mod_->target = join(targets, ",");
       return;
     }
@@ -690,7 +737,10 @@ class Parser {
             t.text == ".const" || t.text == ".global") {
           auto vars = declaration(false, scopeCounter);
           for (auto& v : vars) {
-            scopes_.back().names[v->name] = v.get();
+            const auto [it, added] = scopes_.back().names.emplace(v->name, v.get());
+            if (!added)
+              fail(t, fmt::format("'{}' is declared twice in one scope (first at line {})", v->name,
+                                  it->second->loc.line));
             fn.locals.push_back(std::move(v));
           }
         } else if (t.text == ".loc" || t.text == ".file") {

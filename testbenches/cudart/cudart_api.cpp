@@ -316,6 +316,23 @@ UntimedEvents& untimedEvents() {
   return u;
 }
 
+// What each stream was created with (cudaStreamGetFlags, cudaStreamGetPriority) and each
+// kernel's device name (cudaFuncGetName; nvcc's registration passes a string of the program's).
+struct StreamSettings {
+  unsigned flags = 0;
+  int priority = 0;
+};
+struct Names {
+  std::mutex mutex;
+  std::map<void*, StreamSettings> streams;
+  std::map<const void*, const char*> functions;
+};
+
+Names& names() {
+  static Names n;
+  return n;
+}
+
 // The legacy default stream (0, cudaStreamLegacy) cannot be captured.
 bool legacyStream(void* stream) { return stream == nullptr || stream == ptr(1); }
 
@@ -470,6 +487,10 @@ GPUSC_API void __cudaRegisterFunction(void** handle, const char* hostFun, char*,
                                       const char* deviceName, int, void*, void*, void*, void*,
                                       int*) {
   if (handle == nullptr) return;  // the fat binary was refused (said already)
+  if (deviceName != nullptr) {
+    std::lock_guard<std::mutex> lock(names().mutex);
+    names().functions[hostFun] = deviceName;
+  }
   wire::Buffer b;
   b.put(u64(handle)).put(u64(hostFun)).putString(programNameOf(deviceName));
   record(client().call(wire::Op::RegisterFunction, b));
@@ -936,6 +957,19 @@ GPUSC_API int cudaFuncSetAttribute(const void* func, int attribute, int value) {
 
 GPUSC_API int cudaFuncSetCacheConfig(const void*, int) { return kSuccess; }
 
+GPUSC_API int cudaFuncGetName(const char** name, const void* func) {
+  GPUSC_STICKY();
+  if (name == nullptr) return fail(kErrorInvalidValue, "cudaFuncGetName", "a null result");
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (int e = client().kernel(func, &k); e != kSuccess) return record(e);
+  std::lock_guard<std::mutex> lock(names().mutex);
+  auto it = names().functions.find(func);
+  if (it == names().functions.end())
+    return fail(kErrorInvalidDeviceFunction, "cudaFuncGetName", "a kernel with no name");
+  *name = it->second;
+  return kSuccess;
+}
+
 GPUSC_API int cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func,
                                                                      int blockSize,
                                                                      size_t dynamicShared,
@@ -958,6 +992,42 @@ GPUSC_API int cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const v
                                                             int blockSize, size_t dynamicShared) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, func, blockSize,
                                                                 dynamicShared, 0);
+}
+
+// The most dynamic shared memory a block may ask for with `numBlocks` blocks of `blockSize`
+// threads still resident on one SM: the occupancy calculator's answer falls as the shared memory
+// grows, so the largest size giving at least `numBlocks` is found by halving the interval, up to
+// what a launch of the kernel may ask for (cudaFuncAttributeMaxDynamicSharedMemorySize). 0 when
+// even none leaves room for `numBlocks`.
+GPUSC_API int cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* func,
+                                                        int numBlocks, int blockSize) {
+  GPUSC_STICKY();
+  if (bytes == nullptr || numBlocks <= 0 || blockSize <= 0)
+    return fail(kErrorInvalidValue, "cudaOccupancyAvailableDynamicSMemPerBlock",
+                "a null result, no blocks or a block of no threads");
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (int e = client().kernel(func, &k); e != kSuccess) return record(e);
+  const auto fits = [&](uint64_t shared, bool* ok) {
+    int blocks = 0;
+    const int e =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, blockSize, shared, 0);
+    *ok = e == kSuccess && blocks >= numBlocks;
+    return e;
+  };
+  bool ok = false;
+  if (int e = fits(0, &ok); e != kSuccess) return e;
+  uint64_t lo = 0, hi = maxDynamicShared(*k);  // lo fits; the answer is in [lo, hi]
+  if (!ok) hi = 0;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (int e = fits(mid, &ok); e != kSuccess) return e;
+    if (ok)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  *bytes = size_t(lo);
+  return kSuccess;
 }
 
 // ===================================================================== memory
@@ -1107,6 +1177,31 @@ GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind
 GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind,
                                    void* stream) {
   return cudaMemcpyAsync(dst, src, bytes, kind, perThread(stream));
+}
+// Copies between devices: there is one device (0), and a copy from it to itself is a
+// device-to-device copy, as CUDA allows.
+int peerDevices(int dstDevice, int srcDevice, const char* function) {
+  if (dstDevice == 0 && srcDevice == 0) return kSuccess;
+  return fail(kErrorInvalidDevice, function,
+              "device " + std::to_string(dstDevice != 0 ? dstDevice : srcDevice) +
+                  ": the simulated GPU is the only device (0)");
+}
+constexpr int kMemcpyDeviceToDevice = 3;
+GPUSC_API int cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
+                             size_t bytes) {
+  if (int e = peerDevices(dstDevice, srcDevice, "cudaMemcpyPeer"); e != kSuccess) return e;
+  return memcpyAny(dst, src, bytes, kMemcpyDeviceToDevice, "cudaMemcpyPeer");
+}
+GPUSC_API int cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                  size_t bytes, void* stream) {
+  if (int e = peerDevices(dstDevice, srcDevice, "cudaMemcpyPeerAsync"); e != kSuccess) return e;
+  return issue(stream, [=] {
+    return memcpyAny(dst, src, bytes, kMemcpyDeviceToDevice, "cudaMemcpyPeerAsync");
+  });
+}
+GPUSC_API int cudaMemcpyPeerAsync_ptsz(void* dst, int dstDevice, const void* src, int srcDevice,
+                                       size_t bytes, void* stream) {
+  return cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, bytes, perThread(stream));
 }
 
 GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
@@ -1267,16 +1362,74 @@ GPUSC_API int cudaStreamCreate(void** stream) {
   uint64_t s = 0;
   std::memcpy(&s, reply.data(), std::min<size_t>(8, reply.size()));
   *stream = ptr(s);
+  std::lock_guard<std::mutex> lock(names().mutex);
+  names().streams[*stream] = StreamSettings{};
   return kSuccess;
 }
-GPUSC_API int cudaStreamCreateWithFlags(void** stream, unsigned) {
-  return cudaStreamCreate(stream);
+// The flags a stream may have: cudaStreamDefault (0) and cudaStreamNonBlocking (1). Streams run
+// one at a time here, so a non-blocking stream's independence of the legacy default stream is
+// one of the orders a GPU may give; the flag is kept to be read back.
+constexpr unsigned kStreamNonBlocking = 1;
+int createStream(void** stream, unsigned flags, const char* function) {
+  if ((flags & ~kStreamNonBlocking) != 0)
+    return fail(kErrorInvalidValue, function,
+                "flags " + std::to_string(flags) +
+                    ": a stream's flags are cudaStreamDefault (0) or cudaStreamNonBlocking (1)");
+  if (int e = cudaStreamCreate(stream); e != kSuccess) return e;
+  std::lock_guard<std::mutex> lock(names().mutex);
+  names().streams[*stream].flags = flags;
+  return kSuccess;
 }
-GPUSC_API int cudaStreamCreateWithPriority(void** stream, unsigned, int) {
-  return cudaStreamCreate(stream);
+GPUSC_API int cudaStreamCreateWithFlags(void** stream, unsigned flags) {
+  return createStream(stream, flags, "cudaStreamCreateWithFlags");
+}
+// Priorities are not modelled: their range is 0 to 0 (cudaDeviceGetStreamPriorityRange), and
+// CUDA clamps a stream's priority to the range, so every stream's is 0.
+GPUSC_API int cudaStreamCreateWithPriority(void** stream, unsigned flags, int) {
+  return createStream(stream, flags, "cudaStreamCreateWithPriority");
 }
 GPUSC_API int cudaStreamDestroy(void* stream) {
-  return simple(wire::Op::StreamDestroy, u64(stream));
+  const int e = simple(wire::Op::StreamDestroy, u64(stream));
+  if (e == kSuccess) {
+    std::lock_guard<std::mutex> lock(names().mutex);
+    names().streams.erase(stream);
+  }
+  return e;
+}
+// A stream's settings: the default streams (0, cudaStreamLegacy, cudaStreamPerThread) have the
+// default flags and priority; another stream is one this program created and has not destroyed.
+int streamSettings(void* stream, const char* function, StreamSettings* out) {
+  if (stream == nullptr || stream == ptr(1) || stream == ptr(2)) {
+    *out = StreamSettings{};
+    return kSuccess;
+  }
+  std::lock_guard<std::mutex> lock(names().mutex);
+  auto it = names().streams.find(stream);
+  if (it == names().streams.end())
+    return fail(kErrorInvalidResourceHandle, function, "a stream this program has not created");
+  *out = it->second;
+  return kSuccess;
+}
+GPUSC_API int cudaStreamGetFlags(void* stream, unsigned* flags) {
+  if (flags == nullptr) return fail(kErrorInvalidValue, "cudaStreamGetFlags", "a null result");
+  StreamSettings st;
+  if (int e = streamSettings(stream, "cudaStreamGetFlags", &st); e != kSuccess) return e;
+  *flags = st.flags;
+  return kSuccess;
+}
+GPUSC_API int cudaStreamGetFlags_ptsz(void* stream, unsigned* flags) {
+  return cudaStreamGetFlags(perThread(stream), flags);
+}
+GPUSC_API int cudaStreamGetPriority(void* stream, int* priority) {
+  if (priority == nullptr)
+    return fail(kErrorInvalidValue, "cudaStreamGetPriority", "a null result");
+  StreamSettings st;
+  if (int e = streamSettings(stream, "cudaStreamGetPriority", &st); e != kSuccess) return e;
+  *priority = st.priority;
+  return kSuccess;
+}
+GPUSC_API int cudaStreamGetPriority_ptsz(void* stream, int* priority) {
+  return cudaStreamGetPriority(perThread(stream), priority);
 }
 GPUSC_API int cudaStreamSynchronize(void* stream) {
   if (capturing(stream))

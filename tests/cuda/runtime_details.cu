@@ -8,6 +8,8 @@
 //   cudaFuncSetAttribute refuses more dynamic shared memory than a block can have, and what it
 //   sets is read back and limits the launches;
 // - the reserved shared memory attribute, the heap and stack limits, events without timing;
+// - streams' flags and priorities, peer copies on the one device, a kernel's name, and the
+//   dynamic shared memory that leaves room for N blocks;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
 //   128-bit division (the carry flag of sub.cc read by addc).
 // build: --default-stream per-thread -arch=sm_75
@@ -255,7 +257,73 @@ int main() {
   for (int i = 0; i < m; ++i) quotients &= quo[i] == num[i] / den[i];
   expect(quotients, "unsigned 128-bit division");
 
+  // Streams' flags and priorities (priorities are not modelled: the range is 0 to 0, and a
+  // stream's priority is clamped to it).
+  int least = 1, greatest = 1;
+  CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t nonBlocking, prioritised;
+  CHECK(cudaStreamCreateWithFlags(&nonBlocking, cudaStreamNonBlocking));
+  CHECK(cudaStreamCreateWithPriority(&prioritised, cudaStreamDefault, greatest - 3));
+  unsigned flags = 7, defaultFlags = 7;
+  int priority = 7;
+  CHECK(cudaStreamGetFlags(nonBlocking, &flags));
+  CHECK(cudaStreamGetFlags(0, &defaultFlags));
+  CHECK(cudaStreamGetPriority(prioritised, &priority));
+  expect(least == 0 && greatest == 0 && flags == cudaStreamNonBlocking &&
+             defaultFlags == cudaStreamDefault && priority == greatest,
+         "stream flags and priorities read back");
+  cudaStream_t bad;
+  expect(cudaStreamCreateWithFlags(&bad, 4) == cudaErrorInvalidValue, "unknown stream flags");
+  cudaGetLastError();
+  CHECK(cudaStreamDestroy(prioritised));
+  expect(cudaStreamGetPriority(prioritised, &priority) == cudaErrorInvalidResourceHandle,
+         "a destroyed stream's priority");
+  cudaGetLastError();
+
+  // A peer copy on the one device is a device-to-device copy; there is no device 1.
+  int *from, *to;
+  std::vector<int> values(64), copied(64);
+  for (int i = 0; i < 64; ++i) values[i] = 3 * i + 1;
+  CHECK(cudaMalloc(&from, 64 * sizeof(int)));
+  CHECK(cudaMalloc(&to, 64 * sizeof(int)));
+  CHECK(cudaMemcpy(from, values.data(), 64 * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpyPeer(to, 0, from, 0, 32 * sizeof(int)));
+  CHECK(cudaMemcpyPeerAsync(to + 32, 0, from + 32, 0, 32 * sizeof(int), nonBlocking));
+  CHECK(cudaStreamSynchronize(nonBlocking));
+  CHECK(cudaMemcpy(copied.data(), to, 64 * sizeof(int), cudaMemcpyDeviceToHost));
+  expect(copied == values, "cudaMemcpyPeer and cudaMemcpyPeerAsync on device 0");
+  expect(cudaMemcpyPeer(to, 1, from, 0, 4) == cudaErrorInvalidDevice, "a peer copy to device 1");
+  cudaGetLastError();
+  CHECK(cudaStreamDestroy(nonBlocking));
+
+  // A kernel's name, as nvcc mangles it.
+  const char* name = nullptr;
+  CHECK(cudaFuncGetName(&name, reinterpret_cast<const void*>(increment)));
+  expect(name != nullptr && std::strcmp(name, "_Z9incrementPi") == 0, "cudaFuncGetName");
+
+  // The dynamic shared memory that leaves room for N blocks of 64 threads on an SM: the
+  // occupancy calculator gives N blocks with it and fewer with one byte more (unless it is all
+  // a launch may ask for, 48 KB); one block may have all of that, and more blocks than an SM
+  // holds none.
+  const void* inc = reinterpret_cast<const void*>(increment);
+  bool available = true;
+  for (int blocks : {2, 3, 5}) {
+    size_t bytes = 0;
+    int with = 0, beyond = 0;
+    CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&bytes, inc, blocks, 64));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&with, inc, 64, bytes));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&beyond, inc, 64, bytes + 1));
+    available &= bytes > 0 && with >= blocks && (beyond < blocks || bytes == 48 * 1024);
+  }
+  size_t one = 0, tooMany = 1;
+  CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&one, inc, 1, 64));
+  CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&tooMany, inc,
+                                                  prop.maxBlocksPerMultiProcessor + 1, 64));
+  expect(available && one == 48 * 1024 && tooMany == 0,
+         "cudaOccupancyAvailableDynamicSMemPerBlock");
+
   return verdict(pass,
                  "per-thread default stream, pointer attributes, launch bounds, fp16, "
-                 "16-bit CAS, 128-bit division");
+                 "16-bit CAS, 128-bit division, stream flags, peer copies, kernel names, "
+                 "available shared memory");
 }
