@@ -309,7 +309,8 @@ TEST(CachePowerUnits, BucketNamesFollowTheirBounds) {
 }
 
 TEST(CachePowerUnits, BadConfigurationNamesTheKey) {
-  const PlatformConfig cfg = gtx480({"power.l2.drowsy.lookahead=true"});
+  const PlatformConfig cfg =
+      gtx480({"power.l2.drowsy.policy=timeout", "power.l2.drowsy.lookahead=true"});
   try {
     LinePower(cfg.power.l2, cfg.l2.slice, "power.l2", false);
     ADD_FAILURE() << "look-ahead on the L2 accepted";

@@ -130,6 +130,33 @@ TEST(Config, InvalidYaml) {
 }
 
 // A file holds one configuration: a second document would be silently ignored.
+// A --set of a key the rest of the configuration leaves unused is refused (the file may hold
+// it); the same key with the setting that uses it is accepted.
+TEST(Config, SettingsOfAMechanismNotChosenAreRefusedOnTheCommandLine) {
+  const auto refused = [](const std::string& yaml, const std::string& set, const std::string& why) {
+    const std::string e = errorOf(yaml, {set});
+    EXPECT_NE(e.find("has no effect: " + why), std::string::npos) << set << ": " << e;
+  };
+  refused("", "noc.mesh_columns=4", "noc.topology is crossbar (mesh uses it)");
+  refused("", "noc.sm_positions=[{x: 0, y: 0}]", "noc.topology is crossbar");
+  refused("", "memory.fixed_latency=10", "memory.model is hierarchy");
+  refused("", "power.l2.drowsy.wake_latency=3", "drowsy.policy is none");
+  refused("power:\n  l1d:\n    drowsy:\n      policy: drowsy-after-access\n",
+          "power.l1d.drowsy.timeout_cycles=40", "drowsy.policy is drowsy-after-access");
+  refused("power:\n  l1d:\n    drowsy:\n      policy: timeout\n",
+          "power.l1d.drowsy.lookahead_cycles=4", "drowsy.lookahead is false");
+  refused("", "power.simd_issue.up_thresholds=[0.6, 0.4, 0.2]", "simd_issue.policy is none");
+  // Where the mechanism is chosen (in the file or by another --set), the keys are taken.
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{"noc.topology=mesh", "noc.mesh_columns=5"},
+        {"memory.model=fixed-latency", "memory.fixed_latency=10"},
+        {"power.l1d.drowsy.policy=timeout", "power.l1d.drowsy.timeout_cycles=40"},
+        {"power.simd_issue.policy=utilisation", "power.simd_issue.slice_cycles=100"}})
+    EXPECT_EQ(errorOf("", sets), "(no error)") << sets[1];
+  // The file may hold the settings of a mechanism it does not choose.
+  EXPECT_EQ(errorOf("noc:\n  mesh_columns: 4\nmemory:\n  fixed_latency: 9\n"), "(no error)");
+}
+
 TEST(Config, SecondYamlDocumentIsRefused) {
   EXPECT_EQ(errorOf("name: x\n---\nname: y\n"),
             "p.yaml:2:1: a second YAML document; a file holds one configuration (remove the "

@@ -590,7 +590,8 @@ TEST(EnergyModel, TimeSeriesBinsActivityWhereItHappens) {
 // sub-word-lines (a half-active warp's read costs about half), drowsy lines leak the drowsy
 // fraction, wake-ups cost their energy.
 TEST(EnergyModel, CacheEnergyFollowsDwlAndDrowsyLines) {
-  PlatformConfig cfg = platform({"power.l1d.dwl=true", "power.l1d.drowsy.wake_pj=3"});
+  PlatformConfig cfg = platform(
+      {"power.l1d.dwl=true", "power.l1d.drowsy.policy=timeout", "power.l1d.drowsy.wake_pj=3"});
   const power::EnergyTable t(cfg);
   const CachePowerConfig& c = cfg.power.l1d;
   power::CacheEnergyInputs full, half;

@@ -607,7 +607,8 @@ TEST(Noc, DefaultMeshLayoutSpreadsPartitionsOnACheckerboard) {
   }
   for (uint32_t s = 0; s < 15; ++s) EXPECT_TRUE(used.insert(l.y[s] * 5 + l.x[s]).second) << s;
   // One dimension given: the other holds every node.
-  l = meshLayout(platform({"gpu.num_sms=15", "memory.partitions=6", "noc.mesh_columns=3"}));
+  l = meshLayout(platform(
+      {"noc.topology=mesh", "gpu.num_sms=15", "memory.partitions=6", "noc.mesh_columns=3"}));
   EXPECT_EQ(l.rows, 7u);
 }
 

@@ -288,10 +288,11 @@ TEST(RtlDrowsyControllerVerilated, TheRtlsAnswersDrive) {
 // LinePower with the RTL attached counts exactly like the model on random hits and fills.
 TEST(RtlDrowsyControllerInLinePower, LockstepAndVerilatedCountLikeTheModel) {
   for (const char* policy : {"timeout", "drowsy-after-access"}) {
-    PlatformConfig cfg = loadPlatform(
-        "gtx480",
-        {std::string("power.l1d.drowsy.policy=") + policy, "power.l1d.drowsy.timeout_cycles=30",
-         "power.l1d.drowsy.wake_latency=3", "power.l1d.drowsy.lookahead=true"});
+    std::vector<std::string> sets{std::string("power.l1d.drowsy.policy=") + policy,
+                                  "power.l1d.drowsy.wake_latency=3",
+                                  "power.l1d.drowsy.lookahead=true"};
+    if (std::string(policy) == "timeout") sets.push_back("power.l1d.drowsy.timeout_cycles=30");
+    PlatformConfig cfg = loadPlatform("gtx480", sets);
     std::vector<std::unique_ptr<cache::LinePower>> lp;
     for (const char* mode : {"model", "lockstep", "verilated"})
       lp.push_back(std::make_unique<cache::LinePower>(cfg.power.l1d, cfg.sm.l1d, "power.l1d", true,

@@ -270,14 +270,20 @@ TEST(SweepHash, EveryKeyChangedChangesTheHash) {
     if (!value.is_number()) continue;
     const double d = value.get<double>();
     // Candidates: double, half, +1, -1 (the first the key accepts).
+    lastError.clear();
+    bool accepted = false;
     for (double v : {d * 2, d / 2, d + 1, d - 1}) {
       if ((k.type == "unsigned integer" && v < 0) || (integer && v != std::floor(v)) || v == d)
         continue;
       if (changes(k.path, integer ? fmt::format("{}", int64_t(v)) : fmt::format("{:.17g}", v))) {
         ++tested;
+        accepted = true;
         break;
       }
     }
+    // A key the platform's choices leave unused (a drowsy timeout without drowsy lines, the
+    // mesh's shape on a crossbar) is refused when set alone: it needs another key set too.
+    if (!accepted && lastError.find("has no effect") != std::string::npos) --numeric;
   }
   // Every choice key was changed, except those whose other values need another key set too.
   EXPECT_EQ(choicesTested + choicesDependent, choices);

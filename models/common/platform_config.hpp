@@ -618,6 +618,8 @@ struct MemoryConfig : config::Section {
             Range<uint64_t>{0, 1ull << 40});
     v.field("controller", controller, "Memory controller of each partition");
     v.field("dram", dram, "DRAM channel of each partition");
+    if (model == "hierarchy")
+      v.unused("fixed_latency", "memory.model is hierarchy (fixed-latency uses it)");
   }
 };
 
@@ -717,6 +719,9 @@ struct NocConfig : config::Section {
     v.field("mc_positions", mc_positions,
             "Mesh position of each L2 slice (of each memory partition, with one slice per "
             "partition), in slice order (empty: default layout)");
+    if (topology != "mesh")
+      for (const char* k : {"mesh_columns", "mesh_rows", "sm_positions", "mc_positions"})
+        v.unused(k, "noc.topology is " + topology + " (mesh uses it)");
   }
 };
 

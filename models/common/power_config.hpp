@@ -157,6 +157,16 @@ struct DrowsyConfig : config::Section {
             "The warp scheduler wakes the lines of the next warp's memory instruction early (L1D)");
     v.field("lookahead_cycles", lookahead_cycles, "Cycles ahead the look-ahead wakes a line",
             config::Range<uint32_t>{0, 64});
+    // Settings of a policy not chosen: refused on the command line.
+    if (policy == "none") {
+      for (const char* k : {"timeout_cycles", "wake_latency", "wake_pj", "leakage_fraction",
+                            "lookahead", "lookahead_cycles"})
+        v.unused(k, "drowsy.policy is none: every line stays on");
+    } else {
+      if (policy != "timeout")
+        v.unused("timeout_cycles", "drowsy.policy is " + policy + " (timeout uses it)");
+      if (!lookahead) v.unused("lookahead_cycles", "drowsy.lookahead is false");
+    }
   }
 };
 
@@ -308,6 +318,9 @@ struct SimdIssueConfig : config::Section {
             config::Range<double>{0.0, 1.0});
     v.field("up_thresholds", up_thresholds, "Utilisation from which states 2, 3, 4 step up",
             config::Range<double>{0.0, 1.0});
+    if (policy == "none")
+      for (const char* k : {"slice_cycles", "down_thresholds", "up_thresholds"})
+        v.unused(k, "simd_issue.policy is none (utilisation uses it)");
     v.require(down_thresholds.size() == 3, "down_thresholds",
               fmt::format("down_thresholds needs 3 values, got {}", down_thresholds.size()));
     v.require(up_thresholds.size() == 3, "up_thresholds",

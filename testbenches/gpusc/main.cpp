@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -480,7 +481,9 @@ int cmdRun(const RunOptions& o) {
       workName = fs::path(o.program[0]).filename().string();
     }
   }
-  const fs::path outDir = cli::resultsFolder(o.out, workName, cfg.name, o.force);
+  cli::RemoveIfEmpty createdFolders;
+  const fs::path outDir =
+      cli::resultsFolder(o.out, workName, cfg.name, o.force, &createdFolders.folders);
   if (vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
       throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
@@ -785,20 +788,35 @@ int cmdList(const std::string& what, const ListOptions& o) {
   if (o.json && what != "keys" && what != "shader-keys")
     throw InputError(fmt::format("list {}: --json applies to keys and shader-keys", what));
   if (o.json && o.markdown) throw InputError("list: --json and --markdown exclude each other");
+  if (o.markdown && what == "shaders")
+    throw InputError(
+        "list shaders: --markdown applies to platforms, kernels, keys, shader-keys, experiments "
+        "and ptx");
+  // A markdown table cell: '|' escaped.
+  const auto cell = [](const std::string& text) {
+    std::string c;
+    for (char ch : text) c += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    return c;
+  };
   if (what == "platforms") {
-    for (const auto& n : builtinPlatformNames()) {
-      PlatformConfig c = loadPlatform(n);
-      fmt::print("{:<16} {}\n", n, c.description);
-    }
+    if (markdown) fmt::print("| platform | description |\n|---|---|\n");
+    const auto line = [&](const std::string& n, const std::string& d) {
+      markdown ? fmt::print("| `{}` | {} |\n", n, cell(d)) : fmt::print("{:<16} {}\n", n, d);
+    };
+    for (const auto& n : builtinPlatformNames()) line(n, loadPlatform(n).description);
     for (const auto& n : builtinPlatformNames(PlatformKind::ShaderCluster))
-      fmt::print("{:<16} {} (gpusc shader)\n", n, shader::loadShaderPlatform(n).description);
-    fmt::print(
-        "\nSeed 000 to 004 are the papers gpusc reproduces; `gpusc list experiments` names "
-        "each and its study.\n");
+      line(n, shader::loadShaderPlatform(n).description + " (gpusc shader)");
+    if (!markdown)
+      fmt::print(
+          "\nSeed 000 to 004 are the papers gpusc reproduces; `gpusc list experiments` names "
+          "each and its study.\n");
   } else if (what == "kernels") {
+    if (markdown) fmt::print("| kernel | description | behaviour | sizes |\n|---|---|---|---|\n");
     for (const auto& e : catalog::all())
-      fmt::print("{:<20} {} [{}]{}\n", e.name, e.description, e.behaviour,
-                 e.large ? " (sizes up to large)" : "");
+      markdown ? fmt::print("| `{}` | {} | {} | {} |\n", e.name, cell(e.description),
+                            cell(e.behaviour), e.large ? "tiny to large" : "tiny to default")
+               : fmt::print("{:<20} {} [{}]{}\n", e.name, e.description, e.behaviour,
+                            e.large ? " (sizes up to large)" : "");
   } else if (what == "keys") {
     const auto keys = o.platform.empty() && o.sets.empty()
                           ? config::listKeys<PlatformConfig>()
@@ -815,7 +833,9 @@ int cmdList(const std::string& what, const ListOptions& o) {
   } else if (what == "shaders") {
     cli::listShaders();
   } else if (what == "experiments") {
-    for (const auto& [name, d] : cli::experimentDescriptions()) fmt::print("{:<16} {}\n", name, d);
+    if (markdown) fmt::print("| experiment | study |\n|---|---|\n");
+    for (const auto& [name, d] : cli::experimentDescriptions())
+      markdown ? fmt::print("| `{}` | {} |\n", name, cell(d)) : fmt::print("{:<16} {}\n", name, d);
   } else if (what == "ptx") {
     if (markdown) {
       fmt::print("{}", func::ptxSupportMarkdown());
@@ -1165,10 +1185,25 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
   cmd->add_flag("--quiet,-q", r.quiet, "Print nothing on success");
   cmd->add_flag("--force", r.force,
                 "Write into a non-empty --out folder, replacing an earlier run's files");
+  // A count of 1 to 2^64 - 1, written in decimal digits (CLI11 alone would take a larger number
+  // as the largest, and a negative one wrapped).
+  const CLI::Validator count64(
+      [](std::string& v) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+            errno == ERANGE || *end != '\0' || n == 0)
+          return "expected a whole number from 1 to 18446744073709551615, got '" + v + "'";
+        return "";
+      },
+      "COUNT");
   cmd->add_option("--max-cycles", r.maxCycles,
-                  "Stop the run after this many core cycles (limits.max_cycles; timing mode)");
+                  "Stop the run after this many core cycles (limits.max_cycles; timing mode)")
+      ->check(count64);
   cmd->add_option("--max-instructions", r.maxInstructions,
-                  "Stop the run after this many warp instructions (limits.max_warp_instructions)");
+                  "Stop the run after this many warp instructions (limits.max_warp_instructions)")
+      ->check(count64);
   cmd->add_option("--timeout", r.timeout,
                   "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
       ->check(CLI::NonNegativeNumber);
@@ -1325,9 +1360,9 @@ int main(int argc, char** argv) {
   listCmd->add_option("--platform,-p", listOpts.platform,
                       "Keys: give this platform's values instead of the built-in defaults");
   listCmd->add_option("--set", listOpts.sets, "Keys: override a key first, as gpusc run --set");
-  listCmd->add_flag(
-      "--markdown", listOpts.markdown,
-      "Keys or PTX instructions as a markdown table (docs/configuration.md, docs/ptx-support.md)");
+  listCmd->add_flag("--markdown", listOpts.markdown,
+                    "A markdown table (all but shaders; docs/configuration.md and "
+                    "docs/ptx-support.md hold the keys' and the PTX instructions')");
 
   auto* shaderCmd = app.add_subcommand(
       "shader", "The shader-cluster platform: compile shaders, run a draw on the cluster");

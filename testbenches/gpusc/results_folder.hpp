@@ -30,8 +30,11 @@ inline const std::vector<std::string>& ownedResultFiles() {
 // - `out` given: used as it is if empty or new. A folder with files is refused (InputError)
 //   unless `force`; with `force` the files gpusc runs write there (ownedResultFiles, and
 //   temporary files of an interrupted write) are removed first, and nothing else is touched.
+// `created` (when given) receives the folders this made (the folder and any missing parents,
+// deepest first), for a RemoveIfEmpty to undo if the command fails before writing.
 inline std::filesystem::path resultsFolder(const std::string& out, const std::string& work,
-                                           const std::string& platform, bool force = false) {
+                                           const std::string& platform, bool force = false,
+                                           std::vector<std::filesystem::path>* created = nullptr) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto holdsFiles = [&](const fs::path& d) {
@@ -58,12 +61,31 @@ inline std::filesystem::path resultsFolder(const std::string& out, const std::st
           fs::remove(e.path(), ec);
     }
   }
+  if (created)
+    for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path())
+      created->push_back(p);
   fs::create_directories(dir, ec);
   if (ec)
     throw InputError(
         fmt::format("--out {}: cannot create the folder: {}", dir.string(), ec.message()));
   return dir;
 }
+
+// Removes, when it goes out of scope, the folders a command created that are still empty
+// (deepest first): a run refused after its results folder was made (a launch spec's error, a
+// model it cannot build) leaves no empty folder behind; one that wrote anything keeps it.
+class RemoveIfEmpty {
+ public:
+  RemoveIfEmpty() = default;
+  RemoveIfEmpty(const RemoveIfEmpty&) = delete;
+  RemoveIfEmpty& operator=(const RemoveIfEmpty&) = delete;
+  ~RemoveIfEmpty() {
+    std::error_code ec;
+    for (const auto& p : folders)
+      if (!std::filesystem::is_empty(p, ec) || ec || !std::filesystem::remove(p, ec)) break;
+  }
+  std::vector<std::filesystem::path> folders;  // deepest first
+};
 
 // Whole or not at all (a temporary file renamed over the target).
 inline void writeFile(const std::filesystem::path& p, const std::string& text) {

@@ -181,7 +181,8 @@ int cmdShaderCompile(const ShaderCompileOptions& o) {
 int cmdShaderRun(const ShaderRunOptions& o) {
   const ShaderPlatformConfig cfg = resolvePlatform(o.platform);
   const DrawPrograms d = loadDraw(o);
-  const fs::path outDir = resultsFolder(o.out, d.name, cfg.name, o.force);
+  RemoveIfEmpty createdFolders;
+  const fs::path outDir = resultsFolder(o.out, d.name, cfg.name, o.force, &createdFolders.folders);
 
   const CompileOptions opts = compileOptionsOf(cfg);
   const CompileResult cv = compile(d.vertex, opts), cf = compile(d.fragment, opts);

@@ -140,9 +140,9 @@ std::string duration(double s) {
   return fmt::format("{:.1f} h", s / 3600);
 }
 
-void sweepStatus(const Plan& plan, const SweepDb& db) {
+// `rows`: the database's rows by label (none when the sweep has not run: its folder is absent).
+void sweepStatus(const Plan& plan, const std::map<std::string, nlohmann::json>& rows) {
   std::map<std::string, size_t> counts;
-  const auto rows = rowsByLabel(db, plan.spec.name);
   for (const auto& p : plan.points) {
     const nlohmann::json* r = currentRow(rows, p);
     ++counts[r ? r->value("status", "pending") : "pending"];
@@ -150,12 +150,12 @@ void sweepStatus(const Plan& plan, const SweepDb& db) {
   std::vector<std::string> parts;
   for (const char* s : {"ok", "failed", "interrupted", "running", "pending"})
     parts.push_back(fmt::format("{} {}", counts[s], s));
-  fmt::print("sweep {}: {} points: {} ({})\n", plan.spec.name, plan.points.size(),
-             join(parts, ", "), plan.dbPath().string());
+  fmt::print("sweep {}: {} points: {} ({}{})\n", plan.spec.name, plan.points.size(),
+             join(parts, ", "), fs::exists(plan.dbPath()) ? "" : "not run yet: no ",
+             plan.dbPath().string());
 }
 
-int dryRun(const Plan& plan, const SweepDb& db) {
-  const auto rows = rowsByLabel(db, plan.spec.name);
+int dryRun(const Plan& plan, const std::map<std::string, nlohmann::json>& rows) {
   for (const auto& p : plan.points) {
     const nlohmann::json* r = currentRow(rows, p);
     fmt::print("{} {:<11} {}\n    gpusc {} {}\n", p.hash.substr(0, 16),
@@ -480,6 +480,12 @@ int runSweep(SweepSpec spec, const SweepOptions& o, const std::atomic<bool>* int
   const bool status = o.args.size() == 2 && o.args[0] == "status";
   const Plan plan = makePlan(std::move(spec), o.out);
   std::error_code ec;
+  // A status or a dry run of a sweep that has not run (its folder absent) creates nothing.
+  if ((status || o.dryRun) && !fs::exists(plan.dir, ec)) {
+    const std::map<std::string, nlohmann::json> none;
+    if (status) sweepStatus(plan, none);
+    return status ? 0 : dryRun(plan, none);
+  }
   fs::create_directories(plan.dir, ec);
   if (ec)
     throw InputError(
@@ -487,12 +493,12 @@ int runSweep(SweepSpec spec, const SweepOptions& o, const std::atomic<bool>* int
   SweepDb db(plan.dbPath().string());
   mergeShards(plan, db);
   if (status) {
-    sweepStatus(plan, db);
+    sweepStatus(plan, rowsByLabel(db, plan.spec.name));
     const std::string slurm = slurmState(plan);
     if (!slurm.empty()) fmt::print("{}\n", slurm);
     return 0;
   }
-  if (o.dryRun) return dryRun(plan, db);
+  if (o.dryRun) return dryRun(plan, rowsByLabel(db, plan.spec.name));
 
   const Groups g = groupByHash(plan);
   Counts before;

@@ -183,9 +183,9 @@ std::vector<std::string> writeVoltageResults(const std::vector<LaunchRecord>& la
 int cmdPdn(const PdnOptions& o) {
   if (o.what != "impedance")
     throw InputError(fmt::format("gpusc pdn {}: expected 'impedance'", o.what));
-  if (!(o.minHz > 0) || !(o.maxHz > o.minHz))
-    throw InputError(
-        fmt::format("--min-hz {:g} --max-hz {:g}: need 0 < min < max", o.minHz, o.maxHz));
+  if (!(o.minHz > 0) || !(o.maxHz > o.minHz) || !std::isfinite(o.maxHz))
+    throw InputError(fmt::format("--min-hz {:g} --max-hz {:g}: need 0 < min < max, both finite",
+                                 o.minHz, o.maxHz));
   const PlatformConfig cfg = loadPlatform(o.platform, o.sets);
   const double clockHz = cfg.gpu.clocks.core_mhz * 1e6;
   const pdn::PdnNetwork net(cfg.pdn, clockHz, cfg.gpu.num_sms);

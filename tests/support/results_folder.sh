@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A run never writes into an earlier run's results: the default folder gets a new name, a
 # non-empty --out is refused without --force, and --force clears the files runs own (a
-# functional run into a timing run's folder leaves no power or voltage files behind).
+# functional run into a timing run's folder leaves no power or voltage files behind); a run
+# refused after its folder was made (a launch spec's error) leaves no folder behind, and the
+# status of a sweep that has not run creates none.
 # Used by the cli.results_folder test.   results_folder.sh GPUSC WORKDIR
 set -u
 exe=$1 work=$2
@@ -28,4 +30,18 @@ for f in power.csv voltage.csv cta_timeline.csv droops.csv worst_droop.svg; do
 done
 grep -q '"mode": "functional"' out/stats.json || fail "stats.json is not the functional run's"
 [[ $(cat out/notes.txt) == mine ]] || fail "--force removed a file gpusc does not own"
+printf 'ptx: no_such.ptx\nbuffers: {}\nlaunches: []\n' >bad_spec.yaml
+rc=0
+"$exe" run --launch bad_spec.yaml --out new/deeper -q 2>refused_spec.txt || rc=$?
+[[ $rc == 2 ]] || fail "a bad launch spec was not refused (exit $rc)"
+[[ ! -e new ]] || fail "the refused run left its folder new/deeper behind"
+rm -rf gpusc-results
+"$exe" run --launch bad_spec.yaml -q 2>/dev/null && fail "a bad launch spec ran"
+[[ ! -e gpusc-results ]] || fail "the refused run left gpusc-results behind"
+printf 'name: s\nkernels: [{kernel: vecadd, sizes: [tiny]}]\naxes:\n  grid:\n    gpu.num_sms: [2, 4]\n' >sweep.yaml
+"$exe" sweep status sweep.yaml --out never >status.txt 2>&1 || fail "sweep status: $(cat status.txt)"
+grep -q "2 points: 0 ok, 0 failed, 0 interrupted, 0 running, 2 pending (not run yet" status.txt ||
+  fail "sweep status: $(cat status.txt)"
+"$exe" sweep sweep.yaml --out never --dry-run >dry.txt 2>&1 || fail "sweep --dry-run: $(cat dry.txt)"
+[[ ! -e never ]] || fail "sweep status or --dry-run created the folder of a sweep not run"
 echo "PASS"
