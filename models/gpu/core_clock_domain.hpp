@@ -73,6 +73,8 @@ class CoreClockDomain : public sc_core::sc_module, public sm::SmScheduler {
   }
 
   void wake(uint32_t sm, sm::Cycle c) override;
+  // The next cycle an SM is due to be evaluated in (kNever: every SM asleep until woken).
+  sm::Cycle nextEvaluation() const { return armed_; }
 
   // Runs the domain's cycles from `s` (in the platform), in its place among the other units.
   void attach(EdgeScheduler& s) {

@@ -328,7 +328,13 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       // startCycle + 1 .. coreCycle() - 1.
       if ((stopped = budget->check(ranAt(sc_core::sc_time_stamp().value()), insts))) break;
     }
-    if (insts != lastInsts || cs.ctasFinished() != lastCtasDone) {
+    // An SM asleep until a cycle of its own choosing (a unit it waits for frees, a result is
+    // written back) is making progress: a matrix instruction done by slow multiply-adds holds a
+    // unit for up to passes x initiation cycles (1.3 million with an initiation of 10,000). Only
+    // SMs that wait every cycle, or for nothing of their own, leave the window running.
+    const sm::Cycle nextSm = g.coreClockDomain().nextEvaluation();
+    if (insts != lastInsts || cs.ctasFinished() != lastCtasDone ||
+        (nextSm != sm::kNever && nextSm > coreCycle() + 1)) {
       lastInsts = insts;
       lastCtasDone = cs.ctasFinished();
       lastProgressCycle = coreCycle();

@@ -234,15 +234,27 @@ def classify(rc, text, sets):
             7: "divergence"}.get(rc, "crash")
 
 
+NO_EFFECT = re.compile(r"--set ([^=\s]+)=.*: has no effect: ")
+
+
 def run_draw(runner, d):
-    """Timing then functional mode (a shader platform has one mode); a refused timing run is not
-    repeated in functional mode when the refusal does not depend on the mode."""
+    """Timing then functional mode (a shader platform has one mode). A run refused because a
+    changed key has no effect with the others (a drowsy timeout without drowsy lines, the mesh's
+    shape on a crossbar) is a correct refusal; the draw then runs again without that key, so the
+    rest of its keys are still tried (the keys dropped are listed under "dropped")."""
+    d = dict(d)
     runs = []
     modes = ["draw"] if d["shader"] else ["timing", "functional"]
     for mode in modes:
-        r = runner.run(d["platform"], d["shader"], d["kernel"], mode, d["sets"])
+        while True:
+            r = runner.run(d["platform"], d["shader"], d["kernel"], mode, d["sets"])
+            m = NO_EFFECT.search(r["message"]) if r["outcome"] == "refused" else None
+            kept = [s for s in d["sets"] if s.split("=", 1)[0] != m.group(1)] if m else d["sets"]
+            if not kept or len(kept) == len(d["sets"]):
+                break
+            d["sets"] = kept
+            d["dropped"] = d.get("dropped", []) + [m.group(1)]
         runs.append(r)
-    d = dict(d)
     d["runs"] = runs
     return d
 
