@@ -427,6 +427,9 @@ void Runtime::memcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size
 
 void* Runtime::symbolAddress(const void* symbol) {
   const Variable& v = variable(symbol);
+  // Constant memory is a bank of its own here, outside the device's address space: a
+  // __constant__ variable is reached through the symbol (cudaMemcpyToSymbol, FromSymbol).
+  if (v.constant) return nullptr;
   Module& m = moduleOf(*v.binary);
   try {
     return reinterpret_cast<void*>(m.symbolAddress(v.name));

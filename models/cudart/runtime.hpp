@@ -104,6 +104,8 @@ class Runtime {
   void memset(void* dst, int value, size_t bytes);
   void memcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset, int kind);
   void memcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset, int kind);
+  // A variable's device address (null for a __constant__ one: constant memory is a bank of its
+  // own, reached through the symbol).
   void* symbolAddress(const void* symbol);
   size_t symbolSize(const void* symbol);
   // True when `p` lies inside a device allocation (device or shared memory).

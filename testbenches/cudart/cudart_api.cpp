@@ -695,9 +695,34 @@ GPUSC_API int cudaSetDevice(int device) {
 }
 
 GPUSC_API int cudaInitDevice(int device, unsigned, unsigned) { return cudaSetDevice(device); }
-GPUSC_API int cudaSetDeviceFlags(unsigned) { return kSuccess; }
+// cudaSetDeviceFlags's flags: a scheduling choice (auto 0, spin 1, yield 2, blocking sync 4;
+// how the host waits, which a simulation does not change) and cudaDeviceMapHost (8),
+// cudaDeviceLmemResizeToMax (0x10), cudaDeviceSyncMemops (0x80). Kept to be read back, with
+// cudaDeviceMapHost set: mapped host memory is always available (cudaHostAlloc).
+struct DeviceFlags {
+  std::mutex mutex;
+  unsigned flags = 0;
+};
+DeviceFlags& deviceFlags() {
+  static DeviceFlags f;
+  return f;
+}
+constexpr unsigned kDeviceMapHost = 0x08;
+GPUSC_API int cudaSetDeviceFlags(unsigned flags) {
+  const unsigned schedule = flags & 0x07;
+  if ((flags & ~0x9Fu) != 0 || schedule == 3 || schedule > 4)
+    return fail(kErrorInvalidValue, "cudaSetDeviceFlags",
+                "flags " + std::to_string(flags) +
+                    ": one scheduling flag (cudaDeviceScheduleAuto, Spin, Yield or BlockingSync) "
+                    "with cudaDeviceMapHost, cudaDeviceLmemResizeToMax or cudaDeviceSyncMemops");
+  std::lock_guard<std::mutex> lock(deviceFlags().mutex);
+  deviceFlags().flags = flags;
+  return kSuccess;
+}
 GPUSC_API int cudaGetDeviceFlags(unsigned* flags) {
-  if (flags) *flags = 0;
+  if (flags == nullptr) return fail(kErrorInvalidValue, "cudaGetDeviceFlags", "a null result");
+  std::lock_guard<std::mutex> lock(deviceFlags().mutex);
+  *flags = deviceFlags().flags | kDeviceMapHost;
   return kSuccess;
 }
 GPUSC_API int cudaChooseDevice(int* device, const void*) {
@@ -891,9 +916,15 @@ GPUSC_API int cudaDeviceGetLimit(size_t* value, int limit) {
     case 2:
       *value = l.heap ? l.heap : client().facts().heapBytes;
       break;
-    default:
+    case 3:  // cudaLimitDevRuntimeSyncDepth, DevRuntimePendingLaunchCount,
+    case 4:  // MaxL2FetchGranularity, PersistingL2CacheSize: not modelled, 0
+    case 5:
+    case 6:
       *value = 0;
       break;
+    default:
+      return fail(kErrorUnsupportedLimit, "cudaDeviceGetLimit",
+                  "limit " + std::to_string(limit) + " is not one of CUDA's (0 to 6)");
   }
   return kSuccess;
 }
@@ -947,8 +978,20 @@ GPUSC_API int cudaFuncSetAttribute(const void* func, int attribute, int value) {
     return fail(
         kErrorInvalidValue, "cudaFuncSetAttribute",
         "a carve-out of " + std::to_string(value) + " %: it is -1 (no preference) or 0 to 100");
-  if (attribute != kMaxDynamicSharedMemorySize && attribute != kPreferredSharedMemoryCarveout)
-    return kSuccess;  // the others (cluster shapes, non-portable sizes) are not modelled
+  // The cluster attributes (cudaFuncAttributeClusterDimMustBeSet 10 to
+  // ClusterSchedulingPolicyPreference 15): thread block clusters are not modelled, so only their
+  // defaults (no cluster; non-portable sizes allowed or not) are taken.
+  constexpr int kNonPortableClusterSizeAllowed = 14, kAttributeMax = 16;
+  if (attribute < kMaxDynamicSharedMemorySize || attribute >= kAttributeMax)
+    return fail(kErrorInvalidValue, "cudaFuncSetAttribute",
+                "attribute " + std::to_string(attribute) +
+                    " is not one cudaFuncSetAttribute sets (8 to 15)");
+  if (attribute > kPreferredSharedMemoryCarveout) {
+    if (value == 0 || (attribute == kNonPortableClusterSizeAllowed && value == 1)) return kSuccess;
+    return fail(kErrorNotSupported, "cudaFuncSetAttribute",
+                "attribute " + std::to_string(attribute) + " = " + std::to_string(value) +
+                    ": thread block clusters are not modelled");
+  }
   return record(client().setKernel(func, [&](gpusc::cudart::shim::Kernel& kk) {
     (attribute == kMaxDynamicSharedMemorySize ? kk.maxDynamicSharedBytes : kk.preferredCarveout) =
         value;
@@ -1070,10 +1113,20 @@ GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t heig
 GPUSC_API int cudaMallocHost(void** p, size_t bytes) {
   return mallocShared(p, bytes, "cudaMallocHost", false);
 }
-GPUSC_API int cudaHostAlloc(void** p, size_t bytes, unsigned) {
+GPUSC_API int cudaHostAlloc(void** p, size_t bytes, unsigned flags) {
+  // cudaHostAllocPortable (1), Mapped (2), WriteCombined (4): all one here.
+  if ((flags & ~0x07u) != 0)
+    return fail(kErrorInvalidValue, "cudaHostAlloc",
+                "flags " + std::to_string(flags) +
+                    ": cudaHostAllocDefault, Portable, Mapped and WriteCombined are 0 to 7");
   return mallocShared(p, bytes, "cudaHostAlloc", false);
 }
-GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned) {
+GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned flags) {
+  constexpr unsigned kMemAttachGlobal = 1, kMemAttachHost = 2;
+  if (flags != kMemAttachGlobal && flags != kMemAttachHost)
+    return fail(
+        kErrorInvalidValue, "cudaMallocManaged",
+        "flags " + std::to_string(flags) + ": cudaMemAttachGlobal (1) or cudaMemAttachHost (2)");
   return mallocShared(p, bytes, "cudaMallocManaged", true);
 }
 
@@ -1334,6 +1387,11 @@ GPUSC_API int cudaGetSymbolAddress(void** devPtr, const void* symbol) {
   wire::Reader in(reply.data(), reply.size());
   const auto addr = in.get<uint64_t>();
   const auto bytes = in.get<uint64_t>();
+  if (addr == 0)
+    return fail(kErrorInvalidSymbol, "cudaGetSymbolAddress",
+                "a __constant__ variable: gpusc keeps constant memory in a bank of its own, "
+                "outside the device's address space (cudaMemcpyToSymbol and "
+                "cudaMemcpyFromSymbol reach it)");
   client().addAllocation(addr, bytes, 0, false);  // device memory the program may copy to
   *devPtr = ptr(addr);
   return kSuccess;
@@ -1446,7 +1504,11 @@ GPUSC_API int cudaStreamQuery(void* stream) {
 }
 GPUSC_API int cudaStreamQuery_ptsz(void* stream) { return cudaStreamQuery(perThread(stream)); }
 // Waiting on an event recorded in a capture pulls the stream into that capture.
-GPUSC_API int cudaStreamWaitEvent(void* stream, void* event, unsigned) {
+GPUSC_API int cudaStreamWaitEvent(void* stream, void* event, unsigned flags) {
+  if (flags > 1)  // cudaEventWaitDefault (0) or cudaEventWaitExternal (1)
+    return fail(kErrorInvalidValue, "cudaStreamWaitEvent",
+                "flags " + std::to_string(flags) +
+                    ": cudaEventWaitDefault (0) or cudaEventWaitExternal (1)");
   {
     Captures& c = captures();
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -1824,7 +1886,13 @@ GPUSC_API int cudaEventCreate(void** event) {
   return kSuccess;
 }
 GPUSC_API int cudaEventCreateWithFlags(void** event, unsigned flags) {
-  constexpr unsigned kDisableTiming = 0x02;
+  // cudaEventBlockingSync (1), DisableTiming (2), Interprocess (4, with DisableTiming).
+  constexpr unsigned kDisableTiming = 0x02, kInterprocess = 0x04;
+  if ((flags & ~0x07u) != 0 || ((flags & kInterprocess) && !(flags & kDisableTiming)))
+    return fail(kErrorInvalidValue, "cudaEventCreateWithFlags",
+                "flags " + std::to_string(flags) +
+                    ": cudaEventDefault, BlockingSync, DisableTiming, and Interprocess with "
+                    "DisableTiming");
   const int e = cudaEventCreate(event);
   if (e == kSuccess && (flags & kDisableTiming)) {
     UntimedEvents& u = untimedEvents();
@@ -1861,11 +1929,16 @@ GPUSC_API int cudaEventRecord(void* event, void* stream) {
 GPUSC_API int cudaEventRecord_ptsz(void* event, void* stream) {
   return cudaEventRecord(event, perThread(stream));
 }
-GPUSC_API int cudaEventRecordWithFlags(void* event, void* stream, unsigned) {
+// cudaEventRecordDefault (0) or cudaEventRecordExternal (1, for graphs: the same here).
+GPUSC_API int cudaEventRecordWithFlags(void* event, void* stream, unsigned flags) {
+  if (flags > 1)
+    return fail(kErrorInvalidValue, "cudaEventRecordWithFlags",
+                "flags " + std::to_string(flags) +
+                    ": cudaEventRecordDefault (0) or cudaEventRecordExternal (1)");
   return cudaEventRecord(event, stream);
 }
-GPUSC_API int cudaEventRecordWithFlags_ptsz(void* event, void* stream, unsigned) {
-  return cudaEventRecord(event, perThread(stream));
+GPUSC_API int cudaEventRecordWithFlags_ptsz(void* event, void* stream, unsigned flags) {
+  return cudaEventRecordWithFlags(event, perThread(stream), flags);
 }
 GPUSC_API int cudaEventSynchronize(void*) {
   GPUSC_STICKY();

@@ -10,6 +10,8 @@
 // - the reserved shared memory attribute, the heap and stack limits, events without timing;
 // - streams' flags and priorities, peer copies on the one device, a kernel's name, and the
 //   dynamic shared memory that leaves room for N blocks;
+// - device, event, host allocation and managed memory flags, limits and function attributes
+//   checked as CUDA documents them; a __constant__ variable's size;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
 //   128-bit division (the carry flag of sub.cc read by addc).
 // build: --default-stream per-thread -arch=sm_75
@@ -23,6 +25,8 @@
 #include "check.hpp"
 
 __global__ void increment(int* v) { v[threadIdx.x] += 1; }
+
+__constant__ float coefficients[100];
 
 __global__ void __launch_bounds__(64) bounded(int* v) { v[threadIdx.x] = threadIdx.x; }
 
@@ -296,6 +300,60 @@ int main() {
   cudaGetLastError();
   CHECK(cudaStreamDestroy(nonBlocking));
 
+  // Flags and values each call documents as valid, and others refused with cudaErrorInvalidValue
+  // (cudaErrorUnsupportedLimit for a limit, cudaErrorNotSupported for a cluster's shape).
+  unsigned deviceFlags = 0;
+  CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+  CHECK(cudaGetDeviceFlags(&deviceFlags));
+  expect(deviceFlags == (cudaDeviceScheduleBlockingSync | cudaDeviceMapHost),
+         "cudaGetDeviceFlags reads back the flags set");
+  cudaEvent_t ipc, badEvent;
+  CHECK(cudaEventCreateWithFlags(&ipc, cudaEventInterprocess | cudaEventDisableTiming));
+  void* badHost = nullptr;
+  int* badManaged = nullptr;
+  size_t limitValue = 0;
+  const std::pair<cudaError_t, const char*> refusals[] = {
+      {cudaSetDeviceFlags(0xffff), "cudaSetDeviceFlags(0xffff)"},
+      {cudaEventCreateWithFlags(&badEvent, cudaEventInterprocess), "an interprocess timed event"},
+      {cudaEventCreateWithFlags(&badEvent, 0x80), "cudaEventCreateWithFlags(0x80)"},
+      {cudaEventRecordWithFlags(ipc, 0, 0x10), "cudaEventRecordWithFlags(0x10)"},
+      {cudaStreamWaitEvent(0, ipc, 5), "cudaStreamWaitEvent(flags 5)"},
+      {cudaHostAlloc(&badHost, 64, 0x100), "cudaHostAlloc(0x100)"},
+      {cudaMallocManaged(&badManaged, 64, 7), "cudaMallocManaged(7)"},
+      {cudaFuncSetAttribute(reinterpret_cast<const void*>(increment),
+                            static_cast<cudaFuncAttribute>(999), 1),
+       "cudaFuncSetAttribute(999)"}};
+  for (const auto& [code, what] : refusals) {
+    expect(code == cudaErrorInvalidValue, what);
+    cudaGetLastError();
+  }
+  expect(cudaDeviceGetLimit(&limitValue, static_cast<cudaLimit>(77)) == cudaErrorUnsupportedLimit,
+         "cudaDeviceGetLimit(77)");
+  cudaGetLastError();
+  expect(cudaFuncSetAttribute(reinterpret_cast<const void*>(increment),
+                              cudaFuncAttributeRequiredClusterWidth, 2) == cudaErrorNotSupported,
+         "a cluster width of 2");
+  cudaGetLastError();
+  CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(increment),
+                             cudaFuncAttributeRequiredClusterWidth, 0));
+  CHECK(cudaEventDestroy(ipc));
+  CHECK(cudaSetDeviceFlags(cudaDeviceScheduleAuto));
+
+  // A __constant__ variable's size; its address is refused (constant memory is a bank of its
+  // own here), and the symbol copies reach it.
+  size_t constantBytes = 0;
+  CHECK(cudaGetSymbolSize(&constantBytes, coefficients));
+  void* constantAddress = nullptr;
+  expect(constantBytes == 400 &&
+             cudaGetSymbolAddress(&constantAddress, coefficients) == cudaErrorInvalidSymbol,
+         "a __constant__ variable's size and address");
+  cudaGetLastError();
+  std::vector<float> coefficientsIn(100), coefficientsOut(100);
+  for (int i = 0; i < 100; ++i) coefficientsIn[i] = 0.5f * i;
+  CHECK(cudaMemcpyToSymbol(coefficients, coefficientsIn.data(), 400));
+  CHECK(cudaMemcpyFromSymbol(coefficientsOut.data(), coefficients, 400));
+  expect(coefficientsOut == coefficientsIn, "a __constant__ variable's copies");
+
   // A kernel's name, as nvcc mangles it.
   const char* name = nullptr;
   CHECK(cudaFuncGetName(&name, reinterpret_cast<const void*>(increment)));
@@ -325,5 +383,5 @@ int main() {
   return verdict(pass,
                  "per-thread default stream, pointer attributes, launch bounds, fp16, "
                  "16-bit CAS, 128-bit division, stream flags, peer copies, kernel names, "
-                 "available shared memory");
+                 "available shared memory, flags and attributes, constant symbols");
 }
