@@ -167,8 +167,12 @@ case "$what" in
     # on the threads too and on rtx3070's processing blocks, each with 2 and 3 host threads (more
     # threads than cores: the workers sleep and wake too) against one, and under the adaptive
     # policy, which leaves the threads out and takes them back as it measures.
-    # (Three processes, longest first: under ThreadSanitizer the adaptive policy's test alone
-    # takes about a minute, and each process keeps about one core busy.)
+    # The functional engine's CTAs on two threads (test_parallel_ctas): faults on several at
+    # once, a time limit, and catalog kernels with several launches, barriers and shared tiles.
+    # (Not bfs: its blocks race on plain stores of one value, a race of the kernel's that
+    # ThreadSanitizer rightly reports.)
+    # Three processes, longest first: under ThreadSanitizer the adaptive policy's test alone
+    # takes about a minute, and each process keeps about one core busy.
     echo "build.sh: ThreadSanitizer: test_timing's host-thread tests, test_parallel_ctas (logs: $logs/tsan.*.log)"
     parallel_tests "$tbuild" tsan \
       'test_timing:TimingHostThreads.TheAdaptivePolicyGivesTheSameRuns:TimingHostThreads.HandingOn*' \
