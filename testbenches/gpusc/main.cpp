@@ -88,6 +88,23 @@ int exitCodeOf(StopReason r) {
   return r == StopReason::Interrupted ? kExitInterrupted : kExitRunLimit;
 }
 
+// `text` as a whole number from `lo` to `hi` (decimal digits only), or none: an option's and an
+// environment variable's counts are read the same way.
+std::optional<uint64_t> wholeNumber(const std::string& text, uint64_t lo, uint64_t hi) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  errno = 0;
+  const unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || n < lo || n > hi) return {};
+  return uint64_t(n);
+}
+
+// A markdown table cell: a '|' in the text escaped, so it does not end the cell.
+std::string markdownCell(const std::string& text) {
+  std::string c;
+  for (char ch : text) c += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return c;
+}
+
 // SIGINT and SIGTERM raise this flag; the run stops at its next check (a simulation slice
 // boundary, or a few thousand warp instructions in functional mode) and writes its partial
 // results. A second signal ends the process at once (the default action, restored by the first).
@@ -792,16 +809,11 @@ int cmdList(const std::string& what, const ListOptions& o) {
     throw InputError(
         "list shaders: --markdown applies to platforms, kernels, keys, shader-keys, experiments "
         "and ptx");
-  // A markdown table cell: '|' escaped.
-  const auto cell = [](const std::string& text) {
-    std::string c;
-    for (char ch : text) c += ch == '|' ? std::string("\\|") : std::string(1, ch);
-    return c;
-  };
   if (what == "platforms") {
     if (markdown) fmt::print("| platform | description |\n|---|---|\n");
     const auto line = [&](const std::string& n, const std::string& d) {
-      markdown ? fmt::print("| `{}` | {} |\n", n, cell(d)) : fmt::print("{:<16} {}\n", n, d);
+      markdown ? fmt::print("| `{}` | {} |\n", n, markdownCell(d))
+               : fmt::print("{:<16} {}\n", n, d);
     };
     for (const auto& n : builtinPlatformNames()) line(n, loadPlatform(n).description);
     for (const auto& n : builtinPlatformNames(PlatformKind::ShaderCluster))
@@ -813,10 +825,11 @@ int cmdList(const std::string& what, const ListOptions& o) {
   } else if (what == "kernels") {
     if (markdown) fmt::print("| kernel | description | behaviour | sizes |\n|---|---|---|---|\n");
     for (const auto& e : catalog::all())
-      markdown ? fmt::print("| `{}` | {} | {} | {} |\n", e.name, cell(e.description),
-                            cell(e.behaviour), e.large ? "tiny to large" : "tiny to default")
-               : fmt::print("{:<20} {} [{}]{}\n", e.name, e.description, e.behaviour,
-                            e.large ? " (sizes up to large)" : "");
+      markdown
+          ? fmt::print("| `{}` | {} | {} | {} |\n", e.name, markdownCell(e.description),
+                       markdownCell(e.behaviour), e.large ? "tiny to large" : "tiny to default")
+          : fmt::print("{:<20} {} [{}]{}\n", e.name, e.description, e.behaviour,
+                       e.large ? " (sizes up to large)" : "");
   } else if (what == "keys") {
     const auto keys = o.platform.empty() && o.sets.empty()
                           ? config::listKeys<PlatformConfig>()
@@ -835,7 +848,8 @@ int cmdList(const std::string& what, const ListOptions& o) {
   } else if (what == "experiments") {
     if (markdown) fmt::print("| experiment | study |\n|---|---|\n");
     for (const auto& [name, d] : cli::experimentDescriptions())
-      markdown ? fmt::print("| `{}` | {} |\n", name, cell(d)) : fmt::print("{:<16} {}\n", name, d);
+      markdown ? fmt::print("| `{}` | {} |\n", name, markdownCell(d))
+               : fmt::print("{:<16} {}\n", name, d);
   } else if (what == "ptx") {
     if (markdown) {
       fmt::print("{}", func::ptxSupportMarkdown());
@@ -1189,13 +1203,9 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
   // as the largest, and a negative one wrapped).
   const CLI::Validator count64(
       [](std::string& v) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
-            errno == ERANGE || *end != '\0' || n == 0)
-          return "expected a whole number from 1 to 18446744073709551615, got '" + v + "'";
-        return "";
+        return wholeNumber(v, 1, UINT64_MAX)
+                   ? ""
+                   : "expected a whole number from 1 to 18446744073709551615, got '" + v + "'";
       },
       "COUNT");
   cmd->add_option("--max-cycles", r.maxCycles,
@@ -1250,12 +1260,7 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
     return InputError(fmt::format("environment variable {}={}: expected {}", name, v, expected));
   };
   const auto count = [&](const char* name, const char* v, uint64_t lo, uint64_t hi) {
-    try {
-      size_t used = 0;
-      const unsigned long long n = std::stoull(v, &used);
-      if (used == std::strlen(v) && n >= lo && n <= hi && v[0] != '-') return uint64_t(n);
-    } catch (const std::logic_error&) {
-    }
+    if (const auto n = wholeNumber(v, lo, hi)) return *n;
     throw bad(name, v, fmt::format("a whole number from {} to {}", lo, hi).c_str());
   };
   const auto flag = [&](const char* name, const char* v) {
