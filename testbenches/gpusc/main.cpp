@@ -751,8 +751,8 @@ void printKeys(const std::vector<config::KeyInfo>& keys, bool markdown) {
   if (markdown) {
     fmt::print("| key | type | default | allowed | description |\n|---|---|---|---|---|\n");
     for (const auto& k : keys)
-      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue, k.constraint,
-                 k.doc);
+      fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.path, k.type, k.defaultValue,
+                 markdownCell(k.constraint), markdownCell(k.doc));
   } else {
     // Columns as wide as their longest entry, two spaces apart, under a header.
     size_t wPath = 3, wType = 4, wDefault = 7;
