@@ -60,7 +60,8 @@ sm::CtaFootprint footprintOf(const SmConfig& s, uint32_t threads, uint32_t share
   sm::CtaFootprint f;
   f.threads = threads;
   f.warps = (threads + s.warp_size - 1) / s.warp_size;
-  f.registers = f.warps * s.register_allocation_granularity;
+  f.registersPerWarp = s.register_allocation_granularity;
+  f.registers = f.warps * f.registersPerWarp;
   f.sharedBytes = shared + s.shared_reserved_per_cta;
   return f;
 }
@@ -196,6 +197,48 @@ TEST(Rtx3070, ABlockMayUseTheLargestCarveoutLessTheReservedKilobyte) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("sm.shared_reserved_per_cta"), std::string::npos)
         << e.what();
+  }
+}
+
+// A warp's registers come from its processing block's quarter of the register file: at 48
+// registers per thread a block's 16 K hold 10 warps, so an SM holds 40 warps (not the 42 that
+// 64 K would), 13 blocks of 3 warps. A 1024-thread block of 64 registers fills every quarter; at
+// 72 (2,304 per warp, 7 warps per quarter) it cannot run.
+TEST(Rtx3070, EachProcessingBlockHoldsTheWarpsWhoseRegistersFitItsQuarter) {
+  const PlatformConfig cfg = loadPlatform("rtx3070");
+  const SmConfig& s = cfg.sm;
+  ASSERT_EQ(s.register_partitions, s.sub_cores);
+  const auto withRegisters = [](uint32_t regs) {
+    return "// ptxas -arch=sm_86: k uses " + std::to_string(regs) + " registers\n" + kTwoPasses;
+  };
+  const uint32_t perWarp = 48 * s.warp_size, quarter = s.registers / s.register_partitions;
+  const uint32_t warps = s.register_partitions * (quarter / perWarp);
+  ASSERT_EQ(warps, 40u);
+  ASSERT_GT(s.registers / perWarp / 3, warps / 3);  // one pool would hold one block more
+  Device dev(cfg, ExecMode::Timing);
+  Module& m = dev.loadModule(withRegisters(48), "k48.ptx");
+  EXPECT_EQ(dev.ctasPerSm(m.kernel("k"), {96}, 0), warps / 3);
+  std::vector<uint32_t> in(4096, 1);
+  DevPtr buf = dev.malloc(in.size() * 4), out = dev.malloc(96 * 4);
+  dev.copyToDevice(buf, in.data(), in.size() * 4);
+  dev.launch(m.kernel("k"), {2 * warps / 3 * cfg.gpu.num_sms}, {96}, 0,
+             KernelArgs().ptr(buf).u32(96).ptr(out));
+  for (const auto& sm : dev.launches().back().timing->sms)
+    EXPECT_EQ(sm.peakCtas, warps / 3) << "SM " << sm.id;
+  std::vector<uint32_t> got(96);
+  dev.copyToHost(got.data(), out, 96 * 4);
+  for (uint32_t i = 0; i < 96; ++i) EXPECT_EQ(got[i], 2u) << i;
+
+  Device fdev(cfg, ExecMode::Functional);
+  DevPtr fbuf = fdev.malloc(4096), fout = fdev.malloc(1024 * 4);
+  Module& m64 = fdev.loadModule(withRegisters(64), "k64.ptx");
+  fdev.launch(m64.kernel("k"), {1}, {1024}, 0, KernelArgs().ptr(fbuf).u32(1024).ptr(fout));
+  Module& m72 = fdev.loadModule(withRegisters(72), "k72.ptx");
+  try {
+    fdev.launch(m72.kernel("k"), {1}, {1024}, 0, KernelArgs().ptr(fbuf).u32(1024).ptr(fout));
+    ADD_FAILURE() << "a block of 1024 threads with 72 registers each was launched";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("registers"), std::string::npos) << e.what();
   }
 }
 

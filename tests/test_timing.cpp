@@ -799,12 +799,16 @@ uint32_t expectedCtasPerSm(const PlatformConfig& cfg, uint32_t threads, uint32_t
   const SmConfig& s = cfg.sm;
   const uint32_t warps = (threads + 31) / 32;
   const uint32_t g = s.register_allocation_granularity;
-  const uint32_t regs = (regsPerThread * 32 + g - 1) / g * g * warps;
+  const uint32_t perWarp = (regsPerThread * 32 + g - 1) / g * g;
   uint32_t n = s.max_ctas;
   n = std::min(n, s.max_threads / threads);
   n = std::min(n, s.max_warps / warps);
-  n = std::min(n, s.registers / regs);
-  if (shared) n = std::min(n, s.shared_memory_bytes / shared);
+  // Each register partition holds the warps whose registers fit it (the slots divide evenly
+  // among the schedulers here).
+  const uint32_t partitions = s.register_partitions;
+  n = std::min(n, partitions * (s.registers / partitions / perWarp) / warps);
+  const uint32_t u = s.shared_allocation_granularity;
+  if (shared) n = std::min(n, s.shared_memory_bytes / ((shared + u - 1) / u * u));
   return n;
 }
 
@@ -865,6 +869,52 @@ TEST(TimingOccupancy, RegistersRecordedFromPtxasDecideTheFootprint) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.ptx:1:"), std::string::npos) << e.what();
+  }
+}
+
+// With the register file in partitions a warp takes its registers from its scheduler's, so an SM
+// holds fewer warps when a partition's share is not a whole number of them; shared memory
+// allocated in units holds fewer blocks when a block's bytes are not a whole number of units.
+TEST(TimingOccupancy, RegisterPartitionsAndSharedAllocationUnits) {
+  struct Case {
+    uint32_t threads, regs, shared;
+  };
+  const std::vector<Case> cases = {{32, 40, 0}, {160, 40, 0}, {64, 8, 9830}, {96, 24, 0}};
+  for (const bool split : {false, true}) {
+    const PlatformConfig cfg = split ? platformWith({"sm.max_ctas=32", "sm.register_partitions=2",
+                                                     "sm.shared_allocation_granularity=128"})
+                                     : platformWith({"sm.max_ctas=32"});
+    ASSERT_EQ(cfg.sm.max_warps % cfg.sm.schedulers, 0u);
+    Device dev(cfg, ExecMode::Timing);
+    for (const Case& c : cases) {
+      const std::string ptx = "// ptxas -arch=sm_75: k uses " + std::to_string(c.regs) +
+                              " registers\n" + occupancyKernel(4, c.shared);
+      const uint32_t want = expectedCtasPerSm(cfg, c.threads, c.regs, c.shared);
+      Launch l = run(dev, ptx, {cfg.gpu.num_sms * 40}, {c.threads}, 50);
+      for (const auto& sm : l.timing->sms)
+        EXPECT_EQ(sm.peakCtas, want) << split << ": " << c.threads << " threads, " << c.regs
+                                     << " registers/thread, " << c.shared << " B, SM " << sm.id;
+      EXPECT_EQ(dev.ctasPerSm(dev.loadModule(ptx, "occ.ptx").kernel("k"), {c.threads}, 0), want);
+    }
+  }
+  // The cases tell the rules apart: 40 registers per thread are 1,280 per warp, 25 warps in
+  // 32 K registers but 12 in each half; 9,830 bytes are 77 units of 128.
+  const PlatformConfig whole = platformWith({"sm.max_ctas=32"});
+  const PlatformConfig split = platformWith(
+      {"sm.max_ctas=32", "sm.register_partitions=2", "sm.shared_allocation_granularity=128"});
+  for (const Case& c : {cases[0], cases[1], cases[2]})
+    EXPECT_GT(expectedCtasPerSm(whole, c.threads, c.regs, c.shared),
+              expectedCtasPerSm(split, c.threads, c.regs, c.shared))
+        << c.threads << " threads";
+  // A block whose warps fit the whole file but not the partitions is refused, naming the key.
+  Device dev(split, ExecMode::Timing);
+  const std::string ptx = "// ptxas -arch=sm_75: k uses 40 registers\n" + occupancyKernel(4, 0);
+  ASSERT_LE(25u * 1280u, split.sm.registers);
+  try {
+    run(dev, ptx, {1}, {800}, 1);
+    ADD_FAILURE() << "a block of 25 warps was launched into partitions holding 24";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sm.register_partitions"), std::string::npos) << e.what();
   }
 }
 

@@ -226,6 +226,9 @@ struct TensorConfig : config::Section {
   }
 };
 
+// The most partitions sm.register_partitions may divide a register file into.
+inline constexpr uint32_t kMaxRegisterPartitions = 8;
+
 struct SmConfig : config::Section {
   uint32_t max_threads = 1536;
   uint32_t max_warps = 48;
@@ -285,6 +288,17 @@ struct SmConfig : config::Section {
   uint32_t shared_memory_latency = 26;
   // Registers per warp are allocated in units of this.
   uint32_t register_allocation_granularity = 64;
+  // The register file is split into this many equal partitions, each serving the warps of
+  // schedulers / register_partitions schedulers: a warp's registers come from its scheduler's
+  // partition, so an SM holds, per partition, the warps whose registers fit it. Ampere GA10x
+  // gives each processing block 16 K of the SM's 64 K registers (GA102 whitepaper's SM diagram),
+  // which the CUDA occupancy calculator states as a warp allocation granularity of 4 for compute
+  // capability 8.x (2 for 2.x). 1: one pool for the whole SM.
+  uint32_t register_partitions = 1;
+  // Shared memory per block is allocated in units of this many bytes (CUDA occupancy calculator:
+  // 128 for compute capability 2.x and 8.x, 256 for 3.x to 7.x). 1: to the byte.
+  uint32_t shared_allocation_granularity = 1;
+  uint32_t registerPartitionSize() const { return registers / register_partitions; }
   uint32_t ibuffer_entries = 2;  // gpgpu-sim: two instructions per warp instruction buffer
   uint32_t decode_latency = 1;
   uint32_t barrier_latency = 2;    // assumed: cycles from the last arrival to the first issue
@@ -379,6 +393,13 @@ struct SmConfig : config::Section {
             Range<uint32_t>{1, 10000});
     v.field("register_allocation_granularity", register_allocation_granularity,
             "Registers per warp are allocated in multiples of this", Range<uint32_t>{1, 4096});
+    v.field("register_partitions", register_partitions,
+            "Equal partitions of the register file, each serving its share of the schedulers' "
+            "warps (a warp's registers come from its scheduler's partition)",
+            Range<uint32_t>{1, kMaxRegisterPartitions});
+    v.field("shared_allocation_granularity", shared_allocation_granularity,
+            "Shared memory per block is allocated in multiples of this many bytes",
+            Range<uint32_t>{1, 65536}, PowerOfTwo{});
     v.field("ibuffer_entries", ibuffer_entries, "Decoded instructions buffered per warp",
             Range<uint32_t>{1, 16});
     v.field("decode_latency", decode_latency, "Cycles from fetch to the instruction buffer",
@@ -446,6 +467,13 @@ struct SmConfig : config::Section {
                           simd_fp_only_units, simd_units));
     v.require(!dp_shared || dp_units > 0, {"dp_shared", "dp_units"},
               "dp_shared needs DP units (dp_units > 0)");
+    v.require(schedulers % register_partitions == 0, {"register_partitions", "schedulers"},
+              fmt::format("register_partitions = {} does not divide the {} schedulers (each "
+                          "partition serves the warps of whole schedulers)",
+                          register_partitions, schedulers));
+    v.require(registers % register_partitions == 0, {"register_partitions", "registers"},
+              fmt::format("registers = {} does not divide into {} equal partitions", registers,
+                          register_partitions));
     v.require(shared_reserved_per_cta <= shared_memory_bytes,
               {"shared_reserved_per_cta", "shared_memory_bytes"},
               "the shared memory reserved per block must fit in an SM's shared memory, or no "

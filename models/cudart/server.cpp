@@ -158,12 +158,14 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       f.localBytesPerThread = p.localBytesPerThread;
       f.regsPerThread = p.regsPerThread;
       // The most threads a block of this kernel can have: the device's limit, the kernel's
-      // __launch_bounds__ (.maxntid), and the warps whose registers fit one SM.
+      // __launch_bounds__ (.maxntid), and the warps whose registers fit one SM (as the launch
+      // counts them: per warp, rounded to the allocation granularity, per register partition).
       uint32_t maxThreads = std::min<uint32_t>(1024, cfg.sm.max_threads);
       if (const uint64_t most = p.maxThreadsByDirective(); most > 0)
         maxThreads = static_cast<uint32_t>(std::min<uint64_t>(maxThreads, most));
       if (p.regsPerThread > 0) {
-        const uint32_t warps = cfg.sm.registers / (p.regsPerThread * cfg.sm.warp_size);
+        const sm::CtaFootprint one = device_.footprint(k, {cfg.sm.warp_size, 1, 1}, 0);
+        const uint32_t warps = sm::warpsByRegisters(cfg.sm, one.registersPerWarp);
         maxThreads = std::min(maxThreads, warps * cfg.sm.warp_size);
       }
       f.maxThreadsPerBlock = maxThreads;

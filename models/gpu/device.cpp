@@ -308,6 +308,13 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
             f.threads, f.registers, p.regsPerThread, s.register_allocation_granularity,
             s.registers),
         LaunchRefused::Reason::Resources);
+  if (const uint32_t most = sm::warpsByRegisters(s, f.registersPerWarp); f.warps > most)
+    bad(fmt::format("a block of {} warps needs {} registers per warp ({} per thread, rounded up to "
+                    "sm.register_allocation_granularity {}); the SM's {} registers in "
+                    "sm.register_partitions {} partitions hold {} such warps",
+                    f.warps, f.registersPerWarp, p.regsPerThread, s.register_allocation_granularity,
+                    s.registers, s.register_partitions, most),
+        LaunchRefused::Reason::Resources);
   if (f.warps > s.max_warps)
     bad(fmt::format("a block of {} warps exceeds the SM's {} (sm.max_warps)", f.warps,
                     s.max_warps));
@@ -361,8 +368,10 @@ sm::CtaFootprint Device::footprint(const Kernel& k, const Dim3& block, uint32_t 
   // Registers are allocated per warp, in units of the allocation granularity.
   const uint32_t perThread = std::max(1u, k.program->regsPerThread);
   const uint32_t g = s.register_allocation_granularity;
-  f.registers = (perThread * s.warp_size + g - 1) / g * g * f.warps;
-  f.sharedBytes = sharedBytes + s.shared_reserved_per_cta;
+  f.registersPerWarp = (perThread * s.warp_size + g - 1) / g * g;
+  f.registers = f.registersPerWarp * f.warps;
+  const uint32_t u = s.shared_allocation_granularity;
+  f.sharedBytes = uint32_t((uint64_t(sharedBytes) + u - 1) / u * u) + s.shared_reserved_per_cta;
   return f;
 }
 

@@ -298,13 +298,16 @@ class Device {
   // Everything the kernels printed with device printf (vprintf), in execution order.
   const std::string& printfOutput() const { return printfOutput_; }
 
+  // What one block of `block` threads of `k` with `sharedBytes` of shared memory (static and
+  // dynamic) takes on an SM: its warps, their registers and its shared memory as allocated.
+  sm::CtaFootprint footprint(const Kernel& k, const Dim3& block, uint32_t sharedBytes) const;
+
  private:
   void validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,
                       uint32_t dynamicShared) const;
   void validateCooperative(const Kernel& k, const Dim3& grid, const Dim3& block,
                            uint32_t dynamicShared) const;
   std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
-  sm::CtaFootprint footprint(const Kernel& k, const Dim3& block, uint32_t sharedBytes) const;
   const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset,
                               uint64_t bytes) const;
   // The launch's state afresh (launch() may run a launch twice under sampling).

@@ -13,11 +13,30 @@ namespace gpusc::sm {
 
 using func::InstClass;
 
+uint32_t registerPartitionOf(const SmConfig& s, uint32_t slot) {
+  return slot % s.schedulers / (s.schedulers / s.register_partitions);
+}
+
+uint32_t warpsByRegisters(const SmConfig& s, uint32_t registersPerWarp) {
+  if (registersPerWarp == 0) return s.max_warps;
+  if (s.register_partitions == 1) return s.registers / registersPerWarp;
+  const uint32_t each = s.registerPartitionSize() / registersPerWarp;
+  std::array<uint32_t, kMaxRegisterPartitions> slots{};
+  for (uint32_t ws = 0; ws < s.max_warps; ++ws) slots[registerPartitionOf(s, ws)] += 1;
+  uint32_t n = 0;
+  for (uint32_t p = 0; p < s.register_partitions; ++p) n += std::min(slots[p], each);
+  return n;
+}
+
 uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f, uint32_t sharedBytes) {
   uint32_t n = s.max_ctas;
   if (f.threads) n = std::min(n, s.max_threads / f.threads);
   if (f.warps) n = std::min(n, s.max_warps / f.warps);
-  if (f.registers) n = std::min(n, s.registers / f.registers);
+  if (f.registers) {
+    n = std::min(n, s.registers / f.registers);
+    if (s.register_partitions > 1 && f.warps)
+      n = std::min(n, warpsByRegisters(s, f.registersPerWarp) / f.warps);
+  }
   if (f.sharedBytes) n = std::min(n, sharedBytes / f.sharedBytes);
   return n;
 }
@@ -131,9 +150,13 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   slotScheduler_.resize(s.max_warps);
   slotBlock_.resize(s.max_warps);
   const uint32_t schedulersPerBlock = s.schedulers / s.sub_cores;
+  slotPartition_.resize(s.max_warps);
+  partitionSlots_.assign(s.register_partitions, std::vector<uint64_t>(activeWarps_.size(), 0));
   for (uint32_t ws = 0; ws < s.max_warps; ++ws) {
     slotScheduler_[ws] = static_cast<uint8_t>(ws % s.schedulers);
     slotBlock_[ws] = static_cast<uint8_t>(slotScheduler_[ws] / schedulersPerBlock);
+    slotPartition_[ws] = static_cast<uint8_t>(registerPartitionOf(s, ws));
+    partitionSlots_[slotPartition_[ws]][ws >> 6] |= uint64_t{1} << (ws & 63);
   }
   // Block b owns SIMD units [b x n, (b + 1) x n), the last of them FP-only, and its share of the
   // SFUs and DP units.
@@ -173,9 +196,22 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
 
 bool Sm::fits(const CtaFootprint& f) const {
   const SmConfig& s = cfg_.sm;
-  return usedCtas_ < s.max_ctas && usedThreads_ + f.threads <= s.max_threads &&
-         usedWarps_ + f.warps <= s.max_warps && usedRegisters_ + f.registers <= s.registers &&
-         usedShared_ + f.sharedBytes <= sharedCapacity_;
+  if (!(usedCtas_ < s.max_ctas && usedThreads_ + f.threads <= s.max_threads &&
+        usedWarps_ + f.warps <= s.max_warps && usedRegisters_ + f.registers <= s.registers &&
+        usedShared_ + f.sharedBytes <= sharedCapacity_))
+    return false;
+  if (s.register_partitions == 1 || f.registersPerWarp == 0) return true;
+  // Each warp takes a free slot whose partition has its registers left (startCta): the warps
+  // placeable are, per partition, the fewer of its free slots and the warps its registers hold.
+  uint32_t placeable = 0;
+  for (uint32_t p = 0; p < s.register_partitions; ++p) {
+    uint32_t free = 0;
+    for (size_t i = 0; i < activeWarps_.size(); ++i)
+      free += uint32_t(__builtin_popcountll(partitionSlots_[p][i] & ~activeWarps_[i]));
+    placeable +=
+        std::min(free, (s.registerPartitionSize() - partitionRegisters_[p]) / f.registersPerWarp);
+  }
+  return placeable >= f.warps;
 }
 
 void Sm::beginKernel(const KernelContext& k) {
@@ -320,9 +356,18 @@ void Sm::startCta(const CtaFootprint& f, const func::Dim3& ctaid, uint64_t linea
   usedRegisters_ += f.registers;
   usedShared_ += f.sharedBytes;
   peakCtas_ = std::max(peakCtas_, usedCtas_);
+  const uint32_t partitions = cfg_.sm.register_partitions;
+  c.partitionWarps.fill(0);
   uint32_t ws = 0;
   for (auto& w : c.cta.warps) {
-    while (warps_[ws].active) ++ws;
+    if (partitions == 1 || f.registersPerWarp == 0) {
+      while (warps_[ws].active) ++ws;
+    } else {  // the first free slot whose partition has the warp's registers left (Sm::fits)
+      const uint32_t room = cfg_.sm.registerPartitionSize() - f.registersPerWarp;
+      while (warps_[ws].active || partitionRegisters_[slotPartition_[ws]] > room) ++ws;
+      partitionRegisters_[slotPartition_[ws]] += f.registersPerWarp;
+      c.partitionWarps[slotPartition_[ws]] += 1;
+    }
     WarpSlot& s = warps_[ws];
     s = WarpSlot{};
     setActive(ws, true);
@@ -559,6 +604,8 @@ void Sm::retire(Cycle now) {
       usedWarps_ -= c.footprint.warps;
       usedRegisters_ -= c.footprint.registers;
       usedShared_ -= c.footprint.sharedBytes;
+      for (uint32_t p = 0; p < cfg_.sm.register_partitions; ++p)
+        partitionRegisters_[p] -= c.partitionWarps[p] * c.footprint.registersPerWarp;
       if (simdControl_ && usedCtas_ == 0) suspendSimdSwitches(now);
       if (kernel_.listener) heldCtaEnds_.push_back(usedCtas_);
     }

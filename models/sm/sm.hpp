@@ -47,12 +47,20 @@
 namespace gpusc::sm {
 
 // Resources one CTA of a kernel takes on an SM.
+// registers: every warp's, registersPerWarp each; sharedBytes: as allocated (rounded up to
+// sm.shared_allocation_granularity, with sm.shared_reserved_per_cta).
 struct CtaFootprint {
-  uint32_t threads = 0, warps = 0, registers = 0, sharedBytes = 0;
+  uint32_t threads = 0, warps = 0, registers = 0, registersPerWarp = 0, sharedBytes = 0;
 };
-// CTAs of footprint `f` an empty SM holds at once (what Sm::fits allows).
-// CTAs of footprint `f` an empty SM holds (with `sharedBytes` of shared memory; default:
-// sm.shared_memory_bytes).
+// The partition of sm.register_partitions that warp slot `slot` takes its registers from (its
+// scheduler's: slot % sm.schedulers).
+uint32_t registerPartitionOf(const SmConfig& s, uint32_t slot);
+// Warps of `registersPerWarp` registers each whose registers an empty SM holds: with one
+// partition, the register file over a warp's; with several, each partition's over a warp's, up to
+// the warp slots it serves.
+uint32_t warpsByRegisters(const SmConfig& s, uint32_t registersPerWarp);
+// CTAs of footprint `f` an empty SM holds at once (what Sm::fits allows), with `sharedBytes` of
+// shared memory (default: sm.shared_memory_bytes).
 uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f);
 uint32_t ctasPerSm(const SmConfig& s, const CtaFootprint& f, uint32_t sharedBytes);
 // The shared memory a launch of CTAs of footprint `f` gets: sm.shared_memory_bytes, or with
@@ -223,6 +231,8 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
     bool used = false;
     func::Cta cta;
     CtaFootprint footprint;
+    // Warps placed in each register partition (sm.register_partitions).
+    std::array<uint16_t, kMaxRegisterPartitions> partitionWarps{};
     uint32_t liveWarps = 0;
     CtaRecord record;
   };
@@ -408,6 +418,11 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   std::vector<uint32_t> finishing_;  // warps whose threads exited, waiting for in-flight work
   std::vector<uint32_t> candidates_;
   uint32_t usedThreads_ = 0, usedWarps_ = 0, usedRegisters_ = 0, usedShared_ = 0, usedCtas_ = 0;
+  // With sm.register_partitions > 1: each slot's partition, the slots each partition serves (a
+  // bit per slot, as activeWarps_), and the registers each partition has given out.
+  std::vector<uint8_t> slotPartition_;
+  std::vector<std::vector<uint64_t>> partitionSlots_;
+  std::array<uint32_t, kMaxRegisterPartitions> partitionRegisters_{};
   uint32_t sharedCapacity_ = 0;  // shared memory of the running launch (KernelContext)
   uint32_t peakCtas_ = 0;
   uint64_t warpAge_ = 0;
