@@ -13,6 +13,7 @@
 #include "cudart/cuda_errors.hpp"
 #include "cudart/ptx_link.hpp"
 #include "cudart/runtime.hpp"
+#include "cudart/server.hpp"
 #include "gpu/device.hpp"
 #include "support/test_data.hpp"
 
@@ -199,6 +200,32 @@ TEST_F(CudartTest, EventsMeasureSimulatedTime) {
   EXPECT_EQ(codeOf([&] { rt_->elapsedMs(a, never); }), kErrorInvalidResourceHandle);
   rt_->destroyStream(stream);
   EXPECT_EQ(codeOf([&] { rt_->checkStream(stream); }), kErrorInvalidResourceHandle);
+  // cudaEventQuery and cudaEventSynchronize check their event: a destroyed one is refused.
+  rt_->checkEvent(b);
+  rt_->destroyEvent(b);
+  EXPECT_EQ(codeOf([&] { rt_->checkEvent(b); }), kErrorInvalidResourceHandle);
+  EXPECT_EQ(codeOf([&] { rt_->checkEvent(nullptr); }), kErrorInvalidResourceHandle);
+}
+
+// cudaDevAttrSingleToDoublePrecisionPerfRatio follows from the platform's units: GTX480's 32
+// FP32 lanes at twice the core clock against one DP warp instruction per 4 cycles on them (its
+// published 1,345 against 168 GFLOPS); GA104's 128 FP32 lanes against 2 FP64 (the GA102
+// whitepaper's 1/64).
+TEST(DeviceFacts, TheDoublePrecisionRatioFollowsThePlatformsUnits) {
+  for (const char* name : {"gtx480", "rtx3070"}) {
+    const PlatformConfig cfg = loadPlatform(name);
+    const SmConfig& s = cfg.sm;
+    const uint32_t single = s.simd_units * s.simd_lanes * s.lane_clock_ratio;
+    const uint32_t dp =
+        s.dp_units > 0 ? s.dp_units * s.dpLanes() : s.warp_size / s.latency.dp_mad.initiation;
+    EXPECT_EQ(deviceFacts(cfg).singleToDoubleRatio, single / dp) << name;
+  }
+  EXPECT_EQ(deviceFacts(loadPlatform("gtx480")).singleToDoubleRatio, 8u);
+  EXPECT_EQ(deviceFacts(loadPlatform("rtx3070")).singleToDoubleRatio, 64u);
+  // Double precision on the SFUs: 4 lanes, one warp per 8 cycles.
+  const PlatformConfig sfu =
+      loadPlatform("gtx480", {"sm.dp_path=sfu", "sm.latency.dp_mad.initiation=8"});
+  EXPECT_EQ(deviceFacts(sfu).singleToDoubleRatio, 64u * 8 / 32);
 }
 
 TEST_F(CudartTest, ABinaryWithSassOnlyFailsAtLaunchNamingTheFlags) {

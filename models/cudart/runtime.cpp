@@ -469,6 +469,11 @@ void* Runtime::createEvent() {
   return h;
 }
 
+void Runtime::checkEvent(void* event) const {
+  if (!events_.count(event))
+    throw CudaFailure(kErrorInvalidResourceHandle, fmt::format("{} is not an event", event));
+}
+
 void Runtime::destroyEvent(void* event) {
   if (!events_.erase(event))
     throw CudaFailure(kErrorInvalidResourceHandle, fmt::format("{} is not an event", event));

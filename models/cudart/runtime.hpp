@@ -114,6 +114,7 @@ class Runtime {
   // ---- streams and events ----
   void* createStream();
   void destroyStream(void* stream);
+  void checkEvent(void* event) const;    // throws kErrorInvalidResourceHandle for an unknown one
   void checkStream(void* stream) const;  // throws kErrorInvalidResourceHandle for an unknown one
   void* createEvent();
   void destroyEvent(void* event);

@@ -1,6 +1,7 @@
 #include "cudart/server.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -15,6 +16,24 @@ constexpr uint64_t kMaxMessageBytes = 1ull << 36;  // 64 GiB: no device holds mo
 
 using wire::ptr;
 using wire::u64;
+
+}  // namespace
+
+namespace {
+
+uint32_t singleToDoubleRatio(const SmConfig& s) {
+  // Multiply-add results per SM per core cycle: every SIMD unit runs FP32; FP64 runs on the DP
+  // units, or holds every SIMD unit of a block (dp_path simd), or runs on the SFUs.
+  const auto perCycle = [&](uint32_t units, uint32_t lanes, uint32_t initiation) {
+    return double(units) * s.warp_size / std::max(initiation, s.warpCycles(lanes));
+  };
+  const double single = perCycle(s.simd_units, s.simd_lanes, s.latency.fp_mad.initiation);
+  const uint32_t dpInit = s.latency.dp_mad.initiation;
+  const double dp = s.dp_units > 0        ? perCycle(s.dp_units, s.dpLanes(), dpInit)
+                    : s.dp_path == "simd" ? perCycle(s.sub_cores, s.simd_lanes, dpInit)
+                                          : perCycle(s.sfu_units, s.sfu_lanes, dpInit);
+  return uint32_t(std::lround(single / dp));
+}
 
 }  // namespace
 
@@ -40,6 +59,7 @@ wire::DeviceFacts deviceFacts(const PlatformConfig& cfg) {
   // on a bus that is the partitions' channels side by side (384 bits on a GTX480).
   f.memoryKhz = uint32_t(cfg.gpu.clocks.dram_mhz * 2000);
   f.heapBytes = cfg.memory.device_heap_bytes;
+  f.singleToDoubleRatio = singleToDoubleRatio(cfg.sm);
   f.memoryBusBits =
       cfg.memory.partitions * cfg.memory.dram.chips * cfg.memory.dram.bus_width_bytes * 8;
   f.l2Bytes = uint32_t(std::min<uint64_t>(
@@ -300,6 +320,9 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       break;
     case wire::Op::EventDestroy:
       rt_.destroyEvent(ptr(in.get<uint64_t>()));
+      break;
+    case wire::Op::EventCheck:
+      rt_.checkEvent(ptr(in.get<uint64_t>()));
       break;
     case wire::Op::EventRecord: {
       void* event = ptr(in.get<uint64_t>());

@@ -60,6 +60,7 @@ enum class Op : uint32_t {
   RegisterManagedVar,   // u64 handle, u64 address (MallocShared's), u64 bytes, device name
   InitModule,           // u64 handle: load the fat binary's module now
   SetHeapSize,          // u64 bytes: the device malloc heap's size (before its first use)
+  EventCheck,           // u64 event
 };
 
 struct RequestHeader {
@@ -95,6 +96,8 @@ struct DeviceFacts {
   uint32_t memoryBusBits = 0;
   uint32_t l2Bytes = 0;
   uint64_t heapBytes = 0;  // the device malloc heap's size (memory.device_heap_bytes)
+  // FP32 over FP64 multiply-add results per SM per cycle (cudaDevAttrSingleToDoublePrecision...).
+  uint32_t singleToDoubleRatio = 0;
 };
 
 // What cudaFuncGetAttributes describes, and the parameters' sizes for packing a launch.

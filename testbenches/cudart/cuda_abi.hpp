@@ -161,11 +161,13 @@ enum DeviceAttr : int {
   kAttrMaxSharedMemoryPerMultiprocessor = 81,
   kAttrMaxRegistersPerMultiprocessor = 82,
   kAttrManagedMemory = 83,
+  kAttrSingleToDoublePrecisionPerfRatio = 87,
   kAttrCooperativeLaunch = 95,
   kAttrMaxSharedMemoryPerBlockOptin = 97,
   kAttrHostRegisterSupported = 99,
   kAttrMaxBlocksPerMultiprocessor = 106,
   kAttrReservedSharedMemoryPerBlock = 111,
+  kAttrMemSyncDomainCount = 126,
   kAttrLast = 147,  // cudaDevAttrOnlyPartialHostNativeAtomicSupported, CUDA 13's last
 };
 

@@ -842,6 +842,8 @@ GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
       {abi::kAttrMaxBlocksPerMultiprocessor, p.maxBlocksPerMultiProcessor},
       {abi::kAttrReservedSharedMemoryPerBlock, int64_t(p.reservedSharedMemPerBlock)},
       {abi::kAttrCooperativeLaunch, p.cooperativeLaunch},
+      {abi::kAttrSingleToDoublePrecisionPerfRatio, f.singleToDoubleRatio},
+      {abi::kAttrMemSyncDomainCount, 1},  // one domain: a launch's domain attributes name it
   };
   for (const auto& [a, v] : known)
     if (a == attr) {
@@ -1316,9 +1318,32 @@ GPUSC_API int cudaMemset2DAsync_ptsz(void* dst, size_t pitch, int value, size_t 
                                      size_t height, void* stream) {
   return cudaMemset2DAsync(dst, pitch, value, width, height, perThread(stream));
 }
-GPUSC_API int cudaMemPrefetchAsync(const void*, size_t, ...) { return kSuccess; }
-GPUSC_API int cudaMemPrefetchAsync_ptsz(const void*, size_t, ...) { return kSuccess; }
-GPUSC_API int cudaMemAdvise(const void*, size_t, ...) { return kSuccess; }
+// Prefetches and advice change nothing here (managed memory is where both sides reach it), but
+// their range must be managed memory, as CUDA requires on a device without pageable memory
+// access: within one cudaMallocManaged allocation or __managed__ variable.
+namespace {
+int managedRange(const void* p, size_t bytes, const char* fn) {
+  GPUSC_STICKY();
+  uint64_t base = 0, size = 0;
+  const auto at = uint64_t(reinterpret_cast<uintptr_t>(p));
+  if (!client().managed(p) || !client().allocation(p, &base, &size, nullptr))
+    return fail(kErrorInvalidValue, fn, "the range does not start in managed memory");
+  if (bytes > base + size - at)
+    return fail(kErrorInvalidValue, fn,
+                std::to_string(bytes) + " bytes from offset " + std::to_string(at - base) +
+                    " pass the end of a managed allocation of " + std::to_string(size));
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaMemPrefetchAsync(const void* p, size_t bytes, ...) {
+  return managedRange(p, bytes, "cudaMemPrefetchAsync");
+}
+GPUSC_API int cudaMemPrefetchAsync_ptsz(const void* p, size_t bytes, ...) {
+  return managedRange(p, bytes, "cudaMemPrefetchAsync");
+}
+GPUSC_API int cudaMemAdvise(const void* p, size_t bytes, ...) {
+  return managedRange(p, bytes, "cudaMemAdvise");
+}
 GPUSC_API int cudaStreamAttachMemAsync(void*, void*, size_t, unsigned) { return kSuccess; }
 GPUSC_API int cudaStreamAttachMemAsync_ptsz(void*, void*, size_t, unsigned) { return kSuccess; }
 
@@ -1940,14 +1965,9 @@ GPUSC_API int cudaEventRecordWithFlags(void* event, void* stream, unsigned flags
 GPUSC_API int cudaEventRecordWithFlags_ptsz(void* event, void* stream, unsigned flags) {
   return cudaEventRecordWithFlags(event, perThread(stream), flags);
 }
-GPUSC_API int cudaEventSynchronize(void*) {
-  GPUSC_STICKY();
-  return kSuccess;
-}
-GPUSC_API int cudaEventQuery(void*) {
-  GPUSC_STICKY();
-  return kSuccess;
-}
+// Every call completes before it returns, so a recorded event has happened: both check the event.
+GPUSC_API int cudaEventSynchronize(void* event) { return simple(wire::Op::EventCheck, u64(event)); }
+GPUSC_API int cudaEventQuery(void* event) { return simple(wire::Op::EventCheck, u64(event)); }
 GPUSC_API int cudaEventElapsedTime(float* ms, void* start, void* end) {
   GPUSC_STICKY();
   if (ms == nullptr) return fail(kErrorInvalidValue, "cudaEventElapsedTime", "a null result");

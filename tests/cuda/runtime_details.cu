@@ -12,6 +12,8 @@
 //   dynamic shared memory that leaves room for N blocks;
 // - device, event, host allocation and managed memory flags, limits and function attributes
 //   checked as CUDA documents them; a __constant__ variable's size;
+// - the FP64 ratio and synchronization domain attributes, destroyed events, and prefetches and
+//   advice outside managed memory;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
 //   128-bit division (the carry flag of sub.cc read by addc).
 // build: --default-stream per-thread -arch=sm_75
@@ -380,8 +382,43 @@ int main() {
   expect(available && one == 48 * 1024 && tooMany == 0,
          "cudaOccupancyAvailableDynamicSMemPerBlock");
 
+  // FP32 against FP64 speed is a whole ratio above 1, and there is one memory synchronization
+  // domain. A destroyed event cannot be queried or waited for. Prefetching and advice need
+  // managed memory and stay inside its allocation.
+  int ratio = 0, domains = 0;
+  CHECK(cudaDeviceGetAttribute(&ratio, cudaDevAttrSingleToDoublePrecisionPerfRatio, 0));
+  CHECK(cudaDeviceGetAttribute(&domains, cudaDevAttrMemSyncDomainCount, 0));
+  expect(ratio > 1 && domains == 1, "the FP64 ratio and synchronization domains");
+  cudaEvent_t gone = nullptr;
+  CHECK(cudaEventCreate(&gone));
+  CHECK(cudaEventRecord(gone));
+  CHECK(cudaEventQuery(gone));
+  CHECK(cudaEventSynchronize(gone));
+  CHECK(cudaEventDestroy(gone));
+  expect(cudaEventQuery(gone) == cudaErrorInvalidResourceHandle &&
+             cudaEventSynchronize(gone) == cudaErrorInvalidResourceHandle,
+         "a destroyed event");
+  cudaGetLastError();
+  cudaMemLocation here{};
+  here.type = cudaMemLocationTypeDevice;
+  here.id = 0;
+  CHECK(cudaMemPrefetchAsync(managed, 256, here, 0, 0));
+  CHECK(cudaMemAdvise(managed, 128, cudaMemAdviseSetReadMostly, here));
+  int* deviceOnly = nullptr;
+  CHECK(cudaMalloc(&deviceOnly, 256));
+  expect(
+      cudaMemPrefetchAsync(managed, 257, here, 0, 0) == cudaErrorInvalidValue &&
+          cudaMemPrefetchAsync(static_cast<char*>(managed) + 128, 129, here, 0, 0) ==
+              cudaErrorInvalidValue &&
+          cudaMemPrefetchAsync(deviceOnly, 256, here, 0, 0) == cudaErrorInvalidValue &&
+          cudaMemAdvise(deviceOnly, 4, cudaMemAdviseSetReadMostly, here) == cudaErrorInvalidValue,
+      "prefetching and advice outside managed memory");
+  cudaGetLastError();
+  CHECK(cudaFree(deviceOnly));
+
   return verdict(pass,
                  "per-thread default stream, pointer attributes, launch bounds, fp16, "
                  "16-bit CAS, 128-bit division, stream flags, peer copies, kernel names, "
-                 "available shared memory, flags and attributes, constant symbols");
+                 "available shared memory, flags and attributes, constant symbols, events, "
+                 "prefetches");
 }
