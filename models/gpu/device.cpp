@@ -301,6 +301,13 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
   // the platform's hardware).
   const SmConfig& s = cfg_.sm;
   const sm::CtaFootprint f = footprint(k, block, uint32_t(shared));
+  if (f.sharedBytes > s.shared_memory_bytes)
+    bad(fmt::format("{} bytes of shared memory per block, with sm.shared_reserved_per_cta {} "
+                    "rounded up to sm.shared_allocation_granularity {}, are {}; an SM has {} "
+                    "(sm.shared_memory_bytes)",
+                    shared, s.shared_reserved_per_cta, s.shared_allocation_granularity,
+                    f.sharedBytes, s.shared_memory_bytes),
+        LaunchRefused::Reason::Resources);
   if (f.registers > s.registers)
     bad(fmt::format(
             "a block of {} threads needs {} registers ({} per thread, each warp's rounded up to "
@@ -370,8 +377,9 @@ sm::CtaFootprint Device::footprint(const Kernel& k, const Dim3& block, uint32_t 
   const uint32_t g = s.register_allocation_granularity;
   f.registersPerWarp = (perThread * s.warp_size + g - 1) / g * g;
   f.registers = f.registersPerWarp * f.warps;
-  const uint32_t u = s.shared_allocation_granularity;
-  f.sharedBytes = uint32_t((uint64_t(sharedBytes) + u - 1) / u * u) + s.shared_reserved_per_cta;
+  // The static, dynamic and reserved bytes together, rounded up to the allocation unit.
+  const uint64_t u = s.shared_allocation_granularity;
+  f.sharedBytes = uint32_t((uint64_t(sharedBytes) + s.shared_reserved_per_cta + u - 1) / u * u);
   return f;
 }
 

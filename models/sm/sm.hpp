@@ -47,8 +47,8 @@
 namespace gpusc::sm {
 
 // Resources one CTA of a kernel takes on an SM.
-// registers: every warp's, registersPerWarp each; sharedBytes: as allocated (rounded up to
-// sm.shared_allocation_granularity, with sm.shared_reserved_per_cta).
+// registers: every warp's, registersPerWarp each; sharedBytes: as allocated (with
+// sm.shared_reserved_per_cta, rounded up to sm.shared_allocation_granularity).
 struct CtaFootprint {
   uint32_t threads = 0, warps = 0, registers = 0, registersPerWarp = 0, sharedBytes = 0;
 };

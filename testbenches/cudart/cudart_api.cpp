@@ -1061,8 +1061,13 @@ GPUSC_API int cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const voi
   };
   bool ok = false;
   if (int e = fits(0, &ok); e != kSuccess) return e;
+  // As CUDA's occupancy calculator: blocks an SM cannot hold even without dynamic shared memory
+  // are invalid input.
+  if (!ok)
+    return fail(kErrorInvalidValue, "cudaOccupancyAvailableDynamicSMemPerBlock",
+                std::to_string(numBlocks) + " blocks of " + std::to_string(blockSize) +
+                    " threads do not fit on an SM even without dynamic shared memory");
   uint64_t lo = 0, hi = maxDynamicShared(*k);  // lo fits; the answer is in [lo, hi]
-  if (!ok) hi = 0;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo + 1) / 2;
     if (int e = fits(mid, &ok); e != kSuccess) return e;
