@@ -322,11 +322,20 @@ uint64_t CtaScheduler::warpInstsIssued() const {
   return n;
 }
 
+void CtaScheduler::stopDetector() {
+  // A report after the kernel's end does nothing (detectorStep); its pending tick would keep the
+  // simulation busy up to report_interval cycles past it.
+  if (!detector_) return;
+  detectorTick_.cancel();
+  detectorArmed_ = false;
+}
+
 void CtaScheduler::stopKernel(sm::Cycle lastCycle) {
   active_ = false;
   endCycle_ = lastCycle;
   dropPass(timerAt_);
   dropPass(soonAt_);
+  stopDetector();
   // As at a kernel's end: the SMs' windows cover startCycle .. lastCycle.
   for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
 }
@@ -345,6 +354,7 @@ void CtaScheduler::ctaFinished(uint32_t sm, uint32_t resident) {
     done_ = true;
     endCycle_ = now;
     dropPass(timerAt_);
+    stopDetector();
     // The SMs' windows cover the kernel's cycles startCycle .. endCycle.
     for (sm::Sm* s : sms_) s->powerSwitch().finish(endCycle_ + 1);
     kernel_finished.notify(sc_core::SC_ZERO_TIME);

@@ -163,6 +163,7 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   void assign();
   void detectorStep();
   void armDetector();
+  void stopDetector();
   sm::Cycle cycleNow() const { return sc_core::sc_time_stamp().value() / period_.value(); }
 
   const PlatformConfig& cfg_;
