@@ -140,6 +140,30 @@ int memcpyAny(void* dst, const void* src, size_t bytes, int kind, const char* fu
   return record(e);
 }
 
+// A region of `slices` slices `slicePitch` bytes apart, each of `rows` rows `pitch` bytes apart,
+// each row `width` bytes, from `p`: in device or shared memory it must lie inside the allocation
+// `p` is in. The 2D and 3D copies and sets check it before their first row, so a refused call
+// changes nothing, as CUDA's do. Host memory is the program's own, and a pointer in no
+// allocation fails at its first row.
+int regionInside(const void* p, size_t width, size_t rows, size_t pitch, size_t slices,
+                 size_t slicePitch, const char* function) {
+  if (width == 0 || rows == 0 || slices == 0) return kSuccess;
+  uint64_t base = 0, bytes = 0;
+  if (!client().allocation(p, &base, &bytes, nullptr)) return kSuccess;
+  const uint64_t at = uint64_t(reinterpret_cast<uintptr_t>(p)) - base;
+  uint64_t span = 0, rowSpan = 0;
+  const bool overflow = __builtin_mul_overflow(uint64_t(rows - 1), uint64_t(pitch), &rowSpan) ||
+                        __builtin_mul_overflow(uint64_t(slices - 1), uint64_t(slicePitch), &span) ||
+                        __builtin_add_overflow(span, rowSpan, &span) ||
+                        __builtin_add_overflow(span, uint64_t(width), &span);
+  if (overflow || span > bytes - at)
+    return fail(kErrorInvalidValue, function,
+                "the region of " + std::to_string(slices) + " x " + std::to_string(rows) +
+                    " rows of " + std::to_string(width) + " bytes runs past the end of its " +
+                    std::to_string(bytes) + "-byte allocation");
+  return kSuccess;
+}
+
 // Rows of `width` bytes, `height` of them, from rows `spitch` bytes apart to rows `dpitch` bytes
 // apart: cudaMemcpy2D, and the copies to and from CUDA arrays. One copy when both sides are
 // contiguous.
@@ -147,6 +171,8 @@ int copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t widt
            int kind, const char* function) {
   if (width > dpitch || width > spitch)
     return fail(kErrorInvalidValue, function, "a row wider than its pitch");
+  if (int e = regionInside(dst, width, height, dpitch, 1, 0, function); e != kSuccess) return e;
+  if (int e = regionInside(src, width, height, spitch, 1, 0, function); e != kSuccess) return e;
   if (width == dpitch && width == spitch)
     return memcpyAny(dst, src, width * height, kind, function);
   for (size_t row = 0; row < height; ++row)
@@ -862,9 +888,29 @@ GPUSC_API int cudaDeviceSynchronize() {
   return kSuccess;  // every call completes before it returns
 }
 GPUSC_API int cudaDeviceReset() { return kSuccess; }
-GPUSC_API int cudaDeviceSetCacheConfig(int) { return kSuccess; }
+// The L1/shared preference: no effect (a launch's carve-out follows its occupancy), read back as
+// set; a value that is not a cudaFuncCache (0 to 3) is refused.
+namespace {
+std::atomic<int>& cacheConfig() {
+  static std::atomic<int> c{0};
+  return c;
+}
+int checkCacheConfig(int config, const char* function) {
+  if (config < 0 || config > 3)
+    return fail(kErrorInvalidValue, function,
+                "config " + std::to_string(config) + " is not a cudaFuncCache (0 to 3)");
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaDeviceSetCacheConfig(int config) {
+  if (int e = checkCacheConfig(config, "cudaDeviceSetCacheConfig"); e != kSuccess) return e;
+  cacheConfig() = config;
+  return kSuccess;
+}
 GPUSC_API int cudaDeviceGetCacheConfig(int* config) {
-  if (config) *config = 0;
+  if (config == nullptr)
+    return fail(kErrorInvalidValue, "cudaDeviceGetCacheConfig", "a null result");
+  *config = cacheConfig();
   return kSuccess;
 }
 // cudaDeviceSetLimit's values: the stack and the printf FIFO are not modelled (a thread's local
@@ -1000,7 +1046,9 @@ GPUSC_API int cudaFuncSetAttribute(const void* func, int attribute, int value) {
   }));
 }
 
-GPUSC_API int cudaFuncSetCacheConfig(const void*, int) { return kSuccess; }
+GPUSC_API int cudaFuncSetCacheConfig(const void*, int config) {
+  return checkCacheConfig(config, "cudaFuncSetCacheConfig");
+}
 
 GPUSC_API int cudaFuncGetName(const char** name, const void* func) {
   GPUSC_STICKY();
@@ -1085,6 +1133,10 @@ GPUSC_API int cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const voi
 GPUSC_API int cudaMalloc(void** p, size_t bytes) {
   GPUSC_STICKY();
   if (p == nullptr) return fail(kErrorInvalidValue, "cudaMalloc", "a null pointer for the result");
+  if (bytes == 0) {  // as CUDA: success, and no allocation
+    *p = nullptr;
+    return kSuccess;
+  }
   wire::Buffer b;
   b.put(uint64_t(bytes));
   std::vector<uint8_t> reply;
@@ -1134,12 +1186,14 @@ GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned flags) {
     return fail(
         kErrorInvalidValue, "cudaMallocManaged",
         "flags " + std::to_string(flags) + ": cudaMemAttachGlobal (1) or cudaMemAttachHost (2)");
+  if (bytes == 0) return fail(kErrorInvalidValue, "cudaMallocManaged", "0 bytes");
   return mallocShared(p, bytes, "cudaMallocManaged", true);
 }
 
-GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned) {
+GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned flags) {
   if (devicePtr == nullptr)
     return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "a null result");
+  if (flags != 0) return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "flags must be 0");
   if (client().where(hostPtr) != Client::Where::Shared)
     return fail(kErrorInvalidValue, "cudaHostGetDevicePointer",
                 "the pointer is not memory cudaHostAlloc or cudaMallocHost returned");
@@ -1306,6 +1360,11 @@ GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void* str
   return cudaMemsetAsync(dst, value, bytes, perThread(stream));
 }
 GPUSC_API int cudaMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  GPUSC_STICKY();
+  if (width > pitch && height > 1)  // the pitch is unused for one row
+    return fail(kErrorInvalidValue, "cudaMemset2D", "a row wider than its pitch");
+  if (int e = regionInside(dst, width, height, pitch, 1, 0, "cudaMemset2D"); e != kSuccess)
+    return e;
   for (size_t row = 0; row < height; ++row)
     if (int e = cudaMemset(static_cast<uint8_t*>(dst) + row * pitch, value, width); e != kSuccess)
       return e;
@@ -1572,7 +1631,8 @@ GPUSC_API int cudaLaunchHostFunc_ptsz(void* stream, void (*fn)(void*), void* use
   return cudaLaunchHostFunc(perThread(stream), fn, userData);
 }
 GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*), void* userData,
-                                    unsigned) {
+                                    unsigned flags) {
+  if (flags != 0) return fail(kErrorInvalidValue, "cudaStreamAddCallback", "flags must be 0");
   if (capturing(stream))
     return fail(kErrorStreamCaptureUnsupported, "cudaStreamAddCallback",
                 "the stream is capturing (cudaLaunchHostFunc can be captured)");
@@ -2491,6 +2551,10 @@ int plan3D(const abi::Memcpy3DParms& p, const char* fn, Replay* op) {
       sides[k].slicePitch = q.pitch * (q.ysize != 0 ? q.ysize : height);
       sides[k].origin = static_cast<uint8_t*>(q.ptr) + pos[k].z * sides[k].slicePitch +
                         pos[k].y * q.pitch + pos[k].x;
+      if (int e =
+              regionInside(sides[k].origin, width, height, q.pitch, depth, sides[k].slicePitch, fn);
+          e != kSuccess)
+        return e;
     }
   }
   const CopySide from = sides[0], to = sides[1];
@@ -2520,6 +2584,9 @@ int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool asy
   if (e.width > p.pitch && e.height * e.depth > 1)
     return fail(kErrorInvalidValue, fn, "a row wider than its pitch");
   const size_t slicePitch = p.pitch * (p.ysize != 0 ? p.ysize : e.height);
+  if (int r = regionInside(p.ptr, e.width, e.height, p.pitch, e.depth, slicePitch, fn);
+      r != kSuccess)
+    return r;
   Replay op = [=] {
     for (size_t z = 0; z < e.depth; ++z)
       for (size_t y = 0; y < e.height; ++y)

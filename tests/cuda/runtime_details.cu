@@ -14,6 +14,8 @@
 //   checked as CUDA documents them; a __constant__ variable's size;
 // - the FP64 ratio and synchronization domain attributes, destroyed events, and prefetches and
 //   advice outside managed memory;
+// - 2D and 3D sets and copies past their allocation refused before they write, zero-byte
+//   allocations, flags that must be 0 and cache configurations;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
 //   128-bit division (the carry flag of sub.cc read by addc).
 // build: --default-stream per-thread -arch=sm_75
@@ -417,9 +419,46 @@ int main() {
   cudaGetLastError();
   CHECK(cudaFree(deviceOnly));
 
+  // A 2D or 3D set or copy whose region runs past its allocation is refused before it writes a
+  // row; a set's rows may not be wider than its pitch. Zero bytes allocate nothing (managed
+  // memory refuses them), and flags and cache configurations outside CUDA's values are refused.
+  size_t rowPitch = 0;
+  unsigned char* rows4 = nullptr;
+  CHECK(cudaMallocPitch(reinterpret_cast<void**>(&rows4), &rowPitch, 16, 4));
+  CHECK(cudaMemset2D(rows4, rowPitch, 7, 16, 4));
+  std::vector<unsigned char> fromHost(rowPitch * 5, 1), back(rowPitch * 4, 0);
+  cudaExtent fiveRows = make_cudaExtent(16, 5, 1);
+  const bool refused = cudaMemset2D(rows4, rowPitch, 0, 16, 5) == cudaErrorInvalidValue &&
+                       cudaMemcpy2D(rows4, rowPitch, fromHost.data(), rowPitch, 16, 5,
+                                    cudaMemcpyHostToDevice) == cudaErrorInvalidValue &&
+                       cudaMemset3D(make_cudaPitchedPtr(rows4, rowPitch, 16, 5), 0, fiveRows) ==
+                           cudaErrorInvalidValue &&
+                       cudaMemset2D(rows4, 4, 0, 13, 2) == cudaErrorInvalidValue;
+  cudaGetLastError();
+  CHECK(cudaMemcpy2D(back.data(), rowPitch, rows4, rowPitch, 16, 4, cudaMemcpyDeviceToHost));
+  bool untouched = true;
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 16; ++c) untouched &= back[r * rowPitch + c] == 7;
+  expect(refused && untouched, "2D and 3D regions past their allocation change nothing");
+  CHECK(cudaFree(rows4));
+  void* none = reinterpret_cast<void*>(1);
+  CHECK(cudaMalloc(&none, 0));
+  void* noManaged = nullptr;
+  int cacheConfig = -1;
+  CHECK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
+  CHECK(cudaDeviceGetCacheConfig(reinterpret_cast<cudaFuncCache*>(&cacheConfig)));
+  expect(none == nullptr && cudaMallocManaged(&noManaged, 0) == cudaErrorInvalidValue &&
+             cudaHostGetDevicePointer(&noManaged, pinned, 1) == cudaErrorInvalidValue &&
+             cudaStreamAddCallback(0, nullptr, nullptr, 1) == cudaErrorInvalidValue &&
+             cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(7)) == cudaErrorInvalidValue &&
+             cacheConfig == cudaFuncCachePreferShared,
+         "zero-byte allocations, flags that must be 0, cache configurations");
+  cudaGetLastError();
+  CHECK(cudaDeviceSetCacheConfig(cudaFuncCachePreferNone));
+
   return verdict(pass,
                  "per-thread default stream, pointer attributes, launch bounds, fp16, "
                  "16-bit CAS, 128-bit division, stream flags, peer copies, kernel names, "
                  "available shared memory, flags and attributes, constant symbols, events, "
-                 "prefetches");
+                 "prefetches, 2D/3D regions, zero-byte allocations");
 }
