@@ -162,6 +162,8 @@ std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& arg
   if (file.find('/') != std::string::npos) {
     std::error_code ec;
     if (!fs::exists(file, ec)) throw InputError(fmt::format("gpusc exec: {}: no such file", file));
+    if (!fs::is_regular_file(file, ec))
+      throw InputError(fmt::format("gpusc exec: {}: not a program (not a regular file)", file));
     bool hasRuntime = false;
     if (auto needed = neededLibraries(file, &hasRuntime)) {
       const bool dynamic = std::any_of(needed->begin(), needed->end(), [](const std::string& n) {

@@ -365,6 +365,19 @@ std::vector<std::string> experimentNames() {
 
 int runExperiment(const ExperimentOptions& o) {
   catalog::parseSize(o.size);
+  const std::vector<std::string> names = experimentNames();
+  if (std::find(names.begin(), names.end(), o.name) == names.end())
+    throw InputError(fmt::format("experiment {}: no such experiment{} (known: {})", o.name,
+                                 didYouMean(o.name, names), join(names, ", ")));
+  // The folders are checked before the first point runs (an experiment may take hours): each
+  // must be a folder that exists or can be made.
+  for (const auto& [option, dir] : {std::pair{"--out", o.out}, std::pair{"--work", o.work}}) {
+    std::error_code ec;
+    if (dir.empty()) throw InputError(fmt::format("experiment: {} is empty", option));
+    if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
+      throw InputError(fmt::format("experiment: {} {}: cannot create the folder ({})", option, dir,
+                                   ec ? ec.message() : std::string("a file of that name")));
+  }
   if (o.name == "seed000") return seed000(o);
   if (o.name == "seed001") return seed001(o);
   if (o.name == "seed001-train") return seed001Train(o);

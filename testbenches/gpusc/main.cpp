@@ -1010,15 +1010,26 @@ int cmdBench(const BenchOptions& o) {
   const catalog::Size size = catalog::parseSize(o.size);
   // --sample: the platform sampled, for a second run of each kernel (a bad method fails here).
   std::optional<PlatformConfig> sampledCfg;
+  if (cfg.sampling.enabled() && mode != ExecMode::Timing)
+    throw InputError(
+        "sampling.mode: sampling chooses what the timing model simulates: use --mode timing");
   if (!o.sample.empty()) {
     if (mode != ExecMode::Timing)
       throw InputError(
           "--sample: sampling chooses what the timing model simulates: use --mode timing");
     if (cfg.sampling.enabled())
       throw InputError("--sample with sampling.mode set: the full runs would be sampled too");
+    for (const std::string& s : o.sets)
+      if (s.rfind("sampling.mode=", 0) == 0)
+        throw InputError("--sample " + o.sample + " and --set " + s +
+                         " both choose the sampled runs' method: give one");
     std::vector<std::string> sets = {"sampling.mode=" + o.sample};
     sets.insert(sets.end(), o.sets.begin(), o.sets.end());
     sampledCfg = loadSampledPlatform(o.platform, sets, o.sample);
+    if (!sampledCfg->sampling.enabled())
+      throw InputError("--sample " + o.sample +
+                       ": the sampled runs would not be sampled; leave --sample out to measure "
+                       "full runs only");
   }
   // Without -k: every kernel, or at --size large the kernels that have one.
   std::vector<std::string> names = !o.kernels.empty()             ? o.kernels
@@ -1189,13 +1200,22 @@ void addThreadPolicyOption(CLI::App* cmd, std::string& policy) {
 // libsystemc defines main() and calls sc_main(); gpusc has its own main() (it parses its own
 // command line and only elaborates SystemC modules in timing mode), but the library still
 // needs the symbol.
+// An option whose value names something (a file, folder, kernel, method, list): an empty value
+// is refused rather than taken as the option's absence.
+CLI::Validator nonEmpty() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string { return v.empty() ? "an empty value" : ""; }, "TEXT");
+}
+
 // The options `gpusc run` and `gpusc exec` share: platform, mode, results, limits, threads, VCD.
 void addRunOptions(CLI::App* cmd, RunOptions& r) {
   cmd->add_option("--platform,-p", r.platform, "Built-in platform name or platform YAML file")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(nonEmpty());
   cmd->add_option("--mode", r.mode, "functional or timing")->capture_default_str();
   cmd->add_option("--set", r.sets, "Override a platform key: --set sm.l1d.sets=64 (repeatable)");
-  cmd->add_option("--out,-o", r.out, "Results folder (default gpusc-results/<kernel>-<platform>)");
+  cmd->add_option("--out,-o", r.out, "Results folder (default gpusc-results/<kernel>-<platform>)")
+      ->check(nonEmpty());
   cmd->add_flag("--quiet,-q", r.quiet, "Print nothing on success");
   cmd->add_flag("--force", r.force,
                 "Write into a non-empty --out folder, replacing an earlier run's files");
@@ -1225,12 +1245,15 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
       ->check(CLI::Range(1u, 1024u));
   addThreadPolicyOption(cmd, r.threadPolicy);
   cmd->add_option("--vcd-sms", r.vcdSms,
-                  "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)");
+                  "Only these SMs in voltage.vcd, e.g. 0,3-5 (implies --vcd)")
+      ->check(nonEmpty());
   cmd->add_option("--vcd-signals", r.vcdSignals,
-                  "Only these signals in voltage.vcd: volts, amps or both (implies --vcd)");
+                  "Only these signals in voltage.vcd: volts, amps or both (implies --vcd)")
+      ->check(nonEmpty());
   cmd->add_option("--vcd-cycles", r.vcdCycles,
                   "Only these core cycles in voltage.vcd: START:END, END may be empty "
-                  "(implies --vcd)");
+                  "(implies --vcd)")
+      ->check(nonEmpty());
   cmd->add_option("--stats", r.stats,
                   "stats.json's launches: full (every launch's detail per SM, slice, "
                   "partition and link), summary (each launch's headline figures and totals) "
@@ -1241,7 +1264,8 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
                   "earlier detailed one run in the functional engine, their cycles and energy "
                   "extrapolated), wave (a launch's CTA waves in detail until its rate is stable, "
                   "the rest in the functional engine), kernel+wave (both; docs/sampling.md) or "
-                  "none");
+                  "none")
+      ->check(nonEmpty());
   cmd->add_flag("--report", r.report,
                 "Also write report.html: the run's summary and plots on one self-contained page");
   cmd->add_flag("--vcd", r.vcd,
@@ -1325,10 +1349,13 @@ int main(int argc, char** argv) {
   RunOptions run;
   auto* runCmd =
       app.add_subcommand("run", "Run a catalog kernel or a launch spec and write results");
-  runCmd->add_option("--kernel,-k", run.kernel,
-                     std::string("Catalog kernel (default ") + kDefaultKernel + ")");
+  runCmd
+      ->add_option("--kernel,-k", run.kernel,
+                   std::string("Catalog kernel (default ") + kDefaultKernel + ")")
+      ->check(nonEmpty());
   auto* launchOpt = runCmd->add_option("--launch,-l", run.launch,
                                        "Launch spec (YAML) naming a PTX file and its launches");
+  launchOpt->check(nonEmpty());
   // A launch spec gives its own inputs: a catalog size would be silently ignored.
   runCmd
       ->add_option("--size", run.size,
@@ -1403,8 +1430,10 @@ int main(int argc, char** argv) {
                            std::string("Shader benchmark (default ") + cli::kDefaultShader + ")");
   shaderRunCmd->add_option("--draw,-d", shaderRun.draw,
                            "Draw file (YAML) naming its vertex and fragment programs");
-  shaderRunCmd->add_option("--out,-o", shaderRun.out,
-                           "Results folder (default gpusc-results/<shader>-<platform>)");
+  shaderRunCmd
+      ->add_option("--out,-o", shaderRun.out,
+                   "Results folder (default gpusc-results/<shader>-<platform>)")
+      ->check(nonEmpty());
   shaderRunCmd->add_flag("--quiet,-q", shaderRun.quiet, "Print nothing on success");
   shaderRunCmd->add_flag("--force", shaderRun.force,
                          "Write into a non-empty --out folder, replacing an earlier run's files");
@@ -1423,14 +1452,18 @@ int main(int argc, char** argv) {
   benchCmd->add_option("--repeat", bench.repeat, "Runs per kernel; the fastest counts")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
-  benchCmd->add_option("--json", bench.json, "Output file")->capture_default_str();
+  benchCmd->add_option("--json", bench.json, "Output file")
+      ->capture_default_str()
+      ->check(nonEmpty());
   benchCmd->add_option("--set", bench.sets,
                        "Override a platform key: key.path=value (repeatable; with --sample, "
                        "sampling.* keys set the sampled runs only)");
-  benchCmd->add_option("--sample", bench.sample,
-                       "Timing mode: also run each kernel sampled (sampling.mode, e.g. kernel) and "
-                       "report its cycle error against the full run, whether its error bound "
-                       "covers it, and its speed-up");
+  benchCmd
+      ->add_option("--sample", bench.sample,
+                   "Timing mode: also run each kernel sampled (sampling.mode, e.g. kernel) and "
+                   "report its cycle error against the full run, whether its error bound "
+                   "covers it, and its speed-up")
+      ->check(nonEmpty());
   benchCmd
       ->add_option("--threads", bench.threads,
                    "Host-thread counts to measure, e.g. 1,2 (default: the cores available); the "
@@ -1477,7 +1510,9 @@ int main(int argc, char** argv) {
   pdnCmd->add_option("what", pdnOpts.what, "impedance")->required();
   pdnCmd->add_option("--platform,-p", pdnOpts.platform, "Platform")->capture_default_str();
   pdnCmd->add_option("--set", pdnOpts.sets, "Override a platform key (repeatable)");
-  pdnCmd->add_option("--out,-o", pdnOpts.out, "Results folder")->capture_default_str();
+  pdnCmd->add_option("--out,-o", pdnOpts.out, "Results folder")
+      ->capture_default_str()
+      ->check(nonEmpty());
   pdnCmd->add_option("--min-hz", pdnOpts.minHz, "Lowest frequency")->capture_default_str();
   pdnCmd->add_option("--max-hz", pdnOpts.maxHz, "Highest frequency")->capture_default_str();
   pdnCmd->add_option("--points-per-decade", pdnOpts.pointsPerDecade, "Frequency points")
@@ -1493,8 +1528,10 @@ int main(int argc, char** argv) {
       ->required();
   reportCmd->add_option("--output,-o", reportOut,
                         "Page to write (default report.html in the results or sweep folder)");
-  reportCmd->add_option("--out", reportSweepOut,
-                        "A sweep's folder (as for gpusc sweep; default results/sweeps/<name>)");
+  reportCmd
+      ->add_option("--out", reportSweepOut,
+                   "A sweep's folder (as for gpusc sweep; default results/sweeps/<name>)")
+      ->check(nonEmpty());
 
   cli::SweepOptions sweep;
   auto* sweepCmd = app.add_subcommand(
@@ -1504,9 +1541,11 @@ int main(int argc, char** argv) {
   sweepCmd->add_option("spec", sweep.args, "SPEC.yaml, or: status SPEC.yaml")
       ->required()
       ->expected(1, 2);
-  sweepCmd->add_option("--out,-o", sweep.out,
-                       "The sweep's folder: results.sqlite and points/ (default "
-                       "results/sweeps/<name>)");
+  sweepCmd
+      ->add_option("--out,-o", sweep.out,
+                   "The sweep's folder: results.sqlite and points/ (default "
+                   "results/sweeps/<name>)")
+      ->check(nonEmpty());
   sweepCmd->add_option("--jobs,-j", sweep.jobs, "Points run in parallel (default: one per core)")
       ->check(CLI::Range(1u, 1024u));
   sweepCmd->add_flag("--quiet,-q", sweep.quiet, "No progress line");
@@ -1538,8 +1577,10 @@ int main(int argc, char** argv) {
   resultsCmd->add_flag("--csv", results.csv, "CSV: one row per point, one column per axis");
   resultsCmd->add_flag("--json", results.json, "JSON: a list of rows");
   resultsCmd->add_option("--output,-o", results.output, "Write to FILE (default: standard output)");
-  resultsCmd->add_option("--out", results.out,
-                         "The sweep's folder (as for gpusc sweep; default results/sweeps/<name>)");
+  resultsCmd
+      ->add_option("--out", results.out,
+                   "The sweep's folder (as for gpusc sweep; default results/sweeps/<name>)")
+      ->check(nonEmpty());
 
   try {
     app.parse(argc, argv);

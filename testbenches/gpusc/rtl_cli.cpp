@@ -104,7 +104,10 @@ int cmdRtlArea(const RtlAreaOptions& o) {
     if (!mkdtemp(tmpl.data())) throw InputError("gpusc rtl area: cannot create a temporary folder");
     work = tmpl;
   }
-  fs::create_directories(work);
+  if (std::error_code ec; !fs::create_directories(work, ec) && !fs::is_directory(work, ec))
+    throw InputError(fmt::format("gpusc rtl area: --work {}: cannot create the folder ({})",
+                                 work.string(),
+                                 ec ? ec.message() : std::string("a file of that name exists")));
   std::vector<std::pair<std::string, fs::path>> files;  // block name, its file
   for (const EmbeddedFile* f : listEmbedded(kEmbeddedRtl)) {
     const fs::path p = work / fs::path(f->path).filename();
@@ -136,8 +139,8 @@ int cmdRtlArea(const RtlAreaOptions& o) {
                       "name the executable with --yosys",
                       o.yosys, std::strerror(-rc)));
     if (rc != 0)
-      throw InternalError(fmt::format("gpusc rtl area: yosys failed on {} (exit {}; log: {})", b,
-                                      rc, log.string()));
+      throw InputError(fmt::format("gpusc rtl area: yosys failed on {} (exit {}; log: {})", b, rc,
+                                   log.string()));
     const Area a = parseStat(readFile(stat));
     if (a.cells == 0 || a.flipFlops == 0)
       throw InternalError(fmt::format("gpusc rtl area: {} synthesized to {} cells, {} flip-flops",

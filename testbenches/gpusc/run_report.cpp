@@ -38,8 +38,9 @@ std::string readText(const fs::path& p) {
 
 json readStats(const fs::path& folder) {
   const fs::path p = folder / "stats.json";
+  std::error_code ec;
   std::ifstream in(p);
-  if (!in)
+  if (!in || !fs::is_regular_file(p, ec))
     throw InputError(
         fmt::format("{}: not a gpusc results folder (no readable stats.json)", folder.string()));
   try {

@@ -3,7 +3,7 @@
 # non-empty --out is refused without --force, and --force clears the files runs own (a
 # functional run into a timing run's folder leaves no power or voltage files behind); a run
 # refused after its folder was made (a launch spec's error) leaves no folder behind, and the
-# status of a sweep that has not run creates none.
+# status of a sweep that has not run creates none; an option's empty value is refused.
 # Used by the cli.results_folder test.   results_folder.sh GPUSC WORKDIR
 set -u
 exe=$1 work=$2
@@ -38,6 +38,13 @@ rc=0
 rm -rf gpusc-results
 "$exe" run --launch bad_spec.yaml -q 2>/dev/null && fail "a bad launch spec ran"
 [[ ! -e gpusc-results ]] || fail "the refused run left gpusc-results behind"
+# An empty value names nothing: refused, not taken for the option's absence (the default kernel).
+for opt in --launch --kernel --out --vcd-sms --sample; do
+  rc=0
+  "$exe" run "$opt" "" --size tiny -q >empty.txt 2>&1 || rc=$?
+  [[ $rc == 2 ]] && grep -q -- "$opt: an empty value" empty.txt || fail "run $opt '': $(cat empty.txt)"
+done
+[[ ! -e gpusc-results ]] || fail "a run refused for an empty value left gpusc-results behind"
 printf 'name: s\nkernels: [{kernel: vecadd, sizes: [tiny]}]\naxes:\n  grid:\n    gpu.num_sms: [2, 4]\n' >sweep.yaml
 "$exe" sweep status sweep.yaml --out never >status.txt 2>&1 || fail "sweep status: $(cat status.txt)"
 grep -q "2 points: 0 ok, 0 failed, 0 interrupted, 0 running, 2 pending (not run yet" status.txt ||
