@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/strings.hpp"
 #include "experiment_util.hpp"
+#include "results_folder.hpp"
 #include "run_pool.hpp"
 #include "sweep_cli.hpp"
 
@@ -372,11 +373,8 @@ int runExperiment(const ExperimentOptions& o) {
   // The folders are checked before the first point runs (an experiment may take hours): each
   // must be a folder that exists or can be made.
   for (const auto& [option, dir] : {std::pair{"--out", o.out}, std::pair{"--work", o.work}}) {
-    std::error_code ec;
     if (dir.empty()) throw InputError(fmt::format("experiment: {} is empty", option));
-    if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
-      throw InputError(fmt::format("experiment: {} {}: cannot create the folder ({})", option, dir,
-                                   ec ? ec.message() : std::string("a file of that name")));
+    makeFolder(dir, fmt::format("experiment: {}", option));
   }
   if (o.name == "seed000") return seed000(o);
   if (o.name == "seed001") return seed001(o);

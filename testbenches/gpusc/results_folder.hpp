@@ -14,6 +14,16 @@ namespace gpusc::cli {
 
 // The files runs write into a results folder (gpusc run, gpusc shader run): what --force
 // clears, so a run never leaves an earlier run's files beside its own.
+// Creates the folder `dir` (with its parents) that option `option` names, or throws InputError
+// naming both; a folder already there is fine.
+inline void makeFolder(const std::filesystem::path& dir, const std::string& option) {
+  std::error_code ec;
+  if (std::filesystem::create_directories(dir, ec) || std::filesystem::is_directory(dir, ec))
+    return;
+  throw InputError(fmt::format("{} {}: cannot create the folder: {}", option, dir.string(),
+                               ec ? ec.message() : std::string("a file of that name exists")));
+}
+
 inline const std::vector<std::string>& ownedResultFiles() {
   static const std::vector<std::string> files{
       "stats.json",      "config.yaml", "cta_timeline.csv",    "power.csv",
