@@ -54,10 +54,15 @@ VoltageMonitor::VoltageMonitor(const sc_core::sc_module_name& name, const Platfo
   std::vector<uint32_t> sms = m.vcd_sms;
   if (sms.empty())
     for (uint32_t i = 0; i < numSms_; ++i) sms.push_back(i);
+  std::vector<bool> listed(numSms_, false);
   for (uint32_t i : sms) {
     if (i >= numSms_)
       throw InputError(
           fmt::format("pdn.monitor.vcd_sms: sm{} does not exist (gpu.num_sms = {})", i, numSms_));
+    if (listed[i])
+      throw InputError(fmt::format(
+          "pdn.monitor.vcd_sms: sm{} is listed twice (the VCD would hold its signals twice)", i));
+    listed[i] = true;
     if (m.vcd_signals != "amps")
       sc_core::sc_trace(vcd_, traceVolts_[i], fmt::format("sm{}_volts", i));
     if (m.vcd_signals != "volts")

@@ -29,6 +29,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -362,6 +363,7 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
 // "0,3-5,7" -> "[0,3,4,5,7]" (a YAML list for pdn.monitor.vcd_sms).
 std::string parseSmList(const std::string& text) {
   std::vector<std::string> ids;
+  std::set<unsigned long> seen;
   const auto bad = [&] {
     return InputError(
         fmt::format("--vcd-sms {}: expected SM numbers and ranges, e.g. 0,3-5,7", text));
@@ -378,7 +380,11 @@ std::string parseSmList(const std::string& text) {
         b = std::stoul(hi, &used);
         if (used != hi.size() || b < a || b - a > 4096) throw bad();
       }
-      for (unsigned long i = a; i <= b; ++i) ids.push_back(std::to_string(i));
+      for (unsigned long i = a; i <= b; ++i) {
+        if (!seen.insert(i).second)
+          throw InputError(fmt::format("--vcd-sms {}: SM {} is named twice", text, i));
+        ids.push_back(std::to_string(i));
+      }
     } catch (const std::logic_error&) {
       throw bad();
     }
@@ -1031,6 +1037,7 @@ int cmdBench(const BenchOptions& o) {
                        ": the sampled runs would not be sampled; leave --sample out to measure "
                        "full runs only");
   }
+  cli::checkWritable(o.json, "--json");
   // Without -k: every kernel, or at --size large the kernels that have one.
   std::vector<std::string> names = !o.kernels.empty()             ? o.kernels
                                    : size == catalog::Size::Large ? catalog::largeNames()
@@ -1236,7 +1243,17 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
       ->check(count64);
   cmd->add_option("--timeout", r.timeout,
                   "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // strtod's ERANGE: a value too small for a double would read as 0, no limit.
+            errno = 0;
+            char* end = nullptr;
+            const double t = std::strtod(v.c_str(), &end);
+            const bool ok =
+                !v.empty() && end == v.c_str() + v.size() && errno != ERANGE && t >= 0 && t <= 1e9;
+            return ok ? "" : "expected seconds from 0 (no limit) to 1e9, got '" + v + "'";
+          },
+          "SECONDS"));
   cmd->add_option("--threads", r.threads,
                   "Host threads (default: the cores available): they evaluate the SMs in "
                   "timing mode, and run a launch's blocks at once in the functional engine "

@@ -1,6 +1,9 @@
 // The results folder of a run (`gpusc run`, `gpusc shader run`) and the files written into it.
 #pragma once
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,6 +25,22 @@ inline void makeFolder(const std::filesystem::path& dir, const std::string& opti
     return;
   throw InputError(fmt::format("{} {}: cannot create the folder: {}", option, dir.string(),
                                ec ? ec.message() : std::string("a file of that name exists")));
+}
+
+// Throws InputError naming `option` unless the file `path` can be written (its folder exists
+// and takes a new file, and the path is not a folder): checked before a long command's work,
+// so it does not fail at its end. Leaves nothing behind.
+inline void checkWritable(const std::filesystem::path& path, const std::string& option) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{} {}: is a folder; name a file", option, path.string()));
+  const std::filesystem::path probe = path.string() + ".tmp-probe";
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (f == nullptr)
+    throw InputError(
+        fmt::format("{} {}: cannot write there: {}", option, path.string(), std::strerror(errno)));
+  std::fclose(f);
+  std::filesystem::remove(probe, ec);
 }
 
 inline const std::vector<std::string>& ownedResultFiles() {

@@ -32,8 +32,16 @@ constexpr int kExitCheckFailed = 1;
 
 ShaderPlatformConfig resolvePlatform(const ShaderPlatformOptions& o) {
   ShaderPlatformConfig cfg = loadShaderPlatform(o.platform, o.sets);
-  auto apply = [](const char* flag, const std::string& v, std::string& field) {
+  auto apply = [&](const char* flag, const std::string& v, std::string& field) {
     if (v.empty()) return;
+    // The option and a --set of its key (or of the compiler section) would both choose it.
+    const std::string key =
+        std::string("compiler.") + (flag[2] == 'i' ? "input_motion" : "output_motion");
+    for (const std::string& s : o.sets) {
+      const std::string setKey(trim(std::string_view(s).substr(0, s.find('='))));
+      if (!setKey.empty() && (key == setKey || key.rfind(setKey + ".", 0) == 0))
+        throw InputError(fmt::format("{} and --set {}: both set {}; give one", flag, s, key));
+    }
     try {
       codeMotionVariants().create(v);
     } catch (const InputError& e) {

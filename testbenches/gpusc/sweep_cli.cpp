@@ -396,9 +396,16 @@ int submitSlurm(const SweepOptions& o, const Plan& plan, const std::vector<std::
   if (!o.mem.empty()) argv.push_back("--mem=" + o.mem);
   argv.push_back((dir / "job.sh").string());
   const auto [rc, out] = capture(argv);
-  if (rc != 0)
+  if (rc != 0) {
+    // Nothing was submitted: the submission's folder goes (and the folders made for it, if
+    // empty), so `sweep status` and the next submission see no trace of it.
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::remove(shardDir(plan), ec);
+    fs::remove(slurmDir(plan), ec);
     throw InputError(fmt::format("sbatch failed (exit code {}): {}", rc,
                                  rc == 127 ? "is Slurm installed?" : std::string(trim(out))));
+  }
   const std::string jobId = split(std::string(trim(out)), ';').at(0);
   std::ofstream(slurmDir(plan) / "jobs.txt", std::ios::app) << jobId << "\n";
   if (!o.quiet)
@@ -472,6 +479,16 @@ int cmdSweep(const SweepOptions& o, const std::atomic<bool>* interrupt) {
       (!o.partition.empty() || !o.time.empty() || !o.mem.empty() || o.arrayThrottle || o.tasks))
     throw InputError(
         "--partition, --time, --mem, --array-throttle and --tasks are for --backend slurm");
+  if (!o.worker && (o.task != 0 || !o.todo.empty()))
+    throw InputError("--task and --todo are the Slurm job script's options (with --worker)");
+  if (status && (o.jobs || o.retryFailed || o.dryRun))
+    throw InputError(
+        "sweep status runs nothing: --jobs, --retry-failed and --dry-run are for "
+        "sweep SPEC.yaml");
+  if (o.backend == "slurm" && o.jobs)
+    throw InputError(
+        "--jobs is for --backend local (a Slurm task runs as many points at once "
+        "as sbatch --cpus-per-task gives it)");
   if (o.worker) return runWorker(o, interrupt);
   return runSweep(loadSweepSpec(o.args.back()), o, interrupt);
 }

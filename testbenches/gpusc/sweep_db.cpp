@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <fstream>
@@ -137,6 +138,12 @@ SweepDb::SweepDb(const std::string& path, Journal journal) : path_(path) {
   // Writers wait for each other (up to a minute) instead of failing with "database is locked".
   sqlite3_busy_timeout(db_, 60000);
   try {
+    // Another program's database is refused, not given a table of ours.
+    const auto tables = query("SELECT name FROM sqlite_master WHERE type = 'table'", {});
+    if (!tables.empty() && std::none_of(tables.begin(), tables.end(),
+                                        [](const auto& t) { return t["name"] == "points"; }))
+      throw InputError(fmt::format(
+          "{}: not a gpusc results database (it has tables, none of them 'points')", path_));
     // Switching the journal mode needs the database to itself, and SQLite answers "database is
     // locked" at once, without the busy handler, while another process opening the same new
     // file holds it (eight sweep workers starting together): retry for the same minute.

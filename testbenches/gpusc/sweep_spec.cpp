@@ -78,7 +78,8 @@ nlohmann::json tableValue(const std::string& text) {
 }
 
 bool validName(const std::string& s) {
-  if (s.empty()) return false;
+  // "." and ".." name the folder itself or its parent, not a folder of their own.
+  if (s.empty() || s == "." || s == "..") return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
       return false;
@@ -334,7 +335,9 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
   if (root["name"]) s.name = r.text(root["name"], "name");
   if (!validName(s.name))
     r.fail(root["name"] ? root["name"] : root, "name",
-           fmt::format("'{}': use letters, digits, '.', '_' and '-' (it names a folder)", s.name));
+           fmt::format("'{}': use letters, digits, '.', '_' and '-', not '.' or '..' alone (it "
+                       "names a folder)",
+                       s.name));
   if (root["platform"]) {
     s.platform = r.text(root["platform"], "platform");
     s.platformWhere = r.where(root["platform"]);

@@ -51,4 +51,26 @@ grep -q "2 points: 0 ok, 0 failed, 0 interrupted, 0 running, 2 pending (not run 
   fail "sweep status: $(cat status.txt)"
 "$exe" sweep sweep.yaml --out never --dry-run >dry.txt 2>&1 || fail "sweep --dry-run: $(cat dry.txt)"
 [[ ! -e never ]] || fail "sweep status or --dry-run created the folder of a sweep not run"
+# Another program's SQLite database is refused as a sweep's, and left as it was.
+python3 -c "import sqlite3; c = sqlite3.connect('foreign.sqlite'); c.execute('create table t(x)'); c.commit()"
+cp foreign.sqlite foreign.before
+for cmd in "sweep sweep.yaml" "sweep status sweep.yaml" "results sweep.yaml --csv"; do
+  mkdir -p foreign && cp foreign.before foreign/results.sqlite
+  rc=0
+  "$exe" $cmd --out foreign >foreign.txt 2>&1 || rc=$?
+  [[ $rc == 2 ]] && grep -q "not a gpusc results database" foreign.txt ||
+    fail "$cmd on a foreign database: $(cat foreign.txt)"
+  cmp -s foreign.before foreign/results.sqlite || fail "$cmd changed a foreign database"
+done
+# "." and ".." are not a sweep's name (results/sweeps/.. is results/).
+printf 'name: ..\nkernels: [{kernel: vecadd, sizes: [tiny]}]\naxes:\n  grid:\n    gpu.num_sms: [2]\n' >dots.yaml
+rc=0
+"$exe" sweep dots.yaml -q >dots.txt 2>&1 || rc=$?
+[[ $rc == 2 ]] && grep -q "name: '..': use letters" dots.txt || fail "sweep named '..': $(cat dots.txt)"
+[[ ! -e results ]] || fail "a sweep named '..' wrote results/"
+# bench checks its --json file before it measures anything.
+rc=0
+"$exe" bench -k vecadd --size tiny --mode functional --json no_such_folder/b.json >bench.txt 2>&1 || rc=$?
+[[ $rc == 2 ]] && grep -q -- "--json no_such_folder/b.json: cannot write there" bench.txt &&
+  ! grep -q vecadd bench.txt || fail "bench --json into no folder: $(cat bench.txt)"
 echo "PASS"
