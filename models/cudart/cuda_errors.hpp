@@ -36,6 +36,8 @@ enum CudaError : int {
   kErrorNotSupported = 801,
   kErrorStreamCaptureUnsupported = 900,
   kErrorStreamCaptureUnmatched = 903,
+  kErrorStreamCaptureUnjoined = 904,
+  kErrorCapturedEvent = 907,
   kErrorUnknown = 999,
 };
 

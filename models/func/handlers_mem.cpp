@@ -465,7 +465,10 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
                       static_cast<unsigned long long>(readAt<uint64_t>(c, next(8), l)));
         break;
       case 's': {
-        const std::string str = readCString(c, readAt<uint64_t>(c, next(8), l), l);
+        // A null string prints as "(null)", as the host's printf, which formats CUDA's device
+        // printf buffer, prints it; any other address must hold a string.
+        const uint64_t at = readAt<uint64_t>(c, next(8), l);
+        const std::string str = at == 0 ? std::string("(null)") : readCString(c, at, l);
         if (spec == "%") {
           out += str;
         } else {  // width, precision, '-'

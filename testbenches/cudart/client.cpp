@@ -191,9 +191,9 @@ void Client::forgetKernels() {
 }
 
 void Client::addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted,
-                           bool managed) {
+                           bool managed, unsigned hostFlags) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
-  allocations_[base] = Allocation{bytes == 0 ? 1 : bytes, mapped, counted, managed};
+  allocations_[base] = Allocation{bytes == 0 ? 1 : bytes, mapped, counted, managed, hostFlags};
 }
 
 uint64_t Client::allocatedBytes() const {
@@ -232,6 +232,16 @@ bool Client::managed(const void* p) const {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   uint64_t base = 0;
   return allocation(p, &base, nullptr, nullptr) && allocations_.at(base).managed;
+}
+
+bool Client::hostFlags(const void* p, unsigned* flags) const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  uint64_t base = 0, mapped = 0;
+  if (!allocation(p, &base, nullptr, &mapped) || mapped == 0) return false;
+  const Allocation& a = allocations_.at(base);
+  if (a.managed) return false;
+  *flags = a.hostFlags;
+  return true;
 }
 
 bool Client::registerHost(const void* p, uint64_t bytes) {

@@ -62,12 +62,15 @@ class Client {
   // (`counted` false) is device memory too, but not an allocation of the program's.
   // `managed`: shared memory from cudaMallocManaged (or a __managed__ variable), which pointer
   // attributes call managed; other shared memory is mapped host memory.
+  // `hostFlags`: cudaHostAlloc's flags (cudaMallocHost's: 0), for cudaHostGetFlags.
   void addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted = true,
-                     bool managed = false);
+                     bool managed = false, unsigned hostFlags = 0);
   void removeAllocation(uint64_t base);
   enum class Where { Host, Device, Shared };
   Where where(const void* p) const;
   bool managed(const void* p) const;
+  // The flags of the pinned host allocation holding `p` (false when none holds it).
+  bool hostFlags(const void* p, unsigned* flags) const;
   // Host memory the program registered (cudaHostRegister): false when the range overlaps one
   // registered before (register), or `p` starts none (unregister).
   bool registerHost(const void* p, uint64_t bytes);
@@ -103,6 +106,7 @@ class Client {
     uint64_t mapped;  // shared memory: the bytes mapped here
     bool counted;
     bool managed;
+    unsigned hostFlags;
   };
   std::map<uint64_t, Allocation> allocations_;
   std::map<uint64_t, uint64_t> registeredHost_;  // base -> bytes

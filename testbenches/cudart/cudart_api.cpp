@@ -183,7 +183,8 @@ int copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t widt
   return kSuccess;
 }
 
-int mallocShared(void** p, size_t bytes, const char* function, bool managed) {
+int mallocShared(void** p, size_t bytes, const char* function, bool managed,
+                 unsigned hostFlags = 0) {
   GPUSC_STICKY();
   if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
   wire::Buffer b;
@@ -208,7 +209,7 @@ int mallocShared(void** p, size_t bytes, const char* function, bool managed) {
                 "cannot map the shared memory at its device address in this process (the "
                 "program already uses that address)");
   }
-  c.addAllocation(base, bytes, span, true, managed);
+  c.addAllocation(base, bytes, span, true, managed, hostFlags);
   *p = got;
   return kSuccess;
 }
@@ -217,6 +218,13 @@ int freeAny(void* p, wire::Op op) {
   GPUSC_STICKY();
   if (p == nullptr) return kSuccess;
   Client& c = client();
+  // Pinned host memory is cudaFreeHost's, managed memory cudaFree's.
+  if (op == wire::Op::Free && c.where(p) == Client::Where::Shared && !c.managed(p))
+    return fail(kErrorInvalidValue, "cudaFree",
+                "host memory from cudaMallocHost or cudaHostAlloc: free it with cudaFreeHost");
+  if (op == wire::Op::FreeHost && c.managed(p))
+    return fail(kErrorInvalidValue, "cudaFreeHost",
+                "managed memory from cudaMallocManaged: free it with cudaFree");
   uint64_t base = 0, mapped = 0;
   const bool known = c.allocation(p, &base, nullptr, &mapped) && base == u64(p);
   wire::Buffer b;
@@ -252,12 +260,43 @@ struct GraphMemory {
   }
 };
 
+// Which captured work a stream's next work comes after, as counts of ops: stream -> the ops
+// issued up to the last one of that stream's it waits for.
+using Joined = std::map<void*, size_t>;
+
 struct CaptureSequence {
   unsigned long long id = 0;  // unique over the process's life (cudaStreamGetCaptureInfo)
   void* origin = nullptr;     // the stream the capture began in (and must end in)
   std::vector<Replay> ops;
   std::vector<void*> allocated;  // by cudaMallocAsync in the capture
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
+  // Forks and joins: each stream's last op (ops.size() after it), what each stream's work
+  // waits for (through events it waited on), and what each event recorded in the capture
+  // stands for. The capture ends only when the origin waits for every other stream's last op.
+  std::map<void*, size_t> lastOp;
+  std::map<void*, Joined> joined;
+  std::map<void*, Joined> eventJoins;
+
+  void push(void* stream, Replay op) {
+    ops.push_back(std::move(op));
+    lastOp[stream] = ops.size();
+  }
+  void record(void* event, void* stream) {
+    Joined j = joined[stream];
+    j[stream] = ops.size();
+    eventJoins[event] = std::move(j);
+  }
+  void wait(void* stream, void* event) {
+    Joined& mine = joined[stream];
+    for (const auto& [s, n] : eventJoins[event]) mine[s] = std::max(mine[s], n);
+  }
+  // A stream other than the origin with work the origin does not wait for, or null.
+  void* unjoined() {
+    Joined& o = joined[origin];
+    for (const auto& [s, n] : lastOp)
+      if (s != origin && o[s] < n) return s;
+    return nullptr;
+  }
 };
 
 // A graph node: what it does when the graph runs, and the nodes it must run after. A captured
@@ -379,7 +418,7 @@ bool captured(void* stream, Replay op) {
   auto seq = capturing(stream);
   if (!seq) return false;
   std::lock_guard<std::mutex> lock(captures().mutex);
-  seq->ops.push_back(std::move(op));
+  seq->push(stream, std::move(op));
   return true;
 }
 
@@ -1178,7 +1217,16 @@ GPUSC_API int cudaHostAlloc(void** p, size_t bytes, unsigned flags) {
     return fail(kErrorInvalidValue, "cudaHostAlloc",
                 "flags " + std::to_string(flags) +
                     ": cudaHostAllocDefault, Portable, Mapped and WriteCombined are 0 to 7");
-  return mallocShared(p, bytes, "cudaHostAlloc", false);
+  return mallocShared(p, bytes, "cudaHostAlloc", false, flags);
+}
+// The flags a pinned allocation was made with (cudaMallocHost's: cudaHostAllocDefault).
+GPUSC_API int cudaHostGetFlags(unsigned* flags, void* p) {
+  GPUSC_STICKY();
+  if (flags == nullptr) return fail(kErrorInvalidValue, "cudaHostGetFlags", "a null result");
+  if (!client().hostFlags(p, flags))
+    return fail(kErrorInvalidValue, "cudaHostGetFlags",
+                "not memory cudaHostAlloc or cudaMallocHost allocated");
+  return kSuccess;
 }
 GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned flags) {
   constexpr unsigned kMemAttachGlobal = 1, kMemAttachHost = 2;
@@ -1232,7 +1280,7 @@ GPUSC_API int cudaFreeAsync(void* p, void* stream) {
       seq->allocated.erase(it);
       seq->memory->blocks.push_back(p);
     } else {
-      seq->ops.push_back([p] { return freeAny(p, wire::Op::Free); });
+      seq->push(stream, [p] { return freeAny(p, wire::Op::Free); });
     }
     return kSuccess;
   }
@@ -1606,6 +1654,7 @@ GPUSC_API int cudaStreamWaitEvent(void* stream, void* event, unsigned flags) {
         return fail(kErrorStreamCaptureUnsupported, "cudaStreamWaitEvent",
                     "the legacy default stream cannot join a capture");
       c.streams[stream] = it->second;
+      it->second->wait(stream, event);
       return kSuccess;
     }
   }
@@ -1683,6 +1732,17 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     s = s->second == seq ? c.streams.erase(s) : std::next(s);
   for (auto e = c.events.begin(); e != c.events.end();)
     e = e->second == seq ? c.events.erase(e) : std::next(e);
+  // A fork whose later work the origin never waited for: the capture ends without a graph
+  // (what it allocated is freed with it), as CUDA's does.
+  if (void* fork = seq->unjoined()) {
+    *graph = nullptr;
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "stream %p has captured work the capture's stream never waited for (record "
+                  "an event after it and wait on it in stream %p)",
+                  fork, stream);
+    return fail(kErrorStreamCaptureUnjoined, "cudaStreamEndCapture", why);
+  }
   auto* g = new Graph;
   g->memory = seq->memory;
   for (Replay& op : seq->ops) {
@@ -2008,6 +2068,7 @@ GPUSC_API int cudaEventRecord(void* event, void* stream) {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (auto it = c.streams.find(stream); it != c.streams.end()) {
       c.events[event] = it->second;
+      it->second->record(event, stream);
       return kSuccess;
     }
     c.events.erase(event);
@@ -2031,11 +2092,29 @@ GPUSC_API int cudaEventRecordWithFlags_ptsz(void* event, void* stream, unsigned 
   return cudaEventRecordWithFlags(event, perThread(stream), flags);
 }
 // Every call completes before it returns, so a recorded event has happened: both check the event.
-GPUSC_API int cudaEventSynchronize(void* event) { return simple(wire::Op::EventCheck, u64(event)); }
-GPUSC_API int cudaEventQuery(void* event) { return simple(wire::Op::EventCheck, u64(event)); }
+namespace {
+// An event last recorded in a capture stands for a point in a graph, not a time.
+int checkEventNotCaptured(void* event, const char* function) {
+  Captures& c = captures();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (c.events.count(event))
+    return fail(kErrorCapturedEvent, function, "the event was last recorded in a capturing stream");
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaEventSynchronize(void* event) {
+  if (int e = checkEventNotCaptured(event, "cudaEventSynchronize"); e != kSuccess) return e;
+  return simple(wire::Op::EventCheck, u64(event));
+}
+GPUSC_API int cudaEventQuery(void* event) {
+  if (int e = checkEventNotCaptured(event, "cudaEventQuery"); e != kSuccess) return e;
+  return simple(wire::Op::EventCheck, u64(event));
+}
 GPUSC_API int cudaEventElapsedTime(float* ms, void* start, void* end) {
   GPUSC_STICKY();
   if (ms == nullptr) return fail(kErrorInvalidValue, "cudaEventElapsedTime", "a null result");
+  for (void* e : {start, end})
+    if (int err = checkEventNotCaptured(e, "cudaEventElapsedTime"); err != kSuccess) return err;
   {
     UntimedEvents& u = untimedEvents();
     std::lock_guard<std::mutex> lock(u.mutex);

@@ -11,16 +11,18 @@ __global__ void hello(int base) {
     printf("block %d warp %d says %d\n", blockIdx.x, threadIdx.x / 32, base + threadIdx.x);
 }
 
-// Widths and precisions: of strings, and given as arguments ('*').
-__global__ void formats() {
+// Widths and precisions: of strings, and given as arguments ('*'). A null string prints as
+// "(null)", as the host's printf prints it.
+__global__ void formats(const char* none) {
   printf("[%6s|%-4s|%.2s|%*d|%-*d|%.*f]\n", "pad", "l", "truncate", 5, 42, 4, 7, 2, 3.14159);
+  printf("[%s|%8s]\n", none, none);
 }
 
 int main() {
   std::printf("before the kernel\n");
   hello<<<2, 64>>>(1000);
   CHECK(cudaDeviceSynchronize());
-  formats<<<1, 1>>>();
+  formats<<<1, 1>>>(nullptr);
   CHECK(cudaDeviceSynchronize());
   std::printf("after the kernel\n");
   return verdict(true, "device printf");

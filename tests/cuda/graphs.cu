@@ -5,7 +5,8 @@
 // afterwards does not change the graph); memory is read when the graph runs (new input and a new
 // bias each launch). Both streams report the same capture while it lasts. Scratch memory allocated
 // and freed in the capture (cudaMallocAsync, cudaFreeAsync) is the graph's, valid at every launch.
-// The legacy default stream cannot be captured.
+// The legacy default stream cannot be captured. Events recorded in a capture cannot be queried,
+// and a capture whose forked stream has work its origin never waited for ends without a graph.
 #include <cstdio>
 #include <vector>
 
@@ -57,6 +58,10 @@ int main() {
   CHECK(cudaStreamWaitEvent(s2, forked, 0));
   square<<<(n + 127) / 128, 128, 0, s2>>>(acc, out, n);
   CHECK(cudaEventRecord(joined, s2));
+  // An event recorded in a capture marks a point in the graph: it has no state to query.
+  EXPECT_ERROR(cudaEventQuery(joined), cudaErrorCapturedEvent);
+  EXPECT_ERROR(cudaEventSynchronize(joined), cudaErrorCapturedEvent);
+  cudaGetLastError();
   CHECK(cudaStreamWaitEvent(s1, joined, 0));
   CHECK(cudaFreeAsync(acc, s1));
   CHECK(cudaLaunchHostFunc(s1, countCall, nullptr));
@@ -92,6 +97,39 @@ int main() {
   ok = ok && hostCalls == 3;
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(graph));
+
+  // Every fork must be joined: s1 waits for s2's work through s3 (joined), and then s2 works
+  // on after the point s1 waited for (unjoined: the capture ends without a graph).
+  cudaStream_t s3;
+  cudaEvent_t e2, e3;
+  CHECK(cudaStreamCreate(&s3));
+  CHECK(cudaEventCreate(&e2));
+  CHECK(cudaEventCreate(&e3));
+  for (bool workAfterJoin : {false, true}) {
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    CHECK(cudaEventRecord(forked, s1));
+    CHECK(cudaStreamWaitEvent(s2, forked, 0));
+    square<<<1, 32, 0, s2>>>(in, out, 32);
+    CHECK(cudaEventRecord(e2, s2));
+    CHECK(cudaStreamWaitEvent(s3, e2, 0));
+    CHECK(cudaEventRecord(e3, s3));
+    CHECK(cudaStreamWaitEvent(s1, e3, 0));
+    if (workAfterJoin) square<<<1, 32, 0, s2>>>(in, out, 32);
+    cudaGraph_t g = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(s1, &g);
+    cudaStreamCaptureStatus left = cudaStreamCaptureStatusActive;
+    CHECK(cudaStreamIsCapturing(s2, &left));
+    ok = ok && left == cudaStreamCaptureStatusNone;
+    if (workAfterJoin) {
+      ok = ok && e == cudaErrorStreamCaptureUnjoined && g == nullptr;
+      cudaGetLastError();
+    } else {
+      ok = ok && e == cudaSuccess && g != nullptr;
+      if (g) CHECK(cudaGraphDestroy(g));
+    }
+    if (!ok)
+      std::printf("fork %s: %s\n", workAfterJoin ? "unjoined" : "joined", cudaGetErrorName(e));
+  }
   std::printf("%zu nodes, %d host calls, out[999] = %d\n", nodes, hostCalls, host[n - 1]);
   return verdict(ok, "a captured graph replayed three times");
 }

@@ -125,6 +125,23 @@ int main() {
   expect(a.type == cudaMemoryTypeUnregistered, "unregistered again");
   expect(cudaHostUnregister(plain.data()) == cudaErrorHostMemoryNotRegistered,
          "unregistering twice fails");
+  unsigned hostFlags = 99;
+  CHECK(cudaHostGetFlags(&hostFlags, pinned));
+  expect(hostFlags == cudaHostAllocDefault, "cudaMallocHost's memory has the default flags");
+  void* mappedHost = nullptr;
+  CHECK(cudaHostAlloc(&mappedHost, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+  CHECK(cudaHostGetFlags(&hostFlags, static_cast<char*>(mappedHost) + 8));
+  expect(hostFlags == (cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc's flags");
+  CHECK(cudaFreeHost(mappedHost));
+  expect(cudaHostGetFlags(&hostFlags, managed) == cudaErrorInvalidValue &&
+             cudaHostGetFlags(&hostFlags, d) == cudaErrorInvalidValue,
+         "cudaHostGetFlags of memory that is not pinned host memory");
+  // Each kind of memory has its own free: the wrong one is refused and frees nothing.
+  expect(cudaFree(pinned) == cudaErrorInvalidValue, "cudaFree of pinned host memory");
+  expect(cudaFreeHost(managed) == cudaErrorInvalidValue, "cudaFreeHost of managed memory");
+  expect(cudaFreeHost(d) == cudaErrorInvalidValue, "cudaFreeHost of device memory");
+  CHECK(cudaPointerGetAttributes(&a, pinned));
+  expect(a.type == cudaMemoryTypeHost, "pinned memory a refused cudaFree left allocated");
   cudaGetLastError();
 
   // __launch_bounds__(64).
