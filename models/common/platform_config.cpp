@@ -38,6 +38,8 @@ PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind) {
     ss << in.rdbuf();
     return {ss.str(), nameOrFile};
   }
+  if (fs::is_directory(nameOrFile, ec))
+    throw InputError(fmt::format("--platform {}: a folder, not a platform file", nameOrFile));
   const auto names = builtinPlatformNames(kind);
   for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms))
     if (platformName(*f) == nameOrFile &&

@@ -597,6 +597,9 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
 }
 
 LaunchSpec loadLaunchSpec(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw InputError(fmt::format("--launch {}: a folder, not a launch spec", path));
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("--launch {}: cannot read the launch spec", path));
   std::stringstream ss;
