@@ -120,6 +120,21 @@ TEST(Atomics, SixteenBitCompareAndSwap) {
   EXPECT_EQ(miss.o32, 0x3333u);
 }
 
+TEST(Atomics, GlobalF32AddFlushesSubnormals) {
+  // The PTX ISA: atom.add.f32 without .noftz flushes subnormal inputs and results to zero of
+  // their sign on global memory (and keeps them on shared memory).
+  const float denorm = std::ldexp(1.0f, -140);
+  const char* add = "atom.global.add.f32 %f0, [%addr], %fb; ld.global.f32 %fo, [%addr];";
+  EXPECT_EQ(bits(eval1(add, bits(0.0f), bits(denorm)).fo), bits(0.0f));
+  EXPECT_EQ(bits(eval1(add, bits(denorm), bits(0.0f)).fo), bits(0.0f));
+  const float a = -1.5f * std::ldexp(1.0f, -126), b = std::ldexp(1.0f, -126);  // -2^-127
+  EXPECT_EQ(bits(eval1(add, bits(a), bits(b)).fo), bits(-0.0f));
+  const char* noftz = "atom.global.add.noftz.f32 %f0, [%addr], %fb; ld.global.f32 %fo, [%addr];";
+  EXPECT_EQ(eval1(noftz, bits(0.0f), bits(denorm)).fo, denorm);
+  const char* red = "red.global.add.f32 [%addr], %fb; ld.global.f32 %fo, [%addr];";
+  EXPECT_EQ(bits(eval1(red, bits(1.0f), bits(denorm)).fo), bits(1.0f));
+}
+
 // ---- shifts and bit manipulation ---------------------------------------------------------------
 
 TEST(Bits, ShiftCountsAtAndBeyondTheWidth) {
@@ -237,7 +252,38 @@ TEST(Compare, SetAndSlct) {
   EXPECT_EQ(eval1("slct.u32.s32 %o32, 10, 20, %a32;", u32(-1)).o32, 20u);
 }
 
+TEST(Compare, FtzFlushesSubnormalOperands) {
+  // setp, set and slct with .ftz compare a subnormal f32 as zero of its sign.
+  const float denorm = std::ldexp(1.0f, -140);
+  EXPECT_EQ(eval1("setp.eq.f32 %p1, %fa, %fb; selp.u32 %o32, 1, 0, %p1;", bits(denorm), 0).o32, 0u);
+  EXPECT_EQ(eval1("setp.eq.ftz.f32 %p1, %fa, %fb; selp.u32 %o32, 1, 0, %p1;", bits(denorm), 0).o32,
+            1u);
+  EXPECT_EQ(eval1("setp.lt.ftz.f32 %p1, %fb, %fa; selp.u32 %o32, 1, 0, %p1;", bits(denorm), 0).o32,
+            0u);
+  EXPECT_EQ(eval1("set.eq.ftz.u32.f32 %o32, %fa, %fb;", bits(denorm), 0).o32, 0xffffffffu);
+  EXPECT_EQ(eval1("slct.f32.f32 %fo, 0f3F800000, 0f40000000, %fa;", bits(-denorm)).fo, 2.0f);
+  EXPECT_EQ(eval1("slct.ftz.f32.f32 %fo, 0f3F800000, 0f40000000, %fa;", bits(-denorm)).fo, 1.0f);
+}
+
 // ---- floating point ----------------------------------------------------------------------------
+
+TEST(Float, DivApproxBeyondTwoToThe126) {
+  // div.approx.f32 is a * (1/b): for 2^126 < |b| < 2^128 the PTX ISA gives 0, or NaN for an
+  // infinite a; div.full.f32 scales its operands and keeps the quotient.
+  const float big = std::ldexp(1.0f, 127);
+  EXPECT_EQ(bits(eval1("div.approx.f32 %fo, %fa, %fb;", bits(1.0f), bits(big)).fo), bits(0.0f));
+  EXPECT_EQ(bits(eval1("div.approx.f32 %fo, %fa, %fb;", bits(-1.0f), bits(big)).fo), bits(-0.0f));
+  EXPECT_TRUE(std::isnan(eval1("div.approx.f32 %fo, %fa, %fb;", bits(INFINITY), bits(big)).fo));
+  EXPECT_EQ(eval1("div.full.f32 %fo, %fa, %fb;", bits(1.0f), bits(big)).fo, std::ldexp(1.0f, -127));
+  EXPECT_EQ(eval1("div.approx.f32 %fo, %fa, %fb;", bits(1.0f), bits(4.0f)).fo, 0.25f);
+}
+
+TEST(Float, ReciprocalSquareRootF64RoundsOnce) {
+  // 1 / sqrt(x) with two roundings is 1.33 ulp off here; rsqrt.approx.f64 (CUDA's rsqrt(double),
+  // 1 ulp) gives the nearest double.
+  const double x = 0x1.279edde0febb3p-56;
+  EXPECT_EQ(bits(eval1("rsqrt.approx.f64 %do, %da;", bits(x)).dfo), 0x41adc74af2ee855eull);
+}
 
 TEST(Float, MinMaxWithNaNAndSignedZeros) {
   EXPECT_EQ(eval1("min.f32 %fo, %fa, %fb;", bits(NAN), bits(1.0f)).fo, 1.0f);

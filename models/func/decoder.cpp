@@ -892,7 +892,7 @@ class Decoder {
       Type t = oneType();
       set3(t);
       if (ptx::isFloat(t)) {
-        x.fn = floatBinary(approx || full ? FBin::DivApprox : FBin::Div, t, r, ff);
+        x.fn = floatBinary(approx ? FBin::DivApprox : full ? FBin::DivFull : FBin::Div, t, r, ff);
         x.mode2 = static_cast<uint8_t>(r);
         x.cls = fpClass(t, InstClass::FpDiv, InstClass::DpDiv);
       } else {
@@ -1207,7 +1207,7 @@ class Decoder {
           x.dst[0] = predDst(d, info);
           x.ndst = 1;
         }
-        x.fn = setp(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), st);
+        x.fn = setp(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), st, ff & kFtz);
       } else {
         // What a true comparison writes: 1.0 in a floating-point destination type, all ones in
         // an integer one; with packed operands, in each half.
@@ -1244,7 +1244,7 @@ class Decoder {
                               (packed ? "the same packed type, .u32 or .s32"
                                       : "a scalar type (.u16, .s16, .u32, .s32, .f16, .bf16 "
                                         "or .f32)"));
-        x.fn = set(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), dt, st);
+        x.fn = set(static_cast<Cmp>(cmp), static_cast<BoolOp>(x.mode2), dt, st, ff & kFtz);
       }
       x.src[0] = src(in.ops[1], st, in, info);
       x.src[1] = src(in.ops[2], st, in, info);
@@ -2214,7 +2214,7 @@ class Decoder {
     mods.takeMemoryHints();
     int aop = mods.takeOne(
         {".add", ".min", ".max", ".inc", ".dec", ".exch", ".cas", ".and", ".or", ".xor"});
-    mods.take(".noftz");
+    const bool noftz = mods.take(".noftz");
     auto ts = mods.takeTypes();
     if (aop < 0) invalid(in.loc, in.opcode + " needs an operation");
     if (ts.size() != 1) invalid(in.loc, in.opcode + " needs exactly one type");
@@ -2245,6 +2245,7 @@ class Decoder {
     x.nsrc = 3;
     x.bytes = static_cast<uint8_t>(ptx::typeBytes(t));
     x.mode = static_cast<uint8_t>(op);
+    x.mode2 = noftz ? 1 : 0;  // atom.add.f32 on global memory flushes subnormals without it
     x.fn = atomic(op, t, !isRed);
     x.cls = InstClass::Atomic;
   }

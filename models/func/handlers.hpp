@@ -54,7 +54,20 @@ enum class IntTer : uint8_t {
   Prmt
 };
 
-enum class FBin : uint8_t { Add, Sub, Mul, Div, DivApprox, Min, Max, MinNaN, MaxNaN, Copysign };
+// DivApprox: div.approx (a * (1/b)); DivFull: div.full (scaled, full range).
+enum class FBin : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  DivApprox,
+  DivFull,
+  Min,
+  Max,
+  MinNaN,
+  MaxNaN,
+  Copysign
+};
 enum class FUn : uint8_t {
   Abs,
   Neg,
@@ -185,8 +198,9 @@ Handler floatMinMaxF32();
 Handler testp(uint8_t what,
               Type t);  // 0 finite 1 infinite 2 number 3 notanumber 4 normal 5 subnormal
 
-Handler setp(Cmp cmp, BoolOp op, Type t);  // dst[0] p, dst[1] q (or ~0u), src[2] c predicate
-Handler set(Cmp cmp, BoolOp op, Type dt, Type st);
+Handler setp(Cmp cmp, BoolOp op, Type t,
+             bool ftz = false);  // dst[0] p, dst[1] q (or ~0u), src[2] c predicate
+Handler set(Cmp cmp, BoolOp op, Type dt, Type st, bool ftz = false);
 Handler selp(Type t);
 Handler slct(Type dt, Type ct, uint8_t flags);
 

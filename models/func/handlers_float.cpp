@@ -111,9 +111,20 @@ inline T binaryOp(T x, T y) {
     return x - y;
   else if constexpr (Op == FBin::Mul)
     return x * y;
-  else if constexpr (Op == FBin::Div || Op == FBin::DivApprox)
+  else if constexpr (Op == FBin::Div || Op == FBin::DivFull)
     return x / y;
-  else if constexpr (Op == FBin::Min)
+  else if constexpr (Op == FBin::DivApprox) {
+    // div.approx.f32 is a * (1/b): for 2^126 < |b| < 2^128 the reciprocal is below the normal
+    // range and the PTX ISA gives 0, or NaN when a is infinite.
+    if constexpr (std::is_same_v<T, float>) {
+      const float ay = std::fabs(y);
+      if (ay > 0x1p126f && !std::isinf(ay) && x == x) {
+        if (std::isinf(x)) return std::numeric_limits<float>::quiet_NaN();
+        return std::signbit(x) != std::signbit(y) ? -0.0f : 0.0f;
+      }
+    }
+    return x / y;
+  } else if constexpr (Op == FBin::Min)
     return fmin(x, y);
   else if constexpr (Op == FBin::Max)
     return fmax(x, y);
@@ -190,9 +201,14 @@ inline T unaryOp(T x) {
     return x;
   else if constexpr (Op == FUn::Sqrt || Op == FUn::SqrtApprox)
     return std::sqrt(x);
-  else if constexpr (Op == FUn::Rsqrt)
-    return T(1) / std::sqrt(x);
-  else if constexpr (Op == FUn::Rcp || Op == FUn::RcpApprox)
+  else if constexpr (Op == FUn::Rsqrt) {
+    // One rounding, not two (1 / a rounded square root can be 1.4 ulp off; CUDA gives
+    // rsqrt(double), a single rsqrt.approx.f64, 1 ulp): computed in long double, rounded once.
+    if constexpr (std::is_same_v<T, double>)
+      return static_cast<double>(1.0L / std::sqrt(static_cast<long double>(x)));
+    else
+      return T(1) / std::sqrt(x);
+  } else if constexpr (Op == FUn::Rcp || Op == FUn::RcpApprox)
     return T(1) / x;
   else if constexpr (Op == FUn::Ex2)
     return std::exp2(x);
@@ -351,6 +367,8 @@ Handler binaryFor(FBin op, uint8_t flags) {
       return pickBinary<T, FBin::Div>(flags);
     case FBin::DivApprox:
       return pickBinary<T, FBin::DivApprox>(flags);
+    case FBin::DivFull:
+      return pickBinary<T, FBin::DivFull>(flags);
     case FBin::Min:
       return pickBinary<T, FBin::Min>(flags);
     case FBin::Max:

@@ -288,11 +288,20 @@ inline T atomicApply(AtomOp op, T old, T b, T cnew) {
 
 // One lane's read-modify-write of atom/red on T at `p` (b: args.v[0], cas's c: args.v[1]);
 // returns the old value's bits. Performed at once, or logged and performed after the cycle.
-template <class T, AtomOp Op>
+// FlushF32: atom.add.f32 on global memory without .noftz, which the PTX ISA says flushes
+// subnormal inputs and results to zero of their sign (on shared memory it keeps them).
+inline float flushF32(float v) {
+  return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
+}
+template <class T, AtomOp Op, bool FlushF32 = false>
 uint64_t atomicRmw(uint8_t* p, const RmwArgs& args) {
   T old;
   std::memcpy(&old, p, sizeof(T));
-  T nv = atomicApply<T>(Op, old, get<T>(args.v, 0), Op == AtomOp::Cas ? get<T>(args.v, 1) : T{});
+  T nv;
+  if constexpr (FlushF32)
+    nv = flushF32(flushF32(old) + flushF32(get<float>(args.v, 0)));
+  else
+    nv = atomicApply<T>(Op, old, get<T>(args.v, 0), Op == AtomOp::Cas ? get<T>(args.v, 1) : T{});
   std::memcpy(p, &nv, sizeof(T));
   typename Raw<T>::type raw;
   std::memcpy(&raw, &old, sizeof(T));
@@ -316,10 +325,13 @@ void atomicHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     RmwArgs args;
     args.v[0] = b[l];
     args.v[1] = e[l];
+    auto rmw = &atomicRmw<T, Op>;
+    if constexpr (std::is_same_v<T, float> && Op == AtomOp::Add)
+      if (r.space == MemSpace::Global && in.mode2 == 0) rmw = &atomicRmw<float, AtomOp::Add, true>;
     if (GlobalWriteLog* log = deferredLog(c, r.space)) {
-      log->rmw(r.addr, &atomicRmw<T, Op>, args, Ret ? d + l : nullptr);
+      log->rmw(r.addr, rmw, args, Ret ? d + l : nullptr);
     } else {
-      olds[l] = atomicRmw<T, Op>(r.ptr, args);
+      olds[l] = rmw(r.ptr, args);
       done |= 1u << l;
     }
     if (c.rec) record(c, in, l, r.addr, r.space, true, true);

@@ -162,6 +162,17 @@ struct CmpOperand<BHalf> {
   static float load(const uint64_t* s, int l) { return bhalfToFloat(get<uint16_t>(s, l)); }
 };
 
+// f32 compared with .ftz: a subnormal operand is flushed to zero of its sign first.
+struct FtzF32 {};
+inline float flushSubnormal(float v) {
+  return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
+}
+template <>
+struct CmpOperand<FtzF32> {
+  using type = float;
+  static float load(const uint64_t* s, int l) { return flushSubnormal(get<float>(s, l)); }
+};
+
 template <class T>
 uint32_t compareMask(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* a = slot(c, in.src[0]);
@@ -294,6 +305,15 @@ void slctHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* b = slot(c, in.src[1]);
   const uint64_t* s = slot(c, in.src[2]);
   forEachLane(mask, [&](int l) { d[l] = get<C>(s, l) >= C(0) ? a[l] : b[l]; });
+}
+
+// slct.ftz.f32: a negative subnormal selector is -0, which selects a.
+void slctFtzHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  uint64_t* d = slot(c, in.dst[0]);
+  const uint64_t* a = slot(c, in.src[0]);
+  const uint64_t* b = slot(c, in.src[1]);
+  const uint64_t* s = slot(c, in.src[2]);
+  forEachLane(mask, [&](int l) { d[l] = flushSubnormal(get<float>(s, l)) >= 0.0f ? a[l] : b[l]; });
 }
 
 // ---- conversions -------------------------------------------------------------------------------
@@ -746,7 +766,8 @@ void matchAllHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 }  // namespace
 
-Handler setp(Cmp, BoolOp, Type t) {
+Handler setp(Cmp, BoolOp, Type t, bool ftz) {
+  if (ftz) return t == Type::F32 ? &setpHandler<FtzF32> : nullptr;
   switch (t) {
     case Type::B16:
     case Type::U16:
@@ -780,7 +801,8 @@ Handler setp(Cmp, BoolOp, Type t) {
   }
 }
 
-Handler set(Cmp, BoolOp, Type, Type st) {
+Handler set(Cmp, BoolOp, Type, Type st, bool ftz) {
+  if (ftz) return st == Type::F32 ? &setHandler<FtzF32> : nullptr;
   switch (st) {
     case Type::B16:
     case Type::U16:
@@ -816,7 +838,8 @@ Handler set(Cmp, BoolOp, Type, Type st) {
 
 Handler selp(Type) { return &selpHandler; }
 
-Handler slct(Type, Type ct, uint8_t) {
+Handler slct(Type, Type ct, uint8_t flags) {
+  if (ct == Type::F32 && (flags & kFtz)) return &slctFtzHandler;
   if (ct == Type::S32) return &slctHandler<int32_t>;
   if (ct == Type::F32) return &slctHandler<float>;
   return nullptr;
