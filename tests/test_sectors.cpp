@@ -51,7 +51,7 @@ constexpr uint32_t kCtas = 8, kThreads = 128;
 constexpr uint32_t kLines = kCtas * kThreads;  // lines of `in` the kernel touches
 
 struct Traffic {
-  uint64_t dramReadBursts = 0, replyFlits = 0;
+  uint64_t dramReadBursts = 0, dramBytes = 0, replyFlits = 0;
   uint64_t l1Fetched = 0, l1SectorMisses = 0, l2Fetched = 0, l2SectorMisses = 0;
 };
 
@@ -64,6 +64,7 @@ Traffic run(const std::vector<std::string>& sets) {
   const nlohmann::json& mem = dev.launches().back().timing->memory;
   Traffic t;
   t.dramReadBursts = mem["dram"]["totals"]["read_bursts"].get<uint64_t>();
+  t.dramBytes = mem["dram"]["totals"]["bytes"].get<uint64_t>();
   t.replyFlits = mem["interconnect"]["networks"]["reply"]["flits"].get<uint64_t>();
   const auto sectors = [](const nlohmann::json& cache, const char* key) {
     return cache["totals"].contains("sectors") ? cache["totals"]["sectors"][key].get<uint64_t>()
@@ -108,6 +109,10 @@ TEST(SectoredCaches, OnlyTheFetchedSectorsCrossTheDramBus) {
   const Traffic s = run({}), u = run(kUnsectored);
   EXPECT_EQ(u.l1Fetched, 0u);  // unsectored caches report no sector counts
   EXPECT_EQ(u.dramReadBursts - s.dramReadBursts, uint64_t(perLine - 2) * kLines + paramLine);
+  // The DRAM's byte count is what crossed its bus: the sectors, not the lines they are in (the
+  // kernel's stores stay in the L2, and a sector is a burst).
+  EXPECT_EQ(s.dramBytes, s.dramReadBursts * burst);
+  EXPECT_EQ(u.dramBytes - s.dramBytes, (u.dramReadBursts - s.dramReadBursts) * burst);
 }
 
 // The answers carry only their sectors across the crossbar: an L2 answer to an L1 fetch of one

@@ -59,7 +59,7 @@ tlm::tlm_sync_enum MemoryController::nb_transport_fw(int port, tlm::tlm_generic_
     ++stats_.writes;
   else
     ++stats_.reads;
-  stats_.bytes += gp.get_data_length();
+  stats_.bytes += movedBytes(gp);  // a sectored request moves only its sectors
   gp.acquire();
   const uint64_t arrival = core_.now();
   if (queue_.full() || !held_.empty()) {        // back-pressure: END_REQ when an entry frees
