@@ -258,6 +258,10 @@ struct SmConfig : config::Section {
   // instruction holds both 16-lane groups (Fermi whitepaper: 16 DP FMA per SM per shader clock on
   // Tesla parts; GeForce parts run at a quarter of that). GPGPU-Sim runs it on the SFU instead.
   std::string dp_path = "simd";
+  // The SM has one load/store pipeline (LdstUnit): it coalesces a memory instruction and sends
+  // its transactions through the L1's one port, one per cycle, as GPGPU-Sim's single LD/ST unit
+  // does. More pipelines are not modelled, so the key takes 1 only (kept so that platform files
+  // and resolved configurations that name it still load).
   uint32_t ldst_units = 1;
   // Processing blocks ("sub-cores", SM sub-partitions): Volta and later divide an SM into four,
   // each with its own warp scheduler, register-file banks, operand collectors and datapaths, and
@@ -358,7 +362,10 @@ struct SmConfig : config::Section {
             "instruction's initiation interval: GF100's CUDA cores) or sfu (the SFU path, as "
             "GPGPU-Sim models Fermi)",
             OneOf{{"simd", "sfu"}});
-    v.field("ldst_units", ldst_units, "Load/store units per SM", Range<uint32_t>{1, 64});
+    v.field("ldst_units", ldst_units,
+            "Load/store pipelines per SM: 1, the one gpusc models (coalescing, then one L1 "
+            "transaction per cycle)",
+            Range<uint32_t>{1, 1});
     v.field("sub_cores", sub_cores,
             "Processing blocks (sub-cores) per SM: each has schedulers / sub_cores warp schedulers "
             "and an equal share of the SIMD units, SFUs, DP units (unless dp_shared), operand "
