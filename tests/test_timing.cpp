@@ -734,6 +734,43 @@ TEST(TimingDispatch, ABusyUnitKindIsNotAskedAgainInTheCycle) {
   EXPECT_FALSE(du.busy());
 }
 
+// Two warps, one per scheduler, each issuing only SFU instructions: they compete for the SM's
+// SFU collectors, and the unit takes one warp instruction per `perInst` cycles. With
+// sm.scheduler_arbitration round-robin the schedulers take turns at each collector that frees,
+// so both warps finish near the end of the 2 x n instructions; with fixed, scheduler 0 takes the
+// collectors first and its warp is done long before the other's.
+TEST(TimingDispatch, SchedulersSharingAUnitTakeTurnsWithRoundRobinArbitration) {
+  constexpr int kPerIter = 48;  // the loop's own instructions are a small part
+  constexpr uint32_t kIters = 16;
+  std::string body = independent("sin.approx.f32 $, $;", kPerIter, 1, "%f");
+  // %r1: this warp's cycles from its first instruction to its last iteration's last SFU issue.
+  body += "  mov.u64 %rd1, %clock64;\n  sub.s64 %rd2, %rd1, %rd0;\n  cvt.u32.u64 %r1, %rd2;\n";
+  const std::string ptx = loopKernel("  mov.u64 %rd0, %clock64;\n", body);
+  for (const char* arbitration : {"round-robin", "fixed"}) {
+    const PlatformConfig cfg =
+        throughputPlatform({"sm.perfect_icache=true",  // no cold misses in the first iteration
+                            fmt::format("sm.scheduler_arbitration={}", arbitration)});
+    ASSERT_EQ(cfg.sm.schedulers, 2u);
+    const double perInst =
+        double(std::max(cfg.sm.latency.sfu.initiation, cfg.sm.warpCycles(cfg.sm.sfu_lanes))) /
+        cfg.sm.sfu_units;
+    const double alone = perInst * kPerIter * kIters, both = 2 * alone;
+    Device dev(cfg, ExecMode::Timing);
+    Module& m = dev.loadModule(ptx, "turns.ptx");
+    const DevPtr out = dev.malloc(64 * 4);
+    dev.launch(m.kernel("k"), {1}, {64}, 0, KernelArgs().u32(kIters).ptr(out));
+    std::vector<uint32_t> spans(64);
+    dev.copyToHost(spans.data(), out, spans.size() * 4);
+    const double warp0 = spans[0], warp1 = spans[32];
+    // Either way the unit is the bound: the later warp ends with the 2 x n instructions.
+    EXPECT_NEAR(std::max(warp0, warp1), both, 0.1 * both) << arbitration;
+    if (std::string(arbitration) == "round-robin")
+      EXPECT_NEAR(warp0, warp1, 0.05 * both) << arbitration;
+    else  // (the loop's own instructions give scheduler 1 some collectors: not all wait)
+      EXPECT_LT(warp0, warp1 - 0.25 * both) << arbitration;
+  }
+}
+
 // Collectors that only waited for busy units (every answer Busy or Waits, once those that
 // dispatched have left) need no cycle before the first unit frees; an operand still to read, an
 // answer with effects (Refused) or a collector that entered in the cycle makes the next cycle

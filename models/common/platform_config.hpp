@@ -238,6 +238,13 @@ struct SmConfig : config::Section {
   uint32_t warp_size = 32;
   uint32_t schedulers = 2;
   std::string scheduler = "gto";
+  // The order the SM's warp schedulers issue in within a cycle, which decides who gets a
+  // collector (and so a unit) several schedulers share: "fixed" (scheduler 0 first, every cycle;
+  // where the schedulers compete for one shared unit, scheduler 0's warps take it every time it
+  // frees and the others' wait) or "round-robin" (from the scheduler after the last that issued,
+  // as an arbiter that serves its requesters in turn). NVIDIA does not document the arbitration;
+  // round robin is the usual design for a fair one. fixed keeps the seed studies as measured.
+  std::string scheduler_arbitration = "fixed";
   uint32_t max_issue_per_warp = 1;
   uint32_t simd_units = 2;
   uint32_t simd_lanes = 16;
@@ -339,6 +346,11 @@ struct SmConfig : config::Section {
     v.field("schedulers", schedulers, "Warp schedulers per SM", Range<uint32_t>{1, 64});
     v.field("scheduler", scheduler, "Warp scheduling policy",
             OneOf{{"lrr", "gto", "two-level", "dfifo"}});
+    v.field("scheduler_arbitration", scheduler_arbitration,
+            "Order the warp schedulers issue in within a cycle, which decides who gets a shared "
+            "unit's collectors: fixed (scheduler 0 first) or round-robin (from the one after "
+            "the last that issued)",
+            OneOf{{"fixed", "round-robin"}});
     // Each warp belongs to one scheduler, which issues at most one instruction per cycle: more
     // than one per warp is not modelled, so it is an error rather than a silent 1.
     v.field("max_issue_per_warp", max_issue_per_warp,

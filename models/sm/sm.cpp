@@ -119,6 +119,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
                  power::IdleDetect::Timeout),
       simdControl_(!isNone(cfg.power.gating.idle_detect) || adaptiveIssue_ || compaction_),
       dpOnSimd_(cfg.sm.dp_units == 0 && cfg.sm.dp_path == "simd"),
+      roundRobinIssue_(cfg.sm.scheduler_arbitration == "round-robin"),
       sliceCycles_(cfg.power.simd_issue.slice_cycles) {
   const SmConfig& s = cfg.sm;
   const power::SwitchParams unitSwitch = power::simdUnitSwitchParams(cfg),
@@ -233,6 +234,7 @@ void Sm::beginKernel(const KernelContext& k) {
   lastCycle_ = cycleNow();
   evaluated_ = true;
   for (auto& s : schedulers_) s->lastOutcome = Stall::NoWarp;
+  issueFirst_ = 0;
   idleWarps_ = 0;
   // Power gating: the issue control starts in state 1; the SIMD switches account only while
   // the SM holds CTAs (the SM's own switch covers the rest), so they start suspended.
@@ -824,7 +826,17 @@ void Sm::unparkStructural(bool all) {
 }
 
 void Sm::issue(Cycle now) {
-  for (size_t si = 0; si < schedulers_.size(); ++si) {
+  // sm.scheduler_arbitration round-robin: the schedulers go in turn from the one after the last
+  // that issued. Where they compete for a shared unit's collectors (the SFUs, LD/ST and DP units
+  // of a Fermi SM; the DP units the blocks of an Ampere SM share), the fixed order gives
+  // scheduler 0 every collector that frees and starves the others' warps. (A rotation by cycle
+  // number would not do either: a unit that frees every even number of cycles would always
+  // favour one scheduler.) The order changes only when a warp issues, so it does not depend on
+  // which cycles the SM evaluates.
+  const size_t n = schedulers_.size();
+  const size_t start = issueFirst_ < n ? issueFirst_ : 0;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t si = start + k < n ? start + k : start + k - n;
     WarpScheduler& s = *schedulers_[si];
     WarpSchedulingPolicy& policy = s.policy();
     const uint32_t lead = policy.preferred();
@@ -915,6 +927,7 @@ void Sm::issue(Cycle now) {
       }
     }
     s.lastOutcome = issued ? Stall::Issued : (first == Stall::Count_ ? Stall::NoWarp : first);
+    if (issued && roundRobinIssue_) issueFirst_ = static_cast<uint32_t>(si + 1 < n ? si + 1 : 0);
   }
 }
 

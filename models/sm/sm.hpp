@@ -429,6 +429,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   bool requestBlocked_ = false;     // waiting for END_REQ of the last request
   bool regrouped_ = false;          // a scheduler changed its order during issue this cycle
   Cycle holdUntil_ = 0;             // voltage smoothing: no issue before this cycle
+  uint32_t issueFirst_ = 0;         // the scheduler that goes first in issue() (round robin)
   rtl::RtlWaves* waves_ = nullptr;  // gpusc run --vcd (traceWaves)
   uint64_t wavesPeriodFs_ = 0;
   std::unique_ptr<DroopPredictorUnit> predictor_;  // voltage smoothing: local level
@@ -469,6 +470,7 @@ class Sm : public sc_core::sc_module, private LdstHost, private DispatchTarget {
   // units' and lanes' switches account (off: nothing of this costs anything).
   const bool simdControl_;
   const bool dpOnSimd_;  // double precision holds every SIMD unit (sm.dp_path simd, no DP units)
+  const bool roundRobinIssue_;  // sm.scheduler_arbitration round-robin
   const uint64_t sliceCycles_;
   uint32_t issueState_ = 1;
   Cycle sliceStart_ = 0;  // start of the slice in progress
