@@ -55,7 +55,8 @@ PlatformConfig sameClocks(std::vector<std::string> sets) {
 using Chain = std::vector<uint64_t>;
 
 // Cycles of one dependent load with `cfg`, the chain's nodes placed at `chain` offsets.
-double perLoadCycles(const PlatformConfig& cfg, const Chain& chain) {
+double perLoadCycles(const PlatformConfig& cfg, const Chain& chain,
+                     const std::string& load = "ld.global.u64") {
   Device dev(cfg, ExecMode::Timing);
   const MemoryConfig& m = cfg.memory;
   const uint64_t period =
@@ -72,8 +73,8 @@ double perLoadCycles(const PlatformConfig& cfg, const Chain& chain) {
   constexpr int kK1 = 4, kK2 = 8;
   constexpr uint32_t kI1 = 2, kI2 = 6;
   const Kernel* kernels[2] = {
-      &dev.loadModule(test::chaseKernel(kK1), "chase4.ptx").kernel("chase"),
-      &dev.loadModule(test::chaseKernel(kK2), "chase8.ptx").kernel("chase")};
+      &dev.loadModule(test::chaseKernel(kK1, load), "chase4.ptx").kernel("chase"),
+      &dev.loadModule(test::chaseKernel(kK2, load), "chase8.ptx").kernel("chase")};
   auto T = [&](int k, uint32_t iters) {
     dev.launch(*kernels[k == kK2], {1}, {1}, 0,
                KernelArgs().ptr(base + chain.front()).u32(iters).ptr(out));
@@ -158,6 +159,20 @@ TEST(MemoryLatency, AnL2HitAddsTheCrossbarBothWays) {
   // its latency after the fill.
   const uint64_t l1SetStride = uint64_t(c.sm.l1d.sets) * c.sm.l1d.line_bytes;
   EXPECT_EQ(memoryLatency({}, eightNodes(l1SetStride)), c.sm.l1d.hit_latency + want);
+}
+
+// Loads the L1 does not cache go to the L2 each time, as with the L1 disabled: .cg and .cv
+// (cached at the L2 only; fetched again), volatile loads, and .relaxed or .acquire loads at
+// .gpu scope (the L1 is not coherent). .ca, .nc and .cta-scope loads hit the L1.
+TEST(MemoryLatency, LoadsCachedInTheL2OnlyPassTheL1) {
+  const PlatformConfig c = sameClocks({});
+  const double l2 = roundTrip(c, 1) + c.l2.slice.hit_latency;
+  for (const char* load : {"ld.global.cg.u64", "ld.global.cv.u64", "ld.volatile.global.u64",
+                           "ld.relaxed.gpu.global.u64", "ld.acquire.gpu.global.u64"})
+    EXPECT_EQ(perLoadCycles(c, {0}, load) - smShare(), l2) << load;
+  for (const char* load :
+       {"ld.global.ca.u64", "ld.global.nc.u64", "ld.relaxed.cta.global.u64", "ld.u64"})
+    EXPECT_EQ(perLoadCycles(c, {0}, load) - smShare(), c.sm.l1d.hit_latency) << load;
 }
 
 TEST(MemoryLatency, DramRowHitsAndConflicts) {

@@ -73,8 +73,9 @@ tlm::tlm_sync_enum L1DataCache::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
 }
 
 Stall L1DataCache::tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle) {
-  const AccessKind kind = accessOf(gp).kind;
-  if (!enabled_ || (kind != AccessKind::Load && kind != AccessKind::Store))
+  const MemAccessExtension& ext = accessOf(gp);
+  const AccessKind kind = ext.kind;
+  if (!enabled_ || (kind != AccessKind::Load && kind != AccessKind::Store) || ext.l2Only)
     return forward(gp, cycle);
   // A lookup needs every bank its lines live in.
   const uint64_t first = core_.lineOf(gp.get_address());
@@ -89,7 +90,8 @@ Stall L1DataCache::tryAccept(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   return kind == AccessKind::Load ? load(gp, cycle) : store(gp, cycle);
 }
 
-// Atomics, instruction fetches, constant loads, and everything when the cache is disabled.
+// Atomics, instruction fetches, constant loads, loads cached in the L2 only (.cg, .cv, volatile,
+// gpu-scope), and everything when the cache is disabled.
 Stall L1DataCache::forward(tlm::tlm_generic_payload& gp, uint64_t cycle) {
   if (down_.size() >= missQueue_) return Stall::MissQueueFull;
   gp.acquire();  // ours until the answer has gone back up

@@ -40,6 +40,8 @@ struct MemAccessExtension : tlm::tlm_extension<MemAccessExtension> {
   // (the data of a read's answer, of a write's request), across the interconnect and the DRAM
   // bus. 0: the whole data_length moves.
   uint32_t sectorBytes = 0;
+  // A load the L1 passes to the L2 without looking it up or allocating (func::InstInfo::l2Only).
+  bool l2Only = false;
   uint64_t tag = 0;  // initiator's own reference (its request record)
 
   void setByte(unsigned i) { byteMask[i / 64] |= 1ull << (i % 64); }

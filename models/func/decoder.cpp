@@ -2125,6 +2125,14 @@ class Decoder {
 
   void decodeLoadStore(const Instruction& in, ModList& mods, Inst& x, InstInfo& info, size_t fi) {
     const bool isStore = in.opcode == "st";
+    {
+      const auto has = [&](const char* m) {
+        return std::find(in.mods.begin(), in.mods.end(), m) != in.mods.end();
+      };
+      info.l2Only =
+          !isStore && (has(".cg") || has(".cv") || has(".volatile") ||
+                       ((has(".relaxed") || has(".acquire")) && (has(".gpu") || has(".sys"))));
+    }
     int sp = mods.takeOne({".global", ".shared", ".local", ".const", ".param", ".shared::cta",
                            ".param::func", ".param::entry", ".shared::cluster"});
     if (sp == 8) sp = 1;  // a cluster of one block: its own shared memory
@@ -2309,6 +2317,7 @@ class Decoder {
     if (sz.kind != Operand::Kind::Imm || (sz.imm != 4 && sz.imm != 8 && sz.imm != 16))
       invalid(sz.loc, "cp.async copies 4, 8 or 16 bytes");
     if (cache == 1 && sz.imm != 16) invalid(sz.loc, "cp.async.cg copies 16 bytes");
+    info.l2Only = cache == 1;  // .cg: cached in the L2 only
     Address to = address(in.ops[0], in, info);
     Address from = address(in.ops[1], in, info);
     if (to.symbolSpace != MemSpace::None && to.symbolSpace != MemSpace::Shared)

@@ -166,6 +166,11 @@ struct InstInfo {
   MatrixWork matrix;  // mma and wmma.mma
   AsyncCopyOp asyncCopy = AsyncCopyOp::None;
   uint32_t asyncWaitGroups = 0;  // WaitGroup's N
+  // A global load the SM's L1 does not cache (the timing model sends it to the L2): a cache
+  // operator that caches at the L2 only (.cg, cp.async.cg) or fetches again (.cv), a volatile
+  // load, or a .relaxed/.acquire load at .gpu or .sys scope, which must see other SMs' writes
+  // while the L1 is not coherent.
+  bool l2Only = false;
 };
 
 struct FunctionInfo {

@@ -1368,6 +1368,7 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
     for (uint32_t b = 0; b < std::min<uint32_t>(t.bytes, 256); ++b) ext.setByte(b);
   }
   ext.tag = inst;
+  ext.l2Only = false;
   if (t.kind == AccessKind::InstructionFetch) {
     ext.warp = inst;
     ext.pc = warps_[inst].pc;
@@ -1375,6 +1376,7 @@ bool Sm::send(uint32_t inst, const MemTransaction& t) {
     ext.warp = inflight_[inst].warp;
     ext.pc = inflight_[inst].pc;
     ext.warpThreads = popcount32(inflight_[inst].mem.mask);
+    ext.l2Only = t.kind == AccessKind::Load && inflight_[inst].info->l2Only;
   }
   gp->set_command(t.kind == AccessKind::Store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   gp->set_address(t.addr);

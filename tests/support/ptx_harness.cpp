@@ -102,9 +102,9 @@ double asDouble(uint64_t b) {
   return d;
 }
 
-std::string chaseKernel(int k) {
+std::string chaseKernel(int k, const std::string& load) {
   std::string body;
-  for (int i = 0; i < k; ++i) body += "  ld.global.u64 %rd1, [%rd1];\n";
+  for (int i = 0; i < k; ++i) body += "  " + load + " %rd1, [%rd1];\n";
   return module(R"(
 .visible .entry chase(.param .u64 start, .param .u32 iters, .param .u64 out)
 {

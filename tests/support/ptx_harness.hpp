@@ -17,8 +17,9 @@ PlatformConfig platform();
 std::string module(const std::string& body);
 
 // A kernel `chase(.param .u64 start, .param .u32 iters, .param .u64 out)` that follows a chain
-// of pointers: `iters` times, `k` dependent 64-bit loads (p = *p), then stores the final p.
-std::string chaseKernel(int k);
+// of pointers: `iters` times, `k` dependent 64-bit loads (p = *p) written as `load` (its opcode
+// with modifiers), then stores the final p.
+std::string chaseKernel(int k, const std::string& load = "ld.global.u64");
 
 // Results of one thread of an `eval` kernel.
 struct Lane {
