@@ -290,16 +290,13 @@ inline T atomicApply(AtomOp op, T old, T b, T cnew) {
 // returns the old value's bits. Performed at once, or logged and performed after the cycle.
 // FlushF32: atom.add.f32 on global memory without .noftz, which the PTX ISA says flushes
 // subnormal inputs and results to zero of their sign (on shared memory it keeps them).
-inline float flushF32(float v) {
-  return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
-}
 template <class T, AtomOp Op, bool FlushF32 = false>
 uint64_t atomicRmw(uint8_t* p, const RmwArgs& args) {
   T old;
   std::memcpy(&old, p, sizeof(T));
   T nv;
   if constexpr (FlushF32)
-    nv = flushF32(flushF32(old) + flushF32(get<float>(args.v, 0)));
+    nv = ftzFloat(ftzFloat(old) + ftzFloat(get<float>(args.v, 0)));
   else
     nv = atomicApply<T>(Op, old, get<T>(args.v, 0), Op == AtomOp::Cas ? get<T>(args.v, 1) : T{});
   std::memcpy(p, &nv, sizeof(T));

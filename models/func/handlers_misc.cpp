@@ -164,13 +164,10 @@ struct CmpOperand<BHalf> {
 
 // f32 compared with .ftz: a subnormal operand is flushed to zero of its sign first.
 struct FtzF32 {};
-inline float flushSubnormal(float v) {
-  return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
-}
 template <>
 struct CmpOperand<FtzF32> {
   using type = float;
-  static float load(const uint64_t* s, int l) { return flushSubnormal(get<float>(s, l)); }
+  static float load(const uint64_t* s, int l) { return ftzFloat(get<float>(s, l)); }
 };
 
 template <class T>
@@ -313,7 +310,7 @@ void slctFtzHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* a = slot(c, in.src[0]);
   const uint64_t* b = slot(c, in.src[1]);
   const uint64_t* s = slot(c, in.src[2]);
-  forEachLane(mask, [&](int l) { d[l] = flushSubnormal(get<float>(s, l)) >= 0.0f ? a[l] : b[l]; });
+  forEachLane(mask, [&](int l) { d[l] = ftzFloat(get<float>(s, l)) >= 0.0f ? a[l] : b[l]; });
 }
 
 // ---- conversions -------------------------------------------------------------------------------
@@ -413,14 +410,6 @@ template <class F>
 inline F satFloat(F x) {
   if (!(x > F(0))) return F(0);
   return x > F(1) ? F(1) : x;
-}
-
-template <class F>
-inline F ftzFloat(F x) {
-  if constexpr (std::is_same_v<F, float>) {
-    if (std::fpclassify(x) == FP_SUBNORMAL) return std::copysign(0.0f, x);
-  }
-  return x;
 }
 
 template <class D, class S>

@@ -1,6 +1,7 @@
 // Lane-level helpers shared by the instruction handlers (internal to models/func).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -44,6 +45,15 @@ inline void put(uint64_t* s, int l, T v) {
   typename Raw<T>::type r;
   std::memcpy(&r, &v, sizeof(T));
   s[l] = r;
+}
+
+// .ftz on f32: a subnormal becomes zero of its sign (other types are returned as they are).
+template <class F>
+inline F ftzFloat(F x) {
+  if constexpr (std::is_same_v<F, float>) {
+    if (std::fpclassify(x) == FP_SUBNORMAL) return std::copysign(0.0f, x);
+  }
+  return x;
 }
 
 template <class F>

@@ -41,6 +41,7 @@
 #include <systemc>
 
 #include "catalog.hpp"
+#include "cli_options.hpp"
 #include "common/error.hpp"
 #include "common/file_io.hpp"
 #include "common/host_thread_governor.hpp"
@@ -97,6 +98,19 @@ std::optional<uint64_t> wholeNumber(const std::string& text, uint64_t lo, uint64
   const unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
   if (errno == ERANGE || n < lo || n > hi) return {};
   return uint64_t(n);
+}
+
+// `text` as seconds of a time limit, 0 (no limit) to 1e9, or none: --timeout and GPUSC_TIMEOUT
+// are read the same way. strtod's ERANGE refuses a positive value too small for a double, which
+// would read as 0, no limit.
+std::optional<double> timeoutSeconds(const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double t = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(t >= 0) ||
+      !(t <= 1e9))
+    return {};
+  return t;
 }
 
 // A markdown table cell: a '|' in the text escaped, so it does not end the cell.
@@ -435,15 +449,8 @@ int cmdRun(const RunOptions& o) {
   const ExecMode mode = parseMode(o.mode);
   const ThreadPolicy threadPolicy = parseThreadPolicy(o.threadPolicy);
   const StatsForm statsForm = parseStatsForm(o.stats);
-  // An option that is a key's shorthand, given with a --set of that key (or of a section above
-  // it): one of the two would silently lose.
   const auto refuseBoth = [&](bool given, const char* option, const std::string& key) {
-    if (!given) return;
-    for (const std::string& s : o.sets) {
-      const std::string setKey(trim(std::string_view(s).substr(0, s.find('='))));
-      if (!setKey.empty() && (key == setKey || key.rfind(setKey + ".", 0) == 0))
-        throw InputError(fmt::format("{} and --set {}: both set {}; give one", option, s, key));
-    }
+    cli::refuseOptionAndSet(given, option, key, o.sets);
   };
   refuseBoth(o.maxCycles.has_value(), "--max-cycles", "limits.max_cycles");
   refuseBoth(o.maxInstructions.has_value(), "--max-instructions", "limits.max_warp_instructions");
@@ -1245,13 +1252,8 @@ void addRunOptions(CLI::App* cmd, RunOptions& r) {
                   "Stop the run after this many wall-clock seconds (limits.timeout_seconds)")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            // strtod's ERANGE: a value too small for a double would read as 0, no limit.
-            errno = 0;
-            char* end = nullptr;
-            const double t = std::strtod(v.c_str(), &end);
-            const bool ok =
-                !v.empty() && end == v.c_str() + v.size() && errno != ERANGE && t >= 0 && t <= 1e9;
-            return ok ? "" : "expected seconds from 0 (no limit) to 1e9, got '" + v + "'";
+            return timeoutSeconds(v) ? ""
+                                     : "expected seconds from 0 (no limit) to 1e9, got '" + v + "'";
           },
           "SECONDS"));
   cmd->add_option("--threads", r.threads,
@@ -1338,14 +1340,8 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
   if (const char* v = given("GPUSC_THREADS", "--threads"))
     r.threads = unsigned(count("GPUSC_THREADS", v, 1, 1024));
   if (const char* v = given("GPUSC_TIMEOUT", "--timeout")) {
-    try {
-      size_t used = 0;
-      const double t = std::stod(v, &used);
-      if (used != std::strlen(v) || !(t >= 0) || !std::isfinite(t)) throw std::invalid_argument(v);
-      r.timeout = t;
-    } catch (const std::logic_error&) {
-      throw bad("GPUSC_TIMEOUT", v, "seconds, 0 or more (finite)");
-    }
+    r.timeout = timeoutSeconds(v);
+    if (!r.timeout) throw bad("GPUSC_TIMEOUT", v, "seconds from 0 (no limit) to 1e9");
   }
   if (const char* v = given("GPUSC_QUIET", "--quiet")) r.quiet = flag("GPUSC_QUIET", v);
   if (const char* v = given("GPUSC_FORCE", "--force")) r.force = flag("GPUSC_FORCE", v);

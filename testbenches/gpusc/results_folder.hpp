@@ -15,8 +15,6 @@
 
 namespace gpusc::cli {
 
-// The files runs write into a results folder (gpusc run, gpusc shader run): what --force
-// clears, so a run never leaves an earlier run's files beside its own.
 // Creates the folder `dir` (with its parents) that option `option` names, or throws InputError
 // naming both; a folder already there is fine.
 inline void makeFolder(const std::filesystem::path& dir, const std::string& option) {
@@ -43,6 +41,8 @@ inline void checkWritable(const std::filesystem::path& path, const std::string& 
   std::filesystem::remove(probe, ec);
 }
 
+// The files runs write into a results folder (gpusc run, gpusc shader run): what --force
+// clears, so a run never leaves an earlier run's files beside its own.
 inline const std::vector<std::string>& ownedResultFiles() {
   static const std::vector<std::string> files{
       "stats.json",      "config.yaml", "cta_timeline.csv",    "power.csv",

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_options.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
@@ -32,16 +33,9 @@ constexpr int kExitCheckFailed = 1;
 
 ShaderPlatformConfig resolvePlatform(const ShaderPlatformOptions& o) {
   ShaderPlatformConfig cfg = loadShaderPlatform(o.platform, o.sets);
-  auto apply = [&](const char* flag, const std::string& v, std::string& field) {
+  auto apply = [&](const char* flag, const char* key, const std::string& v, std::string& field) {
     if (v.empty()) return;
-    // The option and a --set of its key (or of the compiler section) would both choose it.
-    const std::string key =
-        std::string("compiler.") + (flag[2] == 'i' ? "input_motion" : "output_motion");
-    for (const std::string& s : o.sets) {
-      const std::string setKey(trim(std::string_view(s).substr(0, s.find('='))));
-      if (!setKey.empty() && (key == setKey || key.rfind(setKey + ".", 0) == 0))
-        throw InputError(fmt::format("{} and --set {}: both set {}; give one", flag, s, key));
-    }
+    refuseOptionAndSet(true, flag, key, o.sets);
     try {
       codeMotionVariants().create(v);
     } catch (const InputError& e) {
@@ -49,8 +43,8 @@ ShaderPlatformConfig resolvePlatform(const ShaderPlatformOptions& o) {
     }
     field = v;
   };
-  apply("--input-motion", o.inputMotion, cfg.compiler.input_motion);
-  apply("--output-motion", o.outputMotion, cfg.compiler.output_motion);
+  apply("--input-motion", "compiler.input_motion", o.inputMotion, cfg.compiler.input_motion);
+  apply("--output-motion", "compiler.output_motion", o.outputMotion, cfg.compiler.output_motion);
   return cfg;
 }
 
