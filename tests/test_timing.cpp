@@ -246,6 +246,43 @@ TEST(TimingThroughput, SpecialFunctionUnit) {
               0.02 * 4 * perInst);
 }
 
+// sm.conversions_on_sfu and sm.bit_counts_on_sfu: integer<->float conversions, float roundings to
+// an integral value and bit counts take the SFU's rate and latency (compute capability 7.x/8.x:
+// 16 per clock per SM); without them a conversion is an fp_add and a bit count an int_add on the
+// SIMD units. Conversions between integer types and other float conversions stay there.
+TEST(TimingThroughput, ConversionsAndBitCountsOnTheSfuTakeItsRate) {
+  const PlatformConfig off = throughputPlatform();
+  const PlatformConfig on =
+      throughputPlatform({"sm.conversions_on_sfu=true", "sm.bit_counts_on_sfu=true"});
+  ASSERT_FALSE(off.sm.conversions_on_sfu);
+  const double sfu =
+      double(std::max(on.sm.latency.sfu.initiation, on.sm.warpCycles(on.sm.sfu_lanes))) /
+      on.sm.sfu_units;
+  ASSERT_GT(sfu, issueBound(on));
+  const auto simd = [&](const OpTiming& t) {
+    return std::max(
+        issueBound(off),
+        double(std::max(t.initiation, off.sm.warpCycles(off.sm.simd_lanes))) / off.sm.simd_units);
+  };
+  Device devOff(off, ExecMode::Timing);
+  EXPECT_EQ(throughputSlope(devOff, "", "popc.b32 $, $;", "%r", {32}),
+            simd(off.sm.latency.int_add));
+  EXPECT_EQ(throughputSlope(devOff, "", "cvt.rzi.f32.f32 $, $;", "%f", {32}),
+            simd(off.sm.latency.fp_add));
+  Device devOn(on, ExecMode::Timing);
+  for (const char* op : {"popc.b32 $, $;", "clz.b32 $, $;", "brev.b32 $, $;", "bfind.u32 $, $;"})
+    EXPECT_EQ(throughputSlope(devOn, "", op, "%r", {32}), sfu) << op;
+  EXPECT_EQ(throughputSlope(devOn, "", "cvt.rzi.f32.f32 $, $;", "%f", {32}), sfu);
+  // Not conversions the platform moves: between integer types, and f32 saturation.
+  EXPECT_EQ(throughputSlope(devOn, "", "cvt.u32.u16 $, $;", "%r", {32}),
+            simd(on.sm.latency.int_add));
+  EXPECT_EQ(throughputSlope(devOn, "", "cvt.sat.f32.f32 $, $;", "%f", {32}),
+            simd(on.sm.latency.fp_add));
+  // An integer-to-float conversion waits for the SFU's latency.
+  EXPECT_EQ(slope(devOn, "", "cvt.rn.f32.u32 %f1, %r1;\n  cvt.rzi.u32.f32 %r1, %f1;", {32}),
+            2 * (1 + on.sm.latency.sfu.latency));
+}
+
 TEST(TimingThroughput, DoublePrecisionOnTheSfuPath) {
   const PlatformConfig cfg = throughputPlatform({"sm.dp_path=sfu"});
   ASSERT_EQ(cfg.sm.dp_units, 0u);
@@ -395,6 +432,26 @@ TEST(TimingSubCores, FpOnlyUnitsDoubleFloatingPointButNotIntegerThroughput) {
   EXPECT_EQ(pair, std::max(2 * issueBound(cfg), intOcc));
 }
 
+// sm.fp_compare_on_int_units: FP32 compares and min/max take only the units that also run integer
+// instructions (GA10x: 64 per clock per SM against 128 FP32 adds); FP32 adds keep both.
+TEST(TimingSubCores, FpComparesCanBeKeptOffTheFpOnlyUnits) {
+  const std::vector<std::string> ampere = {"sm.sub_cores=2", "sm.simd_units=4",
+                                           "sm.simd_fp_only_units=2"};
+  std::vector<std::string> intOnly = ampere;
+  intOnly.push_back("sm.fp_compare_on_int_units=true");
+  const PlatformConfig both = blockPlatform(ampere), one = blockPlatform(intOnly);
+  const double occ = simdOccupancy(one, one.sm.latency.fp_max);
+  ASSERT_EQ(occ, simdOccupancy(one, one.sm.latency.fp_add));
+  const double twoUnits = std::max(issueBound(one), occ / 2),
+               oneUnit = std::max(issueBound(one), occ);
+  ASSERT_LT(twoUnits, oneUnit);
+  EXPECT_EQ(throughputOn(both, "max.f32 $, $, 0f3F800000;", "%f", {32}), twoUnits);
+  EXPECT_EQ(throughputOn(one, "max.f32 $, $, 0f3F800000;", "%f", {32}), oneUnit);
+  EXPECT_EQ(throughputOn(one, "min.f32 $, $, 0f3F800000;", "%f", {32}), oneUnit);
+  EXPECT_EQ(throughputOn(one, "add.f32 $, $, 0f3F800000;", "%f", {32}), twoUnits);
+  EXPECT_EQ(throughputOn(one, "set.lt.f32.f32 $, $, 0f3F800000;", "%f", {32}), oneUnit);
+}
+
 TEST(TimingSubCores, SharedDoublePrecisionUnitsServeEveryBlock) {
   // GA10x: two FP64 lanes per SM for all four blocks. A DP warp instruction holds a 2-lane unit
   // for 16 cycles; two warps in different blocks take turns on a shared unit, but each has its
@@ -537,6 +594,28 @@ TEST(TimingRegisterFile, TwoOperandsInOneBankCostACycle) {
   Launch a = run(dev, loopKernel("", repeat(same, 16)), {1}, {32}, 10);
   Launch b = run(dev, loopKernel("", repeat(same, 16)), {1}, {32}, 20);
   EXPECT_EQ(b.counters.rfBankConflicts - a.counters.rfBankConflicts, 10u * 16u);
+}
+
+// sm.register_bank_ports = 2 (Volta's 64-bit-wide banks): two operands in one bank are read in
+// one cycle, a third costs a cycle more; with one port every operand past the first costs one.
+TEST(TimingRegisterFile, BanksWithTwoPortsConflictOnlyOnAThirdOperand) {
+  for (uint32_t ports : {1u, 2u}) {
+    const PlatformConfig cfg = platformWith({"sm.register_bank_ports=" + std::to_string(ports)});
+    ASSERT_EQ(cfg.sm.register_bank_ports, ports);
+    Device dev(cfg, ExecMode::Timing);
+    const uint32_t banks = cfg.sm.register_banks;
+    const std::string b1 = "%r" + std::to_string(1 + banks),
+                      b2 = "%r" + std::to_string(1 + 2 * banks);
+    // Slots 1, 1 + banks and 1 + 2 x banks share a bank; 1, 2 and 3 do not.
+    const double distinct = slope(dev, "", "mad.lo.u32 %r1, %r1, %r2, %r3;", {32});
+    EXPECT_EQ(distinct, 1 + cfg.sm.latency.int_mad.latency) << ports;
+    EXPECT_EQ(slope(dev, "", "mad.lo.u32 %r1, %r1, " + b1 + ", %r3;", {32}),
+              distinct + (ports >= 2 ? 0 : 1))
+        << ports;
+    EXPECT_EQ(slope(dev, "", "mad.lo.u32 %r1, %r1, " + b1 + ", " + b2 + ";", {32}),
+              distinct + (ports >= 2 ? 1 : 2))
+        << ports;
+  }
 }
 
 // ---- shared memory

@@ -292,6 +292,11 @@ struct SmConfig : config::Section {
   std::vector<uint32_t> shared_carveouts_kb;
   uint32_t shared_reserved_per_cta = 0;
   uint32_t register_banks = 16;
+  // Operands each bank delivers per cycle. Volta's and Turing's two banks per processing block
+  // are 64 bits wide and a 3-source instruction conflicts only when all three sources are in one
+  // bank (Jia et al., "Dissecting the NVIDIA Volta GPU architecture via microbenchmarking",
+  // 2018; "... Turing T4 GPU ...", 2019): two 32-bit operands per bank per cycle.
+  uint32_t register_bank_ports = 1;
   uint32_t collectors_sp = 6;
   uint32_t collectors_sfu = 8;
   uint32_t collectors_mem = 2;
@@ -310,7 +315,16 @@ struct SmConfig : config::Section {
   // 128 for compute capability 2.x and 8.x, 256 for 3.x to 7.x). 1: to the byte.
   uint32_t shared_allocation_granularity = 1;
   uint32_t registerPartitionSize() const { return registers / register_partitions; }
-  uint32_t ibuffer_entries = 2;  // gpgpu-sim: two instructions per warp instruction buffer
+  // Where some SIMD instructions run (false everywhere: where their class says). The CUDA C++
+  // Programming Guide's arithmetic throughput table gives compute capability 7.x and 8.x 16
+  // results per clock per SM for type conversions other than between integer types and for
+  // population count, count of leading zeros and bit reverse, the SFU's rate, where FP32
+  // add/multiply run at 64 or 128; and 64 for compare/minimum/maximum, which on GA10x leaves
+  // FP32 compares and min/max off the FP32-only datapath.
+  bool conversions_on_sfu = false;  // cvt between integer and float, and cvt.rXi float roundings
+  bool bit_counts_on_sfu = false;   // popc, clz, bfind, brev
+  bool fp_compare_on_int_units = false;  // setp/set/min/max on f32 take the INT32-capable units
+  uint32_t ibuffer_entries = 2;          // gpgpu-sim: two instructions per warp instruction buffer
   uint32_t decode_latency = 1;
   uint32_t barrier_latency = 2;    // assumed: cycles from the last arrival to the first issue
   uint32_t two_level_active = 6;   // gpgpu-sim two_level_active:6
@@ -400,6 +414,21 @@ struct SmConfig : config::Section {
             "Bytes of shared memory reserved per resident block for the system (8.x: 1024)",
             Range<uint32_t>{0, 65536});
     v.field("register_banks", register_banks, "Register file banks", Range<uint32_t>{1, 256});
+    v.field("register_bank_ports", register_bank_ports,
+            "Operands a register-file bank delivers per cycle (2: Volta's 64-bit-wide banks, "
+            "where only three sources in one bank conflict)",
+            Range<uint32_t>{1, 4});
+    v.field("conversions_on_sfu", conversions_on_sfu,
+            "Conversions between integer and floating point (and cvt.rni/rzi/rmi/rpi roundings "
+            "of f32) run on the SFUs at their rate and latency, not as fp_add on the SIMD units "
+            "(CUDA C++ Programming Guide, compute capability 7.x/8.x: 16 per clock per SM)");
+    v.field("bit_counts_on_sfu", bit_counts_on_sfu,
+            "popc, clz, bfind and brev run on the SFUs at their rate and latency, not as int_add "
+            "(compute capability 7.x/8.x: 16 per clock per SM)");
+    v.field("fp_compare_on_int_units", fp_compare_on_int_units,
+            "FP32 compares (setp, set) and min/max use only the SIMD units that also run integer "
+            "instructions, not the simd_fp_only_units (compute capability 8.6: compare, minimum, "
+            "maximum 64 per clock per SM, FP32 add 128)");
     v.field("collectors_sp", collectors_sp, "Operand collector units for SP/SIMD instructions",
             Range<uint32_t>{1, 256});
     v.field("collectors_sfu", collectors_sfu, "Operand collector units for SFU instructions",

@@ -137,6 +137,28 @@ Type bitsType(Type t) {
   }
 }
 
+// InstInfo::aluOp of a decoded instruction (its class is decided: cvt with an f64 side is DpAdd).
+AluOp aluOpOf(const ptx::Instruction& in, InstClass cls) {
+  const std::string& op = in.opcode;
+  if (op == "popc" || op == "clz" || op == "brev" || op == "bfind") return AluOp::BitCount;
+  const auto has = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (in.hasMod(n)) return true;
+    return false;
+  };
+  if (op == "cvt" && cls == InstClass::FpAdd) {
+    if (has({".pack", ".tf32", ".relu", ".satfinite"})) return AluOp::Other;
+    const bool integer = has({".s8", ".s16", ".s32", ".s64", ".u8", ".u16", ".u32", ".u64"});
+    const bool toIntegral = has({".rni", ".rzi", ".rmi", ".rpi"});
+    return integer || toIntegral ? AluOp::Convert : AluOp::Other;
+  }
+  if ((op == "setp" || op == "set") && cls == InstClass::FpAdd && in.hasMod(".f32"))
+    return AluOp::FpCompare;
+  if ((op == "min" || op == "max") && cls == InstClass::FpMax && in.hasMod(".f32"))
+    return AluOp::FpCompare;
+  return AluOp::Other;
+}
+
 class Decoder {
  public:
   // `rowOf`, when given, places PTX register r (numbered in declaration order, function by
@@ -683,6 +705,7 @@ class Decoder {
         ii.predReads.push_back(static_cast<uint32_t>(x.guard));
       }
       decode(s.instr, x, ii, fi);
+      ii.aluOp = aluOpOf(s.instr, x.cls);
       p_->code.push_back(x);
       p_->info.push_back(std::move(ii));
     }

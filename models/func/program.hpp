@@ -157,6 +157,12 @@ enum class AsyncCopyOp : uint8_t {
 };
 
 // Per-instruction information kept out of the hot array.
+// What a SIMD instruction is beyond its class, where a platform may run it elsewhere
+// (sm.conversions_on_sfu, sm.bit_counts_on_sfu, sm.fp_compare_on_int_units): a conversion between
+// integer and floating point or a rounding of a float to an integral value (cvt), a bit count
+// (popc, clz, bfind, brev), an FP32 compare or min/max (setp, set, min, max).
+enum class AluOp : uint8_t { Other, Convert, BitCount, FpCompare };
+
 struct InstInfo {
   ptx::SourceLoc loc;
   std::string text;                           // source text, for messages and traces
@@ -171,6 +177,7 @@ struct InstInfo {
   // load, or a .relaxed/.acquire load at .gpu or .sys scope, which must see other SMs' writes
   // while the L1 is not coherent.
   bool l2Only = false;
+  AluOp aluOp = AluOp::Other;
 };
 
 struct FunctionInfo {

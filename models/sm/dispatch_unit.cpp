@@ -6,7 +6,7 @@ namespace gpusc::sm {
 
 DispatchUnit::DispatchUnit(const sc_core::sc_module_name& name, const SmConfig& cfg,
                            RegisterFile& rf)
-    : sc_core::sc_module(name), rf_(rf) {
+    : sc_core::sc_module(name), rf_(rf), bankPorts_(cfg.register_bank_ports) {
   const uint32_t blocks = cfg.sub_cores;
   groups_.resize(blocks * kGroups);
   busyIn_.assign(groups_.size(), 0);
@@ -61,18 +61,22 @@ void DispatchUnit::cycle(Cycle now, SmActivity& act, DispatchTarget& target) {
   for (Collector* c : live_)
     if (c->from <= now) byAge_.push_back(c);
   act.collectorsBusy += occupied_;
-  uint64_t bankTaken[4] = {0, 0, 0, 0};  // a bit per register-file bank (at most 256)
+  // Per port, a bit per register-file bank (at most 256): taken[p] marks the banks whose port p
+  // delivered an operand in this cycle.
+  uint64_t taken[kMaxBankPorts][4] = {};
   uint32_t reads = 0;
   for (Collector* c : byAge_) {
     uint8_t kept = 0;
     for (uint8_t i = 0; i < c->left; ++i) {
       uint8_t b = c->banks[i];
       const uint64_t bit = 1ull << (b % 64);
+      uint32_t port = 0;
+      while (port < bankPorts_ && (taken[port][b / 64] & bit)) ++port;
       if (reads >= maxReads_) {  // throttled: the operand waits for a later cycle
         c->banks[kept++] = b;
-      } else if (!(bankTaken[b / 64] & bit)) {
+      } else if (port < bankPorts_) {
         ++reads;
-        bankTaken[b / 64] |= bit;
+        taken[port][b / 64] |= bit;
         act.rfReads += 1;
       } else {
         act.rfBankConflicts += 1;

@@ -102,6 +102,8 @@ class DispatchUnit : public sc_core::sc_module {
   std::vector<uint32_t> busyIn_;  // busy collectors of each group slot
   uint64_t issueOrder_ = 0;
   uint32_t maxDispatch_ = kUnlimited, maxReads_ = kUnlimited;
+  static constexpr uint32_t kMaxBankPorts = 4;  // sm.register_bank_ports' range
+  uint32_t bankPorts_ = 1;                      // operands a bank delivers per cycle
   Cycle waitingSince_ = ~0ull;  // the last cycle() in which every collector only waited
 };
 

@@ -83,6 +83,7 @@ struct InFlight {
   uint32_t executed = 0;         // their mask (bit t: thread t of the warp)
   bool loadsFromMemory = false;  // its results arrive from the memory system
   bool asyncCopy = false;        // a cp.async of group asyncGroup (WarpSlot::asyncCounts)
+  bool fpUnits = false;          // a SIMD instruction the FP32-only units may take too
   uint64_t asyncGroup = 0;
   uint32_t outstanding = 0;  // memory transactions not yet answered
   func::MemRecord mem;       // addresses, for memory instructions

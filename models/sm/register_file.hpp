@@ -1,6 +1,7 @@
 // The banked register file of an SM. A register's bank depends on its number and on the warp
 // slot (as in GPGPU-Sim), so the same register of neighbouring warps lands in different banks.
-// Each bank delivers one operand per cycle; the DispatchUnit's operand collectors arbitrate.
+// Each bank delivers sm.register_bank_ports operands per cycle (1 unless set); the
+// DispatchUnit's operand collectors arbitrate.
 // With sm.sub_cores blocks the banks are divided among them: a warp's registers live in its own
 // block's banks (bank = block x banks per block + (reg + warp) mod banks per block).
 #pragma once

@@ -640,6 +640,9 @@ Unit Sm::unitOf(InstClass c) const {
 Unit Sm::unitOf(const func::Inst& inst, const func::InstInfo& info) const {
   if (info.matrix.fmas != 0 && !tensor_.empty() && tensorRate(info.matrix.type) != 0)
     return Unit::Tensor;
+  if ((info.aluOp == func::AluOp::Convert && cfg_.sm.conversions_on_sfu) ||
+      (info.aluOp == func::AluOp::BitCount && cfg_.sm.bit_counts_on_sfu))
+    return Unit::Sfu;
   return unitOf(inst.cls);
 }
 
@@ -672,13 +675,18 @@ uint32_t Sm::tensorRate(func::MatrixType t) const {
 
 void Sm::setTiming(InFlight& in, const func::Inst& inst, const func::InstInfo& info, Unit u) const {
   const uint32_t fmas = info.matrix.fmas;
+  in.fpUnits = u == Unit::Sp && isFloatingPoint(inst.cls) &&
+               !(info.aluOp == func::AluOp::FpCompare && cfg_.sm.fp_compare_on_int_units);
   if (u == Unit::Tensor) {  // fmas / rate passes, the result `latency` after the last
     const uint32_t rate = tensorRate(info.matrix.type);
     in.occupancy = (fmas + rate - 1) / rate;
     in.latency = in.occupancy + cfg_.sm.tensor.latency;
     return;
   }
-  const OpTiming& t = timingOf(inst.cls);
+  // A conversion or bit count the platform runs on the SFUs takes their timing.
+  const bool onSfu =
+      u == Unit::Sfu && (info.aluOp == func::AluOp::Convert || info.aluOp == func::AluOp::BitCount);
+  const OpTiming& t = onSfu ? cfg_.sm.latency.sfu : timingOf(inst.cls);
   in.latency = t.latency;
   in.occupancy = t.initiation;
   if (fmas == 0 || u == Unit::None) return;
@@ -1113,8 +1121,7 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
     return dispatchSimd(inst, now) ? Answer::Taken : Answer::Refused;
   if (u == Unit::Dp && dpOnSimd_) return dispatchDpOnSimd(inst, now);
   const BlockUnits& b = blocks_[slotBlock_[in.warp]];
-  const bool fp = u == Unit::Sp && isFloatingPoint(in.inst->cls);
-  const bool taken = anyCandidate(b, u, fp, [&](ExecutionUnit& e) {
+  const bool taken = anyCandidate(b, u, in.fpUnits, [&](ExecutionUnit& e) {
     if (!e.free(now)) return false;
     const uint32_t occ = std::max(in.occupancy, e.warpCycles());
     e.start(now, occ);
@@ -1131,7 +1138,7 @@ DispatchTarget::Answer Sm::dispatch(uint32_t inst, Unit u, Cycle now) {
   if (taken) return Answer::Taken;
   // An integer instruction waiting for its block's integer-capable units says nothing of the
   // FP-only ones a floating-point instruction could take.
-  if (u == Unit::Sp) return fp || !b.hasFpOnly() ? Answer::Busy : Answer::Waits;
+  if (u == Unit::Sp) return in.fpUnits || !b.hasFpOnly() ? Answer::Busy : Answer::Waits;
   // Shared DP units being busy for one block says nothing certain for another's collectors; it
   // does for this one's.
   return Answer::Busy;
@@ -1148,7 +1155,7 @@ Cycle Sm::unitFreeAt(uint32_t inst, Unit u, Cycle now) const {
     free = 0;
     for (const ExecutionUnit* e : b.simdUnits) free = std::max(free, e->busyUntil());
   } else if (u != Unit::None) {
-    anyCandidate(b, u, u == Unit::Sp && isFloatingPoint(in.inst->cls), [&](const ExecutionUnit& e) {
+    anyCandidate(b, u, in.fpUnits, [&](const ExecutionUnit& e) {
       free = std::min(free, e.busyUntil());
       return false;
     });
@@ -1228,7 +1235,7 @@ bool Sm::dispatchSimd(uint32_t inst, Cycle now) {
   // The units of the warp's block that can run it; the issue-control state applies to each
   // block's units as to one SM's (by their number in the block).
   const BlockUnits& b = blocks_[slotBlock_[in.warp]];
-  for (uint32_t i : isFloatingPoint(in.inst->cls) ? b.simdFp : b.simdInt) {
+  for (uint32_t i : in.fpUnits ? b.simdFp : b.simdInt) {
     ExecutionUnit& e = *simd_[i];
     const SimdUnitMode mode = simdUnitMode(issueState_, i - b.simdFirst);
     if (!mode.enabled || !e.free(now)) continue;
