@@ -3,6 +3,7 @@
 namespace gpusc::func {
 
 uint64_t DeviceHeap::allocate(uint64_t bytes) {
+  used_ = true;
   if (bytes == 0 || bytes > size_) return 0;
   const uint64_t need = (bytes + kAlign - 1) / kAlign * kAlign;
   if (need > size_ - inUse_) return 0;
@@ -19,6 +20,7 @@ uint64_t DeviceHeap::allocate(uint64_t bytes) {
 }
 
 bool DeviceHeap::release(uint64_t addr) {
+  used_ = true;
   if (addr == 0) return true;
   if (base_ == 0 || addr < base_) return false;
   auto it = blocks_.find(addr - base_);

@@ -23,10 +23,11 @@ class DeviceHeap {
   bool release(uint64_t addr);
 
   uint64_t size() const { return size_; }
-  // Sets the size the region will have; false once a malloc has taken it (as CUDA's
-  // cudaLimitMallocHeapSize, which cannot change after a kernel used the heap).
+  // Sets the size the region will have; false once a kernel called malloc or free, whether or
+  // not it got memory (as CUDA's cudaLimitMallocHeapSize, which cannot change after a kernel used
+  // the heap).
   bool resize(uint64_t bytes) {
-    if (base_ != 0) return false;
+    if (used_) return false;
     size_ = bytes;
     return true;
   }
@@ -37,6 +38,7 @@ class DeviceHeap {
   uint64_t size_;
   uint64_t base_ = 0;  // device address of the region (0: not taken yet)
   uint64_t inUse_ = 0;
+  bool used_ = false;                    // malloc or free was called
   std::map<uint64_t, uint64_t> blocks_;  // offset -> size (rounded up to kAlign)
 };
 

@@ -1251,11 +1251,17 @@ GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned
 
 // Pinning changes nothing for a simulated copy; the range is remembered, so that pointer
 // attributes call it host memory and registering it twice fails as it does on a GPU. Kernels
-// cannot reach it: it stays in the program's memory (mapped host memory is cudaHostAlloc's).
-GPUSC_API int cudaHostRegister(void* p, size_t bytes, unsigned) {
+// cannot reach it: it stays in the program's memory (mapped host memory is cudaHostAlloc's), so
+// cudaHostRegisterMapped is refused rather than accepted without a device pointer.
+GPUSC_API int cudaHostRegister(void* p, size_t bytes, unsigned flags) {
   GPUSC_STICKY();
   if (p == nullptr || bytes == 0)
     return fail(kErrorInvalidValue, "cudaHostRegister", "a null pointer or an empty range");
+  constexpr unsigned kRegisterMapped = 0x02;  // cudaHostRegisterMapped
+  if (flags & kRegisterMapped)
+    return fail(kErrorNotSupported, "cudaHostRegister",
+                "cudaHostRegisterMapped: kernels cannot reach registered host memory in gpusc; "
+                "allocate mapped host memory with cudaHostAlloc(..., cudaHostAllocMapped)");
   if (client().where(p) != Client::Where::Host || !client().registerHost(p, bytes))
     return fail(kErrorHostMemoryAlreadyRegistered, "cudaHostRegister",
                 "the range overlaps memory registered or allocated before");

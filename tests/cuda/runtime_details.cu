@@ -111,6 +111,11 @@ int main() {
   expect(cudaHostRegister(plain.data() + 64, 64, cudaHostRegisterDefault) ==
              cudaErrorHostMemoryAlreadyRegistered,
          "registering a registered range fails");
+  std::vector<char> other(4096);
+  expect(
+      cudaHostRegister(other.data(), other.size(), cudaHostRegisterMapped) == cudaErrorNotSupported,
+      "cudaHostRegisterMapped is refused (kernels cannot reach registered memory)");
+  cudaGetLastError();
   cudaPointerAttributes a;
   CHECK(cudaPointerGetAttributes(&a, pinned));
   expect(a.type == cudaMemoryTypeHost && a.devicePointer == pinned, "pinned memory is host memory");
@@ -189,13 +194,17 @@ int main() {
   expect(limit == 4096, "the stack size reads back");
   int* got = nullptr;
   CHECK(cudaMalloc(&got, sizeof(int)));
-  heapBlock<<<1, 1>>>(16u << 20, got);
-  int ok = 0;
+  // A malloc the heap cannot give fixes its size as one that succeeds does.
+  heapBlock<<<1, 1>>>(48u << 20, got);
+  int ok = 1;
   CHECK(cudaMemcpy(&ok, got, sizeof ok, cudaMemcpyDeviceToHost));
-  expect(ok == 1, "malloc of 16 MB from a 32 MB heap");
+  expect(ok == 0, "malloc of 48 MB from a 32 MB heap fails");
   expect(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20) == cudaErrorInvalidValue,
-         "the heap's size is fixed once a kernel used it");
+         "the heap's size is fixed once a kernel used it, even by a failed malloc");
   cudaGetLastError();
+  heapBlock<<<1, 1>>>(16u << 20, got);
+  CHECK(cudaMemcpy(&ok, got, sizeof ok, cudaMemcpyDeviceToHost));
+  expect(ok == 1, "malloc of 16 MB from the 32 MB heap");
 
   // An event without timing has no elapsed time.
   cudaEvent_t timed, untimed;
