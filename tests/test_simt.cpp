@@ -480,6 +480,66 @@ TEST(Simt, WarpSyncInstructionsCombineOnlyTheirMemberLanes) {
   }
 }
 
+// The two halves of a warp call one function from the two sides of a branch, and the function
+// shuffles, votes and syncs with the whole warp (nvcc -G makes every __shfl_sync such a call). The
+// lanes of the member mask meet at the instruction as on sm_70 and later: each lane gets its
+// partner's value from the other path, the ballot sees both, in both modes.
+TEST(Simt, WarpSyncInAFunctionCalledFromBothPathsMeetsTheOtherPath) {
+  const std::string func = R"(
+.func (.param .b32 rv) f(.param .b32 x)
+{
+  .reg .b32 %q<6>;
+  .reg .pred %pp;
+  ld.param.b32 %q1, [x];
+  shfl.sync.bfly.b32 %q2, %q1, 16, 31, -1;
+  rem.u32 %q3, %q1, 3;
+  setp.eq.u32 %pp, %q3, 0;
+  vote.sync.ballot.b32 %q4, %pp, -1;
+  bar.warp.sync -1;
+  xor.b32 %q5, %q2, %q4;
+  st.param.b32 [rv], %q5;
+  ret;
+}
+)";
+  const std::string body = R"(
+  setp.lt.u32 %p1, %r12, 16;
+  @%p1 bra LOW;
+  {
+  .param .b32 a0;
+  .param .b32 r0;
+  st.param.b32 [a0], %r12;
+  call (r0), f, (a0);
+  ld.param.b32 %r3, [r0];
+  }
+  add.u32 %r3, %r3, 2000;
+  bra.uni JOIN;
+LOW:
+  {
+  .param .b32 a1;
+  .param .b32 r1;
+  st.param.b32 [a1], %r12;
+  call (r1), f, (a1);
+  ld.param.b32 %r3, [r1];
+  }
+  add.u32 %r3, %r3, 1000;
+JOIN:
+  st.global.u32 [%rd1], %r3;)";
+  uint32_t ballot = 0;
+  for (uint32_t k = 0; k < 32; ++k) ballot |= uint32_t(k % 3 == 0) << k;
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModule(module(kernel(body, func)), "test.ptx");
+    std::vector<uint32_t> in(32, 0);
+    DevPtr din = dev.upload(in);
+    DevPtr dout = dev.malloc(32 * 4);
+    dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(32));
+    const std::vector<uint32_t> out = dev.download<uint32_t>(dout, 32);
+    for (uint32_t i = 0; i < 32; ++i)
+      EXPECT_EQ(out[i], ((i ^ 16) ^ ballot) + (i < 16 ? 1000u : 2000u))
+          << i << (mode == ExecMode::Timing ? " timing" : " functional");
+  }
+}
+
 // A branch one of whose paths may exit reconverges at the exit; the barrier after the branch
 // still waits for every lane of the warp (the compiler reconverges the paths before it), so
 // no lane reads shared memory its neighbour has not written yet.

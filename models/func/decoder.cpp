@@ -137,6 +137,14 @@ Type bitsType(Type t) {
   }
 }
 
+// Whether the lanes of the instruction's member mask wait for each other at it (sm_70 and later).
+bool isWarpSync(const ptx::Instruction& in) {
+  const std::string& op = in.opcode;
+  if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "elect")
+    return in.hasMod(".sync");
+  return (op == "bar" || op == "barrier") && in.hasMod(".warp");
+}
+
 // InstInfo::aluOp of a decoded instruction (its class is decided: cvt with an f64 side is DpAdd).
 AluOp aluOpOf(const ptx::Instruction& in, InstClass cls) {
   const std::string& op = in.opcode;
@@ -706,6 +714,7 @@ class Decoder {
       }
       decode(s.instr, x, ii, fi);
       ii.aluOp = aluOpOf(s.instr, x.cls);
+      x.warpSync = x.flow == Flow::Normal && isWarpSync(s.instr);
       p_->code.push_back(x);
       p_->info.push_back(std::move(ii));
     }

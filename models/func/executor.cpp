@@ -174,6 +174,67 @@ bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc) {
   return false;
 }
 
+// Warp-synchronous instructions (shfl, vote, match, redux and elect .sync, bar.warp.sync) make
+// the lanes of their member mask wait for each other (sm_70 and later), also lanes that come on
+// different paths: a function with a shuffle called from both sides of a branch reaches the same
+// instruction in two frames. The paths run one after another here, so the path at `pc` (the top
+// entry) meets the others there:
+// - paths that stopped at `pc` before (waitsAtSync) join it: their lanes run the instruction with
+//   it and go on after it (their active and executing lanes are added to `active` and `mask`);
+// - else, the first time it gets there, it stops and the nearest other path holding missing
+//   lanes runs first: its entries (the top one, at `k`, and those below it that hold none of
+//   this path's lanes) move above this path's, and it returns true. A path that reaches `pc`
+//   joins it as above; one that ends elsewhere, or stops at another such instruction, leaves it
+//   to run alone, as do lanes no path brings here (two different instructions do not meet).
+// A reconvergence entry (whose paths above it have not ended) does not run; its lanes are found
+// in those paths, or have arrived there.
+// Its step: with joined lanes, `r` and the lane count in `st` take them in; a stopped path
+// executes no lane (and records no access).
+[[gnu::noinline]] bool meetAtWarpSync(const Inst& in, Warp& w, uint32_t pc, uint32_t& active,
+                                      uint32_t& mask, StepResult& r, ExecStats& st,
+                                      MemRecord* rec) {
+  std::vector<SimtEntry>& stack = w.stack;
+  const size_t top = stack.size() - 1;
+  const uint32_t own = stack[top].mask;
+  const uint32_t missing = w.live & ~own;
+  bool joined = false;
+  for (size_t i = 0; i < top; ++i) {
+    SimtEntry& x = stack[i];
+    if (!x.waitsAtSync || x.pc != pc || !(x.mask & missing)) continue;
+    x.waitsAtSync = false;
+    x.pc = pc + 1;
+    active |= x.mask;
+    mask |=
+        in.guard >= 0 ? x.mask & (in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard]) : x.mask;
+    joined = true;
+  }
+  if (joined) {
+    st.threadInsts += popcount32(active & ~own);
+    r.active = active;
+    r.executed = mask;
+    return false;
+  }
+  if (stack[top].waitsAtSync) {  // back after the other path ran: it runs alone
+    stack[top].waitsAtSync = false;
+    return false;
+  }
+  for (size_t k = top; k-- > 0;) {
+    const SimtEntry& e = stack[k];
+    if (!(e.mask & missing)) continue;
+    if (e.pc == stack[k + 1].rpc) continue;  // a reconvergence entry
+    if (e.waitsAtSync || (e.mask & own)) return false;
+    size_t m = k;  // the other path's entries: [m, k]
+    while (m > 0 && !(stack[m - 1].mask & own) && stack[m - 1].mask != 0) --m;
+    stack[top].waitsAtSync = true;
+    r.executed = 0;
+    if (rec) rec->mask = 0;
+    std::rotate(stack.begin() + static_cast<std::ptrdiff_t>(m),
+                stack.begin() + static_cast<std::ptrdiff_t>(k + 1), stack.end());
+    return true;
+  }
+  return false;
+}
+
 uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t warp, int lane) {
   const uint32_t t = warp * kWarpSize + static_cast<uint32_t>(lane);
   const uint32_t bx = L.block.x, by = L.block.y;
@@ -440,7 +501,7 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
   }
   // The first group runs first; each returns to pc + 1, where the warp reconverges.
   for (auto it = groups.rbegin(); it != groups.rend(); ++it)
-    w.stack.push_back({ic.targets[it->first].entry, kNoPc, it->second, true, pc});
+    w.stack.push_back({ic.targets[it->first].entry, kNoPc, it->second, true, false, pc});
   r.diverged = groups.size() > 1;
 }
 
@@ -498,7 +559,8 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     if (cta.barriers[id].expectedThreads == 0 && tryRelease(cta, id)) r.released = true;
 }
 
-StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, StepEnv* env) {
+[[gnu::always_inline]] inline StepResult Executor::stepHere(Cta& cta, Warp& w, ExecStats& st,
+                                                            MemRecord* rec, StepEnv* env) {
   const Program& p = *L_.prog;
   StepResult r;
   SimtEntry& top = w.stack.back();
@@ -506,7 +568,7 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
   if (pc >= p.code.size())
     throw InternalError(fmt::format("warp {} of kernel {} has no valid pc", w.idInCta, p.name));
   const Inst& in = p.code[pc];
-  const uint32_t active = top.mask;
+  uint32_t active = top.mask;
   uint32_t mask = active;
   if (in.guard >= 0) mask &= in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard];
   r.pc = pc;
@@ -522,6 +584,9 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
 
   switch (in.flow) {
     case Flow::Normal: {
+      if (__builtin_expect(in.warpSync, 0) && active != w.live &&
+          meetAtWarpSync(in, w, pc, active, mask, r, st, rec))
+        return r;  // another path runs first
       if (mask) {
         ExecCtx c{&L_, &cta, &w, w.regs.data(), w.preds.data(), active, pc, rec, env};
         in.fn(c, in, mask);
@@ -673,6 +738,10 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
   return r;
 }
 
+StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, StepEnv* env) {
+  return stepHere(cta, w, st, rec, env);
+}
+
 void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
   // Counting memory units or logging the accesses records every step's accesses; the plain loop
   // stays as it was.
@@ -706,10 +775,10 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
         }
         if constexpr (kRecord) {  // every step records its accesses, to count or log them
           rec.mask = 0;
-          step(cta, w, st, &rec, env);
+          stepHere(cta, w, st, &rec, env);
           if (L_.accessLog != nullptr) L_.accessLog->record(rec);
         } else {
-          step(cta, w, st, nullptr, env);
+          stepHere(cta, w, st, nullptr, env);
         }
         progress = true;
       }

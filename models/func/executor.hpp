@@ -86,6 +86,10 @@ class Executor {
   LaunchState& launch() { return L_; }
 
  private:
+  // step()'s body, forced inline into runCtaLoop (executor.cpp only): the functional engine's
+  // hot loop depends on it, and GCC's own inlining of step() there is fragile
+  // (docs/performance.md).
+  StepResult stepHere(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, StepEnv* env);
   template <bool kRecord>
   void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env);
   // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.)

@@ -119,6 +119,8 @@ struct Inst {
   int32_t guard = -1;      // predicate index guarding the instruction, -1 if none
   bool guardNeg = false;
   bool wakes = false;  // may wake warps sleeping in mbarrier waits (mbarrier, cp.async.bulk)
+  // shfl/vote/match/redux/elect .sync and bar.warp.sync: the lanes of the member mask meet here
+  bool warpSync = false;
   uint32_t dst[4] = {0, 0, 0, 0};  // data slots, or predicate indices where the op says so
   uint32_t src[6] = {0, 0, 0, 0, 0, 0};
   int64_t imm = 0;          // address offset or op-specific immediate

@@ -34,6 +34,9 @@ struct SimtEntry {
   uint32_t rpc;
   uint32_t mask;
   bool frame;
+  // The path stopped at a warp-synchronous instruction (its pc) to let another path run to it
+  // first (meetAtWarpSync in executor.cpp); cleared when they meet or the path runs again.
+  bool waitsAtSync = false;
   uint32_t callSite = kNoPc;
 };
 
