@@ -154,8 +154,7 @@ AluOp aluOpOf(const ptx::Instruction& in, InstClass cls) {
       if (in.hasMod(n)) return true;
     return false;
   };
-  if (op == "cvt" && cls == InstClass::FpAdd) {
-    if (has({".pack", ".tf32", ".relu", ".satfinite"})) return AluOp::Other;
+  if (op == "cvt" && cls == InstClass::FpAdd) {  // the packing forms have no integer type
     const bool integer = has({".s8", ".s16", ".s32", ".s64", ".u8", ".u16", ".u32", ".u64"});
     const bool toIntegral = has({".rni", ".rzi", ".rmi", ".rpi"});
     return integer || toIntegral ? AluOp::Convert : AluOp::Other;

@@ -107,6 +107,11 @@ void ExecCtx::fault(int lane, const std::string& what) const {
 
 namespace {
 
+// The lanes of `lanes` whose guard predicate lets them execute `in`.
+inline uint32_t guardedLanes(const Inst& in, const Warp& w, uint32_t lanes) {
+  return in.guard >= 0 ? lanes & (in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard]) : lanes;
+}
+
 // Pops finished entries: empty ones, and ones that reached their reconvergence point.
 inline void reconverge(Warp& w) {
   while (!w.stack.empty()) {
@@ -204,8 +209,7 @@ bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc) {
     x.waitsAtSync = false;
     x.pc = pc + 1;
     active |= x.mask;
-    mask |=
-        in.guard >= 0 ? x.mask & (in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard]) : x.mask;
+    mask |= guardedLanes(in, w, x.mask);
     joined = true;
   }
   if (joined) {
@@ -569,8 +573,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     throw InternalError(fmt::format("warp {} of kernel {} has no valid pc", w.idInCta, p.name));
   const Inst& in = p.code[pc];
   uint32_t active = top.mask;
-  uint32_t mask = active;
-  if (in.guard >= 0) mask &= in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard];
+  uint32_t mask = guardedLanes(in, w, active);
   r.pc = pc;
   r.active = active;
   r.executed = mask;
@@ -718,8 +721,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       if (top.mask != w.live) {
         if (awaitSiblingsAtBarrier(p, w, pc)) return r;  // another path runs to the barrier
         SimtEntry& merged = w.stack.back();              // the lanes here now
-        mask = merged.mask;
-        if (in.guard >= 0) mask &= in.guardNeg ? ~w.preds[in.guard] : w.preds[in.guard];
+        mask = guardedLanes(in, w, merged.mask);
         r.active = merged.mask;
         r.executed = mask;
         merged.pc = pc + 1;
