@@ -2,6 +2,7 @@
 // returns, partial exits, barriers (including bar.red), atomics under contention, shuffles,
 // votes, local/shared/generic memory, faults and deadlock detection.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -802,6 +803,222 @@ DONE:)"),
     FAIL() << "no deadlock reported";
   } catch (const KernelFault& e) {
     EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+  }
+}
+
+// A warp's loads take shortcuts when each half-warp reads one element (a broadcast) or a row of
+// consecutive elements: one translation and a block copy per half. Every pattern, element size
+// and extension must load what lane-by-lane loads would, from shared and global memory, in both
+// modes: rows, broadcasts, a whole-warp row, halves of different kinds, a gather, and a load
+// whose destination is its address register.
+TEST(Simt, HalfWarpRowsAndBroadcastsLoadEveryLanesElement) {
+  struct Type {
+    const char* name;
+    unsigned bytes;
+    bool isSigned;
+  };
+  const Type types[] = {{"u8", 1, false},  {"s8", 1, true},  {"s16", 2, true}, {"u16", 2, false},
+                        {"u32", 4, false}, {"s32", 4, true}, {"b64", 8, false}};
+  // Byte offsets per lane, in elements of the type's size (times `bytes` below).
+  std::vector<std::pair<const char*, std::vector<uint32_t>>> patterns;
+  std::vector<uint32_t> rows, broadcast, warpRow, mixed, rowAndGather, gather;
+  for (uint32_t l = 0; l < 32; ++l) {
+    rows.push_back(l % 16 + (l / 16) * 16);  // two rows
+    broadcast.push_back((l / 16) * 3 + 1);   // one element per half
+    warpRow.push_back(l);
+    mixed.push_back(l < 16 ? 5 : l);              // a broadcast, then a row
+    rowAndGather.push_back(l < 16 ? l : 47 - l);  // a row, then a reversed row
+    gather.push_back((l * 7) % 32);
+  }
+  patterns = {{"rows", rows},
+              {"broadcast", broadcast},
+              {"warp row", warpRow},
+              {"broadcast and row", mixed},
+              {"row and gather", rowAndGather},
+              {"gather", gather}};
+  std::vector<uint8_t> data(256);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 37 + 0x81);
+  const auto expected = [&](const Type& t, uint32_t byteOffset) {
+    uint64_t v = 0;
+    std::memcpy(&v, data.data() + byteOffset, t.bytes);
+    if (t.isSigned && t.bytes < 8 && (v >> (8 * t.bytes - 1)) != 0)
+      v |= ~0ull << (8 * t.bytes);  // sign-extended
+    return v;
+  };
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    for (const Type& t : types) {
+      const std::string ty = t.name;
+      // %rd4 = in (the data), %r20 = this lane's byte offset (in[64 + lane]); loads the element
+      // at that offset from shared memory (a copy of the data) and from global memory, into
+      // out[2 * lane] (shared) and out[64 + 2 * lane] (global) as 64-bit values, and once more
+      // through an address register that is also the destination (shared, into out[128+]).
+      const std::string body =
+          R"(
+  .shared .align 8 .b8 s[256];
+  .reg .b64 %v<4>;
+  ld.param.u64 %rd4, [in];
+  mov.u32 %r13, s;
+  ld.global.u32 %r14, [%rd2];
+  shl.b32 %r15, %r12, 2;
+  add.u32 %r16, %r13, %r15;
+  st.shared.u32 [%r16], %r14;
+  ld.global.u32 %r14, [%rd2+128];
+  st.shared.u32 [%r16+128], %r14;
+  bar.sync 0;
+  ld.global.u32 %r20, [%rd2+256];
+  add.u32 %r21, %r13, %r20;
+  ld.shared.)" +
+          ty + R"( %)" + (t.bytes == 8 ? "v1" : "r22") + R"(, [%r21];
+  cvt.u64.u32 %rd5, %r20;
+  add.s64 %rd6, %rd4, %rd5;
+  ld.global.)" +
+          ty + R"( %)" + (t.bytes == 8 ? "v2" : "r23") + R"(, [%rd6];
+  mul.wide.u32 %rd7, %r12, 8;
+  add.s64 %rd8, %rd10, %rd7;
+)" +
+          (t.bytes == 8 ? ""
+                        : std::string("  cvt.") + (t.isSigned ? "s64.s32" : "u64.u32") +
+                              " %v1, %r22;\n  cvt." + (t.isSigned ? "s64.s32" : "u64.u32") +
+                              " %v2, %r23;\n") +
+          R"(  st.global.u64 [%rd8], %v1;
+  st.global.u64 [%rd8+256], %v2;
+  cvt.u64.u32 %v3, %r21;
+  ld.shared.)" +
+          ty + R"( %)" + (t.bytes == 8 ? "v3, [%v3]" : "r21, [%r21]") + R"(;
+)" +
+          (t.bytes == 8
+               ? ""
+               : std::string("  cvt.") + (t.isSigned ? "s64.s32" : "u64.u32") + " %v3, %r21;\n") +
+          R"(  st.global.u64 [%rd8+512], %v3;)";
+      for (const auto& [name, offsets] : patterns) {
+        Device dev(platform(), mode);
+        Module& m = dev.loadModule(module(kernel(body)), "test.ptx");
+        std::vector<uint32_t> in(96);
+        std::memcpy(in.data(), data.data(), data.size());
+        for (uint32_t l = 0; l < 32; ++l) in[64 + l] = offsets[l] * t.bytes;
+        DevPtr din = dev.upload(in);
+        DevPtr dout = dev.malloc(96 * 8);
+        dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(96));
+        const std::vector<uint64_t> out = dev.download<uint64_t>(dout, 96);
+        for (uint32_t l = 0; l < 32; ++l) {
+          const uint64_t want = expected(t, offsets[l] * t.bytes);
+          const std::string where = ty + " " + name + " lane " + std::to_string(l) +
+                                    (mode == ExecMode::Timing ? " timing" : " functional");
+          EXPECT_EQ(out[l], want) << "shared " << where;
+          EXPECT_EQ(out[32 + l], want) << "global " << where;
+          EXPECT_EQ(out[64 + l], want) << "shared, destination = address, " << where;
+        }
+      }
+    }
+  }
+}
+
+// Stores take the same shortcuts. Each lane stores a value of its own to its element of shared
+// and of global memory; where lanes store to one element, the last lane in lane order wins, as
+// lane by lane: within a broadcast half, and where the second half overlaps the first.
+TEST(Simt, HalfWarpRowsAndBroadcastsStoreInLaneOrder) {
+  struct Type {
+    const char* name;
+    unsigned bytes;
+  };
+  const Type types[] = {{"b8", 1}, {"b16", 2}, {"b32", 4}, {"b64", 8}};
+  std::vector<std::pair<const char*, std::vector<uint32_t>>> patterns;
+  std::vector<uint32_t> rows, broadcast, oneElement, overlapping, gather;
+  for (uint32_t l = 0; l < 32; ++l) {
+    rows.push_back(l % 16 + (l / 16) * 16);
+    broadcast.push_back((l / 16) * 3 + 1);
+    oneElement.push_back(7);                    // both halves on one element: lane 31 wins
+    overlapping.push_back(l < 16 ? l : l - 8);  // the second half's row overlaps the first's
+    gather.push_back((l * 7) % 32);
+  }
+  patterns = {{"rows", rows},
+              {"broadcast", broadcast},
+              {"one element", oneElement},
+              {"overlapping rows", overlapping},
+              {"gather", gather}};
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    for (const Type& t : types) {
+      const std::string ty = t.name;
+      // The value of lane l: 0x8070605040302010 + l * 0x0101010101010101 (its low bytes).
+      // Stores it at s + offset and at in + offset, then copies shared memory to out[0..255].
+      const std::string body = R"(
+  .shared .align 8 .b8 s[256];
+  .reg .b64 %v<4>;
+  ld.param.u64 %rd4, [in];
+  mov.u32 %r13, s;
+  shl.b32 %r15, %r12, 2;
+  add.u32 %r16, %r13, %r15;
+  mov.u32 %r14, 0;
+  st.shared.u32 [%r16], %r14;
+  st.shared.u32 [%r16+128], %r14;
+  bar.sync 0;
+  ld.global.u32 %r20, [%rd2+256];
+  add.u32 %r21, %r13, %r20;
+  cvt.u64.u32 %v1, %r12;
+  mul.lo.u64 %v1, %v1, 72340172838076673;
+  add.u64 %v1, %v1, -9191740941672636400;
+)" +
+                               (t.bytes == 8 ? std::string("  mov.b64 %v2, %v1;\n")
+                                             : std::string("  cvt.u32.u64 %r22, %v1;\n")) +
+                               "  st.shared." + ty + " [%r21], " + (t.bytes == 8 ? "%v2" : "%r22") +
+                               R"(;
+  cvt.u64.u32 %rd5, %r20;
+  add.s64 %rd6, %rd4, %rd5;
+  st.global.)" + ty + " [%rd6], " +
+                               (t.bytes == 8 ? "%v2" : "%r22") + R"(;
+  bar.sync 0;
+  ld.shared.u32 %r23, [%r16];
+  st.global.u32 [%rd1], %r23;
+  ld.shared.u32 %r23, [%r16+128];
+  st.global.u32 [%rd1+128], %r23;)";
+      for (const auto& [name, offsets] : patterns) {
+        Device dev(platform(), mode);
+        Module& m = dev.loadModule(module(kernel(body)), "test.ptx");
+        std::vector<uint32_t> in(96, 0);
+        for (uint32_t l = 0; l < 32; ++l) in[64 + l] = offsets[l] * t.bytes;
+        DevPtr din = dev.upload(in);
+        DevPtr dout = dev.malloc(64 * 4);
+        dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(96));
+        const std::vector<uint32_t> out = dev.download<uint32_t>(dout, 64);
+        const std::vector<uint32_t> global = dev.download<uint32_t>(din, 64);
+        std::vector<uint8_t> want(256, 0);
+        for (uint32_t l = 0; l < 32; ++l) {  // lane order
+          const uint64_t v = 0x8070605040302010ull + l * 0x0101010101010101ull;
+          std::memcpy(want.data() + offsets[l] * t.bytes, &v, t.bytes);
+        }
+        std::vector<uint8_t> gotShared(256), gotGlobal(256);
+        std::memcpy(gotShared.data(), out.data(), 256);
+        std::memcpy(gotGlobal.data(), global.data(), 256);
+        const std::string where =
+            ty + " " + name + (mode == ExecMode::Timing ? " timing" : " functional");
+        EXPECT_EQ(gotShared, want) << "shared " << where;
+        EXPECT_EQ(gotGlobal, want) << "global " << where;
+      }
+    }
+  }
+}
+
+// A row of global loads that runs off the end of the device's last page faults at the first
+// lane outside it, as lane-by-lane loads do (device memory is valid page by page).
+TEST(Simt, AGlobalRowPastTheLastPageFaultsAtItsFirstLaneOutside) {
+  Device dev(platform());
+  Module& m = dev.loadModule(module(kernel(R"(
+  ld.param.u64 %rd4, [in];
+  add.s64 %rd5, %rd4, 65504;
+  mul.wide.u32 %rd6, %r12, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  ld.global.u32 %r5, [%rd7];
+  st.global.u32 [%rd1], %r5;)")),
+                             "test.ptx");
+  DevPtr dout = dev.malloc(32 * 4);
+  DevPtr din = dev.malloc(65536);  // one page, the last allocated
+  try {
+    dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(32));
+    FAIL() << "no fault";
+  } catch (const KernelFault& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("illegal 4-byte read at global address"), std::string::npos) << what;
+    EXPECT_NE(what.find("thread (8,0,0)"), std::string::npos) << what;
   }
 }
 

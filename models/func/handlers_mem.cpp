@@ -1,6 +1,7 @@
 // Loads, stores and atomics on every state space, with generic-address resolution and the
 // faults a GPU would raise (misaligned access, address outside every allocation or window).
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +56,8 @@ constexpr bool isWindow(bool write) {
 // faults are resolve()'s; the record's mask is set as the lanes are done (by the destructor, also
 // when a fault unwinds), so a fault leaves the lanes before the faulting one recorded, as
 // record() does.
+constexpr int kHalfWarp = kWarpSize / 2;
+
 template <MemSpace Space>
 class WindowLanes {
  public:
@@ -90,24 +93,44 @@ class WindowLanes {
     done_ |= 1u << l;
     return window_ + addr;
   }
-  // All 32 lanes at once, when none of them faults: each lane's address (base + offset) into
-  // `addr`, recorded, and true. False when some lane would fault, with nothing recorded: the
-  // caller then resolves lane by lane, which faults at the first such lane. The checks are one
-  // branch-free pass of adds, subtracts and ors (which the compiler vectorizes), where resolve()
-  // branches twice per lane: with `last` the highest address an access may start at (a window
-  // is far below 2^63), bit 63 of addr | (last - addr) is set exactly when addr > last.
-  [[gnu::always_inline]] bool resolveWarp(const uint64_t* base, uint64_t offset,
-                                          uint64_t (&addr)[kWarpSize]) {
+  // All 32 lanes at once, when none of them faults: true, with each lane's address (base +
+  // offset) recorded. False when some lane would fault, with nothing recorded: the caller then
+  // resolves lane by lane, which faults at the first such lane. The checks are one branch-free
+  // pass of adds, subtracts and ors (which the compiler vectorizes), where resolve() branches
+  // twice per lane: with `last` the highest address an access may start at (a window is far
+  // below 2^63), bit 63 of addr | (last - addr) is set exactly when addr > last. The caller
+  // computes each lane's address again as it accesses it (window() + base[l] + offset).
+  [[gnu::always_inline]] bool resolveWarp(const uint64_t* base, uint64_t offset) {
     if (size_ < bytes_) return false;
     const uint64_t last = size_ - bytes_;
     uint64_t bits = 0, over = 0;
     for (int l = 0; l < kWarpSize; ++l) {
-      addr[l] = base[l] + offset;
-      bits |= addr[l];
-      over |= addr[l] | (last - addr[l]);
+      const uint64_t addr = base[l] + offset;
+      bits |= addr;
+      over |= addr | (last - addr);
     }
     if ((bits & (bytes_ - 1)) != 0 || (over >> 63) != 0) return false;
-    if (rec_) std::memcpy(rec_->addr, addr, sizeof addr);
+    if (rec_)
+      for (int l = 0; l < kWarpSize; ++l) rec_->addr[l] = base[l] + offset;
+    done_ = kFullMask;
+    return true;
+  }
+  // All 32 lanes at once when each half-warp's lanes access first[h], first[h] + stride[h], ...
+  // with a stride of 0 or the access size (halfWarpBlock): then the first and the last lane of a
+  // half are aligned and in the window exactly when all its lanes are, and two checks per half
+  // replace resolveWarp's pass over the lanes. True with the lanes recorded; false as
+  // resolveWarp, with nothing recorded.
+  [[gnu::always_inline]] bool resolveHalfBlocks(const uint64_t (&first)[2],
+                                                const uint64_t (&stride)[2]) {
+    if (size_ < bytes_) return false;
+    const uint64_t last = size_ - bytes_;
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t end = first[h] + uint64_t(kHalfWarp - 1) * stride[h];
+      if ((first[h] & (bytes_ - 1)) != 0 || first[h] > last || end > last) return false;
+    }
+    if (rec_)
+      for (int l = 0; l < kWarpSize; ++l)
+        rec_->addr[l] = first[l / kHalfWarp] + uint64_t(l % kHalfWarp) * stride[l / kHalfWarp];
     done_ = kFullMask;
     return true;
   }
@@ -128,6 +151,116 @@ class WindowLanes {
   uint32_t done_ = 0;
 };
 
+// Whether a half-warp's addresses (base[0..15], before the instruction's offset) are one element
+// (a broadcast: stride 0) or consecutive elements (a row: stride Bytes): the two ways a thread
+// block 16 threads wide reads a tile, which a warp does one half-row at a time. One pass of
+// subtractions, which the compiler vectorizes.
+template <unsigned Bytes>
+[[gnu::always_inline]] inline bool halfWarpBlock(const uint64_t* base, uint64_t& stride) {
+  const uint64_t first = base[0];
+  stride = base[1] - first;
+  if (stride != 0 && stride != Bytes) return false;
+  uint64_t off = 0;  // the two strides as constants, so that the compiler vectorizes each pass
+  if (stride == 0) {
+    for (int i = 0; i < kHalfWarp; ++i) off |= base[i] ^ first;
+  } else {
+    alignas(16) static constexpr auto kRow = [] {
+      std::array<uint64_t, kHalfWarp> row{};
+      for (int i = 0; i < kHalfWarp; ++i) row[i] = uint64_t(i) * Bytes;
+      return row;
+    }();
+    for (int i = 0; i < kHalfWarp; ++i) off |= (base[i] - first) ^ kRow[i];
+  }
+  return off == 0;
+}
+
+// A half-warp's values of a row of `Bytes`-byte elements at p, extended as loadValue extends
+// them: one copy into an array of elements, then one widening pass (both vectorized).
+template <unsigned Bytes, bool Signed>
+[[gnu::always_inline]] inline void loadHalfRow(const uint8_t* p, uint64_t* out) {
+  using U = typename Raw<std::conditional_t<
+      Bytes == 8, uint64_t,
+      std::conditional_t<Bytes == 4, uint32_t,
+                         std::conditional_t<Bytes == 2, uint16_t, uint8_t>>>>::type;
+  using Elem = std::conditional_t<Signed, std::make_signed_t<U>, U>;
+  Elem row[kHalfWarp];
+  std::memcpy(row, p, sizeof row);
+  for (int i = 0; i < kHalfWarp; ++i)
+    out[i] = Signed ? uint64_t(int64_t(row[i])) : uint64_t(row[i]);
+}
+
+// A full warp's global access (one element per lane) when each half-warp accesses a broadcast or
+// a row (halfWarpBlock) inside one page: one translation per half instead of one per lane. Device
+// memory is valid page by page (an allocation starts on a page, so a page holds at most one), so a
+// half inside one valid page is valid in all its lanes, and aligned when its first lane is. True
+// with each half's first element in p[h] and the lanes recorded; false, with nothing done, for
+// any other access: the lane-by-lane path then takes it, or faults at the lane that faults.
+template <unsigned Bytes>
+[[gnu::always_inline]] inline bool globalHalfBlocks(ExecCtx& c, const Inst& in,
+                                                    const uint64_t* base, bool write,
+                                                    uint64_t (&stride)[2], uint8_t* (&p)[2]) {
+  if (!halfWarpBlock<Bytes>(base, stride[0]) || !halfWarpBlock<Bytes>(base + kHalfWarp, stride[1]))
+    return false;
+  const uint64_t offset = static_cast<uint64_t>(in.imm);
+  const uint64_t first[2] = {base[0] + offset, base[kHalfWarp] + offset};
+  for (int h = 0; h < 2; ++h) {
+    const uint64_t last = first[h] + uint64_t(kHalfWarp - 1) * stride[h];
+    if ((first[h] & (Bytes - 1)) != 0 ||
+        (first[h] >> GlobalMemory::kPageBits) != (last >> GlobalMemory::kPageBits))
+      return false;
+    p[h] = c.env ? c.L->gmem->translate(first[h], c.env->tlb) : c.L->gmem->translate(first[h]);
+    if (p[h] == nullptr) return false;
+  }
+  if (c.rec) {
+    MemRecord& r = *c.rec;
+    r.space = MemSpace::Global;
+    r.bytes = static_cast<uint8_t>(Bytes);
+    r.write = write;
+    r.atomic = false;
+    r.mask = kFullMask;
+    for (int l = 0; l < kWarpSize; ++l)
+      r.addr[l] = first[l / kHalfWarp] + uint64_t(l % kHalfWarp) * stride[l / kHalfWarp];
+  }
+  return true;
+}
+
+// Each half's values into the destination d (which may be the base: its lanes were read).
+template <unsigned Bytes, bool Signed>
+[[gnu::always_inline]] inline void loadHalves(const uint8_t* const (&p)[2],
+                                              const uint64_t (&stride)[2], uint64_t* d) {
+  for (int h = 0; h < 2; ++h) {
+    uint64_t* out = d + h * kHalfWarp;
+    if (stride[h] == 0) {
+      const uint64_t v = loadValue<Bytes, Signed>(p[h]);
+      for (int i = 0; i < kHalfWarp; ++i) out[i] = v;
+    } else {
+      loadHalfRow<Bytes, Signed>(p[h], out);
+    }
+  }
+}
+
+// Each half's values x (the low `Bytes` of each lane's) to its element(s), in lane order: a
+// broadcast half keeps its last lane's value, and the second half's stores come after the
+// first's, so where the halves overlap the second wins, as lane by lane.
+template <unsigned Bytes>
+[[gnu::always_inline]] inline void storeHalves(uint8_t* const (&p)[2], const uint64_t (&stride)[2],
+                                               const uint64_t* x) {
+  using Elem = typename Raw<std::conditional_t<
+      Bytes == 8, uint64_t,
+      std::conditional_t<Bytes == 4, uint32_t,
+                         std::conditional_t<Bytes == 2, uint16_t, uint8_t>>>>::type;
+  for (int h = 0; h < 2; ++h) {
+    const uint64_t* in = x + h * kHalfWarp;
+    if (stride[h] == 0) {
+      std::memcpy(p[h], &in[kHalfWarp - 1], Bytes);  // little-endian: the low bytes
+    } else {
+      Elem row[kHalfWarp];
+      for (int i = 0; i < kHalfWarp; ++i) row[i] = static_cast<Elem>(in[i]);
+      std::memcpy(p[h], row, sizeof row);
+    }
+  }
+}
+
 template <MemSpace Space, unsigned Bytes, bool Signed>
 void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t* base = slot(c, in.src[0]);
@@ -138,11 +271,23 @@ void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if constexpr (isWindow<Space>(false)) {
     WindowLanes<Space> lanes(c, in, mask, total, false);
     if (mask == kFullMask && vec == 1) {
-      uint64_t addr[kWarpSize];
-      if (lanes.resolveWarp(base, static_cast<uint64_t>(in.imm), addr)) {
-        uint64_t* d = slot(c, in.dst[0]);  // the addresses are all read: d may be the base
+      const uint64_t offset = static_cast<uint64_t>(in.imm);
+      const uint8_t* window = lanes.window();
+      uint64_t* d = slot(c, in.dst[0]);  // may be the base: each lane's address is read first
+      // Half-warps reading a broadcast or a row: one load, or a block copy, per half.
+      uint64_t stride[2];
+      if (halfWarpBlock<Bytes>(base, stride[0]) &&
+          halfWarpBlock<Bytes>(base + kHalfWarp, stride[1])) {
+        const uint64_t first[2] = {base[0] + offset, base[kHalfWarp] + offset};
+        if (lanes.resolveHalfBlocks(first, stride)) {
+          const uint8_t* p[2] = {window + first[0], window + first[1]};
+          loadHalves<Bytes, Signed>(p, stride, d);
+          return;
+        }
+      }
+      if (lanes.resolveWarp(base, offset)) {
         for (int l = 0; l < kWarpSize; ++l)
-          d[l] = loadValue<Bytes, Signed>(lanes.window() + addr[l]);
+          d[l] = loadValue<Bytes, Signed>(window + base[l] + offset);
         return;
       }
     }
@@ -158,6 +303,15 @@ void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     else
       load([vec] { return vec; });
   } else {
+    if constexpr (Space == MemSpace::Global) {
+      uint64_t stride[2];
+      uint8_t* p[2];
+      if (mask == kFullMask && vec == 1 && globalHalfBlocks<Bytes>(c, in, base, false, stride, p)) {
+        const uint8_t* const q[2] = {p[0], p[1]};
+        loadHalves<Bytes, Signed>(q, stride, slot(c, in.dst[0]));
+        return;
+      }
+    }
     if (c.rec) c.rec->mask = 0;
     forEachLane(mask, [&](int l) {
       uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
@@ -180,11 +334,22 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if constexpr (isWindow<Space>(true)) {
     WindowLanes<Space> lanes(c, in, mask, total, true);
     if (mask == kFullMask && vec == 1) {
-      uint64_t addr[kWarpSize];
-      if (lanes.resolveWarp(base, static_cast<uint64_t>(in.imm), addr)) {
+      const uint64_t offset = static_cast<uint64_t>(in.imm);
+      uint64_t stride[2];
+      if (halfWarpBlock<Bytes>(base, stride[0]) &&
+          halfWarpBlock<Bytes>(base + kHalfWarp, stride[1])) {
+        const uint64_t first[2] = {base[0] + offset, base[kHalfWarp] + offset};
+        if (lanes.resolveHalfBlocks(first, stride)) {
+          uint8_t* const p[2] = {lanes.window() + first[0], lanes.window() + first[1]};
+          storeHalves<Bytes>(p, stride, slot(c, in.src[1]));
+          return;
+        }
+      }
+      if (lanes.resolveWarp(base, offset)) {
         const uint64_t* x = slot(c, in.src[1]);
+        uint8_t* window = lanes.window();
         for (int l = 0; l < kWarpSize; ++l)  // in lane order: the last lane's store wins
-          std::memcpy(lanes.window() + addr[l], &x[l], Bytes);
+          std::memcpy(window + base[l] + offset, &x[l], Bytes);
         return;
       }
     }
@@ -196,6 +361,16 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       }
     });
     return;
+  }
+  if constexpr (Space == MemSpace::Global) {
+    // Not with a write log: its writes are staged lane by lane (resolve()).
+    uint64_t stride[2];
+    uint8_t* p[2];
+    if (mask == kFullMask && vec == 1 && !(c.env && c.env->log) &&
+        globalHalfBlocks<Bytes>(c, in, base, true, stride, p)) {
+      storeHalves<Bytes>(p, stride, slot(c, in.src[1]));
+      return;
+    }
   }
   if (c.rec) c.rec->mask = 0;
   forEachLane(mask, [&](int l) {
