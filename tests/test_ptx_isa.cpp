@@ -942,6 +942,27 @@ uint16_t refFromFloat(const Fmt& f, uint32_t x, Rnd r) {
   return refRound(f, neg, mag, (e ? e : 1) - 150, r);
 }
 
+// Widening a 16-bit NaN gives the canonical NaN, whatever its sign, payload or quietness (a
+// signalling f16 NaN must not stay signalling); other values widen exactly.
+TEST(HalfPrecision, WideningANaNGivesTheCanonicalNaN) {
+  for (uint32_t h : {0x7fffu, 0xfe00u, 0x7c01u, 0x7e00u}) {
+    const std::string load = "cvt.u16.u32 %h0, %a32; ";
+    EXPECT_EQ(eval1(load + "cvt.f32.f16 %fo, %h0; mov.b32 %o32, %fo;", h).o32, 0x7fffffffu)
+        << std::hex << h;
+    EXPECT_EQ(eval1(load + "cvt.f64.f16 %do, %h0; mov.b64 %o, %do;", h).o, 0x7fffffffffffffffull)
+        << std::hex << h;
+  }
+  for (uint32_t b : {0x7f81u, 0xffc1u}) {
+    EXPECT_EQ(eval1("cvt.u16.u32 %h0, %a32; cvt.f32.bf16 %fo, %h0; mov.b32 %o32, %fo;", b).o32,
+              0x7fffffffu)
+        << std::hex << b;
+  }
+  EXPECT_EQ(eval1("cvt.u16.u32 %h0, %a32; cvt.f32.f16 %fo, %h0; mov.b32 %o32, %fo;", 0xfc00u).o32,
+            0xff800000u);  // -inf stays -inf
+  EXPECT_EQ(eval1("cvt.u16.u32 %h0, %a32; cvt.f32.f16 %fo, %h0; mov.b32 %o32, %fo;", 0x0001u).o32,
+            0x33800000u);  // the smallest subnormal, 2^-24
+}
+
 TEST(HalfPrecision, CvtFromF32InEveryRoundingMode) {
   std::vector<uint32_t> fs = {0u,          0x80000000u, 0x3f800000u, 0x3f800001u, 0x3f801000u,
                               0x3f802000u, 0x3f803000u, 0x477fe000u, 0x477ff000u, 0x47800000u,

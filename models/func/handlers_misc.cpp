@@ -412,6 +412,21 @@ inline F satFloat(F x) {
   return x > F(1) ? F(1) : x;
 }
 
+// A NaN result of a conversion is the canonical NaN (docs/ptx-support.md), whatever the input's
+// payload; other values pass.
+template <class F>
+inline F canonicalNaN(F v) {
+  if (v == v) return v;
+  if constexpr (sizeof(F) == 4) {
+    const uint32_t b = 0x7fffffffu;
+    std::memcpy(&v, &b, 4);
+  } else {
+    const uint64_t b = 0x7fffffffffffffffull;
+    std::memcpy(&v, &b, 8);
+  }
+  return v;
+}
+
 template <class D, class S>
 inline D convert(S x, Round r, uint8_t flags) {
   const bool sat = flags & kSat, ftz = flags & kFtz;
@@ -447,24 +462,15 @@ inline D convert(S x, Round r, uint8_t flags) {
           if (ftz && (h.bits & 0x7c00u) == 0) h.bits &= 0x8000u;
         }
         return h;
-      } else {
-        return static_cast<D>(f);
+      } else {  // f16/bf16 -> f32/f64: a NaN (quiet or signalling, any payload) is canonical
+        return canonicalNaN(static_cast<D>(f));
       }
     } else {
       S in = ftz ? ftzFloat(x) : x;
       D v = static_cast<D>(roundIntegral(in, r));
       if (ftz) v = ftzFloat(v);
       if (sat) v = satFloat(v);
-      if (v != v) {  // canonical NaN
-        if constexpr (sizeof(D) == 4) {
-          uint32_t b = 0x7fffffffu;
-          std::memcpy(&v, &b, 4);
-        } else {
-          uint64_t b = 0x7fffffffffffffffull;
-          std::memcpy(&v, &b, 8);
-        }
-      }
-      return v;
+      return canonicalNaN(v);
     }
   }
 }

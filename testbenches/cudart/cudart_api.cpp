@@ -169,8 +169,8 @@ int regionInside(const void* p, size_t width, size_t rows, size_t pitch, size_t 
 // contiguous.
 int copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
            int kind, const char* function) {
-  if (width > dpitch || width > spitch)
-    return fail(kErrorInvalidValue, function, "a row wider than its pitch");
+  if (width > dpitch || width > spitch)  // CUDA's code for it: invalid pitch, not invalid value
+    return fail(kErrorInvalidPitchValue, function, "a row wider than its pitch");
   if (int e = regionInside(dst, width, height, dpitch, 1, 0, function); e != kSuccess) return e;
   if (int e = regionInside(src, width, height, spitch, 1, 0, function); e != kSuccess) return e;
   if (width == dpitch && width == spitch)
@@ -276,6 +276,9 @@ struct CaptureSequence {
   std::map<void*, size_t> lastOp;
   std::map<void*, Joined> joined;
   std::map<void*, Joined> eventJoins;
+  // A call the capture cannot hold (cudaStreamSynchronize on a capturing stream, say) broke it:
+  // its streams' later work is refused, and it ends without a graph.
+  bool invalidated = false;
 
   void push(void* stream, Replay op) {
     ops.push_back(std::move(op));
@@ -413,17 +416,45 @@ std::shared_ptr<CaptureSequence> capturing(void* stream) {
   return it == c.streams.end() ? nullptr : it->second;
 }
 
-// Records `op` if `stream` is capturing (true), else leaves it to the caller (false).
-bool captured(void* stream, Replay op) {
+// Marks the capture `stream` takes part in as broken by `function` (a call it cannot hold), and
+// returns that call's error, cudaErrorStreamCaptureUnsupported, as CUDA does.
+int breakCapture(const std::shared_ptr<CaptureSequence>& seq, const char* function,
+                 const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(captures().mutex);
+    seq->invalidated = true;
+  }
+  return fail(kErrorStreamCaptureUnsupported, function,
+              why + " (this invalidates the capture: end it and begin again)");
+}
+
+// The error for work issued to a stream whose capture is broken.
+int refuseInvalidated(const char* function) {
+  return fail(kErrorStreamCaptureInvalidated, function,
+              "the stream's capture was invalidated by an earlier call it cannot hold "
+              "(cudaStreamEndCapture ends it without a graph)");
+}
+
+// Records `op` if `stream` is capturing (true, with *error kSuccess, or the error when the capture
+// is broken and the op dropped), else leaves it to the caller (false).
+bool captured(void* stream, Replay op, int* error) {
+  *error = kSuccess;
   auto seq = capturing(stream);
   if (!seq) return false;
   std::lock_guard<std::mutex> lock(captures().mutex);
-  seq->push(stream, std::move(op));
+  if (seq->invalidated)
+    *error = kErrorStreamCaptureInvalidated;
+  else
+    seq->push(stream, std::move(op));
   return true;
 }
 
-// Work issued to `stream`: recorded if it is capturing, else done now.
-int issue(void* stream, Replay op) { return captured(stream, op) ? int(kSuccess) : op(); }
+// Work `function` issues to `stream`: recorded if it is capturing, else done now.
+int issue(const char* function, void* stream, Replay op) {
+  int error = kSuccess;
+  if (!captured(stream, op, &error)) return op();
+  return error == kSuccess ? int(kSuccess) : refuseInvalidated(function);
+}
 
 // ---- launches ----
 
@@ -492,7 +523,8 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   if (int e = makeLaunch(hostFun, grid, block, args, sharedBytes, stream, cooperative, &work);
       e != kSuccess)
     return e;
-  return issue(stream, std::move(work));
+  return issue(cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel", stream,
+               std::move(work));
 }
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
@@ -1340,7 +1372,8 @@ GPUSC_API int cudaMemcpy_ptds(void* dst, const void* src, size_t bytes, int kind
   return memcpyAny(dst, src, bytes, kind, "cudaMemcpy");
 }
 GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void* stream) {
-  return issue(stream, [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); });
+  return issue("cudaMemcpyAsync", stream,
+               [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); });
 }
 GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind,
                                    void* stream) {
@@ -1363,7 +1396,7 @@ GPUSC_API int cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcD
 GPUSC_API int cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
                                   size_t bytes, void* stream) {
   if (int e = peerDevices(dstDevice, srcDevice, "cudaMemcpyPeerAsync"); e != kSuccess) return e;
-  return issue(stream, [=] {
+  return issue("cudaMemcpyPeerAsync", stream, [=] {
     return memcpyAny(dst, src, bytes, kMemcpyDeviceToDevice, "cudaMemcpyPeerAsync");
   });
 }
@@ -1378,7 +1411,8 @@ GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spi
 }
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind, void* stream) {
-  return issue(stream, [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); });
+  return issue("cudaMemcpy2DAsync", stream,
+               [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); });
 }
 GPUSC_API int cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind) {
@@ -1408,7 +1442,7 @@ GPUSC_API int cudaMemset_ptds(void* dst, int value, size_t bytes) {
   return cudaMemset(dst, value, bytes);
 }
 GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void* stream) {
-  return issue(stream, [=] { return cudaMemset(dst, value, bytes); });
+  return issue("cudaMemsetAsync", stream, [=] { return cudaMemset(dst, value, bytes); });
 }
 GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void* stream) {
   return cudaMemsetAsync(dst, value, bytes, perThread(stream));
@@ -1430,7 +1464,8 @@ GPUSC_API int cudaMemset2D_ptds(void* dst, size_t pitch, int value, size_t width
 }
 GPUSC_API int cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height,
                                 void* stream) {
-  return issue(stream, [=] { return cudaMemset2D(dst, pitch, value, width, height); });
+  return issue("cudaMemset2DAsync", stream,
+               [=] { return cudaMemset2D(dst, pitch, value, width, height); });
 }
 GPUSC_API int cudaMemset2DAsync_ptsz(void* dst, size_t pitch, int value, size_t width,
                                      size_t height, void* stream) {
@@ -1486,7 +1521,8 @@ GPUSC_API int cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_
 }
 GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
                                       size_t offset, int kind, void* stream) {
-  return issue(stream, [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); });
+  return issue("cudaMemcpyToSymbolAsync", stream,
+               [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); });
 }
 GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
                                            size_t offset, int kind, void* stream) {
@@ -1513,7 +1549,8 @@ GPUSC_API int cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t by
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes, size_t offset,
                                         int kind, void* stream) {
-  return issue(stream, [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); });
+  return issue("cudaMemcpyFromSymbolAsync", stream,
+               [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); });
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
                                              size_t offset, int kind, void* stream) {
@@ -1633,16 +1670,16 @@ GPUSC_API int cudaStreamGetPriority_ptsz(void* stream, int* priority) {
   return cudaStreamGetPriority(perThread(stream), priority);
 }
 GPUSC_API int cudaStreamSynchronize(void* stream) {
-  if (capturing(stream))
-    return fail(kErrorStreamCaptureUnsupported, "cudaStreamSynchronize", "the stream is capturing");
+  if (auto seq = capturing(stream))
+    return breakCapture(seq, "cudaStreamSynchronize", "the stream is capturing");
   return simple(wire::Op::StreamCheck, u64(stream));
 }
 GPUSC_API int cudaStreamSynchronize_ptsz(void* stream) {
   return cudaStreamSynchronize(perThread(stream));
 }
 GPUSC_API int cudaStreamQuery(void* stream) {
-  if (capturing(stream))
-    return fail(kErrorStreamCaptureUnsupported, "cudaStreamQuery", "the stream is capturing");
+  if (auto seq = capturing(stream))
+    return breakCapture(seq, "cudaStreamQuery", "the stream is capturing");
   return simple(wire::Op::StreamCheck, u64(stream));
 }
 GPUSC_API int cudaStreamQuery_ptsz(void* stream) { return cudaStreamQuery(perThread(stream)); }
@@ -1673,11 +1710,15 @@ GPUSC_API int cudaStreamWaitEvent_ptsz(void* stream, void* event, unsigned flags
 // Streams are served in order, one call at a time: a host function runs once the work before it
 // has, which is now.
 GPUSC_API int cudaLaunchHostFunc(void* stream, void (*fn)(void*), void* userData) {
-  if (captured(stream, [fn, userData] {
-        if (fn) fn(userData);
-        return int(kSuccess);
-      }))
-    return kSuccess;
+  int captureError = kSuccess;
+  if (captured(
+          stream,
+          [fn, userData] {
+            if (fn) fn(userData);
+            return int(kSuccess);
+          },
+          &captureError))
+    return captureError == kSuccess ? int(kSuccess) : refuseInvalidated("cudaLaunchHostFunc");
   if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
   if (fn) fn(userData);
   return kSuccess;
@@ -1688,9 +1729,9 @@ GPUSC_API int cudaLaunchHostFunc_ptsz(void* stream, void (*fn)(void*), void* use
 GPUSC_API int cudaStreamAddCallback(void* stream, void (*cb)(void*, int, void*), void* userData,
                                     unsigned flags) {
   if (flags != 0) return fail(kErrorInvalidValue, "cudaStreamAddCallback", "flags must be 0");
-  if (capturing(stream))
-    return fail(kErrorStreamCaptureUnsupported, "cudaStreamAddCallback",
-                "the stream is capturing (cudaLaunchHostFunc can be captured)");
+  if (auto seq = capturing(stream))
+    return breakCapture(seq, "cudaStreamAddCallback",
+                        "the stream is capturing (cudaLaunchHostFunc can be captured)");
   if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
   if (cb) cb(stream, kSuccess, userData);
   return kSuccess;
@@ -1738,6 +1779,12 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     s = s->second == seq ? c.streams.erase(s) : std::next(s);
   for (auto e = c.events.begin(); e != c.events.end();)
     e = e->second == seq ? c.events.erase(e) : std::next(e);
+  if (seq->invalidated) {
+    *graph = nullptr;
+    return fail(kErrorStreamCaptureInvalidated, "cudaStreamEndCapture",
+                "the capture was invalidated by an earlier call it cannot hold (such as "
+                "cudaStreamSynchronize or cudaStreamQuery on a capturing stream)");
+  }
   // A fork whose later work the origin never waited for: the capture ends without a graph
   // (what it allocated is freed with it), as CUDA's does.
   if (void* fork = seq->unjoined()) {
@@ -1762,9 +1809,17 @@ GPUSC_API int cudaStreamEndCapture_ptsz(void* stream, void** graph) {
   return cudaStreamEndCapture(perThread(stream), graph);
 }
 
+// cudaStreamCaptureStatus: None (0), Active (1) or Invalidated (2).
+int captureStatus(void* stream) {
+  const auto seq = capturing(stream);
+  if (!seq) return 0;
+  std::lock_guard<std::mutex> lock(captures().mutex);
+  return seq->invalidated ? 2 : 1;
+}
+
 GPUSC_API int cudaStreamIsCapturing(void* stream, int* status) {
   if (status == nullptr) return fail(kErrorInvalidValue, "cudaStreamIsCapturing", "a null result");
-  *status = capturing(stream) ? 1 : 0;  // cudaStreamCaptureStatusActive : ...None
+  *status = captureStatus(stream);
   return kSuccess;
 }
 GPUSC_API int cudaStreamIsCapturing_ptsz(void* stream, int* status) {
@@ -1784,7 +1839,7 @@ GPUSC_API int cudaStreamGetCaptureInfo(void* stream, int* status, unsigned long 
                 "the graph being captured and its node handles are not given out (pass null for "
                 "them)");
   const auto seq = capturing(stream);
-  *status = seq ? 1 : 0;
+  *status = captureStatus(stream);
   if (seq) {
     std::lock_guard<std::mutex> lock(captures().mutex);
     if (id) *id = seq->id;
@@ -1826,6 +1881,7 @@ GPUSC_API int cudaGraphLaunch(void* exec, void* stream) {
   const std::vector<Replay>& ops = static_cast<const GraphExec*>(exec)->ops;
   if (auto seq = capturing(stream)) {
     std::lock_guard<std::mutex> lock(captures().mutex);
+    if (seq->invalidated) return refuseInvalidated("cudaGraphLaunch");
     seq->ops.insert(seq->ops.end(), ops.begin(), ops.end());
     return kSuccess;
   }
@@ -2432,7 +2488,7 @@ int toArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t s
       e != kSuccess)
     return e;
   Replay op = [=] { return copy2D(at, pitch, src, spitch, width, height, kind, fn); };
-  return async ? issue(stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op)) : op();
 }
 
 int fromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
@@ -2445,7 +2501,7 @@ int fromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t 
       e != kSuccess)
     return e;
   Replay op = [=] { return copy2D(dst, dpitch, at, pitch, width, height, kind, fn); };
-  return async ? issue(stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op)) : op();
 }
 
 }  // namespace
@@ -2631,7 +2687,7 @@ int plan3D(const abi::Memcpy3DParms& p, const char* fn, Replay* op) {
     } else {
       const abi::PitchedPtr& q = ptrs[k];
       if (width > q.pitch && height * depth > 1)
-        return fail(kErrorInvalidValue, fn, "a row wider than its pitch");
+        return fail(kErrorInvalidPitchValue, fn, "a row wider than its pitch");
       sides[k].pitch = q.pitch;
       sides[k].slicePitch = q.pitch * (q.ysize != 0 ? q.ysize : height);
       sides[k].origin = static_cast<uint8_t*>(q.ptr) + pos[k].z * sides[k].slicePitch +
@@ -2660,7 +2716,7 @@ int memcpy3D(const abi::Memcpy3DParms* p, void* stream, bool async, const char* 
   if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
   Replay op;
   if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
-  return async ? issue(stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op)) : op();
 }
 
 int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool async,
@@ -2681,7 +2737,7 @@ int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool asy
           return r;
     return int(kSuccess);
   };
-  return async ? issue(stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op)) : op();
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // bias each launch). Both streams report the same capture while it lasts. Scratch memory allocated
 // and freed in the capture (cudaMallocAsync, cudaFreeAsync) is the graph's, valid at every launch.
 // The legacy default stream cannot be captured. Events recorded in a capture cannot be queried,
-// and a capture whose forked stream has work its origin never waited for ends without a graph.
+// and a capture whose forked stream has work its origin never waited for ends without a graph,
+// as does one that a synchronize or query of its stream invalidated.
 #include <cstdio>
 #include <vector>
 
@@ -129,6 +130,31 @@ int main() {
     }
     if (!ok)
       std::printf("fork %s: %s\n", workAfterJoin ? "unjoined" : "joined", cudaGetErrorName(e));
+  }
+  // A call a capture cannot hold (synchronizing or querying the capturing stream) fails and
+  // invalidates the capture: later work in it is refused, and it ends without a graph.
+  for (bool query : {false, true}) {
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    square<<<1, 32, 0, s1>>>(in, out, 32);
+    const cudaError_t broke = query ? cudaStreamQuery(s1) : cudaStreamSynchronize(s1);
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    CHECK(cudaStreamIsCapturing(s1, &status));
+    const cudaError_t later = cudaMemsetAsync(out, 0, 4, s1);
+    cudaGraph_t g = reinterpret_cast<cudaGraph_t>(&status);
+    const cudaError_t ended = cudaStreamEndCapture(s1, &g);
+    cudaStreamCaptureStatus after = cudaStreamCaptureStatusActive;
+    CHECK(cudaStreamIsCapturing(s1, &after));
+    const bool invalidated = broke == cudaErrorStreamCaptureUnsupported &&
+                             status == cudaStreamCaptureStatusInvalidated &&
+                             later == cudaErrorStreamCaptureInvalidated &&
+                             ended == cudaErrorStreamCaptureInvalidated && g == nullptr &&
+                             after == cudaStreamCaptureStatusNone;
+    if (!invalidated)
+      std::printf("%s in a capture: %s, status %d, then %s, end %s\n",
+                  query ? "cudaStreamQuery" : "cudaStreamSynchronize", cudaGetErrorName(broke),
+                  int(status), cudaGetErrorName(later), cudaGetErrorName(ended));
+    ok = ok && invalidated;
+    cudaGetLastError();
   }
   std::printf("%zu nodes, %d host calls, out[999] = %d\n", nodes, hostCalls, host[n - 1]);
   return verdict(ok, "a captured graph replayed three times");

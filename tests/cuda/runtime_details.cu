@@ -446,8 +446,9 @@ int main() {
   CHECK(cudaFree(deviceOnly));
 
   // A 2D or 3D set or copy whose region runs past its allocation is refused before it writes a
-  // row; a set's rows may not be wider than its pitch. Zero bytes allocate nothing (managed
-  // memory refuses them), and flags and cache configurations outside CUDA's values are refused.
+  // row; a set's or a copy's rows may not be wider than its pitch. Zero bytes allocate nothing
+  // (managed memory refuses them), and flags and cache configurations outside CUDA's values are
+  // refused.
   size_t rowPitch = 0;
   unsigned char* rows4 = nullptr;
   CHECK(cudaMallocPitch(reinterpret_cast<void**>(&rows4), &rowPitch, 16, 4));
@@ -460,12 +461,18 @@ int main() {
                        cudaMemset3D(make_cudaPitchedPtr(rows4, rowPitch, 16, 5), 0, fiveRows) ==
                            cudaErrorInvalidValue &&
                        cudaMemset2D(rows4, 4, 0, 13, 2) == cudaErrorInvalidValue;
+  // A copy's rows wider than a side's pitch: CUDA's code for it is an invalid pitch.
+  const bool pitchRefused = cudaMemcpy2D(rows4, 8, fromHost.data(), rowPitch, 16, 2,
+                                         cudaMemcpyHostToDevice) == cudaErrorInvalidPitchValue &&
+                            cudaMemcpy2D(back.data(), rowPitch, rows4, 8, 16, 2,
+                                         cudaMemcpyDeviceToHost) == cudaErrorInvalidPitchValue;
   cudaGetLastError();
   CHECK(cudaMemcpy2D(back.data(), rowPitch, rows4, rowPitch, 16, 4, cudaMemcpyDeviceToHost));
   bool untouched = true;
   for (size_t r = 0; r < 4; ++r)
     for (size_t c = 0; c < 16; ++c) untouched &= back[r * rowPitch + c] == 7;
   expect(refused && untouched, "2D and 3D regions past their allocation change nothing");
+  expect(pitchRefused, "a 2D copy's rows wider than its pitch are an invalid pitch");
   CHECK(cudaFree(rows4));
   void* none = reinterpret_cast<void*>(1);
   CHECK(cudaMalloc(&none, 0));
