@@ -200,6 +200,75 @@ TEST(Rtx3070, ABlockMayUseTheLargestCarveoutLessTheReservedKilobyte) {
   }
 }
 
+// A kernel that reads where its block's reserved shared memory is gets the platform's reserved
+// kilobyte after its own shared memory, 16-byte aligned: the special registers say where, and
+// its bytes are the block's own (written by one warp, read by another after a barrier). On a
+// platform that reserves none (gtx480) such a launch is refused, naming the key.
+TEST(Rtx3070, TheReservedSharedMemoryFollowsTheKernelsOwn) {
+  const std::string ptx = test::module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 4 .b8 own[20];
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %reserved_smem_offset_begin;
+  mov.u32 %r2, %reserved_smem_offset_end;
+  mov.u32 %r3, %reserved_smem_offset_cap;
+  mov.u32 %r4, %reserved_smem_offset_1;
+  mov.u32 %r5, %aggr_smem_size;
+  mov.u32 %r6, %tid.x;
+  setp.ne.u32 %p1, %r6, 0;
+  @%p1 bra WAIT;
+  add.u32 %r7, %r2, -4;
+  st.shared.u32 [%r7], 1234;
+  st.shared.u32 [%r4], 5678;
+WAIT:
+  bar.sync 0;
+  setp.ne.u32 %p1, %r6, 32;
+  @%p1 bra DONE;
+  add.u32 %r7, %r2, -4;
+  ld.shared.u32 %r8, [%r7];
+  ld.shared.u32 %r9, [%r4];
+  st.global.u32 [%rd1], %r1;
+  st.global.u32 [%rd1+4], %r2;
+  st.global.u32 [%rd1+8], %r3;
+  st.global.u32 [%rd1+12], %r5;
+  st.global.u32 [%rd1+16], %r8;
+  st.global.u32 [%rd1+20], %r9;
+DONE:
+  ret;
+}
+)");
+  const PlatformConfig cfg = loadPlatform("rtx3070");
+  const uint32_t reserved = cfg.sm.shared_reserved_per_cta;
+  ASSERT_GT(reserved, 0u);
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(cfg, mode);
+    Module& m = dev.loadModule(ptx, "reserved.ptx");
+    DevPtr out = dev.malloc(6 * 4);
+    dev.launch(m.kernel("k"), {1}, {64}, 0, KernelArgs().ptr(out));
+    const std::vector<uint32_t> v = dev.download<uint32_t>(out, 6);
+    EXPECT_EQ(v[0], 32u);  // 20 bytes of the kernel's own, rounded up to 16
+    EXPECT_EQ(v[1], 32u + reserved);
+    EXPECT_EQ(v[2], reserved);
+    EXPECT_EQ(v[3], 20u + reserved);
+    EXPECT_EQ(v[4], 1234u);
+    EXPECT_EQ(v[5], 5678u);
+  }
+  Device gtx(loadPlatform("gtx480"), ExecMode::Functional);
+  Module& m = gtx.loadModule(ptx, "reserved.ptx");
+  DevPtr out = gtx.malloc(6 * 4);
+  try {
+    gtx.launch(m.kernel("k"), {1}, {64}, 0, KernelArgs().ptr(out));
+    ADD_FAILURE() << "gtx480 launched a kernel that reads its reserved shared memory";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sm.shared_reserved_per_cta is 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A warp's registers come from its processing block's quarter of the register file: at 48
 // registers per thread a block's 16 K hold 10 warps, so an SM holds 40 warps (not the 42 that
 // 64 K would), 13 blocks of 3 warps. A 1024-thread block of 64 registers fills every quarter; at

@@ -1022,6 +1022,28 @@ TEST(Simt, AGlobalRowPastTheLastPageFaultsAtItsFirstLaneOutside) {
   }
 }
 
+// Warps of a block take turns in the functional engine: a warp spinning on shared memory for a
+// later warp of its block (as cooperative groups' multi-warp tiles sync) lets that warp run.
+TEST(Simt, AWarpSpinningOnSharedMemoryLetsTheOtherWarpsRun) {
+  KernelRun r(kernel(R"(
+  .shared .align 4 .b32 flag;
+  mov.u32 %r3, flag;
+  setp.lt.u32 %p1, %r12, 32;
+  @%p1 bra SPIN;
+  mov.u32 %r6, 7;
+  st.volatile.shared.u32 [%r3], %r6;
+  bra.uni DONE;
+SPIN:
+  ld.volatile.shared.u32 %r4, [%r3];
+  setp.eq.u32 %p2, %r4, 0;
+  @%p2 bra SPIN;
+DONE:
+  ld.volatile.shared.u32 %r5, [%r3];
+  st.global.u32 [%rd1], %r5;)"),
+              {1}, {64}, 64);
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], 7u) << i;
+}
+
 TEST(Simt, TrapFaults) { EXPECT_THROW(KernelRun(kernel("  trap;"), {1}, {32}, 32), KernelFault); }
 
 }  // namespace

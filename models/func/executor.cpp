@@ -294,6 +294,16 @@ uint64_t sregValue(ptx::SReg s, const LaunchState& L, const Cta& cta, uint32_t w
       return L.dynamicShared;
     case SReg::TotalSmemSize:
       return L.sharedBytes;
+    case SReg::ReservedSmemBegin:
+    case SReg::ReservedSmemOffset0:
+    case SReg::ReservedSmemOffset1:
+      return L.reservedSharedAt;
+    case SReg::ReservedSmemEnd:
+      return L.reservedSharedAt + L.reservedShared;
+    case SReg::ReservedSmemCap:
+      return L.reservedShared;
+    case SReg::AggrSmemSize:
+      return L.sharedBytes + L.reservedShared;
     // Clusters are not modelled: each block is an implicit cluster of one block.
     case SReg::ClusterIdX:
       return cta.ctaid.x;
@@ -356,7 +366,8 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
   cta.ctaid = ctaid;
   cta.linearId = linearId;
   cta.smId = smId;
-  cta.shared.assign(L_.sharedBytes, 0);
+  cta.shared.assign(
+      L_.reservedSharedMapped ? L_.reservedSharedAt + L_.reservedShared : L_.sharedBytes, 0);
   const uint64_t threads = L_.block.count();
   const uint32_t nw = L_.warpsPerCta;
   cta.warps.resize(nw);
@@ -759,6 +770,7 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
   // with cooperative_ctas.cpp's HostCheck object in this loop instead, GCC stopped inlining
   // step() into it (a call per warp instruction; docs/performance.md).
   constexpr uint64_t kHostCheck = 4096;
+  constexpr uint32_t kWarpTurn = 1u << 16;
   const bool limited = budget != nullptr && budget->active();
   auto nextCheckAt = [&] {
     return st.warpInsts + std::min(kHostCheck, budget->instructionsLeft(st.warpInsts));
@@ -769,7 +781,10 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
   while (cta.liveWarps > 0) {
     bool progress = false;
     for (Warp& w : cta.warps) {
-      while (w.state == WarpState::Ready) {
+      // A warp runs until it blocks, or for kWarpTurn instructions: then the others take their
+      // turns, so a warp that spins on shared memory for another warp of its block (cooperative
+      // groups' tiles of several warps sync that way) lets that warp get there.
+      for (uint32_t turn = 0; turn < kWarpTurn && w.state == WarpState::Ready; ++turn) {
         if (st.warpInsts >= checkAt) {
           if (auto stop = budget->check(0, st.warpInsts))
             throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));

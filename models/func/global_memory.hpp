@@ -41,6 +41,8 @@ class GlobalMemory {
   // reads and writes them through that pointer and kernels through the device. Throws InputError
   // when the device is full or the host cannot map memory there.
   uint64_t allocateShared(uint64_t bytes);
+  // True when some allocation is shared with the host.
+  bool hasShared() const { return !shared_.empty(); }
   // True when `addr` lies inside a shared allocation.
   bool isShared(uint64_t addr) const {
     auto it = shared_.upper_bound(addr);

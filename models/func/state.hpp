@@ -123,6 +123,13 @@ struct LaunchState {
   Dim3 grid, block;
   uint32_t dynamicShared = 0;
   uint32_t sharedBytes = 0;  // static + dynamic per CTA
+  // The shared memory the platform reserves per block (sm.shared_reserved_per_cta), and where a
+  // CTA's copy of it begins: after the kernel's own (16-byte aligned) when the kernel reads its
+  // %reserved_smem registers (reservedSharedMapped; the CTA's shared memory is then
+  // reservedSharedAt + reservedShared bytes), else nowhere (0).
+  uint32_t reservedShared = 0;
+  uint32_t reservedSharedAt = 0;
+  bool reservedSharedMapped = false;
   uint32_t warpsPerCta = 0;
   uint32_t smId = 0;  // not read: %smid is the CTA's (Cta::smId, from initCta)
   uint32_t numSms = 1;

@@ -15,6 +15,19 @@
 
 namespace gpusc {
 
+namespace {
+// Whether a kernel reads where its block's reserved shared memory is (%reserved_smem_offset_*).
+bool readsReservedShared(const func::Program& p) {
+  using ptx::SReg;
+  for (const func::SRegSlot& s : p.sregSlots)
+    if (s.sreg == SReg::ReservedSmemBegin || s.sreg == SReg::ReservedSmemEnd ||
+        s.sreg == SReg::ReservedSmemCap || s.sreg == SReg::ReservedSmemOffset0 ||
+        s.sreg == SReg::ReservedSmemOffset1)
+      return true;
+  return false;
+}
+}  // namespace
+
 // ---- Module ------------------------------------------------------------------------------------
 
 const Kernel& Module::kernel(const std::string& entry) {
@@ -289,6 +302,11 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
     bad(fmt::format("the kernel requires a block of {}x{}x{} (.reqntid)", p.reqntid[0],
                     std::max(1u, p.reqntid[1]), std::max(1u, p.reqntid[2])));
   const uint64_t shared = uint64_t(p.dynamicSharedOffset) + dyn;
+  if (readsReservedShared(p) && cfg_.sm.shared_reserved_per_cta == 0)
+    bad("the kernel reads %reserved_smem_offset registers (the block's reserved shared memory, "
+        "which cooperative groups use from compute capability 8.0), but the platform reserves "
+        "no shared memory per block (sm.shared_reserved_per_cta is 0; GPUs of compute "
+        "capability 8.0 and later reserve 1 KB)");
   const uint32_t perBlock = cfg_.sm.sharedPerBlock();
   if (shared > perBlock)
     bad(fmt::format(
@@ -399,6 +417,11 @@ func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const D
   L.block = block;
   L.dynamicShared = dyn;
   L.sharedBytes = k.program->dynamicSharedOffset + dyn;
+  L.reservedShared = cfg_.sm.shared_reserved_per_cta;
+  if (readsReservedShared(*k.program)) {
+    L.reservedSharedMapped = true;
+    L.reservedSharedAt = (L.sharedBytes + 15u) / 16u * 16u;
+  }
   L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
   L.numSms = cfg_.gpu.num_sms;
   L.printfLog = &printfOutput_;
@@ -615,15 +638,19 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   // A launch that runs in detail whichever group it joins (or starts) skips that first run: its
   // signature comes from the detailed run.
   // Not a cooperative launch either: its blocks spin at grid syncs for as many instructions as
-  // the timing gives, which the functional engine's count would not extrapolate.
+  // the timing gives, which the functional engine's count would not extrapolate. And no first
+  // run while memory is shared with the host program (managed or mapped memory): the host may
+  // write it while the launch runs (another host thread, or in answer to the kernel), and
+  // putting memory back would undo those writes; such a launch runs in detail at once.
   const bool sampling =
       cfg_.sampling.enabled() && !k.program->usesDeviceRuntime && !options.cooperative;
   const bool kernels = sampling && cfg_.sampling.kernels();
   if (kernels && !sampler_) sampler_ = std::make_unique<gpu::KernelSampler>(cfg_.sampling);
   const std::string identity = k.module->fileName() + ":" + k.name;
   std::optional<gpu::KernelSampler::Decision> decision;
-  if (kernels && !sampler_->detailWhereverItJoins(
-                     gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
+  if (kernels && !gmem_.hasShared() &&
+      !sampler_->detailWhereverItJoins(
+          gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
     func::GlobalMemory::Snapshot before = gmem_.snapshot();
     const size_t printed = printfOutput_.size();
     func::ExecStats trial;

@@ -107,6 +107,15 @@ enum class SReg : uint8_t {
   GlobalTimerHi,
   DynamicSmemSize,
   TotalSmemSize,
+  // The block's reserved shared memory (sm_80+: what the platform reserves per block,
+  // sm.shared_reserved_per_cta; cooperative groups keep multi-warp tiles' barriers there):
+  // where it begins and ends, its size, two offsets in it, and the block's shared memory with it.
+  ReservedSmemBegin,
+  ReservedSmemEnd,
+  ReservedSmemCap,
+  ReservedSmemOffset0,
+  ReservedSmemOffset1,
+  AggrSmemSize,
   Pm0,
   // Clusters (sm_90): every block is a cluster of one block.
   ClusterIdX,
