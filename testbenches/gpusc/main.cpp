@@ -1057,9 +1057,20 @@ int cmdBench(const BenchOptions& o) {
   const std::vector<unsigned> counts =
       o.threads.empty() ? std::vector<unsigned>{HostWorkers::available()} : o.threads;
   bool allPass = true;
+  // Without -k, a kernel the platform cannot launch (a block larger than its SMs allow, say) is
+  // left out and listed, and the others are measured; one named with -k is an error.
+  nlohmann::json refused = nlohmann::json::array();
   for (const auto& name : names) {
     const auto& entry = catalog::find(name);
-    BenchRun run = benchOnce(entry, cfg, size, mode, o.repeat, counts.front(), policy);
+    BenchRun run;
+    try {
+      run = benchOnce(entry, cfg, size, mode, o.repeat, counts.front(), policy);
+    } catch (const LaunchRefused& e) {
+      if (!o.kernels.empty()) throw;
+      fmt::print("{:<20} refused by the platform: {}\n", name, e.what());
+      refused.push_back({{"kernel", name}, {"reason", e.what()}});
+      continue;
+    }
     const double wps = run.seconds > 0 ? run.stats.warpInsts / run.seconds : 0;
     const double tps = run.seconds > 0 ? run.stats.threadInsts / run.seconds : 0;
     nlohmann::json j = {{"kernel", name},
@@ -1152,6 +1163,7 @@ int cmdBench(const BenchOptions& o) {
   if (!o.sample.empty()) command += " --sample " + o.sample;
   j["command"] = command;
   j["kernels"] = results;
+  if (!refused.empty()) j["refused"] = refused;
   j["summary"] = benchSummary(results, timing, counts);
   printBenchSummary(j["summary"]);
   if (!o.sample.empty()) {
