@@ -412,6 +412,16 @@ TEST(SweepDb, MetricsFromStats) {
   EXPECT_EQ(m["gatings"], 9);
   EXPECT_EQ(m["check_pass"], true);
   EXPECT_TRUE(m["worst_droop_pct"].is_null());  // no PDN in this run
+  EXPECT_TRUE(m["sampled"].is_null());          // simulated in full
+  EXPECT_TRUE(m["cycles_bound"].is_null());
+  // A sampled run says so: its method, its cycles' bound, its launches extrapolated.
+  nlohmann::json sampledStats = stats;
+  sampledStats["run"]["sampling"] = {
+      {"mode", "kernel"}, {"cycles_bound", 12.5}, {"launches_extrapolated", 3}};
+  const nlohmann::json s = metricsOf(sampledStats);
+  EXPECT_EQ(s["sampled"], "kernel");
+  EXPECT_DOUBLE_EQ(s["cycles_bound"].get<double>(), 12.5);
+  EXPECT_EQ(s["launches_extrapolated"], 3);
 
   // Read from a file, the per-SM and per-slice parts are left out and the metrics are the same.
   for (auto& l : stats["launches"]) {

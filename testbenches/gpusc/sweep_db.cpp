@@ -36,6 +36,11 @@ const std::vector<DbColumn>& resultColumns() {
       {"check_pass", "INTEGER", "1 the result check passed, 0 failed, null none"},
       {"complete", "INTEGER", "1 the run finished, 0 a limit or signal stopped it"},
       {"cycles", "INTEGER", "core cycles over all launches (timing mode)"},
+      {"sampled", "TEXT",
+       "sampled simulation's method when the run was sampled: its cycles and energy are "
+       "estimates and its hit rates cover the detailed part; null: simulated in full"},
+      {"cycles_bound", "REAL", "a sampled run's error bound on its cycles (95 %)"},
+      {"launches_extrapolated", "INTEGER", "a sampled run's launches extrapolated"},
       {"ipc", "REAL", "warp instructions per cycle"},
       {"warp_instructions", "INTEGER", "warp instructions executed"},
       {"thread_instructions", "INTEGER", "thread instructions executed"},
@@ -339,6 +344,11 @@ nlohmann::json metricsOf(const nlohmann::json& stats) {
   }};
   for (const auto& [column, section, key] : fromRun)
     copy(column, *section ? run.value(section, nlohmann::json()) : run, key);
+  // Sampled simulation (stats.json's run.sampling): how, and how far the cycles may be off.
+  const nlohmann::json sampling = run.value("sampling", nlohmann::json());
+  m["sampled"] = sampling.is_object() ? sampling.value("mode", nlohmann::json()) : nlohmann::json();
+  copy("cycles_bound", sampling, "cycles_bound");
+  copy("launches_extrapolated", sampling, "launches_extrapolated");
   const nlohmann::json energy = run.value("energy", nlohmann::json());
   const double seconds = run.value("simulated_seconds", 0.0);
   if (energy.is_object() && seconds > 0) {
