@@ -493,10 +493,15 @@ int cmdRun(const RunOptions& o) {
     throw InputError(
         "limits.max_cycles (--max-cycles): functional mode has no cycles; use "
         "--max-instructions or --timeout, or --mode timing");
-  if (cfg.sampling.enabled() && mode == ExecMode::Functional)
-    throw InputError(
-        "sampling.mode (--sample): functional mode runs every launch in the functional engine "
-        "already; sampling chooses what the timing model simulates: use --mode timing");
+  if (cfg.sampling.enabled() && mode == ExecMode::Functional) {
+    // Named as the user gave it: --sample, or where the key was set (the platform file's line,
+    // or --set).
+    const std::string why =
+        "functional mode runs every launch in the functional engine already; sampling chooses "
+        "what the timing model simulates: use --mode timing";
+    throw InputError(!o.sample.empty() ? "sampling.mode (--sample): " + why
+                                       : cfg.locate("sampling.mode: " + why));
+  }
   const std::string kernel =
       o.exec || !o.launch.empty() ? "" : (o.kernel.empty() ? kDefaultKernel : o.kernel);
   const catalog::Size size = catalog::parseSize(o.size);
@@ -1024,8 +1029,8 @@ int cmdBench(const BenchOptions& o) {
   // --sample: the platform sampled, for a second run of each kernel (a bad method fails here).
   std::optional<PlatformConfig> sampledCfg;
   if (cfg.sampling.enabled() && mode != ExecMode::Timing)
-    throw InputError(
-        "sampling.mode: sampling chooses what the timing model simulates: use --mode timing");
+    throw InputError(cfg.locate(
+        "sampling.mode: sampling chooses what the timing model simulates: use --mode timing"));
   if (!o.sample.empty()) {
     if (mode != ExecMode::Timing)
       throw InputError(

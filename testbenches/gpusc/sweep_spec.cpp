@@ -631,6 +631,18 @@ void resolve(SweepPoint& p, const std::string& platformWhere, const std::string&
       throw InputError(fmt::format("{}: platform: {}", platformWhere, msg));
     throw;
   }
+  // What `gpusc run` refuses after loading: sampling in functional mode (named where the spec
+  // sets sampling.mode, else where the point's platform file does).
+  if (cfg.sampling.enabled() && p.mode == "functional") {
+    const std::string why =
+        "sampling chooses what the timing model simulates, and the sweep runs in functional "
+        "mode (mode: timing)";
+    for (const auto& s : p.sets)
+      if (startsWith(s.assignment, "sampling.mode="))
+        throw InputError(fmt::format("{}: {}: {}", s.where, s.origin, why));
+    throw InputError(
+        fmt::format("{}: platform: {}", platformWhere, cfg.locate("sampling.mode: " + why)));
+  }
   // The configuration the run will resolve and write as its config.yaml.
   p.configYaml = configYaml(config::toYaml(cfg));
   p.hash = sha256Hex(pointIdentity(p, work));
