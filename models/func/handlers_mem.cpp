@@ -99,7 +99,8 @@ class WindowLanes {
   // pass of adds, subtracts and ors (which the compiler vectorizes), where resolve() branches
   // twice per lane: with `last` the highest address an access may start at (a window is far
   // below 2^63), bit 63 of addr | (last - addr) is set exactly when addr > last. The caller
-  // computes each lane's address again as it accesses it (window() + base[l] + offset).
+  // computes each lane's address again as it accesses it (window() + (base[l] + offset): the
+  // sum first, as an offset may be negative).
   [[gnu::always_inline]] bool resolveWarp(const uint64_t* base, uint64_t offset) {
     if (size_ < bytes_) return false;
     const uint64_t last = size_ - bytes_;
@@ -287,7 +288,7 @@ void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       }
       if (lanes.resolveWarp(base, offset)) {
         for (int l = 0; l < kWarpSize; ++l)
-          d[l] = loadValue<Bytes, Signed>(window + base[l] + offset);
+          d[l] = loadValue<Bytes, Signed>(window + (base[l] + offset));
         return;
       }
     }
@@ -349,7 +350,7 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         const uint64_t* x = slot(c, in.src[1]);
         uint8_t* window = lanes.window();
         for (int l = 0; l < kWarpSize; ++l)  // in lane order: the last lane's store wins
-          std::memcpy(window + base[l] + offset, &x[l], Bytes);
+          std::memcpy(window + (base[l] + offset), &x[l], Bytes);
         return;
       }
     }
