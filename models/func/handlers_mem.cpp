@@ -41,6 +41,9 @@ inline uint64_t loadValue(const uint8_t* p) {
   }
 }
 
+// The lanes of a half-warp, which the shortcuts for rows and broadcasts below take one at a time.
+constexpr int kHalfWarp = kWarpSize / 2;
+
 // The spaces that are one window of bytes for the whole instruction: the CTA's shared memory, and
 // for reads the constant bank and the kernel's parameters. resolve() returns p == nullptr for a
 // write to the read-only ones, which keep the generic path.
@@ -56,8 +59,6 @@ constexpr bool isWindow(bool write) {
 // faults are resolve()'s; the record's mask is set as the lanes are done (by the destructor, also
 // when a fault unwinds), so a fault leaves the lanes before the faulting one recorded, as
 // record() does.
-constexpr int kHalfWarp = kWarpSize / 2;
-
 template <MemSpace Space>
 class WindowLanes {
  public:
