@@ -53,6 +53,49 @@ constexpr bool isWindow(bool write) {
          (!write && (Space == MemSpace::Const || Space == MemSpace::KernelParam));
 }
 
+// Whether a half-warp's addresses (base[0..15], before the instruction's offset) are one element
+// (a broadcast: stride 0) or consecutive elements (a row: stride Bytes): the two ways a thread
+// block 16 threads wide reads a tile, which a warp does one half-row at a time. One pass of
+// subtractions, which the compiler vectorizes.
+template <unsigned Bytes>
+[[gnu::always_inline]] inline bool halfWarpBlock(const uint64_t* base, uint64_t& stride) {
+  const uint64_t first = base[0];
+  stride = base[1] - first;
+  if (stride != 0 && stride != Bytes) return false;
+  uint64_t off = 0;  // the two strides as constants, so that the compiler vectorizes each pass
+  if (stride == 0) {
+    for (int i = 0; i < kHalfWarp; ++i) off |= base[i] ^ first;
+  } else {
+    alignas(16) static constexpr auto kRow = [] {
+      std::array<uint64_t, kHalfWarp> row{};
+      for (int i = 0; i < kHalfWarp; ++i) row[i] = uint64_t(i) * Bytes;
+      return row;
+    }();
+    for (int i = 0; i < kHalfWarp; ++i) off |= (base[i] - first) ^ kRow[i];
+  }
+  return off == 0;
+}
+
+// Whether each half-warp's addresses are a broadcast or a row (halfWarpBlock): then true, with
+// each half's stride and its first lane's address with the instruction's offset (a sum of
+// integers: the offset may be negative).
+template <unsigned Bytes>
+[[gnu::always_inline]] inline bool halfWarpBlocks(const uint64_t* base, uint64_t offset,
+                                                  uint64_t (&first)[2], uint64_t (&stride)[2]) {
+  if (!halfWarpBlock<Bytes>(base, stride[0]) || !halfWarpBlock<Bytes>(base + kHalfWarp, stride[1]))
+    return false;
+  first[0] = base[0] + offset;
+  first[1] = base[kHalfWarp] + offset;
+  return true;
+}
+
+// Each lane's address of such an access, for the timing model.
+[[gnu::always_inline]] inline void recordHalfBlocks(MemRecord& r, const uint64_t (&first)[2],
+                                                    const uint64_t (&stride)[2]) {
+  for (int l = 0; l < kWarpSize; ++l)
+    r.addr[l] = first[l / kHalfWarp] + uint64_t(l % kHalfWarp) * stride[l / kHalfWarp];
+}
+
 // A window space's lanes: what resolve() and record() do for that space, with the window and the
 // record read once per instruction (in the generic loop the compiler reloads them after every
 // lane, as the record's byte-sized fields may alias them), and the record's header set once. The
@@ -130,9 +173,7 @@ class WindowLanes {
       const uint64_t end = first[h] + uint64_t(kHalfWarp - 1) * stride[h];
       if ((first[h] & (bytes_ - 1)) != 0 || first[h] > last || end > last) return false;
     }
-    if (rec_)
-      for (int l = 0; l < kWarpSize; ++l)
-        rec_->addr[l] = first[l / kHalfWarp] + uint64_t(l % kHalfWarp) * stride[l / kHalfWarp];
+    if (rec_) recordHalfBlocks(*rec_, first, stride);
     done_ = kFullMask;
     return true;
   }
@@ -153,38 +194,11 @@ class WindowLanes {
   uint32_t done_ = 0;
 };
 
-// Whether a half-warp's addresses (base[0..15], before the instruction's offset) are one element
-// (a broadcast: stride 0) or consecutive elements (a row: stride Bytes): the two ways a thread
-// block 16 threads wide reads a tile, which a warp does one half-row at a time. One pass of
-// subtractions, which the compiler vectorizes.
-template <unsigned Bytes>
-[[gnu::always_inline]] inline bool halfWarpBlock(const uint64_t* base, uint64_t& stride) {
-  const uint64_t first = base[0];
-  stride = base[1] - first;
-  if (stride != 0 && stride != Bytes) return false;
-  uint64_t off = 0;  // the two strides as constants, so that the compiler vectorizes each pass
-  if (stride == 0) {
-    for (int i = 0; i < kHalfWarp; ++i) off |= base[i] ^ first;
-  } else {
-    alignas(16) static constexpr auto kRow = [] {
-      std::array<uint64_t, kHalfWarp> row{};
-      for (int i = 0; i < kHalfWarp; ++i) row[i] = uint64_t(i) * Bytes;
-      return row;
-    }();
-    for (int i = 0; i < kHalfWarp; ++i) off |= (base[i] - first) ^ kRow[i];
-  }
-  return off == 0;
-}
-
 // A half-warp's values of a row of `Bytes`-byte elements at p, extended as loadValue extends
 // them: one copy into an array of elements, then one widening pass (both vectorized).
 template <unsigned Bytes, bool Signed>
 [[gnu::always_inline]] inline void loadHalfRow(const uint8_t* p, uint64_t* out) {
-  using U = typename Raw<std::conditional_t<
-      Bytes == 8, uint64_t,
-      std::conditional_t<Bytes == 4, uint32_t,
-                         std::conditional_t<Bytes == 2, uint16_t, uint8_t>>>>::type;
-  using Elem = std::conditional_t<Signed, std::make_signed_t<U>, U>;
+  using Elem = std::conditional_t<Signed, std::make_signed_t<UIntOfSize<Bytes>>, UIntOfSize<Bytes>>;
   Elem row[kHalfWarp];
   std::memcpy(row, p, sizeof row);
   for (int i = 0; i < kHalfWarp; ++i)
@@ -201,10 +215,8 @@ template <unsigned Bytes>
 [[gnu::always_inline]] inline bool globalHalfBlocks(ExecCtx& c, const Inst& in,
                                                     const uint64_t* base, bool write,
                                                     uint64_t (&stride)[2], uint8_t* (&p)[2]) {
-  if (!halfWarpBlock<Bytes>(base, stride[0]) || !halfWarpBlock<Bytes>(base + kHalfWarp, stride[1]))
-    return false;
-  const uint64_t offset = static_cast<uint64_t>(in.imm);
-  const uint64_t first[2] = {base[0] + offset, base[kHalfWarp] + offset};
+  uint64_t first[2];
+  if (!halfWarpBlocks<Bytes>(base, static_cast<uint64_t>(in.imm), first, stride)) return false;
   for (int h = 0; h < 2; ++h) {
     const uint64_t last = first[h] + uint64_t(kHalfWarp - 1) * stride[h];
     if ((first[h] & (Bytes - 1)) != 0 ||
@@ -220,8 +232,7 @@ template <unsigned Bytes>
     r.write = write;
     r.atomic = false;
     r.mask = kFullMask;
-    for (int l = 0; l < kWarpSize; ++l)
-      r.addr[l] = first[l / kHalfWarp] + uint64_t(l % kHalfWarp) * stride[l / kHalfWarp];
+    recordHalfBlocks(r, first, stride);
   }
   return true;
 }
@@ -247,10 +258,7 @@ template <unsigned Bytes, bool Signed>
 template <unsigned Bytes>
 [[gnu::always_inline]] inline void storeHalves(uint8_t* const (&p)[2], const uint64_t (&stride)[2],
                                                const uint64_t* x) {
-  using Elem = typename Raw<std::conditional_t<
-      Bytes == 8, uint64_t,
-      std::conditional_t<Bytes == 4, uint32_t,
-                         std::conditional_t<Bytes == 2, uint16_t, uint8_t>>>>::type;
+  using Elem = UIntOfSize<Bytes>;
   for (int h = 0; h < 2; ++h) {
     const uint64_t* in = x + h * kHalfWarp;
     if (stride[h] == 0) {
@@ -277,15 +285,12 @@ void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       const uint8_t* window = lanes.window();
       uint64_t* d = slot(c, in.dst[0]);  // may be the base: each lane's address is read first
       // Half-warps reading a broadcast or a row: one load, or a block copy, per half.
-      uint64_t stride[2];
-      if (halfWarpBlock<Bytes>(base, stride[0]) &&
-          halfWarpBlock<Bytes>(base + kHalfWarp, stride[1])) {
-        const uint64_t first[2] = {base[0] + offset, base[kHalfWarp] + offset};
-        if (lanes.resolveHalfBlocks(first, stride)) {
-          const uint8_t* p[2] = {window + first[0], window + first[1]};
-          loadHalves<Bytes, Signed>(p, stride, d);
-          return;
-        }
+      uint64_t first[2], stride[2];
+      if (halfWarpBlocks<Bytes>(base, offset, first, stride) &&
+          lanes.resolveHalfBlocks(first, stride)) {
+        const uint8_t* p[2] = {window + first[0], window + first[1]};
+        loadHalves<Bytes, Signed>(p, stride, d);
+        return;
       }
       if (lanes.resolveWarp(base, offset)) {
         for (int l = 0; l < kWarpSize; ++l)
@@ -337,15 +342,12 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     WindowLanes<Space> lanes(c, in, mask, total, true);
     if (mask == kFullMask && vec == 1) {
       const uint64_t offset = static_cast<uint64_t>(in.imm);
-      uint64_t stride[2];
-      if (halfWarpBlock<Bytes>(base, stride[0]) &&
-          halfWarpBlock<Bytes>(base + kHalfWarp, stride[1])) {
-        const uint64_t first[2] = {base[0] + offset, base[kHalfWarp] + offset};
-        if (lanes.resolveHalfBlocks(first, stride)) {
-          uint8_t* const p[2] = {lanes.window() + first[0], lanes.window() + first[1]};
-          storeHalves<Bytes>(p, stride, slot(c, in.src[1]));
-          return;
-        }
+      uint64_t first[2], stride[2];
+      if (halfWarpBlocks<Bytes>(base, offset, first, stride) &&
+          lanes.resolveHalfBlocks(first, stride)) {
+        uint8_t* const p[2] = {lanes.window() + first[0], lanes.window() + first[1]};
+        storeHalves<Bytes>(p, stride, slot(c, in.src[1]));
+        return;
       }
       if (lanes.resolveWarp(base, offset)) {
         const uint64_t* x = slot(c, in.src[1]);

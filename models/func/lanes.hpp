@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -22,12 +23,15 @@ struct BHalf {
   uint16_t bits;
 };
 
+// The unsigned integer of `Bytes` bytes (1, 2, 4 or 8).
+template <size_t Bytes>
+using UIntOfSize = std::conditional_t<
+    Bytes == 1, uint8_t,
+    std::conditional_t<Bytes == 2, uint16_t, std::conditional_t<Bytes == 4, uint32_t, uint64_t>>>;
+
 template <class T>
 struct Raw {  // the unsigned integer with T's bits
-  using type = std::conditional_t<
-      sizeof(T) == 1, uint8_t,
-      std::conditional_t<sizeof(T) == 2, uint16_t,
-                         std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  using type = UIntOfSize<sizeof(T)>;
 };
 
 // Reads lane `l` of slot array `s` as T (the low sizeof(T) bytes).
