@@ -1203,6 +1203,40 @@ TEST(L2Slice, CrossesClockDomains) {
   }
 }
 
+TEST(L2Slice, CensusCountsEachSetsLinesTouchedSinceTheStatisticsWereReset) {
+  newSimulation();
+  const PlatformConfig cfg = platform({"memory.partitions=1", "l2.slices_per_partition=1"});
+  const CacheConfig& c = cfg.l2.slice;
+  const uint32_t W = c.ways, line = c.line_bytes;
+  ASSERT_GE(W, 4u);
+  L2Bench b(cfg, 0);
+  // An earlier launch left set 0 full and two lines in set 1 (placed at cycle 0, the reset's).
+  for (uint32_t i = 0; i < W; ++i) b.l2.warm(lineIn(c, i, 0), firstBytes(line), false);
+  for (uint32_t i = 0; i < 2; ++i) b.l2.warm(lineIn(c, i, 1), firstBytes(line), false);
+  b.l2.resetStats();
+  // This launch: a hit on one of set 0's lines and a new line there (evicting another earlier
+  // one), and a new line in set 1.
+  const uint64_t gap = b.H + kNextLevel + 1;
+  b.noc.add(req(gap, lineIn(c, 0, 0), AccessKind::Load, line));
+  b.noc.add(req(2 * gap, lineIn(c, W, 0), AccessKind::Load, line));
+  b.noc.add(req(3 * gap, lineIn(c, 2, 1), AccessKind::Load, line));
+  b.run();
+  b.expectClean();
+  const auto census = [&](double growth) {
+    L2Slice::LineCensus n;
+    b.l2.census(growth, n);
+    return std::pair{n.touched, n.pending};
+  };
+  // Set 0 holds 2 lines of this launch, set 1 one: each set is still to turn over (fewer than
+  // its ways) if its touches times the growth reach its ways.
+  EXPECT_EQ(census(1.0), std::pair(uint64_t{3}, uint64_t{0}));
+  EXPECT_EQ(census(W / 2.0), std::pair(uint64_t{3}, uint64_t{2}));
+  EXPECT_EQ(census(W), std::pair(uint64_t{3}, uint64_t{3}));
+  // Statistics reset again: nothing is this launch's.
+  b.l2.resetStats();
+  EXPECT_EQ(census(double(W)), std::pair(uint64_t{0}, uint64_t{0}));
+}
+
 TEST(L2Slice, ConfigurationErrors) {
   newSimulation();
   PayloadPool pool;

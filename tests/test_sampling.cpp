@@ -645,15 +645,16 @@ TEST(WaveSampledRun, TheFunctionallyRunWavesWarmTheL2ForTheNextLaunch) {
                      &c = cold.launches.back();
   ASSERT_EQ(f.kernel, "add_offsets");
   // The full run's add_offsets hits in the L2 for under 1 % of its loads, the warmed one too;
-  // the cold one hits for most of its detailed part's.
+  // the cold one hits for a quarter or more of its detailed part's (scan_blocks' detailed CTAs
+  // left the lines of their blocks, and it runs them until it has turned the L2 over).
   EXPECT_LT(double(l2Hits(f)), 0.01 * double(loads(f)));
   EXPECT_LT(double(l2Hits(w)), 0.01 * double(loads(w)));
-  EXPECT_GT(double(l2Hits(c)), 0.5 * double(loads(c)));
+  EXPECT_GT(double(l2Hits(c)), 0.25 * double(loads(c)));
   const auto err = [&](const LaunchRecord& l) {
     return std::abs(double(l.timing->cycles) / double(f.timing->cycles) - 1.0);
   };
-  EXPECT_LT(err(w), 0.03);
-  EXPECT_GT(err(c), 0.10);
+  EXPECT_LT(err(w), 0.01);
+  EXPECT_GT(err(c), 0.04);
 }
 
 // On two host threads the functional engine runs the launch's rest, and an extrapolated

@@ -15,10 +15,22 @@ namespace {
 // Drives `w` through a launch of `total` CTAs, `perWave` at once, in lockstep waves: wave k
 // (from 1) takes cycles[k-1] and issues `instsPerWave` warp instructions; every CTA of a wave
 // finishes at its end and the next wave's start at once. Returns the CTAs started in all.
+// With `l2Lines`, the launch has an L2 of one set of that many ways, full of an earlier
+// launch's lines, and each CTA touches `linesPerCta` new ones as it starts (the census
+// cache::L2Slice::census takes of such a set).
 uint64_t drive(WaveSampler& w, uint64_t total, uint64_t perWave,
-               const std::vector<uint64_t>& cycles, uint64_t instsPerWave) {
-  w.begin(total, perWave, 0);
+               const std::vector<uint64_t>& cycles, uint64_t instsPerWave, uint64_t l2Lines = 0,
+               uint64_t linesPerCta = 0) {
   uint64_t now = 0, insts = 0, started = std::min(total, perWave), finished = 0, limit = total;
+  if (l2Lines)
+    w.watchL2([&](double growth) {
+      WaveSampler::L2Census c;
+      c.touched = std::min(l2Lines, linesPerCta * started);
+      if (c.touched < l2Lines && double(c.touched) * growth >= double(l2Lines))
+        c.pending = c.touched;
+      return c;
+    });
+  w.begin(total, perWave, 0);
   for (size_t k = 0; finished < started; ++k) {
     const uint64_t inWave = started - finished;
     now += cycles.at(std::min(k, cycles.size() - 1));
@@ -51,7 +63,9 @@ TEST(WaveSampler, StopsWhenTheLastWavesRateMatchesTheWavesBefore) {
   EXPECT_DOUBLE_EQ(e.ipc, 10.0);
   EXPECT_DOUBLE_EQ(e.extrapolated, 9500.0);
   EXPECT_DOUBLE_EQ(e.cycles, 10200.0);
-  EXPECT_DOUBLE_EQ(e.boundPct, 0.0);  // the compared waves are identical
+  // The compared waves are identical: the bound is the drain's, half a wave (10 CTAs of the
+  // 950 extrapolated in 9,500 cycles).
+  EXPECT_DOUBLE_EQ(e.boundPct, 100.0 * 0.5 * 9500.0 * 10 / 950 / 10200.0);
 }
 
 TEST(WaveSampler, WaitsWhileTheRateStillDrifts) {
@@ -97,7 +111,12 @@ TEST(WaveSampler, BoundIsTheRatesStandardErrorAndDriftOnTheExtrapolatedPart) {
   const double spread = WaveSampler::relativeSpread({e.rates[2], e.rates[3]});
   EXPECT_GT(spread, 0.0);
   // A 95 % interval of the mean of two rates: t(1) = 12.706 standard errors.
-  EXPECT_NEAR(e.boundPct, 100.0 * 12.7062047 * spread / std::sqrt(2.0) * e.extrapolated / e.cycles,
+  const uint64_t rest = 1000 - w.ctasDetailed();
+  EXPECT_NEAR(e.boundPct,
+              100.0 *
+                  (12.7062047 * spread / std::sqrt(2.0) * e.extrapolated +
+                   0.5 * e.extrapolated * 10 / double(rest)) /
+                  e.cycles,
               1e-5);
   EXPECT_DOUBLE_EQ(e.cycles, 1000.0 + e.extrapolated);
   EXPECT_NEAR(e.extrapolated, 90000.0 / e.ipc, 1e-6);
@@ -119,4 +138,33 @@ TEST(WaveSampler, ComparesMoreWavesWhenTheyAreNoisy) {
   WaveSampler q(2.0, 2);
   drive(q, 4000, 10, {300, 100}, 1000);
   EXPECT_EQ(q.windows().size(), 5u);
+}
+
+TEST(WaveSampler, ComparesOnlyWavesAfterTheLaunchHasTurnedTheL2Over) {
+  // 100 waves of 10 CTAs, an L2 of 1,000 lines, 10 new lines touched per CTA: the launch turns
+  // the L2 over in wave 10 (100 CTAs started); its waves take 100 cycles until then and 120
+  // after (write-backs of its own dirty lines).
+  std::vector<uint64_t> cycles = {300};
+  for (int k = 2; k <= 10; ++k) cycles.push_back(100);
+  cycles.push_back(120);
+  WaveSampler w(2.0, 2);
+  const uint64_t started = drive(w, 1000, 10, cycles, 1000, 1000, 10);
+  ASSERT_TRUE(w.stopped());
+  // Waves 1 to 10 are warm-up; 11-12 against 13-14 agree at the end of wave 14.
+  EXPECT_EQ(w.warmupWindows(), 10u);
+  EXPECT_EQ(started, 140u);
+  const WaveSampler::Estimate e = w.estimate(0, 0);
+  EXPECT_DOUBLE_EQ(e.ipc, 1000.0 / 120.0);
+  // Without the L2 the sampler stops in the fast waves and extrapolates at their rate.
+  WaveSampler blind(2.0, 2);
+  EXPECT_EQ(drive(blind, 1000, 10, cycles, 1000), 50u);
+  EXPECT_DOUBLE_EQ(blind.estimate(0, 0).ipc, 10.0);
+  // A launch whose lines fit (1 per CTA: 1,000 in all, in an L2 of 1,001) stops as early.
+  WaveSampler fits(2.0, 2);
+  EXPECT_EQ(drive(fits, 1000, 10, cycles, 1000, 1001, 1), 50u);
+  EXPECT_EQ(fits.warmupWindows(), 1u);
+  // One that would, but slowly (2 per CTA: the L2 turns over in wave 50), waits for it too.
+  WaveSampler slow(2.0, 2);
+  EXPECT_EQ(drive(slow, 1000, 10, cycles, 1000, 1000, 2), 540u);
+  EXPECT_EQ(slow.warmupWindows(), 50u);
 }

@@ -486,8 +486,23 @@ nlohmann::json L2Slice::statsJson() const {
   return j;
 }
 
+void L2Slice::census(double growth, LineCensus& c) const {
+  if (!enabled_) return;
+  const uint32_t ways = core_.usableWays();
+  for (uint32_t set = 0; set < core_.sets(); ++set) {
+    uint64_t touched = 0;
+    for (uint32_t way = 0; way < ways; ++way) {
+      const LineState& l = core_.line(set, way);
+      touched += l.valid && l.lastAccess > statsSince_;
+    }
+    c.touched += touched;
+    if (touched < ways && double(touched) * growth >= double(ways)) c.pending += touched;
+  }
+}
+
 void L2Slice::resetStats() {
   stats_ = DataCacheStats{};
+  statsSince_ = clock_.now();
   heldSince_ = std::max(heldSince_, clock_.now());
   power_.beginWindow(clock_.now());
 }

@@ -79,6 +79,14 @@ class L2Slice : public sc_core::sc_module {
   const CacheCore& core() const { return core_; }
   const Clock& clock() const { return clock_; }
   bool enabled() const { return enabled_; }
+  // Which lines the work since the statistics were reset (a launch) holds (wave sampling,
+  // gpu/wave_sampler.hpp). A set's lines accessed or placed since then are its `touched`; they
+  // count as `pending` too when they are fewer than its ways (the set still holds lines from
+  // before, which LRU replacement evicts first) but would not be at `growth` times as many.
+  struct LineCensus {
+    uint64_t touched = 0, pending = 0;
+  };
+  void census(double growth, LineCensus& c) const;
   uint32_t slice() const { return slice_; }
   uint32_t partition() const { return partition_; }
   // The slice-local address of a device address of this slice, and back.
@@ -181,6 +189,7 @@ class L2Slice : public sc_core::sc_module {
   Stall heldFor_ = Stall::None;
   uint64_t heldAt_ = 0;  // cycle held_ arrived
   uint64_t heldSince_ = 0;
+  uint64_t statsSince_ = 0;  // the cycle the statistics were reset
   uint64_t retryAt_ = 0;     // bank conflicts: when the bank is free
   uint32_t forwarded_ = 0;   // passed-through requests not yet answered (no L2)
   uint32_t writeBacks_ = 0;  // write-backs not yet acknowledged

@@ -14,7 +14,8 @@
 // mode wave: within a launch that runs in detail, CTA waves (as many CTAs as the GPU holds at
 // once) run in the cycle-level model until the warp instructions per cycle of the last h waves
 // agree within wave_stable_pct with the h waves before them, and their mean is known within it
-// (h from wave_windows up); then CTAs start only until whole waves are left, the started ones
+// (h from wave_windows up; waves before the launch has turned the L2 over, if it would, are
+// warm-up); then CTAs start only until whole waves are left, the started ones
 // finish, and the functional engine runs the rest. Their warp instructions at the last h waves'
 // rate give the launch's remaining cycles (gpu/wave_sampler.hpp).
 //
@@ -77,8 +78,9 @@ struct SamplingConfig : config::Section {
             "Wave sampling: a launch's rate is stable when the warp instructions per cycle of its "
             "last h CTA waves differ from those of the h waves before them by at most this, in "
             "%, and twice the standard error of their mean rate is within it too (h from "
-            "wave_windows up, as the waves' spread needs; the first wave, the warm-up, is never "
-            "compared)",
+            "wave_windows up, as the waves' spread needs; the warm-up waves are never compared: "
+            "the first, and those before the launch has turned the L2 over where it would: "
+            "docs/sampling.md)",
             config::Range<double>{0.01, 100.0});
     v.field("wave_windows", wave_windows,
             "Wave sampling: the least h, the number of consecutive CTA waves (the last) whose "

@@ -724,6 +724,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     w.detailedCycles = rec.timing->cycles;
     w.detailedInsts = rec.stats.warpInsts;
     for (const gpu::WaveSampler::Window& x : waves->windows()) w.waveIpc.push_back(x.ipc());
+    w.warmupWaves = waves->warmupWindows();
     func::ExecStats rest;
     // The memory units per access in the launch's signature come from its detailed CTAs:
     // counting them slows the functional engine.

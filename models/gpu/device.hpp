@@ -111,7 +111,8 @@ struct WaveSample {
   double ipc = 0;                 // the last h waves' warp instructions per cycle
   uint32_t wavesCompared = 0;     // h: the last h waves' rate against the h before
   double driftPct = 0;            // how far those two rates differ
-  std::vector<double> waveIpc;    // every complete wave's, in order (the first is warm-up)
+  std::vector<double> waveIpc;    // every complete wave's, in order
+  uint64_t warmupWaves = 0;       // the first waves, never compared (WaveSampler::warmupWindows)
   double boundPct = 0;            // the launch's cycles' error bound
 };
 

@@ -337,6 +337,12 @@ void Gpu::hostWrote(uint64_t addr, uint64_t bytes) {
                  });
 }
 
+cache::L2Slice::LineCensus Gpu::l2Census(double growth) const {
+  cache::L2Slice::LineCensus c;
+  for (const auto& s : l2_) s->census(growth, c);
+  return c;
+}
+
 void Gpu::warmL2(const func::AccessLog& log) {
   if (!hierarchy() || !cfg_.l2.slice.enabled) return;
   const AddressMap map(cfg_);

@@ -82,6 +82,9 @@ class Gpu : public sc_core::sc_module {
   // L2 slice `slice` (partition-major: l2.slices_per_partition per partition).
   cache::L2Slice& l2(uint32_t slice) { return *l2_[slice]; }
   uint32_t l2Slices() const { return static_cast<uint32_t>(l2_.size()); }
+  // The L2's lines the work since resetMemoryStats (a launch) touched, over all slices
+  // (L2Slice::census; nothing without an L2).
+  cache::L2Slice::LineCensus l2Census(double growth) const;
   // The host wrote [addr, addr + bytes) of device memory: with l2.host_writes write-back or
   // write-through (and an L2), each L2 line it touches takes the bytes written
   // (L2Slice::hostWrite), in address order. Nothing otherwise. Between launches only.

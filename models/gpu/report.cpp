@@ -255,6 +255,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
                      {"waves_compared", w.wavesCompared},
                      {"drift_pct", w.driftPct},
                      {"wave_ipc", w.waveIpc},
+                     {"warmup_waves", w.warmupWaves},
                      {"cycles_bound_pct", w.boundPct}};
     }
     if (!s.detail) {

@@ -235,6 +235,11 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     }
   sm::KernelContext k{&ex, codeBase, &cs, cs.reportsEvaluations(), shared};
   for (sm::Sm* s : sms) s->beginKernel(k);
+  if (waves)
+    waves->watchL2([&g](double growth) {
+      const cache::L2Slice::LineCensus c = g.l2Census(growth);
+      return WaveSampler::L2Census{c.touched, c.pending};
+    });
   cs.setWaveSampler(waves);
   struct ForgetWaves {
     CtaScheduler& c;

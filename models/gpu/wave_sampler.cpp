@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "common/statistics.hpp"
 
@@ -9,6 +10,10 @@ namespace gpusc::gpu {
 
 WaveSampler::WaveSampler(double stablePct, uint32_t windows)
     : stablePct_(stablePct), compare_(std::max(2u, windows)) {}
+
+void WaveSampler::watchL2(std::function<L2Census(double growth)> census) {
+  l2Census_ = std::move(census);
+}
 
 void WaveSampler::begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start) {
   total_ = totalCtas;
@@ -18,10 +23,22 @@ void WaveSampler::begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start
   windows_.clear();
   stoppedAt_.reset();
   half_ = 0;
+  firstCompared_ = 1;
+  l2Waiting_ = false;
+}
+
+bool WaveSampler::l2Settled(uint64_t started) {
+  if (!l2Census_ || started == 0) return true;
+  const L2Census c = l2Census_(double(total_) / double(started));
+  const bool waiting = double(c.pending) > stablePct_ / 100.0 * double(c.touched);
+  const bool settled = !waiting && !l2Waiting_;  // the window it settled in is warm-up too
+  l2Waiting_ = waiting;
+  if (!settled) firstCompared_ = windows_.size();
+  return settled;
 }
 
 std::vector<WaveSampler::Window> WaveSampler::compared(size_t half) const {
-  if (half == 0 || windows_.size() < 2 * half + 1) return {};
+  if (half == 0 || windows_.size() < firstCompared_ + 2 * half) return {};
   return {windows_.end() - ptrdiff_t(2 * half), windows_.end()};
 }
 
@@ -55,6 +72,7 @@ std::optional<uint64_t> WaveSampler::ctaFinished(uint64_t now, uint64_t finished
   lastInsts_ = n;
   // Stopping gains nothing unless a wave of CTAs is still to start.
   if (total_ - started < perWave_) return std::nullopt;
+  if (!l2Settled(started)) return std::nullopt;
   const double tol = stablePct_ / 100.0;
   if (tol <= 0) return std::nullopt;
   for (size_t h = compare_;;) {
@@ -101,7 +119,13 @@ WaveSampler::Estimate WaveSampler::estimate(uint64_t detailedCycles, uint64_t re
           relativeSpread(std::vector<double>(e.rates.begin() + ptrdiff_t(half_), e.rates.end())) /
           std::sqrt(double(half_)) +
       e.driftPct / 100.0;
-  e.boundPct = e.cycles > 0 ? 100.0 * rel * e.extrapolated / e.cycles : 0.0;
+  // The launch's drain (its last CTAs finishing while none start) comes at the cut instead of
+  // at its end: half a wave's cycles at that rate.
+  const uint64_t restCtas = total_ - *stoppedAt_;
+  const double drain =
+      restCtas ? 0.5 * e.extrapolated * double(std::min(perWave_, restCtas)) / double(restCtas)
+               : 0.0;
+  e.boundPct = e.cycles > 0 ? 100.0 * (rel * e.extrapolated + drain) / e.cycles : 0.0;
   return e;
 }
 

@@ -26,12 +26,36 @@
 // CTAs finish staggered (the GPU then works through CTAs at a steady rate) or in lockstep waves
 // (where a partial last wave takes as long as a whole one): the partial wave runs in detail.
 //
+// Until the launch has turned the L2 over. A launch whose lines outgrow the L2 changes its rate
+// when they do: before, each new line evicts one an earlier launch left (LRU replacement takes
+// the least recently used, and a line the launch touches becomes its own); after, it evicts the
+// launch's own, and the dirty ones among them are written back to DRAM. transpose_padded on
+// stream-4x4 (8 slices of 256 KB) takes 21,300 to 23,300 cycles per 100 CTAs for its first 200
+// CTAs, then 25,100 to 26,700 for the other 2,761; with an L2 four times as large the change
+// comes near CTA 1,100, with one a quarter as large not at all. backprop's last launch on
+// stream-11x11 (small size) takes 1,300 to 1,400 cycles per wave of 110 CTAs for 11 waves and
+// then 3,846 and 5,271, once its stores' lines start to leave. So the sampler asks the L2 for a
+// census at each window end: per set, the lines the launch has touched so far, and whether that
+// is fewer than the set's ways but would not be at its CTAs' count over those started so far
+// times as many (the set is still to turn over). While the sets still to turn over hold more
+// than `stablePct` of the launch's lines, its windows are warm-up, and so is the window after
+// which they no longer do: the compared waves come after.
+//
 // Estimate. The launch's cycles are the detailed cycles (its start to its last started CTA's
 // end, which holds the launch's ramp-down) plus the functionally run CTAs' warp instructions at
 // the last h waves' rate. The error bound on the extrapolated cycles is the statistical error
 // of that rate (a 95 % interval: Student's t with h - 1 degrees of freedom times its standard
 // error, the waves' spread over sqrt(h)) plus the drift still seen (the last h waves' rate
-// against the h before, relative).
+// against the h before, relative). To that the bound adds half a wave's cycles at the rate, for
+// the drain: a launch ends with its last CTAs finishing while none start, and the cut moves
+// that drain from the launch's end to the cut. A drain takes between nothing more than its
+// CTAs' share of steady progress (CTAs in lockstep waves) and a wave's time more (staggered
+// CTAs: the last started finishes a wave's time later while the SMs empty), so the sampled
+// run's drain and the full run's differ by up to a wave's time, by half of one or less in three
+// cases of four when the two lie anywhere in that range alike. (The catalog at small size on six
+// platforms, docs/sampling.md: sobel on stream-8x8 ran all but its last wave in detail and
+// missed by +0.40 % against a bound of 0.08 % from the rate alone, its drain at the cut taking
+// 2,160 cycles after the last whole wave where the full run's took 1,669.)
 //
 // Pure logic: the CTA scheduler reports finished CTAs and asks whether to go on starting them.
 #pragma once
@@ -46,6 +70,15 @@ namespace gpusc::gpu {
 class WaveSampler {
  public:
   WaveSampler(double stablePct, uint32_t windows);
+
+  // The L2's lines the launch has touched, and those of them in sets it has yet to fill with
+  // lines of its own but would at `growth` times its touches so far (cache::L2Slice::census).
+  struct L2Census {
+    uint64_t touched = 0, pending = 0;
+  };
+  // The L2 the launches run with (none: the launch's rate does not wait for it), asked at window
+  // ends with growth = the launch's CTAs / the CTAs started.
+  void watchL2(std::function<L2Census(double growth)> census);
 
   // A launch of `totalCtas` starts at cycle `start`, `ctasPerWave` at once.
   void begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start);
@@ -66,6 +99,9 @@ class WaveSampler {
   uint64_t ctasDetailed() const { return stoppedAt_.value_or(total_); }
   uint64_t ctasPerWave() const { return perWave_; }
   const std::vector<Window>& windows() const { return windows_; }
+  // The windows that could not be compared: the first and, for a launch that turned the L2
+  // over, every one up to that in which it did.
+  uint64_t warmupWindows() const { return firstCompared_; }
 
   struct Estimate {
     double cycles = 0;          // the launch's: detailed plus extrapolated
@@ -83,8 +119,12 @@ class WaveSampler {
   static double relativeSpread(const std::vector<double>& v);
 
  private:
-  // The last 2 x `half` windows (half_ at the stop).
+  // The last 2 x `half` windows (half_ at the stop); none unless they all follow the warm-up.
   std::vector<Window> compared(size_t half) const;
+  // Whether the windows from now on may be compared as far as the L2 goes: false (and the
+  // windows so far are warm-up) while the launch, `started` CTAs in, has yet to turn over sets
+  // of the L2 holding more than stablePct of its lines, or did so in the window just closed.
+  bool l2Settled(uint64_t started);
   // Warp instructions per cycle over windows [from, to).
   static double rate(std::vector<Window>::const_iterator from,
                      std::vector<Window>::const_iterator to);
@@ -95,6 +135,9 @@ class WaveSampler {
   uint64_t total_ = 0, perWave_ = 1;
   uint64_t lastEnd_ = 0, lastInsts_ = 0;  // where the current window starts
   std::vector<Window> windows_;
+  size_t firstCompared_ = 1;  // windows before it are warm-up
+  std::function<L2Census(double)> l2Census_;
+  bool l2Waiting_ = false;  // the last census found sets still to turn over
   std::optional<uint64_t> stoppedAt_;
 };
 
