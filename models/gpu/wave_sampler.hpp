@@ -38,8 +38,9 @@
 // census at each window end: per set, the lines the launch has touched so far, and whether that
 // is fewer than the set's ways but would not be at its CTAs' count over those started so far
 // times as many (the set is still to turn over). While the sets still to turn over hold more
-// than `stablePct` of the launch's lines, its windows are warm-up, and so is the window after
-// which they no longer do: the compared waves come after.
+// than `stablePct` of the launch's lines, its windows are warm-up, and so is the window at
+// whose end they first no longer do: the compared waves come after. (The census follows LRU's
+// order; under FIFO or random replacement it approximates when a set turns over.)
 //
 // Estimate. The launch's cycles are the detailed cycles (its start to its last started CTA's
 // end, which holds the launch's ramp-down) plus the functionally run CTAs' warp instructions at
