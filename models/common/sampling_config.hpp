@@ -15,9 +15,9 @@
 // once) run in the cycle-level model until the warp instructions per cycle of the last h waves
 // agree within wave_stable_pct with the h waves before them, and their mean is known within it
 // (h from wave_windows up; waves before the launch has turned the L2 over, if it would, are
-// warm-up); then CTAs start only until whole waves are left, the started ones
-// finish, and the functional engine runs the rest. Their warp instructions at the last h waves'
-// rate give the launch's remaining cycles (gpu/wave_sampler.hpp).
+// warm-up); then CTAs start only until whole waves are left, the started ones finish, and the
+// functional engine runs the rest. Their warp instructions at the last h waves' rate give the
+// launch's remaining cycles (gpu/wave_sampler.hpp).
 //
 // mode kernel+wave: both.
 #pragma once

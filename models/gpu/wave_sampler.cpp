@@ -120,11 +120,8 @@ WaveSampler::Estimate WaveSampler::estimate(uint64_t detailedCycles, uint64_t re
           std::sqrt(double(half_)) +
       e.driftPct / 100.0;
   // The launch's drain (its last CTAs finishing while none start) comes at the cut instead of
-  // at its end: half a wave's cycles at that rate.
-  const uint64_t restCtas = total_ - *stoppedAt_;
-  const double drain =
-      restCtas ? 0.5 * e.extrapolated * double(std::min(perWave_, restCtas)) / double(restCtas)
-               : 0.0;
+  // at its end: half a wave's cycles at that rate (the cut leaves whole waves, at least one).
+  const double drain = 0.5 * e.extrapolated * double(perWave_) / double(total_ - *stoppedAt_);
   e.boundPct = e.cycles > 0 ? 100.0 * (rel * e.extrapolated + drain) / e.cycles : 0.0;
   return e;
 }
