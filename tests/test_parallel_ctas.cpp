@@ -5,9 +5,12 @@
 
 #include "catalog.hpp"
 #include "common/error.hpp"
+#include "common/host_workers.hpp"
 #include "func/access_log.hpp"
+#include "func/decoder.hpp"
 #include "func/parallel_ctas.hpp"
 #include "gpu/device.hpp"
+#include "ptx/parser.hpp"
 #include "support/ptx_harness.hpp"
 
 using namespace gpusc;
@@ -212,4 +215,157 @@ TEST(AccessLog, ThreadsLogsMergeIntoTheOneThreadLogInBlockOrder) {
   EXPECT_EQ(got, want);
   func::AccessLog small(capacity - 1);
   EXPECT_THROW(merged.mergeByCta({&small}), InternalError);
+}
+
+namespace {
+
+// k(in, out): thread i of the grid copies in[i] to out[i], unless its block is 3 or at least
+// `faultFrom`, whose threads store outside every allocation. Decoded and run without a Device.
+struct CopyKernel {
+  std::unique_ptr<ptx::Module> mod;
+  func::ModuleSymbols syms;
+  std::unique_ptr<func::Program> prog;
+  explicit CopyKernel(bool faults) {
+    mod = ptx::parseModule(module(std::string(R"(
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r4, %r2, %r3, %r1;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.u32 %r5, [%rd4];
+)") +
+                                  (faults ? R"(
+  setp.eq.u32 %p1, %r2, 3;
+  setp.ge.u32 %p2, %r2, 290;
+  or.pred %p1, %p1, %p2;
+  @%p1 mov.u64 %rd5, 64;
+)"
+                                          : "") +
+                                  R"(
+  st.global.u32 [%rd5], %r5;
+  ret;
+}
+)"),
+                           "copy.ptx");
+    func::layoutConstBank(*mod, syms);
+    prog = func::decodeKernel(*mod, *mod->findFunction("k"), syms);
+  }
+};
+
+struct CopyRun {
+  func::GlobalMemory g{uint64_t(1) << 30};
+  uint64_t in = 0, out = 0;
+  func::LaunchState L;
+  CopyRun(const CopyKernel& k, uint32_t ctas) {
+    const uint64_t bytes = uint64_t(ctas) * 64 * 4;
+    in = g.allocate(bytes);
+    out = g.allocate(bytes);
+    std::vector<uint32_t> v(ctas * 64);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = uint32_t(i * 7 + 1);
+    g.write(in, v.data(), bytes);
+    L.prog = k.prog.get();
+    L.gmem = &g;
+    L.params.assign(k.prog->paramBytes, 0);
+    std::memcpy(L.params.data() + k.prog->params[0].offset, &in, 8);
+    std::memcpy(L.params.data() + k.prog->params[1].offset, &out, 8);
+    L.constBank = &k.syms.constBank;
+    L.grid = {ctas, 1, 1};
+    L.block = {64, 1, 1};
+    L.sharedBytes = k.prog->dynamicSharedOffset;
+    L.warpsPerCta = 2;
+    L.numSms = 15;
+  }
+  std::vector<uint32_t> output(uint32_t ctas) {
+    std::vector<uint32_t> v(ctas * 64);
+    g.read(out, v.data(), v.size() * 4);
+    return v;
+  }
+};
+
+struct Logged {
+  uint64_t line;
+  uint8_t sectors;
+  bool write;
+  bool operator==(const Logged& o) const {
+    return line == o.line && sectors == o.sectors && write == o.write;
+  }
+};
+std::vector<Logged> entries(const func::AccessLog& log) {
+  std::vector<Logged> v;
+  log.forEach([&](const func::AccessLog::Entry& e) { v.push_back({e.line, e.sectors, e.write}); });
+  return v;
+}
+
+}  // namespace
+
+// CTAs whose order cannot matter, logged for the L2 by their last CTAs alone, on one thread and
+// on two, leave the log, memory and statistics of every CTA run in order with logging: with a log
+// that keeps fewer entries than the CTAs make (each CTA of two warps logs a load and a store per
+// warp: 4 entries) and with one that keeps them all.
+TEST(ParallelCtas, LoggingOnlyTheLastBlocksLeavesTheLogOfEveryBlockInOrder) {
+  const CopyKernel k(false);
+  constexpr uint32_t kCtas = 300;
+  for (size_t capacity : {size_t(50), size_t(4 * kCtas + 10)}) {
+    CopyRun ref(k, kCtas);
+    func::AccessLog all(capacity);
+    ref.L.accessLog = &all;
+    func::ExecStats want;
+    {
+      func::Executor ex(ref.L);
+      func::Cta cta;
+      for (uint64_t id = 0; id < kCtas; ++id) {
+        ex.initCta(cta, ref.L.grid.ctaOf(id), id, uint32_t(id % 15));
+        all.setCta(uint32_t(id));
+        ex.runCta(cta, want);
+      }
+    }
+    ASSERT_EQ(all.logged(), 4u * kCtas);
+    HostWorkers two(2);
+    for (HostWorkers* team : {static_cast<HostWorkers*>(nullptr), &two}) {
+      CopyRun run(k, kCtas);
+      func::AccessLog tail(capacity);
+      run.L.accessLog = &tail;
+      func::ExecStats got;
+      func::runCtasLoggingTheLast(team, run.L, 0, kCtas, got, nullptr, {}, 1.0);
+      const std::string what = (team ? "two threads" : "one thread") + std::string(", capacity ") +
+                               std::to_string(capacity);
+      EXPECT_TRUE(entries(tail) == entries(all)) << what;
+      EXPECT_EQ(tail.size(), std::min<size_t>(capacity, 4 * kCtas)) << what;
+      EXPECT_EQ(got.warpInsts, want.warpInsts) << what;
+      EXPECT_EQ(got.ctas, uint64_t(kCtas)) << what;
+      EXPECT_EQ(run.output(kCtas), ref.output(kCtas)) << what;
+      // The CTAs that logged: only a few more than the 13 whose 52 entries cover 50.
+      if (capacity == 50) {
+        EXPECT_LT(tail.logged(), 4u * 32) << what;
+      }
+    }
+  }
+}
+
+// Blocks 3 and 290 up fault: the last blocks, run first, fault, yet the fault given is block
+// 3's, as in order.
+TEST(ParallelCtas, LoggingOnlyTheLastBlocksStillGivesTheLowestBlocksFault) {
+  const CopyKernel k(true);
+  HostWorkers two(2);
+  for (HostWorkers* team : {static_cast<HostWorkers*>(nullptr), &two}) {
+    CopyRun run(k, 300);
+    func::AccessLog log(50);
+    run.L.accessLog = &log;
+    func::ExecStats st;
+    try {
+      func::runCtasLoggingTheLast(team, run.L, 0, 300, st, nullptr, {}, 1.0);
+      ADD_FAILURE() << "no fault";
+    } catch (const KernelFault& e) {
+      EXPECT_NE(std::string(e.what()).find("of block (3,0,0)"), std::string::npos) << e.what();
+    }
+  }
 }

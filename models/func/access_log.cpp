@@ -6,7 +6,7 @@
 
 namespace gpusc::func {
 
-AccessLog::AccessLog(size_t capacity) : ring_(std::max<size_t>(capacity, 1)) {}
+AccessLog::AccessLog(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
 
 void AccessLog::record(const MemRecord& r) {
   if (r.mask == 0 || r.space != MemSpace::Global) return;
@@ -45,18 +45,25 @@ void AccessLog::record(const MemRecord& r) {
 void AccessLog::mergeByCta(const std::vector<const AccessLog*>& parts) {
   std::vector<Entry> all;
   for (const AccessLog* p : parts) {
-    if (p->ring_.size() < ring_.size())
+    if (p->capacity_ < capacity_)
       throw InternalError("AccessLog::mergeByCta: a part keeps fewer entries than the log");
     p->forEach([&](const Entry& e) { all.push_back(e); });
   }
   // Stable: a CTA's entries come from one part, in the order it logged them.
   std::stable_sort(all.begin(), all.end(),
                    [](const Entry& a, const Entry& b) { return a.cta < b.cta; });
-  const size_t keep = std::min(all.size(), ring_.size());
+  const size_t keep = std::min(all.size(), capacity_);
   for (size_t i = all.size() - keep; i < all.size(); ++i) {
     cta_ = all[i].cta;
     push(all[i].line, all[i].sectors, all[i].write);
   }
+}
+
+void AccessLog::append(const AccessLog& other) {
+  other.forEach([&](const Entry& e) {
+    cta_ = e.cta;
+    push(e.line, e.sectors, e.write);
+  });
 }
 
 }  // namespace gpusc::func

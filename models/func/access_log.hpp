@@ -25,7 +25,8 @@ class AccessLog {
     uint32_t cta;  // the tag set when it was logged (setCta): which CTA made the access
   };
 
-  // Keeps the latest `capacity` entries (at least 1).
+  // Keeps the latest `capacity` entries (at least 1). The ring grows as entries come, up to
+  // that: a log that takes few costs little.
   explicit AccessLog(size_t capacity);
 
   // Logs the global accesses of `r` (a warp instruction's MemRecord); others are ignored.
@@ -33,19 +34,22 @@ class AccessLog {
   // Entries logged in all (of a merge: those it took), and those kept (the latest
   // min(logged, capacity)).
   uint64_t logged() const { return logged_; }
-  size_t capacity() const { return ring_.size(); }
-  size_t size() const { return logged_ < ring_.size() ? size_t(logged_) : ring_.size(); }
+  size_t capacity() const { return capacity_; }
+  size_t size() const { return ring_.size(); }  // min(logged, capacity)
   // Calls f(entry) for every kept entry, oldest first.
   template <class F>
   void forEach(F&& f) const {
-    const size_t n = size();
-    size_t i = logged_ < ring_.size() ? 0 : size_t(logged_ % ring_.size());
+    const size_t n = ring_.size();
+    size_t i = logged_ < capacity_ ? 0 : size_t(logged_ % capacity_);
     for (size_t k = 0; k < n; ++k) {
       f(ring_[i]);
-      if (++i == ring_.size()) i = 0;
+      if (++i == n) i = 0;
     }
   }
-  void clear() { logged_ = 0; }
+  void clear() {
+    logged_ = 0;
+    ring_.clear();  // keeps its allocation
+  }
 
   // The tag of the entries logged from now on: the CTA (relative to the first of its run) whose
   // warp instructions they come from, when several logs share a launch (mergeByCta).
@@ -56,13 +60,19 @@ class AccessLog {
   // capacity at least (a part then holds every entry of its own that is among the latest of
   // all).
   void mergeByCta(const std::vector<const AccessLog*>& parts);
+  // Logs, after what this log holds, the entries `other` keeps, in its order, with their tags.
+  void append(const AccessLog& other);
 
  private:
   void push(uint64_t line, uint8_t sectors, bool write) {
-    ring_[size_t(logged_ % ring_.size())] = Entry{line, sectors, write, cta_};
+    if (ring_.size() < capacity_)
+      ring_.push_back(Entry{line, sectors, write, cta_});
+    else
+      ring_[size_t(logged_ % capacity_)] = Entry{line, sectors, write, cta_};
     ++logged_;
   }
-  std::vector<Entry> ring_;
+  size_t capacity_;
+  std::vector<Entry> ring_;  // size min(logged_, capacity_)
   uint64_t logged_ = 0;
   uint32_t cta_ = 0;
 };

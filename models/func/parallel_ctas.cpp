@@ -142,4 +142,81 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
   }
 }
 
+namespace {
+
+// CTAs [first, end) in ascending order on the calling thread, logging to L.accessLog if set (each
+// entry tagged with its CTA's offset from `first`, as runCtasInParallel tags them).
+void runCtasInOrder(const LaunchState& L, uint64_t first, uint64_t end, ExecStats& stats,
+                    const RunBudget* budget, const std::function<void(uint64_t done)>& progress,
+                    double progressSeconds) {
+  LaunchState own = L;
+  Executor ex(own);
+  Cta cta;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto lastReport = t0;
+  for (uint64_t id = first; id < end; ++id) {
+    ex.initCta(cta, L.grid.ctaOf(id), id, static_cast<uint32_t>(id % L.numSms));
+    if (own.accessLog != nullptr) own.accessLog->setCta(static_cast<uint32_t>(id - first));
+    ex.runCta(cta, stats, budget);
+    if (progress) {
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - lastReport).count() >= progressSeconds) {
+        progress(id + 1 - first);
+        lastReport = now;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void runCtasLoggingTheLast(HostWorkers* team, const LaunchState& L, uint64_t first, uint64_t end,
+                           ExecStats& stats, const RunBudget* budget,
+                           const std::function<void(uint64_t done)>& progress,
+                           double progressSeconds) {
+  if (L.accessLog == nullptr) throw InternalError("runCtasLoggingTheLast: no access log");
+  if (end - first > uint64_t(UINT32_MAX))
+    throw InternalError("runCtasLoggingTheLast: more CTAs than the access log's tags count");
+  uint64_t done = 0;
+  // CTAs [a, b) with `log` (null: without logging), their progress counted after `done`.
+  const auto run = [&](uint64_t a, uint64_t b, AccessLog* log) {
+    LaunchState part = L;
+    part.accessLog = log;
+    std::function<void(uint64_t)> report;
+    if (progress) report = [&](uint64_t n) { progress(done + n); };
+    if (team != nullptr)
+      runCtasInParallel(*team, part, a, b, stats, budget, report, progressSeconds);
+    else
+      runCtasInOrder(part, a, b, stats, budget, report, progressSeconds);
+    done += b - a;
+  };
+  const size_t keeps = L.accessLog->capacity();
+  // The chunks logged, the last CTAs' first; the first chunk as many CTAs as threads.
+  std::vector<std::unique_ptr<AccessLog>> chunks;
+  uint64_t logged = 0, from = end;
+  uint64_t size = team != nullptr ? team->threads() : 1;
+  try {
+    while (from > first && logged < keeps) {
+      const uint64_t a = from - std::min(size, from - first);
+      chunks.push_back(std::make_unique<AccessLog>(keeps));
+      run(a, from, chunks.back().get());
+      logged += chunks.back()->logged();
+      from = a;
+      size *= 2;
+    }
+  } catch (const RunStopped&) {
+    throw;
+  } catch (...) {
+    // The CTAs before the chunk that threw might throw too, and the lowest CTA's exception is the
+    // one to give (as a run in order would); they need no log.
+    const std::exception_ptr failure = std::current_exception();
+    const uint64_t failedFrom = from - std::min(size, from - first);
+    if (failedFrom > first) run(first, failedFrom, nullptr);
+    std::rethrow_exception(failure);
+  }
+  if (from > first) run(first, from, nullptr);
+  // In CTA order: the chunks' entries after what the log held (its capacity is each chunk's).
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) L.accessLog->append(**it);
+}
+
 }  // namespace gpusc::func

@@ -40,4 +40,18 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
                        ExecStats& stats, const RunBudget* budget,
                        const std::function<void(uint64_t done)>& progress, double progressSeconds);
 
+// Runs CTAs [first, end) of the launch `L`, whose order cannot change its result
+// (serialCtasReason empty), with L.accessLog set, on the team's threads (none: the calling
+// thread), so that the log ends as it would had they run in order and logged their accesses,
+// while only the last of them log. The log keeps its latest entries, so what the earlier CTAs
+// would log is overwritten once the later ones have logged as many: chunks of CTAs from the end,
+// each twice the one after it, run with logging until they have logged that many, and the CTAs
+// before them run without it (a CTA that records no accesses runs on the engine's plain path,
+// docs/sampling.md). The statistics, memory, progress and exceptions are those of
+// runCtasInParallel: the exception of the lowest CTA that throws, whichever chunk it is in.
+void runCtasLoggingTheLast(HostWorkers* team, const LaunchState& L, uint64_t first, uint64_t end,
+                           ExecStats& stats, const RunBudget* budget,
+                           const std::function<void(uint64_t done)>& progress,
+                           double progressSeconds);
+
 }  // namespace gpusc::func

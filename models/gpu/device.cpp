@@ -472,20 +472,28 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
       p.etaSeconds = p.seconds * double(ctas - firstCta - done) / double(done);
       progress_(p);
     };
-  // Several host threads take the CTAs at once when their order cannot change the result and
-  // no instruction limit must stop the launch at an exact instruction.
-  if (hostThreads_ > 1 && ctas > firstCta + 1 && cfg_.limits.max_warp_instructions == 0 &&
-      !L.cooperative) {
+  // When the CTAs' order cannot change the result and no instruction limit must stop the launch
+  // at an exact instruction, several host threads take them at once, and an access log is kept
+  // by the last CTAs alone (the others' entries would be overwritten), which spares the others
+  // the recording of their accesses unless their memory units are counted too.
+  const bool logLast = L.accessLog != nullptr && !L.countMemoryUnits;
+  if ((hostThreads_ > 1 || logLast) && ctas > firstCta + 1 &&
+      cfg_.limits.max_warp_instructions == 0 && !L.cooperative) {
     auto why = serialReasons_.find(L.prog);
     if (why == serialReasons_.end())
       why = serialReasons_.emplace(L.prog, func::serialCtasReason(*L.prog)).first;
     if (why->second.empty()) {
-      if (!functionalTeam_) functionalTeam_ = std::make_unique<HostWorkers>(hostThreads_);
-      func::runCtasInParallel(*functionalTeam_, L, firstCta, ctas, stats, &budget_, report,
-                              gpu::kProgressPeriodSeconds);
+      if (hostThreads_ > 1 && !functionalTeam_)
+        functionalTeam_ = std::make_unique<HostWorkers>(hostThreads_);
+      if (logLast)
+        func::runCtasLoggingTheLast(functionalTeam_.get(), L, firstCta, ctas, stats, &budget_,
+                                    report, gpu::kProgressPeriodSeconds);
+      else
+        func::runCtasInParallel(*functionalTeam_, L, firstCta, ctas, stats, &budget_, report,
+                                gpu::kProgressPeriodSeconds);
       return;
     }
-    serialKernels_.emplace(L.prog->name, why->second);
+    if (hostThreads_ > 1) serialKernels_.emplace(L.prog->name, why->second);
   }
   if (L.cooperative) {  // every CTA at once, in turns (a grid sync waits for all of them)
     func::Executor ex(L);
