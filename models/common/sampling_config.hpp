@@ -98,6 +98,9 @@ struct SamplingConfig : config::Section {
       v.unused("tolerance_pct", why);
       v.unused("detail_every", why);
       v.unused("borrow_pct", why);
+    } else if (detail_every == 1 && borrow_pct > 0) {
+      v.unused("borrow_pct",
+               "sampling.detail_every is 1: every launch runs in detail, a borrowing one too");
     }
     if (!waves()) {
       const std::string why = "sampling.mode is " + mode + " (wave or kernel+wave use it)";
