@@ -219,8 +219,8 @@ TEST(AccessLog, ThreadsLogsMergeIntoTheOneThreadLogInBlockOrder) {
 
 namespace {
 
-// k(in, out): thread i of the grid copies in[i] to out[i], unless its block is 3 or at least
-// `faultFrom`, whose threads store outside every allocation. Decoded and run without a Device.
+// k(in, out): thread i of the grid copies in[i] to out[i]; with `faults`, the threads of block 3
+// and of blocks 290 and up store outside every allocation. Decoded and run without a Device.
 struct CopyKernel {
   std::unique_ptr<ptx::Module> mod;
   func::ModuleSymbols syms;

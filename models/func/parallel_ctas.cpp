@@ -142,21 +142,15 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
   }
 }
 
-namespace {
-
-// CTAs [first, end) in ascending order on the calling thread, logging to L.accessLog if set (each
-// entry tagged with its CTA's offset from `first`, as runCtasInParallel tags them).
-void runCtasInOrder(const LaunchState& L, uint64_t first, uint64_t end, ExecStats& stats,
+void runCtasInOrder(LaunchState& L, uint64_t first, uint64_t end, ExecStats& stats,
                     const RunBudget* budget, const std::function<void(uint64_t done)>& progress,
                     double progressSeconds) {
-  LaunchState own = L;
-  Executor ex(own);
+  Executor ex(L);
   Cta cta;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto lastReport = t0;
+  auto lastReport = std::chrono::steady_clock::now();
   for (uint64_t id = first; id < end; ++id) {
     ex.initCta(cta, L.grid.ctaOf(id), id, static_cast<uint32_t>(id % L.numSms));
-    if (own.accessLog != nullptr) own.accessLog->setCta(static_cast<uint32_t>(id - first));
+    if (L.accessLog != nullptr) L.accessLog->setCta(static_cast<uint32_t>(id - first));
     ex.runCta(cta, stats, budget);
     if (progress) {
       const auto now = std::chrono::steady_clock::now();
@@ -167,8 +161,6 @@ void runCtasInOrder(const LaunchState& L, uint64_t first, uint64_t end, ExecStat
     }
   }
 }
-
-}  // namespace
 
 void runCtasLoggingTheLast(HostWorkers* team, const LaunchState& L, uint64_t first, uint64_t end,
                            ExecStats& stats, const RunBudget* budget,
@@ -193,11 +185,11 @@ void runCtasLoggingTheLast(HostWorkers* team, const LaunchState& L, uint64_t fir
   const size_t keeps = L.accessLog->capacity();
   // The chunks logged, the last CTAs' first; the first chunk as many CTAs as threads.
   std::vector<std::unique_ptr<AccessLog>> chunks;
-  uint64_t logged = 0, from = end;
+  uint64_t logged = 0, from = end, a = end;  // the chunk running: [a, from)
   uint64_t size = team != nullptr ? team->threads() : 1;
   try {
     while (from > first && logged < keeps) {
-      const uint64_t a = from - std::min(size, from - first);
+      a = from - std::min(size, from - first);
       chunks.push_back(std::make_unique<AccessLog>(keeps));
       run(a, from, chunks.back().get());
       logged += chunks.back()->logged();
@@ -210,8 +202,7 @@ void runCtasLoggingTheLast(HostWorkers* team, const LaunchState& L, uint64_t fir
     // The CTAs before the chunk that threw might throw too, and the lowest CTA's exception is the
     // one to give (as a run in order would); they need no log.
     const std::exception_ptr failure = std::current_exception();
-    const uint64_t failedFrom = from - std::min(size, from - first);
-    if (failedFrom > first) run(first, failedFrom, nullptr);
+    if (a > first) run(first, a, nullptr);
     std::rethrow_exception(failure);
   }
   if (from > first) run(first, from, nullptr);

@@ -40,6 +40,14 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
                        ExecStats& stats, const RunBudget* budget,
                        const std::function<void(uint64_t done)>& progress, double progressSeconds);
 
+// Runs CTAs [first, end) of the launch `L` in ascending order on the calling thread (CTA i on SM
+// i mod L.numSms), adding their statistics to `stats`; with L.accessLog, each entry is tagged
+// with its CTA's offset from `first`, as runCtasInParallel tags them. `progress(done)` as there.
+// The first CTA that throws stops the run.
+void runCtasInOrder(LaunchState& L, uint64_t first, uint64_t end, ExecStats& stats,
+                    const RunBudget* budget, const std::function<void(uint64_t done)>& progress,
+                    double progressSeconds);
+
 // Runs CTAs [first, end) of the launch `L`, whose order cannot change its result
 // (serialCtasReason empty), with L.accessLog set, on the team's threads (none: the calling
 // thread), so that the log ends as it would had they run in order and logged their accesses,

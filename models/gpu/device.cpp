@@ -505,21 +505,7 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
     if (report) report(ctas - firstCta);
     return;
   }
-  func::Executor ex(L);
-  func::Cta cta;
-  auto lastReport = t0;
-  for (uint64_t id = firstCta; id < ctas;) {
-    ex.initCta(cta, grid.ctaOf(id), id, static_cast<uint32_t>(id % cfg_.gpu.num_sms));
-    ++id;
-    ex.runCta(cta, stats, &budget_);
-    if (report) {
-      const auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - lastReport).count() >= gpu::kProgressPeriodSeconds) {
-        report(id - firstCta);
-        lastReport = now;
-      }
-    }
-  }
+  func::runCtasInOrder(L, firstCta, ctas, stats, &budget_, report, gpu::kProgressPeriodSeconds);
 }
 
 namespace {
