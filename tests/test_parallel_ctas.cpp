@@ -1,7 +1,11 @@
 // The functional engine on several host threads (func/parallel_ctas.hpp): which kernels' blocks
 // may run at once, and that those that do give the one-thread run's memory, statistics, faults,
-// stops and access log.
+// stops and access log; and a wave-sampled launch's last blocks run beside the cycle-level model
+// (gpu/functional_tail.hpp).
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 #include "catalog.hpp"
 #include "common/error.hpp"
@@ -367,5 +371,117 @@ TEST(ParallelCtas, LoggingOnlyTheLastBlocksStillGivesTheLowestBlocksFault) {
     } catch (const KernelFault& e) {
       EXPECT_NE(std::string(e.what()).find("of block (3,0,0)"), std::string::npos) << e.what();
     }
+  }
+}
+
+namespace {
+
+// Waits (up to a minute) until `tail` has finished `n` CTAs.
+void waitForTail(gpu::FunctionalTail& tail, uint64_t n) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (tail.ctasDone() < n && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(tail.ctasDone(), n) << "the tail did not get going";
+}
+
+}  // namespace
+
+// A wave-sampled launch's last CTAs run on other host threads, from the last down, on a copy of
+// memory while the cycle-level model runs the first (here: CTAs [0, 40) run in order on the
+// launch's memory, as the model would). Once the model is done, the rest run on the calling
+// thread until they meet the tail's, and the memory, statistics and access log are those of every
+// CTA run in order: on one tail thread and two, with a log that keeps fewer entries than the CTAs
+// make and one that keeps them all, and whether the tail ran most of the rest or little of it.
+TEST(ParallelCtas, ATailOfTheLastBlocksRunMeanwhileLeavesTheInOrderResults) {
+  const CopyKernel k(false);
+  constexpr uint32_t kCtas = 300, kModel = 40;
+  for (size_t capacity : {size_t(50), size_t(4 * kCtas + 10)}) {
+    CopyRun ref(k, kCtas);
+    func::AccessLog all(capacity);
+    ref.L.accessLog = &all;
+    func::ExecStats want;
+    func::runCtasInOrder(ref.L, 0, kCtas, want, nullptr, {}, 1.0);
+    for (unsigned threads : {1u, 2u}) {
+      for (uint64_t waitFor : {uint64_t(0), uint64_t(120)}) {
+        const std::string what = std::to_string(threads) + " tail threads, capacity " +
+                                 std::to_string(capacity) + ", waited for " +
+                                 std::to_string(waitFor);
+        CopyRun run(k, kCtas);
+        func::AccessLog log(capacity);
+        gpu::FunctionalTail::Params p;
+        p.threads = threads;
+        p.margin = 16;
+        p.logCapacity = capacity;
+        gpu::FunctionalTail tail(run.L, run.g, p);
+        // The model starts its CTAs (the tail keeps to the upper half of the 260 after them: it
+        // may take 130) and runs them on the launch's memory, logged as the model does not (the
+        // log is emptied before the rest, as Device empties it).
+        for (uint64_t id = 0; id < kModel; ++id) tail.ctaStarting(id);
+        tail.start();
+        func::ExecStats got;
+        {
+          run.L.accessLog = &log;
+          func::Executor ex(run.L);
+          func::Cta cta;
+          for (uint64_t id = 0; id < kModel; ++id) {
+            ex.initCta(cta, run.L.grid.ctaOf(id), id, uint32_t(id % 15));
+            ex.runCta(cta, got);
+          }
+          log.clear();
+        }
+        if (waitFor > 0) waitForTail(tail, waitFor);
+        ASSERT_TRUE(tail.finish(run.L, run.g, kModel, got, nullptr, {}, 1.0)) << what;
+        EXPECT_GE(tail.ctasRun(), waitFor) << what;
+        EXPECT_EQ(run.output(kCtas), ref.output(kCtas)) << what;
+        EXPECT_EQ(got.warpInsts, want.warpInsts) << what;
+        EXPECT_EQ(got.ctas, uint64_t(kCtas)) << what;
+        // The log of CTAs [40, 300) in order: with the small log, its last 50 entries, which the
+        // run of all 300 keeps too; with the large one, every entry after the first 40 CTAs'.
+        std::vector<Logged> tailEnd = entries(log), refEnd = entries(all);
+        ASSERT_LE(tailEnd.size(), refEnd.size()) << what;
+        refEnd.erase(refEnd.begin(), refEnd.end() - tailEnd.size());
+        EXPECT_EQ(tailEnd.size(), std::min<size_t>(capacity, 4 * (kCtas - kModel))) << what;
+        EXPECT_TRUE(tailEnd == refEnd) << what;
+      }
+    }
+  }
+}
+
+// When the model starts a CTA the tail has taken (its rate never settled), the tail is dropped:
+// finish() runs nothing and says so, and nothing the tail ran reaches the launch's memory.
+TEST(ParallelCtas, ATailTheModelRunsIntoIsDroppedUntouched) {
+  const CopyKernel k(false);
+  constexpr uint32_t kCtas = 300;
+  CopyRun run(k, kCtas);
+  gpu::FunctionalTail::Params p;
+  p.margin = 16;
+  gpu::FunctionalTail tail(run.L, run.g, p);
+  tail.ctaStarting(0);
+  tail.start();
+  waitForTail(tail, 100);  // CTAs 299 down to 200 at least (it may go down to 150)
+  for (uint64_t id = 1; id < kCtas; ++id) tail.ctaStarting(id);  // started, not run
+  func::ExecStats st;
+  EXPECT_FALSE(tail.finish(run.L, run.g, kCtas, st, nullptr, {}, 1.0));
+  EXPECT_EQ(st.ctas, 0u);
+  EXPECT_EQ(run.output(kCtas), std::vector<uint32_t>(kCtas * 64, 0));
+}
+
+// Blocks 3 and 290 up fault. The model ran blocks [0, 40) (started only, here); the tail's first
+// block, 299, faults; the rest on the calling thread reach block 290 first, the lowest of the
+// faults after the model's part, which is the one given, as in order.
+TEST(ParallelCtas, ATailStillGivesTheLowestBlocksFault) {
+  const CopyKernel k(true);
+  CopyRun run(k, 300);
+  gpu::FunctionalTail::Params p;
+  p.margin = 16;
+  gpu::FunctionalTail tail(run.L, run.g, p);
+  for (uint64_t id = 0; id < 40; ++id) tail.ctaStarting(id);
+  tail.start();
+  func::ExecStats st;
+  try {
+    tail.finish(run.L, run.g, 40, st, nullptr, {}, 1.0);
+    ADD_FAILURE() << "no fault";
+  } catch (const KernelFault& e) {
+    EXPECT_NE(std::string(e.what()).find("of block (290,0,0)"), std::string::npos) << e.what();
   }
 }

@@ -146,6 +146,44 @@ void GlobalMemory::restore(const Snapshot& s) {
   }
 }
 
+std::unique_ptr<GlobalMemory> GlobalMemory::emptyCopy() const {
+  if (!shared_.empty())
+    throw InternalError("GlobalMemory::emptyCopy: a memory with shared allocations");
+  auto copy = std::make_unique<GlobalMemory>(capacity_);
+  copy->allocated_ = allocated_;
+  copy->next_ = next_;
+  copy->nextShared_ = nextShared_;
+  copy->allocs_ = allocs_;
+  return copy;
+}
+
+void GlobalMemory::load(const Snapshot& s) {
+  if (!pages_.empty()) throw InternalError("GlobalMemory::load: the memory has pages");
+  pages_.reserve(s.pages.size());
+  for (const auto& [page, bytes] : s.pages) std::memcpy(pageData(page), bytes.get(), kPageSize);
+}
+
+void GlobalMemory::applyChanges(const GlobalMemory& changed, const Snapshot& base) {
+  std::unordered_map<uint64_t, const uint8_t*> was;
+  was.reserve(base.pages.size());
+  for (const auto& [page, bytes] : base.pages) was.emplace(page, bytes.get());
+  static const uint8_t kZeros[256] = {};
+  for (const auto& [page, slot] : changed.pages_) {
+    auto it = was.find(page);
+    const uint8_t* from = it != was.end() ? it->second : nullptr;
+    const uint8_t* now = slot.data;
+    uint8_t* to = nullptr;
+    // Blocks of 256 bytes compared at once (most are unchanged), then their bytes.
+    for (uint64_t b = 0; b < kPageSize; b += sizeof kZeros) {
+      const uint8_t* old = from != nullptr ? from + b : kZeros;
+      if (std::memcmp(now + b, old, sizeof kZeros) == 0) continue;
+      if (to == nullptr) to = pageData(page);
+      for (uint64_t i = 0; i < sizeof kZeros; ++i)
+        if (now[b + i] != old[i]) to[b + i] = now[b + i];
+    }
+  }
+}
+
 uint8_t* GlobalMemory::pageData(uint64_t page) {
   Page& slot = pages_[page];
   if (!slot.data) {

@@ -109,6 +109,17 @@ class GlobalMemory {
   // Puts back the bytes of `s`; pages first touched since are zero again, as when created.
   void restore(const Snapshot& s);
 
+  // A memory of its own for a host thread that runs CTAs beside the ones running on this memory
+  // (a wave-sampled launch's last CTAs, docs/sampling.md): this memory's capacity and
+  // allocations, without pages. Not of a memory with shared allocations (InternalError).
+  std::unique_ptr<GlobalMemory> emptyCopy() const;
+  // Creates the pages of `s` with their bytes; for a memory without pages (emptyCopy()).
+  void load(const Snapshot& s);
+  // Writes to this memory every byte in which `changed` differs from `base` (a snapshot that
+  // `changed` started from; a page it lacks counts as zeros): what CTAs run on `changed` wrote,
+  // where they changed it. Each run's bytes are theirs alone when the CTAs here wrote others.
+  void applyChanges(const GlobalMemory& changed, const Snapshot& base);
+
  private:
   uint8_t* translateSlow(uint64_t addr, Tlb& tlb);
   uint8_t* pageData(uint64_t page);  // creates the page; caller checked validity

@@ -303,6 +303,7 @@ void CtaScheduler::assign() {
       }
       sw.beginBusy(now);
     }
+    if (startObserver_) startObserver_->ctaStarting(next_);
     s.startCta(kernel_.footprint, kernel_.grid.ctaOf(next_), next_);
     ++startedNow_[i];
     ++next_;

@@ -53,6 +53,14 @@ class CongestionProbe {
   virtual double injectionStallCycles() const = 0;
 };
 
+// Told of each CTA before it starts (FunctionalTail: the CTAs another host thread may run).
+class CtaStartObserver {
+ public:
+  virtual ~CtaStartObserver() = default;
+  // CTA `linear` (in the grid's linear order) starts now.
+  virtual void ctaStarting(uint64_t linear) = 0;
+};
+
 // A kernel as a placement policy sees it when it starts.
 struct PlacementKernel {
   uint64_t totalCtas = 0;
@@ -125,6 +133,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   // finished CTA and may stop further CTAs from starting; the kernel is then done when the
   // started ones have finished (ctasStarted() of ctasTotal()).
   void setWaveSampler(WaveSampler* w) { waves_ = w; }
+  // Told of every CTA of the next kernels before it starts (null: none).
+  void setStartObserver(CtaStartObserver* o) { startObserver_ = o; }
   // Queues a kernel's CTAs; they start when the simulation runs.
   void startKernel(const KernelGrid& k);
   bool kernelDone() const { return done_; }
@@ -184,6 +194,7 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   uint64_t total_ = 0, next_ = 0, finished_ = 0;
   uint64_t limit_ = 0;  // CTAs that start: total_, or fewer once the wave sampler stops them
   WaveSampler* waves_ = nullptr;
+  CtaStartObserver* startObserver_ = nullptr;
   bool active_ = false, done_ = true;
   sm::Cycle startCycle_ = 0, endCycle_ = 0;
   std::vector<uint32_t> startedNow_;

@@ -448,8 +448,40 @@ func::AccessLog* Device::accessLog() {
   return accessLog_.get();
 }
 
+const std::string& Device::serialCtasReason(const func::Program* p) {
+  auto why = serialReasons_.find(p);
+  if (why == serialReasons_.end())
+    why = serialReasons_.emplace(p, func::serialCtasReason(*p)).first;
+  return why->second;
+}
+
+std::unique_ptr<gpu::FunctionalTail> Device::functionalTail(const func::LaunchState& L,
+                                                            const sm::CtaFootprint& f) {
+  // A tail costs two copies of device memory (its own, and the launch's start, to tell what it
+  // changed). It is made for launches of at least kLeastWaves waves (the detailed part takes a
+  // few), whose CTAs' order cannot change the result, without an instruction limit (which
+  // stops at an exact instruction) or memory the host program shares (which it may write
+  // meanwhile).
+  constexpr uint64_t kMaxMemoryBytes = 1ull << 30;
+  constexpr uint64_t kLeastWaves = 8;
+  if (hostThreads_ < 2 || L.cooperative || cfg_.limits.max_warp_instructions != 0 ||
+      gmem_.hasShared() || gmem_.bytesAllocated() > kMaxMemoryBytes)
+    return nullptr;
+  const uint64_t perWave = uint64_t(sm::ctasPerSm(cfg_.sm, f)) * cfg_.gpu.num_sms;
+  if (perWave == 0 || L.grid.count() < kLeastWaves * perWave || !serialCtasReason(L.prog).empty())
+    return nullptr;
+  gpu::FunctionalTail::Params p;
+  p.threads = hostThreads_ - 1;
+  p.margin = perWave;
+  const func::AccessLog* log = accessLog();
+  p.logCapacity = log != nullptr ? log->capacity() : 0;
+  auto tail = std::make_unique<gpu::FunctionalTail>(L, gmem_, p);
+  tail->start();
+  return tail;
+}
+
 void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
-                           uint64_t firstCta) {
+                           uint64_t firstCta, gpu::FunctionalTail* tail) {
   const Dim3& grid = L.grid;
   const uint64_t ctas = grid.count();
   const auto t0 = std::chrono::steady_clock::now();
@@ -472,6 +504,11 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
       p.etaSeconds = p.seconds * double(ctas - firstCta - done) / double(done);
       progress_(p);
     };
+  if (tail != nullptr &&
+      tail->finish(L, gmem_, firstCta, stats, &budget_, report, gpu::kProgressPeriodSeconds)) {
+    tailCtas_ += tail->ctasRun();
+    return;
+  }
   // When the CTAs' order cannot change the result and no instruction limit must stop the launch
   // at an exact instruction, several host threads take them at once, and an access log is kept
   // by the last CTAs alone (the others' entries would be overwritten), which spares the others
@@ -479,10 +516,8 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
   const bool logLast = L.accessLog != nullptr && !L.countMemoryUnits;
   if ((hostThreads_ > 1 || logLast) && ctas > firstCta + 1 &&
       cfg_.limits.max_warp_instructions == 0 && !L.cooperative) {
-    auto why = serialReasons_.find(L.prog);
-    if (why == serialReasons_.end())
-      why = serialReasons_.emplace(L.prog, func::serialCtasReason(*L.prog)).first;
-    if (why->second.empty()) {
+    const std::string& why = serialCtasReason(L.prog);
+    if (why.empty()) {
       if (hostThreads_ > 1 && !functionalTeam_)
         functionalTeam_ = std::make_unique<HostWorkers>(hostThreads_);
       if (logLast)
@@ -493,7 +528,7 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
                                 gpu::kProgressPeriodSeconds);
       return;
     }
-    if (hostThreads_ > 1) serialKernels_.emplace(L.prog->name, why->second);
+    if (hostThreads_ > 1) serialKernels_.emplace(L.prog->name, why);
   }
   if (L.cooperative) {  // every CTA at once, in turns (a grid sync waits for all of them)
     func::Executor ex(L);
@@ -699,10 +734,13 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   // the functional engine then runs the rest (from the first that did not start: CTAs start in
   // linear order).
   std::optional<gpu::WaveSampler> waves;
-  if (sampling && cfg_.sampling.waves())
+  std::unique_ptr<gpu::FunctionalTail> tail;
+  if (sampling && cfg_.sampling.waves()) {
     waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
+    tail = functionalTail(L, f);
+  }
   rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_,
-                            waves ? &*waves : nullptr);
+                            waves ? &*waves : nullptr, tail.get());
   if (rec.timing->stopped) {
     rec.stopped = stopped_ = rec.timing->stopped;
     stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
@@ -725,7 +763,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     L.countMemoryUnits = false;
     L.accessLog = accessLog();  // the rest of the launch warms the L2 with its accesses
     try {
-      runFunctional(L, rest, label, w.ctasDetailed);
+      runFunctional(L, rest, label, w.ctasDetailed, tail.get());
     } catch (const RunStopped& e) {
       rec.stats.add(rest);
       finishStopped(e);

@@ -28,6 +28,7 @@
 #include "func/global_memory.hpp"
 #include "func/state.hpp"
 #include "func/texture.hpp"
+#include "gpu/functional_tail.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/timing_engine.hpp"
 #include "gpu/wave_sampler.hpp"
@@ -280,6 +281,9 @@ class Device {
   // Host seconds the functional engine has run: functional mode's launches, and in timing mode
   // with sampling the launches or CTAs it fast-forwarded (and extrapolation's trial runs).
   double functionalSeconds() const { return functionalSeconds_; }
+  // CTAs of wave-sampled launches the functional engine ran on the other host threads while the
+  // cycle-level model ran the launches' first CTAs (docs/sampling.md).
+  uint64_t functionalTailCtas() const { return tailCtas_; }
   // Timing mode with pdn.enabled: each launch's droop events, voltage-trace rows and worst-droop
   // window go to `sink` as they are produced instead of into the launch records, whose memory
   // then does not grow with the launches' length (pdn::VoltageReport; null: kept in the
@@ -316,8 +320,16 @@ class Device {
                                 uint32_t dynamicShared, const KernelArgs& args);
   // Runs the CTAs of `L` from linear index `firstCta` on in the functional engine (progress and
   // run limits as launch()).
+  // With a `tail` (a wave-sampled launch's last CTAs, run meanwhile on the other host threads),
+  // the calling thread runs the CTAs the tail has not, and the tail's results are added.
   void runFunctional(func::LaunchState& L, func::ExecStats& stats, const std::string& label,
-                     uint64_t firstCta = 0);
+                     uint64_t firstCta = 0, gpu::FunctionalTail* tail = nullptr);
+  // func::serialCtasReason of `p`, computed once per kernel.
+  const std::string& serialCtasReason(const func::Program* p);
+  // For a wave-sampled launch of `L` with CTA footprint `f`: the other host threads' run of its
+  // last CTAs while the cycle-level model runs the first (null where it does not apply).
+  std::unique_ptr<gpu::FunctionalTail> functionalTail(const func::LaunchState& L,
+                                                      const sm::CtaFootprint& f);
   // The timing figures of a launch extrapolated from its group's last detailed launch (its record
   // in launches_).
   gpu::TimingResult extrapolated(size_t group, const func::ExecStats& stats, double cycles) const;
@@ -354,6 +366,7 @@ class Device {
   std::map<const func::Program*, std::string> serialReasons_;  // serialCtasReason per kernel
   std::map<std::string, std::string> serialKernels_;
   double functionalSeconds_ = 0;
+  uint64_t tailCtas_ = 0;  // CTAs functional tails ran (FunctionalTail)
 };
 
 }  // namespace gpusc

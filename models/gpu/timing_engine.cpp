@@ -206,7 +206,8 @@ void throwOnDivergence(Gpu& g, const std::vector<sm::Sm*>& sms, bool& poisoned) 
 TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                const sm::CtaFootprint& footprint, uint64_t codeBase,
                                const std::string& label, const RunBudget* budget,
-                               const ProgressFn* progress, WaveSampler* waves) {
+                               const ProgressFn* progress, WaveSampler* waves,
+                               CtaStartObserver* starts) {
   Gpu& g = *gpu_;
   std::vector<sm::Sm*> sms = g.sms();
   for (sm::Sm* s : sms) s->resetStats();
@@ -223,7 +224,10 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   // Device printf and malloc/free change state every SM shares, in the order the SMs call them.
   g.coreClockDomain().resetCounts();
   g.coreClockDomain().setLaunchSerialReason(
-      L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc or free" : "");
+      L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc or free"
+      : starts != nullptr
+          ? "the other host threads run the launch's last CTAs in the functional engine"
+          : "");
   CtaScheduler& cs = g.ctaScheduler();
   // A unified L1 lends the launch's carve-out to shared memory (the fixed-latency memory has no
   // L1 to shrink; the carve-out still bounds the launch's shared memory).
@@ -241,9 +245,13 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
       return WaveSampler::L2Census{c.touched, c.pending};
     });
   cs.setWaveSampler(waves);
+  cs.setStartObserver(starts);
   struct ForgetWaves {
     CtaScheduler& c;
-    ~ForgetWaves() { c.setWaveSampler(nullptr); }
+    ~ForgetWaves() {
+      c.setWaveSampler(nullptr);
+      c.setStartObserver(nullptr);
+    }
   } forgetWaves{cs};
   cs.startKernel(KernelGrid{L.grid, footprint});
   power::EnergyModel* energy = g.energyModel();

@@ -76,10 +76,13 @@ class TimingEngine {
   // another launch after that (nor after a fault); the next get() builds a fresh one.
   // With `waves` (sampling.mode wave) the sampler may stop further CTAs from starting: the
   // launch then ends when the started ones have (WaveSampler::ctasDetailed()), and the result
-  // and `stats` cover those.
+  // and `stats` cover those. With `starts`, it is told of each CTA before it starts, and the
+  // SMs' cycles are evaluated on the simulation thread alone: the other host threads run the
+  // launch's last CTAs in the functional engine meanwhile (FunctionalTail).
   TimingResult run(func::LaunchState& L, func::ExecStats& stats, const sm::CtaFootprint& footprint,
                    uint64_t codeBase, const std::string& label, const RunBudget* budget = nullptr,
-                   const ProgressFn* progress = nullptr, WaveSampler* waves = nullptr);
+                   const ProgressFn* progress = nullptr, WaveSampler* waves = nullptr,
+                   CtaStartObserver* starts = nullptr);
   // Fresh caches, units and statistics: what a new Device sees.
   void reset();
 

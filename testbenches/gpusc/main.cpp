@@ -666,8 +666,11 @@ int cmdRun(const RunOptions& o) {
   // The functional engine's threads (functional mode, and sampled simulation's fast-forward):
   // the kernels whose CTAs it ran on one, and why.
   if (mode == ExecMode::Functional) j["simulation"]["host_threads"] = dev.hostThreads();
-  if (mode == ExecMode::Timing && cfg.sampling.enabled())
+  if (mode == ExecMode::Timing && cfg.sampling.enabled()) {
     j["simulation"]["functional_seconds"] = dev.functionalSeconds();
+    // Wave-sampled launches' last CTAs run on the other host threads during the detailed part.
+    if (dev.hostThreads() > 1) j["simulation"]["functional_tail_ctas"] = dev.functionalTailCtas();
+  }
   if (dev.hostThreads() > 1 && !dev.serialKernels().empty())
     j["simulation"]["functional_serial_because"] = dev.serialKernels();
   j["config"] = config::toJson(cfg);
