@@ -3,9 +3,9 @@
 // "The rest on the other host threads").
 //
 // Wave sampling runs a launch's first waves in detail until its rate is stable, then the rest
-// in the functional engine, which still executes every CTA. Which CTA the detailed part ends
-// at is known only when it ends, but not which CTAs it will never reach: the last ones, unless
-// the rate never settles. So the tail takes CTAs from the last down, one at a time, while the
+// in the functional engine, which still executes every CTA. Where the detailed part ends is
+// known only when it ends, but the CTAs it does not reach are the last ones (all of them, unless
+// the rate never settles). So the tail takes CTAs from the last down, one at a time, while the
 // cycle-level model takes them from the first up, and keeps to the upper half of the CTAs the
 // model has yet to start (and a wave, `margin`, above its next): the model would have to run
 // half of what is left in detail to reach the tail's CTAs. When the detailed part ends at CTA
