@@ -149,6 +149,47 @@ TEST(RegisterRows, RegistersLiveAtOnceHaveDistinctRowsAndDeadOnesAreReused) {
   EXPECT_EQ(p.info[5].regReads, (std::vector<uint32_t>{4, 3}));
 }
 
+// Immediates are rows of the program that every warp reads (Program::constRows), not slots of
+// each warp: a warp's slots are its register rows, its special registers and a scratch row.
+TEST(RegisterRows, ImmediatesAreConstantRowsSharedByEveryWarp) {
+  Device dev(test::platform());
+  Module& m = dev.loadModule(test::module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  add.u32 %r2, %r1, 7;
+  mul.lo.u32 %r3, %r2, 3;
+  add.u32 %r4, %r3, 7;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd2, %rd1, %rd2;
+  st.global.u32 [%rd2], %r4;
+  ret;
+}
+)"),
+                             "consts.ptx");
+  const Program& p = *m.kernel("k").program;
+  const uint32_t seven = p.code[2].src[1], three = p.code[3].src[1];
+  EXPECT_GE(seven, kConstSlotBase);
+  EXPECT_GE(three, kConstSlotBase);
+  EXPECT_NE(seven, three);
+  EXPECT_EQ(p.code[4].src[1], seven);                    // the same value, the same row
+  EXPECT_GE(p.code[0].src[0], kConstSlotBase);           // the address of the parameter `out`
+  EXPECT_EQ(p.constRows.size(), size_t(4) * kWarpSize);  // it, 7, 3 and 4
+  for (int l = 0; l < kWarpSize; ++l) {
+    EXPECT_EQ(p.constRows[size_t(seven - kConstSlotBase) * kWarpSize + size_t(l)], 7u);
+    EXPECT_EQ(p.constRows[size_t(three - kConstSlotBase) * kWarpSize + size_t(l)], 3u);
+  }
+  EXPECT_EQ(p.numSlots, p.numRegRows + p.sregSlots.size() + 1);  // + the scratch slot
+  // Each of two warps' threads stores (tid + 7) * 3 + 7.
+  DevPtr out = dev.malloc(64 * 4);
+  dev.launch(m.kernel("k"), {1}, {64}, 0, KernelArgs().ptr(out));
+  const std::vector<uint32_t> got = dev.download<uint32_t>(out, 64);
+  for (uint32_t t = 0; t < 64; ++t) EXPECT_EQ(got[t], (t + 7) * 3 + 7) << "thread " << t;
+}
+
 // A register read before it is written (0 in a kernel; in a function, what the previous call left)
 // keeps a row no other register uses, even one whose live range it does not meet.
 TEST(RegisterRows, RegistersReadBeforeWrittenKeepRowsOfTheirOwn) {

@@ -200,7 +200,10 @@ class Decoder {
     if (stackSlot_ != kNoPc) p_->localBytesPerThread += kStackBytes;
     p_->scratchSlot = newSlot();
     p_->numSlots = nextSlot_;
-    for (auto& [bits, slot] : constSlots_) p_->constSlots.push_back({slot, bits});
+    p_->constRows.resize(size_t(constSlots_.size()) * kWarpSize);
+    for (auto& [bits, slot] : constSlots_)
+      std::fill_n(p_->constRows.begin() + size_t(slot - kConstSlotBase) * kWarpSize, kWarpSize,
+                  bits);
     for (auto& [sreg, slot] : sregSlots_) p_->sregSlots.push_back({slot, sreg});
     for (size_t i = 0; i < funcs_.size(); ++i) computeReconvergence(*p_, p_->functions[i]);
     p_->regsPerThread = estimateRegisters(*p_, regWidth_);
@@ -507,7 +510,7 @@ class Decoder {
   uint32_t constSlot(uint64_t bits) {
     auto it = constSlots_.find(bits);
     if (it != constSlots_.end()) return it->second;
-    uint32_t s = newSlot();
+    const uint32_t s = kConstSlotBase + static_cast<uint32_t>(constSlots_.size());
     constSlots_[bits] = s;
     return s;
   }

@@ -357,12 +357,13 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         return;
       }
     }
+    const uint64_t* const xs[4] = {slot(c, in.src[1]), slot(c, in.src[1 + (vec > 1)]),
+                                   slot(c, in.src[1 + 2 * (vec > 2)]),
+                                   slot(c, in.src[1 + 3 * (vec > 2)])};
     forEachLane(mask, [&](int l) {
       uint8_t* p = lanes.resolve(l, base[l] + static_cast<uint64_t>(in.imm));
-      for (unsigned v = 0; v < vec; ++v) {
-        uint64_t x = slot(c, in.src[1 + v])[l];
-        std::memcpy(p + v * Bytes, &x, Bytes);  // little-endian: the low bytes
-      }
+      for (unsigned v = 0; v < vec; ++v)
+        std::memcpy(p + v * Bytes, &xs[v][l], Bytes);  // little-endian: the low bytes
     });
     return;
   }
@@ -377,13 +378,14 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     }
   }
   if (c.rec) c.rec->mask = 0;
+  const uint64_t* const xs[4] = {slot(c, in.src[1]), slot(c, in.src[1 + (vec > 1)]),
+                                 slot(c, in.src[1 + 2 * (vec > 2)]),
+                                 slot(c, in.src[1 + 3 * (vec > 2)])};
   forEachLane(mask, [&](int l) {
     uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
     Resolved r = resolve(c, Space, addr, total, l, true);
-    for (unsigned v = 0; v < vec; ++v) {
-      uint64_t x = slot(c, in.src[1 + v])[l];
-      std::memcpy(r.ptr + v * Bytes, &x, Bytes);  // little-endian: the low bytes
-    }
+    for (unsigned v = 0; v < vec; ++v)
+      std::memcpy(r.ptr + v * Bytes, &xs[v][l], Bytes);  // little-endian: the low bytes
     if (c.rec) record(c, in, l, r.addr, r.space, true, false);
   });
 }

@@ -531,9 +531,11 @@ void movPackHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
   const unsigned bits = in.mode * 8u;
   const uint64_t partMask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+  const uint64_t* srcs[6];
+  for (unsigned i = 0; i < in.nsrc; ++i) srcs[i] = slot(c, in.src[i]);
   forEachLane(mask, [&](int l) {
     uint64_t v = 0;
-    for (unsigned i = 0; i < in.nsrc; ++i) v |= (slot(c, in.src[i])[l] & partMask) << (i * bits);
+    for (unsigned i = 0; i < in.nsrc; ++i) v |= (srcs[i][l] & partMask) << (i * bits);
     d[l] = v;
   });
 }

@@ -414,10 +414,10 @@ Where wmmaSlot(WmmaKind kind, int j) {
   return {j / per, j % per};
 }
 
-double wmmaRead(ExecCtx& c, const std::vector<uint32_t>& ops, size_t first, WmmaKind kind, int l,
-                int j) {
+// Element j of lane l of the fragment whose registers' rows start at rows[first].
+double wmmaRead(const uint64_t* const* rows, size_t first, WmmaKind kind, int l, int j) {
   const Where w = wmmaSlot(kind, j);
-  const uint64_t v = slot(c, ops[first + size_t(w.reg)])[l];
+  const uint64_t v = rows[first + size_t(w.reg)][l];
   const unsigned bits = wmmaBits(kind);
   const uint32_t field =
       bits >= 32 ? 0 : uint32_t(v >> (bits * unsigned(w.half))) & ((1u << bits) - 1);
@@ -489,18 +489,20 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     const size_t nd = dHalf ? size_t(ec / 2) : size_t(ec);
     const size_t na = wmmaRegs(ik, ea), nb = wmmaRegs(bk, eb);
     std::vector<double> A(size_t(dm.m) * dm.k), B(size_t(dm.k) * dm.n), C(size_t(dm.m) * dm.n);
+    std::vector<const uint64_t*> rows(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) rows[i] = slot(c, ops[i]);
     for (int l = 0; l < kWarpSize; ++l) {
       for (int j = 0; j < ea; ++j) {
         const int e = ea * l + j;
-        A[size_t(e)] = wmmaRead(c, ops, nd, ik, l, j);
+        A[size_t(e)] = wmmaRead(rows.data(), nd, ik, l, j);
       }
       for (int j = 0; j < eb; ++j) {
         const int e = eb * l + j;
-        B[size_t(e)] = wmmaRead(c, ops, nd + na, bk, l, j);
+        B[size_t(e)] = wmmaRead(rows.data(), nd + na, bk, l, j);
       }
       for (int j = 0; j < ec; ++j) {
         const int e = ec * l + j;
-        C[size_t(e)] = wmmaRead(c, ops, nd + na + nb, ck, l, j);
+        C[size_t(e)] = wmmaRead(rows.data(), nd + na + nb, ck, l, j);
       }
     }
     uint64_t out[8][kWarpSize] = {};

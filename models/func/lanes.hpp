@@ -73,7 +73,7 @@ inline void forEachLane(uint32_t mask, F&& f) {
   }
 }
 
-inline uint64_t* slot(ExecCtx& c, uint32_t s) { return c.R + size_t(s) * kWarpSize; }
+inline uint64_t* slot(ExecCtx& c, uint32_t s) { return rowOf(c.R, c.K, s); }
 
 // The lanes each executing lane combines with in a warp-synchronous instruction (vote, match and
 // redux .sync): the lanes of its membermask operand (source `src`) that execute it. A tile of a

@@ -6,8 +6,10 @@
 // the rows of the PTX registers: registers whose live ranges never overlap share a row (see
 // shareRegisterRows in cfg.hpp), so Inst operands name rows, while InstInfo keeps the PTX
 // register numbers [0, numRegSlots) for the timing model's scoreboard and register banks. The
-// slots after the rows hold immediates and special registers that do not change while a warp
-// runs (filled when the warp starts), so every operand is read the same way.
+// slots after the rows hold special registers that do not change while a warp runs (filled when
+// the warp starts). Immediates and symbol addresses are the same in every warp: their slots are
+// kConstSlotBase + k, row k of the program's constRows, which all warps read (rowOf in
+// state.hpp), so every operand is still read the same way without a copy in each warp.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +24,8 @@ namespace gpusc::func {
 constexpr int kWarpSize = 32;
 constexpr uint32_t kFullMask = 0xffffffffu;
 constexpr uint32_t kNoPc = 0xffffffffu;
+// Operand slots from here on name the program's constant rows (Program::constRows).
+constexpr uint32_t kConstSlotBase = 0x80000000u;
 
 // What kind of work an instruction is, at the grain the timing and power models need.
 // Latency classes follow GPGPU-Sim's ADD/MAX/MUL/MAD/DIV split per int/fp/dp.
@@ -228,11 +232,12 @@ struct Program {
   std::vector<std::vector<uint32_t>> operandLists;  // slots of mma/ldmatrix operands (Inst::aux)
   std::vector<IndirectCall> indirectCalls;          // call through a pointer (Inst::aux)
 
-  uint32_t numSlots = 0;     // all data slots
+  uint32_t numSlots = 0;     // data slots of each warp: register rows, special registers
   uint32_t numRegSlots = 0;  // PTX registers (the numbers in InstInfo::regReads/regWrites)
   uint32_t numRegRows = 0;   // rows holding them: slots [0, numRegRows)
   uint32_t numPreds = 0;
-  std::vector<std::pair<uint32_t, uint64_t>> constSlots;  // slot -> value (same in every lane)
+  // Row k (32 lanes of the same value) is constant slot kConstSlotBase + k; read only.
+  std::vector<uint64_t> constRows;
   std::vector<SRegSlot> sregSlots;
   uint32_t scratchSlot = 0;  // target of sink operands "_"
 

@@ -89,6 +89,14 @@ struct Cta {
   bool mbarrierPhaseDone = false;  // set by a handler that completed an mbarrier phase
 };
 
+// The 32 cells of operand slot s: a row of the warp's own `regs`, or of the program's constant
+// rows `constRows` (kConstSlotBase and above; never written).
+inline uint64_t* rowOf(uint64_t* regs, const uint64_t* constRows, uint32_t s) {
+  return s >= kConstSlotBase
+             ? const_cast<uint64_t*>(constRows) + size_t(s - kConstSlotBase) * kWarpSize
+             : regs + size_t(s) * kWarpSize;
+}
+
 // Per-lane memory addresses of the last memory instruction, for the timing model.
 struct MemRecord {
   uint32_t mask = 0;                // lanes that accessed memory
@@ -153,7 +161,8 @@ struct ExecCtx {
   LaunchState* L = nullptr;
   Cta* cta = nullptr;
   Warp* w = nullptr;
-  uint64_t* R = nullptr;
+  uint64_t* R = nullptr;        // the warp's rows (Warp::regs)
+  const uint64_t* K = nullptr;  // the program's constant rows (Program::constRows)
   uint32_t* P = nullptr;
   uint32_t active = 0;  // SIMT active mask before the guard predicate
   uint32_t pc = 0;

@@ -622,6 +622,8 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   rec.regsFromPtxas = k.program->regsFromPtxas;
   rec.ptxRegisters = k.program->numRegSlots;
   rec.registerRows = k.program->numRegRows;
+  rec.warpSlots = k.program->numSlots;
+  rec.constantRows = static_cast<uint32_t>(k.program->constRows.size() / func::kWarpSize);
   rec.sharedPerCta = L.sharedBytes;
 
   if (stopped_) throw RunStopped(*stopped_, stopMessage_);

@@ -148,6 +148,8 @@ struct LaunchRecord {
   bool regsFromPtxas = false;  // ptxas's recorded count (else the liveness estimate)
   uint32_t ptxRegisters = 0;   // data registers the PTX declares (kernel and callees)
   uint32_t registerRows = 0;   // register rows per warp in the engine (registers share rows)
+  uint32_t warpSlots = 0;      // rows per warp in all: register rows, special registers, scratch
+  uint32_t constantRows = 0;   // rows of immediates, one copy for all warps
   uint32_t sharedPerCta = 0;
   func::ExecStats stats;
   double seconds = 0;                       // host wall-clock time of the simulation

@@ -207,6 +207,8 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["registers_from"] = l.regsFromPtxas ? "ptxas" : "estimate";
   j["ptx_registers"] = l.ptxRegisters;
   j["host_register_rows"] = l.registerRows;
+  j["host_warp_rows"] = l.warpSlots;
+  j["host_constant_rows"] = l.constantRows;
   j["host_seconds"] = l.seconds;
   j["complete"] = !l.stopped;
   if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
