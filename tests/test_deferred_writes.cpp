@@ -18,6 +18,7 @@
 #include "func/executor.hpp"
 #include "func/step_env.hpp"
 #include "ptx/parser.hpp"
+#include "support/ptx_harness.hpp"
 
 using namespace gpusc;
 using func::Dim3;
@@ -30,43 +31,8 @@ std::string module(const std::string& body) {
   return ".version 9.0\n.target sm_90\n.address_size 64\n\n" + body;
 }
 
-// A decoded kernel. Module-scope .global variables get addresses for decoding only (a kernel
-// that uses them is not run here).
-struct Kernel {
-  std::unique_ptr<ptx::Module> mod;
-  func::ModuleSymbols syms;
-  std::unique_ptr<func::Program> prog;
-
-  Kernel(std::string_view text, const std::string& entry) {
-    mod = ptx::parseModule(text, entry + ".ptx");
-    func::layoutConstBank(*mod, syms);
-    uint64_t fake = 0x10000;
-    for (const auto& g : mod->globals)
-      if (g->space == ptx::StateSpace::Global) syms.globalAddress[g->name] = fake += 0x10000;
-    const ptx::Function* f = mod->findFunction(entry);
-    if (f == nullptr) throw InputError("no entry " + entry);
-    prog = func::decodeKernel(*mod, *f, syms);
-  }
-};
-
-// A launch of `k` on `g` with `args` (one value per kernel parameter, truncated to its size).
-func::LaunchState launchOf(const Kernel& k, func::GlobalMemory& g, Dim3 grid, Dim3 block,
-                           const std::vector<uint64_t>& args, uint32_t numSms = 1) {
-  func::LaunchState L;
-  L.prog = k.prog.get();
-  L.gmem = &g;
-  L.params.assign(k.prog->paramBytes, 0);
-  EXPECT_EQ(args.size(), k.prog->params.size());
-  for (size_t i = 0; i < args.size() && i < k.prog->params.size(); ++i)
-    std::memcpy(L.params.data() + k.prog->params[i].offset, &args[i], k.prog->params[i].size);
-  L.constBank = &k.syms.constBank;
-  L.grid = grid;
-  L.block = block;
-  L.sharedBytes = k.prog->dynamicSharedOffset;
-  L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
-  L.numSms = numSms;
-  return L;
-}
+using Kernel = test::DecodedKernel;
+using test::launchOf;
 
 Dim3 ctaidOf(const func::LaunchState& L, uint64_t id) {
   return Dim3{static_cast<uint32_t>(id % L.grid.x), static_cast<uint32_t>(id / L.grid.x % L.grid.y),

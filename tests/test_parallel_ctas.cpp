@@ -225,12 +225,10 @@ namespace {
 
 // k(in, out): thread i of the grid copies in[i] to out[i]; with `faults`, the threads of block 3
 // and of blocks 290 and up store outside every allocation. Decoded and run without a Device.
-struct CopyKernel {
-  std::unique_ptr<ptx::Module> mod;
-  func::ModuleSymbols syms;
-  std::unique_ptr<func::Program> prog;
-  explicit CopyKernel(bool faults) {
-    mod = ptx::parseModule(module(std::string(R"(
+struct CopyKernel : test::DecodedKernel {
+  explicit CopyKernel(bool faults) : DecodedKernel(text(faults), "k") {}
+  static std::string text(bool faults) {
+    return module(std::string(R"(
 .visible .entry k(.param .u64 in, .param .u64 out)
 {
   .reg .b32 %r<6>;
@@ -247,21 +245,18 @@ struct CopyKernel {
   add.s64 %rd5, %rd2, %rd3;
   ld.global.u32 %r5, [%rd4];
 )") +
-                                  (faults ? R"(
+                  (faults ? R"(
   setp.eq.u32 %p1, %r2, 3;
   setp.ge.u32 %p2, %r2, 290;
   or.pred %p1, %p1, %p2;
   @%p1 mov.u64 %rd5, 64;
 )"
-                                          : "") +
-                                  R"(
+                          : "") +
+                  R"(
   st.global.u32 [%rd5], %r5;
   ret;
 }
-)"),
-                           "copy.ptx");
-    func::layoutConstBank(*mod, syms);
-    prog = func::decodeKernel(*mod, *mod->findFunction("k"), syms);
+)");
   }
 };
 
@@ -276,17 +271,7 @@ struct CopyRun {
     std::vector<uint32_t> v(ctas * 64);
     for (size_t i = 0; i < v.size(); ++i) v[i] = uint32_t(i * 7 + 1);
     g.write(in, v.data(), bytes);
-    L.prog = k.prog.get();
-    L.gmem = &g;
-    L.params.assign(k.prog->paramBytes, 0);
-    std::memcpy(L.params.data() + k.prog->params[0].offset, &in, 8);
-    std::memcpy(L.params.data() + k.prog->params[1].offset, &out, 8);
-    L.constBank = &k.syms.constBank;
-    L.grid = {ctas, 1, 1};
-    L.block = {64, 1, 1};
-    L.sharedBytes = k.prog->dynamicSharedOffset;
-    L.warpsPerCta = 2;
-    L.numSms = 15;
+    L = test::launchOf(k, g, {ctas, 1, 1}, {64, 1, 1}, {in, out}, 15);
   }
   std::vector<uint32_t> output(uint32_t ctas) {
     std::vector<uint32_t> v(ctas * 64);

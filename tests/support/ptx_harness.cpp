@@ -3,10 +3,43 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "ptx/parser.hpp"
 
 namespace gpusc::test {
 
 PlatformConfig platform() { return loadPlatform("gtx480"); }
+
+DecodedKernel::DecodedKernel(std::string_view text, const std::string& entry) {
+  mod = ptx::parseModule(text, entry + ".ptx");
+  func::layoutConstBank(*mod, syms);
+  uint64_t fake = 0x10000;
+  for (const auto& g : mod->globals)
+    if (g->space == ptx::StateSpace::Global) syms.globalAddress[g->name] = fake += 0x10000;
+  const ptx::Function* f = mod->findFunction(entry);
+  if (f == nullptr) throw InputError("no entry " + entry);
+  prog = func::decodeKernel(*mod, *f, syms);
+}
+
+func::LaunchState launchOf(const DecodedKernel& k, func::GlobalMemory& g, Dim3 grid, Dim3 block,
+                           const std::vector<uint64_t>& args, uint32_t numSms) {
+  func::LaunchState L;
+  L.prog = k.prog.get();
+  L.gmem = &g;
+  L.params.assign(k.prog->paramBytes, 0);
+  EXPECT_EQ(args.size(), k.prog->params.size());
+  for (size_t i = 0; i < args.size() && i < k.prog->params.size(); ++i)
+    std::memcpy(L.params.data() + k.prog->params[i].offset, &args[i], k.prog->params[i].size);
+  L.constBank = &k.syms.constBank;
+  L.grid = grid;
+  L.block = block;
+  L.sharedBytes = k.prog->dynamicSharedOffset;
+  L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
+  L.numSms = numSms;
+  return L;
+}
 
 std::string module(const std::string& body) {
   return ".version 9.0\n.target sm_75\n.address_size 64\n\n" + body;

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "func/decoder.hpp"
+#include "func/state.hpp"
 #include "gpu/device.hpp"
+#include "ptx/ast.hpp"
 
 namespace gpusc::test {
 
@@ -20,6 +23,20 @@ std::string module(const std::string& body);
 // of pointers: `iters` times, `k` dependent 64-bit loads (p = *p) written as `load` (its opcode
 // with modifiers), then stores the final p.
 std::string chaseKernel(int k, const std::string& load = "ld.global.u64");
+
+// A kernel decoded without a Device, for tests that drive the functional engine directly.
+// Module-scope .global variables get addresses for decoding only (a kernel that uses them is not
+// run). Throws InputError when `text` has no entry `entry`.
+struct DecodedKernel {
+  std::unique_ptr<ptx::Module> mod;
+  func::ModuleSymbols syms;
+  std::unique_ptr<func::Program> prog;
+  DecodedKernel(std::string_view text, const std::string& entry);
+};
+
+// A launch of `k` on `g` with `args` (one value per kernel parameter, truncated to its size).
+func::LaunchState launchOf(const DecodedKernel& k, func::GlobalMemory& g, Dim3 grid, Dim3 block,
+                           const std::vector<uint64_t>& args, uint32_t numSms = 1);
 
 // Results of one thread of an `eval` kernel.
 struct Lane {
