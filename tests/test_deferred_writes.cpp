@@ -17,7 +17,6 @@
 #include "func/decoder.hpp"
 #include "func/executor.hpp"
 #include "func/step_env.hpp"
-#include "ptx/parser.hpp"
 #include "support/ptx_harness.hpp"
 
 using namespace gpusc;

@@ -11,10 +11,8 @@
 #include "common/error.hpp"
 #include "common/host_workers.hpp"
 #include "func/access_log.hpp"
-#include "func/decoder.hpp"
 #include "func/parallel_ctas.hpp"
 #include "gpu/device.hpp"
-#include "ptx/parser.hpp"
 #include "support/ptx_harness.hpp"
 
 using namespace gpusc;

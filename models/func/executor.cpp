@@ -416,8 +416,7 @@ bool Executor::tryRelease(Cta& cta, uint32_t id) {
     w.redPc = kNoPc;
     if (ri.mode2 == 0) {
       for (int l = 0; l < kWarpSize; ++l)
-        if ((lanes >> l) & 1u)
-          rowOf(w.regs.data(), L_.prog->constRows.data(), ri.dst[0])[l] = b.redPopc;
+        if ((lanes >> l) & 1u) row(w, ri.dst[0])[l] = b.redPopc;
     } else {
       const bool v = ri.mode2 == 1 ? b.redAnd : b.redOr;
       w.preds[ri.dst[0]] = (w.preds[ri.dst[0]] & ~lanes) | (v ? lanes : 0u);
@@ -431,15 +430,12 @@ bool Executor::tryRelease(Cta& cta, uint32_t id) {
 void Executor::arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
   const int lane = __builtin_ctz(mask);
   const auto fault = [&](const std::string& what) {
-    ExecCtx c{&L_,  &cta, &w,      w.regs.data(), L_.prog->constRows.data(), w.preds.data(),
-              mask, r.pc, nullptr, nullptr};
+    ExecCtx c = context(cta, w, mask, r.pc);
     c.fault(lane, what);
   };
   // A number or count in a register is the warp's first active lane's (the PTX ISA asks every
   // thread of the warp for the same value).
-  const auto fromRegister = [&](uint32_t slot) {
-    return rowOf(w.regs.data(), L_.prog->constRows.data(), slot)[lane] & 0xffffffffu;
-  };
+  const auto fromRegister = [&](uint32_t slot) { return row(w, slot)[lane] & 0xffffffffu; };
   const uint64_t id = in.flags & kBarrierIdInRegister ? fromRegister(in.src[0]) : in.aux;
   if (id > 15) fault(fmt::format("barrier number {} is not 0..15", id));
   uint64_t count = static_cast<uint64_t>(in.imm);
@@ -486,12 +482,11 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
   const size_t stride = p.callParamBytesPerThread;
   for (int l = 0; l < kWarpSize; ++l) {
     if (!((mask >> l) & 1u)) continue;
-    const uint64_t fp = rowOf(w.regs.data(), p.constRows.data(), in.src[0])[l];
+    const uint64_t fp = row(w, in.src[0])[l];
     uint32_t ti = 0;
     while (ti < ic.targets.size() && ic.targets[ti].address != fp) ++ti;
     if (ti == ic.targets.size()) {
-      ExecCtx c{&L_,      &cta, &w,      w.regs.data(), L_.prog->constRows.data(), w.preds.data(),
-                r.active, pc,   nullptr, nullptr};
+      ExecCtx c = context(cta, w, r.active, pc);
       c.fault(l, fp == 0 ? std::string("indirect call through a null function pointer")
                          : fmt::format("indirect call to 0x{:x}, which is not a function {}", fp,
                                        ic.fromTargetList ? "of the call's .calltargets list"
@@ -502,8 +497,7 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
     // A function the lane is still running would have its parameters overwritten.
     for (const SimtEntry& e : w.stack)
       if (e.frame && ((e.mask >> l) & 1u) && p.code[e.pc].func == t.func)
-        ExecCtx{&L_,      &cta, &w,      w.regs.data(), L_.prog->constRows.data(), w.preds.data(),
-                r.active, pc,   nullptr, nullptr}
+        context(cta, w, r.active, pc)
             .fault(l, "recursive call to " + p.functions[t.func].name +
                           " through a function pointer "
                           "(recursion is not supported)");
@@ -604,8 +598,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
           meetAtWarpSync(in, w, pc, active, mask, r, st, rec))
         return r;  // another path runs first
       if (mask) {
-        ExecCtx c{&L_, &cta, &w, w.regs.data(), L_.prog->constRows.data(), w.preds.data(), active,
-                  pc,  rec,  env};
+        ExecCtx c = context(cta, w, active, pc, rec, env);
         in.fn(c, in, mask);
         if (rec != nullptr && L_.countMemoryUnits && rec->mask != 0) {
           st.memInsts += 1;
@@ -647,11 +640,9 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       uint32_t targets[kWarpSize];
       for (int l = 0; l < kWarpSize; ++l) {
         if (!((mask >> l) & 1u)) continue;
-        uint32_t idx =
-            static_cast<uint32_t>(rowOf(w.regs.data(), p.constRows.data(), in.src[0])[l]);
+        uint32_t idx = static_cast<uint32_t>(row(w, in.src[0])[l]);
         if (idx >= table.size()) {
-          ExecCtx c{&L_, &cta, &w, w.regs.data(), L_.prog->constRows.data(), w.preds.data(), active,
-                    pc,  rec,  env};
+          ExecCtx c = context(cta, w, active, pc, rec, env);
           c.fault(l,
                   fmt::format("brx.idx index {} is outside its {}-entry table", idx, table.size()));
         }
@@ -727,8 +718,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     }
     case Flow::Trap: {
       if (mask) {
-        ExecCtx c{&L_, &cta, &w, w.regs.data(), L_.prog->constRows.data(), w.preds.data(), active,
-                  pc,  rec,  env};
+        ExecCtx c = context(cta, w, active, pc, rec, env);
         c.fault(__builtin_ctz(mask), "trap instruction executed");
       }
       gotoPc(w, pc + 1);

@@ -97,6 +97,16 @@ class Executor {
   void runCooperativeLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget);
   // Throws KernelFault: every live warp of `cta` waits at a barrier that cannot complete.
   [[noreturn]] void throwDeadlock(const Cta& cta) const;
+  // The context an instruction of warp `w` at `pc` runs in (its lanes `active`).
+  ExecCtx context(Cta& cta, Warp& w, uint32_t active, uint32_t pc, MemRecord* rec = nullptr,
+                  StepEnv* env = nullptr) const {
+    return ExecCtx{&L_, &cta, &w, w.regs.data(), L_.prog->constRows.data(), w.preds.data(), active,
+                   pc,  rec,  env};
+  }
+  // The 32 cells of operand slot `s` of warp `w` (rowOf in state.hpp).
+  uint64_t* row(Warp& w, uint32_t s) const {
+    return rowOf(w.regs.data(), L_.prog->constRows.data(), s);
+  }
   void arriveAtBarrier(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   bool tryRelease(Cta& cta, uint32_t id);
   // call through a function pointer: copies each lane's arguments to its callee's parameters and
