@@ -40,7 +40,9 @@
 // times as many (the set is still to turn over). While the sets still to turn over hold more
 // than `stablePct` of the launch's lines, its windows are warm-up, and so is the window at
 // whose end they first no longer do: the compared waves come after. (The census follows LRU's
-// order; under FIFO or random replacement it approximates when a set turns over.)
+// order; under FIFO or random replacement a set turns over gradually and the census approximates
+// it. Measured over the catalog, the errors and the bound's coverage are those of LRU:
+// docs/sampling.md, "Under FIFO and random replacement".)
 //
 // Estimate. The launch's cycles are the detailed cycles (its start to its last started CTA's
 // end, which holds the launch's ramp-down) plus the functionally run CTAs' warp instructions at
