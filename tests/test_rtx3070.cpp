@@ -311,13 +311,35 @@ TEST(Rtx3070, EachProcessingBlockHoldsTheWarpsWhoseRegistersFitItsQuarter) {
   }
 }
 
+// Each refusal names the key that was set: the L1's geometry sets the size of its ways and of
+// the whole array, which the carve-outs must fit.
 TEST(Rtx3070, UnifiedL1ConfigurationsThatCannotWorkAreRejected) {
-  for (const char* set :
-       {"sm.shared_carveouts_kb=[0, 8, 6, 100]",  // not ascending
-        "sm.shared_carveouts_kb=[0, 2, 100]",     // not whole ways (4 KB)
-        "sm.shared_carveouts_kb=[0, 8, 64]",      // the largest is not shared_memory_bytes
-        "sm.l1d.enabled=false"}) {                // no array to carve out of
-    EXPECT_THROW(loadPlatform("rtx3070", {set}), InputError) << set;
+  const struct {
+    const char* set;
+    const char* key;
+  } cases[] = {
+      {"sm.shared_carveouts_kb=[0, 8, 6, 100]", "sm.shared_carveouts_kb"},  // not ascending
+      {"sm.shared_carveouts_kb=[0, 2, 100]", "sm.shared_carveouts_kb"},     // not whole 4 KB ways
+      {"sm.shared_carveouts_kb=[0, 8, 64]", "sm.shared_carveouts_kb"},  // largest: not all of it
+      {"sm.l1d.enabled=false", "sm.l1d.enabled"},                       // no array to carve out of
+      // 64-byte lines halve the array to 64 KB: the 100 KB carve-out no longer fits.
+      {"sm.l1d.line_bytes=64", "sm.l1d.line_bytes"},
+      // 4 sets of 128-byte lines make 512-byte ways: 16 KB is whole ways but the whole array.
+      {"sm.l1d.sets=4", "sm.l1d.sets"},
+      // 24 ways of 1 KB: the 100 KB carve-out is larger than the array.
+      {"sm.l1d.ways=24", "sm.l1d.ways"},
+  };
+  for (const auto& c : cases) {
+    try {
+      loadPlatform("rtx3070", {c.set});
+      ADD_FAILURE() << c.set << " was accepted";
+    } catch (const InputError& e) {
+      // "--set KEY=VALUE: KEYS: what is wrong": the keys the rule names, after the --set.
+      const std::string m = e.what(), set = std::string("--set ") + c.set + ": ";
+      const size_t at = m.find(set), from = at == std::string::npos ? 0 : at + set.size();
+      const std::string keys = m.substr(from, m.find(": ", from) - from);
+      EXPECT_NE(keys.find(c.key), std::string::npos) << c.set << ": " << m;
+    }
   }
 }
 

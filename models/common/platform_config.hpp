@@ -535,11 +535,15 @@ struct SmConfig : config::Section {
         v.require(i == 0 || shared_carveouts_kb[i] > shared_carveouts_kb[i - 1],
                   "shared_carveouts_kb",
                   fmt::format("the carve-outs are not ascending at entry {}", i));
-        v.require(c % l1d.wayBytes() == 0 && c < l1d.sizeBytes(),
-                  {"shared_carveouts_kb", "l1d.ways"},
+        v.require(c % l1d.wayBytes() == 0, {"shared_carveouts_kb", "l1d.sets", "l1d.line_bytes"},
                   fmt::format("a carve-out of {} KB is not a whole number of the L1's {}-byte ways "
-                              "(l1d.sets x l1d.line_bytes) leaving at least one of its {} bytes",
-                              shared_carveouts_kb[i], l1d.wayBytes(), l1d.sizeBytes()));
+                              "(l1d.sets x l1d.line_bytes)",
+                              shared_carveouts_kb[i], l1d.wayBytes()));
+        v.require(c < l1d.sizeBytes(),
+                  {"shared_carveouts_kb", "l1d.sets", "l1d.ways", "l1d.line_bytes"},
+                  fmt::format("a carve-out of {} KB leaves none of the L1's {} bytes (l1d.sets x "
+                              "l1d.ways x l1d.line_bytes) to cache data",
+                              shared_carveouts_kb[i], l1d.sizeBytes()));
       }
       v.require(shared_carveouts_kb.empty() ||
                     uint64_t(shared_carveouts_kb.back()) * 1024 == shared_memory_bytes,

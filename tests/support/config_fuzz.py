@@ -47,8 +47,21 @@ import tempfile
 import threading
 import time
 
-GPU_PLATFORMS = ["gtx480", "fermi16-mesh", "stream-4x4", "stream-8x8", "stream-11x11"]
-SHADER_PLATFORMS = ["shader-cluster"]
+
+def builtin_platforms(gpusc):
+    """The built-in platforms, from `gpusc list platforms` (so a new one is drawn from without
+    changing this script): (every name, the set of shader-cluster ones)."""
+    out = subprocess.run([gpusc, "list", "platforms"], check=True, capture_output=True,
+                         text=True).stdout
+    names, shaders = [], set()
+    for line in out.splitlines():
+        if not line.strip():
+            break  # the listing ends at its first blank line; a note follows
+        names.append(line.split()[0])
+        if "(gpusc shader)" in line:
+            shaders.add(names[-1])
+    return names, shaders
+
 
 # Keys that are not part of the simulated design: names, output files and run limits (a limit
 # stops a run on purpose), and the VCD's contents. noc.*_positions are drawn by their own rule.
@@ -350,10 +363,11 @@ def load_yaml_repro(path):
 
 def replay(args):
     runner = Runner(args.gpusc, tempfile.mkdtemp(prefix="config-fuzz-"), args.timeout)
+    _, shader_platforms = builtin_platforms(args.gpusc)
     failed = 0
     for path in args.replay:
         doc = load_yaml_repro(path)
-        shader = doc["platform"] in SHADER_PLATFORMS
+        shader = doc["platform"] in shader_platforms
         r = runner.run(doc["platform"], shader, doc["kernel"], doc.get("mode", "timing"),
                        doc["sets"])
         ok = r["outcome"] == doc["expect"]
@@ -374,7 +388,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds one run may take (gpusc --timeout; twice that plus 30 kills it)")
-    ap.add_argument("--platforms", default=",".join(GPU_PLATFORMS + SHADER_PLATFORMS))
+    ap.add_argument("--platforms", help="platforms to draw from, comma-separated (default: "
+                    "every built-in one, as `gpusc list platforms` gives them)")
     ap.add_argument("--kernels", help="catalog kernels to draw from (default: all)")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--replay", nargs="+", help="reproducers to run; each must give its expect")
@@ -389,8 +404,9 @@ def main():
     os.makedirs(defects_dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="config-fuzz-")
     runner = Runner(args.gpusc, work, args.timeout)
-    platforms = args.platforms.split(",")
-    spaces = [KeySpace(args.gpusc, p, p in SHADER_PLATFORMS) for p in platforms]
+    all_platforms, shader_platforms = builtin_platforms(args.gpusc)
+    platforms = args.platforms.split(",") if args.platforms else all_platforms
+    spaces = [KeySpace(args.gpusc, p, p in shader_platforms) for p in platforms]
     if args.kernels:
         kernels = args.kernels.split(",")
     else:
