@@ -1,12 +1,12 @@
 // Fuzz target: a whole small run. The input is the body of a kernel that runs in a fixed launch
-// (2 CTAs of 64 threads on gtx480, an input and an output buffer), in functional and then in
-// timing mode. A run ends with its results, an InputError (PTX the decoder rejects, a launch the
-// platform cannot hold) or a KernelFault; anything else is a finding.
+// (2 CTAs of 64 threads, an input and an output buffer) on gtx480, or on the built-in platform
+// GPUSC_FUZZ_PLATFORM names, in functional and then in timing mode. A run ends with its results,
+// an InputError (PTX the decoder rejects, a launch the platform cannot hold) or a KernelFault;
+// anything else is a finding.
 //
-// One platform only: alternating two in one process makes TimingEngine::get elaborate a new
-// design at every switch and keep the finished one (SystemC cannot destroy it), about 30 MB per
-// input with rtx3070 beside gtx480, which reaches libFuzzer's memory limit within 100 inputs.
-// The configuration fuzzer (tests/support/config_fuzz.py) runs every platform, one per process.
+// One platform per process: alternating two makes TimingEngine::get elaborate a new design at
+// every switch and keep the finished one (SystemC cannot destroy it), about 30 MB per input with
+// rtx3070 beside gtx480, which reaches libFuzzer's memory limit within 100 inputs.
 //
 // Bound: the run limits (limits.max_warp_instructions, limits.max_cycles) stop a body that
 // loops for long; a run they stop (RunStopped) is as good as a finished one. Both modes run
@@ -87,7 +87,8 @@ bool run(const PlatformConfig& cfg, ExecMode mode, const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const PlatformConfig cfg = [] {
-    PlatformConfig c = loadPlatform(kDefaultPlatform);
+    const char* platform = std::getenv("GPUSC_FUZZ_PLATFORM");
+    PlatformConfig c = loadPlatform(platform != nullptr && *platform ? platform : kDefaultPlatform);
     c.limits.max_warp_instructions = 20000;
     c.limits.max_cycles = 20000;
     return c;
