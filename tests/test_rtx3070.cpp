@@ -326,7 +326,7 @@ TEST(Rtx3070, UnifiedL1ConfigurationsThatCannotWorkAreRejected) {
       {"sm.l1d.line_bytes=64", "sm.l1d.line_bytes"},
       // 4 sets of 128-byte lines make 512-byte ways: 16 KB is whole ways but the whole array.
       {"sm.l1d.sets=4", "sm.l1d.sets"},
-      // 24 ways of 1 KB: the 100 KB carve-out is larger than the array.
+      // 24 ways of 4 KB: a 96 KB array, smaller than the 100 KB carve-out.
       {"sm.l1d.ways=24", "sm.l1d.ways"},
   };
   for (const auto& c : cases) {
