@@ -291,9 +291,9 @@ void* Runtime::malloc(size_t bytes) {
   }
 }
 
-void* Runtime::mallocShared(size_t bytes) {
+void* Runtime::mallocShared(size_t bytes, bool managed) {
   try {
-    return reinterpret_cast<void*>(device().mallocShared(bytes));
+    return reinterpret_cast<void*>(device().mallocShared(bytes, managed));
   } catch (const InputError& e) {
     throw CudaFailure(kErrorMemoryAllocation, e.what());
   }

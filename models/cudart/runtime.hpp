@@ -96,8 +96,9 @@ class Runtime {
   // ---- memory ----
   void* malloc(size_t bytes);
   // Host memory the device may read and write at the same address (cudaMallocHost,
-  // cudaHostAlloc, cudaMallocManaged).
-  void* mallocShared(size_t bytes);
+  // cudaHostAlloc, cudaMallocManaged). Only managed memory (`managed`) counts against the
+  // device's memory; pinned host memory is the host's.
+  void* mallocShared(size_t bytes, bool managed = true);
   void free(void* p);      // cudaFree: device or managed memory (null: nothing)
   void freeHost(void* p);  // cudaFreeHost
   void memcpy(void* dst, const void* src, size_t bytes, int kind);

@@ -132,6 +132,7 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                                       "installed with this gpusc",
                                       version, wire::kVersion));
       out.put(deviceFacts(device_.config()));
+      out.putString(resultsFolder_);
       break;
     }
     case wire::Op::RegisterFatBinary:
@@ -234,7 +235,9 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
       out.put(u64(rt_.malloc(in.get<uint64_t>())));
       break;
     case wire::Op::MallocShared: {
-      const void* p = rt_.mallocShared(in.get<uint64_t>());
+      const auto bytes = in.get<uint64_t>();
+      const bool managed = in.get<uint32_t>() != 0;
+      const void* p = rt_.mallocShared(bytes, managed);
       out.put(u64(p));
       out.put(device_.memory().sharedSpan(u64(p)));
       *fdOut = device_.memory().sharedFile(u64(p));

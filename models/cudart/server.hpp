@@ -23,6 +23,11 @@ class ProgramServer {
   // `diagnostics`, one line each, prefixed "gpusc: ".
   ProgramServer(Device& device, std::string programName, std::ostream& diagnostics);
 
+  // The folder this simulator writes its results to, told to the program at Hello: its runtime
+  // library passes it on to the processes it starts (GPUSC_PARENT_OUT), so that a simulator one of
+  // them starts writes beside it instead of over it.
+  void setResultsFolder(std::string folder) { resultsFolder_ = std::move(folder); }
+
   // Serves requests on the connected socket until the program closes it (it exited), or fails
   // (a broken message). Throws what the model throws beyond a CUDA error: InternalError,
   // LockstepDivergence.
@@ -51,6 +56,7 @@ class ProgramServer {
   std::vector<std::string> faults_;
   std::map<std::string, uint64_t> failures_;
   std::string protocolError_;
+  std::string resultsFolder_;
   size_t printfSent_ = 0;
 };
 

@@ -25,13 +25,21 @@ namespace gpusc::cudart::wire {
 
 // Bumped when a message changes: a library and a simulator of different versions refuse each
 // other at Hello instead of misreading.
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 
 // The environment variable naming the socket's file descriptor in the program's process.
 constexpr const char* kSocketEnv = "GPUSC_CUDART_FD";
+// The environment variable naming a file descriptor whose lock claims the socket: programs that
+// share the socket's descriptor (the programs a script runs, at once or in turn) each lock it
+// first, and one that finds it locked starts a simulator of its own instead.
+constexpr const char* kClaimEnv = "GPUSC_CUDART_CLAIM_FD";
+// The results folder of the simulator serving a process's ancestor, set by the runtime library
+// for the processes its program starts: a simulator one of them starts writes its results into
+// a folder inside it, named after its program and the program's process id.
+constexpr const char* kParentOutEnv = "GPUSC_PARENT_OUT";
 
 enum class Op : uint32_t {
-  Hello = 1,            // u32 version, program name -> DeviceFacts
+  Hello = 1,            // u32 version, program name -> DeviceFacts, results folder
   RegisterFatBinary,    // fat binary container bytes -> u64 handle
   RegisterFunction,     // u64 handle, u64 hostFun, device name
   RegisterVar,          // u64 handle, u64 hostVar, u64 bytes, u32 constant, device name

@@ -24,9 +24,9 @@ GlobalMemory::~GlobalMemory() {
   }
 }
 
-uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
+uint64_t GlobalMemory::allocateShared(uint64_t bytes, bool deviceMemory) {
   if (bytes == 0) bytes = 1;
-  if (allocated_ + bytes > capacity_)
+  if (deviceMemory && allocated_ + bytes > capacity_)
     throw InputError(fmt::format(
         "memory.device_memory_bytes: out of device memory: {} bytes requested, {} of {} in use",
         bytes, allocated_, capacity_));
@@ -61,8 +61,8 @@ uint64_t GlobalMemory::allocateShared(uint64_t bytes) {
     for (uint64_t p = base >> kPageBits; p < (base + span) >> kPageBits; ++p)
       pages_[p] = Page{nullptr, static_cast<uint8_t*>(want) + ((p << kPageBits) - base)};
     allocs_[base] = bytes;
-    shared_[base] = Shared{span, fd};
-    allocated_ += bytes;
+    shared_[base] = Shared{span, fd, deviceMemory};
+    if (deviceMemory) allocated_ += bytes;
     return base;
   }
   ::close(fd);
@@ -95,12 +95,14 @@ void GlobalMemory::release(uint64_t addr) {
   uint64_t last = (addr + it->second - 1) >> kPageBits;
   for (uint64_t p = first; p <= last; ++p) pages_.erase(p);
   epoch_ += 1;  // every Tlb may point into the freed pages
+  bool counted = true;
   if (auto sh = shared_.find(addr); sh != shared_.end()) {
     ::munmap(reinterpret_cast<void*>(addr), sh->second.span);
     ::close(sh->second.fd);
+    counted = sh->second.counted;
     shared_.erase(sh);
   }
-  allocated_ -= it->second;
+  if (counted) allocated_ -= it->second;
   allocs_.erase(it);
 }
 

@@ -38,9 +38,12 @@ class GlobalMemory {
   uint64_t allocate(uint64_t bytes);
   // An allocation the host program shares at the same address (CUDA's managed memory and mapped
   // host memory): its bytes are host memory mapped at the returned device address, so the program
-  // reads and writes them through that pointer and kernels through the device. Throws InputError
-  // when the device is full or the host cannot map memory there.
-  uint64_t allocateShared(uint64_t bytes);
+  // reads and writes them through that pointer and kernels through the device. Managed memory
+  // (`deviceMemory`) counts against the device's capacity, as a GPU without concurrent managed
+  // access places it in device memory; pinned host memory (cudaMallocHost, cudaHostAlloc) is the
+  // host's and does not. Throws InputError when the device is full or the host cannot map memory
+  // there.
+  uint64_t allocateShared(uint64_t bytes, bool deviceMemory = true);
   // True when some allocation is shared with the host.
   bool hasShared() const { return !shared_.empty(); }
   // True when `addr` lies inside a shared allocation.
@@ -139,6 +142,7 @@ class GlobalMemory {
   struct Shared {
     uint64_t span;  // mapped bytes
     int fd;         // the memory file
+    bool counted;   // against the capacity (managed memory)
   };
   std::map<uint64_t, Shared> shared_;  // shared allocations by base address
   uint64_t epoch_ = 0;                 // counts releases: a Tlb filled before one is stale

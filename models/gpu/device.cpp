@@ -112,9 +112,9 @@ void Device::setVoltageSink(pdn::VoltageSink* sink) {
 // The engine outlives the Device: it keeps no pointer to what the Device was given.
 Device::~Device() { setVoltageSink(nullptr); }
 
-DevPtr Device::mallocShared(uint64_t bytes) {
+DevPtr Device::mallocShared(uint64_t bytes, bool deviceMemory) {
   try {
-    return gmem_.allocateShared(bytes);
+    return gmem_.allocateShared(bytes, deviceMemory);
   } catch (const InputError& e) {
     throw InputError(cfg_.locate(e.what()));
   }

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "cudart/cuda_errors.hpp"
 
@@ -45,7 +47,10 @@ Client& Client::instance() {
   return client;
 }
 
-Client::Client() { connect(); }
+Client::Client() {
+  ::pthread_atfork(&Client::beforeFork, &Client::afterForkInParent, &Client::afterForkInChild);
+  connect();
+}
 
 Client::~Client() {
   // The program's output before the simulator's summary (stdio flushes after this otherwise).
@@ -71,13 +76,34 @@ void Client::connect() {
   if (const char* text = std::getenv(wire::kSocketEnv); text && *text) {
     char* end = nullptr;
     const long fd = std::strtol(text, &end, 10);
-    if (*end != '\0' || fd < 0 || ::fcntl(int(fd), F_GETFD) < 0) {
+    // The claim's lock: the programs a script runs share the socket's descriptor, and only one
+    // at a time may use it (the others, running beside it, start simulators of their own).
+    int claim = -1;
+    if (const char* c = std::getenv(wire::kClaimEnv); c && *c) {
+      char* cend = nullptr;
+      const long n = std::strtol(c, &cend, 10);
+      if (*cend == '\0' && n >= 0 && ::fcntl(int(n), F_GETFD) >= 0) claim = int(n);
+    }
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;  // the whole file
+    const bool usable = *end == '\0' && fd >= 0 && ::fcntl(int(fd), F_GETFD) >= 0;
+    if (usable && claim >= 0 && ::fcntl(claim, F_SETLK, &lock) != 0) {
+      ::close(int(fd));
+      ::close(claim);
+      ::unsetenv(wire::kSocketEnv);
+      ::unsetenv(wire::kClaimEnv);
+      spawnSimulator();
+    } else if (!usable) {
       lost(std::string(wire::kSocketEnv) + "=" + text + " is not an open descriptor");
     } else {
       sock_ = int(fd);
-      // Programs this one starts get a simulator of their own, not this connection.
+      // Programs this one starts get a simulator of their own, not this connection. The claim
+      // stays open (closing it would release the lock) until the process ends.
       ::fcntl(sock_, F_SETFD, FD_CLOEXEC);
+      if (claim >= 0) ::fcntl(claim, F_SETFD, FD_CLOEXEC);
       ::unsetenv(wire::kSocketEnv);
+      ::unsetenv(wire::kClaimEnv);
     }
   } else {
     spawnSimulator();
@@ -86,10 +112,33 @@ void Client::connect() {
   wire::Buffer hello;
   hello.put(wire::kVersion).putString(program_invocation_short_name);
   std::vector<uint8_t> reply;
-  if (call(wire::Op::Hello, hello, &reply) == kSuccess && reply.size() == sizeof facts_)
-    std::memcpy(&facts_, reply.data(), sizeof facts_);
-  else
+  if (call(wire::Op::Hello, hello, &reply) != kSuccess || reply.size() < sizeof facts_) {
     lost("the simulator refused the program (its message above)");
+    return;
+  }
+  wire::Reader in(reply.data(), reply.size());
+  facts_ = in.get<wire::DeviceFacts>();
+  // A simulator that a program this one starts starts writes its results inside this one's.
+  if (const std::string folder = in.getString(); in.ok && !folder.empty())
+    ::setenv(wire::kParentOutEnv, folder.c_str(), 1);
+}
+
+// fork() without exec: the child shares its parent's socket, and its requests would interleave
+// with the parent's. It has no device, as on a GPU whose runtime the parent initialised before
+// forking: every call answers cudaErrorInitializationError (call()). The mutex is held across
+// the fork, so that no other thread is changing the state the child copies; the child gets a
+// fresh one (its copy is locked by the parent's thread, which an unlock in the child's thread
+// does not release).
+void Client::beforeFork() { instance().mutex_.lock(); }
+void Client::afterForkInParent() { instance().mutex_.unlock(); }
+void Client::afterForkInChild() {
+  Client& c = instance();
+  new (&c.mutex_) std::recursive_mutex();
+  if (c.sock_ >= 0) ::close(c.sock_);  // the parent's connection stays open in the parent
+  c.sock_ = -1;
+  c.simulatorPid_ = -1;  // the parent's to wait for
+  c.forked_ = true;
+  c.reportedLost_ = false;
 }
 
 void Client::spawnSimulator() {
@@ -124,6 +173,18 @@ void Client::spawnSimulator() {
 int Client::call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>* reply, int* fd) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (fd) *fd = -1;
+  if (forked_) {
+    if (op == wire::Op::UnregisterFatBinary) return kSuccess;  // the child's exit: nothing to say
+    if (!reportedLost_) {
+      std::fprintf(stderr,
+                   "gpusc: this process was forked from a process that uses CUDA and has no "
+                   "device of its own (as on a GPU after its runtime was initialised): make "
+                   "CUDA calls in the parent, or exec a program, which gets a simulator of its "
+                   "own\n");
+      reportedLost_ = true;
+    }
+    return kErrorInitializationError;
+  }
   if (sock_ < 0) {
     if (!reportedLost_) {
       std::fprintf(stderr, "gpusc: no simulated device: %s\n", lostWhy_.c_str());

@@ -58,8 +58,9 @@ class Client {
 
   // Allocations, to classify pointers: device memory (host cannot touch it) and shared memory
   // (mapped in this process at the same address).
-  // `mapped`: the bytes a shared allocation maps here; 0 for device memory. A symbol's memory
-  // (`counted` false) is device memory too, but not an allocation of the program's.
+  // `mapped`: the bytes a shared allocation maps here; 0 for device memory. `counted`: it takes
+  // device memory the program allocated (cudaMemGetInfo); false for a symbol's memory (device
+  // memory, but not an allocation of the program's) and for pinned host memory (the host's).
   // `managed`: shared memory from cudaMallocManaged (or a __managed__ variable), which pointer
   // attributes call managed; other shared memory is mapped host memory.
   // `hostFlags`: cudaHostAlloc's flags (cudaMallocHost's: 0), for cudaHostGetFlags.
@@ -93,12 +94,16 @@ class Client {
   void connect();
   void spawnSimulator();
   void lost(const std::string& why);
+  static void beforeFork();
+  static void afterForkInParent();
+  static void afterForkInChild();
 
   mutable std::recursive_mutex mutex_;
   int sock_ = -1;
   int simulatorPid_ = -1;  // the gpusc this Client started (not under `gpusc exec`)
   std::string lostWhy_;
   bool reportedLost_ = false;
+  bool forked_ = false;  // this process is a fork of the one that connected (afterForkInChild)
   wire::DeviceFacts facts_{};
   std::map<const void*, Kernel> kernels_;
   struct Allocation {

@@ -188,7 +188,7 @@ int mallocShared(void** p, size_t bytes, const char* function, bool managed,
   GPUSC_STICKY();
   if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
   wire::Buffer b;
-  b.put(uint64_t(bytes));
+  b.put(uint64_t(bytes)).put(uint32_t(managed));
   std::vector<uint8_t> reply;
   int fd = -1;
   Client& c = client();
@@ -209,7 +209,8 @@ int mallocShared(void** p, size_t bytes, const char* function, bool managed,
                 "cannot map the shared memory at its device address in this process (the "
                 "program already uses that address)");
   }
-  c.addAllocation(base, bytes, span, true, managed, hostFlags);
+  // Pinned host memory is the host's: cudaMemGetInfo counts managed memory only.
+  c.addAllocation(base, bytes, span, managed, managed, hostFlags);
   *p = got;
   return kSuccess;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,8 +30,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The descriptor the program finds its end of the socket on (GPUSC_CUDART_FD).
+// The descriptor the program finds its end of the socket on (GPUSC_CUDART_FD), and the one whose
+// lock claims it (GPUSC_CUDART_CLAIM_FD).
 constexpr int kProgramFd = 3;
+constexpr int kClaimFd = 4;
 
 // The program file argv[0] names: a path, or a name on PATH.
 std::string findProgram(const std::string& name) {
@@ -96,8 +99,10 @@ std::string statusText(int status) {
   return "ended";
 }
 
-ProgramRun serve(Device& dev, int fd, const std::string& name, pid_t child) {
+ProgramRun serve(Device& dev, int fd, const std::string& name, pid_t child,
+                 const std::string& resultsFolder) {
   cudart::ProgramServer server(dev, name, std::cerr);
+  server.setResultsFolder(resultsFolder);
   try {
     server.serve(fd);
   } catch (...) {
@@ -154,7 +159,8 @@ StartedProgram::~StartedProgram() {
   ::waitpid(pid_, nullptr, 0);
 }
 
-std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& argv) {
+std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& argv,
+                                             const std::vector<EnvSetting>& settings) {
   if (argv.empty())
     throw InputError("gpusc exec: no program given (gpusc exec [options] -- PROGRAM ARGS...)");
   const std::string libDir = cudartLibraryDir();
@@ -179,25 +185,51 @@ std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& arg
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     throw InputError(fmt::format("gpusc exec: socketpair: {}", std::strerror(errno)));
+  // The claim: an empty memory file, which the program's processes lock (a POSIX lock: one
+  // process's, released when it exits) before they use the socket. Its descriptor and the
+  // program's end of the socket are moved above the two the program finds them on, so that
+  // neither dup2 below overwrites the other.
+  const int memfd = ::memfd_create("gpusc-claim", MFD_CLOEXEC);
+  const int claim = memfd >= 0 ? ::fcntl(memfd, F_DUPFD_CLOEXEC, 10) : -1;
+  const int programEnd = ::fcntl(pair[1], F_DUPFD_CLOEXEC, 10);
+  if (memfd >= 0) ::close(memfd);
+  ::close(pair[1]);
+  pair[1] = programEnd;
+  if (claim < 0 || programEnd < 0) {
+    const std::string why = std::strerror(errno);
+    for (int fd : {pair[0], claim, programEnd})
+      if (fd >= 0) ::close(fd);
+    throw InputError(fmt::format("gpusc exec: cannot make the program's descriptors: {}", why));
+  }
   // Buffers that hold a large copy's bytes in a few system calls.
   for (int fd : pair)
     for (int opt : {SO_SNDBUF, SO_RCVBUF}) {
       const int bytes = 4 << 20;
       ::setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof bytes);
     }
-  // The environment: the socket, and the runtime library found first.
+  // The environment: the socket, the runtime library found first, and this run's settings.
   std::vector<std::string> env;
   std::string libraryPath = libDir;
+  const auto replaced = [&](const std::string& v) {
+    if (v.rfind(std::string(cudart::wire::kSocketEnv) + "=", 0) == 0 ||
+        v.rfind(std::string(cudart::wire::kClaimEnv) + "=", 0) == 0)
+      return true;
+    return std::any_of(settings.begin(), settings.end(),
+                       [&](const EnvSetting& s) { return v.rfind(s.name + "=", 0) == 0; });
+  };
   for (char** e = environ; *e; ++e) {
     const std::string v = *e;
     if (v.rfind("LD_LIBRARY_PATH=", 0) == 0) {
       if (v.size() > 16) libraryPath += ":" + v.substr(16);
-    } else if (v.rfind(std::string(cudart::wire::kSocketEnv) + "=", 0) != 0) {
+    } else if (!replaced(v)) {
       env.push_back(v);
     }
   }
+  for (const EnvSetting& s : settings)
+    if (!s.value.empty()) env.push_back(s.name + "=" + s.value);
   env.push_back("LD_LIBRARY_PATH=" + libraryPath);
   env.push_back(fmt::format("{}={}", cudart::wire::kSocketEnv, kProgramFd));
+  env.push_back(fmt::format("{}={}", cudart::wire::kClaimEnv, kClaimFd));
   std::vector<char*> envp, args;
   for (auto& v : env) envp.push_back(v.data());
   envp.push_back(nullptr);
@@ -211,10 +243,12 @@ std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& arg
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pair[1], kProgramFd);
+  posix_spawn_file_actions_adddup2(&actions, claim, kClaimFd);
   pid_t pid = -1;
   const int err = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(pair[1]);
+  ::close(claim);
   if (err != 0) {
     ::close(pair[0]);
     throw InputError(fmt::format("gpusc exec: cannot run {}: {}", argv[0], std::strerror(err)));
@@ -222,19 +256,21 @@ std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& arg
   return std::make_unique<StartedProgram>(pid, pair[0], argv);
 }
 
-ProgramRun serveProgram(Device& dev, StartedProgram& program) {
+ProgramRun serveProgram(Device& dev, StartedProgram& program, const std::string& resultsFolder) {
   const pid_t pid = program.pid_;
   program.pid_ = -1;  // served from here on: serve waits for it (or kills it)
-  ProgramRun r = serve(dev, program.fd_, fs::path(program.argv_[0]).filename().string(), pid);
+  ProgramRun r =
+      serve(dev, program.fd_, fs::path(program.argv_[0]).filename().string(), pid, resultsFolder);
   r.work["program"] = program.argv_;
   return r;
 }
 
-ProgramRun serveProgram(Device& dev, int fd, const std::string& programName) {
+ProgramRun serveProgram(Device& dev, int fd, const std::string& programName,
+                        const std::string& resultsFolder) {
   if (::fcntl(fd, F_GETFD) < 0)
     throw InputError(fmt::format("--attach-fd {}: not an open descriptor", fd));
   ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  ProgramRun r = serve(dev, fd, programName, -1);
+  ProgramRun r = serve(dev, fd, programName, -1, resultsFolder);
   r.status = "ended";
   r.work["program"] = std::vector<std::string>{programName};
   r.work["status"] = r.status;

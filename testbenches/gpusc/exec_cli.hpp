@@ -36,22 +36,33 @@ class StartedProgram {
   StartedProgram& operator=(const StartedProgram&) = delete;
 
  private:
-  friend ProgramRun serveProgram(Device& dev, StartedProgram& program);
+  friend ProgramRun serveProgram(Device& dev, StartedProgram& program,
+                                 const std::string& resultsFolder);
   pid_t pid_;
   int fd_;
   std::vector<std::string> argv_;
 };
 
-// Starts `argv` (argv[0] found on PATH) with libgpusc_cudart first on its library path.
-// Throws InputError when the program cannot be started, or links CUDA's runtime statically.
-std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& argv);
+// An environment variable for the program: `value` empty removes it.
+struct EnvSetting {
+  std::string name, value;
+};
 
-// Serves the program's runtime calls on `dev` until it exits.
-ProgramRun serveProgram(Device& dev, StartedProgram& program);
+// Starts `argv` (argv[0] found on PATH) with libgpusc_cudart first on its library path and
+// `settings` in its environment (the run's settings as GPUSC_* variables, for a simulator a
+// process it starts may start). Throws InputError when the program cannot be started, or links
+// CUDA's runtime statically.
+std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& argv,
+                                             const std::vector<EnvSetting>& settings = {});
+
+// Serves the program's runtime calls on `dev` until it exits. `resultsFolder`: where this run
+// writes (the program's runtime library hands it down, GPUSC_PARENT_OUT).
+ProgramRun serveProgram(Device& dev, StartedProgram& program, const std::string& resultsFolder);
 
 // Serves a program that started its own simulator (libgpusc_cudart outside `gpusc exec`): the
 // connected socket `fd`, until the program ends.
-ProgramRun serveProgram(Device& dev, int fd, const std::string& programName);
+ProgramRun serveProgram(Device& dev, int fd, const std::string& programName,
+                        const std::string& resultsFolder);
 
 // The folder holding libcudart.so.13 (libgpusc_cudart) for programs this gpusc runs: beside the
 // executable in a build tree (cudart/), or lib/gpusc/ of an installation. Throws InputError when

@@ -16,6 +16,7 @@
 // stopped it. 5 and 6 write the partial results, marked incomplete. 7 an RTL block in lockstep
 // diverged from its C++ model (docs/rtl-cosim.md).
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -48,6 +49,7 @@
 #include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
+#include "cudart/wire.hpp"
 #include "exec_cli.hpp"
 #include "experiment.hpp"
 #include "experiment_util.hpp"
@@ -516,9 +518,22 @@ int cmdRun(const RunOptions& o) {
       workName = fs::path(o.program[0]).filename().string();
     }
   }
+  std::string out = o.out;
+  if (o.attachFd) {
+    // Started by the runtime library of a process whose ancestor has a simulator: its results go
+    // in a folder inside that one's, named after the program and its process (the library's
+    // process started this one), not over them.
+    if (const char* parent = std::getenv(cudart::wire::kParentOutEnv); parent && *parent) {
+      const fs::path base = fs::path(parent) / fmt::format("{}-{}", workName, ::getppid());
+      fs::path dir = base;
+      std::error_code ec;
+      for (int n = 2; fs::exists(dir, ec); ++n) dir = fmt::format("{}-{}", base.string(), n);
+      out = dir.string();
+    }
+  }
   cli::RemoveIfEmpty createdFolders;
   const fs::path outDir =
-      cli::resultsFolder(o.out, workName, cfg.name, o.force, &createdFolders.folders);
+      cli::resultsFolder(out, workName, cfg.name, o.force, &createdFolders.folders);
   if (vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
       throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
@@ -535,7 +550,36 @@ int cmdRun(const RunOptions& o) {
   // that they outlive it).
   // A program starts now, and runs its host code while the Device is built.
   std::unique_ptr<cli::StartedProgram> started;
-  if (o.exec && !o.attachFd) started = cli::startProgram(o.program);
+  if (o.exec && !o.attachFd) {
+    // This run's settings, for a simulator that a process the program starts may start (a CUDA
+    // program that runs another): the same platform and options; its results go inside this
+    // run's folder (GPUSC_PARENT_OUT, set by the program's runtime library).
+    std::vector<std::string> inherited;
+    for (const std::string& s : sets)
+      if (s.rfind("pdn.monitor.vcd", 0) != 0) inherited.push_back(s);
+    std::error_code ec;
+    const std::string platform =
+        fs::is_regular_file(o.platform, ec) ? fs::absolute(o.platform, ec).string() : o.platform;
+    const std::vector<cli::EnvSetting> settings = {
+        {"GPUSC_PLATFORM", platform},
+        {"GPUSC_MODE", o.mode},
+        {"GPUSC_SET", join(inherited, ";")},  // with the limits and --sample, as keys
+        {"GPUSC_MAX_CYCLES", ""},
+        {"GPUSC_MAX_INSTRUCTIONS", ""},
+        {"GPUSC_TIMEOUT", ""},
+        {"GPUSC_THREADS", o.threads ? std::to_string(*o.threads) : ""},
+        {"GPUSC_THREAD_POLICY", o.threadPolicy},
+        {"GPUSC_STATS", o.stats},
+        {"GPUSC_QUIET", o.quiet ? "1" : "0"},
+        {"GPUSC_REPORT", o.report ? "1" : "0"},
+        {"GPUSC_FORCE", ""},
+        {"GPUSC_OUT", ""},
+        // A program that finds the simulator in use by another of the script's programs
+        // starts its own, whose results go inside this run's folder too.
+        {cudart::wire::kParentOutEnv, fs::absolute(outDir, ec).string()},
+    };
+    started = cli::startProgram(o.program, settings);
+  }
   pdn::VoltageFiles voltageFiles(outDir, cfg.gpu.num_sms);
   LaunchFiles launchFiles(outDir, statsForm);
   Device dev(cfg, mode);
@@ -570,8 +614,10 @@ int cmdRun(const RunOptions& o) {
   };
   try {
     if (o.exec) {
-      program = o.attachFd ? cli::serveProgram(dev, *o.attachFd, workName)
-                           : cli::serveProgram(dev, *started);
+      std::error_code ec;
+      const std::string folder = fs::absolute(outDir, ec).string();
+      program = o.attachFd ? cli::serveProgram(dev, *o.attachFd, workName, folder)
+                           : cli::serveProgram(dev, *started, folder);
       work = program->work;
       stop = program->stopped;
       // Ctrl-C between launches ends the program (its process group got the signal too): the
@@ -1345,6 +1391,11 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
         r.envSets.emplace_back(trim(part));
       }
   if (const char* v = given("GPUSC_OUT", "--out")) r.out = v;
+  if (const char* v = given("GPUSC_THREAD_POLICY", "--thread-policy")) {
+    if (std::string(v) != "adaptive" && std::string(v) != "fixed")
+      throw bad("GPUSC_THREAD_POLICY", v, "adaptive or fixed");
+    r.threadPolicy = v;
+  }
   if (const char* v = given("GPUSC_STATS", "--stats")) {
     try {
       parseStatsForm(v);  // the forms --stats takes
