@@ -791,6 +791,110 @@ TEST(Simt, AddressesThatWrapAroundFault) {
   }
 }
 
+// Independent thread scheduling: a path that spins waiting for lanes of its own warp on another
+// path yields to them (executor.cpp, yieldPath), in both modes.
+void runBothModes(const std::string& ptx, Dim3 block, uint32_t outCount,
+                  std::vector<uint32_t> (&outs)[2], uint64_t (*yields)[2] = nullptr) {
+  int i = 0;
+  PlatformConfig cfg = platform();
+  cfg.limits.max_warp_instructions = 1000000;  // a path spinning for ever stops the run
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(cfg, mode);
+    Module& m = dev.loadModule(module(ptx), "test.ptx");
+    std::vector<uint32_t> in(outCount, 0);
+    DevPtr din = dev.upload(in);
+    DevPtr dout = dev.malloc(outCount * 4);
+    dev.memset(dout, 0, outCount * 4);
+    dev.launch(m.kernel("k"), {1}, block, 0, KernelArgs().ptr(dout).ptr(din).u32(outCount));
+    if (yields) (*yields)[i] = dev.launches().back().stats.spinYields;
+    outs[i++] = dev.download<uint32_t>(dout, outCount);
+  }
+}
+
+TEST(Simt, ALockTakenByALaneOfTheSameWarpIsReleasedToTheOthers) {
+  // Every thread takes a global spin lock, increments a counter under it and releases it. The
+  // lane that gets the lock leaves the loop, which its warp's other lanes do not: without
+  // independent thread scheduling they would spin for ever at the loop's branch.
+  const std::string ptx = kernel(R"(
+  ld.param.u64 %rd5, [out];
+LOCK:
+  atom.global.cas.b32 %r3, [%rd5], 0, 1;
+  setp.ne.u32 %p1, %r3, 0;
+  @%p1 bra LOCK;
+  ld.volatile.global.u32 %r4, [%rd5+4];
+  add.u32 %r4, %r4, 1;
+  st.volatile.global.u32 [%rd5+4], %r4;
+  membar.gl;
+  atom.global.exch.b32 %r5, [%rd5], 0;)");
+  std::vector<uint32_t> outs[2];
+  uint64_t yields[2] = {};
+  runBothModes(ptx, {64}, 64, outs, &yields);
+  for (int m = 0; m < 2; ++m) {
+    EXPECT_EQ(outs[m][0], 0u) << (m ? "timing" : "functional") << ": the lock is free at the end";
+    EXPECT_EQ(outs[m][1], 64u) << (m ? "timing" : "functional") << ": every thread counted once";
+    EXPECT_GT(yields[m], 0u) << (m ? "timing" : "functional");
+  }
+}
+
+TEST(Simt, ALongDivergentLoopThatComputesNeverYields) {
+  // Lane 0 of each warp runs 5,000 iterations while the others wait at the loop's end: its
+  // registers change every iteration, so it is not spinning, and runs to the end unchanged.
+  const std::string ptx = kernel(R"(
+  and.b32 %r3, %r12, 31;
+  setp.eq.u32 %p1, %r3, 0;
+  selp.u32 %r6, 5000, 3, %p1;
+  mov.u32 %r4, 0;
+  mov.u32 %r5, 0;
+LOOP:
+  add.u32 %r4, %r4, %r5;
+  add.u32 %r5, %r5, 1;
+  setp.lt.u32 %p2, %r5, %r6;
+  @%p2 bra LOOP;
+  st.global.u32 [%rd1], %r4;)");
+  std::vector<uint32_t> outs[2];
+  uint64_t yields[2] = {9, 9};
+  runBothModes(ptx, {64}, 64, outs, &yields);
+  for (int m = 0; m < 2; ++m) {
+    EXPECT_EQ(yields[m], 0u) << (m ? "timing" : "functional");
+    for (uint32_t i = 0; i < 64; ++i)
+      EXPECT_EQ(outs[m][i], i % 32 == 0 ? 5000u * 4999u / 2 : 3u) << i;
+  }
+}
+
+TEST(Simt, LanesWaitingForAFlagThatTheOtherPathSetsGetIt) {
+  // Odd lanes run first (the taken path) and wait for the even lane beside them, on the other
+  // path, to set its flag: the waiting path yields to the path that has not run yet.
+  const std::string ptx = kernel(R"(
+  .shared .align 4 .b32 flags[64];
+  mov.u32 %r20, flags;
+  shl.b32 %r21, %r12, 2;
+  add.u32 %r22, %r20, %r21;
+  st.shared.u32 [%r22], 0;
+  bar.sync 0;
+  and.b32 %r3, %r12, 1;
+  setp.eq.u32 %p1, %r3, 1;
+  @%p1 bra ODD;
+  mad.lo.u32 %r4, %r12, 3, 1;
+  st.volatile.shared.u32 [%r22], %r4;
+  st.global.u32 [%rd1], %r4;
+  bra JOIN;
+ODD:
+  sub.u32 %r23, %r22, 4;
+WAIT:
+  ld.volatile.shared.u32 %r5, [%r23];
+  setp.eq.u32 %p2, %r5, 0;
+  @%p2 bra WAIT;
+  add.u32 %r5, %r5, 1000;
+  st.global.u32 [%rd1], %r5;
+JOIN:)");
+  std::vector<uint32_t> outs[2];
+  runBothModes(ptx, {64}, 64, outs);
+  for (int m = 0; m < 2; ++m)
+    for (uint32_t i = 0; i < 64; ++i)
+      EXPECT_EQ(outs[m][i], i % 2 ? (i - 1) * 3 + 1 + 1000 : i * 3 + 1)
+          << i << (m ? " timing" : " functional");
+}
+
 TEST(Simt, DeadlockIsReported) {
   // Only warp 1 arrives at a barrier expecting 64 threads.
   try {

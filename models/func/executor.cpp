@@ -21,6 +21,7 @@ void ExecStats::add(const ExecStats& o) {
   for (int i = 0; i <= kWarpSize; ++i) activeLanes[i] += o.activeLanes[i];
   branches += o.branches;
   divergentBranches += o.divergentBranches;
+  spinYields += o.spinYields;
   barrierWaits += o.barrierWaits;
   ctas += o.ctas;
   memInsts += o.memInsts;
@@ -137,6 +138,75 @@ bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
   for (const SimtEntry& e : w.stack)
     if (e.frame) return false;
   return true;
+}
+
+// Independent thread scheduling (compute capability 7.0 and later, which gpusc's platforms
+// report): a path of a divergent warp may wait for lanes of its own warp on another path (a
+// lock a lane of that path holds, a flag it sets), and the GPU lets those run. A reconvergence
+// stack does not by itself: the path on top runs until it reaches its reconvergence point. So a
+// path that spins yields. It spins when, while its warp is divergent, it takes a loop's branch
+// back with the same registers, predicates and local memory as kSpinCheck branches back before
+// (`spinning`): a loop that computes anything changes its state from one iteration to the next;
+// one that waits for memory another lane writes does not. It then yields:
+// - to the nearest path below it that has not run yet (a sibling, or a path of an outer branch):
+//   that path's entries move above it, it runs until it reaches its reconvergence point, and this
+//   path resumes;
+// - else to the nearest lanes waiting at a reconvergence point below it (the lanes that got the
+//   lock and left the loop): they leave that entry as a path of their own, which runs from there
+//   to the next reconvergence point below and waits there; the entry keeps the lanes still on
+//   the paths above it, which run from it when they arrive.
+// Paths run in another order than without it, but each lane executes the same instructions: a
+// program whose lanes do not wait for each other computes the same results, and one whose loops
+// never spin runs exactly as without it. Paths inside a called function's frame (a lock taken in
+// a function that is not inlined) do not yield.
+constexpr uint32_t kSpinCheck = 64;
+
+// Whether the warp, at the branch back at `pc`, spins: its state hashed every kSpinCheck
+// branches back, the same twice in a row.
+[[gnu::noinline]] bool spinning(Warp& w, uint32_t pc) {
+  if (++w.spins % kSpinCheck != 0) return false;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ pc;
+  const auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  for (uint64_t v : w.regs) mix(v);
+  for (uint32_t v : w.preds) mix(v);
+  for (size_t i = 0; i + 8 <= w.local.size(); i += 8) {
+    uint64_t v;
+    std::memcpy(&v, w.local.data() + i, 8);
+    mix(v);
+  }
+  for (size_t i = w.local.size() & ~size_t(7); i < w.local.size(); ++i) mix(w.local[i]);
+  mix(w.stack.size());
+  mix(w.stack.back().mask);
+  const bool same = w.spins > kSpinCheck && h == w.spinState;
+  w.spinState = h;
+  return same;
+}
+
+bool yieldPath(Warp& w) {
+  std::vector<SimtEntry>& s = w.stack;
+  const size_t top = s.size() - 1;
+  if (s[top].frame) return false;
+  uint32_t above = s[top].mask;  // the lanes of the entries above k
+  for (size_t k = top; k-- > 0;) {
+    SimtEntry& e = s[k];
+    if (e.frame) return false;
+    const uint32_t others = e.mask & ~above;
+    if (e.pc == s[k + 1].rpc) {  // the reconvergence entry of the paths above it
+      if (others) {              // lanes waiting there run ahead
+        e.mask &= ~others;
+        s.push_back({e.pc, e.rpc, others, false});
+        return true;
+      }
+    } else if (others) {  // a path that has not run: its entries, [m, k], move above
+      size_t m = k;
+      while (m > 0 && !(s[m - 1].mask & above) && s[m - 1].mask != 0 && !s[m - 1].frame) --m;
+      std::rotate(s.begin() + static_cast<std::ptrdiff_t>(m),
+                  s.begin() + static_cast<std::ptrdiff_t>(k + 1), s.end());
+      return true;
+    }
+    above |= e.mask;
+  }
+  return false;
 }
 
 // bar.sync, bar.red and bar.arrive are .aligned: the warp executes them with all its threads
@@ -617,11 +687,20 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       const uint32_t taken = mask, notTaken = active & ~mask;
       if (notTaken == 0 || in.target == pc + 1) {
         gotoPc(w, in.target);
+        if (in.target <= pc && taken != 0) {  // a loop's branch back (yieldPath above)
+          if (active == w.live) {
+            w.spins = 0;
+          } else if (!w.stack.empty() && w.stack.back().pc == in.target && spinning(w, pc)) {
+            w.spins = 0;
+            if (yieldPath(w)) st.spinYields += 1;
+          }
+        }
       } else if (taken == 0) {
         gotoPc(w, pc + 1);
       } else {
         st.divergentBranches += 1;
         r.diverged = true;
+        w.spins = 0;
         const uint32_t rpc = in.reconv;
         top.pc = rpc;
         if (pc + 1 != rpc) w.stack.push_back({pc + 1, rpc, notTaken, false});

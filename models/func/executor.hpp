@@ -24,6 +24,7 @@ struct ExecStats {
   uint64_t byClass[kNumInstClasses] = {};    // warp instructions per class
   uint64_t activeLanes[kWarpSize + 1] = {};  // histogram: active threads per warp instruction
   uint64_t branches = 0, divergentBranches = 0;
+  uint64_t spinYields = 0;  // paths that spun waiting for lanes of their warp and yielded
   uint64_t barrierWaits = 0;
   uint64_t ctas = 0;
   // With LaunchState::countMemoryUnits (sampled simulation's signatures): the warp instructions

@@ -59,6 +59,10 @@ struct Warp {
   uint32_t redPc = kNoPc;
   uint32_t redMask = 0;
   uint64_t instructions = 0;  // warp instructions executed
+  // Uniform backward branches of the top path since the warp last diverged or ran converged, and
+  // a hash of the warp's state at the last check (spinning and yieldPath in executor.cpp).
+  uint32_t spins = 0;
+  uint64_t spinState = 0;
 
   bool done() const { return state == WarpState::Done; }
   uint32_t pc() const { return stack.empty() ? kNoPc : stack.back().pc; }

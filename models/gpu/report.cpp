@@ -22,6 +22,7 @@ nlohmann::json toJson(const func::ExecStats& s) {
   j["ctas"] = s.ctas;
   j["branches"] = s.branches;
   j["divergent_branches"] = s.divergentBranches;
+  j["spin_yields"] = s.spinYields;
   j["barrier_waits"] = s.barrierWaits;
   j["average_active_lanes"] = averageActiveLanes(s);
   nlohmann::json cls = nlohmann::json::object();

@@ -180,6 +180,18 @@ std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& arg
             "gpusc exec: {} has CUDA's runtime linked in statically (nvcc's default), so gpusc "
             "cannot serve its calls: rebuild it with `nvcc -cudart shared` (docs/cuda-programs.md)",
             file));
+      // NVIDIA's libraries carry a runtime of their own, which asks the GPU driver (libcuda)
+      // directly: gpusc never sees their calls, which fail. Said now, not left to the library's
+      // status code.
+      for (const std::string& n : *needed)
+        for (const char* lib : {"libcublas", "libcufft", "libcurand", "libcusparse", "libcusolver",
+                                "libcudnn", "libnpp", "libnvjpeg", "libcutensor", "libnccl"})
+          if (n.rfind(lib, 0) == 0)
+            std::cerr << fmt::format(
+                "gpusc exec: warning: {} links {}: NVIDIA's libraries call the GPU driver "
+                "(libcuda) through a runtime of their own, which gpusc does not serve, so their "
+                "calls will fail (docs/cuda-programs.md, \"What does not run\")\n",
+                file, n);
     }
   }
   int pair[2];
