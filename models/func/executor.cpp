@@ -162,23 +162,32 @@ bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
 constexpr uint32_t kSpinCheck = 64;
 
 // Whether the warp, at the branch back at `pc`, spins: its state hashed every kSpinCheck
-// branches back, the same twice in a row.
+// branches back, the same twice in a row. Local memory (which may be large) is hashed only when
+// the registers and predicates are unchanged, which a loop that computes in registers never is.
 [[gnu::noinline]] bool spinning(Warp& w, uint32_t pc) {
   if (++w.spins % kSpinCheck != 0) return false;
   uint64_t h = 0x9e3779b97f4a7c15ull ^ pc;
   const auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   for (uint64_t v : w.regs) mix(v);
   for (uint32_t v : w.preds) mix(v);
+  mix(w.stack.size());
+  mix(w.stack.back().mask);
+  const bool sameRegisters = w.spins > kSpinCheck && h == w.spinState;
+  w.spinState = h;
+  if (!sameRegisters) {
+    w.spinLocal = 0;  // not hashed
+    return false;
+  }
+  h = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i + 8 <= w.local.size(); i += 8) {
     uint64_t v;
     std::memcpy(&v, w.local.data() + i, 8);
     mix(v);
   }
   for (size_t i = w.local.size() & ~size_t(7); i < w.local.size(); ++i) mix(w.local[i]);
-  mix(w.stack.size());
-  mix(w.stack.back().mask);
-  const bool same = w.spins > kSpinCheck && h == w.spinState;
-  w.spinState = h;
+  h |= 1;  // never 0, which stands for not hashed
+  const bool same = h == w.spinLocal || w.local.empty();
+  w.spinLocal = h;
   return same;
 }
 

@@ -62,7 +62,8 @@ struct Warp {
   // Uniform backward branches of the top path since the warp last diverged or ran converged, and
   // a hash of the warp's state at the last check (spinning and yieldPath in executor.cpp).
   uint32_t spins = 0;
-  uint64_t spinState = 0;
+  uint64_t spinState = 0;  // registers, predicates, stack
+  uint64_t spinLocal = 0;  // local memory (0: not hashed at the last check)
 
   bool done() const { return state == WarpState::Done; }
   uint32_t pc() const { return stack.empty() ? kNoPc : stack.back().pc; }
