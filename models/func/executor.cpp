@@ -145,9 +145,9 @@ bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
 // lock a lane of that path holds, a flag it sets), and the GPU lets those run. A reconvergence
 // stack does not by itself: the path on top runs until it reaches its reconvergence point. So a
 // path that spins yields. It spins when, while its warp is divergent, it takes a loop's branch
-// back with the same registers, predicates and local memory as kSpinCheck branches back before
-// (`spinning`): a loop that computes anything changes its state from one iteration to the next;
-// one that waits for memory another lane writes does not. It then yields:
+// back with the same registers, predicates and local memory as at the check before (`spinning`):
+// a loop that computes anything changes its state from one iteration to the next; one that waits
+// for memory another lane writes does not. It then yields:
 // - to the nearest path below it that has not run yet (a sibling, or a path of an outer branch):
 //   that path's entries move above it, it runs until it reaches its reconvergence point, and this
 //   path resumes;
@@ -159,23 +159,37 @@ bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
 // program whose lanes do not wait for each other computes the same results, and one whose loops
 // never spin runs exactly as without it. Paths inside a called function's frame (a lock taken in
 // a function that is not inlined) do not yield.
-constexpr uint32_t kSpinCheck = 64;
+//
+// The checks come kSpinFirstCheck branches back apart, and twice as far apart after each check
+// that finds the state changed (up to kSpinLongestGap): a spinning path yields after 16
+// iterations, and a loop that computes pays for about log2(iterations) hashes of its warp's state.
+constexpr uint32_t kSpinFirstCheck = 8;
+constexpr uint32_t kSpinLongestGap = 4096;
 
-// Whether the warp, at the branch back at `pc`, spins: its state hashed every kSpinCheck
-// branches back, the same twice in a row. Local memory (which may be large) is hashed only when
-// the registers and predicates are unchanged, which a loop that computes in registers never is.
+inline void resetSpin(Warp& w) {
+  w.spins = 0;
+  w.spinGap = kSpinFirstCheck;
+}
+
+// Whether the warp, at the branch back at `pc`, spins: its state hashed at each check, the same
+// twice in a row. Local memory (which may be large) is hashed only when the registers and
+// predicates are unchanged, which a loop that computes in registers never is.
 [[gnu::noinline]] bool spinning(Warp& w, uint32_t pc) {
-  if (++w.spins % kSpinCheck != 0) return false;
+  if (++w.spins % w.spinGap != 0) return false;
+  const bool first = w.spins == kSpinFirstCheck;
   uint64_t h = 0x9e3779b97f4a7c15ull ^ pc;
   const auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   for (uint64_t v : w.regs) mix(v);
   for (uint32_t v : w.preds) mix(v);
   mix(w.stack.size());
   mix(w.stack.back().mask);
-  const bool sameRegisters = w.spins > kSpinCheck && h == w.spinState;
+  const bool sameRegisters = !first && h == w.spinState;
   w.spinState = h;
   if (!sameRegisters) {
     w.spinLocal = 0;  // not hashed
+    // Computing: the next check twice as far on (the count restarts so that it lands there).
+    if (!first && w.spinGap < kSpinLongestGap) w.spinGap *= 2;
+    w.spins = kSpinFirstCheck;
     return false;
   }
   h = 0x9e3779b97f4a7c15ull;
@@ -188,6 +202,7 @@ constexpr uint32_t kSpinCheck = 64;
   h |= 1;  // never 0, which stands for not hashed
   const bool same = h == w.spinLocal || w.local.empty();
   w.spinLocal = h;
+  w.spins = kSpinFirstCheck;
   return same;
 }
 
@@ -199,11 +214,16 @@ bool yieldPath(Warp& w) {
   for (size_t k = top; k-- > 0;) {
     SimtEntry& e = s[k];
     if (e.frame) return false;
+    if (e.waitsAtBarrier) {  // lanes that ran ahead wait at a barrier for this path's
+      above |= e.mask;
+      continue;
+    }
     const uint32_t others = e.mask & ~above;
     if (e.pc == s[k + 1].rpc) {  // the reconvergence entry of the paths above it
       if (others) {              // lanes waiting there run ahead
         e.mask &= ~others;
         s.push_back({e.pc, e.rpc, others, false});
+        s.back().ranAhead = true;
         return true;
       }
     } else if (others) {  // a path that has not run: its entries, [m, k], move above
@@ -227,6 +247,13 @@ bool yieldPath(Warp& w) {
 // Lanes that wait at a reconvergence point that only exits leave the warp (all they would do).
 // Returns false to let the top entry (with the lanes merged into it) arrive.
 bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc) {
+  // Lanes that ran ahead of a spinning path wait at a barrier for the lanes they left (a barrier
+  // counts every thread of the block): the path below runs again.
+  if (w.stack.size() >= 2 && w.stack.back().ranAhead && w.stack.back().mask != w.live) {
+    w.stack.back().waitsAtBarrier = true;
+    std::swap(w.stack[w.stack.size() - 1], w.stack[w.stack.size() - 2]);
+    return true;
+  }
   while (w.stack.size() >= 2 && w.stack.back().mask != w.live) {
     SimtEntry& t = w.stack.back();
     SimtEntry& e = w.stack[w.stack.size() - 2];
@@ -246,6 +273,7 @@ bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc) {
     if (e.rpc != t.rpc) return false;
     if (e.pc == pc) {  // a sibling path already here: one path from now on
       e.mask |= t.mask;
+      e.ranAhead = e.waitsAtBarrier = false;
       w.stack.pop_back();
       continue;
     }
@@ -698,9 +726,9 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
         gotoPc(w, in.target);
         if (in.target <= pc && taken != 0) {  // a loop's branch back (yieldPath above)
           if (active == w.live) {
-            w.spins = 0;
+            resetSpin(w);
           } else if (!w.stack.empty() && w.stack.back().pc == in.target && spinning(w, pc)) {
-            w.spins = 0;
+            resetSpin(w);
             if (yieldPath(w)) st.spinYields += 1;
           }
         }
@@ -709,7 +737,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       } else {
         st.divergentBranches += 1;
         r.diverged = true;
-        w.spins = 0;
+        resetSpin(w);
         const uint32_t rpc = in.reconv;
         top.pc = rpc;
         if (pc + 1 != rpc) w.stack.push_back({pc + 1, rpc, notTaken, false});

@@ -38,6 +38,10 @@ struct SimtEntry {
   // first (meetAtWarpSync in executor.cpp); cleared when they meet or the path runs again.
   bool waitsAtSync = false;
   uint32_t callSite = kNoPc;
+  // Lanes that left their reconvergence point to let a spinning path's lanes go on (yieldPath in
+  // executor.cpp), and such a path stopped at a barrier until those lanes come too.
+  bool ranAhead = false;
+  bool waitsAtBarrier = false;
 };
 
 // MbarrierWait: an mbarrier test_wait/try_wait found its phase incomplete; the warp sleeps until
@@ -62,6 +66,7 @@ struct Warp {
   // Uniform backward branches of the top path since the warp last diverged or ran converged, and
   // a hash of the warp's state at the last check (spinning and yieldPath in executor.cpp).
   uint32_t spins = 0;
+  uint32_t spinGap = 8;    // branches back between two checks (kSpinFirstCheck, growing)
   uint64_t spinState = 0;  // registers, predicates, stack
   uint64_t spinLocal = 0;  // local memory (0: not hashed at the last check)
 
