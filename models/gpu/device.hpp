@@ -196,10 +196,10 @@ class Device {
   // memory): the returned address is a valid host pointer too (func::GlobalMemory::allocateShared).
   // Pinned host memory (`deviceMemory` false) does not count against
   // memory.device_memory_bytes.
+  DevPtr mallocShared(uint64_t bytes, bool deviceMemory = true);
   // The device malloc heap (memory.device_heap_bytes until changed with resize, before its
   // first use).
   func::DeviceHeap& heap() { return heap_; }
-  DevPtr mallocShared(uint64_t bytes, bool deviceMemory = true);
   void free(DevPtr p);
   void copyToDevice(DevPtr dst, const void* src, uint64_t bytes);
   void copyToHost(void* dst, DevPtr src, uint64_t bytes);

@@ -534,6 +534,9 @@ int cmdRun(const RunOptions& o) {
   cli::RemoveIfEmpty createdFolders;
   const fs::path outDir =
       cli::resultsFolder(out, workName, cfg.name, o.force, &createdFolders.folders);
+  std::error_code absoluteError;
+  // As a program's runtime library passes it on (GPUSC_PARENT_OUT): valid in any working folder.
+  const std::string outFolder = fs::absolute(outDir, absoluteError).string();
   if (vcd) {
     if (!cfg.pdn.enabled || mode != ExecMode::Timing)
       throw InputError("--vcd: the voltage trace needs timing mode and pdn.enabled");
@@ -576,7 +579,7 @@ int cmdRun(const RunOptions& o) {
         {"GPUSC_OUT", ""},
         // A program that finds the simulator in use by another of the script's programs
         // starts its own, whose results go inside this run's folder too.
-        {cudart::wire::kParentOutEnv, fs::absolute(outDir, ec).string()},
+        {cudart::wire::kParentOutEnv, outFolder},
     };
     started = cli::startProgram(o.program, settings);
   }
@@ -614,10 +617,8 @@ int cmdRun(const RunOptions& o) {
   };
   try {
     if (o.exec) {
-      std::error_code ec;
-      const std::string folder = fs::absolute(outDir, ec).string();
-      program = o.attachFd ? cli::serveProgram(dev, *o.attachFd, workName, folder)
-                           : cli::serveProgram(dev, *started, folder);
+      program = o.attachFd ? cli::serveProgram(dev, *o.attachFd, workName, outFolder)
+                           : cli::serveProgram(dev, *started, outFolder);
       work = program->work;
       stop = program->stopped;
       // Ctrl-C between launches ends the program (its process group got the signal too): the
@@ -1392,8 +1393,11 @@ void applyEnvironment(CLI::App* cmd, RunOptions& r) {
       }
   if (const char* v = given("GPUSC_OUT", "--out")) r.out = v;
   if (const char* v = given("GPUSC_THREAD_POLICY", "--thread-policy")) {
-    if (std::string(v) != "adaptive" && std::string(v) != "fixed")
+    try {
+      parseThreadPolicy(v);  // the policies --thread-policy takes
+    } catch (const InputError&) {
       throw bad("GPUSC_THREAD_POLICY", v, "adaptive or fixed");
+    }
     r.threadPolicy = v;
   }
   if (const char* v = given("GPUSC_STATS", "--stats")) {
