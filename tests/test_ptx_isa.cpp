@@ -2501,6 +2501,220 @@ DONE:
   }
 }
 
+// ---- recursion -----------------------------------------------------------------------------
+
+// Three functions on one cycle of calls: R calls Y (which calls R back) before it calls X, which
+// reaches the cycle only through Y. Each keeps a register and a predicate live across its call,
+// so an activation that shared them with the next one would change the result.
+const char* kMutual = R"(
+.func (.param .b32 r) X(.param .b32 n);
+.func (.param .b32 r) Y(.param .b32 n);
+.func (.param .b32 r) R(.param .b32 n)
+{
+  .reg .b32 %n, %m, %r;
+  .reg .pred %zero, %odd;
+  ld.param.b32 %n, [n];
+  setp.eq.u32 %zero, %n, 0;
+  mov.u32 %r, 2;
+  @%zero bra DONE;
+  sub.u32 %m, %n, 1;
+  and.b32 %r, %n, 1;
+  setp.ne.u32 %odd, %r, 0;
+  @%odd bra ODD;
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %m;
+    call.uni (b), Y, (a);
+    ld.param.b32 %r, [b];
+  }
+  bra.uni JOIN;
+ODD:
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %m;
+    call.uni (b), X, (a);
+    ld.param.b32 %r, [b];
+  }
+JOIN:
+  selp.b32 %m, 5, 1, %odd;
+  mad.lo.s32 %r, %r, 2, %n;
+  add.s32 %r, %r, %m;
+DONE:
+  st.param.b32 [r], %r;
+  ret;
+}
+.func (.param .b32 r) Y(.param .b32 n)
+{
+  .reg .b32 %n, %v, %r;
+  .reg .pred %zero;
+  ld.param.b32 %n, [n];
+  setp.eq.u32 %zero, %n, 0;
+  mov.u32 %r, 1;
+  @%zero bra DONE;
+  mul.lo.s32 %v, %n, 3;
+  sub.u32 %n, %n, 1;
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %n;
+    call.uni (b), R, (a);
+    ld.param.b32 %r, [b];
+  }
+  add.s32 %r, %r, %v;
+DONE:
+  st.param.b32 [r], %r;
+  ret;
+}
+.func (.param .b32 r) X(.param .b32 n)
+{
+  .reg .b32 %n, %v, %r;
+  .reg .pred %zero;
+  ld.param.b32 %n, [n];
+  setp.eq.u32 %zero, %n, 0;
+  mov.u32 %r, 3;
+  @%zero bra DONE;
+  add.s32 %v, %n, 7;
+  sub.u32 %n, %n, 1;
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %n;
+    call.uni (b), Y, (a);
+    ld.param.b32 %r, [b];
+  }
+  xor.b32 %r, %r, %v;
+DONE:
+  st.param.b32 [r], %r;
+  ret;
+}
+)";
+
+uint32_t mutualY(uint32_t n);
+uint32_t mutualX(uint32_t n);
+uint32_t mutualR(uint32_t n) {
+  if (n == 0) return 2;
+  const bool odd = n & 1;
+  return (odd ? mutualX(n - 1) : mutualY(n - 1)) * 2 + n + (odd ? 5 : 1);
+}
+uint32_t mutualY(uint32_t n) { return n == 0 ? 1 : mutualR(n - 1) + 3 * n; }
+uint32_t mutualX(uint32_t n) { return n == 0 ? 3 : mutualY(n - 1) ^ (n + 7); }
+
+TEST(Recursion, FunctionsOnACycleOfCallsKeepEachActivationsValues) {
+  // Each lane recurses to its own depth (tid % 23), so the warp's lanes return at different times.
+  const std::string text = std::string(kMutual) + kProlog + R"(
+  rem.u32 %x, %t, 23;
+  {
+    .param .b32 a;
+    .param .b32 b;
+    st.param.b32 [a], %x;
+    call.uni (b), R, (a);
+    ld.param.b32 %y, [b];
+  }
+  st.global.u32 [%out], %y;
+  ret;
+}
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    const auto out = runCalls(text, 64, mode);
+    for (uint32_t t = 0; t < 64; ++t)
+      ASSERT_EQ(out[t], mutualR(t % 23)) << "thread " << t << " mode " << int(mode);
+  }
+}
+
+// A recursive function's .local array is its activation's own: each activation passes its
+// array's address to the next, which writes into it. d(n, p): a[0] = n; a[1] = d(n - 1, &a[1])
+// writes through p: *p = a[0] * 10 + a[1] (the deepest writes 7).
+const char* kFrames = R"(
+.func d(.param .b32 n, .param .b64 p)
+{
+  .local .align 8 .b8 depot[16];
+  .reg .b32 %n, %v, %w;
+  .reg .b64 %p, %a, %b;
+  .reg .pred %zero;
+  ld.param.b32 %n, [n];
+  ld.param.b64 %p, [p];
+  setp.eq.u32 %zero, %n, 0;
+  mov.u32 %v, 7;
+  @%zero bra DONE;
+  st.local.u32 [depot], %n;
+  mov.u64 %a, depot;
+  add.u64 %b, %a, 4;
+  cvta.local.u64 %b, %b;
+  sub.u32 %w, %n, 1;
+  {
+    .param .b32 x;
+    .param .b64 y;
+    st.param.b32 [x], %w;
+    st.param.b64 [y], %b;
+    call.uni d, (x, y);
+  }
+  ld.local.u32 %v, [depot];
+  ld.local.u32 %w, [depot+4];
+  mad.lo.s32 %v, %v, 10, %w;
+DONE:
+  st.u32 [%p], %v;
+  ret;
+}
+)";
+
+TEST(Recursion, EachActivationHasItsOwnLocalVariables) {
+  const std::string text = std::string(kFrames) + kProlog + R"(
+  rem.u32 %x, %t, 6;
+  cvta.global.u64 %g, %out;
+  {
+    .param .b32 x;
+    .param .b64 y;
+    st.param.b32 [x], %x;
+    st.param.b64 [y], %g;
+    call.uni d, (x, y);
+  }
+  ret;
+}
+)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    const auto out = runCalls(text, 40, mode);
+    for (uint32_t t = 0; t < 40; ++t) {
+      uint32_t v = 7;  // d(0)
+      for (uint32_t n = 1; n <= t % 6; ++n) v = n * 10 + v;
+      ASSERT_EQ(out[t], v) << "thread " << t << " mode " << int(mode);
+    }
+  }
+}
+
+TEST(Recursion, TooDeepARecursionIsAKernelFault) {
+  // d's frame takes 32 bytes (16 of locals, 16 of return address and link): 1 KiB holds 32.
+  const std::string text = std::string(kFrames) + kProlog + R"(
+  ld.param.u64 %g, [pout];
+  cvta.global.u64 %g, %g;
+  {
+    .param .b32 x;
+    .param .b64 y;
+    st.param.b32 [x], 40;
+    st.param.b64 [y], %g;
+    call.uni d, (x, y);
+  }
+  ret;
+}
+)";
+  try {
+    runCalls(text, 1);
+    ADD_FAILURE() << "a recursion 40 deep fit a 1 KiB stack";
+  } catch (const KernelFault& e) {
+    EXPECT_NE(std::string(e.what()).find("the call to d is 33 recursive calls deep and overflows "
+                                         "the 1024-byte stack of the thread"),
+              std::string::npos)
+        << e.what();
+  }
+  // 32 calls fit: the kernel's call of d(31) and d's 31 calls of itself.
+  std::string fits = text;
+  fits.replace(fits.find("[x], 40"), 7, "[x], 31");
+  uint32_t v = 7;
+  for (uint32_t n = 1; n <= 31; ++n) v = n * 10 + v;
+  EXPECT_EQ(runCalls(fits, 1)[0], v);
+}
+
 // ---- mbarrier and bulk asynchronous copies ----------------------------------------------------
 
 // nvcc's producer/consumer pipeline (tests/data/mbarrier_pipeline.cu) against its formula.

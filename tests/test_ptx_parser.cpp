@@ -302,12 +302,24 @@ TEST(DecodeErrors, ExternalFunctionCall) {
       << e;
 }
 
-TEST(DecodeErrors, RecursionIsReported) {
+TEST(DecodeErrors, ALocalOfARecursiveFunctionTakenOtherThanByMovIsReported) {
+  // Its address differs from activation to activation: gpusc computes it for mov and for memory
+  // operands, and refuses it elsewhere by name.
   std::string e = decodeError(R"(
-.func f() { call.uni f, (); ret; }
+.func f()
+{
+  .local .align 4 .b8 depot[8];
+  .reg .b64 %a;
+  cvta.local.u64 %a, depot;
+  call.uni f, ();
+  ret;
+}
 .visible .entry k() { call.uni f, (); ret; }
 )");
-  EXPECT_NE(e.find("recursive call to 'f'"), std::string::npos) << e;
+  EXPECT_NE(e.find("the address of 'depot', a local variable of the recursive function 'f', is "
+                   "taken here"),
+            std::string::npos)
+      << e;
 }
 
 TEST(DecodeErrors, UndefinedLabel) {

@@ -232,13 +232,16 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
 
 std::vector<uint32_t> shareRegisterRows(const Program& p,
                                         const std::vector<uint32_t>& firstRegOfFunction,
-                                        uint32_t& numRows) {
+                                        uint32_t& numRows,
+                                        std::vector<uint32_t>* firstRowOfFunction) {
   // Past this many registers named in one function, its registers keep a row each: the
   // interference matrix grows as the square (8,192 registers: 8 MB).
   constexpr uint32_t kMaxColoured = 8192;
   std::vector<uint32_t> rowOf(p.numRegSlots, 0);
   numRows = 0;
+  if (firstRowOfFunction) firstRowOfFunction->clear();
   for (size_t fi = 0; fi < p.functions.size(); ++fi) {
+    if (firstRowOfFunction) firstRowOfFunction->push_back(numRows);
     const FunctionInfo& f = p.functions[fi];
     const uint32_t rb = firstRegOfFunction.at(fi), re = firstRegOfFunction.at(fi + 1);
     // The function's registers its instructions name, numbered densely. A declared register no
@@ -321,6 +324,7 @@ std::vector<uint32_t> shareRegisterRows(const Program& p,
     for (uint32_t a = 0; a < n; ++a) rowOf[named[a]] = numRows + colour[a];
     numRows += colours;
   }
+  if (firstRowOfFunction) firstRowOfFunction->push_back(numRows);
   return rowOf;
 }
 

@@ -37,9 +37,11 @@ uint32_t estimateRegisters(const Program& p, const std::vector<uint8_t>& widths)
 // lane by the time another writes it. Registers read before any write keep their own rows, and
 // each function has rows of its own; a declared register no instruction names gets none (its
 // rowOf is 0, never used). Function fi's registers are
-// [firstRegOfFunction[fi], firstRegOfFunction[fi + 1]).
+// [firstRegOfFunction[fi], firstRegOfFunction[fi + 1]); its rows are
+// [firstRowOfFunction[fi], firstRowOfFunction[fi + 1]) when that is given.
 std::vector<uint32_t> shareRegisterRows(const Program& p,
                                         const std::vector<uint32_t>& firstRegOfFunction,
-                                        uint32_t& numRows);
+                                        uint32_t& numRows,
+                                        std::vector<uint32_t>* firstRowOfFunction = nullptr);
 
 }  // namespace gpusc::func

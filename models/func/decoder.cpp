@@ -170,14 +170,18 @@ class Decoder {
  public:
   // `rowOf`, when given, places PTX register r (numbered in declaration order, function by
   // function) in register row rowOf[r] of `numRows` rows; else each register has its own row.
+  // `firstRow`, with `rowOf`, gives each function's first row (its rows are
+  // [firstRow[f], firstRow[f + 1])).
   Decoder(const ptx::Module& m, const Function& entry, const ModuleSymbols& syms,
-          const std::vector<uint32_t>* rowOf = nullptr, uint32_t numRows = 0)
+          const std::vector<uint32_t>* rowOf = nullptr, uint32_t numRows = 0,
+          const std::vector<uint32_t>* firstRow = nullptr)
       : m_(m),
         entry_(entry),
         syms_(syms),
         p_(std::make_unique<Program>()),
         rowOf_(rowOf),
-        numRows_(numRows) {}
+        numRows_(numRows),
+        firstRow_(firstRow) {}
 
   // The first PTX register of each function (in Program::functions order), and the register
   // count after the last: what shareRegisterRows needs. Valid after run().
@@ -189,15 +193,24 @@ class Decoder {
     std::copy(std::begin(entry_.reqntid), std::end(entry_.reqntid), p_->reqntid);
     std::copy(std::begin(entry_.maxntid), std::end(entry_.maxntid), p_->maxntid);
     collectFunctions(&entry_, {});
+    findRecursion();
     p_->usesDeviceRuntime = vprintf_ != nullptr || assertFail_ != nullptr || !heapFuncs_.empty();
     assignRegisters();
     layoutShared();
     layoutLocal();
     layoutParams();
     labels_.resize(funcs_.size());
+    frameUsed_.assign(funcs_.size(), 0);
+    // Recursive functions' frames come from the thread's stack.
+    if (std::find(recursive_.begin(), recursive_.end(), 1) != recursive_.end() &&
+        stackSlot_ == kNoPc)
+      stackSlot_ = newSlot();
     for (size_t i = 0; i < funcs_.size(); ++i) decodeFunction(i);
     fixup();
+    p_->stackBase = p_->localBytesPerThread;
+    p_->stackSlot = stackSlot_;
     if (stackSlot_ != kNoPc) p_->localBytesPerThread += kStackBytes;
+    makeFrames();
     p_->scratchSlot = newSlot();
     p_->numSlots = nextSlot_;
     p_->constRows.resize(size_t(constSlots_.size()) * kWarpSize);
@@ -255,10 +268,108 @@ class Decoder {
       if (callee->isExtern)
         unsupported(s.instr, "'" + callee->name + "' has no body in this module");
       if (callee->isEntry) invalid(s.instr.loc, "call to kernel entry '" + callee->name + "'");
-      if (std::find(stack.begin(), stack.end(), callee) != stack.end())
-        unsupported(s.instr, "recursive call to '" + callee->name + "'");
-      collectFunctions(callee, stack);
+      if (std::find(stack.begin(), stack.end(), callee) == stack.end())
+        collectFunctions(callee, stack);
     }
+  }
+
+  // The functions on a cycle of direct calls (recursive_). A call through a pointer that would
+  // enter a function again is a kernel fault when it happens (Executor::callIndirect).
+  void findRecursion() {
+    const size_t n = funcs_.size();
+    std::vector<std::vector<size_t>> calls(n);
+    for (size_t i = 0; i < n; ++i)
+      for (const auto& s : funcs_[i]->body) {
+        if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call" ||
+            s.instr.callee.empty())
+          continue;
+        auto it = std::find(funcs_.begin(), funcs_.end(), m_.findFunction(s.instr.callee));
+        if (it != funcs_.end()) calls[i].push_back(size_t(it - funcs_.begin()));
+      }
+    recursive_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<char> seen(n, 0);
+      std::vector<size_t> work(calls[i]);
+      while (!work.empty() && !recursive_[i]) {
+        const size_t v = work.back();
+        work.pop_back();
+        if (v == i) recursive_[i] = 1;
+        if (seen[v]) continue;
+        seen[v] = 1;
+        work.insert(work.end(), calls[v].begin(), calls[v].end());
+      }
+    }
+  }
+  bool isRecursive(const Function* f) const {
+    auto it = std::find(funcs_.begin(), funcs_.end(), f);
+    return it != funcs_.end() && recursive_[size_t(it - funcs_.begin())];
+  }
+
+  // Program::frames, once the functions are decoded. An activation takes its .local variables
+  // and 16 bytes (its return address and its caller's frame: the least a GPU's calling
+  // convention keeps on the stack) from the thread's stack.
+  void makeFrames() {
+    for (size_t fi = 0; fi < funcs_.size(); ++fi) {
+      if (!recursive_[fi]) continue;
+      RecursiveFrame fr;
+      fr.rowBegin = firstRow_ ? (*firstRow_)[fi] : firstReg_[fi];
+      fr.rowEnd = firstRow_ ? (*firstRow_)[fi + 1] : firstReg_[fi + 1];
+      fr.predBegin = firstPred_[fi];
+      fr.predEnd = firstPred_[fi + 1];
+      fr.paramBegin = paramRange_[fi].first;
+      fr.paramEnd = paramRange_[fi].second;
+      fr.frameBytes = frameBytes_[fi] + 16;
+      if (frameUsed_[fi]) fr.frameRow = regOf_.at(frameVars_[fi].get()).row;
+      p_->functions[fi].frame = static_cast<uint32_t>(p_->frames.size());
+      p_->frames.push_back(fr);
+    }
+  }
+
+  // An instruction of recursive function fi that names one of its .local variables, rewritten to
+  // address the variable in the lane's current frame: [var + k] becomes [%frame + offset + k],
+  // and `mov.u64 d, var` becomes `add.u64 d, %frame, offset`.
+  bool namesFrameVariable(const Instruction& in) const {
+    for (const Operand& o : in.ops)
+      if ((o.kind == Operand::Kind::Address || o.kind == Operand::Kind::Symbol) && o.var &&
+          frameOff_.count(o.var))
+        return true;
+    return false;
+  }
+  Instruction inFrame(const Instruction& in, size_t fi) {
+    Instruction out = in;
+    const Variable* frame = frameVars_[fi].get();
+    for (Operand& o : out.ops) {
+      if (!o.var || !frameOff_.count(o.var)) continue;
+      const uint64_t off = frameOff_.at(o.var);
+      if (o.kind == Operand::Kind::Address) {
+        o.var = frame;
+        o.name = frame->name;
+        o.imm += static_cast<int64_t>(off);
+        continue;
+      }
+      if (o.kind != Operand::Kind::Symbol) continue;
+      const bool wide = in.hasMod(".u64") || in.hasMod(".b64") || in.hasMod(".s64");
+      if (in.opcode != "mov" || in.ops.size() != 2 || &o != &out.ops[1] || !wide)
+        unsupported(in, "the address of '" + o.var->name +
+                            "', a local variable of the recursive "
+                            "function '" +
+                            funcs_[fi]->name +
+                            "', is taken here; gpusc takes it with mov.u64 or as a memory address");
+      Operand base = o;
+      base.kind = Operand::Kind::Reg;
+      base.var = frame;
+      base.name = frame->name;
+      base.imm = 0;
+      Operand offset;
+      offset.kind = Operand::Kind::Imm;
+      offset.imm = static_cast<int64_t>(off);
+      offset.loc = o.loc;
+      out.opcode = "add";
+      out.mods = {".u64"};
+      out.ops = {in.ops[0], base, offset};
+      return out;
+    }
+    return out;
   }
 
   // The parameter and result sizes of a function (or of a .callprototype).
@@ -356,8 +467,24 @@ class Decoder {
 
   void assignRegisters() {
     uint32_t reg = 0;
-    for (const Function* f : funcs_) {
+    frameVars_.resize(funcs_.size());
+    for (size_t fi = 0; fi < funcs_.size(); ++fi) {
+      const Function* f = funcs_[fi];
       firstReg_.push_back(reg);
+      firstPred_.push_back(p_->numPreds);
+      // A recursive function with .local variables: a hidden register holds each lane's frame.
+      if (recursive_[fi] && std::any_of(f->locals.begin(), f->locals.end(), [](const auto& v) {
+            return v->space == StateSpace::Local;
+          })) {
+        auto v = std::make_unique<Variable>();
+        v->name = "%frame";
+        v->type = Type::U64;
+        v->loc = f->loc;
+        regOf_[v.get()] = {rowOf_ ? (*rowOf_)[reg] : reg, reg};
+        ++reg;
+        regWidth_.push_back(2);
+        frameVars_[fi] = std::move(v);
+      }
       for (const auto& v : f->locals) {
         if (v->space != StateSpace::Reg) continue;
         if (v->vecWidth != 1 || v->type == Type::B128)
@@ -375,6 +502,7 @@ class Decoder {
       }
     }
     firstReg_.push_back(reg);
+    firstPred_.push_back(p_->numPreds);
     p_->numRegSlots = reg;
     p_->numRegRows = nextSlot_ = rowOf_ ? numRows_ : reg;
   }
@@ -409,7 +537,24 @@ class Decoder {
 
   void layoutLocal() {
     uint64_t off = 0;
-    for (const Function* f : funcs_)
+    frameBytes_.assign(funcs_.size(), 0);
+    for (size_t fi = 0; fi < funcs_.size(); ++fi) {
+      const Function* f = funcs_[fi];
+      if (recursive_[fi]) {  // in each activation's frame, on the thread's stack
+        uint64_t at = 0;
+        for (const auto& v : f->locals)
+          if (v->space == StateSpace::Local) {
+            at = alignUp(at, v->alignment());
+            frameOff_[v.get()] = at;
+            if (v->sizeBytes() > kStackBytes - std::min<uint64_t>(at, kStackBytes))
+              invalid(v->loc, fmt::format("local variable '{}' of the recursive function '{}' "
+                                          "ends past the {}-byte stack of a thread",
+                                          v->name, f->name, kStackBytes));
+            at += v->sizeBytes();
+          }
+        frameBytes_[fi] = static_cast<uint32_t>(alignUp(at, 16));
+        continue;
+      }
       for (const auto& v : f->locals)
         if (v->space == StateSpace::Local) {
           off = alignUp(off, v->alignment());
@@ -422,6 +567,7 @@ class Decoder {
                                         v->name));
           off += v->sizeBytes();
         }
+    }
     p_->localBytesPerThread = static_cast<uint32_t>(alignUp(off, 8));
   }
 
@@ -445,9 +591,28 @@ class Decoder {
       spaceOf_[v] = MemSpace::CallParam;
       cp += v->sizeBytes();
     };
+    // A recursive function's formal parameters and results, and the variables of its calls to
+    // recursive functions (its own, copied to and from the callee's), lie together: an activation
+    // saves them.
+    paramRange_.assign(funcs_.size(), {0, 0});
+    auto placeCallSites = [&](const Function* f) {
+      for (const auto& s : f->body)
+        if (s.kind == ptx::Statement::Kind::Instr && s.instr.opcode == "call" &&
+            !s.instr.callee.empty() && isRecursive(m_.findFunction(s.instr.callee)))
+          for (const auto* list : {&s.instr.callArgs, &s.instr.callRets})
+            for (const Operand& o : *list) {
+              if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
+                  o.var->space != StateSpace::Param)
+                unsupported(s.instr, "call arguments must be .param variables");
+              if (!addrOf_.count(o.var)) placeCall(o.var);
+            }
+    };
     for (size_t i = 1; i < funcs_.size(); ++i) {
+      paramRange_[i].first = static_cast<uint32_t>(cp);
       for (const auto& v : funcs_[i]->params) placeCall(v.get());
       for (const auto& v : funcs_[i]->returns) placeCall(v.get());
+      if (recursive_[i]) placeCallSites(funcs_[i]);
+      paramRange_[i].second = static_cast<uint32_t>(cp);
     }
     if (vprintf_) {
       for (const auto& v : vprintf_->params) placeCall(v.get());
@@ -480,6 +645,11 @@ class Decoder {
                   fmt::format("call to '{}' passes {} arguments and {} results; it takes {} and {}",
                               callee->name, in.callArgs.size(), in.callRets.size(),
                               callee->params.size(), callee->returns.size()));
+        if (isRecursive(callee)) {
+          placeCallSites(f);
+          recursiveCall(in, callee);
+          continue;
+        }
         auto alias = [&](const Operand& o, const Variable* formal) {
           if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
               o.var->space != StateSpace::Param)
@@ -504,6 +674,28 @@ class Decoder {
       for (const auto& v : f->locals)
         if (v->space == StateSpace::Param && !addrOf_.count(v.get())) placeCall(v.get());
     p_->callParamBytesPerThread = static_cast<uint32_t>(alignUp(cp, 8));
+  }
+
+  // A direct call to a recursive function: its variables' offsets beside the callee's.
+  void recursiveCall(const Instruction& in, const Function* callee) {
+    RecursiveCall rc;
+    rc.func =
+        static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
+    auto add = [&](const Operand& o, const Variable* formal, std::vector<uint32_t>& mine,
+                   std::vector<uint32_t>& theirs, std::vector<uint32_t>& bytes) {
+      if (o.var->sizeBytes() != formal->sizeBytes())
+        invalid(o.loc, fmt::format("argument '{}' has {} bytes; '{}' expects {}", o.var->name,
+                                   o.var->sizeBytes(), formal->name, formal->sizeBytes()));
+      mine.push_back(static_cast<uint32_t>(addrOf_.at(o.var)));
+      theirs.push_back(static_cast<uint32_t>(addrOf_.at(formal)));
+      bytes.push_back(static_cast<uint32_t>(formal->sizeBytes()));
+    };
+    for (size_t i = 0; i < in.callArgs.size(); ++i)
+      add(in.callArgs[i], callee->params[i].get(), rc.args, rc.params, rc.argBytes);
+    for (size_t i = 0; i < in.callRets.size(); ++i)
+      add(in.callRets[i], callee->returns[i].get(), rc.rets, rc.returns, rc.retBytes);
+    recursiveCallOf_[&in] = static_cast<uint32_t>(p_->recursiveCalls.size());
+    p_->recursiveCalls.push_back(std::move(rc));
   }
 
   // ---- operands ----
@@ -579,6 +771,10 @@ class Decoder {
       case StateSpace::Shared:
         return {addrOf_.at(v), MemSpace::Shared};
       case StateSpace::Local:
+        if (frameOff_.count(v))
+          unsupported(in, "the address of '" + v->name +
+                              "', a local variable of a recursive function, is taken here; gpusc "
+                              "takes it with mov.u64 or as a memory address");
         return {addrOf_.at(v), MemSpace::Local};
       case StateSpace::Param: {
         auto it = addrOf_.find(v);
@@ -714,8 +910,15 @@ class Decoder {
         x.guardNeg = s.instr.guardNegated;
         ii.predReads.push_back(static_cast<uint32_t>(x.guard));
       }
-      decode(s.instr, x, ii, fi);
-      ii.aluOp = aluOpOf(s.instr, x.cls);
+      if (frameVars_[fi] && s.instr.opcode != "call" && namesFrameVariable(s.instr)) {
+        frameUsed_[fi] = 1;
+        const Instruction framed = inFrame(s.instr, fi);
+        decode(framed, x, ii, fi);
+        ii.aluOp = aluOpOf(framed, x.cls);
+      } else {
+        decode(s.instr, x, ii, fi);
+        ii.aluOp = aluOpOf(s.instr, x.cls);
+      }
       x.warpSync = x.flow == Flow::Normal && isWarpSync(s.instr);
       p_->code.push_back(x);
       p_->info.push_back(std::move(ii));
@@ -1695,6 +1898,10 @@ class Decoder {
       x.cls = InstClass::Call;
       x.aux =
           static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
+      if (recursive_[x.aux]) {
+        x.mode = 1;
+        x.imm = recursiveCallOf_.at(&in);
+      }
     } else if (op == "ret") {
       mods.take(".uni");
       nops(0);
@@ -3287,8 +3494,17 @@ class Decoder {
   std::vector<uint8_t> regWidth_;  // 32-bit units per register slot
   uint32_t nextSlot_ = 0;
   uint32_t sink_ = kNoPc, sinkPred_ = kNoPc;
-  uint32_t stackSlot_ = kNoPc;         // alloca's per-thread bytes in use (when the kernel has one)
-  const Function* vprintf_ = nullptr;  // the module's vprintf declaration, when called
+  uint32_t stackSlot_ = kNoPc;  // the thread's stack bytes in use (alloca, recursive frames)
+  const std::vector<uint32_t>* firstRow_ = nullptr;
+  std::vector<uint32_t> firstPred_;  // first predicate of each function, and the count after
+  std::vector<char> recursive_;      // per function: on a cycle of direct calls
+  std::vector<std::unique_ptr<Variable>> frameVars_;        // per function: its %frame register
+  std::vector<char> frameUsed_;                             // an instruction reads its %frame
+  std::vector<uint32_t> frameBytes_;                        // its .local variables in a frame
+  std::unordered_map<const Variable*, uint64_t> frameOff_;  // recursive functions' locals
+  std::vector<std::pair<uint32_t, uint32_t>> paramRange_;   // [begin, end) per function
+  std::unordered_map<const Instruction*, uint32_t> recursiveCallOf_;
+  const Function* vprintf_ = nullptr;       // the module's vprintf declaration, when called
   const Function* assertFail_ = nullptr;    // the module's __assertfail declaration, when called
   std::vector<const Function*> heapFuncs_;  // malloc and free, when called
   std::vector<const Function*> addressTaken_;
@@ -3329,8 +3545,10 @@ std::unique_ptr<Program> decodeKernel(const ptx::Module& m, const ptx::Function&
   // Decode again with registers whose live ranges do not overlap in one row (the operands are
   // resolved to rows as they are decoded, so no per-opcode knowledge is needed to rename them).
   uint32_t rows = 0;
-  const std::vector<uint32_t> rowOf = shareRegisterRows(*p, first.firstRegOfFunction(), rows);
-  return Decoder(m, entry, syms, &rowOf, rows).run();
+  std::vector<uint32_t> firstRow;
+  const std::vector<uint32_t> rowOf =
+      shareRegisterRows(*p, first.firstRegOfFunction(), rows, &firstRow);
+  return Decoder(m, entry, syms, &rowOf, rows, &firstRow).run();
 }
 
 const char* instClassName(InstClass c) {

@@ -503,6 +503,8 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
     w.instructions = 0;
     w.stack.clear();
     w.stack.push_back({p.functions[0].begin, kNoPc, w.live, false});
+    w.frameSaves.clear();
+    w.frameSaveAt.clear();
   }
 }
 
@@ -637,6 +639,117 @@ void Executor::returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32
     uint8_t* lane = w.callParams.data() + stride * size_t(l);
     for (size_t i = 0; i < ic.rets.size(); ++i)
       std::memmove(lane + ic.rets[i], lane + t->returns[i], ic.retBytes[i]);
+  }
+}
+
+// A record of Warp::frameSaves: the callee's register rows (32 cells each), its predicates (one
+// word each), its parameter bytes (each lane's, in words) and each lane's stack bytes in use.
+namespace {
+size_t paramWords(const RecursiveFrame& fr) { return (fr.paramEnd - fr.paramBegin + 7) / 8; }
+size_t recordWords(const RecursiveFrame& fr) {
+  return size_t(fr.rowEnd - fr.rowBegin) * kWarpSize + (fr.predEnd - fr.predBegin) +
+         paramWords(fr) * kWarpSize + kWarpSize;
+}
+// The recursive frames in w.stack below `end`: the index of the record the frame at `end` owns.
+size_t recursiveFramesBelow(const Warp& w, size_t end) {
+  size_t k = 0;
+  for (size_t i = 0; i < end; ++i) k += w.stack[i].recursive;
+  return k;
+}
+}  // namespace
+
+void Executor::callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
+  const Program& p = *L_.prog;
+  const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(in.imm)];
+  const RecursiveFrame& fr = p.frames[p.functions[rc.func].frame];
+  const uint32_t pc = r.pc;
+  // Records of frames that ended without a ret (their lanes exited) are dropped first.
+  const size_t k = recursiveFramesBelow(w, w.stack.size());
+  if (w.frameSaveAt.size() > k) {
+    w.frameSaves.resize(w.frameSaveAt[k]);
+    w.frameSaveAt.resize(k);
+  }
+  const size_t at = w.frameSaves.size();
+  w.frameSaveAt.push_back(static_cast<uint32_t>(at));
+  w.frameSaves.resize(at + recordWords(fr));
+  uint64_t* out = w.frameSaves.data() + at;
+  const size_t rows = size_t(fr.rowEnd - fr.rowBegin) * kWarpSize;
+  std::memcpy(out, w.regs.data() + size_t(fr.rowBegin) * kWarpSize, rows * 8);
+  out += rows;
+  for (uint32_t q = fr.predBegin; q < fr.predEnd; ++q) *out++ = w.preds[q];
+  const size_t stride = p.callParamBytesPerThread, bytes = fr.paramEnd - fr.paramBegin;
+  for (int l = 0; l < kWarpSize; ++l)
+    std::memcpy(out + paramWords(fr) * size_t(l),
+                w.callParams.data() + stride * size_t(l) + fr.paramBegin, bytes);
+  out += paramWords(fr) * kWarpSize;
+  uint64_t* used = row(w, p.stackSlot);
+  std::memcpy(out, used, kWarpSize * 8);
+  // Each lane's arguments, and its frame on its stack.
+  uint64_t* frameBase = fr.frameRow == kNoPc ? nullptr : row(w, fr.frameRow);
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    uint8_t* lane = w.callParams.data() + stride * size_t(l);
+    for (size_t i = 0; i < rc.args.size(); ++i)
+      std::memmove(lane + rc.params[i], lane + rc.args[i], rc.argBytes[i]);
+    const uint64_t base = (p.stackBase + used[l] + 15) / 16 * 16;
+    if (base + fr.frameBytes > uint64_t(p.stackBase) + handlers::kStackBytes)
+      context(cta, w, r.active, pc)
+          .fault(l, fmt::format("the call to {} is {} recursive calls deep and overflows the "
+                                "{}-byte stack of the thread ({} bytes in use, {} more needed)",
+                                p.functions[rc.func].name, k + 1, handlers::kStackBytes, used[l],
+                                base + fr.frameBytes - p.stackBase - used[l]));
+    used[l] = base + fr.frameBytes - p.stackBase;
+    if (frameBase) frameBase[l] = base;
+  }
+  SimtEntry e{in.target, kNoPc, mask, true, false, pc};
+  e.recursive = true;
+  w.stack.push_back(e);
+}
+
+void Executor::returnRecursive(Warp& w, size_t frame, uint32_t mask) {
+  const Program& p = *L_.prog;
+  const SimtEntry& e = w.stack[frame];
+  const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(p.code[e.callSite].imm)];
+  const RecursiveFrame& fr = p.frames[p.functions[rc.func].frame];
+  const size_t k = recursiveFramesBelow(w, frame);
+  if (k >= w.frameSaveAt.size())
+    throw InternalError("a recursive function returns to a call whose activation is not saved");
+  const uint64_t* in = w.frameSaves.data() + w.frameSaveAt[k];
+  const size_t rows = fr.rowEnd - fr.rowBegin;
+  const size_t stride = p.callParamBytesPerThread, bytes = fr.paramEnd - fr.paramBegin;
+  const uint64_t* preds = in + rows * kWarpSize;
+  const uint64_t* params = preds + (fr.predEnd - fr.predBegin);
+  const uint64_t* used = params + paramWords(fr) * kWarpSize;
+  uint64_t* usedNow = row(w, p.stackSlot);
+  size_t resultBytes = 0;
+  for (uint32_t b : rc.retBytes) resultBytes += b;
+  std::vector<uint8_t> results(resultBytes);
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    uint8_t* lane = w.callParams.data() + stride * size_t(l);
+    // The results leave the callee's storage before its caller's activation comes back (a
+    // function calling itself has its call's variables among its own).
+    size_t n = 0;
+    for (size_t i = 0; i < rc.rets.size(); ++i) {
+      std::memcpy(results.data() + n, lane + rc.returns[i], rc.retBytes[i]);
+      n += rc.retBytes[i];
+    }
+    for (size_t r = 0; r < rows; ++r)
+      w.regs[(fr.rowBegin + r) * kWarpSize + size_t(l)] = in[r * kWarpSize + size_t(l)];
+    const uint32_t bit = 1u << l;
+    for (uint32_t q = fr.predBegin; q < fr.predEnd; ++q)
+      w.preds[q] = (w.preds[q] & ~bit) | (uint32_t(preds[q - fr.predBegin]) & bit);
+    std::memcpy(lane + fr.paramBegin, params + paramWords(fr) * size_t(l), bytes);
+    usedNow[l] = used[l];
+    n = 0;
+    for (size_t i = 0; i < rc.rets.size(); ++i) {
+      std::memcpy(lane + rc.rets[i], results.data() + n, rc.retBytes[i]);
+      n += rc.retBytes[i];
+    }
+  }
+  if (e.mask == 0) {  // every lane has returned: the record goes
+    w.frameSaves.resize(w.frameSaveAt[k]);
+    w.frameSaveAt.resize(k);
   }
 }
 
@@ -791,7 +904,9 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     }
     case Flow::Call: {
       top.pc = pc + 1;
-      if (mask) {
+      if (mask && in.mode == 1) {
+        callRecursive(cta, w, in, mask, r);
+      } else if (mask) {
         w.stack.push_back({in.target, kNoPc, mask, true});
       } else {
         reconverge(w);
@@ -813,7 +928,9 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
         for (size_t i = w.stack.size(); i-- > 0;) {
           w.stack[i].mask &= ~mask;
           if (!w.stack[i].frame) continue;
-          if (w.stack[i].callSite != kNoPc)
+          if (w.stack[i].recursive)
+            returnRecursive(w, i, mask);
+          else if (w.stack[i].callSite != kNoPc)
             returnIndirect(w, p.code[w.stack[i].callSite], in, mask);
           break;
         }

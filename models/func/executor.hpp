@@ -115,6 +115,12 @@ class Executor {
   void callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   // ret of a function an indirect call reached: copies the results to the call's variables.
   void returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask);
+  // A direct call to a recursive function: saves the callee's previous activation for the
+  // calling lanes, copies their arguments and takes each lane's frame from its stack.
+  void callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
+  // ret of the recursive function whose frame is w.stack[frame]: copies the lanes' results to the
+  // call's variables and gives them back the activation the call saved.
+  void returnRecursive(Warp& w, size_t frame, uint32_t mask);
   void warpFinished(Cta& cta, Warp& w, StepResult& r);
   // After an mbarrier operation: wakes the CTA's sleeping waiters when a phase completed, and
   // reports a warp whose wait failed as waiting.

@@ -186,10 +186,33 @@ struct InstInfo {
   AluOp aluOp = AluOp::Other;
 };
 
+// What an activation of a recursive function (one on a cycle of direct calls) keeps of its own:
+// a call to it saves the callee's previous activation (register rows, predicates, parameter
+// bytes, the thread's stack in use) for the calling lanes, and its ret restores them.
+struct RecursiveFrame {
+  uint32_t rowBegin = 0, rowEnd = 0;      // the function's register rows
+  uint32_t predBegin = 0, predEnd = 0;    // its predicates
+  uint32_t paramBegin = 0, paramEnd = 0;  // bytes of its formal parameters, results and call
+                                          // sites' .param variables in the call-parameter area
+  uint32_t frameBytes = 0;                // what an activation takes from the thread's stack
+  uint32_t frameRow = kNoPc;              // row of each lane's frame base (its .local variables)
+};
+
 struct FunctionInfo {
   std::string name;
   uint32_t begin = 0, end = 0;  // pc range [begin, end)
   bool isEntry = false;
+  uint32_t frame = kNoPc;  // index in Program::frames when the function is recursive
+};
+
+// A direct call to a recursive function: its own argument and result .param variables, copied to
+// and from the callee's formal parameters per lane (Flow::Call with Inst::mode 1, Inst::imm the
+// index in Program::recursiveCalls).
+struct RecursiveCall {
+  uint32_t func = 0;                         // the callee (index in Program::functions)
+  std::vector<uint32_t> args, rets;          // offsets of the call site's variables
+  std::vector<uint32_t> params, returns;     // offsets of the callee's formal parameters
+  std::vector<uint32_t> argBytes, retBytes;  // their sizes
 };
 
 // One function an indirect call may reach, and where its formal parameters live in the
@@ -231,6 +254,8 @@ struct Program {
   std::vector<std::vector<uint32_t>> branchTables;  // brx.idx targets (pcs)
   std::vector<std::vector<uint32_t>> operandLists;  // slots of mma/ldmatrix operands (Inst::aux)
   std::vector<IndirectCall> indirectCalls;          // call through a pointer (Inst::aux)
+  std::vector<RecursiveFrame> frames;               // FunctionInfo::frame
+  std::vector<RecursiveCall> recursiveCalls;        // direct calls to recursive functions
 
   uint32_t numSlots = 0;     // data slots of each warp: register rows, special registers
   uint32_t numRegSlots = 0;  // PTX registers (the numbers in InstInfo::regReads/regWrites)
@@ -245,6 +270,10 @@ struct Program {
   uint32_t dynamicSharedOffset = 0;  // where the extern .shared array starts
   uint32_t localBytesPerThread = 0;
   uint32_t callParamBytesPerThread = 0;
+  // The thread's stack (alloca, recursive functions' frames): kStackBytes of local memory from
+  // stackBase, its bytes in use in slot stackSlot (kNoPc: the kernel uses no stack).
+  uint32_t stackBase = 0;
+  uint32_t stackSlot = kNoPc;
   std::vector<KernelParamInfo> params;
   uint32_t paramBytes = 0;
 

@@ -42,6 +42,8 @@ struct SimtEntry {
   // executor.cpp), and such a path stopped at a barrier until those lanes come too.
   bool ranAhead = false;
   bool waitsAtBarrier = false;
+  // A frame of a recursive function: its caller's activation is saved in Warp::frameSaves.
+  bool recursive = false;
 };
 
 // MbarrierWait: an mbarrier test_wait/try_wait found its phase incomplete; the warp sleeps until
@@ -54,8 +56,12 @@ struct Warp {
   std::vector<SimtEntry> stack;
   std::vector<uint8_t> local;       // 32 x localBytesPerThread
   std::vector<uint8_t> callParams;  // 32 x callParamBytesPerThread
-  uint32_t live = 0;                // lanes that exist and have not exited
-  uint32_t carry = 0;               // CC.CF condition code, one bit per lane
+  // The activations recursive calls saved (Program::frames), the innermost last: each record
+  // starts at frameSaveAt[k] and belongs to the k-th recursive frame of `stack`.
+  std::vector<uint64_t> frameSaves;
+  std::vector<uint32_t> frameSaveAt;
+  uint32_t live = 0;   // lanes that exist and have not exited
+  uint32_t carry = 0;  // CC.CF condition code, one bit per lane
   uint32_t idInCta = 0;
   WarpState state = WarpState::Ready;
   uint32_t barrierId = 0;
