@@ -345,6 +345,16 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                           "set its size before the first launch that calls malloc");
       break;
     }
+    case wire::Op::SetStackSize: {
+      const auto bytes = in.get<uint64_t>();
+      if (bytes > Device::kMaxStackBytes)
+        throw CudaFailure(kErrorInvalidValue,
+                          fmt::format("cudaLimitStackSize of {} bytes: a thread has at most {} "
+                                      "bytes of local memory",
+                                      bytes, Device::kMaxStackBytes));
+      device_.setStackBytes(static_cast<uint32_t>(bytes));
+      break;
+    }
     case wire::Op::Occupancy: {
       const Kernel& k = rt_.kernel(ptr(in.get<uint64_t>()));
       const auto threads = in.get<uint32_t>();

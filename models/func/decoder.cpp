@@ -273,18 +273,21 @@ class Decoder {
     }
   }
 
-  // The functions on a cycle of direct calls (recursive_). A call through a pointer that would
-  // enter a function again is a kernel fault when it happens (Executor::callIndirect).
+  // The functions on a cycle of calls (recursive_): direct calls, and calls through a pointer to
+  // each function the call may reach.
   void findRecursion() {
     const size_t n = funcs_.size();
     std::vector<std::vector<size_t>> calls(n);
     for (size_t i = 0; i < n; ++i)
       for (const auto& s : funcs_[i]->body) {
-        if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call" ||
-            s.instr.callee.empty())
-          continue;
-        auto it = std::find(funcs_.begin(), funcs_.end(), m_.findFunction(s.instr.callee));
-        if (it != funcs_.end()) calls[i].push_back(size_t(it - funcs_.begin()));
+        if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
+        const std::vector<const Function*> callees =
+            s.instr.callee.empty() ? indirectTargets(*funcs_[i], s.instr)
+                                   : std::vector<const Function*>{m_.findFunction(s.instr.callee)};
+        for (const Function* c : callees) {
+          auto it = std::find(funcs_.begin(), funcs_.end(), c);
+          if (it != funcs_.end()) calls[i].push_back(size_t(it - funcs_.begin()));
+        }
       }
     recursive_.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
@@ -546,10 +549,11 @@ class Decoder {
           if (v->space == StateSpace::Local) {
             at = alignUp(at, v->alignment());
             frameOff_[v.get()] = at;
-            if (v->sizeBytes() > kStackBytes - std::min<uint64_t>(at, kStackBytes))
+            constexpr uint64_t kMaxLocalBytes = 512 * 1024;  // as in the static layout below
+            if (v->sizeBytes() > kMaxLocalBytes - std::min(at, kMaxLocalBytes))
               invalid(v->loc, fmt::format("local variable '{}' of the recursive function '{}' "
-                                          "ends past the {}-byte stack of a thread",
-                                          v->name, f->name, kStackBytes));
+                                          "ends past the 512 KiB of local memory a thread has",
+                                          v->name, f->name));
             at += v->sizeBytes();
           }
         frameBytes_[fi] = static_cast<uint32_t>(alignUp(at, 16));
@@ -592,13 +596,13 @@ class Decoder {
       cp += v->sizeBytes();
     };
     // A recursive function's formal parameters and results, and the variables of its calls to
-    // recursive functions (its own, copied to and from the callee's), lie together: an activation
-    // saves them.
+    // recursive functions and through pointers (its own, copied to and from the callee's), lie
+    // together: an activation saves them.
     paramRange_.assign(funcs_.size(), {0, 0});
     auto placeCallSites = [&](const Function* f) {
       for (const auto& s : f->body)
         if (s.kind == ptx::Statement::Kind::Instr && s.instr.opcode == "call" &&
-            !s.instr.callee.empty() && isRecursive(m_.findFunction(s.instr.callee)))
+            (s.instr.callee.empty() || isRecursive(m_.findFunction(s.instr.callee))))
           for (const auto* list : {&s.instr.callArgs, &s.instr.callRets})
             for (const Operand& o : *list) {
               if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||

@@ -489,7 +489,7 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
     w.preds.assign(p.numPreds, 0);
     for (const auto& s : p.sregSlots)
       fillSreg(w.regs.data() + size_t(s.slot) * kWarpSize, s.sreg, L_, cta, wi);
-    w.local.assign(size_t(p.localBytesPerThread) * kWarpSize, 0);
+    w.local.assign(size_t(L_.localBytes) * kWarpSize, 0);
     w.callParams.assign(size_t(p.callParamBytesPerThread) * kWarpSize, 0);
     uint64_t first = uint64_t(wi) * kWarpSize;
     uint64_t n = std::min<uint64_t>(kWarpSize, threads - first);
@@ -587,8 +587,6 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
   const uint32_t pc = r.pc;
   // Lanes grouped by callee, in the order their lowest lane appears.
   std::vector<std::pair<uint32_t, uint32_t>> groups;  // target index, lanes
-  uint8_t* params = w.callParams.data();
-  const size_t stride = p.callParamBytesPerThread;
   for (int l = 0; l < kWarpSize; ++l) {
     if (!((mask >> l) & 1u)) continue;
     const uint64_t fp = row(w, in.src[0])[l];
@@ -602,26 +600,30 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
                                                          : "whose address the module takes "
                                                            "with the call's .callprototype"));
     }
-    const IndirectTarget& t = ic.targets[ti];
-    // A function the lane is still running would have its parameters overwritten.
-    for (const SimtEntry& e : w.stack)
-      if (e.frame && ((e.mask >> l) & 1u) && p.code[e.pc].func == t.func)
-        context(cta, w, r.active, pc)
-            .fault(l, "recursive call to " + p.functions[t.func].name +
-                          " through a function pointer "
-                          "(recursion is not supported)");
-    uint8_t* lane = params + stride * size_t(l);
-    for (size_t i = 0; i < ic.args.size(); ++i)
-      std::memmove(lane + t.params[i], lane + ic.args[i], ic.argBytes[i]);
     auto g = std::find_if(groups.begin(), groups.end(), [&](auto& e) { return e.first == ti; });
     if (g == groups.end())
       groups.push_back({ti, 1u << l});
     else
       g->second |= 1u << l;
   }
-  // The first group runs first; each returns to pc + 1, where the warp reconverges.
-  for (auto it = groups.rbegin(); it != groups.rend(); ++it)
-    w.stack.push_back({ic.targets[it->first].entry, kNoPc, it->second, true, false, pc});
+  // The first group runs first; each returns to pc + 1, where the warp reconverges. A recursive
+  // callee's activation is saved before its lanes' arguments reach its parameters.
+  const size_t stride = p.callParamBytesPerThread;
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+    const IndirectTarget& t = ic.targets[it->first];
+    const bool recursive = p.functions[t.func].frame != kNoPc;
+    if (recursive) saveActivation(w, t.func);
+    for (int l = 0; l < kWarpSize; ++l) {
+      if (!((it->second >> l) & 1u)) continue;
+      uint8_t* lane = w.callParams.data() + stride * size_t(l);
+      for (size_t i = 0; i < ic.args.size(); ++i)
+        std::memmove(lane + t.params[i], lane + ic.args[i], ic.argBytes[i]);
+      if (recursive) takeFrame(cta, w, t.func, l, r);
+    }
+    SimtEntry e{t.entry, kNoPc, it->second, true, false, pc};
+    e.recursive = recursive;
+    w.stack.push_back(e);
+  }
   r.diverged = groups.size() > 1;
 }
 
@@ -658,11 +660,9 @@ size_t recursiveFramesBelow(const Warp& w, size_t end) {
 }
 }  // namespace
 
-void Executor::callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
+void Executor::saveActivation(Warp& w, uint32_t func) {
   const Program& p = *L_.prog;
-  const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(in.imm)];
-  const RecursiveFrame& fr = p.frames[p.functions[rc.func].frame];
-  const uint32_t pc = r.pc;
+  const RecursiveFrame& fr = p.frames[p.functions[func].frame];
   // Records of frames that ended without a ret (their lanes exited) are dropped first.
   const size_t k = recursiveFramesBelow(w, w.stack.size());
   if (w.frameSaveAt.size() > k) {
@@ -682,35 +682,63 @@ void Executor::callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, S
     std::memcpy(out + paramWords(fr) * size_t(l),
                 w.callParams.data() + stride * size_t(l) + fr.paramBegin, bytes);
   out += paramWords(fr) * kWarpSize;
+  std::memcpy(out, row(w, p.stackSlot), kWarpSize * 8);
+}
+
+void Executor::takeFrame(Cta& cta, Warp& w, uint32_t func, int l, const StepResult& r) {
+  const Program& p = *L_.prog;
+  const RecursiveFrame& fr = p.frames[p.functions[func].frame];
   uint64_t* used = row(w, p.stackSlot);
-  std::memcpy(out, used, kWarpSize * 8);
-  // Each lane's arguments, and its frame on its stack.
-  uint64_t* frameBase = fr.frameRow == kNoPc ? nullptr : row(w, fr.frameRow);
+  const uint64_t base = (p.stackBase + used[l] + 15) / 16 * 16;
+  if (base + fr.frameBytes > uint64_t(p.stackBase) + L_.stackBytes)
+    context(cta, w, r.active, r.pc)
+        .fault(l, fmt::format("the call to {} is {} recursive calls deep and overflows the "
+                              "{}-byte stack of the thread ({} bytes in use, {} more needed)",
+                              p.functions[func].name, w.frameSaveAt.size(), L_.stackBytes, used[l],
+                              base + fr.frameBytes - p.stackBase - used[l]));
+  used[l] = base + fr.frameBytes - p.stackBase;
+  if (fr.frameRow != kNoPc) row(w, fr.frameRow)[l] = base;
+}
+
+void Executor::callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r) {
+  const Program& p = *L_.prog;
+  const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(in.imm)];
+  saveActivation(w, rc.func);
+  const size_t stride = p.callParamBytesPerThread;
   for (int l = 0; l < kWarpSize; ++l) {
     if (!((mask >> l) & 1u)) continue;
     uint8_t* lane = w.callParams.data() + stride * size_t(l);
     for (size_t i = 0; i < rc.args.size(); ++i)
       std::memmove(lane + rc.params[i], lane + rc.args[i], rc.argBytes[i]);
-    const uint64_t base = (p.stackBase + used[l] + 15) / 16 * 16;
-    if (base + fr.frameBytes > uint64_t(p.stackBase) + handlers::kStackBytes)
-      context(cta, w, r.active, pc)
-          .fault(l, fmt::format("the call to {} is {} recursive calls deep and overflows the "
-                                "{}-byte stack of the thread ({} bytes in use, {} more needed)",
-                                p.functions[rc.func].name, k + 1, handlers::kStackBytes, used[l],
-                                base + fr.frameBytes - p.stackBase - used[l]));
-    used[l] = base + fr.frameBytes - p.stackBase;
-    if (frameBase) frameBase[l] = base;
+    takeFrame(cta, w, rc.func, l, r);
   }
-  SimtEntry e{in.target, kNoPc, mask, true, false, pc};
+  SimtEntry e{in.target, kNoPc, mask, true, false, r.pc};
   e.recursive = true;
   w.stack.push_back(e);
 }
 
-void Executor::returnRecursive(Warp& w, size_t frame, uint32_t mask) {
+void Executor::returnRecursive(Warp& w, size_t frame, const Inst& ret, uint32_t mask) {
   const Program& p = *L_.prog;
   const SimtEntry& e = w.stack[frame];
-  const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(p.code[e.callSite].imm)];
-  const RecursiveFrame& fr = p.frames[p.functions[rc.func].frame];
+  const Inst& call = p.code[e.callSite];
+  // The call's result variables, and the callee's.
+  const std::vector<uint32_t>*rets, *returns, *retBytes;
+  if (call.flow == Flow::CallIndirect) {
+    const IndirectCall& ic = p.indirectCalls[call.aux];
+    auto t = std::find_if(ic.targets.begin(), ic.targets.end(),
+                          [&](const IndirectTarget& c) { return c.func == ret.func; });
+    if (t == ic.targets.end())
+      throw InternalError("indirect call frame returns from a function it did not call");
+    rets = &ic.rets;
+    returns = &t->returns;
+    retBytes = &ic.retBytes;
+  } else {
+    const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(call.imm)];
+    rets = &rc.rets;
+    returns = &rc.returns;
+    retBytes = &rc.retBytes;
+  }
+  const RecursiveFrame& fr = p.frames[p.functions[ret.func].frame];
   const size_t k = recursiveFramesBelow(w, frame);
   if (k >= w.frameSaveAt.size())
     throw InternalError("a recursive function returns to a call whose activation is not saved");
@@ -722,7 +750,7 @@ void Executor::returnRecursive(Warp& w, size_t frame, uint32_t mask) {
   const uint64_t* used = params + paramWords(fr) * kWarpSize;
   uint64_t* usedNow = row(w, p.stackSlot);
   size_t resultBytes = 0;
-  for (uint32_t b : rc.retBytes) resultBytes += b;
+  for (uint32_t b : *retBytes) resultBytes += b;
   std::vector<uint8_t> results(resultBytes);
   for (int l = 0; l < kWarpSize; ++l) {
     if (!((mask >> l) & 1u)) continue;
@@ -730,9 +758,9 @@ void Executor::returnRecursive(Warp& w, size_t frame, uint32_t mask) {
     // The results leave the callee's storage before its caller's activation comes back (a
     // function calling itself has its call's variables among its own).
     size_t n = 0;
-    for (size_t i = 0; i < rc.rets.size(); ++i) {
-      std::memcpy(results.data() + n, lane + rc.returns[i], rc.retBytes[i]);
-      n += rc.retBytes[i];
+    for (size_t i = 0; i < rets->size(); ++i) {
+      std::memcpy(results.data() + n, lane + (*returns)[i], (*retBytes)[i]);
+      n += (*retBytes)[i];
     }
     for (size_t r = 0; r < rows; ++r)
       w.regs[(fr.rowBegin + r) * kWarpSize + size_t(l)] = in[r * kWarpSize + size_t(l)];
@@ -742,9 +770,9 @@ void Executor::returnRecursive(Warp& w, size_t frame, uint32_t mask) {
     std::memcpy(lane + fr.paramBegin, params + paramWords(fr) * size_t(l), bytes);
     usedNow[l] = used[l];
     n = 0;
-    for (size_t i = 0; i < rc.rets.size(); ++i) {
-      std::memcpy(lane + rc.rets[i], results.data() + n, rc.retBytes[i]);
-      n += rc.retBytes[i];
+    for (size_t i = 0; i < rets->size(); ++i) {
+      std::memcpy(lane + (*rets)[i], results.data() + n, (*retBytes)[i]);
+      n += (*retBytes)[i];
     }
   }
   if (e.mask == 0) {  // every lane has returned: the record goes
@@ -929,7 +957,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
           w.stack[i].mask &= ~mask;
           if (!w.stack[i].frame) continue;
           if (w.stack[i].recursive)
-            returnRecursive(w, i, mask);
+            returnRecursive(w, i, in, mask);
           else if (w.stack[i].callSite != kNoPc)
             returnIndirect(w, p.code[w.stack[i].callSite], in, mask);
           break;

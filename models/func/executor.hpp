@@ -115,12 +115,18 @@ class Executor {
   void callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   // ret of a function an indirect call reached: copies the results to the call's variables.
   void returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask);
-  // A direct call to a recursive function: saves the callee's previous activation for the
-  // calling lanes, copies their arguments and takes each lane's frame from its stack.
+  // A direct call to a recursive function: saves the callee's previous activation, copies the
+  // calling lanes' arguments and takes each lane's frame from its stack.
   void callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
-  // ret of the recursive function whose frame is w.stack[frame]: copies the lanes' results to the
-  // call's variables and gives them back the activation the call saved.
-  void returnRecursive(Warp& w, size_t frame, uint32_t mask);
+  // Appends the activation of recursive function `func` (all lanes) to w.frameSaves.
+  void saveActivation(Warp& w, uint32_t func);
+  // Takes lane l's frame of recursive function `func` from its stack (a kernel fault when the
+  // stack has no room) and points the function's %frame register at it.
+  void takeFrame(Cta& cta, Warp& w, uint32_t func, int l, const StepResult& r);
+  // ret of the recursive function whose frame is w.stack[frame] (a direct or indirect call's):
+  // copies the lanes' results to the call's variables and gives them back the activation the
+  // call saved.
+  void returnRecursive(Warp& w, size_t frame, const Inst& ret, uint32_t mask);
   void warpFinished(Cta& cta, Warp& w, StepResult& r);
   // After an mbarrier operation: wakes the CTA's sleeping waiters when a phase completed, and
   // reports a warp whose wait failed as waiting.

@@ -297,10 +297,10 @@ Handler createPolicy();
 // getctarank (mode 0) / mapa (mode 1) with every block a cluster of one: rank 0, the same
 // address (a target rank other than 0 is a kernel fault). bytes: the type's size.
 Handler clusterOfOne();
-// alloca / stacksave / stackrestore. Each thread's stack: CUDA's default stack size
-// (cudaLimitStackSize), after the kernel's local variables. aux is the hidden slot of bytes in use,
+// alloca / stacksave / stackrestore. Each thread's stack: LaunchState::stackBytes (CUDA's
+// cudaLimitStackSize), after the kernel's local variables. aux is the hidden slot of bytes in use,
 // imm the stack's local base, bytes the pointer size, mode log2 of alloca's alignment.
-constexpr uint32_t kStackBytes = 1024;
+constexpr uint32_t kStackBytes = kDefaultStackBytes;
 Handler stackAlloc();
 Handler stackSave();
 Handler stackRestore();

@@ -61,10 +61,11 @@ void stackAllocHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
     const uint64_t size = in.bytes == 4 ? (s[l] & 0xffffffffu) : s[l];
     const uint64_t at = (base + used[l] + align - 1) / align * align;
-    if (size > kStackBytes || at + size > base + kStackBytes)
+    const uint64_t stack = c.L->stackBytes;
+    if (size > stack || at + size > base + stack)
       c.fault(l, fmt::format("alloca of {} bytes overflows the {}-byte stack of the thread ({} "
                              "bytes in use)",
-                             size, kStackBytes, used[l]));
+                             size, stack, used[l]));
     used[l] = at + size - base;
     d[l] = at;
   });
@@ -82,7 +83,7 @@ void stackRestoreHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   const uint64_t base = static_cast<uint64_t>(in.imm);
   forEachLane(mask, [&](int l) {
     const uint64_t v = in.bytes == 4 ? (a[l] & 0xffffffffu) : a[l];
-    if (v < base || v > base + kStackBytes)
+    if (v < base || v > base + c.L->stackBytes)
       c.fault(l,
               fmt::format("stackrestore to 0x{:x}, which is not a stack address of the thread", v));
     used[l] = v - base;

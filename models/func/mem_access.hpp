@@ -70,7 +70,7 @@ struct Resolved {
       if (within(addr, bytes, c.cta->shared.size())) p = c.cta->shared.data() + addr;
       break;
     case MemSpace::Local: {
-      const uint64_t per = c.L->prog->localBytesPerThread;
+      const uint64_t per = c.L->localBytes;
       if (within(addr, bytes, per)) p = c.w->local.data() + l * per + addr;
       break;
     }

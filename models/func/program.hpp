@@ -24,6 +24,9 @@ namespace gpusc::func {
 constexpr int kWarpSize = 32;
 constexpr uint32_t kFullMask = 0xffffffffu;
 constexpr uint32_t kNoPc = 0xffffffffu;
+// Each thread's stack (alloca, recursive functions' frames) unless the program sets another:
+// CUDA's default cudaLimitStackSize.
+constexpr uint32_t kDefaultStackBytes = 1024;
 // Operand slots from here on name the program's constant rows (Program::constRows).
 constexpr uint32_t kConstSlotBase = 0x80000000u;
 
@@ -270,8 +273,9 @@ struct Program {
   uint32_t dynamicSharedOffset = 0;  // where the extern .shared array starts
   uint32_t localBytesPerThread = 0;
   uint32_t callParamBytesPerThread = 0;
-  // The thread's stack (alloca, recursive functions' frames): kStackBytes of local memory from
-  // stackBase, its bytes in use in slot stackSlot (kNoPc: the kernel uses no stack).
+  // The thread's stack (alloca, recursive functions' frames): LaunchState::stackBytes of local
+  // memory from stackBase, its bytes in use in slot stackSlot (kNoPc: the kernel uses no stack).
+  // localBytesPerThread counts a stack of kDefaultStackBytes.
   uint32_t stackBase = 0;
   uint32_t stackSlot = kNoPc;
   std::vector<KernelParamInfo> params;

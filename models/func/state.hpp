@@ -155,6 +155,10 @@ struct LaunchState {
   uint32_t reservedSharedAt = 0;
   bool reservedSharedMapped = false;
   uint32_t warpsPerCta = 0;
+  // Each thread's local memory: the kernel's .local variables, then its stack of stackBytes
+  // when it uses one (Program::stackSlot).
+  uint32_t stackBytes = kDefaultStackBytes;
+  uint32_t localBytes = 0;
   uint32_t smId = 0;  // not read: %smid is the CTA's (Cta::smId, from initCta)
   uint32_t numSms = 1;
   // Count ExecStats::memInsts and memUnits (sampled simulation; off: no cost).
@@ -171,6 +175,11 @@ struct LaunchState {
   bool cooperative = false;
   uint64_t gridWorkspace = 0;
 };
+
+// LaunchState::localBytes of a launch of `p` with a stack of `stackBytes`.
+inline uint32_t localBytesOf(const Program& p, uint32_t stackBytes) {
+  return p.stackSlot == kNoPc ? p.localBytesPerThread : p.stackBase + stackBytes;
+}
 
 // The context a handler runs in.
 struct ExecCtx {

@@ -426,6 +426,8 @@ func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const D
   L.numSms = cfg_.gpu.num_sms;
   L.printfLog = &printfOutput_;
   L.heap = &heap_;
+  L.stackBytes = stackBytes_;
+  L.localBytes = func::localBytesOf(*k.program, stackBytes_);
   // Sampled simulation: the launch's memory units go into its signature.
   L.countMemoryUnits =
       mode_ == ExecMode::Timing && cfg_.sampling.kernels() && !k.program->usesDeviceRuntime;

@@ -200,6 +200,11 @@ class Device {
   // The device malloc heap (memory.device_heap_bytes until changed with resize, before its
   // first use).
   func::DeviceHeap& heap() { return heap_; }
+  // Each thread's stack, for alloca and recursive functions' frames (CUDA's cudaLimitStackSize:
+  // 1 KiB until set; at most the 512 KiB of local memory a thread has). Later launches use it.
+  static constexpr uint32_t kMaxStackBytes = 512 * 1024;
+  void setStackBytes(uint32_t bytes) { stackBytes_ = bytes; }
+  uint32_t stackBytes() const { return stackBytes_; }
   void free(DevPtr p);
   void copyToDevice(DevPtr dst, const void* src, uint64_t bytes);
   void copyToHost(void* dst, DevPtr src, uint64_t bytes);
@@ -344,7 +349,8 @@ class Device {
   PlatformConfig cfg_;
   ExecMode mode_;
   func::GlobalMemory gmem_;
-  func::DeviceHeap heap_;     // device malloc/free
+  func::DeviceHeap heap_;
+  uint32_t stackBytes_ = func::kDefaultStackBytes;  // device malloc/free
   DevPtr gridWorkspace_ = 0;  // cooperative launches' grid workspace (allocated at the first)
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<LaunchRecord> launches_;

@@ -985,9 +985,9 @@ GPUSC_API int cudaDeviceGetCacheConfig(int* config) {
   *config = cacheConfig();
   return kSuccess;
 }
-// cudaDeviceSetLimit's values: the stack and the printf FIFO are not modelled (a thread's local
-// memory and printf's output have no size limit here) but read back as set; the malloc heap is
-// the device's (memory.device_heap_bytes until set).
+// cudaDeviceSetLimit's values: the printf FIFO is not modelled (printf's output has no size limit
+// here) but reads back as set; the stack (alloca, recursion) and the malloc heap are the
+// device's (1 KiB, and memory.device_heap_bytes until set).
 struct Limits {
   std::mutex mutex;
   size_t stack = 1024, printfFifo = 1 << 20, heap = 0;  // heap 0: the device's
@@ -1004,9 +1004,13 @@ GPUSC_API int cudaDeviceSetLimit(int limit, size_t value) {
   Limits& l = limits();
   std::lock_guard<std::mutex> lock(l.mutex);
   switch (limit) {
-    case kStack:
+    case kStack: {
+      wire::Buffer b;
+      b.put(uint64_t(value));
+      if (int e = client().call(wire::Op::SetStackSize, b); e != kSuccess) return record(e);
       l.stack = value;
       return kSuccess;
+    }
     case kPrintfFifo:
       l.printfFifo = value;
       return kSuccess;

@@ -4,9 +4,11 @@
 // Recursive device functions (docs/ptx-support.md, "Recursion"): every activation has its own
 // registers, parameters and local variables. Lanes of a warp recurse to different depths; a
 // function passes the address of its own local array to the activations it calls, which write
-// into it; two functions call each other; and a recursion deeper than the thread's stack is a
-// kernel fault, not a hang or a wrong answer.
+// into it; two functions call each other; a deeper recursion runs once the program raises the
+// stack (cudaLimitStackSize); and a recursion deeper than the thread's stack is a kernel fault,
+// not a hang or a wrong answer.
 #include <cstdio>
+#include <new>
 
 #include "check.hpp"
 
@@ -43,6 +45,42 @@ __device__ unsigned long long down(unsigned n, unsigned long long acc) {
   return r + static_cast<unsigned long long>(pad[n & 7]);
 }
 
+// A scene graph: a group's virtual count() calls its children's, through their vtables.
+struct Shape {
+  __device__ virtual int count(int depth) const = 0;
+};
+struct Leaf : Shape {
+  int v = 0;
+  __device__ explicit Leaf(int value) : v(value) {}
+  __device__ int count(int) const override { return v; }
+};
+struct Group : Shape {
+  const Shape *a = nullptr, *b = nullptr;
+  __device__ Group(const Shape* first, const Shape* second) : a(first), b(second) {}
+  __device__ int count(int depth) const override {
+    return a->count(depth + 1) * 2 + b->count(depth + 1) + depth;
+  }
+};
+
+// Nodes 0-7 are leaves; 8-11 group pairs of leaves, 12-13 pairs of those, 14 is the root.
+__global__ void buildScene(Leaf* leaves, Group* groups, const Shape** nodes) {
+  for (int i = 0; i < 8; ++i) nodes[i] = new (&leaves[i]) Leaf(5 * i + 1);
+  for (int g = 0; g < 7; ++g) {
+    const int first = g < 4 ? 2 * g : g < 6 ? 8 + 2 * (g - 4) : 12;
+    nodes[8 + g] = new (&groups[g]) Group(nodes[first], nodes[first + 1]);
+  }
+}
+
+__global__ void countScene(const Shape* const* nodes, int* out) {
+  out[threadIdx.x] = nodes[threadIdx.x % 15]->count(0);
+}
+
+int sceneCount(int node, int depth) {
+  if (node < 8) return 5 * node + 1;
+  const int g = node - 8, first = g < 4 ? 2 * g : g < 6 ? 8 + 2 * (g - 4) : 12;
+  return sceneCount(first, depth + 1) * 2 + sceneCount(first + 1, depth + 1) + depth;
+}
+
 __global__ void recurse(int* fibs, int* sums, int* parity, const Node* tree, int nodes) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   fibs[t] = fib(t % 17);  // lanes of a warp at depths 0 to 16
@@ -67,6 +105,18 @@ int main() {
   CHECK(cudaMalloc(&deepOut, sizeof(unsigned long long)));
   CHECK(cudaMemcpy(tree, host, sizeof host, cudaMemcpyHostToDevice));
   recurse<<<blocks, threads>>>(fibs, sums, parity, tree, nodes);
+  Leaf* leaves;
+  Group* groups;
+  const Shape** scene;
+  int* counts;
+  CHECK(cudaMalloc(&leaves, 8 * sizeof(Leaf)));
+  CHECK(cudaMalloc(&groups, 7 * sizeof(Group)));
+  CHECK(cudaMalloc(&scene, 15 * sizeof(Shape*)));
+  CHECK(cudaMalloc(&counts, 64 * sizeof(int)));
+  buildScene<<<1, 1>>>(leaves, groups, scene);
+  countScene<<<1, 64>>>(scene, counts);
+  int gotCounts[64];
+  CHECK(cudaMemcpy(gotCounts, counts, sizeof gotCounts, cudaMemcpyDeviceToHost));
   deep<<<1, 1>>>(deepOut, 20);
   int gotFib[n], gotSum[n], gotParity[n];
   unsigned long long gotDeep = 0;
@@ -85,15 +135,34 @@ int main() {
   for (unsigned d = 20; d > 0; --d) expectDeep = expectDeep * 3 + d;
   expectDeep += 20 * 21 / 2;  // each activation adds its n on the way back
   int wrong = 0;
+  for (int t = 0; t < 64; ++t) wrong += gotCounts[t] != sceneCount(t % 15, 0);
   for (int t = 0; t < n; ++t)
     wrong += (gotFib[t] != fibOf[t % 17]) + (gotSum[t] != sumOf[t % nodes]) +
              (gotParity[t] != ((t % 37) % 2 == 0 ? 2 : 1));
-  std::printf("fib(16) %d, tree sum %d (expected %d), down(20) %llu (expected %llu), %d wrong\n",
-              gotFib[16], gotSum[0], sumOf[0], gotDeep, expectDeep, wrong);
-  // A recursion far deeper than a thread's stack (1 KiB by default) faults.
+  std::printf(
+      "fib(16) %d, tree sum %d (expected %d), scene %d (expected %d), down(20) %llu "
+      "(expected %llu), %d wrong\n",
+      gotFib[16], gotSum[0], sumOf[0], gotCounts[14], sceneCount(14, 0), gotDeep, expectDeep,
+      wrong);
+  // 1,000 activations of 48 bytes need a larger stack than the default 1 KiB.
+  size_t stack = 0;
+  EXPECT_ERROR(cudaDeviceSetLimit(cudaLimitStackSize, 1 << 20), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaGetLastError(), cudaErrorInvalidValue);  // more than a thread's local memory
+  CHECK(cudaDeviceSetLimit(cudaLimitStackSize, 64 * 1024));
+  CHECK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+  deep<<<1, 1>>>(deepOut, 1000);
+  unsigned long long gotThousand = 0, expectThousand = 1;
+  CHECK(cudaMemcpy(&gotThousand, deepOut, sizeof gotThousand, cudaMemcpyDeviceToHost));
+  for (unsigned d = 1000; d > 0; --d) expectThousand = expectThousand * 3 + d;
+  expectThousand += 1000ull * 1001 / 2;
+  std::printf("with a %zu-byte stack: down(1000) %llu (expected %llu)\n", stack, gotThousand,
+              expectThousand);
+  // A recursion far deeper than a thread's stack faults.
+  CHECK(cudaDeviceSetLimit(cudaLimitStackSize, 1024));
   deep<<<1, 1>>>(deepOut, 100000);
   const cudaError_t overflow = cudaDeviceSynchronize();
   std::printf("down(100000): %s\n", cudaGetErrorName(overflow));
-  return verdict(wrong == 0 && gotDeep == expectDeep && overflow == cudaErrorLaunchFailure,
+  return verdict(wrong == 0 && gotDeep == expectDeep && stack == 64 * 1024 &&
+                     gotThousand == expectThousand && overflow == cudaErrorLaunchFailure,
                  "recursive device functions");
 }

@@ -27,6 +27,7 @@ func::LaunchState launchOf(const DecodedKernel& k, func::GlobalMemory& g, Dim3 g
                            const std::vector<uint64_t>& args, uint32_t numSms) {
   func::LaunchState L;
   L.prog = k.prog.get();
+  L.localBytes = func::localBytesOf(*k.prog, L.stackBytes);
   L.gmem = &g;
   L.params.assign(k.prog->paramBytes, 0);
   EXPECT_EQ(args.size(), k.prog->params.size());
