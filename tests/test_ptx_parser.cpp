@@ -319,6 +319,21 @@ TEST(DecodeErrors, ALocalOfARecursiveFunctionTakenOtherThanByMovIsReported) {
   EXPECT_NE(e.find("the address of 'depot', a local variable of the recursive function 'f', is "
                    "taken here"),
             std::string::npos)
+      << e;  // A generic access naming it would take its frame offset for a generic address.
+  e = decodeError(R"(
+.func f()
+{
+  .local .align 4 .b8 depot[8];
+  .reg .b32 %v;
+  ld.u32 %v, [depot];
+  call.uni f, ();
+  ret;
+}
+.visible .entry k() { call.uni f, (); ret; }
+)");
+  EXPECT_NE(e.find("'depot', a local variable of the recursive function 'f', is addressed here "
+                   "other than by a .local access"),
+            std::string::npos)
       << e;
 }
 

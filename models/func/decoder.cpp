@@ -345,6 +345,11 @@ class Decoder {
       if (!o.var || !frameOff_.count(o.var)) continue;
       const uint64_t off = frameOff_.at(o.var);
       if (o.kind == Operand::Kind::Address) {
+        // A local address in a register would read as a generic one elsewhere.
+        if (!in.hasMod(".local"))
+          unsupported(in, "'" + o.var->name + "', a local variable of the recursive function '" +
+                              funcs_[fi]->name +
+                              "', is addressed here other than by a .local access");
         o.var = frame;
         o.name = frame->name;
         o.imm += static_cast<int64_t>(off);
