@@ -604,17 +604,19 @@ class Decoder {
     // recursive functions and through pointers (its own, copied to and from the callee's), lie
     // together: an activation saves them.
     paramRange_.assign(funcs_.size(), {0, 0});
+    // A call whose variables have storage of their own (copied to and from its callee's).
+    auto placeOwn = [&](const Instruction& in) {
+      for (const auto* list : {&in.callArgs, &in.callRets})
+        for (const Operand& o : *list) {
+          checkParamOperand(o, in);
+          if (!addrOf_.count(o.var)) placeCall(o.var);
+        }
+    };
     auto placeCallSites = [&](const Function* f) {
       for (const auto& s : f->body)
         if (s.kind == ptx::Statement::Kind::Instr && s.instr.opcode == "call" &&
             (s.instr.callee.empty() || isRecursive(m_.findFunction(s.instr.callee))))
-          for (const auto* list : {&s.instr.callArgs, &s.instr.callRets})
-            for (const Operand& o : *list) {
-              if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
-                  o.var->space != StateSpace::Param)
-                unsupported(s.instr, "call arguments must be .param variables");
-              if (!addrOf_.count(o.var)) placeCall(o.var);
-            }
+          placeOwn(s.instr);
     };
     for (size_t i = 1; i < funcs_.size(); ++i) {
       paramRange_[i].first = static_cast<uint32_t>(cp);
@@ -637,14 +639,8 @@ class Decoder {
       for (const auto& s : f->body) {
         if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
         const Instruction& in = s.instr;
-        if (in.callee.empty()) {  // indirect: the call's variables have storage of their own
-          for (const auto* list : {&in.callArgs, &in.callRets})
-            for (const Operand& o : *list) {
-              if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
-                  o.var->space != StateSpace::Param)
-                unsupported(in, "call arguments must be .param variables");
-              if (!addrOf_.count(o.var)) placeCall(o.var);
-            }
+        if (in.callee.empty()) {  // indirect
+          placeOwn(in);
           continue;
         }
         const Function* callee = m_.findFunction(in.callee);
@@ -655,17 +651,13 @@ class Decoder {
                               callee->name, in.callArgs.size(), in.callRets.size(),
                               callee->params.size(), callee->returns.size()));
         if (isRecursive(callee)) {
-          placeCallSites(f);
+          placeOwn(in);
           recursiveCall(in, callee);
           continue;
         }
         auto alias = [&](const Operand& o, const Variable* formal) {
-          if (o.kind != Operand::Kind::Symbol || o.var == nullptr ||
-              o.var->space != StateSpace::Param)
-            unsupported(in, "call arguments must be .param variables");
-          if (o.var->sizeBytes() != formal->sizeBytes())
-            invalid(o.loc, fmt::format("argument '{}' has {} bytes; '{}' expects {}", o.var->name,
-                                       o.var->sizeBytes(), formal->name, formal->sizeBytes()));
+          checkParamOperand(o, in);
+          checkArgumentSize(o, formal);
           auto it = addrOf_.find(o.var);
           if (it != addrOf_.end() && it->second != addrOf_[formal])
             unsupported(in, "a .param variable passed to two different functions");
@@ -685,6 +677,17 @@ class Decoder {
     p_->callParamBytesPerThread = static_cast<uint32_t>(alignUp(cp, 8));
   }
 
+  // A call's argument or result: a .param variable, of its formal's size.
+  void checkParamOperand(const Operand& o, const Instruction& in) const {
+    if (o.kind != Operand::Kind::Symbol || o.var == nullptr || o.var->space != StateSpace::Param)
+      unsupported(in, "call arguments must be .param variables");
+  }
+  void checkArgumentSize(const Operand& o, const Variable* formal) const {
+    if (o.var->sizeBytes() != formal->sizeBytes())
+      invalid(o.loc, fmt::format("argument '{}' has {} bytes; '{}' expects {}", o.var->name,
+                                 o.var->sizeBytes(), formal->name, formal->sizeBytes()));
+  }
+
   // A direct call to a recursive function: its variables' offsets beside the callee's.
   void recursiveCall(const Instruction& in, const Function* callee) {
     RecursiveCall rc;
@@ -692,9 +695,7 @@ class Decoder {
         static_cast<uint32_t>(std::find(funcs_.begin(), funcs_.end(), callee) - funcs_.begin());
     auto add = [&](const Operand& o, const Variable* formal, std::vector<uint32_t>& mine,
                    std::vector<uint32_t>& theirs, std::vector<uint32_t>& bytes) {
-      if (o.var->sizeBytes() != formal->sizeBytes())
-        invalid(o.loc, fmt::format("argument '{}' has {} bytes; '{}' expects {}", o.var->name,
-                                   o.var->sizeBytes(), formal->name, formal->sizeBytes()));
+      checkArgumentSize(o, formal);
       mine.push_back(static_cast<uint32_t>(addrOf_.at(o.var)));
       theirs.push_back(static_cast<uint32_t>(addrOf_.at(formal)));
       bytes.push_back(static_cast<uint32_t>(formal->sizeBytes()));

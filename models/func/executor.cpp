@@ -608,18 +608,12 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
   }
   // The first group runs first; each returns to pc + 1, where the warp reconverges. A recursive
   // callee's activation is saved before its lanes' arguments reach its parameters.
-  const size_t stride = p.callParamBytesPerThread;
   for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
     const IndirectTarget& t = ic.targets[it->first];
     const bool recursive = p.functions[t.func].frame != kNoPc;
     if (recursive) saveActivation(w, t.func);
-    for (int l = 0; l < kWarpSize; ++l) {
-      if (!((it->second >> l) & 1u)) continue;
-      uint8_t* lane = w.callParams.data() + stride * size_t(l);
-      for (size_t i = 0; i < ic.args.size(); ++i)
-        std::memmove(lane + t.params[i], lane + ic.args[i], ic.argBytes[i]);
-      if (recursive) takeFrame(cta, w, t.func, l, r);
-    }
+    copyCallParams(w, it->second, t.params, ic.args, ic.argBytes);
+    if (recursive) forEachLane(it->second, [&](int l) { takeFrame(cta, w, t.func, l, r); });
     SimtEntry e{t.entry, kNoPc, it->second, true, false, pc};
     e.recursive = recursive;
     w.stack.push_back(e);
@@ -627,21 +621,28 @@ void Executor::callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, St
   r.diverged = groups.size() > 1;
 }
 
-void Executor::returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask) {
-  const Program& p = *L_.prog;
-  const IndirectCall& ic = p.indirectCalls[call.aux];
-  const IndirectTarget* t = nullptr;
-  for (const auto& c : ic.targets)
-    if (c.func == ret.func) t = &c;
-  if (t == nullptr)
-    throw InternalError("indirect call frame returns from a function it did not call");
-  const size_t stride = p.callParamBytesPerThread;
-  for (int l = 0; l < kWarpSize; ++l) {
-    if (!((mask >> l) & 1u)) continue;
+void Executor::copyCallParams(Warp& w, uint32_t lanes, const std::vector<uint32_t>& to,
+                              const std::vector<uint32_t>& from,
+                              const std::vector<uint32_t>& bytes) {
+  const size_t stride = L_.prog->callParamBytesPerThread;
+  forEachLane(lanes, [&](int l) {
     uint8_t* lane = w.callParams.data() + stride * size_t(l);
-    for (size_t i = 0; i < ic.rets.size(); ++i)
-      std::memmove(lane + ic.rets[i], lane + t->returns[i], ic.retBytes[i]);
-  }
+    for (size_t i = 0; i < to.size(); ++i) std::memmove(lane + to[i], lane + from[i], bytes[i]);
+  });
+}
+
+namespace {
+// The callee of an indirect call whose `ret` this is.
+const IndirectTarget& returningTarget(const IndirectCall& ic, const Inst& ret) {
+  for (const auto& c : ic.targets)
+    if (c.func == ret.func) return c;
+  throw InternalError("indirect call frame returns from a function it did not call");
+}
+}  // namespace
+
+void Executor::returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask) {
+  const IndirectCall& ic = L_.prog->indirectCalls[call.aux];
+  copyCallParams(w, mask, ic.rets, returningTarget(ic, ret).returns, ic.retBytes);
 }
 
 // A record of Warp::frameSaves: the callee's register rows (32 cells each), its predicates (one
@@ -704,14 +705,8 @@ void Executor::callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, S
   const Program& p = *L_.prog;
   const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(in.imm)];
   saveActivation(w, rc.func);
-  const size_t stride = p.callParamBytesPerThread;
-  for (int l = 0; l < kWarpSize; ++l) {
-    if (!((mask >> l) & 1u)) continue;
-    uint8_t* lane = w.callParams.data() + stride * size_t(l);
-    for (size_t i = 0; i < rc.args.size(); ++i)
-      std::memmove(lane + rc.params[i], lane + rc.args[i], rc.argBytes[i]);
-    takeFrame(cta, w, rc.func, l, r);
-  }
+  copyCallParams(w, mask, rc.params, rc.args, rc.argBytes);
+  forEachLane(mask, [&](int l) { takeFrame(cta, w, rc.func, l, r); });
   SimtEntry e{in.target, kNoPc, mask, true, false, r.pc};
   e.recursive = true;
   w.stack.push_back(e);
@@ -725,12 +720,8 @@ void Executor::returnRecursive(Warp& w, size_t frame, const Inst& ret, uint32_t 
   const std::vector<uint32_t>*rets, *returns, *retBytes;
   if (call.flow == Flow::CallIndirect) {
     const IndirectCall& ic = p.indirectCalls[call.aux];
-    auto t = std::find_if(ic.targets.begin(), ic.targets.end(),
-                          [&](const IndirectTarget& c) { return c.func == ret.func; });
-    if (t == ic.targets.end())
-      throw InternalError("indirect call frame returns from a function it did not call");
     rets = &ic.rets;
-    returns = &t->returns;
+    returns = &returningTarget(ic, ret).returns;
     retBytes = &ic.retBytes;
   } else {
     const RecursiveCall& rc = p.recursiveCalls[static_cast<size_t>(call.imm)];

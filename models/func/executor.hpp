@@ -115,6 +115,9 @@ class Executor {
   void callIndirect(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
   // ret of a function an indirect call reached: copies the results to the call's variables.
   void returnIndirect(Warp& w, const Inst& call, const Inst& ret, uint32_t mask);
+  // For each of `lanes`: bytes[i] of its call-parameter area from offset from[i] to to[i].
+  void copyCallParams(Warp& w, uint32_t lanes, const std::vector<uint32_t>& to,
+                      const std::vector<uint32_t>& from, const std::vector<uint32_t>& bytes);
   // A direct call to a recursive function: saves the callee's previous activation, copies the
   // calling lanes' arguments and takes each lane's frame from its stack.
   void callRecursive(Cta& cta, Warp& w, const Inst& in, uint32_t mask, StepResult& r);
