@@ -541,6 +541,91 @@ JOIN:
   }
 }
 
+// Lanes 0-15 call f, whose shuffle names only them; lanes 16-31 call g once more and return
+// from both activations of g on a path of their own. f's shuffle first lets the other path run
+// (it holds lanes of the warp), so those lanes return while lanes 0-15 wait inside f's frame:
+// each `ret` leaves their own frame of g (a recursive call's, which restores their activation,
+// then the kernel's indirect call's, which copies their results back), not f's, and each lane
+// comes back to the kernel once, with its own result.
+TEST(Simt, LanesReturningWhileOthersWaitInADeeperCallLeaveTheirOwnFrame) {
+  const std::string funcs = R"(
+.func (.param .b32 rv) f(.param .b32 x)
+{
+  .reg .b32 %q<4>;
+  ld.param.b32 %q1, [x];
+  shfl.sync.bfly.b32 %q2, %q1, 1, 31, 65535;
+  st.param.b32 [rv], %q2;
+  ret;
+}
+.func (.param .b32 rv) g(.param .b32 x)
+{
+  .reg .b32 %q<6>;
+  .reg .pred %pp;
+  .reg .pred %ph;
+  ld.param.b32 %q1, [x];
+  setp.lt.u32 %pp, %q1, 16;
+  @%pp bra LOW;
+  setp.ge.u32 %ph, %q1, 48;
+  @%ph bra HIGH;
+  add.u32 %q4, %q1, 32;
+  {
+  .param .b32 a2;
+  .param .b32 r2;
+  st.param.b32 [a2], %q4;
+  call (r2), g, (a2);
+  ld.param.b32 %q5, [r2];
+  }
+  add.u32 %q5, %q5, %q1;
+  st.param.b32 [rv], %q5;
+  ret;
+HIGH:
+  mul.lo.u32 %q2, %q1, 3;
+  st.param.b32 [rv], %q2;
+  ret;
+LOW:
+  {
+  .param .b32 a1;
+  .param .b32 r1;
+  st.param.b32 [a1], %q1;
+  call (r1), f, (a1);
+  ld.param.b32 %q3, [r1];
+  }
+  add.u32 %q3, %q3, 1000;
+  st.param.b32 [rv], %q3;
+  ret;
+}
+)";
+  const std::string body = R"(
+  {
+  .param .b32 a0;
+  .param .b32 r0;
+  st.param.b32 [a0], %r12;
+  mov.u64 %rd5, g;
+  targets: .calltargets g;
+  call (r0), %rd5, (a0), targets;
+  ld.param.b32 %r3, [r0];
+  }
+  add.u32 %r3, %r3, 1;
+  st.global.u32 [%rd1], %r3;
+  ld.global.u32 %r4, [%rd1+128];
+  add.u32 %r4, %r4, 1;
+  st.global.u32 [%rd1+128], %r4;)";
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModule(module(kernel(body, funcs)), "test.ptx");
+    DevPtr din = dev.upload(std::vector<uint32_t>(32, 0));
+    DevPtr dout = dev.malloc(64 * 4);
+    dev.memset(dout, 0, 64 * 4);
+    dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(32));
+    const std::vector<uint32_t> out = dev.download<uint32_t>(dout, 64);
+    const char* name = mode == ExecMode::Timing ? " timing" : " functional";
+    for (uint32_t i = 0; i < 32; ++i) {
+      EXPECT_EQ(out[i], (i < 16 ? (i ^ 1u) + 1000u : 3 * (i + 32) + i) + 1) << i << name;
+      EXPECT_EQ(out[32 + i], 1u) << i << name << ": lanes come back from g once";
+    }
+  }
+}
+
 // A branch one of whose paths may exit reconverges at the exit; the barrier after the branch
 // still waits for every lane of the warp (the compiler reconverges the paths before it), so
 // no lane reads shared memory its neighbour has not written yet.

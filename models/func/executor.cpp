@@ -944,9 +944,12 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     case Flow::Ret: {
       top.pc = pc + 1;
       if (mask) {
+        // The returning lanes' frame is the nearest that holds them: a path that waits at a
+        // warp-synchronous instruction in a call of its own may lie above it (meetAtWarpSync).
         for (size_t i = w.stack.size(); i-- > 0;) {
+          const bool theirs = (w.stack[i].mask & mask) != 0;
           w.stack[i].mask &= ~mask;
-          if (!w.stack[i].frame) continue;
+          if (!w.stack[i].frame || !theirs) continue;
           if (w.stack[i].recursive)
             returnRecursive(w, i, in, mask);
           else if (w.stack[i].callSite != kNoPc)
