@@ -40,6 +40,13 @@ std::string simulatorPath() {
   return "gpusc";
 }
 
+// The requests whose first field is a fat binary's handle (models/cudart/wire.hpp).
+bool carriesHandle(wire::Op op) {
+  return op == wire::Op::RegisterFunction || op == wire::Op::RegisterVar ||
+         op == wire::Op::RegisterManagedVar || op == wire::Op::UnregisterFatBinary ||
+         op == wire::Op::InitModule;
+}
+
 }  // namespace
 
 Client& Client::instance() {
@@ -108,6 +115,10 @@ void Client::connect() {
   } else {
     spawnSimulator();
   }
+  hello();
+}
+
+void Client::hello() {
   if (sock_ < 0) return;
   wire::Buffer hello;
   hello.put(wire::kVersion).putString(program_invocation_short_name);
@@ -124,21 +135,57 @@ void Client::connect() {
 }
 
 // fork() without exec: the child shares its parent's socket, and its requests would interleave
-// with the parent's. It has no device, as on a GPU whose runtime the parent initialised before
-// forking: every call answers cudaErrorInitializationError (call()). The mutex is held across
-// the fork, so that no other thread is changing the state the child copies; the child gets a
-// fresh one (its copy is locked by the parent's thread, which an unlock in the child's thread
-// does not release).
+// with the parent's, so it closes its copy. A child of a parent that has initialised CUDA (made
+// a call other than nvcc's registrations) has no device, as on a GPU: every call answers
+// cudaErrorInitializationError (call()). A child forked before that gets a device of its own,
+// as on a GPU: its first call starts a simulator (startAfterFork). The mutex is held across the
+// fork, so that no other thread is changing the state the child copies; the child gets a fresh
+// one (its copy is locked by the parent's thread, which an unlock in the child's thread does not
+// release).
 void Client::beforeFork() { instance().mutex_.lock(); }
 void Client::afterForkInParent() { instance().mutex_.unlock(); }
 void Client::afterForkInChild() {
   Client& c = instance();
   new (&c.mutex_) std::recursive_mutex();
-  if (c.sock_ >= 0) ::close(c.sock_);  // the parent's connection stays open in the parent
+  const bool connected = c.sock_ >= 0;
+  if (connected) ::close(c.sock_);  // the parent's connection stays open in the parent
   c.sock_ = -1;
   c.simulatorPid_ = -1;  // the parent's to wait for
-  c.forked_ = true;
   c.reportedLost_ = false;
+  if ((connected || c.startInChild_) && !c.initialised_)  // a child's child before its start too
+    c.startInChild_ = true;
+  else
+    c.forked_ = true;
+}
+
+// The child's own simulator, with the settings of the environment (the parent's, under `gpusc
+// exec`), writing inside the parent's results (GPUSC_PARENT_OUT, which the parent's Hello set),
+// told the registrations the parent made. Its fat binaries get handles of their own; nvcc's code
+// holds the parent's, which call() translates (handles_).
+void Client::startAfterFork() {
+  startInChild_ = false;
+  handles_.clear();  // a child of a forked child: its parent's simulator's handles are gone
+  spawnSimulator();
+  hello();
+  replaying_ = true;
+  for (const Registration& r : registrations_) {
+    if (sock_ < 0) break;
+    wire::Buffer request;
+    request.bytes = r.request;
+    std::vector<uint8_t> reply;
+    const bool accepted = call(r.op, request, &reply) == kSuccess;
+    if (accepted && r.op == wire::Op::RegisterFatBinary && reply.size() == 8 &&
+        r.reply.size() == 8) {
+      uint64_t held = 0, own = 0;
+      std::memcpy(&held, r.reply.data(), 8);
+      std::memcpy(&own, reply.data(), 8);
+      handles_[held] = own;
+    } else if (!accepted || reply != r.reply) {
+      lost("the simulator of this forked process did not accept the parent's kernels");
+      break;
+    }
+  }
+  replaying_ = false;
 }
 
 void Client::spawnSimulator() {
@@ -185,6 +232,14 @@ int Client::call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>*
     }
     return kErrorInitializationError;
   }
+  if (startInChild_) {
+    if (op == wire::Op::UnregisterFatBinary) return kSuccess;  // its exit, without CUDA
+    startAfterFork();
+  }
+  // nvcc's registrations before the first other call are kept for a child forked before it.
+  const bool registration = op == wire::Op::RegisterFatBinary || op == wire::Op::RegisterFunction ||
+                            op == wire::Op::RegisterVar;
+  if (op != wire::Op::Hello && !registration) markInitialised();
   if (sock_ < 0) {
     if (!reportedLost_) {
       std::fprintf(stderr, "gpusc: no simulated device: %s\n", lostWhy_.c_str());
@@ -192,10 +247,21 @@ int Client::call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>*
     }
     return kErrorNoDevice;
   }
-  wire::RequestHeader h{op, 0, request.bytes.size()};
+  // A forked child's own simulator: the fat binary handles nvcc's code holds, translated.
+  const wire::Buffer* sent = &request;
+  wire::Buffer translated;
+  if (!handles_.empty() && carriesHandle(op) && request.bytes.size() >= 8) {
+    uint64_t held = 0;
+    std::memcpy(&held, request.bytes.data(), 8);
+    if (auto it = handles_.find(held); it != handles_.end()) {
+      translated.bytes = request.bytes;
+      std::memcpy(translated.bytes.data(), &it->second, 8);
+      sent = &translated;
+    }
+  }
+  wire::RequestHeader h{op, 0, sent->bytes.size()};
   if (!wire::writeAll(sock_, &h, sizeof h) ||
-      (!request.bytes.empty() &&
-       !wire::writeAll(sock_, request.bytes.data(), request.bytes.size()))) {
+      (!sent->bytes.empty() && !wire::writeAll(sock_, sent->bytes.data(), sent->bytes.size()))) {
     lost("the simulator has ended");
     return call(op, request, reply, fd);
   }
@@ -215,8 +281,24 @@ int Client::call(wire::Op op, const wire::Buffer& request, std::vector<uint8_t>*
     *fd = received;
   else if (received >= 0)
     ::close(received);
+  if (registration && !initialised_ && !replaying_ && r.code == kSuccess)
+    registrations_.push_back({op, request.bytes, body});
   if (reply) *reply = std::move(body);
   return r.code;
+}
+
+void Client::markInitialised() {
+  if (initialised_) return;
+  initialised_ = true;
+  registrations_.clear();
+  registrations_.shrink_to_fit();
+}
+
+bool Client::connected() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (startInChild_) startAfterFork();
+  markInitialised();
+  return sock_ >= 0;
 }
 
 int Client::kernel(const void* hostFun, const Kernel** out) {

@@ -48,7 +48,11 @@ class Client {
 
   // The simulated device (zeros when there is no simulator).
   const wire::DeviceFacts& facts() const { return facts_; }
-  bool connected() const { return sock_ >= 0; }
+  // Whether there is a simulated device: asking counts as CUDA's initialisation (a child
+  // forked before it starts its own simulator now). hasConnection only says whether a
+  // simulator is connected.
+  bool connected();
+  bool hasConnection() const { return sock_ >= 0; }
 
   // A kernel's parameter layout and attributes, asked once.
   int kernel(const void* hostFun, const Kernel** out);
@@ -92,7 +96,12 @@ class Client {
  private:
   Client();
   void connect();
+  void hello();
   void spawnSimulator();
+  // A child forked before its parent's first CUDA call of its own (only nvcc's registrations
+  // sent): its first call starts a simulator and repeats the registrations to it.
+  void startAfterFork();
+  void markInitialised();
   void lost(const std::string& why);
   static void beforeFork();
   static void afterForkInParent();
@@ -104,6 +113,19 @@ class Client {
   std::string lostWhy_;
   bool reportedLost_ = false;
   bool forked_ = false;  // this process is a fork of the one that connected (afterForkInChild)
+  // Whether a call other than nvcc's registrations has been made (CUDA's initialisation, after
+  // which a forked child has no device), and until then the registrations sent, with each
+  // one's reply, for a child forked before it to repeat (startAfterFork).
+  bool initialised_ = false;
+  bool startInChild_ = false;
+  struct Registration {
+    wire::Op op;
+    std::vector<uint8_t> request, reply;
+  };
+  std::vector<Registration> registrations_;
+  bool replaying_ = false;  // startAfterFork is repeating them (they are kept as they were)
+  // A forked child's simulator's handle for each fat binary handle nvcc's code holds.
+  std::map<uint64_t, uint64_t> handles_;
   wire::DeviceFacts facts_{};
   std::map<const void*, Kernel> kernels_;
   struct Allocation {

@@ -574,7 +574,7 @@ GPUSC_API void __cudaRegisterFatBinaryEnd(void**) {}
 GPUSC_API void __cudaUnregisterFatBinary(void** handle) {
   if (handle == nullptr) return;
   Client& c = client();
-  if (!c.connected()) return;  // nothing to tell
+  if (!c.hasConnection()) return;  // nothing to tell
   wire::Buffer b;
   b.put(u64(handle));
   c.call(wire::Op::UnregisterFatBinary, b);

@@ -1,8 +1,10 @@
 // A CUDA program and the processes it starts (docs/cuda-programs.md, "Processes"):
 // - pinned host memory is the host's: cudaMemGetInfo counts managed memory, not pinned memory,
 //   and a cudaMalloc of the device's free memory still succeeds beside a pinned buffer;
-// - a child forked without exec has no device: its calls return cudaErrorInitializationError,
-//   and the parent's device goes on working;
+// - a child forked before the program's first CUDA call gets a device of its own (a simulator
+//   whose results go in a folder inside the parent's), as on a GPU;
+// - a child forked without exec after that has no device: its calls return
+//   cudaErrorInitializationError, and the parent's device goes on working;
 // - a copy of this program started by it (fork and exec) gets a simulator of its own with the
 //   same settings (the same device, the same mode) whose results go in a folder inside the
 //   parent's (GPUSC_PARENT_OUT/processes-PID).
@@ -76,9 +78,27 @@ int hold(const std::string& flag) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "child") == 0) return child();
   if (argc > 2 && std::strcmp(argv[1], "hold") == 0) return hold(argv[2]);
+  // A child forked before the first CUDA call (nvcc's registrations do not count) has a device.
+  std::fflush(stdout);
+  const pid_t early = fork();
+  if (early == 0) {
+    float ms = -1;
+    const bool ok = work(11, &ms);
+    std::printf("early fork: %s\n", ok ? "correct" : "wrong");
+    std::exit(ok ? 0 : 1);  // the runtime waits for its simulator's results
+  }
+  int status = -1;
+  waitpid(early, &status, 0);
+  const char* parentOut = std::getenv("GPUSC_PARENT_OUT");
+  const std::string out = parentOut ? parentOut : "(unset)";
+  struct stat st;
+  const std::string earlyStats = out + "/processes-" + std::to_string(early) + "/stats.json";
+  const bool earlyWritten = ::stat(earlyStats.c_str(), &st) == 0;
+  std::printf("early fork's results: %s\n", earlyWritten ? "written" : "missing");
+  bool pass = WIFEXITED(status) && WEXITSTATUS(status) == 0 && earlyWritten;
+
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  bool pass = true;
 
   // Pinned memory does not take device memory; managed memory does.
   size_t free0 = 0, total = 0, free1 = 0, free2 = 0;
@@ -112,7 +132,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     _exit(e == cudaErrorInitializationError ? 0 : 1);
   }
-  int status = -1;
   waitpid(forked, &status, 0);
   pass = pass && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   float ms2 = -1;
@@ -128,13 +147,10 @@ int main(int argc, char** argv) {
   }
   waitpid(started, &status, 0);
   pass = pass && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  const char* parentOut = std::getenv("GPUSC_PARENT_OUT");
-  const std::string stats = std::string(parentOut ? parentOut : "(unset)") + "/processes-" +
-                            std::to_string(started) + "/stats.json";
-  struct stat st;
+  const std::string stats = out + "/processes-" + std::to_string(started) + "/stats.json";
   const bool nested = ::stat(stats.c_str(), &st) == 0;
   std::printf("parent: %s %d.%d %s; child's results %s: %s\n", prop.name, prop.major, prop.minor,
               ms > 0 ? "timed" : "untimed", stats.c_str(), nested ? "written" : "missing");
   pass = pass && nested;
-  return verdict(pass, "pinned memory, a forked child, a child program");
+  return verdict(pass, "a child forked early, pinned memory, a forked child, a child program");
 }
