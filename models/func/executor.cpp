@@ -214,7 +214,10 @@ bool yieldPath(Warp& w) {
   for (size_t k = top; k-- > 0;) {
     SimtEntry& e = s[k];
     if (e.frame) return false;
-    if (e.waitsAtBarrier) {  // lanes that ran ahead wait at a barrier for this path's
+    // Lanes that ran ahead wait at a barrier for this path's, and lanes stopped at a
+    // warp-synchronous instruction (meetAtWarpSync) wait there for them: neither runs before
+    // this path gets there.
+    if (e.waitsAtBarrier || e.waitsAtSync) {
       above |= e.mask;
       continue;
     }
@@ -245,41 +248,64 @@ bool yieldPath(Warp& w) {
 // The path at the barrier (the top entry, at `pc`) then waits for its siblings: returns true
 // with a sibling moved on top to run until it reaches the barrier too, where the two merge.
 // Lanes that wait at a reconvergence point that only exits leave the warp (all they would do).
-// Returns false to let the top entry (with the lanes merged into it) arrive.
-bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc) {
+// Returns false to let the top entry (with the lanes merged into it) arrive, with `joined` the
+// lanes of paths in other calls that waited at this barrier and arrive with it.
+bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc, uint32_t& joined) {
+  joined = 0;
+  std::vector<SimtEntry>& s = w.stack;
   // Lanes that ran ahead of a spinning path wait at a barrier for the lanes they left (a barrier
-  // counts every thread of the block): the path below runs again.
-  if (w.stack.size() >= 2 && w.stack.back().ranAhead && w.stack.back().mask != w.live) {
-    w.stack.back().waitsAtBarrier = true;
-    std::swap(w.stack[w.stack.size() - 1], w.stack[w.stack.size() - 2]);
-    return true;
+  // counts every thread of the block), also in a function they called since: the path below
+  // the lanes that ran ahead runs again.
+  if (s.size() >= 2 && s.back().mask != w.live) {
+    const uint32_t own = s.back().mask;
+    for (size_t j = s.size() - 1; j > 0; --j) {
+      if ((s[j].mask & own) != own) break;  // not an entry the path came from
+      if (!s[j].ranAhead) continue;
+      if (s[j - 1].waitsAtBarrier || s[j - 1].waitsAtSync) break;
+      s.back().waitsAtBarrier = true;
+      std::rotate(s.begin() + static_cast<std::ptrdiff_t>(j - 1),
+                  s.begin() + static_cast<std::ptrdiff_t>(j), s.end());
+      return true;
+    }
   }
-  while (w.stack.size() >= 2 && w.stack.back().mask != w.live) {
-    SimtEntry& t = w.stack.back();
-    SimtEntry& e = w.stack[w.stack.size() - 2];
-    if (t.frame || e.frame) return false;
+  // Paths of other calls (the same function called on both sides) stopped at this barrier.
+  const auto joinStopped = [&] {
+    const uint32_t own = s.back().mask;
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      SimtEntry& x = s[i];
+      if (!x.waitsAtBarrier || x.pc != pc || (x.mask & own) || x.mask == 0) continue;
+      joined |= x.mask;
+      x.pc = pc + 1;
+      x.waitsAtBarrier = x.ranAhead = false;
+    }
+    return false;
+  };
+  while (s.size() >= 2 && s.back().mask != w.live) {
+    SimtEntry& t = s.back();
+    SimtEntry& e = s[s.size() - 2];
+    if (t.frame || e.frame) return joinStopped();
     if (e.pc == t.rpc) {              // the path's reconvergence entry: its other paths have ended
       if ((e.mask & ~t.mask) == 0) {  // none waits there: the path goes on in its place
         t.rpc = e.rpc;
-        w.stack.erase(w.stack.end() - 2);
+        s.erase(s.end() - 2);
         continue;
       }
-      if (!onlyExits(p, w, e.pc)) return false;
+      if (!onlyExits(p, w, e.pc)) return joinStopped();
       const uint32_t gone = e.mask & ~t.mask;  // lanes about to exit: they exit now
-      for (SimtEntry& x : w.stack) x.mask &= ~gone;
+      for (SimtEntry& x : s) x.mask &= ~gone;
       w.live &= ~gone;
       continue;
     }
-    if (e.rpc != t.rpc) return false;
+    if (e.rpc != t.rpc) return joinStopped();
     if (e.pc == pc) {  // a sibling path already here: one path from now on
       e.mask |= t.mask;
       e.ranAhead = e.waitsAtBarrier = false;
-      w.stack.pop_back();
+      s.pop_back();
       continue;
     }
     // At another barrier it waits for this one (.aligned barriers in divergent code: arrive
     // apart, as before); else it runs first.
-    if (p.code[e.pc].flow == Flow::Barrier) return false;
+    if (p.code[e.pc].flow == Flow::Barrier) return joinStopped();
     std::swap(t, e);
     return true;
   }
@@ -981,10 +1007,12 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
     }
     case Flow::Barrier: {
       if (top.mask != w.live) {
-        if (awaitSiblingsAtBarrier(p, w, pc)) return r;  // another path runs to the barrier
-        SimtEntry& merged = w.stack.back();              // the lanes here now
-        mask = guardedLanes(in, w, merged.mask);
-        r.active = merged.mask;
+        uint32_t joined = 0;
+        if (awaitSiblingsAtBarrier(p, w, pc, joined)) return r;  // another path runs to it
+        SimtEntry& merged = w.stack.back();                      // the lanes here now
+        mask = guardedLanes(in, w, merged.mask | joined);
+        st.threadInsts += popcount32(joined);
+        r.active = merged.mask | joined;
         r.executed = mask;
         merged.pc = pc + 1;
       } else {
