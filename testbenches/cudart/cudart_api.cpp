@@ -248,16 +248,72 @@ int freeAny(void* p, wire::Op op) {
 // replayed, as a GPU's graph nodes do.
 using Replay = std::function<int()>;
 
-// Memory a graph owns: what cudaMallocAsync allocated in its capture and cudaFreeAsync freed
-// there. It is allocated once, when captured, and every launch of the graph uses it (a GPU's
-// graph allocations keep their addresses too); it is freed with the last copy of the graph.
+// The graph allocations that outlive their graph's launch (GraphMemory::outliving): whether
+// each is allocated now, from the graph's last launch until the program frees it.
+struct OutlivingAllocations {
+  std::mutex mutex;
+  std::map<const void*, bool> allocated;
+};
+OutlivingAllocations& outlivingAllocations() {
+  static OutlivingAllocations a;
+  return a;
+}
+
+// cudaFree or cudaFreeAsync of `p` when it is an outliving graph allocation: it is free until
+// the graph's next launch (its bytes stay the graph's). False for any other memory.
+bool freeOutliving(const void* p, int* result) {
+  OutlivingAllocations& o = outlivingAllocations();
+  std::lock_guard<std::mutex> lock(o.mutex);
+  auto it = o.allocated.find(p);
+  if (it == o.allocated.end()) return false;
+  if (!it->second)
+    *result = fail(kErrorInvalidValue, "cudaFree",
+                   "a graph's allocation that is not allocated now (freed already since the "
+                   "graph's last launch, or the graph has not been launched)");
+  else
+    *result = kSuccess;
+  it->second = false;
+  return true;
+}
+
+// Memory a graph owns: what cudaMallocAsync allocated in its capture. It is allocated once, when
+// captured, and every launch of the graph uses it (a GPU's graph allocations keep their
+// addresses too); it is freed with the last copy of the graph. `blocks` were freed in the capture
+// too; `outliving` were not: each launch allocates them, and they stay allocated until the
+// program frees them (cudaFree, cudaFreeAsync), which it must do before the graph's next launch
+// unless the graph was instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch.
 struct GraphMemory {
   std::vector<void*> blocks;
+  std::vector<void*> outliving;
   GraphMemory() = default;
   GraphMemory(const GraphMemory&) = delete;
   GraphMemory& operator=(const GraphMemory&) = delete;
   ~GraphMemory() {
+    {
+      OutlivingAllocations& o = outlivingAllocations();
+      std::lock_guard<std::mutex> lock(o.mutex);
+      for (void* p : outliving) o.allocated.erase(p);
+    }
     for (void* p : blocks) freeAny(p, wire::Op::Free);
+    for (void* p : outliving) freeAny(p, wire::Op::Free);
+  }
+  // A launch's first step: the outliving blocks are allocated again (still allocated from the
+  // last launch: an error, unless it frees them on launch).
+  int launch(bool autoFree) const {
+    OutlivingAllocations& o = outlivingAllocations();
+    std::lock_guard<std::mutex> lock(o.mutex);
+    for (void* p : outliving)
+      if (o.allocated[p] && !autoFree) {
+        char why[240];
+        std::snprintf(why, sizeof why,
+                      "the graph's allocation at %p from its last launch is still allocated: "
+                      "free it (cudaFree, cudaFreeAsync) before launching the graph again, or "
+                      "instantiate it with cudaGraphInstantiateFlagAutoFreeOnLaunch",
+                      p);
+        return fail(kErrorInvalidValue, "cudaGraphLaunch", why);
+      }
+    for (void* p : outliving) o.allocated[p] = true;
+    return kSuccess;
   }
 };
 
@@ -358,7 +414,8 @@ struct Graph {
 // cudaGraphExecKernelNodeSetParams).
 struct GraphExec {
   std::vector<const GraphNode*> nodes;
-  std::vector<Replay> ops;
+  std::vector<Replay> ops;  // the launch's own steps (opsBefore of them), then the nodes'
+  size_t opsBefore = 0;
   std::shared_ptr<GraphMemory> memory;
 };
 
@@ -1312,7 +1369,13 @@ GPUSC_API int cudaHostUnregister(void* p) {
   return kSuccess;
 }
 
-GPUSC_API int cudaFree(void* p) { return freeAny(p, wire::Op::Free); }
+// Device memory, or a graph's allocation that outlives its launch (freed until the next).
+int freeDevice(void* p) {
+  int e = kSuccess;
+  return freeOutliving(p, &e) ? e : freeAny(p, wire::Op::Free);
+}
+
+GPUSC_API int cudaFree(void* p) { return freeDevice(p); }
 // In a capture: memory the capture allocated becomes the graph's; other memory is freed when
 // the graph runs.
 GPUSC_API int cudaFreeAsync(void* p, void* stream) {
@@ -1323,11 +1386,11 @@ GPUSC_API int cudaFreeAsync(void* p, void* stream) {
       seq->allocated.erase(it);
       seq->memory->blocks.push_back(p);
     } else {
-      seq->push(stream, [p] { return freeAny(p, wire::Op::Free); });
+      seq->push(stream, [p] { return freeDevice(p); });
     }
     return kSuccess;
   }
-  return freeAny(p, wire::Op::Free);
+  return freeDevice(p);
 }
 GPUSC_API int cudaFreeAsync_ptsz(void* p, void* stream) {
   return cudaFreeAsync(p, perThread(stream));
@@ -1803,6 +1866,16 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
   }
   auto* g = new Graph;
   g->memory = seq->memory;
+  // What the capture allocated and did not free outlives each launch of the graph.
+  if (!seq->allocated.empty()) {
+    OutlivingAllocations& o = outlivingAllocations();
+    std::lock_guard<std::mutex> olock(o.mutex);
+    for (void* p : seq->allocated) {
+      g->memory->outliving.push_back(p);
+      o.allocated[p] = false;
+    }
+    seq->allocated.clear();
+  }
   for (Replay& op : seq->ops) {
     const void* prev = g->nodes.empty() ? nullptr : g->nodes.back().get();
     g->add(std::move(op), &prev, prev ? 1 : 0);
@@ -1861,7 +1934,11 @@ GPUSC_API int cudaStreamGetCaptureInfo_ptsz(void* stream, int* status, unsigned 
                                   count);
 }
 
-GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long) {
+// cudaGraphInstantiateFlagAutoFreeOnLaunch: a launch frees the graph's allocations that are
+// still allocated from its last launch.
+constexpr unsigned long long kInstantiateAutoFreeOnLaunch = 1;
+
+GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long flags) {
   if (exec == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphInstantiate", "a null graph or result");
   const Graph& g = *static_cast<const Graph*>(graph);
@@ -1869,6 +1946,11 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long)
   if (!g.order(x->nodes))
     return fail(kErrorInvalidValue, "cudaGraphInstantiate",
                 "the graph's dependencies form a cycle");
+  if (!g.memory->outliving.empty()) {  // the launch allocates them first
+    const bool autoFree = (flags & kInstantiateAutoFreeOnLaunch) != 0;
+    x->ops.push_back([memory = g.memory, autoFree] { return memory->launch(autoFree); });
+    x->opsBefore = 1;
+  }
   for (const GraphNode* n : x->nodes) x->ops.push_back(n->op);
   x->memory = g.memory;
   *exec = x.release();
@@ -1994,7 +2076,7 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
   Replay work;
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;
-  x.ops[size_t(at - x.nodes.begin())] = std::move(work);
+  x.ops[x.opsBefore + size_t(at - x.nodes.begin())] = std::move(work);
   return kSuccess;
 }
 

@@ -5,9 +5,13 @@
 // afterwards does not change the graph); memory is read when the graph runs (new input and a new
 // bias each launch). Both streams report the same capture while it lasts. Scratch memory allocated
 // and freed in the capture (cudaMallocAsync, cudaFreeAsync) is the graph's, valid at every launch.
-// The legacy default stream cannot be captured. Events recorded in a capture cannot be queried,
-// and a capture whose forked stream has work its origin never waited for ends without a graph,
-// as does one that a synchronize or query of its stream invalidated.
+// Memory allocated in a capture and not freed there outlives each launch: the program frees it
+// (cudaFreeAsync) before the next launch, which allocates it again at the same address; a launch
+// while it is still allocated is refused, unless the graph frees it on launch
+// (cudaGraphInstantiateFlagAutoFreeOnLaunch). The legacy default stream cannot be captured. Events
+// recorded in a capture cannot be queried, and a capture whose forked stream has work its origin
+// never waited for ends without a graph, as does one that a synchronize or query of its stream
+// invalidated.
 #include <cstdio>
 #include <vector>
 
@@ -26,6 +30,8 @@ __global__ void square(const int* acc, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = acc[i] * acc[i] + bias;
 }
+
+__global__ void fill(int* p, int v) { p[threadIdx.x] = v + threadIdx.x; }
 
 namespace {
 int hostCalls = 0;
@@ -155,6 +161,41 @@ int main() {
                   int(status), cudaGetErrorName(later), cudaGetErrorName(ended));
     ok = ok && invalidated;
     cudaGetLastError();
+  }
+  // An allocation that outlives the graph's launches.
+  {
+    int* live = nullptr;
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    CHECK(cudaMallocAsync(&live, 32 * sizeof(int), s1));
+    fill<<<1, 32, 0, s1>>>(live, 500);
+    cudaGraph_t g;
+    CHECK(cudaStreamEndCapture(s1, &g));
+    cudaGraphExec_t x, autoFree;
+    CHECK(cudaGraphInstantiate(&x, g, 0));
+    CHECK(cudaGraphInstantiateWithFlags(&autoFree, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+    int seen[4] = {-1, -1, -1, -1};
+    for (int launch = 0; launch < 2; ++launch) {
+      CHECK(cudaGraphLaunch(x, s1));
+      CHECK(cudaMemcpyAsync(&seen[launch], live + 7, sizeof(int), cudaMemcpyDeviceToHost, s1));
+      if (launch == 0) CHECK(cudaFreeAsync(live, s1));
+    }
+    const cudaError_t again = cudaGraphLaunch(x, s1);  // still allocated from the last launch
+    cudaGetLastError();
+    CHECK(cudaFree(live));
+    for (int launch = 2; launch < 4; ++launch) {
+      CHECK(cudaGraphLaunch(autoFree, s1));
+      CHECK(cudaMemcpyAsync(&seen[launch], live + 9, sizeof(int), cudaMemcpyDeviceToHost, s1));
+    }
+    CHECK(cudaStreamSynchronize(s1));
+    const bool outlives = seen[0] == 507 && seen[1] == 507 && seen[2] == 509 && seen[3] == 509 &&
+                          again == cudaErrorInvalidValue;
+    if (!outlives)
+      std::printf("outliving allocation: %d %d %d %d, launch while allocated %s\n", seen[0],
+                  seen[1], seen[2], seen[3], cudaGetErrorName(again));
+    ok = ok && outlives;
+    CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphExecDestroy(autoFree));
+    CHECK(cudaGraphDestroy(g));
   }
   std::printf("%zu nodes, %d host calls, out[999] = %d\n", nodes, hostCalls, host[n - 1]);
   return verdict(ok, "a captured graph replayed three times");
