@@ -325,6 +325,7 @@ struct CaptureSequence {
   unsigned long long id = 0;  // unique over the process's life (cudaStreamGetCaptureInfo)
   void* origin = nullptr;     // the stream the capture began in (and must end in)
   std::vector<Replay> ops;
+  std::vector<bool> kernelOps;   // which of them launch a kernel (their nodes are kernel nodes)
   std::vector<void*> allocated;  // by cudaMallocAsync in the capture
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
   // Forks and joins: each stream's last op (ops.size() after it), what each stream's work
@@ -337,8 +338,9 @@ struct CaptureSequence {
   // its streams' later work is refused, and it ends without a graph.
   bool invalidated = false;
 
-  void push(void* stream, Replay op) {
+  void push(void* stream, Replay op, bool kernel = false) {
     ops.push_back(std::move(op));
+    kernelOps.push_back(kernel);
     lastOp[stream] = ops.size();
   }
   void record(void* event, void* stream) {
@@ -365,7 +367,9 @@ struct CaptureSequence {
 struct GraphNode {
   Replay op;
   std::vector<const GraphNode*> deps;
-  bool kernel = false;  // added by cudaGraphAddKernelNode (its parameters may be set again)
+  // A kernel launch (added by cudaGraphAddKernelNode or captured, not cooperative): its
+  // parameters may be set again.
+  bool kernel = false;
 };
 
 struct Graph {
@@ -495,7 +499,7 @@ int refuseInvalidated(const char* function) {
 
 // Records `op` if `stream` is capturing (true, with *error kSuccess, or the error when the capture
 // is broken and the op dropped), else leaves it to the caller (false).
-bool captured(void* stream, Replay op, int* error) {
+bool captured(void* stream, Replay op, int* error, bool kernel = false) {
   *error = kSuccess;
   auto seq = capturing(stream);
   if (!seq) return false;
@@ -503,14 +507,15 @@ bool captured(void* stream, Replay op, int* error) {
   if (seq->invalidated)
     *error = kErrorStreamCaptureInvalidated;
   else
-    seq->push(stream, std::move(op));
+    seq->push(stream, std::move(op), kernel);
   return true;
 }
 
-// Work `function` issues to `stream`: recorded if it is capturing, else done now.
-int issue(const char* function, void* stream, Replay op) {
+// Work `function` issues to `stream`: recorded if it is capturing (`kernel`: a kernel launch,
+// whose node's parameters may be set again), else done now.
+int issue(const char* function, void* stream, Replay op, bool kernel = false) {
   int error = kSuccess;
-  if (!captured(stream, op, &error)) return op();
+  if (!captured(stream, op, &error, kernel)) return op();
   return error == kSuccess ? int(kSuccess) : refuseInvalidated(function);
 }
 
@@ -582,7 +587,7 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
       e != kSuccess)
     return e;
   return issue(cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel", stream,
-               std::move(work));
+               std::move(work), !cooperative);
 }
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
@@ -1876,9 +1881,9 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     }
     seq->allocated.clear();
   }
-  for (Replay& op : seq->ops) {
+  for (size_t i = 0; i < seq->ops.size(); ++i) {
     const void* prev = g->nodes.empty() ? nullptr : g->nodes.back().get();
-    g->add(std::move(op), &prev, prev ? 1 : 0);
+    g->add(std::move(seq->ops[i]), &prev, prev ? 1 : 0).kernel = seq->kernelOps[i];
   }
   *graph = g;
   return kSuccess;
@@ -1970,6 +1975,7 @@ GPUSC_API int cudaGraphLaunch(void* exec, void* stream) {
     std::lock_guard<std::mutex> lock(captures().mutex);
     if (seq->invalidated) return refuseInvalidated("cudaGraphLaunch");
     seq->ops.insert(seq->ops.end(), ops.begin(), ops.end());
+    seq->kernelOps.resize(seq->ops.size(), false);
     return kSuccess;
   }
   for (const Replay& op : ops)
@@ -2057,7 +2063,7 @@ GPUSC_API int cudaGraphAddKernelNode(void** node, void* graph, const void* const
 GPUSC_API int cudaGraphKernelNodeSetParams(void* node, const abi::KernelNodeParams* params) {
   if (node == nullptr || !static_cast<const GraphNode*>(node)->kernel)
     return fail(kErrorInvalidValue, "cudaGraphKernelNodeSetParams",
-                "not a node cudaGraphAddKernelNode added");
+                "not a kernel node (one cudaGraphAddKernelNode added or a capture recorded)");
   Replay work;
   if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work); e != kSuccess) return e;
   static_cast<GraphNode*>(node)->op = std::move(work);
@@ -2072,7 +2078,8 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
   const auto at = std::find(x.nodes.begin(), x.nodes.end(), node);
   if (at == x.nodes.end() || !(*at)->kernel)
     return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams",
-                "not a kernel node of the instantiated graph (cudaGraphAddKernelNode)");
+                "not a kernel node of the instantiated graph (one cudaGraphAddKernelNode added "
+                "or a capture recorded)");
   Replay work;
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;

@@ -8,7 +8,8 @@
 // Memory allocated in a capture and not freed there outlives each launch: the program frees it
 // (cudaFreeAsync) before the next launch, which allocates it again at the same address; a launch
 // while it is still allocated is refused, unless the graph frees it on launch
-// (cudaGraphInstantiateFlagAutoFreeOnLaunch). The legacy default stream cannot be captured. Events
+// (cudaGraphInstantiateFlagAutoFreeOnLaunch). A captured kernel's node takes new arguments
+// (cudaGraphExecKernelNodeSetParams). The legacy default stream cannot be captured. Events
 // recorded in a capture cannot be queried, and a capture whose forked stream has work its origin
 // never waited for ends without a graph, as does one that a synchronize or query of its stream
 // invalidated.
@@ -195,6 +196,34 @@ int main() {
     ok = ok && outlives;
     CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphExecDestroy(autoFree));
+    CHECK(cudaGraphDestroy(g));
+  }
+  // A captured kernel's node takes new arguments in the instantiated graph.
+  {
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    fill<<<1, 32, 0, s1>>>(out, 100);
+    cudaGraph_t g;
+    CHECK(cudaStreamEndCapture(s1, &g));
+    cudaGraphNode_t node;
+    size_t count = 1;
+    CHECK(cudaGraphGetNodes(g, &node, &count));
+    cudaGraphExec_t x;
+    CHECK(cudaGraphInstantiate(&x, g, 0));
+    int v = 200;
+    void* args[] = {&out, &v};
+    cudaKernelNodeParams params{};
+    params.func = reinterpret_cast<void*>(fill);
+    params.gridDim = dim3(1);
+    params.blockDim = dim3(32);
+    params.kernelParams = args;
+    CHECK(cudaGraphExecKernelNodeSetParams(x, node, &params));
+    CHECK(cudaGraphLaunch(x, s1));
+    int got = -1;
+    CHECK(cudaMemcpyAsync(&got, out + 7, sizeof(int), cudaMemcpyDeviceToHost, s1));
+    CHECK(cudaStreamSynchronize(s1));
+    if (got != 207) std::printf("captured node with new arguments: %d\n", got);
+    ok = ok && got == 207;
+    CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphDestroy(g));
   }
   std::printf("%zu nodes, %d host calls, out[999] = %d\n", nodes, hostCalls, host[n - 1]);
