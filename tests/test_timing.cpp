@@ -2094,3 +2094,44 @@ TEST(TimingClock, GlobalTimerIsNanosecondsOfSimulatedTime) {
     EXPECT_NE(v[1], v[0]) << platform;
   }
 }
+
+// nanosleep keeps the warp from issuing for the nanoseconds its lanes ask for (the longest; the
+// ISA allows any sleep up to twice that) at the platform's core clock; the functional engine,
+// which has no time, does not sleep.
+TEST(TimingClock, NanosleepSleepsTheLongestTimeItsLanesAskFor) {
+  const std::string ptx = test::module(R"(
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %laneid;
+  mul.lo.u32 %r2, %r1, 100;
+  add.u32 %r2, %r2, 900;
+  mov.u64 %rd2, %clock64;
+  nanosleep.u32 %r2;
+  mov.u64 %rd3, %clock64;
+  sub.s64 %rd4, %rd3, %rd2;
+  st.global.u64 [%rd1], %rd4;
+  ret;
+}
+)");
+  for (const char* platform : {"gtx480", "rtx3070"}) {
+    for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+      Device dev(loadPlatform(platform), mode);
+      const double mhz = dev.config().gpu.clocks.core_mhz;
+      const DevPtr out = dev.malloc(8);
+      Module& m = dev.loadModule(ptx, "sleep.ptx");
+      dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(out));
+      const uint64_t elapsed = dev.download<uint64_t>(out, 1)[0];
+      // Lane 31 asks for 900 + 3,100 ns.
+      const auto sleep = static_cast<uint64_t>(std::ceil(4000.0 * mhz / 1000.0));
+      if (mode == ExecMode::Functional) {
+        EXPECT_LT(elapsed, 10u) << platform;
+      } else {
+        EXPECT_GE(elapsed, sleep) << platform;
+        EXPECT_LE(elapsed, sleep + 40) << platform;  // the second read's own issue
+      }
+    }
+  }
+}

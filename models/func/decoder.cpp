@@ -1699,7 +1699,15 @@ class Decoder {
       mods.takeOne({".sync_restrict::shared::cta", ".sync_restrict::shared::cluster"});
       x.cls = InstClass::Nop;
       x.fn = nop();
-    } else if (op == "nanosleep" || op == "pmevent") {
+    } else if (op == "nanosleep") {
+      const auto ts = mods.takeTypes();
+      if (ts.size() != 1 || ts[0] != Type::U32) invalid(in.loc, "nanosleep needs .u32");
+      nops(1);
+      x.src[0] = src(in.ops[0], Type::U32, in, info);
+      x.nsrc = 1;
+      x.cls = InstClass::Nop;
+      x.fn = sleep();
+    } else if (op == "pmevent") {
       mods.takeTypes();
       x.cls = InstClass::Nop;
       x.fn = nop();

@@ -225,6 +225,7 @@ Handler isspacep();                                     // imm: the space's wind
 Handler predLogic();                                    // mode: 0 and, 1 or, 2 xor, 3 not, 4 mov
 Handler predConst();                                    // mode 4: set, 5: clear
 Handler nop();
+Handler sleep();      // nanosleep: StepEnv::sleepNs
 Handler satAddS32();  // add.sat.s32 / sub.sat.s32: clamp to the int32 range
 Handler satSubS32();
 

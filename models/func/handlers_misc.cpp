@@ -631,6 +631,16 @@ void predConstHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 void nopHandler(ExecCtx&, const Inst&, uint32_t) {}
 
+// nanosleep t: the timing model's warp sleeps for the longest t of its lanes (the ISA allows any
+// sleep in [0, 2t]); the functional engine, which has no time, does not sleep.
+void sleepHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (c.env == nullptr) return;
+  const uint64_t* t = slot(c, in.src[0]);
+  uint64_t longest = 0;
+  forEachLane(mask, [&](int l) { longest = std::max<uint64_t>(longest, uint32_t(t[l])); });
+  c.env->sleepNs = longest;
+}
+
 template <bool Add>
 void satAddSubHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
@@ -883,6 +893,7 @@ Handler isspacep() { return &isspacepHandler; }
 Handler predLogic() { return &predLogicHandler; }
 Handler predConst() { return &predConstHandler; }
 Handler nop() { return &nopHandler; }
+Handler sleep() { return &sleepHandler; }
 Handler satAddS32() { return &satAddSubHandler<true>; }
 Handler satSubS32() { return &satAddSubHandler<false>; }
 

@@ -67,6 +67,9 @@ struct StepEnv {
   double nsPerCycle = 1.0;        // %globaltimer reads clock x this: nanoseconds, as on a GPU
   GlobalMemory::Tlb tlb;          // this SM's own translation cache (GlobalMemory::translate)
   GlobalWriteLog* log = nullptr;  // non-null: global stores and atomics go to the log
+  // nanosleep: the longest sleep, in nanoseconds, a lane of this step asked for (the SM keeps
+  // the warp from issuing that long, and sets it back to 0).
+  uint64_t sleepNs = 0;
 };
 
 }  // namespace gpusc::func

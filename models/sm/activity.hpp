@@ -18,7 +18,7 @@ enum class Stall : uint8_t {
   Issued,      // it did issue
   NoWarp,      // no warp assigned to this scheduler
   Fetch,       // the next instruction is not in the instruction buffer (fetch, I-cache miss)
-  Barrier,     // every warp waits at a barrier or has finished
+  Barrier,     // every warp waits at a barrier, sleeps (nanosleep) or has finished
   DataAlu,     // operands wait for an ALU/SFU result (scoreboard)
   DataMemory,  // operands wait for a memory load (scoreboard)
   Structural,  // no free operand collector for the instruction's unit

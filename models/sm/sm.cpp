@@ -1,6 +1,7 @@
 #include "sm/sm.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -1012,6 +1013,11 @@ bool Sm::tryIssue(uint32_t slot, Cycle now, Stall& reason) {
   const func::StepResult r =
       kernel_.executor->step(c.cta, fw, execStats_, isMemory ? &in->mem : nullptr, &env_);
   w.sync();
+  if (env_.sleepNs != 0) {  // nanosleep: the warp issues again after the sleep
+    const auto cycles = static_cast<Cycle>(std::ceil(double(env_.sleepNs) / env_.nsPerCycle));
+    w.eligibleAt = std::max(w.eligibleAt, now + 1 + cycles);
+    env_.sleepNs = 0;
+  }
   watchFetch(slot);
   unpark(slot);
   if (r.released) {
