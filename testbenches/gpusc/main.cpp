@@ -16,6 +16,7 @@
 // stopped it. 5 and 6 write the partial results, marked incomplete. 7 an RTL block in lockstep
 // diverged from its C++ model (docs/rtl-cosim.md).
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,17 +125,32 @@ std::string markdownCell(const std::string& text) {
 
 // SIGINT and SIGTERM raise this flag; the run stops at its next check (a simulation slice
 // boundary, or a few thousand warp instructions in functional mode) and writes its partial
-// results. A second signal ends the process at once (the default action, restored by the first).
+// results. A second signal ends the process at once (the default action), unless it comes within
+// kSameRequestNs of the first: coreutils' `timeout` (and a terminal's Ctrl-C to a process
+// group) signals both gpusc and its group, so one request may arrive twice at once.
 // The only process-wide state of gpusc, and it lives in the command-line tool: a signal handler
 // can reach nothing else.
 std::atomic<bool> interruptRequested{false};
+std::atomic<int64_t> firstInterruptNs{0};  // CLOCK_MONOTONIC of the first signal
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+static_assert(std::atomic<int64_t>::is_always_lock_free,
+              "the signal handler needs a lock-free time");
+constexpr int64_t kSameRequestNs = 100'000'000;
 
 extern "C" void onInterrupt(int sig) {
-  interruptRequested.store(true);
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  const int64_t now = int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  int64_t first = 0;
+  if (firstInterruptNs.compare_exchange_strong(first, now)) {
+    interruptRequested.store(true);
+    return;
+  }
+  if (now - first < kSameRequestNs) return;  // the same request, delivered twice
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigaction(sig, &dfl, nullptr);
+  raise(sig);
 }
 
 void installInterruptHandlers() {
