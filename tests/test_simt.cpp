@@ -980,6 +980,92 @@ JOIN:)");
           << i << (m ? " timing" : " functional");
 }
 
+// Lanes that ran ahead of a spinning path (yieldPath) into a function that is not inlined, and
+// stopped there at a barrier or a warp-synchronous instruction, are one path again with the lanes
+// they left when those arrive there through the same call (mergeSameContinuation): thread 0 waits
+// for warp 1's flag in global memory (a grid sync's spin, as cooperative groups write it), its
+// warp's other lanes go on into `first` (a block barrier, as nvcc -G's __barrier_sync, or a
+// shuffle), and every lane of warp 0 stores to shared memory before the barrier after it. Warp 1
+// reads the stores after that barrier.
+void ranAheadIntoACall(const std::string& funcs, const std::string& first,
+                       uint32_t (*expect)(uint32_t)) {
+  const std::string ptx = kernel(R"(
+  .shared .align 4 .b32 sh[64];
+  mov.u32 %r21, sh;
+  setp.ne.u32 %p1, %r12, 0;
+  @%p1 bra JOIN;
+SPIN:
+  ld.volatile.global.u32 %r3, [%rd11];
+  setp.eq.u32 %p2, %r3, 0;
+  @%p2 bra SPIN;
+JOIN:
+  setp.lt.u32 %p3, %r12, 32;
+  @%p3 bra CALL;
+  mov.u32 %r9, 0;
+DELAY:
+  add.u32 %r9, %r9, 1;
+  setp.lt.u32 %p4, %r9, 2000;
+  @%p4 bra DELAY;
+  setp.ne.u32 %p5, %r12, 32;
+  @%p5 bra CALL;
+  st.volatile.global.u32 [%rd11], 1;
+CALL:
+)" + first + R"(
+  shl.b32 %r22, %r12, 2;
+  add.u32 %r23, %r21, %r22;
+  st.shared.u32 [%r23], %r4;
+  call bsync, ();
+  sub.u32 %r5, 63, %r12;
+  shl.b32 %r6, %r5, 2;
+  add.u32 %r7, %r21, %r6;
+  ld.shared.u32 %r8, [%r7];
+  st.global.u32 [%rd1], %r8;)",
+                                 R"(
+.func bsync()
+{
+  bar.sync 0;
+  ret;
+}
+)" + funcs);
+  std::vector<uint32_t> outs[2];
+  uint64_t yields[2] = {};
+  runBothModes(ptx, {64}, 64, outs, &yields);
+  for (int m = 0; m < 2; ++m) {
+    EXPECT_GT(yields[m], 0u) << (m ? "timing" : "functional");
+    for (uint32_t i = 0; i < 64; ++i)
+      EXPECT_EQ(outs[m][i], expect(63 - i)) << (m ? "timing" : "functional") << " thread " << i;
+  }
+}
+
+TEST(Simt, LanesThatRanAheadToABarrierInACallAreOnePathAgainWithTheLanesTheyLeft) {
+  ranAheadIntoACall("", R"(
+  call bsync, ();
+  add.u32 %r4, %r12, 1;)",
+                    [](uint32_t t) { return t + 1; });
+}
+
+TEST(Simt, LanesThatRanAheadToAShuffleInACallAreOnePathAgainWithTheLanesTheyLeft) {
+  ranAheadIntoACall(R"(
+.func (.param .b32 rv) xor1(.param .b32 x)
+{
+  .reg .b32 %q<3>;
+  ld.param.b32 %q1, [x];
+  shfl.sync.bfly.b32 %q2, %q1, 1, 31, -1;
+  st.param.b32 [rv], %q2;
+  ret;
+}
+)",
+                    R"(
+  {
+  .param .b32 a0;
+  .param .b32 r0;
+  st.param.b32 [a0], %r12;
+  call (r0), xor1, (a0);
+  ld.param.b32 %r4, [r0];
+  })",
+                    [](uint32_t t) { return t ^ 1u; });
+}
+
 TEST(Simt, DeadlockIsReported) {
   // Only warp 1 arrives at a barrier expecting 64 threads.
   try {

@@ -241,6 +241,42 @@ bool yieldPath(Warp& w) {
   return false;
 }
 
+// Whether entries `a` and `b` of two paths continue alike: same pc, same reconvergence point, and
+// both frames of the same (direct) call or both not frames.
+inline bool sameStep(const SimtEntry& a, const SimtEntry& b) {
+  return a.pc == b.pc && a.rpc == b.rpc && a.frame == b.frame && a.callSite == b.callSite &&
+         !a.recursive && !b.recursive && !a.waitsAtSync && !b.waitsAtSync;
+}
+
+constexpr size_t kNoMerge = ~size_t(0);
+
+// A path stopped at a barrier or a warp-synchronous instruction in a call (s[i]) and the path on
+// top, arriving there: when each is one chain of entries holding only its lanes (frames at the same
+// pcs, down to a caller's entry at the same pc with the same reconvergence point), they are the
+// same continuation - lanes that ran ahead of a spinning path (yieldPath) into the call that the
+// lanes they left now make too - and become one path, as they would have been without the
+// yield. The stopped chain's entries are removed, their lanes added to the top chain's. Returns
+// the index below the removed entries' first (kNoMerge: no merge).
+size_t mergeSameContinuation(std::vector<SimtEntry>& s, size_t i) {
+  const size_t top = s.size() - 1;
+  const uint32_t ma = s[i].mask, mb = s[top].mask;
+  size_t a = i, b = top;
+  for (;;) {
+    if (s[a].mask != ma || s[b].mask != mb || !sameStep(s[a], s[b])) return kNoMerge;
+    if (!s[a].frame) break;  // the callers' entries
+    if (a == 0 || b - 1 <= i) return kNoMerge;
+    --a;
+    --b;
+  }
+  for (size_t k = 0; a + k <= i; ++k) {
+    s[b + k].mask |= s[a + k].mask;
+    s[b + k].ranAhead = s[b + k].waitsAtBarrier = false;
+  }
+  s.erase(s.begin() + static_cast<std::ptrdiff_t>(a),
+          s.begin() + static_cast<std::ptrdiff_t>(i + 1));
+  return a;
+}
+
 // bar.sync, bar.red and bar.arrive are .aligned: the warp executes them with all its threads
 // (NVIDIA's compilers reconverge divergent paths before one). A path reaches one while others
 // are still apart when the paths' reconvergence point lies beyond it, which is the kernel's exit
@@ -269,12 +305,17 @@ bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc, uint32_t& jo
     }
   }
   // Paths of other calls (the same function called on both sides) stopped at this barrier.
+  // One that has the same continuation as this path (lanes that ran ahead of a spinning path
+  // into the same call: mergeSameContinuation) becomes one path with it again.
   const auto joinStopped = [&] {
-    const uint32_t own = s.back().mask;
-    for (size_t i = 0; i + 1 < s.size(); ++i) {
+    for (size_t i = s.size() - 1; i-- > 0;) {
       SimtEntry& x = s[i];
-      if (!x.waitsAtBarrier || x.pc != pc || (x.mask & own) || x.mask == 0) continue;
+      if (!x.waitsAtBarrier || x.pc != pc || (x.mask & s.back().mask) || x.mask == 0) continue;
       joined |= x.mask;
+      if (size_t from = mergeSameContinuation(s, i); from != kNoMerge) {
+        i = from;
+        continue;
+      }
       x.pc = pc + 1;
       x.waitsAtBarrier = x.ranAhead = false;
     }
@@ -332,19 +373,25 @@ bool awaitSiblingsAtBarrier(const Program& p, Warp& w, uint32_t pc, uint32_t& jo
                                       uint32_t& mask, StepResult& r, ExecStats& st,
                                       MemRecord* rec) {
   std::vector<SimtEntry>& stack = w.stack;
-  const size_t top = stack.size() - 1;
-  const uint32_t own = stack[top].mask;
+  const uint32_t own = stack.back().mask;
   const uint32_t missing = w.live & ~own;
   bool joined = false;
-  for (size_t i = 0; i < top; ++i) {
+  // A stopped path with the same continuation as this one (mergeSameContinuation) becomes one
+  // path with it; others execute the instruction with it and go on apart.
+  for (size_t i = stack.size() - 1; i-- > 0;) {
     SimtEntry& x = stack[i];
     if (!x.waitsAtSync || x.pc != pc || !(x.mask & missing)) continue;
     x.waitsAtSync = false;
-    x.pc = pc + 1;
     active |= x.mask;
     mask |= guardedLanes(in, w, x.mask);
     joined = true;
+    if (size_t from = mergeSameContinuation(stack, i); from != kNoMerge) {
+      i = from;
+      continue;
+    }
+    x.pc = pc + 1;
   }
+  const size_t top = stack.size() - 1;
   if (joined) {
     st.threadInsts += popcount32(active & ~own);
     r.active = active;
@@ -872,8 +919,10 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       } else if (rec) {
         rec->mask = 0;
       }
-      top.pc = pc + 1;
-      if (top.pc == top.rpc) reconverge(w);
+      // (not `top`: a merge at a warp-synchronous instruction may have removed entries below it)
+      SimtEntry& cur = w.stack.back();
+      cur.pc = pc + 1;
+      if (cur.pc == cur.rpc) reconverge(w);
       if (in.wakes) afterMbarrier(cta, w, r);
       return r;
     }
