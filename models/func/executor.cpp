@@ -206,6 +206,33 @@ inline void resetSpin(Warp& w) {
   return same;
 }
 
+// yieldPath at a call frame s[k] below the spinning path (a lock taken in a function that is
+// not inlined, as nvcc -G builds every function): the lanes waiting at the function's
+// reconvergence point (the loop's exit: the lane that got the lock) run ahead, through the rest
+// of the function and, after its ret, on from the call to the caller's reconvergence point, as
+// lanes that leave a reconvergence entry do. Their entries are copies of the frame and of the
+// entries below it down to the caller's (frames of calls without divergence in between) holding
+// only them; the caller's copy is the one that ran ahead. Not for recursive frames, whose
+// entries own saved activations.
+bool runAheadFromCall(std::vector<SimtEntry>& s, size_t k, uint32_t above) {
+  const uint32_t others = s[k].mask & ~above;
+  if (others == 0 || s[k].pc != s[k + 1].rpc) return false;
+  size_t c = k;
+  while (c > 0 && s[c].frame) --c;
+  if (s[c].frame) return false;
+  for (size_t i = c; i <= k; ++i)
+    if (s[i].recursive || s[i].waitsAtBarrier || s[i].waitsAtSync || (s[i].mask & others) != others)
+      return false;
+  for (size_t i = c; i <= k; ++i) {
+    SimtEntry copy = s[i];
+    copy.mask = others;
+    copy.ranAhead = i == c;
+    s[i].mask &= ~others;
+    s.push_back(copy);
+  }
+  return true;
+}
+
 bool yieldPath(Warp& w) {
   std::vector<SimtEntry>& s = w.stack;
   const size_t top = s.size() - 1;
@@ -213,7 +240,10 @@ bool yieldPath(Warp& w) {
   uint32_t above = s[top].mask;  // the lanes of the entries above k
   for (size_t k = top; k-- > 0;) {
     SimtEntry& e = s[k];
-    if (e.frame) return false;
+    // An entry at its own reconvergence point (a loop's entry whose last divergence reconverges
+    // where it does) has ended: its lanes wait at the entry below's pc.
+    if (e.pc == e.rpc && !e.frame) continue;
+    if (e.frame) return runAheadFromCall(s, k, above);
     // Lanes that ran ahead wait at a barrier for this path's, and lanes stopped at a
     // warp-synchronous instruction (meetAtWarpSync) wait there for them: neither runs before
     // this path gets there.

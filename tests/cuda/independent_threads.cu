@@ -4,7 +4,8 @@
 // Threads of one warp that wait for each other, which compute capability 7.0 and later allow
 // (independent thread scheduling; docs/ptx-support.md): a spin lock every thread of a block
 // takes (the lane that gets it leaves the loop its warp's other lanes spin in), and lanes that
-// wait for a flag the lane beside them sets on the other side of a branch; and a lane that waits
+// wait for a flag the lane beside them sets on the other side of a branch; the same lock taken in
+// functions that are not inlined; and a lane that waits
 // for another warp while the rest of its warp waits for it at a __syncwarp, or at a
 // __syncthreads inside a function that is not inlined (as nvcc -G builds every cooperative
 // groups sync).
@@ -19,6 +20,24 @@ __global__ void locked_sum(int* lock, int* sum, const int* values) {
   *(volatile int*)sum += v;
   __threadfence();
   atomicExch(lock, 0);
+}
+
+// The same lock taken and released in functions that are not inlined (as nvcc -G builds every
+// function): the lane that gets it runs ahead out of lock() to unlock() while the others spin.
+__device__ __noinline__ void lock(int* l) {
+  while (atomicCAS(l, 0, 1) != 0) {
+  }
+  __threadfence();
+}
+__device__ __noinline__ void unlock(int* l) {
+  __threadfence();
+  atomicExch(l, 0);
+}
+__global__ void locked_sum_in_calls(int* lock_word, int* sum, const int* values) {
+  const int v = values[blockIdx.x * blockDim.x + threadIdx.x];
+  lock(lock_word);
+  *(volatile int*)sum += v;
+  unlock(lock_word);
 }
 
 __global__ void neighbour_flags(int* out) {
@@ -91,8 +110,12 @@ int main() {
   CHECK(cudaMemcpy(values, host, sizeof host, cudaMemcpyHostToDevice));
   locked_sum<<<blocks, threads>>>(lock, sum, values);
   neighbour_flags<<<1, 256>>>(out);
-  int got = 0, flags[256];
+  int got = 0, flags[256], gotInCalls = 0;
   CHECK(cudaMemcpy(&got, sum, sizeof(int), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemset(sum, 0, sizeof(int)));
+  locked_sum_in_calls<<<blocks, threads>>>(lock, sum, values);
+  CHECK(cudaMemcpy(&gotInCalls, sum, sizeof(int), cudaMemcpyDeviceToHost));
+  std::printf("locked sum in calls %d\n", gotInCalls);
   CHECK(cudaMemcpy(flags, out, sizeof flags, cudaMemcpyDeviceToHost));
   int wrong = 0;
   for (int t = 0; t < 256; ++t) wrong += flags[t] != (t & 1 ? 3 * (t - 1) + 1 + 1000 : 3 * t + 1);
@@ -116,6 +139,6 @@ int main() {
                 variant == 0 ? 32 : 64);
     waited += right == (variant == 0 ? 32 : 64);
   }
-  return verdict(got == expected && wrong == 0 && waited == 2,
+  return verdict(got == expected && gotInCalls == expected && wrong == 0 && waited == 2,
                  "a lock and flags between lanes of a warp, lanes waiting for a lane");
 }
