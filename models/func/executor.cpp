@@ -1094,6 +1094,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
         r.active = merged.mask | joined;
         r.executed = mask;
         merged.pc = pc + 1;
+        merged.waitsAtBarrier = false;  // it arrives (a path it waited for may have exited)
       } else {
         top.pc = pc + 1;
       }
