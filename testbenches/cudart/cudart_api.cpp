@@ -288,14 +288,20 @@ struct GraphMemory {
   GraphMemory() = default;
   GraphMemory(const GraphMemory&) = delete;
   GraphMemory& operator=(const GraphMemory&) = delete;
+  // An outliving block still allocated (the program has not freed it since the last launch)
+  // stays allocated, as on a GPU: it is the program's to free, as any allocation.
   ~GraphMemory() {
+    std::vector<void*> freed;
     {
       OutlivingAllocations& o = outlivingAllocations();
       std::lock_guard<std::mutex> lock(o.mutex);
-      for (void* p : outliving) o.allocated.erase(p);
+      for (void* p : outliving) {
+        if (!o.allocated[p]) freed.push_back(p);
+        o.allocated.erase(p);
+      }
     }
     for (void* p : blocks) freeAny(p, wire::Op::Free);
-    for (void* p : outliving) freeAny(p, wire::Op::Free);
+    for (void* p : freed) freeAny(p, wire::Op::Free);
   }
   // A launch's first step: the outliving blocks are allocated again (still allocated from the
   // last launch: an error, unless it frees them on launch).

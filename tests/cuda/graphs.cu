@@ -8,7 +8,8 @@
 // Memory allocated in a capture and not freed there outlives each launch: the program frees it
 // (cudaFreeAsync) before the next launch, which allocates it again at the same address; a launch
 // while it is still allocated is refused, unless the graph frees it on launch
-// (cudaGraphInstantiateFlagAutoFreeOnLaunch). A captured kernel's node takes new arguments
+// (cudaGraphInstantiateFlagAutoFreeOnLaunch); still allocated when the graph is destroyed, it
+// stays allocated. A captured kernel's node takes new arguments
 // (cudaGraphExecKernelNodeSetParams). The legacy default stream cannot be captured. Events
 // recorded in a capture cannot be queried, and a capture whose forked stream has work its origin
 // never waited for ends without a graph, as does one that a synchronize or query of its stream
@@ -197,6 +198,15 @@ int main() {
     CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphExecDestroy(autoFree));
     CHECK(cudaGraphDestroy(g));
+    // Still allocated from the last launch, it outlives the graph too: the program reads it,
+    // then frees it.
+    int kept = -1;
+    const cudaError_t read = cudaMemcpy(&kept, live + 3, sizeof(int), cudaMemcpyDeviceToHost);
+    const cudaError_t freed = cudaFree(live);
+    if (read != cudaSuccess || kept != 503 || freed != cudaSuccess)
+      std::printf("after the graph: %s %d, free %s\n", cudaGetErrorName(read), kept,
+                  cudaGetErrorName(freed));
+    ok = ok && read == cudaSuccess && kept == 503 && freed == cudaSuccess;
   }
   // A captured kernel's node takes new arguments in the instantiated graph.
   {
