@@ -485,6 +485,27 @@ TEST(Simt, WarpSyncInstructionsCombineOnlyTheirMemberLanes) {
 // shuffles, votes and syncs with the whole warp (nvcc -G makes every __shfl_sync such a call). The
 // lanes of the member mask meet at the instruction as on sm_70 and later: each lane gets its
 // partner's value from the other path, the ballot sees both, in both modes.
+// Runs `ptx`'s kernel `k` with (out, in = zeros, outCount) in functional and in timing mode:
+// the outputs (and each run's spin yields), functional first. A path spinning for ever stops the
+// run at the instruction limit.
+void runBothModes(const std::string& ptx, Dim3 block, uint32_t outCount,
+                  std::vector<uint32_t> (&outs)[2], uint64_t (*yields)[2] = nullptr) {
+  int i = 0;
+  PlatformConfig cfg = platform();
+  cfg.limits.max_warp_instructions = 1000000;  // a path spinning for ever stops the run
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(cfg, mode);
+    Module& m = dev.loadModule(module(ptx), "test.ptx");
+    std::vector<uint32_t> in(outCount, 0);
+    DevPtr din = dev.upload(in);
+    DevPtr dout = dev.malloc(outCount * 4);
+    dev.memset(dout, 0, outCount * 4);
+    dev.launch(m.kernel("k"), {1}, block, 0, KernelArgs().ptr(dout).ptr(din).u32(outCount));
+    if (yields) (*yields)[i] = dev.launches().back().stats.spinYields;
+    outs[i++] = dev.download<uint32_t>(dout, outCount);
+  }
+}
+
 TEST(Simt, WarpSyncInAFunctionCalledFromBothPathsMeetsTheOtherPath) {
   const std::string func = R"(
 .func (.param .b32 rv) f(.param .b32 x)
@@ -527,18 +548,12 @@ JOIN:
   st.global.u32 [%rd1], %r3;)";
   uint32_t ballot = 0;
   for (uint32_t k = 0; k < 32; ++k) ballot |= uint32_t(k % 3 == 0) << k;
-  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
-    Device dev(platform(), mode);
-    Module& m = dev.loadModule(module(kernel(body, func)), "test.ptx");
-    std::vector<uint32_t> in(32, 0);
-    DevPtr din = dev.upload(in);
-    DevPtr dout = dev.malloc(32 * 4);
-    dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(32));
-    const std::vector<uint32_t> out = dev.download<uint32_t>(dout, 32);
+  std::vector<uint32_t> outs[2];
+  runBothModes(kernel(body, func), {32}, 32, outs);
+  for (int m = 0; m < 2; ++m)
     for (uint32_t i = 0; i < 32; ++i)
-      EXPECT_EQ(out[i], ((i ^ 16) ^ ballot) + (i < 16 ? 1000u : 2000u))
-          << i << (mode == ExecMode::Timing ? " timing" : " functional");
-  }
+      EXPECT_EQ(outs[m][i], ((i ^ 16) ^ ballot) + (i < 16 ? 1000u : 2000u))
+          << i << (m ? " timing" : " functional");
 }
 
 // Lanes 0-15 call f, whose shuffle names only them; lanes 16-31 call g once more and return
@@ -610,18 +625,13 @@ LOW:
   ld.global.u32 %r4, [%rd1+128];
   add.u32 %r4, %r4, 1;
   st.global.u32 [%rd1+128], %r4;)";
-  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
-    Device dev(platform(), mode);
-    Module& m = dev.loadModule(module(kernel(body, funcs)), "test.ptx");
-    DevPtr din = dev.upload(std::vector<uint32_t>(32, 0));
-    DevPtr dout = dev.malloc(64 * 4);
-    dev.memset(dout, 0, 64 * 4);
-    dev.launch(m.kernel("k"), {1}, {32}, 0, KernelArgs().ptr(dout).ptr(din).u32(32));
-    const std::vector<uint32_t> out = dev.download<uint32_t>(dout, 64);
-    const char* name = mode == ExecMode::Timing ? " timing" : " functional";
+  std::vector<uint32_t> outs[2];
+  runBothModes(kernel(body, funcs), {32}, 64, outs);
+  for (int m = 0; m < 2; ++m) {
+    const char* name = m ? " timing" : " functional";
     for (uint32_t i = 0; i < 32; ++i) {
-      EXPECT_EQ(out[i], (i < 16 ? (i ^ 1u) + 1000u : 3 * (i + 32) + i) + 1) << i << name;
-      EXPECT_EQ(out[32 + i], 1u) << i << name << ": lanes come back from g once";
+      EXPECT_EQ(outs[m][i], (i < 16 ? (i ^ 1u) + 1000u : 3 * (i + 32) + i) + 1) << i << name;
+      EXPECT_EQ(outs[m][32 + i], 1u) << i << name << ": lanes come back from g once";
     }
   }
 }
@@ -878,24 +888,6 @@ TEST(Simt, AddressesThatWrapAroundFault) {
 
 // Independent thread scheduling: a path that spins waiting for lanes of its own warp on another
 // path yields to them (executor.cpp, yieldPath), in both modes.
-void runBothModes(const std::string& ptx, Dim3 block, uint32_t outCount,
-                  std::vector<uint32_t> (&outs)[2], uint64_t (*yields)[2] = nullptr) {
-  int i = 0;
-  PlatformConfig cfg = platform();
-  cfg.limits.max_warp_instructions = 1000000;  // a path spinning for ever stops the run
-  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
-    Device dev(cfg, mode);
-    Module& m = dev.loadModule(module(ptx), "test.ptx");
-    std::vector<uint32_t> in(outCount, 0);
-    DevPtr din = dev.upload(in);
-    DevPtr dout = dev.malloc(outCount * 4);
-    dev.memset(dout, 0, outCount * 4);
-    dev.launch(m.kernel("k"), {1}, block, 0, KernelArgs().ptr(dout).ptr(din).u32(outCount));
-    if (yields) (*yields)[i] = dev.launches().back().stats.spinYields;
-    outs[i++] = dev.download<uint32_t>(dout, outCount);
-  }
-}
-
 TEST(Simt, ALockTakenByALaneOfTheSameWarpIsReleasedToTheOthers) {
   // Every thread takes a global spin lock, increments a counter under it and releases it. The
   // lane that gets the lock leaves the loop, which its warp's other lanes do not: without
