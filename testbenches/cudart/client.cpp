@@ -94,15 +94,20 @@ void Client::connect() {
     struct flock lock {};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;  // the whole file
-    const bool usable = *end == '\0' && fd >= 0 && ::fcntl(int(fd), F_GETFD) >= 0;
-    if (usable && claim >= 0 && ::fcntl(claim, F_SETLK, &lock) != 0) {
-      ::close(int(fd));
-      ::close(claim);
+    // The descriptor must still be gpusc's socket: a script between `gpusc exec` and this
+    // program may have closed it (Python's subprocess closes every descriptor above 2 by
+    // default) or put something else there (`3>&1`). Then this program gets a simulator of its
+    // own, with the run's settings from the environment, as a program started beside another
+    // does.
+    struct stat st {};
+    const bool usable =
+        *end == '\0' && fd >= 0 && ::fstat(int(fd), &st) == 0 && S_ISSOCK(st.st_mode);
+    if (!usable || (claim >= 0 && ::fcntl(claim, F_SETLK, &lock) != 0)) {
+      if (usable) ::close(int(fd));
+      if (claim >= 0) ::close(claim);
       ::unsetenv(wire::kSocketEnv);
       ::unsetenv(wire::kClaimEnv);
       spawnSimulator();
-    } else if (!usable) {
-      lost(std::string(wire::kSocketEnv) + "=" + text + " is not an open descriptor");
     } else {
       sock_ = int(fd);
       // Programs this one starts get a simulator of their own, not this connection. The claim

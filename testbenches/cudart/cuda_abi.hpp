@@ -147,13 +147,39 @@ enum DeviceAttr : int {
   kAttrTextureAlignment = 14,
   kAttrMultiProcessorCount = 16,
   kAttrCanMapHostMemory = 19,
+  kAttrMaxTexture1DWidth = 21,
+  kAttrMaxTexture2DWidth = 22,
+  kAttrMaxTexture2DHeight = 23,
+  kAttrMaxTexture3DWidth = 24,
+  kAttrMaxTexture3DHeight = 25,
+  kAttrMaxTexture3DDepth = 26,
+  kAttrMaxTexture2DLayeredWidth = 27,
+  kAttrMaxTexture2DLayeredHeight = 28,
+  kAttrMaxTexture2DLayeredLayers = 29,
   kAttrSurfaceAlignment = 30,
   kAttrMemoryClockRate = 36,
   kAttrGlobalMemoryBusWidth = 37,
   kAttrL2CacheSize = 38,
   kAttrMaxThreadsPerMultiProcessor = 39,
   kAttrUnifiedAddressing = 41,
+  kAttrMaxTexture1DLayeredWidth = 42,
+  kAttrMaxTexture1DLayeredLayers = 43,
   kAttrTexturePitchAlignment = 51,
+  kAttrMaxSurface1DWidth = 55,
+  kAttrMaxSurface2DWidth = 56,
+  kAttrMaxSurface2DHeight = 57,
+  kAttrMaxSurface3DWidth = 58,
+  kAttrMaxSurface3DHeight = 59,
+  kAttrMaxSurface3DDepth = 60,
+  kAttrMaxSurface1DLayeredWidth = 61,
+  kAttrMaxSurface1DLayeredLayers = 62,
+  kAttrMaxSurface2DLayeredWidth = 63,
+  kAttrMaxSurface2DLayeredHeight = 64,
+  kAttrMaxSurface2DLayeredLayers = 65,
+  kAttrMaxTexture1DLinearWidth = 69,
+  kAttrMaxTexture2DLinearWidth = 70,
+  kAttrMaxTexture2DLinearHeight = 71,
+  kAttrMaxTexture2DLinearPitch = 72,
   kAttrComputeCapabilityMajor = 75,
   kAttrComputeCapabilityMinor = 76,
   kAttrGlobalL1CacheSupported = 79,
@@ -167,6 +193,7 @@ enum DeviceAttr : int {
   kAttrHostRegisterSupported = 99,
   kAttrMaxBlocksPerMultiprocessor = 106,
   kAttrReservedSharedMemoryPerBlock = 111,
+  kAttrMemoryPoolsSupported = 115,
   kAttrMemSyncDomainCount = 126,
   kAttrLast = 147,  // cudaDevAttrOnlyPartialHostNativeAtomicSupported, CUDA 13's last
 };
@@ -324,6 +351,36 @@ enum LaunchAttributeId : int {
   kLaunchAttrLaunchCompletionEvent = 12,
   kLaunchAttrDeviceUpdatableKernelNode = 13,
   kLaunchAttrPreferredSharedMemoryCarveout = 14,
+};
+
+// Stream-ordered memory pools (cudaMemPoolCreate, cudaMemPoolSetAccess).
+struct MemLocation {
+  int type;  // cudaMemLocationType: 1 a device, 2 the host
+  int id;
+};
+struct MemPoolProps {
+  int allocType;    // cudaMemAllocationType: 1 pinned, 2 managed
+  int handleTypes;  // cudaMemAllocationHandleType, a mask
+  MemLocation location;
+  void* win32SecurityAttributes;
+  size_t maxSize;  // 0: no limit of the pool's own
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+static_assert(sizeof(MemPoolProps) == 88, "cudaMemPoolProps");
+struct MemAccessDesc {
+  MemLocation location;
+  int flags;  // cudaMemAccessFlags: 0 none, 1 read, 3 read and write
+};
+enum MemPoolAttr : int {
+  kPoolReuseFollowEventDependencies = 1,
+  kPoolReuseAllowOpportunistic = 2,
+  kPoolReuseAllowInternalDependencies = 3,
+  kPoolReleaseThreshold = 4,
+  kPoolReservedMemCurrent = 5,
+  kPoolReservedMemHigh = 6,
+  kPoolUsedMemCurrent = 7,
+  kPoolUsedMemHigh = 8,
 };
 
 }  // namespace gpusc::cudart::abi

@@ -215,13 +215,14 @@ int mallocShared(void** p, size_t bytes, const char* function, bool managed,
   return kSuccess;
 }
 
-int freeAny(void* p, wire::Op op) {
+// `function`: the call that frees, for messages (null: cudaFree or cudaFreeHost, as `op`).
+int freeAny(void* p, wire::Op op, const char* function = nullptr) {
   GPUSC_STICKY();
   if (p == nullptr) return kSuccess;
   Client& c = client();
   // Pinned host memory is cudaFreeHost's, managed memory cudaFree's.
   if (op == wire::Op::Free && c.where(p) == Client::Where::Shared && !c.managed(p))
-    return fail(kErrorInvalidValue, "cudaFree",
+    return fail(kErrorInvalidValue, function ? function : "cudaFree",
                 "host memory from cudaMallocHost or cudaHostAlloc: free it with cudaFreeHost");
   if (op == wire::Op::FreeHost && c.managed(p))
     return fail(kErrorInvalidValue, "cudaFreeHost",
@@ -261,13 +262,13 @@ OutlivingAllocations& outlivingAllocations() {
 
 // cudaFree or cudaFreeAsync of `p` when it is an outliving graph allocation: it is free until
 // the graph's next launch (its bytes stay the graph's). False for any other memory.
-bool freeOutliving(const void* p, int* result) {
+bool freeOutliving(const void* p, int* result, const char* function) {
   OutlivingAllocations& o = outlivingAllocations();
   std::lock_guard<std::mutex> lock(o.mutex);
   auto it = o.allocated.find(p);
   if (it == o.allocated.end()) return false;
   if (!it->second)
-    *result = fail(kErrorInvalidValue, "cudaFree",
+    *result = fail(kErrorInvalidValue, function,
                    "a graph's allocation that is not allocated now (freed already since the "
                    "graph's last launch, or the graph has not been launched)");
   else
@@ -912,6 +913,18 @@ namespace {
 
 // The simulated device as cudaDeviceProp describes it (the fields of features gpusc does not
 // model, such as textures and peer access, 0).
+// The largest CUDA arrays, [0] for textures and [1] for arrays with cudaArraySurfaceLoadStore:
+// compute capability 7.5 and 8.6's (CUDA C++ Programming Guide, "Technical Specifications per
+// Compute Capability"), reported by cudaGetDeviceProperties and enforced by cudaMallocArray and
+// cudaMalloc3DArray as a GPU enforces them.
+struct ArrayLimits {
+  size_t width1D, width2D, height2D, extent3D, widthLayered1D, sideLayered2D, layers;
+};
+constexpr ArrayLimits kArrayLimits[2] = {
+    {131072, 131072, 65536, 16384, 32768, 32768, 2048},
+    {32768, 131072, 65536, 16384, 32768, 32768, 2048},
+};
+
 void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   std::memset(prop, 0, sizeof *prop);
   std::memcpy(prop->name, f.name, sizeof prop->name);
@@ -945,6 +958,26 @@ void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   prop->maxBlocksPerMultiProcessor = int(f.maxBlocksPerSm);
   prop->hostRegisterSupported = 1;
   prop->cooperativeLaunch = 1;
+  prop->memoryPoolsSupported = 1;  // cudaMallocAsync and the cudaMemPool calls
+  // Textures and surfaces are modelled (not cubemaps, mipmaps or gather): the limits CUDA arrays
+  // are made with (kArrayLimits), so that a program that checks them before it makes a texture
+  // finds the feature.
+  const ArrayLimits& t = kArrayLimits[0];
+  const ArrayLimits& u = kArrayLimits[1];
+  prop->maxTexture1D = t.width1D;
+  prop->maxTexture2D[0] = t.width2D, prop->maxTexture2D[1] = t.height2D;
+  prop->maxTexture2DLinear[0] = 131072, prop->maxTexture2DLinear[1] = 65000;
+  prop->maxTexture2DLinear[2] = 2097120;  // bytes of pitch
+  prop->maxTexture3D[0] = prop->maxTexture3D[1] = prop->maxTexture3D[2] = t.extent3D;
+  prop->maxTexture1DLayered[0] = t.widthLayered1D, prop->maxTexture1DLayered[1] = t.layers;
+  prop->maxTexture2DLayered[0] = prop->maxTexture2DLayered[1] = t.sideLayered2D;
+  prop->maxTexture2DLayered[2] = t.layers;
+  prop->maxSurface1D = u.width1D;
+  prop->maxSurface2D[0] = u.width2D, prop->maxSurface2D[1] = u.height2D;
+  prop->maxSurface3D[0] = prop->maxSurface3D[1] = prop->maxSurface3D[2] = u.extent3D;
+  prop->maxSurface1DLayered[0] = u.widthLayered1D, prop->maxSurface1DLayered[1] = u.layers;
+  prop->maxSurface2DLayered[0] = prop->maxSurface2DLayered[1] = u.sideLayered2D;
+  prop->maxSurface2DLayered[2] = u.layers;
 }
 
 }  // namespace
@@ -1009,6 +1042,33 @@ GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
       {abi::kAttrReservedSharedMemoryPerBlock, int64_t(p.reservedSharedMemPerBlock)},
       {abi::kAttrCooperativeLaunch, p.cooperativeLaunch},
       {abi::kAttrSingleToDoublePrecisionPerfRatio, f.singleToDoubleRatio},
+      {abi::kAttrMemoryPoolsSupported, p.memoryPoolsSupported},
+      {abi::kAttrMaxTexture1DWidth, p.maxTexture1D},
+      {abi::kAttrMaxTexture2DWidth, p.maxTexture2D[0]},
+      {abi::kAttrMaxTexture2DHeight, p.maxTexture2D[1]},
+      {abi::kAttrMaxTexture3DWidth, p.maxTexture3D[0]},
+      {abi::kAttrMaxTexture3DHeight, p.maxTexture3D[1]},
+      {abi::kAttrMaxTexture3DDepth, p.maxTexture3D[2]},
+      {abi::kAttrMaxTexture2DLayeredWidth, p.maxTexture2DLayered[0]},
+      {abi::kAttrMaxTexture2DLayeredHeight, p.maxTexture2DLayered[1]},
+      {abi::kAttrMaxTexture2DLayeredLayers, p.maxTexture2DLayered[2]},
+      {abi::kAttrMaxTexture1DLayeredWidth, p.maxTexture1DLayered[0]},
+      {abi::kAttrMaxTexture1DLayeredLayers, p.maxTexture1DLayered[1]},
+      {abi::kAttrMaxSurface1DWidth, p.maxSurface1D},
+      {abi::kAttrMaxSurface2DWidth, p.maxSurface2D[0]},
+      {abi::kAttrMaxSurface2DHeight, p.maxSurface2D[1]},
+      {abi::kAttrMaxSurface3DWidth, p.maxSurface3D[0]},
+      {abi::kAttrMaxSurface3DHeight, p.maxSurface3D[1]},
+      {abi::kAttrMaxSurface3DDepth, p.maxSurface3D[2]},
+      {abi::kAttrMaxSurface1DLayeredWidth, p.maxSurface1DLayered[0]},
+      {abi::kAttrMaxSurface1DLayeredLayers, p.maxSurface1DLayered[1]},
+      {abi::kAttrMaxSurface2DLayeredWidth, p.maxSurface2DLayered[0]},
+      {abi::kAttrMaxSurface2DLayeredHeight, p.maxSurface2DLayered[1]},
+      {abi::kAttrMaxSurface2DLayeredLayers, p.maxSurface2DLayered[2]},
+      {abi::kAttrMaxTexture1DLinearWidth, 1 << 28},  // no cudaDeviceProp field since CUDA 12
+      {abi::kAttrMaxTexture2DLinearWidth, p.maxTexture2DLinear[0]},
+      {abi::kAttrMaxTexture2DLinearHeight, p.maxTexture2DLinear[1]},
+      {abi::kAttrMaxTexture2DLinearPitch, p.maxTexture2DLinear[2]},
       {abi::kAttrMemSyncDomainCount, 1},  // one domain: a launch's domain attributes name it
   };
   for (const auto& [a, v] : known)
@@ -1293,17 +1353,324 @@ GPUSC_API int cudaMalloc(void** p, size_t bytes) {
   return kSuccess;
 }
 
-GPUSC_API int cudaMallocAsync(void** p, size_t bytes, void* stream) {
-  const int e = cudaMalloc(p, bytes);
-  if (e != kSuccess) return e;
-  if (auto seq = capturing(stream)) {
+// ---- stream-ordered memory pools ----
+//
+// The device has one memory; a pool is an account of the allocations made from it: cudaMallocAsync
+// allocates from the device's current pool (cudaDeviceSetMemPool; the default pool until set),
+// cudaMallocFromPoolAsync from the pool it names. Each call completes before it returns, and
+// memory freed goes back to the device at once, so a pool holds exactly what it has allocated
+// (ReservedMemCurrent equals UsedMemCurrent) and cudaMemPoolTrimTo has nothing to release; the
+// release threshold and the reuse policies are kept and read back and change nothing. A pool's
+// maxSize bounds what it may hold. Allocations in a stream capture are the graph's (a GPU takes
+// them from its graph memory pool), not a pool's.
+namespace {
+
+struct MemPool {
+  uint64_t maxSize = 0;  // 0: no bound of its own
+  uint64_t releaseThreshold = 0;
+  int reuse[3] = {1, 1, 1};  // cudaMemPoolReuse*: FollowEventDependencies, Opportunistic, Internal
+  uint64_t used = 0, usedHigh = 0, reservedHigh = 0;
+  bool destroyed = false;  // destroyed while allocations were outstanding: gone with the last
+};
+
+struct MemPools {
+  std::mutex mutex;
+  MemPool defaultPool;
+  std::map<MemPool*, std::unique_ptr<MemPool>> created;
+  MemPool* current = &defaultPool;
+  std::map<const void*, std::pair<MemPool*, uint64_t>> allocations;  // pointer -> pool, bytes
+  // The pool a handle names, or null (never created, or destroyed).
+  MemPool* find(void* handle) {
+    auto* pool = static_cast<MemPool*>(handle);
+    if (pool == &defaultPool) return pool;
+    auto it = created.find(pool);
+    return it == created.end() || it->second->destroyed ? nullptr : pool;
+  }
+};
+MemPools& memPools() {
+  static MemPools pools;
+  return pools;
+}
+
+// The pool memory at `p` came from gives it back (after it was freed).
+void releasePoolAllocation(const void* p) {
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto it = m.allocations.find(p);
+  if (it == m.allocations.end()) return;
+  MemPool* pool = it->second.first;
+  pool->used -= it->second.second;
+  m.allocations.erase(it);
+  if (pool->destroyed && pool->used == 0) m.created.erase(pool);
+}
+
+// cudaMallocAsync and cudaMallocFromPoolAsync: `handle` null is the device's current pool.
+int mallocFromPool(void** p, size_t bytes, void* handle, void* stream, const char* function) {
+  if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
+  if (auto seq = capturing(stream)) {  // the graph's memory
+    const int e = cudaMalloc(p, bytes);
+    if (e != kSuccess) return e;
     std::lock_guard<std::mutex> lock(captures().mutex);
     seq->allocated.push_back(*p);
+    return kSuccess;
   }
+  MemPools& m = memPools();
+  MemPool* pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    pool = handle == nullptr ? m.current : m.find(handle);
+    if (pool == nullptr)
+      return fail(kErrorInvalidValue, function, "not a memory pool (or one destroyed)");
+    if (pool->maxSize != 0 && pool->used + bytes > pool->maxSize)
+      return fail(kErrorMemoryAllocation, function,
+                  std::to_string(bytes) + " bytes more than the pool's maxSize of " +
+                      std::to_string(pool->maxSize) + " allows (" + std::to_string(pool->used) +
+                      " allocated from it)");
+  }
+  const int e = cudaMalloc(p, bytes);
+  if (e != kSuccess || *p == nullptr) return e;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  pool->used += bytes;
+  pool->usedHigh = std::max(pool->usedHigh, pool->used);
+  pool->reservedHigh = std::max(pool->reservedHigh, pool->used);
+  m.allocations[*p] = {pool, bytes};
   return kSuccess;
+}
+
+// A memory location gpusc's pools can be at: device 0.
+int checkPoolLocation(const abi::MemLocation* location, const char* function) {
+  constexpr int kLocationDevice = 1;
+  if (location == nullptr) return fail(kErrorInvalidValue, function, "a null location");
+  if (location->type != kLocationDevice)
+    return fail(kErrorNotSupported, function,
+                "location type " + std::to_string(location->type) +
+                    ": gpusc's memory pools are the device's (cudaMemLocationTypeDevice, 1)");
+  if (location->id != 0)
+    return fail(kErrorInvalidDevice, function,
+                "device " + std::to_string(location->id) + ": gpusc simulates one device, 0");
+  return kSuccess;
+}
+int checkPoolDevice(int device, const char* function) {
+  if (device != 0)
+    return fail(kErrorInvalidDevice, function,
+                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  return kSuccess;
+}
+constexpr int kAllocationPinned = 1;  // cudaMemAllocationTypePinned
+// A location and allocation type of CUDA 13's pool calls: pinned memory of device 0.
+int checkPoolKind(const abi::MemLocation* location, int type, const char* function) {
+  if (int e = checkPoolLocation(location, function); e != kSuccess) return e;
+  if (type != kAllocationPinned)
+    return fail(kErrorNotSupported, function,
+                "allocation type " + std::to_string(type) +
+                    ": gpusc's pools are pinned device memory (cudaMemAllocationTypePinned)");
+  return kSuccess;
+}
+
+}  // namespace
+
+GPUSC_API int cudaMallocAsync(void** p, size_t bytes, void* stream) {
+  GPUSC_STICKY();
+  return mallocFromPool(p, bytes, nullptr, stream, "cudaMallocAsync");
 }
 GPUSC_API int cudaMallocAsync_ptsz(void** p, size_t bytes, void* stream) {
   return cudaMallocAsync(p, bytes, perThread(stream));
+}
+GPUSC_API int cudaMallocFromPoolAsync(void** p, size_t bytes, void* pool, void* stream) {
+  GPUSC_STICKY();
+  if (pool == nullptr) return fail(kErrorInvalidValue, "cudaMallocFromPoolAsync", "a null pool");
+  return mallocFromPool(p, bytes, pool, stream, "cudaMallocFromPoolAsync");
+}
+GPUSC_API int cudaMallocFromPoolAsync_ptsz(void** p, size_t bytes, void* pool, void* stream) {
+  return cudaMallocFromPoolAsync(p, bytes, pool, perThread(stream));
+}
+
+GPUSC_API int cudaDeviceGetDefaultMemPool(void** pool, int device) {
+  if (pool == nullptr)
+    return fail(kErrorInvalidValue, "cudaDeviceGetDefaultMemPool", "a null result");
+  if (int e = checkPoolDevice(device, "cudaDeviceGetDefaultMemPool"); e != kSuccess) return e;
+  *pool = &memPools().defaultPool;
+  return kSuccess;
+}
+GPUSC_API int cudaDeviceGetMemPool(void** pool, int device) {
+  if (pool == nullptr) return fail(kErrorInvalidValue, "cudaDeviceGetMemPool", "a null result");
+  if (int e = checkPoolDevice(device, "cudaDeviceGetMemPool"); e != kSuccess) return e;
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  *pool = m.current;
+  return kSuccess;
+}
+GPUSC_API int cudaDeviceSetMemPool(int device, void* pool) {
+  if (int e = checkPoolDevice(device, "cudaDeviceSetMemPool"); e != kSuccess) return e;
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  MemPool* found = m.find(pool);
+  if (found == nullptr)
+    return fail(kErrorInvalidValue, "cudaDeviceSetMemPool", "not a memory pool (or one destroyed)");
+  m.current = found;
+  return kSuccess;
+}
+// CUDA 13's forms with a location and an allocation type: pinned device memory of device 0.
+GPUSC_API int cudaMemGetDefaultMemPool(void** pool, abi::MemLocation* location, int type) {
+  if (int e = checkPoolKind(location, type, "cudaMemGetDefaultMemPool"); e != kSuccess) return e;
+  return cudaDeviceGetDefaultMemPool(pool, 0);
+}
+GPUSC_API int cudaMemGetMemPool(void** pool, abi::MemLocation* location, int type) {
+  if (int e = checkPoolKind(location, type, "cudaMemGetMemPool"); e != kSuccess) return e;
+  return cudaDeviceGetMemPool(pool, 0);
+}
+GPUSC_API int cudaMemSetMemPool(abi::MemLocation* location, int type, void* pool) {
+  if (int e = checkPoolKind(location, type, "cudaMemSetMemPool"); e != kSuccess) return e;
+  return cudaDeviceSetMemPool(0, pool);
+}
+
+GPUSC_API int cudaMemPoolCreate(void** pool, const abi::MemPoolProps* props) {
+  constexpr const char* kFn = "cudaMemPoolCreate";
+  if (pool == nullptr || props == nullptr)
+    return fail(kErrorInvalidValue, kFn, "a null pool or properties");
+  if (props->allocType != kAllocationPinned)
+    return fail(kErrorNotSupported, kFn,
+                "allocType " + std::to_string(props->allocType) +
+                    ": gpusc's pools are pinned device memory (cudaMemAllocationTypePinned, 1)");
+  if (int e = checkPoolLocation(&props->location, kFn); e != kSuccess) return e;
+  if (props->handleTypes != 0)
+    return fail(kErrorNotSupported, kFn,
+                "handleTypes " + std::to_string(props->handleTypes) +
+                    ": gpusc's pools cannot be shared with other processes "
+                    "(cudaDevAttrMemoryPoolSupportedHandleTypes is 0)");
+  auto made = std::make_unique<MemPool>();
+  made->maxSize = props->maxSize;
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  MemPool* handle = made.get();
+  m.created.emplace(handle, std::move(made));
+  *pool = handle;
+  return kSuccess;
+}
+// A pool still holding allocations goes when the last is freed; the device's current pool
+// becomes its default one again. The default pool cannot be destroyed.
+GPUSC_API int cudaMemPoolDestroy(void* pool) {
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  MemPool* found = m.find(pool);
+  if (found == nullptr)
+    return fail(kErrorInvalidValue, "cudaMemPoolDestroy", "not a memory pool (or one destroyed)");
+  if (found == &m.defaultPool)
+    return fail(kErrorInvalidValue, "cudaMemPoolDestroy", "a device's default pool");
+  if (m.current == found) m.current = &m.defaultPool;
+  found->destroyed = true;
+  if (found->used == 0) m.created.erase(found);
+  return kSuccess;
+}
+GPUSC_API int cudaMemPoolTrimTo(void* pool, size_t /*minBytesToKeep*/) {
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.find(pool) == nullptr)
+    return fail(kErrorInvalidValue, "cudaMemPoolTrimTo", "not a memory pool (or one destroyed)");
+  return kSuccess;  // nothing is held beyond what is allocated
+}
+
+GPUSC_API int cudaMemPoolSetAttribute(void* pool, int attr, void* value) {
+  constexpr const char* kFn = "cudaMemPoolSetAttribute";
+  if (value == nullptr) return fail(kErrorInvalidValue, kFn, "a null value");
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  MemPool* p = m.find(pool);
+  if (p == nullptr) return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
+  uint64_t v64 = 0;
+  switch (attr) {
+    case abi::kPoolReuseFollowEventDependencies:
+    case abi::kPoolReuseAllowOpportunistic:
+    case abi::kPoolReuseAllowInternalDependencies:
+      p->reuse[attr - abi::kPoolReuseFollowEventDependencies] = *static_cast<int*>(value) != 0;
+      return kSuccess;
+    case abi::kPoolReleaseThreshold:
+      std::memcpy(&p->releaseThreshold, value, 8);
+      return kSuccess;
+    case abi::kPoolReservedMemHigh:
+    case abi::kPoolUsedMemHigh:  // only a reset (0) to the current value
+      std::memcpy(&v64, value, 8);
+      if (v64 != 0)
+        return fail(kErrorInvalidValue, kFn,
+                    "a high watermark can only be reset, to 0 (got " + std::to_string(v64) + ")");
+      (attr == abi::kPoolUsedMemHigh ? p->usedHigh : p->reservedHigh) = p->used;
+      return kSuccess;
+    case abi::kPoolReservedMemCurrent:
+    case abi::kPoolUsedMemCurrent:
+      return fail(kErrorInvalidValue, kFn,
+                  "attribute " + std::to_string(attr) + " can be read, not set");
+    default:
+      return fail(kErrorInvalidValue, kFn,
+                  "attribute " + std::to_string(attr) + " is not a cudaMemPoolAttr (1 to 8)");
+  }
+}
+GPUSC_API int cudaMemPoolGetAttribute(void* pool, int attr, void* value) {
+  constexpr const char* kFn = "cudaMemPoolGetAttribute";
+  if (value == nullptr) return fail(kErrorInvalidValue, kFn, "a null result");
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  MemPool* p = m.find(pool);
+  if (p == nullptr) return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
+  uint64_t v64 = 0;
+  switch (attr) {
+    case abi::kPoolReuseFollowEventDependencies:
+    case abi::kPoolReuseAllowOpportunistic:
+    case abi::kPoolReuseAllowInternalDependencies:
+      *static_cast<int*>(value) = p->reuse[attr - abi::kPoolReuseFollowEventDependencies];
+      return kSuccess;
+    case abi::kPoolReleaseThreshold:
+      v64 = p->releaseThreshold;
+      break;
+    case abi::kPoolReservedMemCurrent:
+    case abi::kPoolUsedMemCurrent:
+      v64 = p->used;
+      break;
+    case abi::kPoolReservedMemHigh:
+      v64 = p->reservedHigh;
+      break;
+    case abi::kPoolUsedMemHigh:
+      v64 = p->usedHigh;
+      break;
+    default:
+      return fail(kErrorInvalidValue, kFn,
+                  "attribute " + std::to_string(attr) + " is not a cudaMemPoolAttr (1 to 8)");
+  }
+  std::memcpy(value, &v64, 8);
+  return kSuccess;
+}
+// The one device reads and writes every pool's memory; that cannot be taken away from it.
+GPUSC_API int cudaMemPoolSetAccess(void* pool, const abi::MemAccessDesc* list, size_t count) {
+  constexpr const char* kFn = "cudaMemPoolSetAccess";
+  constexpr int kReadWrite = 3;
+  {
+    MemPools& m = memPools();
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (m.find(pool) == nullptr)
+      return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
+  }
+  if (count > 0 && list == nullptr) return fail(kErrorInvalidValue, kFn, "a null list");
+  for (size_t i = 0; i < count; ++i) {
+    if (int e = checkPoolLocation(&list[i].location, kFn); e != kSuccess) return e;
+    if (list[i].flags != kReadWrite)
+      return fail(kErrorInvalidValue, kFn,
+                  "flags " + std::to_string(list[i].flags) +
+                      " for the pool's own device: it always reads and writes its memory "
+                      "(cudaMemAccessFlagsProtReadWrite, 3)");
+  }
+  return kSuccess;
+}
+GPUSC_API int cudaMemPoolGetAccess(int* flags, void* pool, abi::MemLocation* location) {
+  constexpr const char* kFn = "cudaMemPoolGetAccess";
+  if (flags == nullptr) return fail(kErrorInvalidValue, kFn, "a null result");
+  {
+    MemPools& m = memPools();
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (m.find(pool) == nullptr)
+      return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
+  }
+  if (int e = checkPoolLocation(location, kFn); e != kSuccess) return e;
+  *flags = 3;  // cudaMemAccessFlagsProtReadWrite
+  return kSuccess;
 }
 
 GPUSC_API int cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
@@ -1381,12 +1748,15 @@ GPUSC_API int cudaHostUnregister(void* p) {
 }
 
 // Device memory, or a graph's allocation that outlives its launch (freed until the next).
-int freeDevice(void* p) {
+int freeDevice(void* p, const char* function) {
   int e = kSuccess;
-  return freeOutliving(p, &e) ? e : freeAny(p, wire::Op::Free);
+  if (freeOutliving(p, &e, function)) return e;
+  e = freeAny(p, wire::Op::Free, function);
+  if (e == kSuccess) releasePoolAllocation(p);
+  return e;
 }
 
-GPUSC_API int cudaFree(void* p) { return freeDevice(p); }
+GPUSC_API int cudaFree(void* p) { return freeDevice(p, "cudaFree"); }
 // In a capture: memory the capture allocated becomes the graph's; other memory is freed when
 // the graph runs.
 GPUSC_API int cudaFreeAsync(void* p, void* stream) {
@@ -1397,11 +1767,11 @@ GPUSC_API int cudaFreeAsync(void* p, void* stream) {
       seq->allocated.erase(it);
       seq->memory->blocks.push_back(p);
     } else {
-      seq->push(stream, [p] { return freeDevice(p); });
+      seq->push(stream, [p] { return freeDevice(p, "cudaFreeAsync"); });
     }
     return kSuccess;
   }
-  return freeDevice(p);
+  return freeDevice(p, "cudaFreeAsync");
 }
 GPUSC_API int cudaFreeAsync_ptsz(void* p, void* stream) {
   return cudaFreeAsync(p, perThread(stream));
@@ -2482,9 +2852,28 @@ int makeArray(void** array, const abi::ChannelFormatDesc* desc, size_t width, si
     return fail(kErrorInvalidValue, fn, "a layered array of no layers (extent.depth 0)");
   if (!layered && depth != 0 && height == 0)
     return fail(kErrorInvalidValue, fn, "a 3D array of height 0 (a 1D array has depth 0 too)");
-  constexpr size_t kMaxTexels = size_t(1) << 31;  // along an axis (the fetch's limit)
-  if (width > kMaxTexels || height > kMaxTexels || depth > kMaxTexels)
-    return fail(kErrorInvalidValue, fn, "more than 2^31 texels along an axis");
+  const bool surface = flags & abi::kArraySurfaceLoadStore;
+  const ArrayLimits& lim = kArrayLimits[surface ? 1 : 0];
+  const char* kind = nullptr;
+  size_t limW = 0, limH = 0, limD = 0;
+  if (layered && height == 0)
+    kind = "1D layered", limW = lim.widthLayered1D, limD = lim.layers;
+  else if (layered)
+    kind = "2D layered", limW = limH = lim.sideLayered2D, limD = lim.layers;
+  else if (depth != 0)
+    kind = "3D", limW = limH = limD = lim.extent3D;
+  else if (height != 0)
+    kind = "2D", limW = lim.width2D, limH = lim.height2D;
+  else
+    kind = "1D", limW = lim.width1D;
+  if (width > limW || height > limH || depth > limD) {
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "a %s %s of %zux%zux%zu: at most %zux%zux%zu (cudaDeviceProp's %s)", kind,
+                  surface ? "surface array" : "array", width, height, depth, limW, limH, limD,
+                  surface ? "maxSurface*" : "maxTexture*");
+    return fail(kErrorInvalidValue, fn, why);
+  }
   auto a = std::make_unique<ArrayRecord>();
   a->width = width;
   a->height = height;

@@ -192,6 +192,16 @@ std::unique_ptr<StartedProgram> startProgram(const std::vector<std::string>& arg
                 "(libcuda) through a runtime of their own, which gpusc does not serve, so their "
                 "calls will fail (docs/cuda-programs.md, \"What does not run\")\n",
                 file, n);
+      // The driver API (cuInit, cuModuleLoadData, cuLaunchKernel) is libcuda's, which gpusc
+      // does not provide: without a GPU driver the program does not even start.
+      for (const std::string& n : *needed)
+        if (n.rfind("libcuda.so", 0) == 0)
+          std::cerr << fmt::format(
+              "gpusc exec: warning: {} links {}: it calls the CUDA driver API, which gpusc does "
+              "not serve (only the runtime API, libcudart); its driver calls will fail, or the "
+              "program will not start where no GPU driver is installed (docs/cuda-programs.md, "
+              "\"What does not run\")\n",
+              file, n);
     }
   }
   int pair[2];

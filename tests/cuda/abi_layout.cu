@@ -1,8 +1,8 @@
 // The binary interface gpusc's CUDA runtime library writes out (testbenches/cudart/cuda_abi.hpp)
 // against the toolkit's own headers: every field of cudaDeviceProp, cudaFuncAttributes and the
 // other structures at the same offset, the structures the same size, and the enumerations' values
-// (and cudaMallocArray's flags) the same. Built by nvcc with the toolkit's headers; prints each
-// difference and fails.
+// (and cudaMallocArray's flags, the memory pools' attributes) the same. Built by nvcc with the
+// toolkit's headers; prints each difference and fails.
 #include <cstddef>
 #include <cstdio>
 
@@ -295,6 +295,51 @@ int main() {
   SAME_VALUE(abi::kAttrCooperativeLaunch, cudaDevAttrCooperativeLaunch)
   SAME_VALUE(abi::kAttrMaxBlocksPerMultiprocessor, cudaDevAttrMaxBlocksPerMultiprocessor)
   SAME_VALUE(abi::kAttrLast, cudaDevAttrOnlyPartialHostNativeAtomicSupported)
+  SAME_VALUE(abi::kAttrMaxTexture1DWidth, cudaDevAttrMaxTexture1DWidth)
+  SAME_VALUE(abi::kAttrMaxTexture2DWidth, cudaDevAttrMaxTexture2DWidth)
+  SAME_VALUE(abi::kAttrMaxTexture2DHeight, cudaDevAttrMaxTexture2DHeight)
+  SAME_VALUE(abi::kAttrMaxTexture3DWidth, cudaDevAttrMaxTexture3DWidth)
+  SAME_VALUE(abi::kAttrMaxTexture3DHeight, cudaDevAttrMaxTexture3DHeight)
+  SAME_VALUE(abi::kAttrMaxTexture3DDepth, cudaDevAttrMaxTexture3DDepth)
+  SAME_VALUE(abi::kAttrMaxTexture2DLayeredWidth, cudaDevAttrMaxTexture2DLayeredWidth)
+  SAME_VALUE(abi::kAttrMaxTexture2DLayeredHeight, cudaDevAttrMaxTexture2DLayeredHeight)
+  SAME_VALUE(abi::kAttrMaxTexture2DLayeredLayers, cudaDevAttrMaxTexture2DLayeredLayers)
+  SAME_VALUE(abi::kAttrMaxTexture1DLayeredWidth, cudaDevAttrMaxTexture1DLayeredWidth)
+  SAME_VALUE(abi::kAttrMaxTexture1DLayeredLayers, cudaDevAttrMaxTexture1DLayeredLayers)
+  SAME_VALUE(abi::kAttrMaxSurface1DWidth, cudaDevAttrMaxSurface1DWidth)
+  SAME_VALUE(abi::kAttrMaxSurface2DWidth, cudaDevAttrMaxSurface2DWidth)
+  SAME_VALUE(abi::kAttrMaxSurface2DHeight, cudaDevAttrMaxSurface2DHeight)
+  SAME_VALUE(abi::kAttrMaxSurface3DWidth, cudaDevAttrMaxSurface3DWidth)
+  SAME_VALUE(abi::kAttrMaxSurface3DHeight, cudaDevAttrMaxSurface3DHeight)
+  SAME_VALUE(abi::kAttrMaxSurface3DDepth, cudaDevAttrMaxSurface3DDepth)
+  SAME_VALUE(abi::kAttrMaxSurface1DLayeredWidth, cudaDevAttrMaxSurface1DLayeredWidth)
+  SAME_VALUE(abi::kAttrMaxSurface1DLayeredLayers, cudaDevAttrMaxSurface1DLayeredLayers)
+  SAME_VALUE(abi::kAttrMaxSurface2DLayeredWidth, cudaDevAttrMaxSurface2DLayeredWidth)
+  SAME_VALUE(abi::kAttrMaxSurface2DLayeredHeight, cudaDevAttrMaxSurface2DLayeredHeight)
+  SAME_VALUE(abi::kAttrMaxSurface2DLayeredLayers, cudaDevAttrMaxSurface2DLayeredLayers)
+  SAME_VALUE(abi::kAttrMaxTexture1DLinearWidth, cudaDevAttrMaxTexture1DLinearWidth)
+  SAME_VALUE(abi::kAttrMaxTexture2DLinearWidth, cudaDevAttrMaxTexture2DLinearWidth)
+  SAME_VALUE(abi::kAttrMaxTexture2DLinearHeight, cudaDevAttrMaxTexture2DLinearHeight)
+  SAME_VALUE(abi::kAttrMaxTexture2DLinearPitch, cudaDevAttrMaxTexture2DLinearPitch)
+  SAME_VALUE(abi::kAttrSingleToDoublePrecisionPerfRatio,
+             cudaDevAttrSingleToDoublePrecisionPerfRatio)
+  SAME_VALUE(abi::kAttrReservedSharedMemoryPerBlock, cudaDevAttrReservedSharedMemoryPerBlock)
+  SAME_VALUE(abi::kAttrMemoryPoolsSupported, cudaDevAttrMemoryPoolsSupported)
+  SAME_VALUE(abi::kAttrMemSyncDomainCount, cudaDevAttrMemSyncDomainCount)
+  SAME_SIZE(abi::MemPoolProps, cudaMemPoolProps)
+  SAME_OFFSET(abi::MemPoolProps, cudaMemPoolProps, location)
+  SAME_OFFSET(abi::MemPoolProps, cudaMemPoolProps, maxSize)
+  SAME_OFFSET(abi::MemPoolProps, cudaMemPoolProps, usage)
+  SAME_SIZE(abi::MemAccessDesc, cudaMemAccessDesc)
+  SAME_OFFSET(abi::MemAccessDesc, cudaMemAccessDesc, flags)
+  SAME_VALUE(abi::kPoolReuseFollowEventDependencies, cudaMemPoolReuseFollowEventDependencies)
+  SAME_VALUE(abi::kPoolReuseAllowOpportunistic, cudaMemPoolReuseAllowOpportunistic)
+  SAME_VALUE(abi::kPoolReuseAllowInternalDependencies, cudaMemPoolReuseAllowInternalDependencies)
+  SAME_VALUE(abi::kPoolReleaseThreshold, cudaMemPoolAttrReleaseThreshold)
+  SAME_VALUE(abi::kPoolReservedMemCurrent, cudaMemPoolAttrReservedMemCurrent)
+  SAME_VALUE(abi::kPoolReservedMemHigh, cudaMemPoolAttrReservedMemHigh)
+  SAME_VALUE(abi::kPoolUsedMemCurrent, cudaMemPoolAttrUsedMemCurrent)
+  SAME_VALUE(abi::kPoolUsedMemHigh, cudaMemPoolAttrUsedMemHigh)
   std::printf("%s (%d differences from the toolkit's headers)\n", bad ? "FAIL" : "PASS", bad);
   return bad ? 1 : 0;
 }

@@ -11,7 +11,7 @@
 // over what they wrote. Volumes: a 3D array filled by cudaMemcpy3D, fetched with trilinear
 // filtering, written through a surface, and copied back through cudaMalloc3D memory
 // (cudaMemset3D included). Layers: a layered 2D array fetched with tex2DLayered and written with
-// surf2DLayeredwrite.
+// surf2DLayeredwrite. The largest arrays the device reports, and arrays past them refused.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -816,6 +816,39 @@ int main() {
     refused("a cubemap array",
             cudaMalloc3DArray(&cube, &floatDesc, make_cudaExtent(4, 4, 6), cudaArrayCubemap),
             cudaErrorNotSupported);
+  }
+
+  // The size limits: reported (property and attribute agree) and enforced, a texture array's
+  // and a surface array's.
+  {
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    int width2D = 0, surface1D = 0, layers = 0;
+    CHECK(cudaDeviceGetAttribute(&width2D, cudaDevAttrMaxTexture2DWidth, 0));
+    CHECK(cudaDeviceGetAttribute(&surface1D, cudaDevAttrMaxSurface1DWidth, 0));
+    CHECK(cudaDeviceGetAttribute(&layers, cudaDevAttrMaxTexture2DLayeredLayers, 0));
+    expect("texture and surface limits reported, attributes as properties",
+           prop.maxTexture1D > 0 && prop.maxTexture2D[0] > 0 && width2D == prop.maxTexture2D[0] &&
+               surface1D == prop.maxSurface1D && layers == prop.maxTexture2DLayered[2] &&
+               prop.maxTexture3D[2] > 0);
+    const cudaChannelFormatDesc byteDesc = cudaCreateChannelDesc<unsigned char>();
+    cudaArray_t a;
+    CHECK(cudaMallocArray(&a, &byteDesc, prop.maxTexture1D, 0, 0));
+    CHECK(cudaFreeArray(a));
+    refused("a 1D array one texel wider than maxTexture1D",
+            cudaMallocArray(&a, &byteDesc, prop.maxTexture1D + 1, 0, 0), cudaErrorInvalidValue);
+    refused("a 1D surface array one texel wider than maxSurface1D",
+            cudaMallocArray(&a, &byteDesc, prop.maxSurface1D + 1, 0, cudaArraySurfaceLoadStore),
+            cudaErrorInvalidValue);
+    refused("a 2D array taller than maxTexture2D",
+            cudaMallocArray(&a, &byteDesc, 16, prop.maxTexture2D[1] + 1, 0), cudaErrorInvalidValue);
+    refused("a 3D array deeper than maxTexture3D",
+            cudaMalloc3DArray(&a, &byteDesc, make_cudaExtent(2, 2, prop.maxTexture3D[2] + 1), 0),
+            cudaErrorInvalidValue);
+    refused("a layered array of more layers than maxTexture2DLayered",
+            cudaMalloc3DArray(&a, &byteDesc, make_cudaExtent(2, 2, prop.maxTexture2DLayered[2] + 1),
+                              cudaArrayLayered),
+            cudaErrorInvalidValue);
   }
 
   CHECK(cudaDestroyTextureObject(tLinear));
