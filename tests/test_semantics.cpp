@@ -395,6 +395,19 @@ TEST(Convert, FloatToIntegerSaturates) {
   EXPECT_EQ(eval1("cvt.rni.s64.f64 %o, %da;", bits(-1e300)).o, u(INT64_MIN));
 }
 
+// NaN (PTX ISA 9.0, cvt): 0 from f16, bf16 or f32 to a destination narrower than 64 bits, else
+// 1 << (width - 1).
+TEST(Convert, NaNToIntegerDependsOnTheWidths) {
+  EXPECT_EQ(eval1("cvt.rzi.u32.f32 %o32, %fa;", bits(NAN)).o32, 0u);
+  EXPECT_EQ(eval1("cvt.rzi.s64.f32 %o, %fa;", bits(NAN)).o, 0x8000000000000000ull);
+  EXPECT_EQ(eval1("cvt.rni.u64.f32 %o, %fa;", bits(NAN)).o, 0x8000000000000000ull);
+  EXPECT_EQ(eval1("cvt.rzi.s32.f64 %o32, %da;", bits(double(NAN))).o32, 0x80000000u);
+  EXPECT_EQ(eval1("cvt.rni.u32.f64 %o32, %da;", bits(double(NAN))).o32, 0x80000000u);
+  EXPECT_EQ(eval1("cvt.rmi.s64.f64 %o, %da;", bits(double(NAN))).o, 0x8000000000000000ull);
+  EXPECT_EQ(eval1("cvt.rzi.s16.f64 %o32, %da;", bits(double(NAN))).o32 & 0xffff, 0x8000u);
+  EXPECT_EQ(eval1("cvt.rzi.u8.f32 %o32, %fa;", bits(NAN)).o32, 0u);
+}
+
 TEST(Convert, IntegerToFloatRounding) {
   EXPECT_EQ(eval1("cvt.rn.f32.s32 %fo, %a32;", 16777217).fo, 16777216.0f);
   EXPECT_EQ(eval1("cvt.rp.f32.s32 %fo, %a32;", 16777217).fo, 16777218.0f);

@@ -607,8 +607,10 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
       ++j;
     }
     int longs = 0;
+    int shorts = 0;  // 'h' makes the int argument a short, "hh" a char, as C's printf does
     while (j < f.size() && std::strchr("hlLzjt", f[j])) {
       if (f[j] == 'l' || f[j] == 'z' || f[j] == 'j' || f[j] == 't' || f[j] == 'L') ++longs;
+      if (f[j] == 'h') ++shorts;
       ++j;
     }
     if (j >= f.size()) {
@@ -624,8 +626,12 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
         if (longs)
           std::snprintf(buf, sizeof buf, (spec + "lld").c_str(),
                         static_cast<long long>(readAt<int64_t>(c, next(8), l)));
-        else
-          std::snprintf(buf, sizeof buf, (spec + "d").c_str(), readAt<int32_t>(c, next(4), l));
+        else {
+          int32_t v = readAt<int32_t>(c, next(4), l);
+          if (shorts == 1) v = static_cast<int16_t>(v);
+          if (shorts >= 2) v = static_cast<int8_t>(v);
+          std::snprintf(buf, sizeof buf, (spec + "d").c_str(), v);
+        }
         break;
       case 'u':
       case 'x':
@@ -634,8 +640,12 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
         if (longs)
           std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(),
                         static_cast<unsigned long long>(readAt<uint64_t>(c, next(8), l)));
-        else
-          std::snprintf(buf, sizeof buf, (spec + conv).c_str(), readAt<uint32_t>(c, next(4), l));
+        else {
+          uint32_t v = readAt<uint32_t>(c, next(4), l);
+          if (shorts == 1) v = static_cast<uint16_t>(v);
+          if (shorts >= 2) v = static_cast<uint8_t>(v);
+          std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v);
+        }
         break;
       case 'c':
         std::snprintf(buf, sizeof buf, (spec + "c").c_str(), readAt<int32_t>(c, next(4), l));

@@ -381,9 +381,16 @@ inline F roundIntegral(F x, Round r) {
   }
 }
 
+// F is float for f16, bf16 and f32 sources, double for f64.
 template <class D, class F>
 inline D floatToInt(F x, Round r) {
-  if (x != x) return D(0);
+  // NaN (PTX ISA 9.0, cvt): 0 when the source is not .f64 and the destination not 64 bits wide;
+  // otherwise 1 << (width - 1): MININT of a signed destination, (MAXINT >> 1) + 1 of an unsigned.
+  if (x != x) {
+    if constexpr (sizeof(F) == 8 || sizeof(D) == 8)
+      return static_cast<D>(std::make_unsigned_t<D>(1) << (8 * sizeof(D) - 1));
+    return D(0);
+  }
   F v = roundIntegral(x, r);
   // Saturate to D's range (float-to-integer conversions always saturate in PTX).
   if (v <= F(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
