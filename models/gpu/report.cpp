@@ -352,7 +352,8 @@ const pdn::VoltageReport* worstVoltageLaunch(const std::vector<LaunchRecord>& la
   return worst;
 }
 
-nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg) {
+nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg,
+                             bool timingRun) {
   nlohmann::json j;
   func::ExecStats total;
   bool complete = true;
@@ -366,7 +367,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
   j["thread_instructions"] = total.threadInsts;
   j["ctas"] = total.ctas;
   uint64_t cycles = 0;
-  bool timing = false;
+  bool timing = timingRun;
   for (const auto& l : launches)
     if (l.timing) {
       timing = true;

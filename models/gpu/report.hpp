@@ -27,8 +27,10 @@ const pdn::VoltageReport* worstVoltageLaunch(const std::vector<LaunchRecord>& la
 // What a whole run did, over all its launches: launches and whether all completed, cycles,
 // instructions and IPC, energy by block and average power, the worst droop and the droop
 // events, the power-gating shares. Timing-only parts are absent in functional mode, power and
-// voltage parts when the energy model or the PDN are off. stats.json's "run".
-nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg);
+// voltage parts when the energy model or the PDN are off. stats.json's "run". `timingRun`: the run
+// was in timing mode, so it has cycles (0) even without a launch.
+nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const PlatformConfig& cfg,
+                             bool timingRun = false);
 nlohmann::json toJson(const Dim3& d);
 // The launch's memory statistics (TimingResult::memory) without the detail per SM, slice,
 // partition or link: each part's figures and its "totals" (what the run's summary uses).

@@ -703,7 +703,7 @@ int cmdRun(const RunOptions& o) {
     j["stopped_by"] = stopReasonName(stop->reason());
     j["stop_message"] = stop->what();
   }
-  j["run"] = runTotalsJson(dev.launches(), cfg);
+  j["run"] = runTotalsJson(dev.launches(), cfg, mode == ExecMode::Timing);
   j["totals"] = toJson(total);
   // The launches' entries: every one's detail, or their summaries (a run of many launches).
   j["stats_form"] = statsFormName(launchFiles.form());

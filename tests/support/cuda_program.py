@@ -77,9 +77,13 @@ def main():
             if not os.path.exists(stats):
                 failures.append("no stats.json")
             else:
-                launches = json.load(open(stats))["launches"]
+                run_stats = json.load(open(stats))
+                launches = run_stats["launches"]
                 if a.launches is not None and len(launches) != a.launches:
                     failures.append(f"{len(launches)} launches in stats.json, expected {a.launches}")
+                # A timing run has cycles, also one without a launch.
+                if a.mode == "timing" and "cycles" not in run_stats["run"]:
+                    failures.append("no cycles in stats.json's run of a timing run")
                 if a.kernels:
                     names = [l["kernel"] for l in launches]
                     if not names:
