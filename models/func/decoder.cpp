@@ -533,8 +533,20 @@ class Decoder {
                 fmt::format("shared variable '{}' ends past 4 GiB of shared memory", v->name));
       off += v->sizeBytes();
     };
+    // Module-level .shared variables: only those the kernel's functions name. nvcc demotes a
+    // kernel's __shared__ arrays into its body, except under -rdc=true for templates (.weak
+    // .shared at module scope), where a linked module holds every kernel's arrays; a GPU's
+    // linker gives each kernel only the ones it reaches.
+    std::unordered_set<const Variable*> used;
+    for (const Function* f : funcs_)
+      for (const auto& s : f->body)
+        if (s.kind == ptx::Statement::Kind::Instr)
+          for (const auto& o : s.instr.ops) {
+            used.insert(o.var);
+            for (const auto& e : o.elems) used.insert(e.var);  // a vector's (one level)
+          }
     for (const auto& g : m_.globals)
-      if (g->space == StateSpace::Shared) place(g.get());
+      if (g->space == StateSpace::Shared && (g->isExtern || used.count(g.get()))) place(g.get());
     for (const Function* f : funcs_)
       for (const auto& v : f->locals)
         if (v->space == StateSpace::Shared) place(v.get());
