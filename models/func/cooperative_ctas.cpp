@@ -1,6 +1,8 @@
-// A cooperative launch's CTAs in the functional engine (Executor::runCooperative): all of them
-// together, each warp for at most kCooperativeTurn warp instructions at a time, CTA after CTA,
-// so that a warp spinning at a grid sync lets the other CTAs arrive. In a file of its own,
+// CTAs together in the functional engine: a cooperative launch's, all of them
+// (Executor::runCooperative), and those a GPU would hold at once beside a CTA that runs long
+// (Executor::runTogether, from runCtasInOrder): each warp for at most kCooperativeTurn warp
+// instructions at a time, CTA after CTA, so that a warp spinning at a grid sync, or until a later
+// CTA sets a flag, lets the other CTAs get there. In a file of its own,
 // compiled outside the unity batches (models/CMakeLists.txt): with this loop beside runCtaLoop
 // in executor.cpp, the compiler stopped inlining step() into runCtaLoop, the functional engine's
 // hot loop, which then ran 5 to 13 % fewer warp instructions per second (docs/performance.md).
@@ -42,16 +44,25 @@ class HostCheck {
 }  // namespace
 
 void Executor::runCooperative(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget) {
+  st.ctas += ctas.size();
   if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runCooperativeLoop<true>(ctas, st, budget);
+    runTogetherLoop<true>(ctas, st, budget, nullptr, 0);
   else
-    runCooperativeLoop<false>(ctas, st, budget);
+    runTogetherLoop<false>(ctas, st, budget, nullptr, 0);
+}
+
+void Executor::runTogether(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
+                           const std::function<bool(Cta&)>& next, uint64_t firstId) {
+  if (L_.countMemoryUnits || L_.accessLog != nullptr)
+    runTogetherLoop<true>(ctas, st, budget, &next, firstId);
+  else
+    runTogetherLoop<false>(ctas, st, budget, &next, firstId);
 }
 
 template <bool kRecord>
-void Executor::runCooperativeLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget) {
+void Executor::runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
+                               const std::function<bool(Cta&)>* next, uint64_t firstId) {
   HostCheck check(budget, st);
-  st.ctas += ctas.size();
   [[maybe_unused]] MemRecord rec;  // kRecord
   size_t live = 0;
   for (const Cta& cta : ctas) live += cta.liveWarps > 0 ? 1 : 0;
@@ -59,6 +70,8 @@ void Executor::runCooperativeLoop(std::vector<Cta>& ctas, ExecStats& st, const R
     bool progress = false;
     for (Cta& cta : ctas) {
       if (cta.liveWarps == 0) continue;
+      if (kRecord && next != nullptr && L_.accessLog != nullptr)
+        L_.accessLog->setCta(static_cast<uint32_t>(cta.linearId - firstId));
       for (Warp& w : cta.warps) {
         for (uint64_t turn = 0; turn < kCooperativeTurn && w.state == WarpState::Ready; ++turn) {
           check();
@@ -72,7 +85,15 @@ void Executor::runCooperativeLoop(std::vector<Cta>& ctas, ExecStats& st, const R
           progress = true;
         }
       }
-      if (cta.liveWarps == 0) --live;
+      if (cta.liveWarps == 0) {
+        // A GPU's CTA scheduler puts the next CTA where one ended.
+        if (next != nullptr && (*next)(cta)) {
+          st.ctas += 1;
+          progress = true;
+        } else {
+          --live;
+        }
+      }
     }
     if (!progress)
       throwDeadlock(

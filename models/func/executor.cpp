@@ -1114,27 +1114,34 @@ StepResult Executor::step(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, Step
   return stepHere(cta, w, st, rec, env);
 }
 
-void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
+void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env,
+                      uint64_t suspendAfter) {
   // Counting memory units or logging the accesses records every step's accesses; the plain loop
   // stays as it was.
   if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runCtaLoop<true>(cta, st, budget, env);
+    runCtaLoop<true>(cta, st, budget, env, suspendAfter);
   else
-    runCtaLoop<false>(cta, st, budget, env);
+    runCtaLoop<false>(cta, st, budget, env, suspendAfter);
 }
 
 template <bool kRecord>
-void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env) {
+void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env,
+                          uint64_t suspendAfter) {
   // Host checks (clock, interrupt flag) every kHostCheck warp instructions. Written out here:
   // with cooperative_ctas.cpp's HostCheck object in this loop instead, GCC stopped inlining
-  // step() into it (a call per warp instruction; docs/performance.md).
+  // step() into it (a call per warp instruction; docs/performance.md). The suspension's count
+  // shares the check's comparison.
   constexpr uint64_t kHostCheck = 4096;
   constexpr uint32_t kWarpTurn = 1u << 16;
   const bool limited = budget != nullptr && budget->active();
+  const uint64_t suspendAt = suspendAfter != 0 ? st.warpInsts + suspendAfter : ~0ull;
   auto nextCheckAt = [&] {
-    return st.warpInsts + std::min(kHostCheck, budget->instructionsLeft(st.warpInsts));
+    const uint64_t at =
+        limited ? st.warpInsts + std::min(kHostCheck, budget->instructionsLeft(st.warpInsts))
+                : ~0ull;
+    return std::min(at, suspendAt);
   };
-  uint64_t checkAt = limited ? nextCheckAt() : ~0ull;
+  uint64_t checkAt = nextCheckAt();
   st.ctas += 1;
   [[maybe_unused]] MemRecord rec;  // kRecord
   while (cta.liveWarps > 0) {
@@ -1145,6 +1152,7 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
       // groups' tiles of several warps sync that way) lets that warp get there.
       for (uint32_t turn = 0; turn < kWarpTurn && w.state == WarpState::Ready; ++turn) {
         if (st.warpInsts >= checkAt) {
+          if (st.warpInsts >= suspendAt) return;  // not ended: runTogether takes it on
           if (auto stop = budget->check(0, st.warpInsts))
             throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
           checkAt = nextCheckAt();

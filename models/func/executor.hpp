@@ -75,7 +75,10 @@ class Executor {
   // With `env` the steps take it (step()): CTAs of one launch may then run on several host
   // threads at once, each with its own env, Executor and LaunchState copy, when their order
   // does not matter (func/parallel_ctas.hpp).
-  void runCta(Cta& cta, ExecStats& st, const RunBudget* budget = nullptr, StepEnv* env = nullptr);
+  // With `suspendAfter` (0: never), it returns after that many warp instructions if the CTA has
+  // not ended by then (cta.liveWarps > 0); runTogether can take it on from there.
+  void runCta(Cta& cta, ExecStats& st, const RunBudget* budget = nullptr, StepEnv* env = nullptr,
+              uint64_t suspendAfter = 0);
 
   // Runs `ctas` together to completion, as one cooperative launch's CTAs, all resident at once:
   // in turns of at most kCooperativeTurn warp instructions per warp, CTA after CTA, so that a
@@ -83,6 +86,13 @@ class Executor {
   // loops' instructions count. Budget and faults as runCta.
   static constexpr uint64_t kCooperativeTurn = 64;
   void runCooperative(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget = nullptr);
+
+  // Runs `ctas` together as runCooperative does (they may have run already: runCta with
+  // suspendAfter), and when one ends, `next(cta)` may put the launch's next CTA in its place:
+  // true when it did (it is counted in `st`), false when no CTA is left. With an access log, each
+  // CTA's accesses are tagged with its linear id less `firstId`.
+  void runTogether(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
+                   const std::function<bool(Cta&)>& next, uint64_t firstId);
 
   LaunchState& launch() { return L_; }
 
@@ -92,10 +102,13 @@ class Executor {
   // (docs/performance.md).
   StepResult stepHere(Cta& cta, Warp& w, ExecStats& st, MemRecord* rec, StepEnv* env);
   template <bool kRecord>
-  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env);
-  // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.)
+  void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env,
+                  uint64_t suspendAfter);
+  // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.) `next`: as
+  // runTogether's, or null (a cooperative launch: every CTA is there from the start).
   template <bool kRecord>
-  void runCooperativeLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget);
+  void runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
+                       const std::function<bool(Cta&)>* next, uint64_t firstId);
   // Throws KernelFault: every live warp of `cta` waits at a barrier that cannot complete.
   [[noreturn]] void throwDeadlock(const Cta& cta) const;
   // The context an instruction of warp `w` at `pc` runs in (its lanes `active`).

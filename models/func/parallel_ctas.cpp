@@ -145,20 +145,56 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
 void runCtasInOrder(LaunchState& L, uint64_t first, uint64_t end, ExecStats& stats,
                     const RunBudget* budget, const std::function<void(uint64_t done)>& progress,
                     double progressSeconds) {
+  // A CTA that runs this many warp instructions without ending may be waiting for a later CTA
+  // (a flag it sets, a lock it holds), which a GPU would run beside it. In order, it would wait
+  // forever: from there, the CTAs the platform's SMs hold at once run together (runTogether),
+  // and each that ends makes room for the next, as a GPU's CTA scheduler places them. A CTA that
+  // waits for one a GPU could not hold beside it spins there too, as on the GPU. Few CTAs run as
+  // long without waiting (a catalog kernel's longest at large size runs far fewer); the switch
+  // changes only the order in which such a launch's CTAs run.
+  constexpr uint64_t kLongCta = uint64_t(1) << 22;
   Executor ex(L);
   Cta cta;
   auto lastReport = std::chrono::steady_clock::now();
-  for (uint64_t id = first; id < end; ++id) {
-    ex.initCta(cta, L.grid.ctaOf(id), id, static_cast<uint32_t>(id % L.numSms));
-    if (L.accessLog != nullptr) L.accessLog->setCta(static_cast<uint32_t>(id - first));
-    ex.runCta(cta, stats, budget);
+  uint64_t done = 0;
+  const auto ended = [&] {
+    ++done;
     if (progress) {
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - lastReport).count() >= progressSeconds) {
-        progress(id + 1 - first);
+        progress(done);
         lastReport = now;
       }
     }
+  };
+  const auto start = [&](Cta& c, uint64_t id) {
+    ex.initCta(c, L.grid.ctaOf(id), id, static_cast<uint32_t>(id % L.numSms));
+  };
+  for (uint64_t id = first; id < end; ++id) {
+    start(cta, id);
+    if (L.accessLog != nullptr) L.accessLog->setCta(static_cast<uint32_t>(id - first));
+    const bool others = L.residentCtas > 1 && id + 1 < end;
+    ex.runCta(cta, stats, budget, nullptr, others ? kLongCta : 0);
+    if (cta.liveWarps == 0) {
+      ended();
+      continue;
+    }
+    std::vector<Cta> together;
+    together.push_back(std::move(cta));
+    uint64_t next = id + 1;
+    for (; next < end && together.size() < L.residentCtas; ++next) {
+      together.emplace_back();
+      start(together.back(), next);
+      stats.ctas += 1;
+    }
+    const std::function<bool(Cta&)> startNext = [&](Cta& c) {
+      ended();
+      if (next >= end) return false;
+      start(c, next++);
+      return true;
+    };
+    ex.runTogether(together, stats, budget, startNext, first);
+    return;
   }
 }
 

@@ -43,7 +43,8 @@ void runCtasInParallel(HostWorkers& team, const LaunchState& L, uint64_t first, 
 // Runs CTAs [first, end) of the launch `L` in ascending order on the calling thread (CTA i on SM
 // i mod L.numSms), adding their statistics to `stats`; with L.accessLog, each entry is tagged
 // with its CTA's offset from `first`, as runCtasInParallel tags them. `progress(done)` as there.
-// The first CTA that throws stops the run.
+// The first CTA that throws stops the run. A CTA that runs long without ending (it may wait for
+// a later one) goes on together with the next L.residentCtas - 1, as a GPU holds them.
 void runCtasInOrder(LaunchState& L, uint64_t first, uint64_t end, ExecStats& stats,
                     const RunBudget* budget, const std::function<void(uint64_t done)>& progress,
                     double progressSeconds);

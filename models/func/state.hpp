@@ -161,6 +161,10 @@ struct LaunchState {
   uint32_t localBytes = 0;
   uint32_t smId = 0;  // not read: %smid is the CTA's (Cta::smId, from initCta)
   uint32_t numSms = 1;
+  // The launch's CTAs the platform's SMs hold at once (ctasPerSm x SMs): when a CTA of a launch
+  // run in order runs long without ending, it may wait for a later CTA, which a GPU runs beside
+  // it; so many CTAs then run together (runCtasInOrder). 0: none beside it.
+  uint64_t residentCtas = 0;
   // Count ExecStats::memInsts and memUnits (sampled simulation; off: no cost).
   bool countMemoryUnits = false;
   // Sampled simulation: the run's global accesses are logged here (to warm the L2), if set.

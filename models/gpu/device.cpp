@@ -285,6 +285,19 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
   if (block.x > 1024 || block.y > 1024 || block.z > 64)
     bad(fmt::format("block ({},{},{}) exceeds the limits (1024, 1024, 64)", block.x, block.y,
                     block.z));
+  // Code built for compute capability 5.0 or later may assume its SMs' 65,536 registers (CUB
+  // and Thrust tune their blocks to them); a platform with fewer refuses such blocks, so the
+  // refusal says how to run it.
+  const auto registerHint = [&]() -> std::string {
+    constexpr uint32_t kModernRegisters = 65536;
+    if (cfg_.sm.registers >= kModernRegisters || cfg_.gpu.compute_capability < 50) return {};
+    return fmt::format(
+        "; SMs of compute capability {}.{}, which the platform reports, have {}, and code tuned "
+        "for them (CUB's and Thrust's sorts) may need them: run on a platform with as many "
+        "(rtx3070), or add --set sm.registers={}",
+        cfg_.gpu.compute_capability / 10, cfg_.gpu.compute_capability % 10, kModernRegisters,
+        kModernRegisters);
+  };
   const uint64_t threads = block.count();
   const uint64_t maxThreads = std::min<uint64_t>(1024, cfg_.sm.max_threads);
   if (threads > maxThreads)
@@ -329,16 +342,16 @@ void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block
   if (f.registers > s.registers)
     bad(fmt::format(
             "a block of {} threads needs {} registers ({} per thread, each warp's rounded up to "
-            "sm.register_allocation_granularity {}); an SM has {} (sm.registers)",
-            f.threads, f.registers, p.regsPerThread, s.register_allocation_granularity,
-            s.registers),
+            "sm.register_allocation_granularity {}); an SM has {} (sm.registers){}",
+            f.threads, f.registers, p.regsPerThread, s.register_allocation_granularity, s.registers,
+            registerHint()),
         LaunchRefused::Reason::Resources);
   if (const uint32_t most = sm::warpsByRegisters(s, f.registersPerWarp); f.warps > most)
     bad(fmt::format("a block of {} warps needs {} registers per warp ({} per thread, rounded up to "
                     "sm.register_allocation_granularity {}); the SM's {} registers in "
-                    "sm.register_partitions {} partitions hold {} such warps",
+                    "sm.register_partitions {} partitions hold {} such warps{}",
                     f.warps, f.registersPerWarp, p.regsPerThread, s.register_allocation_granularity,
-                    s.registers, s.register_partitions, most),
+                    s.registers, s.register_partitions, most, registerHint()),
         LaunchRefused::Reason::Resources);
   if (f.warps > s.max_warps)
     bad(fmt::format("a block of {} warps exceeds the SM's {} (sm.max_warps)", f.warps,
@@ -424,6 +437,8 @@ func::LaunchState Device::launchState(const Kernel& k, const Dim3& grid, const D
   }
   L.warpsPerCta = static_cast<uint32_t>((block.count() + func::kWarpSize - 1) / func::kWarpSize);
   L.numSms = cfg_.gpu.num_sms;
+  L.residentCtas =
+      uint64_t(sm::ctasPerSm(cfg_.sm, footprint(k, block, L.sharedBytes))) * cfg_.gpu.num_sms;
   L.printfLog = &printfOutput_;
   L.heap = &heap_;
   L.stackBytes = stackBytes_;
