@@ -258,6 +258,31 @@ TEST(Config, ErrorsAfterLoadingNameTheKeysLine) {
   std::filesystem::remove(file);
 }
 
+// A rule of several keys names the key at fault first, and the message's line is that key's (not
+// the section's, nor another key's of it).
+TEST(Config, ARuleOfSeveralKeysNamesTheKeyAtFaultAndItsLine) {
+  const std::string yaml =
+      "name: rtl-line\nrtl:\n  droop_predictor: model\n"
+      "  drowsy_controller: verilated\n";
+  try {
+    config::load<PlatformConfig>(yaml, "p.yaml", {});
+    ADD_FAILURE() << "a verilated drowsy-line controller without drowsy lines was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("p.yaml:4:22: rtl.drowsy_controller, ", 0), 0u)
+        << e.what();
+  }
+  try {
+    loadPlatform("gtx480", {"rtl.power_switch=verilated", "power.gating.idle_detect=timeout",
+                            "power.gating.sm.timeout_cycles=1048576"});
+    ADD_FAILURE() << "a 21-bit timeout was accepted for the RTL switch";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--set power.gating.sm.timeout_cycles=1048576: "
+                                         "power.gating.sm.timeout_cycles"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Config, EveryKeyIsDocumented) {
   auto keys = config::listKeys<PlatformConfig>();
   EXPECT_GT(keys.size(), 100u);

@@ -30,6 +30,9 @@ using config::Range;
 inline constexpr uint32_t kMaxDataLineBytes = 256;
 // The largest cache instance (CacheConfig::visit says why).
 inline constexpr uint64_t kMaxCacheBytes = 16ull << 20;
+// The most line frames all the caches of a platform may have together (PlatformConfig::visit
+// says why).
+inline constexpr uint64_t kMaxTotalLineFrames = 1ull << 25;
 // The largest on-chip grid of the power-delivery network (PlatformConfig::visit says why).
 inline constexpr uint64_t kMaxPdnGridNodes = 144;
 
@@ -934,11 +937,15 @@ struct PlatformConfig : config::Section {
     // The widths of power_gating_switch.sv's configuration inputs.
     const auto fitsSwitchRtl = [&](const char* level, const SwitchConfig& sw) {
       const bool model = RtlConfig::isModel(rtl.power_switch);
-      v.require(model || sw.timeout_cycles < (1u << 20), "rtl",
+      // Named by the key that does not fit (then rtl.power_switch), not by the rtl section:
+      // the message's line is that key's.
+      const std::string timeoutKey = fmt::format("power.gating.{}.timeout_cycles", level);
+      const std::string wakeKey = fmt::format("power.gating.{}.wake_latency", level);
+      v.require(model || sw.timeout_cycles < (1u << 20), {timeoutKey.c_str(), "rtl.power_switch"},
                 fmt::format("power.gating.{}.timeout_cycles {} does not fit the RTL switch "
                             "controller's 20-bit timeout (rtl.power_switch {})",
                             level, sw.timeout_cycles, rtl.power_switch));
-      v.require(model || sw.wake_latency < (1u << 16), "rtl",
+      v.require(model || sw.wake_latency < (1u << 16), {wakeKey.c_str(), "rtl.power_switch"},
                 fmt::format("power.gating.{}.wake_latency {} does not fit the RTL switch "
                             "controller's 16-bit wake-up counter (rtl.power_switch {})",
                             level, sw.wake_latency, rtl.power_switch));
@@ -950,28 +957,34 @@ struct PlatformConfig : config::Section {
     // verilated for up to 1024 frames per bank, with a 20-bit timeout.
     const bool drowsyModel = RtlConfig::isModel(rtl.drowsy_controller);
     v.require(drowsyModel || power.l1d.drowsy.policy != "none" || power.l2.drowsy.policy != "none",
-              "rtl",
+              {"rtl.drowsy_controller", "power.l1d.drowsy.policy", "power.l2.drowsy.policy"},
               fmt::format("rtl.drowsy_controller {} needs drowsy lines (power.l1d.drowsy.policy or "
                           "power.l2.drowsy.policy drowsy-after-access or timeout; both are none)",
                           rtl.drowsy_controller));
     const auto fitsDrowsyRtl = [&](const char* key, const char* cacheKey, const CachePowerConfig& p,
                                    const CacheConfig& c) {
       if (drowsyModel || p.drowsy.policy == "none" || !c.enabled) return;
-      v.require(p.drowsy.policy != "timeout" || p.drowsy.timeout_cycles < (1u << 20), "rtl",
+      const std::string timeoutKey = fmt::format("{}.drowsy.timeout_cycles", key);
+      const std::string banksKey = fmt::format("{}.banks", cacheKey);
+      const std::string setsKey = fmt::format("{}.sets", cacheKey);
+      const std::string waysKey = fmt::format("{}.ways", cacheKey);
+      v.require(p.drowsy.policy != "timeout" || p.drowsy.timeout_cycles < (1u << 20),
+                {timeoutKey.c_str(), "rtl.drowsy_controller"},
                 fmt::format("{}.drowsy.timeout_cycles {} does not fit the RTL drowsy-line "
                             "controller's 20-bit counters (rtl.drowsy_controller {})",
                             key, p.drowsy.timeout_cycles, rtl.drowsy_controller));
-      v.require(c.banks <= c.sets, "rtl",
+      v.require(c.banks <= c.sets, {banksKey.c_str(), setsKey.c_str(), "rtl.drowsy_controller"},
                 fmt::format("{}.banks {} exceeds its {} sets: the RTL drowsy-line controller "
                             "holds whole sets per bank (rtl.drowsy_controller {})",
                             cacheKey, c.banks, c.sets, rtl.drowsy_controller));
       const uint64_t frames = uint64_t(c.sets / std::max(1u, c.banks)) * c.ways;
       v.require(rtl.drowsy_controller_block != "drowsy_line_controller_late" || frames <= 128,
-                "rtl",
+                {"rtl.drowsy_controller_block", banksKey.c_str(), setsKey.c_str(), waysKey.c_str()},
                 fmt::format("{} has {} line frames per bank: rtl.drowsy_controller_block "
                             "drowsy_line_controller_late holds at most 128 (more {}.banks)",
                             cacheKey, frames, cacheKey));
-      v.require(frames <= 1024, "rtl",
+      v.require(frames <= 1024,
+                {banksKey.c_str(), setsKey.c_str(), waysKey.c_str(), "rtl.drowsy_controller"},
                 fmt::format("{} has {} line frames per bank: the RTL drowsy-line controller "
                             "holds at most 1024 (more {}.banks; rtl.drowsy_controller {})",
                             cacheKey, frames, cacheKey, rtl.drowsy_controller));
@@ -1163,6 +1176,30 @@ struct PlatformConfig : config::Section {
         place(noc.sm_positions, "sm_positions");
         place(noc.mc_positions, "mc_positions");
       }
+    }
+    // Every line frame of every cache is modelled (tags, replacement and power state: about 75
+    // bytes of host memory each: gtx480's 12 L2 slices at 16 MiB in 16-byte lines, 12.6 million
+    // frames, take 0.93 GB more), so kMaxCacheBytes per cache does not bound a platform: 256
+    // partitions x 16 slices of those, or 1024 SMs with such L1s, would take tens of GB and be
+    // killed by the host before the first cycle. 2^25 frames (about 2.5 GB) hold 110 SMs with
+    // 16 MiB L1s of 128-byte lines.
+    {
+      const auto frames = [](const CacheConfig& c) {
+        return c.enabled ? uint64_t(c.sets) * c.ways : 0;
+      };
+      const bool hierarchy = memory.model == "hierarchy";
+      const uint64_t slices = uint64_t(memory.partitions) * l2.slices_per_partition;
+      const uint64_t perSm =
+          frames(sm.icache) + frames(sm.const_cache) + (hierarchy ? frames(sm.l1d) : 0);
+      const uint64_t total = gpu.num_sms * perSm + (hierarchy ? slices * frames(l2.slice) : 0);
+      v.require(total <= kMaxTotalLineFrames,
+                {"l2.slice.sets", "l2.slice.ways", "sm.l1d.sets", "sm.l1d.ways", "gpu.num_sms",
+                 "memory.partitions", "l2.slices_per_partition"},
+                fmt::format("the platform's caches have {} line frames in all ({} per SM x {} "
+                            "SMs, {} per L2 slice x {} slices): more than the {} gpusc models in "
+                            "reasonable host memory (fewer sets or ways, or longer lines)",
+                            total, perSm, gpu.num_sms, hierarchy ? frames(l2.slice) : 0, slices,
+                            kMaxTotalLineFrames));
     }
     // A data cache's sub-word lines lie within its lines.
     v.require(!sm.l1d.enabled || power.l1d.subword_bytes <= sm.l1d.line_bytes,

@@ -58,8 +58,10 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const PlatformConfig& cfg)
   if (cfg_.memory.model == "fixed-latency") {
     fixed_ =
         std::make_unique<FixedLatencyMemory>("memory", period_ * double(cfg_.memory.fixed_latency));
-    for (auto& s : sms_)
-      connect(s->memory_socket, fixed_->sm_sockets, fmt::format("check_{}", s->name()));
+    // A checker's name is one SystemC name segment: not the SM's hierarchical name ("gpu.sm0",
+    // whose '.' SystemC replaces with a W506 warning per SM on stderr, even with --quiet).
+    for (uint32_t i = 0; i < cfg_.gpu.num_sms; ++i)
+      connect(sms_[i]->memory_socket, fixed_->sm_sockets, fmt::format("check_sm{}_memory", i));
     // The SMs' requests meet in one target: their order there is the evaluation order.
     coreDomain_->setSerialReason("memory.model fixed-latency (one target for every SM)");
     attachUnits();

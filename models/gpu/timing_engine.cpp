@@ -1,5 +1,6 @@
 #include "gpu/timing_engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
@@ -129,7 +130,12 @@ void TimingEngine::advance(const sc_core::sc_time& t, sc_core::sc_starvation_pol
     poisoned_ = true;
     for (sm::Sm* s : gpu_->sms())
       if (s->fault()) std::rethrow_exception(s->fault());
-    throw InternalError(fmt::format("SystemC: {} in {}", r.get_msg(), r.get_process_name()));
+    // A report from outside any process (a trace file's write, an sc_start of the kernel) has
+    // no process name: a null pointer fmt refuses ("string pointer is null"), losing the message.
+    const char* msg = r.get_msg();
+    const char* process = r.get_process_name();
+    throw InternalError(fmt::format("SystemC: {}{}", msg && *msg ? msg : r.what(),
+                                    process && *process ? fmt::format(" in {}", process) : ""));
   }
   for (sm::Sm* s : gpu_->sms())
     if (s->fault()) {
@@ -183,6 +189,30 @@ void TimingEngine::drain(const std::string& label) {
 }
 
 namespace {
+
+// The longest one request may legitimately stay in one memory unit, in core cycles: a unit's
+// latencies in its own clock, scaled by the clock ratio. gpu.clocks.l2_mhz 1 with the core at
+// 10000 MHz makes an L2 hit of l2.slice.hit_latency 300 take 3 million core cycles, which the
+// no-progress watchdog's fixed 2 million took for a deadlock ("internal error: ... made no
+// progress", exit 4) on a configuration that runs.
+uint64_t longestMemoryStep(const PlatformConfig& c) {
+  const double core = c.gpu.clocks.core_mhz;
+  const auto in = [core](double cycles, double mhz) { return uint64_t(cycles * core / mhz) + 1; };
+  const auto& d = c.memory.dram;
+  const double dramCycles = double(d.tRFC) + d.tRC + d.tRCD + d.tCL + d.tWL + d.tWR + d.tRP +
+                            d.tCDLR + d.read_write_turnaround + d.burst_length / d.data_rate + 1;
+  const auto& n = c.noc;
+  const double hop = double(n.routing_delay) + n.vc_alloc_delay + n.switch_alloc_delay +
+                     n.credit_delay + n.link_latency + 1;
+  const double hops = n.topology == "mesh" ? 2.0 * (n.mesh_columns + n.mesh_rows + 16) : 2.0;
+  const uint64_t dram = c.memory.controller.latency + in(dramCycles, c.gpu.clocks.dram_mhz);
+  const uint64_t l2 =
+      in(double(c.l2.slice.hit_latency) + c.power.l2.drowsy.wake_latency + 1, c.gpu.clocks.l2_mhz);
+  const uint64_t network = in(hop * hops, c.gpu.clocks.interconnect_mhz);
+  const uint64_t l1 = uint64_t(c.sm.l1d.hit_latency) + c.power.l1d.drowsy.wake_latency + 1;
+  const uint64_t fetch = std::max(c.sm.icache.hit_latency, c.sm.const_cache.hit_latency) + 1ull;
+  return std::max({uint64_t(c.memory.fixed_latency), dram, l2, network, l1, fetch});
+}
 
 // RTL co-simulation in lockstep: a block that diverged paused the simulation (docs/rtl-cosim.md).
 // The engine is then mid-launch and cannot run again (`poisoned`).
@@ -286,8 +316,11 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
     return c > cs.startCycle() + 1 ? c - cs.startCycle() - 1 : 0;
   };
   // No-progress watchdog: a launch whose SMs issue nothing and finish no CTA for this many
-  // cycles while events are still pending cannot finish (no memory access takes this long).
-  constexpr uint64_t kNoProgressCycles = 2000000;
+  // cycles while events are still pending cannot finish: 2 million, or 64 times the longest a
+  // request may stay in one memory unit when the platform's latencies and clocks make that long
+  // (no memory access takes this long).
+  const uint64_t kNoProgressCycles =
+      std::max<uint64_t>(2000000, 64 * longestMemoryStep(g.config()));
   uint64_t lastInsts = 0, lastProgressCycle = cs.startCycle();
   uint32_t lastCtasDone = 0;
   std::optional<StopReason> stopped;

@@ -1,5 +1,8 @@
 #include "pdn/voltage_monitor.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -46,6 +49,13 @@ VoltageMonitor::VoltageMonitor(const sc_core::sc_module_name& name, const Platfo
   // sc_create_vcd_trace_file appends ".vcd".
   if (path.size() > 4 && path.compare(path.size() - 4, 4, ".vcd") == 0)
     path.resize(path.size() - 4);
+  // SystemC opens the file only at the first traced time step, and reports a file it cannot
+  // create from inside sc_start, as an error of no process: try it here, where the key is known.
+  if (std::FILE* f = std::fopen((path + ".vcd").c_str(), "w"))
+    std::fclose(f);
+  else
+    throw InputError(fmt::format("pdn.monitor.vcd_file: cannot create '{}.vcd': {}", path,
+                                 std::strerror(errno)));
   vcd_ = sc_core::sc_create_vcd_trace_file(path.c_str());
   if (!vcd_) throw InputError(fmt::format("pdn.monitor.vcd_file: cannot create '{}.vcd'", path));
   // The simulation's resolution: a clock period (1 428 571 fs at 700 MHz) is exact in it.
