@@ -820,6 +820,12 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     }
     sl.waves = std::move(waveSample);
     rec.sampled = std::move(sl);
+  } else if (cfg_.sampling.enabled()) {
+    // Sampling leaves it alone: it ran in full detail, and the run's counts say so.
+    SampledLaunch sl;
+    sl.notSampled = options.cooperative ? "cooperative launch"
+                                        : "device runtime (printf, assert, malloc, free)";
+    rec.sampled = std::move(sl);
   }
   finish();
 }

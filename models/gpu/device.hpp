@@ -132,6 +132,9 @@ struct SampledLaunch {
   std::optional<double> boundPct;  // extrapolated: the cycles' error bound (none: unknown)
   gpu::KernelSampler::BoundFrom boundFrom = gpu::KernelSampler::BoundFrom::None;
   std::optional<WaveSample> waves;  // detail with its later CTAs run functionally
+  // Sampling left the launch alone (it ran in full detail, in no group): why. Device runtime
+  // (printf, assert, malloc) or a cooperative launch.
+  const char* notSampled = nullptr;
 };
 
 // What one launch did (functional counts; the timing model adds cycles in its own stats).

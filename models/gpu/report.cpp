@@ -245,6 +245,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
     nlohmann::json js;
     if (s.grouped) js["group"] = s.group;
     js["detail"] = s.detail;
+    if (s.notSampled) js["not_sampled"] = s.notSampled;
     if (s.checkErrorPct) js["borrow_check_error_pct"] = *s.checkErrorPct;
     if (s.waves) {
       const WaveSample& w = *s.waves;
@@ -385,10 +386,12 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     nlohmann::json s;
     s["mode"] = cfg.sampling.mode;
     uint64_t detailed = 0, extrapolated = 0, cyclesDetailed = 0, cyclesEstimated = 0, unbounded = 0;
-    uint64_t waveSampled = 0, ctasDetailed = 0, ctasFunctional = 0, borrowed = 0;
+    uint64_t waveSampled = 0, ctasDetailed = 0, ctasFunctional = 0, borrowed = 0, notSampled = 0;
     std::vector<std::vector<double>> cpis;  // per group, its detailed launches' in order
     for (const auto& l : launches) {
-      if (!l.timing || !l.sampled || !l.sampled->detail) continue;
+      // Only grouped launches: a launch of no group (wave sampling alone, or one sampling left
+      // alone) has group 0 by default and is not one of group 0's members.
+      if (!l.timing || !l.sampled || !l.sampled->detail || !l.sampled->grouped) continue;
       if (cpis.size() <= l.sampled->group) cpis.resize(l.sampled->group + 1);
       cpis[l.sampled->group].push_back(
           l.stats.warpInsts ? double(l.timing->cycles) / double(l.stats.warpInsts) : 0.0);
@@ -398,6 +401,12 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     for (const auto& l : launches) {
       if (!l.timing || !l.sampled) continue;
       if (l.sampled->grouped) groups = std::max(groups, l.sampled->group + 1);
+      if (l.sampled->notSampled) {  // device runtime or cooperative: in full detail
+        ++detailed;
+        ++notSampled;
+        cyclesDetailed += l.timing->cycles;
+        continue;
+      }
       if (l.sampled->detail && l.sampled->waves) {
         const WaveSample& w = *l.sampled->waves;
         ++detailed;
@@ -432,6 +441,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
     if (cfg.sampling.kernels()) s["groups"] = groups;
     s["launches_detailed"] = detailed;
     s["launches_extrapolated"] = extrapolated;
+    s["launches_not_sampled"] = notSampled;  // among launches_detailed
     if (cfg.sampling.kernels() && cfg.sampling.borrow_pct > 0) s["launches_borrowed"] = borrowed;
     if (cfg.sampling.waves()) {
       s["launches_waves_sampled"] = waveSampled;

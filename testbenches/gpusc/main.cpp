@@ -363,8 +363,7 @@ void appendTimingSummary(std::string& out, const std::vector<LaunchRecord>& laun
                          ctas + s["ctas_run_functionally"].get<uint64_t>());
     }
     // Launches sampling leaves alone (device runtime, cooperative) ran in full.
-    uint64_t unsampled = 0;
-    for (const auto& l : launches) unsampled += l.timing && !l.sampled ? 1 : 0;
+    const uint64_t unsampled = s.value("launches_not_sampled", uint64_t(0));
     if (unsampled != 0)
       how += fmt::format("; {} launch{} not sampled (device runtime or cooperative: in full)",
                          unsampled, unsampled == 1 ? "" : "es");

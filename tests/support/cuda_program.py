@@ -84,6 +84,13 @@ def main():
                 # A timing run has cycles, also one without a launch.
                 if a.mode == "timing" and "cycles" not in run_stats["run"]:
                     failures.append("no cycles in stats.json's run of a timing run")
+                # A sampled run accounts for every launch: in detail or extrapolated.
+                sampling = run_stats["run"].get("sampling")
+                if sampling is not None:
+                    counted = sampling["launches_detailed"] + sampling["launches_extrapolated"]
+                    if counted != run_stats["run"]["launches"]:
+                        failures.append(f"sampling counts {counted} launches of "
+                                        f"{run_stats['run']['launches']}")
                 if a.kernels:
                     names = [l["kernel"] for l in launches]
                     if not names:
