@@ -149,9 +149,9 @@ void runCtasInOrder(LaunchState& L, uint64_t first, uint64_t end, ExecStats& sta
   // (a flag it sets, a lock it holds), which a GPU would run beside it. In order, it would wait
   // forever: from there, the CTAs the platform's SMs hold at once run together (runTogether),
   // and each that ends makes room for the next, as a GPU's CTA scheduler places them. A CTA that
-  // waits for one a GPU could not hold beside it spins there too, as on the GPU. Few CTAs run as
-  // long without waiting (a catalog kernel's longest at large size runs far fewer); the switch
-  // changes only the order in which such a launch's CTAs run.
+  // waits for one a GPU could not hold beside it spins there too, as on the GPU. A CTA that runs
+  // as long without waiting for another goes on together with the next ones too: the launch's
+  // CTAs then run in another order, one a GPU may give them as well.
   constexpr uint64_t kLongCta = uint64_t(1) << 22;
   Executor ex(L);
   Cta cta;

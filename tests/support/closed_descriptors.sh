@@ -5,14 +5,7 @@
 # simulator of its own with the run's settings, computes correctly, and writes its results in a
 # folder inside the run's.
 #   closed_descriptors.sh GPUSC PROCESSES_PROGRAM
-gpusc=$1
-prog=$2
-if [ ! -x "$prog" ]; then
-  echo "skipped: $prog was not built: nvcc was not found when gpusc was configured"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/program_test_prelude.sh"
 "$gpusc" exec -q --mode functional -p rtx3070 -o "$tmp/out" -- python3 -c "
 import os, subprocess, sys
 fd = int(os.environ['GPUSC_CUDART_FD'])

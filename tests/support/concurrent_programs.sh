@@ -4,14 +4,7 @@
 # (`processes child`) has run; the second, finding it in use, starts a simulator of its own with
 # the same settings, whose results go in a folder inside the run's. Both compute correctly.
 #   concurrent_programs.sh GPUSC PROCESSES_PROGRAM
-gpusc=$1
-prog=$2
-if [ ! -x "$prog" ]; then
-  echo "skipped: $prog was not built: nvcc was not found when gpusc was configured"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/program_test_prelude.sh"
 "$gpusc" exec -q --mode functional -p rtx3070 -o "$tmp/out" -- sh -c "
   '$prog' hold '$tmp/flag' &
   i=0
