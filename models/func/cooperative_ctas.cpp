@@ -45,23 +45,20 @@ class HostCheck {
 
 void Executor::runCooperative(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget) {
   st.ctas += ctas.size();
-  if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runTogetherLoop<true>(ctas, st, budget, nullptr, 0);
-  else
-    runTogetherLoop<false>(ctas, st, budget, nullptr, 0);
+  runTogether(ctas, st, budget, nullptr, 0);  // every CTA is there from the start
 }
 
 void Executor::runTogether(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
                            const std::function<bool(Cta&)>& next, uint64_t firstId) {
   if (L_.countMemoryUnits || L_.accessLog != nullptr)
-    runTogetherLoop<true>(ctas, st, budget, &next, firstId);
+    runTogetherLoop<true>(ctas, st, budget, next, firstId);
   else
-    runTogetherLoop<false>(ctas, st, budget, &next, firstId);
+    runTogetherLoop<false>(ctas, st, budget, next, firstId);
 }
 
 template <bool kRecord>
 void Executor::runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
-                               const std::function<bool(Cta&)>* next, uint64_t firstId) {
+                               const std::function<bool(Cta&)>& next, uint64_t firstId) {
   HostCheck check(budget, st);
   [[maybe_unused]] MemRecord rec;  // kRecord
   size_t live = 0;
@@ -70,7 +67,7 @@ void Executor::runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunB
     bool progress = false;
     for (Cta& cta : ctas) {
       if (cta.liveWarps == 0) continue;
-      if (kRecord && next != nullptr && L_.accessLog != nullptr)
+      if (kRecord && next && L_.accessLog != nullptr)
         L_.accessLog->setCta(static_cast<uint32_t>(cta.linearId - firstId));
       for (Warp& w : cta.warps) {
         for (uint64_t turn = 0; turn < kCooperativeTurn && w.state == WarpState::Ready; ++turn) {
@@ -87,7 +84,7 @@ void Executor::runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunB
       }
       if (cta.liveWarps == 0) {
         // A GPU's CTA scheduler puts the next CTA where one ended.
-        if (next != nullptr && (*next)(cta)) {
+        if (next && next(cta)) {
           st.ctas += 1;
           progress = true;
         } else {

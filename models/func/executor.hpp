@@ -89,8 +89,9 @@ class Executor {
 
   // Runs `ctas` together as runCooperative does (they may have run already: runCta with
   // suspendAfter), and when one ends, `next(cta)` may put the launch's next CTA in its place:
-  // true when it did (it is counted in `st`), false when no CTA is left. With an access log, each
-  // CTA's accesses are tagged with its linear id less `firstId`.
+  // true when it did (it is counted in `st`), false when no CTA is left (an empty `next`: none
+  // comes). With an access log and a `next`, each CTA's accesses are tagged with its linear id
+  // less `firstId`.
   void runTogether(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
                    const std::function<bool(Cta&)>& next, uint64_t firstId);
 
@@ -104,11 +105,10 @@ class Executor {
   template <bool kRecord>
   void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env,
                   uint64_t suspendAfter);
-  // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.) `next`: as
-  // runTogether's, or null (a cooperative launch: every CTA is there from the start).
+  // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.)
   template <bool kRecord>
   void runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
-                       const std::function<bool(Cta&)>* next, uint64_t firstId);
+                       const std::function<bool(Cta&)>& next, uint64_t firstId);
   // Throws KernelFault: every live warp of `cta` waits at a barrier that cannot complete.
   [[noreturn]] void throwDeadlock(const Cta& cta) const;
   // The context an instruction of warp `w` at `pc` runs in (its lanes `active`).

@@ -67,6 +67,14 @@ using wire::u64;
 
 Client& client() { return Client::instance(); }
 
+// The one device gpusc simulates, 0; any other is `function`'s cudaErrorInvalidDevice.
+int checkDevice(int device, const char* function) {
+  if (device != 0)
+    return fail(kErrorInvalidDevice, function,
+                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  return kSuccess;
+}
+
 // What cudaDeviceProp says of texture memory, and what cudaCreateTextureObject requires of it.
 constexpr uint64_t kTextureAlignment = 512;      // a texture's first texel
 constexpr uint64_t kTexturePitchAlignment = 32;  // a pitch-2D texture's rows
@@ -855,9 +863,7 @@ GPUSC_API int cudaGetDevice(int* device) {
 }
 
 GPUSC_API int cudaSetDevice(int device) {
-  if (device != 0)
-    return fail(kErrorInvalidDevice, "cudaSetDevice",
-                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  if (int e = checkDevice(device, "cudaSetDevice"); e != kSuccess) return e;
   return client().connected() ? kSuccess : record(kErrorNoDevice);
 }
 
@@ -911,8 +917,6 @@ GPUSC_API int cudaRuntimeGetVersion(int* version) {
 
 namespace {
 
-// The simulated device as cudaDeviceProp describes it (the fields of features gpusc does not
-// model, such as textures and peer access, 0).
 // The largest CUDA arrays, [0] for textures and [1] for arrays with cudaArraySurfaceLoadStore:
 // compute capability 7.5 and 8.6's (CUDA C++ Programming Guide, "Technical Specifications per
 // Compute Capability"), reported by cudaGetDeviceProperties and enforced by cudaMallocArray and
@@ -925,6 +929,8 @@ constexpr ArrayLimits kArrayLimits[2] = {
     {32768, 131072, 65536, 16384, 32768, 32768, 2048},
 };
 
+// The simulated device as cudaDeviceProp describes it (the fields of features gpusc does not
+// model, such as peer access, 0).
 void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
   std::memset(prop, 0, sizeof *prop);
   std::memcpy(prop->name, f.name, sizeof prop->name);
@@ -984,9 +990,7 @@ void describeDevice(const wire::DeviceFacts& f, abi::DeviceProp* prop) {
 
 GPUSC_API int cudaGetDeviceProperties(abi::DeviceProp* prop, int device) {
   if (prop == nullptr) return fail(kErrorInvalidValue, "cudaGetDeviceProperties", "a null result");
-  if (device != 0)
-    return fail(kErrorInvalidDevice, "cudaGetDeviceProperties",
-                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  if (int e = checkDevice(device, "cudaGetDeviceProperties"); e != kSuccess) return e;
   Client& c = client();
   if (!c.connected()) return record(kErrorNoDevice);
   describeDevice(c.facts(), prop);
@@ -995,9 +999,7 @@ GPUSC_API int cudaGetDeviceProperties(abi::DeviceProp* prop, int device) {
 
 GPUSC_API int cudaDeviceGetAttribute(int* value, int attr, int device) {
   if (value == nullptr) return fail(kErrorInvalidValue, "cudaDeviceGetAttribute", "a null result");
-  if (device != 0)
-    return fail(kErrorInvalidDevice, "cudaDeviceGetAttribute",
-                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
+  if (int e = checkDevice(device, "cudaDeviceGetAttribute"); e != kSuccess) return e;
   Client& c = client();
   if (!c.connected()) return record(kErrorNoDevice);
   const wire::DeviceFacts& f = c.facts();
@@ -1379,17 +1381,27 @@ struct MemPools {
   std::map<MemPool*, std::unique_ptr<MemPool>> created;
   MemPool* current = &defaultPool;
   std::map<const void*, std::pair<MemPool*, uint64_t>> allocations;  // pointer -> pool, bytes
-  // The pool a handle names, or null (never created, or destroyed).
-  MemPool* find(void* handle) {
+  // The pool a handle names, with `mutex` held; null when it names none (never created, or
+  // destroyed), which is `function`'s cudaErrorInvalidValue.
+  MemPool* find(void* handle, const char* function) {
     auto* pool = static_cast<MemPool*>(handle);
     if (pool == &defaultPool) return pool;
     auto it = created.find(pool);
-    return it == created.end() || it->second->destroyed ? nullptr : pool;
+    if (it != created.end() && !it->second->destroyed) return pool;
+    fail(kErrorInvalidValue, function, "not a memory pool (or one destroyed)");
+    return nullptr;
   }
 };
 MemPools& memPools() {
   static MemPools pools;
   return pools;
+}
+
+// That `handle` names a pool (`function`'s error if not).
+int checkPool(void* handle, const char* function) {
+  MemPools& m = memPools();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  return m.find(handle, function) != nullptr ? kSuccess : kErrorInvalidValue;
 }
 
 // The pool memory at `p` came from gives it back (after it was freed).
@@ -1418,9 +1430,8 @@ int mallocFromPool(void** p, size_t bytes, void* handle, void* stream, const cha
   MemPool* pool = nullptr;
   {
     std::lock_guard<std::mutex> lock(m.mutex);
-    pool = handle == nullptr ? m.current : m.find(handle);
-    if (pool == nullptr)
-      return fail(kErrorInvalidValue, function, "not a memory pool (or one destroyed)");
+    pool = handle == nullptr ? m.current : m.find(handle, function);
+    if (pool == nullptr) return kErrorInvalidValue;
     if (pool->maxSize != 0 && pool->used + bytes > pool->maxSize)
       return fail(kErrorMemoryAllocation, function,
                   std::to_string(bytes) + " bytes more than the pool's maxSize of " +
@@ -1445,16 +1456,7 @@ int checkPoolLocation(const abi::MemLocation* location, const char* function) {
     return fail(kErrorNotSupported, function,
                 "location type " + std::to_string(location->type) +
                     ": gpusc's memory pools are the device's (cudaMemLocationTypeDevice, 1)");
-  if (location->id != 0)
-    return fail(kErrorInvalidDevice, function,
-                "device " + std::to_string(location->id) + ": gpusc simulates one device, 0");
-  return kSuccess;
-}
-int checkPoolDevice(int device, const char* function) {
-  if (device != 0)
-    return fail(kErrorInvalidDevice, function,
-                "device " + std::to_string(device) + ": gpusc simulates one device, 0");
-  return kSuccess;
+  return checkDevice(location->id, function);
 }
 constexpr int kAllocationPinned = 1;  // cudaMemAllocationTypePinned
 // A location and allocation type of CUDA 13's pool calls: pinned memory of device 0.
@@ -1488,25 +1490,24 @@ GPUSC_API int cudaMallocFromPoolAsync_ptsz(void** p, size_t bytes, void* pool, v
 GPUSC_API int cudaDeviceGetDefaultMemPool(void** pool, int device) {
   if (pool == nullptr)
     return fail(kErrorInvalidValue, "cudaDeviceGetDefaultMemPool", "a null result");
-  if (int e = checkPoolDevice(device, "cudaDeviceGetDefaultMemPool"); e != kSuccess) return e;
+  if (int e = checkDevice(device, "cudaDeviceGetDefaultMemPool"); e != kSuccess) return e;
   *pool = &memPools().defaultPool;
   return kSuccess;
 }
 GPUSC_API int cudaDeviceGetMemPool(void** pool, int device) {
   if (pool == nullptr) return fail(kErrorInvalidValue, "cudaDeviceGetMemPool", "a null result");
-  if (int e = checkPoolDevice(device, "cudaDeviceGetMemPool"); e != kSuccess) return e;
+  if (int e = checkDevice(device, "cudaDeviceGetMemPool"); e != kSuccess) return e;
   MemPools& m = memPools();
   std::lock_guard<std::mutex> lock(m.mutex);
   *pool = m.current;
   return kSuccess;
 }
 GPUSC_API int cudaDeviceSetMemPool(int device, void* pool) {
-  if (int e = checkPoolDevice(device, "cudaDeviceSetMemPool"); e != kSuccess) return e;
+  if (int e = checkDevice(device, "cudaDeviceSetMemPool"); e != kSuccess) return e;
   MemPools& m = memPools();
   std::lock_guard<std::mutex> lock(m.mutex);
-  MemPool* found = m.find(pool);
-  if (found == nullptr)
-    return fail(kErrorInvalidValue, "cudaDeviceSetMemPool", "not a memory pool (or one destroyed)");
+  MemPool* found = m.find(pool, "cudaDeviceSetMemPool");
+  if (found == nullptr) return kErrorInvalidValue;
   m.current = found;
   return kSuccess;
 }
@@ -1552,9 +1553,8 @@ GPUSC_API int cudaMemPoolCreate(void** pool, const abi::MemPoolProps* props) {
 GPUSC_API int cudaMemPoolDestroy(void* pool) {
   MemPools& m = memPools();
   std::lock_guard<std::mutex> lock(m.mutex);
-  MemPool* found = m.find(pool);
-  if (found == nullptr)
-    return fail(kErrorInvalidValue, "cudaMemPoolDestroy", "not a memory pool (or one destroyed)");
+  MemPool* found = m.find(pool, "cudaMemPoolDestroy");
+  if (found == nullptr) return kErrorInvalidValue;
   if (found == &m.defaultPool)
     return fail(kErrorInvalidValue, "cudaMemPoolDestroy", "a device's default pool");
   if (m.current == found) m.current = &m.defaultPool;
@@ -1563,11 +1563,7 @@ GPUSC_API int cudaMemPoolDestroy(void* pool) {
   return kSuccess;
 }
 GPUSC_API int cudaMemPoolTrimTo(void* pool, size_t /*minBytesToKeep*/) {
-  MemPools& m = memPools();
-  std::lock_guard<std::mutex> lock(m.mutex);
-  if (m.find(pool) == nullptr)
-    return fail(kErrorInvalidValue, "cudaMemPoolTrimTo", "not a memory pool (or one destroyed)");
-  return kSuccess;  // nothing is held beyond what is allocated
+  return checkPool(pool, "cudaMemPoolTrimTo");  // nothing is held beyond what is allocated
 }
 
 GPUSC_API int cudaMemPoolSetAttribute(void* pool, int attr, void* value) {
@@ -1575,8 +1571,8 @@ GPUSC_API int cudaMemPoolSetAttribute(void* pool, int attr, void* value) {
   if (value == nullptr) return fail(kErrorInvalidValue, kFn, "a null value");
   MemPools& m = memPools();
   std::lock_guard<std::mutex> lock(m.mutex);
-  MemPool* p = m.find(pool);
-  if (p == nullptr) return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
+  MemPool* p = m.find(pool, kFn);
+  if (p == nullptr) return kErrorInvalidValue;
   uint64_t v64 = 0;
   switch (attr) {
     case abi::kPoolReuseFollowEventDependencies:
@@ -1609,8 +1605,8 @@ GPUSC_API int cudaMemPoolGetAttribute(void* pool, int attr, void* value) {
   if (value == nullptr) return fail(kErrorInvalidValue, kFn, "a null result");
   MemPools& m = memPools();
   std::lock_guard<std::mutex> lock(m.mutex);
-  MemPool* p = m.find(pool);
-  if (p == nullptr) return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
+  MemPool* p = m.find(pool, kFn);
+  if (p == nullptr) return kErrorInvalidValue;
   uint64_t v64 = 0;
   switch (attr) {
     case abi::kPoolReuseFollowEventDependencies:
@@ -1642,12 +1638,7 @@ GPUSC_API int cudaMemPoolGetAttribute(void* pool, int attr, void* value) {
 GPUSC_API int cudaMemPoolSetAccess(void* pool, const abi::MemAccessDesc* list, size_t count) {
   constexpr const char* kFn = "cudaMemPoolSetAccess";
   constexpr int kReadWrite = 3;
-  {
-    MemPools& m = memPools();
-    std::lock_guard<std::mutex> lock(m.mutex);
-    if (m.find(pool) == nullptr)
-      return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
-  }
+  if (int e = checkPool(pool, kFn); e != kSuccess) return e;
   if (count > 0 && list == nullptr) return fail(kErrorInvalidValue, kFn, "a null list");
   for (size_t i = 0; i < count; ++i) {
     if (int e = checkPoolLocation(&list[i].location, kFn); e != kSuccess) return e;
@@ -1662,12 +1653,7 @@ GPUSC_API int cudaMemPoolSetAccess(void* pool, const abi::MemAccessDesc* list, s
 GPUSC_API int cudaMemPoolGetAccess(int* flags, void* pool, abi::MemLocation* location) {
   constexpr const char* kFn = "cudaMemPoolGetAccess";
   if (flags == nullptr) return fail(kErrorInvalidValue, kFn, "a null result");
-  {
-    MemPools& m = memPools();
-    std::lock_guard<std::mutex> lock(m.mutex);
-    if (m.find(pool) == nullptr)
-      return fail(kErrorInvalidValue, kFn, "not a memory pool (or one destroyed)");
-  }
+  if (int e = checkPool(pool, kFn); e != kSuccess) return e;
   if (int e = checkPoolLocation(location, kFn); e != kSuccess) return e;
   *flags = 3;  // cudaMemAccessFlagsProtReadWrite
   return kSuccess;
