@@ -33,6 +33,9 @@ inline constexpr uint64_t kMaxCacheBytes = 16ull << 20;
 // The most line frames all the caches of a platform may have together (PlatformConfig::visit
 // says why).
 inline constexpr uint64_t kMaxTotalLineFrames = 1ull << 25;
+// The most flit slots the interconnect's virtual-channel buffers may have together
+// (PlatformConfig::visit says why).
+inline constexpr uint64_t kMaxTotalFlitSlots = 1ull << 25;
 // The largest on-chip grid of the power-delivery network (PlatformConfig::visit says why).
 inline constexpr uint64_t kMaxPdnGridNodes = 144;
 
@@ -1128,10 +1131,13 @@ struct PlatformConfig : config::Section {
                   fmt::format("a {}-byte request must lie within one partition's interleave "
                               "chunk ({} bytes)",
                               r.bytes, memory.partition_interleave_bytes));
+      const uint64_t slices = uint64_t(memory.partitions) * l2.slices_per_partition;
+      const uint64_t nodes = gpu.num_sms + slices;
+      // Input channels of the interconnect: each node's network interface has two (injection,
+      // ejection); the crossbar's switch one per node, each mesh router five (noc::MeshRouter).
+      uint64_t inputChannels = 3 * nodes;
       if (noc.topology == "mesh") {
         // The mesh's shape (noc::meshLayout derives it the same way): a router per node.
-        const uint64_t slices = uint64_t(memory.partitions) * l2.slices_per_partition;
-        const uint64_t nodes = gpu.num_sms + slices;
         uint64_t cols = noc.mesh_columns, rows = noc.mesh_rows;
         if (cols == 0 && rows == 0) {
           cols = 1;
@@ -1175,7 +1181,23 @@ struct PlatformConfig : config::Section {
         };
         place(noc.sm_positions, "sm_positions");
         place(noc.mc_positions, "mc_positions");
+        inputChannels = 2 * nodes + 5 * cols * rows;
       }
+      // Every input channel holds a ring of noc.vc_buffer_flits flits for each of its 2 x
+      // noc.virtual_channels VCs, allocated in full when the platform is built (about 21 bytes
+      // of host memory per slot: fermi16-mesh with 64 VCs of 1,024 flits, 22 million slots,
+      // takes 450 MB more), so the keys' ranges do not bound a platform: a 64x64 mesh at their
+      // maxima would take 75 GB and be killed by the host before the first cycle. 2^25 slots
+      // (about 0.7 GB) hold a 64x64 mesh with 4 VCs of 128 flits.
+      const uint64_t slots = inputChannels * 2 * noc.virtual_channels * noc.vc_buffer_flits;
+      v.require(slots <= kMaxTotalFlitSlots,
+                {"noc.vc_buffer_flits", "noc.virtual_channels", "noc.topology", "noc.mesh_columns",
+                 "noc.mesh_rows", "gpu.num_sms"},
+                fmt::format("the interconnect's buffers have {} flit slots in all ({} input "
+                            "channels x {} VCs x {} flits): more than the {} gpusc models in "
+                            "reasonable host memory (fewer or shallower virtual channels)",
+                            slots, inputChannels, 2 * noc.virtual_channels, noc.vc_buffer_flits,
+                            kMaxTotalFlitSlots));
     }
     // Every line frame of every cache is modelled (tags, replacement and power state: about 75
     // bytes of host memory each: gtx480's 12 L2 slices at 16 MiB in 16-byte lines, 12.6 million
