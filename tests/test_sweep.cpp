@@ -11,10 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "catalog.hpp"
+#include "cli_options.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/strings.hpp"
+#include "results_folder.hpp"
 #include "sha256.hpp"
 #include "sweep_db.hpp"
 #include "sweep_spec.hpp"
@@ -113,6 +115,40 @@ axes:
   for (const auto& p : points(other))
     otherPicks.insert(p.axes["sm.l1d.mshr_entries"].dump() + "/" + p.axes["l2.slice.ways"].dump());
   EXPECT_NE(otherPicks, randomPicks);
+}
+
+// A variant's or an axis's override of a key `set` gives wins (the spec's order), and the run gets
+// that one only: gpusc run refuses a key set twice.
+TEST(SweepSpec, ARunGetsTheOverrideThatWins) {
+  const auto ps = points(R"(
+kernels: [vecadd]
+sizes: tiny
+set: {sm.l1d.sets: 16, sm.l1d.ways: 2, gpu.num_sms: 4}
+variants:
+  - name: a
+    set: ["sm.l1d.sets=64", "sm.l1d.mshr_entries=16"]
+axes:
+  grid:
+    gpu.num_sms: [2, 8]
+)");
+  ASSERT_EQ(ps.size(), 2u);
+  for (const auto& p : ps) {
+    const std::string args = join(p.runArgs(), " ");
+    const int sms = p.axes["gpu.num_sms"].get<int>();
+    EXPECT_EQ(args.find("sm.l1d.sets=16"), std::string::npos) << args;
+    EXPECT_EQ(args.find("gpu.num_sms=4"), std::string::npos) << args;
+    EXPECT_NE(args.find("--set sm.l1d.ways=2 --set sm.l1d.sets=64 --set sm.l1d.mshr_entries=16"),
+              std::string::npos)
+        << args;
+    EXPECT_NE(args.find(fmt::format("--set gpu.num_sms={}", sms)), std::string::npos) << args;
+    // The same configuration as the point's own resolution of every override in order.
+    const std::vector<std::string> sets = p.runArgs();
+    std::vector<std::string> assignments;
+    for (size_t i = 0; i + 1 < sets.size(); ++i)
+      if (sets[i] == "--set") assignments.push_back(sets[i + 1]);
+    EXPECT_NO_THROW(refuseRepeatedSets(assignments));
+    EXPECT_EQ(configYaml(config::toYaml(loadPlatform(p.platform, assignments))), p.configYaml);
+  }
 }
 
 TEST(SweepSpec, RangesIncludeTheirEndAndGeometricRanges) {

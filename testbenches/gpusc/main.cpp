@@ -466,6 +466,13 @@ int cmdRun(const RunOptions& o) {
   const ExecMode mode = parseMode(o.mode);
   const ThreadPolicy threadPolicy = parseThreadPolicy(o.threadPolicy);
   const StatsForm statsForm = parseStatsForm(o.stats);
+  try {
+    cli::refuseRepeatedSets(o.sets);
+  } catch (const InputError& e) {
+    // GPUSC_SET gives the overrides only when no --set does (applyEnvironment).
+    if (o.envSets.empty()) throw;
+    throw InputError(fmt::format("environment variable GPUSC_SET: {}", e.what()));
+  }
   const auto refuseBoth = [&](bool given, const char* option, const std::string& key) {
     cli::refuseOptionAndSet(given, option, key, o.sets);
   };
@@ -881,6 +888,7 @@ struct ListOptions {
 };
 
 int cmdList(const std::string& what, const ListOptions& o) {
+  cli::refuseRepeatedSets(o.sets);
   const bool markdown = o.markdown;
   if ((!o.platform.empty() || !o.sets.empty()) && what != "keys" && what != "shader-keys")
     throw InputError(
@@ -1083,6 +1091,7 @@ void printBenchSummary(const nlohmann::json& summary) {
 // reference checks excluded), the best of `repeat` runs. Timing mode also measures the
 // functional mode, for the ratio.
 int cmdBench(const BenchOptions& o) {
+  cli::refuseRepeatedSets(o.sets);
   const ExecMode mode = parseMode(o.mode);
   const ThreadPolicy policy = parseThreadPolicy(o.threadPolicy);
   // With --sample, --set sampling.* keys tune the sampled runs only.

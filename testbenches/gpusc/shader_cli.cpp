@@ -32,6 +32,7 @@ namespace {
 constexpr int kExitCheckFailed = 1;
 
 ShaderPlatformConfig resolvePlatform(const ShaderPlatformOptions& o) {
+  refuseRepeatedSets(o.sets);
   ShaderPlatformConfig cfg = loadShaderPlatform(o.platform, o.sets);
   auto apply = [&](const char* flag, const char* key, const std::string& v, std::string& field) {
     if (v.empty()) return;

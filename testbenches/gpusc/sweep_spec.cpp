@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "catalog.hpp"
+#include "cli_options.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/host_workers.hpp"
@@ -531,7 +532,10 @@ std::vector<std::string> SweepPoint::runArgs() const {
   } else {
     a.insert(a.end(), {"--launch", launch});
   }
-  for (const auto& s : sets) a.insert(a.end(), {"--set", s.assignment});
+  // Its overrides apply in order, a later one winning; gpusc run refuses a key set twice.
+  std::vector<std::string> assignments;
+  for (const auto& s : sets) assignments.push_back(s.assignment);
+  for (const auto& s : cli::lastOfEachKey(assignments)) a.insert(a.end(), {"--set", s});
   if (!exec.empty()) {
     a.push_back("--");
     a.insert(a.end(), exec.begin(), exec.end());

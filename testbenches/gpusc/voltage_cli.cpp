@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_options.hpp"
 #include "common/error.hpp"
 #include "common/platform_config.hpp"
 #include "common/svg_plot.hpp"
@@ -189,6 +190,7 @@ int cmdPdn(const PdnOptions& o) {
   if (!(o.minHz >= kLowestHz) || !(o.maxHz > o.minHz) || !(o.maxHz <= kHighestHz))
     throw InputError(fmt::format("--min-hz {:g} --max-hz {:g}: need {:g} <= min < max <= {:g} Hz",
                                  o.minHz, o.maxHz, kLowestHz, kHighestHz));
+  refuseRepeatedSets(o.sets);
   const PlatformConfig cfg = loadPlatform(o.platform, o.sets);
   const double clockHz = cfg.gpu.clocks.core_mhz * 1e6;
   const pdn::PdnNetwork net(cfg.pdn, clockHz, cfg.gpu.num_sms);
