@@ -15,6 +15,7 @@
 #include "common/platform_config.hpp"
 #include "common/statistics.hpp"
 #include "func/access_log.hpp"
+#include "func/global_memory.hpp"
 #include "gpu/device.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/report.hpp"
@@ -22,6 +23,90 @@
 using namespace gpusc;
 using gpu::KernelSampler;
 using gpu::LaunchSignature;
+
+// A trial launch's undo log (GlobalMemory::beginUndoLog): every page touched since it began is
+// put back, through a translation cached before it began too, and a page created since is gone
+// (zeros, as never touched); endUndoLog keeps the changes.
+TEST(UndoLog, PutsBackEveryPageTouchedSinceItBegan) {
+  func::GlobalMemory g(64u << 20);
+  const uint64_t kPage = func::GlobalMemory::kPageSize;
+  const uint64_t a = g.allocate(4 * kPage), b = g.allocate(2 * kPage);
+  std::vector<uint8_t> bytes(4 * kPage);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+  g.write(a, bytes.data(), bytes.size());
+  func::GlobalMemory::Tlb tlb;
+  uint8_t* cached = g.translate(a + 16, tlb);  // a translation from before the log
+  ASSERT_NE(cached, nullptr);
+  const auto readAll = [&](uint64_t at, uint64_t n) {
+    std::vector<uint8_t> v(n);
+    g.read(at, v.data(), n);
+    return v;
+  };
+  const std::vector<uint8_t> beforeB = readAll(b, 2 * kPage);
+  for (bool keep : {false, true}) {
+    const std::vector<uint8_t> beforeA = readAll(a, 4 * kPage);
+    g.beginUndoLog();
+    *g.translate(a + 16, tlb) ^= 0xff;            // the kernel's way, cached page
+    *g.translate(a + 3 * kPage + 5, tlb) = 0x5a;  // another page of a
+    const uint32_t word = 0xdeadbeef;
+    g.write(a + kPage + 100, &word, sizeof word);  // a host copy
+    g.fill(b + kPage, 0x77, 64);                   // a page created since
+    *g.translate(b + 8, tlb) = 1;                  // another one, the kernel's way
+    if (keep) {
+      g.endUndoLog();
+      std::vector<uint8_t> want = beforeA;
+      want[16] ^= 0xff;
+      want[3 * kPage + 5] = 0x5a;
+      std::memcpy(want.data() + kPage + 100, &word, sizeof word);
+      EXPECT_EQ(readAll(a, 4 * kPage), want);
+      EXPECT_EQ(readAll(b + kPage, 1)[0], 0x77);
+      EXPECT_EQ(readAll(b + 8, 1)[0], 1);
+    } else {
+      g.undo();
+      EXPECT_EQ(readAll(a, 4 * kPage), beforeA);
+      EXPECT_EQ(readAll(b, 2 * kPage), beforeB);
+      EXPECT_FALSE(g.logging());
+      // The memory works on: a translation after undo() reaches the page as it is now.
+      EXPECT_EQ(*g.translate(a + 16, tlb), beforeA[16]);
+    }
+  }
+  EXPECT_THROW(g.undo(), InternalError);  // no log open
+}
+
+// A wave-sampled launch's tail (gpu::FunctionalTail) runs on GlobalMemory::copyOnAccess: each
+// page as it was when the copy was made, though the memory changed it since (through a
+// translation cached before); applyChanges writes back only the bytes the copy changed.
+TEST(UndoLog, ACopyOnAccessSeesMemoryAsItWasWhenMade) {
+  func::GlobalMemory g(64u << 20);
+  const uint64_t kPage = func::GlobalMemory::kPageSize;
+  const uint64_t a = g.allocate(3 * kPage);
+  std::vector<uint8_t> bytes(2 * kPage);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 5 + 1);
+  g.write(a, bytes.data(), bytes.size());  // pages 0 and 1; page 2 never touched
+  func::GlobalMemory::Tlb tlb;
+  ASSERT_NE(g.translate(a, tlb), nullptr);
+  std::unique_ptr<func::GlobalMemory> copy = g.copyOnAccess();
+  EXPECT_TRUE(g.logging());
+  *g.translate(a + 1, tlb) = 0xaa;              // the model, after the copy was made
+  *g.translate(a + 2 * kPage + 9, tlb) = 0xbb;  // a page it creates
+  EXPECT_EQ(*copy->translate(a + 1), bytes[1]);
+  EXPECT_EQ(*copy->translate(a + 2 * kPage + 9), 0);
+  *copy->translate(a + kPage + 2) = 0x55;              // the tail's change
+  *copy->translate(a + 3) = bytes[3];                  // a store of the value there: no change
+  *copy->translate(a + 2 * kPage + 10) = 0x66;         // in the page the model created
+  EXPECT_EQ(copy->translate(a + 8 * kPage), nullptr);  // outside the allocation, as in g
+  g.applyChanges(*copy);
+  EXPECT_FALSE(g.logging());
+  std::vector<uint8_t> now(3 * kPage);
+  g.read(a, now.data(), now.size());
+  std::vector<uint8_t> want = bytes;
+  want.resize(3 * kPage, 0);
+  want[1] = 0xaa;
+  want[kPage + 2] = 0x55;
+  want[2 * kPage + 9] = 0xbb;
+  want[2 * kPage + 10] = 0x66;
+  EXPECT_EQ(now, want);
+}
 
 namespace {
 

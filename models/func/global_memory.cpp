@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -133,64 +132,102 @@ GlobalMemory::Snapshot GlobalMemory::snapshot() const {
   return s;
 }
 
-void GlobalMemory::restore(const Snapshot& s) {
-  if (s.allocations != allocs_.size())
-    throw std::logic_error("GlobalMemory::restore: the allocations changed since the snapshot");
-  std::unordered_map<uint64_t, const uint8_t*> saved;
-  saved.reserve(s.pages.size());
-  for (const auto& [page, bytes] : s.pages) saved.emplace(page, bytes.get());
-  for (auto& [page, slot] : pages_) {
-    auto it = saved.find(page);
-    if (it != saved.end())
-      std::memcpy(slot.data, it->second, kPageSize);
-    else
-      std::memset(slot.data, 0, kPageSize);
-  }
+void GlobalMemory::beginUndoLog() {
+  if (undoing_) throw InternalError("GlobalMemory::beginUndoLog: a log is open");
+  undoing_ = true;
+  undoAllocations_ = allocs_.size();
+  // Every Tlb starts afresh, so each page's first access since reaches pageData() and is saved.
+  epoch_ += 1;
 }
 
-std::unique_ptr<GlobalMemory> GlobalMemory::emptyCopy() const {
+void GlobalMemory::undo() {
+  if (!undoing_) throw InternalError("GlobalMemory::undo: no log is open");
+  if (undoAllocations_ != allocs_.size())
+    throw InternalError("GlobalMemory::undo: the allocations changed since the log began");
+  for (auto& [page, bytes] : undoPages_) {
+    if (bytes)
+      std::memcpy(pages_.at(page).data, bytes.get(), kPageSize);
+    else
+      pages_.erase(page);  // created since: gone again, zeros when next touched
+  }
+  epoch_ += 1;  // a Tlb may point into an erased page
+  endUndoLog();
+}
+
+void GlobalMemory::endUndoLog() {
+  undoing_ = false;
+  undoPages_.clear();
+  undoSaved_.clear();
+}
+
+std::unique_ptr<GlobalMemory> GlobalMemory::copyOnAccess() {
   if (!shared_.empty())
-    throw InternalError("GlobalMemory::emptyCopy: a memory with shared allocations");
+    throw InternalError("GlobalMemory::copyOnAccess: a memory with shared allocations");
   auto copy = std::make_unique<GlobalMemory>(capacity_);
   copy->allocated_ = allocated_;
   copy->next_ = next_;
   copy->nextShared_ = nextShared_;
   copy->allocs_ = allocs_;
+  copy->origin_ = this;
+  beginUndoLog();
   return copy;
 }
 
-void GlobalMemory::load(const Snapshot& s) {
-  if (!pages_.empty()) throw InternalError("GlobalMemory::load: the memory has pages");
-  pages_.reserve(s.pages.size());
-  for (const auto& [page, bytes] : s.pages) std::memcpy(pageData(page), bytes.get(), kPageSize);
+const uint8_t* GlobalMemory::originalPageLocked(uint64_t page) const {
+  if (auto it = undoSaved_.find(page); it != undoSaved_.end())
+    return undoPages_[it->second].second.get();
+  // Not accessed since the log began (every access since saves the page first), so as it was.
+  auto it = pages_.find(page);
+  return it != pages_.end() ? it->second.data : nullptr;
 }
 
-void GlobalMemory::applyChanges(const GlobalMemory& changed, const Snapshot& base) {
-  std::unordered_map<uint64_t, const uint8_t*> was;
-  was.reserve(base.pages.size());
-  for (const auto& [page, bytes] : base.pages) was.emplace(page, bytes.get());
+void GlobalMemory::originalPage(uint64_t page, uint8_t* to) {
+  std::lock_guard<std::mutex> lock(slowPath_);
+  const uint8_t* from = originalPageLocked(page);
+  if (from != nullptr)
+    std::memcpy(to, from, kPageSize);
+  else
+    std::memset(to, 0, kPageSize);
+}
+
+void GlobalMemory::applyChanges(const GlobalMemory& copy) {
+  if (copy.origin_ != this || !undoing_)
+    throw InternalError("GlobalMemory::applyChanges: not a copy of this memory");
+  undoing_ = false;  // the log's pages are read, no more saved
   static const uint8_t kZeros[256] = {};
-  for (const auto& [page, slot] : changed.pages_) {
-    auto it = was.find(page);
-    const uint8_t* from = it != was.end() ? it->second : nullptr;
+  for (const auto& [page, slot] : copy.pages_) {
+    const uint8_t* from = originalPageLocked(page);  // the copy's threads have ended
     const uint8_t* now = slot.data;
     uint8_t* to = nullptr;
     // Blocks of 256 bytes compared at once (most are unchanged), then their bytes.
     for (uint64_t b = 0; b < kPageSize; b += sizeof kZeros) {
       const uint8_t* old = from != nullptr ? from + b : kZeros;
       if (std::memcmp(now + b, old, sizeof kZeros) == 0) continue;
+      // (`to` may be the page `old` points into: each byte is compared before it is written.)
       if (to == nullptr) to = pageData(page);
       for (uint64_t i = 0; i < sizeof kZeros; ++i)
         if (now[b + i] != old[i]) to[b + i] = now[b + i];
     }
   }
+  endUndoLog();
 }
 
 uint8_t* GlobalMemory::pageData(uint64_t page) {
   Page& slot = pages_[page];
+  if (undoing_ && undoSaved_.emplace(page, undoPages_.size()).second) {
+    std::unique_ptr<uint8_t[]> bytes;
+    if (slot.data) {
+      bytes.reset(new uint8_t[kPageSize]);
+      std::memcpy(bytes.get(), slot.data, kPageSize);
+    }
+    undoPages_.emplace_back(page, std::move(bytes));
+  }
   if (!slot.data) {
     slot.owned.reset(new uint8_t[kPageSize]);
-    std::memset(slot.owned.get(), 0, kPageSize);
+    if (origin_ != nullptr)
+      origin_->originalPage(page, slot.owned.get());
+    else
+      std::memset(slot.owned.get(), 0, kPageSize);
     slot.data = slot.owned.get();
   }
   return slot.data;

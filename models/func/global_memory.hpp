@@ -100,31 +100,45 @@ class GlobalMemory {
   // True when [addr, addr+bytes) lies inside one allocation.
   bool isAllocated(uint64_t addr, uint64_t bytes) const;
 
-  // The contents of every page, to put back with restore() (sampled simulation runs a launch in
-  // the functional engine to see what it does, and undoes it when the launch is to run in
-  // detail). Allocations must not change in between: restore() puts back bytes, not the
-  // allocation map (kernels allocate only with the device runtime, which sampling leaves alone).
+  // The contents of every page.
   struct Snapshot {
     std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pages;  // page -> its bytes
     size_t allocations = 0;
   };
   Snapshot snapshot() const;
-  // Puts back the bytes of `s`; pages first touched since are zero again, as when created.
-  void restore(const Snapshot& s);
 
-  // A memory of its own for a host thread that runs CTAs beside the ones running on this memory
-  // (a wave-sampled launch's last CTAs, docs/sampling.md): this memory's capacity and
-  // allocations, without pages. Not of a memory with shared allocations (InternalError).
-  std::unique_ptr<GlobalMemory> emptyCopy() const;
-  // Creates the pages of `s` with their bytes; for a memory without pages (emptyCopy()).
-  void load(const Snapshot& s);
-  // Writes to this memory every byte in which `changed` differs from `base` (a snapshot that
-  // `changed` started from; a page it lacks counts as zeros): what CTAs run on `changed` wrote,
-  // where they changed it. Each run's bytes are theirs alone when the CTAs here wrote others.
-  void applyChanges(const GlobalMemory& changed, const Snapshot& base);
+  // An undo log (sampled simulation runs a launch in the functional engine to see what it does,
+  // and undoes it when the launch is to run in detail): from beginUndoLog() on, the first access
+  // to each page (a kernel's translation, a host copy or memset) saves the bytes it had, or that
+  // it did not exist, so undo() puts memory back as it was, at the cost of the pages touched
+  // rather than of all memory. Allocations must not change in between: undo() puts back bytes,
+  // not the allocation map (kernels allocate only with the device runtime, which sampling leaves
+  // alone). endUndoLog() keeps what changed; undo() ends the log too. Thread-safe as translate()
+  // is: each kernel thread's first access to a page goes through translateSlow().
+  void beginUndoLog();
+  void undo();
+  void endUndoLog();
+  bool logging() const { return undoing_; }
+
+  // A memory of its own for host threads that run CTAs beside the ones running on this memory
+  // (a wave-sampled launch's last CTAs, docs/sampling.md): this memory as it is now, copied a
+  // page at a time as the copy first touches it. This memory keeps an undo log meanwhile (its
+  // pages' bytes from now, to give the copy), so it must have none open; the copy's owner ends
+  // it with applyChanges() or endUndoLog(), after the copy's last access. Not of a memory with
+  // shared allocations (InternalError).
+  std::unique_ptr<GlobalMemory> copyOnAccess();
+  // Writes to this memory every byte in which `copy` (copyOnAccess() of this memory) differs
+  // from this memory as it was when the copy was made: what CTAs run on the copy wrote, where
+  // they changed it. Each run's bytes are theirs alone when the CTAs here wrote others. Ends the
+  // undo log.
+  void applyChanges(const GlobalMemory& copy);
 
  private:
   uint8_t* translateSlow(uint64_t addr, Tlb& tlb);
+  // The bytes `page` had when the undo log began (zeros: it did not exist), while the log is
+  // open; the page's bytes now without one. For a copy, from the other threads at once.
+  void originalPage(uint64_t page, uint8_t* to);
+  const uint8_t* originalPageLocked(uint64_t page) const;  // null: zeros
   uint8_t* pageData(uint64_t page);  // creates the page; caller checked validity
   void checkRange(uint64_t addr, uint64_t bytes, const char* what) const;
 
@@ -148,6 +162,13 @@ class GlobalMemory {
   uint64_t epoch_ = 0;                 // counts releases: a Tlb filled before one is stale
   std::mutex slowPath_;                // translateSlow: allocs_ lookups, pages_ creation
   Tlb tlb_;
+  // The undo log: each page's bytes before its first access since beginUndoLog() (null: the page
+  // did not exist), in the order they were saved.
+  bool undoing_ = false;
+  size_t undoAllocations_ = 0;
+  std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> undoPages_;
+  std::unordered_map<uint64_t, size_t> undoSaved_;  // page -> its place in undoPages_
+  GlobalMemory* origin_ = nullptr;                  // copyOnAccess(): the memory this copies from
 };
 
 }  // namespace gpusc::func

@@ -474,15 +474,14 @@ const std::string& Device::serialCtasReason(const func::Program* p) {
 
 std::unique_ptr<gpu::FunctionalTail> Device::functionalTail(const func::LaunchState& L,
                                                             const sm::CtaFootprint& f) {
-  // A tail costs two copies of device memory (its own, and the launch's start, to tell what it
-  // changed). It is made for launches of at least kLeastWaves waves (the detailed part takes a
-  // few), whose CTAs' order cannot change the result, without an instruction limit (which
-  // stops at an exact instruction) or memory the host program shares (which it may write
-  // meanwhile).
-  constexpr uint64_t kMaxMemoryBytes = 1ull << 30;
+  // A tail costs two copies of the pages the launch touches (its own, and the launch's memory's
+  // undo log, to tell what it changed). It is made for launches of at least kLeastWaves waves
+  // (the detailed part takes a few), whose CTAs' order cannot change the result, without an
+  // instruction limit (which stops at an exact instruction) or memory the host program shares
+  // (which it may write meanwhile).
   constexpr uint64_t kLeastWaves = 8;
   if (hostThreads_ < 2 || L.cooperative || cfg_.limits.max_warp_instructions != 0 ||
-      gmem_.hasShared() || gmem_.bytesAllocated() > kMaxMemoryBytes)
+      gmem_.hasShared())
     return nullptr;
   const uint64_t perWave = uint64_t(sm::ctasPerSm(cfg_.sm, f)) * cfg_.gpu.num_sms;
   if (perWave == 0 || L.grid.count() < kLeastWaves * perWave || !serialCtasReason(L.prog).empty())
@@ -681,7 +680,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   }
 
   // Sampled simulation: a launch that a group of its shape would extrapolate runs in the
-  // functional engine first, on a snapshot of memory; if it joins a group and is not due for
+  // functional engine first, with an undo log of memory; if it joins a group and is not due for
   // detail, that run is its result, else memory is put back and it runs in the cycle-level model.
   // A launch that runs in detail whichever group it joins (or starts) skips that first run: its
   // signature comes from the detailed run.
@@ -699,7 +698,14 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   if (kernels && !gmem_.hasShared() &&
       !sampler_->detailWhereverItJoins(
           gpu::LaunchSignature::of(identity, grid, block, dyn, func::ExecStats{}))) {
-    func::GlobalMemory::Snapshot before = gmem_.snapshot();
+    // Ends the log on every way out: kept when the trial is the launch's result (or it stopped).
+    struct UndoLog {
+      func::GlobalMemory& m;
+      explicit UndoLog(func::GlobalMemory& g) : m(g) { m.beginUndoLog(); }
+      ~UndoLog() {
+        if (m.logging()) m.endUndoLog();
+      }
+    } log(gmem_);
     const size_t printed = printfOutput_.size();
     func::ExecStats trial;
     L.accessLog = accessLog();  // an extrapolated launch warms the L2 with its accesses
@@ -730,7 +736,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
       finish();
       return;
     }
-    gmem_.restore(before);
+    gmem_.undo();
     printfOutput_.resize(printed);
     L = stateOf();
   }

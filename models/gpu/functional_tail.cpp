@@ -7,12 +7,11 @@
 
 namespace gpusc::gpu {
 
-FunctionalTail::FunctionalTail(const func::LaunchState& L, const func::GlobalMemory& memory,
-                               Params p)
+FunctionalTail::FunctionalTail(const func::LaunchState& L, func::GlobalMemory& memory, Params p)
     : p_(p),
       total_(L.grid.count()),
-      start_(memory.snapshot()),
-      copy_(memory.emptyCopy()),
+      memory_(memory),
+      copy_(memory.copyOnAccess()),
       floor_(total_),
       bottom_(keepAbove(0)) {
   const unsigned n = std::max(1u, p_.threads);
@@ -40,6 +39,7 @@ void FunctionalTail::start() {
 FunctionalTail::~FunctionalTail() {
   abort_.store(true, std::memory_order_relaxed);
   stop();
+  if (memory_.logging()) memory_.endUndoLog();  // dropped: the copy is not read again
 }
 
 void FunctionalTail::stop() {
@@ -65,28 +65,13 @@ uint64_t FunctionalTail::keepAbove(uint64_t next) const {
 }
 
 void FunctionalTail::work(unsigned thread) {
-  if (thread == 0) {
-    // The copy's bytes, off the simulation thread (the other threads wait for them).
-    try {
-      copy_->load(start_);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(m_);
-      stopping_ = true;  // no tail: the caller's finish() runs every CTA
-    }
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      ready_ = true;
-    }
-    changed_.notify_all();
-  }
   func::LaunchState& L = launches_[thread];
   func::Executor ex(L);
   func::Cta cta;
   func::StepEnv env;
   std::unique_lock<std::mutex> lock(m_);
   for (;;) {
-    changed_.wait(
-        lock, [&] { return stopping_ || conflict_ || failure_ || (ready_ && floor_ > bottom_); });
+    changed_.wait(lock, [&] { return stopping_ || conflict_ || failure_ || floor_ > bottom_; });
     if (stopping_ || conflict_ || failure_) return;
     const uint64_t id = --floor_;
     taken_.emplace_back();
@@ -140,6 +125,7 @@ bool FunctionalTail::finish(func::LaunchState& L, func::GlobalMemory& memory, ui
       lock.unlock();
       abort_.store(true, std::memory_order_relaxed);
       stop();
+      memory_.endUndoLog();  // the copy is not read again
       return false;
     }
     bottom_ = first;
@@ -197,7 +183,8 @@ bool FunctionalTail::finish(func::LaunchState& L, func::GlobalMemory& memory, ui
   if (failure_) std::rethrow_exception(failure_);  // the lowest: every CTA below it ran
   if (doneTop_ != taken_.size())
     throw InternalError("FunctionalTail::finish: a CTA of the tail did not finish");
-  if (!taken_.empty()) memory.applyChanges(*copy_, start_);
+  if (&memory != &memory_) throw InternalError("FunctionalTail::finish: another memory");
+  memory.applyChanges(*copy_);
   for (const func::ExecStats& s : stats_) stats.add(s);
   if (L.accessLog != nullptr) {
     if (hereLog) L.accessLog->append(*hereLog);

@@ -12,8 +12,9 @@
 // k, the calling thread runs the CTAs from k up while the tail's threads go on down, until they
 // meet.
 //
-// The tail's CTAs run on a copy of global memory taken as the launch starts; at the end, the
-// bytes they changed there are written to the launch's memory. So nothing the cycle-level model
+// The tail's CTAs run on a copy of global memory as the launch starts (each page copied when the
+// tail first touches it; GlobalMemory::copyOnAccess); at the end, the bytes they changed there
+// are written to the launch's memory. So nothing the cycle-level model
 // reads or writes is touched until then, and dropping the tail costs nothing but its work. That
 // gives the same memory as the CTAs run in order exactly when no CTA reads what another CTA of
 // the launch writes and no two write different values to one byte, the launches whose order
@@ -52,10 +53,11 @@ class FunctionalTail : public CtaStartObserver {
     size_t logCapacity = 0;  // entries the launch's access log keeps (0: no log)
   };
 
-  // A tail of the launch `L` on a copy of `memory` as it is now. `L`'s CTAs must be free to run
-  // in any order (func::serialCtasReason empty); its accessLog and countMemoryUnits are not
-  // used. Its threads start with start().
-  FunctionalTail(const func::LaunchState& L, const func::GlobalMemory& memory, Params p);
+  // A tail of the launch `L` on a copy of `memory` as it is now (`memory` keeps an undo log for
+  // it until finish() or the destructor). `L`'s CTAs must be free to run in any order
+  // (func::serialCtasReason empty); its accessLog and countMemoryUnits are not used. Its threads
+  // start with start().
+  FunctionalTail(const func::LaunchState& L, func::GlobalMemory& memory, Params p);
   // Starts running the CTAs from the last down (those ctaStarting() has not kept it from).
   void start();
   // Stops the threads; what they ran and did not hand on (finish) is dropped.
@@ -96,8 +98,8 @@ class FunctionalTail : public CtaStartObserver {
 
   const Params p_;
   const uint64_t total_;
-  func::GlobalMemory::Snapshot start_;        // the launch's memory as it started
-  std::unique_ptr<func::GlobalMemory> copy_;  // the tail's memory (start_'s bytes)
+  func::GlobalMemory& memory_;                // the launch's memory
+  std::unique_ptr<func::GlobalMemory> copy_;  // the tail's: memory_ as the launch started
   std::vector<func::LaunchState> launches_;   // per thread: the launch on copy_
   std::vector<func::ExecStats> stats_;        // per thread
   std::atomic<bool> abort_{false};            // the tail's threads stop within a CTA
@@ -105,7 +107,6 @@ class FunctionalTail : public CtaStartObserver {
 
   std::mutex m_;
   std::condition_variable changed_;
-  bool ready_ = false;        // copy_ holds start_'s bytes
   bool stopping_ = false;     // take no more CTAs
   bool conflict_ = false;     // the model started a CTA the tail took
   uint64_t floor_;            // the lowest CTA the tail took (total_: none)
