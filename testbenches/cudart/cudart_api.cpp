@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -433,6 +434,10 @@ struct Graph {
 // cudaGraphExecKernelNodeSetParams).
 struct GraphExec {
   std::vector<const GraphNode*> nodes;
+  // Each node's kind and dependencies (places in `nodes`), for cudaGraphExecUpdate: the graph
+  // may be destroyed after instantiation, and `nodes` then only names the nodes.
+  std::vector<bool> kernel;
+  std::vector<std::vector<size_t>> deps;
   std::vector<Replay> ops;  // the launch's own steps (opsBefore of them), then the nodes'
   size_t opsBefore = 0;
   std::shared_ptr<GraphMemory> memory;
@@ -797,8 +802,8 @@ std::string unsupportedAttribute(const abi::LaunchAttribute& a) {
       if (a.val.clusterDim[0] <= 1 && a.val.clusterDim[1] <= 1 && a.val.clusterDim[2] <= 1)
         return {};
       return "thread-block clusters are not supported";
-    case abi::kLaunchAttrAccessPolicyWindow:
-      return "cudaLaunchAttributeAccessPolicyWindow: L2 persistence is not modelled";
+    case abi::kLaunchAttrAccessPolicyWindow:  // a cache hint: changes no result
+      return {};
     case abi::kLaunchAttrProgrammaticEvent:
     case abi::kLaunchAttrLaunchCompletionEvent:
       return "events triggered by a launch are not supported";
@@ -1121,6 +1126,7 @@ GPUSC_API int cudaDeviceGetCacheConfig(int* config) {
 struct Limits {
   std::mutex mutex;
   size_t stack = 1024, printfFifo = 1 << 20, heap = 0;  // heap 0: the device's
+  size_t l2FetchGranularity = 0, persistingL2 = 0;      // hints: read back as set, no effect
 };
 
 Limits& limits() {
@@ -1151,9 +1157,25 @@ GPUSC_API int cudaDeviceSetLimit(int limit, size_t value) {
       l.heap = value;
       return kSuccess;
     }
-    default:  // the device runtime's and L2 limits: not modelled
+    case 5:  // cudaLimitMaxL2FetchGranularity: 0 to 128 bytes, a hint
+      if (value > 128)
+        return fail(kErrorInvalidValue, "cudaDeviceSetLimit",
+                    "cudaLimitMaxL2FetchGranularity is 0 to 128 bytes");
+      l.l2FetchGranularity = value;
+      return kSuccess;
+    case 6:  // cudaLimitPersistingL2CacheSize: L2 persistence is not modelled; read back as set
+      l.persistingL2 = value;
+      return kSuccess;
+    case 3:
+    case 4:
       return fail(kErrorUnsupportedLimit, "cudaDeviceSetLimit",
-                  "limit " + std::to_string(limit) + " is not one gpusc models");
+                  limit == 3
+                      ? "cudaLimitDevRuntimeSyncDepth: device-side launches are not supported"
+                      : "cudaLimitDevRuntimePendingLaunchCount: device-side launches are not "
+                        "supported");
+    default:
+      return fail(kErrorUnsupportedLimit, "cudaDeviceSetLimit",
+                  "limit " + std::to_string(limit) + " is not one of CUDA's (0 to 6)");
   }
 }
 GPUSC_API int cudaDeviceGetLimit(size_t* value, int limit) {
@@ -1170,11 +1192,15 @@ GPUSC_API int cudaDeviceGetLimit(size_t* value, int limit) {
     case 2:
       *value = l.heap ? l.heap : client().facts().heapBytes;
       break;
-    case 3:  // cudaLimitDevRuntimeSyncDepth, DevRuntimePendingLaunchCount,
-    case 4:  // MaxL2FetchGranularity, PersistingL2CacheSize: not modelled, 0
-    case 5:
-    case 6:
+    case 3:  // cudaLimitDevRuntimeSyncDepth, DevRuntimePendingLaunchCount: not modelled, 0
+    case 4:
       *value = 0;
+      break;
+    case 5:
+      *value = l.l2FetchGranularity;
+      break;
+    case 6:
+      *value = l.persistingL2;
       break;
     default:
       return fail(kErrorUnsupportedLimit, "cudaDeviceGetLimit",
@@ -2061,11 +2087,27 @@ GPUSC_API int cudaStreamCreateWithFlags(void** stream, unsigned flags) {
 GPUSC_API int cudaStreamCreateWithPriority(void** stream, unsigned flags, int) {
   return createStream(stream, flags, "cudaStreamCreateWithPriority");
 }
+// cudaStreamSetAttribute / cudaStreamGetAttribute: an access-policy window (L2 persistence),
+// the synchronisation policy and memory synchronisation domains are hints here (no result
+// changes), kept per stream and read back as set; the priority is the stream's (0 to 0).
+struct StreamAttributes {
+  std::mutex mutex;
+  std::map<std::pair<void*, int>, abi::LaunchAttribute> values;
+};
+StreamAttributes& streamAttributes() {
+  static StreamAttributes a;
+  return a;
+}
 GPUSC_API int cudaStreamDestroy(void* stream) {
   const int e = simple(wire::Op::StreamDestroy, u64(stream));
   if (e == kSuccess) {
-    std::lock_guard<std::mutex> lock(names().mutex);
-    names().streams.erase(stream);
+    {
+      std::lock_guard<std::mutex> lock(names().mutex);
+      names().streams.erase(stream);
+    }
+    std::lock_guard<std::mutex> lock(streamAttributes().mutex);
+    auto& v = streamAttributes().values;
+    v.erase(v.lower_bound({stream, INT_MIN}), v.upper_bound({stream, INT_MAX}));
   }
   return e;
 }
@@ -2083,6 +2125,52 @@ int streamSettings(void* stream, const char* function, StreamSettings* out) {
   *out = it->second;
   return kSuccess;
 }
+GPUSC_API int cudaStreamSetAttribute(void* stream, int id, const void* value) {
+  const char* fn = "cudaStreamSetAttribute";
+  if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null value");
+  StreamSettings st;
+  if (int e = streamSettings(stream, fn, &st); e != kSuccess) return e;
+  switch (id) {
+    case abi::kLaunchAttrAccessPolicyWindow:
+    case abi::kLaunchAttrSynchronizationPolicy:
+    case abi::kLaunchAttrMemSyncDomainMap:
+    case abi::kLaunchAttrMemSyncDomain:
+    case abi::kLaunchAttrPriority: {
+      abi::LaunchAttribute a{};
+      a.id = id;
+      std::memcpy(&a.val, value, sizeof a.val);
+      std::lock_guard<std::mutex> lock(streamAttributes().mutex);
+      streamAttributes().values[{stream, id}] = a;
+      return kSuccess;
+    }
+    default:
+      return fail(kErrorInvalidValue, fn,
+                  "stream attribute " + std::to_string(id) + " is not one a stream has");
+  }
+}
+GPUSC_API int cudaStreamGetAttribute(void* stream, int id, void* value) {
+  const char* fn = "cudaStreamGetAttribute";
+  if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  StreamSettings st;
+  if (int e = streamSettings(stream, fn, &st); e != kSuccess) return e;
+  abi::LaunchAttribute a{};
+  {
+    std::lock_guard<std::mutex> lock(streamAttributes().mutex);
+    auto it = streamAttributes().values.find({stream, id});
+    if (it != streamAttributes().values.end()) a = it->second;
+  }
+  if (id == abi::kLaunchAttrPriority) a.val.priority = 0;  // priorities are not modelled
+  std::memcpy(value, &a.val, sizeof a.val);
+  return kSuccess;
+}
+GPUSC_API int cudaStreamSetAttribute_ptsz(void* stream, int id, const void* value) {
+  return cudaStreamSetAttribute(perThread(stream), id, value);
+}
+GPUSC_API int cudaStreamGetAttribute_ptsz(void* stream, int id, void* value) {
+  return cudaStreamGetAttribute(perThread(stream), id, value);
+}
+GPUSC_API int cudaCtxResetPersistingL2Cache() { return kSuccess; }  // nothing persists
+
 GPUSC_API int cudaStreamGetFlags(void* stream, unsigned* flags) {
   if (flags == nullptr) return fail(kErrorInvalidValue, "cudaStreamGetFlags", "a null result");
   StreamSettings st;
@@ -2319,6 +2407,17 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
     x->opsBefore = 1;
   }
   for (const GraphNode* n : x->nodes) x->ops.push_back(n->op);
+  {
+    std::unordered_map<const GraphNode*, size_t> at;
+    for (size_t i = 0; i < x->nodes.size(); ++i) at.emplace(x->nodes[i], i);
+    for (const GraphNode* n : x->nodes) {
+      x->kernel.push_back(n->kernel);
+      std::vector<size_t> d;
+      for (const GraphNode* p : n->deps) d.push_back(at.at(p));
+      std::sort(d.begin(), d.end());
+      x->deps.push_back(std::move(d));
+    }
+  }
   x->memory = g.memory;
   *exec = x.release();
   return kSuccess;
@@ -2446,6 +2545,51 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;
   x.ops[x.opsBefore + size_t(at - x.nodes.begin())] = std::move(work);
+  return kSuccess;
+}
+
+// cudaGraphExecUpdate: the instantiation takes the work of a graph with the same nodes (same
+// count, order, kinds and dependencies); each node keeps its handle. Anything else, and graphs
+// that allocate memory, is cudaErrorGraphExecUpdateFailure with the reason in resultInfo, as
+// CUDA answers an update it cannot make (programs then instantiate the graph again).
+struct GraphExecUpdateResultInfo {
+  int result;  // cudaGraphExecUpdateResult
+  void* errorNode;
+  void* errorFromNode;
+};
+GPUSC_API int cudaGraphExecUpdate(void* exec, void* graph, GraphExecUpdateResultInfo* info) {
+  constexpr int kUpdateSuccess = 0, kUpdateError = 1, kUpdateTopologyChanged = 2,
+                kUpdateNodeTypeChanged = 3, kUpdateNotSupported = 6;
+  constexpr int kErrorGraphExecUpdateFailure = 910;
+  const char* fn = "cudaGraphExecUpdate";
+  if (info) *info = {kUpdateSuccess, nullptr, nullptr};
+  if (exec == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null graph or instantiation");
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  const Graph& g = *static_cast<const Graph*>(graph);
+  auto refuse = [&](int result, const void* node, const std::string& why) {
+    if (info) *info = {result, const_cast<void*>(node), nullptr};
+    return fail(kErrorGraphExecUpdateFailure, fn, why);
+  };
+  std::vector<const GraphNode*> order;
+  if (!g.order(order))
+    return refuse(kUpdateError, nullptr, "the graph's dependencies form a cycle");
+  if (!g.memory->blocks.empty() || !g.memory->outliving.empty() || !x.memory->blocks.empty() ||
+      !x.memory->outliving.empty())
+    return refuse(kUpdateNotSupported, nullptr, "graphs that allocate memory are not updated");
+  if (order.size() != x.nodes.size())
+    return refuse(kUpdateTopologyChanged, nullptr, "the graphs have different numbers of nodes");
+  std::unordered_map<const GraphNode*, size_t> newAt;
+  for (size_t i = 0; i < order.size(); ++i) newAt.emplace(order[i], i);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i]->kernel != x.kernel[i])
+      return refuse(kUpdateNodeTypeChanged, order[i], "a node's kind changed");
+    std::vector<size_t> b;
+    for (const GraphNode* d : order[i]->deps) b.push_back(newAt.at(d));
+    std::sort(b.begin(), b.end());
+    if (b != x.deps[i]) return refuse(kUpdateTopologyChanged, order[i], "the dependencies changed");
+  }
+  for (size_t i = 0; i < order.size(); ++i) x.ops[x.opsBefore + i] = order[i]->op;
   return kSuccess;
 }
 
