@@ -85,6 +85,28 @@ TEST(Fatbin, TheBestPtxIsTheNewestNotAboveTheDeviceElseTheOldest) {
   EXPECT_EQ(normalised(ptxText(*bestPtx(fb, 75), "two")), normalised(nvccPtx()));
 }
 
+// PTX above the device only: a GPU runs the binary's SASS if it was built for the device's
+// major version at or below its minor (gpusc then runs the lowest PTX), else nothing.
+TEST(Fatbin, PtxAboveTheDeviceRunsOnlyWhereItsSassWould) {
+  const auto entry = [](FatbinKind kind, unsigned arch) {
+    FatbinEntry e;
+    e.kind = kind;
+    e.arch = arch;
+    return e;
+  };
+  FatBinary fb;
+  fb.entries = {entry(FatbinKind::Ptx, 90), entry(FatbinKind::Ptx, 86), entry(FatbinKind::Elf, 86)};
+  EXPECT_EQ(bestPtx(fb, 75), nullptr);
+  EXPECT_EQ(bestPtx(fb, 80), nullptr);    // sm_86 SASS does not run on 8.0
+  EXPECT_EQ(bestPtx(fb, 87)->arch, 86u);  // the highest not above
+  EXPECT_EQ(bestPtx(fb, 20)->arch, 86u);  // below compute_75: the lowest
+  fb.entries.push_back(entry(FatbinKind::Elf, 80));
+  EXPECT_EQ(bestPtx(fb, 80)->arch, 86u);  // its sm_80 SASS would run
+  EXPECT_EQ(bestPtx(fb, 75), nullptr);    // of another major version
+  fb.entries.push_back(entry(FatbinKind::Elf, 75));
+  EXPECT_EQ(bestPtx(fb, 75)->arch, 86u);
+}
+
 TEST(Fatbin, TheEmbeddedPtxRunsOnTheDevice) {
   const auto bytes = readBytes("axpy_size.fatbin");
   const FatBinary fb = parse(bytes);

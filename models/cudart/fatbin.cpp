@@ -227,7 +227,36 @@ const FatbinEntry* bestPtx(const FatBinary& fb, unsigned arch) {
       above = &e;
     }
   }
-  return below ? below : above;
+  if (below != nullptr || above == nullptr) return below;
+  // Only PTX for architectures above the device's. A GPU of this compute capability runs SASS
+  // built for its major version at or below its minor (the CUDA C++ Programming Guide's binary
+  // compatibility), so with such SASS the program runs, and gpusc runs the lowest PTX (the same
+  // source); without, the GPU cannot run it (cudaErrorNoKernelImageForDevice). A platform below
+  // nvcc 13's oldest target (compute_75) also takes the lowest: no nvcc 13 binary could run on
+  // it otherwise.
+  if (arch < 75) return above;
+  for (const auto& e : fb.entries)
+    if (e.kind == FatbinKind::Elf && e.arch / 10 == arch / 10 && e.arch <= arch) return above;
+  return nullptr;
+}
+
+bool hasPtx(const FatBinary& fb) {
+  for (const auto& e : fb.entries)
+    if (e.kind == FatbinKind::Ptx) return true;
+  return false;
+}
+
+std::string ptxAboveMessage(const FatBinary& fb, unsigned arch, const std::string& what) {
+  std::set<unsigned> ptx;
+  for (const auto& e : fb.entries)
+    if (e.kind == FatbinKind::Ptx) ptx.insert(e.arch);
+  std::vector<std::string> archs;
+  for (unsigned a : ptx) archs.push_back(fmt::format("compute_{}", a));
+  return fmt::format(
+      "{}: the fat binary's PTX is for {}, above the platform's compute capability {}.{} "
+      "(gpu.compute_capability), which cannot run it: build with -arch=sm_{} as well, or run on "
+      "a platform of a higher compute capability (rtx3070: 8.6; --set gpu.compute_capability={})",
+      what, join(archs, ", "), arch / 10, arch % 10, arch, *ptx.begin());
 }
 
 std::string noPtxMessage(const FatBinary& fb, const std::string& what) {

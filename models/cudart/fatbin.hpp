@@ -70,10 +70,18 @@ std::map<std::string, uint32_t> sassRegisters(const FatbinEntry& e, const std::s
 // compute_75), else the ELF entry of the lowest architecture; null when there is none.
 const FatbinEntry* sassFor(const FatBinary& fb, const FatbinEntry& ptx);
 
-// The PTX entry to run on a device of compute capability `arch` (e.g. 20 for 2.0): the one with
-// the highest architecture not above it, else the lowest one (a simulated device runs any PTX
-// its ISA covers; nvcc 13's oldest target is compute_75). Null when there is no PTX entry.
+// The PTX entry to run on a device of compute capability `arch` (e.g. 75 for 7.5): the one with
+// the highest architecture not above it. With PTX only above it, the lowest where a GPU of that
+// capability would run the binary's SASS (built for its major version, at or below its minor)
+// or the platform is below nvcc 13's oldest target (compute_75); else null, as such a GPU
+// cannot run PTX of a later architecture.
 const FatbinEntry* bestPtx(const FatBinary& fb, unsigned arch);
+
+// Whether the fat binary holds PTX of any architecture.
+bool hasPtx(const FatBinary& fb);
+
+// One line for a fat binary whose PTX is all for architectures above `arch`.
+std::string ptxAboveMessage(const FatBinary& fb, unsigned arch, const std::string& what);
 
 // One line for a fat binary without PTX: the architectures it has SASS for, and the nvcc flags
 // that embed PTX.

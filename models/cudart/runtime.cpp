@@ -77,8 +77,10 @@ void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
       for (size_t i = 0; i < files.size(); ++i) {
         const FatbinEntry* f = bestPtx(files[i], computeCapability_);
         if (f == nullptr) {
-          b->noPtx = noPtxMessage(files[i], fmt::format("{}, file {} of {} linked (nvcc -rdc)",
-                                                        b->name, i + 1, files.size()));
+          const std::string what =
+              fmt::format("{}, file {} of {} linked (nvcc -rdc)", b->name, i + 1, files.size());
+          b->noPtx = hasPtx(files[i]) ? ptxAboveMessage(files[i], computeCapability_, what)
+                                      : noPtxMessage(files[i], what);
           break;
         }
         if (e == nullptr) e = f;
@@ -89,7 +91,8 @@ void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
       else
         e = nullptr;
     } else {
-      b->noPtx = noPtxMessage(fb, b->name);
+      b->noPtx =
+          hasPtx(fb) ? ptxAboveMessage(fb, computeCapability_, b->name) : noPtxMessage(fb, b->name);
     }
     if (e != nullptr) {
       b->ptxArch = e->arch;
