@@ -288,7 +288,9 @@ void Runtime::launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, si
 
 void* Runtime::malloc(size_t bytes) {
   try {
-    return reinterpret_cast<void*>(device().malloc(bytes));
+    const DevPtr p = device().malloc(bytes);
+    mallocs_.insert(p);
+    return reinterpret_cast<void*>(p);
   } catch (const InputError& e) {
     throw CudaFailure(kErrorMemoryAllocation, e.what());
   }
@@ -313,6 +315,16 @@ void Runtime::free(void* p) {
   } catch (const InputError& e) {
     throw CudaFailure(kErrorInvalidValue, e.what());
   }
+  mallocs_.erase(addr);
+}
+
+void Runtime::reset() {
+  for (const DevPtr p : mallocs_) device().free(p);
+  mallocs_.clear();
+  streams_.clear();
+  events_.clear();
+  lastError_ = kSuccess;
+  device().setStackBytes(func::kDefaultStackBytes);
 }
 
 void Runtime::freeHost(void* p) {

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -134,6 +135,12 @@ class Runtime {
   // The sticky error (a kernel fault's), 0 when none: a GPU's context is unusable after a fault.
   int stickyError() const { return sticky_; }
 
+  // cudaDeviceReset: frees the memory malloc() gave (not managed or pinned memory, nor the
+  // modules' variables), destroys the streams and events, clears the last error (not a kernel
+  // fault's sticky one: CUDA's documentation says only a new process clears it), and sets each
+  // thread's stack back to its default.
+  void reset();
+
  private:
   struct Binary {
     std::string name;          // for messages: "program (fat binary 2)"
@@ -181,6 +188,7 @@ class Runtime {
   std::vector<Configuration> configurations_;
   std::map<void*, std::unique_ptr<int>> streams_;
   std::map<void*, std::unique_ptr<Event>> events_;
+  std::set<DevPtr> mallocs_;  // malloc()'s allocations not yet freed
   double simulatedSeconds_ = 0;
   int lastError_ = kSuccess;
   int sticky_ = kSuccess;

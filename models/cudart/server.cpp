@@ -345,6 +345,9 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
                           "set its size before the first launch that calls malloc");
       break;
     }
+    case wire::Op::DeviceReset:
+      rt_.reset();
+      break;
     case wire::Op::SetStackSize: {
       const auto bytes = in.get<uint64_t>();
       if (bytes > Device::kMaxStackBytes)

@@ -25,7 +25,7 @@ namespace gpusc::cudart::wire {
 
 // Bumped when a message changes: a library and a simulator of different versions refuse each
 // other at Hello instead of misreading.
-constexpr uint32_t kVersion = 5;
+constexpr uint32_t kVersion = 6;
 
 // The environment variable naming the socket's file descriptor in the program's process.
 constexpr const char* kSocketEnv = "GPUSC_CUDART_FD";
@@ -70,6 +70,7 @@ enum class Op : uint32_t {
   SetHeapSize,          // u64 bytes: the device malloc heap's size (before its first use)
   EventCheck,           // u64 event
   SetStackSize,         // u64 bytes: each thread's stack (cudaLimitStackSize)
+  DeviceReset,          // cudaDeviceReset: frees cudaMalloc's memory, streams, events, errors
 };
 
 struct RequestHeader {

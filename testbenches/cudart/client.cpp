@@ -357,6 +357,12 @@ void Client::removeAllocation(uint64_t base) {
   allocations_.erase(base);
 }
 
+void Client::removeDeviceAllocations() {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  for (auto it = allocations_.begin(); it != allocations_.end();)
+    it = it->second.mapped == 0 && it->second.counted ? allocations_.erase(it) : std::next(it);
+}
+
 bool Client::allocation(const void* p, uint64_t* base, uint64_t* bytes, uint64_t* mapped) const {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const auto addr = uint64_t(reinterpret_cast<uintptr_t>(p));

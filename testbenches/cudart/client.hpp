@@ -71,6 +71,9 @@ class Client {
   void addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted = true,
                      bool managed = false, unsigned hostFlags = 0);
   void removeAllocation(uint64_t base);
+  // Forgets the device memory the program allocated (cudaDeviceReset freed it): not shared
+  // memory, nor the symbols' memory.
+  void removeDeviceAllocations();
   enum class Where { Host, Device, Shared };
   Where where(const void* p) const;
   bool managed(const void* p) const;

@@ -1094,7 +1094,6 @@ GPUSC_API int cudaDeviceSynchronize() {
   GPUSC_STICKY();
   return kSuccess;  // every call completes before it returns
 }
-GPUSC_API int cudaDeviceReset() { return kSuccess; }
 // The L1/shared preference: no effect (a launch's carve-out follows its occupancy), read back as
 // set; a value that is not a cudaFuncCache (0 to 3) is refused.
 namespace {
@@ -2110,6 +2109,47 @@ GPUSC_API int cudaStreamDestroy(void* stream) {
     v.erase(v.lower_bound({stream, INT_MIN}), v.upper_bound({stream, INT_MAX}));
   }
   return e;
+}
+// cudaDeviceReset: frees the memory the program allocated on the device (cudaMalloc and the
+// calls built on it: pitched memory, CUDA arrays, stream-ordered and graph allocations), destroys
+// its streams, events and memory pools, clears the last error and sets the limits, the cache
+// preference and each thread's stack back to their defaults. After a kernel fault it returns the
+// sticky error, as every call does: CUDA's documentation says only a new process clears it. What a
+// GPU's reset also drops and gpusc keeps: the modules (kernels stay registered; their __device__
+// variables keep their values), managed and pinned host memory, and the malloc heap's size. Every
+// call completes before it returns, so there is no work to wait for.
+GPUSC_API int cudaDeviceReset() {
+  GPUSC_STICKY();
+  if (int e = client().call(wire::Op::DeviceReset, {}); e != kSuccess) return record(e);
+  client().removeDeviceAllocations();
+  tLastError = kSuccess;
+  {
+    std::lock_guard<std::mutex> lock(names().mutex);
+    names().streams.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(streamAttributes().mutex);
+    streamAttributes().values.clear();
+  }
+  {
+    Limits& l = limits();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    const Limits defaults;
+    l.stack = defaults.stack;
+    l.printfFifo = defaults.printfFifo;
+    l.l2FetchGranularity = defaults.l2FetchGranularity;
+    l.persistingL2 = defaults.persistingL2;
+  }
+  cacheConfig() = 0;
+  {
+    MemPools& m = memPools();
+    std::lock_guard<std::mutex> lock(m.mutex);
+    m.allocations.clear();
+    m.created.clear();
+    m.defaultPool = MemPool{};
+    m.current = &m.defaultPool;
+  }
+  return kSuccess;
 }
 // A stream's settings: the default streams (0, cudaStreamLegacy, cudaStreamPerThread) have the
 // default flags and priority; another stream is one this program created and has not destroyed.
