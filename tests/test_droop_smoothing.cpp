@@ -472,7 +472,7 @@ TEST(SmoothingConfig, BadValuesNameTheKey) {
             "s.yaml:2:17: local.thresholds_w: thresholds_w needs 3 values (2, 3 and 4 cycles), "
             "got 2");
   EXPECT_EQ(errorOf("local:\n  thresholds_w: [1, 0, 2]\n"),
-            "s.yaml:2:17: local.thresholds_w: thresholds_w[1] = 0 must be positive");
+            "s.yaml:2:17: local.thresholds_w: 0 is not above 0");
   EXPECT_EQ(errorOf("local:\n  thresholds_w: [1, -1, 2]\n"),
             "s.yaml:2:17: local.thresholds_w: -1 is out of range [0, 1000000]");
   EXPECT_EQ(errorOf("local:\n  throttle: issue\n")

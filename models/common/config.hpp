@@ -54,6 +54,9 @@ struct OneOf {
 
 struct PowerOfTwo {};
 
+// Above zero (with a Range from 0: a bound the range's lowest value does not meet).
+struct Positive {};
+
 // Each check returns an error message, or nothing when the value is fine.
 template <class T, class U>
 std::optional<std::string> check(const T& v, const Range<U>& r) {
@@ -74,6 +77,17 @@ template <class T>
 std::optional<std::string> check(const T& v, const PowerOfTwo&) {
   if constexpr (std::is_integral_v<T>) {
     if (v == 0 || (v & (v - 1)) != 0) return fmt::format("{} is not a power of two", v);
+  }
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<std::string> check(const T& v, const Positive&) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (!(v > 0)) return fmt::format("{} is not above 0", v);
+  } else if constexpr (IsVector<T>::value) {
+    for (const auto& e : v)
+      if (auto err = check(e, Positive{})) return err;
   }
   return std::nullopt;
 }
@@ -395,6 +409,7 @@ class KeyLister {
   }
   static std::string describe(const OneOf& o);
   static std::string describe(const PowerOfTwo&) { return "power of two"; }
+  static std::string describe(const Positive&) { return "above 0"; }
   template <class U>
   static void note(KeyInfo& k, const Range<U>& r) {
     k.lo = fmt::format("{}", r.lo);
@@ -402,6 +417,7 @@ class KeyLister {
   }
   static void note(KeyInfo& k, const OneOf& o) { k.choices = o.names; }
   static void note(KeyInfo& k, const PowerOfTwo&) { k.powerOfTwo = true; }
+  static void note(KeyInfo&, const Positive&) {}
 
   std::vector<KeyInfo>& out_;
   std::string path_;

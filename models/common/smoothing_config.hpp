@@ -49,13 +49,10 @@ struct LocalSmoothingConfig : config::Section {
     v.field("thresholds_w", thresholds_w,
             "W of estimated SM power rise over 2, 3 and 4 cycles above which a large first-order "
             "droop is predicted",
-            config::Range<double>{0.0, 1e6});
+            config::Range<double>{0.0, 1e6}, config::Positive{});
     v.require(thresholds_w.size() == 3, "thresholds_w",
               fmt::format("thresholds_w needs 3 values (2, 3 and 4 cycles), got {}",
                           thresholds_w.size()));
-    for (size_t i = 0; i < thresholds_w.size(); ++i)
-      v.require(thresholds_w[i] > 0.0, "thresholds_w",
-                fmt::format("thresholds_w[{}] = {} must be positive", i, thresholds_w[i]));
     v.field("throttle_cycles", throttle_cycles, "Cycles an SM stays throttled after a prediction",
             config::Range<uint32_t>{1, 1u << 20});
     v.field("throttle", throttle,
