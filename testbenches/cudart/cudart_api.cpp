@@ -471,7 +471,13 @@ UntimedEvents& untimedEvents() {
 struct StreamSettings {
   unsigned flags = 0;
   int priority = 0;
+  unsigned long long id = 0;  // cudaStreamGetId: unique in the process (0: the legacy stream)
 };
+// The next stream id (created streams and each host thread's per-thread default stream).
+std::atomic<unsigned long long>& nextStreamId() {
+  static std::atomic<unsigned long long> next{1};
+  return next;
+}
 struct Names {
   std::mutex mutex;
   std::map<void*, StreamSettings> streams;
@@ -2061,7 +2067,9 @@ GPUSC_API int cudaStreamCreate(void** stream) {
   std::memcpy(&s, reply.data(), std::min<size_t>(8, reply.size()));
   *stream = ptr(s);
   std::lock_guard<std::mutex> lock(names().mutex);
-  names().streams[*stream] = StreamSettings{};
+  StreamSettings& st = names().streams[*stream];
+  st = StreamSettings{};
+  st.id = nextStreamId()++;
   return kSuccess;
 }
 // The flags a stream may have: cudaStreamDefault (0) and cudaStreamNonBlocking (1). Streams run
@@ -2220,6 +2228,34 @@ GPUSC_API int cudaStreamGetFlags(void* stream, unsigned* flags) {
 }
 GPUSC_API int cudaStreamGetFlags_ptsz(void* stream, unsigned* flags) {
   return cudaStreamGetFlags(perThread(stream), flags);
+}
+// A stream's id: the legacy default stream's is 0, each host thread's per-thread default stream
+// and each created stream has its own, never given again in the process.
+GPUSC_API int cudaStreamGetId(void* stream, unsigned long long* id) {
+  if (id == nullptr) return fail(kErrorInvalidValue, "cudaStreamGetId", "a null result");
+  if (stream == ptr(2)) {
+    thread_local const unsigned long long mine = nextStreamId()++;
+    *id = mine;
+    return kSuccess;
+  }
+  StreamSettings st;
+  if (int e = streamSettings(stream, "cudaStreamGetId", &st); e != kSuccess) return e;
+  *id = st.id;
+  return kSuccess;
+}
+GPUSC_API int cudaStreamGetId_ptsz(void* stream, unsigned long long* id) {
+  return cudaStreamGetId(perThread(stream), id);
+}
+// The device of every stream: the one simulated device, 0.
+GPUSC_API int cudaStreamGetDevice(void* stream, int* device) {
+  if (device == nullptr) return fail(kErrorInvalidValue, "cudaStreamGetDevice", "a null result");
+  StreamSettings st;
+  if (int e = streamSettings(stream, "cudaStreamGetDevice", &st); e != kSuccess) return e;
+  *device = 0;
+  return kSuccess;
+}
+GPUSC_API int cudaStreamGetDevice_ptsz(void* stream, int* device) {
+  return cudaStreamGetDevice(perThread(stream), device);
 }
 GPUSC_API int cudaStreamGetPriority(void* stream, int* priority) {
   if (priority == nullptr)
@@ -2464,6 +2500,27 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
 }
 GPUSC_API int cudaGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
   return cudaGraphInstantiate(exec, graph, flags);
+}
+// cudaGraphInstantiateWithParams: cudaGraphInstantiateWithFlags with its outcome in the
+// parameters (cudaGraphInstantiateError for any failure; the upload flag and stream change
+// nothing here, as cudaGraphUpload does not).
+struct GraphInstantiateParams {
+  unsigned long long flags;
+  void* uploadStream;
+  void* errNodeOut;
+  int resultOut;  // cudaGraphInstantiateResult
+};
+GPUSC_API int cudaGraphInstantiateWithParams(void** exec, void* graph, GraphInstantiateParams* p) {
+  if (p == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphInstantiateWithParams", "null parameters");
+  const int e = cudaGraphInstantiate(exec, graph, p->flags);
+  p->errNodeOut = nullptr;
+  p->resultOut = e == kSuccess ? 0 : 1;
+  return e;
+}
+GPUSC_API int cudaGraphInstantiateWithParams_ptsz(void** exec, void* graph,
+                                                  GraphInstantiateParams* p) {
+  return cudaGraphInstantiateWithParams(exec, graph, p);
 }
 
 // Replays the graph's work in order (into a capture, when `stream` is capturing: a graph

@@ -5,7 +5,8 @@
 // the reason in the result info, and the instantiation keeps its work. Then the CUDA C++
 // Programming Guide's L2 set-aside with its error checks: the persisting-L2 limit and a stream's
 // access-policy window read back as set, a launch with the window as an attribute, and the
-// reset; they are hints (L2 persistence is not modelled) and change no result.
+// reset; they are hints (L2 persistence is not modelled) and change no result. And
+// cudaGraphInstantiateWithParams, stream ids and devices.
 #include "check.hpp"
 
 __global__ void add(int* x, int v) { x[threadIdx.x] += v; }
@@ -99,6 +100,37 @@ int main() {
   CHECK(cudaGraphExecDestroy(exec));
   if (!ok) std::printf("graph updates: %d\n", first(d));
 
+  // Instantiation with parameters: the outcome in them.
+  g = capture(s, d, 1, 1);
+  cudaGraphInstantiateParams ip{};
+  ip.flags = cudaGraphInstantiateFlagUpload;
+  ip.uploadStream = s;
+  ip.result_out = cudaGraphInstantiateError;
+  CHECK(cudaGraphInstantiateWithParams(&exec, g, &ip));
+  ok &= ip.result_out == cudaGraphInstantiateSuccess && ip.errNode_out == nullptr;
+  CHECK(cudaGraphLaunch(exec, s));
+  CHECK(cudaStreamSynchronize(s));
+  ok &= first(d) == 63;
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(g));
+
+  // Stream ids: the legacy stream's 0, the others distinct and the same each time asked.
+  cudaStream_t t;
+  CHECK(cudaStreamCreate(&t));
+  unsigned long long idLegacy = 1, idS = 0, idT = 0, idS2 = 0, idPerThread = 0;
+  CHECK(cudaStreamGetId(0, &idLegacy));
+  CHECK(cudaStreamGetId(s, &idS));
+  CHECK(cudaStreamGetId(t, &idT));
+  CHECK(cudaStreamGetId(s, &idS2));
+  CHECK(cudaStreamGetId(cudaStreamPerThread, &idPerThread));
+  ok &= idLegacy == 0 && idS != 0 && idT != 0 && idS != idT && idS == idS2 && idPerThread != 0 &&
+        idPerThread != idS && idPerThread != idT;
+  int device = -1;
+  CHECK(cudaStreamGetDevice(t, &device));
+  ok &= device == 0;
+  CHECK(cudaStreamDestroy(t));
+  EXPECT_ERROR(cudaStreamGetId(t, &idT), cudaErrorInvalidResourceHandle);
+
   // L2 set-aside, the Programming Guide's way.
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -135,7 +167,7 @@ int main() {
   cfg.numAttrs = 1;
   CHECK(cudaLaunchKernelEx(&cfg, add, d, 1));
   CHECK(cudaStreamSynchronize(s));
-  ok &= first(d) == 125;
+  ok &= first(d) == 127;
   w.accessPolicyWindow.num_bytes = 0;  // the window off again
   CHECK(cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &w));
   CHECK(cudaCtxResetPersistingL2Cache());
