@@ -413,7 +413,7 @@ TEST(ParallelCtas, ATailOfTheLastBlocksRunMeanwhileLeavesTheInOrderResults) {
           log.clear();
         }
         if (waitFor > 0) waitForTail(tail, waitFor);
-        ASSERT_TRUE(tail.finish(run.L, run.g, kModel, got, nullptr, {}, 1.0)) << what;
+        ASSERT_TRUE(tail.finish(run.L, kModel, got, nullptr, {}, 1.0)) << what;
         EXPECT_GE(tail.ctasRun(), waitFor) << what;
         EXPECT_EQ(run.output(kCtas), ref.output(kCtas)) << what;
         EXPECT_EQ(got.warpInsts, want.warpInsts) << what;
@@ -444,7 +444,7 @@ TEST(ParallelCtas, ATailTheModelRunsIntoIsDroppedUntouched) {
   waitForTail(tail, 100);  // CTAs 299 down to 200 at least (it may go down to 150)
   for (uint64_t id = 1; id < kCtas; ++id) tail.ctaStarting(id);  // started, not run
   func::ExecStats st;
-  EXPECT_FALSE(tail.finish(run.L, run.g, kCtas, st, nullptr, {}, 1.0));
+  EXPECT_FALSE(tail.finish(run.L, kCtas, st, nullptr, {}, 1.0));
   EXPECT_EQ(st.ctas, 0u);
   EXPECT_EQ(run.output(kCtas), std::vector<uint32_t>(kCtas * 64, 0));
 }
@@ -462,7 +462,7 @@ TEST(ParallelCtas, ATailStillGivesTheLowestBlocksFault) {
   tail.start();
   func::ExecStats st;
   try {
-    tail.finish(run.L, run.g, 40, st, nullptr, {}, 1.0);
+    tail.finish(run.L, 40, st, nullptr, {}, 1.0);
     ADD_FAILURE() << "no fault";
   } catch (const KernelFault& e) {
     EXPECT_NE(std::string(e.what()).find("of block (290,0,0)"), std::string::npos) << e.what();

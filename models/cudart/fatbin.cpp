@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <lz4.h>
 #include <zstd.h>
 
@@ -240,35 +241,36 @@ const FatbinEntry* bestPtx(const FatBinary& fb, unsigned arch) {
   return nullptr;
 }
 
-bool hasPtx(const FatBinary& fb) {
+namespace {
+// The architectures of the fat binary's entries of `kind`, ascending.
+std::set<unsigned> archsOf(const FatBinary& fb, FatbinKind kind) {
+  std::set<unsigned> archs;
   for (const auto& e : fb.entries)
-    if (e.kind == FatbinKind::Ptx) return true;
-  return false;
+    if (e.kind == kind) archs.insert(e.arch);
+  return archs;
 }
+}  // namespace
+
+bool hasPtx(const FatBinary& fb) { return !archsOf(fb, FatbinKind::Ptx).empty(); }
 
 std::string ptxAboveMessage(const FatBinary& fb, unsigned arch, const std::string& what) {
-  std::set<unsigned> ptx;
-  for (const auto& e : fb.entries)
-    if (e.kind == FatbinKind::Ptx) ptx.insert(e.arch);
-  std::vector<std::string> archs;
-  for (unsigned a : ptx) archs.push_back(fmt::format("compute_{}", a));
+  const std::set<unsigned> ptx = archsOf(fb, FatbinKind::Ptx);
+  if (ptx.empty()) throw InternalError("ptxAboveMessage: a fat binary without PTX");
   return fmt::format(
-      "{}: the fat binary's PTX is for {}, above the platform's compute capability {}.{} "
+      "{}: the fat binary's PTX is for compute_{}, above the platform's compute capability {}.{} "
       "(gpu.compute_capability), which cannot run it: build with -arch=sm_{} as well, or run on "
       "a platform of a higher compute capability (rtx3070: 8.6; --set gpu.compute_capability={})",
-      what, join(archs, ", "), arch / 10, arch % 10, arch, *ptx.begin());
+      what, fmt::join(ptx, ", compute_"), arch / 10, arch % 10, arch, *ptx.begin());
 }
 
 std::string noPtxMessage(const FatBinary& fb, const std::string& what) {
-  std::set<unsigned> sass;
-  for (const auto& e : fb.entries)
-    if (e.kind == FatbinKind::Elf) sass.insert(e.arch);
-  std::vector<std::string> archs;
-  for (unsigned a : sass) archs.push_back(fmt::format("sm_{}", a));
+  const std::set<unsigned> sass = archsOf(fb, FatbinKind::Elf);
   return fmt::format(
       "{}: the fat binary holds no PTX ({}), and gpusc runs PTX: build with -arch=sm_75 (it "
       "embeds compute_75 PTX beside the SASS) or add -gencode arch=compute_75,code=compute_75",
-      what, archs.empty() ? std::string("no entries") : "SASS for " + join(archs, ", "));
+      what,
+      sass.empty() ? std::string("no entries")
+                   : fmt::format("SASS for sm_{}", fmt::join(sass, ", sm_")));
 }
 
 }  // namespace gpusc::cudart

@@ -122,7 +122,6 @@ void GlobalMemory::checkRange(uint64_t addr, uint64_t bytes, const char* what) c
 
 GlobalMemory::Snapshot GlobalMemory::snapshot() const {
   Snapshot s;
-  s.allocations = allocs_.size();
   s.pages.reserve(pages_.size());
   for (const auto& [page, slot] : pages_) {
     std::unique_ptr<uint8_t[]> bytes(new uint8_t[kPageSize]);

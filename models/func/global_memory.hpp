@@ -103,7 +103,6 @@ class GlobalMemory {
   // The contents of every page.
   struct Snapshot {
     std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pages;  // page -> its bytes
-    size_t allocations = 0;
   };
   Snapshot snapshot() const;
 

@@ -521,7 +521,7 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
       progress_(p);
     };
   if (tail != nullptr &&
-      tail->finish(L, gmem_, firstCta, stats, &budget_, report, gpu::kProgressPeriodSeconds)) {
+      tail->finish(L, firstCta, stats, &budget_, report, gpu::kProgressPeriodSeconds)) {
     tailCtas_ += tail->ctasRun();
     return;
   }

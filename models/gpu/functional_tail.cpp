@@ -112,8 +112,8 @@ void FunctionalTail::work(unsigned thread) {
   }
 }
 
-bool FunctionalTail::finish(func::LaunchState& L, func::GlobalMemory& memory, uint64_t first,
-                            func::ExecStats& stats, const RunBudget* budget,
+bool FunctionalTail::finish(func::LaunchState& L, uint64_t first, func::ExecStats& stats,
+                            const RunBudget* budget,
                             const std::function<void(uint64_t done)>& progress,
                             double progressSeconds) {
   if (L.accessLog != nullptr && L.accessLog->capacity() != p_.logCapacity)
@@ -183,8 +183,7 @@ bool FunctionalTail::finish(func::LaunchState& L, func::GlobalMemory& memory, ui
   if (failure_) std::rethrow_exception(failure_);  // the lowest: every CTA below it ran
   if (doneTop_ != taken_.size())
     throw InternalError("FunctionalTail::finish: a CTA of the tail did not finish");
-  if (&memory != &memory_) throw InternalError("FunctionalTail::finish: another memory");
-  memory.applyChanges(*copy_);
+  memory_.applyChanges(*copy_);
   for (const func::ExecStats& s : stats_) stats.add(s);
   if (L.accessLog != nullptr) {
     if (hereLog) L.accessLog->append(*hereLog);

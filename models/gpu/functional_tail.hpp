@@ -67,15 +67,15 @@ class FunctionalTail : public CtaStartObserver {
 
   void ctaStarting(uint64_t linear) override;
 
-  // The cycle-level model ran CTAs [0, first) of the launch `L` (on `memory`): runs the others,
-  // those the tail has not, on the calling thread in ascending order while the tail's threads go
-  // on, then writes what the tail's CTAs changed into `memory` and adds every CTA's statistics
+  // The cycle-level model ran CTAs [0, first) of the launch `L` (on the memory the tail was made
+  // of): runs the others, those the tail has not, on the calling thread in ascending order while
+  // the tail's threads go on, then writes what the tail's CTAs changed into that memory and adds
+  // every CTA's statistics
   // to `stats`. With L.accessLog, the log then holds what a run of CTAs [first, end) in order
   // would leave in it. Exceptions as runCtasInOrder's: the lowest CTA's. `progress(done)` is
   // called on this thread about every `progressSeconds` with the CTAs from `first` done.
   // Returns false, with nothing run, when the model started a CTA the tail had taken.
-  bool finish(func::LaunchState& L, func::GlobalMemory& memory, uint64_t first,
-              func::ExecStats& stats, const RunBudget* budget,
+  bool finish(func::LaunchState& L, uint64_t first, func::ExecStats& stats, const RunBudget* budget,
               const std::function<void(uint64_t done)>& progress, double progressSeconds);
 
   // CTAs the tail's threads ran (after finish).
