@@ -4,8 +4,10 @@
 // and the error codes a GPU gives for bad launches, bad pointers and kernel faults.
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -238,6 +240,66 @@ TEST_F(CudartTest, ABinaryWithSassOnlyFailsAtLaunchNamingTheFlags) {
     EXPECT_EQ(f.code(), kErrorNoKernelImageForDevice);
     EXPECT_NE(std::string(f.what()).find("-arch=sm_75"), std::string::npos) << f.what();
   }
+}
+
+// A library the program loads (cudaLibraryLoadData): PTX for the device's architecture loads at
+// once and its kernel runs by the handle the program gives it; PTX for a later architecture,
+// PTX that does not parse, a kernel or variable that is not there each get CUDA's code.
+TEST(CudartLibrary, PtxLoadsAtOnceAndItsKernelsRunByTheProgramsHandle) {
+  const auto ptx = [](const char* target) {
+    return fmt::format(R"(.version 8.6
+.target {}
+.address_size 64
+.global .align 4 .u32 hits;
+.const .align 4 .b8 table[24];
+.visible .entry bump(.param .u64 out) {{
+  .reg .b64 %rd<2>;
+  .reg .b32 %r<2>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  atom.global.add.u32 %r1, [%rd1], 1;
+  atom.global.add.u32 %r1, [hits], 1;
+  ret;
+}}
+)",
+                       target);
+  };
+  Device dev(loadPlatform("gtx480"), ExecMode::Functional);
+  Runtime rt(dev, 75, "lib");
+  const auto load = [&](const std::string& text) {
+    return rt.loadLibrary(reinterpret_cast<const uint8_t*>(text.data()), text.size(), true);
+  };
+  const auto codeOf = [&](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const CudaFailure& f) {
+      return f.code();
+    }
+    return int(kSuccess);
+  };
+  EXPECT_EQ(codeOf([&] { load(ptx("sm_86")); }), kErrorNoKernelImageForDevice);
+  EXPECT_EQ(codeOf([&] { load(ptx("sm_75") + "garbage\n"); }), kErrorInvalidPtx);
+  EXPECT_EQ(rt.fatBinaries(), 0u);  // neither kept
+  void** lib = load(ptx("sm_75"));
+  EXPECT_EQ(rt.libraryKernels(lib), std::vector<std::string>{"bump"});
+  char kernel = 0;
+  EXPECT_EQ(codeOf([&] { rt.libraryKernel(lib, &kernel, "bumps"); }), kErrorSymbolNotFound);
+  rt.libraryKernel(lib, &kernel, "bump");
+  void* counter = rt.malloc(4);
+  rt.memset(counter, 0, 4);
+  void* args[] = {&counter};
+  rt.launch(&kernel, {2}, {64}, args, 0, nullptr);
+  uint32_t n = 0;
+  rt.memcpy(&n, counter, 4, kDeviceToHost);
+  EXPECT_EQ(n, 128u);
+  const auto [hits, hitsBytes] = rt.libraryGlobal(lib, "hits");
+  rt.memcpy(&n, reinterpret_cast<void*>(hits), 4, kDeviceToHost);
+  EXPECT_EQ(n, 128u);
+  EXPECT_EQ(hitsBytes, 4u);
+  EXPECT_EQ(rt.libraryGlobal(lib, "table"), std::make_pair(DevPtr(0), uint64_t(24)));
+  EXPECT_EQ(codeOf([&] { rt.libraryGlobal(lib, "bump"); }), kErrorSymbolNotFound);
+  rt.unregisterFatBinary(lib);  // cudaLibraryUnload
+  EXPECT_EQ(codeOf([&] { rt.kernel(&kernel); }), kErrorInvalidDeviceFunction);
 }
 
 TEST(CudaErrors, NamesAndMessagesAreTheRuntimes) {

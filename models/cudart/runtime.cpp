@@ -4,9 +4,11 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "cudart/ptx_link.hpp"
+#include "ptx/ast.hpp"
 
 namespace gpusc::cudart {
 
@@ -166,6 +168,99 @@ void Runtime::unregisterFatBinary(void** handle) {
   for (auto v = variables_.begin(); v != variables_.end();)
     v = v->second.binary == b ? variables_.erase(v) : std::next(v);
   binaries_.erase(it);  // a loaded module stays in the Device (its launches' records name it)
+}
+
+// ---- libraries ----
+
+namespace {
+
+// The architecture a PTX module's .target directive names (86 for sm_86 or sm_86a), 0 when none.
+unsigned ptxTarget(const std::string& ptx) {
+  const size_t at = ptx.find(".target");
+  if (at == std::string::npos) return 0;
+  const size_t sm = ptx.find("sm_", at);
+  if (sm == std::string::npos || ptx.find('\n', at) < sm) return 0;
+  unsigned arch = 0;
+  for (size_t i = sm + 3; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && arch < 10000; ++i)
+    arch = arch * 10 + unsigned(ptx[i] - '0');
+  return arch;
+}
+
+}  // namespace
+
+void** Runtime::loadLibrary(const uint8_t* code, size_t bytes, bool ptx) {
+  const std::string name = fmt::format("{} (library {})", programName_, ++libraries_);
+  void** handle = nullptr;
+  if (ptx) {
+    auto b = std::make_unique<Binary>();
+    b->name = name;
+    b->ptx.assign(reinterpret_cast<const char*>(code), bytes);
+    b->ptxArch = ptxTarget(b->ptx);
+    // As a GPU's JIT compiler: PTX for a later architecture does not run (nvcc 13's oldest
+    // target is compute_75; a platform below it runs what it is given, as its fat binaries).
+    if (b->ptxArch > computeCapability_ && computeCapability_ >= 75)
+      throw CudaFailure(
+          kErrorNoKernelImageForDevice,
+          fmt::format("{}: PTX for sm_{} does not run on a device of compute capability {}.{} "
+                      "(compile it for compute_{} or below)",
+                      name, b->ptxArch, computeCapability_ / 10, computeCapability_ % 10,
+                      computeCapability_));
+    handles_.push_back(std::make_unique<void*>(nullptr));
+    handle = handles_.back().get();
+    binaries_[handle] = std::move(b);
+  } else {
+    handle = registerFatBinary(code, bytes);
+    binaries_[handle]->name = name;
+  }
+  // Loaded now, so the error comes from this call (a GPU's JIT compiles a library's PTX when it
+  // loads with CUDA_MODULE_LOADING=EAGER; the errors are the same either way).
+  try {
+    moduleOf(*binaries_[handle]);
+  } catch (const CudaFailure& e) {
+    binaries_.erase(handle);
+    throw CudaFailure(e.code() == kErrorInvalidKernelImage ? kErrorInvalidPtx : e.code(), e.what());
+  }
+  return handle;
+}
+
+Runtime::Binary& Runtime::library(void** handle, const char* function) {
+  auto it = binaries_.find(handle);
+  if (it == binaries_.end())
+    throw CudaFailure(kErrorInvalidResourceHandle,
+                      fmt::format("{}: not a loaded library", function));
+  return *it->second;
+}
+
+std::vector<std::string> Runtime::libraryKernels(void** handle) {
+  return moduleOf(library(handle, "cudaLibraryLoadData")).entryNames();
+}
+
+void Runtime::libraryKernel(void** handle, const void* kernel, const std::string& name) {
+  Binary& b = library(handle, "cudaLibraryGetKernel");
+  const std::vector<std::string> kernels = moduleOf(b).entryNames();
+  if (std::find(kernels.begin(), kernels.end(), name) == kernels.end())
+    throw CudaFailure(
+        kErrorSymbolNotFound,
+        fmt::format("cudaLibraryGetKernel: {} has no kernel '{}' (its kernels: {})", b.name, name,
+                    kernels.empty() ? "none" : fmt::format("{}", fmt::join(kernels, ", "))));
+  functions_[kernel] = Function{&b, name};
+}
+
+std::pair<DevPtr, uint64_t> Runtime::libraryGlobal(void** handle, const std::string& name) {
+  Binary& b = library(handle, "cudaLibraryGetGlobal");
+  const Module& m = moduleOf(b);
+  const ptx::Variable* v = m.ast().findGlobal(name);
+  if (v == nullptr || (v->space != ptx::StateSpace::Global && v->space != ptx::StateSpace::Const))
+    throw CudaFailure(kErrorSymbolNotFound,
+                      fmt::format("cudaLibraryGetGlobal: {} has no .global or .const variable '{}'",
+                                  b.name, name));
+  // A .const variable lives in the constant bank, outside the device's address space.
+  if (v->space == ptx::StateSpace::Const) return {0, v->sizeBytes()};
+  try {
+    return {m.symbolAddress(name), v->sizeBytes()};
+  } catch (const InputError& e) {
+    throw CudaFailure(kErrorSymbolNotFound, e.what());
+  }
 }
 
 Module& Runtime::moduleOf(Binary& b) {

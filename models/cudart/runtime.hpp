@@ -21,6 +21,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cudart/cuda_errors.hpp"
@@ -78,6 +79,19 @@ class Runtime {
   void initModule(void** handle);
   void unregisterFatBinary(void** handle);
   size_t fatBinaries() const { return binaries_.size(); }
+
+  // ---- libraries the program loads itself (cudaLibraryLoadData: NVRTC's PTX, nvcc -fatbin) ----
+  // Loads `code` (PTX text when `ptx`, else a fat binary container) now, so a bad one fails here
+  // (kErrorInvalidPtx naming its line; kErrorNoKernelImageForDevice for PTX of a later
+  // architecture than the device's). cudaLibraryUnload is unregisterFatBinary(handle).
+  void** loadLibrary(const uint8_t* code, size_t bytes, bool ptx);
+  std::vector<std::string> libraryKernels(void** handle);
+  // cudaLibraryGetKernel: `kernel` (the program's handle) names the library's kernel `name` from
+  // now on, as a host stub names its kernel. kErrorSymbolNotFound when there is none.
+  void libraryKernel(void** handle, const void* kernel, const std::string& name);
+  // cudaLibraryGetGlobal: the device address (0 for a .const variable, which lives in the
+  // constant bank) and size of the library's variable `name`.
+  std::pair<DevPtr, uint64_t> libraryGlobal(void** handle, const std::string& name);
 
   // ---- launches ----
   void pushConfiguration(Dim3 grid, Dim3 block, size_t sharedBytes, void* stream);
@@ -166,6 +180,7 @@ class Runtime {
   };
 
   Module& moduleOf(Binary& b);
+  Binary& library(void** handle, const char* function);
   const Variable& variable(const void* symbol);
   void checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedBytes);
 
@@ -178,6 +193,7 @@ class Runtime {
   std::string programName_;
   std::map<void**, std::unique_ptr<Binary>> binaries_;
   std::vector<std::unique_ptr<void*>> handles_;  // the handles given out (stable addresses)
+  unsigned libraries_ = 0;                       // loaded by the program (for their names)
   std::map<const void*, Function> functions_;
   std::map<const void*, Variable> variables_;
   struct Configuration {

@@ -106,6 +106,8 @@ void ProgramServer::serve(int sock) {
       fd = -1;
       diag_ << "gpusc: " << e.what() << " (" << errorName(e.code()) << ")\n" << std::flush;
       failures_[errorName(e.code())] += 1;
+      // A library that does not load: its message, for the JIT error log the program gave.
+      if (h.op == wire::Op::LoadLibrary) out.assign(e.what(), e.what() + std::strlen(e.what()));
     }
     if (h.op == wire::Op::Launch && r.code != kSuccess) {
       // What a failed launch printed still reaches the program (a fault after printf).
@@ -165,6 +167,26 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
     case wire::Op::InitModule:
       rt_.initModule(static_cast<void**>(ptr(in.get<uint64_t>())));
       break;
+    case wire::Op::LoadLibrary: {
+      const bool ptx = in.get<uint32_t>() != 0;
+      void** handle = rt_.loadLibrary(in.rest(), in.left(), ptx);
+      const std::vector<std::string> kernels = rt_.libraryKernels(handle);
+      out.put(u64(handle)).put(uint32_t(kernels.size()));
+      for (const std::string& k : kernels) out.putString(k);
+      break;
+    }
+    case wire::Op::LibraryKernel: {
+      auto handle = static_cast<void**>(ptr(in.get<uint64_t>()));
+      const void* kernel = ptr(in.get<uint64_t>());
+      rt_.libraryKernel(handle, kernel, in.getString());
+      break;
+    }
+    case wire::Op::LibraryGlobal: {
+      auto handle = static_cast<void**>(ptr(in.get<uint64_t>()));
+      const auto [address, bytes] = rt_.libraryGlobal(handle, in.getString());
+      out.put(uint64_t(address)).put(bytes);
+      break;
+    }
     case wire::Op::UnregisterFatBinary:
       rt_.unregisterFatBinary(static_cast<void**>(ptr(in.get<uint64_t>())));
       break;

@@ -25,7 +25,7 @@ namespace gpusc::cudart::wire {
 
 // Bumped when a message changes: a library and a simulator of different versions refuse each
 // other at Hello instead of misreading.
-constexpr uint32_t kVersion = 6;
+constexpr uint32_t kVersion = 7;
 
 // The environment variable naming the socket's file descriptor in the program's process.
 constexpr const char* kSocketEnv = "GPUSC_CUDART_FD";
@@ -71,6 +71,10 @@ enum class Op : uint32_t {
   EventCheck,           // u64 event
   SetStackSize,         // u64 bytes: each thread's stack (cudaLimitStackSize)
   DeviceReset,          // cudaDeviceReset: frees cudaMalloc's memory, streams, events, errors
+  LoadLibrary,          // u32 ptx (else a fat binary container), bytes -> u64 handle, u32
+                        // kernels, each kernel's name
+  LibraryKernel,        // u64 handle, u64 kernel (the program's handle for it), name
+  LibraryGlobal,        // u64 handle, name -> u64 address (0: constant memory), u64 bytes
 };
 
 struct RequestHeader {

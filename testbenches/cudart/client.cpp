@@ -338,6 +338,11 @@ void Client::forgetKernels() {
   kernels_.clear();
 }
 
+void Client::forgetKernel(const void* hostFun) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  kernels_.erase(hostFun);
+}
+
 void Client::addAllocation(uint64_t base, uint64_t bytes, uint64_t mapped, bool counted,
                            bool managed, unsigned hostFlags) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);

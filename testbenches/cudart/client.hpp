@@ -59,6 +59,7 @@ class Client {
   // Changes a kernel's settings (cudaFuncSetAttribute), asking for the kernel first if needed.
   int setKernel(const void* hostFun, const std::function<void(Kernel&)>& change);
   void forgetKernels();
+  void forgetKernel(const void* hostFun);  // a library's kernel, its library unloaded
 
   // Allocations, to classify pointers: device memory (host cannot touch it) and shared memory
   // (mapped in this process at the same address).

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -1362,6 +1363,290 @@ GPUSC_API int cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const voi
       hi = mid - 1;
   }
   *bytes = size_t(lo);
+  return kSuccess;
+}
+
+// ===================================================================== libraries
+
+// Code the program loads itself (cudaLibraryLoadData): PTX from NVRTC or nvcc -ptx, or a fat
+// binary (nvcc -fatbin). Its kernels are launched by their cudaKernel_t, which is the address of
+// the name it was asked for by: unique for the process's life (an unloaded library's names stay,
+// so a handle is never reused), and the name cudaFuncGetName gives.
+namespace {
+
+struct Library {
+  uint64_t handle = 0;
+  std::vector<std::string> kernels;                           // every kernel, in the PTX's order
+  std::map<std::string, std::unique_ptr<std::string>> asked;  // cudaKernel_t of each asked for
+};
+
+struct Libraries {
+  std::mutex mutex;
+  std::map<const void*, std::unique_ptr<Library>> loaded;  // by cudaLibrary_t
+  std::vector<std::unique_ptr<std::string>> unloaded;      // their kernels' handles
+};
+
+Libraries& libraries() {
+  static Libraries l;
+  return l;
+}
+
+// The library `lib` names, with the libraries' mutex held; null (and `function`'s error) when it
+// names none.
+Library* findLibrary(const void* lib, const char* function, int* error) {
+  auto it = libraries().loaded.find(lib);
+  if (it != libraries().loaded.end()) return it->second.get();
+  *error = fail(kErrorInvalidResourceHandle, function, "not a loaded library");
+  return nullptr;
+}
+
+// The kernel `name` of `l`, registered with the simulator on first use; libraries' mutex held.
+int libraryKernel(Library& l, const std::string& name, void** kernel) {
+  if (auto it = l.asked.find(name); it != l.asked.end()) {
+    *kernel = it->second.get();
+    return kSuccess;
+  }
+  auto handle = std::make_unique<std::string>(name);
+  wire::Buffer b;
+  b.put(l.handle).put(u64(handle.get())).putString(name);
+  if (int e = client().call(wire::Op::LibraryKernel, b); e != kSuccess) return record(e);
+  {
+    std::lock_guard<std::mutex> lock(names().mutex);
+    names().functions[handle.get()] = handle->c_str();
+  }
+  *kernel = handle.get();
+  l.asked[name] = std::move(handle);
+  return kSuccess;
+}
+
+// The JIT options' error log (cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes): the
+// message of a failed load, as a GPU's JIT compiler writes its own there.
+void writeJitLog(const std::string& message, const int* options, void** values, unsigned count) {
+  constexpr int kErrorLogBuffer = 5, kErrorLogBufferSizeBytes = 6;
+  if (options == nullptr || values == nullptr) return;
+  char* buffer = nullptr;
+  size_t room = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    if (options[i] == kErrorLogBuffer) buffer = static_cast<char*>(values[i]);
+    if (options[i] == kErrorLogBufferSizeBytes) room = reinterpret_cast<uintptr_t>(values[i]);
+  }
+  if (buffer == nullptr || room == 0) return;
+  const size_t n = std::min(room - 1, message.size());
+  std::memcpy(buffer, message.data(), n);
+  buffer[n] = '\0';
+  for (unsigned i = 0; i < count; ++i)
+    if (options[i] == kErrorLogBufferSizeBytes) values[i] = reinterpret_cast<void*>(uintptr_t(n));
+}
+
+int loadLibrary(void** library, const uint8_t* code, size_t bytes, const char* function,
+                const int* jitOptions, void** jitValues, unsigned jitCount) {
+  GPUSC_STICKY();
+  if (library == nullptr || code == nullptr || bytes == 0)
+    return fail(kErrorInvalidValue, function, "a null library or code");
+  constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
+  // The first four bytes, when there are four before a null (PTX is text: it may be shorter).
+  const bool four = bytes >= 4 && strnlen(reinterpret_cast<const char*>(code), 4) == 4;
+  uint32_t magic = 0;
+  if (four) std::memcpy(&magic, code, 4);
+  bool ptx = false;
+  if (magic == kFatbinMagic) {
+    uint16_t headerBytes = 0;
+    uint64_t body = 0;
+    if (bytes >= 16) {
+      std::memcpy(&headerBytes, code + 6, 2);
+      std::memcpy(&body, code + 8, 8);
+    }
+    if (bytes < 16 || headerBytes < 16 || body > bytes - headerBytes)
+      return fail(kErrorInvalidKernelImage, function, "a fat binary cut short");
+    bytes = headerBytes + body;
+  } else if (four && std::memcmp(code,
+                                 "\x7f"
+                                 "ELF",
+                                 4) == 0) {
+    return fail(kErrorNoKernelImageForDevice, function,
+                "a cubin holds SASS only, and gpusc runs PTX: load the PTX (NVRTC's "
+                "nvrtcGetPTX, nvcc -ptx) or a fat binary with PTX in it (nvcc -fatbin "
+                "-gencode arch=compute_XX,code=compute_XX)");
+  } else {
+    ptx = true;  // text up to its terminating null
+    bytes = strnlen(reinterpret_cast<const char*>(code), bytes);
+    if (bytes == 0) return fail(kErrorInvalidPtx, function, "empty PTX");
+  }
+  wire::Buffer b;
+  b.put(uint32_t(ptx)).putBytes(code, bytes);
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::LoadLibrary, b, &reply); e != kSuccess) {
+    writeJitLog(std::string(reply.begin(), reply.end()), jitOptions, jitValues, jitCount);
+    return record(e);
+  }
+  wire::Reader in(reply.data(), reply.size());
+  auto l = std::make_unique<Library>();
+  l->handle = in.get<uint64_t>();
+  const auto count = in.get<uint32_t>();
+  for (uint32_t i = 0; i < count && in.ok; ++i) l->kernels.push_back(in.getString());
+  if (!in.ok) return record(kErrorUnknown);
+  std::lock_guard<std::mutex> lock(libraries().mutex);
+  *library = l.get();
+  libraries().loaded[l.get()] = std::move(l);
+  return kSuccess;
+}
+
+}  // namespace
+
+GPUSC_API int cudaLibraryLoadData(void** library, const void* code, int* jitOptions,
+                                  void** jitOptionsValues, unsigned numJitOptions, int*, void**,
+                                  unsigned) {
+  return loadLibrary(library, static_cast<const uint8_t*>(code), SIZE_MAX, "cudaLibraryLoadData",
+                     jitOptions, jitOptionsValues, numJitOptions);
+}
+
+GPUSC_API int cudaLibraryLoadFromFile(void** library, const char* fileName, int* jitOptions,
+                                      void** jitOptionsValues, unsigned numJitOptions, int*, void**,
+                                      unsigned) {
+  const char* fn = "cudaLibraryLoadFromFile";
+  if (fileName == nullptr) return fail(kErrorInvalidValue, fn, "a null file name");
+  std::FILE* f = std::fopen(fileName, "rb");
+  if (f == nullptr)
+    return fail(kErrorFileNotFound, fn, std::string(fileName) + ": " + std::strerror(errno));
+  std::vector<uint8_t> code;
+  uint8_t chunk[65536];
+  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+    code.insert(code.end(), chunk, chunk + n);
+  std::fclose(f);
+  if (code.empty()) return fail(kErrorInvalidValue, fn, std::string(fileName) + ": empty");
+  code.push_back(0);  // PTX ends at its null
+  return loadLibrary(library, code.data(), code.size(), fn, jitOptions, jitOptionsValues,
+                     numJitOptions);
+}
+
+GPUSC_API int cudaLibraryUnload(void* library) {
+  std::unique_ptr<Library> l;
+  {
+    std::lock_guard<std::mutex> lock(libraries().mutex);
+    int e = kSuccess;
+    if (findLibrary(library, "cudaLibraryUnload", &e) == nullptr) return e;
+    auto it = libraries().loaded.find(library);
+    l = std::move(it->second);
+    libraries().loaded.erase(it);
+    for (auto& [name, handle] : l->asked) {
+      client().forgetKernel(handle.get());
+      {
+        std::lock_guard<std::mutex> names_lock(names().mutex);
+        names().functions.erase(handle.get());
+      }
+      libraries().unloaded.push_back(std::move(handle));
+    }
+  }
+  wire::Buffer b;
+  b.put(l->handle);
+  return record(client().call(wire::Op::UnregisterFatBinary, b));
+}
+
+GPUSC_API int cudaLibraryGetKernel(void** kernel, void* library, const char* name) {
+  GPUSC_STICKY();
+  const char* fn = "cudaLibraryGetKernel";
+  if (kernel == nullptr || name == nullptr) return fail(kErrorInvalidValue, fn, "a null argument");
+  std::lock_guard<std::mutex> lock(libraries().mutex);
+  int e = kSuccess;
+  Library* l = findLibrary(library, fn, &e);
+  return l == nullptr ? e : libraryKernel(*l, name, kernel);
+}
+
+GPUSC_API int cudaLibraryGetKernelCount(unsigned* count, void* library) {
+  const char* fn = "cudaLibraryGetKernelCount";
+  if (count == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  std::lock_guard<std::mutex> lock(libraries().mutex);
+  int e = kSuccess;
+  Library* l = findLibrary(library, fn, &e);
+  if (l == nullptr) return e;
+  *count = unsigned(l->kernels.size());
+  return kSuccess;
+}
+
+GPUSC_API int cudaLibraryEnumerateKernels(void** kernels, unsigned numKernels, void* library) {
+  GPUSC_STICKY();
+  const char* fn = "cudaLibraryEnumerateKernels";
+  if (kernels == nullptr && numKernels > 0) return fail(kErrorInvalidValue, fn, "a null result");
+  std::lock_guard<std::mutex> lock(libraries().mutex);
+  int e = kSuccess;
+  Library* l = findLibrary(library, fn, &e);
+  if (l == nullptr) return e;
+  for (size_t i = 0; i < l->kernels.size() && i < numKernels; ++i)
+    if (int k = libraryKernel(*l, l->kernels[i], &kernels[i]); k != kSuccess) return k;
+  return kSuccess;
+}
+
+GPUSC_API int cudaLibraryGetGlobal(void** dptr, size_t* bytes, void* library, const char* name) {
+  GPUSC_STICKY();
+  const char* fn = "cudaLibraryGetGlobal";
+  if ((dptr == nullptr && bytes == nullptr) || name == nullptr)
+    return fail(kErrorInvalidValue, fn, "no result asked for, or a null name");
+  uint64_t handle = 0;
+  {
+    std::lock_guard<std::mutex> lock(libraries().mutex);
+    int e = kSuccess;
+    Library* l = findLibrary(library, fn, &e);
+    if (l == nullptr) return e;
+    handle = l->handle;
+  }
+  wire::Buffer b;
+  b.put(handle).putString(name);
+  std::vector<uint8_t> reply;
+  if (int e = client().call(wire::Op::LibraryGlobal, b, &reply); e != kSuccess) return record(e);
+  wire::Reader in(reply.data(), reply.size());
+  const auto addr = in.get<uint64_t>();
+  const auto size = in.get<uint64_t>();
+  if (addr == 0 && dptr != nullptr)
+    return fail(kErrorInvalidSymbol, fn,
+                std::string(name) +
+                    " is a __constant__ variable: gpusc keeps constant memory in a bank of its "
+                    "own, outside the device's address space (a __device__ variable has an "
+                    "address)");
+  if (dptr != nullptr) {
+    client().addAllocation(addr, size, 0, false);  // device memory the program may copy to
+    *dptr = ptr(addr);
+  }
+  if (bytes != nullptr) *bytes = size;
+  return kSuccess;
+}
+
+// Managed variables of a loaded library would need memory mapped into the program at load time.
+GPUSC_API int cudaLibraryGetManaged(void**, size_t*, void*, const char* name) {
+  return fail(kErrorNotSupported, "cudaLibraryGetManaged",
+              std::string(name ? name : "?") +
+                  ": __managed__ variables of a library the program loads are not supported (a "
+                  "__device__ variable's address, cudaLibraryGetGlobal, is)");
+}
+
+// The device has no unified function pointers (cudaDevAttrUnifiedFunctionPointers is 0): CUDA's
+// documented answer is cudaErrorSymbolNotFound.
+GPUSC_API int cudaLibraryGetUnifiedFunction(void**, void*, const char* name) {
+  return fail(kErrorSymbolNotFound, "cudaLibraryGetUnifiedFunction",
+              std::string(name ? name : "?") + ": the device has no unified function pointers");
+}
+
+GPUSC_API int cudaKernelSetAttributeForDevice(void* kernel, int attribute, int value, int device) {
+  if (int e = checkDevice(device, "cudaKernelSetAttributeForDevice"); e != kSuccess) return e;
+  return cudaFuncSetAttribute(kernel, attribute, value);
+}
+
+// A kernel's handles (cudaKernel_t, cudaFunction_t) are its host stub, as the runtime's calls take
+// it (cudaLaunchKernel, cudaFuncGetAttributes, cudaFuncSetAttribute).
+GPUSC_API int cudaGetKernel(void** kernel, const void* entry) {
+  GPUSC_STICKY();
+  if (kernel == nullptr) return fail(kErrorInvalidValue, "cudaGetKernel", "a null result");
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (int e = client().kernel(entry, &k); e != kSuccess) return record(e);
+  *kernel = const_cast<void*>(entry);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGetFuncBySymbol(void** function, const void* symbol) {
+  GPUSC_STICKY();
+  if (function == nullptr) return fail(kErrorInvalidValue, "cudaGetFuncBySymbol", "a null result");
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (int e = client().kernel(symbol, &k); e != kSuccess) return record(e);
+  *function = const_cast<void*>(symbol);
   return kSuccess;
 }
 
