@@ -230,6 +230,20 @@ TEST(DeviceFacts, TheDoublePrecisionRatioFollowsThePlatformsUnits) {
   EXPECT_EQ(deviceFacts(sfu).singleToDoubleRatio, 64u * 8 / 32);
 }
 
+// The memory clock the driver reports is half the data rate per pin: twice it times the bus is
+// the peak bandwidth of the platform's channels (GDDR5 and GDDR6 alike).
+TEST(DeviceFacts, TheMemoryClockAndBusGiveThePeakBandwidth) {
+  for (const char* platform : {"gtx480", "rtx3070"}) {
+    const PlatformConfig cfg = loadPlatform(platform);
+    const wire::DeviceFacts f = deviceFacts(cfg);
+    const auto& d = cfg.memory.dram;
+    const double peak = double(cfg.memory.partitions) * d.chips * d.bus_width_bytes * d.data_rate *
+                        cfg.gpu.clocks.dram_mhz * 1e6;
+    EXPECT_DOUBLE_EQ(2.0 * f.memoryKhz * 1e3 * f.memoryBusBits / 8, peak) << platform;
+  }
+  EXPECT_EQ(deviceFacts(loadPlatform("rtx3070")).memoryKhz, 7000000u);  // RTX 3070: 7001 MHz
+}
+
 TEST_F(CudartTest, ABinaryWithSassOnlyFailsAtLaunchNamingTheFlags) {
   start("axpy_sass_only.fatbin", ExecMode::Functional);
   void* d = rt_->malloc(64);

@@ -73,12 +73,12 @@ struct Timing {
   uint64_t latency;
 };
 
-// The device address of (bank, row, column) in partition `p`: the inverse of AddressMap.
+// The device address of (bank, row, column) in partition `p` (AddressMap's inverse: with one
+// slice per partition, a slice-local address is the channel's).
 uint64_t deviceAddress(const MemoryConfig& m, uint32_t p, uint32_t bank, uint64_t row,
                        uint32_t column) {
   const uint64_t local = (row * m.dram.banks + bank) * m.dram.row_bytes + column;
-  const uint64_t il = m.partition_interleave_bytes;
-  return ((local / il) * m.partitions + p) * il + local % il;
+  return AddressMap(m).device(p, local);
 }
 
 // A controller of partition `partition` behind a scripted initiator on the core clock, with a

@@ -15,6 +15,7 @@
 // cycles add up in one unit.
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,43 @@ TEST(MemoryLatency, LoadsCachedInTheL2OnlyPassTheL1) {
   for (const char* load :
        {"ld.global.ca.u64", "ld.global.nc.u64", "ld.relaxed.cta.global.u64", "ld.u64"})
     EXPECT_EQ(perLoadCycles(c, {0}, load) - smShare(), c.sm.l1d.hit_latency) << load;
+}
+
+// memory.partition_hash fold: every address keeps one partition, slice and local address
+// (the slice's device() finds it again), the channel address is the unhashed one, and chunks a
+// multiple of partitions x interleave apart, which all share a partition without the hash,
+// reach every partition (runs of partitions such chunks from a multiple of partitions, and of
+// chunks a power of partitions of them apart); for power-of-two and other partition counts.
+TEST(AddressMap, AHashedPartitionSpreadsStridesAndKeepsEachAddressOnce) {
+  for (const auto& [partitions, slices] : {std::pair{16u, 2u}, std::pair{6u, 1u}, {6u, 2u}}) {
+    const PlatformConfig plain =
+        loadPlatform("gtx480", {fmt::format("memory.partitions={}", partitions),
+                                fmt::format("l2.slices_per_partition={}", slices)});
+    PlatformConfig hashed = plain;
+    hashed.memory.partition_hash = "fold";
+    const AddressMap none(plain), map(hashed);
+    const uint64_t chunk = plain.memory.partition_interleave_bytes;
+    const uint64_t stride = chunk * partitions;
+    std::set<std::pair<uint32_t, uint64_t>> seen;
+    for (uint64_t a = 0; a < stride * partitions * partitions * 4; a += chunk / 4) {
+      const uint32_t slice = map.slice(a);
+      ASSERT_EQ(map.device(slice, map.sliceLocal(a)), a) << partitions << " " << a;
+      ASSERT_EQ(slice / slices, map.partition(a));
+      ASSERT_EQ(map.local(a), none.local(a));
+      ASSERT_TRUE(seen.insert({map.partition(a), map.local(a)}).second) << a;
+    }
+    for (uint64_t step : {stride, stride * partitions, stride * partitions * partitions}) {
+      for (uint64_t base : {uint64_t(0), step * partitions * 7 + chunk * 3}) {
+        std::set<uint32_t> reached, unhashed;
+        for (uint32_t k = 0; k < partitions; ++k) {
+          reached.insert(map.partition(base + k * step));
+          unhashed.insert(none.partition(base + k * step));
+        }
+        EXPECT_EQ(reached.size(), partitions) << partitions << " " << step << " from " << base;
+        EXPECT_EQ(unhashed.size(), 1u);
+      }
+    }
+  }
 }
 
 TEST(MemoryLatency, DramRowHitsAndConflicts) {

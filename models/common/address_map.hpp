@@ -2,7 +2,7 @@
 // controller), its L2 slice, its address within that channel and that slice, and its DRAM bank,
 // row and column.
 //
-//   partition = (addr / interleave) mod partitions
+//   partition = (addr / interleave + h) mod partitions
 //   local     = (addr / (interleave x partitions)) x interleave + addr mod interleave
 //   slice     = partition x S + (local / interleave) mod S     (S = l2.slices_per_partition)
 //   slice-local = (local / (interleave x S)) x interleave + addr mod interleave
@@ -12,6 +12,17 @@
 //
 // A channel's consecutive interleave-sized chunks alternate between its S slices (GPGPU-Sim
 // picks a sub-partition by the lowest bank bit, which its Fermi mapping puts at the same place).
+//
+// h is 0 with memory.partition_hash none. With fold it is a hash of the chunk number above the
+// partition's, u = addr / (interleave x partitions): the sum of u's digits in base `partitions`,
+// mod partitions. For one u, h is one number, so the partitions of u's chunks are a rotation of
+// those without it: every address still has one partition and one local address, and `local`
+// is unchanged. What moves is which partition a run of chunks starts at: the chunks of
+// `partitions` consecutive u (accesses partitions x interleave bytes apart: the blocks of a grid
+// writing in lockstep, a matrix's column), which all share one partition without the hash, reach
+// every partition, as do those of u a power of `partitions` apart. GPUs since Fermi hash their
+// partition index for this reason ("partition camping" was a GT200 effect: NVIDIA's matrix
+// transpose whitepaper, Ruetsch and Micikevicius 2009); NVIDIA's hash itself is not public.
 #pragma once
 
 #include <cstdint>
@@ -38,10 +49,13 @@ class AddressMap {
         interleave_(m.partition_interleave_bytes),
         rowBytes_(m.dram.row_bytes),
         banks_(m.dram.banks),
-        bankGroups_(m.dram.bank_groups) {}
+        bankGroups_(m.dram.bank_groups),
+        hashed_(m.partition_hash == "fold" && m.partitions > 1),
+        digitBits_(powerOfTwoBits(m.partitions)) {}
 
   uint32_t partition(uint64_t addr) const {
-    return static_cast<uint32_t>((addr / interleave_) % partitions_);
+    const uint64_t chunk = addr / interleave_;
+    return static_cast<uint32_t>((chunk % partitions_ + hash(chunk / partitions_)) % partitions_);
   }
   uint64_t local(uint64_t addr) const {
     return (addr / (uint64_t(interleave_) * partitions_)) * interleave_ + addr % interleave_;
@@ -63,8 +77,9 @@ class AddressMap {
   uint64_t device(uint32_t slice, uint64_t sliceLocal) const {
     const uint64_t p = slice / slicesPerPartition_, s = slice % slicesPerPartition_;
     const uint64_t chunk = sliceLocal / interleave_;
-    return ((chunk * slicesPerPartition_ + s) * partitions_ + p) * interleave_ +
-           sliceLocal % interleave_;
+    const uint64_t upper = chunk * slicesPerPartition_ + s;  // addr / (interleave x partitions)
+    const uint64_t low = (p + partitions_ - hash(upper) % partitions_) % partitions_;
+    return (upper * partitions_ + low) * interleave_ + sliceLocal % interleave_;
   }
   DramLocation dram(uint64_t localAddr) const {
     DramLocation d;
@@ -76,7 +91,25 @@ class AddressMap {
   }
 
  private:
+  // log2(n) for a power of two n, else 0.
+  static uint32_t powerOfTwoBits(uint32_t n) {
+    return (n & (n - 1)) == 0 ? static_cast<uint32_t>(__builtin_ctz(n)) : 0;
+  }
+  // h of the chunk number above the partition's (0 without a hash).
+  uint64_t hash(uint64_t upper) const {
+    if (!hashed_) return 0;
+    uint64_t h = 0;
+    if (digitBits_ != 0) {
+      for (; upper != 0; upper >>= digitBits_) h += upper & (partitions_ - 1);
+    } else {
+      for (; upper != 0; upper /= partitions_) h += upper % partitions_;
+    }
+    return h % partitions_;
+  }
+
   uint32_t partitions_, slicesPerPartition_, interleave_, rowBytes_, banks_, bankGroups_;
+  bool hashed_;
+  uint32_t digitBits_;  // log2(partitions) when a power of two, else 0
 };
 
 }  // namespace gpusc

@@ -678,6 +678,7 @@ struct MemoryConfig : config::Section {
   uint32_t fixed_latency = 400;                  // core cycles, for model: fixed-latency
   uint32_t partitions = 6;                       // gpgpu_n_mem
   uint32_t partition_interleave_bytes = 256;     // gpgpu_mem_addr_mapping dramid@8
+  std::string partition_hash = "none";           // gpgpu_memory_partition_indexing 0
   uint64_t device_memory_bytes = 1536ull << 20;  // GTX480: 1.5 GB
   uint64_t device_heap_bytes = 8ull << 20;       // CUDA's default cudaLimitMallocHeapSize
   MemoryControllerConfig controller;
@@ -696,6 +697,13 @@ struct MemoryConfig : config::Section {
     v.field("partition_interleave_bytes", partition_interleave_bytes,
             "Consecutive bytes mapped to one partition before the next",
             Range<uint32_t>{32, 1u << 20}, PowerOfTwo{});
+    v.field("partition_hash", partition_hash,
+            "How interleave-sized chunks map to partitions: none (chunk n to partition n mod "
+            "partitions: accesses a multiple of partitions x interleave bytes apart all reach one "
+            "partition) or fold (chunk n to partition (n + h) mod partitions, h the sum of the "
+            "digits of n / partitions written in base partitions: such strides reach every "
+            "partition; each partition holds the same addresses of its channel either way)",
+            OneOf{{"none", "fold"}});
     v.field("device_memory_bytes", device_memory_bytes, "Device memory capacity in bytes",
             Range<uint64_t>{1ull << 20, 1ull << 40});
     v.field("device_heap_bytes", device_heap_bytes,

@@ -55,9 +55,11 @@ wire::DeviceFacts deviceFacts(const PlatformConfig& cfg) {
   f.sms = cfg.gpu.num_sms;
   f.computeCapability = cfg.gpu.compute_capability;
   f.coreKhz = uint32_t(cfg.gpu.clocks.core_mhz * 1000);
-  // As the driver reports it: twice the DRAM command clock (a GTX480, 924 MHz, reports 1848 MHz),
-  // on a bus that is the partitions' channels side by side (384 bits on a GTX480).
-  f.memoryKhz = uint32_t(cfg.gpu.clocks.dram_mhz * 2000);
+  // As the driver reports it: half the data rate per pin, so that twice the clock times the
+  // bus is the peak bandwidth (a GTX480's GDDR5, 4 transfers per 924 MHz command clock, reports
+  // 1848 MHz; an RTX 3070's GDDR6, 8 per 1750 MHz, 7000 MHz), on a bus that is the partitions'
+  // channels side by side (384 bits on a GTX480).
+  f.memoryKhz = uint32_t(cfg.gpu.clocks.dram_mhz * cfg.memory.dram.data_rate * 500);
   f.heapBytes = cfg.memory.device_heap_bytes;
   f.singleToDoubleRatio = singleToDoubleRatio(cfg.sm);
   f.memoryBusBits =
