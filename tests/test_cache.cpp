@@ -1250,9 +1250,13 @@ TEST(L2Slice, ConfigurationErrors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("partition_interleave_bytes"), std::string::npos);
   }
-  // Without an L2 its policies do not matter.
-  EXPECT_NO_THROW(L2Slice(
-      "d", 0, platform({"l2.slice.enabled=false", "l2.slice.write_policy=write-through"}), pool));
+  // Without an L2 its policies do not matter: a platform file may hold any (a --set of one is
+  // refused as having no effect).
+  PlatformConfig noL2 = platform({"l2.slice.enabled=false"});
+  noL2.l2.slice.write_policy = "write-through";
+  EXPECT_NO_THROW(L2Slice("d", 0, noL2, pool));
+  EXPECT_THROW(platform({"l2.slice.enabled=false", "l2.slice.write_policy=write-through"}),
+               InputError);
 }
 
 }  // namespace

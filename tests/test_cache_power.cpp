@@ -328,6 +328,24 @@ TEST(CachePowerUnits, BadConfigurationNamesTheKey) {
   }
 }
 
+// A unified L1's ways lent to shared memory hold live shared data: never drowsy while lent, so
+// only the L1's own frames count drowsy cycles.
+TEST(CachePowerUnits, WaysLentToSharedMemoryAreNeverDrowsy) {
+  const PlatformConfig cfg =
+      gtx480({"power.l1d.drowsy.policy=timeout", "power.l1d.drowsy.timeout_cycles=10"});
+  const CacheConfig& c = cfg.sm.l1d;
+  const uint64_t frames = uint64_t(c.sets) * c.ways;
+  LinePower p(cfg.power.l1d, c, "power.l1d", true);
+  p.setLentWaysFrom(c.ways - 1);  // the last way of every set lent
+  p.closeWindow(100);
+  EXPECT_EQ(p.counters().lineCycles, frames * 100);
+  EXPECT_EQ(p.counters().drowsyLineCycles, (frames - c.sets) * 100);  // untouched: drowsy
+  p.beginWindow(100);
+  p.setLentWaysFrom(~0u);  // nothing lent
+  p.closeWindow(200);
+  EXPECT_EQ(p.counters().drowsyLineCycles, frames * 100);
+}
+
 // A window that starts later clips older history, and line states outlive windows.
 TEST(CachePowerUnits, WindowsClipHistoryAndKeepLineStates) {
   const PlatformConfig cfg =

@@ -531,6 +531,21 @@ TEST(Dram, HalvingDramClockDoublesDramLatency) {
 // transfers per 1.75 GHz command clock: 28 GB/s per channel, 448 GB/s on 16 channels, the
 // board's figure). With refresh (rtx3070's tREFI), each refresh closes the rows and costs at most
 // tRP + tRFC + tRRD + tRCD + tCL (+ 2 of rounding) more.
+// memory.dram.bank_groups 1 is "none": column commands are tCCD apart, whatever tCCDL says.
+TEST(Dram, OneBankGroupIsNoBankGroups) {
+  const auto elapsed = [](std::vector<std::string> sets) {
+    sets.push_back("memory.dram.tREFI=0");
+    Bench b(platformWith(sets));
+    const uint32_t n = 200, bytes = 2 * b.burst(), perRow = b.cfg.memory.dram.row_bytes / bytes;
+    for (uint32_t i = 0; i < n; ++i) b.add(0, 0, 0, (i % perRow) * bytes, bytes);
+    b.run();
+    return b.mc.statsJson()["elapsed_dram_cycles"].get<uint64_t>();
+  };
+  const uint64_t none = elapsed({"memory.dram.bank_groups=1", "memory.dram.tCCDL=0"});
+  EXPECT_EQ(elapsed({"memory.dram.bank_groups=1", "memory.dram.tCCDL=12"}), none);
+  EXPECT_GT(elapsed({"memory.dram.bank_groups=4", "memory.dram.tCCDL=12"}), none);
+}
+
 TEST(Dram, RowHitStreamReachesTheBusBandwidth) {
   for (const char* platform : {"gtx480", "rtx3070"})
     for (bool refresh : {false, true})

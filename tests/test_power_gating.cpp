@@ -734,6 +734,18 @@ TEST(CtaPlacement, CongestionAwareDecidesWhenTheFirstCtaFinishes) {
   EXPECT_LT(first, r.timing.startCycle + cfg.gpu.core_count.observe_cycles);
 }
 
+// A launch whose CTAs all start at once leaves nothing to place: no decision is taken (every
+// SM kept, measured false), even when the observation window ends while they run.
+TEST(CtaPlacement, CongestionAwareDecidesNothingWhenEveryCtaIsPlaced) {
+  const PlatformConfig cfg =
+      platformWith({"gpu.cta_placement=congestion-aware", "gpu.core_count.observe_cycles=100",
+                    "memory.fixed_latency=400"});
+  const KernelRun r = launch(cfg, kMemoryKernel, {cfg.gpu.num_sms}, {64}, 1);
+  EXPECT_GT(r.timing.cycles, cfg.gpu.core_count.observe_cycles);
+  EXPECT_FALSE(r.decision.measured);
+  EXPECT_EQ(r.decision.sms, cfg.gpu.num_sms);
+}
+
 TEST(CtaPlacement, DefaultsLeaveTheCyclesUnchanged) {
   // Gating with ideal detection and the none policies cost no cycles; the SM switch accounts.
   const KernelRun base = launch(platformWith({}), kMemoryKernel, {40}, {128}, 1);

@@ -349,6 +349,8 @@ void L1DataCache::setSharedCarveout(uint32_t sharedBytes) {
     throw InternalError(fmt::format("{}: a carve-out while requests are in flight", name()));
   core_.setUsableWays(core_.ways() - static_cast<uint32_t>(sharedBytes / core_.config().wayBytes()),
                       clock_.now());
+  // The ways lent hold shared memory: powered, not drowsy L1 lines.
+  power_.setLentWaysFrom(sharedBytes ? core_.usableWays() : ~0u);
   carveout_ = sharedBytes;
 }
 

@@ -237,7 +237,7 @@ void LinePower::close(CachePowerCounters& c, uint64_t cycle) const {
   c.windowCycles = end - windowStart_;
   c.lineCycles = uint64_t(c.frames) * c.windowCycles;
   for (size_t f = 0; f < windowAccesses_.size(); ++f) {
-    if (policy_ != DrowsyPolicy::None) {
+    if (policy_ != DrowsyPolicy::None && f % ways_ < lentFrom_) {
       const uint64_t from =
           std::max(controller_->drowsyFrom(controller_->lastTouch(f)), windowStart_);
       if (end > from) c.drowsyLineCycles += end - from;

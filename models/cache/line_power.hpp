@@ -144,6 +144,10 @@ class LinePower {
   // closed); changes nothing.
   CachePowerCounters closedAt(uint64_t cycle) const;
 
+  // A unified L1 lends ways [ways, all) to shared memory (L1DataCache::setSharedCarveout): those
+  // frames hold live shared data, powered, so they are never DROWSY while lent.
+  void setLentWaysFrom(uint32_t ways) { lentFrom_ = ways; }
+
   // Whether frame (set, way) is DROWSY in `cycle` as far as the touches so far go.
   bool drowsyAt(uint32_t set, uint32_t way, uint64_t cycle) const {
     return controller_->drowsyAt(set, way, cycle);
@@ -162,6 +166,7 @@ class LinePower {
   DrowsyPolicy policy_;
   bool lookahead_;
   uint32_t ways_, subwordBytes_;
+  uint32_t lentFrom_ = ~0u;  // first way lent to shared memory (none: ~0)
 
   std::unique_ptr<DrowsyLineController> controller_;  // the decisions, the last touches
   std::vector<uint32_t> windowAccesses_;              // per frame: touches in the window

@@ -187,6 +187,18 @@ struct CacheConfig : config::Section {
   }
 };
 
+// Refuses a --set of a key of the cache at `key` (a CacheConfig) that acts only while the cache
+// is there, when it is not (`why`: the key that removed it). Its line size (the L1's is the
+// coalescing unit), miss queue and sends per cycle (the requests passing it wait there) still
+// act, and are left alone.
+template <class V>
+void refuseKeysOfARemovedCache(V& v, const std::string& key, const std::string& why) {
+  for (const char* k :
+       {"sets", "ways", "banks", "replacement", "write_policy", "write_allocate", "hit_latency",
+        "mshr_entries", "mshr_max_merge", "replacement_seed", "sector_bytes"})
+    v.unused(fmt::format("{}.{}", key, k).c_str(), why);
+}
+
 // Tensor cores (Volta and later): units that run a warp's matrix multiply-accumulate (mma,
 // wmma.mma). A unit takes fmas / rate cycles for an instruction of `fmas` multiply-adds, `rate`
 // being its dense multiply-adds per clock for the instruction's input and accumulator types, and
@@ -574,6 +586,10 @@ struct SmConfig : config::Section {
               fmt::format("the L1 data cache is write-evict or write-through with no-allocate; "
                           "'{}' with '{}' is not modelled",
                           l1d.write_policy, l1d.write_allocate));
+    if (!l1d.enabled) {
+      refuseKeysOfARemovedCache(v, "l1d", "sm.l1d.enabled is false");
+      v.unused("invalidate_l1d_at_launch", "sm.l1d.enabled is false");
+    }
   }
 };
 
@@ -739,6 +755,11 @@ struct L2Config : config::Section {
             "the last L2-sized part and writes it back when it evicts it) or write-through (placed "
             "the same way, clean: DRAM was written too). Copies take no simulated time",
             OneOf{{"dram", "write-back", "write-through"}});
+    if (!slice.enabled) {
+      refuseKeysOfARemovedCache(v, "slice", "l2.slice.enabled is false");
+      v.unused("slice.line_bytes", "l2.slice.enabled is false");
+      v.unused("host_writes", "l2.slice.enabled is false");
+    }
   }
 };
 
@@ -920,6 +941,7 @@ struct PlatformConfig : config::Section {
             "Sampled simulation: launches extrapolated from detailed ones of their group");
     v.field("limits", limits, "Run limits: cycles, instructions, wall-clock seconds");
     v.field("rtl", rtl, "RTL co-simulation: the C++ model, its verilated RTL, or both in lockstep");
+    if (!l2.slice.enabled) v.unused("sampling.warm_l2", "l2.slice.enabled is false: no L2 to warm");
     v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(),
               {"rtl.droop_predictor", "smoothing.mode"},
               fmt::format("rtl.droop_predictor {} needs smoothing.mode local or hierarchical (the "
@@ -1095,18 +1117,20 @@ struct PlatformConfig : config::Section {
                             u.name, u.op.key, u.op.latency, u.stage.delay, u.stage.cycles,
                             u.stage.delay + u.stage.cycles - 1, u.op.latency + 1));
     // SIMD issue control measures utilisation over every lane, so state s can reach at most the
-    // share of lanes it uses: a threshold to step up from it must lie below that. Only checked
-    // where issue control runs.
+    // share of lanes it uses: a threshold to step up from it must lie below that. The state
+    // applies to each processing block's units as to one SM's (Sm::dispatchSimd), so the share
+    // is that of one block's simd_units / sub_cores units. Only checked where issue control runs.
     const auto& up = power.simd_issue.up_thresholds;
-    const double units = sm.simd_units;
+    const double units = double(sm.simd_units / std::max(1u, sm.sub_cores));
     const double reach[3] = {(1.0 + (units - 1.0) * 0.5) / units, 1.0 / units, 0.5 / units};
     for (size_t i = 0; i < 3 && i < up.size() && power.simd_issue.policy != "none"; ++i)
       v.require(up[i] < reach[i] || (i == 0 && units == 1) || (i == 1 && units == 1),
-                {"power.simd_issue.up_thresholds", "sm.simd_units", "power.simd_issue.policy"},
+                {"power.simd_issue.up_thresholds", "sm.simd_units", "sm.sub_cores",
+                 "power.simd_issue.policy"},
                 fmt::format("up_thresholds[{}] ({}) is not below the lane utilisation state {} "
-                            "can reach with {} SIMD units ({}): the control could never step up "
-                            "from it",
-                            i, up[i], i + 2, sm.simd_units, reach[i]));
+                            "can reach with {} SIMD units per processing block ({}): the control "
+                            "could never step up from it",
+                            i, up[i], i + 2, units, reach[i]));
     // The memory side (memory.model hierarchy).
     if (memory.model == "hierarchy") {
       const CacheConfig& c = l2.slice;

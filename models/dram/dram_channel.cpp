@@ -18,8 +18,10 @@ DramChannel::DramChannel(const DramConfig& cfg)
     : cfg_(cfg),
       bankGroups_(cfg.bank_groups),
       burstCycles_(cfg.burstCycles()),
-      // tCCDL = 0: no bank groups, tCCD between any two column commands.
-      sameGroupSpacing_(cfg.tCCDL == 0 ? cfg.tCCD : std::max(cfg.tCCD, cfg.tCCDL)),
+      // tCCDL = 0 or bank_groups = 1 (memory.dram.bank_groups: "1: none"): no bank groups,
+      // tCCD between any two column commands.
+      sameGroupSpacing_(cfg.tCCDL == 0 || cfg.bank_groups == 1 ? cfg.tCCD
+                                                               : std::max(cfg.tCCD, cfg.tCCDL)),
       banks_(cfg.banks),
       groupColReady_(cfg.bank_groups, 0) {}
 

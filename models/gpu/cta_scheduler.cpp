@@ -285,7 +285,10 @@ void CtaScheduler::assign() {
   armPass();
   if (!active_) return;
   const sm::Cycle now = cycleNow();
-  sm::Cycle again = policy_->update(now);
+  // A placement decision is taken only while CTAs still wait for an SM (docs/power-gating.md: a
+  // kernel whose CTAs are all placed keeps every SM, measured false); a timer armed before the
+  // last CTA started must not decide for nothing.
+  sm::Cycle again = next_ < limit_ ? policy_->update(now) : sm::kNever;
   std::fill(startedNow_.begin(), startedNow_.end(), 0);
   bool started = false;
   while (next_ < limit_) {
