@@ -50,14 +50,33 @@ std::string Source::where(const std::string& path, const YAML::Mark& mark) const
 std::string KeyOrigins::locate(const std::string& message) const {
   const size_t colon = message.find(": ");
   if (colon == std::string::npos || colon == 0) return message;
-  const std::string path = message.substr(0, colon);
-  for (char ch : path)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '[' ||
-          ch == ']'))
-      return message;
-  if (auto it = where.find(path); it != where.end()) return it->second + ": " + message;
-  // A key the file leaves at its default: the file is still where it would go.
-  if (path.find('.') != std::string::npos) return file + ": " + message;
+  // The message begins with one key path or with a list of them ("a.b, c.d: ..."), as the
+  // configuration's own rules name every key involved.
+  std::vector<std::string> paths;
+  for (size_t from = 0; from < colon;) {
+    size_t to = message.find(", ", from);
+    if (to == std::string::npos || to > colon) to = colon;
+    paths.push_back(message.substr(from, to - from));
+    from = to + 2;
+  }
+  for (const std::string& path : paths) {
+    if (path.empty()) return message;
+    for (char ch : path)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '[' ||
+            ch == ']'))
+        return message;
+  }
+  // A --set among the keys is named first (the user's last word), else the first key the file
+  // writes.
+  const std::string* found = nullptr;
+  for (const std::string& path : paths)
+    if (auto it = where.find(path); it != where.end()) {
+      if (startsWith(it->second, "--set ")) return it->second + ": " + message;
+      if (!found) found = &it->second;
+    }
+  if (found) return *found + ": " + message;
+  // Keys the file leaves at their defaults: the file is still where they would go.
+  if (paths.front().find('.') != std::string::npos) return file + ": " + message;
   return message;
 }
 

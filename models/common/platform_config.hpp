@@ -590,6 +590,14 @@ struct SmConfig : config::Section {
       refuseKeysOfARemovedCache(v, "l1d", "sm.l1d.enabled is false");
       v.unused("invalidate_l1d_at_launch", "sm.l1d.enabled is false");
     }
+    if (!unified_l1) v.unused("shared_carveouts_kb", "sm.unified_l1 is false (it uses them)");
+    if (dp_units > 0)
+      v.unused("dp_path", "sm.dp_units is above 0 (dp_path says where FP64 runs without them)");
+    // The instruction and constant caches are read-only and send one request at a time.
+    for (const char* cache : {"icache", "const_cache"})
+      for (const char* k : {"write_policy", "write_allocate", "sends_per_cycle"})
+        v.unused(fmt::format("{}.{}", cache, k).c_str(),
+                 fmt::format("sm.{} is read-only (its {} applies to l1d and l2.slice)", cache, k));
   }
 };
 
