@@ -55,6 +55,7 @@ class AddressMap {
 
   uint32_t partition(uint64_t addr) const {
     const uint64_t chunk = addr / interleave_;
+    if (!hashed_) return static_cast<uint32_t>(chunk % partitions_);
     return static_cast<uint32_t>((chunk % partitions_ + hash(chunk / partitions_)) % partitions_);
   }
   uint64_t local(uint64_t addr) const {
