@@ -79,7 +79,7 @@ class AddressMap {
     const uint64_t p = slice / slicesPerPartition_, s = slice % slicesPerPartition_;
     const uint64_t chunk = sliceLocal / interleave_;
     const uint64_t upper = chunk * slicesPerPartition_ + s;  // addr / (interleave x partitions)
-    const uint64_t low = (p + partitions_ - hash(upper) % partitions_) % partitions_;
+    const uint64_t low = (p + partitions_ - hash(upper)) % partitions_;  // hash < partitions
     return (upper * partitions_ + low) * interleave_ + sliceLocal % interleave_;
   }
   DramLocation dram(uint64_t localAddr) const {

@@ -235,7 +235,7 @@ const FatbinEntry* bestPtx(const FatBinary& fb, unsigned arch) {
   // source); without, the GPU cannot run it (cudaErrorNoKernelImageForDevice). A platform below
   // nvcc 13's oldest target (compute_75) also takes the lowest: no nvcc 13 binary could run on
   // it otherwise.
-  if (arch < 75) return above;
+  if (arch < kOldestNvccTarget) return above;
   for (const auto& e : fb.entries)
     if (e.kind == FatbinKind::Elf && e.arch / 10 == arch / 10 && e.arch <= arch) return above;
   return nullptr;

@@ -39,6 +39,9 @@ struct FatBinary {
 };
 
 constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
+// nvcc 13's oldest target (compute_75): a platform below it runs PTX of any architecture, since no
+// binary nvcc 13 makes could run on it otherwise.
+constexpr unsigned kOldestNvccTarget = 75;
 // The wrapper nvcc's host code passes to __cudaRegisterFatBinary: {int magic; int version;
 // const void* data; void* unused}, data pointing at the first container.
 constexpr uint32_t kFatbinWrapperMagic = 0x466243B1u;

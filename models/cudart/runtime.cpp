@@ -196,9 +196,9 @@ void** Runtime::loadLibrary(const uint8_t* code, size_t bytes, bool ptx) {
     b->name = name;
     b->ptx.assign(reinterpret_cast<const char*>(code), bytes);
     b->ptxArch = ptxTarget(b->ptx);
-    // As a GPU's JIT compiler: PTX for a later architecture does not run (nvcc 13's oldest
-    // target is compute_75; a platform below it runs what it is given, as its fat binaries).
-    if (b->ptxArch > computeCapability_ && computeCapability_ >= 75)
+    // As a GPU's JIT compiler: PTX for a later architecture does not run (a platform below
+    // nvcc 13's oldest target runs what it is given, as it runs fat binaries: bestPtx).
+    if (b->ptxArch > computeCapability_ && computeCapability_ >= kOldestNvccTarget)
       throw CudaFailure(
           kErrorNoKernelImageForDevice,
           fmt::format("{}: PTX for sm_{} does not run on a device of compute capability {}.{} "

@@ -619,6 +619,23 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
 
+// A fat binary container's header: its own size (u16 at byte 6) and the bytes of the entries
+// that follow it (u64 at byte 8). `data` holds at least the 16-byte header.
+struct ContainerHeader {
+  uint16_t headerBytes = 0;
+  uint64_t bodyBytes = 0;
+};
+ContainerHeader containerHeader(const uint8_t* data) {
+  ContainerHeader h;
+  std::memcpy(&h.headerBytes, data + 6, 2);
+  std::memcpy(&h.bodyBytes, data + 8, 8);
+  return h;
+}
+uint64_t containerBytes(const uint8_t* data) {
+  const ContainerHeader h = containerHeader(data);
+  return h.headerBytes + h.bodyBytes;
+}
+
 }  // namespace
 
 // ===================================================================== registration
@@ -637,17 +654,11 @@ GPUSC_API void** __cudaRegisterFatBinary(void* fatCubin) {
     fail(kErrorInvalidKernelImage, "__cudaRegisterFatBinary", "not nvcc's fat binary wrapper");
     return nullptr;
   }
-  const auto container = [](const uint8_t* data) {
-    uint64_t body = 0;
-    std::memcpy(&body, data + 8, 8);
-    uint16_t headerBytes = 0;
-    std::memcpy(&headerBytes, data + 6, 2);
-    return headerBytes + body;
-  };
   wire::Buffer b;
-  b.putBytes(w->data, container(w->data));
+  b.putBytes(w->data, containerBytes(w->data));
   if (w->version == 2 && w->prelinked != nullptr)
-    for (const uint8_t* const* f = w->prelinked; *f != nullptr; ++f) b.putBytes(*f, container(*f));
+    for (const uint8_t* const* f = w->prelinked; *f != nullptr; ++f)
+      b.putBytes(*f, containerBytes(*f));
   std::vector<uint8_t> reply;
   if (int e = c.call(wire::Op::RegisterFatBinary, b, &reply); e != kSuccess || reply.size() != 8) {
     record(e);
@@ -1450,15 +1461,10 @@ int loadLibrary(void** library, const uint8_t* code, size_t bytes, const char* f
   if (four) std::memcpy(&magic, code, 4);
   bool ptx = false;
   if (magic == kFatbinMagic) {
-    uint16_t headerBytes = 0;
-    uint64_t body = 0;
-    if (bytes >= 16) {
-      std::memcpy(&headerBytes, code + 6, 2);
-      std::memcpy(&body, code + 8, 8);
-    }
-    if (bytes < 16 || headerBytes < 16 || body > bytes - headerBytes)
+    const ContainerHeader h = bytes >= 16 ? containerHeader(code) : ContainerHeader{};
+    if (h.headerBytes < 16 || h.bodyBytes > bytes - h.headerBytes)
       return fail(kErrorInvalidKernelImage, function, "a fat binary cut short");
-    bytes = headerBytes + body;
+    bytes = h.headerBytes + h.bodyBytes;
   } else if (four && std::memcmp(code,
                                  "\x7f"
                                  "ELF",
