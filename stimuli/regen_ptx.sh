@@ -28,10 +28,14 @@ for d in "${dirs[@]}"; do
     # A source may name a newer target for instructions sm_75 lacks: "// regen_ptx.sh: -arch=sm_90".
     arch=$(sed -n 's|^// regen_ptx.sh: -arch=\(sm_[0-9a-z]*\)$|\1|p' "$cu" | head -n 1)
     arch=${arch:-$ARCH}
-    cmd="nvcc -ptx -arch=$arch -O3 -o $(basename "$base").ptx $(basename "$cu")"
-    (cd "$d" && $NVCC -ptx -arch=$arch -O3 -o "$(basename "$base").ptx.tmp" "$(basename "$cu")")
+    # Kernels that launch kernels need relocatable device code: "// regen_ptx.sh: -rdc=true"
+    # (ptxas then compiles the file alone, -c, its calls of the device runtime unresolved).
+    rdc=() ptxas_rdc=()
+    if grep -q '^// regen_ptx.sh: -rdc=true$' "$cu"; then rdc=(-rdc=true) ptxas_rdc=(-c); fi
+    cmd="nvcc -ptx -arch=$arch${rdc:+ ${rdc[*]}} -O3 -o $(basename "$base").ptx $(basename "$cu")"
+    (cd "$d" && $NVCC -ptx -arch=$arch "${rdc[@]}" -O3 -o "$(basename "$base").ptx.tmp" "$(basename "$cu")")
     # ptxas -v prints "Compiling entry function 'k' ..." and then "Used N registers" per entry.
-    regs=$("$PTXAS" -arch=$arch -v -o /dev/null "$base.ptx.tmp" 2>&1 |
+    regs=$("$PTXAS" -arch=$arch "${ptxas_rdc[@]}" -v -o /dev/null "$base.ptx.tmp" 2>&1 |
       awk -v arch=$arch '/Compiling entry function/ { match($0, /\x27[^\x27]*\x27/); k = substr($0, RSTART + 1, RLENGTH - 2) }
                          /Used [0-9]+ registers/ && k != "" { match($0, /Used [0-9]+/); print "// ptxas -arch=" arch ": " k " uses " substr($0, RSTART + 5, RLENGTH - 5) " registers"; k = "" }')
     { echo "// Generated from $(basename "$cu") by stimuli/regen_ptx.sh: $cmd"

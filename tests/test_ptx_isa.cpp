@@ -2929,6 +2929,77 @@ W:
                KernelFault);
 }
 
+// ---- launches from device code (dynamic parallelism)
+// ---------------------------------------------
+
+TEST(DeviceLaunches, ChildrenRunAfterTheirParentWithItsWrites) {
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m =
+        dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_launches.ptx");
+    DevPtr out = dev.malloc(4 * 96), scales = dev.malloc(4 * 3);
+    dev.launch(m.kernel("parent"), {3}, {32}, 0, KernelArgs().ptr(out).ptr(scales));
+    const auto got = dev.download<int32_t>(out, 96);
+    for (int t = 0; t < 96; ++t) EXPECT_EQ(got[t], (t / 32 + 2) * t) << "thread " << t;
+    // One record per launch, the children after their parent, each naming it.
+    ASSERT_EQ(dev.launches().size(), 4u);
+    EXPECT_EQ(dev.launches()[0].kernel, "parent");
+    EXPECT_FALSE(dev.launches()[0].launchedBy);
+    for (size_t i = 1; i < 4; ++i) {
+      EXPECT_EQ(dev.launches()[i].kernel, "child");
+      EXPECT_EQ(dev.launches()[i].launchedBy, std::optional<size_t>(0));
+      EXPECT_EQ(dev.launches()[i].stats.warpInsts, dev.launches()[1].stats.warpInsts);
+      if (mode == ExecMode::Timing) {
+        EXPECT_GT(dev.launches()[i].timing->cycles, 0u);
+      }
+    }
+  }
+}
+
+TEST(DeviceLaunches, LaunchesNestTwentyFourDeep) {
+  Device dev(platform());
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_launches.ptx");
+  DevPtr levels = dev.malloc(4 * 32);
+  dev.memset(levels, 0, 4 * 32);
+  dev.launch(m.kernel("chain"), {1}, {1}, 0, KernelArgs().ptr(levels).i32(0).i32(30));
+  const auto got = dev.download<int32_t>(levels, 32);
+  // The host's launch and 24 levels below it; the 25th launch is refused.
+  for (int l = 0; l < 32; ++l) EXPECT_EQ(got[l], l <= int(kMaxLaunchDepth) ? l + 1 : 0) << l;
+  ASSERT_EQ(dev.launches().size(), size_t(kMaxLaunchDepth) + 1);
+  for (size_t i = 1; i < dev.launches().size(); ++i)
+    EXPECT_EQ(dev.launches()[i].launchedBy, std::optional<size_t>(i - 1));
+}
+
+TEST(DeviceLaunches, RefusedLaunchesAreTheThreadsLastError) {
+  Device dev(platform());
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_launches.ptx");
+  DevPtr errors = dev.malloc(4 * 32);
+  // A block of 4,096 threads: cudaErrorInvalidConfiguration (9) for every thread that asked.
+  dev.launch(m.kernel("refused"), {1}, {32}, 0, KernelArgs().ptr(errors));
+  for (int32_t e : dev.download<int32_t>(errors, 32)) EXPECT_EQ(e, 9);
+  EXPECT_EQ(dev.launches().size(), 1u);
+  // Over the pending-launch limit: cudaErrorLaunchPendingCountExceeded (69) for the rest.
+  dev.setPendingLaunchLimit(40);
+  DevPtr out = dev.malloc(4 * 64), scales = dev.malloc(4 * 64);
+  dev.launch(m.kernel("parent"), {64}, {1}, 0, KernelArgs().ptr(out).ptr(scales));
+  EXPECT_EQ(dev.launches().size(), 1u + 1u + 40u);
+  const auto got = dev.download<int32_t>(out, 64);
+  for (int b = 0; b < 64; ++b) EXPECT_EQ(got[b], b < 40 ? (b + 2) * b : 0) << "block " << b;
+}
+
+TEST(DeviceLaunches, OtherDeviceRuntimeCallsAreNamedWhenTheKernelLoads) {
+  Device dev(platform());
+  Module& m = dev.loadModuleFile(std::string(GPUSC_SOURCE_DIR) + "/tests/data/device_launches.ptx");
+  try {
+    m.kernel("allocates");
+    FAIL() << "cudaMalloc in device code was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the device runtime's 'Malloc'"), std::string::npos) << what;
+    EXPECT_NE(what.find("device_launches.ptx:"), std::string::npos) << what;
+  }
+}
+
 // ---- device malloc/free ------------------------------------------------------------------------
 
 TEST(DeviceMalloc, NewAndDeleteBuildAndFreeLists) {

@@ -135,17 +135,6 @@ std::string linkPtx(const std::vector<std::string>& files, const std::string& wh
   // keeps its own string constants and static functions.
   std::vector<std::set<std::string>> internal(files.size()), all(files.size());
   for (size_t f = 0; f < files.size(); ++f) definedNames(files[f], internal[f], all[f]);
-  // Device-side launches (dynamic parallelism) call the device runtime's launch functions
-  // (__cudaCDP2GetParameterBufferV2, __cudaCDP2LaunchDeviceV2), whose PTX libcudadevrt brings for
-  // a target of its own: said as what it is, not as a build error.
-  static const std::regex deviceLaunch(
-      R"(\bcall(\.uni)?\b[^;]*\b\w*(LaunchDevice|GetParameterBuffer)(V2)?\b)");
-  for (const std::string& file : files)
-    if (std::regex_search(file, deviceLaunch))
-      throw InputError(fmt::format(
-          "{}: a kernel launches kernels itself (dynamic parallelism: `<<<>>>` in device code, "
-          "with libcudadevrt), which gpusc does not run",
-          what));
   for (size_t f = 0; f < files.size(); ++f) {
     std::map<std::string, std::string> renamed;
     for (const std::string& name : internal[f])

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -66,6 +67,26 @@ void** Runtime::registerFatBinary(const uint8_t* container, size_t bytes) {
   return addBinary(std::move(b), fb, files);
 }
 
+namespace {
+
+// Whether `fb` is libcudadevrt's file (linked into a program whose kernels launch kernels): its
+// PTX, for a target of its own, defines the device runtime's functions (__cudaCDP2...), which
+// gpusc answers itself (func/device_launches.hpp), so it is left out of the link.
+bool definesDeviceRuntime(const FatBinary& fb, const std::string& name) {
+  for (const FatbinEntry& e : fb.entries) {
+    if (e.kind != FatbinKind::Ptx) continue;
+    std::istringstream in(ptxText(e, name));
+    for (std::string line; std::getline(in, line);)
+      if ((line.rfind(".visible .func", 0) == 0 || line.rfind(".weak .func", 0) == 0) &&
+          line.find("__cudaCDP2") != std::string::npos)
+        return true;
+    return false;
+  }
+  return false;
+}
+
+}  // namespace
+
 void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
                           const std::vector<FatBinary>& files) {
   try {
@@ -77,6 +98,7 @@ void** Runtime::addBinary(std::unique_ptr<Binary> b, const FatBinary& fb,
       // holds that file's PTX, linked here into one module.
       std::vector<std::string> texts;
       for (size_t i = 0; i < files.size(); ++i) {
+        if (definesDeviceRuntime(files[i], b->name)) continue;
         const FatbinEntry* f = bestPtx(files[i], computeCapability_);
         if (f == nullptr) {
           const std::string what =

@@ -372,6 +372,9 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
     case wire::Op::DeviceReset:
       rt_.reset();
       break;
+    case wire::Op::SetPendingLaunches:
+      device_.setPendingLaunchLimit(in.get<uint64_t>());
+      break;
     case wire::Op::SetStackSize: {
       const auto bytes = in.get<uint64_t>();
       if (bytes > Device::kMaxStackBytes)

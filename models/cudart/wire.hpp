@@ -25,7 +25,7 @@ namespace gpusc::cudart::wire {
 
 // Bumped when a message changes: a library and a simulator of different versions refuse each
 // other at Hello instead of misreading.
-constexpr uint32_t kVersion = 7;
+constexpr uint32_t kVersion = 8;
 
 // The environment variable naming the socket's file descriptor in the program's process.
 constexpr const char* kSocketEnv = "GPUSC_CUDART_FD";
@@ -75,6 +75,7 @@ enum class Op : uint32_t {
                         // kernels, each kernel's name
   LibraryKernel,        // u64 handle, u64 kernel (the program's handle for it), name
   LibraryGlobal,        // u64 handle, name -> u64 address (0: constant memory), u64 bytes
+  SetPendingLaunches,   // u64 count: launches from device code a launch may have pending
 };
 
 struct RequestHeader {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -194,7 +195,9 @@ class Decoder {
     std::copy(std::begin(entry_.maxntid), std::end(entry_.maxntid), p_->maxntid);
     collectFunctions(&entry_, {});
     findRecursion();
-    p_->usesDeviceRuntime = vprintf_ != nullptr || assertFail_ != nullptr || !heapFuncs_.empty();
+    p_->launchesKernels = !deviceCalls_.empty();
+    p_->usesDeviceRuntime =
+        vprintf_ != nullptr || assertFail_ != nullptr || !heapFuncs_.empty() || p_->launchesKernels;
     assignRegisters();
     layoutShared();
     layoutLocal();
@@ -263,6 +266,16 @@ class Decoder {
       if (callee->isExtern && isRuntimeHeap(callee)) {
         if (std::find(heapFuncs_.begin(), heapFuncs_.end(), callee) == heapFuncs_.end())
           heapFuncs_.push_back(callee);
+        continue;
+      }
+      if (callee->isExtern && callee->name.rfind("__cudaCDP2", 0) == 0) {
+        if (!deviceCallOf(callee))
+          unsupported(s.instr, "the device runtime's '" + callee->name.substr(10) +
+                                   "' in device code (gpusc's device runtime has kernel launches, "
+                                   "cudaStreamCreateWithFlags, cudaStreamDestroy, cudaGetDevice, "
+                                   "cudaGetLastError and cudaPeekAtLastError)");
+        if (std::find(deviceCalls_.begin(), deviceCalls_.end(), callee) == deviceCalls_.end())
+          deviceCalls_.push_back(callee);
         continue;
       }
       if (callee->isExtern)
@@ -456,6 +469,41 @@ class Decoder {
     return f->name == "free" && f->returns.empty();
   }
 
+  // The device runtime's calls gpusc answers (handlers::DeviceCall), by name and by the sizes
+  // of their arguments and result as cuda_device_runtime_api.h declares them.
+  static std::optional<handlers::DeviceCall> deviceCallOf(const Function* f) {
+    using handlers::DeviceCall;
+    struct Known {
+      const char* name;
+      DeviceCall call;
+      std::vector<uint64_t> params;
+      uint64_t result;
+    };
+    static const Known known[] = {
+        {"GetParameterBufferV2", DeviceCall::GetParameterBufferV2, {8, 12, 12, 4}, 8},
+        {"GetParameterBuffer", DeviceCall::GetParameterBuffer, {8, 8}, 8},
+        {"LaunchDeviceV2", DeviceCall::LaunchDeviceV2, {8, 8}, 4},
+        {"LaunchDeviceV2_ptsz", DeviceCall::LaunchDeviceV2, {8, 8}, 4},
+        {"LaunchDevice", DeviceCall::LaunchDevice, {8, 8, 12, 12, 4, 8}, 4},
+        {"LaunchDevice_ptsz", DeviceCall::LaunchDevice, {8, 8, 12, 12, 4, 8}, 4},
+        {"GetLastError", DeviceCall::GetLastError, {}, 4},
+        {"PeekAtLastError", DeviceCall::PeekAtLastError, {}, 4},
+        {"StreamCreateWithFlags", DeviceCall::StreamCreateWithFlags, {8, 4}, 4},
+        {"StreamDestroy", DeviceCall::StreamDestroy, {8}, 4},
+        {"GetDevice", DeviceCall::GetDevice, {8}, 4},
+    };
+    if (f->name.rfind("__cudaCDP2", 0) != 0) return std::nullopt;
+    const std::string name = f->name.substr(10);
+    for (const Known& k : known) {
+      if (name != k.name || f->params.size() != k.params.size() || f->returns.size() > 1) continue;
+      bool sizes = f->returns.empty() || f->returns[0]->sizeBytes() == k.result;
+      for (size_t i = 0; i < k.params.size(); ++i)
+        sizes = sizes && f->params[i]->sizeBytes() == k.params[i];
+      if (sizes) return k.call;
+    }
+    return std::nullopt;
+  }
+
   // Device printf: the CUDA runtime's `vprintf(const char* format, void* args)`.
   static bool isVprintf(const Function* f) {
     return f->name == "vprintf" && f->params.size() == 2 && f->returns.size() <= 1 &&
@@ -647,6 +695,10 @@ class Decoder {
       for (const auto& v : f->params) placeCall(v.get());
       for (const auto& v : f->returns) placeCall(v.get());
     }
+    for (const Function* f : deviceCalls_) {
+      for (const auto& v : f->params) placeCall(v.get());
+      for (const auto& v : f->returns) placeCall(v.get());
+    }
     for (const Function* f : funcs_) {
       for (const auto& s : f->body) {
         if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
@@ -773,8 +825,13 @@ class Decoder {
   std::pair<uint64_t, MemSpace> symbolAddress(const Operand& o, const Instruction& in) {
     const Variable* v = o.var;
     if (v == nullptr) {
-      if (auto a = functionAddress(m_, o.name)) return {*a, MemSpace::None};
-      if (m_.findFunction(o.name)) unsupported(in, "addresses of kernel entries");
+      if (auto a = functionAddress(m_, o.name)) {
+        const Function* f = m_.findFunction(o.name);
+        auto& named = p_->addressedKernels;
+        if (f->isEntry && std::find(named.begin(), named.end(), f->name) == named.end())
+          named.push_back(f->name);
+        return {*a, MemSpace::None};
+      }
       invalid(o.loc, "'" + o.name + "' is not a declared variable");
     }
     switch (v->space) {
@@ -1920,6 +1977,18 @@ class Decoder {
         x.space = MemSpace::CallParam;
         x.imm = static_cast<int64_t>(addrOf_.at(callee->params[0].get()));
         if (isMalloc) x.aux = static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
+        x.cls = InstClass::Nop;
+        finish();
+        return;
+      }
+      if (std::find(deviceCalls_.begin(), deviceCalls_.end(), callee) != deviceCalls_.end()) {
+        x.fn = handlers::deviceRuntime(*deviceCallOf(callee));
+        x.space = MemSpace::CallParam;
+        for (size_t i = 0; i < callee->params.size(); ++i)
+          x.src[i] = static_cast<uint32_t>(addrOf_.at(callee->params[i].get()));
+        x.aux = callee->returns.empty()
+                    ? kNoPc
+                    : static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
         x.cls = InstClass::Nop;
         finish();
         return;
@@ -3534,9 +3603,10 @@ class Decoder {
   std::unordered_map<const Variable*, uint64_t> frameOff_;  // recursive functions' locals
   std::vector<std::pair<uint32_t, uint32_t>> paramRange_;   // [begin, end) per function
   std::unordered_map<const Instruction*, uint32_t> recursiveCallOf_;
-  const Function* vprintf_ = nullptr;       // the module's vprintf declaration, when called
-  const Function* assertFail_ = nullptr;    // the module's __assertfail declaration, when called
-  std::vector<const Function*> heapFuncs_;  // malloc and free, when called
+  const Function* vprintf_ = nullptr;         // the module's vprintf declaration, when called
+  const Function* assertFail_ = nullptr;      // the module's __assertfail declaration, when called
+  std::vector<const Function*> heapFuncs_;    // malloc and free, when called
+  std::vector<const Function*> deviceCalls_;  // the device runtime's (__cudaCDP2...), when called
   std::vector<const Function*> addressTaken_;
   bool addressTakenDone_ = false;
 };
@@ -3562,7 +3632,7 @@ void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms) {
 
 std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view name) {
   const Function* f = m.findFunction(name);
-  if (f == nullptr || f->isEntry) return std::nullopt;
+  if (f == nullptr) return std::nullopt;  // a kernel's address is what a device launch names
   for (size_t i = 0; i < m.functions.size(); ++i)
     if (m.functions[i].get() == f) return kCodeWindow + kFunctionStride * i;
   return std::nullopt;

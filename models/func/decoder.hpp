@@ -25,7 +25,8 @@ struct ModuleSymbols {
 void layoutConstBank(const ptx::Module& m, ModuleSymbols& syms);
 
 // The address of function `name` of `m` (aliases followed): kCodeWindow + kFunctionStride x its
-// index in the module; nothing for names that are not a .func of `m`.
+// index in the module (a .func, or a kernel's .entry, which a launch from device code names);
+// nothing for names that are not functions of `m`.
 std::optional<uint64_t> functionAddress(const ptx::Module& m, std::string_view name);
 
 // Decodes `entry`, with registers whose live ranges never overlap in one register row (see

@@ -240,6 +240,21 @@ Handler assertFail();  // call __assertfail: a failed device assert
 // of the argument in the call-param area, aux (malloc) of the result.
 Handler deviceMalloc();
 Handler deviceFree();
+// The device runtime's calls for launches from device code (dynamic parallelism,
+// handlers_launch.cpp): src[i] is the call-param offset of argument i, aux of the result (kNoPc:
+// none). Each executing lane calls, in lane order.
+enum class DeviceCall : uint8_t {
+  GetParameterBufferV2,   // (function, grid, block, shared bytes) -> buffer
+  GetParameterBuffer,     // (alignment, bytes) -> buffer
+  LaunchDeviceV2,         // (buffer, stream) -> error
+  LaunchDevice,           // (function, buffer, grid, block, shared bytes, stream) -> error
+  GetLastError,           // () -> error, cleared
+  PeekAtLastError,        // () -> error
+  StreamCreateWithFlags,  // (stream*, flags) -> error
+  StreamDestroy,          // (stream) -> error
+  GetDevice,              // (int*) -> error
+};
+Handler deviceRuntime(DeviceCall call);
 Handler cpAsync();  // cp.async.{ca,cg}.shared.global (see handlers_mem.cpp for the operands)
 
 // mbarrier operations (models/func/handlers_async.cpp). src[0] + imm: the object's address (in

@@ -56,7 +56,8 @@ const char* ordersBlocks(const Inst& in, const InstInfo& info) {
 
 std::string serialCtasReason(const Program& p) {
   if (p.usesDeviceRuntime)
-    return "the kernel calls device printf, malloc or free (state every block shares)";
+    return "the kernel calls device printf, malloc or free or launches kernels (state every block "
+           "shares)";
   for (size_t pc = 0; pc < p.code.size(); ++pc)
     if (const char* why = ordersBlocks(p.code[pc], p.info[pc]))
       return fmt::format("{}: {}: {}", why, p.info[pc].loc.str(), p.info[pc].text);

@@ -294,10 +294,15 @@ struct Program {
     if (maxntid[0] == 0) return 0;
     return uint64_t(maxntid[0]) * std::max(1u, maxntid[1]) * std::max(1u, maxntid[2]);
   }
-  // The kernel (or a function it may call) calls vprintf, malloc or free, which change state
-  // shared by every SM (the printf log, the device heap) when they execute: its steps cannot run
-  // on several host threads at once.
+  // The kernel (or a function it may call) calls vprintf, malloc or free, or launches kernels,
+  // which change state shared by every SM (the printf log, the device heap, the launches made)
+  // when they execute: its steps cannot run on several host threads at once.
   bool usesDeviceRuntime = false;
+  // The kernel launches kernels (dynamic parallelism: the device runtime's launch calls,
+  // device_launches.hpp); it also uses the device runtime.
+  bool launchesKernels = false;
+  // The kernels whose address the code takes (what its launches from device code may name).
+  std::vector<std::string> addressedKernels;
 };
 
 }  // namespace gpusc::func

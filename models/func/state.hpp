@@ -13,6 +13,7 @@ namespace gpusc::func {
 
 class AccessLog;
 class DeviceHeap;
+class DeviceLaunches;
 struct StepEnv;
 
 struct Dim3 {
@@ -174,6 +175,9 @@ struct LaunchState {
   uint64_t clock = 0;
   std::string* printfLog = nullptr;  // device printf output (vprintf), appended in order
   DeviceHeap* heap = nullptr;        // device malloc/free
+  // Launches from device code (dynamic parallelism, device_launches.hpp), when the kernel makes
+  // them (Program::launchesKernels).
+  DeviceLaunches* deviceLaunches = nullptr;
   // A cooperative launch: every CTA is resident at once, and %envreg1:%envreg2 give this
   // address of the grid workspace its grid syncs use (0: not cooperative).
   bool cooperative = false;

@@ -610,6 +610,48 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
 
 void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args,
                     const LaunchOptions& options) {
+  launchOne(k, grid, block, dyn, args, options, std::nullopt);
+}
+
+void Device::launchOne(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const KernelArgs& args,
+                       const LaunchOptions& options, std::optional<size_t> launchedBy) {
+  // A kernel that launches kernels: its launches run after it (ChildLaunches), each with the
+  // launches it makes, at one nesting level deeper.
+  std::unique_ptr<ChildLaunches> made;
+  if (k.program->launchesKernels) {
+    Module* module = nullptr;
+    for (const auto& m : modules_)
+      if (m.get() == k.module) module = m.get();
+    if (module == nullptr) throw InputError("launch of " + k.name + ": its module is not loaded");
+    // Every kernel it may launch is decoded now: PTX the engine cannot run stops the launch
+    // before it starts, not while its threads run.
+    for (const std::string& name : k.program->addressedKernels) module->kernel(name);
+    made = std::make_unique<ChildLaunches>(*this, *module, launchDepth_);
+  }
+  const size_t index = launches_.size();
+  launchAlone(k, grid, block, dyn, args, options, made.get(), launchedBy);
+  if (!made) return;
+  ChildLaunch c;
+  while (made->next(c)) {
+    const func::Program& p = *c.kernel->program;
+    std::vector<uint8_t> bytes(c.bufferBytes);
+    gmem_.read(c.buffer, bytes.data(), bytes.size());
+    gmem_.release(c.buffer);
+    KernelArgs childArgs;
+    for (const func::KernelParamInfo& prm : p.params)
+      childArgs.raw(bytes.data() + prm.offset, prm.size, "argument");
+    ++launchDepth_;
+    struct Leave {
+      uint32_t& depth;
+      ~Leave() { --depth; }
+    } leave{launchDepth_};
+    launchOne(*c.kernel, c.grid, c.block, c.sharedBytes, childArgs, LaunchOptions{}, index);
+  }
+}
+
+void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
+                         const KernelArgs& args, const LaunchOptions& options,
+                         ChildLaunches* children, std::optional<size_t> launchedBy) {
   validateLaunch(k, grid, block, dyn);
   if (options.cooperative) validateCooperative(k, grid, block, dyn);
   // The grid workspace, as a driver gives it: its size, then the barrier word grid syncs count
@@ -624,6 +666,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     s.cooperative = options.cooperative;
     s.gridWorkspace = options.cooperative ? gridWorkspace_ : 0;
     if (options.cooperative) s.countMemoryUnits = false;  // never sampled (below)
+    s.deviceLaunches = children;
     return s;
   };
   func::LaunchState L = stateOf();
@@ -641,6 +684,7 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
   rec.warpSlots = k.program->numSlots;
   rec.constantRows = static_cast<uint32_t>(k.program->constRows.size() / func::kWarpSize);
   rec.sharedPerCta = L.sharedBytes;
+  rec.launchedBy = launchedBy;
 
   if (stopped_) throw RunStopped(*stopped_, stopMessage_);
   if (auto stop = budget_.check(0, 0)) {  // nothing left for this launch
@@ -830,7 +874,8 @@ void Device::launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn, const 
     // Sampling leaves it alone: it ran in full detail, and the run's counts say so.
     SampledLaunch sl;
     sl.notSampled = options.cooperative ? "cooperative launch"
-                                        : "device runtime (printf, assert, malloc, free)";
+                                        : "device runtime (printf, assert, malloc, free, "
+                                          "launches)";
     rec.sampled = std::move(sl);
   }
   finish();

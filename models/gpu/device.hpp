@@ -28,6 +28,7 @@
 #include "func/global_memory.hpp"
 #include "func/state.hpp"
 #include "func/texture.hpp"
+#include "gpu/child_launches.hpp"
 #include "gpu/functional_tail.hpp"
 #include "gpu/kernel_sampler.hpp"
 #include "gpu/timing_engine.hpp"
@@ -133,7 +134,7 @@ struct SampledLaunch {
   gpu::KernelSampler::BoundFrom boundFrom = gpu::KernelSampler::BoundFrom::None;
   std::optional<WaveSample> waves;  // detail with its later CTAs run functionally
   // Sampling left the launch alone (it ran in full detail, in no group): why. Device runtime
-  // (printf, assert, malloc) or a cooperative launch.
+  // (printf, assert, malloc, launches from device code) or a cooperative launch.
   const char* notSampled = nullptr;
 };
 
@@ -159,6 +160,8 @@ struct LaunchRecord {
   std::optional<gpu::TimingResult> timing;  // timing mode only
   // Set when a run limit or an interrupt stopped the launch: its figures are partial.
   std::optional<StopReason> stopped;
+  // Launched from device code (dynamic parallelism): the record of the launch that made it.
+  std::optional<size_t> launchedBy;
   // Sampled simulation: set for every timing-mode launch. An extrapolated launch's `timing`
   // holds estimates: its cycles and energy, no per-SM, memory or voltage figures. A launch
   // whose waves were sampled has estimated cycles and energy (`stats` cover all its CTAs); its
@@ -268,6 +271,10 @@ class Device {
   void launch(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
               const KernelArgs& args, const LaunchOptions& options);
   void synchronize() {}
+  // Launches from device code not yet started that a launch may have pending at once
+  // (cudaLimitDevRuntimePendingLaunchCount; more fail with cudaErrorLaunchPendingCountExceeded).
+  void setPendingLaunchLimit(uint64_t n) { pendingLaunchLimit_ = n; }
+  uint64_t pendingLaunchLimit() const { return pendingLaunchLimit_; }
 
   const std::vector<LaunchRecord>& launches() const { return launches_; }
   // A flag that stops the run when raised (e.g. by a SIGINT handler; null: none). Checked
@@ -327,6 +334,16 @@ class Device {
   std::vector<uint8_t> packArgs(const Kernel& k, const KernelArgs& args) const;
   const ptx::Variable& symbol(const Module& m, const std::string& name, uint64_t offset,
                               uint64_t bytes) const;
+  friend class ChildLaunches;
+  // A launch, then the launches it makes from device code (each with its own), `launchedBy`
+  // the record of the launch that made it.
+  void launchOne(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
+                 const KernelArgs& args, const LaunchOptions& options,
+                 std::optional<size_t> launchedBy);
+  // The launch alone; the launches it makes go to `children`.
+  void launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dynamicShared,
+                   const KernelArgs& args, const LaunchOptions& options, ChildLaunches* children,
+                   std::optional<size_t> launchedBy);
   // The launch's state afresh (launch() may run a launch twice under sampling).
   func::LaunchState launchState(const Kernel& k, const Dim3& grid, const Dim3& block,
                                 uint32_t dynamicShared, const KernelArgs& args);
@@ -380,6 +397,11 @@ class Device {
   std::map<std::string, std::string> serialKernels_;
   double functionalSeconds_ = 0;
   uint64_t tailCtas_ = 0;  // CTAs functional tails ran (FunctionalTail)
+  // Launches from device code (ChildLaunches): made and not yet started, their limit, and the
+  // nesting depth of the launch running (0: the host's).
+  uint64_t pendingChildLaunches_ = 0;
+  uint64_t pendingLaunchLimit_ = kDefaultPendingLaunches;
+  uint32_t launchDepth_ = 0;
 };
 
 }  // namespace gpusc

@@ -203,6 +203,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["block"] = toJson(l.block);
   j["dynamic_shared_bytes"] = l.dynamicShared;
   if (l.cooperative) j["cooperative"] = true;
+  if (l.launchedBy) j["launched_by"] = *l.launchedBy;
   j["shared_bytes_per_cta"] = l.sharedPerCta;
   j["registers_per_thread"] = l.regsPerThread;
   j["registers_from"] = l.regsFromPtxas ? "ptxas" : "estimate";

@@ -254,7 +254,7 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
   // Device printf and malloc/free change state every SM shares, in the order the SMs call them.
   g.coreClockDomain().resetCounts();
   g.coreClockDomain().setLaunchSerialReason(
-      L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc or free"
+      L.prog->usesDeviceRuntime ? "the kernel calls device printf, malloc, free or launches kernels"
       : starts != nullptr
           ? "the other host threads run the launch's last CTAs in the functional engine"
           : "");

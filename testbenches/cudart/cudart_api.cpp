@@ -1144,6 +1144,9 @@ struct Limits {
   std::mutex mutex;
   size_t stack = 1024, printfFifo = 1 << 20, heap = 0;  // heap 0: the device's
   size_t l2FetchGranularity = 0, persistingL2 = 0;      // hints: read back as set, no effect
+  // Launches from device code: the pending count the device allows (the simulator's), and the
+  // synchronisation depth, which reads back as set (CDP2 has no synchronisation in device code).
+  size_t pendingLaunches = 2048, syncDepth = 2;
 };
 
 Limits& limits() {
@@ -1183,13 +1186,19 @@ GPUSC_API int cudaDeviceSetLimit(int limit, size_t value) {
     case 6:  // cudaLimitPersistingL2CacheSize: L2 persistence is not modelled; read back as set
       l.persistingL2 = value;
       return kSuccess;
-    case 3:
-    case 4:
-      return fail(kErrorUnsupportedLimit, "cudaDeviceSetLimit",
-                  limit == 3
-                      ? "cudaLimitDevRuntimeSyncDepth: device-side launches are not supported"
-                      : "cudaLimitDevRuntimePendingLaunchCount: device-side launches are not "
-                        "supported");
+    case 3:  // cudaLimitDevRuntimeSyncDepth
+      l.syncDepth = value;
+      return kSuccess;
+    case 4: {  // cudaLimitDevRuntimePendingLaunchCount
+      if (value == 0)
+        return fail(kErrorInvalidValue, "cudaDeviceSetLimit",
+                    "cudaLimitDevRuntimePendingLaunchCount must be at least 1");
+      wire::Buffer b;
+      b.put(uint64_t(value));
+      if (int e = client().call(wire::Op::SetPendingLaunches, b); e != kSuccess) return record(e);
+      l.pendingLaunches = value;
+      return kSuccess;
+    }
     default:
       return fail(kErrorUnsupportedLimit, "cudaDeviceSetLimit",
                   "limit " + std::to_string(limit) + " is not one of CUDA's (0 to 6)");
@@ -1209,9 +1218,11 @@ GPUSC_API int cudaDeviceGetLimit(size_t* value, int limit) {
     case 2:
       *value = l.heap ? l.heap : client().facts().heapBytes;
       break;
-    case 3:  // cudaLimitDevRuntimeSyncDepth, DevRuntimePendingLaunchCount: not modelled, 0
+    case 3:
+      *value = l.syncDepth;
+      break;
     case 4:
-      *value = 0;
+      *value = l.pendingLaunches;
       break;
     case 5:
       *value = l.l2FetchGranularity;

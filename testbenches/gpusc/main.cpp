@@ -782,7 +782,11 @@ int cmdRun(const RunOptions& o) {
     } else {
       fmt::format_to(out, "launch spec {} ({})\n", o.launch, work["ptx"].get<std::string>());
     }
-    fmt::format_to(out, "  launches           {}\n", dev.launches().size());
+    const auto fromDevice = std::count_if(dev.launches().begin(), dev.launches().end(),
+                                          [](const LaunchRecord& l) { return l.launchedBy; });
+    fmt::format_to(
+        out, "  launches           {}{}\n", dev.launches().size(),
+        fromDevice ? fmt::format(" ({} of them made by device code)", fromDevice) : std::string());
     fmt::format_to(out, "  warp instructions  {}\n", humanCount(double(total.warpInsts)));
     fmt::format_to(out, "  thread instructions {}\n", humanCount(double(total.threadInsts)));
     fmt::format_to(out, "  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n",
