@@ -340,10 +340,12 @@ TEST(CachePowerUnits, WaysLentToSharedMemoryAreNeverDrowsy) {
   p.closeWindow(100);
   EXPECT_EQ(p.counters().lineCycles, frames * 100);
   EXPECT_EQ(p.counters().drowsyLineCycles, (frames - c.sets) * 100);  // untouched: drowsy
+  EXPECT_EQ(p.counters().lentLineCycles, uint64_t(c.sets) * 100);
   p.beginWindow(100);
   p.setLentWaysFrom(~0u);  // nothing lent
   p.closeWindow(200);
   EXPECT_EQ(p.counters().drowsyLineCycles, frames * 100);
+  EXPECT_EQ(p.counters().lentLineCycles, 0u);
 }
 
 // A window that starts later clips older history, and line states outlive windows.

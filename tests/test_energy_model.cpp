@@ -13,6 +13,7 @@
 
 #include "gpu/device.hpp"
 #include "power/energy_model.hpp"
+#include "power/gating_params.hpp"
 #include "power/voltage_scaling.hpp"
 #include "support/ptx_harness.hpp"
 #include "support/tlm_harness.hpp"
@@ -522,6 +523,39 @@ TEST(EnergyModel, GatedSmCyclesSaveLeakageAndClock) {
   expectNear(b[Block::RegisterFile].staticJ, t.rfW * cs * (500 + 0.1 * 500), "rf");
   expectNear(a[Block::RegisterFile].staticJ, t.rfW * cs * 1000, "rf on");
   expectNear(b[Block::SmClock].dynamicJ, t.smClockW * cs * 500 + 2 * t.smSwitch, "clock");
+}
+
+// A unified L1's array holds shared memory: its leakage is the L1's, and the lines lent to shared
+// memory (ON, whatever the drowsy policy) are shared memory's share of it; drowsy lines save on
+// the rest. shared_leakage_w has no effect there.
+TEST(EnergyModel, AUnifiedL1sLentLinesAreSharedMemorysLeakage) {
+  const PlatformConfig cfg = loadPlatform(
+      "rtx3070", {"power.l1d.drowsy.policy=timeout", "power.l1d.drowsy.leakage_fraction=0.25"});
+  ASSERT_TRUE(cfg.sm.unified_l1);
+  const power::EnergyTable t(cfg);
+  EXPECT_EQ(t.sharedW, 0.0);
+  const uint64_t cycles = 1000;
+  power::SmEnergyInputs in;
+  in.l1.lineCycles = 1000 * cycles;
+  in.l1.lentLineCycles = 250 * cycles;    // a quarter of the lines lent
+  in.l1.drowsyLineCycles = 300 * cycles;  // 40 % of the rest drowsy
+  const auto e = power::smEnergy(t, in, cycles);
+  const double array = t.l1.leakageW * t.cycleSeconds * cycles;
+  const double ls = t.l1.lineShare;
+  expectNear(e[Block::SharedMemory].staticJ, 0.25 * array, "shared: the lent quarter");
+  expectNear(e[Block::L1d].staticJ + e[Block::SharedMemory].staticJ,
+             array * ((1 - ls) + ls * (0.7 + 0.3 * 0.25)), "the array");
+  // The whole SM's leakage (a switch's break-even) counts the array once.
+  const SmPowerConfig& p = cfg.power.sm;
+  EXPECT_NEAR(
+      power::smLeakageNominalW(cfg),
+      p.frontend_leakage_w + p.rf_leakage_w + p.sfu_leakage_w + p.ldst_leakage_w +
+          cfg.sm.simd_units * (p.simd_unit_leakage_w + cfg.sm.simd_lanes * p.lane_leakage_w) +
+          cfg.power.l1d.leakage_w,
+      1e-12);
+  EXPECT_THROW(loadPlatform("rtx3070", {"power.sm.shared_leakage_w=0.1"}), InputError);
+  // Without a unified L1 shared memory leaks on its own.
+  EXPECT_GT(power::EnergyTable(platform()).sharedW, 0.0);
 }
 
 // Gated lanes save their leakage; each gating costs the switch energy.

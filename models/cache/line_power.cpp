@@ -35,6 +35,7 @@ CachePowerCounters& CachePowerCounters::operator+=(const CachePowerCounters& o) 
   windowCycles = std::max(windowCycles, o.windowCycles);
   lineCycles += o.lineCycles;
   drowsyLineCycles += o.drowsyLineCycles;
+  lentLineCycles += o.lentLineCycles;
   for (size_t b = 0; b < kPowerHistogramBuckets; ++b) {
     accessCountHistogram[b] += o.accessCountHistogram[b];
     interAccessHistogram[b] += o.interAccessHistogram[b];
@@ -74,6 +75,7 @@ nlohmann::json toJson(const CachePowerCounters& c) {
       {"window_cycles", c.windowCycles},
       {"line_cycles", c.lineCycles},
       {"drowsy_line_cycles", c.drowsyLineCycles},
+      {"lent_line_cycles", c.lentLineCycles},
       {"drowsy_fraction", c.lineCycles ? double(c.drowsyLineCycles) / double(c.lineCycles) : 0.0},
       {"block_utilisation", c.blockUtilisation()},
       {"warp_requests", c.warpRequests},
@@ -237,6 +239,7 @@ void LinePower::close(CachePowerCounters& c, uint64_t cycle) const {
   c.windowCycles = end - windowStart_;
   c.lineCycles = uint64_t(c.frames) * c.windowCycles;
   for (size_t f = 0; f < windowAccesses_.size(); ++f) {
+    if (f % ways_ >= lentFrom_) c.lentLineCycles += c.windowCycles;
     if (policy_ != DrowsyPolicy::None && f % ways_ < lentFrom_) {
       const uint64_t from =
           std::max(controller_->drowsyFrom(controller_->lastTouch(f)), windowStart_);

@@ -61,6 +61,7 @@ struct CachePowerCounters {
   uint64_t wakeStallCycles = 0;                   // extra cycles accesses waited for wake-ups
   uint64_t windowCycles = 0;                      // cycles of the accounting window
   uint64_t lineCycles = 0, drowsyLineCycles = 0;  // frames x window cycles; of which drowsy
+  uint64_t lentLineCycles = 0;  // of which lent to shared memory (a unified L1's carve-out)
   std::array<uint64_t, kPowerHistogramBuckets> accessCountHistogram{};  // frames by accesses
                                                                         // (A0 .. A16384)
   std::array<uint64_t, kPowerHistogramBuckets> interAccessHistogram{};  // touches by cycles

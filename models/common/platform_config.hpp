@@ -950,6 +950,10 @@ struct PlatformConfig : config::Section {
     v.field("limits", limits, "Run limits: cycles, instructions, wall-clock seconds");
     v.field("rtl", rtl, "RTL co-simulation: the C++ model, its verilated RTL, or both in lockstep");
     if (!l2.slice.enabled) v.unused("sampling.warm_l2", "l2.slice.enabled is false: no L2 to warm");
+    if (sm.unified_l1)
+      v.unused("power.sm.shared_leakage_w",
+               "sm.unified_l1 is true: shared memory is lines of the L1's array, whose leakage "
+               "(power.l1d.leakage_w) covers it");
     v.require(RtlConfig::isModel(rtl.droop_predictor) || smoothing.localEnabled(),
               {"rtl.droop_predictor", "smoothing.mode"},
               fmt::format("rtl.droop_predictor {} needs smoothing.mode local or hierarchical (the "

@@ -77,7 +77,7 @@ struct SmPowerConfig : config::Section {
   // leakage, W per SM (per lane / per unit where named)
   double frontend_leakage_w = 0.30;    // fetch, decode, I-cache, schedulers, scoreboard, collectors
   double rf_leakage_w = 0.40;          // 128 KB register file
-  double shared_leakage_w = 0.15;      // shared memory
+  double shared_leakage_w = 0.15;      // shared memory (without a unified L1: see l1d)
   double lane_leakage_w = 0.028;       // one SIMD lane
   double simd_unit_leakage_w = 0.05;   // one SIMD unit's shared control and pipeline latches
   double sfu_leakage_w = 0.06;         // the SFUs (and the DP path on them)

@@ -445,6 +445,7 @@ power::CacheEnergyInputs cacheInputs(const cache::CachePowerCounters& c) {
   in.wakeups = c.wakeups;
   in.lineCycles = c.lineCycles;
   in.drowsyLineCycles = c.drowsyLineCycles;
+  in.lentLineCycles = c.lentLineCycles;
   return in;
 }
 

@@ -106,7 +106,10 @@ EnergyTable::EnergyTable(const PlatformConfig& cfg) {
   smClockW = s.clock_w * scale.dynamic;  // C V^2 f
   frontendW = s.frontend_leakage_w * lw;
   rfW = s.rf_leakage_w * lw;
-  sharedW = s.shared_leakage_w * lw;
+  // A unified L1's array holds shared memory too: its leakage is the L1's (power.l1d.leakage_w),
+  // shared memory's the share of the lines lent to it (smEnergy).
+  unifiedL1 = cfg.sm.unified_l1;
+  sharedW = unifiedL1 ? 0.0 : s.shared_leakage_w * lw;
   laneW = s.lane_leakage_w * lw;
   unitW = s.simd_unit_leakage_w * lw;
   sfuW = s.sfu_leakage_w * lw;
@@ -255,6 +258,14 @@ EnergyBreakdown smEnergy(const EnergyTable& t, const SmEnergyInputs& in, uint64_
   const BlockEnergy l1 = cacheEnergy(t.l1, in.l1, double(cycles) * cs, onFraction);
   e[Block::L1d].dynamicJ = l1.dynamicJ;
   e[Block::L1d].staticJ = l1.staticJ + t.l1.leakageW * cs * t.smGatedFraction * off;
+  if (t.unifiedL1 && in.l1.lineCycles > 0) {
+    // The lines lent to shared memory are ON (never drowsy), periphery and all: their share of
+    // the array's leakage is shared memory's.
+    const double lent =
+        leak(t.l1.leakageW) * double(in.l1.lentLineCycles) / double(in.l1.lineCycles);
+    e[Block::SharedMemory].staticJ += lent;
+    e[Block::L1d].staticJ -= lent;
+  }
   // The clock tree runs while the SM is ON; the SM's switch costs its switching energy.
   e[Block::SmClock].dynamicJ = t.smClockW * cs * on + g.smGatings * t.smSwitch;
   return e;

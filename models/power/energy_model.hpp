@@ -81,6 +81,7 @@ struct CacheEnergyInputs {
   uint64_t readSubwords = 0, writeSubwords = 0;  // enabled sub-word-lines (DWL)
   uint64_t wakeups = 0;
   uint64_t lineCycles = 0, drowsyLineCycles = 0;  // 0 line-cycles: every line ON all window
+  uint64_t lentLineCycles = 0;  // of the line-cycles, lent to shared memory (unified L1)
 };
 
 // The power-gating switches of one SM over a window.
@@ -122,6 +123,7 @@ struct EnergyTable {
   double smClockW;
   // SM leakage, W
   double frontendW, rfW, sharedW, laneW, unitW, sfuW, ldstW;
+  bool unifiedL1 = false;  // shared memory is lines of the L1's array (sharedW 0)
   uint32_t lanesPerSm, unitsPerSm;
   // caches (J per event, W)
   struct Cache {

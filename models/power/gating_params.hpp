@@ -12,10 +12,11 @@
 namespace gpusc::power {
 
 // Leakage at the nominal voltage of everything a whole SM's switch cuts off: front end,
-// register file, shared memory, SIMD lanes and units, SFU, LD/ST and the L1 data cache.
+// register file, shared memory, SIMD lanes and units, SFU, LD/ST and the L1 data cache (a
+// unified L1's array holds shared memory too).
 inline double smLeakageNominalW(const PlatformConfig& c) {
   const SmPowerConfig& p = c.power.sm;
-  return p.frontend_leakage_w + p.rf_leakage_w + p.shared_leakage_w +
+  return p.frontend_leakage_w + p.rf_leakage_w + (c.sm.unified_l1 ? 0.0 : p.shared_leakage_w) +
          c.sm.simd_units * (p.simd_unit_leakage_w + c.sm.simd_lanes * p.lane_leakage_w) +
          p.sfu_leakage_w + p.ldst_leakage_w + c.power.l1d.leakage_w;
 }
