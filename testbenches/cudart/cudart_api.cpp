@@ -334,6 +334,66 @@ struct GraphMemory {
   }
 };
 
+// cudaGraphNodeType's values.
+constexpr int kNodeKernel = 0, kNodeMemcpy = 1, kNodeMemset = 2, kNodeHost = 3, kNodeGraph = 4,
+              kNodeEmpty = 5, kNodeWaitEvent = 6, kNodeEventRecord = 7, kNodeMemFree = 11;
+
+// A kernel node's launch as it was given, for cudaGraphKernelNodeGetParams (the arguments' bytes
+// are the node's own, so the pointers it returns stay valid while the node does).
+struct KernelLaunchCopy {
+  void* func = nullptr;
+  abi::Dim3Abi grid{}, block{};
+  unsigned sharedBytes = 0;
+  std::vector<std::vector<uint8_t>> args;
+  std::vector<void*> argPointers;  // into args
+};
+
+// What a graph node is, for the calls that read it back (cudaGraphNodeGetType and the
+// cudaGraph*NodeGetParams): its type (cudaGraphNodeType) and the parameters of that type it was
+// made with. A kernel node whose launch it holds (`kernel`) may have its parameters set again.
+struct NodeKind {
+  int type = kNodeEmpty;
+  std::shared_ptr<const KernelLaunchCopy> kernel;
+  abi::Memcpy3DParms copy{};  // kNodeMemcpy, when `copyKnown` (not a copy to or from a symbol)
+  bool copyKnown = false;
+  abi::MemsetParams memset{};  // kNodeMemset
+  abi::HostNodeParams host{};  // kNodeHost
+  void* event = nullptr;       // kNodeEventRecord, kNodeWaitEvent
+};
+
+// A 1D copy as the 3D parameters that describe it (what CUDA reads back for such a node).
+NodeKind copyKind(void* dst, const void* src, size_t bytes, int kind) {
+  NodeKind k;
+  k.type = kNodeMemcpy;
+  k.copyKnown = true;
+  k.copy.srcPtr = {const_cast<void*>(src), bytes, bytes, 1};
+  k.copy.dstPtr = {dst, bytes, bytes, 1};
+  k.copy.extent = {bytes, 1, 1};
+  k.copy.kind = kind;
+  return k;
+}
+
+NodeKind memsetKind(void* dst, size_t pitch, unsigned value, unsigned elementSize, size_t width,
+                    size_t height) {
+  NodeKind k;
+  k.type = kNodeMemset;
+  k.memset = {dst, pitch, value, elementSize, width, height};
+  return k;
+}
+
+NodeKind typeKind(int type) {
+  NodeKind k;
+  k.type = type;
+  return k;
+}
+
+NodeKind hostKind(void (*fn)(void*), void* userData) {
+  NodeKind k;
+  k.type = kNodeHost;
+  k.host = {fn, userData};
+  return k;
+}
+
 // Which captured work a stream's next work comes after, as counts of ops: stream -> the ops
 // issued up to the last one of that stream's it waits for.
 using Joined = std::map<void*, size_t>;
@@ -342,7 +402,7 @@ struct CaptureSequence {
   unsigned long long id = 0;  // unique over the process's life (cudaStreamGetCaptureInfo)
   void* origin = nullptr;     // the stream the capture began in (and must end in)
   std::vector<Replay> ops;
-  std::vector<bool> kernelOps;   // which of them launch a kernel (their nodes are kernel nodes)
+  std::vector<NodeKind> kinds;   // what each of them is (its node's type and parameters)
   std::vector<void*> allocated;  // by cudaMallocAsync in the capture
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
   // Forks and joins: each stream's last op (ops.size() after it), what each stream's work
@@ -355,9 +415,9 @@ struct CaptureSequence {
   // its streams' later work is refused, and it ends without a graph.
   bool invalidated = false;
 
-  void push(void* stream, Replay op, bool kernel = false) {
+  void push(void* stream, Replay op, NodeKind kind) {
     ops.push_back(std::move(op));
-    kernelOps.push_back(kernel);
+    kinds.push_back(std::move(kind));
     lastOp[stream] = ops.size();
   }
   void record(void* event, void* stream) {
@@ -381,22 +441,26 @@ struct CaptureSequence {
 // A graph node: what it does when the graph runs, and the nodes it must run after. A captured
 // graph is a chain of nodes in issue order; a graph built node by node (cudaGraphAdd*Node) has
 // the dependencies its nodes were given.
+struct Graph;
 struct GraphNode {
   Replay op;
   std::vector<const GraphNode*> deps;
-  // A kernel launch (added by cudaGraphAddKernelNode or captured, not cooperative): its
-  // parameters may be set again.
-  bool kernel = false;
+  NodeKind kind;
+  Graph* owner = nullptr;
 };
 
 struct Graph {
   std::vector<std::unique_ptr<GraphNode>> nodes;  // in the order they were added
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
 
+  // A clone's nodes by the original's (cudaGraphNodeFindInClone).
+  std::unordered_map<const void*, GraphNode*> cloneOf;
+
   bool holds(const void* node) const { return index.count(node) != 0; }
   GraphNode& add(Replay op, const void* const* deps, size_t count) {
     nodes.push_back(std::make_unique<GraphNode>());
     GraphNode& n = *nodes.back();
+    n.owner = this;
     index.emplace(&n, nodes.size() - 1);
     n.op = std::move(op);
     for (size_t i = 0; i < count; ++i) n.deps.push_back(static_cast<const GraphNode*>(deps[i]));
@@ -426,6 +490,16 @@ struct Graph {
     }
     return out.size() == nodes.size();
   }
+  // Removes `node` and every edge to it (cudaGraphDestroyNode).
+  void remove(const GraphNode* node) {
+    for (auto& n : nodes)
+      n->deps.erase(std::remove(n->deps.begin(), n->deps.end(), node), n->deps.end());
+    for (auto& [original, copy] : cloneOf)
+      if (copy == node) copy = nullptr;
+    nodes.erase(nodes.begin() + std::ptrdiff_t(index.at(node)));
+    index.clear();
+    for (size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i].get(), i);
+  }
 
  private:
   std::unordered_map<const void*, size_t> index;  // node -> its place in `nodes`
@@ -437,8 +511,11 @@ struct GraphExec {
   std::vector<const GraphNode*> nodes;
   // Each node's kind and dependencies (places in `nodes`), for cudaGraphExecUpdate: the graph
   // may be destroyed after instantiation, and `nodes` then only names the nodes.
-  std::vector<bool> kernel;
+  std::vector<NodeKind> kinds;
   std::vector<std::vector<size_t>> deps;
+  std::vector<bool> enabled;        // cudaGraphNodeSetEnabled
+  std::vector<Replay> disabledOps;  // a disabled node's work, kept for when it is enabled
+  unsigned long long flags = 0;
   std::vector<Replay> ops;  // the launch's own steps (opsBefore of them), then the nodes'
   size_t opsBefore = 0;
   std::shared_ptr<GraphMemory> memory;
@@ -526,7 +603,7 @@ int refuseInvalidated(const char* function) {
 
 // Records `op` if `stream` is capturing (true, with *error kSuccess, or the error when the capture
 // is broken and the op dropped), else leaves it to the caller (false).
-bool captured(void* stream, Replay op, int* error, bool kernel = false) {
+bool captured(void* stream, Replay op, int* error, NodeKind kind) {
   *error = kSuccess;
   auto seq = capturing(stream);
   if (!seq) return false;
@@ -534,15 +611,15 @@ bool captured(void* stream, Replay op, int* error, bool kernel = false) {
   if (seq->invalidated)
     *error = kErrorStreamCaptureInvalidated;
   else
-    seq->push(stream, std::move(op), kernel);
+    seq->push(stream, std::move(op), std::move(kind));
   return true;
 }
 
-// Work `function` issues to `stream`: recorded if it is capturing (`kernel`: a kernel launch,
-// whose node's parameters may be set again), else done now.
-int issue(const char* function, void* stream, Replay op, bool kernel = false) {
+// Work `function` issues to `stream`: recorded if it is capturing (a node of `kind`), else done
+// now.
+int issue(const char* function, void* stream, Replay op, NodeKind kind) {
   int error = kSuccess;
-  if (!captured(stream, op, &error, kernel)) return op();
+  if (!captured(stream, op, &error, std::move(kind))) return op();
   return error == kSuccess ? int(kSuccess) : refuseInvalidated(function);
 }
 
@@ -606,6 +683,24 @@ int makeLaunch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t s
   return kSuccess;
 }
 
+// A kernel node's record of its launch (after makeLaunch has checked it).
+std::shared_ptr<const KernelLaunchCopy> launchCopy(const void* hostFun, Dim3 grid, Dim3 block,
+                                                   void** args, size_t sharedBytes) {
+  const gpusc::cudart::shim::Kernel* k = nullptr;
+  if (client().kernel(hostFun, &k) != kSuccess) return nullptr;
+  auto c = std::make_shared<KernelLaunchCopy>();
+  c->func = const_cast<void*>(hostFun);
+  c->grid = {grid.x, grid.y, grid.z};
+  c->block = {block.x, block.y, block.z};
+  c->sharedBytes = static_cast<unsigned>(sharedBytes);
+  for (size_t i = 0; i < k->paramSizes.size(); ++i) {
+    const auto* a = static_cast<const uint8_t*>(args[i]);
+    c->args.emplace_back(a, a + k->paramSizes[i]);
+  }
+  for (auto& a : c->args) c->argPointers.push_back(a.data());
+  return c;
+}
+
 int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t sharedBytes,
            void* stream, bool cooperative = false) {
   GPUSC_STICKY();
@@ -613,8 +708,11 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
   if (int e = makeLaunch(hostFun, grid, block, args, sharedBytes, stream, cooperative, &work);
       e != kSuccess)
     return e;
+  NodeKind kind = typeKind(kNodeKernel);
+  if (!cooperative && capturing(stream))
+    kind.kernel = launchCopy(hostFun, grid, block, args, sharedBytes);
   return issue(cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel", stream,
-               std::move(work), !cooperative);
+               std::move(work), std::move(kind));
 }
 
 std::string programNameOf(const char* deviceName) { return deviceName ? deviceName : "?"; }
@@ -2086,7 +2184,8 @@ GPUSC_API int cudaFreeAsync(void* p, void* stream) {
       seq->allocated.erase(it);
       seq->memory->blocks.push_back(p);
     } else {
-      seq->push(stream, [p] { return freeDevice(p, "cudaFreeAsync"); });
+      seq->push(
+          stream, [p] { return freeDevice(p, "cudaFreeAsync"); }, typeKind(kNodeMemFree));
     }
     return kSuccess;
   }
@@ -2140,8 +2239,10 @@ GPUSC_API int cudaMemcpy_ptds(void* dst, const void* src, size_t bytes, int kind
   return memcpyAny(dst, src, bytes, kind, "cudaMemcpy");
 }
 GPUSC_API int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void* stream) {
-  return issue("cudaMemcpyAsync", stream,
-               [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); });
+  return issue(
+      "cudaMemcpyAsync", stream,
+      [=] { return memcpyAny(dst, src, bytes, kind, "cudaMemcpyAsync"); },
+      copyKind(dst, src, bytes, kind));
 }
 GPUSC_API int cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t bytes, int kind,
                                    void* stream) {
@@ -2164,9 +2265,10 @@ GPUSC_API int cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcD
 GPUSC_API int cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
                                   size_t bytes, void* stream) {
   if (int e = peerDevices(dstDevice, srcDevice, "cudaMemcpyPeerAsync"); e != kSuccess) return e;
-  return issue("cudaMemcpyPeerAsync", stream, [=] {
-    return memcpyAny(dst, src, bytes, kMemcpyDeviceToDevice, "cudaMemcpyPeerAsync");
-  });
+  return issue(
+      "cudaMemcpyPeerAsync", stream,
+      [=] { return memcpyAny(dst, src, bytes, kMemcpyDeviceToDevice, "cudaMemcpyPeerAsync"); },
+      copyKind(dst, src, bytes, kMemcpyDeviceToDevice));
 }
 GPUSC_API int cudaMemcpyPeerAsync_ptsz(void* dst, int dstDevice, const void* src, int srcDevice,
                                        size_t bytes, void* stream) {
@@ -2179,8 +2281,15 @@ GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spi
 }
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind, void* stream) {
-  return issue("cudaMemcpy2DAsync", stream,
-               [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); });
+  NodeKind node = typeKind(kNodeMemcpy);
+  node.copyKnown = true;
+  node.copy.srcPtr = {const_cast<void*>(src), spitch, width, height};
+  node.copy.dstPtr = {dst, dpitch, width, height};
+  node.copy.extent = {width, height, 1};
+  node.copy.kind = kind;
+  return issue(
+      "cudaMemcpy2DAsync", stream,
+      [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }, std::move(node));
 }
 GPUSC_API int cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind) {
@@ -2210,7 +2319,9 @@ GPUSC_API int cudaMemset_ptds(void* dst, int value, size_t bytes) {
   return cudaMemset(dst, value, bytes);
 }
 GPUSC_API int cudaMemsetAsync(void* dst, int value, size_t bytes, void* stream) {
-  return issue("cudaMemsetAsync", stream, [=] { return cudaMemset(dst, value, bytes); });
+  return issue(
+      "cudaMemsetAsync", stream, [=] { return cudaMemset(dst, value, bytes); },
+      memsetKind(dst, bytes, static_cast<unsigned>(value) & 0xff, 1, bytes, 1));
 }
 GPUSC_API int cudaMemsetAsync_ptsz(void* dst, int value, size_t bytes, void* stream) {
   return cudaMemsetAsync(dst, value, bytes, perThread(stream));
@@ -2232,8 +2343,9 @@ GPUSC_API int cudaMemset2D_ptds(void* dst, size_t pitch, int value, size_t width
 }
 GPUSC_API int cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height,
                                 void* stream) {
-  return issue("cudaMemset2DAsync", stream,
-               [=] { return cudaMemset2D(dst, pitch, value, width, height); });
+  return issue(
+      "cudaMemset2DAsync", stream, [=] { return cudaMemset2D(dst, pitch, value, width, height); },
+      memsetKind(dst, pitch, static_cast<unsigned>(value) & 0xff, 1, width, height));
 }
 GPUSC_API int cudaMemset2DAsync_ptsz(void* dst, size_t pitch, int value, size_t width,
                                      size_t height, void* stream) {
@@ -2289,8 +2401,9 @@ GPUSC_API int cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_
 }
 GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
                                       size_t offset, int kind, void* stream) {
-  return issue("cudaMemcpyToSymbolAsync", stream,
-               [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); });
+  return issue(
+      "cudaMemcpyToSymbolAsync", stream,
+      [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); }, typeKind(kNodeMemcpy));
 }
 GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
                                            size_t offset, int kind, void* stream) {
@@ -2317,8 +2430,10 @@ GPUSC_API int cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t by
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes, size_t offset,
                                         int kind, void* stream) {
-  return issue("cudaMemcpyFromSymbolAsync", stream,
-               [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); });
+  return issue(
+      "cudaMemcpyFromSymbolAsync", stream,
+      [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); },
+      typeKind(kNodeMemcpy));
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
                                              size_t offset, int kind, void* stream) {
@@ -2618,7 +2733,7 @@ GPUSC_API int cudaLaunchHostFunc(void* stream, void (*fn)(void*), void* userData
             if (fn) fn(userData);
             return int(kSuccess);
           },
-          &captureError))
+          &captureError, hostKind(fn, userData)))
     return captureError == kSuccess ? int(kSuccess) : refuseInvalidated("cudaLaunchHostFunc");
   if (int e = simple(wire::Op::StreamCheck, u64(stream)); e != kSuccess) return e;
   if (fn) fn(userData);
@@ -2711,7 +2826,7 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
   }
   for (size_t i = 0; i < seq->ops.size(); ++i) {
     const void* prev = g->nodes.empty() ? nullptr : g->nodes.back().get();
-    g->add(std::move(seq->ops[i]), &prev, prev ? 1 : 0).kernel = seq->kernelOps[i];
+    g->add(std::move(seq->ops[i]), &prev, prev ? 1 : 0).kind = std::move(seq->kinds[i]);
   }
   *graph = g;
   return kSuccess;
@@ -2789,7 +2904,7 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
     std::unordered_map<const GraphNode*, size_t> at;
     for (size_t i = 0; i < x->nodes.size(); ++i) at.emplace(x->nodes[i], i);
     for (const GraphNode* n : x->nodes) {
-      x->kernel.push_back(n->kernel);
+      x->kinds.push_back(n->kind);
       std::vector<size_t> d;
       for (const GraphNode* p : n->deps) d.push_back(at.at(p));
       std::sort(d.begin(), d.end());
@@ -2797,6 +2912,9 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
     }
   }
   x->memory = g.memory;
+  x->enabled.assign(x->nodes.size(), true);
+  x->disabledOps.resize(x->nodes.size());
+  x->flags = flags;
   *exec = x.release();
   return kSuccess;
 }
@@ -2834,8 +2952,10 @@ GPUSC_API int cudaGraphLaunch(void* exec, void* stream) {
   if (auto seq = capturing(stream)) {
     std::lock_guard<std::mutex> lock(captures().mutex);
     if (seq->invalidated) return refuseInvalidated("cudaGraphLaunch");
+    const GraphExec& x = *static_cast<const GraphExec*>(exec);
     seq->ops.insert(seq->ops.end(), ops.begin(), ops.end());
-    seq->kernelOps.resize(seq->ops.size(), false);
+    seq->kinds.resize(seq->ops.size() - x.kinds.size());  // the launch's own steps: empty
+    seq->kinds.insert(seq->kinds.end(), x.kinds.begin(), x.kinds.end());
     return kSuccess;
   }
   for (const Replay& op : ops)
@@ -2883,7 +3003,7 @@ namespace {
 
 // Adds a node doing `op` after `deps` to `graph`, each checked; its handle goes to `node`.
 int addNode(const char* function, void** node, void* graph, const void* const* deps, size_t count,
-            Replay op) {
+            Replay op, NodeKind kind) {
   if (node == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, function, "a null graph or result");
   Graph& g = *static_cast<Graph*>(graph);
@@ -2892,7 +3012,9 @@ int addNode(const char* function, void** node, void* graph, const void* const* d
   for (size_t i = 0; i < count; ++i)
     if (!g.holds(deps[i]))
       return fail(kErrorInvalidValue, function, "a dependency that is not a node of the graph");
-  *node = &g.add(std::move(op), deps, count);
+  GraphNode& n = g.add(std::move(op), deps, count);
+  n.kind = std::move(kind);
+  *node = &n;
   return kSuccess;
 }
 
@@ -2907,26 +3029,35 @@ int kernelWork(const char* function, const abi::KernelNodeParams* p, Replay* wor
                     p->sharedMemBytes, nullptr, false, work);
 }
 
+// A kernel node's kind from its parameters (checked by kernelWork).
+NodeKind kernelKind(const abi::KernelNodeParams* p) {
+  NodeKind k = typeKind(kNodeKernel);
+  k.kernel =
+      launchCopy(p->func, {p->gridDim.x, p->gridDim.y, p->gridDim.z},
+                 {p->blockDim.x, p->blockDim.y, p->blockDim.z}, p->kernelParams, p->sharedMemBytes);
+  return k;
+}
+
 }  // namespace
 
 GPUSC_API int cudaGraphAddKernelNode(void** node, void* graph, const void* const* deps,
                                      size_t count, const abi::KernelNodeParams* params) {
   Replay work;
   if (int e = kernelWork("cudaGraphAddKernelNode", params, &work); e != kSuccess) return e;
-  const int e = addNode("cudaGraphAddKernelNode", node, graph, deps, count, std::move(work));
-  if (e == kSuccess) static_cast<GraphNode*>(*node)->kernel = true;
-  return e;
+  return addNode("cudaGraphAddKernelNode", node, graph, deps, count, std::move(work),
+                 kernelKind(params));
 }
 
 // New arguments or a new configuration for a kernel node of a graph (its later
 // instantiations), or of an instantiation.
 GPUSC_API int cudaGraphKernelNodeSetParams(void* node, const abi::KernelNodeParams* params) {
-  if (node == nullptr || !static_cast<const GraphNode*>(node)->kernel)
+  if (node == nullptr || !static_cast<const GraphNode*>(node)->kind.kernel)
     return fail(kErrorInvalidValue, "cudaGraphKernelNodeSetParams",
                 "not a kernel node (one cudaGraphAddKernelNode added or a capture recorded)");
   Replay work;
   if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work); e != kSuccess) return e;
   static_cast<GraphNode*>(node)->op = std::move(work);
+  static_cast<GraphNode*>(node)->kind = kernelKind(params);
   return kSuccess;
 }
 
@@ -2936,7 +3067,7 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
     return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams", "a null graph");
   GraphExec& x = *static_cast<GraphExec*>(exec);
   const auto at = std::find(x.nodes.begin(), x.nodes.end(), node);
-  if (at == x.nodes.end() || !(*at)->kernel)
+  if (at == x.nodes.end() || !x.kinds[size_t(at - x.nodes.begin())].kernel)
     return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams",
                 "not a kernel node of the instantiated graph (one cudaGraphAddKernelNode added "
                 "or a capture recorded)");
@@ -2944,6 +3075,7 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;
   x.ops[x.opsBefore + size_t(at - x.nodes.begin())] = std::move(work);
+  x.kinds[size_t(at - x.nodes.begin())] = kernelKind(params);
   return kSuccess;
 }
 
@@ -2981,22 +3113,28 @@ GPUSC_API int cudaGraphExecUpdate(void* exec, void* graph, GraphExecUpdateResult
   std::unordered_map<const GraphNode*, size_t> newAt;
   for (size_t i = 0; i < order.size(); ++i) newAt.emplace(order[i], i);
   for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i]->kernel != x.kernel[i])
+    if (order[i]->kind.type != x.kinds[i].type ||
+        (order[i]->kind.kernel != nullptr) != (x.kinds[i].kernel != nullptr))
       return refuse(kUpdateNodeTypeChanged, order[i], "a node's kind changed");
     std::vector<size_t> b;
     for (const GraphNode* d : order[i]->deps) b.push_back(newAt.at(d));
     std::sort(b.begin(), b.end());
     if (b != x.deps[i]) return refuse(kUpdateTopologyChanged, order[i], "the dependencies changed");
   }
-  for (size_t i = 0; i < order.size(); ++i) x.ops[x.opsBefore + i] = order[i]->op;
+  for (size_t i = 0; i < order.size(); ++i) {
+    x.ops[x.opsBefore + i] = order[i]->op;
+    x.kinds[i] = order[i]->kind;
+  }
   return kSuccess;
 }
 
 GPUSC_API int cudaGraphAddMemcpyNode1D(void** node, void* graph, const void* const* deps,
                                        size_t count, void* dst, const void* src, size_t bytes,
                                        int kind) {
-  return addNode("cudaGraphAddMemcpyNode1D", node, graph, deps, count,
-                 [=] { return memcpyAny(dst, src, bytes, kind, "cudaGraphAddMemcpyNode1D"); });
+  return addNode(
+      "cudaGraphAddMemcpyNode1D", node, graph, deps, count,
+      [=] { return memcpyAny(dst, src, bytes, kind, "cudaGraphAddMemcpyNode1D"); },
+      copyKind(dst, src, bytes, kind));
 }
 
 namespace {
@@ -3009,42 +3147,71 @@ GPUSC_API int cudaGraphAddMemcpyNode(void** node, void* graph, const void* const
   if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemcpyNode", "null parameters");
   Replay op;
   if (int e = plan3D(*p, "cudaGraphAddMemcpyNode", &op); e != kSuccess) return e;
-  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, std::move(op));
+  NodeKind k = typeKind(kNodeMemcpy);
+  k.copy = *p;
+  k.copyKnown = true;
+  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, std::move(op), std::move(k));
 }
 
-// Sets `height` rows of `width` elements of 1, 2 or 4 bytes, `pitch` bytes apart, to `value`.
-GPUSC_API int cudaGraphAddMemsetNode(void** node, void* graph, const void* const* deps,
-                                     size_t count, const abi::MemsetParams* p) {
-  if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemsetNode", "null parameters");
+namespace {
+
+// A memset node's work: `height` rows of `width` elements of 1, 2 or 4 bytes, `pitch` bytes
+// apart, set to `value`.
+int memsetWork(const char* function, const abi::MemsetParams* p, Replay* op) {
+  if (p == nullptr) return fail(kErrorInvalidValue, function, "null parameters");
   if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4)
-    return fail(kErrorInvalidValue, "cudaGraphAddMemsetNode", "elementSize must be 1, 2 or 4");
+    return fail(kErrorInvalidValue, function, "elementSize must be 1, 2 or 4");
   const abi::MemsetParams m = *p;
   std::vector<uint8_t> row(m.width * m.elementSize);
   for (size_t i = 0; i < row.size(); ++i) row[i] = uint8_t(m.value >> (8 * (i % m.elementSize)));
-  return addNode("cudaGraphAddMemsetNode", node, graph, deps, count, [m, row] {
+  *op = [m, row, function] {
     for (size_t y = 0; y < std::max<size_t>(1, m.height); ++y)
       if (int e = memcpyAny(static_cast<uint8_t*>(m.dst) + y * m.pitch, row.data(), row.size(),
-                            kHostToDevice, "cudaGraphAddMemsetNode");
+                            kHostToDevice, function);
           e != kSuccess)
         return e;
     return int(kSuccess);
-  });
+  };
+  return kSuccess;
+}
+
+int hostWork(const char* function, const abi::HostNodeParams* p, Replay* op) {
+  if (p == nullptr || p->fn == nullptr) return fail(kErrorInvalidValue, function, "no function");
+  const abi::HostNodeParams h = *p;
+  *op = [h] {
+    h.fn(h.userData);
+    return int(kSuccess);
+  };
+  return kSuccess;
+}
+
+NodeKind memsetKindOf(const abi::MemsetParams& p) {
+  return memsetKind(p.dst, p.pitch, p.value, p.elementSize, p.width, p.height);
+}
+
+}  // namespace
+
+GPUSC_API int cudaGraphAddMemsetNode(void** node, void* graph, const void* const* deps,
+                                     size_t count, const abi::MemsetParams* p) {
+  Replay op;
+  if (int e = memsetWork("cudaGraphAddMemsetNode", p, &op); e != kSuccess) return e;
+  return addNode("cudaGraphAddMemsetNode", node, graph, deps, count, std::move(op),
+                 memsetKindOf(*p));
 }
 
 GPUSC_API int cudaGraphAddHostNode(void** node, void* graph, const void* const* deps, size_t count,
                                    const abi::HostNodeParams* p) {
-  if (p == nullptr || p->fn == nullptr)
-    return fail(kErrorInvalidValue, "cudaGraphAddHostNode", "no function");
-  const abi::HostNodeParams h = *p;
-  return addNode("cudaGraphAddHostNode", node, graph, deps, count, [h] {
-    h.fn(h.userData);
-    return int(kSuccess);
-  });
+  Replay op;
+  if (int e = hostWork("cudaGraphAddHostNode", p, &op); e != kSuccess) return e;
+  return addNode("cudaGraphAddHostNode", node, graph, deps, count, std::move(op),
+                 hostKind(p->fn, p->userData));
 }
 
 GPUSC_API int cudaGraphAddEmptyNode(void** node, void* graph, const void* const* deps,
                                     size_t count) {
-  return addNode("cudaGraphAddEmptyNode", node, graph, deps, count, [] { return int(kSuccess); });
+  return addNode(
+      "cudaGraphAddEmptyNode", node, graph, deps, count, [] { return int(kSuccess); },
+      typeKind(kNodeEmpty));
 }
 
 // The child graph as it is now (a copy: later changes to it do not reach this node).
@@ -3059,11 +3226,14 @@ GPUSC_API int cudaGraphAddChildGraphNode(void** node, void* graph, const void* c
                 "the child graph's dependencies form a cycle");
   std::vector<Replay> ops;
   for (const GraphNode* n : order) ops.push_back(n->op);
-  return addNode("cudaGraphAddChildGraphNode", node, graph, deps, count, [ops, memory = c.memory] {
-    for (const Replay& op : ops)
-      if (int e = op(); e != kSuccess) return e;
-    return int(kSuccess);
-  });
+  return addNode(
+      "cudaGraphAddChildGraphNode", node, graph, deps, count,
+      [ops, memory = c.memory] {
+        for (const Replay& op : ops)
+          if (int e = op(); e != kSuccess) return e;
+        return int(kSuccess);
+      },
+      typeKind(kNodeGraph));
 }
 
 // Edges from[i] -> to[i] between nodes of the graph (edge data: the default kind only).
@@ -3083,6 +3253,481 @@ GPUSC_API int cudaGraphAddDependencies(void* graph, const void* const* from, con
   for (size_t i = 0; i < count; ++i)
     static_cast<GraphNode*>(const_cast<void*>(to[i]))
         ->deps.push_back(static_cast<const GraphNode*>(from[i]));
+  return kSuccess;
+}
+
+// ---- reading graphs back, changing and copying them ----
+
+GPUSC_API int cudaEventRecord(void* event, void* stream);
+
+namespace {
+
+GraphNode* nodeOf(void* node) { return static_cast<GraphNode*>(node); }
+
+// Writes up to *count of `list` to `out` (when given) and the list's size to *count: CUDA's way of
+// returning a list (ask for the count with a null array, then for the nodes).
+template <class T>
+int giveList(const char* function, const std::vector<T>& list, T* out, size_t* count) {
+  if (count == nullptr) return fail(kErrorInvalidValue, function, "a null count");
+  if (out != nullptr)
+    for (size_t i = 0; i < std::min(*count, list.size()); ++i) out[i] = list[i];
+  *count = list.size();
+  return kSuccess;
+}
+
+// A node's parameters of `type`, or the error for a node of another type.
+const NodeKind* kindOf(void* node, int type, const char* function, const char* what) {
+  if (node == nullptr || nodeOf(node)->kind.type != type) {
+    fail(kErrorInvalidValue, function, std::string("not a ") + what + " node");
+    return nullptr;
+  }
+  return &nodeOf(node)->kind;
+}
+
+// The place of `node` in an instantiation, or the error.
+int execPlace(void* exec, const void* node, const char* function, size_t* place) {
+  if (exec == nullptr) return fail(kErrorInvalidValue, function, "a null instantiation");
+  const GraphExec& x = *static_cast<const GraphExec*>(exec);
+  const auto at = std::find(x.nodes.begin(), x.nodes.end(), node);
+  if (at == x.nodes.end())
+    return fail(kErrorInvalidValue, function, "not a node of the instantiated graph");
+  *place = size_t(at - x.nodes.begin());
+  return kSuccess;
+}
+
+// Gives an instantiation's node new work (kept aside while the node is disabled).
+void setExecWork(GraphExec& x, size_t place, Replay op, NodeKind kind) {
+  x.kinds[place] = std::move(kind);
+  if (x.enabled[place])
+    x.ops[x.opsBefore + place] = std::move(op);
+  else
+    x.disabledOps[place] = std::move(op);
+}
+
+// The events graph nodes record and wait for: a wait is nothing here (work runs in issue order),
+// a record marks the simulated time when the work before it ended, as cudaEventRecord does.
+Replay eventRecordWork(void* event) {
+  return [event] { return cudaEventRecord(event, nullptr); };
+}
+
+}  // namespace
+
+GPUSC_API int cudaGraphNodeGetType(void* node, int* type) {
+  if (node == nullptr || type == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphNodeGetType", "a null node or result");
+  *type = nodeOf(node)->kind.type;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphKernelNodeGetParams(void* node, abi::KernelNodeParams* p) {
+  const NodeKind* k = kindOf(node, kNodeKernel, "cudaGraphKernelNodeGetParams", "kernel");
+  if (k == nullptr) return kErrorInvalidValue;
+  if (p == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphKernelNodeGetParams", "a null result");
+  if (!k->kernel)
+    return fail(kErrorNotSupported, "cudaGraphKernelNodeGetParams",
+                "the node is a captured cooperative launch, whose parameters are not kept");
+  const KernelLaunchCopy& c = *k->kernel;
+  p->func = c.func;
+  p->gridDim = c.grid;
+  p->blockDim = c.block;
+  p->sharedMemBytes = c.sharedBytes;
+  p->kernelParams = const_cast<void**>(c.argPointers.data());
+  p->extra = nullptr;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemcpyNodeGetParams(void* node, abi::Memcpy3DParms* p) {
+  const NodeKind* k = kindOf(node, kNodeMemcpy, "cudaGraphMemcpyNodeGetParams", "memcpy");
+  if (k == nullptr) return kErrorInvalidValue;
+  if (p == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphMemcpyNodeGetParams", "a null result");
+  if (!k->copyKnown)
+    return fail(kErrorNotSupported, "cudaGraphMemcpyNodeGetParams",
+                "the node copies to or from a symbol or a CUDA array region, whose parameters "
+                "are not kept");
+  *p = k->copy;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemsetNodeGetParams(void* node, abi::MemsetParams* p) {
+  const NodeKind* k = kindOf(node, kNodeMemset, "cudaGraphMemsetNodeGetParams", "memset");
+  if (k == nullptr) return kErrorInvalidValue;
+  if (p == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphMemsetNodeGetParams", "a null result");
+  *p = k->memset;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphHostNodeGetParams(void* node, abi::HostNodeParams* p) {
+  const NodeKind* k = kindOf(node, kNodeHost, "cudaGraphHostNodeGetParams", "host");
+  if (k == nullptr) return kErrorInvalidValue;
+  if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphHostNodeGetParams", "a null result");
+  *p = k->host;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemcpyNodeSetParams(void* node, const abi::Memcpy3DParms* p) {
+  const char* fn = "cudaGraphMemcpyNodeSetParams";
+  if (kindOf(node, kNodeMemcpy, fn, "memcpy") == nullptr) return kErrorInvalidValue;
+  if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
+  Replay op;
+  if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
+  nodeOf(node)->op = std::move(op);
+  nodeOf(node)->kind.copy = *p;
+  nodeOf(node)->kind.copyKnown = true;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemcpyNodeSetParams1D(void* node, void* dst, const void* src, size_t bytes,
+                                             int kind) {
+  const char* fn = "cudaGraphMemcpyNodeSetParams1D";
+  if (kindOf(node, kNodeMemcpy, fn, "memcpy") == nullptr) return kErrorInvalidValue;
+  nodeOf(node)->op = [=] { return memcpyAny(dst, src, bytes, kind, fn); };
+  nodeOf(node)->kind = copyKind(dst, src, bytes, kind);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemsetNodeSetParams(void* node, const abi::MemsetParams* p) {
+  const char* fn = "cudaGraphMemsetNodeSetParams";
+  if (kindOf(node, kNodeMemset, fn, "memset") == nullptr) return kErrorInvalidValue;
+  Replay op;
+  if (int e = memsetWork(fn, p, &op); e != kSuccess) return e;
+  nodeOf(node)->op = std::move(op);
+  nodeOf(node)->kind = memsetKindOf(*p);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphHostNodeSetParams(void* node, const abi::HostNodeParams* p) {
+  const char* fn = "cudaGraphHostNodeSetParams";
+  if (kindOf(node, kNodeHost, fn, "host") == nullptr) return kErrorInvalidValue;
+  Replay op;
+  if (int e = hostWork(fn, p, &op); e != kSuccess) return e;
+  nodeOf(node)->op = std::move(op);
+  nodeOf(node)->kind = hostKind(p->fn, p->userData);
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecMemcpyNodeSetParams(void* exec, void* node,
+                                               const abi::Memcpy3DParms* p) {
+  const char* fn = "cudaGraphExecMemcpyNodeSetParams";
+  size_t place = 0;
+  if (int e = execPlace(exec, node, fn, &place); e != kSuccess) return e;
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  if (x.kinds[place].type != kNodeMemcpy || p == nullptr)
+    return fail(kErrorInvalidValue, fn, "not a memcpy node, or null parameters");
+  Replay op;
+  if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
+  NodeKind k = typeKind(kNodeMemcpy);
+  k.copy = *p;
+  k.copyKnown = true;
+  setExecWork(x, place, std::move(op), std::move(k));
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecMemcpyNodeSetParams1D(void* exec, void* node, void* dst, const void* src,
+                                                 size_t bytes, int kind) {
+  const char* fn = "cudaGraphExecMemcpyNodeSetParams1D";
+  size_t place = 0;
+  if (int e = execPlace(exec, node, fn, &place); e != kSuccess) return e;
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  if (x.kinds[place].type != kNodeMemcpy) return fail(kErrorInvalidValue, fn, "not a memcpy node");
+  setExecWork(
+      x, place, [=] { return memcpyAny(dst, src, bytes, kind, fn); },
+      copyKind(dst, src, bytes, kind));
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecMemsetNodeSetParams(void* exec, void* node, const abi::MemsetParams* p) {
+  const char* fn = "cudaGraphExecMemsetNodeSetParams";
+  size_t place = 0;
+  if (int e = execPlace(exec, node, fn, &place); e != kSuccess) return e;
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  if (x.kinds[place].type != kNodeMemset) return fail(kErrorInvalidValue, fn, "not a memset node");
+  Replay op;
+  if (int e = memsetWork(fn, p, &op); e != kSuccess) return e;
+  setExecWork(x, place, std::move(op), memsetKindOf(*p));
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecHostNodeSetParams(void* exec, void* node, const abi::HostNodeParams* p) {
+  const char* fn = "cudaGraphExecHostNodeSetParams";
+  size_t place = 0;
+  if (int e = execPlace(exec, node, fn, &place); e != kSuccess) return e;
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  if (x.kinds[place].type != kNodeHost) return fail(kErrorInvalidValue, fn, "not a host node");
+  Replay op;
+  if (int e = hostWork(fn, p, &op); e != kSuccess) return e;
+  setExecWork(x, place, std::move(op), hostKind(p->fn, p->userData));
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphAddEventRecordNode(void** node, void* graph, const void* const* deps,
+                                          size_t count, void* event) {
+  if (event == nullptr)
+    return fail(kErrorInvalidResourceHandle, "cudaGraphAddEventRecordNode", "a null event");
+  NodeKind k = typeKind(kNodeEventRecord);
+  k.event = event;
+  return addNode("cudaGraphAddEventRecordNode", node, graph, deps, count, eventRecordWork(event),
+                 std::move(k));
+}
+
+GPUSC_API int cudaGraphAddEventWaitNode(void** node, void* graph, const void* const* deps,
+                                        size_t count, void* event) {
+  if (event == nullptr)
+    return fail(kErrorInvalidResourceHandle, "cudaGraphAddEventWaitNode", "a null event");
+  NodeKind k = typeKind(kNodeWaitEvent);
+  k.event = event;
+  return addNode(
+      "cudaGraphAddEventWaitNode", node, graph, deps, count, [] { return int(kSuccess); },
+      std::move(k));
+}
+
+namespace {
+
+int eventOfNode(void* node, int type, const char* fn, void** event) {
+  const NodeKind* k =
+      kindOf(node, type, fn, type == kNodeEventRecord ? "event record" : "event wait");
+  if (k == nullptr) return kErrorInvalidValue;
+  if (event == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  *event = k->event;
+  return kSuccess;
+}
+
+int setEventOfNode(void* node, int type, const char* fn, void* event) {
+  if (kindOf(node, type, fn, type == kNodeEventRecord ? "event record" : "event wait") == nullptr)
+    return kErrorInvalidValue;
+  if (event == nullptr) return fail(kErrorInvalidResourceHandle, fn, "a null event");
+  nodeOf(node)->kind.event = event;
+  if (type == kNodeEventRecord) nodeOf(node)->op = eventRecordWork(event);
+  return kSuccess;
+}
+
+int setExecEvent(void* exec, void* node, int type, const char* fn, void* event) {
+  size_t place = 0;
+  if (int e = execPlace(exec, node, fn, &place); e != kSuccess) return e;
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  if (x.kinds[place].type != type) return fail(kErrorInvalidValue, fn, "not a node of that kind");
+  if (event == nullptr) return fail(kErrorInvalidResourceHandle, fn, "a null event");
+  NodeKind k = x.kinds[place];
+  k.event = event;
+  setExecWork(
+      x, place, type == kNodeEventRecord ? eventRecordWork(event) : [] { return int(kSuccess); },
+      std::move(k));
+  return kSuccess;
+}
+
+}  // namespace
+
+GPUSC_API int cudaGraphEventRecordNodeGetEvent(void* node, void** event) {
+  return eventOfNode(node, kNodeEventRecord, "cudaGraphEventRecordNodeGetEvent", event);
+}
+GPUSC_API int cudaGraphEventWaitNodeGetEvent(void* node, void** event) {
+  return eventOfNode(node, kNodeWaitEvent, "cudaGraphEventWaitNodeGetEvent", event);
+}
+GPUSC_API int cudaGraphEventRecordNodeSetEvent(void* node, void* event) {
+  return setEventOfNode(node, kNodeEventRecord, "cudaGraphEventRecordNodeSetEvent", event);
+}
+GPUSC_API int cudaGraphEventWaitNodeSetEvent(void* node, void* event) {
+  return setEventOfNode(node, kNodeWaitEvent, "cudaGraphEventWaitNodeSetEvent", event);
+}
+GPUSC_API int cudaGraphExecEventRecordNodeSetEvent(void* exec, void* node, void* event) {
+  return setExecEvent(exec, node, kNodeEventRecord, "cudaGraphExecEventRecordNodeSetEvent", event);
+}
+GPUSC_API int cudaGraphExecEventWaitNodeSetEvent(void* exec, void* node, void* event) {
+  return setExecEvent(exec, node, kNodeWaitEvent, "cudaGraphExecEventWaitNodeSetEvent", event);
+}
+
+GPUSC_API int cudaGraphGetRootNodes(void* graph, void** nodes, size_t* count) {
+  if (graph == nullptr) return fail(kErrorInvalidValue, "cudaGraphGetRootNodes", "a null graph");
+  std::vector<void*> roots;
+  for (const auto& n : static_cast<const Graph*>(graph)->nodes)
+    if (n->deps.empty()) roots.push_back(n.get());
+  return giveList("cudaGraphGetRootNodes", roots, nodes, count);
+}
+
+// Every edge from[i] -> to[i], the edges into each node in the order the nodes were added (edge
+// data: the default kind, all zero).
+GPUSC_API int cudaGraphGetEdges(void* graph, void** from, void** to, abi::GraphEdgeData* edges,
+                                size_t* count) {
+  if (graph == nullptr || count == nullptr || (from == nullptr) != (to == nullptr))
+    return fail(kErrorInvalidValue, "cudaGraphGetEdges", "a null graph or count, or one list");
+  std::vector<void*> f, t;
+  for (const auto& n : static_cast<const Graph*>(graph)->nodes)
+    for (const GraphNode* d : n->deps) {
+      f.push_back(const_cast<GraphNode*>(d));
+      t.push_back(n.get());
+    }
+  if (from != nullptr) {
+    for (size_t i = 0; i < std::min(*count, f.size()); ++i) {
+      from[i] = f[i];
+      to[i] = t[i];
+      if (edges != nullptr) edges[i] = abi::GraphEdgeData{};
+    }
+  }
+  *count = f.size();
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphNodeGetDependencies(void* node, void** deps, abi::GraphEdgeData* edges,
+                                           size_t* count) {
+  if (node == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphNodeGetDependencies", "a null node");
+  std::vector<void*> list;
+  for (const GraphNode* d : nodeOf(node)->deps) list.push_back(const_cast<GraphNode*>(d));
+  if (edges != nullptr && deps != nullptr && count != nullptr)
+    for (size_t i = 0; i < std::min(*count, list.size()); ++i) edges[i] = abi::GraphEdgeData{};
+  return giveList("cudaGraphNodeGetDependencies", list, deps, count);
+}
+
+GPUSC_API int cudaGraphNodeGetDependentNodes(void* node, void** dependents,
+                                             abi::GraphEdgeData* edges, size_t* count) {
+  if (node == nullptr || nodeOf(node)->owner == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphNodeGetDependentNodes", "a null node");
+  std::vector<void*> list;
+  for (const auto& n : nodeOf(node)->owner->nodes)
+    for (const GraphNode* d : n->deps)
+      if (d == node) list.push_back(n.get());
+  if (edges != nullptr && dependents != nullptr && count != nullptr)
+    for (size_t i = 0; i < std::min(*count, list.size()); ++i) edges[i] = abi::GraphEdgeData{};
+  return giveList("cudaGraphNodeGetDependentNodes", list, dependents, count);
+}
+
+GPUSC_API int cudaGraphRemoveDependencies(void* graph, const void* const* from,
+                                          const void* const* to, const abi::GraphEdgeData* edges,
+                                          size_t count) {
+  const char* fn = "cudaGraphRemoveDependencies";
+  if (graph == nullptr || (count != 0 && (from == nullptr || to == nullptr)))
+    return fail(kErrorInvalidValue, fn, "a null graph or node list");
+  Graph& g = *static_cast<Graph*>(graph);
+  for (size_t i = 0; i < count; ++i) {
+    if (!g.holds(from[i]) || !g.holds(to[i]))
+      return fail(kErrorInvalidValue, fn, "a node not of the graph");
+    const auto& d = static_cast<const GraphNode*>(to[i])->deps;
+    if (std::find(d.begin(), d.end(), from[i]) == d.end())
+      return fail(kErrorInvalidValue, fn, "an edge the graph does not have");
+    if (edges != nullptr &&
+        (edges[i].type != 0 || edges[i].from_port != 0 || edges[i].to_port != 0))
+      return fail(kErrorInvalidValue, fn, "an edge the graph does not have (its edge data)");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    auto& d = static_cast<GraphNode*>(const_cast<void*>(to[i]))->deps;
+    d.erase(std::find(d.begin(), d.end(), from[i]));
+  }
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphDestroyNode(void* node) {
+  if (node == nullptr || nodeOf(node)->owner == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphDestroyNode", "a null node");
+  nodeOf(node)->owner->remove(nodeOf(node));
+  return kSuccess;
+}
+
+// A copy of the graph: its nodes with their work, parameters and edges (the memory a capture
+// allocated stays shared with the original, which frees it with the last of them).
+GPUSC_API int cudaGraphClone(void** clone, void* graph) {
+  if (clone == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphClone", "a null graph or result");
+  const Graph& g = *static_cast<const Graph*>(graph);
+  auto c = std::make_unique<Graph>();
+  c->memory = g.memory;
+  for (const auto& n : g.nodes) {
+    GraphNode& copy = c->add(n->op, nullptr, 0);
+    copy.kind = n->kind;
+    c->cloneOf[n.get()] = &copy;
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const GraphNode* d : g.nodes[i]->deps) c->nodes[i]->deps.push_back(c->cloneOf.at(d));
+  *clone = c.release();
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphNodeFindInClone(void** node, void* original, void* clone) {
+  if (node == nullptr || original == nullptr || clone == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphNodeFindInClone", "a null node, graph or result");
+  const auto& map = static_cast<const Graph*>(clone)->cloneOf;
+  const auto it = map.find(original);
+  if (it == map.end() || it->second == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphNodeFindInClone",
+                "the node is not one the graph was cloned from (or its copy was destroyed)");
+  *node = it->second;
+  return kSuccess;
+}
+
+// A node of an instantiation that is disabled does nothing when the graph runs.
+GPUSC_API int cudaGraphNodeSetEnabled(void* exec, void* node, unsigned enabled) {
+  size_t place = 0;
+  if (int e = execPlace(exec, node, "cudaGraphNodeSetEnabled", &place); e != kSuccess) return e;
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  const int type = x.kinds[place].type;
+  if (type != kNodeKernel && type != kNodeMemcpy && type != kNodeMemset)
+    return fail(kErrorInvalidValue, "cudaGraphNodeSetEnabled",
+                "only kernel, memcpy and memset nodes may be disabled");
+  if (bool(enabled) == x.enabled[place]) return kSuccess;
+  Replay& op = x.ops[x.opsBefore + place];
+  if (enabled) {
+    op = std::move(x.disabledOps[place]);
+  } else {
+    x.disabledOps[place] = std::move(op);
+    op = [] { return int(kSuccess); };
+  }
+  x.enabled[place] = enabled != 0;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphNodeGetEnabled(void* exec, void* node, unsigned* enabled) {
+  size_t place = 0;
+  if (int e = execPlace(exec, node, "cudaGraphNodeGetEnabled", &place); e != kSuccess) return e;
+  if (enabled == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphNodeGetEnabled", "a null result");
+  *enabled = static_cast<const GraphExec*>(exec)->enabled[place] ? 1 : 0;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecGetFlags(void* exec, unsigned long long* flags) {
+  if (exec == nullptr || flags == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphExecGetFlags", "a null instantiation or result");
+  *flags = static_cast<const GraphExec*>(exec)->flags;
+  return kSuccess;
+}
+
+// The graph in Graphviz's DOT language: a node per graph node, labelled with its type (and a
+// kernel's grid and block), and its edges.
+GPUSC_API int cudaGraphDebugDotPrint(void* graph, const char* path, unsigned) {
+  if (graph == nullptr || path == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphDebugDotPrint", "a null graph or path");
+  static const char* const names[] = {"kernel",         "memcpy",       "memset",
+                                      "host",           "child graph",  "empty",
+                                      "event wait",     "event record", "semaphore signal",
+                                      "semaphore wait", "mem alloc",    "mem free"};
+  const Graph& g = *static_cast<const Graph*>(graph);
+  std::unordered_map<const GraphNode*, size_t> at;
+  for (size_t i = 0; i < g.nodes.size(); ++i) at.emplace(g.nodes[i].get(), i);
+  std::string dot = "digraph gpusc_graph {\n";
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const NodeKind& k = g.nodes[i]->kind;
+    std::string label = k.type >= 0 && k.type < int(sizeof names / sizeof names[0])
+                            ? names[k.type]
+                            : "type " + std::to_string(k.type);
+    if (k.kernel)
+      label += " <<<(" + std::to_string(k.kernel->grid.x) + "," + std::to_string(k.kernel->grid.y) +
+               "," + std::to_string(k.kernel->grid.z) + "), (" + std::to_string(k.kernel->block.x) +
+               "," + std::to_string(k.kernel->block.y) + "," + std::to_string(k.kernel->block.z) +
+               ")>>>";
+    dot += "  n" + std::to_string(i) + " [label=\"" + std::to_string(i) + ": " + label + "\"];\n";
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const GraphNode* d : g.nodes[i]->deps)
+      dot += "  n" + std::to_string(at.at(d)) + " -> n" + std::to_string(i) + ";\n";
+  dot += "}\n";
+  FILE* f = std::fopen(path, "w");
+  if (f == nullptr)
+    return fail(kErrorInvalidValue, "cudaGraphDebugDotPrint",
+                std::string("cannot write ") + path + ": " + std::strerror(errno));
+  const bool ok = std::fwrite(dot.data(), 1, dot.size(), f) == dot.size();
+  if (std::fclose(f) != 0 || !ok)
+    return fail(kErrorInvalidValue, "cudaGraphDebugDotPrint", std::string("cannot write ") + path);
   return kSuccess;
 }
 
@@ -3506,7 +4151,7 @@ int toArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t s
       e != kSuccess)
     return e;
   Replay op = [=] { return copy2D(at, pitch, src, spitch, width, height, kind, fn); };
-  return async ? issue(fn, stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op), typeKind(kNodeMemcpy)) : op();
 }
 
 int fromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
@@ -3519,7 +4164,7 @@ int fromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t 
       e != kSuccess)
     return e;
   Replay op = [=] { return copy2D(dst, dpitch, at, pitch, width, height, kind, fn); };
-  return async ? issue(fn, stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op), typeKind(kNodeMemcpy)) : op();
 }
 
 }  // namespace
@@ -3734,7 +4379,10 @@ int memcpy3D(const abi::Memcpy3DParms* p, void* stream, bool async, const char* 
   if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
   Replay op;
   if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
-  return async ? issue(fn, stream, std::move(op)) : op();
+  NodeKind k = typeKind(kNodeMemcpy);
+  k.copy = *p;
+  k.copyKnown = true;
+  return async ? issue(fn, stream, std::move(op), std::move(k)) : op();
 }
 
 int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool async,
@@ -3755,7 +4403,7 @@ int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool asy
           return r;
     return int(kSuccess);
   };
-  return async ? issue(fn, stream, std::move(op)) : op();
+  return async ? issue(fn, stream, std::move(op), typeKind(kNodeMemset)) : op();
 }
 
 }  // namespace
