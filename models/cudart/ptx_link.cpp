@@ -130,7 +130,8 @@ std::string linkPtx(const std::vector<std::string>& files, const std::string& wh
   static const std::regex externFunc(R"(^\.extern\s+\.func\b)");
   static const std::regex externShared(R"(^\.extern\s+\.shared\b[^;\[]*?([A-Za-z_$%][\w$]*)\s*\[)");
   std::string version, target, addressSize, variables, body;
-  std::set<std::string> weakSeen;  // .weak definitions and dynamic shared memory kept
+  std::set<std::string> weakSeen;      // .weak definitions and dynamic shared memory kept
+  std::set<std::string> weakDeclared;  // .weak functions whose prototype is kept
   // A file's internal names that another file also defines get the file's number: each file
   // keeps its own string constants and static functions.
   std::vector<std::set<std::string>> internal(files.size()), all(files.size());
@@ -183,8 +184,20 @@ std::string linkPtx(const std::vector<std::string>& files, const std::string& wh
           continue;
         }
         const Definition d = definitionOf(t);
-        if (d.weak && !weakSeen.insert(d.name).second) {  // a second copy of a .weak definition
-          statement(in, line, d.function);
+        if (d.weak && d.function) {
+          // A template's function or kernel, instantiated in several files: one definition
+          // stays, and one prototype before it (nvcc declares a function before its definition
+          // where another calls it first: mutual recursion), which must not take the place of
+          // the definition.
+          const std::string text = statement(in, line, true);
+          const bool prototype = text.find('{') == std::string::npos;
+          if (prototype ? weakSeen.count(d.name) == 0 && weakDeclared.insert(d.name).second
+                        : weakSeen.insert(d.name).second)
+            body += text;
+          continue;
+        }
+        if (d.weak && !weakSeen.insert(d.name).second) {  // a second copy of a .weak variable
+          statement(in, line, false);
           continue;
         }
         if (!d.name.empty() && !d.function) {

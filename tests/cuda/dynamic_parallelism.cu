@@ -24,6 +24,12 @@ __global__ void parent(int* out, int* scales) {
 }
 
 __global__ void writeValue(int* p, int v) { *p = v; }
+
+// A template kernel launched from device code (its PTX declares it, .weak, before defining it).
+template <int K>
+__global__ void writeTimes(int* p, int v) {
+  *p = K * v;
+}
 __global__ void addOne(int* dst, const int* src) { *dst = *src + 1; }
 __global__ void writeThroughChild(int* p, int v) { writeValue<<<1, 1>>>(p, v); }
 
@@ -32,6 +38,7 @@ __global__ void ordered(int* a, int* b) {
   if (threadIdx.x == 0) {
     writeThroughChild<<<1, 1>>>(a, 41);
     addOne<<<1, 1>>>(b, a);
+    writeTimes<3><<<1, 1>>>(b + 1, 5);
   }
 }
 
@@ -92,8 +99,9 @@ int main() {
   expect(children, "children see their parent's writes");
 
   ordered<<<1, 32>>>(d, d + 1);
-  CHECK(cudaMemcpy(h.data(), d, 2 * sizeof(int), cudaMemcpyDeviceToHost));
-  expect(h[0] == 41 && h[1] == 42, "launches into one stream run in order, each with its children");
+  CHECK(cudaMemcpy(h.data(), d, 3 * sizeof(int), cudaMemcpyDeviceToHost));
+  expect(h[0] == 41 && h[1] == 42 && h[2] == 15,
+         "launches into one stream run in order, each with its children");
 
   tail<<<1, 32>>>(d, d + 1);
   CHECK(cudaMemcpy(h.data(), d, 2 * sizeof(int), cudaMemcpyDeviceToHost));

@@ -9,6 +9,10 @@ __constant__ int cTable[4] = {1, 10, 100, 1000};
 
 __device__ int scaled(int x) { return 3 * x + twice(x) + gBias; }  // 5x + 7
 
+__global__ void stepsFromDeviceFile(int* out) { out[threadIdx.x] = oddSteps<int>(threadIdx.x); }
+
+void launchStepsFromDeviceFile(int* out) { stepsFromDeviceFile<<<1, 32>>>(out); }
+
 __global__ void fromDeviceFile(int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   staged[threadIdx.x] = i < n ? scaled(i) + cTable[i % 4] : 0;

@@ -1,6 +1,6 @@
 // Relocatable device code (nvcc -rdc=true): a kernel here calls a function, reads a variable
 // and a __constant__ array defined in rdc_device.cu, a template both files instantiate and
-// dynamic shared memory both files declare;
+// dynamic shared memory both files declare, templates that call each other;
 // the other file's kernel runs too. gpusc links the files' PTX into one module. A template
 // kernel's __shared__ array stays at module scope under -rdc (nvcc does not move it into the
 // kernel): each instantiation has its own, and a kernel that names none has no shared memory.
@@ -28,6 +28,8 @@ __global__ void reversed(int* out) {
 }
 
 __global__ void sevens(int* out) { out[threadIdx.x] = 7; }
+
+__global__ void steps(int* out) { out[threadIdx.x] = evenSteps<int>(threadIdx.x); }
 
 int main() {
   const int n = 300;
@@ -63,6 +65,13 @@ int main() {
   CHECK(cudaMemcpy(h.data(), d, 96 * sizeof(int), cudaMemcpyDeviceToHost));
   for (int i = 0; i < 32; ++i)
     pass &= h[i] == 31 - i && h[32 + i] == 2 * (31 - i) && h[64 + i] == 7;
+  // Templates that call each other, instantiated in both files: x steps down to 0.
+  steps<<<1, 32>>>(d);
+  CHECK(cudaGetLastError());
+  launchStepsFromDeviceFile(d + 32);
+  CHECK(cudaGetLastError());
+  CHECK(cudaMemcpy(h.data(), d, 64 * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < 32; ++i) pass &= h[i] == i && h[32 + i] == i;
   CHECK(cudaFree(d));
   return verdict(pass, "relocatable device code across two files");
 }
