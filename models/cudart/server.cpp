@@ -372,6 +372,9 @@ std::vector<uint8_t> ProgramServer::handle(wire::Op op, wire::Reader& in, int* f
     case wire::Op::DeviceReset:
       rt_.reset();
       break;
+    case wire::Op::ClientFailure:
+      failures_[errorName(static_cast<int>(in.get<uint32_t>()))] += 1;
+      break;
     case wire::Op::SetPendingLaunches:
       device_.setPendingLaunchLimit(in.get<uint64_t>());
       break;

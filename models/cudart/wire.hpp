@@ -76,6 +76,7 @@ enum class Op : uint32_t {
   LibraryKernel,        // u64 handle, u64 kernel (the program's handle for it), name
   LibraryGlobal,        // u64 handle, name -> u64 address (0: constant memory), u64 bytes
   SetPendingLaunches,   // u64 count: launches from device code a launch may have pending
+  ClientFailure,        // u32 code: a call the library failed itself (counted in the results)
 };
 
 struct RequestHeader {

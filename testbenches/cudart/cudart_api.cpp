@@ -58,16 +58,29 @@ int record(int code) {
   return code;
 }
 
-// A failure the library finds itself: its message on stderr, as the simulator writes its own.
-int fail(int code, const char* function, const std::string& why) {
-  std::fprintf(stderr, "gpusc: %s: %s (%s)\n", function, why.c_str(), errorName(code));
-  return record(code);
-}
-
 using wire::ptr;
 using wire::u64;
 
 Client& client() { return Client::instance(); }
+
+// A failure the library finds itself goes into the run's results (stats.json's failed_calls) as
+// the simulator's own do: one message to the simulator (never from inside another report).
+void reportFailure(int code) {
+  thread_local bool reporting = false;
+  if (reporting) return;
+  reporting = true;
+  wire::Buffer b;
+  b.put(uint32_t(code));
+  client().call(wire::Op::ClientFailure, b);
+  reporting = false;
+}
+
+// A failure the library finds itself: its message on stderr, as the simulator writes its own.
+int fail(int code, const char* function, const std::string& why) {
+  std::fprintf(stderr, "gpusc: %s: %s (%s)\n", function, why.c_str(), errorName(code));
+  reportFailure(code);
+  return record(code);
+}
 
 // The one device gpusc simulates, 0; any other is `function`'s cudaErrorInvalidDevice.
 int checkDevice(int device, const char* function) {
@@ -4766,5 +4779,6 @@ extern "C" __attribute__((visibility("hidden"))) int gpusc_cudart_unsupported(co
                "gpusc: %s is not supported by gpusc's CUDA runtime (docs/cuda-programs.md lists "
                "what is)\n",
                name);
+  reportFailure(kErrorNotSupported);
   return record(kErrorNotSupported);
 }

@@ -9,6 +9,7 @@
   --exit N               gpusc's exit status (default 0: the program's own)
   --launches N           stats.json must hold N launches
   --kernels REGEX        every launch's kernel name in stats.json must match
+  --failed-calls JSON    stats.json's workload.failed_calls must be this object
   --option=OPT           an option of gpusc exec (repeatable; e.g. --option=--max-cycles=500)
   --environment          start the program directly, with libgpusc_cudart first on
                          LD_LIBRARY_PATH and the settings in GPUSC_* variables (as a script
@@ -41,6 +42,7 @@ def main():
     p.add_argument("--exit", type=int, default=0)
     p.add_argument("--launches", type=int)
     p.add_argument("--kernels")
+    p.add_argument("--failed-calls")
     p.add_argument("--environment", action="store_true")
     p.add_argument("--option", action="append", default=[])
     a = p.parse_args(argv)
@@ -72,7 +74,7 @@ def main():
             failures.append(f"stdout does not match {a.expect!r}")
         if a.expect_stderr and not re.search(a.expect_stderr, r.stderr):
             failures.append(f"stderr does not match {a.expect_stderr!r}")
-        if a.launches is not None or a.kernels:
+        if a.launches is not None or a.kernels or a.failed_calls:
             stats = os.path.join(out, "stats.json")
             if not os.path.exists(stats):
                 failures.append("no stats.json")
@@ -91,6 +93,11 @@ def main():
                     if counted != run_stats["run"]["launches"]:
                         failures.append(f"sampling counts {counted} launches of "
                                         f"{run_stats['run']['launches']}")
+                if a.failed_calls:
+                    want = json.loads(a.failed_calls)
+                    got = run_stats["workload"].get("failed_calls")
+                    if got != want:
+                        failures.append(f"failed_calls {got}, expected {want}")
                 if a.kernels:
                     names = [l["kernel"] for l in launches]
                     if not names:
