@@ -243,6 +243,36 @@ struct Memcpy3DParms {
 struct GraphEdgeData {
   unsigned char from_port, to_port, type, reserved[5];
 };
+// cudaGraphNodeParams (cudaGraphAddNode, CUDA 12.2's generic form) with the parameters of the
+// node types gpusc builds (cudaKernelNodeParamsV2 and cudaMemsetParamsV2 are laid out as the
+// first versions, cudaHostNodeParamsV2 as cudaHostNodeParams).
+struct MemcpyNodeParams {
+  int flags;
+  int reserved[3];
+  Memcpy3DParms copyParams;
+};
+struct ChildGraphNodeParams {
+  void* graph;
+  int ownership;  // cudaGraphChildGraphNodeOwnership: clone (0) or move (1)
+};
+struct EventNodeParams {
+  void* event;
+};
+struct GraphNodeParams {
+  int type;  // cudaGraphNodeType
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    KernelNodeParams kernel;
+    MemcpyNodeParams memcpy;
+    MemsetParams memset;
+    HostNodeParams host;
+    ChildGraphNodeParams graph;
+    EventNodeParams eventWait;
+    EventNodeParams eventRecord;
+  };
+  long long reserved2;
+};
 
 // Textures: cudaChannelFormatDesc, cudaResourceDesc and cudaTextureDesc, the values of their
 // enumerations, and cudaMallocArray's flags (cudaResourceViewDesc is only told apart from null).

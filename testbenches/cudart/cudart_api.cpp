@@ -3744,6 +3744,88 @@ GPUSC_API int cudaGraphDebugDotPrint(void* graph, const char* path, unsigned) {
   return kSuccess;
 }
 
+// CUDA 12.2's generic node calls: a node of any type gpusc builds from cudaGraphNodeParams.
+GPUSC_API int cudaGraphAddNode(void** node, void* graph, const void* const* deps,
+                               const abi::GraphEdgeData* edges, size_t count,
+                               abi::GraphNodeParams* p) {
+  const char* fn = "cudaGraphAddNode";
+  if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
+  for (size_t i = 0; edges != nullptr && i < count; ++i)
+    if (edges[i].type != 0 || edges[i].from_port != 0 || edges[i].to_port != 0)
+      return fail(kErrorNotSupported, fn, "edges other than full dependencies are not supported");
+  switch (p->type) {
+    case kNodeKernel:
+      return cudaGraphAddKernelNode(node, graph, deps, count, &p->kernel);
+    case kNodeMemcpy:
+      if (p->memcpy.flags != 0) return fail(kErrorInvalidValue, fn, "memcpy flags must be 0");
+      return cudaGraphAddMemcpyNode(node, graph, deps, count, &p->memcpy.copyParams);
+    case kNodeMemset:
+      return cudaGraphAddMemsetNode(node, graph, deps, count, &p->memset);
+    case kNodeHost:
+      return cudaGraphAddHostNode(node, graph, deps, count, &p->host);
+    case kNodeGraph:
+      return cudaGraphAddChildGraphNode(node, graph, deps, count, p->graph.graph);
+    case kNodeEmpty:
+      return cudaGraphAddEmptyNode(node, graph, deps, count);
+    case kNodeWaitEvent:
+      return cudaGraphAddEventWaitNode(node, graph, deps, count, p->eventWait.event);
+    case kNodeEventRecord:
+      return cudaGraphAddEventRecordNode(node, graph, deps, count, p->eventRecord.event);
+    default:
+      return fail(kErrorNotSupported, fn,
+                  "node type " + std::to_string(p->type) +
+                      ": memory allocation, external semaphore and conditional nodes are not "
+                      "supported");
+  }
+}
+
+GPUSC_API int cudaGraphNodeSetParams(void* node, abi::GraphNodeParams* p) {
+  const char* fn = "cudaGraphNodeSetParams";
+  if (node == nullptr || p == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null node or parameters");
+  if (p->type != nodeOf(node)->kind.type)
+    return fail(kErrorInvalidValue, fn, "the parameters are for a node of another type");
+  switch (p->type) {
+    case kNodeKernel:
+      return cudaGraphKernelNodeSetParams(node, &p->kernel);
+    case kNodeMemcpy:
+      return cudaGraphMemcpyNodeSetParams(node, &p->memcpy.copyParams);
+    case kNodeMemset:
+      return cudaGraphMemsetNodeSetParams(node, &p->memset);
+    case kNodeHost:
+      return cudaGraphHostNodeSetParams(node, &p->host);
+    case kNodeWaitEvent:
+      return cudaGraphEventWaitNodeSetEvent(node, p->eventWait.event);
+    case kNodeEventRecord:
+      return cudaGraphEventRecordNodeSetEvent(node, p->eventRecord.event);
+    default:
+      return fail(kErrorNotSupported, fn,
+                  "node type " + std::to_string(p->type) + ": its parameters are not set again");
+  }
+}
+
+GPUSC_API int cudaGraphExecNodeSetParams(void* exec, void* node, abi::GraphNodeParams* p) {
+  const char* fn = "cudaGraphExecNodeSetParams";
+  if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
+  switch (p->type) {
+    case kNodeKernel:
+      return cudaGraphExecKernelNodeSetParams(exec, node, &p->kernel);
+    case kNodeMemcpy:
+      return cudaGraphExecMemcpyNodeSetParams(exec, node, &p->memcpy.copyParams);
+    case kNodeMemset:
+      return cudaGraphExecMemsetNodeSetParams(exec, node, &p->memset);
+    case kNodeHost:
+      return cudaGraphExecHostNodeSetParams(exec, node, &p->host);
+    case kNodeWaitEvent:
+      return cudaGraphExecEventWaitNodeSetEvent(exec, node, p->eventWait.event);
+    case kNodeEventRecord:
+      return cudaGraphExecEventRecordNodeSetEvent(exec, node, p->eventRecord.event);
+    default:
+      return fail(kErrorNotSupported, fn,
+                  "node type " + std::to_string(p->type) + ": its parameters are not set again");
+  }
+}
+
 GPUSC_API int cudaEventCreate(void** event) {
   GPUSC_STICKY();
   if (event == nullptr) return fail(kErrorInvalidValue, "cudaEventCreate", "a null result");

@@ -179,6 +179,40 @@ int main() {
              mp.dst == d && mp.width == kN * sizeof(int) && mp.value == 0,
          "a captured stream's nodes");
 
+  // CUDA 12.2's generic calls: a memset node to 1s and a kernel node adding 2 after it, the
+  // kernel's parameters set again (adding 4) through cudaGraphNodeSetParams: 5.
+  cudaGraph_t g2;
+  CHECK(cudaGraphCreate(&g2, 0));
+  cudaGraphNodeParams np = {};
+  np.type = cudaGraphNodeTypeMemset;
+  np.memset.dst = d;
+  np.memset.value = 1;
+  np.memset.elementSize = 4;
+  np.memset.width = kN;
+  np.memset.height = 1;
+  cudaGraphNode_t set2, add2;
+  CHECK(cudaGraphAddNode(&set2, g2, nullptr, nullptr, 0, &np));
+  int k4 = 2;
+  void* args4[] = {&d, &k4};
+  np = {};
+  np.type = cudaGraphNodeTypeKernel;
+  np.kernel.func = reinterpret_cast<void*>(addTo);
+  np.kernel.gridDim = dim3(kN / 64);
+  np.kernel.blockDim = dim3(64);
+  np.kernel.kernelParams = args4;
+  CHECK(cudaGraphAddNode(&add2, g2, &set2, nullptr, 1, &np));
+  k4 = 4;
+  CHECK(cudaGraphNodeSetParams(add2, &np));
+  cudaGraphExec_t x2;
+  CHECK(cudaGraphInstantiate(&x2, g2, 0));
+  CHECK(cudaGraphLaunch(x2, 0));
+  CHECK(cudaMemcpy(h.data(), d, kN * sizeof(int), cudaMemcpyDeviceToHost));
+  cudaGraphNodeType t2;
+  CHECK(cudaGraphNodeGetType(set2, &t2));
+  expect(all(h, 5) && t2 == cudaGraphNodeTypeMemset, "nodes added and set by the generic calls");
+  CHECK(cudaGraphExecDestroy(x2));
+  CHECK(cudaGraphDestroy(g2));
+
   CHECK(cudaGraphDebugDotPrint(g, dotPath, 0));
   FILE* f = std::fopen(dotPath, "r");
   char text[4096] = {};
