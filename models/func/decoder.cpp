@@ -263,6 +263,10 @@ class Decoder {
         assertFail_ = callee;
         continue;
       }
+      if (callee->isExtern && isSetConditional(callee)) {
+        setConditional_ = callee;
+        continue;
+      }
       if (callee->isExtern && isRuntimeHeap(callee)) {
         if (std::find(heapFuncs_.begin(), heapFuncs_.end(), callee) == heapFuncs_.end())
           heapFuncs_.push_back(callee);
@@ -504,6 +508,13 @@ class Decoder {
     return std::nullopt;
   }
 
+  // A graph's conditional node's value, set by a kernel:
+  // `cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned value)`.
+  static bool isSetConditional(const Function* f) {
+    return f->name == "cudaGraphSetConditional" && f->params.size() == 2 && f->returns.empty() &&
+           f->params[0]->sizeBytes() == 8 && f->params[1]->sizeBytes() == 4;
+  }
+
   // Device printf: the CUDA runtime's `vprintf(const char* format, void* args)`.
   static bool isVprintf(const Function* f) {
     return f->name == "vprintf" && f->params.size() == 2 && f->returns.size() <= 1 &&
@@ -699,6 +710,8 @@ class Decoder {
       for (const auto& v : f->params) placeCall(v.get());
       for (const auto& v : f->returns) placeCall(v.get());
     }
+    if (setConditional_)
+      for (const auto& v : setConditional_->params) placeCall(v.get());
     for (const Function* f : funcs_) {
       for (const auto& s : f->body) {
         if (s.kind != ptx::Statement::Kind::Instr || s.instr.opcode != "call") continue;
@@ -1977,6 +1990,15 @@ class Decoder {
         x.space = MemSpace::CallParam;
         x.imm = static_cast<int64_t>(addrOf_.at(callee->params[0].get()));
         if (isMalloc) x.aux = static_cast<uint32_t>(addrOf_.at(callee->returns[0].get()));
+        x.cls = InstClass::Nop;
+        finish();
+        return;
+      }
+      if (callee == setConditional_ && setConditional_ != nullptr) {
+        x.fn = handlers::setConditional();
+        x.space = MemSpace::CallParam;
+        x.src[0] = static_cast<uint32_t>(addrOf_.at(callee->params[0].get()));
+        x.src[1] = static_cast<uint32_t>(addrOf_.at(callee->params[1].get()));
         x.cls = InstClass::Nop;
         finish();
         return;
@@ -3607,6 +3629,7 @@ class Decoder {
   const Function* assertFail_ = nullptr;      // the module's __assertfail declaration, when called
   std::vector<const Function*> heapFuncs_;    // malloc and free, when called
   std::vector<const Function*> deviceCalls_;  // the device runtime's (__cudaCDP2...), when called
+  const Function* setConditional_ = nullptr;  // cudaGraphSetConditional, when called
   std::vector<const Function*> addressTaken_;
   bool addressTakenDone_ = false;
 };

@@ -255,6 +255,9 @@ enum class DeviceCall : uint8_t {
   GetDevice,              // (int*) -> error
 };
 Handler deviceRuntime(DeviceCall call);
+// call cudaGraphSetConditional: each executing lane, in lane order, stores its value (src[1]'s
+// call parameter) to the 32-bit word its handle (src[0]'s) addresses in global memory.
+Handler setConditional();
 Handler cpAsync();  // cp.async.{ca,cg}.shared.global (see handlers_mem.cpp for the operands)
 
 // mbarrier operations (models/func/handlers_async.cpp). src[0] + imm: the object's address (in

@@ -1,6 +1,7 @@
 // The device runtime's calls for launches from device code (dynamic parallelism): each reads its
 // arguments from the call-parameter area, asks LaunchState::deviceLaunches, and writes its result
-// there. The launches themselves run after the grid that makes them (gpu::Device).
+// there. The launches themselves run after the grid that makes them (gpu::Device). And a graph's
+// conditional value a kernel sets (cudaGraphSetConditional).
 #include <cstring>
 
 #include "func/device_launches.hpp"
@@ -84,7 +85,17 @@ void deviceRuntimeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   });
 }
 
+void setConditionalHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
+  forEachLane(mask, [&](int l) {
+    const auto word = launchArg<uint64_t>(c, in.src[0], l);
+    const auto value = launchArg<uint32_t>(c, in.src[1], l);
+    std::memcpy(resolve(c, MemSpace::Global, word, 4, l, true).ptr, &value, 4);
+  });
+}
+
 }  // namespace
+
+Handler setConditional() { return &setConditionalHandler; }
 
 Handler deviceRuntime(DeviceCall call) {
   switch (call) {

@@ -258,6 +258,12 @@ struct ChildGraphNodeParams {
 struct EventNodeParams {
   void* event;
 };
+struct ConditionalNodeParams {
+  unsigned long long handle;  // cudaGraphConditionalHandle
+  int type;                   // cudaGraphConditionalNodeType: if, while, switch
+  unsigned size;              // body graphs
+  void** phGraph_out;         // the bodies, set by the call that adds the node
+};
 struct GraphNodeParams {
   int type;  // cudaGraphNodeType
   int reserved0[3];
@@ -270,6 +276,7 @@ struct GraphNodeParams {
     ChildGraphNodeParams graph;
     EventNodeParams eventWait;
     EventNodeParams eventRecord;
+    ConditionalNodeParams conditional;
   };
   long long reserved2;
 };

@@ -309,6 +309,7 @@ bool freeOutliving(const void* p, int* result, const char* function) {
 struct GraphMemory {
   std::vector<void*> blocks;
   std::vector<void*> outliving;
+  std::vector<void*> words;  // conditional handles' values (cudaGraphConditionalHandleCreate)
   GraphMemory() = default;
   GraphMemory(const GraphMemory&) = delete;
   GraphMemory& operator=(const GraphMemory&) = delete;
@@ -326,6 +327,7 @@ struct GraphMemory {
     }
     for (void* p : blocks) freeAny(p, wire::Op::Free);
     for (void* p : freed) freeAny(p, wire::Op::Free);
+    for (void* p : words) freeAny(p, wire::Op::Free);
   }
   // A launch's first step: the outliving blocks are allocated again (still allocated from the
   // last launch: an error, unless it frees them on launch).
@@ -349,7 +351,8 @@ struct GraphMemory {
 
 // cudaGraphNodeType's values.
 constexpr int kNodeKernel = 0, kNodeMemcpy = 1, kNodeMemset = 2, kNodeHost = 3, kNodeGraph = 4,
-              kNodeEmpty = 5, kNodeWaitEvent = 6, kNodeEventRecord = 7, kNodeMemFree = 11;
+              kNodeEmpty = 5, kNodeWaitEvent = 6, kNodeEventRecord = 7, kNodeMemFree = 11,
+              kNodeConditional = 13;
 
 // A kernel node's launch as it was given, for cudaGraphKernelNodeGetParams (the arguments' bytes
 // are the node's own, so the pointers it returns stay valid while the node does).
@@ -418,6 +421,9 @@ struct CaptureSequence {
   std::vector<NodeKind> kinds;   // what each of them is (its node's type and parameters)
   std::vector<void*> allocated;  // by cudaMallocAsync in the capture
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
+  // cudaStreamBeginCaptureToGraph: the graph the captured nodes join, after `after`.
+  void* into = nullptr;
+  std::vector<const void*> after;
   // Forks and joins: each stream's last op (ops.size() after it), what each stream's work
   // waits for (through events it waited on), and what each event recorded in the capture
   // stands for. The capture ends only when the origin waits for every other stream's last op.
@@ -468,6 +474,17 @@ struct Graph {
 
   // A clone's nodes by the original's (cudaGraphNodeFindInClone).
   std::unordered_map<const void*, GraphNode*> cloneOf;
+  // Conditional handles made for this graph (cudaGraphConditionalHandleCreate): each the device
+  // address of its value's word, and the value every run of the graph starts with (set when
+  // `assignDefault`).
+  struct Handle {
+    void* word;
+    unsigned defaultValue;
+    bool assignDefault;
+  };
+  std::vector<Handle> handles;
+  // Sets the handles that take their default when the graph runs; then its nodes' work in order.
+  int run() const;
 
   bool holds(const void* node) const { return index.count(node) != 0; }
   GraphNode& add(Replay op, const void* const* deps, size_t count) {
@@ -533,6 +550,28 @@ struct GraphExec {
   size_t opsBefore = 0;
   std::shared_ptr<GraphMemory> memory;
 };
+
+// The value each conditional handle of `handles` takes when its graph runs.
+int setHandleDefaults(const std::vector<Graph::Handle>& handles) {
+  for (const Graph::Handle& h : handles)
+    if (h.assignDefault)
+      if (int e = memcpyAny(h.word, &h.defaultValue, sizeof h.defaultValue, kHostToDevice,
+                            "cudaGraphLaunch");
+          e != kSuccess)
+        return e;
+  return kSuccess;
+}
+
+int Graph::run() const {
+  if (int e = setHandleDefaults(handles); e != kSuccess) return e;
+  std::vector<const GraphNode*> ordered;
+  if (!order(ordered))
+    return fail(kErrorInvalidValue, "cudaGraphLaunch",
+                "a conditional node's body graph has dependencies that form a cycle");
+  for (const GraphNode* n : ordered)
+    if (int e = n->op(); e != kSuccess) return e;
+  return kSuccess;
+}
 
 struct Captures {
   std::mutex mutex;
@@ -2790,6 +2829,28 @@ GPUSC_API int cudaStreamBeginCapture(void* stream, int) {
 GPUSC_API int cudaStreamBeginCapture_ptsz(void* stream, int mode) {
   return cudaStreamBeginCapture(perThread(stream), mode);
 }
+// A capture whose nodes join an existing graph, after `deps` (a conditional node's body, say).
+GPUSC_API int cudaStreamBeginCaptureToGraph(void* stream, void* graph, const void* const* deps,
+                                            const abi::GraphEdgeData* edges, size_t count,
+                                            int mode) {
+  const char* fn = "cudaStreamBeginCaptureToGraph";
+  if (graph == nullptr || (count != 0 && deps == nullptr))
+    return fail(kErrorInvalidValue, fn, "a null graph or dependency list");
+  const Graph& g = *static_cast<const Graph*>(graph);
+  for (size_t i = 0; i < count; ++i) {
+    if (!g.holds(deps[i])) return fail(kErrorInvalidValue, fn, "a dependency not of the graph");
+    if (edges != nullptr &&
+        (edges[i].type != 0 || edges[i].from_port != 0 || edges[i].to_port != 0))
+      return fail(kErrorNotSupported, fn, "edges other than full dependencies are not supported");
+  }
+  if (int e = cudaStreamBeginCapture(stream, mode); e != kSuccess) return e;
+  Captures& c = captures();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  CaptureSequence& seq = *c.streams.at(stream);
+  seq.into = graph;
+  seq.after.assign(deps, deps + count);
+  return kSuccess;
+}
 
 // Ends the capture begun in `stream`: every stream that joined it stops capturing, and the
 // graph holds its work in the order it was issued.
@@ -2825,8 +2886,16 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
                   fork, stream);
     return fail(kErrorStreamCaptureUnjoined, "cudaStreamEndCapture", why);
   }
-  auto* g = new Graph;
-  g->memory = seq->memory;
+  // A new graph, or the one cudaStreamBeginCaptureToGraph named (which takes what the capture
+  // allocated and freed).
+  Graph* g = seq->into ? static_cast<Graph*>(seq->into) : new Graph;
+  if (seq->into) {
+    g->memory->blocks.insert(g->memory->blocks.end(), seq->memory->blocks.begin(),
+                             seq->memory->blocks.end());
+    seq->memory->blocks.clear();
+  } else {
+    g->memory = seq->memory;
+  }
   // What the capture allocated and did not free outlives each launch of the graph.
   if (!seq->allocated.empty()) {
     OutlivingAllocations& o = outlivingAllocations();
@@ -2837,9 +2906,11 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     }
     seq->allocated.clear();
   }
+  std::vector<const void*> prev = seq->after;
   for (size_t i = 0; i < seq->ops.size(); ++i) {
-    const void* prev = g->nodes.empty() ? nullptr : g->nodes.back().get();
-    g->add(std::move(seq->ops[i]), &prev, prev ? 1 : 0).kind = std::move(seq->kinds[i]);
+    GraphNode& n = g->add(std::move(seq->ops[i]), prev.data(), prev.size());
+    n.kind = std::move(seq->kinds[i]);
+    prev.assign(1, &n);
   }
   *graph = g;
   return kSuccess;
@@ -2911,6 +2982,10 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
     const bool autoFree = (flags & kInstantiateAutoFreeOnLaunch) != 0;
     x->ops.push_back([memory = g.memory, autoFree] { return memory->launch(autoFree); });
     x->opsBefore = 1;
+  }
+  if (!g.handles.empty()) {  // the conditional handles' defaults, before every node
+    x->ops.push_back([handles = g.handles] { return setHandleDefaults(handles); });
+    ++x->opsBefore;
   }
   for (const GraphNode* n : x->nodes) x->ops.push_back(n->op);
   {
@@ -3744,6 +3819,76 @@ GPUSC_API int cudaGraphDebugDotPrint(void* graph, const char* path, unsigned) {
   return kSuccess;
 }
 
+// Conditional nodes (CUDA 12.3). A handle is the device address of a 32-bit word holding its
+// value, which kernels set with cudaGraphSetConditional (a store to that word); the graph owns
+// the word. A conditional node reads the word when it runs and runs its body graphs by it: an
+// `if` its first body when the value is not 0 (else its second, if it has one), a `while` its
+// body until the value is 0, a `switch` the body the value numbers (none past the last).
+GPUSC_API int cudaGraphConditionalHandleCreate(unsigned long long* handle, void* graph,
+                                               unsigned defaultValue, unsigned flags) {
+  const char* fn = "cudaGraphConditionalHandleCreate";
+  if (handle == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null graph or result");
+  if (flags > 1) return fail(kErrorInvalidValue, fn, "flags: 0 or cudaGraphCondAssignDefault (1)");
+  void* word = nullptr;
+  if (int e = cudaMalloc(&word, sizeof defaultValue); e != kSuccess) return e;
+  if (int e = memcpyAny(word, &defaultValue, sizeof defaultValue, kHostToDevice, fn); e != kSuccess)
+    return e;
+  Graph& g = *static_cast<Graph*>(graph);
+  g.memory->words.push_back(word);
+  g.handles.push_back({word, defaultValue, flags == 1});
+  *handle = u64(word);
+  return kSuccess;
+}
+
+namespace {
+
+// A conditional node's body graphs, which it owns, and the array cudaGraphAddNode hands out.
+struct ConditionalBodies {
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::vector<void*> handles;
+};
+
+int addConditionalNode(void** node, void* graph, const void* const* deps, size_t count,
+                       abi::ConditionalNodeParams* p) {
+  const char* fn = "cudaGraphAddNode";
+  constexpr int kIf = 0, kWhile = 1, kSwitch = 2;
+  if (p->handle == 0) return fail(kErrorInvalidValue, fn, "a null conditional handle");
+  if (!((p->type == kIf && (p->size == 1 || p->size == 2)) || (p->type == kWhile && p->size == 1) ||
+        (p->type == kSwitch && p->size >= 1)))
+    return fail(kErrorInvalidValue, fn,
+                "a conditional node is an if of 1 or 2 bodies, a while of 1, or a switch of 1 or "
+                "more (type " +
+                    std::to_string(p->type) + ", size " + std::to_string(p->size) + ")");
+  auto bodies = std::make_shared<ConditionalBodies>();
+  for (unsigned i = 0; i < p->size; ++i) {
+    bodies->graphs.push_back(std::make_unique<Graph>());
+    bodies->handles.push_back(bodies->graphs.back().get());
+  }
+  void* word = ptr(p->handle);
+  const int type = p->type;
+  Replay op = [bodies, word, type]() -> int {
+    unsigned value = 0;
+    const auto read = [&] {
+      return memcpyAny(&value, word, sizeof value, kDeviceToHost, "cudaGraphLaunch");
+    };
+    if (int e = read(); e != kSuccess) return e;
+    const auto& body = bodies->graphs;
+    if (type == kIf) return value != 0 ? body[0]->run() : body.size() > 1 ? body[1]->run() : 0;
+    if (type == kSwitch) return value < body.size() ? body[value]->run() : int(kSuccess);
+    while (value != 0) {
+      if (int e = body[0]->run(); e != kSuccess) return e;
+      if (int e = read(); e != kSuccess) return e;
+    }
+    return kSuccess;
+  };
+  const int e = addNode(fn, node, graph, deps, count, std::move(op), typeKind(kNodeConditional));
+  if (e == kSuccess) p->phGraph_out = bodies->handles.data();
+  return e;
+}
+
+}  // namespace
+
 // CUDA 12.2's generic node calls: a node of any type gpusc builds from cudaGraphNodeParams.
 GPUSC_API int cudaGraphAddNode(void** node, void* graph, const void* const* deps,
                                const abi::GraphEdgeData* edges, size_t count,
@@ -3771,11 +3916,12 @@ GPUSC_API int cudaGraphAddNode(void** node, void* graph, const void* const* deps
       return cudaGraphAddEventWaitNode(node, graph, deps, count, p->eventWait.event);
     case kNodeEventRecord:
       return cudaGraphAddEventRecordNode(node, graph, deps, count, p->eventRecord.event);
+    case kNodeConditional:
+      return addConditionalNode(node, graph, deps, count, &p->conditional);
     default:
       return fail(kErrorNotSupported, fn,
                   "node type " + std::to_string(p->type) +
-                      ": memory allocation, external semaphore and conditional nodes are not "
-                      "supported");
+                      ": memory allocation and external semaphore nodes are not supported");
   }
 }
 

@@ -26,6 +26,15 @@
     }                                                                                         \
   } while (0)
 
+// Expectations checked one by one: each prints its outcome; `ok` says whether all held.
+struct Expectations {
+  bool ok = true;
+  void operator()(bool pass, const char* what) {
+    std::printf("%s: %s\n", what, pass ? "ok" : "WRONG");
+    ok = ok && pass;
+  }
+};
+
 inline int verdict(bool pass, const char* what) {
   std::printf("%s (%s)\n", pass ? "PASS" : "FAIL", what);
   return pass ? 0 : 1;

@@ -80,11 +80,7 @@ __global__ void nest(int* levels, int* error, int level) {
 }
 
 int main() {
-  bool ok = true;
-  const auto expect = [&](bool pass, const char* what) {
-    std::printf("%s: %s\n", what, pass ? "ok" : "WRONG");
-    ok = ok && pass;
-  };
+  Expectations expect;
   int* d = nullptr;
   CHECK(cudaMalloc(&d, 1024 * sizeof(int)));
   CHECK(cudaMemset(d, 0xff, 1024 * sizeof(int)));
@@ -139,5 +135,5 @@ int main() {
          "launches beyond the pending limit are refused");
 
   CHECK(cudaFree(d));
-  return verdict(ok, "kernels launch kernels");
+  return verdict(expect.ok, "kernels launch kernels");
 }

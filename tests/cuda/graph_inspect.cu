@@ -35,11 +35,7 @@ int main() {
   const int dotFile = mkstemp(dotPath);
   if (dotFile < 0) return verdict(false, "a temporary file for the DOT text");
   close(dotFile);
-  bool ok = true;
-  const auto expect = [&](bool pass, const char* what) {
-    std::printf("%s: %s\n", what, pass ? "ok" : "WRONG");
-    ok = ok && pass;
-  };
+  Expectations expect;
   int* d = nullptr;
   CHECK(cudaMalloc(&d, kN * sizeof(int)));
   std::vector<int> h(kN, 0), init(kN, 3);
@@ -230,5 +226,5 @@ int main() {
   CHECK(cudaGraphDestroy(c));
   CHECK(cudaGraphDestroy(captured));
   CHECK(cudaFree(d));
-  return verdict(ok, "graphs read back and changed");
+  return verdict(expect.ok, "graphs read back and changed");
 }
