@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string>
@@ -238,6 +239,35 @@ int mallocShared(void** p, size_t bytes, const char* function, bool managed,
   return kSuccess;
 }
 
+// What cudaMemAdvise and cudaMemPrefetchAsync said of managed memory (below).
+struct RangeNote {
+  uint64_t from, to;
+  int op;  // cudaMemoryAdvise (1 to 6), or kPrefetched
+  abi::MemLocation where;
+};
+constexpr int kPrefetched = 0;
+struct RangeNotes {
+  std::mutex mutex;
+  std::vector<RangeNote> notes;
+};
+RangeNotes& rangeNotes() {
+  static RangeNotes r;
+  return r;
+}
+void note(const void* p, size_t bytes, int op, abi::MemLocation where) {
+  RangeNotes& r = rangeNotes();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.notes.push_back({u64(p), u64(p) + bytes, op, where});
+}
+// Freed managed memory forgets what was said of it.
+void forgetRange(uint64_t base, uint64_t size) {
+  RangeNotes& r = rangeNotes();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.notes.erase(
+      std::remove_if(r.notes.begin(), r.notes.end(),
+                     [&](const RangeNote& n) { return n.from < base + size && base < n.to; }),
+      r.notes.end());
+}
 // `function`: the call that frees, for messages (null: cudaFree or cudaFreeHost, as `op`).
 int freeAny(void* p, wire::Op op, const char* function = nullptr) {
   GPUSC_STICKY();
@@ -250,8 +280,9 @@ int freeAny(void* p, wire::Op op, const char* function = nullptr) {
   if (op == wire::Op::FreeHost && c.managed(p))
     return fail(kErrorInvalidValue, "cudaFreeHost",
                 "managed memory from cudaMallocManaged: free it with cudaFree");
-  uint64_t base = 0, mapped = 0;
-  const bool known = c.allocation(p, &base, nullptr, &mapped) && base == u64(p);
+  uint64_t base = 0, mapped = 0, size = 0;
+  const bool known = c.allocation(p, &base, &size, &mapped) && base == u64(p);
+  if (known && c.managed(p)) forgetRange(base, size);
   wire::Buffer b;
   b.put(u64(p));
   const int e = c.call(op, b);
@@ -2405,7 +2436,8 @@ GPUSC_API int cudaMemset2DAsync_ptsz(void* dst, size_t pitch, int value, size_t 
 }
 // Prefetches and advice change nothing here (managed memory is where both sides reach it), but
 // their range must be managed memory, as CUDA requires on a device without pageable memory
-// access: within one cudaMallocManaged allocation or __managed__ variable.
+// access: within one cudaMallocManaged allocation or __managed__ variable. What they said is
+// kept, in order, for cudaMemRangeGetAttribute (until the memory is freed).
 namespace {
 int managedRange(const void* p, size_t bytes, const char* fn) {
   GPUSC_STICKY();
@@ -2420,14 +2452,164 @@ int managedRange(const void* p, size_t bytes, const char* fn) {
   return kSuccess;
 }
 }  // namespace
-GPUSC_API int cudaMemPrefetchAsync(const void* p, size_t bytes, ...) {
-  return managedRange(p, bytes, "cudaMemPrefetchAsync");
+GPUSC_API int cudaMemPrefetchAsync(const void* p, size_t bytes, abi::MemLocation where, unsigned,
+                                   void*) {
+  if (int e = managedRange(p, bytes, "cudaMemPrefetchAsync"); e != kSuccess) return e;
+  note(p, bytes, kPrefetched, where);
+  return kSuccess;
 }
-GPUSC_API int cudaMemPrefetchAsync_ptsz(const void* p, size_t bytes, ...) {
-  return managedRange(p, bytes, "cudaMemPrefetchAsync");
+GPUSC_API int cudaMemPrefetchAsync_ptsz(const void* p, size_t bytes, abi::MemLocation where,
+                                        unsigned flags, void* stream) {
+  return cudaMemPrefetchAsync(p, bytes, where, flags, stream);
 }
-GPUSC_API int cudaMemAdvise(const void* p, size_t bytes, ...) {
-  return managedRange(p, bytes, "cudaMemAdvise");
+GPUSC_API int cudaMemAdvise(const void* p, size_t bytes, int advice, abi::MemLocation where) {
+  if (advice < 1 || advice > 6)
+    return fail(kErrorInvalidValue, "cudaMemAdvise",
+                "advice " + std::to_string(advice) + " is not a cudaMemoryAdvise (1 to 6)");
+  if (int e = managedRange(p, bytes, "cudaMemAdvise"); e != kSuccess) return e;
+  note(p, bytes, advice, where);
+  return kSuccess;
+}
+
+namespace {
+
+// A range's advice and last prefetch, where all its bytes agree.
+struct RangeState {
+  bool readMostly = true;
+  std::optional<abi::MemLocation> preferred, prefetched;  // null: the bytes differ
+  std::vector<abi::MemLocation> accessedBy;               // by every byte
+};
+
+bool sameLocation(const abi::MemLocation& a, const abi::MemLocation& b) {
+  return a.type == b.type && (a.type != 1 || a.id == b.id);
+}
+
+RangeState rangeState(uint64_t from, uint64_t to) {
+  RangeNotes& r = rangeNotes();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  // The range in pieces over which every note holds or not; each piece's state from the notes
+  // in the order they were made, then what the pieces agree on.
+  std::vector<uint64_t> cuts = {from, to};
+  for (const RangeNote& n : r.notes) {
+    if (n.from > from && n.from < to) cuts.push_back(n.from);
+    if (n.to > from && n.to < to) cuts.push_back(n.to);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  RangeState all;
+  const abi::MemLocation none{0, 0};
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    bool readMostly = false;
+    abi::MemLocation preferred = none, prefetched = none;
+    std::vector<abi::MemLocation> accessedBy;
+    for (const RangeNote& n : r.notes) {
+      if (!(n.from <= cuts[c] && cuts[c] < n.to)) continue;
+      const auto same = [&](const abi::MemLocation& l) { return sameLocation(l, n.where); };
+      switch (n.op) {
+        case kPrefetched:
+          prefetched = n.where;
+          break;
+        case 1:
+          readMostly = true;
+          break;
+        case 2:
+          readMostly = false;
+          break;
+        case 3:
+          preferred = n.where;
+          break;
+        case 4:
+          preferred = none;
+          break;
+        case 5:
+          if (std::none_of(accessedBy.begin(), accessedBy.end(), same))
+            accessedBy.push_back(n.where);
+          break;
+        case 6:
+          accessedBy.erase(std::remove_if(accessedBy.begin(), accessedBy.end(), same),
+                           accessedBy.end());
+          break;
+      }
+    }
+    all.readMostly = all.readMostly && readMostly;
+    if (c == 0) {
+      all.preferred = preferred;
+      all.prefetched = prefetched;
+      all.accessedBy = accessedBy;
+      continue;
+    }
+    if (all.preferred && !sameLocation(*all.preferred, preferred)) all.preferred.reset();
+    if (all.prefetched && !sameLocation(*all.prefetched, prefetched)) all.prefetched.reset();
+    all.accessedBy.erase(std::remove_if(all.accessedBy.begin(), all.accessedBy.end(),
+                                        [&](const abi::MemLocation& l) {
+                                          return std::none_of(accessedBy.begin(), accessedBy.end(),
+                                                              [&](const abi::MemLocation& m) {
+                                                                return sameLocation(l, m);
+                                                              });
+                                        }),
+                         all.accessedBy.end());
+  }
+  return all;
+}
+
+// A location as the older attributes give it: a device's ordinal, cudaCpuDeviceId (-1) for the
+// host, cudaInvalidDeviceId (-2) for none or where the range's bytes differ.
+int deviceIdOf(const std::optional<abi::MemLocation>& l) {
+  if (!l || l->type == 0) return -2;
+  return l->type == 1 ? l->id : -1;
+}
+
+}  // namespace
+
+// What cudaMemAdvise and cudaMemPrefetchAsync said of every byte of the range (managed memory).
+GPUSC_API int cudaMemRangeGetAttribute(void* data, size_t dataSize, int attribute, const void* p,
+                                       size_t bytes) {
+  const char* fn = "cudaMemRangeGetAttribute";
+  if (data == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  if (int e = managedRange(p, bytes, fn); e != kSuccess) return e;
+  const RangeState st = rangeState(u64(p), u64(p) + bytes);
+  auto* out = static_cast<int*>(data);
+  if (attribute == 3) {  // cudaMemRangeAttributeAccessedBy: devices, then cudaInvalidDeviceId
+    if (dataSize == 0 || dataSize % 4 != 0)
+      return fail(kErrorInvalidValue, fn, "AccessedBy needs a multiple of 4 bytes");
+    for (size_t i = 0; i < dataSize / 4; ++i)
+      out[i] = i < st.accessedBy.size() ? deviceIdOf(st.accessedBy[i]) : -2;
+    return kSuccess;
+  }
+  if (attribute < 1 || attribute > 8)
+    return fail(kErrorInvalidValue, fn,
+                "attribute " + std::to_string(attribute) + " is not a cudaMemRangeAttribute");
+  if (dataSize != 4) return fail(kErrorInvalidValue, fn, "the attribute takes 4 bytes");
+  const std::optional<abi::MemLocation>& l =
+      attribute == 2 || attribute == 5 || attribute == 6 ? st.preferred : st.prefetched;
+  switch (attribute) {
+    case 1:
+      *out = st.readMostly ? 1 : 0;
+      break;
+    case 2:
+    case 4:
+      *out = deviceIdOf(l);
+      break;
+    case 5:  // ...LocationType: cudaMemLocationTypeInvalid (0) where the bytes differ
+    case 7:
+      *out = l ? l->type : 0;
+      break;
+    default:  // ...LocationId: a device's ordinal or a NUMA node's id
+      *out = l && (l->type == 1 || l->type == 3) ? l->id : -2;
+      break;
+  }
+  return kSuccess;
+}
+
+GPUSC_API int cudaMemRangeGetAttributes(void** data, size_t* dataSizes, int* attributes,
+                                        size_t count, const void* p, size_t bytes) {
+  if (count != 0 && (data == nullptr || dataSizes == nullptr || attributes == nullptr))
+    return fail(kErrorInvalidValue, "cudaMemRangeGetAttributes", "a null list");
+  for (size_t i = 0; i < count; ++i)
+    if (int e = cudaMemRangeGetAttribute(data[i], dataSizes[i], attributes[i], p, bytes);
+        e != kSuccess)
+      return e;
+  return kSuccess;
 }
 GPUSC_API int cudaStreamAttachMemAsync(void*, void*, size_t, unsigned) { return kSuccess; }
 GPUSC_API int cudaStreamAttachMemAsync_ptsz(void*, void*, size_t, unsigned) { return kSuccess; }
