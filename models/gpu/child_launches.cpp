@@ -31,13 +31,15 @@ uint32_t ChildLaunches::check(uint64_t function, const func::Dim3& grid, const f
       index >= functions.size() || !functions[index]->isEntry)
     return func::kDeviceRuntimeInvalidDeviceFunction;
   if (depth_ + 1 > kMaxLaunchDepth) return func::kDeviceRuntimeMaxDepthExceeded;
-  kernel = &module_.kernel(functions[index]->name);
   try {
+    kernel = &module_.kernel(functions[index]->name);
     dev_.validateLaunch(*kernel, grid, block, sharedBytes);
   } catch (const LaunchRefused& e) {
     return e.reason() == LaunchRefused::Reason::Resources
                ? func::kDeviceRuntimeOutOfResources
                : func::kDeviceRuntimeInvalidConfiguration;
+  } catch (const InputError&) {  // a kernel the engine cannot decode (its address taken in data)
+    return func::kDeviceRuntimeInvalidDeviceFunction;
   }
   return func::kDeviceRuntimeSuccess;
 }
