@@ -582,6 +582,15 @@ struct GraphExec {
   std::shared_ptr<GraphMemory> memory;
 };
 
+// Gives an instantiation's node new work (kept aside while the node is disabled).
+void setExecWork(GraphExec& x, size_t place, Replay op, NodeKind kind) {
+  x.kinds[place] = std::move(kind);
+  if (x.enabled[place])
+    x.ops[x.opsBefore + place] = std::move(op);
+  else
+    x.disabledOps[place] = std::move(op);
+}
+
 // The value each conditional handle of `handles` takes when its graph runs.
 int setHandleDefaults(const std::vector<Graph::Handle>& handles) {
   for (const Graph::Handle& h : handles)
@@ -3344,8 +3353,7 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
   Replay work;
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;
-  x.ops[x.opsBefore + size_t(at - x.nodes.begin())] = std::move(work);
-  x.kinds[size_t(at - x.nodes.begin())] = kernelKind(params);
+  setExecWork(x, size_t(at - x.nodes.begin()), std::move(work), kernelKind(params));
   return kSuccess;
 }
 
@@ -3391,10 +3399,7 @@ GPUSC_API int cudaGraphExecUpdate(void* exec, void* graph, GraphExecUpdateResult
     std::sort(b.begin(), b.end());
     if (b != x.deps[i]) return refuse(kUpdateTopologyChanged, order[i], "the dependencies changed");
   }
-  for (size_t i = 0; i < order.size(); ++i) {
-    x.ops[x.opsBefore + i] = order[i]->op;
-    x.kinds[i] = order[i]->kind;
-  }
+  for (size_t i = 0; i < order.size(); ++i) setExecWork(x, i, order[i]->op, order[i]->kind);
   return kSuccess;
 }
 
@@ -3563,15 +3568,6 @@ int execPlace(void* exec, const void* node, const char* function, size_t* place)
     return fail(kErrorInvalidValue, function, "not a node of the instantiated graph");
   *place = size_t(at - x.nodes.begin());
   return kSuccess;
-}
-
-// Gives an instantiation's node new work (kept aside while the node is disabled).
-void setExecWork(GraphExec& x, size_t place, Replay op, NodeKind kind) {
-  x.kinds[place] = std::move(kind);
-  if (x.enabled[place])
-    x.ops[x.opsBefore + place] = std::move(op);
-  else
-    x.disabledOps[place] = std::move(op);
 }
 
 // The events graph nodes record and wait for: a wait is nothing here (work runs in issue order),
