@@ -3959,23 +3959,28 @@ GPUSC_API int cudaGraphExecGetFlags(void* exec, unsigned long long* flags) {
 }
 
 // The graph in Graphviz's DOT language: a node per graph node, labelled with its type (and a
-// kernel's grid and block), and its edges.
+// kernel's name, grid and block), and its edges.
 GPUSC_API int cudaGraphDebugDotPrint(void* graph, const char* path, unsigned) {
   if (graph == nullptr || path == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphDebugDotPrint", "a null graph or path");
-  static const char* const names[] = {"kernel",         "memcpy",       "memset",
-                                      "host",           "child graph",  "empty",
-                                      "event wait",     "event record", "semaphore signal",
-                                      "semaphore wait", "mem alloc",    "mem free"};
+  static const char* const typeNames[] = {"kernel",         "memcpy",       "memset",
+                                          "host",           "child graph",  "empty",
+                                          "event wait",     "event record", "semaphore signal",
+                                          "semaphore wait", "mem alloc",    "mem free"};
   const Graph& g = *static_cast<const Graph*>(graph);
   std::unordered_map<const GraphNode*, size_t> at;
   for (size_t i = 0; i < g.nodes.size(); ++i) at.emplace(g.nodes[i].get(), i);
   std::string dot = "digraph gpusc_graph {\n";
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const NodeKind& k = g.nodes[i]->kind;
-    std::string label = k.type >= 0 && k.type < int(sizeof names / sizeof names[0])
-                            ? names[k.type]
+    std::string label = k.type >= 0 && k.type < int(sizeof typeNames / sizeof typeNames[0])
+                            ? typeNames[k.type]
                             : "type " + std::to_string(k.type);
+    if (k.kernel) {
+      std::lock_guard<std::mutex> lock(names().mutex);
+      const auto name = names().functions.find(k.kernel->func);
+      if (name != names().functions.end()) label += std::string(" ") + name->second;
+    }
     if (k.kernel)
       label += " <<<(" + std::to_string(k.kernel->grid.x) + "," + std::to_string(k.kernel->grid.y) +
                "," + std::to_string(k.kernel->grid.z) + "), (" + std::to_string(k.kernel->block.x) +

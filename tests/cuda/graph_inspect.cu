@@ -216,7 +216,8 @@ int main() {
   if (f) std::fclose(f);
   std::remove(dotPath);
   expect(read > 0 && std::strstr(text, "digraph") &&
-             std::strstr(text, "kernel <<<(4,1,1), (64,1,1)>>>") && std::strstr(text, "n0 -> n1"),
+             std::strstr(text, "kernel _Z5addToPii <<<(4,1,1), (64,1,1)>>>") &&
+             std::strstr(text, "n0 -> n1"),
          "the graph as DOT");
 
   CHECK(cudaGraphExecDestroy(x));
