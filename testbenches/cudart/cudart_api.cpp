@@ -3891,13 +3891,15 @@ GPUSC_API int cudaGraphDestroyNode(void* node) {
 }
 
 // A copy of the graph: its nodes with their work, parameters and edges (the memory a capture
-// allocated stays shared with the original, which frees it with the last of them).
+// allocated and the conditional handles' words stay shared with the original, and are freed with
+// the last of them; a conditional node's bodies too).
 GPUSC_API int cudaGraphClone(void** clone, void* graph) {
   if (clone == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphClone", "a null graph or result");
   const Graph& g = *static_cast<const Graph*>(graph);
   auto c = std::make_unique<Graph>();
   c->memory = g.memory;
+  c->handles = g.handles;  // its conditional nodes read the same words
   for (const auto& n : g.nodes) {
     GraphNode& copy = c->add(n->op, nullptr, 0);
     copy.kind = n->kind;
