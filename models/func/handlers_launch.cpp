@@ -13,22 +13,14 @@ namespace gpusc::func::handlers {
 
 namespace {
 
-template <class T>
-T launchArg(ExecCtx& c, uint32_t offset, int l) {
-  T v;
-  std::memcpy(&v, resolve(c, MemSpace::CallParam, offset, sizeof(T), l, false).ptr, sizeof(T));
-  return v;
-}
-
 Dim3 launchDim(ExecCtx& c, uint32_t offset, int l) {
-  return {launchArg<uint32_t>(c, offset, l), launchArg<uint32_t>(c, offset + 4, l),
-          launchArg<uint32_t>(c, offset + 8, l)};
+  return {callParam<uint32_t>(c, offset, l), callParam<uint32_t>(c, offset + 4, l),
+          callParam<uint32_t>(c, offset + 8, l)};
 }
 
 template <class T>
 void launchResult(ExecCtx& c, const Inst& in, int l, T v) {
-  if (in.aux == kNoPc) return;
-  std::memcpy(resolve(c, MemSpace::CallParam, in.aux, sizeof(T), l, true).ptr, &v, sizeof(T));
+  if (in.aux != kNoPc) setCallParam<T>(c, in.aux, l, v);
 }
 
 // Writes `v` where the thread's pointer argument points (a cudaStream_t or an int of the caller).
@@ -50,34 +42,34 @@ void deviceRuntimeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
     uint32_t error = kDeviceRuntimeSuccess;
     if constexpr (Call == DeviceCall::GetParameterBufferV2) {
       const uint64_t buffer = rt->parameterBuffer(
-          launchArg<uint64_t>(c, in.src[0], l), launchDim(c, in.src[1], l),
-          launchDim(c, in.src[2], l), launchArg<uint32_t>(c, in.src[3], l), error);
+          callParam<uint64_t>(c, in.src[0], l), launchDim(c, in.src[1], l),
+          launchDim(c, in.src[2], l), callParam<uint32_t>(c, in.src[3], l), error);
       launchResult<uint64_t>(c, in, l, buffer);
     } else if constexpr (Call == DeviceCall::GetParameterBuffer) {
-      const uint64_t buffer = rt->parameterBuffer(launchArg<uint64_t>(c, in.src[1], l), error);
+      const uint64_t buffer = rt->parameterBuffer(callParam<uint64_t>(c, in.src[1], l), error);
       launchResult<uint64_t>(c, in, l, buffer);
     } else if constexpr (Call == DeviceCall::LaunchDeviceV2) {
       error =
-          rt->launch(launchArg<uint64_t>(c, in.src[0], l), launchArg<uint64_t>(c, in.src[1], l));
+          rt->launch(callParam<uint64_t>(c, in.src[0], l), callParam<uint64_t>(c, in.src[1], l));
       launchResult<uint32_t>(c, in, l, error);
     } else if constexpr (Call == DeviceCall::LaunchDevice) {
       error =
-          rt->launch(launchArg<uint64_t>(c, in.src[0], l), launchArg<uint64_t>(c, in.src[1], l),
+          rt->launch(callParam<uint64_t>(c, in.src[0], l), callParam<uint64_t>(c, in.src[1], l),
                      launchDim(c, in.src[2], l), launchDim(c, in.src[3], l),
-                     launchArg<uint32_t>(c, in.src[4], l), launchArg<uint64_t>(c, in.src[5], l));
+                     callParam<uint32_t>(c, in.src[4], l), callParam<uint64_t>(c, in.src[5], l));
       launchResult<uint32_t>(c, in, l, error);
     } else if constexpr (Call == DeviceCall::GetLastError || Call == DeviceCall::PeekAtLastError) {
       launchResult<uint32_t>(c, in, l, rt->lastError(thread, Call == DeviceCall::GetLastError));
       return;
     } else if constexpr (Call == DeviceCall::StreamCreateWithFlags) {
-      if (!writeThrough<uint64_t>(c, launchArg<uint64_t>(c, in.src[0], l), l, rt->createStream()))
+      if (!writeThrough<uint64_t>(c, callParam<uint64_t>(c, in.src[0], l), l, rt->createStream()))
         error = kDeviceRuntimeInvalidValue;
       launchResult<uint32_t>(c, in, l, error);
     } else if constexpr (Call == DeviceCall::StreamDestroy) {
       launchResult<uint32_t>(c, in, l, error);  // streams hold nothing to release
     } else {
       static_assert(Call == DeviceCall::GetDevice);
-      if (!writeThrough<int32_t>(c, launchArg<uint64_t>(c, in.src[0], l), l, 0))
+      if (!writeThrough<int32_t>(c, callParam<uint64_t>(c, in.src[0], l), l, 0))
         error = kDeviceRuntimeInvalidValue;
       launchResult<uint32_t>(c, in, l, error);
     }
@@ -87,8 +79,8 @@ void deviceRuntimeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 
 void setConditionalHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
-    const auto word = launchArg<uint64_t>(c, in.src[0], l);
-    const auto value = launchArg<uint32_t>(c, in.src[1], l);
+    const auto word = callParam<uint64_t>(c, in.src[0], l);
+    const auto value = callParam<uint32_t>(c, in.src[1], l);
     std::memcpy(resolve(c, MemSpace::Global, word, 4, l, true).ptr, &value, 4);
   });
 }

@@ -692,19 +692,10 @@ std::pair<std::string, int> formatPrintf(ExecCtx& c, uint64_t fmtAddr, uint64_t 
 // src[5]: of the return value (kNoPc: none). Lanes print in lane order.
 void vprintfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
-    auto param = [&](uint64_t off) {
-      Resolved r = resolve(c, MemSpace::CallParam, off, 8, l, false);
-      uint64_t v;
-      std::memcpy(&v, r.ptr, 8);
-      return v;
-    };
-    auto [text, count] = formatPrintf(c, param(static_cast<uint64_t>(in.imm)), param(in.aux), l);
+    auto [text, count] = formatPrintf(c, callParam<uint64_t>(c, uint64_t(in.imm), l),
+                                      callParam<uint64_t>(c, in.aux, l), l);
     if (c.L->printfLog) *c.L->printfLog += text;
-    if (in.src[5] != kNoPc) {
-      Resolved r = resolve(c, MemSpace::CallParam, in.src[5], 4, l, true);
-      int32_t n = count;
-      std::memcpy(r.ptr, &n, 4);
-    }
+    if (in.src[5] != kNoPc) setCallParam<int32_t>(c, in.src[5], l, count);
   });
 }
 
@@ -715,13 +706,8 @@ void vprintfHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 void assertFailHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   if (mask == 0) return;
   const int l = __builtin_ctz(mask);
-  auto pointer = [&](uint64_t off) {
-    uint64_t v;
-    std::memcpy(&v, resolve(c, MemSpace::CallParam, off, 8, l, false).ptr, 8);
-    return v;
-  };
-  uint32_t line;
-  std::memcpy(&line, resolve(c, MemSpace::CallParam, in.src[4], 4, l, false).ptr, 4);
+  const auto pointer = [&](uint64_t off) { return callParam<uint64_t>(c, off, l); };
+  const auto line = callParam<uint32_t>(c, in.src[4], l);
   const std::string message = readCString(c, pointer(uint64_t(in.imm)), l);
   const std::string file = readCString(c, pointer(in.aux), l);
   const std::string function = readCString(c, pointer(in.src[5]), l);
@@ -739,18 +725,15 @@ void assertFailHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 // (malloc) of the result. Lanes allocate in lane order.
 void mallocHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
-    uint64_t bytes;
-    std::memcpy(&bytes, resolve(c, MemSpace::CallParam, uint64_t(in.imm), 8, l, false).ptr, 8);
+    const auto bytes = callParam<uint64_t>(c, uint64_t(in.imm), l);
     if (c.L->heap == nullptr) c.fault(l, "malloc without a device heap");
-    const uint64_t p = c.L->heap->allocate(bytes);
-    std::memcpy(resolve(c, MemSpace::CallParam, in.aux, 8, l, true).ptr, &p, 8);
+    setCallParam<uint64_t>(c, in.aux, l, c.L->heap->allocate(bytes));
   });
 }
 
 void freeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   forEachLane(mask, [&](int l) {
-    uint64_t p;
-    std::memcpy(&p, resolve(c, MemSpace::CallParam, uint64_t(in.imm), 8, l, false).ptr, 8);
+    const auto p = callParam<uint64_t>(c, uint64_t(in.imm), l);
     if (p != 0 && (c.L->heap == nullptr || !c.L->heap->release(p)))
       c.fault(l, fmt::format("free(0x{:x}): not a block that malloc returned (or freed twice)", p));
   });

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -96,6 +97,20 @@ struct Resolved {
 // The log a read-modify-write resolved to `space` goes to, or null when it is performed at once.
 inline GlobalWriteLog* deferredLog(const ExecCtx& c, MemSpace space) {
   return space == MemSpace::Global && c.env ? c.env->log : nullptr;
+}
+
+// Lane l's call parameter of type T at `offset` in the call-parameter area (the arguments of a
+// call the engine answers itself: printf, malloc, the device runtime's), and the writing of its
+// result there.
+template <class T>
+T callParam(ExecCtx& c, uint64_t offset, int l) {
+  T v;
+  std::memcpy(&v, resolve(c, MemSpace::CallParam, offset, sizeof(T), l, false).ptr, sizeof(T));
+  return v;
+}
+template <class T>
+void setCallParam(ExecCtx& c, uint64_t offset, int l, T v) {
+  std::memcpy(resolve(c, MemSpace::CallParam, offset, sizeof(T), l, true).ptr, &v, sizeof(T));
 }
 
 inline void record(ExecCtx& c, const Inst& in, int l, uint64_t addr, MemSpace space, bool write,

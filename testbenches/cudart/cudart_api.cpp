@@ -408,16 +408,23 @@ struct NodeKind {
   void* event = nullptr;       // kNodeEventRecord, kNodeWaitEvent
 };
 
-// A 1D copy as the 3D parameters that describe it (what CUDA reads back for such a node).
-NodeKind copyKind(void* dst, const void* src, size_t bytes, int kind) {
+// A copy node's kind from the 3D parameters that describe the copy.
+NodeKind copy3DKind(const abi::Memcpy3DParms& p) {
   NodeKind k;
   k.type = kNodeMemcpy;
   k.copyKnown = true;
-  k.copy.srcPtr = {const_cast<void*>(src), bytes, bytes, 1};
-  k.copy.dstPtr = {dst, bytes, bytes, 1};
-  k.copy.extent = {bytes, 1, 1};
-  k.copy.kind = kind;
+  k.copy = p;
   return k;
+}
+
+// A 1D copy as the 3D parameters that describe it (what CUDA reads back for such a node).
+NodeKind copyKind(void* dst, const void* src, size_t bytes, int kind) {
+  abi::Memcpy3DParms p{};
+  p.srcPtr = {const_cast<void*>(src), bytes, bytes, 1};
+  p.dstPtr = {dst, bytes, bytes, 1};
+  p.extent = {bytes, 1, 1};
+  p.kind = kind;
+  return copy3DKind(p);
 }
 
 NodeKind memsetKind(void* dst, size_t pitch, unsigned value, unsigned elementSize, size_t width,
@@ -2373,15 +2380,14 @@ GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spi
 }
 GPUSC_API int cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind, void* stream) {
-  NodeKind node = typeKind(kNodeMemcpy);
-  node.copyKnown = true;
-  node.copy.srcPtr = {const_cast<void*>(src), spitch, width, height};
-  node.copy.dstPtr = {dst, dpitch, width, height};
-  node.copy.extent = {width, height, 1};
-  node.copy.kind = kind;
+  abi::Memcpy3DParms p{};
+  p.srcPtr = {const_cast<void*>(src), spitch, width, height};
+  p.dstPtr = {dst, dpitch, width, height};
+  p.extent = {width, height, 1};
+  p.kind = kind;
   return issue(
       "cudaMemcpy2DAsync", stream,
-      [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }, std::move(node));
+      [=] { return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }, copy3DKind(p));
 }
 GPUSC_API int cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch,
                                 size_t width, size_t height, int kind) {
@@ -3422,10 +3428,7 @@ GPUSC_API int cudaGraphAddMemcpyNode(void** node, void* graph, const void* const
   if (p == nullptr) return fail(kErrorInvalidValue, "cudaGraphAddMemcpyNode", "null parameters");
   Replay op;
   if (int e = plan3D(*p, "cudaGraphAddMemcpyNode", &op); e != kSuccess) return e;
-  NodeKind k = typeKind(kNodeMemcpy);
-  k.copy = *p;
-  k.copyKnown = true;
-  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, std::move(op), std::move(k));
+  return addNode("cudaGraphAddMemcpyNode", node, graph, deps, count, std::move(op), copy3DKind(*p));
 }
 
 namespace {
@@ -3640,8 +3643,7 @@ GPUSC_API int cudaGraphMemcpyNodeSetParams(void* node, const abi::Memcpy3DParms*
   Replay op;
   if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
   nodeOf(node)->op = std::move(op);
-  nodeOf(node)->kind.copy = *p;
-  nodeOf(node)->kind.copyKnown = true;
+  nodeOf(node)->kind = copy3DKind(*p);
   return kSuccess;
 }
 
@@ -3684,10 +3686,7 @@ GPUSC_API int cudaGraphExecMemcpyNodeSetParams(void* exec, void* node,
     return fail(kErrorInvalidValue, fn, "not a memcpy node, or null parameters");
   Replay op;
   if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
-  NodeKind k = typeKind(kNodeMemcpy);
-  k.copy = *p;
-  k.copyKnown = true;
-  setExecWork(x, place, std::move(op), std::move(k));
+  setExecWork(x, place, std::move(op), copy3DKind(*p));
   return kSuccess;
 }
 
@@ -4805,10 +4804,7 @@ int memcpy3D(const abi::Memcpy3DParms* p, void* stream, bool async, const char* 
   if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
   Replay op;
   if (int e = plan3D(*p, fn, &op); e != kSuccess) return e;
-  NodeKind k = typeKind(kNodeMemcpy);
-  k.copy = *p;
-  k.copyKnown = true;
-  return async ? issue(fn, stream, std::move(op), std::move(k)) : op();
+  return async ? issue(fn, stream, std::move(op), copy3DKind(*p)) : op();
 }
 
 int memset3D(abi::PitchedPtr p, int value, abi::Extent e, void* stream, bool async,
