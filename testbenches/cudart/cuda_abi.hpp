@@ -243,7 +243,8 @@ struct Memcpy3DParms {
 struct GraphEdgeData {
   unsigned char from_port, to_port, type, reserved[5];
 };
-// cudaGraphNodeParams (cudaGraphAddNode, CUDA 12.2's generic form) with the parameters of the
+// The parameters of cudaGraphNodeParams (cudaGraphAddNode, CUDA 12.2's generic form; below, after
+// the memory pools' structures its memory nodes use) for the
 // node types gpusc builds (cudaKernelNodeParamsV2 and cudaMemsetParamsV2 are laid out as the
 // first versions, cudaHostNodeParamsV2 as cudaHostNodeParams).
 struct MemcpyNodeParams {
@@ -263,22 +264,6 @@ struct ConditionalNodeParams {
   int type;                   // cudaGraphConditionalNodeType: if, while, switch
   unsigned size;              // body graphs
   void** phGraph_out;         // the bodies, set by the call that adds the node
-};
-struct GraphNodeParams {
-  int type;  // cudaGraphNodeType
-  int reserved0[3];
-  union {
-    long long reserved1[29];
-    KernelNodeParams kernel;
-    MemcpyNodeParams memcpy;
-    MemsetParams memset;
-    HostNodeParams host;
-    ChildGraphNodeParams graph;
-    EventNodeParams eventWait;
-    EventNodeParams eventRecord;
-    ConditionalNodeParams conditional;
-  };
-  long long reserved2;
 };
 
 // Textures: cudaChannelFormatDesc, cudaResourceDesc and cudaTextureDesc, the values of their
@@ -408,6 +393,36 @@ static_assert(sizeof(MemPoolProps) == 88, "cudaMemPoolProps");
 struct MemAccessDesc {
   MemLocation location;
   int flags;  // cudaMemAccessFlags: 0 none, 1 read, 3 read and write
+};
+// Graph memory nodes: cudaMemAllocNodeParams (and V2, laid out the same) and
+// cudaMemFreeNodeParams.
+struct MemAllocNodeParams {
+  MemPoolProps poolProps;
+  const MemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr;  // out: the allocation's address
+};
+struct MemFreeNodeParams {
+  void* dptr;
+};
+struct GraphNodeParams {
+  int type;  // cudaGraphNodeType
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    KernelNodeParams kernel;
+    MemcpyNodeParams memcpy;
+    MemsetParams memset;
+    HostNodeParams host;
+    ChildGraphNodeParams graph;
+    EventNodeParams eventWait;
+    EventNodeParams eventRecord;
+    MemAllocNodeParams alloc;
+    MemFreeNodeParams free;
+    ConditionalNodeParams conditional;
+  };
+  long long reserved2;
 };
 enum MemPoolAttr : int {
   kPoolReuseFollowEventDependencies = 1,

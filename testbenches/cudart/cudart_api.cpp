@@ -337,16 +337,50 @@ bool freeOutliving(const void* p, int* result, const char* function) {
 // too; `outliving` were not: each launch allocates them, and they stay allocated until the
 // program frees them (cudaFree, cudaFreeAsync), which it must do before the graph's next launch
 // unless the graph was instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+// The device's graph memory (cudaDeviceGetGraphMemAttribute): the bytes the graphs that exist
+// now hold, and the most they held at once since the program started or reset it.
+struct GraphMemoryUse {
+  std::mutex mutex;
+  uint64_t current = 0, high = 0;
+  void add(int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    current = uint64_t(int64_t(current) + bytes);
+    high = std::max(high, current);
+  }
+};
+GraphMemoryUse& graphMemoryUse() {
+  static GraphMemoryUse u;
+  return u;
+}
+
 struct GraphMemory {
   std::vector<void*> blocks;
   std::vector<void*> outliving;
   std::vector<void*> words;  // conditional handles' values (cudaGraphConditionalHandleCreate)
+  std::map<const void*, size_t> bytes;  // each allocation's size (blocks and outliving)
   GraphMemory() = default;
   GraphMemory(const GraphMemory&) = delete;
   GraphMemory& operator=(const GraphMemory&) = delete;
+  // A new allocation of the graph's (`p`, of `size` bytes).
+  void hold(const void* p, size_t size) {
+    bytes[p] = size;
+    graphMemoryUse().add(int64_t(size));
+  }
+  // Takes the allocations of `other` (a capture's, into the graph it ends in).
+  void adopt(GraphMemory& other) {
+    blocks.insert(blocks.end(), other.blocks.begin(), other.blocks.end());
+    outliving.insert(outliving.end(), other.outliving.begin(), other.outliving.end());
+    bytes.insert(other.bytes.begin(), other.bytes.end());
+    other.blocks.clear();
+    other.outliving.clear();
+    other.bytes.clear();
+  }
   // An outliving block still allocated (the program has not freed it since the last launch)
   // stays allocated, as on a GPU: it is the program's to free, as any allocation.
   ~GraphMemory() {
+    uint64_t held = 0;
+    for (const auto& [p, size] : bytes) held += size;
+    graphMemoryUse().add(-int64_t(held));
     std::vector<void*> freed;
     {
       OutlivingAllocations& o = outlivingAllocations();
@@ -382,8 +416,8 @@ struct GraphMemory {
 
 // cudaGraphNodeType's values.
 constexpr int kNodeKernel = 0, kNodeMemcpy = 1, kNodeMemset = 2, kNodeHost = 3, kNodeGraph = 4,
-              kNodeEmpty = 5, kNodeWaitEvent = 6, kNodeEventRecord = 7, kNodeMemFree = 11,
-              kNodeConditional = 13;
+              kNodeEmpty = 5, kNodeWaitEvent = 6, kNodeEventRecord = 7, kNodeMemAlloc = 10,
+              kNodeMemFree = 11, kNodeConditional = 13;
 
 // A kernel node's launch as it was given, for cudaGraphKernelNodeGetParams (the arguments' bytes
 // are the node's own, so the pointers it returns stay valid while the node does).
@@ -398,14 +432,24 @@ struct KernelLaunchCopy {
 // What a graph node is, for the calls that read it back (cudaGraphNodeGetType and the
 // cudaGraph*NodeGetParams): its type (cudaGraphNodeType) and the parameters of that type it was
 // made with. A kernel node whose launch it holds (`kernel`) may have its parameters set again.
+struct Graph;
 struct NodeKind {
   int type = kNodeEmpty;
   std::shared_ptr<const KernelLaunchCopy> kernel;
+  // A kernel node's attributes (cudaGraphKernelNodeSetAttribute) by id.
+  std::map<int, abi::LaunchAttribute> attributes;
   abi::Memcpy3DParms copy{};  // kNodeMemcpy, when `copyKnown` (not a copy to or from a symbol)
   bool copyKnown = false;
   abi::MemsetParams memset{};  // kNodeMemset
   abi::HostNodeParams host{};  // kNodeHost
   void* event = nullptr;       // kNodeEventRecord, kNodeWaitEvent
+  // kNodeMemAlloc: the allocation's parameters (dptr its address) and access descriptors;
+  // kNodeMemFree: the address it frees.
+  abi::MemAllocNodeParams alloc{};
+  std::shared_ptr<const std::vector<abi::MemAccessDesc>> access;
+  void* freed = nullptr;
+  // kNodeGraph: the node's own graph (cudaGraphChildGraphNodeGetGraph), which it runs.
+  std::shared_ptr<Graph> child;
 };
 
 // A copy node's kind from the 3D parameters that describe the copy.
@@ -441,6 +485,24 @@ NodeKind typeKind(int type) {
   return k;
 }
 
+// A memory allocation node's kind: `bytes` at `p` in the device's memory.
+NodeKind allocKind(void* p, size_t bytes) {
+  NodeKind k;
+  k.type = kNodeMemAlloc;
+  k.alloc.poolProps.allocType = 1;      // cudaMemAllocationTypePinned
+  k.alloc.poolProps.location = {1, 0};  // cudaMemLocationTypeDevice, device 0
+  k.alloc.bytesize = bytes;
+  k.alloc.dptr = p;
+  return k;
+}
+
+NodeKind freeKind(void* p) {
+  NodeKind k;
+  k.type = kNodeMemFree;
+  k.freed = p;
+  return k;
+}
+
 NodeKind hostKind(void (*fn)(void*), void* userData) {
   NodeKind k;
   k.type = kNodeHost;
@@ -460,7 +522,10 @@ struct CaptureSequence {
   std::vector<void*> allocated;  // by cudaMallocAsync in the capture
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
   // cudaStreamBeginCaptureToGraph: the graph the captured nodes join, after `after`.
+  // cudaStreamGetCaptureInfo gives out the graph being captured: made then, as `into`, and the
+  // capture's own (deleted if it ends without a graph).
   void* into = nullptr;
+  bool madeInto = false;
   std::vector<const void*> after;
   // Forks and joins: each stream's last op (ops.size() after it), what each stream's work
   // waits for (through events it waited on), and what each event recorded in the capture
@@ -498,7 +563,6 @@ struct CaptureSequence {
 // A graph node: what it does when the graph runs, and the nodes it must run after. A captured
 // graph is a chain of nodes in issue order; a graph built node by node (cudaGraphAdd*Node) has
 // the dependencies its nodes were given.
-struct Graph;
 struct GraphNode {
   Replay op;
   std::vector<const GraphNode*> deps;
@@ -506,9 +570,77 @@ struct GraphNode {
   Graph* owner = nullptr;
 };
 
+// User objects (cudaUserObjectCreate): a program's resource with a count of references and a
+// destructor, called when the last reference goes. Graphs and their instantiations own references
+// (cudaGraphRetainUserObject), so the program can release its own while a graph still needs the
+// resource. Every call completes before it returns, so the destructor runs in the call that
+// releases the last reference (a GPU's runtime runs it once the work using it has completed).
+struct UserObject {
+  void* ptr;
+  void (*destroy)(void*);
+  uint64_t count;
+};
+struct UserObjects {
+  std::mutex mutex;
+  std::set<UserObject*> live;
+};
+UserObjects& userObjects() {
+  static UserObjects u;
+  return u;
+}
+
+// Takes `n` references to `o` (a live user object, else false).
+bool retainUserObject(UserObject* o, uint64_t n) {
+  std::lock_guard<std::mutex> lock(userObjects().mutex);
+  if (userObjects().live.count(o) == 0) return false;
+  o->count += n;
+  return true;
+}
+
+// Gives back `n` references to `o`; the last one calls its destructor (outside the lock, so the
+// destructor may release other objects). False when `o` is not live or has fewer references.
+bool releaseUserObject(UserObject* o, uint64_t n) {
+  {
+    std::lock_guard<std::mutex> lock(userObjects().mutex);
+    if (userObjects().live.count(o) == 0 || o->count < n) return false;
+    o->count -= n;
+    if (o->count != 0) return true;
+    userObjects().live.erase(o);
+  }
+  if (o->destroy != nullptr) o->destroy(o->ptr);
+  delete o;
+  return true;
+}
+
+// The references a graph or an instantiation owns: a copy (a clone, an instantiation) takes its
+// own, and they are given back when their owner goes.
+struct UserReferences {
+  std::map<UserObject*, uint64_t> held;
+  UserReferences() = default;
+  UserReferences(const UserReferences& other) : held(other.held) {
+    for (const auto& [o, n] : held) retainUserObject(o, n);
+  }
+  UserReferences& operator=(const UserReferences&) = delete;
+  // Holds what `other` holds instead (its references taken before these are given back).
+  void replaceWith(const UserReferences& other) {
+    UserReferences copy(other);
+    held.swap(copy.held);
+  }
+  ~UserReferences() {
+    for (const auto& [o, n] : held) releaseUserObject(o, n);
+  }
+};
+
 struct Graph {
   std::vector<std::unique_ptr<GraphNode>> nodes;  // in the order they were added
   std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
+  UserReferences userReferences;  // cudaGraphRetainUserObject
+  // A child graph node's own graph (cudaGraphChildGraphNodeGetGraph): no memory nodes may be
+  // added to it.
+  bool embedded = false;
+  // While an instantiation of a graph with memory nodes exists, there may be no other (CUDA's
+  // rule): each instantiation holds the token this watches.
+  std::weak_ptr<void> instantiation;
 
   // A clone's nodes by the original's (cudaGraphNodeFindInClone).
   std::unordered_map<const void*, GraphNode*> cloneOf;
@@ -525,6 +657,13 @@ struct Graph {
   int run() const;
 
   bool holds(const void* node) const { return index.count(node) != 0; }
+  // Whether it has memory allocation or free nodes, which CUDA's rules restrict (no clone, no
+  // child by copy, no node or edge removed, one instantiation at a time).
+  bool hasMemoryNodes() const {
+    for (const auto& n : nodes)
+      if (n->kind.type == kNodeMemAlloc || n->kind.type == kNodeMemFree) return true;
+    return false;
+  }
   GraphNode& add(Replay op, const void* const* deps, size_t count) {
     nodes.push_back(std::make_unique<GraphNode>());
     GraphNode& n = *nodes.back();
@@ -587,6 +726,8 @@ struct GraphExec {
   std::vector<Replay> ops;  // the launch's own steps (opsBefore of them), then the nodes'
   size_t opsBefore = 0;
   std::shared_ptr<GraphMemory> memory;
+  UserReferences userReferences;        // the graph's, when it was instantiated or updated
+  std::shared_ptr<void> instantiation;  // for Graph::instantiation
 };
 
 // Gives an instantiation's node new work (kept aside while the node is disabled).
@@ -609,6 +750,31 @@ int setHandleDefaults(const std::vector<Graph::Handle>& handles) {
   return kSuccess;
 }
 
+// The work a child graph node does: its graph's nodes as they are now, in an order that keeps
+// their dependencies (its conditional handles' defaults first).
+Replay childWork(const Graph& child);
+
+// The work `n` does when an instantiation of its graph runs: a child graph node runs its graph as
+// it was when the instantiation was made (cudaGraphChildGraphNodeGetGraph may change it later).
+Replay nodeWork(const GraphNode& n) { return n.kind.child ? childWork(*n.kind.child) : n.op; }
+
+Replay childWork(const Graph& child) {
+  std::vector<const GraphNode*> ordered;
+  if (!child.order(ordered))
+    return [] {
+      return fail(kErrorInvalidValue, "cudaGraphLaunch",
+                  "a child graph's dependencies form a cycle");
+    };
+  std::vector<Replay> ops;
+  for (const GraphNode* n : ordered) ops.push_back(nodeWork(*n));
+  return [ops = std::move(ops), handles = child.handles, memory = child.memory] {
+    if (int e = setHandleDefaults(handles); e != kSuccess) return e;
+    for (const Replay& op : ops)
+      if (int e = op(); e != kSuccess) return e;
+    return int(kSuccess);
+  };
+}
+
 int Graph::run() const {
   if (int e = setHandleDefaults(handles); e != kSuccess) return e;
   std::vector<const GraphNode*> ordered;
@@ -616,7 +782,7 @@ int Graph::run() const {
     return fail(kErrorInvalidValue, "cudaGraphLaunch",
                 "a conditional node's body graph has dependencies that form a cycle");
   for (const GraphNode* n : ordered)
-    if (int e = n->op(); e != kSuccess) return e;
+    if (int e = nodeWork(*n)(); e != kSuccess) return e;
   return kSuccess;
 }
 
@@ -808,8 +974,15 @@ int launch(const void* hostFun, Dim3 grid, Dim3 block, void** args, size_t share
       e != kSuccess)
     return e;
   NodeKind kind = typeKind(kNodeKernel);
-  if (!cooperative && capturing(stream))
+  if (capturing(stream)) {
     kind.kernel = launchCopy(hostFun, grid, block, args, sharedBytes);
+    if (cooperative) {  // the node's cooperative attribute
+      abi::LaunchAttribute a{};
+      a.id = abi::kLaunchAttrCooperative;
+      a.val.cooperative = 1;
+      kind.attributes[a.id] = a;
+    }
+  }
   return issue(cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel", stream,
                std::move(work), std::move(kind));
 }
@@ -1507,6 +1680,32 @@ GPUSC_API int cudaFuncSetCacheConfig(const void*, int config) {
   return checkCacheConfig(config, "cudaFuncSetCacheConfig");
 }
 
+// The shared memory's bank width (cudaSharedMemConfig, deprecated): the banks of every platform
+// gpusc has are four bytes wide (sm.shared_memory_banks of them) and cannot be set otherwise, as
+// on every GPU after Kepler; a setting is checked and accepted and changes nothing, as there.
+namespace {
+int checkSharedMemConfig(int config, const char* function) {
+  if (config < 0 || config > 2)
+    return fail(kErrorInvalidValue, function,
+                "config " + std::to_string(config) + " is not a cudaSharedMemConfig (0 to 2)");
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaDeviceSetSharedMemConfig(int config) {
+  return checkSharedMemConfig(config, "cudaDeviceSetSharedMemConfig");
+}
+GPUSC_API int cudaDeviceGetSharedMemConfig(int* config) {
+  if (config == nullptr)
+    return fail(kErrorInvalidValue, "cudaDeviceGetSharedMemConfig", "a null result");
+  *config = 1;  // cudaSharedMemBankSizeFourByte
+  return kSuccess;
+}
+GPUSC_API int cudaFuncSetSharedMemConfig(const void* func, int config) {
+  if (func == nullptr)
+    return fail(kErrorInvalidDeviceFunction, "cudaFuncSetSharedMemConfig", "a null function");
+  return checkSharedMemConfig(config, "cudaFuncSetSharedMemConfig");
+}
+
 GPUSC_API int cudaFuncGetName(const char** name, const void* func) {
   GPUSC_STICKY();
   if (name == nullptr) return fail(kErrorInvalidValue, "cudaFuncGetName", "a null result");
@@ -1949,11 +2148,14 @@ void releasePoolAllocation(const void* p) {
 // cudaMallocAsync and cudaMallocFromPoolAsync: `handle` null is the device's current pool.
 int mallocFromPool(void** p, size_t bytes, void* handle, void* stream, const char* function) {
   if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
-  if (auto seq = capturing(stream)) {  // the graph's memory
+  if (auto seq = capturing(stream)) {  // the graph's memory, and a memory allocation node
     const int e = cudaMalloc(p, bytes);
     if (e != kSuccess) return e;
     std::lock_guard<std::mutex> lock(captures().mutex);
     seq->allocated.push_back(*p);
+    seq->memory->hold(*p, bytes);
+    seq->push(
+        stream, [] { return int(kSuccess); }, allocKind(*p, bytes));
     return kSuccess;
   }
   MemPools& m = memPools();
@@ -2282,9 +2484,11 @@ GPUSC_API int cudaFreeAsync(void* p, void* stream) {
     if (it != seq->allocated.end()) {
       seq->allocated.erase(it);
       seq->memory->blocks.push_back(p);
+      seq->push(
+          stream, [] { return int(kSuccess); }, freeKind(p));
     } else {
       seq->push(
-          stream, [p] { return freeDevice(p, "cudaFreeAsync"); }, typeKind(kNodeMemFree));
+          stream, [p] { return freeDevice(p, "cudaFreeAsync"); }, freeKind(p));
     }
     return kSuccess;
   }
@@ -2883,6 +3087,21 @@ GPUSC_API int cudaStreamSetAttribute_ptsz(void* stream, int id, const void* valu
 GPUSC_API int cudaStreamGetAttribute_ptsz(void* stream, int id, void* value) {
   return cudaStreamGetAttribute(perThread(stream), id, value);
 }
+// `dst` takes the attributes `src` was given (cudaStreamSetAttribute's).
+GPUSC_API int cudaStreamCopyAttributes(void* dst, void* src) {
+  const char* fn = "cudaStreamCopyAttributes";
+  StreamSettings st;
+  if (int e = streamSettings(dst, fn, &st); e != kSuccess) return e;
+  if (int e = streamSettings(src, fn, &st); e != kSuccess) return e;
+  std::lock_guard<std::mutex> lock(streamAttributes().mutex);
+  auto& v = streamAttributes().values;
+  v.erase(v.lower_bound({dst, INT_MIN}), v.upper_bound({dst, INT_MAX}));
+  std::vector<std::pair<int, abi::LaunchAttribute>> copied;
+  for (auto it = v.lower_bound({src, INT_MIN}); it != v.upper_bound({src, INT_MAX}); ++it)
+    copied.emplace_back(it->first.second, it->second);
+  for (const auto& [id, a] : copied) v[{dst, id}] = a;
+  return kSuccess;
+}
 GPUSC_API int cudaCtxResetPersistingL2Cache() { return kSuccess; }  // nothing persists
 
 GPUSC_API int cudaStreamGetFlags(void* stream, unsigned* flags) {
@@ -3008,8 +3227,31 @@ GPUSC_API int cudaStreamAddCallback_ptsz(void* stream, void (*cb)(void*, int, vo
 
 // ---- stream capture and graphs (the capture's machinery is above, beside the launches) ----
 
-GPUSC_API int cudaStreamBeginCapture(void* stream, int) {
+// cudaStreamCaptureMode: global, thread-local or relaxed. The mode says which calls that are
+// unsafe during a capture (cudaMalloc, say, which may synchronise on a GPU) a thread may make;
+// every call here completes before it returns, so none is unsafe and the mode changes nothing.
+namespace {
+thread_local int tCaptureMode = 0;  // cudaThreadExchangeStreamCaptureMode's
+int checkCaptureMode(int mode, const char* function) {
+  if (mode < 0 || mode > 2)
+    return fail(kErrorInvalidValue, function,
+                "mode " + std::to_string(mode) +
+                    ": cudaStreamCaptureModeGlobal (0), ThreadLocal (1) or Relaxed (2)");
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaThreadExchangeStreamCaptureMode(int* mode) {
+  if (mode == nullptr)
+    return fail(kErrorInvalidValue, "cudaThreadExchangeStreamCaptureMode", "a null mode");
+  if (int e = checkCaptureMode(*mode, "cudaThreadExchangeStreamCaptureMode"); e != kSuccess)
+    return e;
+  std::swap(*mode, tCaptureMode);
+  return kSuccess;
+}
+
+GPUSC_API int cudaStreamBeginCapture(void* stream, int mode) {
   GPUSC_STICKY();
+  if (int e = checkCaptureMode(mode, "cudaStreamBeginCapture"); e != kSuccess) return e;
   if (legacyStream(stream))
     return fail(kErrorStreamCaptureUnsupported, "cudaStreamBeginCapture",
                 "the legacy default stream cannot be captured: capture a created stream");
@@ -3066,6 +3308,10 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
     s = s->second == seq ? c.streams.erase(s) : std::next(s);
   for (auto e = c.events.begin(); e != c.events.end();)
     e = e->second == seq ? c.events.erase(e) : std::next(e);
+  if ((seq->invalidated || seq->unjoined() != nullptr) && seq->madeInto) {
+    delete static_cast<Graph*>(seq->into);
+    seq->into = nullptr;
+  }
   if (seq->invalidated) {
     *graph = nullptr;
     return fail(kErrorStreamCaptureInvalidated, "cudaStreamEndCapture",
@@ -3086,13 +3332,10 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
   // A new graph, or the one cudaStreamBeginCaptureToGraph named (which takes what the capture
   // allocated and freed).
   Graph* g = seq->into ? static_cast<Graph*>(seq->into) : new Graph;
-  if (seq->into) {
-    g->memory->blocks.insert(g->memory->blocks.end(), seq->memory->blocks.begin(),
-                             seq->memory->blocks.end());
-    seq->memory->blocks.clear();
-  } else {
+  if (seq->into)
+    g->memory->adopt(*seq->memory);
+  else
     g->memory = seq->memory;
-  }
   // What the capture allocated and did not free outlives each launch of the graph.
   if (!seq->allocated.empty()) {
     OutlivingAllocations& o = outlivingAllocations();
@@ -3133,24 +3376,32 @@ GPUSC_API int cudaStreamIsCapturing_ptsz(void* stream, int* status) {
   return cudaStreamIsCapturing(perThread(stream), status);
 }
 
-// The status and the capture's id; the number of nodes the next captured one depends on (the
-// capture is one sequence: the last node, if any). The graph being captured and its node
+// The status and the capture's id; the graph being captured (the graph the captured nodes go
+// into when the capture ends: to hold user objects, say); the number of nodes the next captured
+// one depends on (the capture is one sequence: the last node, if any). The captured nodes'
 // handles are not given out.
 GPUSC_API int cudaStreamGetCaptureInfo(void* stream, int* status, unsigned long long* id,
                                        void** graph, const void*** dependencies,
                                        const void** edgeData, size_t* count) {
   if (status == nullptr)
     return fail(kErrorInvalidValue, "cudaStreamGetCaptureInfo", "a null status");
-  if (graph != nullptr || dependencies != nullptr || edgeData != nullptr)
+  if (dependencies != nullptr || edgeData != nullptr)
     return fail(kErrorNotSupported, "cudaStreamGetCaptureInfo",
-                "the graph being captured and its node handles are not given out (pass null for "
-                "them)");
+                "the captured nodes' handles are not given out (pass null for the dependencies "
+                "and their edge data)");
   const auto seq = capturing(stream);
   *status = captureStatus(stream);
   if (seq) {
     std::lock_guard<std::mutex> lock(captures().mutex);
     if (id) *id = seq->id;
     if (count) *count = seq->ops.empty() ? 0 : 1;
+    if (graph) {
+      if (seq->into == nullptr) {
+        seq->into = new Graph;
+        seq->madeInto = true;
+      }
+      *graph = seq->into;
+    }
   } else if (count) {
     *count = 0;
   }
@@ -3170,11 +3421,19 @@ constexpr unsigned long long kInstantiateAutoFreeOnLaunch = 1;
 GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long flags) {
   if (exec == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphInstantiate", "a null graph or result");
-  const Graph& g = *static_cast<const Graph*>(graph);
+  Graph& g = *static_cast<Graph*>(graph);
   auto x = std::make_unique<GraphExec>();
   if (!g.order(x->nodes))
     return fail(kErrorInvalidValue, "cudaGraphInstantiate",
                 "the graph's dependencies form a cycle");
+  if (g.hasMemoryNodes()) {
+    if (!g.instantiation.expired())
+      return fail(kErrorInvalidValue, "cudaGraphInstantiate",
+                  "the graph has memory allocation or free nodes and an instantiation of it "
+                  "exists: destroy that one first (one at a time, as CUDA allows)");
+    x->instantiation = std::make_shared<int>(0);
+    g.instantiation = x->instantiation;
+  }
   if (!g.memory->outliving.empty()) {  // the launch allocates them first
     const bool autoFree = (flags & kInstantiateAutoFreeOnLaunch) != 0;
     x->ops.push_back([memory = g.memory, autoFree] { return memory->launch(autoFree); });
@@ -3184,7 +3443,7 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
     x->ops.push_back([handles = g.handles] { return setHandleDefaults(handles); });
     ++x->opsBefore;
   }
-  for (const GraphNode* n : x->nodes) x->ops.push_back(n->op);
+  for (const GraphNode* n : x->nodes) x->ops.push_back(nodeWork(*n));
   {
     std::unordered_map<const GraphNode*, size_t> at;
     for (size_t i = 0; i < x->nodes.size(); ++i) at.emplace(x->nodes[i], i);
@@ -3197,6 +3456,7 @@ GPUSC_API int cudaGraphInstantiate(void** exec, void* graph, unsigned long long 
     }
   }
   x->memory = g.memory;
+  x->userReferences.replaceWith(g.userReferences);
   x->enabled.assign(x->nodes.size(), true);
   x->disabledOps.resize(x->nodes.size());
   x->flags = flags;
@@ -3314,6 +3574,17 @@ int kernelWork(const char* function, const abi::KernelNodeParams* p, Replay* wor
                     p->sharedMemBytes, nullptr, false, work);
 }
 
+// A kernel node's launch again, cooperative or not (its cudaLaunchAttributeCooperative).
+int kernelNodeWork(const KernelLaunchCopy& c, bool cooperative, Replay* work) {
+  return makeLaunch(c.func, {c.grid.x, c.grid.y, c.grid.z}, {c.block.x, c.block.y, c.block.z},
+                    const_cast<void**>(c.argPointers.data()), c.sharedBytes, nullptr, cooperative,
+                    work);
+}
+bool cooperativeNode(const NodeKind& k) {
+  const auto it = k.attributes.find(abi::kLaunchAttrCooperative);
+  return it != k.attributes.end() && it->second.val.cooperative != 0;
+}
+
 // A kernel node's kind from its parameters (checked by kernelWork).
 NodeKind kernelKind(const abi::KernelNodeParams* p) {
   NodeKind k = typeKind(kNodeKernel);
@@ -3341,8 +3612,13 @@ GPUSC_API int cudaGraphKernelNodeSetParams(void* node, const abi::KernelNodePara
                 "not a kernel node (one cudaGraphAddKernelNode added or a capture recorded)");
   Replay work;
   if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work); e != kSuccess) return e;
-  static_cast<GraphNode*>(node)->op = std::move(work);
-  static_cast<GraphNode*>(node)->kind = kernelKind(params);
+  GraphNode& n = *static_cast<GraphNode*>(node);
+  NodeKind kind = kernelKind(params);
+  kind.attributes = n.kind.attributes;
+  n.op = std::move(work);
+  n.kind = std::move(kind);
+  if (cooperativeNode(n.kind) && n.kind.kernel)  // the launch stays cooperative
+    return kernelNodeWork(*n.kind.kernel, true, &n.op);
   return kSuccess;
 }
 
@@ -3356,10 +3632,15 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
     return fail(kErrorInvalidValue, "cudaGraphExecKernelNodeSetParams",
                 "not a kernel node of the instantiated graph (one cudaGraphAddKernelNode added "
                 "or a capture recorded)");
+  const size_t place = size_t(at - x.nodes.begin());
   Replay work;
   if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
     return e;
-  setExecWork(x, size_t(at - x.nodes.begin()), std::move(work), kernelKind(params));
+  NodeKind kind = kernelKind(params);
+  kind.attributes = x.kinds[place].attributes;
+  if (cooperativeNode(kind) && kind.kernel)  // the launch stays cooperative
+    if (int e = kernelNodeWork(*kind.kernel, true, &work); e != kSuccess) return e;
+  setExecWork(x, place, std::move(work), std::move(kind));
   return kSuccess;
 }
 
@@ -3405,7 +3686,8 @@ GPUSC_API int cudaGraphExecUpdate(void* exec, void* graph, GraphExecUpdateResult
     std::sort(b.begin(), b.end());
     if (b != x.deps[i]) return refuse(kUpdateTopologyChanged, order[i], "the dependencies changed");
   }
-  for (size_t i = 0; i < order.size(); ++i) setExecWork(x, i, order[i]->op, order[i]->kind);
+  for (size_t i = 0; i < order.size(); ++i) setExecWork(x, i, nodeWork(*order[i]), order[i]->kind);
+  x.userReferences.replaceWith(g.userReferences);
   return kSuccess;
 }
 
@@ -3492,26 +3774,242 @@ GPUSC_API int cudaGraphAddEmptyNode(void** node, void* graph, const void* const*
       typeKind(kNodeEmpty));
 }
 
-// The child graph as it is now (a copy: later changes to it do not reach this node).
-GPUSC_API int cudaGraphAddChildGraphNode(void** node, void* graph, const void* const* deps,
-                                         size_t count, void* child) {
-  if (child == nullptr)
-    return fail(kErrorInvalidValue, "cudaGraphAddChildGraphNode", "a null child graph");
-  const Graph& c = *static_cast<const Graph*>(child);
+namespace {
+
+// A copy of `g`: its nodes with their work, parameters and edges, a child graph node's graph
+// copied too (the memory a capture allocated and the conditional handles' words stay shared with
+// the original, and are freed with the last of them; a conditional node's bodies too).
+std::unique_ptr<Graph> cloneGraph(const Graph& g) {
+  auto c = std::make_unique<Graph>();
+  c->memory = g.memory;
+  c->handles = g.handles;  // its conditional nodes read the same words
+  c->userReferences.replaceWith(g.userReferences);
+  for (const auto& n : g.nodes) {
+    GraphNode& copy = c->add(n->op, nullptr, 0);
+    copy.kind = n->kind;
+    if (n->kind.child) {
+      copy.kind.child = cloneGraph(*n->kind.child);
+      copy.kind.child->embedded = true;
+    }
+    c->cloneOf[n.get()] = &copy;
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const GraphNode* d : g.nodes[i]->deps) c->nodes[i]->deps.push_back(c->cloneOf.at(d));
+  return c;
+}
+
+// A child graph node runs a graph of its own: a copy of `child` (cudaGraphChildGraphOwnershipClone,
+// later changes to `child` do not reach it), or `child` itself, which the node then owns
+// (cudaGraphChildGraphOwnershipMove: the program must not destroy it).
+int addChildGraphNode(void** node, void* graph, const void* const* deps, size_t count, void* child,
+                      int ownership, const char* fn) {
+  if (child == nullptr) return fail(kErrorInvalidValue, fn, "a null child graph");
+  if (ownership != 0 && ownership != 1)
+    return fail(kErrorInvalidValue, fn,
+                "ownership " + std::to_string(ownership) +
+                    ": cudaGraphChildGraphOwnershipClone (0) or Move (1)");
+  Graph& c = *static_cast<Graph*>(child);
+  if (child == graph) return fail(kErrorInvalidValue, fn, "a graph cannot be its own child");
   std::vector<const GraphNode*> order;
   if (!c.order(order))
-    return fail(kErrorInvalidValue, "cudaGraphAddChildGraphNode",
-                "the child graph's dependencies form a cycle");
-  std::vector<Replay> ops;
-  for (const GraphNode* n : order) ops.push_back(n->op);
+    return fail(kErrorInvalidValue, fn, "the child graph's dependencies form a cycle");
+  if (ownership == 0 && c.hasMemoryNodes())
+    return fail(kErrorInvalidValue, fn,
+                "the child graph has memory allocation or free nodes: it can be a child only "
+                "when its ownership moves to the parent (cudaGraphChildGraphOwnershipMove)");
+  if (ownership == 1 && c.embedded)
+    return fail(kErrorInvalidValue, fn, "the graph is a child graph node's already");
+  std::shared_ptr<Graph> own(ownership == 1 ? &c : cloneGraph(c).release());
+  own->embedded = true;
+  NodeKind kind = typeKind(kNodeGraph);
+  kind.child = own;
+  return addNode(fn, node, graph, deps, count, childWork(*own), std::move(kind));
+}
+
+}  // namespace
+
+GPUSC_API int cudaGraphAddChildGraphNode(void** node, void* graph, const void* const* deps,
+                                         size_t count, void* child) {
+  return addChildGraphNode(node, graph, deps, count, child, 0, "cudaGraphAddChildGraphNode");
+}
+
+// The node's own graph, not a copy: changes to it reach the node (in instantiations made after).
+GPUSC_API int cudaGraphChildGraphNodeGetGraph(void* node, void** graph) {
+  const char* fn = "cudaGraphChildGraphNodeGetGraph";
+  if (node == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null node or result");
+  const GraphNode& n = *static_cast<const GraphNode*>(node);
+  if (n.kind.type != kNodeGraph || !n.kind.child)
+    return fail(kErrorInvalidValue, fn, "not a child graph node");
+  *graph = n.kind.child.get();
+  return kSuccess;
+}
+
+// ---- memory allocation and free nodes ----
+//
+// An allocation node's memory is allocated when the node is made and keeps its address for the
+// graph's life, as CUDA's does. Freed by a free node of the same graph, it is the graph's own
+// (GraphMemory::blocks); otherwise it outlives each launch, as a capture's cudaMallocAsync does
+// (GraphMemory::outliving), until the program frees it.
+
+GPUSC_API int cudaGraphAddMemAllocNode(void** node, void* graph, const void* const* deps,
+                                       size_t count, abi::MemAllocNodeParams* p) {
+  const char* fn = "cudaGraphAddMemAllocNode";
+  if (p == nullptr || graph == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null graph or parameters");
+  Graph& g = *static_cast<Graph*>(graph);
+  if (g.embedded)
+    return fail(kErrorInvalidValue, fn,
+                "the graph is a child graph node's: memory nodes cannot be added to it");
+  if (p->bytesize == 0) return fail(kErrorInvalidValue, fn, "an allocation of 0 bytes");
+  if (p->poolProps.allocType != kAllocationPinned)
+    return fail(kErrorInvalidValue, fn,
+                "poolProps.allocType " + std::to_string(p->poolProps.allocType) +
+                    ": graph allocations are pinned device memory (cudaMemAllocationTypePinned)");
+  if (p->poolProps.handleTypes != 0)
+    return fail(kErrorInvalidValue, fn, "poolProps.handleTypes must be cudaMemHandleTypeNone");
+  if (int e = checkPoolLocation(&p->poolProps.location, fn); e != kSuccess) return e;
+  if (p->accessDescCount != 0 && p->accessDescs == nullptr)
+    return fail(kErrorInvalidValue, fn, "accessDescCount without accessDescs");
+  for (size_t i = 0; i < p->accessDescCount; ++i)
+    if (int e = checkPoolLocation(&p->accessDescs[i].location, fn); e != kSuccess) return e;
+  void* dptr = nullptr;
+  if (int e = cudaMalloc(&dptr, p->bytesize); e != kSuccess) return e;
+  NodeKind kind = allocKind(dptr, p->bytesize);
+  kind.alloc.poolProps = p->poolProps;
+  kind.access = std::make_shared<const std::vector<abi::MemAccessDesc>>(
+      p->accessDescs, p->accessDescs + p->accessDescCount);
+  if (int e = addNode(
+          fn, node, graph, deps, count, [] { return int(kSuccess); }, std::move(kind));
+      e != kSuccess) {
+    freeAny(dptr, wire::Op::Free);
+    return e;
+  }
+  g.memory->hold(dptr, p->bytesize);
+  g.memory->outliving.push_back(dptr);
+  {
+    OutlivingAllocations& o = outlivingAllocations();
+    std::lock_guard<std::mutex> lock(o.mutex);
+    o.allocated[dptr] = false;
+  }
+  p->dptr = dptr;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphAddMemFreeNode(void** node, void* graph, const void* const* deps,
+                                      size_t count, void* dptr) {
+  const char* fn = "cudaGraphAddMemFreeNode";
+  if (graph == nullptr) return fail(kErrorInvalidValue, fn, "a null graph");
+  Graph& g = *static_cast<Graph*>(graph);
+  if (g.embedded)
+    return fail(kErrorInvalidValue, fn,
+                "the graph is a child graph node's: memory nodes cannot be added to it");
+  GraphMemory& m = *g.memory;
+  if (std::find(m.blocks.begin(), m.blocks.end(), dptr) != m.blocks.end())
+    return fail(kErrorInvalidValue, fn, "the graph frees that allocation already");
+  const auto own = std::find(m.outliving.begin(), m.outliving.end(), dptr);
+  if (own != m.outliving.end()) {  // the graph's own allocation: freed in the graph
+    if (int e = addNode(
+            fn, node, graph, deps, count, [] { return int(kSuccess); }, freeKind(dptr));
+        e != kSuccess)
+      return e;
+    m.outliving.erase(own);
+    m.blocks.push_back(dptr);
+    OutlivingAllocations& o = outlivingAllocations();
+    std::lock_guard<std::mutex> lock(o.mutex);
+    o.allocated.erase(dptr);
+    return kSuccess;
+  }
+  {
+    OutlivingAllocations& o = outlivingAllocations();
+    std::lock_guard<std::mutex> lock(o.mutex);
+    if (o.allocated.count(dptr) == 0)
+      return fail(kErrorInvalidValue, fn,
+                  "not an address an allocation node returned (or its graph frees it itself)");
+  }
+  // Another graph's allocation that outlives its launches: freed when this graph runs.
   return addNode(
-      "cudaGraphAddChildGraphNode", node, graph, deps, count,
-      [ops, memory = c.memory] {
-        for (const Replay& op : ops)
-          if (int e = op(); e != kSuccess) return e;
-        return int(kSuccess);
-      },
-      typeKind(kNodeGraph));
+      fn, node, graph, deps, count, [dptr] { return freeDevice(dptr, "cudaGraphLaunch"); },
+      freeKind(dptr));
+}
+
+GPUSC_API int cudaGraphMemAllocNodeGetParams(void* node, abi::MemAllocNodeParams* p) {
+  const char* fn = "cudaGraphMemAllocNodeGetParams";
+  if (node == nullptr || p == nullptr) return fail(kErrorInvalidValue, fn, "a null node or result");
+  const NodeKind& k = static_cast<const GraphNode*>(node)->kind;
+  if (k.type != kNodeMemAlloc) return fail(kErrorInvalidValue, fn, "not a memory allocation node");
+  *p = k.alloc;
+  p->accessDescs = k.access && !k.access->empty() ? k.access->data() : nullptr;
+  p->accessDescCount = k.access ? k.access->size() : 0;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemFreeNodeGetParams(void* node, void* dptr) {
+  const char* fn = "cudaGraphMemFreeNodeGetParams";
+  if (node == nullptr || dptr == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null node or result");
+  const NodeKind& k = static_cast<const GraphNode*>(node)->kind;
+  if (k.type != kNodeMemFree) return fail(kErrorInvalidValue, fn, "not a memory free node");
+  std::memcpy(dptr, &k.freed, sizeof k.freed);
+  return kSuccess;
+}
+
+namespace {
+// cudaGraphMemAttributeType.
+constexpr int kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedCurrent = 2,
+              kGraphMemReservedHigh = 3;
+
+int checkDevice0(int device, const char* fn) {
+  return device == 0 ? int(kSuccess)
+                     : fail(kErrorInvalidDevice, fn,
+                            "device " + std::to_string(device) + ": the simulated GPU is device 0");
+}
+}  // namespace
+
+// The graphs' memory: what the graphs that exist hold (gpusc reserves no more than it uses, so
+// the reserved figures are the used ones), and its high watermark.
+GPUSC_API int cudaDeviceGetGraphMemAttribute(int device, int attr, void* value) {
+  const char* fn = "cudaDeviceGetGraphMemAttribute";
+  if (int e = checkDevice0(device, fn); e != kSuccess) return e;
+  if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  GraphMemoryUse& u = graphMemoryUse();
+  std::lock_guard<std::mutex> lock(u.mutex);
+  uint64_t v = 0;
+  switch (attr) {
+    case kGraphMemUsedCurrent:
+    case kGraphMemReservedCurrent:
+      v = u.current;
+      break;
+    case kGraphMemUsedHigh:
+    case kGraphMemReservedHigh:
+      v = u.high;
+      break;
+    default:
+      return fail(kErrorInvalidValue, fn, "attribute " + std::to_string(attr) + " is not one");
+  }
+  std::memcpy(value, &v, sizeof v);
+  return kSuccess;
+}
+
+GPUSC_API int cudaDeviceSetGraphMemAttribute(int device, int attr, void* value) {
+  const char* fn = "cudaDeviceSetGraphMemAttribute";
+  if (int e = checkDevice0(device, fn); e != kSuccess) return e;
+  if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null value");
+  uint64_t v = 0;
+  std::memcpy(&v, value, sizeof v);
+  if ((attr != kGraphMemUsedHigh && attr != kGraphMemReservedHigh) || v != 0)
+    return fail(kErrorInvalidValue, fn,
+                "only the high watermarks (cudaGraphMemAttrUsedMemHigh, ReservedMemHigh) can be "
+                "set, and only to 0");
+  GraphMemoryUse& u = graphMemoryUse();
+  std::lock_guard<std::mutex> lock(u.mutex);
+  u.high = u.current;
+  return kSuccess;
+}
+
+// Nothing is reserved beyond what the graphs hold, so there is nothing to give back.
+GPUSC_API int cudaDeviceGraphMemTrim(int device) {
+  return checkDevice0(device, "cudaDeviceGraphMemTrim");
 }
 
 // Edges from[i] -> to[i] between nodes of the graph (edge data: the default kind only).
@@ -3595,7 +4093,7 @@ GPUSC_API int cudaGraphKernelNodeGetParams(void* node, abi::KernelNodeParams* p)
     return fail(kErrorInvalidValue, "cudaGraphKernelNodeGetParams", "a null result");
   if (!k->kernel)
     return fail(kErrorNotSupported, "cudaGraphKernelNodeGetParams",
-                "the node is a captured cooperative launch, whose parameters are not kept");
+                "the node's launch parameters are not kept");
   const KernelLaunchCopy& c = *k->kernel;
   p->func = c.func;
   p->gridDim = c.grid;
@@ -3604,6 +4102,60 @@ GPUSC_API int cudaGraphKernelNodeGetParams(void* node, abi::KernelNodeParams* p)
   p->kernelParams = const_cast<void**>(c.argPointers.data());
   p->extra = nullptr;
   return kSuccess;
+}
+
+namespace {
+// The kernel node `node` with `attributes` (checked as cudaLaunchKernelExC checks a launch's; the
+// cooperative one makes its launch cooperative).
+int setKernelNodeAttributes(void* node, std::map<int, abi::LaunchAttribute> attributes,
+                            const char* fn) {
+  const NodeKind* k = kindOf(node, kNodeKernel, fn, "kernel");
+  if (k == nullptr) return kErrorInvalidValue;
+  if (!k->kernel) return fail(kErrorInvalidValue, fn, "the node's launch parameters are not kept");
+  for (const auto& [id, a] : attributes)
+    if (const std::string why = unsupportedAttribute(a); !why.empty())
+      return fail(kErrorNotSupported, fn, why);
+  NodeKind changed = *k;
+  changed.attributes = std::move(attributes);
+  Replay work;
+  if (int e = kernelNodeWork(*changed.kernel, cooperativeNode(changed), &work); e != kSuccess)
+    return e;
+  nodeOf(node)->op = std::move(work);
+  nodeOf(node)->kind = std::move(changed);
+  return kSuccess;
+}
+}  // namespace
+
+// A kernel node's launch attributes: those cudaLaunchKernelExC takes (an access-policy window,
+// the priority and memory synchronisation domains are hints that change no result here; the
+// cooperative attribute makes the node's launch cooperative), read back as set.
+GPUSC_API int cudaGraphKernelNodeSetAttribute(void* node, int id, const void* value) {
+  const char* fn = "cudaGraphKernelNodeSetAttribute";
+  if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null value");
+  const NodeKind* k = kindOf(node, kNodeKernel, fn, "kernel");
+  if (k == nullptr) return kErrorInvalidValue;
+  abi::LaunchAttribute a{};
+  a.id = id;
+  std::memcpy(&a.val, value, sizeof a.val);
+  auto attributes = k->attributes;
+  attributes[id] = a;
+  return setKernelNodeAttributes(node, std::move(attributes), fn);
+}
+GPUSC_API int cudaGraphKernelNodeGetAttribute(void* node, int id, void* value) {
+  const char* fn = "cudaGraphKernelNodeGetAttribute";
+  if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
+  const NodeKind* k = kindOf(node, kNodeKernel, fn, "kernel");
+  if (k == nullptr) return kErrorInvalidValue;
+  abi::LaunchAttribute a{};
+  if (const auto it = k->attributes.find(id); it != k->attributes.end()) a = it->second;
+  std::memcpy(value, &a.val, sizeof a.val);
+  return kSuccess;
+}
+GPUSC_API int cudaGraphKernelNodeCopyAttributes(void* dst, void* src) {
+  const char* fn = "cudaGraphKernelNodeCopyAttributes";
+  const NodeKind* from = kindOf(src, kNodeKernel, fn, "kernel");
+  if (from == nullptr) return kErrorInvalidValue;
+  return setKernelNodeAttributes(dst, from->attributes, fn);
 }
 
 GPUSC_API int cudaGraphMemcpyNodeGetParams(void* node, abi::Memcpy3DParms* p) {
@@ -3865,6 +4417,9 @@ GPUSC_API int cudaGraphRemoveDependencies(void* graph, const void* const* from,
   if (graph == nullptr || (count != 0 && (from == nullptr || to == nullptr)))
     return fail(kErrorInvalidValue, fn, "a null graph or node list");
   Graph& g = *static_cast<Graph*>(graph);
+  if (g.hasMemoryNodes())
+    return fail(kErrorInvalidValue, fn,
+                "the graph has memory allocation or free nodes: its edges cannot be removed");
   for (size_t i = 0; i < count; ++i) {
     if (!g.holds(from[i]) || !g.holds(to[i]))
       return fail(kErrorInvalidValue, fn, "a node not of the graph");
@@ -3885,28 +4440,22 @@ GPUSC_API int cudaGraphRemoveDependencies(void* graph, const void* const* from,
 GPUSC_API int cudaGraphDestroyNode(void* node) {
   if (node == nullptr || nodeOf(node)->owner == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphDestroyNode", "a null node");
+  if (nodeOf(node)->owner->hasMemoryNodes())
+    return fail(kErrorInvalidValue, "cudaGraphDestroyNode",
+                "the graph has memory allocation or free nodes: its nodes cannot be destroyed");
   nodeOf(node)->owner->remove(nodeOf(node));
   return kSuccess;
 }
 
-// A copy of the graph: its nodes with their work, parameters and edges (the memory a capture
-// allocated and the conditional handles' words stay shared with the original, and are freed with
-// the last of them; a conditional node's bodies too).
+// A copy of the graph (cloneGraph). CUDA clones no graph with memory allocation or free nodes.
 GPUSC_API int cudaGraphClone(void** clone, void* graph) {
   if (clone == nullptr || graph == nullptr)
     return fail(kErrorInvalidValue, "cudaGraphClone", "a null graph or result");
   const Graph& g = *static_cast<const Graph*>(graph);
-  auto c = std::make_unique<Graph>();
-  c->memory = g.memory;
-  c->handles = g.handles;  // its conditional nodes read the same words
-  for (const auto& n : g.nodes) {
-    GraphNode& copy = c->add(n->op, nullptr, 0);
-    copy.kind = n->kind;
-    c->cloneOf[n.get()] = &copy;
-  }
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const GraphNode* d : g.nodes[i]->deps) c->nodes[i]->deps.push_back(c->cloneOf.at(d));
-  *clone = c.release();
+  if (g.hasMemoryNodes())
+    return fail(kErrorInvalidValue, "cudaGraphClone",
+                "a graph with memory allocation or free nodes cannot be cloned");
+  *clone = cloneGraph(g).release();
   return kSuccess;
 }
 
@@ -4074,6 +4623,97 @@ int addConditionalNode(void** node, void* graph, const void* const* deps, size_t
 }  // namespace
 
 // CUDA 12.2's generic node calls: a node of any type gpusc builds from cudaGraphNodeParams.
+// An instantiation's child graph node runs `child`'s work instead, a graph of the same shape
+// (its nodes' types in the same order).
+GPUSC_API int cudaGraphExecChildGraphNodeSetParams(void* exec, void* node, void* child) {
+  const char* fn = "cudaGraphExecChildGraphNodeSetParams";
+  size_t place = 0;
+  if (int e = execPlace(exec, node, fn, &place); e != kSuccess) return e;
+  if (child == nullptr) return fail(kErrorInvalidValue, fn, "a null child graph");
+  GraphExec& x = *static_cast<GraphExec*>(exec);
+  const NodeKind& kind = x.kinds[place];
+  if (kind.type != kNodeGraph || !kind.child)
+    return fail(kErrorInvalidValue, fn, "not a child graph node of the instantiation");
+  const Graph& c = *static_cast<const Graph*>(child);
+  const Graph& was = *kind.child;
+  bool same = c.nodes.size() == was.nodes.size();
+  for (size_t i = 0; same && i < c.nodes.size(); ++i)
+    same = c.nodes[i]->kind.type == was.nodes[i]->kind.type &&
+           c.nodes[i]->deps.size() == was.nodes[i]->deps.size();
+  if (!same)
+    return fail(kErrorInvalidValue, fn,
+                "the graph's nodes differ from the node's graph (their number, types or "
+                "dependencies)");
+  if (c.hasMemoryNodes())
+    return fail(kErrorInvalidValue, fn, "a child graph with memory allocation or free nodes");
+  setExecWork(x, place, childWork(c), kind);
+  return kSuccess;
+}
+
+// ---- user objects ----
+
+GPUSC_API int cudaUserObjectCreate(void** object, void* ptr, void (*destroy)(void*),
+                                   unsigned initialRefcount, unsigned flags) {
+  const char* fn = "cudaUserObjectCreate";
+  constexpr unsigned kNoDestructorSync = 1;  // cudaUserObjectNoDestructorSync
+  if (object == nullptr || destroy == nullptr)
+    return fail(kErrorInvalidValue, fn, "a null result or destructor");
+  if (flags != kNoDestructorSync)
+    return fail(kErrorInvalidValue, fn, "flags must be cudaUserObjectNoDestructorSync (1)");
+  if (initialRefcount == 0) return fail(kErrorInvalidValue, fn, "an initial count of 0");
+  auto* o = new UserObject{ptr, destroy, initialRefcount};
+  std::lock_guard<std::mutex> lock(userObjects().mutex);
+  userObjects().live.insert(o);
+  *object = o;
+  return kSuccess;
+}
+
+GPUSC_API int cudaUserObjectRetain(void* object, unsigned count) {
+  if (count == 0 || !retainUserObject(static_cast<UserObject*>(object), count))
+    return fail(kErrorInvalidValue, "cudaUserObjectRetain",
+                "not a user object the program holds, or a count of 0");
+  return kSuccess;
+}
+
+GPUSC_API int cudaUserObjectRelease(void* object, unsigned count) {
+  if (count == 0 || !releaseUserObject(static_cast<UserObject*>(object), count))
+    return fail(kErrorInvalidValue, "cudaUserObjectRelease",
+                "not a user object with that many references, or a count of 0");
+  return kSuccess;
+}
+
+// The graph takes `count` references: new ones, or the caller's own (cudaGraphUserObjectMove).
+GPUSC_API int cudaGraphRetainUserObject(void* graph, void* object, unsigned count, unsigned flags) {
+  const char* fn = "cudaGraphRetainUserObject";
+  constexpr unsigned kMove = 1;  // cudaGraphUserObjectMove
+  if (graph == nullptr || count == 0 || flags > kMove)
+    return fail(kErrorInvalidValue, fn, "a null graph, a count of 0 or flags other than 0 and 1");
+  auto* o = static_cast<UserObject*>(object);
+  if (flags != kMove && !retainUserObject(o, count))
+    return fail(kErrorInvalidValue, fn, "not a user object the program holds");
+  if (flags == kMove) {
+    std::lock_guard<std::mutex> lock(userObjects().mutex);
+    if (userObjects().live.count(o) == 0 || o->count < count)
+      return fail(kErrorInvalidValue, fn, "not a user object with that many references to move");
+  }
+  static_cast<Graph*>(graph)->userReferences.held[o] += count;
+  return kSuccess;
+}
+
+GPUSC_API int cudaGraphReleaseUserObject(void* graph, void* object, unsigned count) {
+  const char* fn = "cudaGraphReleaseUserObject";
+  if (graph == nullptr || count == 0)
+    return fail(kErrorInvalidValue, fn, "a null graph or count 0");
+  auto& held = static_cast<Graph*>(graph)->userReferences.held;
+  auto* o = static_cast<UserObject*>(object);
+  const auto it = held.find(o);
+  if (it == held.end() || it->second < count)
+    return fail(kErrorInvalidValue, fn, "the graph holds fewer references to the object");
+  if ((it->second -= count) == 0) held.erase(it);
+  releaseUserObject(o, count);
+  return kSuccess;
+}
+
 GPUSC_API int cudaGraphAddNode(void** node, void* graph, const void* const* deps,
                                const abi::GraphEdgeData* edges, size_t count,
                                abi::GraphNodeParams* p) {
@@ -4093,7 +4733,11 @@ GPUSC_API int cudaGraphAddNode(void** node, void* graph, const void* const* deps
     case kNodeHost:
       return cudaGraphAddHostNode(node, graph, deps, count, &p->host);
     case kNodeGraph:
-      return cudaGraphAddChildGraphNode(node, graph, deps, count, p->graph.graph);
+      return addChildGraphNode(node, graph, deps, count, p->graph.graph, p->graph.ownership, fn);
+    case kNodeMemAlloc:
+      return cudaGraphAddMemAllocNode(node, graph, deps, count, &p->alloc);
+    case kNodeMemFree:
+      return cudaGraphAddMemFreeNode(node, graph, deps, count, p->free.dptr);
     case kNodeEmpty:
       return cudaGraphAddEmptyNode(node, graph, deps, count);
     case kNodeWaitEvent:
@@ -4103,9 +4747,9 @@ GPUSC_API int cudaGraphAddNode(void** node, void* graph, const void* const* deps
     case kNodeConditional:
       return addConditionalNode(node, graph, deps, count, &p->conditional);
     default:
-      return fail(kErrorNotSupported, fn,
-                  "node type " + std::to_string(p->type) +
-                      ": memory allocation and external semaphore nodes are not supported");
+      return fail(
+          kErrorNotSupported, fn,
+          "node type " + std::to_string(p->type) + ": external semaphore nodes are not supported");
   }
 }
 
@@ -4150,6 +4794,8 @@ GPUSC_API int cudaGraphExecNodeSetParams(void* exec, void* node, abi::GraphNodeP
       return cudaGraphExecEventWaitNodeSetEvent(exec, node, p->eventWait.event);
     case kNodeEventRecord:
       return cudaGraphExecEventRecordNodeSetEvent(exec, node, p->eventRecord.event);
+    case kNodeGraph:
+      return cudaGraphExecChildGraphNodeSetParams(exec, node, p->graph.graph);
     default:
       return fail(kErrorNotSupported, fn,
                   "node type " + std::to_string(p->type) + ": its parameters are not set again");

@@ -9,7 +9,9 @@
 // (cudaFreeAsync) before the next launch, which allocates it again at the same address; a launch
 // while it is still allocated is refused, unless the graph frees it on launch
 // (cudaGraphInstantiateFlagAutoFreeOnLaunch); still allocated when the graph is destroyed, it
-// stays allocated. A captured kernel's node takes new arguments
+// stays allocated. The capture's cudaMallocAsync and cudaFreeAsync are memory allocation and free
+// nodes, read back with their address and size; a graph with them has one instantiation at a
+// time. A captured kernel's node takes new arguments
 // (cudaGraphExecKernelNodeSetParams). The legacy default stream cannot be captured. Events
 // recorded in a capture cannot be queried, and a capture whose forked stream has work its origin
 // never waited for ends without a graph, as does one that a synchronize or query of its stream
@@ -89,9 +91,24 @@ int main() {
   bool ok = s2Status == cudaStreamCaptureStatusActive && s1Status == cudaStreamCaptureStatusNone &&
             oneCapture && deps == 1 && infoStatus == cudaStreamCaptureStatusNone &&
             hostCalls == 0 && host[0] == -1;  // nothing ran yet
+  // Eight nodes: the copy to the symbol, the allocation, the memset, two kernels, the free, the
+  // host function and the copy back.
   size_t nodes = 0;
   CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
-  ok = ok && nodes == 6;
+  ok = ok && nodes == 8;
+  if (nodes == 8) {
+    cudaGraphNode_t all[8];
+    CHECK(cudaGraphGetNodes(graph, all, &nodes));
+    cudaGraphNodeType allocType, freeType;
+    CHECK(cudaGraphNodeGetType(all[1], &allocType));
+    CHECK(cudaGraphNodeGetType(all[5], &freeType));
+    cudaMemAllocNodeParams allocParams{};
+    CHECK(cudaGraphMemAllocNodeGetParams(all[1], &allocParams));
+    void* freedPointer = nullptr;
+    CHECK(cudaGraphMemFreeNodeGetParams(all[5], &freedPointer));
+    ok = ok && allocType == cudaGraphNodeTypeMemAlloc && freeType == cudaGraphNodeTypeMemFree &&
+         allocParams.dptr == acc && allocParams.bytesize == n * sizeof(int) && freedPointer == acc;
+  }
 
   cudaGraphExec_t exec;
   CHECK(cudaGraphInstantiate(&exec, graph, 0));
@@ -174,7 +191,9 @@ int main() {
     CHECK(cudaStreamEndCapture(s1, &g));
     cudaGraphExec_t x, autoFree;
     CHECK(cudaGraphInstantiate(&x, g, 0));
-    CHECK(cudaGraphInstantiateWithFlags(&autoFree, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+    // A graph with memory nodes has one instantiation at a time.
+    const cudaError_t second = cudaGraphInstantiate(&autoFree, g, 0);
+    cudaGetLastError();
     int seen[4] = {-1, -1, -1, -1};
     for (int launch = 0; launch < 2; ++launch) {
       CHECK(cudaGraphLaunch(x, s1));
@@ -184,18 +203,19 @@ int main() {
     const cudaError_t again = cudaGraphLaunch(x, s1);  // still allocated from the last launch
     cudaGetLastError();
     CHECK(cudaFree(live));
+    CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphInstantiateWithFlags(&autoFree, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
     for (int launch = 2; launch < 4; ++launch) {
       CHECK(cudaGraphLaunch(autoFree, s1));
       CHECK(cudaMemcpyAsync(&seen[launch], live + 9, sizeof(int), cudaMemcpyDeviceToHost, s1));
     }
     CHECK(cudaStreamSynchronize(s1));
     const bool outlives = seen[0] == 507 && seen[1] == 507 && seen[2] == 509 && seen[3] == 509 &&
-                          again == cudaErrorInvalidValue;
+                          again == cudaErrorInvalidValue && second == cudaErrorInvalidValue;
     if (!outlives)
       std::printf("outliving allocation: %d %d %d %d, launch while allocated %s\n", seen[0],
                   seen[1], seen[2], seen[3], cudaGetErrorName(again));
     ok = ok && outlives;
-    CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphExecDestroy(autoFree));
     CHECK(cudaGraphDestroy(g));
     // Still allocated from the last launch, it outlives the graph too: the program reads it,

@@ -1,0 +1,419 @@
+// What graphs own and share, as libraries that build graphs use it: memory allocation and free
+// nodes made node by node (an allocation at a fixed address, freed in its graph or by another
+// graph, the device's graph-memory figures, CUDA's rules for graphs with memory nodes); a child
+// graph node's own graph read back and changed, and an instantiation's child node given another
+// graph; user objects whose destructor runs when the last graph holding them goes, also held by
+// the graph a capture is building; a kernel node's attributes (an access-policy window read back,
+// the cooperative attribute making a grid-synchronising kernel's node cooperative); the stream
+// capture mode exchanged; the shared memory's bank configuration; a stream's attributes copied.
+#include <cooperative_groups.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "check.hpp"
+
+namespace cg = cooperative_groups;
+
+constexpr int kN = 256;
+
+__global__ void fill(int* v, int x) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < kN) v[i] = x + i;
+}
+
+__global__ void addTo(int* v, int k) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < kN) v[i] += k;
+}
+
+__global__ void copyOut(const int* from, int* to) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < kN) to[i] = from[i];
+}
+
+// Each block writes its slice, the grid syncs, and every thread reads another block's slice.
+__global__ void rotate(int* v, int* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  v[i] = i;
+  cg::this_grid().sync();
+  out[i] = v[(i + blockDim.x) % (gridDim.x * blockDim.x)];
+}
+
+cudaKernelNodeParams kernelParams(void* func, void** args, int blocks = kN / 64) {
+  cudaKernelNodeParams p = {};
+  p.func = func;
+  p.gridDim = dim3(blocks);
+  p.blockDim = dim3(64);
+  p.kernelParams = args;
+  return p;
+}
+
+bool ramp(const std::vector<int>& v, int base) {
+  for (int i = 0; i < kN; ++i)
+    if (v[i] != base + i) return false;
+  return true;
+}
+
+int destroyed = 0;
+void countDestroy(void* counter) {
+  ++destroyed;
+  *static_cast<int*>(counter) += 1;
+}
+
+uint64_t graphMem(cudaGraphMemAttributeType attr) {
+  uint64_t v = 0;
+  CHECK(cudaDeviceGetGraphMemAttribute(0, attr, &v));
+  return v;
+}
+
+int main() {
+  Expectations expect;
+  int* out = nullptr;
+  CHECK(cudaMalloc(&out, kN * sizeof(int)));
+  std::vector<int> h(kN, -1);
+  const size_t bytes = kN * sizeof(int);
+  const uint64_t memBefore = graphMem(cudaGraphMemAttrUsedMemCurrent);
+
+  // alloc -> fill -> add 7 -> copy out -> free, launched three times: the allocation keeps its
+  // address, the graph's memory counts it while the graph exists.
+  cudaGraph_t g;
+  CHECK(cudaGraphCreate(&g, 0));
+  cudaMemAllocNodeParams ap = {};
+  ap.poolProps.allocType = cudaMemAllocationTypePinned;
+  ap.poolProps.location.type = cudaMemLocationTypeDevice;
+  ap.poolProps.location.id = 0;
+  ap.bytesize = bytes;
+  cudaGraphNode_t alloc, fillNode, add, copy, freeNode;
+  CHECK(cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &ap));
+  int* scratch = static_cast<int*>(ap.dptr);
+  int base = 1000, seven = 7;
+  void* fillArgs[] = {&scratch, &base};
+  void* addArgs[] = {&scratch, &seven};
+  void* copyArgs[] = {&scratch, &out};
+  cudaKernelNodeParams kp = kernelParams(reinterpret_cast<void*>(fill), fillArgs);
+  CHECK(cudaGraphAddKernelNode(&fillNode, g, &alloc, 1, &kp));
+  kp = kernelParams(reinterpret_cast<void*>(addTo), addArgs);
+  CHECK(cudaGraphAddKernelNode(&add, g, &fillNode, 1, &kp));
+  kp = kernelParams(reinterpret_cast<void*>(copyOut), copyArgs);
+  CHECK(cudaGraphAddKernelNode(&copy, g, &add, 1, &kp));
+  CHECK(cudaGraphAddMemFreeNode(&freeNode, g, &copy, 1, scratch));
+  expect(scratch != nullptr && graphMem(cudaGraphMemAttrUsedMemCurrent) == memBefore + bytes,
+         "an allocation node's memory is the graph's");
+  cudaMemAllocNodeParams readAlloc = {};
+  void* readFree = nullptr;
+  CHECK(cudaGraphMemAllocNodeGetParams(alloc, &readAlloc));
+  CHECK(cudaGraphMemFreeNodeGetParams(freeNode, &readFree));
+  expect(readAlloc.dptr == scratch && readAlloc.bytesize == bytes && readFree == scratch &&
+             readAlloc.poolProps.allocType == cudaMemAllocationTypePinned,
+         "memory nodes' parameters read back");
+  // CUDA's rules for a graph with memory nodes.
+  cudaGraph_t clone, parent;
+  cudaGraphNode_t child;
+  EXPECT_ERROR(cudaGraphClone(&clone, g), cudaErrorInvalidValue);
+  CHECK(cudaGraphCreate(&parent, 0));
+  EXPECT_ERROR(cudaGraphAddChildGraphNode(&child, parent, nullptr, 0, g), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaGraphDestroyNode(add), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaGraphAddMemFreeNode(&child, g, nullptr, 0, scratch), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaGraphAddMemFreeNode(&child, g, nullptr, 0, out), cudaErrorInvalidValue);
+  ap.poolProps.allocType = cudaMemAllocationTypeInvalid;
+  EXPECT_ERROR(cudaGraphAddMemAllocNode(&child, g, nullptr, 0, &ap), cudaErrorInvalidValue);
+  ap.poolProps.allocType = cudaMemAllocationTypePinned;
+  cudaGetLastError();
+  cudaGraphExec_t x, second;
+  CHECK(cudaGraphInstantiate(&x, g, 0));
+  EXPECT_ERROR(cudaGraphInstantiate(&second, g, 0), cudaErrorInvalidValue);
+  cudaGetLastError();
+  bool every = true;
+  for (int round = 0; round < 3; ++round) {
+    std::fill(h.begin(), h.end(), -1);
+    CHECK(cudaGraphLaunch(x, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    every = every && ramp(h, 1007);
+  }
+  expect(every, "a graph allocating, using and freeing its scratch memory, three launches");
+  CHECK(cudaGraphExecDestroy(x));
+  CHECK(cudaGraphInstantiate(&x, g, 0));  // the one before is gone
+  CHECK(cudaGraphExecDestroy(x));
+  CHECK(cudaGraphDestroy(g));
+  const uint64_t high = graphMem(cudaGraphMemAttrUsedMemHigh);
+  expect(graphMem(cudaGraphMemAttrUsedMemCurrent) == memBefore && high >= memBefore + bytes &&
+             graphMem(cudaGraphMemAttrReservedMemHigh) == high,
+         "the graph's memory goes with it; the high watermark stays");
+  uint64_t zero = 0, seven64 = 7;
+  CHECK(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero));
+  EXPECT_ERROR(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &seven64),
+               cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &zero),
+               cudaErrorInvalidValue);
+  cudaGetLastError();
+  CHECK(cudaDeviceGraphMemTrim(0));
+  expect(graphMem(cudaGraphMemAttrUsedMemHigh) == memBefore, "the high watermark reset");
+
+  // An allocation its graph does not free outlives the launch; another graph's free node frees
+  // it, so the first graph may run again.
+  {
+    cudaGraph_t maker, freer;
+    CHECK(cudaGraphCreate(&maker, 0));
+    CHECK(cudaGraphCreate(&freer, 0));
+    cudaGraphNode_t a, f, fr;
+    CHECK(cudaGraphAddMemAllocNode(&a, maker, nullptr, 0, &ap));
+    int* kept = static_cast<int*>(ap.dptr);
+    int start = 50;
+    void* args[] = {&kept, &start};
+    kp = kernelParams(reinterpret_cast<void*>(fill), args);
+    CHECK(cudaGraphAddKernelNode(&f, maker, &a, 1, &kp));
+    CHECK(cudaGraphAddMemFreeNode(&fr, freer, nullptr, 0, kept));
+    cudaGraphExec_t mx, fx;
+    CHECK(cudaGraphInstantiate(&mx, maker, 0));
+    CHECK(cudaGraphInstantiate(&fx, freer, 0));
+    CHECK(cudaGraphLaunch(mx, 0));
+    CHECK(cudaMemcpy(h.data(), kept, bytes, cudaMemcpyDeviceToHost));
+    const bool read = ramp(h, 50);
+    const cudaError_t whileAllocated = cudaGraphLaunch(mx, 0);
+    cudaGetLastError();
+    CHECK(cudaGraphLaunch(fx, 0));
+    const cudaError_t afterFree = cudaGraphLaunch(mx, 0);
+    CHECK(cudaFree(kept));
+    expect(read && whileAllocated == cudaErrorInvalidValue && afterFree == cudaSuccess,
+           "an allocation outliving its graph's launch, freed by another graph");
+    CHECK(cudaGraphExecDestroy(mx));
+    CHECK(cudaGraphExecDestroy(fx));
+    CHECK(cudaGraphDestroy(maker));
+    CHECK(cudaGraphDestroy(freer));
+  }
+
+  // A child graph node's own graph: changed through cudaGraphChildGraphNodeGetGraph, it changes
+  // instantiations made after, not before; an instantiation's node takes another graph's work.
+  {
+    cudaGraph_t body, other, embedded;
+    CHECK(cudaGraphCreate(&body, 0));
+    CHECK(cudaGraphCreate(&other, 0));
+    int three = 3, forty = 40;
+    void* bodyArgs[] = {&out, &three};
+    void* otherArgs[] = {&out, &forty};
+    cudaGraphNode_t bodyKernel, otherKernel, inner;
+    kp = kernelParams(reinterpret_cast<void*>(fill), bodyArgs);
+    CHECK(cudaGraphAddKernelNode(&bodyKernel, body, nullptr, 0, &kp));
+    kp = kernelParams(reinterpret_cast<void*>(fill), otherArgs);
+    CHECK(cudaGraphAddKernelNode(&otherKernel, other, nullptr, 0, &kp));
+    CHECK(cudaGraphAddChildGraphNode(&child, parent, nullptr, 0, body));
+    CHECK(cudaGraphChildGraphNodeGetGraph(child, &embedded));
+    size_t count = 1;
+    CHECK(cudaGraphGetNodes(embedded, &inner, &count));
+    cudaGraphExec_t before, after;
+    CHECK(cudaGraphInstantiate(&before, parent, 0));
+    int nine = 900;
+    void* changedArgs[] = {&out, &nine};
+    kp = kernelParams(reinterpret_cast<void*>(fill), changedArgs);
+    CHECK(cudaGraphKernelNodeSetParams(inner, &kp));
+    CHECK(cudaGraphInstantiate(&after, parent, 0));
+    cudaMemAllocNodeParams more = ap;
+    EXPECT_ERROR(cudaGraphAddMemAllocNode(&inner, embedded, nullptr, 0, &more),
+                 cudaErrorInvalidValue);
+    cudaGetLastError();
+    CHECK(cudaGraphLaunch(before, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const bool old = ramp(h, 3);
+    CHECK(cudaGraphLaunch(after, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const bool changed = ramp(h, 900);
+    CHECK(cudaGraphExecChildGraphNodeSetParams(before, child, other));
+    CHECK(cudaGraphLaunch(before, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const bool swapped = ramp(h, 40);
+    cudaGraph_t empty;
+    CHECK(cudaGraphCreate(&empty, 0));
+    EXPECT_ERROR(cudaGraphExecChildGraphNodeSetParams(before, child, empty), cudaErrorInvalidValue);
+    cudaGetLastError();
+    expect(embedded != body && old && changed && swapped,
+           "a child graph node's own graph, changed; an instantiation's child given another graph");
+    CHECK(cudaGraphExecDestroy(before));
+    CHECK(cudaGraphExecDestroy(after));
+    CHECK(cudaGraphDestroy(body));
+    CHECK(cudaGraphDestroy(other));
+    CHECK(cudaGraphDestroy(empty));
+
+    // A graph with memory nodes becomes a child only by moving it into the parent.
+    cudaGraph_t withMemory;
+    CHECK(cudaGraphCreate(&withMemory, 0));
+    cudaGraphNode_t a, f, fr;
+    CHECK(cudaGraphAddMemAllocNode(&a, withMemory, nullptr, 0, &ap));
+    int* tmp = static_cast<int*>(ap.dptr);
+    int start = 70;
+    void* args[] = {&tmp, &start};
+    void* outArgs[] = {&tmp, &out};
+    kp = kernelParams(reinterpret_cast<void*>(fill), args);
+    CHECK(cudaGraphAddKernelNode(&f, withMemory, &a, 1, &kp));
+    kp = kernelParams(reinterpret_cast<void*>(copyOut), outArgs);
+    cudaGraphNode_t c2;
+    CHECK(cudaGraphAddKernelNode(&c2, withMemory, &f, 1, &kp));
+    CHECK(cudaGraphAddMemFreeNode(&fr, withMemory, &c2, 1, tmp));
+    cudaGraph_t holder;
+    CHECK(cudaGraphCreate(&holder, 0));
+    cudaGraphNodeParams np = {};
+    np.type = cudaGraphNodeTypeGraph;
+    np.graph.graph = withMemory;
+    np.graph.ownership = cudaGraphChildGraphOwnershipMove;
+    cudaGraphNode_t moved;
+    CHECK(cudaGraphAddNode(&moved, holder, nullptr, nullptr, 0, &np));
+    cudaGraph_t movedGraph = nullptr;
+    CHECK(cudaGraphChildGraphNodeGetGraph(moved, &movedGraph));
+    cudaGraphExec_t hx;
+    CHECK(cudaGraphInstantiate(&hx, holder, 0));
+    CHECK(cudaGraphLaunch(hx, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    expect(movedGraph == withMemory && ramp(h, 70),
+           "a graph with memory nodes moved into a child graph node");
+    CHECK(cudaGraphExecDestroy(hx));
+    CHECK(cudaGraphDestroy(holder));
+  }
+
+  // User objects: the destructor runs when the last reference goes, a graph's or an
+  // instantiation's included.
+  {
+    int calls = 0;
+    cudaUserObject_t object;
+    CHECK(cudaUserObjectCreate(&object, &calls, countDestroy, 1, cudaUserObjectNoDestructorSync));
+    cudaGraph_t owner;
+    CHECK(cudaGraphCreate(&owner, 0));
+    cudaGraphNode_t e;
+    CHECK(cudaGraphAddEmptyNode(&e, owner, nullptr, 0));
+    CHECK(cudaGraphRetainUserObject(owner, object, 1, cudaGraphUserObjectMove));  // ours moved
+    CHECK(cudaUserObjectRetain(object, 2));
+    CHECK(cudaUserObjectRelease(object, 2));
+    EXPECT_ERROR(cudaUserObjectRelease(object, 2), cudaErrorInvalidValue);  // we hold none
+    cudaGetLastError();
+    cudaGraphExec_t ox;
+    CHECK(cudaGraphInstantiate(&ox, owner, 0));
+    CHECK(cudaGraphDestroy(owner));
+    const int whileInstantiated = calls;
+    CHECK(cudaGraphLaunch(ox, 0));
+    CHECK(cudaGraphExecDestroy(ox));
+    const int afterAll = calls;
+
+    // Held by the graph a capture builds (cudaStreamGetCaptureInfo gives it out).
+    int captureCalls = 0;
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaUserObjectCreate(&object, &captureCalls, countDestroy, 1,
+                               cudaUserObjectNoDestructorSync));
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    int seventy = 70;
+    fill<<<kN / 64, 64, 0, s>>>(out, seventy);
+    cudaStreamCaptureStatus status;
+    cudaGraph_t building = nullptr;
+    CHECK(cudaStreamGetCaptureInfo(s, &status, nullptr, &building));
+    CHECK(cudaGraphRetainUserObject(building, object, 1, cudaGraphUserObjectMove));
+    cudaGraph_t captured;
+    CHECK(cudaStreamEndCapture(s, &captured));
+    size_t nodes = 0;
+    CHECK(cudaGraphGetNodes(captured, nullptr, &nodes));
+    const int duringGraph = captureCalls;
+    CHECK(cudaGraphDestroy(captured));
+    expect(whileInstantiated == 0 && afterAll == 1 && captured == building && nodes == 1 &&
+               duringGraph == 0 && captureCalls == 1 && destroyed == 2,
+           "user objects' destructors run when their last graph or instantiation goes");
+    CHECK(cudaStreamDestroy(s));
+  }
+
+  // A kernel node's attributes: a hint read back as set; the cooperative attribute lets a
+  // grid-synchronising kernel run as a node, and is copied to another node.
+  {
+    int* v = nullptr;
+    int* rotated = nullptr;
+    const int blocks = 4, threads = 64, n = blocks * threads;
+    CHECK(cudaMalloc(&v, n * sizeof(int)));
+    CHECK(cudaMalloc(&rotated, n * sizeof(int)));
+    cudaGraph_t kg;
+    CHECK(cudaGraphCreate(&kg, 0));
+    void* args[] = {&v, &rotated};
+    kp = kernelParams(reinterpret_cast<void*>(rotate), args, blocks);
+    cudaGraphNode_t coop, plain;
+    CHECK(cudaGraphAddKernelNode(&coop, kg, nullptr, 0, &kp));
+    CHECK(cudaGraphAddKernelNode(&plain, kg, &coop, 1, &kp));
+    cudaKernelNodeAttrValue value = {};
+    value.accessPolicyWindow.base_ptr = v;
+    value.accessPolicyWindow.num_bytes = n * sizeof(int);
+    value.accessPolicyWindow.hitRatio = 0.5f;
+    value.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    value.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    CHECK(cudaGraphKernelNodeSetAttribute(coop, cudaKernelNodeAttributeAccessPolicyWindow, &value));
+    value = {};
+    value.cooperative = 1;
+    CHECK(cudaGraphKernelNodeSetAttribute(coop, cudaKernelNodeAttributeCooperative, &value));
+    CHECK(cudaGraphKernelNodeCopyAttributes(plain, coop));
+    cudaKernelNodeAttrValue back = {}, backCoop = {};
+    CHECK(cudaGraphKernelNodeGetAttribute(plain, cudaKernelNodeAttributeAccessPolicyWindow, &back));
+    CHECK(cudaGraphKernelNodeGetAttribute(plain, cudaKernelNodeAttributeCooperative, &backCoop));
+    value = {};
+    value.clusterDim.x = 2;
+    value.clusterDim.y = value.clusterDim.z = 1;
+    EXPECT_ERROR(
+        cudaGraphKernelNodeSetAttribute(plain, cudaLaunchAttributeClusterDimension, &value),
+        cudaErrorNotSupported);
+    cudaGetLastError();
+    cudaGraphExec_t kx;
+    CHECK(cudaGraphInstantiate(&kx, kg, 0));
+    CHECK(cudaGraphLaunch(kx, 0));
+    std::vector<int> r(n);
+    CHECK(cudaMemcpy(r.data(), rotated, n * sizeof(int), cudaMemcpyDeviceToHost));
+    bool rotatedOk = true;
+    for (int i = 0; i < n; ++i) rotatedOk = rotatedOk && r[i] == (i + threads) % n;
+    expect(back.accessPolicyWindow.base_ptr == v && back.accessPolicyWindow.hitRatio == 0.5f &&
+               backCoop.cooperative == 1 && rotatedOk,
+           "kernel node attributes: a hint read back, cooperative nodes syncing their grid");
+    CHECK(cudaGraphExecDestroy(kx));
+    CHECK(cudaGraphDestroy(kg));
+    CHECK(cudaFree(v));
+    CHECK(cudaFree(rotated));
+  }
+
+  // The capture mode, the shared memory's banks, a stream's attributes copied.
+  {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    const cudaStreamCaptureMode first = mode;  // the thread's default
+    CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    mode = static_cast<cudaStreamCaptureMode>(7);
+    EXPECT_ERROR(cudaThreadExchangeStreamCaptureMode(&mode), cudaErrorInvalidValue);
+    cudaGetLastError();
+    expect(first == cudaStreamCaptureModeGlobal, "the capture mode exchanged");
+
+    // Deprecated calls that programs still make.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    cudaSharedMemConfig banks = cudaSharedMemBankSizeDefault;
+    CHECK(cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte));
+    CHECK(cudaDeviceGetSharedMemConfig(&banks));
+    CHECK(cudaFuncSetSharedMemConfig(fill, cudaSharedMemBankSizeEightByte));
+    EXPECT_ERROR(cudaDeviceSetSharedMemConfig(static_cast<cudaSharedMemConfig>(5)),
+                 cudaErrorInvalidValue);
+    cudaGetLastError();
+#pragma GCC diagnostic pop
+    expect(banks == cudaSharedMemBankSizeFourByte, "the shared memory's banks stay 4 bytes wide");
+
+    cudaStream_t s1, s2;
+    CHECK(cudaStreamCreate(&s1));
+    CHECK(cudaStreamCreate(&s2));
+    cudaStreamAttrValue sv = {};
+    sv.accessPolicyWindow.base_ptr = out;
+    sv.accessPolicyWindow.num_bytes = bytes;
+    sv.accessPolicyWindow.hitRatio = 1.0f;
+    CHECK(cudaStreamSetAttribute(s1, cudaStreamAttributeAccessPolicyWindow, &sv));
+    CHECK(cudaStreamCopyAttributes(s2, s1));
+    cudaStreamAttrValue sb = {};
+    CHECK(cudaStreamGetAttribute(s2, cudaStreamAttributeAccessPolicyWindow, &sb));
+    expect(sb.accessPolicyWindow.base_ptr == out && sb.accessPolicyWindow.num_bytes == bytes,
+           "a stream's attributes copied to another");
+    CHECK(cudaStreamDestroy(s1));
+    CHECK(cudaStreamDestroy(s2));
+  }
+
+  CHECK(cudaGraphDestroy(parent));
+  CHECK(cudaFree(out));
+  return verdict(expect.ok, "graph memory, child graphs, user objects and attributes");
+}
