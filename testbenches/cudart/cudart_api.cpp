@@ -2835,6 +2835,11 @@ GPUSC_API int cudaStreamAttachMemAsync_ptsz(void*, void*, size_t, unsigned) { re
 
 // ---- symbols ----
 
+namespace {
+NodeKind symbolCopyKind(void* dst, const void* src, const void* symbol, size_t bytes,
+                        size_t offset, int kind, bool toSymbol);  // below
+}  // namespace
+
 GPUSC_API int cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset,
                                  int kind) {
   GPUSC_STICKY();
@@ -2856,7 +2861,9 @@ GPUSC_API int cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_
                                       size_t offset, int kind, void* stream) {
   return issue(
       "cudaMemcpyToSymbolAsync", stream,
-      [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); }, typeKind(kNodeMemcpy));
+      [=] { return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind); },
+      capturing(stream) ? symbolCopyKind(nullptr, src, symbol, bytes, offset, kind, true)
+                        : typeKind(kNodeMemcpy));
 }
 GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t bytes,
                                            size_t offset, int kind, void* stream) {
@@ -2886,7 +2893,8 @@ GPUSC_API int cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t by
   return issue(
       "cudaMemcpyFromSymbolAsync", stream,
       [=] { return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind); },
-      typeKind(kNodeMemcpy));
+      capturing(stream) ? symbolCopyKind(dst, nullptr, symbol, bytes, offset, kind, false)
+                        : typeKind(kNodeMemcpy));
 }
 GPUSC_API int cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t bytes,
                                              size_t offset, int kind, void* stream) {
@@ -2925,6 +2933,39 @@ GPUSC_API int cudaGetSymbolSize(size_t* size, const void* symbol) {
   *size = in.get<uint64_t>();
   return kSuccess;
 }
+
+namespace {
+// The device bytes a copy to or from a __device__ or __constant__ symbol reaches: a graph node
+// for such a copy holds a copy of those bytes, as CUDA's does.
+int symbolBytes(const void* symbol, size_t offset, size_t bytes, void** at, const char* fn) {
+  void* base = nullptr;
+  size_t size = 0;
+  if (int e = cudaGetSymbolAddress(&base, symbol); e != kSuccess) return e;
+  if (int e = cudaGetSymbolSize(&size, symbol); e != kSuccess) return e;
+  if (offset > size || bytes > size - offset)
+    return fail(kErrorInvalidValue, fn,
+                std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                    " of a symbol of " + std::to_string(size) + " bytes");
+  *at = static_cast<char*>(base) + offset;
+  return kSuccess;
+}
+int checkSymbolCopyKind(int kind, bool toSymbol, const char* fn) {
+  const int other = toSymbol ? kHostToDevice : kDeviceToHost;
+  if (kind != other && kind != kDeviceToDevice && kind != kDefault)
+    return fail(kErrorInvalidMemcpyDirection, fn, "kind " + std::to_string(kind));
+  return kSuccess;
+}
+// A captured copy to or from a symbol: the plain copy of its bytes, when the symbol is known.
+NodeKind symbolCopyKind(void* dst, const void* src, const void* symbol, size_t bytes, size_t offset,
+                        int kind, bool toSymbol) {
+  void* at = nullptr;
+  if (symbolBytes(symbol, offset, bytes, &at, "cudaStreamEndCapture") != kSuccess) {
+    tLastError = kSuccess;  // the copy itself reports it when the graph runs
+    return typeKind(kNodeMemcpy);
+  }
+  return toSymbol ? copyKind(at, src, bytes, kind) : copyKind(dst, at, bytes, kind);
+}
+}  // namespace
 
 // ===================================================================== streams and events
 
@@ -3700,6 +3741,26 @@ GPUSC_API int cudaGraphAddMemcpyNode1D(void** node, void* graph, const void* con
       copyKind(dst, src, bytes, kind));
 }
 
+// Copies to and from symbols: plain copies of the symbol's bytes (symbolBytes).
+GPUSC_API int cudaGraphAddMemcpyNodeToSymbol(void** node, void* graph, const void* const* deps,
+                                             size_t count, const void* symbol, const void* src,
+                                             size_t bytes, size_t offset, int kind) {
+  const char* fn = "cudaGraphAddMemcpyNodeToSymbol";
+  void* at = nullptr;
+  if (int e = checkSymbolCopyKind(kind, true, fn); e != kSuccess) return e;
+  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  return cudaGraphAddMemcpyNode1D(node, graph, deps, count, at, src, bytes, kind);
+}
+GPUSC_API int cudaGraphAddMemcpyNodeFromSymbol(void** node, void* graph, const void* const* deps,
+                                               size_t count, void* dst, const void* symbol,
+                                               size_t bytes, size_t offset, int kind) {
+  const char* fn = "cudaGraphAddMemcpyNodeFromSymbol";
+  void* at = nullptr;
+  if (int e = checkSymbolCopyKind(kind, false, fn); e != kSuccess) return e;
+  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  return cudaGraphAddMemcpyNode1D(node, graph, deps, count, dst, at, bytes, kind);
+}
+
 namespace {
 int plan3D(const abi::Memcpy3DParms& p, const char* fn, Replay* op);  // with cudaMemcpy3D below
 }  // namespace
@@ -4165,7 +4226,7 @@ GPUSC_API int cudaGraphMemcpyNodeGetParams(void* node, abi::Memcpy3DParms* p) {
     return fail(kErrorInvalidValue, "cudaGraphMemcpyNodeGetParams", "a null result");
   if (!k->copyKnown)
     return fail(kErrorNotSupported, "cudaGraphMemcpyNodeGetParams",
-                "the node copies to or from a symbol or a CUDA array region, whose parameters "
+                "the node copies to or from a CUDA array region, whose parameters "
                 "are not kept");
   *p = k->copy;
   return kSuccess;
@@ -4206,6 +4267,23 @@ GPUSC_API int cudaGraphMemcpyNodeSetParams1D(void* node, void* dst, const void* 
   nodeOf(node)->op = [=] { return memcpyAny(dst, src, bytes, kind, fn); };
   nodeOf(node)->kind = copyKind(dst, src, bytes, kind);
   return kSuccess;
+}
+
+GPUSC_API int cudaGraphMemcpyNodeSetParamsToSymbol(void* node, const void* symbol, const void* src,
+                                                   size_t bytes, size_t offset, int kind) {
+  const char* fn = "cudaGraphMemcpyNodeSetParamsToSymbol";
+  void* at = nullptr;
+  if (int e = checkSymbolCopyKind(kind, true, fn); e != kSuccess) return e;
+  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  return cudaGraphMemcpyNodeSetParams1D(node, at, src, bytes, kind);
+}
+GPUSC_API int cudaGraphMemcpyNodeSetParamsFromSymbol(void* node, void* dst, const void* symbol,
+                                                     size_t bytes, size_t offset, int kind) {
+  const char* fn = "cudaGraphMemcpyNodeSetParamsFromSymbol";
+  void* at = nullptr;
+  if (int e = checkSymbolCopyKind(kind, false, fn); e != kSuccess) return e;
+  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  return cudaGraphMemcpyNodeSetParams1D(node, dst, at, bytes, kind);
 }
 
 GPUSC_API int cudaGraphMemsetNodeSetParams(void* node, const abi::MemsetParams* p) {
@@ -4253,6 +4331,25 @@ GPUSC_API int cudaGraphExecMemcpyNodeSetParams1D(void* exec, void* node, void* d
       x, place, [=] { return memcpyAny(dst, src, bytes, kind, fn); },
       copyKind(dst, src, bytes, kind));
   return kSuccess;
+}
+
+GPUSC_API int cudaGraphExecMemcpyNodeSetParamsToSymbol(void* exec, void* node, const void* symbol,
+                                                       const void* src, size_t bytes, size_t offset,
+                                                       int kind) {
+  const char* fn = "cudaGraphExecMemcpyNodeSetParamsToSymbol";
+  void* at = nullptr;
+  if (int e = checkSymbolCopyKind(kind, true, fn); e != kSuccess) return e;
+  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  return cudaGraphExecMemcpyNodeSetParams1D(exec, node, at, src, bytes, kind);
+}
+GPUSC_API int cudaGraphExecMemcpyNodeSetParamsFromSymbol(void* exec, void* node, void* dst,
+                                                         const void* symbol, size_t bytes,
+                                                         size_t offset, int kind) {
+  const char* fn = "cudaGraphExecMemcpyNodeSetParamsFromSymbol";
+  void* at = nullptr;
+  if (int e = checkSymbolCopyKind(kind, false, fn); e != kSuccess) return e;
+  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  return cudaGraphExecMemcpyNodeSetParams1D(exec, node, dst, at, bytes, kind);
 }
 
 GPUSC_API int cudaGraphExecMemsetNodeSetParams(void* exec, void* node, const abi::MemsetParams* p) {

@@ -4,8 +4,9 @@
 // graph node's own graph read back and changed, and an instantiation's child node given another
 // graph; user objects whose destructor runs when the last graph holding them goes, also held by
 // the graph a capture is building; a kernel node's attributes (an access-policy window read back,
-// the cooperative attribute making a grid-synchronising kernel's node cooperative); the stream
-// capture mode exchanged; the shared memory's bank configuration; a stream's attributes copied.
+// the cooperative attribute making a grid-synchronising kernel's node cooperative); copies to and
+// from a symbol as graph nodes; the stream capture mode exchanged; the shared memory's bank
+// configuration; a stream's attributes copied.
 #include <cooperative_groups.h>
 
 #include <cstdio>
@@ -19,6 +20,8 @@
 namespace cg = cooperative_groups;
 
 constexpr int kN = 256;
+
+__device__ int table[kN + 16];
 
 __global__ void fill(int* v, int x) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -370,6 +373,69 @@ int main() {
     CHECK(cudaGraphDestroy(kg));
     CHECK(cudaFree(v));
     CHECK(cudaFree(rotated));
+  }
+
+  // Copies to and from a symbol as graph nodes: plain copies of its bytes, read back and set
+  // again on the graph and on an instantiation; a captured one reads back the same way.
+  {
+    std::vector<int> src(kN), src2(kN);
+    for (int i = 0; i < kN; ++i) src[i] = 5000 + i, src2[i] = 6000 + i;
+    int* tableAt = nullptr;
+    CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&tableAt), table));
+    cudaGraph_t sg;
+    CHECK(cudaGraphCreate(&sg, 0));
+    cudaGraphNode_t to, from;
+    CHECK(cudaGraphAddMemcpyNodeToSymbol(&to, sg, nullptr, 0, table, src.data(), bytes,
+                                         16 * sizeof(int), cudaMemcpyHostToDevice));
+    CHECK(cudaGraphAddMemcpyNodeFromSymbol(&from, sg, &to, 1, out, table, bytes, 16 * sizeof(int),
+                                           cudaMemcpyDeviceToDevice));
+    EXPECT_ERROR(cudaGraphAddMemcpyNodeToSymbol(&to, sg, nullptr, 0, table, src.data(), bytes,
+                                                17 * sizeof(int), cudaMemcpyHostToDevice),
+                 cudaErrorInvalidValue);
+    cudaGetLastError();
+    cudaMemcpy3DParms cp = {};
+    CHECK(cudaGraphMemcpyNodeGetParams(to, &cp));
+    const bool readBack = cp.dstPtr.ptr == tableAt + 16 && cp.extent.width == bytes;
+    cudaGraphExec_t sx;
+    CHECK(cudaGraphInstantiate(&sx, sg, 0));
+    CHECK(cudaGraphLaunch(sx, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const bool first = ramp(h, 5000);
+    CHECK(cudaGraphExecMemcpyNodeSetParamsToSymbol(sx, to, table, src2.data(), bytes, 0,
+                                                   cudaMemcpyHostToDevice));
+    CHECK(cudaGraphExecMemcpyNodeSetParamsFromSymbol(sx, from, out, table, bytes, 0,
+                                                     cudaMemcpyDeviceToDevice));
+    CHECK(cudaGraphLaunch(sx, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const bool second = ramp(h, 6000);
+    CHECK(cudaGraphMemcpyNodeSetParamsToSymbol(to, table, src.data(), bytes, 0,
+                                               cudaMemcpyHostToDevice));
+    CHECK(cudaGraphMemcpyNodeSetParamsFromSymbol(from, out, table, bytes, 0, cudaMemcpyDefault));
+    cudaGraphExec_t sx2;
+    CHECK(cudaGraphInstantiate(&sx2, sg, 0));
+    CHECK(cudaGraphLaunch(sx2, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const bool third = ramp(h, 5000);
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CHECK(cudaMemcpyToSymbolAsync(table, src.data(), 8 * sizeof(int), 4 * sizeof(int),
+                                  cudaMemcpyHostToDevice, s));
+    cudaGraph_t cg2;
+    CHECK(cudaStreamEndCapture(s, &cg2));
+    cudaGraphNode_t capturedCopy;
+    size_t one = 1;
+    CHECK(cudaGraphGetNodes(cg2, &capturedCopy, &one));
+    cp = {};
+    CHECK(cudaGraphMemcpyNodeGetParams(capturedCopy, &cp));
+    expect(readBack && first && second && third && cp.dstPtr.ptr == tableAt + 4 &&
+               cp.extent.width == 8 * sizeof(int),
+           "copies to and from a symbol as graph nodes, read back and set again");
+    CHECK(cudaGraphExecDestroy(sx));
+    CHECK(cudaGraphExecDestroy(sx2));
+    CHECK(cudaGraphDestroy(sg));
+    CHECK(cudaGraphDestroy(cg2));
+    CHECK(cudaStreamDestroy(s));
   }
 
   // The capture mode, the shared memory's banks, a stream's attributes copied.
