@@ -527,6 +527,10 @@ struct CaptureSequence {
   void* into = nullptr;
   bool madeInto = false;
   std::vector<const void*> after;
+  // cudaStreamUpdateCaptureDependencies: nodes of `into` the next captured op depends on too,
+  // and those each op got (by its place in `ops`).
+  std::vector<const void*> pendingDeps;
+  std::map<size_t, std::vector<const void*>> extraDeps;
   // Forks and joins: each stream's last op (ops.size() after it), what each stream's work
   // waits for (through events it waited on), and what each event recorded in the capture
   // stands for. The capture ends only when the origin waits for every other stream's last op.
@@ -538,6 +542,8 @@ struct CaptureSequence {
   bool invalidated = false;
 
   void push(void* stream, Replay op, NodeKind kind) {
+    if (!pendingDeps.empty()) extraDeps[ops.size()] = std::move(pendingDeps);
+    pendingDeps.clear();
     ops.push_back(std::move(op));
     kinds.push_back(std::move(kind));
     lastOp[stream] = ops.size();
@@ -2578,6 +2584,60 @@ GPUSC_API int cudaMemcpyPeerAsync_ptsz(void* dst, int dstDevice, const void* src
   return cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, bytes, perThread(stream));
 }
 
+// cudaMemcpyAttributes (CUDA 12.8's batched copies).
+struct MemcpyAttributes {
+  int srcAccessOrder;  // cudaMemcpySrcAccessOrder: stream (1), during the call (2), any (3)
+  abi::MemLocation srcLocHint, dstLocHint;
+  unsigned flags;  // cudaMemcpyFlags: 0, or 1 (prefer overlap with compute, a hint)
+};
+
+// A batch of copies between pointers, each with its attributes (checked as CUDA documents them),
+// done in the stream's order one after another (the copies of a batch may run in any order, and
+// none may depend on another). A source read during the call is read then, also in a capture.
+GPUSC_API int cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                                   size_t count, const MemcpyAttributes* attrs,
+                                   const size_t* attrsIdxs, size_t numAttrs, void* stream) {
+  GPUSC_STICKY();
+  const char* fn = "cudaMemcpyBatchAsync";
+  if (stream == nullptr || stream == ptr(1))
+    return fail(kErrorInvalidValue, fn, "the legacy default stream: use another stream");
+  if (count == 0 || dsts == nullptr || srcs == nullptr || sizes == nullptr)
+    return fail(kErrorInvalidValue, fn, "no copies, or a null list of them");
+  if (numAttrs == 0 || numAttrs > count || attrs == nullptr || attrsIdxs == nullptr)
+    return fail(kErrorInvalidValue, fn, "between 1 and count attributes, with their indices");
+  for (size_t k = 0; k < numAttrs; ++k) {
+    const bool ordered = k == 0 ? attrsIdxs[0] == 0 : attrsIdxs[k] > attrsIdxs[k - 1];
+    if (!ordered || attrsIdxs[k] >= count)
+      return fail(
+          kErrorInvalidValue, fn,
+          "attrsIdxs must start at 0 and rise, each below count (entry " + std::to_string(k) + ")");
+    if (attrs[k].srcAccessOrder < 1 || attrs[k].srcAccessOrder > 3 || attrs[k].flags > 1)
+      return fail(kErrorInvalidValue, fn,
+                  "attributes " + std::to_string(k) +
+                      ": srcAccessOrder must be Stream, DuringApiCall or Any, flags 0 or "
+                      "cudaMemcpyFlagPreferOverlapWithCompute");
+  }
+  const bool captured = capturing(stream) != nullptr;
+  size_t k = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (k + 1 < numAttrs && attrsIdxs[k + 1] <= i) ++k;
+    void* dst = dsts[i];
+    const void* src = srcs[i];
+    const size_t bytes = sizes[i];
+    Replay op = [=] { return memcpyAny(dst, src, bytes, kDefault, fn); };
+    if (captured && attrs[k].srcAccessOrder == 2 &&
+        client().where(src) != Client::Where::Device) {  // the source's bytes as they are now
+      auto now = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
+                                                        static_cast<const uint8_t*>(src) + bytes);
+      op = [=] { return memcpyAny(dst, now->data(), bytes, kDefault, fn); };
+    }
+    if (int e = issue(fn, stream, std::move(op), copyKind(dst, src, bytes, kDefault));
+        e != kSuccess)
+      return e;
+  }
+  return kSuccess;
+}
+
 GPUSC_API int cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                            size_t height, int kind) {
   return copy2D(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2D");
@@ -2836,8 +2896,8 @@ GPUSC_API int cudaStreamAttachMemAsync_ptsz(void*, void*, size_t, unsigned) { re
 // ---- symbols ----
 
 namespace {
-NodeKind symbolCopyKind(void* dst, const void* src, const void* symbol, size_t bytes,
-                        size_t offset, int kind, bool toSymbol);  // below
+NodeKind symbolCopyKind(void* dst, const void* src, const void* symbol, size_t bytes, size_t offset,
+                        int kind, bool toSymbol);  // below
 }  // namespace
 
 GPUSC_API int cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset,
@@ -3389,6 +3449,9 @@ GPUSC_API int cudaStreamEndCapture(void* stream, void** graph) {
   }
   std::vector<const void*> prev = seq->after;
   for (size_t i = 0; i < seq->ops.size(); ++i) {
+    if (auto extra = seq->extraDeps.find(i); extra != seq->extraDeps.end())
+      for (const void* d : extra->second)
+        if (std::find(prev.begin(), prev.end(), d) == prev.end()) prev.push_back(d);
     GraphNode& n = g->add(std::move(seq->ops[i]), prev.data(), prev.size());
     n.kind = std::move(seq->kinds[i]);
     prev.assign(1, &n);
@@ -3453,6 +3516,43 @@ GPUSC_API int cudaStreamGetCaptureInfo_ptsz(void* stream, int* status, unsigned 
                                             const void** edgeData, size_t* count) {
   return cudaStreamGetCaptureInfo(perThread(stream), status, id, graph, dependencies, edgeData,
                                   count);
+}
+
+// Nodes the capture's next node depends on as well: nodes the program added to the graph being
+// captured (cudaStreamGetCaptureInfo gives it out). The capture stays one sequence, so the next
+// node also comes after the nodes captured before it, with cudaStreamSetCaptureDependencies too:
+// an order the dependencies allow.
+GPUSC_API int cudaStreamUpdateCaptureDependencies(void* stream, void* const* deps,
+                                                  const abi::GraphEdgeData* edges, size_t count,
+                                                  unsigned flags) {
+  const char* fn = "cudaStreamUpdateCaptureDependencies";
+  if (flags > 1)
+    return fail(
+        kErrorInvalidValue, fn,
+        "flags " + std::to_string(flags) +
+            ": cudaStreamAddCaptureDependencies (0) or cudaStreamSetCaptureDependencies (1)");
+  if (count != 0 && deps == nullptr) return fail(kErrorInvalidValue, fn, "a null node list");
+  for (size_t i = 0; edges != nullptr && i < count; ++i)
+    if (edges[i].type != 0 || edges[i].from_port != 0 || edges[i].to_port != 0)
+      return fail(kErrorNotSupported, fn, "edges other than full dependencies are not supported");
+  const auto seq = capturing(stream);
+  if (!seq) return fail(kErrorIllegalState, fn, "the stream is not capturing");
+  std::lock_guard<std::mutex> lock(captures().mutex);
+  if (seq->invalidated) return kErrorStreamCaptureInvalidated;
+  const Graph* g = static_cast<const Graph*>(seq->into);
+  for (size_t i = 0; i < count; ++i)
+    if (g == nullptr || !g->holds(deps[i]))
+      return fail(kErrorInvalidValue, fn,
+                  "a node that is not one of the graph being captured (the captured nodes' "
+                  "handles are not given out)");
+  if (flags == 1) seq->pendingDeps.clear();
+  seq->pendingDeps.insert(seq->pendingDeps.end(), deps, deps + count);
+  return kSuccess;
+}
+GPUSC_API int cudaStreamUpdateCaptureDependencies_ptsz(void* stream, void* const* deps,
+                                                       const abi::GraphEdgeData* edges,
+                                                       size_t count, unsigned flags) {
+  return cudaStreamUpdateCaptureDependencies(perThread(stream), deps, edges, count, flags);
 }
 
 // cudaGraphInstantiateFlagAutoFreeOnLaunch: a launch frees the graph's allocations that are
@@ -5595,6 +5695,55 @@ GPUSC_API int cudaMemcpy3DAsync(const abi::Memcpy3DParms* p, void* stream) {
 }
 GPUSC_API int cudaMemcpy3DAsync_ptsz(const abi::Memcpy3DParms* p, void* stream) {
   return cudaMemcpy3DAsync(p, perThread(stream));
+}
+
+// cudaMemcpy3DPeerParms: a 3D copy between devices, here between device 0 and itself.
+struct Memcpy3DPeerParms {
+  void* srcArray;
+  abi::Pos srcPos;
+  abi::PitchedPtr srcPtr;
+  int srcDevice;
+  void* dstArray;
+  abi::Pos dstPos;
+  abi::PitchedPtr dstPtr;
+  int dstDevice;
+  abi::Extent extent;
+};
+namespace {
+int peer3D(const Memcpy3DPeerParms* p, abi::Memcpy3DParms* out, const char* fn) {
+  if (p == nullptr) return fail(kErrorInvalidValue, fn, "null parameters");
+  if (int e = peerDevices(p->dstDevice, p->srcDevice, fn); e != kSuccess) return e;
+  *out = {};
+  out->srcArray = p->srcArray;
+  out->srcPos = p->srcPos;
+  out->srcPtr = p->srcPtr;
+  out->dstArray = p->dstArray;
+  out->dstPos = p->dstPos;
+  out->dstPtr = p->dstPtr;
+  out->extent = p->extent;
+  out->kind = kMemcpyDeviceToDevice;
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaMemcpyBatchAsync_ptsz(void* const* dsts, const void* const* srcs,
+                                        const size_t* sizes, size_t count,
+                                        const MemcpyAttributes* attrs, const size_t* attrsIdxs,
+                                        size_t numAttrs, void* stream) {
+  return cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs,
+                              perThread(stream));
+}
+GPUSC_API int cudaMemcpy3DPeer(const Memcpy3DPeerParms* p) {
+  abi::Memcpy3DParms q;
+  if (int e = peer3D(p, &q, "cudaMemcpy3DPeer"); e != kSuccess) return e;
+  return memcpy3D(&q, nullptr, false, "cudaMemcpy3DPeer");
+}
+GPUSC_API int cudaMemcpy3DPeerAsync(const Memcpy3DPeerParms* p, void* stream) {
+  abi::Memcpy3DParms q;
+  if (int e = peer3D(p, &q, "cudaMemcpy3DPeerAsync"); e != kSuccess) return e;
+  return memcpy3D(&q, stream, true, "cudaMemcpy3DPeerAsync");
+}
+GPUSC_API int cudaMemcpy3DPeerAsync_ptsz(const Memcpy3DPeerParms* p, void* stream) {
+  return cudaMemcpy3DPeerAsync(p, perThread(stream));
 }
 
 GPUSC_API int cudaMemset3D(abi::PitchedPtr p, int value, abi::Extent extent) {

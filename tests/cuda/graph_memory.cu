@@ -5,7 +5,8 @@
 // graph; user objects whose destructor runs when the last graph holding them goes, also held by
 // the graph a capture is building; a kernel node's attributes (an access-policy window read back,
 // the cooperative attribute making a grid-synchronising kernel's node cooperative); copies to and
-// from a symbol as graph nodes; the stream capture mode exchanged; the shared memory's bank
+// from a symbol as graph nodes; a capture depending on a node added to its graph; a batch of
+// copies and a 3D peer copy; the stream capture mode exchanged; the shared memory's bank
 // configuration; a stream's attributes copied.
 #include <cooperative_groups.h>
 
@@ -435,6 +436,81 @@ int main() {
     CHECK(cudaGraphExecDestroy(sx2));
     CHECK(cudaGraphDestroy(sg));
     CHECK(cudaGraphDestroy(cg2));
+    CHECK(cudaStreamDestroy(s));
+  }
+
+  // A capture whose next node also depends on a node the program added to the graph being
+  // captured.
+  {
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    cudaStreamCaptureStatus status;
+    cudaGraph_t building = nullptr;
+    CHECK(cudaStreamGetCaptureInfo(s, &status, nullptr, &building));
+    int eleven = 11, one = 1;
+    void* args[] = {&out, &eleven};
+    kp = kernelParams(reinterpret_cast<void*>(fill), args);
+    cudaGraphNode_t added;
+    CHECK(cudaGraphAddKernelNode(&added, building, nullptr, 0, &kp));
+    CHECK(cudaStreamUpdateCaptureDependencies(s, &added, nullptr, 1,
+                                              cudaStreamAddCaptureDependencies));
+    addTo<<<kN / 64, 64, 0, s>>>(out, one);
+    cudaGraph_t captured;
+    CHECK(cudaStreamEndCapture(s, &captured));
+    cudaGraphNode_t from[2], to[2];
+    size_t edges = 2;
+    CHECK(cudaGraphGetEdges(captured, from, to, nullptr, &edges));
+    cudaGraphExec_t cx;
+    CHECK(cudaGraphInstantiate(&cx, captured, 0));
+    CHECK(cudaMemset(out, 0, bytes));
+    CHECK(cudaGraphLaunch(cx, 0));
+    CHECK(cudaMemcpy(h.data(), out, bytes, cudaMemcpyDeviceToHost));
+    expect(edges == 1 && from[0] == added && ramp(h, 12),
+           "a captured node depending on a node added to the graph being captured");
+    CHECK(cudaGraphExecDestroy(cx));
+    CHECK(cudaGraphDestroy(captured));
+
+    // A batch of copies with two sets of attributes, and a 3D copy between device 0 and itself.
+    std::vector<int> a(kN), b(kN, -1);
+    for (int i = 0; i < kN; ++i) a[i] = 300 + i;
+    int* d2 = nullptr;
+    CHECK(cudaMalloc(&d2, bytes));
+    void* dsts[] = {out, d2, b.data()};
+    const void* srcs[] = {a.data(), out, d2};
+    size_t sizes[] = {bytes, bytes, bytes};
+    cudaMemcpyAttributes attrs[2] = {};
+    attrs[0].srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
+    attrs[1].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    size_t idx[] = {0, 1};
+    CHECK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, idx, 2, s));
+    CHECK(cudaStreamSynchronize(s));
+    const bool batch = b == a;
+    size_t badIdx[] = {1, 2};
+    EXPECT_ERROR(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, badIdx, 2, s),
+                 cudaErrorInvalidValue);
+    EXPECT_ERROR(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, attrs, idx, 2, 0),
+                 cudaErrorInvalidValue);
+    cudaGetLastError();
+    cudaMemcpy3DPeerParms pp = {};
+    pp.srcPtr = make_cudaPitchedPtr(out, 64 * sizeof(int), 64, 4);
+    pp.dstPtr = make_cudaPitchedPtr(d2, 64 * sizeof(int), 64, 4);
+    pp.srcPos = make_cudaPos(8 * sizeof(int), 1, 0);
+    pp.dstPos = make_cudaPos(0, 0, 0);
+    pp.extent = make_cudaExtent(16 * sizeof(int), 2, 1);
+    CHECK(cudaMemset(d2, 0, bytes));
+    CHECK(cudaMemcpy3DPeer(&pp));
+    std::vector<int> p3(kN);
+    CHECK(cudaMemcpy(p3.data(), d2, bytes, cudaMemcpyDeviceToHost));
+    bool peer = true;
+    for (int row = 0; row < 2; ++row)
+      for (int x = 0; x < 16; ++x) peer = peer && p3[row * 64 + x] == 300 + (row + 1) * 64 + 8 + x;
+    peer = peer && p3[16] == 0;
+    pp.dstDevice = 1;
+    EXPECT_ERROR(cudaMemcpy3DPeer(&pp), cudaErrorInvalidDevice);
+    cudaGetLastError();
+    expect(batch && peer, "a batch of copies; a 3D copy between device 0 and itself");
+    CHECK(cudaFree(d2));
     CHECK(cudaStreamDestroy(s));
   }
 
