@@ -3194,6 +3194,7 @@ GPUSC_API int cudaStreamCopyAttributes(void* dst, void* src) {
   StreamSettings st;
   if (int e = streamSettings(dst, fn, &st); e != kSuccess) return e;
   if (int e = streamSettings(src, fn, &st); e != kSuccess) return e;
+  if (dst == src) return kSuccess;
   std::lock_guard<std::mutex> lock(streamAttributes().mutex);
   auto& v = streamAttributes().values;
   v.erase(v.lower_bound({dst, INT_MIN}), v.upper_bound({dst, INT_MAX}));
@@ -5744,6 +5745,115 @@ GPUSC_API int cudaMemcpy3DPeerAsync(const Memcpy3DPeerParms* p, void* stream) {
 }
 GPUSC_API int cudaMemcpy3DPeerAsync_ptsz(const Memcpy3DPeerParms* p, void* stream) {
   return cudaMemcpy3DPeerAsync(p, perThread(stream));
+}
+
+// cudaMemcpy3DBatchOp (CUDA 12.8's batched 3D copies): each operand a pointer (rows of rowLength
+// elements, layers of layerHeight rows; 0: as tight as the extent) or a CUDA array at an offset.
+struct Memcpy3DOperand {
+  int type;  // cudaMemcpy3DOperandType: a pointer (1) or a CUDA array (2)
+  union {
+    struct {
+      void* ptr;
+      size_t rowLength, layerHeight;
+      abi::MemLocation locHint;
+    } ptr;
+    struct {
+      void* array;
+      abi::Pos offset;
+    } array;
+  } op;
+};
+struct Memcpy3DBatchOp {
+  Memcpy3DOperand src, dst;
+  abi::Extent extent;  // in elements: bytes between pointers, the array's texels otherwise
+  int srcAccessOrder;  // cudaMemcpySrcAccessOrder
+  unsigned flags;
+};
+
+namespace {
+// One operand of a batched 3D copy as cudaMemcpy3D's side of it: `elementBytes` is the size of
+// the copy's elements (1 between pointers).
+int batchOperand(const Memcpy3DOperand& o, const abi::Extent& e, size_t elementBytes, void** array,
+                 abi::Pos* pos, abi::PitchedPtr* ptr, const char* fn) {
+  if (o.type == 2) {
+    *array = o.op.array.array;
+    *pos = o.op.array.offset;
+    return kSuccess;
+  }
+  if (o.type != 1)
+    return fail(kErrorInvalidValue, fn,
+                "operand type " + std::to_string(o.type) +
+                    ": cudaMemcpyOperandTypePointer (1) or cudaMemcpyOperandTypeArray (2)");
+  if ((o.op.ptr.rowLength != 0 && o.op.ptr.rowLength < e.width) ||
+      (o.op.ptr.layerHeight != 0 && o.op.ptr.layerHeight < e.height))
+    return fail(kErrorInvalidValue, fn,
+                "a pointer operand's rowLength or layerHeight below the copy's width or height");
+  const size_t row = (o.op.ptr.rowLength != 0 ? o.op.ptr.rowLength : e.width) * elementBytes;
+  *ptr = {o.op.ptr.ptr, row, row, o.op.ptr.layerHeight != 0 ? o.op.ptr.layerHeight : e.height};
+  *pos = {0, 0, 0};
+  return kSuccess;
+}
+}  // namespace
+
+// Each copy as cudaMemcpy3DAsync makes it, in the stream's order. A host source read during the
+// call is read then, also in a capture (the bytes the copy reads, kept for the graph).
+GPUSC_API int cudaMemcpy3DBatchAsync(size_t numOps, const Memcpy3DBatchOp* ops,
+                                     unsigned long long flags, void* stream) {
+  GPUSC_STICKY();
+  const char* fn = "cudaMemcpy3DBatchAsync";
+  if (stream == nullptr || stream == ptr(1))
+    return fail(kErrorInvalidValue, fn, "the legacy default stream: use another stream");
+  if (numOps == 0 || ops == nullptr || flags != 0)
+    return fail(kErrorInvalidValue, fn, "no copies, a null list of them, or flags other than 0");
+  for (size_t i = 0; i < numOps; ++i) {
+    const Memcpy3DBatchOp& b = ops[i];
+    if (b.srcAccessOrder < 1 || b.srcAccessOrder > 3 || b.flags > 1)
+      return fail(kErrorInvalidValue, fn,
+                  "copy " + std::to_string(i) +
+                      ": srcAccessOrder must be Stream, DuringApiCall or Any, flags 0 or "
+                      "cudaMemcpyFlagPreferOverlapWithCompute");
+    if (b.extent.width == 0 || b.extent.height == 0 || b.extent.depth == 0)
+      return fail(kErrorInvalidValue, fn, "copy " + std::to_string(i) + ": an extent of 0");
+    size_t elementBytes = 1;
+    for (const Memcpy3DOperand* o : {&b.src, &b.dst})
+      if (o->type == 2) {
+        ArrayRecord a;
+        if (int e = findArray(o->op.array.array, fn, &a); e != kSuccess) return e;
+        const size_t bytes = a.width != 0 ? a.pitch / a.width : 1;
+        if (elementBytes != 1 && bytes != elementBytes)
+          return fail(kErrorInvalidValue, fn,
+                      "copy " + std::to_string(i) + ": CUDA arrays of different element sizes");
+        elementBytes = bytes;
+      }
+    abi::Memcpy3DParms q{};
+    if (int e = batchOperand(b.src, b.extent, elementBytes, &q.srcArray, &q.srcPos, &q.srcPtr, fn);
+        e != kSuccess)
+      return e;
+    if (int e = batchOperand(b.dst, b.extent, elementBytes, &q.dstArray, &q.dstPos, &q.dstPtr, fn);
+        e != kSuccess)
+      return e;
+    q.extent = b.extent;
+    q.kind = kDefault;
+    std::shared_ptr<std::vector<uint8_t>> now;
+    if (b.srcAccessOrder == 2 && b.src.type == 1 && capturing(stream) &&
+        client().where(b.src.op.ptr.ptr) != Client::Where::Device) {
+      const size_t slice = q.srcPtr.pitch * q.srcPtr.ysize;
+      const size_t bytes = slice * (b.extent.depth - 1) + q.srcPtr.pitch * (b.extent.height - 1) +
+                           b.extent.width * elementBytes;
+      const auto* from = static_cast<const uint8_t*>(q.srcPtr.ptr);
+      now = std::make_shared<std::vector<uint8_t>>(from, from + bytes);
+      q.srcPtr.ptr = now->data();
+    }
+    Replay op;
+    if (int e = plan3D(q, fn, &op); e != kSuccess) return e;
+    if (now) op = [op, now] { return op(); };  // keeps the source's bytes
+    if (int e = issue(fn, stream, std::move(op), copy3DKind(q)); e != kSuccess) return e;
+  }
+  return kSuccess;
+}
+GPUSC_API int cudaMemcpy3DBatchAsync_ptsz(size_t numOps, const Memcpy3DBatchOp* ops,
+                                          unsigned long long flags, void* stream) {
+  return cudaMemcpy3DBatchAsync(numOps, ops, flags, perThread(stream));
 }
 
 GPUSC_API int cudaMemset3D(abi::PitchedPtr p, int value, abi::Extent extent) {

@@ -509,7 +509,42 @@ int main() {
     pp.dstDevice = 1;
     EXPECT_ERROR(cudaMemcpy3DPeer(&pp), cudaErrorInvalidDevice);
     cudaGetLastError();
-    expect(batch && peer, "a batch of copies; a 3D copy between device 0 and itself");
+    // A batch of 3D copies: host rows (32 of every 40 ints, 4 rows) to a device pointer, and
+    // from there to a CUDA array of ints at an offset.
+    std::vector<int> rows(40 * 4);
+    for (int i = 0; i < 40 * 4; ++i) rows[i] = 7000 + i;
+    cudaArray_t arr;
+    cudaChannelFormatDesc desc = cudaCreateChannelDesc<int>();
+    CHECK(cudaMallocArray(&arr, &desc, 64, 8));
+    cudaMemcpy3DBatchOp ops[2] = {};
+    ops[0].src.type = cudaMemcpyOperandTypePointer;
+    ops[0].src.op.ptr.ptr = rows.data();
+    ops[0].src.op.ptr.rowLength = 40 * sizeof(int);
+    ops[0].dst.type = cudaMemcpyOperandTypePointer;
+    ops[0].dst.op.ptr.ptr = d2;
+    ops[0].extent = make_cudaExtent(32 * sizeof(int), 4, 1);
+    ops[0].srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
+    ops[1].src.type = cudaMemcpyOperandTypePointer;
+    ops[1].src.op.ptr.ptr = d2;
+    ops[1].dst.type = cudaMemcpyOperandTypeArray;
+    ops[1].dst.op.array.array = arr;
+    ops[1].dst.op.array.offset = {16, 2, 0};
+    ops[1].extent = make_cudaExtent(32, 4, 1);
+    ops[1].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    CHECK(cudaMemcpy3DBatchAsync(2, ops, 0, s));
+    std::vector<int> back(64 * 8, -1);
+    CHECK(cudaMemcpy2DFromArray(back.data(), 64 * sizeof(int), arr, 0, 0, 64 * sizeof(int), 8,
+                                cudaMemcpyDeviceToHost));
+    bool batch3d = true;
+    for (int y = 0; y < 4; ++y)
+      for (int x = 0; x < 32; ++x)
+        batch3d = batch3d && back[(y + 2) * 64 + 16 + x] == 7000 + y * 40 + x;
+    ops[1].extent.width = 0;
+    EXPECT_ERROR(cudaMemcpy3DBatchAsync(2, ops, 0, s), cudaErrorInvalidValue);
+    cudaGetLastError();
+    CHECK(cudaFreeArray(arr));
+    expect(batch && peer && batch3d,
+           "a batch of copies, a batch of 3D copies; a 3D copy between device 0 and itself");
     CHECK(cudaFree(d2));
     CHECK(cudaStreamDestroy(s));
   }
