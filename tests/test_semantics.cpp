@@ -433,8 +433,15 @@ TEST(Convert, IntegerWidthsSignExtensionAndSaturation) {
   EXPECT_EQ(eval1("cvt.u64.s32 %o, %a32;", u32(-1)).o, ~0ull);
   EXPECT_EQ(eval1("cvt.u64.u32 %o, %a32;", u32(-1)).o, 0xffffffffull);
   EXPECT_EQ(eval1("cvt.u32.u64 %o32, %a64;", 0x123456789ull).o32, 0x23456789u);
-  EXPECT_EQ(eval1("cvt.sat.s8.s32 %o32, %a32;", 300).o32 & 0xff, 127u);
-  EXPECT_EQ(eval1("cvt.sat.s8.s32 %o32, %a32;", u32(-300)).o32 & 0xff, 0x80u);
+  EXPECT_EQ(eval1("cvt.sat.s8.s32 %o32, %a32;", 300).o32, 127u);
+  // A signed result in a wider register is sign-extended to it, an unsigned one zero-extended
+  // (PTX ISA, "Operand Size Exceeding Instruction-Type Size").
+  EXPECT_EQ(eval1("cvt.sat.s8.s32 %o32, %a32;", u32(-300)).o32, u32(-128));
+  EXPECT_EQ(eval1("cvt.s8.s32 %o32, %a32;", 200).o32, u32(-56));
+  EXPECT_EQ(eval1("cvt.s16.s32 %o, %a32;", 0x18000).o, u(-32768));
+  EXPECT_EQ(eval1("cvt.rni.sat.s8.f32 %o32, %fa;", bits(-56.3f)).o32, u32(-56));
+  EXPECT_EQ(eval1("cvt.rzi.sat.s16.f32 %o32, %fa;", bits(-56300.0f)).o32, u32(-32768));
+  EXPECT_EQ(eval1("cvt.u8.s32 %o32, %a32;", u32(-1)).o32, 0xffu);
   EXPECT_EQ(eval1("cvt.sat.u16.s32 %o32, %a32;", u32(-5)).o32, 0u);
   EXPECT_EQ(eval1("cvt.sat.u32.s64 %o32, %a64;", 1ull << 40).o32, 0xffffffffu);
 }

@@ -496,7 +496,7 @@ void cvtHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint64_t* d = slot(c, in.dst[0]);
   const uint64_t* a = slot(c, in.src[0]);
   const uint8_t flags = in.flags;
-  forEachLane(mask, [&](int l) { put<D>(d, l, convert<D>(get<S>(a, l), r, flags)); });
+  forEachLane(mask, [&](int l) { putWidened<D>(d, l, convert<D>(get<S>(a, l), r, flags)); });
   if (mode >= 0) std::fesetround(FE_TONEAREST);
 }
 

@@ -51,6 +51,18 @@ inline void put(uint64_t* s, int l, T v) {
   s[l] = r;
 }
 
+// Writes T to lane `l` as cvt writes a register that may be wider than its type (PTX ISA,
+// "Operand Size Exceeding Instruction-Type Size"): a signed integer sign-extended to the cell, as a
+// signed load extends it, anything else zero-extended. Readers of the register's own width see
+// the value either way.
+template <class T>
+inline void putWidened(uint64_t* s, int l, T v) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    s[l] = static_cast<uint64_t>(static_cast<int64_t>(v));
+  else
+    put<T>(s, l, v);
+}
+
 // .ftz on f32: a subnormal becomes zero of its sign (other types are returned as they are).
 template <class F>
 inline F ftzFloat(F x) {
