@@ -296,6 +296,34 @@ TEST(Simt, PartialExitThenBarrierAmongRemainingWarps) {
   for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(r.out[i], ((i / 32) % 2) ? 0u : (i ^ 64)) << i;
 }
 
+// A warp that waits for another warp of its block in a loop with nanosleep ends its turn at each
+// sleep, as a sleeping warp on a GPU lets the others issue: the warp it waits for runs at once.
+// Warp 1 releases the barrier, so it runs on first: it sleeps once, warp 0 sets the flag, and
+// warp 1 sees it on its second look (without the yield it would spin for its whole turn).
+TEST(Simt, NanosleepInASpinLoopLetsTheAwaitedWarpRun) {
+  KernelRun r(kernel(R"(
+  .shared .u32 flag;
+  setp.eq.u32 %p3, %r12, 0;
+  @%p3 st.shared.u32 [flag], 0;
+  bar.sync 0;
+  mov.u32 %r5, 0;
+  setp.lt.u32 %p1, %r12, 32;
+  @%p1 bra SET;
+WAIT:
+  ld.volatile.shared.u32 %r3, [flag];
+  setp.ne.u32 %p2, %r3, 0;
+  @%p2 bra DONE;
+  add.u32 %r5, %r5, 1;
+  nanosleep.u32 100;
+  bra WAIT;
+SET:
+  st.volatile.shared.u32 [flag], 7;
+DONE:
+  st.global.u32 [%rd1], %r5;)"),
+              {1}, {64}, 64);
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], i < 32 ? 0u : 1u) << i;
+}
+
 TEST(Simt, BarrierReduction) {
   // bar.red.popc counts threads with an even input across the whole CTA (4 warps).
   std::vector<uint32_t> in(128);

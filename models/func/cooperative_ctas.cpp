@@ -81,6 +81,7 @@ void Executor::runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunB
           }
           progress = true;
         }
+        if (w.state == WarpState::Yielded) w.state = WarpState::Ready;
       }
       if (cta.liveWarps == 0) {
         // A GPU's CTA scheduler puts the next CTA where one ended.

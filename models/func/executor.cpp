@@ -1132,7 +1132,7 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
   // step() into it (a call per warp instruction; docs/performance.md). The suspension's count
   // shares the check's comparison.
   constexpr uint64_t kHostCheck = 4096;
-  constexpr uint32_t kWarpTurn = 1u << 16;
+  constexpr uint32_t kWarpTurn = 1024;
   const bool limited = budget != nullptr && budget->active();
   const uint64_t suspendAt = suspendAfter != 0 ? st.warpInsts + suspendAfter : ~0ull;
   auto nextCheckAt = [&] {
@@ -1147,9 +1147,12 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
   while (cta.liveWarps > 0) {
     bool progress = false;
     for (Warp& w : cta.warps) {
-      // A warp runs until it blocks, or for kWarpTurn instructions: then the others take their
-      // turns, so a warp that spins on shared memory for another warp of its block (cooperative
-      // groups' tiles of several warps sync that way) lets that warp get there.
+      // A warp runs until it blocks, sleeps (nanosleep ends its turn), or for kWarpTurn
+      // instructions: then the others take their turns, so a warp that spins on shared memory
+      // for another warp of its block (cooperative groups' tiles of several warps sync that way,
+      // cuda::barrier before sm_80 polls before it sleeps) lets that warp get there. A turn of
+      // 1,024 bounds what such a poll wastes; a change of warp is one pass of this loop, which
+      // costs nothing measurable at that length (the catalog's functional bench).
       for (uint32_t turn = 0; turn < kWarpTurn && w.state == WarpState::Ready; ++turn) {
         if (st.warpInsts >= checkAt) {
           if (st.warpInsts >= suspendAt) return;  // not ended: runTogether takes it on
@@ -1166,6 +1169,7 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
         }
         progress = true;
       }
+      if (w.state == WarpState::Yielded) w.state = WarpState::Ready;
     }
     if (!progress) throwDeadlock(cta);
   }

@@ -639,9 +639,14 @@ void predConstHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 void nopHandler(ExecCtx&, const Inst&, uint32_t) {}
 
 // nanosleep t: the timing model's warp sleeps for the longest t of its lanes (the ISA allows any
-// sleep in [0, 2t]); the functional engine, which has no time, does not sleep.
+// sleep in [0, 2t]); the functional engine, which has no time, ends the warp's turn, as a GPU's
+// sleeping warp lets the others issue: a spin loop with a sleep (cuda::barrier before sm_80, say)
+// waits one turn of the other warps, not thousands of its own instructions.
 void sleepHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
-  if (c.env == nullptr) return;
+  if (c.env == nullptr || !c.env->timed) {
+    c.w->state = WarpState::Yielded;
+    return;
+  }
   const uint64_t* t = slot(c, in.src[0]);
   uint64_t longest = 0;
   forEachLane(mask, [&](int l) { longest = std::max<uint64_t>(longest, uint32_t(t[l])); });

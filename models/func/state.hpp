@@ -49,7 +49,9 @@ struct SimtEntry {
 
 // MbarrierWait: an mbarrier test_wait/try_wait found its phase incomplete; the warp sleeps until
 // an mbarrier of its CTA completes a phase (or no warp of the CTA can run: see Cta::syncEpoch).
-enum class WarpState : uint8_t { Ready, AtBarrier, MbarrierWait, Done };
+// Yielded: in the functional engine, a nanosleep ended the warp's turn; the loop that runs the
+// CTA's warps makes it Ready again when the turn ends, so no other warp's step sees it.
+enum class WarpState : uint8_t { Ready, AtBarrier, MbarrierWait, Done, Yielded };
 
 struct Warp {
   std::vector<uint64_t> regs;   // numSlots x 32

@@ -70,6 +70,10 @@ struct StepEnv {
   // nanosleep: the longest sleep, in nanoseconds, a lane of this step asked for (the SM keeps
   // the warp from issuing that long, and sets it back to 0).
   uint64_t sleepNs = 0;
+  // The timing model steps the warp (nanosleep makes it wait); false: the functional engine,
+  // where nanosleep ends the warp's turn instead (WarpState::Yielded), so a warp spinning on a
+  // sleep loop lets the warp it waits for run.
+  bool timed = false;
 };
 
 }  // namespace gpusc::func

@@ -192,6 +192,7 @@ Sm::Sm(const sc_core::sc_module_name& name, uint32_t id, const PlatformConfig& c
   }
   env_.log = &writeLog_;
   env_.nsPerCycle = 1000.0 / cfg.gpu.clocks.core_mhz;
+  env_.timed = true;
 }
 
 // ---- CTAs --------------------------------------------------------------------------------------
