@@ -166,6 +166,42 @@ $L__BB0_2:
   EXPECT_EQ(ins[2]->loc.col, 3u);
 }
 
+// Integer constant expressions (PTX ISA, "Constant Expressions") as immediates and address
+// offsets, with C's precedence; unsigned when a literal needs 64 bits.
+TEST(Parser, ConstantExpressionsInOperands) {
+  auto m = parse(R"(
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, 4+4*2;
+  mov.u32 %r1, (4+4)*2;
+  mov.u32 %r1, 0x3210 ^ 0x1111 | 1 << 3;
+  mov.u32 %r1, ~7 & 0xff;
+  mov.u32 %r1, -8+16 - (10 % 4) / 2;
+  mov.u32 %r1, 3 > 2 && 2 >= 2 ? 100 : 200;
+  mov.b64 %rd1, 0xFFFFFFFFFFFFFFF0 >> 4;
+  mov.b64 %rd1, -32 >> 4;
+  ld.global.u32 %r2, [%rd1+2*16-4];
+  ld.global.u32 %r2, [%rd1-8+4];
+  ld.global.u32 %r2, [(1<<4)];
+  ret;
+}
+)");
+  const Function* k = m->findFunction("k");
+  ASSERT_NE(k, nullptr);
+  std::vector<int64_t> imm;
+  for (const auto& s : k->body)
+    if (s.kind == Statement::Kind::Instr && s.instr.ops.size() == 2)
+      imm.push_back(s.instr.ops[1].imm);
+  EXPECT_EQ(imm, (std::vector<int64_t>{12, 16, 0x2309, 0xf8, 7, 100, 0x0FFFFFFFFFFFFFFF, -2, 28, -4,
+                                       16}));
+  EXPECT_NE(errorOf([] {
+              parse(".visible .entry k() { .reg .b32 %r1; mov.u32 %r1, 4/(2-2); ret; }");
+            }).find("division by zero"),
+            std::string::npos);
+}
+
 TEST(Parser, CallSequence) {
   auto m = parse(R"(
 .func (.param .b32 rv) f(.param .b32 x) { ret; }

@@ -54,6 +54,10 @@ class Lexer {
         ++i_;
         t.kind = Tok::Punct;  // the sink operand "_"
         t.text = "_";
+      } else if (c == '%' && (i_ + 1 >= s_.size() || !identChar(s_[i_ + 1]))) {
+        ++i_;
+        t.kind = Tok::Punct;  // the remainder operator of a constant expression
+        t.text = "%";
       } else if (identStart(c)) {
         size_t b = i_++;
         while (i_ < s_.size() && identChar(s_[i_])) ++i_;
@@ -68,7 +72,7 @@ class Lexer {
         t.kind = Tok::String;
         t.text = std::string(s_.substr(b, i_ - b));
         ++i_;
-      } else if (std::strchr("{}()[],;:+-!@|<>=*/", c) != nullptr) {
+      } else if (std::strchr("{}()[],;:+-!@|<>=*/^~&?", c) != nullptr) {
         t.kind = Tok::Punct;
         t.text = std::string(1, c);
         ++i_;

@@ -17,7 +17,7 @@ enum class Tok : uint8_t {
   Int,        // 42, 0x2A, 42U   (value in `ival`)
   Float,      // 0f3F800000, 0d3FF0..., 1.5  (value in `fval`, `fbits` 32 or 64)
   String,     // "..."
-  Punct,      // one of { } ( ) [ ] , ; : + - ! @ | < > = _
+  Punct,      // one of { } ( ) [ ] , ; : + - ! @ | < > = _ * / ^ ~ & ? % (% alone)
 };
 
 struct Token {

@@ -259,6 +259,166 @@ class Parser {
     next();
     return neg ? uint64_t(0) - t.ival : t.ival;
   }
+
+  // An integer constant expression (PTX ISA, "Constant Expressions"): literals, parentheses, the
+  // unary + - ! ~, the binary * / % + - << >> < > <= >= == != & ^ | && || and ?:, with C's
+  // precedence, evaluated in 64 bits. A value is unsigned when a literal above INT64_MAX made it
+  // so (as a U suffix would), and / % >> and the comparisons then treat it as unsigned.
+  struct ConstValue {
+    uint64_t v = 0;
+    bool isUnsigned = false;
+    int64_t s() const { return static_cast<int64_t>(v); }
+  };
+  // Whether the operand starting here is an integer constant expression (not a float literal, a
+  // register or a symbol).
+  bool constExprStarts() const {
+    const Token& t = peek();
+    if (t.kind == Tok::Int || t.punct('(') || t.punct('~')) return true;
+    if (t.punct('-') || t.punct('+') || t.punct('!'))
+      return peek(1).kind == Tok::Int || peek(1).punct('(') || peek(1).punct('~') ||
+             peek(1).punct('-');
+    return false;
+  }
+  uint64_t constExpr() { return constTernary().v; }
+  ConstValue constTernary() {
+    ConstValue c = constBinary(0);
+    if (!acceptPunct('?')) return c;
+    ConstValue a = constTernary();
+    expectPunct(':');
+    ConstValue b = constTernary();
+    return c.v != 0 ? a : b;
+  }
+  // The binary operator at the cursor with its precedence (higher binds tighter) and its token
+  // count, or precedence -1.
+  std::pair<int, int> binaryOperator(std::string* op) const {
+    const Token& a = peek();
+    if (a.kind != Tok::Punct) return {-1, 0};
+    const Token& b = peek(1);
+    const bool two = b.kind == Tok::Punct && b.adjacent;
+    const char x = a.text[0], y = two ? b.text[0] : '\0';
+    auto is = [&](const char* o, int prec, int n) {
+      *op = o;
+      return std::make_pair(prec, n);
+    };
+    if (x == '|' && y == '|') return is("||", 1, 2);
+    if (x == '&' && y == '&') return is("&&", 2, 2);
+    if (x == '=' && y == '=') return is("==", 6, 2);
+    if (x == '!' && y == '=') return is("!=", 6, 2);
+    if (x == '<' && y == '<') return is("<<", 8, 2);
+    if (x == '>' && y == '>') return is(">>", 8, 2);
+    if (x == '<' && y == '=') return is("<=", 7, 2);
+    if (x == '>' && y == '=') return is(">=", 7, 2);
+    switch (x) {
+      case '|':
+        return is("|", 3, 1);
+      case '^':
+        return is("^", 4, 1);
+      case '&':
+        return is("&", 5, 1);
+      case '<':
+        return is("<", 7, 1);
+      case '>':
+        return is(">", 7, 1);
+      case '+':
+        return is("+", 9, 1);
+      case '-':
+        return is("-", 9, 1);
+      case '*':
+        return is("*", 10, 1);
+      case '/':
+        return is("/", 10, 1);
+      case '%':
+        return is("%", 10, 1);
+      default:
+        return {-1, 0};
+    }
+  }
+  ConstValue constBinary(int minPrec) {
+    ConstValue l = constUnary();
+    while (true) {
+      std::string op;
+      const auto [prec, n] = binaryOperator(&op);
+      if (prec < 0 || prec < minPrec) return l;
+      const Token& at = peek();
+      for (int i = 0; i < n; ++i) next();
+      const ConstValue r = constBinary(prec + 1);
+      const bool u = l.isUnsigned || r.isUnsigned;
+      ConstValue o;
+      o.isUnsigned = u;
+      if ((op == "/" || op == "%") && r.v == 0)
+        fail(at, "division by zero in a constant expression");
+      if (op == "*")
+        o.v = l.v * r.v;
+      else if (op == "/")
+        o.v = u ? l.v / r.v : (l.s() == INT64_MIN && r.s() == -1) ? l.v : uint64_t(l.s() / r.s());
+      else if (op == "%")
+        o.v = u ? l.v % r.v : (r.s() == -1) ? 0 : uint64_t(l.s() % r.s());
+      else if (op == "+")
+        o.v = l.v + r.v;
+      else if (op == "-")
+        o.v = l.v - r.v;
+      else if (op == "<<")
+        o.v = r.v >= 64 ? 0 : l.v << r.v;
+      else if (op == ">>")
+        o.v = l.isUnsigned ? (r.v >= 64 ? 0 : l.v >> r.v)
+                           : uint64_t(l.s() >> std::min<uint64_t>(r.v, 63));
+      else if (op == "&")
+        o.v = l.v & r.v;
+      else if (op == "^")
+        o.v = l.v ^ r.v;
+      else if (op == "|")
+        o.v = l.v | r.v;
+      else {  // comparisons and logic: a signed 0 or 1
+        o.isUnsigned = false;
+        bool t = false;
+        if (op == "&&")
+          t = l.v != 0 && r.v != 0;
+        else if (op == "||")
+          t = l.v != 0 || r.v != 0;
+        else if (op == "==")
+          t = l.v == r.v;
+        else if (op == "!=")
+          t = l.v != r.v;
+        else if (op == "<")
+          t = u ? l.v < r.v : l.s() < r.s();
+        else if (op == ">")
+          t = u ? l.v > r.v : l.s() > r.s();
+        else if (op == "<=")
+          t = u ? l.v <= r.v : l.s() <= r.s();
+        else
+          t = u ? l.v >= r.v : l.s() >= r.s();
+        o.v = t ? 1 : 0;
+      }
+      l = o;
+    }
+  }
+  ConstValue constUnary() {
+    const Token& t = peek();
+    if (acceptPunct('-')) {
+      ConstValue c = constUnary();
+      c.v = uint64_t(0) - c.v;
+      return c;
+    }
+    if (acceptPunct('+')) return constUnary();
+    if (acceptPunct('~')) {
+      ConstValue c = constUnary();
+      c.v = ~c.v;
+      return c;
+    }
+    if (acceptPunct('!')) {
+      ConstValue c = constUnary();
+      return {c.v == 0 ? 1u : 0u, false};
+    }
+    if (acceptPunct('(')) {
+      ConstValue c = constTernary();
+      expectPunct(')');
+      return c;
+    }
+    if (t.kind != Tok::Int)
+      fail(t, "expected an integer constant expression but found " + describe(t));
+    next();
+    return {t.ival, t.ival > uint64_t(INT64_MAX)};
+  }
   std::string expectIdent(const char* what) {
     const Token& t = peek();
     if (t.kind != Tok::Ident) fail(t, fmt::format("expected {} but found {}", what, describe(t)));
@@ -951,16 +1111,12 @@ class Parser {
         o.var = lookup(b.text);
         if (o.var == nullptr && !functionsByName_.count(b.text))
           fail(b, "'" + b.text + "' is not declared");
-        if (peek().punct('+') || peek().punct('-')) {
-          bool neg = next().text == "-";
-          bool neg2 = acceptPunct('-');
-          uint64_t off = expectInt();
-          o.imm = (neg != neg2) ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
-        }
+        if (peek().punct('+') || peek().punct('-'))  // a constant expression: +8, -4, +2*16
+          o.imm = static_cast<int64_t>(constExpr());
         // A texture fetch's [handle, {coordinates}].
         if (acceptPunct(',')) o.elems.push_back(simpleOperand());
-      } else if (peek().kind == Tok::Int || peek().punct('-')) {
-        o.imm = static_cast<int64_t>(expectInt());
+      } else if (constExprStarts()) {
+        o.imm = static_cast<int64_t>(constExpr());
       } else {
         fail(peek(), "expected an address but found " + describe(peek()));
       }
@@ -997,6 +1153,11 @@ class Parser {
         fail(t, "'-' before a name applies only to data registers");
       o.minus = true;
       o.loc = locOf(t);
+      return o;
+    }
+    if (constExprStarts()) {
+      o.kind = Operand::Kind::Imm;
+      o.imm = static_cast<int64_t>(constExpr());
       return o;
     }
     if (t.punct('-') || t.kind == Tok::Int || t.kind == Tok::Float) {
