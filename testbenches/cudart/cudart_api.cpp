@@ -1621,6 +1621,47 @@ GPUSC_API int cudaDeviceCanAccessPeer(int* can, int, int) {
   if (can) *can = 0;
   return kSuccess;
 }
+// Peer attributes: between two devices, and there is one (CUDA answers a device with itself the
+// same way).
+GPUSC_API int cudaDeviceGetP2PAttribute(int* value, int, int src, int dst) {
+  if (value == nullptr)
+    return fail(kErrorInvalidValue, "cudaDeviceGetP2PAttribute", "a null result");
+  return fail(kErrorInvalidDevice, "cudaDeviceGetP2PAttribute",
+              "devices " + std::to_string(src) + " and " + std::to_string(dst) +
+                  ": the simulated GPU is the only device (0), and has no peer");
+}
+
+// The PCI address, domain:bus:device.function in hex: the device's cudaDeviceProp pciDomainID,
+// pciBusID and pciDeviceID (0: the simulated GPU sits on no bus), function 0.
+GPUSC_API int cudaDeviceGetPCIBusId(char* id, int len, int device) {
+  if (int e = checkDevice(device, "cudaDeviceGetPCIBusId"); e != kSuccess) return e;
+  if (id == nullptr || len <= 0)
+    return fail(kErrorInvalidValue, "cudaDeviceGetPCIBusId", "a null or empty buffer");
+  std::snprintf(id, size_t(len), "%04x:%02x:%02x.0", 0u, 0u, 0u);
+  return kSuccess;
+}
+// The device at a PCI address (domain:bus:device.function, domain:bus:device or
+// bus:device.function, in hex): device 0 at 0000:00:00.0.
+GPUSC_API int cudaDeviceGetByPCIBusId(int* device, const char* id) {
+  const char* fn = "cudaDeviceGetByPCIBusId";
+  if (device == nullptr || id == nullptr) return fail(kErrorInvalidValue, fn, "a null argument");
+  unsigned domain = 0, bus = 0, dev = 0, func = 0;
+  char end = 0;
+  const bool full = std::sscanf(id, "%x:%x:%x.%x%c", &domain, &bus, &dev, &func, &end) == 4;
+  const bool noFunction = !full && std::sscanf(id, "%x:%x:%x%c", &domain, &bus, &dev, &end) == 3 &&
+                          !std::strchr(id, '.');
+  const bool noDomain =
+      !full && !noFunction && std::sscanf(id, "%x:%x.%x%c", &bus, &dev, &func, &end) == 3;
+  if (!full && !noFunction && !noDomain)
+    return fail(kErrorInvalidValue, fn,
+                std::string("'") + id + "' is not a PCI address (domain:bus:device.function)");
+  if (noDomain) domain = 0;
+  if (domain != 0 || bus != 0 || dev != 0 || func != 0)
+    return fail(kErrorInvalidDevice, fn,
+                std::string("no device at ") + id + " (the simulated GPU is at 0000:00:00.0)");
+  *device = 0;
+  return kSuccess;
+}
 GPUSC_API int cudaProfilerStart() { return kSuccess; }
 GPUSC_API int cudaProfilerStop() { return kSuccess; }
 
@@ -4120,19 +4161,13 @@ namespace {
 // cudaGraphMemAttributeType.
 constexpr int kGraphMemUsedCurrent = 0, kGraphMemUsedHigh = 1, kGraphMemReservedCurrent = 2,
               kGraphMemReservedHigh = 3;
-
-int checkDevice0(int device, const char* fn) {
-  return device == 0 ? int(kSuccess)
-                     : fail(kErrorInvalidDevice, fn,
-                            "device " + std::to_string(device) + ": the simulated GPU is device 0");
-}
 }  // namespace
 
 // The graphs' memory: what the graphs that exist hold (gpusc reserves no more than it uses, so
 // the reserved figures are the used ones), and its high watermark.
 GPUSC_API int cudaDeviceGetGraphMemAttribute(int device, int attr, void* value) {
   const char* fn = "cudaDeviceGetGraphMemAttribute";
-  if (int e = checkDevice0(device, fn); e != kSuccess) return e;
+  if (int e = checkDevice(device, fn); e != kSuccess) return e;
   if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null result");
   GraphMemoryUse& u = graphMemoryUse();
   std::lock_guard<std::mutex> lock(u.mutex);
@@ -4155,7 +4190,7 @@ GPUSC_API int cudaDeviceGetGraphMemAttribute(int device, int attr, void* value) 
 
 GPUSC_API int cudaDeviceSetGraphMemAttribute(int device, int attr, void* value) {
   const char* fn = "cudaDeviceSetGraphMemAttribute";
-  if (int e = checkDevice0(device, fn); e != kSuccess) return e;
+  if (int e = checkDevice(device, fn); e != kSuccess) return e;
   if (value == nullptr) return fail(kErrorInvalidValue, fn, "a null value");
   uint64_t v = 0;
   std::memcpy(&v, value, sizeof v);
@@ -4171,7 +4206,7 @@ GPUSC_API int cudaDeviceSetGraphMemAttribute(int device, int attr, void* value) 
 
 // Nothing is reserved beyond what the graphs hold, so there is nothing to give back.
 GPUSC_API int cudaDeviceGraphMemTrim(int device) {
-  return checkDevice0(device, "cudaDeviceGraphMemTrim");
+  return checkDevice(device, "cudaDeviceGraphMemTrim");
 }
 
 // Edges from[i] -> to[i] between nodes of the graph (edge data: the default kind only).
@@ -5342,6 +5377,19 @@ int makeArray(void** array, const abi::ChannelFormatDesc* desc, size_t width, si
 }
 
 }  // namespace
+
+// The most elements of `desc`'s format a 1D texture over linear memory may have: 2^28, as
+// cudaDevAttrMaxTexture1DLinearWidth says, for every format gpusc's textures read.
+GPUSC_API int cudaDeviceGetTexture1DLinearMaxWidth(size_t* width,
+                                                   const abi::ChannelFormatDesc* desc, int device) {
+  const char* fn = "cudaDeviceGetTexture1DLinearMaxWidth";
+  if (int e = checkDevice(device, fn); e != kSuccess) return e;
+  if (width == nullptr || desc == nullptr) return fail(kErrorInvalidValue, fn, "a null argument");
+  TexelFormat f;
+  if (int e = texelFormat(desc, fn, &f); e != kSuccess) return e;
+  *width = size_t(1) << 28;
+  return kSuccess;
+}
 
 GPUSC_API int cudaMallocArray(void** array, const abi::ChannelFormatDesc* desc, size_t width,
                               size_t height, unsigned flags) {

@@ -17,7 +17,8 @@
 // - 2D and 3D sets and copies past their allocation refused before they write, zero-byte
 //   allocations, flags that must be 0 and cache configurations;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
-//   128-bit division (the carry flag of sub.cc read by addc).
+//   128-bit division (the carry flag of sub.cc read by addc);
+// - the device's PCI address, peer attributes, the widest 1D linear texture.
 // build: --default-stream per-thread -arch=sm_75
 #include <cmath>
 #include <cstdint>
@@ -488,6 +489,24 @@ int main() {
          "zero-byte allocations, flags that must be 0, cache configurations");
   cudaGetLastError();
   CHECK(cudaDeviceSetCacheConfig(cudaFuncCachePreferNone));
+
+  // The device's PCI address and back; no peer; the widest 1D texture over linear memory.
+  char bus[32] = {};
+  int byBus = -1, p2p = 0, linearAttr = 0;
+  CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, 0));
+  CHECK(cudaDeviceGetByPCIBusId(&byBus, bus));
+  CHECK(cudaDeviceGetAttribute(&linearAttr, cudaDevAttrMaxTexture1DLinearWidth, 0));
+  size_t linearWidth = 0;
+  cudaChannelFormatDesc f4 = cudaCreateChannelDesc<float4>();
+  CHECK(cudaDeviceGetTexture1DLinearMaxWidth(&linearWidth, &f4, 0));
+  expect(std::strcmp(bus, "0000:00:00.0") == 0 && byBus == 0 &&
+             cudaDeviceGetByPCIBusId(&byBus, "0000:01:00.0") == cudaErrorInvalidDevice &&
+             cudaDeviceGetByPCIBusId(&byBus, "bus zero") == cudaErrorInvalidValue &&
+             cudaDeviceGetP2PAttribute(&p2p, cudaDevP2PAttrAccessSupported, 0, 1) ==
+                 cudaErrorInvalidDevice &&
+             linearWidth == size_t(linearAttr),
+         "the PCI address, no peer, the widest 1D linear texture");
+  cudaGetLastError();
 
   return verdict(pass,
                  "per-thread default stream, pointer attributes, launch bounds, fp16, "
