@@ -1308,6 +1308,49 @@ GPUSC_API int cudaDriverGetVersion(int* version) {
   return kSuccess;
 }
 
+// Driver API entry points: gpusc's runtime has none (the driver API is not simulated), so each
+// symbol is not found, which CUDA answers with success, a null function and
+// cudaDriverEntryPointSymbolNotFound; programs that can do without it go on. A version above the
+// driver's (13000) is cudaErrorInvalidValue, as CUDA says.
+namespace {
+int driverEntryPoint(const char* symbol, void** fn, int version, unsigned long long flags,
+                     int* status, const char* function) {
+  if (symbol == nullptr || fn == nullptr)
+    return fail(kErrorInvalidValue, function, "a null symbol or result");
+  if (flags > 2)
+    return fail(
+        kErrorInvalidValue, function,
+        "flags " + std::to_string(flags) +
+            ": cudaEnableDefault, cudaEnableLegacyStream or cudaEnablePerThreadDefaultStream");
+  if (version > 13000)
+    return fail(kErrorInvalidValue, function,
+                "CUDA version " + std::to_string(version) + " is above the driver's (13000)");
+  *fn = nullptr;
+  if (status != nullptr) *status = 1;  // cudaDriverEntryPointSymbolNotFound
+  std::fprintf(stderr,
+               "gpusc: %s(%s): gpusc simulates no driver API functions (symbol not found)\n",
+               function, symbol);
+  return kSuccess;
+}
+}  // namespace
+GPUSC_API int cudaGetDriverEntryPoint(const char* symbol, void** fn, unsigned long long flags,
+                                      int* status) {
+  return driverEntryPoint(symbol, fn, 13000, flags, status, "cudaGetDriverEntryPoint");
+}
+GPUSC_API int cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned version,
+                                               unsigned long long flags, int* status) {
+  return driverEntryPoint(symbol, fn, int(version), flags, status,
+                          "cudaGetDriverEntryPointByVersion");
+}
+GPUSC_API int cudaGetDriverEntryPoint_ptsz(const char* symbol, void** fn, unsigned long long flags,
+                                           int* status) {
+  return cudaGetDriverEntryPoint(symbol, fn, flags, status);
+}
+GPUSC_API int cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** fn, unsigned version,
+                                                    unsigned long long flags, int* status) {
+  return cudaGetDriverEntryPointByVersion(symbol, fn, version, flags, status);
+}
+
 GPUSC_API int cudaRuntimeGetVersion(int* version) {
   if (version == nullptr) return fail(kErrorInvalidValue, "cudaRuntimeGetVersion", "a null result");
   *version = 13000;
@@ -3245,6 +3288,9 @@ GPUSC_API int cudaStreamCopyAttributes(void* dst, void* src) {
   for (const auto& [id, a] : copied) v[{dst, id}] = a;
   return kSuccess;
 }
+GPUSC_API int cudaStreamCopyAttributes_ptsz(void* dst, void* src) {
+  return cudaStreamCopyAttributes(perThread(dst), perThread(src));
+}
 GPUSC_API int cudaCtxResetPersistingL2Cache() { return kSuccess; }  // nothing persists
 
 GPUSC_API int cudaStreamGetFlags(void* stream, unsigned* flags) {
@@ -3432,6 +3478,11 @@ GPUSC_API int cudaStreamBeginCaptureToGraph(void* stream, void* graph, const voi
   seq.into = graph;
   seq.after.assign(deps, deps + count);
   return kSuccess;
+}
+GPUSC_API int cudaStreamBeginCaptureToGraph_ptsz(void* stream, void* graph, const void* const* deps,
+                                                 const abi::GraphEdgeData* edges, size_t count,
+                                                 int mode) {
+  return cudaStreamBeginCaptureToGraph(perThread(stream), graph, deps, edges, count, mode);
 }
 
 // Ends the capture begun in `stream`: every stream that joined it stops capturing, and the
@@ -5786,6 +5837,7 @@ GPUSC_API int cudaMemcpy3DPeer(const Memcpy3DPeerParms* p) {
   if (int e = peer3D(p, &q, "cudaMemcpy3DPeer"); e != kSuccess) return e;
   return memcpy3D(&q, nullptr, false, "cudaMemcpy3DPeer");
 }
+GPUSC_API int cudaMemcpy3DPeer_ptds(const Memcpy3DPeerParms* p) { return cudaMemcpy3DPeer(p); }
 GPUSC_API int cudaMemcpy3DPeerAsync(const Memcpy3DPeerParms* p, void* stream) {
   abi::Memcpy3DParms q;
   if (int e = peer3D(p, &q, "cudaMemcpy3DPeerAsync"); e != kSuccess) return e;

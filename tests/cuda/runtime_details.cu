@@ -18,7 +18,8 @@
 //   allocations, flags that must be 0 and cache configurations;
 // - cuda_fp16 math (set.f16, set.f16x2), 16-bit compare-and-swap (atom.cas.b16), and unsigned
 //   128-bit division (the carry flag of sub.cc read by addc);
-// - the device's PCI address, peer attributes, the widest 1D linear texture.
+// - the device's PCI address, peer attributes, the widest 1D linear texture, driver entry
+//   points (none).
 // build: --default-stream per-thread -arch=sm_75
 #include <cmath>
 #include <cstdint>
@@ -506,6 +507,14 @@ int main() {
                  cudaErrorInvalidDevice &&
              linearWidth == size_t(linearAttr),
          "the PCI address, no peer, the widest 1D linear texture");
+  void* entry = &linearWidth;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSuccess;
+  CHECK(cudaGetDriverEntryPointByVersion("cuGetProcAddress", &entry, 12000, cudaEnableDefault,
+                                         &found));
+  expect(entry == nullptr && found == cudaDriverEntryPointSymbolNotFound &&
+             cudaGetDriverEntryPointByVersion("cuMemAlloc", &entry, 99000, cudaEnableDefault,
+                                              &found) == cudaErrorInvalidValue,
+         "driver entry points: not found");
   cudaGetLastError();
 
   return verdict(pass,
