@@ -47,6 +47,15 @@ TEST(IntegerArithmetic, MultiplyAdd) {
   EXPECT_EQ(eval1("mad.wide.s32 %o, %a32, %b32, %c64;", u32(-4), 5, 100).o, 80u);
   EXPECT_EQ(eval1("mad.hi.u32 %o32, %a32, %b32, %c32;", 0x80000000, 4, 1).o32, 3u);
   EXPECT_EQ(eval1("sad.u32 %o32, %a32, %b32, %c32;", 3, 10, 100).o32, 107u);
+  // .sat on mad.hi.s32 and mad24.hi.s32: the sum clamped to the s32 range.
+  const char* madHiSat = "mad.hi.sat.s32 %o32, %a32, %b32, %c32;";
+  EXPECT_EQ(eval1(madHiSat, 0x7fffffff, 0x7fffffff, 0x7fffffff).o32, 0x7fffffffu);
+  EXPECT_EQ(eval1(madHiSat, 0x80000000, 0x7fffffff, 0x80000000).o32, 0x80000000u);
+  EXPECT_EQ(eval1(madHiSat, 0x7fffffff, 0x7fffffff, 5).o32, 0x3fffffffu + 5);
+  EXPECT_EQ(eval1("mad.hi.s32 %o32, %a32, %b32, %c32;", 0x7fffffff, 0x7fffffff, 0x7fffffff).o32,
+            0xbffffffeu);  // without .sat it wraps
+  EXPECT_EQ(eval1("mad24.hi.sat.s32 %o32, %a32, %b32, %c32;", 0x7fffff, 0x7fffff, 0x7fffffff).o32,
+            0x7fffffffu);
 }
 
 TEST(IntegerArithmetic, DivisionRoundsTowardZero) {
@@ -444,6 +453,23 @@ TEST(Convert, IntegerWidthsSignExtensionAndSaturation) {
   EXPECT_EQ(eval1("cvt.u8.s32 %o32, %a32;", u32(-1)).o32, 0xffu);
   EXPECT_EQ(eval1("cvt.sat.u16.s32 %o32, %a32;", u32(-5)).o32, 0u);
   EXPECT_EQ(eval1("cvt.sat.u32.s64 %o32, %a64;", 1ull << 40).o32, 0xffffffffu);
+}
+
+// setp and set with .ftz on f16 and f16x2 compare subnormal halves as zero of their sign.
+TEST(Compare, HalfPrecisionFlushesSubnormalsWithFtz) {
+  // 0x0001 is the smallest f16 subnormal, 0x8001 its negative.
+  const char* eqZero =
+      "mov.b32 {%h0, %h1}, %a32; setp.eq.ftz.f16 %p0, %h0, %h1; selp.u32 %o32, 1, 0, %p0;";
+  EXPECT_EQ(eval1(eqZero, 0x80010001).o32, 1u);
+  EXPECT_EQ(eval1("mov.b32 {%h0, %h1}, %a32; setp.eq.f16 %p0, %h0, %h1; selp.u32 %o32, 1, 0, %p0;",
+                  0x80010001)
+                .o32,
+            0u);
+  const char* pairs =
+      "setp.gt.ftz.f16x2 %p0|%p1, %a32, %b32; selp.u32 %r0, 1, 0, %p0; selp.u32 %r1, 2, 0, %p1;"
+      "or.b32 %o32, %r0, %r1;";
+  EXPECT_EQ(eval1(pairs, 0x3c000001, 0x00000000).o32, 2u);  // low: subnormal > 0 is false
+  EXPECT_EQ(eval1("set.ge.ftz.f16x2.f16x2 %o32, %a32, %b32;", 0x80010001, 0).o32, 0x3c003c00u);
 }
 
 TEST(Convert, HalfPrecision) {

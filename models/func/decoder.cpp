@@ -1178,8 +1178,12 @@ class Decoder {
                                 : (ptx::typeBytes(t) == 2 ? Type::U32 : Type::U64);
         }
         set4(t, tc);
-        if (ff & kSat) unsupported(in);
-        if (op == "mad24") {
+        // .sat: only mad.hi.s32 and mad24.hi.s32, the sum clamped to the s32 range.
+        const bool sat = (ff & kSat) != 0;
+        if (sat && (t != Type::S32 || hl != 1 || cc || madc)) unsupported(in);
+        if (sat) {
+          x.fn = intTernary(op == "mad24" ? IntTer::Mad24HiSat : IntTer::MadHiSat, t);
+        } else if (op == "mad24") {
           x.fn = intTernary(hl == 1 ? IntTer::Mad24Hi : IntTer::Mad24Lo, t);
         } else if (madc) {
           x.fn = intTernary(hl == 1 ? (cc ? IntTer::MadcHiCC : IntTer::MadcHi)
@@ -1523,7 +1527,7 @@ class Decoder {
       x.mode = static_cast<uint8_t>(cmp);
       x.mode2 = static_cast<uint8_t>(bop < 0 ? BoolOp::None : static_cast<BoolOp>(bop + 1));
       if (ff & kSat) unsupported(in);
-      if ((ff & kFtz) && st != Type::F32) unsupported(in);
+      if ((ff & kFtz) && st != Type::F32 && st != Type::F16 && st != Type::F16x2) unsupported(in);
       const bool withC = bop >= 0;
       nops(withC ? 4 : 3);
       if (op == "setp") {

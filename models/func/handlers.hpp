@@ -51,7 +51,9 @@ enum class IntTer : uint8_t {
   MadcLoCC,
   MadcHiCC,
   Bfe,
-  Prmt
+  Prmt,
+  MadHiSat,   // mad.hi.sat.s32
+  Mad24HiSat  // mad24.hi.sat.s32
 };
 
 // DivApprox: div.approx (a * (1/b)); DivFull: div.full (scaled, full range).

@@ -264,6 +264,10 @@ void ternary(ExecCtx& c, const Inst& in, uint32_t mask) {
         r = static_cast<T>(UT(sext24(x) * sext24(y)) + UT(get<T>(cc, l)));
       } else if constexpr (Op == IntTer::Mad24Hi) {
         r = static_cast<T>(UT((sext24(x) * sext24(y)) >> 16) + UT(get<T>(cc, l)));
+      } else if constexpr (Op == IntTer::MadHiSat || Op == IntTer::Mad24HiSat) {  // s32
+        const int64_t hi = Op == IntTer::MadHiSat ? int64_t(mulHi(x, y))
+                                                  : int64_t(int32_t((sext24(x) * sext24(y)) >> 16));
+        r = static_cast<T>(std::clamp<int64_t>(hi + int64_t(get<T>(cc, l)), INT32_MIN, INT32_MAX));
       } else if constexpr (Op == IntTer::Sad) {
         UT diff = x > y ? UT(UT(x) - UT(y)) : UT(UT(y) - UT(x));
         r = static_cast<T>(diff + UT(get<T>(cc, l)));
@@ -710,6 +714,10 @@ Handler intTernary(IntTer op, Type t) {
       return is16(t) ? nullptr : byIntType<Ter<IntTer::Bfe>::H>(t);
     case IntTer::Prmt:
       return t == Type::B32 ? &ternary<uint32_t, IntTer::Prmt> : nullptr;
+    case IntTer::MadHiSat:
+      return t == Type::S32 ? &ternary<int32_t, IntTer::MadHiSat> : nullptr;
+    case IntTer::Mad24HiSat:
+      return t == Type::S32 ? &ternary<int32_t, IntTer::Mad24HiSat> : nullptr;
   }
   return nullptr;
 }

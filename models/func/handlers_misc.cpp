@@ -162,6 +162,18 @@ struct CmpOperand<BHalf> {
   static float load(const uint64_t* s, int l) { return bhalfToFloat(get<uint16_t>(s, l)); }
 };
 
+// f16 with .ftz: a subnormal (exponent 0) is zero of its sign.
+inline uint16_t ftzHalfBits(uint16_t h) { return (h & 0x7c00u) == 0 ? uint16_t(h & 0x8000u) : h; }
+// f16 compared with .ftz (setp, set): each operand flushed first.
+struct FtzF16 {};
+template <>
+struct CmpOperand<FtzF16> {
+  using type = float;
+  static float load(const uint64_t* s, int l) {
+    return halfToFloat(ftzHalfBits(get<uint16_t>(s, l)));
+  }
+};
+
 // f32 compared with .ftz: a subnormal operand is flushed to zero of its sign first.
 struct FtzF32 {};
 template <>
@@ -235,14 +247,16 @@ void setpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   writeSetp(c, in, mask, r, ~r);
 }
 
-// Compares the lower and the upper halves of f16x2/bf16x2 operands: a lane mask for each.
-template <bool Bf>
+// Compares the lower and the upper halves of f16x2/bf16x2 operands: a lane mask for each
+// (f16x2 with .ftz: subnormal halves flushed to zero first).
+template <bool Bf, bool Ftz = false>
 void comparePairs(ExecCtx& c, const Inst& in, uint32_t mask, uint32_t& lo, uint32_t& hi) {
   const uint64_t* a = slot(c, in.src[0]);
   const uint64_t* b = slot(c, in.src[1]);
   const Cmp op = static_cast<Cmp>(in.mode);
   auto value = [](uint64_t v, unsigned half) {
     uint16_t h = static_cast<uint16_t>(v >> (16 * half));
+    if constexpr (Ftz) h = ftzHalfBits(h);
     return Bf ? bhalfToFloat(h) : halfToFloat(h);
   };
   lo = hi = 0;
@@ -253,10 +267,10 @@ void comparePairs(ExecCtx& c, const Inst& in, uint32_t mask, uint32_t& lo, uint3
 }
 
 // setp on f16x2/bf16x2: p holds the comparison of the lower halves, q of the upper halves.
-template <bool Bf>
+template <bool Bf, bool Ftz = false>
 void setpPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint32_t lo, hi;
-  comparePairs<Bf>(c, in, mask, lo, hi);
+  comparePairs<Bf, Ftz>(c, in, mask, lo, hi);
   writeSetp(c, in, mask, lo, hi);
 }
 
@@ -271,10 +285,10 @@ void setHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 }
 
 // set on f16x2/bf16x2: each half of the result holds the comparison of that half.
-template <bool Bf>
+template <bool Bf, bool Ftz = false>
 void setPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   uint32_t lo, hi;
-  comparePairs<Bf>(c, in, mask, lo, hi);
+  comparePairs<Bf, Ftz>(c, in, mask, lo, hi);
   const BoolOp bop = static_cast<BoolOp>(in.mode2);
   if (bop != BoolOp::None) {
     const uint32_t p = readPred(c, in.src[2], in.predSrcNeg & 4);
@@ -786,7 +800,11 @@ void matchAllHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
 }  // namespace
 
 Handler setp(Cmp, BoolOp, Type t, bool ftz) {
-  if (ftz) return t == Type::F32 ? &setpHandler<FtzF32> : nullptr;
+  if (ftz)
+    return t == Type::F32     ? &setpHandler<FtzF32>
+           : t == Type::F16   ? &setpHandler<FtzF16>
+           : t == Type::F16x2 ? &setpPairHandler<false, true>
+                              : nullptr;
   switch (t) {
     case Type::B16:
     case Type::U16:
@@ -821,7 +839,11 @@ Handler setp(Cmp, BoolOp, Type t, bool ftz) {
 }
 
 Handler set(Cmp, BoolOp, Type, Type st, bool ftz) {
-  if (ftz) return st == Type::F32 ? &setHandler<FtzF32> : nullptr;
+  if (ftz)
+    return st == Type::F32     ? &setHandler<FtzF32>
+           : st == Type::F16   ? &setHandler<FtzF16>
+           : st == Type::F16x2 ? &setPairHandler<false, true>
+                               : nullptr;
   switch (st) {
     case Type::B16:
     case Type::U16:

@@ -31,7 +31,7 @@ std::vector<PtxOpcodeInfo> buildTable() {
        ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f32 .f64"},
       {"Integer", "madc", ".lo .hi .cc", ".u32 .s32 .u64 .s64 .b32 .b64"},
       {"Integer", "mul24", ".lo .hi", ".u32 .s32"},
-      {"Integer", "mad24", ".lo .hi", ".u32 .s32"},
+      {"Integer", "mad24", ".lo .hi .sat", ".u32 .s32"},
       {"Integer", "sad", "", ints},
       {"Arithmetic", "div", ".approx .full .rn .rz .rm .rp .ftz .sat",
        ".u16 .s16 .u32 .s32 .u64 .s64 .b16 .b32 .b64 .f32 .f64"},
