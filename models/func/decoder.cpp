@@ -1793,6 +1793,7 @@ class Decoder {
       x.nsrc = 1;
       x.cls = InstClass::Nop;
       x.fn = sleep();
+      x.sleeps = true;
     } else if (op == "pmevent") {
       mods.takeTypes();
       x.cls = InstClass::Nop;

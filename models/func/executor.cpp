@@ -954,6 +954,14 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       cur.pc = pc + 1;
       if (cur.pc == cur.rpc) reconverge(w);
       if (in.wakes) afterMbarrier(cta, w, r);
+      // A path of a divergent warp that sleeps waits for something: another path of the warp
+      // (the lane holding a lock, libcu++'s semaphores and barriers before sm_80 back off with
+      // nanosleep while they poll) runs first, as a spinning path lets it (yieldPath above). A
+      // poll that reads a clock never looks like spinning: its registers change.
+      if (__builtin_expect(in.sleeps, 0) && active != w.live && !w.stack.empty()) {
+        resetSpin(w);
+        if (yieldPath(w)) st.spinYields += 1;
+      }
       return r;
     }
     case Flow::Branch: {

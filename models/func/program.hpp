@@ -125,7 +125,8 @@ struct Inst {
   uint8_t predSrcNeg = 0;  // bit i: predicate source i is negated
   int32_t guard = -1;      // predicate index guarding the instruction, -1 if none
   bool guardNeg = false;
-  bool wakes = false;  // may wake warps sleeping in mbarrier waits (mbarrier, cp.async.bulk)
+  bool wakes = false;   // may wake warps sleeping in mbarrier waits (mbarrier, cp.async.bulk)
+  bool sleeps = false;  // nanosleep: a path of a divergent warp that sleeps lets another run
   // shfl/vote/match/redux/elect .sync and bar.warp.sync: the lanes of the member mask meet here
   bool warpSync = false;
   uint32_t dst[4] = {0, 0, 0, 0};  // data slots, or predicate indices where the op says so
