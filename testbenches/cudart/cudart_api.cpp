@@ -2982,13 +2982,20 @@ GPUSC_API int cudaStreamAttachMemAsync_ptsz(void*, void*, size_t, unsigned) { re
 namespace {
 NodeKind symbolCopyKind(void* dst, const void* src, const void* symbol, size_t bytes, size_t offset,
                         int kind, bool toSymbol);  // below
+// The directions a copy to (or from) a symbol may take: from (to) the host, between device
+// memory, or the default.
+int checkSymbolCopyKind(int kind, bool toSymbol, const char* fn) {
+  const int other = toSymbol ? kHostToDevice : kDeviceToHost;
+  if (kind != other && kind != kDeviceToDevice && kind != kDefault)
+    return fail(kErrorInvalidMemcpyDirection, fn, "kind " + std::to_string(kind));
+  return kSuccess;
+}
 }  // namespace
 
 GPUSC_API int cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset,
                                  int kind) {
   GPUSC_STICKY();
-  if (kind != kHostToDevice && kind != kDeviceToDevice && kind != kDefault)
-    return fail(kErrorInvalidMemcpyDirection, "cudaMemcpyToSymbol", "kind " + std::to_string(kind));
+  if (int e = checkSymbolCopyKind(kind, true, "cudaMemcpyToSymbol"); e != kSuccess) return e;
   const bool fromDevice = client().where(src) == Client::Where::Device;
   if (kind == kDeviceToDevice && !fromDevice && client().where(src) == Client::Where::Host)
     return fail(kErrorInvalidValue, "cudaMemcpyToSymbol", "the source is not device memory");
@@ -3017,9 +3024,7 @@ GPUSC_API int cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, 
 GPUSC_API int cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes, size_t offset,
                                    int kind) {
   GPUSC_STICKY();
-  if (kind != kDeviceToHost && kind != kDeviceToDevice && kind != kDefault)
-    return fail(kErrorInvalidMemcpyDirection, "cudaMemcpyFromSymbol",
-                "kind " + std::to_string(kind));
+  if (int e = checkSymbolCopyKind(kind, false, "cudaMemcpyFromSymbol"); e != kSuccess) return e;
   const bool toDevice = client().where(dst) == Client::Where::Device;
   wire::Buffer b;
   b.put(u64(symbol)).put(uint64_t(offset)).put(uint64_t(bytes)).put(toDevice ? u64(dst) : 0);
@@ -3093,11 +3098,11 @@ int symbolBytes(const void* symbol, size_t offset, size_t bytes, void** at, cons
   *at = static_cast<char*>(base) + offset;
   return kSuccess;
 }
-int checkSymbolCopyKind(int kind, bool toSymbol, const char* fn) {
-  const int other = toSymbol ? kHostToDevice : kDeviceToHost;
-  if (kind != other && kind != kDeviceToDevice && kind != kDefault)
-    return fail(kErrorInvalidMemcpyDirection, fn, "kind " + std::to_string(kind));
-  return kSuccess;
+// A graph node's copy to or from a symbol: its kind checked, and the bytes it reaches.
+int symbolCopyAt(const void* symbol, size_t offset, size_t bytes, int kind, bool toSymbol,
+                 const char* fn, void** at) {
+  if (int e = checkSymbolCopyKind(kind, toSymbol, fn); e != kSuccess) return e;
+  return symbolBytes(symbol, offset, bytes, at, fn);
 }
 // A captured copy to or from a symbol: the plain copy of its bytes, when the symbol is known.
 NodeKind symbolCopyKind(void* dst, const void* src, const void* symbol, size_t bytes, size_t offset,
@@ -3940,8 +3945,7 @@ GPUSC_API int cudaGraphAddMemcpyNodeToSymbol(void** node, void* graph, const voi
                                              size_t bytes, size_t offset, int kind) {
   const char* fn = "cudaGraphAddMemcpyNodeToSymbol";
   void* at = nullptr;
-  if (int e = checkSymbolCopyKind(kind, true, fn); e != kSuccess) return e;
-  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  if (int e = symbolCopyAt(symbol, offset, bytes, kind, true, fn, &at); e != kSuccess) return e;
   return cudaGraphAddMemcpyNode1D(node, graph, deps, count, at, src, bytes, kind);
 }
 GPUSC_API int cudaGraphAddMemcpyNodeFromSymbol(void** node, void* graph, const void* const* deps,
@@ -3949,8 +3953,7 @@ GPUSC_API int cudaGraphAddMemcpyNodeFromSymbol(void** node, void* graph, const v
                                                size_t bytes, size_t offset, int kind) {
   const char* fn = "cudaGraphAddMemcpyNodeFromSymbol";
   void* at = nullptr;
-  if (int e = checkSymbolCopyKind(kind, false, fn); e != kSuccess) return e;
-  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  if (int e = symbolCopyAt(symbol, offset, bytes, kind, false, fn, &at); e != kSuccess) return e;
   return cudaGraphAddMemcpyNode1D(node, graph, deps, count, dst, at, bytes, kind);
 }
 
@@ -4460,16 +4463,14 @@ GPUSC_API int cudaGraphMemcpyNodeSetParamsToSymbol(void* node, const void* symbo
                                                    size_t bytes, size_t offset, int kind) {
   const char* fn = "cudaGraphMemcpyNodeSetParamsToSymbol";
   void* at = nullptr;
-  if (int e = checkSymbolCopyKind(kind, true, fn); e != kSuccess) return e;
-  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  if (int e = symbolCopyAt(symbol, offset, bytes, kind, true, fn, &at); e != kSuccess) return e;
   return cudaGraphMemcpyNodeSetParams1D(node, at, src, bytes, kind);
 }
 GPUSC_API int cudaGraphMemcpyNodeSetParamsFromSymbol(void* node, void* dst, const void* symbol,
                                                      size_t bytes, size_t offset, int kind) {
   const char* fn = "cudaGraphMemcpyNodeSetParamsFromSymbol";
   void* at = nullptr;
-  if (int e = checkSymbolCopyKind(kind, false, fn); e != kSuccess) return e;
-  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  if (int e = symbolCopyAt(symbol, offset, bytes, kind, false, fn, &at); e != kSuccess) return e;
   return cudaGraphMemcpyNodeSetParams1D(node, dst, at, bytes, kind);
 }
 
@@ -4525,8 +4526,7 @@ GPUSC_API int cudaGraphExecMemcpyNodeSetParamsToSymbol(void* exec, void* node, c
                                                        int kind) {
   const char* fn = "cudaGraphExecMemcpyNodeSetParamsToSymbol";
   void* at = nullptr;
-  if (int e = checkSymbolCopyKind(kind, true, fn); e != kSuccess) return e;
-  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  if (int e = symbolCopyAt(symbol, offset, bytes, kind, true, fn, &at); e != kSuccess) return e;
   return cudaGraphExecMemcpyNodeSetParams1D(exec, node, at, src, bytes, kind);
 }
 GPUSC_API int cudaGraphExecMemcpyNodeSetParamsFromSymbol(void* exec, void* node, void* dst,
@@ -4534,8 +4534,7 @@ GPUSC_API int cudaGraphExecMemcpyNodeSetParamsFromSymbol(void* exec, void* node,
                                                          size_t offset, int kind) {
   const char* fn = "cudaGraphExecMemcpyNodeSetParamsFromSymbol";
   void* at = nullptr;
-  if (int e = checkSymbolCopyKind(kind, false, fn); e != kSuccess) return e;
-  if (int e = symbolBytes(symbol, offset, bytes, &at, fn); e != kSuccess) return e;
+  if (int e = symbolCopyAt(symbol, offset, bytes, kind, false, fn, &at); e != kSuccess) return e;
   return cudaGraphExecMemcpyNodeSetParams1D(exec, node, dst, at, bytes, kind);
 }
 
