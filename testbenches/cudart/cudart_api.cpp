@@ -3803,14 +3803,15 @@ int addNode(const char* function, void** node, void* graph, const void* const* d
 }
 
 // A kernel node's launch from its parameters (kernelParams; the `extra` form is not supported).
-int kernelWork(const char* function, const abi::KernelNodeParams* p, Replay* work) {
+int kernelWork(const char* function, const abi::KernelNodeParams* p, Replay* work,
+               bool cooperative = false) {
   if (p == nullptr) return fail(kErrorInvalidValue, function, "null parameters");
   if (p->kernelParams == nullptr && p->extra != nullptr)
     return fail(kErrorNotSupported, function,
                 "kernel arguments in the 'extra' form are not supported: use kernelParams");
   return makeLaunch(p->func, {p->gridDim.x, p->gridDim.y, p->gridDim.z},
                     {p->blockDim.x, p->blockDim.y, p->blockDim.z}, p->kernelParams,
-                    p->sharedMemBytes, nullptr, false, work);
+                    p->sharedMemBytes, nullptr, cooperative, work);
 }
 
 // A kernel node's launch again, cooperative or not (its cudaLaunchAttributeCooperative).
@@ -3849,15 +3850,15 @@ GPUSC_API int cudaGraphKernelNodeSetParams(void* node, const abi::KernelNodePara
   if (node == nullptr || !static_cast<const GraphNode*>(node)->kind.kernel)
     return fail(kErrorInvalidValue, "cudaGraphKernelNodeSetParams",
                 "not a kernel node (one cudaGraphAddKernelNode added or a capture recorded)");
-  Replay work;
-  if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work); e != kSuccess) return e;
   GraphNode& n = *static_cast<GraphNode*>(node);
+  Replay work;  // a cooperative node's launch stays cooperative
+  if (int e = kernelWork("cudaGraphKernelNodeSetParams", params, &work, cooperativeNode(n.kind));
+      e != kSuccess)
+    return e;
   NodeKind kind = kernelKind(params);
   kind.attributes = n.kind.attributes;
   n.op = std::move(work);
   n.kind = std::move(kind);
-  if (cooperativeNode(n.kind) && n.kind.kernel)  // the launch stays cooperative
-    return kernelNodeWork(*n.kind.kernel, true, &n.op);
   return kSuccess;
 }
 
@@ -3872,13 +3873,13 @@ GPUSC_API int cudaGraphExecKernelNodeSetParams(void* exec, void* node,
                 "not a kernel node of the instantiated graph (one cudaGraphAddKernelNode added "
                 "or a capture recorded)");
   const size_t place = size_t(at - x.nodes.begin());
-  Replay work;
-  if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work); e != kSuccess)
+  Replay work;  // a cooperative node's launch stays cooperative
+  if (int e = kernelWork("cudaGraphExecKernelNodeSetParams", params, &work,
+                         cooperativeNode(x.kinds[place]));
+      e != kSuccess)
     return e;
   NodeKind kind = kernelKind(params);
   kind.attributes = x.kinds[place].attributes;
-  if (cooperativeNode(kind) && kind.kernel)  // the launch stays cooperative
-    if (int e = kernelNodeWork(*kind.kernel, true, &work); e != kSuccess) return e;
   setExecWork(x, place, std::move(work), std::move(kind));
   return kSuccess;
 }
