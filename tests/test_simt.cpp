@@ -356,6 +356,80 @@ DONE:
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], i == 0 ? 0u : 1u) << i;
 }
 
+// A path that polls without sleeping, reading a clock (so its registers change and it never
+// looks like spinning), still yields once its loop has run long: lanes 1-31 poll a flag lane 0
+// sets, and see it after a few tens of thousands of polls instead of giving up after 100,000.
+TEST(Simt, ALongPollReadingAClockLetsAnotherPathOfItsWarpRun) {
+  KernelRun r(kernel(R"(
+  .shared .u32 flag;
+  .reg .b64 %t<2>;
+  setp.eq.u32 %p3, %r12, 0;
+  @%p3 st.shared.u32 [flag], 0;
+  bar.sync 0;
+  mov.u32 %r5, 0;
+  setp.ne.u32 %p1, %r12, 0;
+  @%p1 bra WAIT;
+  st.volatile.shared.u32 [flag], 7;
+  bra DONE;
+WAIT:
+  mov.u64 %t0, %clock64;
+  ld.volatile.shared.u32 %r3, [flag];
+  setp.ne.u32 %p2, %r3, 0;
+  @%p2 bra DONE;
+  add.u32 %r5, %r5, 1;
+  setp.ge.u32 %p4, %r5, 100000;
+  @%p4 bra DONE;
+  bra WAIT;
+DONE:
+  st.global.u32 [%rd1], %r5;)"),
+              {1}, {32}, 32);
+  EXPECT_EQ(r.out[0], 0u);
+  EXPECT_GT(r.out[1], 1000u);
+  EXPECT_LT(r.out[1], 100000u);
+  for (uint32_t i = 2; i < 32; ++i) EXPECT_EQ(r.out[i], r.out[1]) << i;
+}
+
+// Lanes of one warp wait at an mbarrier from both sides of a branch (cuda::barrier built for
+// compute capability 8.0 and later): the path that waits first lets the other path run to its
+// arrival, as independent thread scheduling does, instead of putting the whole warp to sleep
+// (which left no lane to complete the phase: a deadlock). Each lane reads the value a lane of
+// the other half stored before it arrived.
+TEST(Simt, LanesWaitingAtAnMbarrierFromBothSidesOfABranchLetEachOtherArrive) {
+  KernelRun r(kernel(R"(
+  .shared .align 8 .b64 bar;
+  .shared .align 4 .u32 data[32];
+  .reg .b64 %s<2>;
+  setp.eq.u32 %p3, %r12, 0;
+  @%p3 mbarrier.init.shared.b64 [bar], 32;
+  bar.sync 0;
+  shl.b32 %r4, %r12, 2;
+  mov.u32 %r6, data;
+  add.u32 %r7, %r6, %r4;
+  xor.b32 %r8, %r4, 64;
+  add.u32 %r8, %r6, %r8;
+  setp.lt.u32 %p1, %r12, 16;
+  @%p1 bra LOW;
+  mul.lo.u32 %r5, %r12, 3;
+  st.shared.u32 [%r7], %r5;
+  mbarrier.arrive.shared.b64 %s0, [bar];
+HIGHWAIT:
+  mbarrier.try_wait.shared.b64 %p2, [bar], %s0;
+  @!%p2 bra HIGHWAIT;
+  bra DONE;
+LOW:
+  mul.lo.u32 %r5, %r12, 3;
+  st.shared.u32 [%r7], %r5;
+  mbarrier.arrive.shared.b64 %s0, [bar];
+LOWWAIT:
+  mbarrier.try_wait.shared.b64 %p2, [bar], %s0;
+  @!%p2 bra LOWWAIT;
+DONE:
+  ld.shared.u32 %r9, [%r8];
+  st.global.u32 [%rd1], %r9;)"),
+              {1}, {32}, 32);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], (i ^ 16) * 3) << i;
+}
+
 TEST(Simt, BarrierReduction) {
   // bar.red.popc counts threads with an even input across the whole CTA (4 warps).
   std::vector<uint32_t> in(128);

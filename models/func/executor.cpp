@@ -163,12 +163,24 @@ bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
 // The checks come kSpinFirstCheck branches back apart, and twice as far apart after each check
 // that finds the state changed (up to kSpinLongestGap): a spinning path yields after 16
 // iterations, and a loop that computes pays for about log2(iterations) hashes of its warp's state.
+//
+// A poll that reads a clock (a lock with a clock64() time-out, libcu++'s back-off) changes its
+// registers every iteration and never looks like spinning. So a path of a divergent warp also
+// yields once it has taken its loop's branch back about 70,000 times (the checks up to the
+// longest gap, then kLongLoopChecks of them at that gap) without the warp reconverging: the
+// scheduler of a GPU with
+// independent thread scheduling does not let one path of a warp starve the others that long
+// (CUDA C++ Programming Guide, "Independent Thread Scheduling": forward progress of every
+// thread), and a loop that long only moves the order of the warp's paths, not what each lane
+// executes.
 constexpr uint32_t kSpinFirstCheck = 8;
 constexpr uint32_t kSpinLongestGap = 4096;
+constexpr uint32_t kLongLoopChecks = 16;
 
 inline void resetSpin(Warp& w) {
   w.spins = 0;
   w.spinGap = kSpinFirstCheck;
+  w.longChecks = 0;
 }
 
 // Whether the warp, at the branch back at `pc`, spins: its state hashed at each check, the same
@@ -187,9 +199,13 @@ inline void resetSpin(Warp& w) {
   w.spinState = h;
   if (!sameRegisters) {
     w.spinLocal = 0;  // not hashed
-    // Computing: the next check twice as far on (the count restarts so that it lands there).
-    if (!first && w.spinGap < kSpinLongestGap) w.spinGap *= 2;
     w.spins = kSpinFirstCheck;
+    // Computing: the next check twice as far on (the count restarts so that it lands there),
+    // until a loop this long yields anyway (kLongLoopChecks above).
+    if (!first && w.spinGap < kSpinLongestGap)
+      w.spinGap *= 2;
+    else if (w.spinGap == kSpinLongestGap && ++w.longChecks >= kLongLoopChecks)
+      return true;
     return false;
   }
   h = 0x9e3779b97f4a7c15ull;
@@ -604,6 +620,8 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
     w.redPc = kNoPc;
     w.redMask = 0;
     w.instructions = 0;
+    resetSpin(w);
+    w.mbarrierYieldEpoch = ~0ull;
     w.stack.clear();
     w.stack.push_back({p.functions[0].begin, kNoPc, w.live, false});
     w.frameSaves.clear();
@@ -875,7 +893,7 @@ void Executor::returnRecursive(Warp& w, size_t frame, const Inst& ret, uint32_t 
   }
 }
 
-void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r) {
+void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r, bool divergent, ExecStats& st) {
   if (cta.mbarrierPhaseDone) {  // a phase completed: sleeping waiters retry
     cta.mbarrierPhaseDone = false;
     for (Warp& o : cta.warps)
@@ -883,6 +901,21 @@ void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r) {
         o.state = WarpState::Ready;
         r.released = true;
       }
+  }
+  // A path of a divergent warp that waits for an mbarrier's phase may wait for lanes of its own
+  // warp on another path (cuda::barrier reached from both sides of a branch): those run first,
+  // as a spinning path lets them (yieldPath above), and the warp sleeps only when none can. Once
+  // per change of the CTA's barriers: two paths that both wait for other warps would otherwise
+  // hand the warp back and forth without end.
+  if (w.state == WarpState::MbarrierWait && divergent && !w.stack.empty() &&
+      w.mbarrierYieldEpoch != cta.syncEpoch) {
+    w.mbarrierYieldEpoch = cta.syncEpoch;
+    resetSpin(w);
+    if (yieldPath(w)) {
+      w.state = WarpState::Ready;
+      st.spinYields += 1;
+      return;
+    }
   }
   if (w.state == WarpState::MbarrierWait) {
     r.kind = StepKind::AtBarrier;
@@ -953,7 +986,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       SimtEntry& cur = w.stack.back();
       cur.pc = pc + 1;
       if (cur.pc == cur.rpc) reconverge(w);
-      if (in.wakes) afterMbarrier(cta, w, r);
+      if (in.wakes) afterMbarrier(cta, w, r, active != w.live, st);
       // A path of a divergent warp that sleeps waits for something: another path of the warp
       // (the lane holding a lock, libcu++'s semaphores and barriers before sm_80 back off with
       // nanosleep while they poll) runs first, as a spinning path lets it (yieldPath above). A

@@ -146,7 +146,7 @@ class Executor {
   void warpFinished(Cta& cta, Warp& w, StepResult& r);
   // After an mbarrier operation: wakes the CTA's sleeping waiters when a phase completed, and
   // reports a warp whose wait failed as waiting.
-  void afterMbarrier(Cta& cta, Warp& w, StepResult& r);
+  void afterMbarrier(Cta& cta, Warp& w, StepResult& r, bool divergent, ExecStats& st);
   // When no warp of `cta` can run and some sleep in mbarrier waits: wakes them to retry, unless
   // nothing changed since they were last woken this way. Returns whether it woke any.
   bool wakeIfStuck(Cta& cta);
