@@ -420,12 +420,20 @@ bool Client::unregisterHost(const void* p) {
 }
 
 bool Client::registeredHost(const void* p) const {
+  uint64_t base = 0, bytes = 0;
+  return registeredRange(p, &base, &bytes);
+}
+
+bool Client::registeredRange(const void* p, uint64_t* base, uint64_t* bytes) const {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   const auto addr = uint64_t(reinterpret_cast<uintptr_t>(p));
   auto it = registeredHost_.upper_bound(addr);
   if (it == registeredHost_.begin()) return false;
   --it;
-  return addr - it->first < it->second;
+  if (addr - it->first >= it->second) return false;
+  *base = it->first;
+  *bytes = it->second;
+  return true;
 }
 
 void Client::print(const std::vector<uint8_t>& text) {

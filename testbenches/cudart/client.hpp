@@ -85,6 +85,8 @@ class Client {
   bool registerHost(const void* p, uint64_t bytes);
   bool unregisterHost(const void* p);
   bool registeredHost(const void* p) const;
+  // The registered range holding `p`: its base and size (false when none holds it).
+  bool registeredRange(const void* p, uint64_t* base, uint64_t* bytes) const;
   // The base and size of the allocation holding `p` (false when none).
   bool allocation(const void* p, uint64_t* base, uint64_t* bytes, uint64_t* mapped) const;
   // The bytes of the program's allocations (cudaMemGetInfo).

@@ -8,6 +8,7 @@
 // (cudaGetLastError returns and clears it, cudaPeekAtLastError returns it); a kernel fault is
 // sticky, returned by every later call as on a GPU whose context is lost.
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <queue>
 #include <set>
@@ -207,10 +209,11 @@ int copy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t widt
   return kSuccess;
 }
 
-int mallocShared(void** p, size_t bytes, const char* function, bool managed,
-                 unsigned hostFlags = 0) {
-  GPUSC_STICKY();
-  if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
+// Asks the simulator for `bytes` of shared memory and maps it at its device address here. With
+// `keepFd`, the memory file's descriptor is given back open (the caller maps the memory again
+// elsewhere, then closes it).
+int mapShared(uint64_t bytes, bool managed, const char* function, uint64_t* base, uint64_t* span,
+              int* keepFd = nullptr) {
   wire::Buffer b;
   b.put(uint64_t(bytes)).put(uint32_t(managed));
   std::vector<uint8_t> reply;
@@ -218,24 +221,37 @@ int mallocShared(void** p, size_t bytes, const char* function, bool managed,
   Client& c = client();
   if (int e = c.call(wire::Op::MallocShared, b, &reply, &fd); e != kSuccess) return record(e);
   wire::Reader in(reply.data(), reply.size());
-  const auto base = in.get<uint64_t>();
-  const auto span = in.get<uint64_t>();
-  void* got = fd >= 0 ? ::mmap(ptr(base), span, PROT_READ | PROT_WRITE,
+  *base = in.get<uint64_t>();
+  *span = in.get<uint64_t>();
+  void* got = fd >= 0 ? ::mmap(ptr(*base), *span, PROT_READ | PROT_WRITE,
                                MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0)
                       : MAP_FAILED;
-  if (fd >= 0) ::close(fd);
-  if (got != ptr(base)) {
-    if (got != MAP_FAILED) ::munmap(got, span);
+  if (got != ptr(*base)) {
+    if (fd >= 0) ::close(fd);
+    if (got != MAP_FAILED) ::munmap(got, *span);
     wire::Buffer f;
-    f.put(base);
+    f.put(*base);
     c.call(wire::Op::FreeHost, f);
     return fail(kErrorMemoryAllocation, function,
                 "cannot map the shared memory at its device address in this process (the "
                 "program already uses that address)");
   }
+  if (keepFd != nullptr)
+    *keepFd = fd;
+  else
+    ::close(fd);
+  return kSuccess;
+}
+
+int mallocShared(void** p, size_t bytes, const char* function, bool managed,
+                 unsigned hostFlags = 0) {
+  GPUSC_STICKY();
+  if (p == nullptr) return fail(kErrorInvalidValue, function, "a null pointer for the result");
+  uint64_t base = 0, span = 0;
+  if (int e = mapShared(bytes, managed, function, &base, &span); e != kSuccess) return e;
   // Pinned host memory is the host's: cudaMemGetInfo counts managed memory only.
-  c.addAllocation(base, bytes, span, managed, managed, hostFlags);
-  *p = got;
+  client().addAllocation(base, bytes, span, managed, managed, hostFlags);
+  *p = ptr(base);
   return kSuccess;
 }
 
@@ -2518,33 +2534,201 @@ GPUSC_API int cudaMallocManaged(void** p, size_t bytes, unsigned flags) {
   return mallocShared(p, bytes, "cudaMallocManaged", true);
 }
 
-GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned flags) {
-  if (devicePtr == nullptr)
-    return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "a null result");
-  if (flags != 0) return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "flags must be 0");
-  if (client().where(hostPtr) != Client::Where::Shared)
-    return fail(kErrorInvalidValue, "cudaHostGetDevicePointer",
-                "the pointer is not memory cudaHostAlloc or cudaMallocHost returned");
-  *devicePtr = hostPtr;  // one address for both
+// ---- registered host memory ----
+//
+// cudaHostRegister pins nothing in a simulation: the range is remembered (Client::registerHost),
+// so that pointer attributes call it host memory and registering it twice fails, as on a GPU.
+// On a system with unified addressing registered memory is mapped, whatever the flags (the
+// toolkit's documentation of cudaHostRegister), and kernels reach it through the device pointer
+// cudaHostGetDevicePointer gives (cudaDevAttrCanUseHostPointerForRegisteredMem is 0: not through
+// the host pointer). The first time the program asks for one, the range's pages are mapped anew
+// from shared memory that the simulator maps at the device address (MallocShared), holding the
+// bytes they held: the program and its kernels then read and write the same memory, as with
+// cudaHostAlloc's mapped memory. cudaHostUnregister maps the pages back as private memory with
+// the bytes they hold then. Ranges that share a page share one mapping (the first mapped must
+// hold the other's pages). The calling thread's stack may lie in the pages (remapPages), except
+// the main thread's, which grows down on demand only below a mapping of its own (onMainStack);
+// another thread of the program that writes to those pages while they are mapped anew may lose
+// its write.
+struct HostMapping {
+  uint64_t len = 0;           // bytes of the program's pages
+  uint64_t device = 0;        // the shared memory's address: the first page's device address
+  std::set<uint64_t> ranges;  // the registered ranges (bases) that use it
+};
+struct HostMappings {
+  std::mutex mutex;
+  std::map<uint64_t, HostMapping> byPage;  // first page -> mapping
+};
+HostMappings& hostMappings() {
+  static HostMappings m;
+  return m;
+}
+
+// Maps the program's pages [from, from + len) anew: from the memory file `fd` after copying their
+// bytes to `device` (its mapping here), or back as private memory holding `device`'s bytes. The
+// pages may hold this thread's stack (an array on a thread's stack) or the heap (memory from
+// malloc), so the work runs on a stack of its own, in fresh pages outside every registered
+// range, with everything it reads kept there: nothing but it runs from the copy to the new
+// mapping, and nothing it reads changes when the pages do. False when it could not be done.
+struct Remap {
+  uint64_t from, len, device;
+  int fd;  // -1: back to private memory
+  bool ok;
+  ucontext_t back, run;
+};
+void remapOnOwnStack(unsigned high, unsigned low) {  // makecontext passes ints
+  auto* r = reinterpret_cast<Remap*>((uintptr_t(high) << 32) | low);
+  if (r->fd >= 0) {
+    std::memcpy(ptr(r->device), ptr(r->from), r->len);
+    r->ok = ::mmap(ptr(r->from), r->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, r->fd,
+                   0) == ptr(r->from);
+  } else {
+    r->ok = ::mmap(ptr(r->from), r->len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == ptr(r->from);
+    if (r->ok) std::memcpy(ptr(r->from), ptr(r->device), r->len);
+  }
+}
+bool remapPages(uint64_t from, uint64_t len, uint64_t device, int fd) {
+  constexpr size_t kStackBytes = 256 * 1024;
+  void* mem =
+      ::mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return false;
+  auto* r = new (mem) Remap{from, len, device, fd, false, {}, {}};
+  if (::getcontext(&r->run) == 0) {
+    r->run.uc_stack.ss_sp = static_cast<uint8_t*>(mem) + sizeof(Remap);
+    r->run.uc_stack.ss_size = kStackBytes - sizeof(Remap);
+    r->run.uc_link = &r->back;
+    const auto bits = uint64_t(reinterpret_cast<uintptr_t>(r));
+    ::makecontext(&r->run, reinterpret_cast<void (*)()>(&remapOnOwnStack), 2, unsigned(bits >> 32),
+                  unsigned(bits & 0xffffffffu));
+    if (::swapcontext(&r->back, &r->run) != 0) r->ok = false;
+  }
+  const bool ok = r->ok;
+  ::munmap(mem, kStackBytes);
+  return ok;
+}
+
+// Whether [from, to) touches the main thread's stack, which grows down on demand only below a
+// mapping of its own: pages mapped anew there would stop it growing.
+bool onMainStack(uint64_t from, uint64_t to) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return false;
+  char line[512];
+  bool touches = false;
+  while (!touches && std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long long lo = 0, hi = 0;
+    if (std::strstr(line, "[stack]") != nullptr && std::sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+      touches = from < hi && lo < to;
+  }
+  std::fclose(maps);
+  return touches;
+}
+
+// The device address of `p`, in the registered range [base, base + bytes), mapping the range's
+// pages first if no mapping holds them yet.
+int registeredDeviceAddress(const void* p, uint64_t base, uint64_t bytes, const char* function,
+                            uint64_t* out) {
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t from = base & ~(page - 1), to = (base + bytes + page - 1) & ~(page - 1);
+  HostMappings& hm = hostMappings();
+  std::lock_guard<std::mutex> lock(hm.mutex);
+  auto next = hm.byPage.upper_bound(from);
+  if (next != hm.byPage.begin()) {
+    auto& [first, m] = *std::prev(next);
+    if (first + m.len > from) {
+      if (first + m.len < to)
+        return fail(kErrorNotSupported, function,
+                    "the registered range shares a page with another registered range whose "
+                    "mapping does not hold all of its pages; register one range that holds both");
+      m.ranges.insert(base);
+      *out = m.device + (u64(p) - first);
+      return kSuccess;
+    }
+  }
+  if (next != hm.byPage.end() && next->first < to)
+    return fail(kErrorNotSupported, function,
+                "the registered range shares a page with another registered range whose "
+                "mapping does not hold all of its pages; register one range that holds both");
+  const uint64_t len = to - from;
+  if (onMainStack(from, to))
+    return fail(kErrorNotSupported, function,
+                "the registered range is on the main thread's stack, which gpusc cannot map for "
+                "kernels; register memory from malloc or new, a global, or use cudaHostAlloc");
+  if (::msync(ptr(from), len, MS_ASYNC) != 0)
+    return fail(kErrorInvalidValue, function,
+                "the registered range is not all mapped in the program any more (freed?)");
+  uint64_t device = 0, span = 0;
+  int fd = -1;
+  if (int e = mapShared(len, false, function, &device, &span, &fd); e != kSuccess) return e;
+  const bool mapped = remapPages(from, len, device, fd);
+  ::close(fd);
+  if (!mapped) {
+    ::munmap(ptr(device), span);
+    wire::Buffer f;
+    f.put(device);
+    client().call(wire::Op::FreeHost, f);
+    return fail(kErrorMemoryAllocation, function,
+                "cannot map the registered range's pages from memory the device shares");
+  }
+  // Mapped host memory: the host's, not counted as device memory the program allocated.
+  client().addAllocation(device, len, span, false, false, 2);  // cudaHostAllocMapped
+  HostMapping& m = hm.byPage[from];
+  m.len = len;
+  m.device = device;
+  m.ranges.insert(base);
+  *out = device + (u64(p) - from);
   return kSuccess;
 }
 
-// Pinning changes nothing for a simulated copy; the range is remembered, so that pointer
-// attributes call it host memory and registering it twice fails as it does on a GPU. Kernels
-// cannot reach it: it stays in the program's memory (mapped host memory is cudaHostAlloc's), so
-// cudaHostRegisterMapped is refused rather than accepted without a device pointer.
+// The registered range at `base` no longer uses its mapping; the last range to leave it maps the
+// pages back as private memory holding what they hold now, and frees the shared memory.
+void releaseRegisteredMapping(uint64_t base) {
+  HostMappings& hm = hostMappings();
+  std::lock_guard<std::mutex> lock(hm.mutex);
+  for (auto it = hm.byPage.begin(); it != hm.byPage.end(); ++it) {
+    HostMapping& m = it->second;
+    if (m.ranges.erase(base) == 0 || !m.ranges.empty()) continue;
+    const uint64_t from = it->first, len = m.len, device = m.device;
+    // The program may have freed the memory: then there is nothing to map back.
+    if (::msync(ptr(from), len, MS_ASYNC) == 0) {
+      remapPages(from, len, device, -1);
+    }
+    hm.byPage.erase(it);
+    freeAny(ptr(device), wire::Op::FreeHost);
+    return;
+  }
+}
+
+GPUSC_API int cudaHostGetDevicePointer(void** devicePtr, void* hostPtr, unsigned flags) {
+  GPUSC_STICKY();
+  if (devicePtr == nullptr)
+    return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "a null result");
+  if (flags != 0) return fail(kErrorInvalidValue, "cudaHostGetDevicePointer", "flags must be 0");
+  Client& c = client();
+  if (c.where(hostPtr) == Client::Where::Shared) {
+    *devicePtr = hostPtr;  // one address for both
+    return kSuccess;
+  }
+  uint64_t base = 0, bytes = 0, device = 0;
+  if (!c.registeredRange(hostPtr, &base, &bytes))
+    return fail(kErrorInvalidValue, "cudaHostGetDevicePointer",
+                "the pointer is not memory cudaHostAlloc or cudaMallocHost returned, nor memory "
+                "cudaHostRegister registered");
+  if (int e = registeredDeviceAddress(hostPtr, base, bytes, "cudaHostGetDevicePointer", &device);
+      e != kSuccess)
+    return e;
+  *devicePtr = ptr(device);
+  return kSuccess;
+}
+
 GPUSC_API int cudaHostRegister(void* p, size_t bytes, unsigned flags) {
   GPUSC_STICKY();
   if (p == nullptr || bytes == 0)
     return fail(kErrorInvalidValue, "cudaHostRegister", "a null pointer or an empty range");
-  constexpr unsigned kRegisterMapped = 0x02;  // cudaHostRegisterMapped
-  if (flags & kRegisterMapped)
-    return fail(kErrorNotSupported, "cudaHostRegister",
-                "cudaHostRegisterMapped: kernels cannot reach registered host memory in gpusc; "
-                "allocate mapped host memory with cudaHostAlloc(..., cudaHostAllocMapped)");
   if (client().where(p) != Client::Where::Host || !client().registerHost(p, bytes))
     return fail(kErrorHostMemoryAlreadyRegistered, "cudaHostRegister",
                 "the range overlaps memory registered or allocated before");
+  (void)flags;  // every registered range is mapped (above), portable and writable
   return kSuccess;
 }
 GPUSC_API int cudaHostUnregister(void* p) {
@@ -2552,6 +2736,7 @@ GPUSC_API int cudaHostUnregister(void* p) {
   if (!client().unregisterHost(p))
     return fail(kErrorHostMemoryNotRegistered, "cudaHostUnregister",
                 "the pointer starts no range cudaHostRegister registered");
+  releaseRegisteredMapping(u64(p));
   return kSuccess;
 }
 
@@ -2610,11 +2795,19 @@ GPUSC_API int cudaPointerGetAttributes(void* attributes, const void* p) {
   if (a == nullptr) return fail(kErrorInvalidValue, "cudaPointerGetAttributes", "a null result");
   void* q = const_cast<void*>(p);
   switch (client().where(p)) {
-    case Client::Where::Host:
-      // Registered memory is host memory the device cannot reach here (no device pointer).
-      *a = client().registeredHost(p) ? PointerAttributes{1, 0, nullptr, q}
-                                      : PointerAttributes{0, -2, nullptr, q};
+    case Client::Where::Host: {
+      // Registered memory is host memory, mapped at a device address of its own (above).
+      uint64_t base = 0, bytes = 0, device = 0;
+      if (!client().registeredRange(p, &base, &bytes)) {
+        *a = {0, -2, nullptr, q};
+        break;
+      }
+      if (int e = registeredDeviceAddress(p, base, bytes, "cudaPointerGetAttributes", &device);
+          e != kSuccess)
+        return e;
+      *a = {1, 0, ptr(device), q};
       break;
+    }
     case Client::Where::Device:
       *a = {2, 0, q, nullptr};
       break;
