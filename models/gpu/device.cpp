@@ -711,12 +711,20 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     stopMessage_ = e.what();
     finish();
   };
+  // A kernel fault ends the launch too: its record keeps what it ran, and the fault.
+  const auto finishFaulted = [&](const KernelFault& e) {
+    rec.fault = e.what();
+    finish();
+  };
   const std::string label = fmt::format("kernel {} ({})", launches_.size() + 1, k.name);
   if (mode_ == ExecMode::Functional) {
     try {
       runFunctional(L, rec.stats, label);
     } catch (const RunStopped& e) {
       finishStopped(e);
+      throw;
+    } catch (const KernelFault& e) {
+      finishFaulted(e);
       throw;
     }
     finish();
@@ -758,6 +766,10 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     } catch (const RunStopped& e) {
       rec.stats = trial;
       finishStopped(e);
+      throw;
+    } catch (const KernelFault& e) {
+      rec.stats = trial;
+      finishFaulted(e);
       throw;
     }
     decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, trial));
@@ -808,8 +820,13 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
     tail = functionalTail(L, f);
   }
-  rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_,
-                            waves ? &*waves : nullptr, tail.get());
+  try {
+    rec.timing = timing_->run(L, rec.stats, f, it->second, label, &budget_, &progress_,
+                              waves ? &*waves : nullptr, tail.get());
+  } catch (const KernelFault& e) {
+    finishFaulted(e);
+    throw;
+  }
   if (rec.timing->stopped) {
     rec.stopped = stopped_ = rec.timing->stopped;
     stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
@@ -836,6 +853,10 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     } catch (const RunStopped& e) {
       rec.stats.add(rest);
       finishStopped(e);
+      throw;
+    } catch (const KernelFault& e) {
+      rec.stats.add(rest);
+      finishFaulted(e);
       throw;
     }
     if (L.accessLog != nullptr) timing_->gpu().warmL2(*L.accessLog);

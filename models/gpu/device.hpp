@@ -160,6 +160,8 @@ struct LaunchRecord {
   std::optional<gpu::TimingResult> timing;  // timing mode only
   // Set when a run limit or an interrupt stopped the launch: its figures are partial.
   std::optional<StopReason> stopped;
+  // The kernel fault that ended the launch (empty: none): its figures are partial, up to it.
+  std::string fault;
   // Launched from device code (dynamic parallelism): the record of the launch that made it.
   std::optional<size_t> launchedBy;
   // Sampled simulation: set for every timing-mode launch. An extrapolated launch's `timing`

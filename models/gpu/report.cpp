@@ -212,8 +212,12 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["host_warp_rows"] = l.warpSlots;
   j["host_constant_rows"] = l.constantRows;
   j["host_seconds"] = l.seconds;
-  j["complete"] = !l.stopped;
+  j["complete"] = !l.stopped && l.fault.empty();
   if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
+  if (!l.fault.empty()) {
+    j["stopped_by"] = "kernel-fault";
+    j["fault"] = l.fault;
+  }
   j["stats"] = toJson(l.stats);
   if (l.sampled && !l.sampled->detail && l.timing) {
     // Extrapolated (sampled simulation): the estimates and what they rest on.
@@ -361,7 +365,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
   bool complete = true;
   for (const auto& l : launches) {
     total.add(l.stats);
-    complete = complete && !l.stopped;
+    complete = complete && !l.stopped && l.fault.empty();
   }
   j["launches"] = launches.size();
   j["complete"] = complete;

@@ -625,6 +625,9 @@ int cmdRun(const RunOptions& o) {
   catalog::CheckResult check;
   bool hasCheck = entry != nullptr;  // a catalog kernel, or a launch spec with `expect`
   std::optional<RunStopped> stop;
+  // A kernel fault ends the run as a limit does: the results so far are written, marked
+  // incomplete, and the faulted launch's record says where it stopped.
+  std::optional<std::string> fault;
   std::optional<cli::ProgramRun> program;  // gpusc exec
   auto t0 = std::chrono::steady_clock::now();
   // A fault's state dump (a deadlock's warps) goes beside the results; the message names it.
@@ -687,7 +690,9 @@ int cmdRun(const RunOptions& o) {
     closeWaves();  // the waves up to the divergence, for a look at it
     throw;
   } catch (const KernelFault& e) {
-    throw KernelFault(withDump(e.what(), e.detail()));
+    fault = withDump(e.what(), e.detail());
+    if (!o.exec && !entry) work["dumped"] = nlohmann::json::array();
+    if (entry) work["check"] = {{"pass", nullptr}, {"message", "not checked: a kernel faulted"}};
   } catch (const InternalError& e) {
     throw InternalError(withDump(e.what(), e.detail()));
   }
@@ -704,10 +709,13 @@ int cmdRun(const RunOptions& o) {
   j["mode"] = o.mode;
   j["workload"] = work;
   // A run that a limit or a signal stopped has partial figures: say so before anything else.
-  j["complete"] = !stop;
+  j["complete"] = !stop && !fault;
   if (stop) {
     j["stopped_by"] = stopReasonName(stop->reason());
     j["stop_message"] = stop->what();
+  } else if (fault) {
+    j["stopped_by"] = "kernel-fault";
+    j["stop_message"] = *fault;
   }
   j["run"] = runTotalsJson(dev.launches(), cfg, mode == ExecMode::Timing);
   j["totals"] = toJson(total);
@@ -787,6 +795,10 @@ int cmdRun(const RunOptions& o) {
     fmt::format_to(
         out, "  launches           {}{}\n", dev.launches().size(),
         fromDevice ? fmt::format(" ({} of them made by device code)", fromDevice) : std::string());
+    for (size_t i = 0; i < dev.launches().size(); ++i)
+      if (const LaunchRecord& l = dev.launches()[i]; !l.fault.empty())
+        fmt::format_to(out, "  faulted            launch {} ({}), its figures incomplete: {}\n",
+                       i + 1, l.kernel, l.fault);
     fmt::format_to(out, "  warp instructions  {}\n", humanCount(double(total.warpInsts)));
     fmt::format_to(out, "  thread instructions {}\n", humanCount(double(total.threadInsts)));
     fmt::format_to(out, "  SIMD utilisation   {:.1f} of 32 lanes per warp instruction\n",
@@ -806,7 +818,7 @@ int cmdRun(const RunOptions& o) {
                    simSeconds, humanCount(simSeconds > 0 ? total.threadInsts / simSeconds : 0),
                    humanCount(simSeconds > 0 ? total.warpInsts / simSeconds : 0));
     if (mode == ExecMode::Timing) appendTimingSummary(summary, dev.launches(), cfg, j["run"]);
-    if (hasCheck && !stop)
+    if (hasCheck && !stop && !fault)
       fmt::format_to(out, "check: {} ({})\n", check.pass ? "PASS" : "FAIL", check.message);
   }
   writeFile(outDir / "summary.txt", summary);
@@ -825,6 +837,12 @@ int cmdRun(const RunOptions& o) {
     std::fflush(stdout);
     std::cerr << "gpusc: " << stop->what() << " (" << (outDir / "stats.json").string() << ")\n";
     return exitCodeOf(stop->reason());
+  }
+  if (fault) {
+    std::fflush(stdout);
+    std::cerr << "gpusc: kernel fault: " << *fault << "; partial results are marked incomplete ("
+              << (outDir / "stats.json").string() << ")\n";
+    return kExitKernelFault;
   }
   if (program) return program->exitCode;  // the program's own verdict
   return hasCheck && !check.pass ? kExitCheckFailed : 0;
