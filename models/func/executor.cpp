@@ -621,7 +621,7 @@ void Executor::initCta(Cta& cta, const Dim3& ctaid, uint64_t linearId, uint32_t 
     w.redMask = 0;
     w.instructions = 0;
     resetSpin(w);
-    w.mbarrierYieldEpoch = ~0ull;
+    w.mbarrierYieldEpoch = ~0u;
     w.stack.clear();
     w.stack.push_back({p.functions[0].begin, kNoPc, w.live, false});
     w.frameSaves.clear();
@@ -908,8 +908,8 @@ void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r, bool divergent, E
   // per change of the CTA's barriers: two paths that both wait for other warps would otherwise
   // hand the warp back and forth without end.
   if (w.state == WarpState::MbarrierWait && divergent && !w.stack.empty() &&
-      w.mbarrierYieldEpoch != cta.syncEpoch) {
-    w.mbarrierYieldEpoch = cta.syncEpoch;
+      w.mbarrierYieldEpoch != static_cast<uint32_t>(cta.syncEpoch)) {
+    w.mbarrierYieldEpoch = static_cast<uint32_t>(cta.syncEpoch);
     resetSpin(w);
     if (yieldPath(w)) {
       w.state = WarpState::Ready;

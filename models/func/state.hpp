@@ -71,16 +71,18 @@ struct Warp {
   // Waiting in a bar.red: its pc, and the lanes that executed it (they get its result).
   uint32_t redPc = kNoPc;
   uint32_t redMask = 0;
+  // Cta::syncEpoch (its low 32 bits) when a path of the warp last yielded at an mbarrier wait
+  // (afterMbarrier). The fields are sized and placed to keep the record as small as it was
+  // without them (232 bytes): the functional engine reads it at every step.
+  uint32_t mbarrierYieldEpoch = ~0u;
   uint64_t instructions = 0;  // warp instructions executed
   // Uniform backward branches of the top path since the warp last diverged or ran converged, and
   // a hash of the warp's state at the last check (spinning and yieldPath in executor.cpp).
   uint32_t spins = 0;
-  uint32_t spinGap = 8;     // branches back between two checks (kSpinFirstCheck, growing)
-  uint32_t longChecks = 0;  // checks at the longest gap that found the state changed
+  uint16_t spinGap = 8;     // branches back between two checks (kSpinFirstCheck, growing)
+  uint16_t longChecks = 0;  // checks at the longest gap that found the state changed
   uint64_t spinState = 0;   // registers, predicates, stack
   uint64_t spinLocal = 0;   // local memory (0: not hashed at the last check)
-  // Cta::syncEpoch when a path of the warp last yielded at an mbarrier wait (afterMbarrier).
-  uint64_t mbarrierYieldEpoch = ~0ull;
 
   bool done() const { return state == WarpState::Done; }
   uint32_t pc() const { return stack.empty() ? kNoPc : stack.back().pc; }
