@@ -292,8 +292,9 @@ void appendPowerSummary(std::string& out, const std::vector<LaunchRecord>& launc
     fmt::format_to(
         std::back_inserter(out),
         "  power gating       SMs {:.1f}%, SIMD units {:.1f}%, lanes {:.1f}% of their cycles gated "
-        "(lanes net {:.1f}%), {} wake-stall cycles\n",
+        "(lanes net {:.1f}%{}), {} wake-stall cycles\n",
         100 * smShare, 100 * unitShare, 100 * laneShare, 100 * laneNet,
+        laneNet < 0 ? ": gating lost energy, its break-even cost above the cycles gated" : "",
         pg["wake_stall_cycles"].get<uint64_t>());
   fmt::format_to(std::back_inserter(out), "  SMs / memory side  {:.1f} W / {:.1f} W\n",
                  w(total.smJ()), w(total.totalJ() - total.smJ()));
