@@ -168,11 +168,10 @@ bool onlyExits(const Program& p, const Warp& w, uint32_t pc) {
 // registers every iteration and never looks like spinning. So a path of a divergent warp also
 // yields once it has taken its loop's branch back about 70,000 times (the checks up to the
 // longest gap, then kLongLoopChecks of them at that gap) without the warp reconverging: the
-// scheduler of a GPU with
-// independent thread scheduling does not let one path of a warp starve the others that long
-// (CUDA C++ Programming Guide, "Independent Thread Scheduling": forward progress of every
-// thread), and a loop that long only moves the order of the warp's paths, not what each lane
-// executes.
+// scheduler of a GPU with independent thread scheduling does not let one path of a warp starve
+// the others that long (CUDA C++ Programming Guide, "Independent Thread Scheduling": forward
+// progress of every thread), and a loop that long only moves the order of the warp's paths, not
+// what each lane executes.
 constexpr uint32_t kSpinFirstCheck = 8;
 constexpr uint32_t kSpinLongestGap = 4096;
 constexpr uint32_t kLongLoopChecks = 16;
