@@ -324,12 +324,12 @@ DONE:
   for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(r.out[i], i < 32 ? 0u : 1u) << i;
 }
 
-// A path of a divergent warp that sleeps lets the warp's other path run first: lanes 1-31 poll a
-// flag lane 0 sets, reading %clock each time (so the poll never looks like spinning) and sleeping.
-// They run first (the taken path), sleep once, lane 0 sets the flag, and they see it on their
-// second look; without the yield they would poll until they give up (100,000 polls).
-TEST(Simt, ASleepingPathLetsAnotherPathOfItsWarpRun) {
-  KernelRun r(kernel(R"(
+// Lanes 1-31 poll a flag lane 0 sets, reading %clock64 each time (so the poll never looks like
+// spinning), with `sleep` (nanosleep, or nothing) after each look; each lane's result is the
+// number of looks that found no flag, at most 100,000 (then it gives up). The polling lanes are
+// the taken path, so they run first.
+KernelRun pollFlagOfLaneZero(const std::string& sleep) {
+  return KernelRun(kernel(R"(
   .shared .u32 flag;
   .reg .b64 %t<2>;
   setp.eq.u32 %p3, %r12, 0;
@@ -348,41 +348,25 @@ WAIT:
   add.u32 %r5, %r5, 1;
   setp.ge.u32 %p4, %r5, 100000;
   @%p4 bra DONE;
-  nanosleep.u32 100;
+  )" + sleep + R"(
   bra WAIT;
 DONE:
   st.global.u32 [%rd1], %r5;)"),
-              {1}, {32}, 32);
+                   {1}, {32}, 32);
+}
+
+// A path of a divergent warp that sleeps lets the warp's other path run first: the polling lanes
+// sleep once, lane 0 sets the flag, and they see it on their second look; without the yield they
+// would poll until they give up.
+TEST(Simt, ASleepingPathLetsAnotherPathOfItsWarpRun) {
+  KernelRun r = pollFlagOfLaneZero("nanosleep.u32 100;");
   for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(r.out[i], i == 0 ? 0u : 1u) << i;
 }
 
-// A path that polls without sleeping, reading a clock (so its registers change and it never
-// looks like spinning), still yields once its loop has run long: lanes 1-31 poll a flag lane 0
-// sets, and see it after a few tens of thousands of polls instead of giving up after 100,000.
+// A path that polls without sleeping still yields once its loop has run long: the polling lanes
+// see the flag after a few tens of thousands of polls instead of giving up after 100,000.
 TEST(Simt, ALongPollReadingAClockLetsAnotherPathOfItsWarpRun) {
-  KernelRun r(kernel(R"(
-  .shared .u32 flag;
-  .reg .b64 %t<2>;
-  setp.eq.u32 %p3, %r12, 0;
-  @%p3 st.shared.u32 [flag], 0;
-  bar.sync 0;
-  mov.u32 %r5, 0;
-  setp.ne.u32 %p1, %r12, 0;
-  @%p1 bra WAIT;
-  st.volatile.shared.u32 [flag], 7;
-  bra DONE;
-WAIT:
-  mov.u64 %t0, %clock64;
-  ld.volatile.shared.u32 %r3, [flag];
-  setp.ne.u32 %p2, %r3, 0;
-  @%p2 bra DONE;
-  add.u32 %r5, %r5, 1;
-  setp.ge.u32 %p4, %r5, 100000;
-  @%p4 bra DONE;
-  bra WAIT;
-DONE:
-  st.global.u32 [%rd1], %r5;)"),
-              {1}, {32}, 32);
+  KernelRun r = pollFlagOfLaneZero("");
   EXPECT_EQ(r.out[0], 0u);
   EXPECT_GT(r.out[1], 1000u);
   EXPECT_LT(r.out[1], 100000u);
