@@ -286,6 +286,15 @@ bool yieldPath(Warp& w) {
   return false;
 }
 
+// A path of a divergent warp yields (spinning, sleeping, or waiting at an mbarrier): its spin
+// checks start over, and a yield that let another path run is counted.
+bool yieldCounted(Warp& w, ExecStats& st) {
+  resetSpin(w);
+  if (!yieldPath(w)) return false;
+  st.spinYields += 1;
+  return true;
+}
+
 // Whether entries `a` and `b` of two paths continue alike: same pc, same reconvergence point, and
 // both frames of the same (direct) call or both not frames.
 inline bool sameStep(const SimtEntry& a, const SimtEntry& b) {
@@ -909,10 +918,8 @@ void Executor::afterMbarrier(Cta& cta, Warp& w, StepResult& r, bool divergent, E
   if (w.state == WarpState::MbarrierWait && divergent && !w.stack.empty() &&
       w.mbarrierYieldEpoch != static_cast<uint32_t>(cta.syncEpoch)) {
     w.mbarrierYieldEpoch = static_cast<uint32_t>(cta.syncEpoch);
-    resetSpin(w);
-    if (yieldPath(w)) {
+    if (yieldCounted(w, st)) {
       w.state = WarpState::Ready;
-      st.spinYields += 1;
       return;
     }
   }
@@ -990,10 +997,8 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       // (the lane holding a lock, libcu++'s semaphores and barriers before sm_80 back off with
       // nanosleep while they poll) runs first, as a spinning path lets it (yieldPath above). A
       // poll that reads a clock never looks like spinning: its registers change.
-      if (__builtin_expect(in.sleeps, 0) && active != w.live && !w.stack.empty()) {
-        resetSpin(w);
-        if (yieldPath(w)) st.spinYields += 1;
-      }
+      if (__builtin_expect(in.sleeps, 0) && active != w.live && !w.stack.empty())
+        yieldCounted(w, st);
       return r;
     }
     case Flow::Branch: {
@@ -1005,8 +1010,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
           if (active == w.live) {
             resetSpin(w);
           } else if (!w.stack.empty() && w.stack.back().pc == in.target && spinning(w, pc)) {
-            resetSpin(w);
-            if (yieldPath(w)) st.spinYields += 1;
+            yieldCounted(w, st);
           }
         }
       } else if (taken == 0) {
