@@ -2632,20 +2632,20 @@ int registeredDeviceAddress(const void* p, uint64_t base, uint64_t bytes, const 
   const uint64_t from = base & ~(page - 1), to = (base + bytes + page - 1) & ~(page - 1);
   HostMappings& hm = hostMappings();
   std::lock_guard<std::mutex> lock(hm.mutex);
+  // A mapping that holds the range's pages serves it; one that holds only some of them, before
+  // or after its first page, is a conflict.
   auto next = hm.byPage.upper_bound(from);
+  bool conflict = next != hm.byPage.end() && next->first < to;
   if (next != hm.byPage.begin()) {
     auto& [first, m] = *std::prev(next);
-    if (first + m.len > from) {
-      if (first + m.len < to)
-        return fail(kErrorNotSupported, function,
-                    "the registered range shares a page with another registered range whose "
-                    "mapping does not hold all of its pages; register one range that holds both");
+    if (first + m.len >= to) {
       m.ranges.insert(base);
       *out = m.device + (u64(p) - first);
       return kSuccess;
     }
+    conflict = conflict || first + m.len > from;
   }
-  if (next != hm.byPage.end() && next->first < to)
+  if (conflict)
     return fail(kErrorNotSupported, function,
                 "the registered range shares a page with another registered range whose "
                 "mapping does not hold all of its pages; register one range that holds both");
@@ -2660,18 +2660,15 @@ int registeredDeviceAddress(const void* p, uint64_t base, uint64_t bytes, const 
   uint64_t device = 0, span = 0;
   int fd = -1;
   if (int e = mapShared(len, false, function, &device, &span, &fd); e != kSuccess) return e;
+  // Mapped host memory: the host's, not counted as device memory the program allocated.
+  client().addAllocation(device, len, span, false, false, 2);  // cudaHostAllocMapped
   const bool mapped = remapPages(from, len, device, fd);
   ::close(fd);
   if (!mapped) {
-    ::munmap(ptr(device), span);
-    wire::Buffer f;
-    f.put(device);
-    client().call(wire::Op::FreeHost, f);
+    freeAny(ptr(device), wire::Op::FreeHost);
     return fail(kErrorMemoryAllocation, function,
                 "cannot map the registered range's pages from memory the device shares");
   }
-  // Mapped host memory: the host's, not counted as device memory the program allocated.
-  client().addAllocation(device, len, span, false, false, 2);  // cudaHostAllocMapped
   HostMapping& m = hm.byPage[from];
   m.len = len;
   m.device = device;
