@@ -162,6 +162,8 @@ struct LaunchRecord {
   std::optional<StopReason> stopped;
   // The kernel fault that ended the launch (empty: none): its figures are partial, up to it.
   std::string fault;
+  // Ran to its end: neither a run limit, an interrupt nor a fault stopped it.
+  bool complete() const { return !stopped && fault.empty(); }
   // Launched from device code (dynamic parallelism): the record of the launch that made it.
   std::optional<size_t> launchedBy;
   // Sampled simulation: set for every timing-mode launch. An extrapolated launch's `timing`

@@ -212,7 +212,7 @@ nlohmann::json toJson(const LaunchRecord& l) {
   j["host_warp_rows"] = l.warpSlots;
   j["host_constant_rows"] = l.constantRows;
   j["host_seconds"] = l.seconds;
-  j["complete"] = !l.stopped && l.fault.empty();
+  j["complete"] = l.complete();
   if (l.stopped) j["stopped_by"] = stopReasonName(*l.stopped);
   if (!l.fault.empty()) {
     j["stopped_by"] = "kernel-fault";
@@ -365,7 +365,7 @@ nlohmann::json runTotalsJson(const std::vector<LaunchRecord>& launches, const Pl
   bool complete = true;
   for (const auto& l : launches) {
     total.add(l.stats);
-    complete = complete && !l.stopped && l.fault.empty();
+    complete = complete && l.complete();
   }
   j["launches"] = launches.size();
   j["complete"] = complete;
