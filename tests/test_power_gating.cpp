@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,81 @@ TEST_F(SwitchTest, AWakeUpRunningPastTheWindowIsCutAtItsEnd) {
   s.finish(at + 1);
   expectWindow(s, at + 1);
   EXPECT_EQ(s.counters().wakingCycles, 1u);
+}
+
+// The next window continues the block's state: an idle period under way goes on (gated if it
+// has outlasted the timeout), and a gating is counted in the window where it starts.
+TEST_F(SwitchTest, AnIdlePeriodGoesOnIntoTheNextWindow) {
+  PowerGatingSwitch& s = lane(IdleDetect::Timeout);
+  const uint64_t to = test::platform().power.gating.lane.timeout_cycles;
+  const uint64_t wake = s.wakeLatency();
+  ASSERT_GT(wake, 0u);
+  // Gated for the last 5 cycles of the first window.
+  s.begin(0);
+  s.use(0, 1);
+  const uint64_t end1 = 1 + to + 5;
+  s.finish(end1);
+  EXPECT_EQ(s.counters().gatings, 1u);
+  EXPECT_EQ(s.counters().gatedCycles, 5u);
+  s.continueWindow(end1);
+  EXPECT_TRUE(s.gatedAt(end1));
+  EXPECT_EQ(s.usableFrom(end1), PowerGatingSwitch::kGated);
+  // Woken 10 cycles into the second window: gated until then, no second gating.
+  const uint64_t at = end1 + 10;
+  EXPECT_EQ(s.acquire(at), at + wake);
+  s.use(at + wake, at + wake + 1);
+  s.finish(at + wake + 1);
+  expectWindow(s, at + wake + 1 - end1);
+  EXPECT_EQ(s.counters().gatedCycles, 10u);
+  EXPECT_EQ(s.counters().gatings, 0u);
+  EXPECT_EQ(s.counters().wakeups, 1u);
+  EXPECT_EQ(s.counters().wakingCycles, wake);
+  EXPECT_EQ(s.counters().busyCycles, 1u);
+  EXPECT_EQ(s.counters().idleCycles, 0u);
+  // begin() instead starts a window with the block on.
+  s.begin(at + wake + 1);
+  EXPECT_FALSE(s.gatedAt(at + wake + 2));
+
+  // Idle for 3 cycles less than the timeout when the first window ends: the timeout runs on,
+  // and the gating is the second window's.
+  PowerGatingSwitch& t = lane(IdleDetect::Timeout);
+  t.begin(0);
+  t.use(0, 1);
+  const uint64_t end2 = 1 + to - 3;
+  t.finish(end2);
+  EXPECT_EQ(t.counters().gatings, 0u);
+  t.continueWindow(end2);
+  EXPECT_FALSE(t.gatedAt(end2 + 3));
+  EXPECT_TRUE(t.gatedAt(end2 + 4));
+  const uint64_t at2 = end2 + 10;
+  EXPECT_EQ(t.acquire(at2), at2 + wake);
+  t.finish(at2 + wake);
+  expectWindow(t, at2 + wake - end2);
+  EXPECT_EQ(t.counters().idleCycles, 3u);
+  EXPECT_EQ(t.counters().gatedCycles, 7u);
+  EXPECT_EQ(t.counters().gatings, 1u);
+  EXPECT_EQ(t.counters().shortGatings, 1u);  // 7 cycles, less than BET
+
+  // Ideal detection gates the whole period once it reaches BET, counting the gating once.
+  PowerGatingSwitch& u = lane(IdleDetect::Ideal);
+  const uint64_t bet = u.breakEven();
+  u.begin(0);
+  u.use(0, 1);
+  u.finish(1 + bet / 2);  // too short on its own: idle
+  EXPECT_EQ(u.counters().gatings, 0u);
+  u.continueWindow(1 + bet / 2);
+  const uint64_t used = 1 + bet / 2 + bet;
+  u.use(used, used + 1);
+  u.finish(used + 1 + bet + 5);  // idle for BET + 5 after the use: gated in this window too
+  EXPECT_EQ(u.counters().gatings, 2u);
+  EXPECT_EQ(u.counters().gatedCycles, bet + bet + 5);
+  EXPECT_EQ(u.counters().idleCycles, 0u);
+  u.continueWindow(used + 1 + bet + 5);
+  u.use(used + 1 + bet + 15, used + bet + 17);
+  u.finish(used + bet + 17);
+  EXPECT_EQ(u.counters().gatings, 0u);  // counted by the window before, whose part reached BET
+  EXPECT_EQ(u.counters().gatedCycles, 10u);
+  EXPECT_EQ(u.counters().busyCycles, 1u);
 }
 
 // ---- SIMD issue control ----------------------------------------------------------------------
@@ -518,16 +594,69 @@ TEST(SmGating, IdealGatingOfLanesGatesTheIdlePeriodsOfAtLeastBet) {
   EXPECT_EQ(g.lanes.gatings, g.lanes.idlePeriodsAtLeastBet);
   EXPECT_GT(g.lanes.gatings, 0u);  // the memory wait
   EXPECT_GT(g.laneNetGatedCycles, 0.0);
-  // SMs without a CTA: their lanes never accounted, the SM switch gated the whole kernel.
+  // SMs without a CTA: their lanes never accounted, the SM switch gated the whole kernel. In
+  // the second launch (r) it stays gated by the gating the first launch counted.
   const uint64_t bet = power::smSwitchParams(cfg).breakEven;
   ASSERT_GT(r.timing.cycles, bet);
+  const KernelRun first = launch(cfg, kWaitKernel, {4}, {64}, 1);
   for (size_t i = 4; i < r.gating.size(); ++i) {
     EXPECT_EQ(r.gating[i].laneCycles, 0u);
     EXPECT_EQ(r.smSwitches[i].gatedCycles, r.timing.cycles);
-    EXPECT_EQ(r.smSwitches[i].gatings, 1u);
+    EXPECT_EQ(r.smSwitches[i].gatings, 0u);
     EXPECT_EQ(r.smSwitches[i].busyCycles, 0u);
+    EXPECT_EQ(first.smSwitches[i].gatedCycles, first.timing.cycles);
+    EXPECT_EQ(first.smSwitches[i].gatings, 1u);
   }
   EXPECT_GT(r.smSwitches[0].busyCycles, 0u);
+}
+
+// An SM the last launch left idle for longer than its switch's timeout is still gated when the
+// next launch starts: its first CTA waits the wake-up latency. The SM that ran the last launch's
+// CTA up to its end is on, and an oracle (ideal) wakes every SM in time.
+TEST(SmGating, AnSmLeftIdleByALaunchIsStillGatedWhenTheNextStarts) {
+  for (const char* detect : {"timeout", "ideal"}) {
+    const PlatformConfig cfg = platformWith(
+        {"memory.fixed_latency=1000", std::string("power.gating.idle_detect=") + detect});
+    Device dev(cfg, ExecMode::Timing);
+    const Kernel& k = dev.loadModule(kWaitKernel, "w.ptx").kernel("k");
+    const uint32_t sms = cfg.gpu.num_sms;
+    const DevPtr out = dev.malloc(uint64_t(sms) * 32 * 4 + 64);
+    dev.launch(k, {1}, {32}, 0, KernelArgs().ptr(out));
+    dev.launch(k, {sms}, {32}, 0, KernelArgs().ptr(out));
+    const gpu::TimingResult& one = *dev.launches()[0].timing;
+    const gpu::TimingResult& all = *dev.launches()[1].timing;
+    const power::SwitchParams sw = power::smSwitchParams(cfg);
+    ASSERT_EQ(one.timeline.size(), 1u);
+    ASSERT_GT(one.cycles, sw.timeout + 1);  // long enough for the idle SMs to gate
+    ASSERT_GT(one.cycles, sw.breakEven);
+    const uint32_t busy = one.timeline[0].sm;
+    ASSERT_EQ(all.timeline.size(), sms);
+    const bool timeout = std::string(detect) == "timeout";
+    // Each SM's first CTA; while the others wake, the SM that is on takes CTAs meant for them.
+    std::map<uint32_t, uint64_t> first;
+    for (const auto& c : all.timeline)
+      first[c.sm] = first.count(c.sm) ? std::min(first[c.sm], c.start) : c.start;
+    if (!timeout) {
+      EXPECT_EQ(first.size(), sms);
+    }
+    EXPECT_GT(first.size(), 1u) << detect;
+    for (const auto& [sm, start] : first) {
+      const uint64_t wait = timeout && sm != busy ? sw.wakeLatency : 0;
+      EXPECT_EQ(start, all.startCycle + wait) << detect << " sm " << sm;
+    }
+    for (const gpu::SmTiming& t : all.sms) {
+      EXPECT_EQ(t.smSwitch.windowCycles(), all.cycles) << detect << " sm " << t.id;
+      if (t.id == busy) continue;
+      // The scheduler wakes every gated SM in the launch's first cycle (the window starts in
+      // the next one).
+      EXPECT_EQ(t.smSwitch.wakeups, timeout ? 1u : 0u) << detect << " sm " << t.id;
+      EXPECT_EQ(t.smSwitch.wakingCycles, timeout ? sw.wakeLatency - 1 : 0u)
+          << detect << " sm " << t.id;
+    }
+    // The kernel's cycles follow: every CTA of the second launch runs the same code.
+    const uint64_t late = timeout ? sw.wakeLatency : 0;
+    EXPECT_GE(all.cycles, one.cycles + late - 1) << detect;
+  }
 }
 
 // Threads below `active` loop over dependent adds; the others skip the loop.

@@ -254,7 +254,16 @@ void CtaScheduler::startKernel(const KernelGrid& k) {
                                        startCycle_, probe_},
                        sms_);
   // The SMs' windows cover the kernel's cycles: startCycle + 1 .. endCycle (as SM accounting).
-  for (sm::Sm* s : sms_) s->powerSwitch().begin(startCycle_ + 1);
+  // The first launch finds every SM on; later ones find each as the launch before left it: an
+  // SM's sleep transistor and idle detection know nothing of kernels, so an SM left idle by
+  // the last launch stays gated (timeout detection) and wakes when its first CTA comes.
+  for (sm::Sm* s : sms_) {
+    if (switchWindowsBegun_)
+      s->powerSwitch().continueWindow(startCycle_ + 1);
+    else
+      s->powerSwitch().begin(startCycle_ + 1);
+  }
+  switchWindowsBegun_ = true;
   if (waves_)
     waves_->begin(total_, uint64_t(sm::ctasPerSm(cfg_.sm, k.footprint)) * sms_.size(), startCycle_);
   requestPass(soonAt_, sc_core::SC_ZERO_TIME);

@@ -137,6 +137,8 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   void setStartObserver(CtaStartObserver* o) { startObserver_ = o; }
   // Queues a kernel's CTAs; they start when the simulation runs.
   void startKernel(const KernelGrid& k);
+  // A new device on this engine: its first launch finds every SM's switch on again.
+  void powerOnSwitches() { switchWindowsBegun_ = false; }
   bool kernelDone() const { return done_; }
   // A run limit stopped the kernel after cycle `lastCycle`: no more CTAs start, and the SMs'
   // power-switch windows close as at a kernel's end (endCycle() is then `lastCycle`).
@@ -197,6 +199,9 @@ class CtaScheduler : public sc_core::sc_module, public sm::CtaListener {
   CtaStartObserver* startObserver_ = nullptr;
   bool active_ = false, done_ = true;
   sm::Cycle startCycle_ = 0, endCycle_ = 0;
+  // A launch has begun the SMs' switch windows: the next one continues them (the switches keep
+  // their state between launches).
+  bool switchWindowsBegun_ = false;
   std::vector<uint32_t> startedNow_;
   // global droop smoothing
   std::unique_ptr<pdn::GlobalDroopDetector> detector_;

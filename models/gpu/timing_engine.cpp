@@ -118,6 +118,7 @@ void TimingEngine::reset() {
     s->resetStats();
   }
   gpu_->coreClockDomain().reset();
+  gpu_->ctaScheduler().powerOnSwitches();
   gpu_->resetMemoryState();
   gpu_->resetMemoryStats();
 }

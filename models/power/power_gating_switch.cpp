@@ -117,7 +117,7 @@ uint64_t PowerGatingSwitch::decide(Cycle c, const char* signal, uint64_t model,
 void PowerGatingSwitch::begin(Cycle c) {
   if (rtl_) rtl_->block->begin(c);
   n_ = SwitchCounters{};
-  lastEnd_ = c;
+  lastEnd_ = idleFrom_ = c;
   wakeUntil_ = 0;  // no wake-up under way: usable at once, even before c
   busySince_ = c;
   open_ = false;
@@ -125,19 +125,36 @@ void PowerGatingSwitch::begin(Cycle c) {
   suspended_ = false;
 }
 
+void PowerGatingSwitch::continueWindow(Cycle c) {
+  // finish() ended the last window (its stretches cut there, lastEnd_ at its end); the RTL
+  // controller, never told of windows, goes on counting from the period's start as well.
+  n_ = SwitchCounters{};
+  open_ = false;
+  wakingTail_ = false;
+  suspended_ = false;
+  lastEnd_ = std::max(lastEnd_, c);
+  if (wakeUntil_ < lastEnd_) wakeUntil_ = 0;  // no wake-up under way: usable unless gated
+  busySince_ = lastEnd_;
+}
+
 void PowerGatingSwitch::resume(Cycle c) {
   if (!suspended_) return;
   suspended_ = false;
   lastEnd_ = std::max(lastEnd_, c);
+  idleFrom_ = lastEnd_;
   if (rtl_) rtl_->block->begin(lastEnd_);  // on and idle from there, like the model
   wakeUntil_ = 0;                          // resumed ON, with no wake-up under way
   wakingTail_ = false;
 }
 
-void PowerGatingSwitch::closeIdle(uint64_t len) {
-  if (len == 0) return;
+void PowerGatingSwitch::closeIdle(Cycle end) {
+  if (end <= lastEnd_) return;
+  // This window's part of the period, and the part an earlier window accounted.
+  const uint64_t len = end - lastEnd_;
+  const uint64_t before = lastEnd_ - idleFrom_;
+  const uint64_t whole = before + len;
   ++n_.idlePeriods;
-  if (len >= bet_) {
+  if (whole >= bet_) {
     ++n_.idlePeriodsAtLeastBet;
     n_.idleCyclesAtLeastBet += len;
   }
@@ -146,20 +163,25 @@ void PowerGatingSwitch::closeIdle(uint64_t len) {
       n_.idleCycles += len;
       break;
     case IdleDetect::Ideal:
-      if (len >= bet_) {
+      // The oracle gates the whole period; the earlier window counted the gating if its part
+      // alone reached BET.
+      if (whole >= bet_) {
         n_.gatedCycles += len;
-        ++n_.gatings;
+        if (before < bet_) ++n_.gatings;
       } else {
         n_.idleCycles += len;
       }
       break;
     case IdleDetect::Timeout:
-      if (len > timeout_) {
-        const uint64_t gated = len - timeout_;
-        n_.idleCycles += timeout_;
+      if (whole > timeout_) {
+        const uint64_t gatedBefore = before > timeout_ ? before - timeout_ : 0;
+        const uint64_t gated = whole - timeout_ - gatedBefore;
+        n_.idleCycles += len - gated;
         n_.gatedCycles += gated;
-        ++n_.gatings;
-        if (gated < bet_) ++n_.shortGatings;
+        if (gatedBefore == 0) {  // gated in this window
+          ++n_.gatings;
+          if (gated < bet_) ++n_.shortGatings;
+        }
       } else {
         n_.idleCycles += len;
       }
@@ -168,8 +190,8 @@ void PowerGatingSwitch::closeIdle(uint64_t len) {
 }
 
 bool PowerGatingSwitch::modelGatedAt(Cycle c) const {
-  return detect_ == IdleDetect::Timeout && !open_ && !suspended_ && c > lastEnd_ &&
-         c - lastEnd_ > timeout_;
+  return detect_ == IdleDetect::Timeout && !open_ && !suspended_ && c > idleFrom_ &&
+         c - idleFrom_ > timeout_;
 }
 
 bool PowerGatingSwitch::gatedAt(Cycle c) const {
@@ -189,28 +211,32 @@ Cycle PowerGatingSwitch::usableFrom(Cycle c) const {
 Cycle PowerGatingSwitch::acquire(Cycle c) {
   if (suspended_) return c;
   const bool gated = gatedAt(c);
-  // ON, or a wake-up already under way; else gated since lastEnd_ + timeout.
+  // ON, or a wake-up already under way; else gated since idleFrom_ + timeout.
   Cycle ready = gated ? c + wake_ : std::max(c, wakeUntil_);
   if (rtl_) ready = c + decide(c, "wait_cycles", ready - c, rtl_->block->acquire(c) - c);
   if (!gated) return ready;
-  // The idle period ends now and the block wakes.
-  closeIdle(c > lastEnd_ ? c - lastEnd_ : 0);
+  // The idle period ends now and the block wakes (counted from the window's start when it was
+  // gated before the window began).
+  closeIdle(c);
   ++n_.wakeups;
-  n_.wakingCycles += ready - c;
-  lastEnd_ = ready;
+  const Cycle from = std::max(c, lastEnd_);
+  if (ready > from) n_.wakingCycles += ready - from;
+  lastEnd_ = idleFrom_ = std::max(ready, lastEnd_);
   wakeUntil_ = ready;
-  wakingTail_ = ready > c;
+  wakingTail_ = ready > from;
   return ready;
 }
 
 void PowerGatingSwitch::endIdleAt(Cycle c, const char* what) {
-  if (c <= lastEnd_) return;
+  // Busy or waking up to lastEnd_: no idle period ends before it (one carried into the window
+  // from an earlier one does).
+  if (c <= lastEnd_ && idleFrom_ == lastEnd_) return;
   const bool verilated = rtl_ && rtl_->mode == SwitchRtlMode::Verilated;
   if (verilated ? rtl_->block->gatedAt(c) : modelGatedAt(c))
     throw InternalError(
         fmt::format("{}: {} at cycle {} while gated (call acquire() first)", name(), what, c));
-  closeIdle(c - lastEnd_);
-  lastEnd_ = c;
+  closeIdle(c);
+  lastEnd_ = idleFrom_ = std::max(lastEnd_, c);
 }
 
 void PowerGatingSwitch::use(Cycle from, Cycle until) {
@@ -220,7 +246,7 @@ void PowerGatingSwitch::use(Cycle from, Cycle until) {
   endIdleAt(from, "used");
   if (until > lastEnd_) {
     n_.busyCycles += until - lastEnd_;
-    lastEnd_ = until;
+    lastEnd_ = idleFrom_ = until;
     wakingTail_ = false;
   }
   if (rtl_) rtl_->block->use(from, until);
@@ -231,7 +257,7 @@ void PowerGatingSwitch::hold(Cycle from, Cycle until) {
   endIdleAt(from, "held");
   if (until > lastEnd_) {
     n_.wakingCycles += until - lastEnd_;
-    lastEnd_ = until;
+    lastEnd_ = idleFrom_ = until;
     wakingTail_ = true;
   }
   if (rtl_) rtl_->block->hold(from, until);
@@ -253,20 +279,23 @@ void PowerGatingSwitch::endBusy(Cycle c) {
     n_.busyCycles += c - busySince_;
     wakingTail_ = false;
   }
-  lastEnd_ = std::max(lastEnd_, c);
+  lastEnd_ = idleFrom_ = std::max(lastEnd_, c);
 }
 
 void PowerGatingSwitch::finish(Cycle c) {
   if (suspended_) return;  // the stretch ended at suspend()
   if (open_) endBusy(c);
   if (c > lastEnd_) {
-    closeIdle(c - lastEnd_);
+    closeIdle(c);
   } else if (lastEnd_ > c) {
     // A use or a wake-up reaching past the window's end counts only up to it.
     uint64_t& tail = wakingTail_ ? n_.wakingCycles : n_.busyCycles;
     tail -= std::min<uint64_t>(tail, lastEnd_ - c);
   }
   lastEnd_ = c;
+  // An idle period under way goes on into the next window if one continues this one
+  // (continueWindow); a stretch cut here leaves the block idle from here.
+  idleFrom_ = std::min(idleFrom_, c);
   wakeUntil_ = std::min(wakeUntil_, c);
   wakingTail_ = false;
 }

@@ -93,6 +93,13 @@ class PowerGatingSwitch : public sc_core::sc_module {
 
   // Starts an accounting window at `c` with the block ON and idle; clears the counters.
   void begin(Cycle c);
+  // Starts the next accounting window at `c` with the block as the last window left it: the
+  // sleep transistor and its idle detection do not know where a kernel ends, so an idle period
+  // under way goes on (a timeout switch idle for longer than its timeout is gated, and its next
+  // use waits for the wake-up). Clears the counters. The period's cycles before `c` were
+  // accounted by the earlier window (a gating it counted is not counted again); a gating that
+  // starts at or after `c`, and an ideal gating whose period reaches BET only now, count here.
+  void continueWindow(Cycle c);
   // Ends the window at `c` (an open busy stretch is closed there, a trailing idle period is
   // accounted, gated without a wake-up when the detection gates it).
   void finish(Cycle c);
@@ -160,8 +167,9 @@ class PowerGatingSwitch : public sc_core::sc_module {
   // The value that drives the platform: the RTL's (verilated), else the model's, compared with
   // the RTL's (lockstep).
   uint64_t decide(Cycle c, const char* signal, uint64_t model, uint64_t rtl) const;
-  // An idle period of `len` cycles ended (by a use, a wake-up or the window's end).
-  void closeIdle(uint64_t len);
+  // The idle period that began at idleFrom_ ends at `end` (a use, a wake-up or the window's
+  // end); the window accounts its cycles from lastEnd_ on.
+  void closeIdle(Cycle end);
   // The block starts being used (or held) at `c`: the idle period before it ends there.
   // InternalError if the block is gated at `c` (`what` names the call).
   void endIdleAt(Cycle c, const char* what);
@@ -169,7 +177,10 @@ class PowerGatingSwitch : public sc_core::sc_module {
   const IdleDetect detect_;
   const uint32_t timeout_, wake_;
   const uint64_t bet_;
-  Cycle lastEnd_ = 0;    // end of the last busy or waking stretch
+  Cycle lastEnd_ = 0;  // end of the last busy or waking stretch, or the window's start
+  // Start of the idle period under way: lastEnd_, or earlier when the period began in an earlier
+  // window (continueWindow).
+  Cycle idleFrom_ = 0;
   Cycle wakeUntil_ = 0;  // end of the last wake-up
   Cycle busySince_ = 0;
   bool open_ = false;
