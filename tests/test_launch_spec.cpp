@@ -285,7 +285,13 @@ TEST_F(LaunchSpecTest, ErrorsNameFileLineAndKey) {
               "    block: 1\n    args: [a, {u64: 1}, {u32: 4}]\n"),
       f + ":5:5: launch of scale: argument 1 (k) is a u64 of 8 bytes; parameter 'k' has 4 bytes");
   EXPECT_EQ(errorOf("ptx: nothere.ptx\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
-            path("nothere.ptx") + ": cannot read PTX file");
+            f + ":1:6: ptx: cannot read '" + path("nothere.ptx") + "'");
+  fs::create_directories(path("adir"));
+  EXPECT_EQ(errorOf("ptx: adir\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
+            f + ":1:6: ptx: '" + path("adir") + "' is a folder, not a PTX file");
+  write("empty.ptx", "");
+  EXPECT_EQ(errorOf("ptx: empty.ptx\nlaunches: [{kernel: scale, grid: 1, block: 1}]\n"),
+            f + ":1:6: ptx: '" + path("empty.ptx") + "' is empty");
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: []\n"),
             f + ":2:11: launches: expected a list of at least one launch");
   EXPECT_EQ(errorOf("ptx: k.ptx\nlaunches: [{kernel: scale, grid: 1, block: [2048]}]\n"),
@@ -324,6 +330,94 @@ TEST_F(LaunchSpecTest, ValuesAndSizesBeyondTheTypesAndTheDevice) {
   EXPECT_EQ(errorOf(spec("{type: u8, count: 257, init: iota}")),
             f + ":3:35: buffers.a.init: element 256: 256 is outside u8's range [0, 255]");
   EXPECT_EQ(errorOf(spec("{type: u32, count: 4, init: {constant: 255}}")), "(no error)");
+}
+
+// A name given twice, a second document, a dump file outside the output folder or one gpusc
+// writes itself, a value of the wrong kind for a parameter: refused at their line.
+TEST_F(LaunchSpecTest, NamesGivenTwiceAndDumpsOutsideTheOutputFolder) {
+  const std::string f = path("spec.yaml");
+  const std::string launch =
+      "launches: [{kernel: scale, grid: 1, block: 4, args: [a, {u32: 2}, "
+      "{u32: 4}]}]\n";
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\n  a: {type: u32, count: "
+                    "8}\n" +
+                    launch),
+            f + ":4:3: buffers.a: given twice");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\n" + launch +
+                    "dump: {a: x.bin, a: y.bin}\n"),
+            f + ":5:18: dump.a: given twice");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\n  b: {type: u32, count: "
+                    "4}\n" +
+                    launch + "dump: {a: x.bin, b: x.bin}\n"),
+            f + ":6:21: dump.b: buffer 'a' is dumped to 'x.bin' already");
+  for (const char* bad : {"../x.bin", "/tmp/x.bin", "sub/x.bin", "\"\"", "."})
+    EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\n" + launch +
+                      "dump: {a: " + bad + "}\n")
+                  .rfind(f + ":5:11: dump.a: '", 0),
+              0u)
+        << bad;
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\n" + launch +
+                    "dump: {a: stats.json}\n"),
+            f + ":5:11: dump.a: 'stats.json' is a file gpusc writes into the output folder itself");
+  EXPECT_EQ(
+      errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\n" + launch + "---\nptx: k.ptx\n"),
+      f + ":5:1: a second YAML document; a file holds one configuration (remove the '---' "
+          "and what follows)");
+  EXPECT_EQ(errorOf("ptx: k.ptx\nbuffers:\n  a: {type: u32, count: 4}\nlaunches: [{kernel: "
+                    "scale, grid: 1, block: 4, args: [a, {f32: 2}, {u32: 4}]}]\n"),
+            f + ":4:12: launch of scale: argument 1 (k) is a f32; parameter 'k' is a .u32 (give "
+                "it an integer)");
+}
+
+// 64-bit integers beyond a double's 53 bits keep every bit, and the whole 64-bit range can be
+// drawn from.
+TEST_F(LaunchSpecTest, SixtyFourBitValuesAreExact) {
+  write("spec.yaml", R"(
+ptx: k.ptx
+buffers:
+  a: {type: u32, count: 4}
+  c: {type: u64, count: 2, init: {constant: 18446744073709551615}}
+  d: {type: u64, count: 2, init: {constant: 9007199254740993}}
+  e: {type: u64, count: 3, init: {iota: [18446744073709551610, 2]}}
+  s: {type: s64, count: 2, init: {iota: [-9223372036854775808, 9223372036854775807]}}
+  u: {type: u64, count: 64, init: {uniform: [0, 18446744073709551615], seed: 3}}
+  x: {type: u64, count: 1, init: {constant: 1e19}}
+launches: [{kernel: scale, grid: 1, block: 4, args: [a, {u32: 2}, {u32: 4}]}]
+dump: {c: c.bin, d: d.bin, e: e.bin, s: s.bin, u: u.bin, x: x.bin}
+)");
+  Device dev(test::platform());
+  runLaunchSpec(dev, loadLaunchSpec(path("spec.yaml")), path("out"));
+  const auto u64s = [&](const std::string& name) {
+    std::ifstream in(dir_ / "out" / name, std::ios::binary);
+    std::vector<uint64_t> v;
+    uint64_t x;
+    while (in.read(reinterpret_cast<char*>(&x), 8)) v.push_back(x);
+    return v;
+  };
+  EXPECT_EQ(u64s("c.bin"), (std::vector<uint64_t>{~0ull, ~0ull}));
+  EXPECT_EQ(u64s("d.bin"), (std::vector<uint64_t>{9007199254740993ull, 9007199254740993ull}));
+  EXPECT_EQ(u64s("e.bin"), (std::vector<uint64_t>{~0ull - 5, ~0ull - 3, ~0ull - 1}));
+  EXPECT_EQ(u64s("s.bin"), (std::vector<uint64_t>{1ull << 63, ~0ull}));  // INT64_MIN, -1
+  EXPECT_EQ(u64s("x.bin"), (std::vector<uint64_t>{10000000000000000000ull}));
+  // Draws over the whole range: about half of them above 2^63 (64 draws: at least 16).
+  int high = 0;
+  for (uint64_t v : u64s("u.bin")) high += v >> 63;
+  EXPECT_GE(high, 16);
+  EXPECT_LE(high, 48);
+  const std::string f = path("spec.yaml");
+  const auto spec = [](const std::string& buffer) {
+    return "ptx: k.ptx\nbuffers:\n  a: " + buffer +
+           "\nlaunches:\n  - {kernel: scale, grid: 1, block: 4, args: [a, {u32: 2}, {u32: 4}]}\n";
+  };
+  EXPECT_EQ(errorOf(spec("{type: u64, count: 4, init: {constant: 18446744073709551616}}")),
+            f + ":3:45: buffers.a.init.constant: 18446744073709551616 is outside u64's range [0, "
+                "18446744073709551615]");
+  EXPECT_EQ(errorOf(spec("{type: s64, count: 4, init: {constant: 9223372036854775808}}")),
+            f + ":3:45: buffers.a.init.constant: 9223372036854775808 is outside s64's range "
+                "[-9223372036854775808, 9223372036854775807]");
+  EXPECT_EQ(errorOf(spec("{type: u64, count: 4, init: {iota: [18446744073709551610, 2]}}")),
+            f + ":3:41: buffers.a.init.iota: element 3: 18446744073709551616 is outside u64's "
+                "range [0, 18446744073709551615]");
 }
 
 TEST_F(LaunchSpecTest, CooperativeLaunchesSyncTheirGrid) {

@@ -41,6 +41,15 @@ class YamlReader {
       if (!seen.insert(k).second) fail(it->first, full, "duplicate key");
     }
   }
+  // `n` is a map of names (buffers, textures, ...): each key a single value, given once.
+  void uniqueNames(const YAML::Node& n, const std::string& path) const {
+    std::set<std::string> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (!it->first.IsScalar()) fail(it->first, path, "expected a name");
+      if (!seen.insert(it->first.Scalar()).second)
+        fail(it->first, path + "." + it->first.Scalar(), "given twice");
+    }
+  }
   // A single value converted to T (convertScalar's message otherwise).
   template <class T>
   T scalar(const YAML::Node& n, const std::string& key) const {

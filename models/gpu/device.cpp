@@ -1,5 +1,6 @@
 #include "gpu/device.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -393,6 +394,20 @@ std::vector<uint8_t> Device::packArgs(const Kernel& k, const KernelArgs& args) c
       throw InputError(fmt::format(
           "launch of {}: argument {} ({}) is a {} of {} bytes; parameter '{}' has {} bytes", k.name,
           i, prm.name, a[i].what, a[i].bytes.size(), prm.name, prm.size));
+    // Of the right size, a floating-point value for an integer parameter (or the reverse) is
+    // still a mistake: the kernel would read its bits as the other kind. Untyped (.bN)
+    // parameters and arguments (raw bytes, structs) take anything.
+    const std::string& w = a[i].what;
+    const bool argFloat = w == "f16" || w == "f32" || w == "f64";
+    const bool argInteger = w == "pointer" || (w.size() >= 2 && (w[0] == 'u' || w[0] == 's') &&
+                                               std::isdigit(static_cast<unsigned char>(w[1])));
+    const std::string pt = prm.type == ptx::Type::None ? "" : ptx::typeName(prm.type) + 1;
+    const bool paramFloat = !pt.empty() && pt[0] == 'f';
+    const bool paramInteger = !pt.empty() && (pt[0] == 'u' || pt[0] == 's');
+    if ((argFloat && paramInteger) || (argInteger && paramFloat))
+      throw InputError(fmt::format(
+          "launch of {}: argument {} ({}) is a {}; parameter '{}' is a .{} (give it {})", k.name, i,
+          prm.name, w, prm.name, pt, paramFloat ? "a floating-point value" : "an integer"));
     std::memcpy(buf.data() + prm.offset, a[i].bytes.data(), prm.size);
   }
   return buf;

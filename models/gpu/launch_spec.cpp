@@ -17,6 +17,7 @@
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/file_io.hpp"
+#include "common/result_files.hpp"
 #include "common/rng.hpp"
 #include "common/strings.hpp"
 #include "common/yaml_reader.hpp"
@@ -79,6 +80,44 @@ std::optional<std::string> notA(ptx::Type t, double v) {
   const double hi = std::ldexp(1.0, ptx::isSigned(t) ? bits - 1 : bits) - 1;
   if (v < lo || v > hi) return fmt::format("{} is outside {}'s range [{}, {}]", v, name(), lo, hi);
   return std::nullopt;
+}
+
+__extension__ typedef __int128 Int128;
+
+// The whole number `n` holds, exactly (any 64-bit integer of either signedness), or nothing
+// when it is not one (a fraction, a word). "1e3" and the like are read as doubles and taken
+// when whole and exact.
+std::optional<Int128> exactInteger(const YAML::Node& n) {
+  int64_t iv = 0;
+  uint64_t uv = 0;
+  double d = 0;
+  if (!config::convertScalar(n, iv)) return Int128(iv);
+  if (!config::convertScalar(n, uv)) return Int128(uv);
+  // A whole double is the integer it holds (1e19 is 10^19); beyond 2^100 it is out of every
+  // type's range, and stays so.
+  if (!config::convertScalar(n, d) && std::isfinite(d) && d == std::floor(d))
+    return static_cast<Int128>(std::clamp(d, -0x1p100, 0x1p100));
+  return std::nullopt;
+}
+
+// The range of integer type t.
+Int128 lowest(ptx::Type t) {
+  const int bits = int(8 * ptx::typeBytes(t));
+  return isUnsignedInteger(t) ? Int128(0) : -(Int128(1) << (bits - 1));
+}
+Int128 highest(ptx::Type t) {
+  const int bits = int(8 * ptx::typeBytes(t));
+  return (Int128(1) << (ptx::isSigned(t) ? bits - 1 : bits)) - 1;
+}
+
+std::string int128Text(Int128 v) {
+  if (v < 0) return "-" + int128Text(-v);
+  std::string s;
+  do {
+    s.insert(s.begin(), char('0' + int(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  return s;
 }
 
 // The largest buffer a spec may ask for (1 TiB): its byte count cannot overflow.
@@ -177,13 +216,7 @@ LaunchSpecResult::Check compareBuffer(Device& dev, const LaunchSpec& spec, const
 LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
                            const std::string& baseDir) {
   SpecReader r(fileName);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: invalid YAML: {}", fileName, e.mark.line + 1,
-                                 e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = config::parseYaml(text, fileName);  // one document
   if (!root.IsMap())
     throw InputError(
         fmt::format("{}:1:1: a launch spec is a map with ptx, buffers and launches", fileName));
@@ -197,11 +230,13 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
   if (!root["ptx"])
     throw InputError(fmt::format("{}:1:1: missing key 'ptx' (the PTX file to run)", fileName));
   spec.ptxPath = resolve(r.scalar<std::string>(root["ptx"], "ptx"));
+  spec.ptxWhere = r.where(root["ptx"]);
 
   std::map<std::string, size_t> bufferIndex;
   if (root["buffers"]) {
     const YAML::Node bufs = root["buffers"];
     if (!bufs.IsMap()) r.fail(bufs, "buffers", "expected a map of buffer names");
+    r.uniqueNames(bufs, "buffers");
     for (auto it = bufs.begin(); it != bufs.end(); ++it) {
       BufferSpec b;
       b.name = it->first.Scalar();
@@ -219,6 +254,9 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
         std::error_code ec;
         auto size = fs::file_size(b.file, ec);
         if (ec) r.fail(n["file"], key + ".file", fmt::format("cannot read '{}'", b.file));
+        if (size == 0)
+          r.fail(n["file"], key + ".file",
+                 fmt::format("'{}' is empty: a buffer has at least one element", b.file));
         if (size % ptx::typeBytes(b.type) != 0)
           r.fail(n["file"], key + ".file",
                  fmt::format("{} bytes is not a whole number of {}-byte elements", size,
@@ -243,13 +281,37 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
               if (auto e = notA(b.type, end))
                 r.fail(node, k, fmt::format("element {}: {}", end == b.a ? 0 : b.count - 1, *e));
           };
+          // An integer type's values, exactly, and checked against its range.
+          const bool integer = !ptx::isFloat(b.type);
+          const auto whole = [&](const YAML::Node& v, const std::string& k) {
+            const std::optional<Int128> x = exactInteger(v);
+            if (!x)
+              r.fail(v, k,
+                     fmt::format("{} is not a whole number, as {} needs", v.Scalar(),
+                                 ptx::typeName(b.type) + 1));
+            return *x;
+          };
+          // `what` names the value: the element an iota computes, or empty for the value as
+          // the spec writes it.
+          const auto inRange = [&](const YAML::Node& v, const std::string& k, Int128 x,
+                                   const std::string& what) {
+            if (x < lowest(b.type) || x > highest(b.type))
+              r.fail(v, k,
+                     fmt::format("{} is outside {}'s range [{}, {}]",
+                                 what.empty() ? v.Scalar() : what + int128Text(x),
+                                 ptx::typeName(b.type) + 1, int128Text(lowest(b.type)),
+                                 int128Text(highest(b.type))));
+          };
           if (in.IsScalar()) {
             std::string s = in.Scalar();
             if (s == "zeros")
               b.init = BufferSpec::Init::Zeros;
             else if (s == "iota") {
-              b.init = BufferSpec::Init::Iota;  // 0, 1, ..., count - 1 (b.a = 0, b.b = 1)
-              checkIota(in, ik);
+              b.init = BufferSpec::Init::Iota;  // 0, 1, ..., count - 1 (a, ia = 0; b, ib = 1)
+              if (integer)
+                inRange(in, ik, Int128(b.count - 1), fmt::format("element {}: ", b.count - 1));
+              else
+                checkIota(in, ik);
             } else
               r.fail(in, ik,
                      fmt::format("'{}' is not a generator: zeros, iota, {{iota: [start, step]}}, "
@@ -262,29 +324,51 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
               const YAML::Node v = in["iota"];
               if (!v.IsSequence() || v.size() != 2)
                 r.fail(v, ik + ".iota", "expected [start, step]");
-              b.a = r.scalar<double>(v[0], ik + ".iota");
-              b.b = r.scalar<double>(v[1], ik + ".iota");
-              if (auto e = notA(b.type, b.b); e && !ptx::isFloat(b.type))
-                r.fail(v[1], ik + ".iota", "the step: " + *e);
-              checkIota(v, ik + ".iota");
+              if (integer) {
+                const Int128 start = whole(v[0], ik + ".iota"), step = whole(v[1], ik + ".iota");
+                // (a step of either sign fits a 64-bit integer of either signedness)
+                if (step < -(Int128(1) << 63) || step > highest(ptx::Type::U64))
+                  r.fail(v[1], ik + ".iota", "the step is outside the 64-bit range");
+                inRange(v, ik + ".iota", start, "element 0: ");
+                inRange(v, ik + ".iota", start + step * Int128(b.count - 1),
+                        fmt::format("element {}: ", b.count - 1));
+                b.ia = static_cast<uint64_t>(start);
+                b.ib = static_cast<uint64_t>(step);
+              } else {
+                b.a = r.scalar<double>(v[0], ik + ".iota");
+                b.b = r.scalar<double>(v[1], ik + ".iota");
+                checkIota(v, ik + ".iota");
+              }
             } else if (in["uniform"]) {
               b.init = BufferSpec::Init::Uniform;
               const YAML::Node v = in["uniform"];
               if (!v.IsSequence() || v.size() != 2)
                 r.fail(v, ik + ".uniform", "expected [min, max]");
-              b.a = r.scalar<double>(v[0], ik + ".uniform");
-              b.b = r.scalar<double>(v[1], ik + ".uniform");
-              if (!(b.a < b.b)) r.fail(v, ik + ".uniform", "min must be below max");
-              for (int k = 0; k < 2; ++k) {
-                const double bound = k == 0 ? std::ceil(b.a) : std::floor(b.b);
-                if (auto e = notA(b.type, ptx::isFloat(b.type) ? (k ? b.b : b.a) : bound))
-                  r.fail(v[k], ik + ".uniform", *e);
+              if (integer) {
+                const Int128 lo = whole(v[0], ik + ".uniform"), hi = whole(v[1], ik + ".uniform");
+                inRange(v[0], ik + ".uniform", lo, "");
+                inRange(v[1], ik + ".uniform", hi, "");
+                if (!(lo < hi)) r.fail(v, ik + ".uniform", "min must be below max");
+                b.ia = static_cast<uint64_t>(lo);
+                b.ib = static_cast<uint64_t>(hi);
+              } else {
+                b.a = r.scalar<double>(v[0], ik + ".uniform");
+                b.b = r.scalar<double>(v[1], ik + ".uniform");
+                if (!(b.a < b.b)) r.fail(v, ik + ".uniform", "min must be below max");
+                for (int k = 0; k < 2; ++k)
+                  if (auto e = notA(b.type, k ? b.b : b.a)) r.fail(v[k], ik + ".uniform", *e);
               }
               if (in["seed"]) b.seed = r.scalar<uint64_t>(in["seed"], ik + ".seed");
             } else if (in["constant"]) {
               b.init = BufferSpec::Init::Constant;
-              b.a = r.scalar<double>(in["constant"], ik + ".constant");
-              if (auto e = notA(b.type, b.a)) r.fail(in["constant"], ik + ".constant", *e);
+              if (integer) {
+                const Int128 x = whole(in["constant"], ik + ".constant");
+                inRange(in["constant"], ik + ".constant", x, "");
+                b.ia = static_cast<uint64_t>(x);
+              } else {
+                b.a = r.scalar<double>(in["constant"], ik + ".constant");
+                if (auto e = notA(b.type, b.a)) r.fail(in["constant"], ik + ".constant", *e);
+              }
             } else {
               r.fail(in, ik, "expected one of iota, uniform, constant");
             }
@@ -313,6 +397,7 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
   if (root["textures"]) {
     const YAML::Node texs = root["textures"];
     if (!texs.IsMap()) r.fail(texs, "textures", "expected a map of texture names");
+    r.uniqueNames(texs, "textures");
     for (auto it = texs.begin(); it != texs.end(); ++it) {
       TextureSpec t;
       t.name = it->first.Scalar();
@@ -551,15 +636,33 @@ LaunchSpec parseLaunchSpec(const std::string& text, const std::string& fileName,
   if (root["dump"]) {
     const YAML::Node d = root["dump"];
     if (!d.IsMap()) r.fail(d, "dump", "expected a map of buffer: file");
+    r.uniqueNames(d, "dump");
+    std::map<std::string, std::string> files;  // file -> buffer
     for (auto it = d.begin(); it != d.end(); ++it) {
       std::string name = it->first.Scalar();
       needBuffer(it->first, "dump", name);
-      spec.dumps.push_back({name, r.scalar<std::string>(it->second, "dump." + name)});
+      const std::string key = "dump." + name;
+      const std::string file = r.scalar<std::string>(it->second, key);
+      // A file of the output folder itself, not one gpusc writes there.
+      if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos ||
+          file.find('\\') != std::string::npos)
+        r.fail(it->second, key,
+               fmt::format("'{}' is not a file name: a dump is written into the output folder "
+                           "(a name such as {}.bin, without a folder)",
+                           file, name));
+      if (isOwnedResultFile(file))
+        r.fail(it->second, key,
+               fmt::format("'{}' is a file gpusc writes into the output folder itself", file));
+      if (const auto [at, fresh] = files.emplace(file, name); !fresh)
+        r.fail(it->second, key,
+               fmt::format("buffer '{}' is dumped to '{}' already", at->second, file));
+      spec.dumps.push_back({name, file});
     }
   }
   if (root["expect"]) {
     const YAML::Node d = root["expect"];
     if (!d.IsMap()) r.fail(d, "expect", "expected a map of buffer: file or {file, tolerance}");
+    r.uniqueNames(d, "expect");
     for (auto it = d.begin(); it != d.end(); ++it) {
       ExpectSpec x;
       x.buffer = it->first.Scalar();
@@ -608,6 +711,18 @@ LaunchSpec loadLaunchSpec(const std::string& path) {
 }
 
 LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::string& outDir) {
+  {
+    const std::string where = spec.ptxWhere.empty() ? spec.file : spec.ptxWhere;
+    std::error_code ec;
+    const fs::file_status st = fs::status(spec.ptxPath, ec);
+    if (fs::is_directory(st))
+      throw InputError(
+          fmt::format("{}: ptx: '{}' is a folder, not a PTX file", where, spec.ptxPath));
+    if (ec || !fs::exists(st) || !std::ifstream(spec.ptxPath))
+      throw InputError(fmt::format("{}: ptx: cannot read '{}'", where, spec.ptxPath));
+    if (fs::is_regular_file(st) && fs::file_size(spec.ptxPath, ec) == 0)
+      throw InputError(fmt::format("{}: ptx: '{}' is empty", where, spec.ptxPath));
+  }
   Module& mod = dev.loadModuleFile(spec.ptxPath);
   std::map<std::string, std::pair<DevPtr, uint64_t>> bufs;  // name -> (address, bytes)
   for (const auto& b : spec.buffers) {
@@ -624,6 +739,7 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
     }
     std::vector<uint8_t> host(bytes, 0);
     Rng rng(b.seed);
+    const bool isFloat = ptx::isFloat(b.type);
     auto put = [&](uint64_t i, double v, int64_t iv, bool isInt) {
       uint64_t bits = scalarBits(b.type, v, iv, isInt);
       std::memcpy(host.data() + i * eb, &bits, eb);
@@ -631,25 +747,35 @@ LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::s
     switch (b.init) {
       case BufferSpec::Init::Zeros:
         break;
+      // Integer types from the exact values (two's complement arithmetic modulo 2^64 gives
+      // each element, which the parser checked is in the type's range).
       case BufferSpec::Init::Iota:
-        for (uint64_t i = 0; i < b.count; ++i) put(i, b.a + b.b * double(i), 0, false);
+        for (uint64_t i = 0; i < b.count; ++i)
+          if (isFloat)
+            put(i, b.a + b.b * double(i), 0, false);
+          else
+            put(i, 0, static_cast<int64_t>(b.ia + b.ib * i), true);
         break;
       case BufferSpec::Init::Constant:
-        for (uint64_t i = 0; i < b.count; ++i) put(i, b.a, 0, false);
+        for (uint64_t i = 0; i < b.count; ++i)
+          if (isFloat)
+            put(i, b.a, 0, false);
+          else
+            put(i, 0, static_cast<int64_t>(b.ia), true);
         break;
-      case BufferSpec::Init::Uniform:
+      case BufferSpec::Init::Uniform: {
+        const uint64_t span = b.ib - b.ia;  // max - min: below 2^64 (min < max)
         for (uint64_t i = 0; i < b.count; ++i) {
-          if (ptx::isFloat(b.type)) {
+          if (isFloat) {
             put(i, rng.uniform(b.a, b.b), 0, false);
           } else {
-            auto lo = static_cast<int64_t>(std::ceil(b.a)),
-                 hi = static_cast<int64_t>(std::floor(b.b));
-            put(i, 0,
-                lo + static_cast<int64_t>(rng.next() % uint64_t(std::max<int64_t>(1, hi - lo + 1))),
-                true);
+            // One of the span + 1 integers from min; every 64-bit value when that is 2^64.
+            const uint64_t draw = span == ~0ull ? rng.next() : rng.next() % (span + 1);
+            put(i, 0, static_cast<int64_t>(b.ia + draw), true);
           }
         }
         break;
+      }
       case BufferSpec::Init::File: {
         std::ifstream f(b.file, std::ios::binary);
         if (!f ||

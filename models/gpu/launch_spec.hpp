@@ -45,6 +45,9 @@ struct BufferSpec {
   uint64_t count = 0;
   enum class Init { Zeros, Iota, Uniform, Constant, File } init = Init::Zeros;
   double a = 0, b = 1;  // iota: start, step; uniform: min, max; constant: value
+  // The same for an integer type, exactly: the values' 64-bit two's complement (a double holds
+  // integers only up to 2^53).
+  uint64_t ia = 0, ib = 1;
   uint64_t seed = 1;
   std::string file;   // resolved path
   std::string where;  // "spec.yaml:12:5", for messages
@@ -95,6 +98,7 @@ struct ExpectSpec {
 struct LaunchSpec {
   std::string file;
   std::string ptxPath;
+  std::string ptxWhere;  // "spec.yaml:1:6" of the ptx key, for messages
   std::vector<BufferSpec> buffers;
   std::vector<TextureSpec> textures;
   std::vector<LaunchEntry> launches;

@@ -1,6 +1,7 @@
 // The results folder of a run (`gpusc run`, `gpusc shader run`) and the files written into it.
 #pragma once
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "common/file_io.hpp"
+#include "common/result_files.hpp"
 
 namespace gpusc::cli {
 
@@ -41,16 +43,7 @@ inline void checkWritable(const std::filesystem::path& path, const std::string& 
   std::filesystem::remove(probe, ec);
 }
 
-// The files runs write into a results folder (gpusc run, gpusc shader run): what --force
-// clears, so a run never leaves an earlier run's files beside its own.
-inline const std::vector<std::string>& ownedResultFiles() {
-  static const std::vector<std::string> files{
-      "stats.json",      "config.yaml", "cta_timeline.csv",    "power.csv",
-      "voltage.csv",     "droops.csv",  "droop_histogram.csv", "worst_droop.csv",
-      "worst_droop.svg", "voltage.vcd", "state_dump.txt",      "vertex.s",
-      "fragment.s",      "printf.log",  "summary.txt",         "report.html"};
-  return files;
-}
+using gpusc::ownedResultFiles;  // common/result_files.hpp
 
 // The folder a run writes its results into, created:
 // - `out` empty: gpusc-results/<work>-<platform>, or, when that already holds files,
@@ -71,7 +64,16 @@ inline std::filesystem::path resultsFolder(const std::string& out, const std::st
   };
   fs::path dir;
   if (out.empty()) {
-    const fs::path base = fs::path("gpusc-results") / fmt::format("{}-{}", work, platform);
+    // One folder inside gpusc-results whatever the names hold (a platform's name is free text:
+    // "GTX480 w/ 30 SMs", "../x"): characters other than letters, digits, '.', '-', '_' and
+    // '+' become '_', and the name does not start with '.'.
+    std::string name = fmt::format("{}-{}", work, platform);
+    for (char& c : name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
+            c == '+'))
+        c = '_';
+    if (name.empty() || name[0] == '.') name.insert(name.begin(), '_');
+    const fs::path base = fs::path("gpusc-results") / name;
     dir = base;
     for (int n = 2; holdsFiles(dir); ++n) dir = fmt::format("{}-{}", base.string(), n);
   } else {
