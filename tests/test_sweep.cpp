@@ -218,6 +218,8 @@ TEST(SweepSpec, ErrorsNameFileLineColumnAndKey) {
       {"platform: gtx480", "spec.yaml:1:1: kernels: missing"},
       {"kernels: [vecadd, vecadd]",
        "spec.yaml:1:19: kernels\\[1\\]: vecadd@default is listed twice"},
+      {"kernels: [vecadd]\nset: [gpu.num_sms=4, gpu.num_sms=5]",
+       "spec.yaml:2:22: set\\[1\\]: 'gpu.num_sms' is set twice"},
   };
   for (const auto& [yaml, pattern] : cases) {
     try {

@@ -31,20 +31,23 @@ std::vector<std::string> builtinPlatformNames(PlatformKind kind) {
 PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_regular_file(nameOrFile, ec)) {
+  const auto names = builtinPlatformNames(kind);
+  // A built-in name is the built-in platform, whatever the current folder holds (a file of
+  // that name is read when named as a path: ./gtx480).
+  if (nameOrFile.find('/') == std::string::npos &&
+      std::find(names.begin(), names.end(), nameOrFile) != names.end())
+    for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms))
+      if (platformName(*f) == nameOrFile) return {f->text, f->path};
+  if (fs::is_directory(nameOrFile, ec))
+    throw InputError(fmt::format("--platform {}: a folder, not a platform file", nameOrFile));
+  // A file, or what reads like one (a pipe, /dev/stdin).
+  if (fs::exists(nameOrFile, ec)) {
     std::ifstream in(nameOrFile);
     if (!in) throw InputError(fmt::format("{}: cannot read platform file", nameOrFile));
     std::stringstream ss;
     ss << in.rdbuf();
     return {ss.str(), nameOrFile};
   }
-  if (fs::is_directory(nameOrFile, ec))
-    throw InputError(fmt::format("--platform {}: a folder, not a platform file", nameOrFile));
-  const auto names = builtinPlatformNames(kind);
-  for (const EmbeddedFile* f : listEmbedded(kEmbeddedPlatforms))
-    if (platformName(*f) == nameOrFile &&
-        std::find(names.begin(), names.end(), nameOrFile) != names.end())
-      return {f->text, f->path};
   throw InputError(
       fmt::format("--platform {}: no such file or built-in {}platform{} (built-in: {})", nameOrFile,
                   kind == PlatformKind::Gpu ? "" : "shader ", didYouMean(nameOrFile, names),

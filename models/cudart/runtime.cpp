@@ -351,8 +351,8 @@ void Runtime::checkLaunch(const Kernel& k, Dim3 grid, Dim3 block, size_t sharedB
   const uint64_t threads = uint64_t(block.x) * block.y * block.z;
   const uint64_t maxThreads = std::min<uint64_t>(1024, cfg.sm.max_threads);
   if (threads > maxThreads)
-    bad(fmt::format("{} threads per block; the device allows {} (sm.max_threads)", threads,
-                    maxThreads));
+    bad(fmt::format("{} threads per block; the device allows {} ({})", threads, maxThreads,
+                    cfg.sm.max_threads < 1024 ? "sm.max_threads" : "CUDA's limit"));
   const uint64_t shared = uint64_t(k.program->dynamicSharedOffset) + sharedBytes;
   const uint64_t perBlock = cfg.sm.sharedPerBlock();
   if (shared > perBlock)
@@ -470,12 +470,20 @@ void Runtime::memcpy(void* dst, const void* src, size_t bytes, int kind) {
   if (!memcpySides(kind, dstDevice, srcDevice, &toDevice, &fromDevice))
     throw CudaFailure(kErrorInvalidMemcpyDirection,
                       fmt::format("cudaMemcpy kind {} is not a cudaMemcpyKind", kind));
-  if ((toDevice && !dstDevice) || (fromDevice && !srcDevice))
-    throw CudaFailure(
-        kErrorInvalidValue,
-        fmt::format("cudaMemcpy of {} bytes from {} to {}: the {} pointer is not "
-                    "inside a device allocation",
-                    bytes, src, dst, toDevice && !dstDevice ? "destination" : "source"));
+  if ((toDevice && !dstDevice) || (fromDevice && !srcDevice)) {
+    const bool dstSide = toDevice && !dstDevice;
+    const void* p = dstSide ? dst : src;
+    // A pointer into an allocation whose copy runs past its end says so.
+    if (isDevicePointer(p, 1))
+      throw CudaFailure(kErrorInvalidValue,
+                        fmt::format("cudaMemcpy of {} bytes from {} to {}: the {} runs past the "
+                                    "end of its device allocation",
+                                    bytes, src, dst, dstSide ? "destination" : "source"));
+    throw CudaFailure(kErrorInvalidValue,
+                      fmt::format("cudaMemcpy of {} bytes from {} to {}: the {} pointer is not "
+                                  "inside a device allocation",
+                                  bytes, src, dst, dstSide ? "destination" : "source"));
+  }
   const bool hostDst = !toDevice || dstShared, hostSrc = !fromDevice || srcShared;
   if (hostDst && hostSrc) {
     std::memmove(dst, src, bytes);

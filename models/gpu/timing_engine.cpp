@@ -344,65 +344,72 @@ TimingResult TimingEngine::run(func::LaunchState& L, func::ExecStats& stats,
                                   L.prog->name, left, cs.ctasTotal()),
                       dump);
   };
-  while (!cs.kernelDone()) {
-    if (!sc_core::sc_pending_activity()) stuck("stalled");
-    // Runs up to one slice; the CTA scheduler pauses the simulation when the kernel ends.
-    const uint64_t now = sc_core::sc_time_stamp().value();
-    uint64_t sliceEnd = now + 20000 * period;
-    if (limited) {
-      // End the slice where a limit may be reached: the cycle limit exactly (the launch's
-      // cycles are those before the stop), the instruction limit within one cycle's issue.
-      const uint64_t cyclesLeft = budget->cyclesLeft(ranAt(now));
-      if (cyclesLeft != RunBudget::kUnlimited)
-        sliceEnd = std::min(sliceEnd, now + std::max<uint64_t>(cyclesLeft, 1) * period);
-      const uint64_t instsLeft = budget->instructionsLeft(cs.warpInstsIssued());
-      if (instsLeft != RunBudget::kUnlimited)
-        sliceEnd =
-            std::min(sliceEnd, now + std::max<uint64_t>(instsLeft / issuePerCycle, 1) * period);
+  // A kernel fault ends the launch here: its record keeps the statistics up to the fault, as
+  // the functional engine's does (docs/cuda-programs.md, "Results").
+  try {
+    while (!cs.kernelDone()) {
+      if (!sc_core::sc_pending_activity()) stuck("stalled");
+      // Runs up to one slice; the CTA scheduler pauses the simulation when the kernel ends.
+      const uint64_t now = sc_core::sc_time_stamp().value();
+      uint64_t sliceEnd = now + 20000 * period;
+      if (limited) {
+        // End the slice where a limit may be reached: the cycle limit exactly (the launch's
+        // cycles are those before the stop), the instruction limit within one cycle's issue.
+        const uint64_t cyclesLeft = budget->cyclesLeft(ranAt(now));
+        if (cyclesLeft != RunBudget::kUnlimited)
+          sliceEnd = std::min(sliceEnd, now + std::max<uint64_t>(cyclesLeft, 1) * period);
+        const uint64_t instsLeft = budget->instructionsLeft(cs.warpInstsIssued());
+        if (instsLeft != RunBudget::kUnlimited)
+          sliceEnd =
+              std::min(sliceEnd, now + std::max<uint64_t>(instsLeft / issuePerCycle, 1) * period);
+      }
+      const uint64_t until =
+          nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
+      advance(sc_core::sc_time::from_value(until > now ? until - now : period));
+      throwOnDivergence(g, sms, poisoned_);
+      if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
+        energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
+        nextSample = energy->nextSampleCycle(coreCycle());
+      }
+      if (cs.kernelDone()) break;
+      const uint64_t insts = cs.warpInstsIssued();
+      if (limited) {
+        // Cycles before the current time stamp are complete: the launch has run
+        // startCycle + 1 .. coreCycle() - 1.
+        if ((stopped = budget->check(ranAt(sc_core::sc_time_stamp().value()), insts))) break;
+      }
+      // An SM asleep until a cycle of its own choosing (a unit it waits for frees, a result is
+      // written back) is making progress: a matrix instruction done by slow multiply-adds holds a
+      // unit for up to passes x initiation cycles (1.3 million with an initiation of 10,000). Only
+      // SMs that wait every cycle, or for nothing of their own, leave the window running.
+      const sm::Cycle nextSm = g.coreClockDomain().nextEvaluation();
+      if (insts != lastInsts || cs.ctasFinished() != lastCtasDone ||
+          (nextSm != sm::kNever && nextSm > coreCycle() + 1)) {
+        lastInsts = insts;
+        lastCtasDone = cs.ctasFinished();
+        lastProgressCycle = coreCycle();
+      } else if (coreCycle() - lastProgressCycle > kNoProgressCycles) {
+        // Events are pending (periodic processes, or requests that circulate without end) but
+        // nothing has issued for two million cycles.
+        stuck(fmt::format("made no progress for {} cycles", coreCycle() - lastProgressCycle));
+      }
+      const auto wall = std::chrono::steady_clock::now();
+      if (progress && *progress &&
+          std::chrono::duration<double>(wall - lastReport).count() >= kProgressPeriodSeconds) {
+        LaunchProgress p;
+        p.label = label;
+        p.ctasDone = cs.ctasFinished();
+        p.ctasTotal = cs.ctasTotal();
+        p.cycles = coreCycle() - cs.startCycle();
+        p.seconds = std::chrono::duration<double>(wall - t0).count();
+        if (p.ctasDone > 0) p.etaSeconds = p.seconds * (p.ctasTotal - p.ctasDone) / p.ctasDone;
+        (*progress)(p);
+        lastReport = wall;
+      }
     }
-    const uint64_t until =
-        nextSample < sliceEnd / period ? std::min(sliceEnd, nextSample * period) : sliceEnd;
-    advance(sc_core::sc_time::from_value(until > now ? until - now : period));
-    throwOnDivergence(g, sms, poisoned_);
-    if (energy && !cs.kernelDone() && coreCycle() >= nextSample) {
-      energy->sample(nextSample, g.l1EnergyInputs(), g.uncoreEnergyInputs());
-      nextSample = energy->nextSampleCycle(coreCycle());
-    }
-    if (cs.kernelDone()) break;
-    const uint64_t insts = cs.warpInstsIssued();
-    if (limited) {
-      // Cycles before the current time stamp are complete: the launch has run
-      // startCycle + 1 .. coreCycle() - 1.
-      if ((stopped = budget->check(ranAt(sc_core::sc_time_stamp().value()), insts))) break;
-    }
-    // An SM asleep until a cycle of its own choosing (a unit it waits for frees, a result is
-    // written back) is making progress: a matrix instruction done by slow multiply-adds holds a
-    // unit for up to passes x initiation cycles (1.3 million with an initiation of 10,000). Only
-    // SMs that wait every cycle, or for nothing of their own, leave the window running.
-    const sm::Cycle nextSm = g.coreClockDomain().nextEvaluation();
-    if (insts != lastInsts || cs.ctasFinished() != lastCtasDone ||
-        (nextSm != sm::kNever && nextSm > coreCycle() + 1)) {
-      lastInsts = insts;
-      lastCtasDone = cs.ctasFinished();
-      lastProgressCycle = coreCycle();
-    } else if (coreCycle() - lastProgressCycle > kNoProgressCycles) {
-      // Events are pending (periodic processes, or requests that circulate without end) but
-      // nothing has issued for two million cycles.
-      stuck(fmt::format("made no progress for {} cycles", coreCycle() - lastProgressCycle));
-    }
-    const auto wall = std::chrono::steady_clock::now();
-    if (progress && *progress &&
-        std::chrono::duration<double>(wall - lastReport).count() >= kProgressPeriodSeconds) {
-      LaunchProgress p;
-      p.label = label;
-      p.ctasDone = cs.ctasFinished();
-      p.ctasTotal = cs.ctasTotal();
-      p.cycles = coreCycle() - cs.startCycle();
-      p.seconds = std::chrono::duration<double>(wall - t0).count();
-      if (p.ctasDone > 0) p.etaSeconds = p.seconds * (p.ctasTotal - p.ctasDone) / p.ctasDone;
-      (*progress)(p);
-      lastReport = wall;
-    }
+  } catch (const KernelFault&) {
+    for (sm::Sm* s : sms) stats.add(s->execStats());
+    throw;
   }
   // A stopped launch ends with the last complete cycle; a finished one where the CTA scheduler
   // saw its last CTA end.

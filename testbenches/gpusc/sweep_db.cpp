@@ -77,8 +77,17 @@ bool isJson(const DbColumn& c) { return c.type == "JSON"; }
 class Statement {
  public:
   Statement(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK) {
+      // A file that is no database, or a damaged one, is the user's to replace.
+      const int code = sqlite3_extended_errcode(db) & 0xff;
+      if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+        const char* file = sqlite3_db_filename(db, "main");
+        throw InputError(fmt::format("{}: {} (remove it to start the results database afresh)",
+                                     file && *file ? file : "results database",
+                                     sqlite3_errmsg(db)));
+      }
       throw InternalError(fmt::format("sqlite: {}: {}", sql, sqlite3_errmsg(db)));
+    }
   }
   ~Statement() { sqlite3_finalize(st_); }
   Statement(const Statement&) = delete;

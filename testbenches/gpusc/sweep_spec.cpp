@@ -121,6 +121,7 @@ std::vector<SpecOverride> readSets(const Reader& r, const YAML::Node& n, const s
                      path + "." + k});
     }
   } else if (n.IsSequence()) {
+    std::set<std::string> seen;
     for (size_t i = 0; i < n.size(); ++i) {
       const std::string key = fmt::format("{}[{}]", path, i);
       const std::string s = r.text(n[i], key);
@@ -130,6 +131,7 @@ std::vector<SpecOverride> readSets(const Reader& r, const YAML::Node& n, const s
       const auto& keys = platformKeys();
       if (std::find(keys.begin(), keys.end(), k) == keys.end())
         r.fail(n[i], key, fmt::format("unknown platform key '{}'{}", k, didYouMean(k, keys)));
+      if (!seen.insert(k).second) r.fail(n[i], key, fmt::format("'{}' is set twice", k));
       out.push_back({s, r.where(n[i]), key});
     }
   } else {
