@@ -650,3 +650,65 @@ TEST(MemoryHostWrites, CopiesBeforeTheFirstLaunchLeaveTheDrowsyControllersAlone)
     EXPECT_EQ(loads["hits"].get<uint64_t>(), loads["accesses"].get<uint64_t>()) << mode;
   }
 }
+
+// Local memory is laid out as the CUDA Programming Guide describes ("Local Memory"): a warp's
+// word i is one 128-byte line, and a thread's words are consecutive lines in consecutive sets.
+// So a local array of a few KB that one warp reads over and over stays in the L1: each of its
+// lines misses at most once. (With word i of every thread of the GPU together, a thread's words
+// were num_sms x max_threads x 4 bytes apart, in one or two sets of the L1: 40 lines thrashed.)
+TEST(LocalMemory, AWarpsLocalArrayStaysInTheL1) {
+  constexpr uint32_t kWords = 40, kPasses = 10;
+  const std::string ptx = test::module(fmt::format(
+      R"(
+.visible .entry k(.param .u64 out)
+{{
+  .local .align 4 .b8 arr[{bytes}];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  .reg .pred %p<3>;
+  mov.u64 %rd1, arr;
+  mov.u32 %r1, 0;
+INIT:
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.local.u32 [%rd3], %r1;
+  add.u32 %r1, %r1, 1;
+  setp.lt.u32 %p1, %r1, {words};
+  @%p1 bra INIT;
+  mov.u32 %r2, 0;
+  mov.u32 %r3, 0;
+READ:
+  rem.u32 %r4, %r3, {words};
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.local.u32 %r5, [%rd3];
+  add.u32 %r2, %r2, %r5;
+  add.u32 %r3, %r3, 1;
+  setp.lt.u32 %p2, %r3, {reads};
+  @%p2 bra READ;
+  ld.param.u64 %rd4, [out];
+  mov.u32 %r6, %tid.x;
+  mul.wide.u32 %rd5, %r6, 4;
+  add.s64 %rd4, %rd4, %rd5;
+  st.global.u32 [%rd4], %r2;
+  ret;
+}}
+)",
+      fmt::arg("bytes", 4 * kWords), fmt::arg("words", kWords),
+      fmt::arg("reads", kWords * kPasses)));
+  for (const char* platform : {"gtx480", "rtx3070"}) {
+    const PlatformConfig cfg = loadPlatform(platform);
+    const uint64_t l1Lines = uint64_t(cfg.sm.l1d.sets) * cfg.sm.l1d.ways;
+    ASSERT_LE(kWords, l1Lines) << platform;  // the array fits the L1
+    Device dev(cfg, ExecMode::Timing);
+    const Kernel& k = dev.loadModule(ptx, "local.ptx").kernel("k");
+    const DevPtr out = dev.malloc(32 * 4);
+    dev.launch(k, {1}, {32}, 0, KernelArgs().ptr(out));
+    std::vector<uint32_t> sums(32);
+    dev.copyToHost(sums.data(), out, 32 * 4);
+    for (uint32_t s : sums) EXPECT_EQ(s, kPasses * kWords * (kWords - 1) / 2) << platform;
+    const auto& loads = dev.launches().back().timing->memory["l1d"]["totals"]["by_kind"]["load"];
+    EXPECT_LE(loads["misses"].get<uint64_t>(), kWords) << platform;
+    EXPECT_GE(loads["hits"].get<uint64_t>(), uint64_t(kWords) * (kPasses - 1)) << platform;
+  }
+}

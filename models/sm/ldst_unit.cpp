@@ -35,10 +35,12 @@ Cycle LdstUnit::nextEvent(Cycle now) const {
 }
 
 uint64_t LdstUnit::localAddress(uint32_t warp, int lane, uint64_t offset) const {
-  const uint64_t threads = uint64_t(cfg_.gpu.num_sms) * cfg_.sm.max_threads;
-  const uint64_t thread =
-      uint64_t(smId_) * cfg_.sm.max_threads + uint64_t(warp) * func::kWarpSize + lane;
-  return kLocalBase + ((offset / 4) * threads + thread) * 4 + offset % 4;
+  // A thread's consecutive words are consecutive 128-byte lines, in consecutive cache sets. (With
+  // word i of every thread of the GPU together, one thread's words were num_sms x max_threads x
+  // 4 bytes apart, a multiple of the L1's sets x line size on rtx3070: a warp's frame fell in
+  // one set and thrashed it.)
+  const uint64_t slot = uint64_t(smId_) * (cfg_.sm.max_threads / func::kWarpSize) + warp;
+  return kLocalBase + ((slot * localWords_ + offset / 4) * func::kWarpSize + lane) * 4 + offset % 4;
 }
 
 void LdstUnit::coalesce(const InFlight& in, AccessKind kind) {

@@ -12,10 +12,13 @@
 //              transactions, sent one per cycle through the SM's memory socket; the instruction
 //              completes when every transaction is answered
 //   call parameters    a register-like per-thread area: one cycle
-// Local memory is interleaved across threads (word i of every thread of a warp is contiguous),
-// so lanes reading the same local offset coalesce as on the GPU.
+// Local memory is laid out as the CUDA Programming Guide describes it ("Local Memory":
+// consecutive 32-bit words are accessed by consecutive thread IDs, so a warp's access to one
+// offset coalesces): word i of a warp's 32 lanes is one 128-byte run, a warp slot's words follow
+// one another, and the slots' frames (the launch's local bytes per thread) are packed.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -80,12 +83,17 @@ class LdstUnit : public sc_core::sc_module {
 
   // Address in the memory system of local byte `offset` of thread `lane` of warp slot `warp`.
   uint64_t localAddress(uint32_t warp, int lane, uint64_t offset) const;
+  // The launch's local memory per thread (func::LaunchState::localBytes): each warp slot's frame.
+  void setLocalBytes(uint32_t perThread) {
+    localWords_ = std::max<uint64_t>(1, (perThread + 3) / 4);
+  }
 
   static constexpr uint64_t kLocalBase = 0x6000'0000'0000ull;
   static constexpr uint64_t kConstBase = 0x6100'0000'0000ull;  // constant bank
   static constexpr uint64_t kParamBase = 0x6200'0000'0000ull;  // kernel parameters
 
  private:
+  uint64_t localWords_ = 1;  // 32-bit words of local memory per thread in this launch
   void coalesce(const InFlight& in, AccessKind kind);
   void serialiseAtomics(const func::MemRecord& r);  // each transaction's atomicSerial
   // Works through the constant lines of the instruction in the unit, one per cycle; false while

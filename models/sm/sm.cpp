@@ -221,6 +221,7 @@ void Sm::beginKernel(const KernelContext& k) {
   kernel_ = k;
   sharedCapacity_ = k.sharedBytes != 0 ? k.sharedBytes : cfg_.sm.shared_memory_bytes;
   prog_ = k.executor->launch().prog;
+  ldst_.setLocalBytes(k.executor->launch().localBytes);
   holdUntil_ = 0;
   if (predictor_) {  // counters per kernel
     predictor_ = makeDroopPredictorUnit(cfg_, predictorWeights_, id_);
