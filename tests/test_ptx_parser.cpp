@@ -242,6 +242,14 @@ TEST(ParserErrors, AVariableDefinedTwice) {
   EXPECT_EQ(e, "t.ptx:6:1: error: module-level variable '$str' is defined twice (first at line 5)");
 }
 
+// An initialised variable is held whole (zeros after the values given): one larger than the
+// host's address space is the variable's error, not the host's (it was std::bad_alloc).
+TEST(ParserErrors, AnInitialisedVariableTheHostCannotHold) {
+  EXPECT_EQ(errorOf([] { parse(".global .u32 g[1152921504606846976] = {1, 2, 3};\n"); }),
+            "t.ptx:5:48: error: 'g' is initialised and takes 4611686018427387904 bytes, more than "
+            "the host can hold");
+}
+
 TEST(ParserErrors, ARegisterDeclaredTwiceInOneScope) {
   // nvcc declares each register prefix once per function; ptxas refuses a second definition.
   EXPECT_EQ(errorOf([] {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -776,7 +777,15 @@ class Parser {
       size = v.sizeBytes();
     }
     if (bytes.size() > size) fail(peek(), "too many initial values for '" + v.name + "'");
-    bytes.resize(size, 0);
+    // The initial value is the whole variable, zero after the values given: a size the host
+    // cannot hold is this variable's error, not the host's.
+    try {
+      bytes.resize(size, 0);
+    } catch (const std::exception&) {  // bad_alloc, length_error
+      fail(peek(), fmt::format("'{}' is initialised and takes {} bytes, more than the host can "
+                               "hold",
+                               v.name, size));
+    }
     v.init = std::move(bytes);
   }
 
