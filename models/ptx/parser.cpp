@@ -778,13 +778,18 @@ class Parser {
     }
     if (bytes.size() > size) fail(peek(), "too many initial values for '" + v.name + "'");
     // The initial value is the whole variable, zero after the values given: a size the host
-    // cannot hold is this variable's error, not the host's.
-    try {
-      bytes.resize(size, 0);
-    } catch (const std::exception&) {  // bad_alloc, length_error
+    // cannot hold is this variable's error, not the host's. Beyond 1 TiB (more than any device
+    // holds) it is refused without trying.
+    const auto tooLarge = [&] {
       fail(peek(), fmt::format("'{}' is initialised and takes {} bytes, more than the host can "
                                "hold",
                                v.name, size));
+    };
+    if (size > (uint64_t(1) << 40)) tooLarge();
+    try {
+      bytes.resize(size, 0);
+    } catch (const std::exception&) {  // bad_alloc, length_error
+      tooLarge();
     }
     v.init = std::move(bytes);
   }
