@@ -1124,8 +1124,8 @@ int cmdBench(const BenchOptions& o) {
   PlatformConfig cfg = loadPlatform(o.platform, fullSets);
   if (cfg.limits.max_cycles && mode == ExecMode::Functional)
     throw InputError(cfg.locate(
-        "limits.max_cycles: functional mode has no cycles; use limits.max_instructions or "
-        "limits.timeout_s, or --mode timing"));
+        "limits.max_cycles: functional mode has no cycles; use limits.max_warp_instructions or "
+        "limits.timeout_seconds, or --mode timing"));
   const catalog::Size size = catalog::parseSize(o.size);
   // --sample: the platform sampled, for a second run of each kernel (a bad method fails here).
   std::optional<PlatformConfig> sampledCfg;
