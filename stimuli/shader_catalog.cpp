@@ -27,11 +27,9 @@ namespace gpusc::shaders {
 namespace {
 
 std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = readInputFile(path, "file");
+  if (!text) throw InputError(fmt::format("{}: cannot read the file", path));
+  return std::move(*text);
 }
 
 std::string folderOf(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/platform_config.hpp"
 #include "gpu/device.hpp"
 
@@ -47,6 +48,31 @@ TEST(Config, Gtx480MatchesTheIssueAndGpgpuSim) {
 TEST(Config, EmptyFileGivesTheDefaults) {
   PlatformConfig c = config::load<PlatformConfig>("# nothing\n", "p.yaml", {});
   EXPECT_EQ(c.gpu.num_sms, PlatformConfig().gpu.num_sms);
+}
+
+// Input files are read up to a limit: a path that never ends (/dev/zero, a pipe left open) is
+// refused naming it once the limit is passed, instead of filling the host's memory; a file of
+// exactly the limit is read whole, and one that cannot be opened is left to the caller.
+TEST(Config, AnInputFileIsReadUpToALimit) {
+  const std::string what = "platform file";
+  try {
+    readInputFile("/dev/zero", what, 100000);
+    ADD_FAILURE() << "/dev/zero was read whole";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "/dev/zero: the platform file is longer than 100000 bytes, the most gpusc reads "
+                 "of one input file");
+  }
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gpusc-limit-" + std::to_string(getpid())))
+          .string();
+  std::ofstream(path) << std::string(70000, 'x') << "gpu:\n";
+  EXPECT_EQ(readInputFile(path, what, 70005)->size(), 70005u);
+  EXPECT_THROW(readInputFile(path, what, 70004), InputError);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(readInputFile(path, what).has_value());
+  // The platform loader's own words for a file it cannot open stay.
+  EXPECT_THROW(loadPlatform("./no-such-platform.yaml", {}), InputError);
 }
 
 TEST(Config, UnknownKeyNamesLineAndSuggests) {

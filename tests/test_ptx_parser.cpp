@@ -250,6 +250,32 @@ TEST(ParserErrors, AnInitialisedVariableTheHostCannotHold) {
             "the host can hold");
 }
 
+// What ptxas refuses at module level: an alignment that is not a power of two (or too large to
+// be one gpusc keeps), a second .version, and two definitions of one function unless .weak (nvcc
+// emits an inline function .weak in every unit that uses it; gpusc's linker keeps one).
+TEST(ParserErrors, AlignmentsVersionsAndFunctionsDefinedTwice) {
+  EXPECT_EQ(errorOf([] { parse(".shared .align 3 .b8 s[16];\n"); }),
+            "t.ptx:5:16: error: .align 3: expected a power of two up to 2^31 bytes");
+  EXPECT_EQ(errorOf([] { parse(".shared .align 4294967296 .b8 s[16];\n"); }),
+            "t.ptx:5:16: error: .align 4294967296: expected a power of two up to 2^31 bytes");
+  EXPECT_EQ(
+      errorOf([] { parse(".visible .entry k()\n{\n  .local .align 0 .b8 d[8];\n  ret;\n}\n"); }),
+      "t.ptx:7:17: error: .align 0: expected a power of two up to 2^31 bytes");
+  EXPECT_NO_THROW(parse(".shared .align 2147483648 .b8 s[16];\n"));
+  EXPECT_EQ(errorOf([] { parseModule(".version 9.0\n.version 8.0\n.target sm_80\n", "t.ptx"); }),
+            "t.ptx:2:1: error: a second .version (the first at line 1): a module has one");
+  EXPECT_EQ(errorOf([] {
+              parse(".visible .entry k()\n{\n  ret;\n}\n.visible .entry k()\n{\n  ret;\n}\n");
+            }),
+            "t.ptx:9:10: error: 'k' is defined twice (first at line 5)");
+  EXPECT_EQ(errorOf([] { parse(".func f()\n{\n  ret;\n}\n.visible .entry f()\n{\n  ret;\n}\n"); }),
+            "t.ptx:9:10: error: 'f' is defined twice (first at line 5)");
+  // A prototype and its definition, and .weak copies, are one function.
+  EXPECT_NO_THROW(parse(".extern .func f();\n.func f()\n{\n  ret;\n}\n"));
+  EXPECT_NO_THROW(parse(".weak .func f()\n{\n  ret;\n}\n.weak .func f()\n{\n  ret;\n}\n"));
+  EXPECT_NO_THROW(parse(".weak .func f()\n{\n  ret;\n}\n.func f()\n{\n  ret;\n}\n"));
+}
+
 TEST(ParserErrors, ARegisterDeclaredTwiceInOneScope) {
   // nvcc declares each register prefix once per function; ptxas refuses a second definition.
   EXPECT_EQ(errorOf([] {

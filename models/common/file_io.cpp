@@ -20,6 +20,26 @@ extern char** environ;
 
 namespace gpusc {
 
+std::optional<std::string> readInputFile(const std::string& path, const std::string& what,
+                                         uint64_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    const auto n = static_cast<uint64_t>(in.gcount());
+    if (n == 0) break;
+    if (text.size() + n > limit)
+      throw InputError(
+          fmt::format("{}: the {} is longer than {} bytes, the most gpusc reads of one input file",
+                      path, what, limit));
+    text.append(buf, n);
+  }
+  if (in.bad()) throw InputError(fmt::format("{}: reading the {} failed", path, what));
+  return text;
+}
+
 void writeFileAtomically(const std::string& path, std::string_view data) {
   // The process id keeps concurrent writers (a run pool) off each other's temporary files.
   const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());

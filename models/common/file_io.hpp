@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,16 @@ namespace gpusc {
 
 // Writes `data` to `path` (InputError naming the path when it cannot).
 void writeFileAtomically(const std::string& path, std::string_view data);
+
+// The most of one input file (a platform file, a launch or sweep spec, PTX) gpusc reads: a path
+// that never ends (/dev/zero, a pipe left open) is refused at this size instead of filling memory.
+inline constexpr uint64_t kInputFileLimit = uint64_t(1) << 30;
+
+// The contents of the input file `path` (`what` names it in errors, e.g. "PTX file"), or none when
+// it cannot be opened (the caller says so in its own words). One longer than `limit` bytes is an
+// InputError naming the path, as is a read that fails part-way.
+std::optional<std::string> readInputFile(const std::string& path, const std::string& what,
+                                         uint64_t limit = kInputFileLimit);
 
 // Text written through a bounded buffer into a file: the part StreamedFile and SpoolFile share.
 // write() never throws, so it may be called from a simulation process; the first failed write

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/embedded.hpp"
+#include "common/file_io.hpp"
 #include "common/strings.hpp"
 
 namespace gpusc {
@@ -42,11 +43,9 @@ PlatformText findPlatform(const std::string& nameOrFile, PlatformKind kind) {
     throw InputError(fmt::format("--platform {}: a folder, not a platform file", nameOrFile));
   // A file, or what reads like one (a pipe, /dev/stdin).
   if (fs::exists(nameOrFile, ec)) {
-    std::ifstream in(nameOrFile);
-    if (!in) throw InputError(fmt::format("{}: cannot read platform file", nameOrFile));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return {ss.str(), nameOrFile};
+    std::optional<std::string> text = readInputFile(nameOrFile, "platform file");
+    if (!text) throw InputError(fmt::format("{}: cannot read platform file", nameOrFile));
+    return {std::move(*text), nameOrFile};
   }
   throw InputError(
       fmt::format("--platform {}: no such file or built-in {}platform{} (built-in: {})", nameOrFile,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/host_workers.hpp"
 #include "common/strings.hpp"
 #include "func/parallel_ctas.hpp"
@@ -264,11 +265,9 @@ Module& Device::loadModule(std::string_view ptxText, const std::string& fileName
 }
 
 Module& Device::loadModuleFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read PTX file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return loadModule(ss.str(), path);
+  const std::optional<std::string> text = readInputFile(path, "PTX file");
+  if (!text) throw InputError(fmt::format("{}: cannot read PTX file", path));
+  return loadModule(*text, path);
 }
 
 void Device::validateLaunch(const Kernel& k, const Dim3& grid, const Dim3& block,

@@ -703,11 +703,9 @@ LaunchSpec loadLaunchSpec(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw InputError(fmt::format("--launch {}: a folder, not a launch spec", path));
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("--launch {}: cannot read the launch spec", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseLaunchSpec(ss.str(), path, fs::path(path).parent_path().string());
+  const std::optional<std::string> text = readInputFile(path, "launch spec");
+  if (!text) throw InputError(fmt::format("--launch {}: cannot read the launch spec", path));
+  return parseLaunchSpec(*text, path, fs::path(path).parent_path().string());
 }
 
 LaunchSpecResult runLaunchSpec(Device& dev, const LaunchSpec& spec, const std::string& outDir) {

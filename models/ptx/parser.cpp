@@ -493,7 +493,11 @@ class Parser {
     if (d == ".version") {
       next();
       const Token& v = next();
+      if (versionLine_ != 0)
+        fail(t, fmt::format("a second .version (the first at line {}): a module has one",
+                            versionLine_));
       checkVersion(v);
+      versionLine_ = t.line;
       mod_->version = v.text;
       return;
     }
@@ -535,14 +539,16 @@ class Parser {
       alias(t);
       return;
     }
-    bool isExtern = false, isVisible = false;
+    bool isExtern = false, isVisible = false, isWeak = false;
     while (peek().kind == Tok::Directive) {
       const std::string& l = peek().text;
       if (l == ".visible") {
         isVisible = true;
       } else if (l == ".extern") {
         isExtern = true;
-      } else if (l == ".weak" || l == ".common") {
+      } else if (l == ".weak") {
+        isWeak = true;
+      } else if (l == ".common") {
       } else {
         break;
       }
@@ -550,7 +556,7 @@ class Parser {
     }
     const Token& k = peek();
     if (k.is(Tok::Directive, ".entry") || k.is(Tok::Directive, ".func")) {
-      function(isExtern, isVisible);
+      function(isExtern, isVisible, isWeak);
     } else if (k.is(Tok::Directive, ".global") || k.is(Tok::Directive, ".const") ||
                k.is(Tok::Directive, ".shared")) {
       auto vars = declaration(isExtern, 0);
@@ -674,7 +680,12 @@ class Parser {
         // After .ptr, .align is the alignment of the memory the pointer points to (nvcc 13
         // writes `.param .u64 .ptr .align 1 p` for sm_100 and later), not the parameter's.
         next();
-        (v.isPtrParam ? v.pointeeAlign : v.align) = static_cast<unsigned>(expectInt());
+        const Token& n = peek();
+        const uint64_t align = expectInt();
+        // A power of two (the PTX ISA's rule for .align), and no more than 2^31 bytes.
+        if (align == 0 || (align & (align - 1)) != 0 || align > (uint64_t(1) << 31))
+          fail(n, fmt::format(".align {}: expected a power of two up to 2^31 bytes", n.text));
+        (v.isPtrParam ? v.pointeeAlign : v.align) = static_cast<unsigned>(align);
       } else if (t.text == ".v2" || t.text == ".v4" || t.text == ".v8") {
         next();
         v.vecWidth = static_cast<unsigned>(t.text[2] - '0');
@@ -794,7 +805,10 @@ class Parser {
     v.init = std::move(bytes);
   }
 
-  void function(bool isExtern, bool isVisible) {
+  // `isWeak`: a .weak definition, which another definition of the name may accompany (nvcc emits
+  // one copy of an inline function in each unit that uses it); two others of one name are an
+  // error, as in ptxas.
+  void function(bool isExtern, bool isVisible, bool isWeak) {
     const Token& kind = next();
     auto fn = std::make_unique<Function>();
     fn->isEntry = kind.text == ".entry";
@@ -838,6 +852,12 @@ class Parser {
     if (acceptPunct(';')) {
       fn->isExtern = true;  // prototype
     } else {
+      const auto first = definitions_.find(fn->name);
+      if (first != definitions_.end() && !isWeak && !first->second.weak)
+        fail(kind,
+             fmt::format("'{}' is defined twice (first at line {})", fn->name, first->second.line));
+      if (first == definitions_.end() || first->second.weak)
+        definitions_[fn->name] = {kind.line, isWeak};
       body(*fn);
     }
     functionsByName_[fn->name] = fn.get();
@@ -1261,6 +1281,14 @@ class Parser {
   std::map<std::string, SourceLoc> aliasAt_;  // where each .alias names its aliasee
   std::unordered_map<std::string, const Variable*> globalsByName_;
   std::unordered_map<std::string, const Function*> functionsByName_;
+  // The first definition (a function with a body) of each name, preferring one not .weak: its
+  // line, and whether it is .weak.
+  struct Definition {
+    uint32_t line = 0;
+    bool weak = false;
+  };
+  std::unordered_map<std::string, Definition> definitions_;
+  uint32_t versionLine_ = 0;  // the line of the module's .version (0: none yet)
 };
 
 }  // namespace

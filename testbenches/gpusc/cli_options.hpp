@@ -1,6 +1,7 @@
 // Checks the command-line front ends (gpusc run and exec, gpusc shader run) share.
 #pragma once
 
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,50 @@ inline std::vector<std::string> lastOfEachKey(const std::vector<std::string>& se
     if (!replaced) out.push_back(sets[i]);
   }
   return out;
+}
+
+// A value given twice to a repeatable option (`option`, e.g. --kernel): it would be measured or
+// run twice and its rows repeat, so InputError names it.
+template <class T>
+void refuseRepeatedValues(const std::vector<T>& values, const std::string& option) {
+  for (size_t j = 1; j < values.size(); ++j)
+    for (size_t i = 0; i < j; ++i)
+      if (values[i] == values[j])
+        throw InputError(fmt::format("{} {}: given twice; give each once", option, values[j]));
+}
+
+// Host-thread counts given to `option` as comma-separated lists (repeatable: "1,2" or "1 --threads
+// 2"), each a whole number from 1 to 1024, none empty and none twice.
+inline std::vector<unsigned> parseThreadCounts(const std::vector<std::string>& lists,
+                                               const std::string& option) {
+  std::vector<unsigned> counts;
+  for (const std::string& list : lists) {
+    size_t from = 0;
+    while (true) {
+      const size_t comma = list.find(',', from);
+      const std::string item(trim(std::string_view(list).substr(
+          from, comma == std::string::npos ? std::string::npos : comma - from)));
+      if (item.empty())
+        throw InputError(fmt::format("{} {}: an empty count in the list; give counts such as 1,2",
+                                     option, list));
+      unsigned long v = 0;
+      size_t used = 0;
+      try {
+        v = std::stoul(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != item.size() || item[0] == '-' || item[0] == '+' || v < 1 || v > 1024)
+        throw InputError(
+            fmt::format("{} {}: '{}' is not a host-thread count (a whole number from 1 to 1024)",
+                        option, list, item));
+      counts.push_back(static_cast<unsigned>(v));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+  }
+  refuseRepeatedValues(counts, option);
+  return counts;
 }
 
 }  // namespace gpusc::cli

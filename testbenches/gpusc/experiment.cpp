@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "catalog.hpp"
+#include "cli_options.hpp"
 #include "common/embedded.hpp"
 #include "common/error.hpp"
 #include "common/strings.hpp"
@@ -317,6 +318,7 @@ nlohmann::json rowStats(const ExperimentOptions& o, const SweepSpec& spec,
 
 std::vector<std::string> experimentKernels(const ExperimentOptions& o,
                                            const std::vector<std::string>& defaults) {
+  cli::refuseRepeatedValues(o.kernels, "--kernel");
   std::vector<std::string> kernels = o.kernels;
   if (kernels.empty()) {
     kernels = defaults;

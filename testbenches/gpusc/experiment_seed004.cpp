@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli_options.hpp"
 #include "common/strings.hpp"
 #include "experiment_util.hpp"
 #include "run_pool.hpp"
@@ -155,6 +156,7 @@ std::string change(const std::vector<double>& ratios) { return meanPct(ratios); 
 }  // namespace
 
 int seed004(const ExperimentOptions& o) {
+  cli::refuseRepeatedValues(o.kernels, "--kernel");
   std::vector<std::string> names = o.kernels;
   if (names.empty() || (names.size() == 1 && names[0] == "all")) names = shaders::names();
   std::map<std::string, shaders::ShaderBenchmark> bench;

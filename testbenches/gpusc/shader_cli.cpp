@@ -11,6 +11,7 @@
 #include "cli_options.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/strings.hpp"
 #include "results_folder.hpp"
 #include "shader/assembly.hpp"
@@ -114,11 +115,9 @@ DrawPrograms loadDraw(const ShaderRunOptions& o) {
     return {b.name, b.draw, std::move(b.vertex), std::move(b.fragment)};
   }
   if (!o.shader.empty()) throw InputError("--shader and --draw: give one, not both");
-  std::ifstream in(o.draw);
-  if (!in) throw InputError(fmt::format("--draw {}: cannot read the file", o.draw));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  d.draw = parseDrawSpec(ss.str(), o.draw);
+  const std::optional<std::string> text = readInputFile(o.draw, "draw spec");
+  if (!text) throw InputError(fmt::format("--draw {}: cannot read the file", o.draw));
+  d.draw = parseDrawSpec(*text, o.draw);
   d.name = fs::path(o.draw).stem().string();
   const fs::path dir = fs::path(o.draw).parent_path();
   auto program = [&](const std::string& file, const char* key, Stage want) {

@@ -17,6 +17,7 @@
 #include "cli_options.hpp"
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "common/file_io.hpp"
 #include "common/host_workers.hpp"
 #include "common/platform_config.hpp"
 #include "common/rng.hpp"
@@ -518,12 +519,10 @@ SweepSpec parseSweepSpec(const std::string& text, const std::string& fileName,
 }
 
 SweepSpec loadSweepSpec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in || fs::is_directory(path))
-    throw InputError(fmt::format("{}: cannot read the sweep spec", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseSweepSpec(ss.str(), path, fs::path(path).parent_path().string());
+  const std::optional<std::string> text =
+      fs::is_directory(path) ? std::nullopt : readInputFile(path, "sweep spec");
+  if (!text) throw InputError(fmt::format("{}: cannot read the sweep spec", path));
+  return parseSweepSpec(*text, path, fs::path(path).parent_path().string());
 }
 
 std::vector<std::string> SweepPoint::runArgs() const {
@@ -572,11 +571,9 @@ SweepPoint pointFromJson(const nlohmann::json& j) {
 
 namespace {
 std::string fileContents(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read {}", path, what));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = readInputFile(path, what);
+  if (!text) throw InputError(fmt::format("{}: cannot read {}", path, what));
+  return std::move(*text);
 }
 }  // namespace
 
