@@ -339,6 +339,95 @@ TEST(Float, DirectedRounding) {
   EXPECT_EQ(eval1("add.rp.f32 %f0, %fa, %fb; add.f32 %fo, %fa, %fb;", bits(x), bits(y)).fo, 1.0f);
 }
 
+// A full warp's f32 and f64 arithmetic runs several lanes at a time where the host can
+// (handlers_float.cpp); it must give every lane the bits the lane-by-lane path gives. Each
+// operation runs once on the full warp (%fo / %do) and once as two predicated halves, whose
+// partial masks take the lane-by-lane path (%o32 / %o), over operands that reach every special
+// case: zeros of both signs, subnormals, the extremes, infinities, NaNs with payloads, ties.
+TEST(Float, FullWarpsGiveTheLaneByLaneResults) {
+  const float f32[] = {0.0f,
+                       -0.0f,
+                       1.0f,
+                       -1.0f,
+                       1.0f + std::ldexp(1.0f, -23),
+                       std::ldexp(1.0f, -24),
+                       std::ldexp(1.0f, -140),
+                       -std::ldexp(1.0f, -149),
+                       std::numeric_limits<float>::min(),
+                       std::numeric_limits<float>::max(),
+                       -std::numeric_limits<float>::max(),
+                       INFINITY,
+                       -INFINITY,
+                       3.0f,
+                       1.0f / 3,
+                       std::ldexp(1.0f, -126) * 0.75f};
+  const double f64[] = {0.0,
+                        -0.0,
+                        1.0,
+                        -1.0,
+                        1.0 + std::ldexp(1.0, -52),
+                        std::ldexp(1.0, -53),
+                        std::ldexp(1.0, -1060),
+                        -std::ldexp(1.0, -1074),
+                        std::numeric_limits<double>::min(),
+                        std::numeric_limits<double>::max(),
+                        -std::numeric_limits<double>::max(),
+                        INFINITY,
+                        -INFINITY,
+                        3.0,
+                        1.0 / 3,
+                        std::ldexp(1.0, -1022) * 0.75};
+  const uint32_t nan32[] = {0x7fc00000u, 0xffc00001u, 0x7f800001u};
+  const uint64_t nan64[] = {0x7ff8000000000000ull, 0xfff0000000000001ull, 0x7ff0000000000001ull};
+  // Rows of (a, b, c): f32 operands in the low half, f64 operands whole (each its own column
+  // of the kernel's registers), chosen by a fixed sequence so that every value meets the others.
+  uint64_t state = 12345;
+  auto pick = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<unsigned>(state >> 33);
+  };
+  std::vector<std::array<uint64_t, 3>> rows32, rows64;
+  for (int batch = 0; batch < 8; ++batch)
+    for (int l = 0; l < 32; ++l) {
+      std::array<uint64_t, 3> r32{}, r64{};
+      for (int k = 0; k < 3; ++k) {
+        const unsigned i = pick() % 19;
+        r32[k] = i < 16 ? bits(f32[i]) : nan32[i - 16];
+        r64[k] = i < 16 ? bits(f64[i]) : nan64[i - 16];
+      }
+      rows32.push_back(r32);
+      rows64.push_back(r64);
+    }
+  const std::string halves = "mov.u32 %r0, %laneid; and.b32 %r0, %r0, 1; setp.eq.u32 %p0, %r0, 0; ";
+  for (const char* round : {"rn", "rz", "rm", "rp"}) {
+    for (const std::string op : {"add", "sub", "mul", "div", "fma"}) {
+      const bool fma = op == "fma";
+      for (const std::string& mod : {std::string(".") + round, std::string(".") + round + ".ftz"}) {
+        const std::string f32op = op + mod + ".f32";
+        const std::string args32 = fma ? "%fa, %fb, %fc;" : "%fa, %fb;";
+        const std::string body32 = halves + f32op + " %fo, " + args32 + " @%p0 " + f32op +
+                                   " %f1, " + args32 + " @!%p0 " + f32op + " %f1, " + args32 +
+                                   " mov.b32 %o32, %f1;";
+        const auto got = eval(body32, rows32);
+        for (size_t i = 0; i < rows32.size(); ++i)
+          ASSERT_EQ(bits(got[i].fo), got[i].o32)
+              << f32op << " row " << i << ": " << std::hex << rows32[i][0] << " " << rows32[i][1]
+              << " " << rows32[i][2];
+      }
+      const std::string f64op = op + "." + round + ".f64";
+      const std::string args64 = fma ? "%da, %db, %dc;" : "%da, %db;";
+      const std::string body64 = halves + f64op + " %do, " + args64 + " @%p0 " + f64op + " %fd1, " +
+                                 args64 + " @!%p0 " + f64op + " %fd1, " + args64 +
+                                 " mov.b64 %o, %fd1;";
+      const auto got = eval(body64, rows64);
+      for (size_t i = 0; i < rows64.size(); ++i)
+        ASSERT_EQ(bits(got[i].dfo), got[i].o)
+            << f64op << " row " << i << ": " << std::hex << rows64[i][0] << " " << rows64[i][1]
+            << " " << rows64[i][2];
+    }
+  }
+}
+
 TEST(Float, FlushToZeroAndSaturate) {
   const float denorm = std::ldexp(1.0f, -140);
   EXPECT_EQ(eval1("add.f32 %fo, %fa, %fb;", bits(denorm), bits(0.0f)).fo, denorm);

@@ -10,6 +10,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "func/handlers.hpp"
 #include "func/lanes.hpp"
 
@@ -285,9 +289,147 @@ __attribute__((target("fma"), flatten)) void fmaHardware(ExecCtx& c, const Inst&
 }
 #endif
 
+#if defined(__x86_64__)
+// A full warp's f32 and f64 arithmetic eight (f32) or four (f64) lanes at a time, on hosts with
+// AVX2 and FMA (chosen once at start-up, as the scalar fma is). Each vector instruction is the
+// same IEEE operation as the scalar one in every lane, in the rounding mode RoundScope set, so the
+// results are bit for bit the scalar loop's; NaNs become canonical and .ftz flushes subnormals as
+// there. A chunk's sources are read before its destination is written, so a destination that is
+// also a source (fma's accumulator) reads its old values. (The compiler does not vectorize the
+// scalar loop: under -frounding-math it keeps every floating-point operation in order.)
+namespace simd {
+
+#define GPUSC_AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
+
+// Lanes l..l+7's f32 values (the low 32 bits of their cells) as one vector.
+GPUSC_AVX2 __m256 load8(const uint64_t* s) {
+  const __m256i lowHalves = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const __m256i a = _mm256_permutevar8x32_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)), lowHalves);
+  const __m256i b = _mm256_permutevar8x32_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 4)), lowHalves);
+  return _mm256_castsi256_ps(_mm256_permute2x128_si256(a, b, 0x20));
+}
+// Eight f32 values into lanes l..l+7, each cell zero-extended from the value's bits (as put).
+GPUSC_AVX2 void store8(uint64_t* d, __m256 v) {
+  const __m256i x = _mm256_castps_si256(v);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d),
+                      _mm256_cvtepu32_epi64(_mm256_castsi256_si128(x)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4),
+                      _mm256_cvtepu32_epi64(_mm256_extracti128_si256(x, 1)));
+}
+GPUSC_AVX2 __m256 canonical8(__m256 r) {
+  return _mm256_blendv_ps(r, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)),
+                          _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+}
+// flushDenormal: a zero exponent keeps only the sign.
+GPUSC_AVX2 __m256 flush8(__m256 x) {
+  const __m256i b = _mm256_castps_si256(x);
+  const __m256i zeroExp = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7f800000)),
+                                             _mm256_setzero_si256());
+  return _mm256_castsi256_ps(
+      _mm256_blendv_epi8(b, _mm256_and_si256(b, _mm256_set1_epi32(INT32_MIN)), zeroExp));
+}
+GPUSC_AVX2 __m256d load4(const uint64_t* s) {
+  return _mm256_castsi256_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+}
+GPUSC_AVX2 void store4(uint64_t* d, __m256d v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_castpd_si256(v));
+}
+GPUSC_AVX2 __m256d canonical4(__m256d r) {
+  return _mm256_blendv_pd(r, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll)),
+                          _mm256_cmp_pd(r, r, _CMP_UNORD_Q));
+}
+
+// Whether binary<T, Op, Ftz, false> has a vector form: the operations that are one IEEE
+// instruction (f64 only without .ftz, which PTX gives f32 alone).
+template <class T, FBin Op, bool Ftz>
+constexpr bool kVectorBinary = (Op == FBin::Add || Op == FBin::Sub || Op == FBin::Mul ||
+                                Op == FBin::Div || Op == FBin::DivFull) &&
+                               (std::is_same_v<T, float> || !Ftz);
+
+template <FBin Op>
+GPUSC_AVX2 __m256 apply8(__m256 x, __m256 y) {
+  if constexpr (Op == FBin::Add) return _mm256_add_ps(x, y);
+  if constexpr (Op == FBin::Sub) return _mm256_sub_ps(x, y);
+  if constexpr (Op == FBin::Mul) return _mm256_mul_ps(x, y);
+  return _mm256_div_ps(x, y);  // Div, DivFull
+}
+template <FBin Op>
+GPUSC_AVX2 __m256d apply4(__m256d x, __m256d y) {
+  if constexpr (Op == FBin::Add) return _mm256_add_pd(x, y);
+  if constexpr (Op == FBin::Sub) return _mm256_sub_pd(x, y);
+  if constexpr (Op == FBin::Mul) return _mm256_mul_pd(x, y);
+  return _mm256_div_pd(x, y);  // Div, DivFull
+}
+
+template <class T, FBin Op, bool Ftz>
+GPUSC_AVX2 void binaryWarp(uint64_t* d, const uint64_t* a, const uint64_t* b) {
+  if constexpr (std::is_same_v<T, float>) {
+    for (int l = 0; l < kWarpSize; l += 8) {
+      __m256 x = load8(a + l), y = load8(b + l);
+      if constexpr (Ftz) {
+        x = flush8(x);
+        y = flush8(y);
+      }
+      __m256 r = apply8<Op>(x, y);
+      if constexpr (Ftz) r = flush8(r);
+      store8(d + l, canonical8(r));
+    }
+  } else {
+    for (int l = 0; l < kWarpSize; l += 4)
+      store4(d + l, canonical4(apply4<Op>(load4(a + l), load4(b + l))));
+  }
+}
+
+template <class T, bool Ftz>
+GPUSC_AVX2 void fmaWarp(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* e) {
+  if constexpr (std::is_same_v<T, float>) {
+    for (int l = 0; l < kWarpSize; l += 8) {
+      __m256 x = load8(a + l), y = load8(b + l), z = load8(e + l);
+      if constexpr (Ftz) {
+        x = flush8(x);
+        y = flush8(y);
+        z = flush8(z);
+      }
+      __m256 r = _mm256_fmadd_ps(x, y, z);
+      if constexpr (Ftz) r = flush8(r);
+      store8(d + l, canonical8(r));
+    }
+  } else {
+    for (int l = 0; l < kWarpSize; l += 4)
+      store4(d + l, canonical4(_mm256_fmadd_pd(load4(a + l), load4(b + l), load4(e + l))));
+  }
+}
+
+#undef GPUSC_AVX2
+
+bool hostHasAvx2Fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+}  // namespace simd
+
+template <class T, bool Ftz, bool Sat>
+__attribute__((target("avx2,fma"))) void fmaVector(ExecCtx& c, const Inst& in, uint32_t mask) {
+  RoundScope rs(in.mode2);
+  if constexpr (!Sat && (std::is_same_v<T, float> || !Ftz)) {
+    if (mask == kFullMask) {
+      simd::fmaWarp<T, Ftz>(slot(c, in.dst[0]), slot(c, in.src[0]), slot(c, in.src[1]),
+                            slot(c, in.src[2]));
+      return;
+    }
+  }
+  fmaLoop<T, Ftz, Sat>(c, in, mask);
+}
+#endif
+
 template <class T, bool Ftz, bool Sat>
 Handler pickFma() {
 #if defined(__x86_64__)
+  if (!Sat && (std::is_same_v<T, float> || !Ftz) && simd::hostHasAvx2Fma())
+    return &fmaVector<T, Ftz, Sat>;
   if (__builtin_cpu_supports("fma")) return &fmaHardware<T, Ftz, Sat>;
 #endif
   return &fmaPortable<T, Ftz, Sat>;
@@ -326,13 +468,34 @@ void testpHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
   writePred(c, in.dst[0], mask, result);
 }
 
+#if defined(__x86_64__)
+// binary<T, Op, Ftz, false> with a full warp's lanes in vectors (simd above).
+template <class T, FBin Op, bool Ftz>
+__attribute__((target("avx2,fma"))) void binaryVector(ExecCtx& c, const Inst& in, uint32_t mask) {
+  if (mask != kFullMask) return binary<T, Op, Ftz, false>(c, in, mask);
+  RoundScope rs(in.mode2);
+  simd::binaryWarp<T, Op, Ftz>(slot(c, in.dst[0]), slot(c, in.src[0]), slot(c, in.src[1]));
+}
+#endif
+
+// The handler of binary<T, Op, Ftz, false>: its vector form where there is one and the host runs
+// it.
+template <class T, FBin Op, bool Ftz>
+Handler pickBinaryUnsaturated() {
+#if defined(__x86_64__)
+  if constexpr (simd::kVectorBinary<T, Op, Ftz>)
+    if (simd::hostHasAvx2Fma()) return &binaryVector<T, Op, Ftz>;
+#endif
+  return &binary<T, Op, Ftz, false>;
+}
+
 template <class T, FBin Op>
 Handler pickBinary(uint8_t flags) {
   switch (flags & (kFtz | kSat)) {
     case 0:
-      return &binary<T, Op, false, false>;
+      return pickBinaryUnsaturated<T, Op, false>();
     case kFtz:
-      return &binary<T, Op, true, false>;
+      return pickBinaryUnsaturated<T, Op, true>();
     case kSat:
       return &binary<T, Op, false, true>;
     default:
