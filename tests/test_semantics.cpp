@@ -428,6 +428,51 @@ TEST(Float, FullWarpsGiveTheLaneByLaneResults) {
   }
 }
 
+// Each lane's local memory is its own: an access at one address for all lanes (a local variable,
+// a spill slot) takes a shortcut past the lane-by-lane checks, and must give each lane its own
+// bytes, for full and partial warps, scalar and vector accesses, and beside a lane-dependent
+// address.
+TEST(Memory, LocalVariablesAreEachLanesOwn) {
+  const std::string body = R"(
+  {
+    .local .align 16 .b8 buf[32];
+    st.local.u32 [buf+4], %a32;
+    st.local.v2.u32 [buf+8], {%b32, %c32};
+    and.b32 %r4, %a32, 1;
+    setp.eq.u32 %p0, %r4, 1;
+    @%p0 st.local.u32 [buf+16], %c32;
+    @!%p0 st.local.u32 [buf+16], %b32;
+    ld.local.u32 %r1, [buf+4];
+    ld.local.v2.u32 {%r2, %r3}, [buf+8];
+    ld.local.u32 %r5, [buf+16];
+    mad.lo.u32 %o32, %r2, 3, %r1;
+    mad.lo.u32 %o32, %r3, 5, %o32;
+    mad.lo.u32 %o32, %r5, 7, %o32;
+    mov.u32 %r6, %laneid;
+    and.b32 %r6, %r6, 3;
+    mul.wide.u32 %rd1, %r6, 4;
+    mov.u64 %rd2, buf;
+    add.u64 %rd2, %rd2, %rd1;
+    st.local.u32 [%rd2+16], %a32;
+    ld.local.u32 %r7, [buf+16];
+    cvt.u64.u32 %o, %r7;
+  }
+)";
+  std::vector<std::array<uint64_t, 3>> rows;
+  for (uint64_t t = 0; t < 40; ++t) rows.push_back({t * 7919 + 1, t * 104729 + 2, t * 1299709 + 3});
+  for (gpusc::ExecMode mode : {gpusc::ExecMode::Functional, gpusc::ExecMode::Timing}) {
+    const auto got = eval(body, rows, mode);
+    for (uint32_t t = 0; t < rows.size(); ++t) {
+      const uint32_t a = static_cast<uint32_t>(rows[t][0]), b = static_cast<uint32_t>(rows[t][1]),
+                     c = static_cast<uint32_t>(rows[t][2]);
+      const uint32_t odd = (a & 1) ? c : b;
+      ASSERT_EQ(got[t].o32, a + 3 * b + 5 * c + 7 * odd) << "thread " << t;
+      // Lanes 0, 4, 8, ... wrote a at buf+16; the others wrote it further on.
+      ASSERT_EQ(got[t].o, t % 4 == 0 ? a : odd) << "thread " << t;
+    }
+  }
+}
+
 TEST(Float, FlushToZeroAndSaturate) {
   const float denorm = std::ldexp(1.0f, -140);
   EXPECT_EQ(eval1("add.f32 %fo, %fa, %fb;", bits(denorm), bits(0.0f)).fo, denorm);

@@ -194,6 +194,54 @@ class WindowLanes {
   uint32_t done_ = 0;
 };
 
+// Local memory and call parameters: each lane has an area of its own (Warp::local,
+// Warp::callParams), lane l's `per` bytes after lane l - 1's.
+template <MemSpace Space>
+constexpr bool isLaneArea() {
+  return Space == MemSpace::Local || Space == MemSpace::CallParam;
+}
+
+// An access of a lane-area space at one address for every lane of `mask` (a local or parameter
+// variable is one symbol and offset for all lanes; a spill slot is one offset), when it is aligned
+// and inside the area: lane 0's byte at that address, lane l's `per` bytes further per lane, with
+// the lanes recorded as record() records them; null, with nothing done, for any other access
+// (the lane-by-lane path then takes it, or faults at the lane that faults). One check for the
+// instruction where resolve() checks each lane.
+template <MemSpace Space>
+[[gnu::always_inline]] inline uint8_t* uniformLaneArea(ExecCtx& c, const Inst& in, uint32_t mask,
+                                                       const uint64_t* base, unsigned total,
+                                                       bool write, uint64_t& per) {
+  if (mask == 0) return nullptr;
+  const uint64_t a = base[__builtin_ctz(mask)];
+  uint64_t differ = 0;
+  if (mask == kFullMask) {
+    for (int l = 0; l < kWarpSize; ++l) differ |= base[l] ^ a;
+  } else {
+    forEachLane(mask, [&](int l) { differ |= base[l] ^ a; });
+  }
+  if (differ != 0) return nullptr;
+  const uint64_t addr = a + static_cast<uint64_t>(in.imm);
+  uint8_t* area;
+  if constexpr (Space == MemSpace::Local) {
+    per = c.L->localBytes;
+    area = c.w->local.data();
+  } else {
+    per = c.L->prog->callParamBytesPerThread;
+    area = c.w->callParams.data();
+  }
+  if ((addr & (total - 1)) != 0 || !within(addr, total, per)) return nullptr;
+  if (c.rec) {
+    MemRecord& r = *c.rec;
+    r.space = Space;
+    r.bytes = static_cast<uint8_t>(in.bytes * in.vec);
+    r.write = write;
+    r.atomic = false;
+    r.mask = mask;
+    forEachLane(mask, [&](int l) { r.addr[l] = addr; });
+  }
+  return area + addr;
+}
+
 // A half-warp's values of a row of `Bytes`-byte elements at p, extended as loadValue extends
 // them: one copy into an array of elements, then one widening pass (both vectorized).
 template <unsigned Bytes, bool Signed>
@@ -319,13 +367,30 @@ void loadHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         return;
       }
     }
-    if (c.rec) c.rec->mask = 0;
-    forEachLane(mask, [&](int l) {
-      uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
-      Resolved r = resolve(c, Space, addr, total, l, false);
-      for (unsigned v = 0; v < vec; ++v) vals[v][l] = loadValue<Bytes, Signed>(r.ptr + v * Bytes);
-      if (c.rec) record(c, in, l, r.addr, r.space, false, false);
-    });
+    bool done = false;
+    if constexpr (isLaneArea<Space>()) {
+      uint64_t per = 0;
+      if (const uint8_t* p = uniformLaneArea<Space>(c, in, mask, base, total, false, per)) {
+        if (vec == 1) {
+          forEachLane(mask, [&](int l) { vals[0][l] = loadValue<Bytes, Signed>(p + l * per); });
+        } else {
+          forEachLane(mask, [&](int l) {
+            for (unsigned v = 0; v < vec; ++v)
+              vals[v][l] = loadValue<Bytes, Signed>(p + l * per + v * Bytes);
+          });
+        }
+        done = true;
+      }
+    }
+    if (!done) {
+      if (c.rec) c.rec->mask = 0;
+      forEachLane(mask, [&](int l) {
+        uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
+        Resolved r = resolve(c, Space, addr, total, l, false);
+        for (unsigned v = 0; v < vec; ++v) vals[v][l] = loadValue<Bytes, Signed>(r.ptr + v * Bytes);
+        if (c.rec) record(c, in, l, r.addr, r.space, false, false);
+      });
+    }
   }
   for (unsigned v = 0; v < vec; ++v) {
     uint64_t* d = slot(c, in.dst[v]);
@@ -377,10 +442,21 @@ void storeHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       return;
     }
   }
-  if (c.rec) c.rec->mask = 0;
   const uint64_t* const xs[4] = {slot(c, in.src[1]), slot(c, in.src[1 + (vec > 1)]),
                                  slot(c, in.src[1 + 2 * (vec > 2)]),
                                  slot(c, in.src[1 + 3 * (vec > 2)])};
+  if constexpr (isLaneArea<Space>()) {
+    // Each lane writes its own area, so their order does not matter.
+    uint64_t per = 0;
+    if (uint8_t* p = uniformLaneArea<Space>(c, in, mask, base, total, true, per)) {
+      forEachLane(mask, [&](int l) {
+        for (unsigned v = 0; v < vec; ++v)
+          std::memcpy(p + l * per + v * Bytes, &xs[v][l], Bytes);  // the low bytes
+      });
+      return;
+    }
+  }
+  if (c.rec) c.rec->mask = 0;
   forEachLane(mask, [&](int l) {
     uint64_t addr = base[l] + static_cast<uint64_t>(in.imm);
     Resolved r = resolve(c, Space, addr, total, l, true);
