@@ -404,11 +404,6 @@ GPUSC_AVX2 void fmaWarp(uint64_t* d, const uint64_t* a, const uint64_t* b, const
 
 #undef GPUSC_AVX2
 
-bool hostHasAvx2Fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
 }  // namespace simd
 
 template <class T, bool Ftz, bool Sat>
@@ -428,7 +423,7 @@ __attribute__((target("avx2,fma"))) void fmaVector(ExecCtx& c, const Inst& in, u
 template <class T, bool Ftz, bool Sat>
 Handler pickFma() {
 #if defined(__x86_64__)
-  if (!Sat && (std::is_same_v<T, float> || !Ftz) && simd::hostHasAvx2Fma())
+  if (!Sat && (std::is_same_v<T, float> || !Ftz) && hostHasAvx2Fma())
     return &fmaVector<T, Ftz, Sat>;
   if (__builtin_cpu_supports("fma")) return &fmaHardware<T, Ftz, Sat>;
 #endif
@@ -484,7 +479,7 @@ template <class T, FBin Op, bool Ftz>
 Handler pickBinaryUnsaturated() {
 #if defined(__x86_64__)
   if constexpr (simd::kVectorBinary<T, Op, Ftz>)
-    if (simd::hostHasAvx2Fma()) return &binaryVector<T, Op, Ftz>;
+    if (hostHasAvx2Fma()) return &binaryVector<T, Op, Ftz>;
 #endif
   return &binary<T, Op, Ftz, false>;
 }

@@ -563,19 +563,19 @@ Handler byIntType(Type t) {
   switch (t) {
     case Type::U16:
     case Type::B16:
-      return H<uint16_t>::fn;
+      return withAvx2<H<uint16_t>::fn>();
     case Type::S16:
-      return H<int16_t>::fn;
+      return withAvx2<H<int16_t>::fn>();
     case Type::U32:
     case Type::B32:
-      return H<uint32_t>::fn;
+      return withAvx2<H<uint32_t>::fn>();
     case Type::S32:
-      return H<int32_t>::fn;
+      return withAvx2<H<int32_t>::fn>();
     case Type::U64:
     case Type::B64:
-      return H<uint64_t>::fn;
+      return withAvx2<H<uint64_t>::fn>();
     case Type::S64:
-      return H<int64_t>::fn;
+      return withAvx2<H<int64_t>::fn>();
     default:
       return nullptr;
   }

@@ -819,13 +819,16 @@ template <MemSpace S>
 Handler loadFor(unsigned bytes, bool isSigned) {
   switch (bytes) {
     case 1:
-      return isSigned ? &loadHandler<S, 1, true> : &loadHandler<S, 1, false>;
+      return isSigned ? withAvx2<&loadHandler<S, 1, true>>()
+                      : withAvx2<&loadHandler<S, 1, false>>();
     case 2:
-      return isSigned ? &loadHandler<S, 2, true> : &loadHandler<S, 2, false>;
+      return isSigned ? withAvx2<&loadHandler<S, 2, true>>()
+                      : withAvx2<&loadHandler<S, 2, false>>();
     case 4:
-      return isSigned ? &loadHandler<S, 4, true> : &loadHandler<S, 4, false>;
+      return isSigned ? withAvx2<&loadHandler<S, 4, true>>()
+                      : withAvx2<&loadHandler<S, 4, false>>();
     case 8:
-      return &loadHandler<S, 8, false>;
+      return withAvx2<&loadHandler<S, 8, false>>();
     default:
       return nullptr;
   }
@@ -835,13 +838,13 @@ template <MemSpace S>
 Handler storeFor(unsigned bytes) {
   switch (bytes) {
     case 1:
-      return &storeHandler<S, 1>;
+      return withAvx2<&storeHandler<S, 1>>();
     case 2:
-      return &storeHandler<S, 2>;
+      return withAvx2<&storeHandler<S, 2>>();
     case 4:
-      return &storeHandler<S, 4>;
+      return withAvx2<&storeHandler<S, 4>>();
     case 8:
-      return &storeHandler<S, 8>;
+      return withAvx2<&storeHandler<S, 8>>();
     default:
       return nullptr;
   }

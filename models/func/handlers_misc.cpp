@@ -808,19 +808,19 @@ Handler setp(Cmp, BoolOp, Type t, bool ftz) {
   switch (t) {
     case Type::B16:
     case Type::U16:
-      return &setpHandler<uint16_t>;
+      return withAvx2<&setpHandler<uint16_t>>();
     case Type::S16:
-      return &setpHandler<int16_t>;
+      return withAvx2<&setpHandler<int16_t>>();
     case Type::B32:
     case Type::U32:
-      return &setpHandler<uint32_t>;
+      return withAvx2<&setpHandler<uint32_t>>();
     case Type::S32:
-      return &setpHandler<int32_t>;
+      return withAvx2<&setpHandler<int32_t>>();
     case Type::B64:
     case Type::U64:
-      return &setpHandler<uint64_t>;
+      return withAvx2<&setpHandler<uint64_t>>();
     case Type::S64:
-      return &setpHandler<int64_t>;
+      return withAvx2<&setpHandler<int64_t>>();
     case Type::F32:
       return &setpHandler<float>;
     case Type::F64:

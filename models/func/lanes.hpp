@@ -23,6 +23,36 @@ struct BHalf {
   uint16_t bits;
 };
 
+// Whether the host runs AVX2 and FMA (x86-64 hosts since 2013), checked once. Handlers with a
+// form for them are chosen when a kernel is decoded; the binary itself stays baseline x86-64.
+inline bool hostHasAvx2Fma() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+#if defined(__x86_64__)
+// Handler H compiled again for AVX2 (everything it calls inlined into it, so that the compiler
+// vectorizes its lane loops four 64-bit cells per instruction instead of two). Not FMA: no
+// floating-point expression may be contracted differently from H's.
+template <Handler H>
+__attribute__((target("avx2"), flatten)) void avx2Twin(ExecCtx& c, const Inst& in, uint32_t mask) {
+  H(c, in, mask);
+}
+#endif
+
+// H, or its AVX2 twin where the host has AVX2.
+template <Handler H>
+Handler withAvx2() {
+#if defined(__x86_64__)
+  if (hostHasAvx2Fma()) return &avx2Twin<H>;
+#endif
+  return H;
+}
+
 // The unsigned integer of `Bytes` bytes (1, 2, 4 or 8).
 template <size_t Bytes>
 using UIntOfSize = std::conditional_t<
