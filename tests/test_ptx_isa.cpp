@@ -2056,6 +2056,67 @@ TEST(WarpMatrix, NvccWmmaShapes) {
   checkNvccWmma(ExecMode::Timing);
 }
 
+// An f16 mma adds each element's products to its accumulator in k order, in double, and rounds
+// once to f32. Each element's last two products are +2^30 and -2^30 and the others below 2^-17,
+// more than a double's 53 bits apart: in k order the small ones are rounded to 2^-22 where the
+// large one joins them; summed backwards they are kept whole. So the order shows in the results.
+TEST(WarpMatrix, F16MmaAddsEachElementsProductsInKOrder) {
+  auto frag = [](const char* p) {
+    std::string s = "{";
+    for (int i = 0; i < 8; ++i) s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    return s + "}";
+  };
+  const std::string text = module(
+      ".visible .entry w(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+      "  .reg .b32 %a<8>, %b<8>;\n  .reg .f32 %c<8>, %d<8>;\n  .reg .b64 %rd<5>;\n"
+      "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd2, [pb];\n  ld.param.u64 %rd3, [pc];\n"
+      "  ld.param.u64 %rd4, [pd];\n"
+      "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 " +
+      frag("a") + ", [%rd1], 16;\n  wmma.load.b.sync.aligned.row.m16n16k16.global.f16 " +
+      frag("b") + ", [%rd2], 16;\n  wmma.load.c.sync.aligned.row.m16n16k16.global.f32 " +
+      frag("c") + ", [%rd3], 16;\n  wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32 " + frag("d") +
+      ", " + frag("a") + ", " + frag("b") + ", " + frag("c") +
+      ";\n  wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd4], " + frag("d") +
+      ", 16;\n  ret;\n}\n");
+  uint64_t state = 2024;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  // A normal f16: its bits, and its value.
+  std::vector<uint16_t> a(256), b(256);
+  std::vector<double> av(256), bv(256);
+  for (int i = 0; i < 256; ++i)
+    for (auto [bits, value] : {std::pair{&a[i], &av[i]}, std::pair{&b[i], &bv[i]}}) {
+      const uint32_t sign = next() & 1, exp = next() % 6 + 1, frac = next() % 1024;  // < 2^-8
+      *bits = static_cast<uint16_t>(sign << 15 | exp << 10 | frac);
+      *value = (sign ? -1.0 : 1.0) * std::ldexp(1.0 + frac / 1024.0, int(exp) - 15);
+    }
+  for (int i = 0; i < 16; ++i) {  // A[i][14] = 2^15, A[i][15] = -2^15, B[14][i] = B[15][i] = 2^15
+    a[i * 16 + 14] = 0x7800, a[i * 16 + 15] = 0xf800, b[14 * 16 + i] = b[15 * 16 + i] = 0x7800;
+    av[i * 16 + 14] = bv[14 * 16 + i] = bv[15 * 16 + i] = 32768.0, av[i * 16 + 15] = -32768.0;
+  }
+  std::vector<float> cm(256);
+  for (auto& v : cm) v = std::ldexp(float(next() % 2048) - 1024.0f, -30);
+  for (ExecMode mode : {ExecMode::Functional, ExecMode::Timing}) {
+    Device dev(platform(), mode);
+    Module& m = dev.loadModule(text, "wmma.ptx");
+    DevPtr pa = dev.upload(a), pb = dev.upload(b), pc = dev.upload(cm), pd = dev.malloc(256 * 4);
+    dev.launch(m.kernel("w"), {1}, {32}, 0, KernelArgs().ptr(pa).ptr(pb).ptr(pc).ptr(pd));
+    const auto d = dev.download<float>(pd, 256);
+    int orderMatters = 0;
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) {
+        double want = cm[r * 16 + c], backwards = want;
+        for (int k = 0; k < 16; ++k) want += av[r * 16 + k] * bv[k * 16 + c];
+        for (int k = 15; k >= 0; --k) backwards += av[r * 16 + k] * bv[k * 16 + c];
+        orderMatters += float(want) != float(backwards);
+        ASSERT_EQ(d[r * 16 + c], float(want)) << r << "," << c << " mode " << int(mode);
+      }
+    EXPECT_GT(orderMatters, 0);  // the inputs tell the orders apart
+  }
+}
+
 TEST(WarpMatrix, WmmaLoadMmaStore) {
   checkWmma(false, false, true, 16, ExecMode::Functional);
   checkWmma(true, true, false, 24, ExecMode::Functional);

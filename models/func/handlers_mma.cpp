@@ -505,11 +505,38 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         C[size_t(e)] = wmmaRead(rows.data(), nd + na + nb, ck, l, j);
       }
     }
+    // Floating-point products: D = C + A B in double, each element's products added in k order
+    // (as the loop below did element by element), a row of D at a time so that the row's
+    // columns are summed side by side: the compiler vectorizes across them, and every sum
+    // keeps its order.
+    const bool floating = !f64 && !integer;
+    if (floating) {
+      for (int r = 0; r < dm.m; ++r) {
+        double* drow = C.data() + size_t(r) * dm.n;
+        for (int x = 0; x < dm.k; ++x) {
+          const double a = A[size_t(r * dm.k + x)];
+          const double* brow = B.data() + size_t(x) * dm.n;
+          for (int col = 0; col < dm.n; ++col) drow[col] += a * brow[col];
+        }
+      }
+    }
     uint64_t out[8][kWarpSize] = {};
     for (int l = 0; l < kWarpSize; ++l)
       for (int j = 0; j < ec; ++j) {
-        const int e = ec * l + j, r = e / dm.n, col = e % dm.n;
-        double sum = C[size_t(e)];
+        const int e = ec * l + j;
+        double sum = C[size_t(e)];  // (floating: already C + A B)
+        if (floating) {
+          if (dHalf) {
+            out[j / 2][l] |= uint64_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
+          } else {
+            const float f = static_cast<float>(sum);
+            uint32_t b;
+            std::memcpy(&b, &f, 4);
+            out[j][l] = f != f ? 0x7fffffffu : b;
+          }
+          continue;
+        }
+        const int r = e / dm.n, col = e % dm.n;
         if (f64) {  // fused multiply-adds in k order
           for (int x = 0; x < dm.k; ++x)
             sum = std::fma(A[size_t(r * dm.k + x)], B[size_t(x * dm.n + col)], sum);
@@ -528,15 +555,6 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
           if (in.flags & 128) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
           out[j][l] = uint32_t(uint64_t(s));
           continue;
-        }
-        for (int x = 0; x < dm.k; ++x) sum += A[size_t(r * dm.k + x)] * B[size_t(x * dm.n + col)];
-        if (dHalf) {
-          out[j / 2][l] |= uint64_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
-        } else {
-          float f = static_cast<float>(sum);
-          uint32_t b;
-          std::memcpy(&b, &f, 4);
-          out[j][l] = f != f ? 0x7fffffffu : b;
         }
       }
     for (size_t j = 0; j < nd; ++j) {
