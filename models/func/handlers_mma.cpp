@@ -20,6 +20,20 @@ namespace gpusc::func::handlers {
 
 namespace {
 
+// Element i of lane l's D fragment from its floating-point sum s, rounded once: two f16 to a
+// register (`dHalf`), or one f32 with NaN canonical.
+template <size_t N>
+void putSum(uint64_t (&out)[N][kWarpSize], int i, int l, double s, bool dHalf) {
+  if (dHalf) {
+    out[i / 2][l] |= uint64_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
+  } else {
+    const float f = static_cast<float>(s);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    out[i][l] = f != f ? 0x7fffffffu : b;
+  }
+}
+
 struct Pos {
   int row, col;
 };
@@ -217,17 +231,10 @@ void mmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         if (s != s) s = std::nan("");
         std::memcpy(&out[i][l], &s, 8);
         if (s != s) out[i][l] = 0x7fffffffffffffffull;
-      } else if (dHalf) {
-        double s = C[p.row][p.col];
-        for (int x = 0; x < k; ++x) s += arow[x] * B[size_t(x) * 8 + p.col];
-        out[i / 2][l] |= uint64_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
       } else {
         double s = C[p.row][p.col];
         for (int x = 0; x < k; ++x) s += arow[x] * B[size_t(x) * 8 + p.col];
-        float f = static_cast<float>(s);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        out[i][l] = f != f ? 0x7fffffffu : b;
+        putSum(out, i, l, s, dHalf);
       }
     }
   for (int i = 0; i < rd; ++i) {
@@ -291,14 +298,7 @@ void mmaQuadPairHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
       const Pos p = quadPairC(l, i, dHalf);
       double s = C[q][p.row][p.col];
       for (int x = 0; x < 4; ++x) s += A[q][p.row][x] * B[q][x][p.col];
-      if (dHalf) {
-        out[i / 2][l] |= uint64_t(roundToHalf(s, Round::Rn)) << (16 * (i % 2));
-      } else {
-        const float f = static_cast<float>(s);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        out[i][l] = f != f ? 0x7fffffffu : b;
-      }
+      putSum(out, i, l, s, dHalf);
     }
   }
   for (size_t i = 0; i < rd; ++i) {
@@ -526,14 +526,7 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
         const int e = ec * l + j;
         double sum = C[size_t(e)];  // (floating: already C + A B)
         if (floating) {
-          if (dHalf) {
-            out[j / 2][l] |= uint64_t(roundToHalf(sum, Round::Rn)) << (16 * (j % 2));
-          } else {
-            const float f = static_cast<float>(sum);
-            uint32_t b;
-            std::memcpy(&b, &f, 4);
-            out[j][l] = f != f ? 0x7fffffffu : b;
-          }
+          putSum(out, j, l, sum, dHalf);
           continue;
         }
         const int r = e / dm.n, col = e % dm.n;
