@@ -398,28 +398,32 @@ TEST(Float, FullWarpsGiveTheLaneByLaneResults) {
       rows32.push_back(r32);
       rows64.push_back(r64);
     }
-  const std::string halves = "mov.u32 %r0, %laneid; and.b32 %r0, %r0, 1; setp.eq.u32 %p0, %r0, 0; ";
+  // `instr` with `args` on the full warp into `full`, and as two predicated halves into `half`,
+  // which `move` copies to an integer output.
+  auto body = [](const std::string& instr, const std::string& args, const char* full,
+                 const char* half, const char* move) {
+    const std::string both = " " + args + "; ";
+    return "mov.u32 %r0, %laneid; and.b32 %r0, %r0, 1; setp.eq.u32 %p0, %r0, 0; " + instr + " " +
+           full + "," + both + "@%p0 " + instr + " " + half + "," + both + "@!%p0 " + instr + " " +
+           half + "," + both + move;
+  };
   for (const char* round : {"rn", "rz", "rm", "rp"}) {
     for (const std::string op : {"add", "sub", "mul", "div", "fma"}) {
       const bool fma = op == "fma";
       for (const std::string& mod : {std::string(".") + round, std::string(".") + round + ".ftz"}) {
         const std::string f32op = op + mod + ".f32";
-        const std::string args32 = fma ? "%fa, %fb, %fc;" : "%fa, %fb;";
-        const std::string body32 = halves + f32op + " %fo, " + args32 + " @%p0 " + f32op +
-                                   " %f1, " + args32 + " @!%p0 " + f32op + " %f1, " + args32 +
-                                   " mov.b32 %o32, %f1;";
-        const auto got = eval(body32, rows32);
+        const auto got = eval(
+            body(f32op, fma ? "%fa, %fb, %fc" : "%fa, %fb", "%fo", "%f1", "mov.b32 %o32, %f1;"),
+            rows32);
         for (size_t i = 0; i < rows32.size(); ++i)
           ASSERT_EQ(bits(got[i].fo), got[i].o32)
               << f32op << " row " << i << ": " << std::hex << rows32[i][0] << " " << rows32[i][1]
               << " " << rows32[i][2];
       }
       const std::string f64op = op + "." + round + ".f64";
-      const std::string args64 = fma ? "%da, %db, %dc;" : "%da, %db;";
-      const std::string body64 = halves + f64op + " %do, " + args64 + " @%p0 " + f64op + " %fd1, " +
-                                 args64 + " @!%p0 " + f64op + " %fd1, " + args64 +
-                                 " mov.b64 %o, %fd1;";
-      const auto got = eval(body64, rows64);
+      const auto got =
+          eval(body(f64op, fma ? "%da, %db, %dc" : "%da, %db", "%do", "%fd1", "mov.b64 %o, %fd1;"),
+               rows64);
       for (size_t i = 0; i < rows64.size(); ++i)
         ASSERT_EQ(bits(got[i].dfo), got[i].o)
             << f64op << " row " << i << ": " << std::hex << rows64[i][0] << " " << rows64[i][1]

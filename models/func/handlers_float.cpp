@@ -341,12 +341,21 @@ GPUSC_AVX2 __m256d canonical4(__m256d r) {
                           _mm256_cmp_pd(r, r, _CMP_UNORD_Q));
 }
 
+// Whether the vector forms handle .ftz on T: PTX gives .ftz to f32 alone, and only the f32 forms
+// flush.
+template <class T, bool Ftz>
+constexpr bool kVectorFlush = std::is_same_v<T, float> || !Ftz;
+
 // Whether binary<T, Op, Ftz, false> has a vector form: the operations that are one IEEE
-// instruction (f64 only without .ftz, which PTX gives f32 alone).
+// instruction.
 template <class T, FBin Op, bool Ftz>
 constexpr bool kVectorBinary = (Op == FBin::Add || Op == FBin::Sub || Op == FBin::Mul ||
                                 Op == FBin::Div || Op == FBin::DivFull) &&
-                               (std::is_same_v<T, float> || !Ftz);
+                               kVectorFlush<T, Ftz>;
+
+// Whether fma<T, Ftz, Sat> has a vector form (.sat keeps the scalar loop).
+template <class T, bool Ftz, bool Sat>
+constexpr bool kVectorFma = !Sat && kVectorFlush<T, Ftz>;
 
 template <FBin Op>
 GPUSC_AVX2 __m256 apply8(__m256 x, __m256 y) {
@@ -409,7 +418,7 @@ GPUSC_AVX2 void fmaWarp(uint64_t* d, const uint64_t* a, const uint64_t* b, const
 template <class T, bool Ftz, bool Sat>
 __attribute__((target("avx2,fma"))) void fmaVector(ExecCtx& c, const Inst& in, uint32_t mask) {
   RoundScope rs(in.mode2);
-  if constexpr (!Sat && (std::is_same_v<T, float> || !Ftz)) {
+  if constexpr (simd::kVectorFma<T, Ftz, Sat>) {
     if (mask == kFullMask) {
       simd::fmaWarp<T, Ftz>(slot(c, in.dst[0]), slot(c, in.src[0]), slot(c, in.src[1]),
                             slot(c, in.src[2]));
@@ -423,8 +432,7 @@ __attribute__((target("avx2,fma"))) void fmaVector(ExecCtx& c, const Inst& in, u
 template <class T, bool Ftz, bool Sat>
 Handler pickFma() {
 #if defined(__x86_64__)
-  if (!Sat && (std::is_same_v<T, float> || !Ftz) && hostHasAvx2Fma())
-    return &fmaVector<T, Ftz, Sat>;
+  if (simd::kVectorFma<T, Ftz, Sat> && hostHasAvx2Fma()) return &fmaVector<T, Ftz, Sat>;
   if (__builtin_cpu_supports("fma")) return &fmaHardware<T, Ftz, Sat>;
 #endif
   return &fmaPortable<T, Ftz, Sat>;

@@ -536,9 +536,7 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
           uint64_t b;
           std::memcpy(&b, &sum, 8);
           out[j][l] = sum != sum ? 0x7fffffffffffffffull : b;
-          continue;
-        }
-        if (integer) {
+        } else {  // integer
           int64_t s = int64_t(sum);
           for (int x = 0; x < dm.k; ++x) {
             const int64_t u = int64_t(A[size_t(r * dm.k + x)]);
@@ -547,7 +545,6 @@ void wmmaHandler(ExecCtx& c, const Inst& in, uint32_t mask) {
           }
           if (in.flags & 128) s = std::min<int64_t>(std::max<int64_t>(s, INT32_MIN), INT32_MAX);
           out[j][l] = uint32_t(uint64_t(s));
-          continue;
         }
       }
     for (size_t j = 0; j < nd; ++j) {
