@@ -243,14 +243,30 @@ template <MemSpace Space>
 }
 
 // A half-warp's values of a row of `Bytes`-byte elements at p, extended as loadValue extends
-// them: one copy into an array of elements, then one widening pass (both vectorized).
+// them. Two- and four-byte elements go through GCC vector types: one load of the row and one
+// widening conversion, kept in registers (vpmovzxdq in the AVX2 build). Copied through an array
+// instead, the row was stored in 16-byte halves and read back in 32 (GCC's generic tuning splits
+// unaligned 256-bit moves), a store-forwarding stall per read: a third of a shared-memory
+// load's host time (`perf annotate` on sgemm, docs/performance.md).
 template <unsigned Bytes, bool Signed>
 [[gnu::always_inline]] inline void loadHalfRow(const uint8_t* p, uint64_t* out) {
   using Elem = std::conditional_t<Signed, std::make_signed_t<UIntOfSize<Bytes>>, UIntOfSize<Bytes>>;
-  Elem row[kHalfWarp];
-  std::memcpy(row, p, sizeof row);
-  for (int i = 0; i < kHalfWarp; ++i)
-    out[i] = Signed ? uint64_t(int64_t(row[i])) : uint64_t(row[i]);
+  if constexpr (Bytes == 8) {
+    std::memcpy(out, p, Bytes * kHalfWarp);
+  } else if constexpr (Bytes == 2 || Bytes == 4) {
+    using Wide = std::conditional_t<Signed, int64_t, uint64_t>;
+    typedef Elem Row __attribute__((vector_size(Bytes * kHalfWarp)));
+    typedef Wide Cells __attribute__((vector_size(8 * kHalfWarp)));
+    Row row;
+    std::memcpy(&row, p, sizeof row);
+    const Cells cells = __builtin_convertvector(row, Cells);
+    std::memcpy(out, &cells, sizeof cells);
+  } else {
+    Elem row[kHalfWarp];
+    std::memcpy(row, p, sizeof row);
+    for (int i = 0; i < kHalfWarp; ++i)
+      out[i] = Signed ? uint64_t(int64_t(row[i])) : uint64_t(row[i]);
+  }
 }
 
 // A full warp's global access (one element per lane) when each half-warp accesses a broadcast or
