@@ -161,7 +161,10 @@ TEST(RunControl, LimitsAboveWhatTheRunNeedsChangeNothing) {
 }
 
 TEST(RunControl, TheInstructionLimitIsExactInFunctionalMode) {
-  for (uint64_t limit : {1ull, 4096ull, 100001ull}) {
+  // Every count up to 12 stops inside the kernel's first straight-line instructions (run in one
+  // go, up to the limit) or at its first branches.
+  for (uint64_t limit : {1ull, 2ull, 3ull, 4ull, 5ull, 6ull, 7ull, 8ull, 9ull, 10ull, 11ull, 12ull,
+                         4096ull, 100001ull}) {
     Device dev(withLimits(0, limit, 0), ExecMode::Functional);
     EXPECT_EQ(stopOf(dev, 0), StopReason::MaxInstructions);
     EXPECT_EQ(dev.launches().back().stats.warpInsts, limit);

@@ -1168,6 +1168,65 @@ void Executor::runCta(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv*
     runCtaLoop<false>(cta, st, budget, env, suspendAfter);
 }
 
+// A plain instruction: it leaves the warp's SIMT stack alone and only its handler runs
+// (stepHere's Flow::Normal without warp sync, sleep or wake-up).
+inline bool plain(const Inst& in) {
+  return in.flow == Flow::Normal && !in.warpSync && !in.wakes && !in.sleeps;
+}
+
+template <bool kRecord>
+uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, uint64_t limit,
+                               [[maybe_unused]] MemRecord* rec) {
+  const Program& p = *L_.prog;
+  SimtEntry& top = w.stack.back();
+  const uint32_t start = top.pc;
+  uint64_t end = std::min<uint64_t>(p.code.size(), uint64_t(start) + limit);
+  if (top.rpc > start) end = std::min<uint64_t>(end, top.rpc);
+  if (start >= end || !plain(p.code[start])) return 0;
+  // The top path's lanes stay the same: no plain instruction touches the stack or the live lanes.
+  const uint32_t active = top.mask;
+  const int n = static_cast<int>(popcount32(active));
+  ExecCtx c = context(cta, w, active, start, kRecord ? rec : nullptr, env);
+  uint32_t pc = start;
+  const auto count = [&](uint32_t ran) {
+    st.warpInsts += ran;
+    st.threadInsts += uint64_t(n) * ran;
+    st.activeLanes[n] += ran;
+    w.instructions += ran;
+  };
+  try {
+    do {
+      const Inst& in = p.code[pc];
+      st.byClass[static_cast<int>(in.cls)] += 1;
+      if (env == nullptr) L_.clock += 1;
+      const uint32_t mask = guardedLanes(in, w, active);
+      c.pc = pc;
+      if constexpr (kRecord) {
+        rec->mask = 0;
+        if (mask) {
+          in.fn(c, in, mask);
+          if (L_.countMemoryUnits && rec->mask != 0) {
+            st.memInsts += 1;
+            st.memUnits += memoryUnits(*rec);
+          }
+        }
+        if (L_.accessLog != nullptr) L_.accessLog->record(*rec);
+      } else if (mask) {
+        in.fn(c, in, mask);
+      }
+      ++pc;
+    } while (pc < end && w.state == WarpState::Ready && plain(p.code[pc]));
+  } catch (...) {
+    count(pc - start + 1);  // the faulting instruction counted and not passed, as step() leaves it
+    top.pc = pc;
+    throw;
+  }
+  count(pc - start);
+  top.pc = pc;
+  if (top.pc == top.rpc) reconverge(w);
+  return pc - start;
+}
+
 template <bool kRecord>
 void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env,
                           uint64_t suspendAfter) {
@@ -1197,13 +1256,21 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
       // cuda::barrier before sm_80 polls before it sleeps) lets that warp get there. A turn of
       // 1,024 bounds what such a poll wastes; a change of warp is one pass of this loop, which
       // costs nothing measurable at that length (the catalog's functional bench).
-      for (uint32_t turn = 0; turn < kWarpTurn && w.state == WarpState::Ready; ++turn) {
+      for (uint32_t turn = 0; turn < kWarpTurn && w.state == WarpState::Ready;) {
         if (st.warpInsts >= checkAt) {
           if (st.warpInsts >= suspendAt) return;  // not ended: runTogether takes it on
           if (auto stop = budget->check(0, st.warpInsts))
             throw RunStopped(*stop, budget->message(*stop, 0, st.warpInsts));
           checkAt = nextCheckAt();
         }
+        progress = true;
+        // Straight-line instructions in one go, within the turn and up to the next check.
+        const uint64_t room = std::min<uint64_t>(kWarpTurn - turn, checkAt - st.warpInsts);
+        if (const uint32_t ran = runStraight<kRecord>(cta, w, st, env, room, &rec); ran != 0) {
+          turn += ran;
+          continue;
+        }
+        ++turn;
         if constexpr (kRecord) {  // every step records its accesses, to count or log them
           rec.mask = 0;
           stepHere(cta, w, st, &rec, env);
@@ -1211,7 +1278,6 @@ void Executor::runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, Step
         } else {
           stepHere(cta, w, st, nullptr, env);
         }
-        progress = true;
       }
       if (w.state == WarpState::Yielded) w.state = WarpState::Ready;
     }

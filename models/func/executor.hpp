@@ -105,6 +105,15 @@ class Executor {
   template <bool kRecord>
   void runCtaLoop(Cta& cta, ExecStats& st, const RunBudget* budget, StepEnv* env,
                   uint64_t suspendAfter);
+  // Runs warp `w` from its pc through the straight-line instructions that follow (runCtaLoop):
+  // at most `limit` of them, stopping before any that is not plain (a branch, call, ret, exit,
+  // barrier or trap, or one that syncs the warp, sleeps or wakes warps), at the top path's
+  // reconvergence point, and after one that makes the warp wait. Each counts, runs and (with
+  // kRecord, into `rec`) records its accesses as runCtaLoop's step does. Returns how many ran
+  // (0: the first is not plain).
+  template <bool kRecord>
+  uint32_t runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, uint64_t limit,
+                       MemRecord* rec);
   // (In func/cooperative_ctas.cpp, so that step() stays inlined into runCtaLoop.)
   template <bool kRecord>
   void runTogetherLoop(std::vector<Cta>& ctas, ExecStats& st, const RunBudget* budget,
