@@ -400,6 +400,16 @@ TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
   add.s64 %rd10, %rd2, %rd9;
   setp.lt.u32 %p1, %r1, 24;
   @%p1 ld.global.u32 %r8, [%rd10];
+  ld.global.u32 %r8, [%rd10];
+  shr.u32 %r9, %r1, 1;
+  mul.wide.u32 %rd9, %r9, 4;
+  add.s64 %rd10, %rd2, %rd9;
+  ld.global.u32 %r8, [%rd10];
+  setp.eq.u32 %p1, %r1, 31;
+  selp.u32 %r9, 0, %r1, %p1;
+  mul.wide.u32 %rd9, %r9, 4;
+  add.s64 %rd10, %rd2, %rd9;
+  ld.global.u32 %r8, [%rd10];
   ret;
 })";
   Device dev(loadPlatform("gtx480", {"sampling.mode=kernel"}), ExecMode::Timing);
@@ -412,9 +422,11 @@ TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
   // addresses: 8), shared bytes 0, 1, 2, 3, 0, ... (1: out of order within 1 KB), strided by
   // 128 bytes downwards (32: out of order and beyond 1 KB, counted by sorting), and two rows of
   // 16 lanes 2 KB apart with lanes 24 to 31 masked off (2 sectors of the first row, 1 of the
-  // second).
-  EXPECT_EQ(st.memInsts, 9u);
-  EXPECT_EQ(st.memUnits, 1u + 4 + 32 + 16 + 1 + 8 + 1 + 32 + 3);
+  // second); the same two rows with every lane (4: ascending, in the full warp's own pass), two
+  // lanes on each element of a row (2: ascending, not one stride), and a row whose last lane
+  // reads its first element (4: out of order, within 1 KB).
+  EXPECT_EQ(st.memInsts, 12u);
+  EXPECT_EQ(st.memUnits, 1u + 4 + 32 + 16 + 1 + 8 + 1 + 32 + 3 + 4 + 2 + 4);
 }
 
 namespace {
