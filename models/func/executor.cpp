@@ -93,6 +93,15 @@ uint64_t memoryUnits(const MemRecord& rec) {
   return sortedUnits(rec);
 }
 
+// Counts a step's recorded access in ExecStats::memInsts and memUnits, when the launch counts
+// them (LaunchState::countMemoryUnits).
+inline void countAccess(const LaunchState& L, ExecStats& st, const MemRecord& rec) {
+  if (L.countMemoryUnits && rec.mask != 0) {
+    st.memInsts += 1;
+    st.memUnits += memoryUnits(rec);
+  }
+}
+
 }  // namespace
 
 void ExecCtx::fault(int lane, const std::string& what) const {
@@ -981,10 +990,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       if (mask) {
         ExecCtx c = context(cta, w, active, pc, rec, env);
         in.fn(c, in, mask);
-        if (rec != nullptr && L_.countMemoryUnits && rec->mask != 0) {
-          st.memInsts += 1;
-          st.memUnits += memoryUnits(*rec);
-        }
+        if (rec != nullptr) countAccess(L_, st, *rec);
       } else if (rec) {
         rec->mask = 0;
       }
@@ -1205,10 +1211,7 @@ uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, u
         rec->mask = 0;
         if (mask) {
           in.fn(c, in, mask);
-          if (L_.countMemoryUnits && rec->mask != 0) {
-            st.memInsts += 1;
-            st.memUnits += memoryUnits(*rec);
-          }
+          countAccess(L_, st, *rec);
         }
         if (L_.accessLog != nullptr) L_.accessLog->record(*rec);
       } else if (mask) {
@@ -1222,8 +1225,7 @@ uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, u
     throw;
   }
   count(pc - start);
-  top.pc = pc;
-  if (top.pc == top.rpc) reconverge(w);
+  gotoPc(w, pc);
   return pc - start;
 }
 

@@ -246,8 +246,8 @@ template <MemSpace Space>
 // them. Two- and four-byte elements go through GCC vector types: one load of the row and one
 // widening conversion, kept in registers (vpmovzxdq in the AVX2 build). Copied through an array
 // instead, the row was stored in 16-byte halves and read back in 32 (GCC's generic tuning splits
-// unaligned 256-bit moves), a store-forwarding stall per read: a third of a shared-memory
-// load's host time (`perf annotate` on sgemm, docs/performance.md).
+// unaligned 256-bit moves), a store-forwarding stall per read: 39 % of the samples of SGEMM's
+// shared load (`perf annotate`, docs/performance.md).
 template <unsigned Bytes, bool Signed>
 [[gnu::always_inline]] inline void loadHalfRow(const uint8_t* p, uint64_t* out) {
   using Elem = std::conditional_t<Signed, std::make_signed_t<UIntOfSize<Bytes>>, UIntOfSize<Bytes>>;
