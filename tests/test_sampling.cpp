@@ -24,9 +24,11 @@ using namespace gpusc;
 using gpu::KernelSampler;
 using gpu::LaunchSignature;
 
-// A trial launch's undo log (GlobalMemory::beginUndoLog): every page touched since it began is
-// put back, through a translation cached before it began too, and a page created since is gone
-// (zeros, as never touched); endUndoLog keeps the changes.
+// A trial launch's undo log (GlobalMemory::beginUndoLog): every page written since it began is
+// put back, through a translation cached before it began too, or one cached by a read since (a
+// write through translateForWrite saves the page first), and a page created since is gone (zeros,
+// as never touched); endUndoLog keeps the changes. The second log's pages come from the buffers
+// the first one's undo() freed, and read as zeros where not written.
 TEST(UndoLog, PutsBackEveryPageTouchedSinceItBegan) {
   func::GlobalMemory g(64u << 20);
   const uint64_t kPage = func::GlobalMemory::kPageSize;
@@ -46,21 +48,26 @@ TEST(UndoLog, PutsBackEveryPageTouchedSinceItBegan) {
   for (bool keep : {false, true}) {
     const std::vector<uint8_t> beforeA = readAll(a, 4 * kPage);
     g.beginUndoLog();
-    *g.translate(a + 16, tlb) ^= 0xff;            // the kernel's way, cached page
-    *g.translate(a + 3 * kPage + 5, tlb) = 0x5a;  // another page of a
+    *g.translateForWrite(a + 16, tlb) ^= 0xff;  // the kernel's way, cached page
+    EXPECT_EQ(*g.translate(a + 2 * kPage + 7, tlb), beforeA[2 * kPage + 7]);  // a read first
+    *g.translateForWrite(a + 2 * kPage + 7, tlb) = 0x3c;  // then a write to the page
+    *g.translateForWrite(a + 3 * kPage + 5, tlb) = 0x5a;  // another page of a
     const uint32_t word = 0xdeadbeef;
     g.write(a + kPage + 100, &word, sizeof word);  // a host copy
     g.fill(b + kPage, 0x77, 64);                   // a page created since
-    *g.translate(b + 8, tlb) = 1;                  // another one, the kernel's way
+    *g.translateForWrite(b + 8, tlb) = 1;          // another one, the kernel's way
     if (keep) {
       g.endUndoLog();
       std::vector<uint8_t> want = beforeA;
       want[16] ^= 0xff;
+      want[2 * kPage + 7] = 0x3c;
       want[3 * kPage + 5] = 0x5a;
       std::memcpy(want.data() + kPage + 100, &word, sizeof word);
       EXPECT_EQ(readAll(a, 4 * kPage), want);
-      EXPECT_EQ(readAll(b + kPage, 1)[0], 0x77);
-      EXPECT_EQ(readAll(b + 8, 1)[0], 1);
+      std::vector<uint8_t> wantB = beforeB;
+      std::fill(wantB.begin() + kPage, wantB.begin() + kPage + 64, 0x77);
+      wantB[8] = 1;
+      EXPECT_EQ(readAll(b, 2 * kPage), wantB);
     } else {
       g.undo();
       EXPECT_EQ(readAll(a, 4 * kPage), beforeA);
@@ -87,14 +94,14 @@ TEST(UndoLog, ACopyOnAccessSeesMemoryAsItWasWhenMade) {
   ASSERT_NE(g.translate(a, tlb), nullptr);
   std::unique_ptr<func::GlobalMemory> copy = g.copyOnAccess();
   EXPECT_TRUE(g.logging());
-  *g.translate(a + 1, tlb) = 0xaa;              // the model, after the copy was made
-  *g.translate(a + 2 * kPage + 9, tlb) = 0xbb;  // a page it creates
+  *g.translateForWrite(a + 1, tlb) = 0xaa;              // the model, after the copy was made
+  *g.translateForWrite(a + 2 * kPage + 9, tlb) = 0xbb;  // a page it creates
   EXPECT_EQ(*copy->translate(a + 1), bytes[1]);
   EXPECT_EQ(*copy->translate(a + 2 * kPage + 9), 0);
-  *copy->translate(a + kPage + 2) = 0x55;              // the tail's change
-  *copy->translate(a + 3) = bytes[3];                  // a store of the value there: no change
-  *copy->translate(a + 2 * kPage + 10) = 0x66;         // in the page the model created
-  EXPECT_EQ(copy->translate(a + 8 * kPage), nullptr);  // outside the allocation, as in g
+  *copy->translateForWrite(a + kPage + 2) = 0x55;       // the tail's change
+  *copy->translateForWrite(a + 3) = bytes[3];           // a store of the value there: no change
+  *copy->translateForWrite(a + 2 * kPage + 10) = 0x66;  // in the page the model created
+  EXPECT_EQ(copy->translate(a + 8 * kPage), nullptr);   // outside the allocation, as in g
   g.applyChanges(*copy);
   EXPECT_FALSE(g.logging());
   std::vector<uint8_t> now(3 * kPage);

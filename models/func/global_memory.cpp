@@ -135,7 +135,7 @@ void GlobalMemory::beginUndoLog() {
   if (undoing_) throw InternalError("GlobalMemory::beginUndoLog: a log is open");
   undoing_ = true;
   undoAllocations_ = allocs_.size();
-  // Every Tlb starts afresh, so each page's first access since reaches pageData() and is saved.
+  // Every Tlb starts afresh, so each page's first write since reaches pageData() and is saved.
   epoch_ += 1;
 }
 
@@ -144,10 +144,13 @@ void GlobalMemory::undo() {
   if (undoAllocations_ != allocs_.size())
     throw InternalError("GlobalMemory::undo: the allocations changed since the log began");
   for (auto& [page, bytes] : undoPages_) {
-    if (bytes)
+    if (bytes) {
       std::memcpy(pages_.at(page).data, bytes.get(), kPageSize);
-    else
-      pages_.erase(page);  // created since: gone again, zeros when next touched
+    } else {  // created since: gone again, zeros when next touched
+      auto it = pages_.find(page);
+      if (it->second.owned) spareBuffers_.push_back(std::move(it->second.owned));
+      pages_.erase(it);
+    }
   }
   epoch_ += 1;  // a Tlb may point into an erased page
   endUndoLog();
@@ -155,6 +158,8 @@ void GlobalMemory::undo() {
 
 void GlobalMemory::endUndoLog() {
   undoing_ = false;
+  for (auto& saved : undoPages_)
+    if (saved.second) spareBuffers_.push_back(std::move(saved.second));
   undoPages_.clear();
   undoSaved_.clear();
 }
@@ -203,7 +208,7 @@ void GlobalMemory::applyChanges(const GlobalMemory& copy) {
       const uint8_t* old = from != nullptr ? from + b : kZeros;
       if (std::memcmp(now + b, old, sizeof kZeros) == 0) continue;
       // (`to` may be the page `old` points into: each byte is compared before it is written.)
-      if (to == nullptr) to = pageData(page);
+      if (to == nullptr) to = pageData(page, true);
       for (uint64_t i = 0; i < sizeof kZeros; ++i)
         if (now[b + i] != old[i]) to[b + i] = now[b + i];
     }
@@ -211,18 +216,25 @@ void GlobalMemory::applyChanges(const GlobalMemory& copy) {
   endUndoLog();
 }
 
-uint8_t* GlobalMemory::pageData(uint64_t page) {
+std::unique_ptr<uint8_t[]> GlobalMemory::newPageBuffer() {
+  if (spareBuffers_.empty()) return std::unique_ptr<uint8_t[]>(new uint8_t[kPageSize]);
+  std::unique_ptr<uint8_t[]> bytes = std::move(spareBuffers_.back());
+  spareBuffers_.pop_back();
+  return bytes;
+}
+
+uint8_t* GlobalMemory::pageData(uint64_t page, bool write) {
   Page& slot = pages_[page];
-  if (undoing_ && undoSaved_.emplace(page, undoPages_.size()).second) {
+  if (write && undoing_ && undoSaved_.emplace(page, undoPages_.size()).second) {
     std::unique_ptr<uint8_t[]> bytes;
     if (slot.data) {
-      bytes.reset(new uint8_t[kPageSize]);
+      bytes = newPageBuffer();
       std::memcpy(bytes.get(), slot.data, kPageSize);
     }
     undoPages_.emplace_back(page, std::move(bytes));
   }
   if (!slot.data) {
-    slot.owned.reset(new uint8_t[kPageSize]);
+    slot.owned = newPageBuffer();
     if (origin_ != nullptr)
       origin_->originalPage(page, slot.owned.get());
     else
@@ -232,7 +244,7 @@ uint8_t* GlobalMemory::pageData(uint64_t page) {
   return slot.data;
 }
 
-uint8_t* GlobalMemory::translateSlow(uint64_t addr, Tlb& tlb) {
+uint8_t* GlobalMemory::translateSlow(uint64_t addr, Tlb& tlb, bool write) {
   if (tlb.epoch != epoch_) {
     tlb = Tlb{};
     tlb.epoch = epoch_;
@@ -245,8 +257,10 @@ uint8_t* GlobalMemory::translateSlow(uint64_t addr, Tlb& tlb) {
   if (it == allocs_.begin()) return nullptr;
   --it;
   if (it->first + it->second <= pageBase) return nullptr;
-  uint8_t* data = pageData(page);
-  tlb.entries[page & (Tlb::kSize - 1)] = Tlb::Entry{page, data};
+  uint8_t* data = pageData(page, write);
+  // Without a log, writes need nothing first. (A log begins only with a new epoch_, which
+  // empties every Tlb.)
+  tlb.entries[page & (Tlb::kSize - 1)] = Tlb::Entry{page, data, write || !undoing_};
   return data + (addr & (kPageSize - 1));
 }
 
@@ -255,7 +269,7 @@ void GlobalMemory::write(uint64_t addr, const void* src, uint64_t bytes) {
   const uint8_t* s = static_cast<const uint8_t*>(src);
   while (bytes) {
     uint64_t n = std::min(bytes, kPageSize - (addr & (kPageSize - 1)));
-    std::memcpy(pageData(addr >> kPageBits) + (addr & (kPageSize - 1)), s, n);
+    std::memcpy(pageData(addr >> kPageBits, true) + (addr & (kPageSize - 1)), s, n);
     addr += n;
     s += n;
     bytes -= n;
@@ -283,7 +297,7 @@ void GlobalMemory::fill(uint64_t addr, uint8_t value, uint64_t bytes) {
   checkRange(addr, bytes, "memset");
   while (bytes) {
     uint64_t n = std::min(bytes, kPageSize - (addr & (kPageSize - 1)));
-    std::memset(pageData(addr >> kPageBits) + (addr & (kPageSize - 1)), value, n);
+    std::memset(pageData(addr >> kPageBits, true) + (addr & (kPageSize - 1)), value, n);
     addr += n;
     bytes -= n;
   }

@@ -79,23 +79,35 @@ class GlobalMemory {
     struct Entry {
       uint64_t page = ~0ull;
       uint8_t* data = nullptr;
+      // Whether translateForWrite() may use the entry: the page has no undo log to save it to,
+      // or has been saved.
+      bool writable = false;
     };
     Entry entries[kSize];
     uint64_t epoch = 0;  // GlobalMemory::epoch_ when the entries were filled
   };
 
-  // Pointer to `bytes` (<= 16, naturally aligned, so never crossing a page) at `addr`, or
-  // nullptr when the address is outside every allocation. The first touch of a page creates it
+  // Pointer to `bytes` (<= 16, naturally aligned, so never crossing a page) at `addr`, to read,
+  // or nullptr when the address is outside every allocation. The first touch of a page creates it
   // (reads too). Thread-safe when each thread passes its own `tlb` and nothing allocates or
   // releases meanwhile.
   uint8_t* translate(uint64_t addr, Tlb& tlb) {
     uint64_t page = addr >> kPageBits;
     Tlb::Entry& e = tlb.entries[page & (Tlb::kSize - 1)];
     if (e.page == page && tlb.epoch == epoch_) return e.data + (addr & (kPageSize - 1));
-    return translateSlow(addr, tlb);
+    return translateSlow(addr, tlb, false);
   }
-  // The same with the memory's own cache (one thread at a time).
+  // The same to write (or read and write): with an undo log open, the page's first write saves it.
+  uint8_t* translateForWrite(uint64_t addr, Tlb& tlb) {
+    uint64_t page = addr >> kPageBits;
+    Tlb::Entry& e = tlb.entries[page & (Tlb::kSize - 1)];
+    if (e.page == page && e.writable && tlb.epoch == epoch_)
+      return e.data + (addr & (kPageSize - 1));
+    return translateSlow(addr, tlb, true);
+  }
+  // Both with the memory's own cache (one thread at a time).
   uint8_t* translate(uint64_t addr) { return translate(addr, tlb_); }
+  uint8_t* translateForWrite(uint64_t addr) { return translateForWrite(addr, tlb_); }
 
   // True when [addr, addr+bytes) lies inside one allocation.
   bool isAllocated(uint64_t addr, uint64_t bytes) const;
@@ -107,13 +119,16 @@ class GlobalMemory {
   Snapshot snapshot() const;
 
   // An undo log (sampled simulation runs a launch in the functional engine to see what it does,
-  // and undoes it when the launch is to run in detail): from beginUndoLog() on, the first access
-  // to each page (a kernel's translation, a host copy or memset) saves the bytes it had, or that
-  // it did not exist, so undo() puts memory back as it was, at the cost of the pages touched
-  // rather than of all memory. Allocations must not change in between: undo() puts back bytes,
-  // not the allocation map (kernels allocate only with the device runtime, which sampling leaves
-  // alone). endUndoLog() keeps what changed; undo() ends the log too. Thread-safe as translate()
-  // is: each kernel thread's first access to a page goes through translateSlow().
+  // and undoes it when the launch is to run in detail): from beginUndoLog() on, the first write
+  // to each page (a kernel's translateForWrite(), a host copy or memset) saves the bytes it had,
+  // or that it did not exist, so undo() puts memory back as it was, at the cost of the pages
+  // written rather than of all memory. (A page a read creates holds zeros, as one that does not
+  // exist reads; undo() keeps it.) The saved pages' buffers are kept for the next log's, which
+  // saves the host from faulting fresh memory in for each. Allocations must not change in between:
+  // undo() puts back bytes, not the allocation map (kernels allocate only with the device runtime,
+  // which sampling leaves alone). endUndoLog() keeps what changed; undo() ends the log too.
+  // Thread-safe as translate() is: each kernel thread's first access to a page, and its first
+  // write, go through translateSlow().
   void beginUndoLog();
   void undo();
   void endUndoLog();
@@ -133,12 +148,15 @@ class GlobalMemory {
   void applyChanges(const GlobalMemory& copy);
 
  private:
-  uint8_t* translateSlow(uint64_t addr, Tlb& tlb);
+  uint8_t* translateSlow(uint64_t addr, Tlb& tlb, bool write);
   // The bytes `page` had when the undo log began (zeros: it did not exist), while the log is
   // open; the page's bytes now without one. For a copy, from the other threads at once.
   void originalPage(uint64_t page, uint8_t* to);
   const uint8_t* originalPageLocked(uint64_t page) const;  // null: zeros
-  uint8_t* pageData(uint64_t page);  // creates the page; caller checked validity
+  // The page's bytes, created if new (the caller checked validity); `write`: saved first to
+  // the undo log if one is open.
+  uint8_t* pageData(uint64_t page, bool write);
+  std::unique_ptr<uint8_t[]> newPageBuffer();  // uninitialised: a spare one or a new one
   void checkRange(uint64_t addr, uint64_t bytes, const char* what) const;
 
   uint64_t capacity_;
@@ -166,8 +184,9 @@ class GlobalMemory {
   bool undoing_ = false;
   size_t undoAllocations_ = 0;
   std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> undoPages_;
-  std::unordered_map<uint64_t, size_t> undoSaved_;  // page -> its place in undoPages_
-  GlobalMemory* origin_ = nullptr;                  // copyOnAccess(): the memory this copies from
+  std::unordered_map<uint64_t, size_t> undoSaved_;        // page -> its place in undoPages_
+  std::vector<std::unique_ptr<uint8_t[]>> spareBuffers_;  // of ended logs, for the next
+  GlobalMemory* origin_ = nullptr;  // copyOnAccess(): the memory this copies from
 };
 
 }  // namespace gpusc::func

@@ -286,7 +286,11 @@ template <unsigned Bytes>
     if ((first[h] & (Bytes - 1)) != 0 ||
         (first[h] >> GlobalMemory::kPageBits) != (last >> GlobalMemory::kPageBits))
       return false;
-    p[h] = c.env ? c.L->gmem->translate(first[h], c.env->tlb) : c.L->gmem->translate(first[h]);
+    GlobalMemory& g = *c.L->gmem;
+    if (write)
+      p[h] = c.env ? g.translateForWrite(first[h], c.env->tlb) : g.translateForWrite(first[h]);
+    else
+      p[h] = c.env ? g.translate(first[h], c.env->tlb) : g.translate(first[h]);
     if (p[h] == nullptr) return false;
   }
   if (c.rec) {

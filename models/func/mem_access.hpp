@@ -64,7 +64,11 @@ struct Resolved {
   uint8_t* p = nullptr;
   switch (space) {
     case MemSpace::Global:
-      p = c.env ? c.L->gmem->translate(addr, c.env->tlb) : c.L->gmem->translate(addr);
+      if (write)
+        p = c.env ? c.L->gmem->translateForWrite(addr, c.env->tlb)
+                  : c.L->gmem->translateForWrite(addr);
+      else
+        p = c.env ? c.L->gmem->translate(addr, c.env->tlb) : c.L->gmem->translate(addr);
       if (p && write && !rmw && c.env && c.env->log) p = c.env->log->stage(addr, p, bytes);
       break;
     case MemSpace::Shared:

@@ -39,7 +39,7 @@ void GlobalWriteLog::apply(GlobalMemory& g) {
   for (size_t i = 0; i < used_; ++i) {
     const Entry& e = entries_[i];
     // Translated when logged (an illegal access faulted then); pages are not freed in between.
-    uint8_t* p = g.translate(e.addr);
+    uint8_t* p = g.translateForWrite(e.addr);
     if (p == nullptr)
       throw InternalError(
           fmt::format("deferred global write to 0x{:x}, which is no longer "
