@@ -792,6 +792,39 @@ TEST(WaveSampledRun, TwoHostThreadsGiveTheOneThreadRun) {
   }
 }
 
+// An extrapolated launch's trial runs its last CTAs first and only they log their accesses
+// (runCtasLoggingTheLast), while every CTA's memory units are counted. hotspot at small size on
+// an L2 of one set per slice (a log of 1,536 entries, which the trial's last few dozen of 425
+// CTAs fill): the third launch is extrapolated, the fourth runs in detail on the L2 its trial
+// warmed. An instruction limit (which it never reaches) makes the trial run its CTAs in order,
+// all logging: the memory units and every launch's cycles are the same, and without warming the
+// fourth launch's cycles differ, so the log's contents show in them.
+TEST(SampledRun, ATrialLogsOnlyItsLastBlocksAndCountsEveryBlocksMemoryUnits) {
+  const std::vector<std::string> sets = {"sampling.mode=kernel", "sampling.detail_every=3",
+                                         "l2.slice.sets=1"};
+  auto with = [&](const std::string& extra) {
+    std::vector<std::string> s = sets;
+    if (!extra.empty()) s.push_back(extra);
+    return runCatalog("hotspot", s, catalog::Size::Small);
+  };
+  const SampledRun last = with(""), inOrder = with("limits.max_warp_instructions=1000000000000"),
+                   cold = with("sampling.warm_l2=false");
+  for (const SampledRun* r : {&last, &inOrder, &cold}) ASSERT_TRUE(r->pass) << r->message;
+  ASSERT_EQ(last.launches.size(), 4u);
+  ASSERT_EQ(inOrder.launches.size(), 4u);
+  ASSERT_EQ(cold.launches.size(), 4u);
+  const LaunchRecord& trial = last.launches[2];
+  ASSERT_FALSE(trial.sampled->detail);
+  EXPECT_TRUE(last.launches[3].sampled->detail);
+  EXPECT_GT(trial.stats.memInsts, 0u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(last.launches[i].stats.memInsts, inOrder.launches[i].stats.memInsts) << i;
+    EXPECT_EQ(last.launches[i].stats.memUnits, inOrder.launches[i].stats.memUnits) << i;
+    EXPECT_EQ(last.launches[i].timing->cycles, inOrder.launches[i].timing->cycles) << i;
+  }
+  EXPECT_NE(last.launches[3].timing->cycles, cold.launches[3].timing->cycles);
+}
+
 // The host time of the functional engine's part of a sampled run is counted (stats.json's
 // simulation.functional_seconds), and is part of the launches' time; a full run has none.
 TEST(WaveSampledRun, CountsTheFunctionalEnginesHostTime) {

@@ -541,9 +541,10 @@ void Device::runFunctional(func::LaunchState& L, func::ExecStats& stats, const s
   }
   // When the CTAs' order cannot change the result and no instruction limit must stop the launch
   // at an exact instruction, several host threads take them at once, and an access log is kept
-  // by the last CTAs alone (the others' entries would be overwritten), which spares the others
-  // the recording of their accesses unless their memory units are counted too.
-  const bool logLast = L.accessLog != nullptr && !L.countMemoryUnits;
+  // by the last CTAs alone (the others' entries would be overwritten). That spares the others
+  // the logging, and the recording of their accesses unless their memory units are counted too
+  // (a sampled trial's: the sum is the same in any order).
+  const bool logLast = L.accessLog != nullptr;
   if ((hostThreads_ > 1 || logLast) && ctas > firstCta + 1 &&
       cfg_.limits.max_warp_instructions == 0 && !L.cooperative) {
     const std::string& why = serialCtasReason(L.prog);
