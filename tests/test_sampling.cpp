@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "catalog.hpp"
 #include "common/address_map.hpp"
@@ -434,6 +435,61 @@ TEST(KernelSampler, MemoryUnitsCountSectorsOrTheMostLanesOnOneAddress) {
   // reads its first element (4: out of order, within 1 KB).
   EXPECT_EQ(st.memInsts, 12u);
   EXPECT_EQ(st.memUnits, 1u + 4 + 32 + 16 + 1 + 8 + 1 + 32 + 3 + 4 + 2 + 4);
+}
+
+// The memory units of an instruction whose warps repeat a pattern (MemoryUnitsMemo): six warps
+// load rows of 4-byte words, 16 lanes (even warps) or 20 (odd warps), each row 8 bytes after the
+// previous warp's. Warps 0 and 4 (and 1 and 5) differ by one whole sector, so they touch as many
+// sectors; warp 2's row starts half a sector after warp 0's, and touches one more. Each warp's
+// count is the distinct sectors of its own addresses, in the timing model's steps (the first two
+// launches, in detail) and in the functional engine's (the third, a trial, extrapolated).
+TEST(KernelSampler, MemoryUnitsOfRepeatedPatternsAreEachWarpsOwn) {
+  const std::string ptx = R"(.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry rows(.param .u64 p) {
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 31;
+  shr.u32 %r3, %r1, 5;
+  and.b32 %r4, %r3, 1;
+  shl.b32 %r4, %r4, 2;
+  add.u32 %r4, %r4, 16;
+  setp.lt.u32 %p1, %r2, %r4;
+  shl.b32 %r5, %r3, 3;
+  shl.b32 %r6, %r2, 2;
+  add.u32 %r5, %r5, %r6;
+  cvt.u64.u32 %rd3, %r5;
+  add.s64 %rd4, %rd2, %rd3;
+  @%p1 ld.global.u32 %r7, [%rd4];
+  ret;
+})";
+  const auto sectors = [](uint64_t first, int lanes) {
+    std::set<uint64_t> s;
+    for (int l = 0; l < lanes; ++l) {
+      s.insert((first + 4 * uint64_t(l)) >> 5);
+      s.insert((first + 4 * uint64_t(l) + 3) >> 5);
+    }
+    return uint64_t(s.size());
+  };
+  uint64_t rows = 0;
+  for (int w = 0; w < 6; ++w) rows += sectors(8 * uint64_t(w), w % 2 ? 20 : 16);
+  ASSERT_NE(sectors(0, 16), sectors(16, 16));  // the pattern shifted by half a sector differs
+  ASSERT_EQ(sectors(0, 16), sectors(32, 16));
+  Device dev(loadPlatform("gtx480", {"sampling.mode=kernel"}), ExecMode::Timing);
+  Module& m = dev.loadModule(ptx, "rows.ptx");
+  const DevPtr buf = dev.upload(std::vector<uint32_t>(1024, 0));
+  for (int k = 0; k < 3; ++k) dev.launch(m.kernel("rows"), {1}, {192}, 0, KernelArgs().ptr(buf));
+  ASSERT_EQ(dev.launches().size(), 3u);
+  EXPECT_FALSE(dev.launches()[2].sampled->detail);
+  for (const LaunchRecord& l : dev.launches()) {
+    EXPECT_EQ(l.stats.memInsts, 12u);            // ld.param and the row, in each warp
+    EXPECT_EQ(l.stats.memUnits, 6u * 1 + rows);  // ld.param: one sector
+  }
 }
 
 namespace {

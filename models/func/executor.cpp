@@ -55,14 +55,13 @@ uint64_t sortedUnits(const MemRecord& rec) {
   return rec.atomic ? most : distinct;
 }
 
-// ExecStats::memUnits of one access: for an atomic the most lanes on one address, else the
-// distinct 32-byte sectors the lanes touch (a lane's access may span two). Exact on every path;
-// the cheap ones first, for the patterns most accesses have.
-uint64_t memoryUnits(const MemRecord& rec) {
-  if (rec.atomic || rec.mask == 0) return rec.mask == 0 ? 0 : sortedUnits(rec);
+// ExecStats::memUnits of one access (some lane in its mask): for an atomic the most lanes on one
+// address, else the distinct 32-byte sectors the lanes touch (a lane's access may span two).
+// Exact on every path; the cheap ones first, for the patterns most accesses have (memoryUnits
+// takes a dense span before it).
+uint64_t countedUnits(const MemRecord& rec) {
+  if (rec.atomic) return sortedUnits(rec);
   const uint64_t span = std::max<uint8_t>(rec.bytes, 1) - 1;
-  uint64_t firstByte, lastByte;
-  if (denseSpan(rec, firstByte, lastByte)) return (lastByte >> 5) - (firstByte >> 5) + 1;
   {
     // Lanes in ascending address order (rows of a 2D block, strided, partly masked): each lane
     // adds the sectors of its own past the previous lane's last, whose are all counted.
@@ -93,12 +92,44 @@ uint64_t memoryUnits(const MemRecord& rec) {
   return sortedUnits(rec);
 }
 
-// Counts a step's recorded access in ExecStats::memInsts and memUnits, when the launch counts
-// them (LaunchState::countMemoryUnits).
-inline void countAccess(const LaunchState& L, ExecStats& st, const MemRecord& rec) {
+// The units of `rec` (mask not 0), recorded by the instruction at `pc`: a dense span's at once,
+// else the memo's when its entry for the instruction and mask holds the same pattern
+// (MemoryUnitsMemo), else counted and kept there.
+uint64_t memoryUnits(const MemRecord& rec, MemoryUnitsMemo& memo, uint32_t pc) {
+  uint64_t firstByte, lastByte;
+  if (!rec.atomic && denseSpan(rec, firstByte, lastByte))
+    return (lastByte >> 5) - (firstByte >> 5) + 1;
+  if (!memo.entries) memo.entries = std::make_unique<MemoryUnitsMemo::Entry[]>(memo.kEntries);
+  const uint32_t hash = pc * 0x9e3779b1u ^ rec.mask * 0x85ebca77u;
+  MemoryUnitsMemo::Entry& e = memo.entries[hash >> (32 - MemoryUnitsMemo::kEntryBits)];
+  const uint64_t a0 = rec.addr[__builtin_ctz(rec.mask)];
+  const auto sectorOffset = static_cast<uint8_t>(a0 & 31);
+  if (e.mask == rec.mask && e.bytes == rec.bytes && e.atomic == rec.atomic &&
+      e.sectorOffset == sectorOffset) {
+    uint64_t differ = 0;  // one pass of subtractions, xors and ands, which the compiler vectorizes
+    for (int l = 0; l < kWarpSize; ++l) differ |= ((rec.addr[l] - a0) ^ e.offset[l]) & e.lane[l];
+    if (differ == 0) return e.units;
+  }
+  const uint64_t units = countedUnits(rec);
+  e.mask = rec.mask;
+  e.bytes = rec.bytes;
+  e.sectorOffset = sectorOffset;
+  e.atomic = rec.atomic;
+  e.units = units;
+  for (int l = 0; l < kWarpSize; ++l) {
+    e.lane[l] = 0 - uint64_t((rec.mask >> l) & 1u);
+    e.offset[l] = (rec.addr[l] - a0) & e.lane[l];
+  }
+  return units;
+}
+
+// Counts a step's recorded access (of the instruction at `pc`) in ExecStats::memInsts and
+// memUnits, when the launch counts them (LaunchState::countMemoryUnits).
+inline void countAccess(const LaunchState& L, ExecStats& st, const MemRecord& rec,
+                        MemoryUnitsMemo& memo, uint32_t pc) {
   if (L.countMemoryUnits && rec.mask != 0) {
     st.memInsts += 1;
-    st.memUnits += memoryUnits(rec);
+    st.memUnits += memoryUnits(rec, memo, pc);
   }
 }
 
@@ -990,7 +1021,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       if (mask) {
         ExecCtx c = context(cta, w, active, pc, rec, env);
         in.fn(c, in, mask);
-        if (rec != nullptr) countAccess(L_, st, *rec);
+        if (rec != nullptr) countAccess(L_, st, *rec, env ? env->unitsMemo : unitsMemo_, pc);
       } else if (rec) {
         rec->mask = 0;
       }
@@ -1193,6 +1224,7 @@ uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, u
   const uint32_t active = top.mask;
   const int n = static_cast<int>(popcount32(active));
   ExecCtx c = context(cta, w, active, start, kRecord ? rec : nullptr, env);
+  [[maybe_unused]] MemoryUnitsMemo& memo = env ? env->unitsMemo : unitsMemo_;  // kRecord
   uint32_t pc = start;
   const auto count = [&](uint32_t ran) {
     st.warpInsts += ran;
@@ -1211,7 +1243,7 @@ uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, u
         rec->mask = 0;
         if (mask) {
           in.fn(c, in, mask);
-          countAccess(L_, st, *rec);
+          countAccess(L_, st, *rec, memo, pc);
         }
         if (L_.accessLog != nullptr) L_.accessLog->record(*rec);
       } else if (mask) {

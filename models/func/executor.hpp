@@ -98,6 +98,8 @@ class Executor {
   LaunchState& launch() { return L_; }
 
  private:
+  // The memory units of recent accesses of steps without a StepEnv (with one: the env's).
+  MemoryUnitsMemo unitsMemo_;
   // step()'s body, forced inline into runCtaLoop (executor.cpp only): the functional engine's
   // hot loop depends on it, and GCC's own inlining of step() there is fragile
   // (docs/performance.md).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,32 @@ inline bool denseSpan(const MemRecord& r, uint64_t& firstByte, uint64_t& lastByt
   lastByte = last;
   return true;
 }
+
+// The memory units (ExecStats::memUnits) of recent accesses, an entry for each instruction and
+// mask (a hash of both picks it: the warps of a block, running one after another, often differ
+// in their lanes at an instruction, at the block's edges), for sampled simulation's signatures:
+// the warps of a launch repeat the same pattern at an instruction (the same lanes, the same
+// offsets from the first lane's address), and one vectorized comparison of the offsets replaces
+// the count's pass over the lanes. An
+// access's units follow from its lanes, size, kind, and addresses up to a shift by a whole
+// 32-byte sector (each lane's sectors shift alike; valid addresses are far below 2^63, so none
+// wraps), which is all an entry keeps: an entry another instruction or program left is
+// compared the same way, so a hit is exact wherever it comes from. One per Executor and per
+// StepEnv (each host thread steps with its own); its table is made at its first use.
+struct MemoryUnitsMemo {
+  static constexpr unsigned kEntryBits = 6;
+  static constexpr uint32_t kEntries = 1u << kEntryBits;
+  struct Entry {
+    uint32_t mask = 0;  // 0: empty (an access with no lane has no units to look up)
+    uint8_t bytes = 0;
+    uint8_t sectorOffset = 0;  // the first lane's address mod 32
+    bool atomic = false;
+    uint64_t units = 0;
+    uint64_t offset[kWarpSize];  // each lane's address less the first lane's (0: not in mask)
+    uint64_t lane[kWarpSize];    // all ones for a lane in mask, else 0
+  };
+  std::unique_ptr<Entry[]> entries;
+};
 
 // Everything a launch shares across its CTAs.
 struct LaunchState {

@@ -11,6 +11,7 @@
 #include <deque>
 
 #include "func/global_memory.hpp"
+#include "func/state.hpp"
 
 namespace gpusc::func {
 
@@ -74,6 +75,7 @@ struct StepEnv {
   // where nanosleep ends the warp's turn instead (WarpState::Yielded), so a warp spinning on a
   // sleep loop lets the warp it waits for run.
   bool timed = false;
+  MemoryUnitsMemo unitsMemo;  // this SM's steps' (sampled simulation's signatures)
 };
 
 }  // namespace gpusc::func
