@@ -147,17 +147,17 @@ inline bool denseSpan(const MemRecord& r, uint64_t& firstByte, uint64_t& lastByt
   return true;
 }
 
-// The memory units (ExecStats::memUnits) of recent accesses, an entry for each instruction and
-// mask (a hash of both picks it: the warps of a block, running one after another, often differ
-// in their lanes at an instruction, at the block's edges), for sampled simulation's signatures:
-// the warps of a launch repeat the same pattern at an instruction (the same lanes, the same
-// offsets from the first lane's address), and one vectorized comparison of the offsets replaces
-// the count's pass over the lanes. An
-// access's units follow from its lanes, size, kind, and addresses up to a shift by a whole
-// 32-byte sector (each lane's sectors shift alike; valid addresses are far below 2^63, so none
-// wraps), which is all an entry keeps: an entry another instruction or program left is
-// compared the same way, so a hit is exact wherever it comes from. One per Executor and per
-// StepEnv (each host thread steps with its own); its table is made at its first use.
+// The memory units (ExecStats::memUnits) of recent accesses, for sampled simulation's
+// signatures: the warps of a launch repeat the same pattern at an instruction (the same lanes,
+// the same offsets from the first lane's address), and one vectorized comparison of the offsets
+// replaces the count's pass over the lanes. A hash of pc and mask picks the entry (the warps of
+// a block, running one after another, often differ in their lanes at an instruction, at the
+// block's edges). An access's units follow from its lanes, size, kind, and addresses up to a
+// shift by a whole 32-byte sector (each lane's sectors shift alike; valid addresses are far
+// below 2^63, so none wraps), which is all an entry keeps: an entry another instruction or
+// program left is compared the same way, so a hit is exact wherever it comes from. One per
+// Executor and per StepEnv (each host thread steps with its own); its table is made at its
+// first use.
 struct MemoryUnitsMemo {
   static constexpr unsigned kEntryBits = 6;
   static constexpr uint32_t kEntries = 1u << kEntryBits;
