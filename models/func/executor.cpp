@@ -1021,7 +1021,7 @@ void Executor::warpFinished(Cta& cta, Warp& w, StepResult& r) {
       if (mask) {
         ExecCtx c = context(cta, w, active, pc, rec, env);
         in.fn(c, in, mask);
-        if (rec != nullptr) countAccess(L_, st, *rec, env ? env->unitsMemo : unitsMemo_, pc);
+        if (rec != nullptr) countAccess(L_, st, *rec, unitsMemo(env), pc);
       } else if (rec) {
         rec->mask = 0;
       }
@@ -1224,7 +1224,6 @@ uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, u
   const uint32_t active = top.mask;
   const int n = static_cast<int>(popcount32(active));
   ExecCtx c = context(cta, w, active, start, kRecord ? rec : nullptr, env);
-  [[maybe_unused]] MemoryUnitsMemo& memo = env ? env->unitsMemo : unitsMemo_;  // kRecord
   uint32_t pc = start;
   const auto count = [&](uint32_t ran) {
     st.warpInsts += ran;
@@ -1243,7 +1242,7 @@ uint32_t Executor::runStraight(Cta& cta, Warp& w, ExecStats& st, StepEnv* env, u
         rec->mask = 0;
         if (mask) {
           in.fn(c, in, mask);
-          countAccess(L_, st, *rec, memo, pc);
+          countAccess(L_, st, *rec, unitsMemo(env), pc);
         }
         if (L_.accessLog != nullptr) L_.accessLog->record(*rec);
       } else if (mask) {

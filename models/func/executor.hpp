@@ -98,8 +98,10 @@ class Executor {
   LaunchState& launch() { return L_; }
 
  private:
-  // The memory units of recent accesses of steps without a StepEnv (with one: the env's).
+  // The memory units of recent accesses of steps without a StepEnv (with one: the env's), and
+  // the memo a step with `env` (or none) uses.
   MemoryUnitsMemo unitsMemo_;
+  MemoryUnitsMemo& unitsMemo(StepEnv* env) { return env ? env->unitsMemo : unitsMemo_; }
   // step()'s body, forced inline into runCtaLoop (executor.cpp only): the functional engine's
   // hot loop depends on it, and GCC's own inlining of step() there is fragile
   // (docs/performance.md).

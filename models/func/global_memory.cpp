@@ -146,8 +146,8 @@ void GlobalMemory::undo() {
   for (auto& [page, bytes] : undoPages_) {
     if (bytes) {
       std::memcpy(pages_.at(page).data, bytes.get(), kPageSize);
-    } else {  // created since: gone again, zeros when next touched
-      auto it = pages_.find(page);
+    } else if (auto it = pages_.find(page); it != pages_.end()) {
+      // Created since: gone again, zeros when next touched.
       if (it->second.owned) spareBuffers_.push_back(std::move(it->second.owned));
       pages_.erase(it);
     }

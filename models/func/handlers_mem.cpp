@@ -286,11 +286,7 @@ template <unsigned Bytes>
     if ((first[h] & (Bytes - 1)) != 0 ||
         (first[h] >> GlobalMemory::kPageBits) != (last >> GlobalMemory::kPageBits))
       return false;
-    GlobalMemory& g = *c.L->gmem;
-    if (write)
-      p[h] = c.env ? g.translateForWrite(first[h], c.env->tlb) : g.translateForWrite(first[h]);
-    else
-      p[h] = c.env ? g.translate(first[h], c.env->tlb) : g.translate(first[h]);
+    p[h] = globalBytes(c, first[h], write);
     if (p[h] == nullptr) return false;
   }
   if (c.rec) {

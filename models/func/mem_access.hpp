@@ -40,6 +40,15 @@ struct Resolved {
   return addr < size && size - addr >= bytes;
 }
 
+// Global memory's bytes at `addr` for a step (through its SM's translation cache, with an env),
+// to write or only to read (GlobalMemory::translateForWrite, translate); null outside every
+// allocation.
+[[gnu::always_inline]] inline uint8_t* globalBytes(const ExecCtx& c, uint64_t addr, bool write) {
+  GlobalMemory& g = *c.L->gmem;
+  if (write) return c.env ? g.translateForWrite(addr, c.env->tlb) : g.translateForWrite(addr);
+  return c.env ? g.translate(addr, c.env->tlb) : g.translate(addr);
+}
+
 // Resolves `addr` in `space` for lane `l`; faults on an invalid access.
 // A step with a write log (StepEnv::log) defers its global writes: a plain write (`write`, not
 // `rmw`) to global memory gets a staging slot of the log, pre-filled with the current bytes, for
@@ -64,11 +73,7 @@ struct Resolved {
   uint8_t* p = nullptr;
   switch (space) {
     case MemSpace::Global:
-      if (write)
-        p = c.env ? c.L->gmem->translateForWrite(addr, c.env->tlb)
-                  : c.L->gmem->translateForWrite(addr);
-      else
-        p = c.env ? c.L->gmem->translate(addr, c.env->tlb) : c.L->gmem->translate(addr);
+      p = globalBytes(c, addr, write);
       if (p && write && !rmw && c.env && c.env->log) p = c.env->log->stage(addr, p, bytes);
       break;
     case MemSpace::Shared:
