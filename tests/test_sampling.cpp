@@ -881,6 +881,69 @@ TEST(SampledRun, ATrialLogsOnlyItsLastBlocksAndCountsEveryBlocksMemoryUnits) {
   EXPECT_NE(last.launches[3].timing->cycles, cold.launches[3].timing->cycles);
 }
 
+namespace {
+
+// A run that a cycle limit stops. Returns the launches recorded.
+std::vector<LaunchRecord> runToLimit(const std::string& kernel, std::vector<std::string> sets,
+                                     uint64_t maxCycles, catalog::Size size) {
+  sets.push_back("limits.max_cycles=" + std::to_string(maxCycles));
+  Device dev(loadPlatform("gtx480", sets), ExecMode::Timing);
+  auto wl = catalog::find(kernel).make(size);
+  wl->setup(dev);
+  try {
+    wl->run(dev);
+    ADD_FAILURE() << kernel << ": the run did not stop at " << maxCycles << " cycles";
+  } catch (const RunStopped& e) {
+    EXPECT_EQ(e.reason(), StopReason::MaxCycles);
+  }
+  return dev.launches();
+}
+
+uint64_t cyclesOf(const std::vector<LaunchRecord>& launches) {
+  uint64_t c = 0;
+  for (const LaunchRecord& l : launches) c += l.timing ? l.timing->cycles : 0;
+  return c;
+}
+
+}  // namespace
+
+// A launch the kernel sampler would extrapolate to an end past the cycle limit runs in detail
+// instead, so the sampled run stops at the limit's cycle, as the full run does, not past it.
+TEST(SampledRun, ALaunchWhoseEstimateReachesTheCycleLimitRunsInDetailToIt) {
+  const std::vector<std::string> sets = {"sampling.mode=kernel"};
+  const SampledRun free = runCatalog("bfs", sets);
+  ASSERT_TRUE(free.pass) << free.message;
+  size_t j = 0;  // the first extrapolated launch
+  while (j < free.launches.size() && free.launches[j].sampled->detail) ++j;
+  ASSERT_LT(j, free.launches.size());
+  uint64_t before = 0;
+  for (size_t i = 0; i < j; ++i) before += free.launches[i].timing->cycles;
+  const uint64_t limit = before + free.launches[j].timing->cycles / 2;
+  const std::vector<LaunchRecord> stopped = runToLimit("bfs", sets, limit, catalog::Size::Tiny);
+  ASSERT_EQ(stopped.size(), j + 1);
+  for (size_t i = 0; i < j; ++i)
+    EXPECT_EQ(stopped[i].timing->cycles, free.launches[i].timing->cycles) << i;
+  EXPECT_FALSE(stopped[j].complete());
+  EXPECT_EQ(cyclesOf(stopped), limit);
+}
+
+// The wave sampler makes no cut whose launch would end past the cycle limit at the waves' mean
+// length: every CTA runs in detail and the limit stops the launch at its cycle.
+TEST(WaveSampledRun, MakesNoCutWhoseLaunchWouldEndPastTheCycleLimit) {
+  const std::vector<std::string> sets = {"gpu.num_sms=2", "sampling.mode=wave"};
+  const SampledRun free = runCatalog("transpose_padded", sets, catalog::Size::Small);
+  ASSERT_TRUE(free.pass) << free.message;
+  ASSERT_EQ(free.launches.size(), 1u);
+  ASSERT_TRUE(free.launches[0].sampled->waves);
+  const uint64_t cycles = free.launches[0].timing->cycles;
+  const uint64_t limit = cycles - cycles / 20;  // 5 % short of the sampled run's end
+  const std::vector<LaunchRecord> stopped =
+      runToLimit("transpose_padded", sets, limit, catalog::Size::Small);
+  ASSERT_EQ(stopped.size(), 1u);
+  EXPECT_FALSE(stopped[0].complete());
+  EXPECT_EQ(stopped[0].timing->cycles, limit);
+}
+
 // The host time of the functional engine's part of a sampled run is counted (stats.json's
 // simulation.functional_seconds), and is part of the launches' time; a full run has none.
 TEST(WaveSampledRun, CountsTheFunctionalEnginesHostTime) {

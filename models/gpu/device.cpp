@@ -788,8 +788,15 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
       throw;
     }
     decision = sampler_->decide(gpu::LaunchSignature::of(identity, grid, block, dyn, trial));
-    if (!decision->detail) {
-      const gpu::KernelSampler::Estimate e = sampler_->estimate(decision->group, trial.warpInsts);
+    std::optional<gpu::KernelSampler::Estimate> estimate;
+    if (!decision->detail) estimate = sampler_->estimate(decision->group, trial.warpInsts);
+    // A launch whose estimate reaches the cycle limit runs in detail instead, so that the run
+    // stops at the limit's cycle as a run without sampling does, not past it.
+    if (estimate && cfg_.limits.max_cycles != 0 &&
+        std::llround(estimate->cycles) >= int64_t(budget_.cyclesLeft(0)))
+      estimate.reset();
+    if (estimate) {
+      const gpu::KernelSampler::Estimate& e = *estimate;
       rec.stats = trial;
       rec.timing = extrapolated(decision->group, trial, e.cycles);
       SampledLaunch sl;
@@ -833,6 +840,7 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
   std::unique_ptr<gpu::FunctionalTail> tail;
   if (sampling && cfg_.sampling.waves()) {
     waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
+    if (cfg_.limits.max_cycles != 0) waves->limitCycles(budget_.cyclesLeft(0));
     tail = functionalTail(L, f);
   }
   try {
@@ -849,6 +857,7 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     throw RunStopped(*stopped_, stopMessage_);
   }
   std::optional<WaveSample> waveSample;
+  bool stopAtLimit = false;  // an extrapolated rest would end past the cycle limit
   if (waves && waves->stopped()) {
     WaveSample w;
     w.ctasDetailed = waves->ctasDetailed();
@@ -884,6 +893,13 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     w.boundPct = e.boundPct;
     gpu::TimingResult& t = *rec.timing;
     t.cycles = uint64_t(std::llround(e.cycles));
+    // The cut kept the launch's end before the cycle limit at the waves' mean length
+    // (WaveSampler::limitCycles); should the extrapolation still reach the limit, the launch
+    // stops there, as a run without sampling would.
+    if (cfg_.limits.max_cycles != 0 && t.cycles >= budget_.cyclesLeft(0)) {
+      t.cycles = budget_.cyclesLeft(0);
+      stopAtLimit = true;
+    }
     if (t.power) {
       const double act =
           w.detailedInsts ? double(rec.stats.warpInsts) / double(w.detailedInsts) : 0;
@@ -913,6 +929,12 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
                                         : "device runtime (printf, assert, malloc, free, "
                                           "launches)";
     rec.sampled = std::move(sl);
+  }
+  if (stopAtLimit) {
+    rec.stopped = stopped_ = StopReason::MaxCycles;
+    stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
+    finish();
+    throw RunStopped(*stopped_, stopMessage_);
   }
   finish();
 }

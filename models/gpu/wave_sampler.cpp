@@ -18,7 +18,7 @@ void WaveSampler::watchL2(std::function<L2Census(double growth)> census) {
 void WaveSampler::begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start) {
   total_ = totalCtas;
   perWave_ = std::max<uint64_t>(1, ctasPerWave);
-  lastEnd_ = start;
+  start_ = lastEnd_ = start;
   lastInsts_ = 0;
   windows_.clear();
   stoppedAt_.reset();
@@ -91,6 +91,14 @@ std::optional<uint64_t> WaveSampler::ctaFinished(uint64_t now, uint64_t finished
     const double before = rate(w.begin(), w.begin() + ptrdiff_t(h));
     const double last = rate(w.begin() + ptrdiff_t(h), w.end());
     if (last <= 0 || std::abs(last - before) > tol * last) return std::nullopt;
+    // The launch's end at the compared waves' mean length: a wave's worth of CTAs finishes per
+    // window.
+    double windowCycles = 0;
+    for (const Window& x : w) windowCycles += double(x.end - x.start);
+    windowCycles /= double(w.size());
+    const double end =
+        double(now - start_) + windowCycles * double(total_ - finished) / double(perWave_);
+    if (end >= double(maxCycles_)) return std::nullopt;
     half_ = h;
     break;
   }

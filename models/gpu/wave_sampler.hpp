@@ -85,6 +85,10 @@ class WaveSampler {
 
   // A launch of `totalCtas` starts at cycle `start`, `ctasPerWave` at once.
   void begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start);
+  // The launch may run `cycles` cycles at most (what the run's cycle limit leaves it): no cut is
+  // made whose launch would end, at the compared waves' mean length, that many cycles after its
+  // start or later. The CTAs then all run in detail, and the limit stops the launch at its cycle.
+  void limitCycles(uint64_t cycles) { maxCycles_ = cycles; }
   // A CTA finished at cycle `now`: `finished` have, `started` have started; `insts()` gives the
   // warp instructions the launch has issued so far (called at window ends only). Returns how
   // many CTAs start in all once the rate is stable (at most once per launch; the caller starts
@@ -136,6 +140,8 @@ class WaveSampler {
   const uint32_t compare_;  // the least h
   size_t half_ = 0;         // h at the stop
   uint64_t total_ = 0, perWave_ = 1;
+  uint64_t start_ = 0;                    // the launch's first cycle
+  uint64_t maxCycles_ = ~uint64_t(0);     // limitCycles
   uint64_t lastEnd_ = 0, lastInsts_ = 0;  // where the current window starts
   std::vector<Window> windows_;
   size_t firstCompared_ = 1;  // windows before it are warm-up
