@@ -168,3 +168,19 @@ TEST(WaveSampler, ComparesOnlyWavesAfterTheLaunchHasTurnedTheL2Over) {
   EXPECT_EQ(drive(slow, 1000, 10, cycles, 1000, 1000, 2), 540u);
   EXPECT_EQ(slow.warmupWindows(), 50u);
 }
+
+// With a cycle limit (the run's limits.max_cycles), no cut is made whose launch would end at the
+// limit or later at the compared waves' mean length: the launch then runs every CTA in detail.
+// One cycle more and the cut is the one made without a limit.
+TEST(WaveSampler, MakesNoCutWhoseLaunchWouldEndAtTheCycleLimit) {
+  // As above: 100 waves of 10 CTAs, a warm-up wave of 300 cycles, then 100 cycles each. At the
+  // end of any wave k the launch would end at 300 + (k - 1) x 100 + (100 - k) x 100 = 10,200.
+  WaveSampler free(2.0, 2), atEnd(2.0, 2), pastEnd(2.0, 2);
+  atEnd.limitCycles(10200);
+  pastEnd.limitCycles(10201);
+  EXPECT_EQ(drive(free, 1000, 10, {300, 100}, 1000), 50u);
+  EXPECT_EQ(drive(atEnd, 1000, 10, {300, 100}, 1000), 1000u);
+  EXPECT_FALSE(atEnd.stopped());
+  EXPECT_EQ(drive(pastEnd, 1000, 10, {300, 100}, 1000), 50u);
+  EXPECT_EQ(pastEnd.ctasDetailed(), free.ctasDetailed());
+}
