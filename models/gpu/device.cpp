@@ -792,8 +792,7 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     if (!decision->detail) estimate = sampler_->estimate(decision->group, trial.warpInsts);
     // A launch whose estimate reaches the cycle limit runs in detail instead, so that the run
     // stops at the limit's cycle as a run without sampling does, not past it.
-    if (estimate && cfg_.limits.max_cycles != 0 &&
-        std::llround(estimate->cycles) >= int64_t(budget_.cyclesLeft(0)))
+    if (estimate && uint64_t(std::llround(estimate->cycles)) >= budget_.cyclesLeft(0))
       estimate.reset();
     if (estimate) {
       const gpu::KernelSampler::Estimate& e = *estimate;
@@ -840,7 +839,7 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
   std::unique_ptr<gpu::FunctionalTail> tail;
   if (sampling && cfg_.sampling.waves()) {
     waves.emplace(cfg_.sampling.wave_stable_pct, cfg_.sampling.wave_windows);
-    if (cfg_.limits.max_cycles != 0) waves->limitCycles(budget_.cyclesLeft(0));
+    waves->limitCycles(budget_.cyclesLeft(0));
     tail = functionalTail(L, f);
   }
   try {
@@ -850,14 +849,16 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     finishFaulted(e);
     throw;
   }
-  if (rec.timing->stopped) {
+  // The timing stopped at a run limit (in the cycle-level model, or a wave-sampled launch's
+  // extrapolated rest reaching the cycle limit): the launch ends there.
+  const auto finishTimingStopped = [&] {
     rec.stopped = stopped_ = rec.timing->stopped;
     stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
     finish();
     throw RunStopped(*stopped_, stopMessage_);
-  }
+  };
+  if (rec.timing->stopped) finishTimingStopped();
   std::optional<WaveSample> waveSample;
-  bool stopAtLimit = false;  // an extrapolated rest would end past the cycle limit
   if (waves && waves->stopped()) {
     WaveSample w;
     w.ctasDetailed = waves->ctasDetailed();
@@ -896,9 +897,9 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
     // The cut kept the launch's end before the cycle limit at the waves' mean length
     // (WaveSampler::limitCycles); should the extrapolation still reach the limit, the launch
     // stops there, as a run without sampling would.
-    if (cfg_.limits.max_cycles != 0 && t.cycles >= budget_.cyclesLeft(0)) {
+    if (t.cycles >= budget_.cyclesLeft(0)) {
       t.cycles = budget_.cyclesLeft(0);
-      stopAtLimit = true;
+      t.stopped = StopReason::MaxCycles;
     }
     if (t.power) {
       const double act =
@@ -930,12 +931,7 @@ void Device::launchAlone(const Kernel& k, Dim3 grid, Dim3 block, uint32_t dyn,
                                           "launches)";
     rec.sampled = std::move(sl);
   }
-  if (stopAtLimit) {
-    rec.stopped = stopped_ = StopReason::MaxCycles;
-    stopMessage_ = budget_.message(*stopped_, rec.timing->cycles, rec.stats.warpInsts);
-    finish();
-    throw RunStopped(*stopped_, stopMessage_);
-  }
+  if (rec.timing->stopped) finishTimingStopped();
   finish();
 }
 

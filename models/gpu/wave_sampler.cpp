@@ -18,7 +18,7 @@ void WaveSampler::watchL2(std::function<L2Census(double growth)> census) {
 void WaveSampler::begin(uint64_t totalCtas, uint64_t ctasPerWave, uint64_t start) {
   total_ = totalCtas;
   perWave_ = std::max<uint64_t>(1, ctasPerWave);
-  start_ = lastEnd_ = start;
+  lastEnd_ = start;
   lastInsts_ = 0;
   windows_.clear();
   stoppedAt_.reset();
@@ -96,8 +96,8 @@ std::optional<uint64_t> WaveSampler::ctaFinished(uint64_t now, uint64_t finished
     double windowCycles = 0;
     for (const Window& x : w) windowCycles += double(x.end - x.start);
     windowCycles /= double(w.size());
-    const double end =
-        double(now - start_) + windowCycles * double(total_ - finished) / double(perWave_);
+    const double end = double(now - windows_.front().start) +
+                       windowCycles * double(total_ - finished) / double(perWave_);
     if (end >= double(maxCycles_)) return std::nullopt;
     half_ = h;
     break;

@@ -140,7 +140,6 @@ class WaveSampler {
   const uint32_t compare_;  // the least h
   size_t half_ = 0;         // h at the stop
   uint64_t total_ = 0, perWave_ = 1;
-  uint64_t start_ = 0;                    // the launch's first cycle
   uint64_t maxCycles_ = ~uint64_t(0);     // limitCycles
   uint64_t lastEnd_ = 0, lastInsts_ = 0;  // where the current window starts
   std::vector<Window> windows_;
